@@ -1,0 +1,101 @@
+//! The one error type of the engine. Every variant names what it is about (table, file, field,
+//! option) so that the Python exception raised from it is actionable. The pyo3 crate maps each
+//! variant once to a class of the `paimon_rs.PaimonRsError` tree.
+
+use std::path::PathBuf;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("table not found: {0}")]
+    TableNotFound(String),
+    #[error("table already exists: {0}")]
+    TableAlreadyExists(String),
+    #[error("database not found: {0}")]
+    DatabaseNotFound(String),
+    #[error("database already exists: {0}")]
+    DatabaseAlreadyExists(String),
+    /// A batch or a schema does not match the table: missing/extra/wrong-typed column,
+    /// null in a NOT NULL column, a bad partition value.
+    #[error("schema mismatch{}: {message}", ctx(.table))]
+    SchemaMismatch { table: Option<String>, message: String },
+    /// An option with a bad value, or an argument the API cannot accept.
+    #[error("invalid option or argument{}: {message}", ctx(.table))]
+    InvalidArgument { table: Option<String>, message: String },
+    /// A feature or option the engine does not implement yet; never silently ignored.
+    #[error("unsupported{}: {message}", ctx(.table))]
+    Unsupported { table: Option<String>, message: String },
+    /// Another writer won a race that cannot be retried (e.g. files we delete are gone).
+    #[error("commit conflict on table {table}: {message}")]
+    CommitConflict { table: String, message: String },
+    /// A file that exists but cannot be decoded as what it should be.
+    #[error("corrupt file {}: {message}", .path.display())]
+    CorruptFile { path: PathBuf, message: String },
+    #[error("I/O error on {}: {source}", .path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("arrow error{}: {source}", ctx(.context))]
+    Arrow {
+        context: Option<String>,
+        #[source]
+        source: arrow_schema::ArrowError,
+    },
+    #[error("parquet error on {}: {source}", .path.display())]
+    Parquet {
+        path: PathBuf,
+        #[source]
+        source: parquet::errors::ParquetError,
+    },
+    #[error("internal error: {0}")]
+    Internal(String),
+}
+
+fn ctx(s: &Option<String>) -> String {
+    match s {
+        Some(s) => format!(" ({s})"),
+        None => String::new(),
+    }
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn schema(message: impl Into<String>) -> Self {
+        Error::SchemaMismatch { table: None, message: message.into() }
+    }
+    pub fn invalid(message: impl Into<String>) -> Self {
+        Error::InvalidArgument { table: None, message: message.into() }
+    }
+    pub fn unsupported(message: impl Into<String>) -> Self {
+        Error::Unsupported { table: None, message: message.into() }
+    }
+    pub fn corrupt(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Error::CorruptFile { path: path.into(), message: message.into() }
+    }
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io { path: path.into(), source }
+    }
+    /// Attach the table name to the variants that carry one and do not have it yet.
+    pub fn with_table(self, name: &str) -> Self {
+        match self {
+            Error::SchemaMismatch { table: None, message } => {
+                Error::SchemaMismatch { table: Some(name.to_string()), message }
+            }
+            Error::InvalidArgument { table: None, message } => {
+                Error::InvalidArgument { table: Some(name.to_string()), message }
+            }
+            Error::Unsupported { table: None, message } => {
+                Error::Unsupported { table: Some(name.to_string()), message }
+            }
+            other => other,
+        }
+    }
+}
+
+impl From<arrow_schema::ArrowError> for Error {
+    fn from(source: arrow_schema::ArrowError) -> Self {
+        Error::Arrow { context: None, source }
+    }
+}

@@ -1,0 +1,3 @@
+//! Format structs mirroring Paimon's on-disk layout (paimon-format.md).
+pub mod datum;
+pub mod types;
