@@ -17,13 +17,22 @@ pub enum Error {
     /// A batch or a schema does not match the table: missing/extra/wrong-typed column,
     /// null in a NOT NULL column, a bad partition value.
     #[error("schema mismatch{}: {message}", ctx(.table))]
-    SchemaMismatch { table: Option<String>, message: String },
+    SchemaMismatch {
+        table: Option<String>,
+        message: String,
+    },
     /// An option with a bad value, or an argument the API cannot accept.
     #[error("invalid option or argument{}: {message}", ctx(.table))]
-    InvalidArgument { table: Option<String>, message: String },
+    InvalidArgument {
+        table: Option<String>,
+        message: String,
+    },
     /// A feature or option the engine does not implement yet; never silently ignored.
     #[error("unsupported{}: {message}", ctx(.table))]
-    Unsupported { table: Option<String>, message: String },
+    Unsupported {
+        table: Option<String>,
+        message: String,
+    },
     /// Another writer won a race that cannot be retried (e.g. files we delete are gone).
     #[error("commit conflict on table {table}: {message}")]
     CommitConflict { table: String, message: String },
@@ -63,32 +72,59 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn schema(message: impl Into<String>) -> Self {
-        Error::SchemaMismatch { table: None, message: message.into() }
+        Error::SchemaMismatch {
+            table: None,
+            message: message.into(),
+        }
     }
     pub fn invalid(message: impl Into<String>) -> Self {
-        Error::InvalidArgument { table: None, message: message.into() }
+        Error::InvalidArgument {
+            table: None,
+            message: message.into(),
+        }
     }
     pub fn unsupported(message: impl Into<String>) -> Self {
-        Error::Unsupported { table: None, message: message.into() }
+        Error::Unsupported {
+            table: None,
+            message: message.into(),
+        }
     }
     pub fn corrupt(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        Error::CorruptFile { path: path.into(), message: message.into() }
+        Error::CorruptFile {
+            path: path.into(),
+            message: message.into(),
+        }
     }
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { path: path.into(), source }
+        Error::Io {
+            path: path.into(),
+            source,
+        }
     }
     /// Attach the table name to the variants that carry one and do not have it yet.
     pub fn with_table(self, name: &str) -> Self {
         match self {
-            Error::SchemaMismatch { table: None, message } => {
-                Error::SchemaMismatch { table: Some(name.to_string()), message }
-            }
-            Error::InvalidArgument { table: None, message } => {
-                Error::InvalidArgument { table: Some(name.to_string()), message }
-            }
-            Error::Unsupported { table: None, message } => {
-                Error::Unsupported { table: Some(name.to_string()), message }
-            }
+            Error::SchemaMismatch {
+                table: None,
+                message,
+            } => Error::SchemaMismatch {
+                table: Some(name.to_string()),
+                message,
+            },
+            Error::InvalidArgument {
+                table: None,
+                message,
+            } => Error::InvalidArgument {
+                table: Some(name.to_string()),
+                message,
+            },
+            Error::Unsupported {
+                table: None,
+                message,
+            } => Error::Unsupported {
+                table: Some(name.to_string()),
+                message,
+            },
             other => other,
         }
     }
@@ -96,6 +132,9 @@ impl Error {
 
 impl From<arrow_schema::ArrowError> for Error {
     fn from(source: arrow_schema::ArrowError) -> Self {
-        Error::Arrow { context: None, source }
+        Error::Arrow {
+            context: None,
+            source,
+        }
     }
 }

@@ -22,7 +22,10 @@ pub enum Datum {
     Time(i32),
     /// Epoch milliseconds plus nanoseconds within the millisecond (0..999_999). For TIMESTAMP
     /// without zone the wall-clock fields as if UTC; for LTZ the UTC instant.
-    Timestamp { millis: i64, nanos: i32 },
+    Timestamp {
+        millis: i64,
+        nanos: i32,
+    },
 }
 
 impl Datum {
@@ -41,9 +44,16 @@ impl Datum {
             (Decimal(a), Decimal(b)) => a.cmp(b),
             (String(a), String(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Bytes(a), Bytes(b)) => a.cmp(b),
-            (Timestamp { millis: a, nanos: x }, Timestamp { millis: b, nanos: y }) => {
-                (a, x).cmp(&(b, y))
-            }
+            (
+                Timestamp {
+                    millis: a,
+                    nanos: x,
+                },
+                Timestamp {
+                    millis: b,
+                    nanos: y,
+                },
+            ) => (a, x).cmp(&(b, y)),
             _ => return None,
         })
     }

@@ -51,7 +51,10 @@ pub struct DataField {
 
 impl DataType {
     pub fn new(kind: TypeKind) -> Self {
-        DataType { kind, nullable: true }
+        DataType {
+            kind,
+            nullable: true,
+        }
     }
     pub fn not_null(mut self) -> Self {
         self.nullable = false;
@@ -205,9 +208,10 @@ impl DataType {
             A::Int64 => TypeKind::BigInt,
             A::Float32 => TypeKind::Float,
             A::Float64 => TypeKind::Double,
-            A::Decimal128(p, s) if *s >= 0 => {
-                TypeKind::Decimal { precision: *p as u32, scale: *s as u32 }
-            }
+            A::Decimal128(p, s) if *s >= 0 => TypeKind::Decimal {
+                precision: *p as u32,
+                scale: *s as u32,
+            },
             A::Utf8 | A::LargeUtf8 | A::Utf8View => TypeKind::VarChar(MAX_LEN),
             A::Binary | A::LargeBinary | A::BinaryView => TypeKind::VarBinary(MAX_LEN),
             A::FixedSizeBinary(n) => TypeKind::Binary(*n as u32),
@@ -227,13 +231,16 @@ impl DataType {
                     TypeKind::Timestamp(p)
                 }
             }
-            A::List(f) | A::LargeList(f) | A::ListView(f) | A::LargeListView(f) => {
-                TypeKind::Array(Box::new(DataType::from_arrow(f.data_type(), f.is_nullable())?))
-            }
+            A::List(f) | A::LargeList(f) | A::ListView(f) | A::LargeListView(f) => TypeKind::Array(
+                Box::new(DataType::from_arrow(f.data_type(), f.is_nullable())?),
+            ),
             A::Map(entries, _) => match entries.data_type() {
                 A::Struct(kv) if kv.len() == 2 => TypeKind::Map(
                     Box::new(DataType::from_arrow(kv[0].data_type(), false)?),
-                    Box::new(DataType::from_arrow(kv[1].data_type(), kv[1].is_nullable())?),
+                    Box::new(DataType::from_arrow(
+                        kv[1].data_type(),
+                        kv[1].is_nullable(),
+                    )?),
                 ),
                 other => return Err(Error::unsupported(format!("arrow map entries {other}"))),
             },
@@ -298,7 +305,11 @@ fn parse_atomic(s: &str) -> Result<DataType> {
                 .map_err(|_| Error::invalid(format!("bad type parameters in '{s}'")))?;
             let rest = up[i + close + 1..].trim();
             // `TIMESTAMP(3) WITH LOCAL TIME ZONE`
-            let name = if rest.is_empty() { up[..i].trim() } else { up.as_str() };
+            let name = if rest.is_empty() {
+                up[..i].trim()
+            } else {
+                up.as_str()
+            };
             (name, ps)
         }
         None => (up.as_str(), vec![]),
@@ -354,7 +365,12 @@ impl fmt::Display for DataType {
 
 impl DataField {
     pub fn new(id: i32, name: impl Into<String>, data_type: DataType) -> Self {
-        DataField { id, name: name.into(), data_type, description: None }
+        DataField {
+            id,
+            name: name.into(),
+            data_type,
+            description: None,
+        }
     }
     pub fn to_json(&self) -> Value {
         let mut m = Map::new();
@@ -375,20 +391,30 @@ impl DataField {
             .get("name")
             .and_then(Value::as_str)
             .ok_or_else(|| Error::invalid(format!("field without name: {v}")))?;
-        let t = v.get("type").ok_or_else(|| Error::invalid(format!("field without type: {v}")))?;
+        let t = v
+            .get("type")
+            .ok_or_else(|| Error::invalid(format!("field without type: {v}")))?;
         Ok(DataField {
             id: id as i32,
             name: name.to_string(),
             data_type: DataType::from_json(t)?,
-            description: v.get("description").and_then(Value::as_str).map(str::to_string),
+            description: v
+                .get("description")
+                .and_then(Value::as_str)
+                .map(str::to_string),
         })
     }
     /// Arrow field carrying the Paimon field id as `PARQUET:field_id` metadata.
     pub fn to_arrow(&self) -> ArrowField {
-        ArrowField::new(&self.name, self.data_type.to_arrow(), self.data_type.nullable)
-            .with_metadata(
-                [("PARQUET:field_id".to_string(), self.id.to_string())].into_iter().collect(),
-            )
+        ArrowField::new(
+            &self.name,
+            self.data_type.to_arrow(),
+            self.data_type.nullable,
+        )
+        .with_metadata(std::collections::HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            self.id.to_string(),
+        )]))
     }
 }
 
@@ -444,9 +470,24 @@ mod tests {
     #[test]
     fn atomic_round_trip() {
         for s in [
-            "BOOLEAN", "TINYINT", "SMALLINT", "INT NOT NULL", "BIGINT", "FLOAT", "DOUBLE",
-            "DECIMAL(10, 2)", "CHAR(3)", "VARCHAR(20)", "STRING NOT NULL", "BINARY(4)",
-            "VARBINARY(9)", "BYTES", "DATE", "TIME(0)", "TIMESTAMP(6)", "TIMESTAMP(3) NOT NULL",
+            "BOOLEAN",
+            "TINYINT",
+            "SMALLINT",
+            "INT NOT NULL",
+            "BIGINT",
+            "FLOAT",
+            "DOUBLE",
+            "DECIMAL(10, 2)",
+            "CHAR(3)",
+            "VARCHAR(20)",
+            "STRING NOT NULL",
+            "BINARY(4)",
+            "VARBINARY(9)",
+            "BYTES",
+            "DATE",
+            "TIME(0)",
+            "TIMESTAMP(6)",
+            "TIMESTAMP(3) NOT NULL",
             "TIMESTAMP(6) WITH LOCAL TIME ZONE",
         ] {
             let t = DataType::from_json(&json!(s)).unwrap();
@@ -457,12 +498,17 @@ mod tests {
             TypeKind::Int
         );
         assert_eq!(
-            DataType::from_json(&json!("TIMESTAMP_LTZ(3)")).unwrap().kind,
+            DataType::from_json(&json!("TIMESTAMP_LTZ(3)"))
+                .unwrap()
+                .kind,
             TypeKind::LocalZonedTimestamp(3)
         );
         assert_eq!(
             DataType::from_json(&json!("DECIMAL")).unwrap().kind,
-            TypeKind::Decimal { precision: 10, scale: 0 }
+            TypeKind::Decimal {
+                precision: 10,
+                scale: 0
+            }
         );
     }
 
@@ -477,13 +523,24 @@ mod tests {
         assert_eq!(t.to_json(), v);
         // pypaimon's extra "nullable" key is tolerated
         let p = json!({"type": "ARRAY", "element": "INT", "nullable": true});
-        assert!(matches!(DataType::from_json(&p).unwrap().kind, TypeKind::Array(_)));
+        assert!(matches!(
+            DataType::from_json(&p).unwrap().kind,
+            TypeKind::Array(_)
+        ));
     }
 
     #[test]
     fn arrow_round_trip() {
-        for s in ["BIGINT", "DECIMAL(20, 3)", "STRING", "BYTES", "DATE", "TIMESTAMP(3)",
-                  "TIMESTAMP(6)", "TIMESTAMP(9) WITH LOCAL TIME ZONE"] {
+        for s in [
+            "BIGINT",
+            "DECIMAL(20, 3)",
+            "STRING",
+            "BYTES",
+            "DATE",
+            "TIMESTAMP(3)",
+            "TIMESTAMP(6)",
+            "TIMESTAMP(9) WITH LOCAL TIME ZONE",
+        ] {
             let t = DataType::from_json(&json!(s)).unwrap();
             let back = DataType::from_arrow(&t.to_arrow(), true).unwrap();
             assert_eq!(back, t, "{s}");
