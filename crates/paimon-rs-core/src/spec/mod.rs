@@ -1,4 +1,5 @@
 //! Format structs mirroring Paimon's on-disk layout (paimon-format.md).
+pub mod binary_row;
 pub mod datum;
 pub mod schema;
 pub mod snapshot;
