@@ -1,5 +1,6 @@
 //! Format structs mirroring Paimon's on-disk layout (paimon-format.md).
 pub mod binary_row;
+pub mod bucket;
 pub mod datum;
 pub mod schema;
 pub mod snapshot;
