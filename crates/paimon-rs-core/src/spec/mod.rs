@@ -2,6 +2,7 @@
 pub mod binary_row;
 pub mod bucket;
 pub mod datum;
+pub mod partition;
 pub mod schema;
 pub mod snapshot;
 pub mod types;
