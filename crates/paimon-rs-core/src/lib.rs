@@ -1,6 +1,14 @@
 //! paimon-rs-core: an engine for Apache Paimon tables (format, write path, merge read, commit).
 //! Synchronous API, no Python; the pyo3 crate wraps it.
+pub mod commit;
 pub mod error;
+pub mod io;
+pub mod merge;
+pub mod options;
+pub mod predicate;
+pub mod read;
 pub mod spec;
+pub mod table;
+pub mod write;
 
 pub use error::{Error, Result};

@@ -1,5 +1,23 @@
+//! `paimon_rs._core`: the thin binding of paimon-rs-core. Converts arguments, releases the GIL
+//! around engine work, converts results. The pypaimon-shaped API is in `python/paimon_rs`.
+
+mod catalog;
+mod errors;
+mod predicate;
+mod table;
+
 use pyo3::prelude::*;
+
 #[pymodule]
-fn _core(_m: &Bound<'_, PyModule>) -> PyResult<()> {
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<catalog::Catalog>()?;
+    m.add_class::<table::Table>()?;
+    m.add_class::<table::TableWrite>()?;
+    m.add_class::<table::TableCommit>()?;
+    m.add_class::<table::CommitMessage>()?;
+    m.add_class::<table::Split>()?;
+    m.add_class::<table::TableRead>()?;
+    m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     Ok(())
 }

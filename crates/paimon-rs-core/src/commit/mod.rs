@@ -1,0 +1,415 @@
+//! Commits: turn the files written by TableWrite into a new snapshot (paimon-format.md §9).
+//! Manifest, delta and base manifest lists are written under fresh names; the snapshot file is
+//! created exclusively, so a lost race never overwrites another commit and is retried against
+//! the new latest snapshot. A commit that fails leaves the table as it was.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::io;
+use crate::spec::binary_row::{deserialize_row, serialize_row};
+use crate::spec::datum::{compare_nullable, Datum};
+use crate::spec::manifest::{
+    read_manifest_list, write_manifest_entries, write_manifest_list, DataFileMeta, FileKind,
+    ManifestEntry, ManifestFileMeta, SimpleStats,
+};
+use crate::spec::snapshot::{CommitKind, Snapshot};
+use crate::table::FileStoreTable;
+
+/// What one bucket writer hands to the committer. Serializable, so that distributed tasks
+/// (Spark) can ship it to the driver.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CommitMessage {
+    /// Serialized partition BinaryRow (manifest form).
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    pub total_buckets: i32,
+    pub new_files: Vec<DataFileMeta>,
+    /// Compaction inputs removed and outputs added (empty until compaction lands).
+    pub compact_before: Vec<DataFileMeta>,
+    pub compact_after: Vec<DataFileMeta>,
+}
+
+impl CommitMessage {
+    pub fn is_empty(&self) -> bool {
+        self.new_files.is_empty() && self.compact_before.is_empty() && self.compact_after.is_empty()
+    }
+}
+
+/// A partition filter of an overwrite: equality on some partition columns (all if empty).
+pub type PartitionSpec = Vec<(String, Option<Datum>)>;
+
+pub struct FileStoreCommit {
+    table: FileStoreTable,
+    commit_user: String,
+}
+
+fn new_file_name(prefix: &str, n: usize) -> String {
+    format!("{prefix}-{}-{n}", uuid::Uuid::new_v4())
+}
+
+impl FileStoreCommit {
+    pub fn new(table: FileStoreTable, commit_user: String) -> Self {
+        FileStoreCommit { table, commit_user }
+    }
+
+    pub fn table(&self) -> &FileStoreTable {
+        &self.table
+    }
+
+    pub fn commit_user(&self) -> &str {
+        &self.commit_user
+    }
+
+    fn manifest_path(&self, name: &str) -> PathBuf {
+        self.table.manifest_dir().join(name)
+    }
+
+    fn partition_matches(&self, partition: &[u8], spec: &PartitionSpec) -> Result<bool> {
+        if spec.is_empty() {
+            return Ok(true);
+        }
+        let types = self.table.partition_types()?;
+        let values = deserialize_row(&types, partition)?;
+        for (name, want) in spec {
+            let i = self
+                .table
+                .partition_keys()
+                .iter()
+                .position(|k| k == name)
+                .ok_or_else(|| Error::invalid(format!("'{name}' is not a partition key")))?;
+            if compare_nullable(&values[i], want) != std::cmp::Ordering::Equal {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Commit `messages` as one snapshot. With `overwrite = Some(spec)`, every live file of the
+    /// partitions matching `spec` is replaced (OVERWRITE). Returns the new snapshot id, or None if
+    /// there was nothing to commit.
+    pub fn commit(
+        &self,
+        messages: &[CommitMessage],
+        commit_identifier: i64,
+        overwrite: Option<&PartitionSpec>,
+    ) -> Result<Option<i64>> {
+        let name = self.table.name.clone();
+        let res = self.commit_inner(messages, commit_identifier, overwrite);
+        if let Err(e) = &res {
+            // Definite failure: the new files are referenced by no snapshot; remove them.
+            if !matches!(e, Error::Io { .. }) {
+                self.delete_new_files(messages);
+            }
+        }
+        res.map_err(|e| e.with_table(&name))
+    }
+
+    /// Delete the data files of uncommitted messages.
+    pub fn delete_new_files(&self, messages: &[CommitMessage]) {
+        for m in messages {
+            let Ok(path) = self.bucket_dir(m) else {
+                continue;
+            };
+            for f in &m.new_files {
+                let _ = std::fs::remove_file(path.join(&f.file_name));
+            }
+        }
+    }
+
+    fn bucket_dir(&self, m: &CommitMessage) -> Result<PathBuf> {
+        let types = self.table.partition_types()?;
+        let values = deserialize_row(&types, &m.partition)?;
+        let o = &self.table.options;
+        let pp = crate::spec::partition::partition_path(
+            self.table.partition_keys(),
+            &types,
+            &values,
+            &o.partition_default_name,
+            o.partition_legacy_name,
+        )?;
+        Ok(self.table.bucket_dir(&pp, m.bucket))
+    }
+
+    fn commit_inner(
+        &self,
+        messages: &[CommitMessage],
+        commit_identifier: i64,
+        overwrite: Option<&PartitionSpec>,
+    ) -> Result<Option<i64>> {
+        let kind = if overwrite.is_some() {
+            CommitKind::Overwrite
+        } else {
+            CommitKind::Append
+        };
+        if let Some(spec) = overwrite {
+            for m in messages {
+                if !m.new_files.is_empty() && !self.partition_matches(&m.partition, spec)? {
+                    return Err(Error::invalid(
+                        "overwrite: the data contains rows outside the partition being overwritten",
+                    ));
+                }
+            }
+        }
+        let mut adds: Vec<ManifestEntry> = vec![];
+        for m in messages {
+            for f in &m.new_files {
+                adds.push(ManifestEntry {
+                    kind: FileKind::Add,
+                    partition: m.partition.clone(),
+                    bucket: m.bucket,
+                    total_buckets: m.total_buckets,
+                    file: f.clone(),
+                });
+            }
+        }
+        if adds.is_empty() && overwrite.is_none() {
+            return Ok(None);
+        }
+        let sm = self.table.snapshot_manager();
+        let o = &self.table.options;
+        let base_id = sm.latest_id()?;
+        let mut wait = o.commit_min_retry_wait_ms.max(1);
+        let mut written: Vec<PathBuf> = vec![];
+        let result = (|| -> Result<Option<i64>> {
+            for attempt in 0..=o.commit_max_retries {
+                let latest = sm.latest()?;
+                if attempt > 0 && self.already_committed(base_id, commit_identifier, &kind)? {
+                    return Ok(latest.map(|s| s.id));
+                }
+                let previous: Vec<ManifestFileMeta> = match &latest {
+                    Some(s) => {
+                        let mut v = self.read_list(&s.base_manifest_list)?;
+                        v.extend(self.read_list(&s.delta_manifest_list)?);
+                        v
+                    }
+                    None => vec![],
+                };
+                let mut delta = vec![];
+                if overwrite.is_some() || !adds.is_empty() {
+                    let live = match &latest {
+                        Some(s) => crate::read::scan::live_entries(&self.table, s)?,
+                        None => vec![],
+                    };
+                    self.check_total_buckets(&live, &adds)?;
+                    if let Some(spec) = overwrite {
+                        for e in live {
+                            if self.partition_matches(&e.partition, spec)? {
+                                delta.push(ManifestEntry {
+                                    kind: FileKind::Delete,
+                                    ..e
+                                });
+                            }
+                        }
+                    }
+                }
+                delta.extend(adds.iter().cloned());
+                if delta.is_empty() {
+                    return Ok(None);
+                }
+                let mut new_metas = vec![];
+                let manifest_name = new_file_name("manifest", 0);
+                new_metas.push(self.write_manifest(&manifest_name, &delta, &mut written)?);
+                let list_prefix = new_file_name("manifest-list", 0);
+                let list_prefix = list_prefix.trim_end_matches("-0");
+                let base_name = format!("{list_prefix}-0");
+                let delta_name = format!("{list_prefix}-1");
+                let base_size = self.write_list(&base_name, &previous, &mut written)?;
+                let delta_size = self.write_list(&delta_name, &new_metas, &mut written)?;
+                let added: i64 = delta
+                    .iter()
+                    .filter(|e| e.kind == FileKind::Add)
+                    .map(|e| e.file.row_count)
+                    .sum();
+                let deleted: i64 = delta
+                    .iter()
+                    .filter(|e| e.kind == FileKind::Delete)
+                    .map(|e| e.file.row_count)
+                    .sum();
+                let id = latest.as_ref().map(|s| s.id + 1).unwrap_or(1);
+                let snapshot = Snapshot {
+                    version: 3,
+                    id,
+                    schema_id: self.table.schema.id,
+                    base_manifest_list: base_name,
+                    base_manifest_list_size: Some(base_size),
+                    delta_manifest_list: delta_name,
+                    delta_manifest_list_size: Some(delta_size),
+                    changelog_manifest_list: None,
+                    changelog_manifest_list_size: None,
+                    index_manifest: latest.as_ref().and_then(|s| s.index_manifest.clone()),
+                    commit_user: self.commit_user.clone(),
+                    commit_identifier,
+                    commit_kind: kind.clone(),
+                    time_millis: chrono::Utc::now().timestamp_millis(),
+                    total_record_count: latest.as_ref().map(|s| s.total_record_count).unwrap_or(0)
+                        + added
+                        - deleted,
+                    delta_record_count: added - deleted,
+                    changelog_record_count: None,
+                    watermark: latest.as_ref().and_then(|s| s.watermark),
+                    statistics: None,
+                    properties: None,
+                    next_row_id: latest.as_ref().and_then(|s| s.next_row_id),
+                    uuid: Some(uuid::Uuid::new_v4().to_string()),
+                    writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
+                };
+                if sm.try_commit(&snapshot)? {
+                    return Ok(Some(id));
+                }
+                // Lost the race: drop this attempt's metadata files and retry.
+                for p in written.drain(..) {
+                    let _ = std::fs::remove_file(p);
+                }
+                std::thread::sleep(Duration::from_millis(wait));
+                wait = (wait * 2).min(o.commit_max_retry_wait_ms.max(1));
+            }
+            Err(Error::CommitConflict {
+                table: self.table.name.clone(),
+                message: format!(
+                    "gave up after {} attempts: other writers kept committing",
+                    o.commit_max_retries + 1
+                ),
+            })
+        })();
+        if result.is_err() {
+            for p in written {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        result
+    }
+
+    fn already_committed(&self, base: Option<i64>, ident: i64, kind: &CommitKind) -> Result<bool> {
+        let sm = self.table.snapshot_manager();
+        for id in sm.ids()? {
+            if Some(id) <= base {
+                continue;
+            }
+            let s = sm.snapshot(id)?;
+            if s.commit_user == self.commit_user
+                && s.commit_identifier == ident
+                && &s.commit_kind == kind
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from the partition's files.
+    fn check_total_buckets(&self, live: &[ManifestEntry], adds: &[ManifestEntry]) -> Result<()> {
+        let mut seen: std::collections::HashMap<&[u8], i32> = std::collections::HashMap::new();
+        for e in live {
+            seen.insert(&e.partition, e.total_buckets);
+        }
+        for a in adds {
+            if let Some(&t) = seen.get(a.partition.as_slice()) {
+                if t != a.total_buckets {
+                    return Err(Error::CommitConflict {
+                        table: self.table.name.clone(),
+                        message: format!(
+                            "total buckets of a partition changed from {t} to {}; give up committing",
+                            a.total_buckets
+                        ),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn read_list(&self, name: &str) -> Result<Vec<ManifestFileMeta>> {
+        let p = self.manifest_path(name);
+        read_manifest_list(&io::read(&p)?, &p)
+    }
+
+    fn write_list(
+        &self,
+        name: &str,
+        metas: &[ManifestFileMeta],
+        written: &mut Vec<PathBuf>,
+    ) -> Result<i64> {
+        let bytes = write_manifest_list(metas, &self.table.options.manifest_compression)?;
+        let p = self.manifest_path(name);
+        io::write_new(&p, &bytes)?;
+        written.push(p);
+        Ok(bytes.len() as i64)
+    }
+
+    fn write_manifest(
+        &self,
+        name: &str,
+        entries: &[ManifestEntry],
+        written: &mut Vec<PathBuf>,
+    ) -> Result<ManifestFileMeta> {
+        let bytes = write_manifest_entries(entries, &self.table.options.manifest_compression)?;
+        let p = self.manifest_path(name);
+        io::write_new(&p, &bytes)?;
+        written.push(p);
+        let types = self.table.partition_types()?;
+        let partition_stats = if types.is_empty() {
+            SimpleStats::empty()
+        } else {
+            let mut mins: Vec<Option<Datum>> = vec![None; types.len()];
+            let mut maxs: Vec<Option<Datum>> = vec![None; types.len()];
+            let mut nulls = vec![0i64; types.len()];
+            let mut seen = HashSet::new();
+            for e in entries {
+                if !seen.insert(e.partition.as_slice()) {
+                    continue;
+                }
+                let vals = deserialize_row(&types, &e.partition)?;
+                for (i, v) in vals.into_iter().enumerate() {
+                    match v {
+                        None => nulls[i] += 1,
+                        Some(d) => {
+                            let lo = match &mins[i] {
+                                None => true,
+                                Some(m) => d.compare(m) == Some(std::cmp::Ordering::Less),
+                            };
+                            if lo {
+                                mins[i] = Some(d.clone());
+                            }
+                            let hi = match &maxs[i] {
+                                None => true,
+                                Some(m) => d.compare(m) == Some(std::cmp::Ordering::Greater),
+                            };
+                            if hi {
+                                maxs[i] = Some(d);
+                            }
+                        }
+                    }
+                }
+            }
+            SimpleStats {
+                min_values: serialize_row(&types, &mins)?,
+                max_values: serialize_row(&types, &maxs)?,
+                null_counts: nulls.into_iter().map(Some).collect(),
+            }
+        };
+        let min_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).min();
+        let max_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).max();
+        Ok(ManifestFileMeta {
+            file_name: name.to_string(),
+            file_size: bytes.len() as i64,
+            num_added_files: entries.iter().filter(|e| e.kind == FileKind::Add).count() as i64,
+            num_deleted_files: entries
+                .iter()
+                .filter(|e| e.kind == FileKind::Delete)
+                .count() as i64,
+            partition_stats,
+            schema_id: entries.iter().map(|e| e.file.schema_id).max().unwrap_or(0),
+            min_bucket: min_or(&|e| e.bucket),
+            max_bucket: max_or(&|e| e.bucket),
+            min_level: min_or(&|e| e.file.level),
+            max_level: max_or(&|e| e.file.level),
+            min_row_id: None,
+            max_row_id: None,
+        })
+    }
+}

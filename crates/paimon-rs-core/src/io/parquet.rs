@@ -1,0 +1,173 @@
+//! Parquet data files: writing with Paimon's compression settings and field ids, reading with a
+//! projection by column name (both Paimon readers match columns by name).
+
+use std::fs::{self, File};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::{ArrowWriter, ProjectionMask};
+use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::properties::WriterProperties;
+
+use crate::error::{Error, Result};
+
+pub fn writer_properties(compression: &str, zstd_level: i32) -> Result<WriterProperties> {
+    let c = match compression {
+        "zstd" => Compression::ZSTD(
+            ZstdLevel::try_new(zstd_level)
+                .map_err(|e| Error::invalid(format!("file.compression.zstd-level: {e}")))?,
+        ),
+        "snappy" => Compression::SNAPPY,
+        "lz4" => Compression::LZ4_RAW,
+        "gzip" => Compression::GZIP(GzipLevel::default()),
+        "none" | "uncompressed" => Compression::UNCOMPRESSED,
+        other => return Err(Error::unsupported(format!("file.compression '{other}'"))),
+    };
+    Ok(WriterProperties::builder()
+        .set_compression(c)
+        .set_max_row_group_row_count(Some(1 << 20))
+        // Paimon readers do not use parquet statistics; manifests carry the stats.
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
+        .build())
+}
+
+/// One Parquet file being written. It is written under a temp name and renamed on `close`, so a
+/// crash never leaves a truncated file under a name a manifest could reference.
+pub struct ParquetFileWriter {
+    path: PathBuf,
+    tmp: PathBuf,
+    writer: Option<ArrowWriter<File>>,
+    rows: u64,
+}
+
+impl ParquetFileWriter {
+    pub fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
+        if let Some(parent) = path.parent() {
+            super::mkdirs(parent)?;
+        }
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("data")
+            .to_string();
+        let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4()));
+        let f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let writer = ArrowWriter::try_new(f, schema, Some(props)).map_err(|e| Error::Parquet {
+            path: path.clone(),
+            source: e,
+        })?;
+        Ok(ParquetFileWriter {
+            path,
+            tmp,
+            writer: Some(writer),
+            rows: 0,
+        })
+    }
+
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let w = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| Error::Internal("writer closed".into()))?;
+        w.write(batch).map_err(|e| Error::Parquet {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        self.rows += batch.num_rows() as u64;
+        Ok(())
+    }
+
+    /// Bytes written so far plus the encoded size of the open row group (an estimate).
+    pub fn estimated_size(&self) -> u64 {
+        self.writer
+            .as_ref()
+            .map(|w| (w.bytes_written() + w.in_progress_size()) as u64)
+            .unwrap_or(0)
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Finish the file; returns its size in bytes.
+    pub fn close(mut self) -> Result<u64> {
+        let w = self
+            .writer
+            .take()
+            .ok_or_else(|| Error::Internal("writer closed".into()))?;
+        let file = w.into_inner().map_err(|e| Error::Parquet {
+            path: self.path.clone(),
+            source: e,
+        })?;
+        file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+        drop(file);
+        fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
+        let size = fs::metadata(&self.path)
+            .map_err(|e| Error::io(&self.path, e))?
+            .len();
+        Ok(size)
+    }
+}
+
+impl Drop for ParquetFileWriter {
+    fn drop(&mut self) {
+        if self.writer.is_some() {
+            // abandoned (error path): remove the temp file
+            self.writer = None;
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// Open a Parquet file for reading the named top-level columns (all if `columns` is None).
+/// Columns missing from the file are left out; the caller fills them (schema evolution).
+pub fn open_reader(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+) -> Result<ParquetRecordBatchReader> {
+    let f = File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::corrupt(path, "data file referenced by the manifest is missing")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
+    let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(corrupt)?;
+    let mask = match columns {
+        None => ProjectionMask::all(),
+        Some(cols) => {
+            let schema = builder.schema().clone();
+            let roots: Vec<usize> = cols
+                .iter()
+                .filter_map(|c| schema.index_of(c).ok())
+                .collect();
+            ProjectionMask::roots(builder.parquet_schema(), roots)
+        }
+    };
+    builder
+        .with_projection(mask)
+        .with_batch_size(batch_size)
+        .build()
+        .map_err(corrupt)
+}
+
+/// Read a whole file (projected) into batches.
+pub fn read_all(path: &Path, columns: Option<&[String]>) -> Result<Vec<RecordBatch>> {
+    let reader = open_reader(path, columns, 64 * 1024)?;
+    reader
+        .map(|b| b.map_err(|e| Error::corrupt(path, e.to_string())))
+        .collect()
+}
+
+pub fn schema_ref(s: arrow_schema::Schema) -> SchemaRef {
+    Arc::new(s)
+}

@@ -1,0 +1,382 @@
+//! Table options with Paimon's keys and defaults (paimon-format.md §11,
+//! paimon-behaviour.md §13). Options are validated when a table is created and when it is opened
+//! for writing: an option the engine does not implement is refused, never silently ignored.
+
+use std::collections::BTreeMap;
+
+use crate::error::{Error, Result};
+
+/// Options this engine implements.
+const SUPPORTED: &[&str] = &[
+    "bucket",
+    "bucket-key",
+    "file.format",
+    "file.compression",
+    "file.compression.zstd-level",
+    "target-file-size",
+    "write-buffer-size",
+    "manifest.compression",
+    "partition.default-name",
+    "partition.legacy-name",
+    "merge-engine",
+    "rowkind.field",
+    "ignore-delete",
+    "metadata.stats-mode",
+    "commit.max-retries",
+    "commit.min-retry-wait",
+    "commit.max-retry-wait",
+    "source.split.target-size",
+    "source.split.open-file-cost",
+    "changelog-producer",
+    "deletion-vectors.enabled",
+    "data-file.prefix",
+    "comment",
+    "path",
+];
+
+/// Options that only tune table maintenance (compaction, expiry, manifest merging) which this
+/// engine does not perform yet. They are kept in the schema, where other engines (Java Paimon)
+/// honour them; they cannot change what this engine writes or reads.
+const MAINTENANCE_PREFIXES: &[&str] = &[
+    "snapshot.num-retained.",
+    "snapshot.time-retained",
+    "snapshot.expire.",
+    "manifest.target-file-size",
+    "manifest.merge-min-count",
+    "manifest.full-compaction-threshold-size",
+    "num-sorted-run.",
+    "num-levels",
+    "compaction.",
+    "full-compaction.delta-commits",
+    "write-only",
+];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StatsMode {
+    None,
+    Counts,
+    Full,
+    Truncate(usize),
+}
+
+#[derive(Debug, Clone)]
+pub struct CoreOptions {
+    pub raw: BTreeMap<String, String>,
+    pub bucket: i32,
+    pub bucket_key: Option<Vec<String>>,
+    pub file_format: String,
+    pub file_compression: String,
+    pub zstd_level: i32,
+    pub target_file_size: Option<u64>,
+    pub write_buffer_size: u64,
+    pub manifest_compression: String,
+    pub partition_default_name: String,
+    pub partition_legacy_name: bool,
+    pub rowkind_field: Option<String>,
+    pub ignore_delete: bool,
+    pub stats_mode: StatsMode,
+    pub commit_max_retries: u32,
+    pub commit_min_retry_wait_ms: u64,
+    pub commit_max_retry_wait_ms: u64,
+    pub split_target_size: u64,
+    pub split_open_file_cost: u64,
+    pub data_file_prefix: String,
+}
+
+fn bad(key: &str, value: &str, expect: &str) -> Error {
+    Error::invalid(format!("option '{key}' = '{value}': {expect}"))
+}
+
+/// Parse a Paimon memory size such as `128 mb`, `64mb`, `1 gb`, `4096`, `256 kb`.
+pub fn parse_memory_size(key: &str, v: &str) -> Result<u64> {
+    let s = v.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| bad(key, v, "expected a memory size like '128 mb'"))?;
+    let mult: u64 = match unit.trim() {
+        "" | "b" | "bytes" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        "t" | "tb" | "tib" => 1 << 40,
+        _ => return Err(bad(key, v, "unknown memory unit")),
+    };
+    n.checked_mul(mult).ok_or_else(|| bad(key, v, "too large"))
+}
+
+/// Parse a Paimon duration (`10 ms`, `10s`, `1 min`, `500`) into milliseconds.
+pub fn parse_duration_ms(key: &str, v: &str) -> Result<u64> {
+    let s = v.trim().to_ascii_lowercase();
+    let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+    let (num, unit) = s.split_at(split);
+    let n: u64 = num
+        .parse()
+        .map_err(|_| bad(key, v, "expected a duration like '10 s'"))?;
+    let mult = match unit.trim() {
+        "" | "ms" | "milli" | "millis" => 1,
+        "s" | "sec" | "secs" | "second" | "seconds" => 1000,
+        "min" | "m" | "minute" | "minutes" => 60_000,
+        "h" | "hour" | "hours" => 3_600_000,
+        _ => return Err(bad(key, v, "unknown duration unit")),
+    };
+    Ok(n * mult)
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(bad(key, v, "expected true or false")),
+    }
+}
+
+fn parse_int<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
+    v.trim()
+        .parse::<T>()
+        .map_err(|_| bad(key, v, "expected an integer"))
+}
+
+impl CoreOptions {
+    /// Parse and validate. `primary_key` tells which defaults apply (target file size).
+    pub fn new(raw: &BTreeMap<String, String>, primary_key: bool) -> Result<Self> {
+        let get = |k: &str| raw.get(k).map(String::as_str);
+        let bucket = match get("bucket") {
+            Some(v) => parse_int::<i32>("bucket", v)?,
+            None => -1,
+        };
+        if bucket == 0 || bucket < -2 {
+            return Err(bad("bucket", &bucket.to_string(), "must be > 0, -1 or -2"));
+        }
+        let stats_mode = match get("metadata.stats-mode") {
+            None => StatsMode::Truncate(16),
+            Some(v) => parse_stats_mode(v)?,
+        };
+        let target_file_size = match get("target-file-size") {
+            Some(v) => Some(parse_memory_size("target-file-size", v)?),
+            None => None,
+        };
+        let opts = CoreOptions {
+            raw: raw.clone(),
+            bucket,
+            bucket_key: get("bucket-key").map(|s| {
+                s.split(',')
+                    .map(|x| x.trim().to_string())
+                    .filter(|x| !x.is_empty())
+                    .collect()
+            }),
+            file_format: get("file.format").unwrap_or("parquet").to_ascii_lowercase(),
+            file_compression: get("file.compression")
+                .unwrap_or("zstd")
+                .to_ascii_lowercase(),
+            zstd_level: match get("file.compression.zstd-level") {
+                Some(v) => parse_int("file.compression.zstd-level", v)?,
+                None => 1,
+            },
+            target_file_size: Some(target_file_size.unwrap_or(if primary_key {
+                128 << 20
+            } else {
+                256 << 20
+            })),
+            write_buffer_size: match get("write-buffer-size") {
+                Some(v) => parse_memory_size("write-buffer-size", v)?,
+                None => 256 << 20,
+            },
+            manifest_compression: get("manifest.compression").unwrap_or("zstd").to_string(),
+            partition_default_name: get("partition.default-name")
+                .unwrap_or("__DEFAULT_PARTITION__")
+                .to_string(),
+            partition_legacy_name: match get("partition.legacy-name") {
+                Some(v) => parse_bool("partition.legacy-name", v)?,
+                None => true,
+            },
+            rowkind_field: get("rowkind.field").map(str::to_string),
+            ignore_delete: match get("ignore-delete") {
+                Some(v) => parse_bool("ignore-delete", v)?,
+                None => false,
+            },
+            stats_mode,
+            commit_max_retries: match get("commit.max-retries") {
+                Some(v) => parse_int("commit.max-retries", v)?,
+                None => 10,
+            },
+            commit_min_retry_wait_ms: match get("commit.min-retry-wait") {
+                Some(v) => parse_duration_ms("commit.min-retry-wait", v)?,
+                None => 10,
+            },
+            commit_max_retry_wait_ms: match get("commit.max-retry-wait") {
+                Some(v) => parse_duration_ms("commit.max-retry-wait", v)?,
+                None => 10_000,
+            },
+            split_target_size: match get("source.split.target-size") {
+                Some(v) => parse_memory_size("source.split.target-size", v)?,
+                None => 128 << 20,
+            },
+            split_open_file_cost: match get("source.split.open-file-cost") {
+                Some(v) => parse_memory_size("source.split.open-file-cost", v)?,
+                None => 4 << 20,
+            },
+            data_file_prefix: get("data-file.prefix").unwrap_or("data-").to_string(),
+        };
+        if !matches!(
+            opts.file_compression.as_str(),
+            "zstd" | "snappy" | "lz4" | "gzip" | "none" | "uncompressed"
+        ) {
+            return Err(bad(
+                "file.compression",
+                &opts.file_compression,
+                "expected zstd, snappy, lz4, gzip or none",
+            ));
+        }
+        if opts.write_buffer_size == 0 {
+            return Err(bad("write-buffer-size", "0", "must be positive"));
+        }
+        if opts.target_file_size == Some(0) {
+            return Err(bad("target-file-size", "0", "must be positive"));
+        }
+        Ok(opts)
+    }
+
+    /// Refuse what this engine cannot honour. `for_write` is stricter: a reader can still read a
+    /// table whose write-side options it does not implement.
+    pub fn check_supported(&self, primary_key: bool, for_write: bool) -> Result<()> {
+        let get = |k: &str| self.raw.get(k).map(String::as_str);
+        if let Some(engine) = get("merge-engine") {
+            if engine != "deduplicate" {
+                return Err(Error::unsupported(format!(
+                    "merge-engine '{engine}' (only 'deduplicate' is implemented so far)"
+                )));
+            }
+        }
+        if let Some(v) = get("deletion-vectors.enabled") {
+            if parse_bool("deletion-vectors.enabled", v)? {
+                return Err(Error::unsupported("deletion-vectors.enabled = true"));
+            }
+        }
+        if for_write {
+            if let Some(p) = get("changelog-producer") {
+                if p != "none" {
+                    return Err(Error::unsupported(format!("changelog-producer '{p}'")));
+                }
+            }
+            if self.file_format != "parquet" {
+                return Err(Error::unsupported(format!(
+                    "file.format '{}' (only parquet is written)",
+                    self.file_format
+                )));
+            }
+            for key in self.raw.keys() {
+                let known = SUPPORTED.contains(&key.as_str())
+                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p));
+                if !known {
+                    return Err(Error::unsupported(format!(
+                        "table option '{key}' is not implemented by paimon_rs"
+                    )));
+                }
+            }
+        }
+        if primary_key {
+            if self.bucket == -1 {
+                return Err(Error::unsupported(
+                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
+                     set the 'bucket' option to a fixed bucket count > 0",
+                ));
+            }
+            if self.bucket == -2 {
+                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+            }
+        } else if self.bucket > 0 && self.bucket_key.is_none() {
+            return Err(Error::invalid(
+                "an append table with a fixed bucket count needs the 'bucket-key' option",
+            ));
+        } else if self.bucket == -2 {
+            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+        }
+        Ok(())
+    }
+
+    pub fn target_file_size(&self) -> u64 {
+        self.target_file_size.unwrap_or(128 << 20)
+    }
+}
+
+fn parse_stats_mode(v: &str) -> Result<StatsMode> {
+    let s = v.trim().to_ascii_lowercase();
+    Ok(match s.as_str() {
+        "none" => StatsMode::None,
+        "counts" => StatsMode::Counts,
+        "full" => StatsMode::Full,
+        _ if s.starts_with("truncate(") && s.ends_with(')') => {
+            let n = &s["truncate(".len()..s.len() - 1];
+            StatsMode::Truncate(parse_int("metadata.stats-mode", n)?)
+        }
+        _ => {
+            return Err(bad(
+                "metadata.stats-mode",
+                v,
+                "expected none, counts, full or truncate(N)",
+            ))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn memory_sizes() {
+        assert_eq!(parse_memory_size("k", "128 mb").unwrap(), 128 << 20);
+        assert_eq!(parse_memory_size("k", "64MB").unwrap(), 64 << 20);
+        assert_eq!(parse_memory_size("k", "4096").unwrap(), 4096);
+        assert!(parse_memory_size("k", "lots")
+            .unwrap_err()
+            .to_string()
+            .contains("'k'"));
+    }
+
+    #[test]
+    fn pk_table_needs_fixed_bucket() {
+        let o = CoreOptions::new(&opts(&[]), true).unwrap();
+        let e = o.check_supported(true, true).unwrap_err();
+        assert!(e.to_string().contains("dynamic bucket"), "{e}");
+        let o = CoreOptions::new(&opts(&[("bucket", "4")]), true).unwrap();
+        o.check_supported(true, true).unwrap();
+        assert_eq!(o.target_file_size(), 128 << 20);
+    }
+
+    #[test]
+    fn unknown_and_unsupported_options_are_refused() {
+        let o = CoreOptions::new(
+            &opts(&[("bucket", "2"), ("merge-engine", "partial-update")]),
+            true,
+        )
+        .unwrap();
+        assert!(o
+            .check_supported(true, false)
+            .unwrap_err()
+            .to_string()
+            .contains("partial-update"));
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        assert!(o
+            .check_supported(true, true)
+            .unwrap_err()
+            .to_string()
+            .contains("foo.bar"));
+        assert!(CoreOptions::new(&opts(&[("bucket", "x")]), true).is_err());
+        assert!(CoreOptions::new(&opts(&[("bucket", "0")]), true).is_err());
+        let o = CoreOptions::new(
+            &opts(&[("bucket", "2"), ("compaction.size-ratio", "1")]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+    }
+}

@@ -1,0 +1,334 @@
+//! Filters: evaluated exactly on Arrow batches, and conservatively ("may match") on partition
+//! values and file min/max statistics for pruning.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use arrow::compute::kernels::cmp;
+use arrow::compute::prep_null_mask_filter;
+use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar};
+
+use crate::error::{Error, Result};
+use crate::spec::binary_row::datums_to_arrow;
+use crate::spec::datum::Datum;
+use crate::spec::types::DataType;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafOp {
+    Equal,
+    NotEqual,
+    LessThan,
+    LessOrEqual,
+    GreaterThan,
+    GreaterOrEqual,
+    IsNull,
+    IsNotNull,
+    In,
+    NotIn,
+    Between,
+    StartsWith,
+}
+
+impl LeafOp {
+    pub fn parse(s: &str) -> Result<Self> {
+        use LeafOp::*;
+        Ok(match s {
+            "equal" => Equal,
+            "not_equal" => NotEqual,
+            "less_than" => LessThan,
+            "less_or_equal" => LessOrEqual,
+            "greater_than" => GreaterThan,
+            "greater_or_equal" => GreaterOrEqual,
+            "is_null" => IsNull,
+            "is_not_null" => IsNotNull,
+            "is_in" => In,
+            "is_not_in" => NotIn,
+            "between" => Between,
+            "startswith" => StartsWith,
+            other => return Err(Error::invalid(format!("unknown predicate '{other}'"))),
+        })
+    }
+
+    fn arity(&self) -> Option<usize> {
+        use LeafOp::*;
+        match self {
+            IsNull | IsNotNull => Some(0),
+            Between => Some(2),
+            In | NotIn => None,
+            _ => Some(1),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Predicate {
+    Leaf {
+        field: String,
+        op: LeafOp,
+        literals: Vec<Option<Datum>>,
+    },
+    And(Vec<Predicate>),
+    Or(Vec<Predicate>),
+}
+
+/// Statistics of one column over a set of rows (a file, or one partition value).
+#[derive(Debug, Clone)]
+pub struct ColumnStat {
+    pub min: Option<Datum>,
+    pub max: Option<Datum>,
+    pub null_count: Option<i64>,
+    pub row_count: i64,
+}
+
+fn lt(a: &Datum, b: &Datum) -> bool {
+    a.compare(b) == Some(std::cmp::Ordering::Less)
+}
+fn le(a: &Datum, b: &Datum) -> bool {
+    matches!(
+        a.compare(b),
+        Some(std::cmp::Ordering::Less | std::cmp::Ordering::Equal)
+    )
+}
+
+impl Predicate {
+    pub fn leaf(field: &str, op: LeafOp, literals: Vec<Option<Datum>>) -> Result<Self> {
+        if let Some(n) = op.arity() {
+            if literals.len() != n {
+                return Err(Error::invalid(format!(
+                    "predicate {op:?} on '{field}' takes {n} literal(s), got {}",
+                    literals.len()
+                )));
+            }
+        }
+        Ok(Predicate::Leaf {
+            field: field.to_string(),
+            op,
+            literals,
+        })
+    }
+
+    pub fn fields(&self) -> BTreeSet<String> {
+        let mut s = BTreeSet::new();
+        self.collect_fields(&mut s);
+        s
+    }
+
+    fn collect_fields(&self, s: &mut BTreeSet<String>) {
+        match self {
+            Predicate::Leaf { field, .. } => {
+                s.insert(field.clone());
+            }
+            Predicate::And(c) | Predicate::Or(c) => c.iter().for_each(|p| p.collect_fields(s)),
+        }
+    }
+
+    /// The part of this predicate that only uses `fields` (an AND keeps the usable children;
+    /// an OR is usable only as a whole). Anything it lets through, `self` might too.
+    pub fn restrict_to(&self, fields: &[String]) -> Option<Predicate> {
+        match self {
+            Predicate::Leaf { field, .. } => fields.contains(field).then(|| self.clone()),
+            Predicate::And(c) => {
+                let kept: Vec<_> = c.iter().filter_map(|p| p.restrict_to(fields)).collect();
+                match kept.len() {
+                    0 => None,
+                    1 => kept.into_iter().next(),
+                    _ => Some(Predicate::And(kept)),
+                }
+            }
+            Predicate::Or(c) => {
+                let kept: Vec<_> = c.iter().filter_map(|p| p.restrict_to(fields)).collect();
+                (kept.len() == c.len()).then_some(Predicate::Or(kept))
+            }
+        }
+    }
+
+    /// Exact evaluation; SQL semantics (a comparison with null is not true).
+    pub fn evaluate(
+        &self,
+        batch: &RecordBatch,
+        type_of: &dyn Fn(&str) -> Option<DataType>,
+    ) -> Result<BooleanArray> {
+        let r = match self {
+            Predicate::And(c) => {
+                let mut acc = BooleanArray::from(vec![true; batch.num_rows()]);
+                for p in c {
+                    acc = arrow::compute::and(&acc, &p.evaluate(batch, type_of)?)?;
+                }
+                acc
+            }
+            Predicate::Or(c) => {
+                let mut acc = BooleanArray::from(vec![false; batch.num_rows()]);
+                for p in c {
+                    acc = arrow::compute::or(&acc, &p.evaluate(batch, type_of)?)?;
+                }
+                acc
+            }
+            Predicate::Leaf {
+                field,
+                op,
+                literals,
+            } => {
+                let col = batch.column_by_name(field).ok_or_else(|| {
+                    Error::invalid(format!("filter column '{field}' is not in the table"))
+                })?;
+                let t = type_of(field).ok_or_else(|| {
+                    Error::invalid(format!("filter column '{field}' is not in the table"))
+                })?;
+                eval_leaf(col, &t, *op, literals)?
+            }
+        };
+        Ok(if r.null_count() > 0 {
+            prep_null_mask_filter(&r)
+        } else {
+            r
+        })
+    }
+
+    /// Might any row with these column stats match? Unknown stats answer true.
+    pub fn test(&self, stat_of: &dyn Fn(&str) -> Option<ColumnStat>) -> bool {
+        match self {
+            Predicate::And(c) => c.iter().all(|p| p.test(stat_of)),
+            Predicate::Or(c) => c.iter().any(|p| p.test(stat_of)),
+            Predicate::Leaf {
+                field,
+                op,
+                literals,
+            } => match stat_of(field) {
+                None => true,
+                Some(s) => test_leaf(&s, *op, literals),
+            },
+        }
+    }
+}
+
+fn test_leaf(s: &ColumnStat, op: LeafOp, lits: &[Option<Datum>]) -> bool {
+    use LeafOp::*;
+    let all_null = s.row_count > 0 && s.null_count == Some(s.row_count);
+    match op {
+        IsNull => s.null_count.map(|n| n > 0).unwrap_or(true),
+        IsNotNull => !all_null,
+        _ if all_null => false,
+        _ => {
+            let (Some(min), Some(max)) = (&s.min, &s.max) else {
+                return true;
+            };
+            let lit = |i: usize| lits.get(i).and_then(|x| x.as_ref());
+            match op {
+                Equal => lit(0).map(|v| le(min, v) && le(v, max)).unwrap_or(false),
+                NotEqual => match lit(0) {
+                    None => false,
+                    Some(v) => {
+                        !(min.compare(v) == Some(std::cmp::Ordering::Equal)
+                            && max.compare(v) == Some(std::cmp::Ordering::Equal))
+                    }
+                },
+                LessThan => lit(0).map(|v| lt(min, v)).unwrap_or(false),
+                LessOrEqual => lit(0).map(|v| le(min, v)).unwrap_or(false),
+                GreaterThan => lit(0).map(|v| lt(v, max)).unwrap_or(false),
+                GreaterOrEqual => lit(0).map(|v| le(v, max)).unwrap_or(false),
+                In => lits.iter().flatten().any(|v| le(min, v) && le(v, max)),
+                NotIn => {
+                    // all rows equal to one listed value: nothing can match
+                    let single = min.compare(max) == Some(std::cmp::Ordering::Equal);
+                    let listed = lits
+                        .iter()
+                        .flatten()
+                        .any(|v| v.compare(min) == Some(std::cmp::Ordering::Equal));
+                    let has_null = lits.iter().any(|v| v.is_none());
+                    !(has_null || single && listed)
+                }
+                Between => match (lit(0), lit(1)) {
+                    (Some(a), Some(b)) => le(a, max) && le(min, b),
+                    _ => false,
+                },
+                StartsWith => match (lit(0), min, max) {
+                    (Some(Datum::String(p)), Datum::String(lo), Datum::String(hi)) => {
+                        // some string in [lo, hi] may start with p
+                        !(hi.as_bytes() < p.as_bytes()
+                            || (!lo.starts_with(p.as_str()) && lo.as_bytes() > p.as_bytes()))
+                    }
+                    _ => true,
+                },
+                IsNull | IsNotNull => true,
+            }
+        }
+    }
+}
+
+fn scalar(t: &DataType, v: &Option<Datum>) -> Result<Scalar<ArrayRef>> {
+    Ok(Scalar::new(datums_to_arrow(t, std::slice::from_ref(v))?))
+}
+
+fn eval_leaf(
+    col: &ArrayRef,
+    t: &DataType,
+    op: LeafOp,
+    lits: &[Option<Datum>],
+) -> Result<BooleanArray> {
+    use LeafOp::*;
+    let n = col.len();
+    let none = || BooleanArray::from(vec![false; n]);
+    Ok(match op {
+        IsNull => arrow::compute::is_null(col.as_ref())?,
+        IsNotNull => arrow::compute::is_not_null(col.as_ref())?,
+        Equal | NotEqual | LessThan | LessOrEqual | GreaterThan | GreaterOrEqual => {
+            let Some(v) = lits.first() else {
+                return Ok(none());
+            };
+            if v.is_none() {
+                return Ok(none());
+            }
+            let s = scalar(t, v)?;
+            match op {
+                Equal => cmp::eq(col, &s)?,
+                NotEqual => cmp::neq(col, &s)?,
+                LessThan => cmp::lt(col, &s)?,
+                LessOrEqual => cmp::lt_eq(col, &s)?,
+                GreaterThan => cmp::gt(col, &s)?,
+                _ => cmp::gt_eq(col, &s)?,
+            }
+        }
+        In => {
+            let mut acc = none();
+            for v in lits.iter().filter(|v| v.is_some()) {
+                acc = arrow::compute::or(&acc, &cmp::eq(col, &scalar(t, v)?)?)?;
+            }
+            acc
+        }
+        NotIn => {
+            if lits.iter().any(|v| v.is_none()) {
+                // x NOT IN (.., NULL) is never true in SQL
+                return Ok(none());
+            }
+            let mut acc = arrow::compute::is_not_null(col.as_ref())?;
+            for v in lits {
+                acc = arrow::compute::and(&acc, &cmp::neq(col, &scalar(t, v)?)?)?;
+            }
+            acc
+        }
+        Between => {
+            let (Some(a), Some(b)) = (lits.first(), lits.get(1)) else {
+                return Ok(none());
+            };
+            if a.is_none() || b.is_none() {
+                return Ok(none());
+            }
+            arrow::compute::and(
+                &cmp::gt_eq(col, &scalar(t, a)?)?,
+                &cmp::lt_eq(col, &scalar(t, b)?)?,
+            )?
+        }
+        StartsWith => {
+            let Some(Some(Datum::String(p))) = lits.first() else {
+                return Err(Error::invalid("startswith takes a string literal"));
+            };
+            if !t.is_string() {
+                return Err(Error::invalid(format!(
+                    "startswith on non-string column of type {t}"
+                )));
+            }
+            let pat: ArrayRef = Arc::new(arrow_array::StringArray::from(vec![p.as_str()]));
+            arrow::compute::kernels::comparison::starts_with(col, &Scalar::new(pat))?
+        }
+    })
+}

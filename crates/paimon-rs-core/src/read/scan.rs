@@ -1,0 +1,316 @@
+//! Planning: snapshot -> manifests -> live files -> splits, pruning by partition and by file
+//! statistics (paimon-format.md §4.5, paimon-behaviour.md §6).
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use super::split::Split;
+use crate::error::Result;
+use crate::io;
+use crate::predicate::{ColumnStat, Predicate};
+use crate::spec::binary_row::deserialize_row;
+use crate::spec::datum::Datum;
+use crate::spec::manifest::{
+    merge_entries, read_manifest_entries, read_manifest_list, DataFileMeta, ManifestEntry,
+    ManifestFileMeta, SimpleStats,
+};
+use crate::spec::partition::partition_path;
+use crate::spec::snapshot::Snapshot;
+use crate::spec::types::DataType;
+use crate::table::FileStoreTable;
+
+fn read_list(table: &FileStoreTable, name: &str) -> Result<Vec<ManifestFileMeta>> {
+    let p = table.manifest_dir().join(name);
+    read_manifest_list(&io::read(&p)?, &p)
+}
+
+/// Column stats by name from a SimpleStats over `names`/`types`.
+fn stats_lookup(
+    stats: &SimpleStats,
+    names: &[String],
+    types: &[DataType],
+    row_count: i64,
+) -> Option<Vec<(String, ColumnStat)>> {
+    let mins = deserialize_row(types, &stats.min_values).ok()?;
+    let maxs = deserialize_row(types, &stats.max_values).ok()?;
+    Some(
+        names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| {
+                (
+                    n.clone(),
+                    ColumnStat {
+                        min: mins.get(i).cloned().flatten(),
+                        max: maxs.get(i).cloned().flatten(),
+                        null_count: stats.null_counts.get(i).copied().flatten(),
+                        row_count,
+                    },
+                )
+            })
+            .collect(),
+    )
+}
+
+fn test_stats(pred: &Predicate, stats: &[(String, ColumnStat)]) -> bool {
+    pred.test(&|f: &str| stats.iter().find(|(n, _)| n == f).map(|(_, s)| s.clone()))
+}
+
+/// Live files of a snapshot, keeping only partitions that may match `partition_filter`.
+pub fn live_entries_filtered(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+    partition_filter: Option<&Predicate>,
+) -> Result<Vec<ManifestEntry>> {
+    let mut metas = read_list(table, &snapshot.base_manifest_list)?;
+    metas.extend(read_list(table, &snapshot.delta_manifest_list)?);
+    let pkeys = table.partition_keys().to_vec();
+    let ptypes = table.partition_types()?;
+    if let Some(f) = partition_filter {
+        // Manifest-level pruning with the partition stats; DELETE entries of a pruned manifest
+        // can only concern files in partitions the filter rejects, so this is safe.
+        metas.retain(|m| {
+            match stats_lookup(
+                &m.partition_stats,
+                &pkeys,
+                &ptypes,
+                m.num_added_files + m.num_deleted_files,
+            ) {
+                Some(s) => test_stats(f, &s),
+                None => true,
+            }
+        });
+    }
+    let per_manifest: Vec<Result<Vec<ManifestEntry>>> = metas
+        .par_iter()
+        .map(|m| {
+            let p = table.manifest_dir().join(&m.file_name);
+            read_manifest_entries(&io::read(&p)?, &p)
+        })
+        .collect();
+    let mut all = vec![];
+    for r in per_manifest {
+        all.extend(r?);
+    }
+    let mut live = merge_entries(all)?;
+    if let Some(f) = partition_filter {
+        let mut keep = Vec::with_capacity(live.len());
+        let mut cache: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
+        for e in live {
+            let ok = match cache.get(&e.partition) {
+                Some(&b) => b,
+                None => {
+                    let vals = deserialize_row(&ptypes, &e.partition)?;
+                    let b = partition_matches(f, &pkeys, &vals);
+                    cache.insert(e.partition.clone(), b);
+                    b
+                }
+            };
+            if ok {
+                keep.push(e);
+            }
+        }
+        live = keep;
+    }
+    Ok(live)
+}
+
+pub fn partition_matches(f: &Predicate, keys: &[String], vals: &[Option<Datum>]) -> bool {
+    f.test(&|name: &str| {
+        let i = keys.iter().position(|k| k == name)?;
+        let v = vals.get(i).cloned().flatten();
+        Some(ColumnStat {
+            null_count: Some(if v.is_none() { 1 } else { 0 }),
+            min: v.clone(),
+            max: v,
+            row_count: 1,
+        })
+    })
+}
+
+/// All live files of a snapshot.
+pub fn live_entries(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
+    live_entries_filtered(table, snapshot, None)
+}
+
+pub struct TableScan {
+    table: FileStoreTable,
+    filter: Option<Predicate>,
+    snapshot_id: Option<i64>,
+}
+
+pub struct Plan {
+    pub snapshot_id: Option<i64>,
+    pub splits: Vec<Split>,
+}
+
+impl TableScan {
+    pub fn new(table: FileStoreTable, filter: Option<Predicate>) -> Self {
+        TableScan {
+            table,
+            filter,
+            snapshot_id: None,
+        }
+    }
+
+    /// Read this snapshot instead of the latest (time travel).
+    pub fn with_snapshot(mut self, id: i64) -> Self {
+        self.snapshot_id = Some(id);
+        self
+    }
+
+    /// May a file hold rows that pass the filter? Primary-key tables are pruned by key columns
+    /// only: pruning on values could drop a newer version and resurrect an older one.
+    fn file_may_match(
+        &self,
+        f: &DataFileMeta,
+        key_names: &[String],
+        key_types: &[DataType],
+    ) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        if self.table.is_primary_key() {
+            let Some(kf) = filter.restrict_to(key_names) else {
+                return true;
+            };
+            match stats_lookup(&f.key_stats, key_names, key_types, f.row_count) {
+                Some(s) => test_stats(&kf, &s),
+                None => true,
+            }
+        } else {
+            let fields = &self.table.schema.fields;
+            let (names, types): (Vec<String>, Vec<DataType>) = match &f.value_stats_cols {
+                Some(cols) if cols.is_empty() => return true,
+                Some(cols) => {
+                    let mut names = vec![];
+                    let mut types = vec![];
+                    for c in cols {
+                        match fields.iter().find(|x| &x.name == c) {
+                            Some(x) => {
+                                names.push(c.clone());
+                                types.push(x.data_type.clone());
+                            }
+                            None => return true,
+                        }
+                    }
+                    (names, types)
+                }
+                None => (
+                    fields.iter().map(|x| x.name.clone()).collect(),
+                    fields.iter().map(|x| x.data_type.clone()).collect(),
+                ),
+            };
+            if f.schema_id != self.table.schema.id {
+                return true; // stats of another schema version: do not trust the column layout
+            }
+            match stats_lookup(&f.value_stats, &names, &types, f.row_count) {
+                Some(s) => test_stats(filter, &s),
+                None => true,
+            }
+        }
+    }
+
+    pub fn plan(&self) -> Result<Plan> {
+        let sm = self.table.snapshot_manager();
+        let snapshot = match self.snapshot_id {
+            Some(id) => Some(sm.snapshot(id)?),
+            None => sm.latest()?,
+        };
+        let Some(snapshot) = snapshot else {
+            return Ok(Plan {
+                snapshot_id: None,
+                splits: vec![],
+            });
+        };
+        let pkeys = self.table.partition_keys().to_vec();
+        let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
+        let entries = live_entries_filtered(&self.table, &snapshot, pfilter.as_ref())?;
+        let key_names = self.table.trimmed_primary_keys();
+        let key_types = self.table.schema.types_of(&key_names)?;
+        let ptypes = self.table.partition_types()?;
+        // group by (partition, bucket), keeping manifest order
+        let mut groups: BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = BTreeMap::new();
+        for e in entries {
+            let g = groups
+                .entry((e.partition, e.bucket))
+                .or_insert((e.total_buckets, vec![]));
+            g.1.push(e.file);
+        }
+        let o = &self.table.options;
+        let mut splits = vec![];
+        for ((partition, bucket), (total_buckets, files)) in groups {
+            let vals = deserialize_row(&ptypes, &partition)?;
+            let pp = partition_path(
+                &pkeys,
+                &ptypes,
+                &vals,
+                &o.partition_default_name,
+                o.partition_legacy_name,
+            )?;
+            let bucket_path = format!("{pp}bucket-{bucket}");
+            let pk = self.table.is_primary_key();
+            if pk {
+                // A bucket is merged as a whole unless pruning leaves no file.
+                let any = files
+                    .iter()
+                    .any(|f| self.file_may_match(f, &key_names, &key_types));
+                if !any {
+                    continue;
+                }
+                let raw = files.len() == 1;
+                splits.push(Split {
+                    snapshot_id: snapshot.id,
+                    partition,
+                    bucket,
+                    total_buckets,
+                    bucket_path,
+                    files,
+                    raw_convertible: raw,
+                });
+            } else {
+                let mut files: Vec<DataFileMeta> = files
+                    .into_iter()
+                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .collect();
+                files.sort_by_key(|f| f.min_sequence_number);
+                // ordered bin packing by size (paimon-behaviour.md §6.3)
+                let mut bin: Vec<DataFileMeta> = vec![];
+                let mut weight = 0u64;
+                for f in files {
+                    let w = (f.file_size.max(0) as u64).max(o.split_open_file_cost);
+                    if !bin.is_empty() && weight + w > o.split_target_size {
+                        splits.push(Split {
+                            snapshot_id: snapshot.id,
+                            partition: partition.clone(),
+                            bucket,
+                            total_buckets,
+                            bucket_path: bucket_path.clone(),
+                            files: std::mem::take(&mut bin),
+                            raw_convertible: true,
+                        });
+                        weight = 0;
+                    }
+                    weight += w;
+                    bin.push(f);
+                }
+                if !bin.is_empty() {
+                    splits.push(Split {
+                        snapshot_id: snapshot.id,
+                        partition,
+                        bucket,
+                        total_buckets,
+                        bucket_path,
+                        files: bin,
+                        raw_convertible: true,
+                    });
+                }
+            }
+        }
+        Ok(Plan {
+            snapshot_id: Some(snapshot.id),
+            splits,
+        })
+    }
+}

@@ -1,0 +1,40 @@
+//! Splits: the unit of read work. Serializable so that a distributed engine (Spark) can ship
+//! them to tasks.
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Error, Result};
+use crate::spec::manifest::DataFileMeta;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Split {
+    pub snapshot_id: i64,
+    /// Serialized partition BinaryRow.
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    pub total_buckets: i32,
+    /// Bucket directory relative to the table root, e.g. `dt=2024-01-01/bucket-0`.
+    pub bucket_path: String,
+    pub files: Vec<DataFileMeta>,
+    /// The files can be read by concatenation (no two share a key).
+    pub raw_convertible: bool,
+}
+
+impl Split {
+    pub fn row_count(&self) -> i64 {
+        self.files.iter().map(|f| f.row_count).sum()
+    }
+
+    pub fn file_size(&self) -> i64 {
+        self.files.iter().map(|f| f.file_size).sum()
+    }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(self).map_err(|e| Error::Internal(format!("split serialization: {e}")))
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Result<Self> {
+        serde_json::from_slice(b)
+            .map_err(|e| Error::invalid(format!("not a serialized split: {e}")))
+    }
+}

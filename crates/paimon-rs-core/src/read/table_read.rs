@@ -1,0 +1,256 @@
+//! Reading splits into Arrow batches with the table's (projected) schema.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use arrow_cast::cast;
+use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use rayon::prelude::*;
+
+use super::split::Split;
+use crate::error::{Error, Result};
+use crate::io::parquet::read_all;
+use crate::merge::{sort_by_key, MergeEngine};
+use crate::predicate::Predicate;
+use crate::spec::types::DataType;
+use crate::table::FileStoreTable;
+use crate::write::input::is_retract;
+use crate::write::table_write::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+
+pub struct TableRead {
+    table: FileStoreTable,
+    /// Output columns (indices into the table fields).
+    projection: Vec<usize>,
+    filter: Option<Predicate>,
+    /// Table columns that must be read (projection plus filter columns).
+    needed: Vec<usize>,
+    output_schema: SchemaRef,
+}
+
+impl TableRead {
+    pub fn new(
+        table: FileStoreTable,
+        projection: Option<Vec<String>>,
+        filter: Option<Predicate>,
+    ) -> Result<Self> {
+        let fields = &table.schema.fields;
+        let projection: Vec<usize> = match projection {
+            None => (0..fields.len()).collect(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    table.schema.field_index(n).ok_or_else(|| {
+                        Error::schema(format!("projected column '{n}' is not in the table"))
+                            .with_table(&table.name)
+                    })
+                })
+                .collect::<Result<_>>()?,
+        };
+        let mut needed = projection.clone();
+        if let Some(f) = &filter {
+            for name in f.fields() {
+                let i = table.schema.field_index(&name).ok_or_else(|| {
+                    Error::schema(format!("filter column '{name}' is not in the table"))
+                        .with_table(&table.name)
+                })?;
+                if !needed.contains(&i) {
+                    needed.push(i);
+                }
+            }
+        }
+        let output_schema = Arc::new(Schema::new(
+            projection
+                .iter()
+                .map(|&i| {
+                    let f = &fields[i];
+                    Field::new(&f.name, f.data_type.to_arrow(), f.data_type.nullable)
+                })
+                .collect::<Vec<_>>(),
+        ));
+        Ok(TableRead {
+            table,
+            projection,
+            filter,
+            needed,
+            output_schema,
+        })
+    }
+
+    pub fn output_schema(&self) -> SchemaRef {
+        self.output_schema.clone()
+    }
+
+    /// Read several splits (in parallel), results in split order.
+    pub fn read_splits(&self, splits: &[Split]) -> Result<Vec<RecordBatch>> {
+        let parts: Vec<Result<Vec<RecordBatch>>> =
+            splits.par_iter().map(|s| self.read_split(s)).collect();
+        let mut out = vec![];
+        for p in parts {
+            out.extend(p?);
+        }
+        Ok(out)
+    }
+
+    pub fn read_split(&self, split: &Split) -> Result<Vec<RecordBatch>> {
+        let name = self.table.name.clone();
+        self.read_split_inner(split)
+            .map_err(|e| e.with_table(&name))
+    }
+
+    fn read_split_inner(&self, split: &Split) -> Result<Vec<RecordBatch>> {
+        let dir = self.table.path.join(&split.bucket_path);
+        let fields = &self.table.schema.fields;
+        let pk = self.table.is_primary_key();
+        // (file column name, target arrow type, nullable-ok)
+        let mut wanted: Vec<(String, ArrowType, bool)> = vec![];
+        let key_names = self.table.trimmed_primary_keys();
+        if pk {
+            for k in &key_names {
+                let f = self
+                    .table
+                    .schema
+                    .field(k)
+                    .ok_or_else(|| Error::Internal("key".into()))?;
+                wanted.push((format!("{KEY_PREFIX}{k}"), f.data_type.to_arrow(), false));
+            }
+            wanted.push((SEQUENCE_NUMBER.into(), ArrowType::Int64, false));
+            wanted.push((VALUE_KIND.into(), ArrowType::Int8, false));
+        }
+        let sys = wanted.len();
+        for &i in &self.needed {
+            wanted.push((fields[i].name.clone(), fields[i].data_type.to_arrow(), true));
+        }
+        let batches: Vec<Result<RecordBatch>> = split
+            .files
+            .par_iter()
+            .map(|f| {
+                let path = match &f.external_path {
+                    Some(p) => std::path::PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+                    None => dir.join(&f.file_name),
+                };
+                read_file(&path, &wanted)
+            })
+            .collect();
+        let batches: Vec<RecordBatch> = batches.into_iter().collect::<Result<_>>()?;
+        if batches.is_empty() {
+            return Ok(vec![]);
+        }
+        let schema = batches[0].schema();
+        let mut merged = if batches.len() == 1 {
+            batches
+                .into_iter()
+                .next()
+                .ok_or_else(|| Error::Internal("empty".into()))?
+        } else {
+            arrow_select::concat::concat_batches(&schema, &batches)?
+        };
+        if pk {
+            if !split.raw_convertible {
+                let n = merged.num_rows();
+                let keys: Vec<ArrayRef> = merged.columns()[..key_names.len()].to_vec();
+                let seq = merged.column(key_names.len()).as_primitive::<Int64Type>();
+                let (sorted, bounds) = sort_by_key(&keys, Some(seq.values()), n)?;
+                let winners = UInt32Array::from(MergeEngine::Deduplicate.merge(&sorted, &bounds));
+                merged = arrow_select::take::take_record_batch(&merged, &winners)?;
+            }
+            // DropDelete: a retraction that survived the merge means the key is absent.
+            let kinds = merged
+                .column(key_names.len() + 1)
+                .as_primitive::<Int8Type>();
+            if kinds.values().iter().any(|&k| is_retract(k)) {
+                let keep: BooleanArray = kinds
+                    .values()
+                    .iter()
+                    .map(|&k| Some(!is_retract(k)))
+                    .collect();
+                merged = arrow_select::filter::filter_record_batch(&merged, &keep)?;
+            }
+        }
+        // table columns only, named as the table's
+        let values = RecordBatch::try_new(
+            Arc::new(Schema::new(
+                self.needed
+                    .iter()
+                    .map(|&i| {
+                        let f = &fields[i];
+                        Field::new(&f.name, f.data_type.to_arrow(), true)
+                    })
+                    .collect::<Vec<_>>(),
+            )),
+            merged.columns()[sys..].to_vec(),
+        )?;
+        let values = match &self.filter {
+            None => values,
+            Some(f) => {
+                let type_of = |n: &str| -> Option<DataType> {
+                    self.table.schema.field(n).map(|x| x.data_type.clone())
+                };
+                let mask = f.evaluate(&values, &type_of)?;
+                arrow_select::filter::filter_record_batch(&values, &mask)?
+            }
+        };
+        let cols: Vec<ArrayRef> = self
+            .projection
+            .iter()
+            .map(|&i| {
+                let pos = self.needed.iter().position(|&x| x == i).unwrap_or(0);
+                values.column(pos).clone()
+            })
+            .collect();
+        let out = RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
+            Error::corrupt(
+                dir.clone(),
+                format!("data does not match the table schema: {e}"),
+            )
+        })?;
+        Ok(vec![out])
+    }
+}
+
+/// Read the `wanted` columns of a file, converted to the wanted types; a missing value column
+/// (added by a later schema) reads as nulls.
+fn read_file(path: &std::path::Path, wanted: &[(String, ArrowType, bool)]) -> Result<RecordBatch> {
+    let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
+    let batches = read_all(path, Some(&names))?;
+    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+    let file_schema = match batches.first() {
+        Some(b) => b.schema(),
+        None => Arc::new(Schema::empty()),
+    };
+    let mut cols = Vec::with_capacity(wanted.len());
+    let mut fields = Vec::with_capacity(wanted.len());
+    for (name, t, nullable_ok) in wanted {
+        let col: ArrayRef = match file_schema.index_of(name) {
+            Ok(i) => {
+                let parts: Vec<&dyn arrow_array::Array> =
+                    batches.iter().map(|b| b.column(i).as_ref()).collect();
+                let c = if parts.len() == 1 {
+                    batches[0].column(i).clone()
+                } else {
+                    arrow_select::concat::concat(&parts)?
+                };
+                if c.data_type() == t {
+                    c
+                } else {
+                    cast(&c, t).map_err(|e| {
+                        Error::corrupt(
+                            path,
+                            format!(
+                                "column '{name}' of type {} cannot be read as {t}: {e}",
+                                c.data_type()
+                            ),
+                        )
+                    })?
+                }
+            }
+            Err(_) if *nullable_ok || rows == 0 => new_null_array(t, rows),
+            Err(_) => return Err(Error::corrupt(path, format!("missing column '{name}'"))),
+        };
+        fields.push(Field::new(name, t.clone(), true));
+        cols.push(col);
+    }
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
+        .map_err(|e| Error::corrupt(path, e.to_string()))
+}

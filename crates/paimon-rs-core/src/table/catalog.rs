@@ -1,0 +1,273 @@
+//! The filesystem catalog: `<warehouse>/<db>.db/<table>/` (paimon-format.md §1).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use arrow_schema::Schema as ArrowSchema;
+
+use super::{snapshot_manager, FileStoreTable};
+use crate::error::{Error, Result};
+use crate::io;
+use crate::options::CoreOptions;
+use crate::spec::schema::{TableSchema, CURRENT_SCHEMA_VERSION};
+use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType};
+
+const DB_SUFFIX: &str = ".db";
+
+/// What a user declares for a new table (pypaimon's `Schema`).
+#[derive(Debug, Clone)]
+pub struct NewTableSchema {
+    pub fields: Vec<(String, DataType)>,
+    pub partition_keys: Vec<String>,
+    pub primary_keys: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    pub comment: Option<String>,
+}
+
+impl NewTableSchema {
+    pub fn from_arrow(
+        schema: &ArrowSchema,
+        partition_keys: Vec<String>,
+        primary_keys: Vec<String>,
+        options: BTreeMap<String, String>,
+        comment: Option<String>,
+    ) -> Result<Self> {
+        let fields = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let t = DataType::from_arrow(f.data_type(), f.is_nullable())
+                    .map_err(|e| Error::schema(format!("column '{}': {e}", f.name())))?;
+                Ok((f.name().clone(), t))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(NewTableSchema {
+            fields,
+            partition_keys,
+            primary_keys,
+            options,
+            comment,
+        })
+    }
+
+    /// Validate and assign field ids, as Paimon does on create.
+    pub fn into_table_schema(self) -> Result<TableSchema> {
+        let mut seen = std::collections::HashSet::new();
+        for (n, _) in &self.fields {
+            if n.is_empty() {
+                return Err(Error::schema("empty column name"));
+            }
+            if !seen.insert(n.as_str()) {
+                return Err(Error::schema(format!("duplicate column '{n}'")));
+            }
+            if n.starts_with("_KEY_") || n == "_SEQUENCE_NUMBER" || n == "_VALUE_KIND" {
+                return Err(Error::schema(format!(
+                    "column name '{n}' is reserved by Paimon"
+                )));
+            }
+        }
+        for (what, keys) in [
+            ("partition key", &self.partition_keys),
+            ("primary key", &self.primary_keys),
+        ] {
+            let mut ks = std::collections::HashSet::new();
+            for k in keys.iter() {
+                if !seen.contains(k.as_str()) {
+                    return Err(Error::schema(format!("{what} '{k}' is not a column")));
+                }
+                if !ks.insert(k) {
+                    return Err(Error::schema(format!("{what} '{k}' listed twice")));
+                }
+            }
+        }
+        let pk = !self.primary_keys.is_empty();
+        if pk {
+            for p in &self.partition_keys {
+                if !self.primary_keys.contains(p) {
+                    return Err(Error::schema(format!(
+                        "primary key {:?} must include all partition keys; '{p}' is missing",
+                        self.primary_keys
+                    )));
+                }
+            }
+            if self.partition_keys.len() == self.primary_keys.len() {
+                return Err(Error::schema(
+                    "primary key must contain a column that is not a partition key",
+                ));
+            }
+        }
+        let opts = CoreOptions::new(&self.options, pk)?;
+        opts.check_supported(pk, true)?;
+        let mut fields = Vec::with_capacity(self.fields.len());
+        let mut next = self.fields.len() as i32;
+        for (i, (name, mut t)) in self.fields.into_iter().enumerate() {
+            let is_key = self.primary_keys.contains(&name) || self.partition_keys.contains(&name);
+            if is_key && t.is_nested() {
+                return Err(Error::schema(format!(
+                    "column '{name}' of type {t} cannot be a primary or partition key"
+                )));
+            }
+            if self.primary_keys.contains(&name) {
+                t.nullable = false; // Paimon forces primary-key columns NOT NULL
+            }
+            reassign_nested_ids(&mut t, &mut next);
+            fields.push(DataField::new(i as i32, name, t));
+        }
+        if let Some(bk) = &opts.bucket_key {
+            for k in bk {
+                if !fields.iter().any(|f| &f.name == k) {
+                    return Err(Error::schema(format!("bucket-key '{k}' is not a column")));
+                }
+                if pk && !self.primary_keys.contains(k) {
+                    return Err(Error::schema(format!(
+                        "bucket-key '{k}' must be part of the primary key"
+                    )));
+                }
+            }
+        }
+        let highest = highest_field_id(&fields);
+        Ok(TableSchema {
+            version: CURRENT_SCHEMA_VERSION,
+            id: 0,
+            fields,
+            highest_field_id: highest,
+            partition_keys: self.partition_keys,
+            primary_keys: self.primary_keys,
+            options: self.options,
+            comment: self.comment,
+            time_millis: chrono::Utc::now().timestamp_millis(),
+        })
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct FileSystemCatalog {
+    warehouse: PathBuf,
+}
+
+/// Split `db.table` into its parts.
+pub fn parse_identifier(identifier: &str) -> Result<(String, String)> {
+    match identifier.split_once('.') {
+        Some((db, t)) if !db.is_empty() && !t.is_empty() && !t.contains('.') => {
+            Ok((db.to_string(), t.to_string()))
+        }
+        _ => Err(Error::invalid(format!(
+            "table identifier '{identifier}' must look like 'database.table'"
+        ))),
+    }
+}
+
+impl FileSystemCatalog {
+    pub fn new(warehouse: impl Into<PathBuf>) -> Result<Self> {
+        let warehouse: PathBuf = warehouse.into();
+        let s = warehouse.to_string_lossy();
+        let warehouse = match s.strip_prefix("file://") {
+            Some(rest) => PathBuf::from(rest),
+            None if s.contains("://") => {
+                return Err(Error::unsupported(format!(
+                    "warehouse '{s}': only local paths (or file://) are supported so far"
+                )))
+            }
+            None => warehouse,
+        };
+        io::mkdirs(&warehouse)?;
+        Ok(FileSystemCatalog { warehouse })
+    }
+
+    pub fn warehouse(&self) -> &Path {
+        &self.warehouse
+    }
+
+    fn db_path(&self, db: &str) -> PathBuf {
+        self.warehouse.join(format!("{db}{DB_SUFFIX}"))
+    }
+
+    pub fn table_path(&self, identifier: &str) -> Result<PathBuf> {
+        let (db, t) = parse_identifier(identifier)?;
+        Ok(self.db_path(&db).join(t))
+    }
+
+    pub fn create_database(&self, name: &str, ignore_if_exists: bool) -> Result<()> {
+        if name.is_empty() || name.contains('/') || name.contains('.') {
+            return Err(Error::invalid(format!("bad database name '{name}'")));
+        }
+        let p = self.db_path(name);
+        if p.exists() {
+            return if ignore_if_exists {
+                Ok(())
+            } else {
+                Err(Error::DatabaseAlreadyExists(name.to_string()))
+            };
+        }
+        io::mkdirs(&p)
+    }
+
+    pub fn list_databases(&self) -> Result<Vec<String>> {
+        let mut v: Vec<String> = io::list_names(&self.warehouse)?
+            .into_iter()
+            .filter_map(|n| n.strip_suffix(DB_SUFFIX).map(str::to_string))
+            .collect();
+        v.sort();
+        Ok(v)
+    }
+
+    pub fn list_tables(&self, db: &str) -> Result<Vec<String>> {
+        let p = self.db_path(db);
+        if !p.exists() {
+            return Err(Error::DatabaseNotFound(db.to_string()));
+        }
+        let mut v: Vec<String> = io::list_names(&p)?
+            .into_iter()
+            .filter(|n| p.join(n).join("schema").is_dir())
+            .collect();
+        v.sort();
+        Ok(v)
+    }
+
+    pub fn create_table(
+        &self,
+        identifier: &str,
+        schema: NewTableSchema,
+        ignore_if_exists: bool,
+    ) -> Result<()> {
+        let (db, _) = parse_identifier(identifier)?;
+        if !self.db_path(&db).exists() {
+            return Err(Error::DatabaseNotFound(db));
+        }
+        let path = self.table_path(identifier)?;
+        if snapshot_manager::latest_schema(&path)?.is_some() {
+            return if ignore_if_exists {
+                Ok(())
+            } else {
+                Err(Error::TableAlreadyExists(identifier.to_string()))
+            };
+        }
+        let ts = schema
+            .into_table_schema()
+            .map_err(|e| e.with_table(identifier))?;
+        if !snapshot_manager::create_schema(&path, &ts)? && !ignore_if_exists {
+            return Err(Error::TableAlreadyExists(identifier.to_string()));
+        }
+        Ok(())
+    }
+
+    pub fn get_table(&self, identifier: &str) -> Result<FileStoreTable> {
+        let path = self.table_path(identifier)?;
+        if !path.join("schema").is_dir() {
+            return Err(Error::TableNotFound(identifier.to_string()));
+        }
+        FileStoreTable::open(identifier, &path)
+    }
+
+    pub fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> Result<()> {
+        let path = self.table_path(identifier)?;
+        if !path.join("schema").is_dir() {
+            return if ignore_if_not_exists {
+                Ok(())
+            } else {
+                Err(Error::TableNotFound(identifier.to_string()))
+            };
+        }
+        std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))
+    }
+}

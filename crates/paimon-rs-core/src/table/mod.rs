@@ -1,0 +1,76 @@
+//! Catalog, tables and their metadata files (schemas, snapshots).
+
+pub mod catalog;
+pub mod snapshot_manager;
+
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::spec::schema::TableSchema;
+use crate::spec::types::DataType;
+
+/// An opened table: its directory, latest schema and parsed options.
+#[derive(Debug, Clone)]
+pub struct FileStoreTable {
+    pub name: String,
+    pub path: PathBuf,
+    pub schema: TableSchema,
+    pub options: CoreOptions,
+}
+
+impl FileStoreTable {
+    pub fn open(name: &str, path: &Path) -> Result<Self> {
+        let schema = snapshot_manager::latest_schema(path)?
+            .ok_or_else(|| Error::TableNotFound(name.to_string()))?;
+        let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())
+            .map_err(|e| e.with_table(name))?;
+        let t = FileStoreTable {
+            name: name.to_string(),
+            path: path.to_path_buf(),
+            schema,
+            options,
+        };
+        t.options
+            .check_supported(t.is_primary_key(), false)
+            .map_err(|e| e.with_table(name))?;
+        Ok(t)
+    }
+
+    pub fn is_primary_key(&self) -> bool {
+        !self.schema.primary_keys.is_empty()
+    }
+
+    pub fn partition_keys(&self) -> &[String] {
+        &self.schema.partition_keys
+    }
+
+    pub fn partition_types(&self) -> Result<Vec<DataType>> {
+        self.schema.types_of(&self.schema.partition_keys)
+    }
+
+    pub fn trimmed_primary_keys(&self) -> Vec<String> {
+        self.schema.trimmed_primary_keys()
+    }
+
+    /// Columns the bucket is hashed on: `bucket-key`, else the trimmed primary key.
+    pub fn bucket_keys(&self) -> Vec<String> {
+        match &self.options.bucket_key {
+            Some(k) => k.clone(),
+            None => self.trimmed_primary_keys(),
+        }
+    }
+
+    pub fn snapshot_manager(&self) -> snapshot_manager::SnapshotManager {
+        snapshot_manager::SnapshotManager::new(&self.path)
+    }
+
+    pub fn manifest_dir(&self) -> PathBuf {
+        self.path.join("manifest")
+    }
+
+    /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
+    pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
+        self.path.join(format!("{partition_path}bucket-{bucket}"))
+    }
+}

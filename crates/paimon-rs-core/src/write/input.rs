@@ -1,0 +1,220 @@
+//! Checking a user's batch against the table schema: every column present, no unknown column,
+//! types that convert without loss, no nulls in NOT NULL columns, valid row kinds. Nothing of a
+//! batch that fails a check reaches the table.
+
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch, StringArray};
+use arrow_cast::cast::{can_cast_types, cast_with_options, CastOptions};
+use arrow_schema::{DataType as ArrowType, SchemaRef};
+
+use crate::error::{Error, Result};
+use crate::spec::schema::TableSchema;
+use crate::spec::types::{DataType, TypeKind};
+
+pub const KIND_INSERT: i8 = 0;
+pub const KIND_UPDATE_BEFORE: i8 = 1;
+pub const KIND_UPDATE_AFTER: i8 = 2;
+pub const KIND_DELETE: i8 = 3;
+
+pub fn is_retract(kind: i8) -> bool {
+    kind == KIND_UPDATE_BEFORE || kind == KIND_DELETE
+}
+
+pub fn parse_row_kind(s: &str) -> Option<i8> {
+    match s {
+        "+I" => Some(KIND_INSERT),
+        "-U" => Some(KIND_UPDATE_BEFORE),
+        "+U" => Some(KIND_UPDATE_AFTER),
+        "-D" => Some(KIND_DELETE),
+        _ => None,
+    }
+}
+
+/// A batch with exactly the table's columns, in schema order, with the table's Arrow types, and
+/// the row kind of every row (all +I without `rowkind.field`).
+pub struct AlignedBatch {
+    pub batch: RecordBatch,
+    pub kinds: Option<Int8Array>,
+}
+
+/// Can a column of Arrow type `src` be written into a column of Paimon type `target` without
+/// losing information? Integer narrowing is allowed but checked value by value by the cast.
+fn compatible(src: &ArrowType, target: &DataType) -> bool {
+    if matches!(src, ArrowType::Null) {
+        return true;
+    }
+    let src_t = match DataType::from_arrow(src, true) {
+        Ok(t) => t,
+        Err(_) => return false,
+    };
+    use TypeKind::*;
+    let int_rank = |k: &TypeKind| match k {
+        TinyInt => Some(1),
+        SmallInt => Some(2),
+        Int => Some(3),
+        BigInt => Some(4),
+        _ => None,
+    };
+    match (&src_t.kind, &target.kind) {
+        (a, b) if int_rank(a).is_some() && int_rank(b).is_some() => true,
+        (Float, Float) | (Float, Double) | (Double, Double) => true,
+        (
+            Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => s1 == s2 && p1 <= p2 || (s1 <= s2 && p1 - s1 <= p2 - s2),
+        (VarChar(_) | Char(_), VarChar(_) | Char(_)) => true,
+        (VarBinary(_) | Binary(_), VarBinary(_) | Binary(_)) => true,
+        (Date, Date) | (Boolean, Boolean) | (Time(_), Time(_)) => true,
+        (Timestamp(p1), Timestamp(p2)) | (LocalZonedTimestamp(p1), LocalZonedTimestamp(p2)) => {
+            p1 <= p2
+        }
+        (a, b) if src_t.is_nested() && target.is_nested() => same_shape(a, b),
+        _ => false,
+    }
+}
+
+fn same_shape(a: &TypeKind, b: &TypeKind) -> bool {
+    use TypeKind::*;
+    match (a, b) {
+        (Array(x), Array(y)) | (Array(x), Multiset(y)) => compatible(&x.to_arrow(), y),
+        (Map(k1, v1), Map(k2, v2)) => {
+            compatible(&k1.to_arrow(), k2) && compatible(&v1.to_arrow(), v2)
+        }
+        (Row(f1), Row(f2)) => {
+            f1.len() == f2.len()
+                && f1.iter().zip(f2).all(|(x, y)| {
+                    x.name == y.name && compatible(&x.data_type.to_arrow(), &y.data_type)
+                })
+        }
+        _ => false,
+    }
+}
+
+fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<ArrayRef> {
+    let want = target.to_arrow();
+    if col.data_type() == &want {
+        return Ok(col.clone());
+    }
+    let src = col.data_type();
+    if !compatible(src, target) || !can_cast_types(src, &want) {
+        return Err(Error::schema(format!(
+            "column '{name}': expected {target} (arrow {want}), got arrow {src}"
+        )));
+    }
+    let opts = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    cast_with_options(col, &want, &opts).map_err(|e| {
+        Error::schema(format!(
+            "column '{name}': cannot convert {src} to {target}: {e}"
+        ))
+    })
+}
+
+/// Align `batch` to the table. `target` is the table's Arrow schema (field ids in metadata).
+pub fn align_batch(
+    schema: &TableSchema,
+    target: &SchemaRef,
+    batch: &RecordBatch,
+    rowkind_field: Option<&str>,
+) -> Result<AlignedBatch> {
+    let input = batch.schema();
+    for f in input.fields() {
+        if schema.field(f.name()).is_none() {
+            return Err(Error::schema(format!(
+                "unknown column '{}' (table columns: {})",
+                f.name(),
+                schema.field_names().join(", ")
+            )));
+        }
+    }
+    let mut columns = Vec::with_capacity(schema.fields.len());
+    for field in &schema.fields {
+        let idx = input.index_of(&field.name).map_err(|_| {
+            Error::schema(format!(
+                "missing column '{}' of type {}",
+                field.name, field.data_type
+            ))
+        })?;
+        let col = convert_column(&field.name, batch.column(idx), &field.data_type)?;
+        if !field.data_type.nullable && col.null_count() > 0 {
+            let what = if schema.primary_keys.contains(&field.name) {
+                "a primary-key column"
+            } else {
+                "NOT NULL"
+            };
+            return Err(Error::schema(format!(
+                "column '{}' is {what} but the batch has {} null value(s)",
+                field.name,
+                col.null_count()
+            )));
+        }
+        columns.push(col);
+    }
+    let out = RecordBatch::try_new(target.clone(), columns)
+        .map_err(|e| Error::schema(format!("batch does not fit the table schema: {e}")))?;
+    let kinds = match rowkind_field {
+        None => None,
+        Some(name) => {
+            let idx = schema
+                .field_index(name)
+                .ok_or_else(|| Error::schema(format!("rowkind.field '{name}' is not a column")))?;
+            Some(parse_kinds(name, out.column(idx))?)
+        }
+    };
+    Ok(AlignedBatch { batch: out, kinds })
+}
+
+fn parse_kinds(name: &str, col: &ArrayRef) -> Result<Int8Array> {
+    let s = cast_with_options(col, &ArrowType::Utf8, &CastOptions::default())
+        .map_err(|e| Error::schema(format!("rowkind.field '{name}': {e}")))?;
+    let s = s
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| Error::schema(format!("rowkind.field '{name}' must be a string column")))?;
+    let mut out = Vec::with_capacity(s.len());
+    for i in 0..s.len() {
+        if s.is_null(i) {
+            return Err(Error::schema(format!(
+                "rowkind.field '{name}' is null in row {i}"
+            )));
+        }
+        let v = s.value(i);
+        out.push(parse_row_kind(v).ok_or_else(|| {
+            Error::schema(format!(
+                "rowkind.field '{name}' has '{v}' in row {i}; expected +I, -U, +U or -D"
+            ))
+        })?);
+    }
+    Ok(Int8Array::from(out))
+}
+
+/// Keep only the rows where `keep` is true (used for `ignore-delete`).
+pub fn filter_rows(b: &AlignedBatch, keep: &arrow_array::BooleanArray) -> Result<AlignedBatch> {
+    let batch = arrow_select::filter::filter_record_batch(&b.batch, keep)?;
+    let kinds = match &b.kinds {
+        Some(k) => {
+            let f = arrow_select::filter::filter(k, keep)?;
+            Some(
+                f.as_any()
+                    .downcast_ref::<Int8Array>()
+                    .cloned()
+                    .ok_or_else(|| Error::Internal("kinds downcast".into()))?,
+            )
+        }
+        None => None,
+    };
+    Ok(AlignedBatch { batch, kinds })
+}
+
+pub fn arc(a: impl Array + 'static) -> ArrayRef {
+    Arc::new(a)
+}

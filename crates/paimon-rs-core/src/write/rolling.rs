@@ -1,0 +1,274 @@
+//! RollingFileWriter: writes a stream of sorted batches into Parquet files, starting a new file
+//! when the current one reaches `target-file-size`, and fills each file's DataFileMeta (min/max
+//! key, key and value stats, sequence range, row and delete counts).
+
+use std::path::PathBuf;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_schema::SchemaRef;
+use parquet::file::properties::WriterProperties;
+
+use super::stats::StatsCollector;
+use crate::error::{Error, Result};
+use crate::io::parquet::ParquetFileWriter;
+use crate::options::StatsMode;
+use crate::spec::binary_row::{empty_row, RowEncoder};
+use crate::spec::manifest::{DataFileMeta, SimpleStats};
+use crate::spec::types::DataType;
+
+/// Rows written between two checks of the file size (Paimon checks every 1000 records).
+const CHUNK_ROWS: usize = 4096;
+
+pub const FILE_SOURCE_APPEND: i32 = 0;
+pub const FILE_SOURCE_COMPACT: i32 = 1;
+
+/// Everything that is fixed for the files one writer produces.
+#[derive(Clone)]
+pub struct FileWriterContext {
+    pub dir: PathBuf,
+    pub prefix: String,
+    pub file_schema: SchemaRef,
+    pub props: WriterProperties,
+    pub target_size: u64,
+    pub schema_id: i64,
+    pub level: i32,
+    pub file_source: i32,
+    /// Number of leading `_KEY_*` columns in the file batch (0 for append tables).
+    pub key_types: Vec<DataType>,
+    /// Index of `_SEQUENCE_NUMBER` / `_VALUE_KIND` in the file batch (primary-key files).
+    pub seq_col: Option<usize>,
+    pub kind_col: Option<usize>,
+    /// Columns of the file batch that get value stats, with their types and names.
+    pub value_stats_cols: Vec<usize>,
+    pub value_stats_types: Vec<DataType>,
+    /// `_VALUE_STATS_COLS`: None = all table columns, Some(list) otherwise.
+    pub value_stats_names: Option<Vec<String>>,
+    pub stats_mode: StatsMode,
+}
+
+struct OpenFile {
+    writer: ParquetFileWriter,
+    name: String,
+    min_key: Option<Vec<u8>>,
+    max_key: Option<Vec<u8>>,
+    key_stats: StatsCollector,
+    value_stats: StatsCollector,
+    min_seq: i64,
+    max_seq: i64,
+    deletes: i64,
+}
+
+pub struct RollingFileWriter {
+    ctx: FileWriterContext,
+    uuid: String,
+    counter: usize,
+    current: Option<OpenFile>,
+    done: Vec<DataFileMeta>,
+    /// For append files without a sequence column: the next sequence number to assign.
+    next_seq: i64,
+}
+
+fn serialize_key(types: &[DataType], cols: &[ArrayRef], row: usize) -> Result<Vec<u8>> {
+    let enc = RowEncoder::new(types, cols)?;
+    let mut buf = Vec::new();
+    enc.encode(row, &mut buf)?;
+    let mut out = Vec::with_capacity(4 + buf.len());
+    out.extend_from_slice(&(types.len() as i32).to_be_bytes());
+    out.extend_from_slice(&buf);
+    Ok(out)
+}
+
+impl RollingFileWriter {
+    pub fn new(ctx: FileWriterContext, next_seq: i64) -> Self {
+        RollingFileWriter {
+            ctx,
+            uuid: uuid::Uuid::new_v4().to_string(),
+            counter: 0,
+            current: None,
+            done: vec![],
+            next_seq,
+        }
+    }
+
+    fn open(&mut self) -> Result<OpenFile> {
+        let name = format!("{}{}-{}.parquet", self.ctx.prefix, self.uuid, self.counter);
+        self.counter += 1;
+        let writer = ParquetFileWriter::create(
+            self.ctx.dir.join(&name),
+            self.ctx.file_schema.clone(),
+            self.ctx.props.clone(),
+        )?;
+        Ok(OpenFile {
+            writer,
+            name,
+            min_key: None,
+            max_key: None,
+            key_stats: StatsCollector::new(&self.ctx.key_types, StatsMode::Full),
+            value_stats: StatsCollector::new(&self.ctx.value_stats_types, self.ctx.stats_mode),
+            min_seq: i64::MAX,
+            max_seq: i64::MIN,
+            deletes: 0,
+        })
+    }
+
+    /// Write a batch with the file schema. Primary-key batches must be sorted by key and hold
+    /// each key at most once across all batches of this writer.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        let n = batch.num_rows();
+        let mut offset = 0;
+        while offset < n {
+            let len = CHUNK_ROWS.min(n - offset);
+            let chunk = batch.slice(offset, len);
+            self.write_chunk(&chunk)?;
+            offset += len;
+            let full = self
+                .current
+                .as_ref()
+                .map(|f| f.writer.estimated_size() >= self.ctx.target_size)
+                .unwrap_or(false);
+            if full {
+                self.roll()?;
+            }
+        }
+        Ok(())
+    }
+
+    fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
+        let mut file = match self.current.take() {
+            Some(f) => f,
+            None => self.open()?,
+        };
+        let rows = chunk.num_rows();
+        file.writer.write(chunk)?;
+        let nk = self.ctx.key_types.len();
+        if nk > 0 {
+            let keys: Vec<ArrayRef> = chunk.columns()[..nk].to_vec();
+            if file.min_key.is_none() {
+                file.min_key = Some(serialize_key(&self.ctx.key_types, &keys, 0)?);
+            }
+            file.max_key = Some(serialize_key(&self.ctx.key_types, &keys, rows - 1)?);
+            let refs: Vec<&dyn Array> = keys.iter().map(|a| a.as_ref()).collect();
+            file.key_stats.update(&refs)?;
+        }
+        let vals: Vec<&dyn Array> = self
+            .ctx
+            .value_stats_cols
+            .iter()
+            .map(|&i| chunk.column(i).as_ref())
+            .collect();
+        file.value_stats.update(&vals)?;
+        match self.ctx.seq_col {
+            Some(i) => {
+                let s = chunk.column(i).as_primitive::<Int64Type>();
+                if let (Some(lo), Some(hi)) = (arrow::compute::min(s), arrow::compute::max(s)) {
+                    file.min_seq = file.min_seq.min(lo);
+                    file.max_seq = file.max_seq.max(hi);
+                }
+            }
+            None => {
+                file.min_seq = file.min_seq.min(self.next_seq);
+                self.next_seq += rows as i64;
+                file.max_seq = file.max_seq.max(self.next_seq - 1);
+            }
+        }
+        if let Some(i) = self.ctx.kind_col {
+            let k = chunk.column(i).as_primitive::<Int8Type>();
+            file.deletes += k.values().iter().filter(|&&v| v == 1 || v == 3).count() as i64;
+        }
+        self.current = Some(file);
+        Ok(())
+    }
+
+    fn roll(&mut self) -> Result<()> {
+        let Some(file) = self.current.take() else {
+            return Ok(());
+        };
+        let rows = file.writer.rows() as i64;
+        let size = file.writer.close()?;
+        let (min_key, max_key, key_stats) = if self.ctx.key_types.is_empty() {
+            (empty_row(), empty_row(), SimpleStats::empty())
+        } else {
+            (
+                file.min_key.unwrap_or_else(empty_row),
+                file.max_key.unwrap_or_else(empty_row),
+                file.key_stats.finish()?,
+            )
+        };
+        let (value_stats, cols) = if matches!(self.ctx.stats_mode, StatsMode::None) {
+            (SimpleStats::empty(), Some(vec![]))
+        } else {
+            (
+                file.value_stats.finish()?,
+                self.ctx.value_stats_names.clone(),
+            )
+        };
+        let creation = chrono::Local::now()
+            .naive_local()
+            .and_utc()
+            .timestamp_millis();
+        self.done.push(DataFileMeta {
+            file_name: file.name,
+            file_size: size as i64,
+            row_count: rows,
+            min_key,
+            max_key,
+            key_stats,
+            value_stats,
+            min_sequence_number: if rows > 0 { file.min_seq } else { 0 },
+            max_sequence_number: if rows > 0 { file.max_seq } else { 0 },
+            schema_id: self.ctx.schema_id,
+            level: self.ctx.level,
+            extra_files: vec![],
+            creation_time: Some(creation),
+            delete_row_count: Some(file.deletes),
+            embedded_index: None,
+            file_source: Some(self.ctx.file_source),
+            value_stats_cols: cols,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        });
+        Ok(())
+    }
+
+    /// Close the open file and return the metadata of every file written.
+    pub fn close(mut self) -> Result<Vec<DataFileMeta>> {
+        self.roll()?;
+        Ok(std::mem::take(&mut self.done))
+    }
+
+    /// Paths of the finished files (to delete them if the write is abandoned).
+    pub fn written_paths(&self) -> Vec<PathBuf> {
+        self.done
+            .iter()
+            .map(|f| self.ctx.dir.join(&f.file_name))
+            .collect()
+    }
+
+    pub fn context(&self) -> &FileWriterContext {
+        &self.ctx
+    }
+}
+
+impl Drop for RollingFileWriter {
+    fn drop(&mut self) {
+        // An abandoned writer (error path) removes what it wrote; the open file's temp file is
+        // removed by ParquetFileWriter's own Drop.
+        if !self.done.is_empty() {
+            for p in self.written_paths() {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+    }
+}
+
+pub fn check_same_len(cols: &[ArrayRef]) -> Result<()> {
+    let n = cols.first().map(|c| c.len()).unwrap_or(0);
+    if cols.iter().any(|c| c.len() != n) {
+        return Err(Error::Internal("columns of different lengths".into()));
+    }
+    Ok(())
+}

@@ -1,0 +1,414 @@
+use std::collections::BTreeMap;
+use std::sync::Mutex;
+
+use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow::ffi_stream::RecordBatchStreamReader;
+use arrow_pyarrow::{FromPyArrow, PyArrowType};
+use arrow_schema::{ArrowError, Schema};
+use paimon_rs_core::commit::{CommitMessage as CoreMessage, FileStoreCommit, PartitionSpec};
+use paimon_rs_core::read::scan::TableScan;
+use paimon_rs_core::read::split::Split as CoreSplit;
+use paimon_rs_core::read::table_read::TableRead as CoreRead;
+use paimon_rs_core::spec::binary_row::datum_from_arrow;
+use paimon_rs_core::spec::bucket::compute_buckets;
+use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::write::table_write::table_arrow_schema;
+use paimon_rs_core::write::TableWrite as CoreWrite;
+use paimon_rs_core::Error;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+use crate::errors::IntoPy;
+use crate::predicate;
+
+#[pyclass(module = "paimon_rs._core", frozen)]
+pub struct Table {
+    inner: FileStoreTable,
+}
+
+impl Table {
+    pub fn from_core(inner: FileStoreTable) -> Self {
+        Table { inner }
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
+    m.lock()
+        .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned lock"))
+}
+
+#[pymethods]
+impl Table {
+    #[getter]
+    fn name(&self) -> String {
+        self.inner.name.clone()
+    }
+    #[getter]
+    fn path(&self) -> String {
+        self.inner.path.to_string_lossy().into_owned()
+    }
+    #[getter]
+    fn partition_keys(&self) -> Vec<String> {
+        self.inner.schema.partition_keys.clone()
+    }
+    #[getter]
+    fn primary_keys(&self) -> Vec<String> {
+        self.inner.schema.primary_keys.clone()
+    }
+    #[getter]
+    fn options(&self) -> BTreeMap<String, String> {
+        self.inner.schema.options.clone()
+    }
+    #[getter]
+    fn schema_json(&self) -> String {
+        self.inner.schema.to_json_string()
+    }
+    #[getter]
+    fn comment(&self) -> Option<String> {
+        self.inner.schema.comment.clone()
+    }
+    /// The table's rows as Arrow (no field-id metadata).
+    fn arrow_schema(&self) -> PyArrowType<Schema> {
+        let s = table_arrow_schema(&self.inner);
+        let fields: Vec<_> = s
+            .fields()
+            .iter()
+            .map(|f| {
+                f.as_ref()
+                    .clone()
+                    .with_metadata(std::collections::HashMap::new())
+            })
+            .collect();
+        PyArrowType(Schema::new(fields))
+    }
+
+    fn new_write(&self) -> PyResult<TableWrite> {
+        Ok(TableWrite {
+            inner: Mutex::new(CoreWrite::new(self.inner.clone()).py_err()?),
+        })
+    }
+
+    fn new_commit(&self, commit_user: String) -> TableCommit {
+        TableCommit {
+            inner: FileStoreCommit::new(self.inner.clone(), commit_user),
+        }
+    }
+
+    #[pyo3(signature = (filter=None, snapshot_id=None))]
+    fn plan(
+        &self,
+        py: Python<'_>,
+        filter: Option<Bound<'_, PyAny>>,
+        snapshot_id: Option<i64>,
+    ) -> PyResult<(Option<i64>, Vec<Split>)> {
+        let pred = filter
+            .map(|f| predicate::convert(&self.inner, &f))
+            .transpose()?;
+        let mut scan = TableScan::new(self.inner.clone(), pred);
+        if let Some(id) = snapshot_id {
+            scan = scan.with_snapshot(id);
+        }
+        let plan = py.detach(|| scan.plan()).py_err()?;
+        Ok((
+            plan.snapshot_id,
+            plan.splits
+                .into_iter()
+                .map(|s| Split { inner: s })
+                .collect(),
+        ))
+    }
+
+    #[pyo3(signature = (projection=None, filter=None))]
+    fn new_read(
+        &self,
+        projection: Option<Vec<String>>,
+        filter: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<TableRead> {
+        let pred = filter
+            .map(|f| predicate::convert(&self.inner, &f))
+            .transpose()?;
+        Ok(TableRead {
+            inner: CoreRead::new(self.inner.clone(), projection, pred).py_err()?,
+        })
+    }
+
+    fn latest_snapshot_id(&self) -> PyResult<Option<i64>> {
+        self.inner.snapshot_manager().latest_id().py_err()
+    }
+}
+
+#[pyclass(module = "paimon_rs._core")]
+pub struct TableWrite {
+    inner: Mutex<CoreWrite>,
+}
+
+#[pymethods]
+impl TableWrite {
+    /// Write every batch of an Arrow stream (any object with `__arrow_c_stream__`).
+    fn write_stream(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        py.detach(|| -> Result<(), Error> {
+            // Check every batch before buffering any, so a bad batch leaves nothing behind.
+            let batches: Vec<RecordBatch> = reader.collect::<Result<_, ArrowError>>()?;
+            write_all(w, &batches)
+        })
+        .py_err()
+    }
+
+    /// Write one record batch (any object with `__arrow_c_array__`).
+    fn write_batch(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = RecordBatch::from_pyarrow_bound(data)?;
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        py.detach(|| write_all(w, &[batch])).py_err()
+    }
+
+    fn prepare_commit(&self, py: Python<'_>) -> PyResult<Vec<CommitMessage>> {
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        let msgs = py.detach(|| w.prepare_commit()).py_err()?;
+        // committing is now the commit's job; the write no longer owns the files
+        w.take_pending();
+        Ok(msgs
+            .into_iter()
+            .map(|m| CommitMessage { inner: m })
+            .collect())
+    }
+
+    fn abort(&self) -> PyResult<()> {
+        lock(&self.inner)?.abort();
+        Ok(())
+    }
+
+    fn buffered_rows(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.buffered_rows())
+    }
+}
+
+/// Validate all batches first (a failing batch must not leave earlier ones buffered), then
+/// buffer them.
+fn write_all(w: &mut CoreWrite, batches: &[RecordBatch]) -> Result<(), Error> {
+    if batches.len() == 1 {
+        return w.write(&batches[0]);
+    }
+    let schema = match batches.first() {
+        Some(b) => b.schema(),
+        None => return Ok(()),
+    };
+    let all = arrow::compute::concat_batches(&schema, batches)?;
+    w.write(&all)
+}
+
+#[pyclass(module = "paimon_rs._core", frozen, from_py_object)]
+#[derive(Clone)]
+pub struct CommitMessage {
+    inner: CoreMessage,
+}
+
+#[pymethods]
+impl CommitMessage {
+    #[getter]
+    fn bucket(&self) -> i32 {
+        self.inner.bucket
+    }
+    #[getter]
+    fn file_names(&self) -> Vec<String> {
+        self.inner
+            .new_files
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
+    #[getter]
+    fn row_count(&self) -> i64 {
+        self.inner.new_files.iter().map(|f| f.row_count).sum()
+    }
+    fn is_empty(&self) -> bool {
+        self.inner.is_empty()
+    }
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let b = serde_json::to_vec(&self.inner)
+            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        Ok(PyBytes::new(py, &b))
+    }
+    /// Picklable (Spark ships splits to tasks and commit messages back to the driver).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let f = slf.get_type().getattr("from_bytes")?;
+        Ok((f, (slf.get().to_bytes(slf.py())?,)))
+    }
+    #[staticmethod]
+    fn from_bytes(b: &[u8]) -> PyResult<Self> {
+        let inner = serde_json::from_slice(b).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("not a commit message: {e}"))
+        })?;
+        Ok(CommitMessage { inner })
+    }
+}
+
+#[pyclass(module = "paimon_rs._core", frozen)]
+pub struct TableCommit {
+    inner: FileStoreCommit,
+}
+
+#[pymethods]
+impl TableCommit {
+    /// Commit; `overwrite` is None (append) or a one-row pyarrow RecordBatch of partition values
+    /// (zero columns = the whole table). Returns the new snapshot id or None if nothing changed.
+    #[pyo3(signature = (messages, commit_identifier, overwrite=None))]
+    fn commit(
+        &self,
+        py: Python<'_>,
+        messages: Vec<CommitMessage>,
+        commit_identifier: i64,
+        overwrite: Option<Bound<'_, PyAny>>,
+    ) -> PyResult<Option<i64>> {
+        let spec: Option<PartitionSpec> = match overwrite {
+            None => None,
+            Some(obj) => {
+                let batch = RecordBatch::from_pyarrow_bound(&obj)?;
+                Some(self.spec_from_batch(&batch).py_err()?)
+            }
+        };
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        py.detach(|| self.inner.commit(&msgs, commit_identifier, spec.as_ref()))
+            .py_err()
+    }
+
+    fn abort(&self, messages: Vec<CommitMessage>) {
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        self.inner.delete_new_files(&msgs);
+    }
+}
+
+impl TableCommit {
+    fn spec_from_batch(&self, batch: &RecordBatch) -> Result<PartitionSpec, Error> {
+        let table = self.inner.table();
+        let mut spec = vec![];
+        for (i, f) in batch.schema().fields().iter().enumerate() {
+            if !table.partition_keys().contains(f.name()) {
+                return Err(Error::invalid(format!(
+                    "overwrite: '{}' is not a partition key",
+                    f.name()
+                )));
+            }
+            let t = table
+                .schema
+                .field(f.name())
+                .map(|x| x.data_type.clone())
+                .ok_or_else(|| Error::invalid(format!("unknown column {}", f.name())))?;
+            spec.push((
+                f.name().clone(),
+                datum_from_arrow(batch.column(i).as_ref(), 0, &t)?,
+            ));
+        }
+        Ok(spec)
+    }
+}
+
+#[pyclass(module = "paimon_rs._core", frozen, from_py_object)]
+#[derive(Clone)]
+pub struct Split {
+    pub inner: CoreSplit,
+}
+
+#[pymethods]
+impl Split {
+    #[getter]
+    fn bucket(&self) -> i32 {
+        self.inner.bucket
+    }
+    #[getter]
+    fn bucket_path(&self) -> String {
+        self.inner.bucket_path.clone()
+    }
+    #[getter]
+    fn row_count(&self) -> i64 {
+        self.inner.row_count()
+    }
+    #[getter]
+    fn file_size(&self) -> i64 {
+        self.inner.file_size()
+    }
+    #[getter]
+    fn file_paths(&self) -> Vec<String> {
+        self.inner
+            .files
+            .iter()
+            .map(|f| format!("{}/{}", self.inner.bucket_path, f.file_name))
+            .collect()
+    }
+    #[getter]
+    fn raw_convertible(&self) -> bool {
+        self.inner.raw_convertible
+    }
+    #[getter]
+    fn snapshot_id(&self) -> i64 {
+        self.inner.snapshot_id
+    }
+    fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &self.inner.to_bytes().py_err()?))
+    }
+    /// Picklable (Spark ships splits to tasks and commit messages back to the driver).
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+        let f = slf.get_type().getattr("from_bytes")?;
+        Ok((f, (slf.get().to_bytes(slf.py())?,)))
+    }
+    #[staticmethod]
+    fn from_bytes(b: &[u8]) -> PyResult<Self> {
+        Ok(Split {
+            inner: CoreSplit::from_bytes(b).py_err()?,
+        })
+    }
+}
+
+#[pyclass(module = "paimon_rs._core", frozen)]
+pub struct TableRead {
+    inner: CoreRead,
+}
+
+#[pymethods]
+impl TableRead {
+    fn output_schema(&self) -> PyArrowType<Schema> {
+        PyArrowType(self.inner.output_schema().as_ref().clone())
+    }
+
+    /// Read splits (in parallel, GIL released); returns a pyarrow.RecordBatchReader.
+    fn read(
+        &self,
+        py: Python<'_>,
+        splits: Vec<Split>,
+    ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let core: Vec<CoreSplit> = splits.into_iter().map(|s| s.inner).collect();
+        let batches = py.detach(|| self.inner.read_splits(&core)).py_err()?;
+        let schema = self.inner.output_schema();
+        let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        Ok(PyArrowType(Box::new(it)))
+    }
+}
+
+/// Buckets Paimon's fixed-bucket hash assigns to rows of `keys` (columns = bucket key columns,
+/// typed as the table declares them).
+#[pyfunction]
+pub fn bucket_of_rows(table: &Table, keys: &Bound<'_, PyAny>) -> PyResult<Vec<i32>> {
+    let batch = RecordBatch::from_pyarrow_bound(keys)?;
+    let t = &table.inner;
+    let names = t.bucket_keys();
+    let types = t.schema.types_of(&names).py_err()?;
+    let mut cols = vec![];
+    for (n, ty) in names.iter().zip(&types) {
+        let c = batch.column_by_name(n).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!("missing key column {n}"))
+        })?;
+        cols.push(
+            arrow::compute::cast(c, &ty.to_arrow())
+                .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
+        );
+    }
+    compute_buckets(&cols, &types, t.options.bucket).py_err()
+}

@@ -1,0 +1,284 @@
+"""Tables, writes, commits, scans and reads with pypaimon's names."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any, Dict, Iterator, List, Optional
+
+import pyarrow as pa
+
+from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.predicate import Predicate, PredicateBuilder
+
+BATCH_COMMIT_IDENTIFIER = 2**63 - 1
+
+CommitMessage = _core.CommitMessage
+
+
+class Table:
+    """A Paimon table (pypaimon's ``FileStoreTable``)."""
+
+    def __init__(self, core: "_core.Table"):
+        self._core = core
+        self._arrow_schema: pa.Schema = core.arrow_schema()
+
+    @property
+    def identifier(self) -> str:
+        return self._core.name
+
+    @property
+    def table_path(self) -> str:
+        return self._core.path
+
+    @property
+    def partition_keys(self) -> List[str]:
+        return self._core.partition_keys
+
+    @property
+    def primary_keys(self) -> List[str]:
+        return self._core.primary_keys
+
+    @property
+    def options(self) -> Dict[str, str]:
+        return self._core.options
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return self._arrow_schema
+
+    def new_batch_write_builder(self) -> "BatchWriteBuilder":
+        return BatchWriteBuilder(self)
+
+    def new_read_builder(self) -> "ReadBuilder":
+        return ReadBuilder(self)
+
+    def latest_snapshot_id(self) -> Optional[int]:
+        return self._core.latest_snapshot_id()
+
+    def __repr__(self) -> str:
+        return f"Table({self.identifier!r})"
+
+
+class BatchWriteBuilder:
+    """Creates the write and the commit of one batch job; ``overwrite()`` turns the commit into
+    an INSERT OVERWRITE of the given static partition (the whole table if empty)."""
+
+    def __init__(self, table: Table):
+        self.table = table
+        self.commit_user = str(uuid.uuid4())
+        self.static_partition: Optional[Dict[str, Any]] = None
+
+    def overwrite(self, static_partition: Optional[Dict[str, Any]] = None) -> "BatchWriteBuilder":
+        spec = dict(static_partition or {})
+        for k in spec:
+            if k not in self.table.partition_keys:
+                raise InvalidArgumentError(
+                    f"overwrite: '{k}' is not a partition key of {self.table.identifier}"
+                )
+        self.static_partition = spec
+        return self
+
+    def new_write(self) -> "BatchTableWrite":
+        return BatchTableWrite(self.table)
+
+    def new_commit(self) -> "BatchTableCommit":
+        return BatchTableCommit(self.table, self.commit_user, self.static_partition)
+
+
+class BatchTableWrite:
+    """Buffers rows per (partition, bucket); ``prepare_commit`` writes them as files."""
+
+    def __init__(self, table: Table):
+        self.table = table
+        self._core = table._core.new_write()
+        self._closed = False
+        self._prepared = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise PaimonRsError("this write is closed")
+        if self._prepared:
+            raise PaimonRsError("a batch write can only prepare_commit once; start a new write")
+
+    def write_arrow(self, data: Any) -> None:
+        """Write a pyarrow Table or any object exporting ``__arrow_c_stream__`` (polars,
+        duckdb results, pyarrow RecordBatchReader)."""
+        self._check_open()
+        if hasattr(data, "__arrow_c_stream__"):
+            self._core.write_stream(data)
+        elif hasattr(data, "__arrow_c_array__"):
+            self._core.write_batch(data)
+        else:
+            raise TypeError(
+                f"write_arrow expects an Arrow table or stream, got {type(data).__name__}"
+            )
+
+    def write_arrow_batch(self, batch: Any) -> None:
+        """Write one pyarrow RecordBatch (or any ``__arrow_c_array__`` exporter)."""
+        self._check_open()
+        if hasattr(batch, "__arrow_c_array__"):
+            self._core.write_batch(batch)
+        else:
+            self.write_arrow(batch)
+
+    def write_pandas(self, df: Any) -> None:
+        self._check_open()
+        self._core.write_stream(pa.Table.from_pandas(df, preserve_index=False))
+
+    def prepare_commit(self) -> List[CommitMessage]:
+        self._check_open()
+        self._prepared = True
+        return self._core.prepare_commit()
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            if not self._prepared:
+                self._core.abort()
+
+    def __enter__(self) -> "BatchTableWrite":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class BatchTableCommit:
+    """Commits the messages of a batch write as one snapshot (once)."""
+
+    def __init__(self, table: Table, commit_user: str, static_partition: Optional[Dict[str, Any]]):
+        self.table = table
+        self._core = table._core.new_commit(commit_user)
+        self._static_partition = static_partition
+        self._committed = False
+
+    def _overwrite_batch(self) -> Optional[pa.RecordBatch]:
+        if self._static_partition is None:
+            return None
+        schema = self.table.arrow_schema
+        arrays, fields = [], []
+        for k, v in self._static_partition.items():
+            f = schema.field(k)
+            try:
+                arrays.append(pa.array([v], type=f.type) if not isinstance(v, str) or pa.types.is_string(f.type)
+                              else pa.array([v]).cast(f.type))
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+                raise InvalidArgumentError(f"overwrite: value {v!r} does not fit '{k}' ({f.type}): {e}") from e
+            fields.append(pa.field(k, f.type))
+        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+    def commit(self, commit_messages: List[CommitMessage]) -> Optional[int]:
+        """Commit; returns the new snapshot id (None if there was nothing to commit)."""
+        if self._committed:
+            raise PaimonRsError("a batch commit can only commit once")
+        self._committed = True
+        return self._core.commit(list(commit_messages), BATCH_COMMIT_IDENTIFIER, self._overwrite_batch())
+
+    def abort(self, commit_messages: List[CommitMessage]) -> None:
+        """Delete the files of messages that will not be committed."""
+        self._core.abort(list(commit_messages))
+
+    def close(self) -> None:
+        pass
+
+    def __enter__(self) -> "BatchTableCommit":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+Split = _core.Split
+
+
+class Plan:
+    def __init__(self, snapshot_id: Optional[int], splits: List[Split]):
+        self.snapshot_id = snapshot_id
+        self._splits = splits
+
+    def splits(self) -> List[Split]:
+        return self._splits
+
+
+class TableScan:
+    def __init__(self, table: Table, predicate: Optional[Predicate], snapshot_id: Optional[int] = None):
+        self.table = table
+        self.predicate = predicate
+        self.snapshot_id = snapshot_id
+
+    def plan(self) -> Plan:
+        filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
+        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id)
+        return Plan(snapshot_id, splits)
+
+
+class TableRead:
+    def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
+                 limit: Optional[int] = None):
+        self.table = table
+        filt = predicate.to_core(table.arrow_schema) if predicate else None
+        self._core = table._core.new_read(projection, filt)
+        self._limit = limit
+
+    @property
+    def schema(self) -> pa.Schema:
+        return self._core.output_schema()
+
+    def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
+        def batches() -> Iterator[pa.RecordBatch]:
+            remaining = self._limit
+            for s in splits:
+                for b in self._core.read([s]):
+                    if remaining is not None:
+                        if remaining <= 0:
+                            return
+                        b = b.slice(0, remaining)
+                        remaining -= b.num_rows
+                    yield b
+        return pa.RecordBatchReader.from_batches(self.schema, batches())
+
+    def to_arrow(self, splits: List[Split]) -> pa.Table:
+        t = self._core.read(list(splits)).read_all()
+        if self._limit is not None:
+            t = t.slice(0, self._limit)
+        return t
+
+    def to_pandas(self, splits: List[Split]) -> Any:
+        return self.to_arrow(splits).to_pandas()
+
+    def to_iterator(self, splits: List[Split]) -> Iterator[Dict[str, Any]]:
+        for b in self.to_arrow_batch_reader(splits):
+            yield from b.to_pylist()
+
+
+class ReadBuilder:
+    def __init__(self, table: Table):
+        self.table = table
+        self._projection: Optional[List[str]] = None
+        self._predicate: Optional[Predicate] = None
+        self._limit: Optional[int] = None
+
+    def with_filter(self, predicate: Optional[Predicate]) -> "ReadBuilder":
+        self._predicate = predicate
+        return self
+
+    def with_projection(self, projection: List[str]) -> "ReadBuilder":
+        self._projection = list(projection)
+        return self
+
+    def with_limit(self, limit: int) -> "ReadBuilder":
+        self._limit = limit
+        return self
+
+    def new_predicate_builder(self) -> PredicateBuilder:
+        return PredicateBuilder(self.table.arrow_schema)
+
+    def read_type(self) -> pa.Schema:
+        return self.new_read().schema
+
+    def new_scan(self) -> TableScan:
+        return TableScan(self.table, self._predicate)
+
+    def new_read(self) -> TableRead:
+        return TableRead(self.table, self._projection, self._predicate, self._limit)

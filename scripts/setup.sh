@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# One-time (and idempotent) set-up: a Python venv with the dev requirements, and paimon_rs
+# built (release) and installed into it. Sourced by demo.sh and test.sh.
+#
+#   PAIMON_RS_CACHE   where the venvs and the cargo target dir live (default ~/.cache/paimon_rs),
+#                     so that a fresh clone on the same machine reuses earlier builds.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+CACHE="${PAIMON_RS_CACHE:-$HOME/.cache/paimon_rs}"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$CACHE/target}"
+VENV="${PAIMON_RS_VENV:-$CACHE/venv}"
+PYTHON="${PYTHON:-python3}"
+mkdir -p "$CACHE"
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo not found: install a stable Rust toolchain (https://rustup.rs)" >&2
+  exit 1
+fi
+
+req_hash="$(cat "$ROOT/requirements-dev.txt" | sha256sum | cut -c1-16)"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.req-hash" 2>/dev/null)" != "$req_hash" ]; then
+  echo "== creating venv $VENV"
+  rm -rf "$VENV"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/pip" install --quiet --upgrade pip
+  "$VENV/bin/pip" install --quiet -r "$ROOT/requirements-dev.txt"
+  echo "$req_hash" > "$VENV/.req-hash"
+fi
+
+echo "== building paimon_rs (release) into $VENV"
+(cd "$ROOT" && VIRTUAL_ENV="$VENV" PATH="$VENV/bin:$PATH" \
+  "$VENV/bin/maturin" develop --release --quiet 2>&1 | grep -v "^📦\|^🔗\|^🐍\|^⚠️  Warning: pip" || true)
+"$VENV/bin/python" -c "import paimon_rs, sys; print('paimon_rs', paimon_rs.__version__, 'on Python', sys.version.split()[0])"
+
+export PAIMON_RS_VENV_PY="$VENV/bin/python"

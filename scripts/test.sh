@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set everything up, then run every check: rustfmt, clippy, Rust tests, ruff, pytest (unit,
+# property, and compat against pypaimon 2.1.0 in a venv of its own), and a smoke run of the
+# benchmarks. CI (.ci/run) runs exactly this.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+start=$(date +%s)
+step() { echo; echo "== $* ($(( $(date +%s) - start ))s)"; }
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+source "$ROOT/scripts/setup.sh"
+
+step "cargo clippy -D warnings"
+cargo clippy --release --workspace --all-targets --quiet -- -D warnings
+
+step "cargo test"
+log="$(mktemp)"
+if ! cargo test --release --workspace >"$log" 2>&1; then
+  tail -n 80 "$log"; rm -f "$log"; exit 1
+fi
+grep -E "^test result:" "$log" | grep -v " 0 passed; 0 failed; 0 ignored; 0 measured" || true
+rm -f "$log"
+
+step "ruff"
+"$(dirname "$PAIMON_RS_VENV_PY")/ruff" check python tests benches examples
+
+step "pytest"
+"$PAIMON_RS_VENV_PY" -m pytest -q tests "$@"
+
+step "benchmark smoke"
+"$PAIMON_RS_VENV_PY" benches/bench_foundation.py --smoke
+
+step "all checks passed"
