@@ -3,7 +3,8 @@ their statistics and is then applied exactly to the rows read."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from typing import Any, List, Optional, Sequence
 
 import pyarrow as pa
@@ -18,7 +19,7 @@ class Predicate:
     method: str
     field: Optional[str] = None
     literals: Optional[List[Any]] = None
-    children: List["Predicate"] = field(default_factory=list)
+    children: List["Predicate"] = dc_field(default_factory=list)
 
     def to_core(self, schema: pa.Schema) -> tuple:
         """The tuple form understood by ``paimon_rs._core`` (literals as typed Arrow arrays)."""

@@ -841,6 +841,9 @@ fn avro_read_err(path: &Path, e: apache_avro::Error) -> Error {
     }
 }
 
+/// Largest single allocation the Avro decoder may make while reading manifests.
+const MAX_AVRO_ALLOCATION: usize = 16 << 20;
+
 /// Decodes every record of an Avro object container file with `convert`. The Avro crate can
 /// panic on some malformed blocks (e.g. a snappy block shorter than its checksum); such a panic
 /// is turned into a corrupt-file error instead of unwinding into the caller.
@@ -850,6 +853,9 @@ fn read_avro<T>(
     what: &'static str,
     convert: fn(Value, &Ctx) -> Result<T>,
 ) -> Result<Vec<T>> {
+    // A corrupt length or count field must not make the decoder reserve gigabytes: cap every
+    // single allocation (process-wide, first call wins; nothing in a manifest comes close).
+    apache_avro::max_allocation_bytes(MAX_AVRO_ALLOCATION);
     let decode = || -> Result<Vec<T>> {
         let reader = Reader::new(bytes).map_err(|e| avro_read_err(path, e))?;
         let mut out = Vec::new();

@@ -243,6 +243,9 @@ impl TableWrite {
     #[allow(clippy::type_complexity)]
     fn route(&self, b: &AlignedBatch) -> Result<Vec<(WriterKey, (String, Vec<u32>))>> {
         let n = b.batch.num_rows();
+        if n == 0 {
+            return Ok(vec![]);
+        }
         let cols = b.batch.columns();
         // partitions
         let mut parts: Vec<(Vec<u8>, Vec<u32>)> = vec![];
@@ -278,7 +281,8 @@ impl TableWrite {
         let num_buckets = self.table.options.bucket;
         let mut out = vec![];
         for (pbytes, rows) in parts {
-            let first = rows[0] as usize;
+            let Some(&first) = rows.first() else { continue };
+            let first = first as usize;
             let values: Vec<Option<Datum>> = self
                 .partition_idx
                 .iter()
