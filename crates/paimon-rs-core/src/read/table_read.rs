@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use arrow_array::types::Int8Type;
+use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_cast::cast;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use super::split::Split;
 use crate::error::{Error, Result};
 use crate::io::parquet::read_all;
-use crate::merge::{sort_by_key, MergeEngine};
+use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -138,36 +138,41 @@ impl TableRead {
             return Ok(vec![]);
         }
         let schema = batches[0].schema();
-        let mut merged = if batches.len() == 1 {
-            batches
-                .into_iter()
-                .next()
-                .ok_or_else(|| Error::Internal("empty".into()))?
-        } else {
-            arrow_select::concat::concat_batches(&schema, &batches)?
+        let layout = KvLayout {
+            num_keys: key_names.len(),
         };
-        if pk {
-            if !split.raw_convertible {
-                let n = merged.num_rows();
-                let keys: Vec<ArrayRef> = merged.columns()[..key_names.len()].to_vec();
-                let seq = merged.column(key_names.len()).as_primitive::<Int64Type>();
-                let (sorted, bounds) = sort_by_key(&keys, Some(seq.values()), n)?;
-                let winners = UInt32Array::from(MergeEngine::Deduplicate.merge(&sorted, &bounds));
-                merged = arrow_select::take::take_record_batch(&merged, &winners)?;
+        let merged = if pk && !split.raw_convertible {
+            let runs: Vec<BatchIter> = batches
+                .into_iter()
+                .map(|b| Box::new(std::iter::once(Ok(b))) as BatchIter)
+                .collect();
+            let out: Vec<RecordBatch> =
+                merge_sorted_runs(runs, layout, MergeEngine::Deduplicate, true)?
+                    .collect::<Result<_>>()?;
+            arrow_select::concat::concat_batches(&schema, &out)?
+        } else {
+            let mut m = if batches.len() == 1 {
+                batches
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| Error::Internal("empty".into()))?
+            } else {
+                arrow_select::concat::concat_batches(&schema, &batches)?
+            };
+            if pk {
+                // DropDelete: a retraction in a file read raw means the key is absent.
+                let kinds = m.column(layout.kind_col()).as_primitive::<Int8Type>();
+                if kinds.values().iter().any(|&k| is_retract(k)) {
+                    let keep: BooleanArray = kinds
+                        .values()
+                        .iter()
+                        .map(|&k| Some(!is_retract(k)))
+                        .collect();
+                    m = arrow_select::filter::filter_record_batch(&m, &keep)?;
+                }
             }
-            // DropDelete: a retraction that survived the merge means the key is absent.
-            let kinds = merged
-                .column(key_names.len() + 1)
-                .as_primitive::<Int8Type>();
-            if kinds.values().iter().any(|&k| is_retract(k)) {
-                let keep: BooleanArray = kinds
-                    .values()
-                    .iter()
-                    .map(|&k| Some(!is_retract(k)))
-                    .collect();
-                merged = arrow_select::filter::filter_record_batch(&merged, &keep)?;
-            }
-        }
+            m
+        };
         // table columns only, named as the table's
         let values = RecordBatch::try_new(
             Arc::new(Schema::new(

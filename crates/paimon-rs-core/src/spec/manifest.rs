@@ -855,7 +855,7 @@ fn read_avro<T>(
 ) -> Result<Vec<T>> {
     // A corrupt length or count field must not make the decoder reserve gigabytes: cap every
     // single allocation (process-wide, first call wins; nothing in a manifest comes close).
-    apache_avro::max_allocation_bytes(MAX_AVRO_ALLOCATION);
+    apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
     let decode = || -> Result<Vec<T>> {
         let reader = Reader::new(bytes).map_err(|e| avro_read_err(path, e))?;
         let mut out = Vec::new();
