@@ -23,7 +23,8 @@ write         warehouse, table, files ([IPC path], one commit per file),
               -> {"snapshot_ids": [...], "writer": class name of the writer}
 read          warehouse, table, out (IPC path), projection, filter (see
               _predicate), options, mode ("arrow" | "batch_reader" | "pandas").
-              -> {"num_rows", "num_splits", "schema": str}
+              -> {"num_rows", "num_splits", "schema": str, "warnings": [pypaimon
+              log records >= WARNING, e.g. native-read fallbacks]}
 bucket_of     warehouse, table, keys_ipc (IPC with the bucket-key columns).
               -> {"buckets": [int per row]} computed by pypaimon's own
               pypaimon.write.row_key_extractor.FixedBucketRowKeyExtractor.
@@ -37,14 +38,15 @@ batch         ops: [{"cmd", "payload", "catch"?}] -> {"results": [...]}
 """
 
 import json
+import logging
 import os
+import shutil
 import sys
 import time
 import traceback
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
-
 from pypaimon import CatalogFactory, Schema
 
 _CATALOGS = {}
@@ -137,7 +139,7 @@ def _cmd_create_table(p):
         by_name = {f.name: f for f in schema.fields}
         for name, spec in overrides.items():
             if name not in by_name:
-                raise KeyError("types override for unknown column %r" % name)
+                raise KeyError(f"types override for unknown column {name!r}")
             dt = DataTypeParser.parse_data_type(spec)
             if name in pk:
                 dt.nullable = False
@@ -168,7 +170,7 @@ def _cmd_write(p):
             elif mode == "pandas":
                 w.write_pandas(data.to_pandas())
             else:
-                raise ValueError("unknown write mode %r" % mode)
+                raise ValueError(f"unknown write mode {mode!r}")
             c.commit(w.prepare_commit())
         finally:
             w.close()
@@ -177,13 +179,33 @@ def _cmd_write(p):
     return {"snapshot_ids": snapshot_ids, "writer": writer_cls}
 
 
+class _Collect(logging.Handler):
+    def __init__(self):
+        super().__init__(logging.WARNING)
+        self.messages = []
+
+    def emit(self, record):
+        self.messages.append(f"{record.name}: {record.getMessage()}")
+
+
 def _cmd_read(p):
+    collect = _Collect()
+    logging.getLogger("pypaimon").addHandler(collect)
+    try:
+        out = _read(p)
+    finally:
+        logging.getLogger("pypaimon").removeHandler(collect)
+    out["warnings"] = collect.messages
+    return out
+
+
+def _read(p):
     table = _table(p)
     rb = table.new_read_builder()
+    if p.get("filter") is not None:  # built on all columns: the filter may use unprojected ones
+        rb = rb.with_filter(_predicate(table.new_read_builder().new_predicate_builder(), p["filter"]))
     if p.get("projection") is not None:
         rb = rb.with_projection(list(p["projection"]))
-    if p.get("filter") is not None:
-        rb = rb.with_filter(_predicate(rb.new_predicate_builder(), p["filter"]))
     splits = rb.new_scan().plan().splits()
     read = rb.new_read()
     mode = p.get("mode", "arrow")
@@ -195,7 +217,7 @@ def _cmd_read(p):
     elif mode == "pandas":
         result = pa.Table.from_pandas(read.to_pandas(splits), preserve_index=False)
     else:
-        raise ValueError("unknown read mode %r" % mode)
+        raise ValueError(f"unknown read mode {mode!r}")
     if result is None:  # to_arrow is typed Optional; never seen in practice
         raise RuntimeError("pypaimon returned None from the read")
     _write_ipc(p["out"], result)
@@ -288,9 +310,10 @@ def _cmd_bench(p):
     data = _read_ipc(p["data_ipc"])
     update = _read_ipc(p["update_ipc"]) if p.get("update_ipc") else None
     write_s, update_s, read_s, rows_read = [], [], [], []
-    check = {}
-    for i in range(int(p.get("repeat", 1))):
-        wh = os.path.join(p["warehouse"], "rep%d" % i)
+    check, info = {}, {}
+    # warm-up on 1000 rows (lazy imports, native library load), untimed
+    for i in [-1] + list(range(int(p.get("repeat", 1)))):
+        wh = os.path.join(p["warehouse"], "warmup" if i < 0 else f"rep{i}")
         name = "db.bench"
         cat = CatalogFactory.create({"warehouse": wh})
         cat.create_database("db", True)
@@ -298,43 +321,56 @@ def _cmd_bench(p):
             data.schema, partition_keys=list(p.get("partition_keys") or []),
             primary_keys=list(p.get("primary_keys") or []),
             options={k: str(v) for k, v in (p.get("options") or {}).items()}), False)
+        if i < 0:
+            data_i, update_i = data.slice(0, 1000), None
+        else:
+            data_i, update_i = data, update
         if impl == "pypaimon":
-            w_t = _bench_pypaimon_write(cat.get_table(name), data)
-            u_t = _bench_pypaimon_write(cat.get_table(name), update) if update is not None else None
-            r_t, result = _bench_pypaimon_read(cat.get_table(name))
+            w_t = _bench_pypaimon_write(cat.get_table(name), data_i, info)
+            u_t = _bench_pypaimon_write(cat.get_table(name), update_i, info) if update_i is not None else None
+            r_t, result = _bench_pypaimon_read(cat.get_table(name), info)
         elif impl == "pypaimon_rust":
             from pypaimon_rust.datafusion import PaimonCatalog
 
             ntable = PaimonCatalog({"warehouse": wh}).get_table(name)
-            w_t = _bench_rust_write(ntable, data)
+            w_t = _bench_rust_write(ntable, data_i)
             u_t = None
-            if update is not None:
+            if update_i is not None:
                 ntable = PaimonCatalog({"warehouse": wh}).get_table(name)
-                u_t = _bench_rust_write(ntable, update)
+                u_t = _bench_rust_write(ntable, update_i)
             ntable = PaimonCatalog({"warehouse": wh}).get_table(name)
             r_t, result = _bench_rust_read(ntable)
         else:
-            raise ValueError("unknown impl %r" % impl)
+            raise ValueError(f"unknown impl {impl!r}")
+        shutil.rmtree(wh, ignore_errors=True)
+        if i < 0:
+            del result
+            continue
         write_s.append(w_t)
         if u_t is not None:
             update_s.append(u_t)
         read_s.append(r_t)
         rows_read.append(result.num_rows)
         if i == 0 and p.get("checksum_column"):
-            col = result.column(p["checksum_column"])
             import pyarrow.compute as pc
 
-            check = {"sum": pc.sum(col).as_py()}
+            # sum of the low 16 bits: no int64 overflow (same as benches/bench_foundation.py)
+            col = result.column(p["checksum_column"])
+            check = {"sum": pc.sum(pc.bit_wise_and(col, 0xFFFF)).as_py() or 0}
         del result
     return {"write_s": write_s, "update_s": update_s, "read_s": read_s,
-            "rows_read": rows_read, "check": check}
+            "rows_read": rows_read, "check": check, "info": info}
 
 
-def _bench_pypaimon_write(table, data):
+def _bench_pypaimon_write(table, data, info):
+    import gc
+
+    gc.collect()
     t0 = time.perf_counter()
     wb = table.new_batch_write_builder()
     w = wb.new_write()
     c = wb.new_commit()
+    info["writer"] = type(w).__name__
     w.write_arrow(data)
     c.commit(w.prepare_commit())
     w.close()
@@ -342,15 +378,22 @@ def _bench_pypaimon_write(table, data):
     return time.perf_counter() - t0
 
 
-def _bench_pypaimon_read(table):
+def _bench_pypaimon_read(table, info):
+    import gc
+
+    gc.collect()
     t0 = time.perf_counter()
     rb = table.new_read_builder()
     splits = rb.new_scan().plan().splits()
+    info["native_plan"] = bool(splits) and all(hasattr(s, "_native_split") for s in splits)
     result = rb.new_read().to_arrow(splits)
     return time.perf_counter() - t0, result
 
 
 def _bench_rust_write(ntable, data):
+    import gc
+
+    gc.collect()
     t0 = time.perf_counter()
     wb = ntable.new_batch_write_builder()
     w = wb.new_write()
@@ -365,6 +408,9 @@ def _bench_rust_write(ntable, data):
 
 
 def _bench_rust_read(ntable):
+    import gc
+
+    gc.collect()
     t0 = time.perf_counter()
     rb = ntable.new_read_builder()
     splits = rb.new_scan().plan().splits()
@@ -396,7 +442,7 @@ def run(cmd, payload):
             except Exception as e:  # noqa: BLE001
                 if not op.get("catch"):
                     raise
-                results.append({"error": "%s: %s" % (type(e).__name__, e),
+                results.append({"error": f"{type(e).__name__}: {e}",
                                 "error_type": type(e).__name__,
                                 "traceback": traceback.format_exc()})
         return {"results": results}

@@ -173,7 +173,8 @@ def read_ipc(path: str | os.PathLike):
 
 def main() -> int:
     t0 = time.monotonic()
-    existed = (VENV_DIR / MARKER_NAME).exists()
+    marker = VENV_DIR / MARKER_NAME
+    existed = marker.exists() and marker.read_text().strip() == requirements_hash()
     ensure_venv(verbose=True)
     print(json.dumps({
         "venv": str(VENV_DIR),

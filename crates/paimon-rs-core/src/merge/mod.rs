@@ -166,6 +166,9 @@ pub fn sort_by_key(
 pub enum MergeEngine {
     /// The record with the highest sequence number wins (a -D/-U winner shadows older data).
     Deduplicate,
+    /// No merging: every record is kept, in (key, sequence) order. Used to pre-merge spilled
+    /// runs of the external sort (the real merge function runs once, at flush).
+    KeepAll,
 }
 
 impl MergeEngine {
@@ -173,6 +176,7 @@ impl MergeEngine {
     pub fn merge(&self, sorted: &[u32], bounds: &[usize]) -> Vec<u32> {
         match self {
             MergeEngine::Deduplicate => bounds[1..].iter().map(|&end| sorted[end - 1]).collect(),
+            MergeEngine::KeepAll => sorted.to_vec(),
         }
     }
 }
