@@ -21,6 +21,15 @@ const SUPPORTED: &[&str] = &[
     "merge-engine",
     "rowkind.field",
     "ignore-delete",
+    "ignore-update-before",
+    "first-row.ignore-delete",
+    "deduplicate.ignore-delete",
+    "partial-update.ignore-delete",
+    "partial-update.remove-record-on-delete",
+    "partial-update.remove-record-on-sequence-group",
+    "aggregation.remove-record-on-delete",
+    "sequence.field",
+    "sequence.field.sort-order",
     "metadata.stats-mode",
     "commit.max-retries",
     "commit.min-retry-wait",
@@ -33,6 +42,10 @@ const SUPPORTED: &[&str] = &[
     "comment",
     "path",
 ];
+
+/// Prefixes of per-field options (`fields.<f>.aggregate-function`, `fields.<g>.sequence-group`,
+/// ...); validated in detail by `MergeEngine::from_table`.
+const FIELD_PREFIX: &str = "fields.";
 
 /// Options that only tune table maintenance (compaction, expiry, manifest merging) which this
 /// engine does not perform yet. They are kept in the schema, where other engines (Java Paimon)
@@ -73,7 +86,11 @@ pub struct CoreOptions {
     pub partition_default_name: String,
     pub partition_legacy_name: bool,
     pub rowkind_field: Option<String>,
+    /// `ignore-delete` or the engine's fallback key (`first-row.ignore-delete`,
+    /// `deduplicate.ignore-delete`, `partial-update.ignore-delete`): -U/-D dropped at write.
     pub ignore_delete: bool,
+    /// `ignore-update-before`: -U dropped at write.
+    pub ignore_update_before: bool,
     pub stats_mode: StatsMode,
     pub commit_max_retries: u32,
     pub commit_min_retry_wait_ms: u64,
@@ -192,8 +209,22 @@ impl CoreOptions {
                 None => true,
             },
             rowkind_field: get("rowkind.field").map(str::to_string),
-            ignore_delete: match get("ignore-delete") {
-                Some(v) => parse_bool("ignore-delete", v)?,
+            ignore_delete: {
+                let fallback = match get("merge-engine").unwrap_or("deduplicate") {
+                    "first-row" => "first-row.ignore-delete",
+                    "partial-update" => "partial-update.ignore-delete",
+                    _ => "deduplicate.ignore-delete",
+                };
+                let mut b = false;
+                for k in ["ignore-delete", fallback] {
+                    if let Some(v) = get(k) {
+                        b |= parse_bool(k, v)?;
+                    }
+                }
+                b
+            },
+            ignore_update_before: match get("ignore-update-before") {
+                Some(v) => parse_bool("ignore-update-before", v)?,
                 None => false,
             },
             stats_mode,
@@ -242,11 +273,26 @@ impl CoreOptions {
     /// table whose write-side options it does not implement.
     pub fn check_supported(&self, primary_key: bool, for_write: bool) -> Result<()> {
         let get = |k: &str| self.raw.get(k).map(String::as_str);
-        if let Some(engine) = get("merge-engine") {
-            if engine != "deduplicate" {
-                return Err(Error::unsupported(format!(
-                    "merge-engine '{engine}' (only 'deduplicate' is implemented so far)"
-                )));
+        match get("merge-engine").unwrap_or("deduplicate") {
+            "deduplicate" | "partial-update" | "aggregation" => {}
+            "first-row" if for_write => {
+                return Err(Error::unsupported(
+                    "writing a merge-engine 'first-row' table: first-row tables hide level-0 \
+                     files from reads until lookup compaction moves them up, and paimon_rs \
+                     cannot compact yet (reading first-row tables is supported)",
+                ))
+            }
+            "first-row" => {}
+            other => {
+                return Err(Error::invalid(format!(
+                    "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
+                     aggregation or first-row"
+                )))
+            }
+        }
+        if let Some(v) = get("sequence.snapshot-ordering") {
+            if parse_bool("sequence.snapshot-ordering", v)? {
+                return Err(Error::unsupported("sequence.snapshot-ordering = true"));
             }
         }
         if let Some(v) = get("deletion-vectors.enabled") {
@@ -268,6 +314,7 @@ impl CoreOptions {
             }
             for key in self.raw.keys() {
                 let known = SUPPORTED.contains(&key.as_str())
+                    || key.starts_with(FIELD_PREFIX)
                     || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p));
                 if !known {
                     return Err(Error::unsupported(format!(
@@ -355,15 +402,22 @@ mod tests {
     #[test]
     fn unknown_and_unsupported_options_are_refused() {
         let o = CoreOptions::new(
-            &opts(&[("bucket", "2"), ("merge-engine", "partial-update")]),
+            &opts(&[("bucket", "2"), ("merge-engine", "first-row")]),
             true,
         )
         .unwrap();
+        o.check_supported(true, false).unwrap();
+        assert!(o
+            .check_supported(true, true)
+            .unwrap_err()
+            .to_string()
+            .contains("first-row"));
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engine", "x")]), true).unwrap();
         assert!(o
             .check_supported(true, false)
             .unwrap_err()
             .to_string()
-            .contains("partial-update"));
+            .contains("'merge-engine'"));
         let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
         assert!(o
             .check_supported(true, true)

@@ -1,16 +1,22 @@
-//! Merging records of equal keys. The seam used by write-buffer flushes, reads and (later)
-//! compaction: records are ordered by (key, sequence number); a merge function turns each group
-//! of equal keys into at most one output record. Only `deduplicate` exists so far; the loser-tree
-//! reader and the other engines (partial-update, aggregation, first-row) plug in here.
+//! Merging records of equal keys. The seam used by write-buffer flushes, reads and compaction:
+//! [`merge_sorted_runs`] streams K sorted runs through a loser-tree sort-merge reader and the
+//! table's merge engine (deduplicate, partial-update, aggregation, first-row; see
+//! paimon-behaviour.md §7-§8).
+
+pub mod agg;
+pub mod engine;
+pub mod loser_tree;
+pub mod reader;
+
+pub use engine::{EngineConfig, EngineKind, MergeEngine, SeqGroup};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
-use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::DataType as ArrowType;
 
-use crate::error::{Error, Result};
-use crate::write::input::is_retract;
+use crate::error::Result;
 
 /// Column layout of key-value batches (primary-key data files, write buffers, spill files):
 /// `num_keys` key columns (`_KEY_*`, trimmed primary key), `_SEQUENCE_NUMBER`, `_VALUE_KIND`,
@@ -42,49 +48,20 @@ pub type BatchIter = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
 /// with `drop_delete` a retraction (-U/-D) that survives the merge is dropped (reads), otherwise
 /// it is kept to shadow older data (flushes, partial compactions).
 ///
-/// The seam shared by reads, write-buffer flushes and compaction. The current body concatenates
-/// and sorts; the loser-tree reader replaces it without changing the signature.
+/// Streaming: memory is one batch per run plus the output batch. Records of one key reach the
+/// engine ordered by `sequence.field` (if configured), sequence number, retraction first; a lone
+/// record passes through untouched. Value columns may be a projection as long as they include
+/// [`MergeEngine::required_fields`].
 pub fn merge_sorted_runs(
     runs: Vec<BatchIter>,
     layout: KvLayout,
     engine: MergeEngine,
     drop_delete: bool,
 ) -> Result<BatchIter> {
-    let mut batches = vec![];
-    for run in runs {
-        for b in run {
-            batches.push(b?);
-        }
+    match reader::SortMergeReader::new(runs, layout, &engine, drop_delete)? {
+        Some(r) => Ok(Box::new(r)),
+        None => Ok(Box::new(std::iter::empty())),
     }
-    let Some(first) = batches.first() else {
-        return Ok(Box::new(std::iter::empty()));
-    };
-    let schema = first.schema();
-    let all = arrow_select::concat::concat_batches(&schema, &batches)?;
-    let n = all.num_rows();
-    let keys: Vec<ArrayRef> = all.columns()[..layout.num_keys].to_vec();
-    let seq = all
-        .column(layout.seq_col())
-        .as_primitive_opt::<Int64Type>()
-        .ok_or_else(|| Error::Internal("_SEQUENCE_NUMBER is not BIGINT".into()))?;
-    let (sorted, bounds) = sort_by_key(&keys, Some(seq.values()), n)?;
-    let winners = UInt32Array::from(engine.merge(&sorted, &bounds));
-    let mut out = arrow_select::take::take_record_batch(&all, &winners)?;
-    if drop_delete {
-        let kinds = out
-            .column(layout.kind_col())
-            .as_primitive_opt::<arrow_array::types::Int8Type>()
-            .ok_or_else(|| Error::Internal("_VALUE_KIND is not TINYINT".into()))?;
-        if kinds.values().iter().any(|&k| is_retract(k)) {
-            let keep: BooleanArray = kinds
-                .values()
-                .iter()
-                .map(|&k| Some(!is_retract(k)))
-                .collect();
-            out = arrow_select::filter::filter_record_batch(&out, &keep)?;
-        }
-    }
-    Ok(Box::new(std::iter::once(Ok(out))))
 }
 
 /// Indices that order `n` records by key, then by sequence number (`seq`, or the position when
@@ -161,26 +138,6 @@ pub fn sort_by_key(
     Ok((idx, bounds))
 }
 
-/// The table's merge engine, applied to groups of equal keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeEngine {
-    /// The record with the highest sequence number wins (a -D/-U winner shadows older data).
-    Deduplicate,
-    /// No merging: every record is kept, in (key, sequence) order. Used to pre-merge spilled
-    /// runs of the external sort (the real merge function runs once, at flush).
-    KeepAll,
-}
-
-impl MergeEngine {
-    /// Pick the output record of each group. Returns indices into the input, in key order.
-    pub fn merge(&self, sorted: &[u32], bounds: &[usize]) -> Vec<u32> {
-        match self {
-            MergeEngine::Deduplicate => bounds[1..].iter().map(|&end| sorted[end - 1]).collect(),
-            MergeEngine::KeepAll => sorted.to_vec(),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +152,272 @@ mod tests {
         let k: ArrayRef = Arc::new(StringArray::from(vec!["b", "a", "b"]));
         let (s, b) = sort_by_key(&[k], None, 3).unwrap();
         assert_eq!(MergeEngine::Deduplicate.merge(&s, &b), vec![1, 2]);
+    }
+
+    use arrow_array::{Int8Array, StringArray as Str};
+    use arrow_schema::{Field, Schema};
+
+    /// A kv batch `_KEY_k, _SEQUENCE_NUMBER, _VALUE_KIND, k, v` with an int64 or string key.
+    fn kv(
+        keys: &[i64],
+        seqs: &[i64],
+        kinds: &[i8],
+        vals: &[Option<i64>],
+        string_key: bool,
+    ) -> RecordBatch {
+        let (kt, karr): (ArrowType, ArrayRef) = if string_key {
+            let s: Vec<String> = keys.iter().map(|k| format!("{k:05}")).collect();
+            (ArrowType::Utf8, Arc::new(Str::from(s)))
+        } else {
+            (ArrowType::Int64, Arc::new(Int64Array::from(keys.to_vec())))
+        };
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("_KEY_k", kt.clone(), false),
+            Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+            Field::new("_VALUE_KIND", ArrowType::Int8, false),
+            Field::new("k", kt, false),
+            Field::new("v", ArrowType::Int64, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                karr.clone(),
+                Arc::new(Int64Array::from(seqs.to_vec())),
+                Arc::new(Int8Array::from(kinds.to_vec())),
+                karr,
+                Arc::new(Int64Array::from(vals.to_vec())),
+            ],
+        )
+        .unwrap()
+    }
+
+    const L: KvLayout = KvLayout { num_keys: 1 };
+
+    /// (key, seq, kind, v) rows of the merged output.
+    fn rows(it: BatchIter) -> Vec<(i64, i64, i8, Option<i64>)> {
+        let mut out = vec![];
+        for b in it {
+            let b = b.unwrap();
+            let seq = b.column(1).as_primitive::<Int64Type>();
+            let kind = b.column(2).as_primitive::<arrow_array::types::Int8Type>();
+            let v = b.column(4).as_primitive::<Int64Type>();
+            for i in 0..b.num_rows() {
+                let k = match b.column(0).data_type() {
+                    ArrowType::Utf8 => b.column(0).as_string::<i32>().value(i).parse().unwrap(),
+                    _ => b.column(0).as_primitive::<Int64Type>().value(i),
+                };
+                out.push((
+                    k,
+                    seq.value(i),
+                    kind.value(i),
+                    v.is_valid(i).then(|| v.value(i)),
+                ));
+            }
+        }
+        out
+    }
+
+    /// Split a sorted run into batches of at most `n` rows.
+    fn run_of(rows: &[(i64, i64, i8, Option<i64>)], n: usize, string_key: bool) -> BatchIter {
+        let batches: Vec<Result<RecordBatch>> = rows
+            .chunks(n.max(1))
+            .map(|c| {
+                let k: Vec<i64> = c.iter().map(|r| r.0).collect();
+                let s: Vec<i64> = c.iter().map(|r| r.1).collect();
+                let t: Vec<i8> = c.iter().map(|r| r.2).collect();
+                let v: Vec<Option<i64>> = c.iter().map(|r| r.3).collect();
+                Ok(kv(&k, &s, &t, &v, string_key))
+            })
+            .collect();
+        Box::new(batches.into_iter())
+    }
+
+    fn engine(kind: EngineKind, cfg: EngineConfig) -> MergeEngine {
+        MergeEngine {
+            kind,
+            config: Some(Arc::new(cfg)),
+        }
+    }
+
+    fn int_fields() -> Vec<(String, crate::spec::types::DataType)> {
+        use crate::spec::types::{DataType, TypeKind};
+        vec![
+            ("k".into(), DataType::new(TypeKind::BigInt)),
+            ("v".into(), DataType::new(TypeKind::BigInt)),
+        ]
+    }
+
+    #[test]
+    fn aggregation_sum_with_retract_and_remove_on_delete() {
+        let mut aggs = std::collections::BTreeMap::new();
+        aggs.insert(
+            "v".to_string(),
+            agg::FieldAgg {
+                field: "v".into(),
+                func: agg::AggFunc::Sum,
+                ignore_retract: false,
+                delimiter: ",".into(),
+                distinct: false,
+            },
+        );
+        let cfg = EngineConfig {
+            fields: int_fields(),
+            primary_keys: vec!["k".into()],
+            aggs,
+            ..Default::default()
+        };
+        // +I 3, -D 3 -> +I 0 (the row stays)
+        let r = run_of(&[(1, 0, 0, Some(3)), (1, 1, 3, Some(3))], 8, false);
+        let out = rows(
+            merge_sorted_runs(
+                vec![r],
+                L,
+                engine(EngineKind::Aggregation, cfg.clone()),
+                true,
+            )
+            .unwrap(),
+        );
+        assert_eq!(out, vec![(1, 1, 0, Some(0))]);
+        // remove-record-on-delete: +I 3, +I 4, -D 5, +I 2 -> +I 7
+        let cfg2 = EngineConfig {
+            remove_record_on_delete: true,
+            ..cfg
+        };
+        let r = run_of(
+            &[
+                (1, 0, 0, Some(3)),
+                (1, 1, 0, Some(4)),
+                (1, 2, 3, Some(5)),
+                (1, 3, 0, Some(2)),
+            ],
+            2,
+            false,
+        );
+        let out = rows(
+            merge_sorted_runs(vec![r], L, engine(EngineKind::Aggregation, cfg2), true).unwrap(),
+        );
+        assert_eq!(out, vec![(1, 3, 0, Some(7))]);
+    }
+
+    #[test]
+    fn first_row_keeps_oldest_and_refuses_retractions() {
+        let cfg = EngineConfig {
+            fields: int_fields(),
+            primary_keys: vec!["k".into()],
+            ..Default::default()
+        };
+        let a = run_of(&[(1, 5, 0, Some(50)), (2, 6, 0, Some(60))], 8, false);
+        let b = run_of(&[(1, 1, 0, Some(10))], 8, false);
+        let out = rows(
+            merge_sorted_runs(
+                vec![a, b],
+                L,
+                engine(EngineKind::FirstRow, cfg.clone()),
+                true,
+            )
+            .unwrap(),
+        );
+        assert_eq!(out, vec![(1, 1, 0, Some(10)), (2, 6, 0, Some(60))]);
+        let a = run_of(&[(1, 5, 3, Some(50))], 8, false);
+        let b = run_of(&[(1, 1, 0, Some(10))], 8, false);
+        let r: Result<Vec<RecordBatch>> = merge_sorted_runs(
+            vec![a, b],
+            L,
+            engine(EngineKind::FirstRow, cfg.clone()),
+            true,
+        )
+        .unwrap()
+        .collect();
+        assert!(r.unwrap_err().to_string().contains("first-row"));
+        let a = run_of(&[(1, 5, 3, Some(50))], 8, false);
+        let b = run_of(&[(1, 1, 0, Some(10))], 8, false);
+        let cfg = EngineConfig {
+            ignore_delete: true,
+            ..cfg
+        };
+        let out = rows(
+            merge_sorted_runs(vec![a, b], L, engine(EngineKind::FirstRow, cfg), true).unwrap(),
+        );
+        assert_eq!(out, vec![(1, 1, 0, Some(10))]);
+    }
+
+    #[test]
+    fn sequence_field_orders_before_sequence_number() {
+        // v is the sequence field: the record with the larger v wins even though it is older
+        let cfg = EngineConfig {
+            fields: int_fields(),
+            primary_keys: vec!["k".into()],
+            seq_fields: vec!["v".into()],
+            ..Default::default()
+        };
+        let a = run_of(&[(1, 0, 0, Some(9)), (2, 1, 0, None)], 8, false);
+        let b = run_of(&[(1, 5, 0, Some(3)), (2, 6, 0, Some(1))], 8, false);
+        let e = engine(EngineKind::Deduplicate, cfg.clone());
+        let out = rows(merge_sorted_runs(vec![a, b], L, e, true).unwrap());
+        assert_eq!(out, vec![(1, 0, 0, Some(9)), (2, 6, 0, Some(1))]);
+        let cfg = EngineConfig {
+            seq_descending: true,
+            ..cfg
+        };
+        let a = run_of(&[(1, 0, 0, Some(9)), (2, 1, 0, None)], 8, false);
+        let b = run_of(&[(1, 5, 0, Some(3)), (2, 6, 0, Some(1))], 8, false);
+        let out = rows(
+            merge_sorted_runs(vec![a, b], L, engine(EngineKind::Deduplicate, cfg), true).unwrap(),
+        );
+        // descending: the smaller value is newer; nulls are still oldest
+        assert_eq!(out, vec![(1, 5, 0, Some(3)), (2, 6, 0, Some(1))]);
+    }
+
+    fn arb_runs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(i64, i64, i8, Option<i64>)>>>
+    {
+        use proptest::prelude::*;
+        // rows (key, kind, value); sequence numbers assigned globally unique afterwards
+        proptest::collection::vec(
+            proptest::collection::vec(
+                (
+                    0i64..12,
+                    prop_oneof![Just(0i8), Just(2i8), Just(3i8)],
+                    proptest::option::of(0i64..100),
+                ),
+                0..20,
+            ),
+            1..9,
+        )
+        .prop_map(|runs| {
+            let mut seq = 0;
+            runs.into_iter()
+                .map(|r| {
+                    let mut r: Vec<(i64, i64, i8, Option<i64>)> = r
+                        .into_iter()
+                        .map(|(k, t, v)| {
+                            seq += 1;
+                            (k, seq, t, v)
+                        })
+                        .collect();
+                    r.sort();
+                    r
+                })
+                .collect()
+        })
+    }
+
+    proptest::proptest! {
+        /// KeepAll is a plain sort by (key, seq); Deduplicate keeps the newest per key; both
+        /// for int64 and string keys and any batch size.
+        #[test]
+        fn merge_equals_sort(runs in arb_runs(), bs in 1usize..6, sk in proptest::bool::ANY) {
+            let mut all: Vec<_> = runs.concat();
+            all.sort_by_key(|r| (r.0, r.1));
+            let its = runs.iter().map(|r| run_of(r, bs, sk)).collect();
+            let out = rows(merge_sorted_runs(its, L, MergeEngine::KeepAll, false).unwrap());
+            proptest::prop_assert_eq!(&out, &all);
+            let mut last: std::collections::BTreeMap<i64, (i64, i64, i8, Option<i64>)> = Default::default();
+            for r in &all { last.insert(r.0, *r); }
+            let expect: Vec<_> = last.values().copied().filter(|r| r.2 != 3).collect();
+            let its = runs.iter().map(|r| run_of(r, bs, sk)).collect();
+            let out = rows(merge_sorted_runs(its, L, MergeEngine::Deduplicate, true).unwrap());
+            proptest::prop_assert_eq!(out, expect);
+        }
     }
 
     proptest::proptest! {

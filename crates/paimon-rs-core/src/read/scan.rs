@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
+use super::interval::split_bucket;
 use super::split::Split;
 use crate::error::Result;
 use crate::io;
@@ -239,6 +240,7 @@ impl TableScan {
             g.1.push(e.file);
         }
         let o = &self.table.options;
+        let first_row = o.raw.get("merge-engine").map(String::as_str) == Some("first-row");
         let mut splits = vec![];
         for ((partition, bucket), (total_buckets, files)) in groups {
             let vals = deserialize_row(&ptypes, &partition)?;
@@ -252,23 +254,34 @@ impl TableScan {
             let bucket_path = format!("{pp}bucket-{bucket}");
             let pk = self.table.is_primary_key();
             if pk {
-                // A bucket is merged as a whole unless pruning leaves no file.
-                let any = files
-                    .iter()
-                    .any(|f| self.file_may_match(f, &key_names, &key_types));
-                if !any {
+                // Key filters prune whole files (a newer version of a key lives in a file whose
+                // key range also holds it, so pruning cannot resurrect an old version).
+                // first-row tables hide level 0 (paimon-behaviour.md §6.1).
+                let files: Vec<DataFileMeta> = files
+                    .into_iter()
+                    .filter(|f| !(first_row && f.level == 0))
+                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .collect();
+                if files.is_empty() {
                     continue;
                 }
-                let raw = files.len() == 1;
-                splits.push(Split {
-                    snapshot_id: snapshot.id,
-                    partition,
-                    bucket,
-                    total_buckets,
-                    bucket_path,
+                for (files, raw) in split_bucket(
                     files,
-                    raw_convertible: raw,
-                });
+                    &key_types,
+                    o.split_target_size,
+                    o.split_open_file_cost,
+                    first_row,
+                )? {
+                    splits.push(Split {
+                        snapshot_id: snapshot.id,
+                        partition: partition.clone(),
+                        bucket,
+                        total_buckets,
+                        bucket_path: bucket_path.clone(),
+                        files,
+                        raw_convertible: raw,
+                    });
+                }
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()

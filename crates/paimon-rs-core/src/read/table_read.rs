@@ -9,6 +9,7 @@ use arrow_cast::cast;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
+use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
 use crate::io::parquet::read_all;
@@ -27,6 +28,7 @@ pub struct TableRead {
     /// Table columns that must be read (projection plus filter columns).
     needed: Vec<usize>,
     output_schema: SchemaRef,
+    engine: MergeEngine,
 }
 
 impl TableRead {
@@ -49,6 +51,19 @@ impl TableRead {
                 .collect::<Result<_>>()?,
         };
         let mut needed = projection.clone();
+        let engine = if table.is_primary_key() {
+            MergeEngine::from_table(&table)?
+        } else {
+            MergeEngine::Deduplicate
+        };
+        // columns the merge needs (sequence fields, sequence-group ordering fields)
+        for name in engine.required_fields() {
+            if let Some(i) = table.schema.field_index(&name) {
+                if !needed.contains(&i) {
+                    needed.push(i);
+                }
+            }
+        }
         if let Some(f) = &filter {
             for name in f.fields() {
                 let i = table.schema.field_index(&name).ok_or_else(|| {
@@ -75,6 +90,7 @@ impl TableRead {
             filter,
             needed,
             output_schema,
+            engine,
         })
     }
 
@@ -142,13 +158,35 @@ impl TableRead {
             num_keys: key_names.len(),
         };
         let merged = if pk && !split.raw_convertible {
-            let runs: Vec<BatchIter> = batches
-                .into_iter()
-                .map(|b| Box::new(std::iter::once(Ok(b))) as BatchIter)
+            // Merge each section of overlapping files; one run per sorted run of the section.
+            let by_name: std::collections::HashMap<&str, usize> = split
+                .files
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.file_name.as_str(), i))
                 .collect();
-            let out: Vec<RecordBatch> =
-                merge_sorted_runs(runs, layout, MergeEngine::Deduplicate, true)?
-                    .collect::<Result<_>>()?;
+            let key_types = self.table.schema.types_of(&key_names)?;
+            let sections = interval_partition(split.files.clone(), &key_types)?;
+            let mut slots: Vec<Option<RecordBatch>> = batches.into_iter().map(Some).collect();
+            let mut out: Vec<RecordBatch> = vec![];
+            for runs in sections {
+                let mut iters: Vec<BatchIter> = vec![];
+                for run in runs {
+                    let mut parts = vec![];
+                    for f in run {
+                        let i = by_name.get(f.file_name.as_str()).copied().ok_or_else(|| {
+                            Error::Internal(format!("file {} not in split", f.file_name))
+                        })?;
+                        if let Some(b) = slots[i].take() {
+                            parts.push(Ok(b));
+                        }
+                    }
+                    iters.push(Box::new(parts.into_iter()));
+                }
+                for b in merge_sorted_runs(iters, layout, self.engine.clone(), true)? {
+                    out.push(b?);
+                }
+            }
             arrow_select::concat::concat_batches(&schema, &out)?
         } else {
             let mut m = if batches.len() == 1 {

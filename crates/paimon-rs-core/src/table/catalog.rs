@@ -126,7 +126,7 @@ impl NewTableSchema {
             }
         }
         let highest = highest_field_id(&fields);
-        Ok(TableSchema {
+        let schema = TableSchema {
             version: CURRENT_SCHEMA_VERSION,
             id: 0,
             fields,
@@ -136,7 +136,17 @@ impl NewTableSchema {
             options: self.options,
             comment: self.comment,
             time_millis: chrono::Utc::now().timestamp_millis(),
-        })
+        };
+        if pk {
+            // merge-engine options (fields.*, sequence.field, ...) checked against the columns
+            crate::merge::MergeEngine::from_table(&crate::table::FileStoreTable {
+                name: String::new(),
+                path: PathBuf::new(),
+                schema: schema.clone(),
+                options: opts.clone(),
+            })?;
+        }
+        Ok(schema)
     }
 }
 

@@ -34,6 +34,9 @@ impl FileStoreTable {
         t.options
             .check_supported(t.is_primary_key(), false)
             .map_err(|e| e.with_table(name))?;
+        if t.is_primary_key() {
+            crate::merge::MergeEngine::from_table(&t)?;
+        }
         Ok(t)
     }
 

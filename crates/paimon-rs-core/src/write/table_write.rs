@@ -14,7 +14,7 @@ use super::rolling::{FileWriterContext, RollingFileWriter, FILE_SOURCE_APPEND};
 use crate::commit::CommitMessage;
 use crate::error::{Error, Result};
 use crate::io::parquet::writer_properties;
-use crate::merge::{sort_by_key, MergeEngine};
+use crate::merge::{merge_sorted_runs, sort_by_key, BatchIter, KvLayout, MergeEngine};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
 use crate::spec::bucket::compute_buckets;
 use crate::spec::datum::Datum;
@@ -143,7 +143,11 @@ impl TableWrite {
             writers: HashMap::new(),
             restored: None,
             pending: vec![],
-            engine: MergeEngine::Deduplicate,
+            engine: if pk {
+                MergeEngine::from_table(&table)?
+            } else {
+                MergeEngine::Deduplicate
+            },
             table,
         })
     }
@@ -183,9 +187,17 @@ impl TableWrite {
                 }
             }
         }
-        if self.table.options.ignore_delete {
+        let (ign_del, ign_ub) = (
+            self.table.options.ignore_delete,
+            self.table.options.ignore_update_before,
+        );
+        if ign_del || ign_ub {
             if let Some(k) = &aligned.kinds {
-                let keep: BooleanArray = k.values().iter().map(|&v| Some(!is_retract(v))).collect();
+                let keep: BooleanArray = k
+                    .values()
+                    .iter()
+                    .map(|&v| Some(!(ign_del && is_retract(v) || ign_ub && v == 1)))
+                    .collect();
                 aligned = filter_rows(&aligned, &keep)?;
             }
         }
@@ -452,15 +464,16 @@ impl TableWrite {
             .iter()
             .map(|&i| batch.column(i).clone())
             .collect();
-        let (sorted, bounds) = sort_by_key(&keys, None, n)?;
-        let winners = UInt32Array::from(self.engine.merge(&sorted, &bounds));
-        let seqs: Int64Array = winners
+        // Sort by (key, arrival = sequence), then merge equal keys through the table's engine.
+        let (sorted, _) = sort_by_key(&keys, None, n)?;
+        let order = UInt32Array::from(sorted);
+        let seqs: Int64Array = order
             .values()
             .iter()
             .map(|&i| first_seq + i as i64)
             .collect();
-        let kinds = take_i8(kinds, &winners)?;
-        let values = arrow_select::take::take_record_batch(batch, &winners)?;
+        let kinds = take_i8(kinds, &order)?;
+        let values = arrow_select::take::take_record_batch(batch, &order)?;
         let mut cols: Vec<ArrayRef> = self
             .key_idx
             .iter()
@@ -470,8 +483,15 @@ impl TableWrite {
         cols.push(Arc::new(kinds));
         cols.extend(values.columns().iter().cloned());
         let kv = RecordBatch::try_new(ctx.file_schema.clone(), cols)?;
+        let layout = KvLayout {
+            num_keys: self.key_idx.len(),
+        };
+        let run: BatchIter = Box::new(std::iter::once(Ok(kv)));
+        let merged = merge_sorted_runs(vec![run], layout, self.engine.clone(), false)?;
         let mut w = RollingFileWriter::new(ctx, first_seq);
-        w.write(&kv)?;
+        for b in merged {
+            w.write(&b?)?;
+        }
         w.close()
     }
 

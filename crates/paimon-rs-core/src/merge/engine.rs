@@ -1,0 +1,1057 @@
+//! Merge engines (paimon-behaviour.md §8): their configuration, parsed and validated from the
+//! table options, and the per-key merge functions. The sort-merge reader hands every group of
+//! records with one key (oldest first) to [`Bound::finish`]; a lone record passes through
+//! untouched (the reducer rule, §8.1).
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, Array, ArrayRef, Int64Array, Int8Array, RecordBatch};
+use arrow_schema::SchemaRef;
+
+use super::agg::{AggFunc, AggState, Cell, CellReader, FieldAgg};
+use super::reader::{Rec, Source};
+use super::KvLayout;
+use crate::error::{Error, Result};
+use crate::spec::binary_row::{datum_from_arrow, datums_to_arrow};
+use crate::spec::datum::{compare_nullable, Datum};
+use crate::spec::types::DataType;
+use crate::table::FileStoreTable;
+use crate::write::input::{is_retract, KIND_DELETE, KIND_INSERT};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EngineKind {
+    Deduplicate,
+    /// No merging: every record is kept, in (key, sequence) order. Used to pre-merge spilled
+    /// runs of the external sort (the real merge function runs once, at flush).
+    KeepAll,
+    PartialUpdate,
+    Aggregation,
+    FirstRow,
+}
+
+/// A partial-update sequence group: ordering fields guarding protected fields.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SeqGroup {
+    pub ordering: Vec<String>,
+    pub protected: Vec<String>,
+    /// Listed in `partial-update.remove-record-on-sequence-group`.
+    pub remove_on_delete: bool,
+}
+
+/// Everything the merge functions need from the table options, validated.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EngineConfig {
+    pub table: String,
+    /// Table fields (name, type), schema order.
+    pub fields: Vec<(String, DataType)>,
+    pub primary_keys: Vec<String>,
+    /// `sequence.field` and `sequence.field.sort-order = descending`.
+    pub seq_fields: Vec<String>,
+    pub seq_descending: bool,
+    pub ignore_delete: bool,
+    /// `partial-update.remove-record-on-delete` / `aggregation.remove-record-on-delete`.
+    pub remove_record_on_delete: bool,
+    pub groups: Vec<SeqGroup>,
+    /// Aggregator of each non-key field that has one (aggregation: every value field).
+    pub aggs: BTreeMap<String, FieldAgg>,
+}
+
+/// The table's merge engine, applied to groups of equal keys. Cheap to clone, `Send`.
+#[derive(Debug, Clone)]
+pub struct MergeEngine {
+    pub kind: EngineKind,
+    pub config: Option<Arc<EngineConfig>>,
+}
+
+#[allow(non_upper_case_globals)]
+impl MergeEngine {
+    /// Deduplicate without options: the record with the highest sequence number wins (a -D/-U
+    /// winner shadows older data).
+    pub const Deduplicate: MergeEngine = MergeEngine {
+        kind: EngineKind::Deduplicate,
+        config: None,
+    };
+    /// Keep every record, ordered by (key, sequence).
+    pub const KeepAll: MergeEngine = MergeEngine {
+        kind: EngineKind::KeepAll,
+        config: None,
+    };
+
+    /// The same ordering configuration (sequence.field), but keeping every record.
+    pub fn keep_all(&self) -> MergeEngine {
+        MergeEngine {
+            kind: EngineKind::KeepAll,
+            config: self.config.clone(),
+        }
+    }
+
+    /// Parse and validate the table's `merge-engine` and its options.
+    pub fn from_table(table: &FileStoreTable) -> Result<MergeEngine> {
+        parse(table).map_err(|e| e.with_table(&table.name))
+    }
+
+    /// Value columns the merge needs besides the ones a reader projects: the sequence fields
+    /// and the ordering fields of sequence groups. A reader of a projection must read these too
+    /// (then drop them from its output).
+    pub fn required_fields(&self) -> Vec<String> {
+        let Some(c) = &self.config else {
+            return vec![];
+        };
+        let mut out: Vec<String> = c.seq_fields.clone();
+        for g in &c.groups {
+            for f in &g.ordering {
+                if !out.contains(f) {
+                    out.push(f.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// Pick the output record of each group of a sorted buffer (`sorted`, group g =
+    /// `sorted[bounds[g]..bounds[g+1]]`). Returns indices into the input, in key order.
+    /// Only meaningful for `Deduplicate` (last per key) and `KeepAll` (everything); other
+    /// engines compute values and must go through [`super::merge_sorted_runs`].
+    pub fn merge(&self, sorted: &[u32], bounds: &[usize]) -> Vec<u32> {
+        match self.kind {
+            EngineKind::KeepAll => sorted.to_vec(),
+            _ => bounds[1..].iter().map(|&end| sorted[end - 1]).collect(),
+        }
+    }
+
+    pub(crate) fn bind(&self, schema: &SchemaRef, layout: KvLayout) -> Result<Bound> {
+        let default_cfg = EngineConfig::default();
+        let cfg = self.config.as_deref().unwrap_or(&default_cfg);
+        let names: Vec<String> = schema.fields()[layout.value_offset()..]
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let missing = |f: &str| {
+            Error::Internal(format!(
+                "merge of table '{}' needs column '{f}' in the read (MergeEngine::required_fields)",
+                cfg.table
+            ))
+        };
+        let col_of = |f: &str| names.iter().position(|n| n == f);
+        let type_of = |f: &str| {
+            cfg.fields
+                .iter()
+                .find(|(n, _)| n == f)
+                .map(|(_, t)| t.clone())
+        };
+        let mut seq_cols = vec![];
+        if self.kind != EngineKind::FirstRow {
+            for f in &cfg.seq_fields {
+                let c = col_of(f).ok_or_else(|| missing(f))?;
+                seq_cols.push((
+                    layout.value_offset() + c,
+                    type_of(f).ok_or_else(|| missing(f))?,
+                ));
+            }
+        }
+        let mut cols = vec![];
+        for n in &names {
+            // a column the table does not know (should not happen) merges as last non-null
+            let t = type_of(n).unwrap_or_else(|| DataType::new(crate::spec::types::TypeKind::Int));
+            let is_pk = cfg.primary_keys.contains(n);
+            let agg = if self.kind == EngineKind::Aggregation {
+                Some(if is_pk {
+                    pk_agg(n)
+                } else if cfg.seq_fields.contains(n) {
+                    FieldAgg {
+                        field: n.clone(),
+                        func: AggFunc::LastValue,
+                        ignore_retract: false,
+                        delimiter: ",".into(),
+                        distinct: false,
+                    }
+                } else {
+                    cfg.aggs.get(n).cloned().unwrap_or_else(|| FieldAgg {
+                        field: n.clone(),
+                        func: AggFunc::LastNonNullValue,
+                        ignore_retract: false,
+                        delimiter: ",".into(),
+                        distinct: false,
+                    })
+                })
+            } else {
+                cfg.aggs.get(n).cloned()
+            };
+            let group = cfg
+                .groups
+                .iter()
+                .position(|g| g.ordering.contains(n) || g.protected.contains(n));
+            cols.push(ColSpec {
+                dtype: t,
+                agg,
+                group,
+                nullable_ok: true,
+            });
+        }
+        let mut groups = vec![];
+        for g in &cfg.groups {
+            let used = g
+                .protected
+                .iter()
+                .chain(g.ordering.iter())
+                .any(|f| col_of(f).is_some());
+            let mut ordering = vec![];
+            for f in &g.ordering {
+                match col_of(f) {
+                    Some(c) => ordering.push(c),
+                    None if used => return Err(missing(f)),
+                    None => {}
+                }
+            }
+            groups.push(BoundGroup {
+                ordering,
+                remove_on_delete: g.remove_on_delete,
+            });
+        }
+        let num_values = names.len();
+        Ok(Bound {
+            kind: self.kind,
+            table: cfg.table.clone(),
+            layout,
+            ignore_delete: cfg.ignore_delete,
+            remove_record_on_delete: cfg.remove_record_on_delete,
+            seq_cols,
+            seq_desc: cfg.seq_descending,
+            cols,
+            groups,
+            names,
+            out: Out::default(),
+            num_values,
+        })
+    }
+}
+
+fn pk_agg(n: &str) -> FieldAgg {
+    FieldAgg {
+        field: n.to_string(),
+        func: AggFunc::PrimaryKey,
+        ignore_retract: false,
+        delimiter: ",".into(),
+        distinct: false,
+    }
+}
+
+fn parse_bool(key: &str, v: &str) -> Result<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(Error::invalid(format!(
+            "option '{key}' = '{v}': expected true or false"
+        ))),
+    }
+}
+
+fn split_list(v: &str) -> Vec<String> {
+    v.split(',')
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
+    let raw = &table.options.raw;
+    let get = |k: &str| raw.get(k).map(String::as_str);
+    let kind = match get("merge-engine").unwrap_or("deduplicate") {
+        "deduplicate" => EngineKind::Deduplicate,
+        "partial-update" => EngineKind::PartialUpdate,
+        "aggregation" => EngineKind::Aggregation,
+        "first-row" => EngineKind::FirstRow,
+        other => {
+            return Err(Error::invalid(format!(
+                "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
+                 aggregation or first-row"
+            )))
+        }
+    };
+    let fields: Vec<(String, DataType)> = table
+        .schema
+        .fields
+        .iter()
+        .map(|f| (f.name.clone(), f.data_type.clone()))
+        .collect();
+    let exists = |f: &str| fields.iter().any(|(n, _)| n == f);
+    let pks = table.schema.primary_keys.clone();
+    let engine_ignore_key = match kind {
+        EngineKind::FirstRow => "first-row.ignore-delete",
+        EngineKind::PartialUpdate => "partial-update.ignore-delete",
+        _ => "deduplicate.ignore-delete",
+    };
+    let mut ignore_delete = false;
+    for k in ["ignore-delete", engine_ignore_key] {
+        if let Some(v) = get(k) {
+            ignore_delete |= parse_bool(k, v)?;
+        }
+    }
+    let seq_fields = get("sequence.field").map(split_list).unwrap_or_default();
+    let mut seen = BTreeSet::new();
+    for f in &seq_fields {
+        if !exists(f) {
+            return Err(Error::invalid(format!(
+                "option 'sequence.field': field '{f}' is not in the table"
+            )));
+        }
+        if !seen.insert(f.clone()) {
+            return Err(Error::invalid(format!(
+                "option 'sequence.field': field '{f}' is listed twice"
+            )));
+        }
+    }
+    if !seq_fields.is_empty() && kind == EngineKind::FirstRow {
+        return Err(Error::invalid(
+            "option 'sequence.field' cannot be used with merge-engine 'first-row'",
+        ));
+    }
+    let seq_descending = match get("sequence.field.sort-order") {
+        None => false,
+        Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+            "ascending" => false,
+            "descending" => true,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "option 'sequence.field.sort-order' = '{v}': expected ascending or descending"
+                )))
+            }
+        },
+    };
+    // fields.<f>.<suffix> options
+    let mut groups: Vec<SeqGroup> = vec![];
+    let mut field_opts: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+    let mut default_agg: Option<AggFunc> = None;
+    for (k, v) in raw {
+        let Some(rest) = k.strip_prefix("fields.") else {
+            continue;
+        };
+        if rest == "default-aggregate-function" {
+            default_agg = Some(AggFunc::parse(k, v)?);
+            continue;
+        }
+        let Some((f, suffix)) = rest.rsplit_once('.') else {
+            return Err(Error::invalid(format!(
+                "option '{k}': unknown field option"
+            )));
+        };
+        let suffix = match suffix {
+            // `fields.<f>.aggregate-function` (dots inside a suffix)
+            "aggregate-function" | "ignore-retract" | "list-agg-delimiter" | "distinct"
+            | "sequence-group" => suffix,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "option '{k}' is not implemented by paimon_rs"
+                )))
+            }
+        };
+        if suffix == "sequence-group" {
+            let ordering = split_list(f);
+            let protected = split_list(v);
+            for x in ordering.iter().chain(protected.iter()) {
+                if !exists(x) {
+                    return Err(Error::invalid(format!(
+                        "option '{k}': field '{x}' is not in the table"
+                    )));
+                }
+                if pks.contains(x) {
+                    return Err(Error::invalid(format!(
+                        "option '{k}': primary-key field '{x}' cannot be in a sequence group"
+                    )));
+                }
+                if groups
+                    .iter()
+                    .any(|g| g.ordering.contains(x) || g.protected.contains(x))
+                {
+                    return Err(Error::invalid(format!(
+                        "option '{k}': field '{x}' belongs to more than one sequence group"
+                    )));
+                }
+            }
+            groups.push(SeqGroup {
+                ordering,
+                protected,
+                remove_on_delete: false,
+            });
+            continue;
+        }
+        if !exists(f) {
+            return Err(Error::invalid(format!(
+                "option '{k}': field '{f}' is not in the table"
+            )));
+        }
+        field_opts
+            .entry(f.to_string())
+            .or_default()
+            .insert(suffix.to_string(), v.clone());
+    }
+    if !groups.is_empty() && kind != EngineKind::PartialUpdate {
+        return Err(Error::invalid(
+            "option 'fields.<f>.sequence-group' is only valid with merge-engine 'partial-update'",
+        ));
+    }
+    let rrod_key = match kind {
+        EngineKind::Aggregation => "aggregation.remove-record-on-delete",
+        _ => "partial-update.remove-record-on-delete",
+    };
+    let remove_record_on_delete = match get(rrod_key) {
+        Some(v) => parse_bool(rrod_key, v)?,
+        None => false,
+    };
+    if let Some(v) = get("partial-update.remove-record-on-sequence-group") {
+        for f in split_list(v) {
+            let g = groups
+                .iter_mut()
+                .find(|g| g.ordering.contains(&f))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "option 'partial-update.remove-record-on-sequence-group': '{f}' is not \
+                         an ordering field of a sequence group"
+                    ))
+                })?;
+            g.remove_on_delete = true;
+        }
+        if ignore_delete {
+            return Err(Error::invalid(
+                "option 'partial-update.remove-record-on-sequence-group' cannot be combined with \
+                 ignore-delete",
+            ));
+        }
+    }
+    if kind == EngineKind::PartialUpdate && remove_record_on_delete {
+        if !groups.is_empty() {
+            return Err(Error::invalid(
+                "option 'partial-update.remove-record-on-delete' cannot be combined with \
+                 sequence groups",
+            ));
+        }
+        if ignore_delete {
+            return Err(Error::invalid(
+                "option 'partial-update.remove-record-on-delete' cannot be combined with \
+                 ignore-delete",
+            ));
+        }
+    }
+    let ordering_fields: BTreeSet<&String> = groups.iter().flat_map(|g| &g.ordering).collect();
+    let protected_fields: BTreeSet<&String> = groups.iter().flat_map(|g| &g.protected).collect();
+    let mut aggs = BTreeMap::new();
+    let uses_aggs = matches!(kind, EngineKind::PartialUpdate | EngineKind::Aggregation);
+    for (name, _) in &fields {
+        let opts = field_opts.get(name);
+        let opt = |s: &str| opts.and_then(|o| o.get(s)).map(String::as_str);
+        let key = format!("fields.{name}.aggregate-function");
+        let func = match opt("aggregate-function") {
+            Some(v) => Some(AggFunc::parse(&key, v)?),
+            None => None,
+        };
+        if !uses_aggs {
+            if func.is_some() || default_agg.is_some() {
+                return Err(Error::invalid(format!(
+                    "option '{key}': aggregate functions need merge-engine 'aggregation' or \
+                     'partial-update'"
+                )));
+            }
+            continue;
+        }
+        if seq_fields.contains(name) && func.is_some() {
+            return Err(Error::invalid(format!(
+                "option '{key}': sequence field '{name}' cannot have an aggregate function"
+            )));
+        }
+        if pks.contains(name) || ordering_fields.contains(name) || seq_fields.contains(name) {
+            if func.is_some() {
+                return Err(Error::invalid(format!(
+                    "option '{key}': key, sequence and ordering fields cannot be aggregated"
+                )));
+            }
+            continue;
+        }
+        let func = match func.or(default_agg) {
+            Some(f) => f,
+            None if kind == EngineKind::Aggregation => AggFunc::LastNonNullValue,
+            None => continue,
+        };
+        if kind == EngineKind::PartialUpdate
+            && func != AggFunc::LastNonNullValue
+            && !protected_fields.contains(name)
+        {
+            return Err(Error::invalid(format!(
+                "option '{key}' = '{}': in a partial-update table only fields protected by a \
+                 sequence group may be aggregated (except last_non_null_value)",
+                func.name()
+            )));
+        }
+        let ignore_retract = match opt("ignore-retract") {
+            Some(v) => parse_bool(&format!("fields.{name}.ignore-retract"), v)?,
+            None => false,
+        };
+        if ignore_retract && kind == EngineKind::Aggregation && remove_record_on_delete {
+            return Err(Error::invalid(format!(
+                "option 'fields.{name}.ignore-retract' cannot be combined with \
+                 aggregation.remove-record-on-delete"
+            )));
+        }
+        let distinct = match opt("distinct") {
+            Some(v) => parse_bool(&format!("fields.{name}.distinct"), v)?,
+            None => false,
+        };
+        aggs.insert(
+            name.clone(),
+            FieldAgg {
+                field: name.clone(),
+                func,
+                ignore_retract,
+                delimiter: opt("list-agg-delimiter").unwrap_or(",").to_string(),
+                distinct,
+            },
+        );
+    }
+    Ok(MergeEngine {
+        kind,
+        config: Some(Arc::new(EngineConfig {
+            table: table.name.clone(),
+            fields,
+            primary_keys: pks,
+            seq_fields,
+            seq_descending,
+            ignore_delete,
+            remove_record_on_delete,
+            groups,
+            aggs,
+        })),
+    })
+}
+
+// ------------------------------------------------------------------------------------------
+// Bound engine: the config resolved against the column layout of the batches being merged.
+
+struct ColSpec {
+    dtype: DataType,
+    agg: Option<FieldAgg>,
+    group: Option<usize>,
+    #[allow(dead_code)]
+    nullable_ok: bool,
+}
+
+struct BoundGroup {
+    /// Value-column indices of the ordering fields present in the batch.
+    ordering: Vec<usize>,
+    remove_on_delete: bool,
+}
+
+/// Output under construction: whole-row picks (dedup, first-row, keep-all) or computed rows
+/// (partial-update, aggregation).
+#[derive(Default)]
+pub(crate) struct Out {
+    picks: Vec<(usize, usize)>,
+    key: Vec<(usize, usize)>,
+    seq: Vec<i64>,
+    kind: Vec<i8>,
+    cols: Vec<Vec<Cell>>,
+}
+
+impl Out {
+    pub fn len(&self) -> usize {
+        self.picks.len() + self.key.len()
+    }
+}
+
+pub(crate) struct Bound {
+    kind: EngineKind,
+    table: String,
+    layout: KvLayout,
+    ignore_delete: bool,
+    remove_record_on_delete: bool,
+    seq_cols: Vec<(usize, DataType)>,
+    seq_desc: bool,
+    cols: Vec<ColSpec>,
+    groups: Vec<BoundGroup>,
+    names: Vec<String>,
+    out: Out,
+    num_values: usize,
+}
+
+struct Reader<'a> {
+    sources: &'a [Source],
+    col: usize,
+    dtype: &'a DataType,
+}
+
+impl CellReader for Reader<'_> {
+    fn datum(&self, c: &Cell) -> Result<Option<Datum>> {
+        match c {
+            Cell::Null => Ok(None),
+            Cell::Val(d) => Ok(Some(d.clone())),
+            Cell::Pick(s, r) => datum_from_arrow(
+                self.sources[*s as usize].batch.column(self.col).as_ref(),
+                *r as usize,
+                self.dtype,
+            ),
+        }
+    }
+    fn is_null(&self, c: &Cell) -> bool {
+        match c {
+            Cell::Null => true,
+            Cell::Val(_) => false,
+            Cell::Pick(s, r) => self.sources[*s as usize]
+                .batch
+                .column(self.col)
+                .is_null(*r as usize),
+        }
+    }
+}
+
+impl Bound {
+    pub fn out_len(&self) -> usize {
+        self.out.len()
+    }
+
+    fn is_null(&self, sources: &[Source], rec: Rec, j: usize) -> bool {
+        sources[rec.src as usize]
+            .batch
+            .column(self.layout.value_offset() + j)
+            .is_null(rec.row as usize)
+    }
+
+    fn datum(&self, sources: &[Source], rec: Rec, j: usize) -> Result<Option<Datum>> {
+        datum_from_arrow(
+            sources[rec.src as usize]
+                .batch
+                .column(self.layout.value_offset() + j)
+                .as_ref(),
+            rec.row as usize,
+            &self.cols[j].dtype,
+        )
+    }
+
+    fn reader<'a>(&'a self, sources: &'a [Source], j: usize) -> Reader<'a> {
+        Reader {
+            sources,
+            col: self.layout.value_offset() + j,
+            dtype: &self.cols[j].dtype,
+        }
+    }
+
+    /// Order a group by `sequence.field` (nulls oldest; descending reverses non-null values),
+    /// then sequence number, then retraction before add.
+    fn sort_group(&self, group: &mut [Rec], sources: &[Source]) -> Result<()> {
+        let mut keyed = Vec::with_capacity(group.len());
+        for &rec in group.iter() {
+            let src = &sources[rec.src as usize];
+            let mut t = Vec::with_capacity(self.seq_cols.len());
+            for (c, dt) in &self.seq_cols {
+                t.push(datum_from_arrow(
+                    src.batch.column(*c).as_ref(),
+                    rec.row as usize,
+                    dt,
+                )?);
+            }
+            let r = rec.row as usize;
+            keyed.push((t, src.seq[r], !is_retract(src.kind[r]), rec));
+        }
+        let desc = self.seq_desc;
+        keyed.sort_by(|a, b| {
+            for (x, y) in a.0.iter().zip(b.0.iter()) {
+                let o = match (x, y) {
+                    (Some(x), Some(y)) if desc => {
+                        compare_nullable(&Some(y.clone()), &Some(x.clone()))
+                    }
+                    _ => compare_nullable(x, y),
+                };
+                if o != Ordering::Equal {
+                    return o;
+                }
+            }
+            (a.1, a.2).cmp(&(b.1, b.2))
+        });
+        for (g, k) in group.iter_mut().zip(keyed) {
+            *g = k.3;
+        }
+        Ok(())
+    }
+
+    fn push_row(&mut self, rec: Rec, sources: &[Source]) {
+        let (s, r) = (rec.src as usize, rec.row as usize);
+        if matches!(
+            self.kind,
+            EngineKind::PartialUpdate | EngineKind::Aggregation
+        ) {
+            self.out.key.push((s, r));
+            self.out.seq.push(sources[s].seq[r]);
+            self.out.kind.push(sources[s].kind[r]);
+            self.ensure_cols();
+            for (j, col) in self.out.cols.iter_mut().enumerate() {
+                let _ = j;
+                col.push(Cell::Pick(rec.src, rec.row));
+            }
+        } else {
+            self.out.picks.push((s, r));
+        }
+    }
+
+    fn ensure_cols(&mut self) {
+        if self.out.cols.len() != self.num_values {
+            self.out.cols = (0..self.num_values).map(|_| vec![]).collect();
+        }
+    }
+
+    /// Merge one group of records with the same key (in any order; sorted here).
+    pub fn finish(&mut self, group: &mut [Rec], sources: &[Source]) -> Result<()> {
+        if group.len() == 1 {
+            self.push_row(group[0], sources);
+            return Ok(());
+        }
+        if !self.seq_cols.is_empty() {
+            self.sort_group(group, sources)?;
+        }
+        let kind_of = |r: &Rec| sources[r.src as usize].kind[r.row as usize];
+        match self.kind {
+            EngineKind::KeepAll => {
+                for &r in group.iter() {
+                    self.out.picks.push((r.src as usize, r.row as usize));
+                }
+            }
+            EngineKind::Deduplicate => {
+                let w = if self.ignore_delete {
+                    group.iter().rev().find(|r| !is_retract(kind_of(r)))
+                } else {
+                    group.last()
+                };
+                if let Some(&w) = w {
+                    self.out.picks.push((w.src as usize, w.row as usize));
+                }
+            }
+            EngineKind::FirstRow => {
+                let mut first = None;
+                for r in group.iter() {
+                    if is_retract(kind_of(r)) {
+                        if self.ignore_delete {
+                            continue;
+                        }
+                        return Err(Error::unsupported(format!(
+                            "table '{}': merge-engine 'first-row' cannot accept -U/-D records \
+                             (set 'first-row.ignore-delete' = 'true')",
+                            self.table
+                        )));
+                    }
+                    if first.is_none() {
+                        first = Some(*r);
+                    }
+                }
+                if let Some(w) = first {
+                    self.out.picks.push((w.src as usize, w.row as usize));
+                }
+            }
+            EngineKind::PartialUpdate => self.partial_update(group, sources)?,
+            EngineKind::Aggregation => self.aggregate(group, sources)?,
+        }
+        Ok(())
+    }
+
+    fn emit_cells(&mut self, key: Rec, seq: i64, kind: i8, row: Vec<Cell>) {
+        self.ensure_cols();
+        self.out.key.push((key.src as usize, key.row as usize));
+        self.out.seq.push(seq);
+        self.out.kind.push(kind);
+        for (col, c) in self.out.cols.iter_mut().zip(row) {
+            col.push(c);
+        }
+    }
+
+    fn aggregate(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
+        let n = self.num_values;
+        let mut st: Vec<AggState> = (0..n).map(|_| AggState::new()).collect();
+        let mut deleted = false;
+        let mut last = group[0];
+        for &rec in group {
+            last = rec;
+            let kind = sources[rec.src as usize].kind[rec.row as usize];
+            deleted = self.remove_record_on_delete && kind == KIND_DELETE;
+            if deleted {
+                for (j, s) in st.iter_mut().enumerate() {
+                    s.acc = self.input_cell(sources, rec, j);
+                }
+                continue;
+            }
+            for (j, s) in st.iter_mut().enumerate() {
+                let Some(agg) = &self.cols[j].agg else {
+                    continue;
+                };
+                let input = self.input_cell(sources, rec, j);
+                let rd = self.reader(sources, j);
+                if is_retract(kind) {
+                    agg.retract(s, input, &rd)?;
+                } else {
+                    agg.agg(s, input, &rd, false)?;
+                }
+            }
+        }
+        let seq = sources[last.src as usize].seq[last.row as usize];
+        let kind = if deleted { KIND_DELETE } else { KIND_INSERT };
+        self.emit_cells(last, seq, kind, st.into_iter().map(|s| s.acc).collect());
+        Ok(())
+    }
+
+    fn input_cell(&self, sources: &[Source], rec: Rec, j: usize) -> Cell {
+        if self.is_null(sources, rec, j) {
+            Cell::Null
+        } else {
+            Cell::Pick(rec.src, rec.row)
+        }
+    }
+
+    /// Compare the record's ordering tuple of group `g` with the accumulator's.
+    fn compare_group(
+        &self,
+        g: usize,
+        sources: &[Source],
+        rec: Rec,
+        st: &[AggState],
+    ) -> Result<Ordering> {
+        for &j in &self.groups[g].ordering {
+            let a = self.datum(sources, rec, j)?;
+            let b = self.reader(sources, j).datum(&st[j].acc)?;
+            let o = compare_nullable(&a, &b);
+            if o != Ordering::Equal {
+                return Ok(o);
+            }
+        }
+        Ok(Ordering::Equal)
+    }
+
+    fn group_all_null(&self, g: usize, sources: &[Source], rec: Rec) -> bool {
+        self.groups[g]
+            .ordering
+            .iter()
+            .all(|&j| self.is_null(sources, rec, j))
+    }
+
+    fn partial_update(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
+        let n = self.num_values;
+        let mut st: Vec<AggState> = (0..n).map(|_| AggState::new()).collect();
+        let mut filled = false;
+        let mut meet_insert = false;
+        let mut deleted = false;
+        let mut last_seq = None;
+        let has_groups = !self.groups.is_empty();
+        let key = group[group.len() - 1];
+        for &rec in group {
+            let (s, r) = (rec.src as usize, rec.row as usize);
+            let kind = sources[s].kind[r];
+            deleted = false;
+            if is_retract(kind) {
+                if !filled {
+                    for (j, a) in st.iter_mut().enumerate() {
+                        a.acc = self.input_cell(sources, rec, j);
+                    }
+                    filled = true;
+                }
+                if self.ignore_delete {
+                    continue;
+                }
+                last_seq = Some(sources[s].seq[r]);
+                if has_groups {
+                    if self.retract_with_groups(&mut st, sources, rec, kind)? {
+                        deleted = true;
+                    }
+                    continue;
+                }
+                if self.remove_record_on_delete {
+                    if kind == KIND_DELETE {
+                        deleted = true;
+                        for (j, a) in st.iter_mut().enumerate() {
+                            a.acc = self.input_cell(sources, rec, j);
+                        }
+                    }
+                    continue;
+                }
+                return Err(Error::invalid(format!(
+                    "table '{}': partial-update cannot accept -U/-D records; set 'ignore-delete', \
+                     'partial-update.remove-record-on-delete', or sequence groups \
+                     ('fields.<f>.sequence-group', optionally \
+                     'partial-update.remove-record-on-sequence-group')",
+                    self.table
+                )));
+            }
+            last_seq = Some(sources[s].seq[r]);
+            if !has_groups {
+                for (j, a) in st.iter_mut().enumerate() {
+                    if !self.is_null(sources, rec, j) {
+                        a.acc = Cell::Pick(rec.src, rec.row);
+                    }
+                }
+            } else {
+                self.update_with_groups(&mut st, sources, rec)?;
+            }
+            meet_insert = true;
+            filled = true;
+        }
+        let seq = last_seq.unwrap_or(sources[key.src as usize].seq[key.row as usize]);
+        let kind = if deleted || !meet_insert {
+            KIND_DELETE
+        } else {
+            KIND_INSERT
+        };
+        self.emit_cells(key, seq, kind, st.into_iter().map(|s| s.acc).collect());
+        Ok(())
+    }
+
+    fn update_with_groups(&self, st: &mut [AggState], sources: &[Source], rec: Rec) -> Result<()> {
+        let n = self.num_values;
+        let mut processed = vec![false; n];
+        for j in 0..n {
+            let agg = self.cols[j].agg.as_ref();
+            let input = self.input_cell(sources, rec, j);
+            match self.cols[j].group {
+                Some(g) => {
+                    if processed[j] {
+                        continue;
+                    }
+                    if self.group_all_null(g, sources, rec) {
+                        for &o in &self.groups[g].ordering {
+                            processed[o] = true;
+                        }
+                        continue;
+                    }
+                    let o = self.compare_group(g, sources, rec, st)?;
+                    if o != Ordering::Less {
+                        if self.groups[g].ordering.contains(&j) {
+                            for &o in &self.groups[g].ordering {
+                                st[o].acc = self.input_cell(sources, rec, o);
+                                processed[o] = true;
+                            }
+                            continue;
+                        }
+                        match agg {
+                            None => st[j].acc = input,
+                            Some(a) => a.agg(&mut st[j], input, &self.reader(sources, j), false)?,
+                        }
+                    } else if let Some(a) = agg {
+                        a.agg(&mut st[j], input, &self.reader(sources, j), true)?;
+                    }
+                }
+                None => match agg {
+                    Some(a) => a.agg(&mut st[j], input, &self.reader(sources, j), false)?,
+                    None => {
+                        if input != Cell::Null {
+                            st[j].acc = input;
+                        }
+                    }
+                },
+            }
+        }
+        Ok(())
+    }
+
+    /// Returns true when the record removed the whole row.
+    fn retract_with_groups(
+        &self,
+        st: &mut [AggState],
+        sources: &[Source],
+        rec: Rec,
+        kind: i8,
+    ) -> Result<bool> {
+        let n = self.num_values;
+        let mut processed = vec![false; n];
+        let mut updated = vec![false; n];
+        for j in 0..n {
+            let Some(g) = self.cols[j].group else {
+                continue;
+            };
+            let agg = self.cols[j].agg.as_ref();
+            if processed[j] {
+                continue;
+            }
+            if self.group_all_null(g, sources, rec) {
+                for &o in &self.groups[g].ordering {
+                    processed[o] = true;
+                }
+                continue;
+            }
+            let input = self.input_cell(sources, rec, j);
+            let o = self.compare_group(g, sources, rec, st)?;
+            if o != Ordering::Less {
+                if self.groups[g].ordering.contains(&j) {
+                    for &f in &self.groups[g].ordering {
+                        if !updated[f] {
+                            if kind == KIND_DELETE && self.groups[g].remove_on_delete {
+                                for (i, a) in st.iter_mut().enumerate() {
+                                    a.acc = self.input_cell(sources, rec, i);
+                                }
+                                return Ok(true);
+                            }
+                            st[f].acc = self.input_cell(sources, rec, f);
+                            updated[f] = true;
+                        }
+                        processed[f] = true;
+                    }
+                } else {
+                    match agg {
+                        None => st[j].acc = Cell::Null,
+                        Some(a) => a.retract(&mut st[j], input, &self.reader(sources, j))?,
+                    }
+                }
+            } else if let Some(a) = agg {
+                a.retract(&mut st[j], input, &self.reader(sources, j))?;
+            }
+        }
+        Ok(false)
+    }
+
+    /// Build the output batch of everything finished so far (and reset the output).
+    pub fn build(&mut self, schema: &SchemaRef, sources: &[Source]) -> Result<Option<RecordBatch>> {
+        let out = std::mem::take(&mut self.out);
+        if out.len() == 0 {
+            return Ok(None);
+        }
+        let batches: Vec<&RecordBatch> = sources.iter().map(|s| &s.batch).collect();
+        if !out.picks.is_empty() {
+            return Ok(Some(arrow_select::interleave::interleave_record_batch(
+                &batches, &out.picks,
+            )?));
+        }
+        let lay = self.layout;
+        let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
+        for c in 0..lay.num_keys {
+            let arrays: Vec<&dyn Array> = batches.iter().map(|b| b.column(c).as_ref()).collect();
+            cols.push(arrow_select::interleave::interleave(&arrays, &out.key)?);
+        }
+        cols.push(std::sync::Arc::new(Int64Array::from(out.seq)));
+        cols.push(std::sync::Arc::new(Int8Array::from(out.kind)));
+        for (j, cells) in out.cols.into_iter().enumerate() {
+            let c = lay.value_offset() + j;
+            let dt = schema.field(c).data_type();
+            let computed = cells.iter().any(|x| matches!(x, Cell::Val(_)));
+            if !computed {
+                let null = new_null_array(dt, 1);
+                let mut arrays: Vec<&dyn Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                arrays.push(null.as_ref());
+                let ni = arrays.len() - 1;
+                let idx: Vec<(usize, usize)> = cells
+                    .iter()
+                    .map(|x| match x {
+                        Cell::Pick(s, r) => (*s as usize, *r as usize),
+                        _ => (ni, 0),
+                    })
+                    .collect();
+                cols.push(arrow_select::interleave::interleave(&arrays, &idx)?);
+            } else {
+                let rd = self.reader(sources, j);
+                let datums: Vec<Option<Datum>> =
+                    cells.iter().map(|x| rd.datum(x)).collect::<Result<_>>()?;
+                let a = datums_to_arrow(&self.cols[j].dtype, &datums)?;
+                let a = if a.data_type() != dt {
+                    arrow_cast::cast(&a, dt)?
+                } else {
+                    a
+                };
+                cols.push(a);
+            }
+        }
+        let _ = &self.names;
+        Ok(Some(RecordBatch::try_new(schema.clone(), cols)?))
+    }
+}
