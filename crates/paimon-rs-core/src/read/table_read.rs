@@ -153,7 +153,6 @@ impl TableRead {
         if batches.is_empty() {
             return Ok(vec![]);
         }
-        let schema = batches[0].schema();
         let layout = KvLayout {
             num_keys: key_names.len(),
         };
@@ -187,18 +186,11 @@ impl TableRead {
                     out.push(b?);
                 }
             }
-            arrow_select::concat::concat_batches(&schema, &out)?
-        } else {
-            let mut m = if batches.len() == 1 {
-                batches
-                    .into_iter()
-                    .next()
-                    .ok_or_else(|| Error::Internal("empty".into()))?
-            } else {
-                arrow_select::concat::concat_batches(&schema, &batches)?
-            };
-            if pk {
-                // DropDelete: a retraction in a file read raw means the key is absent.
+            out
+        } else if pk {
+            // DropDelete: a retraction in a file read raw means the key is absent.
+            let mut out = Vec::with_capacity(batches.len());
+            for m in batches {
                 let kinds = m.column(layout.kind_col()).as_primitive::<Int8Type>();
                 if kinds.values().iter().any(|&k| is_retract(k)) {
                     let keep: BooleanArray = kinds
@@ -206,11 +198,30 @@ impl TableRead {
                         .iter()
                         .map(|&k| Some(!is_retract(k)))
                         .collect();
-                    m = arrow_select::filter::filter_record_batch(&m, &keep)?;
+                    out.push(arrow_select::filter::filter_record_batch(&m, &keep)?);
+                } else {
+                    out.push(m);
                 }
             }
-            m
+            out
+        } else {
+            batches
         };
+        merged
+            .into_iter()
+            .filter(|b| b.num_rows() > 0)
+            .map(|b| self.finish_batch(&b, sys, &dir))
+            .collect()
+    }
+
+    /// Table columns of a read batch (after `sys` system columns), value filter, projection.
+    fn finish_batch(
+        &self,
+        merged: &RecordBatch,
+        sys: usize,
+        dir: &std::path::Path,
+    ) -> Result<RecordBatch> {
+        let fields = &self.table.schema.fields;
         // table columns only, named as the table's
         let values = RecordBatch::try_new(
             Arc::new(Schema::new(
@@ -242,13 +253,9 @@ impl TableRead {
                 values.column(pos).clone()
             })
             .collect();
-        let out = RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
-            Error::corrupt(
-                dir.clone(),
-                format!("data does not match the table schema: {e}"),
-            )
-        })?;
-        Ok(vec![out])
+        RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
+            Error::corrupt(dir, format!("data does not match the table schema: {e}"))
+        })
     }
 }
 

@@ -1,0 +1,185 @@
+"""Merge-on-read and raw read: paimon_rs side by side with pypaimon 2.1.0 (+ native options)
+and pypaimon_rust 0.4.0.
+
+Table: BIGINT primary key ``id``, values ``v`` (int64), ``f`` (float64), ``s`` (~16-char
+string); bucket = 4, unpartitioned; deduplicate engine.
+  merge read: a base commit of 2,000,000 rows, then 5 upsert commits of 400,000 rows each (half
+              updates of existing keys, half new keys) -> 6 overlapping level-0 files per bucket.
+  raw read:   the base commit only (one file per bucket, no merge).
+Each implementation writes its own table with its own writer (same data), then the full read
+is timed `--repeat` times after one warm-up; medians are reported.
+
+Peers run in the pypaimon venv of tests/compat/pypaimon_env.py through
+benches/_merge_read_peer.py (the shared compat driver's ``bench`` command has a single update
+commit only).
+
+    python benches/bench_merge_read.py            # full size, 5 repeats
+    python benches/bench_merge_read.py --smoke    # CI: 20,000 rows, 1 repeat
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+
+NATIVE = {"read.native.enabled": "true", "scan.native-plan.enabled": "true",
+          "write.native.enabled": "true"}
+IMPLS = ["paimon_rs", "pypaimon", "pypaimon-native", "pypaimon-rust"]
+
+
+def make(n: int, ids: np.ndarray, seed: int) -> pa.Table:
+    rng = np.random.default_rng(seed)
+    s = pa.array([f"s{x:015d}" for x in rng.integers(0, 10**15, n)])
+    return pa.table({"id": pa.array(ids, pa.int64()),
+                     "v": pa.array(rng.integers(0, 1 << 40, n), pa.int64()),
+                     "f": pa.array(rng.random(n)), "s": s})
+
+
+def data_sets(rows: int, upd: int, commits: int, workdir: Path) -> tuple[list[str], int]:
+    rng = np.random.default_rng(1)
+    base_ids = rng.permutation(rows).astype(np.int64)
+    paths = []
+    t = make(rows, base_ids, 2)
+    paths.append(_ipc(workdir / "base.arrow", t))
+    next_id = rows
+    for c in range(commits):
+        old = rng.choice(rows, upd // 2, replace=False).astype(np.int64)
+        new = np.arange(next_id, next_id + upd - upd // 2, dtype=np.int64)
+        next_id += len(new)
+        ids = rng.permutation(np.concatenate([old, new]))
+        paths.append(_ipc(workdir / f"upd{c}.arrow", make(len(ids), ids, 10 + c)))
+    return paths, next_id
+
+
+def _ipc(path: Path, t: pa.Table) -> str:
+    with pa.OSFile(str(path), "wb") as f, pa.ipc.new_file(f, t.schema) as w:
+        w.write_table(t)
+    return str(path)
+
+
+def _load(path: str) -> pa.Table:
+    with pa.memory_map(path) as f:
+        return pa.ipc.open_file(f).read_all()
+
+
+def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
+    from paimon_rs import CatalogFactory, Schema
+
+    cat = CatalogFactory.create({"warehouse": str(wh)})
+    cat.create_database("db", True)
+    first = _load(ipcs[0])
+    cat.create_table("db.bench", Schema.from_pyarrow_schema(
+        first.schema, primary_keys=["id"], options=options), False)
+    for ipc in ipcs:
+        t = cat.get_table("db.bench")
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        w.write_arrow(_load(ipc))
+        c.commit(w.prepare_commit())
+        w.close()
+
+    def read():
+        t = cat.get_table("db.bench")
+        rb = t.new_read_builder()
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    read()
+    times = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        r = read()
+        times.append(time.perf_counter() - t0)
+    check = pc.sum(pc.bit_wise_and(r.column("v"), 0xFFFF)).as_py() or 0
+    return {"read_s": times, "rows": r.num_rows, "check": check}
+
+
+def bench_peer(impl: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
+    from pypaimon_env import _clean_env, _venv_python, ensure_venv
+
+    ensure_venv()
+    opts = dict(options)
+    if impl == "pypaimon-native":
+        opts.update(NATIVE)
+    payload = {"impl": "pypaimon_rust" if impl == "pypaimon-rust" else "pypaimon",
+               "warehouse": str(wh), "ipcs": ipcs, "options": opts, "repeat": repeat}
+    r = subprocess.run([str(_venv_python()), str(ROOT / "benches" / "_merge_read_peer.py"),
+                        json.dumps(payload)], capture_output=True, text=True, env=_clean_env(),
+                       timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip()[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--update-rows", type=int, default=400_000)
+    ap.add_argument("--commits", type=int, default=5)
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--impls", default=",".join(IMPLS))
+    ap.add_argument("--smoke", action="store_true", help="20,000 rows, 1 repeat (CI)")
+    args = ap.parse_args(argv)
+    if args.smoke:
+        args.rows, args.update_rows, args.repeat = 20_000, 4_000, 1
+    impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    workdir = Path(tempfile.mkdtemp(prefix="paimon-merge-bench-"))
+    options = {"bucket": "4"}
+    try:
+        ipcs, total = data_sets(args.rows, args.update_rows, args.commits, workdir)
+        print(f"bench_merge_read: base {args.rows:,} rows + {args.commits} upsert commits of "
+              f"{args.update_rows:,} (half updates) -> {total:,} live rows; bucket=4; "
+              f"median of {args.repeat}")
+        results: dict[str, dict[str, dict]] = {}
+        for case, files in (("merge", ipcs), ("raw", ipcs[:1])):
+            for impl in impls:
+                wh = workdir / f"{case}-{impl}"
+                try:
+                    if impl == "paimon_rs":
+                        r = bench_ours(wh, files, options, args.repeat)
+                    else:
+                        r = bench_peer(impl, wh, files, options, args.repeat)
+                    results.setdefault(case, {})[impl] = r
+                except Exception as e:  # noqa: BLE001 - reported in the table
+                    results.setdefault(case, {})[impl] = {"error": str(e)}
+                shutil.rmtree(wh, ignore_errors=True)
+        for case, per in results.items():
+            print(f"\n{case} read ({'6 overlapping files/bucket' if case == 'merge' else '1 file/bucket'})")
+            print(f"{'implementation':<17}{'median s':>10}{'rows/s':>12}{'rows':>11}  check")
+            ours = per.get("paimon_rs", {})
+            ref = ours.get("check")
+            for impl in impls:
+                r = per.get(impl, {})
+                if "error" in r:
+                    print(f"{impl:<17}failed: {r['error'].splitlines()[-1][:90]}")
+                    continue
+                m = statistics.median(r["read_s"])
+                ok = "ok" if r["check"] == ref and r["rows"] == ours.get("rows") else "MISMATCH"
+                print(f"{impl:<17}{m:>10.3f}{r['rows'] / m / 1e6:>11.2f}M{r['rows']:>11,}  {ok}")
+            if "read_s" in ours:
+                mo = statistics.median(ours["read_s"])
+                for impl in impls:
+                    r = per.get(impl, {})
+                    if impl != "paimon_rs" and "read_s" in r:
+                        print(f"  paimon_rs vs {impl}: {statistics.median(r['read_s']) / mo:.2f}x")
+        return 0 if all("error" not in per.get("paimon_rs", {}) for per in results.values()) else 1
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
