@@ -15,7 +15,11 @@ const BATCH: usize = 8192;
 /// K runs of ROWS/K rows each; keys drawn so that about half of them repeat across runs.
 fn runs(k: usize, string_key: bool) -> Vec<Vec<RecordBatch>> {
     let per = ROWS / k;
-    let key_t = if string_key { DataType::Utf8 } else { DataType::Int64 };
+    let key_t = if string_key {
+        DataType::Utf8
+    } else {
+        DataType::Int64
+    };
     let schema = Arc::new(Schema::new(vec![
         Field::new("_KEY_id", key_t.clone(), false),
         Field::new("_SEQUENCE_NUMBER", DataType::Int64, false),
@@ -121,13 +125,17 @@ fn bench(c: &mut Criterion) {
             let r = runs(k, string_key);
             let rows: usize = r.iter().flatten().map(|b| b.num_rows()).sum();
             g.throughput(Throughput::Elements(rows as u64));
-            g.bench_with_input(BenchmarkId::new(format!("loser_tree_dedup/{kt}"), k), &r, |b, r| {
-                b.iter(|| merge(r))
-            });
+            g.bench_with_input(
+                BenchmarkId::new(format!("loser_tree_dedup/{kt}"), k),
+                &r,
+                |b, r| b.iter(|| merge(r)),
+            );
             if k == 8 {
-                g.bench_with_input(BenchmarkId::new(format!("naive_sort/{kt}"), k), &r, |b, r| {
-                    b.iter(|| naive(r))
-                });
+                g.bench_with_input(
+                    BenchmarkId::new(format!("naive_sort/{kt}"), k),
+                    &r,
+                    |b, r| b.iter(|| naive(r)),
+                );
                 let src = bytes_of(&r);
                 g.bench_with_input(BenchmarkId::new(format!("memcpy/{kt}"), k), &src, |b, s| {
                     b.iter(|| std::hint::black_box(s.clone()))

@@ -28,11 +28,16 @@ fn schema() -> Arc<Schema> {
 
 fn commit(table: &FileStoreTable, rows: &[(i64, i64)]) {
     let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(rows.iter().map(|r| r.0).collect::<Vec<_>>())),
-        Arc::new(Int64Array::from(rows.iter().map(|r| r.1).collect::<Vec<_>>())),
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        )),
     ];
     let mut w = TableWrite::new(table.clone()).unwrap();
-    w.write(&RecordBatch::try_new(schema(), cols).unwrap()).unwrap();
+    w.write(&RecordBatch::try_new(schema(), cols).unwrap())
+        .unwrap();
     let msgs = w.prepare_commit().unwrap();
     FileStoreCommit::new(table.clone(), "first-row-test".into())
         .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)

@@ -604,6 +604,12 @@ impl CellReader for Reader<'_> {
 }
 
 impl Bound {
+    /// Plain deduplicate (no sequence.field, no ignore-delete) or a lone-record pass: the
+    /// result of a group is its newest record.
+    pub fn last_only(&self) -> bool {
+        self.kind == EngineKind::Deduplicate && self.seq_cols.is_empty() && !self.ignore_delete
+    }
+
     pub fn out_len(&self) -> usize {
         self.out.len()
     }

@@ -51,6 +51,23 @@ struct Cursor {
     pos: usize,
     len: usize,
     done: bool,
+    /// The current record's i64 key (integer-key mode), sequence number and add-ness, cached
+    /// so that tree comparisons touch only the cursors.
+    key: i64,
+    seq: i64,
+    add: bool,
+}
+
+impl Cursor {
+    #[inline]
+    fn load(&mut self, sources: &[Source]) {
+        let s = &sources[self.src];
+        if let Keys::I64(k) = &s.keys {
+            self.key = k[self.pos];
+        }
+        self.seq = s.seq[self.pos];
+        self.add = !is_retract(s.kind[self.pos]);
+    }
 }
 
 enum KeyConv {
@@ -128,7 +145,7 @@ fn key_cmp(a: &Source, ra: usize, b: &Source, rb: usize) -> Ordering {
 }
 
 #[inline]
-fn less(cursors: &[Cursor], sources: &[Source], a: usize, b: usize) -> bool {
+fn less(cursors: &[Cursor], sources: &[Source], rows: bool, a: usize, b: usize) -> bool {
     let (ca, cb) = (&cursors[a], &cursors[b]);
     if ca.done {
         return false;
@@ -136,11 +153,13 @@ fn less(cursors: &[Cursor], sources: &[Source], a: usize, b: usize) -> bool {
     if cb.done {
         return true;
     }
-    let (sa, sb) = (&sources[ca.src], &sources[cb.src]);
-    let (ra, rb) = (ca.pos, cb.pos);
-    key_cmp(sa, ra, sb, rb)
-        .then_with(|| sa.seq[ra].cmp(&sb.seq[rb]))
-        .then_with(|| (!is_retract(sa.kind[ra])).cmp(&!is_retract(sb.kind[rb])))
+    let o = if rows {
+        key_cmp(&sources[ca.src], ca.pos, &sources[cb.src], cb.pos)
+    } else {
+        ca.key.cmp(&cb.key)
+    };
+    o.then(ca.seq.cmp(&cb.seq))
+        .then(ca.add.cmp(&cb.add))
         .then(a.cmp(&b))
         == Ordering::Less
 }
@@ -165,6 +184,10 @@ pub struct SortMergeReader {
     schema: SchemaRef,
     bound: Bound,
     group: Vec<Rec>,
+    /// Plain deduplicate: only the newest record of a key matters, no group is collected.
+    last_only: bool,
+    rows_mode: bool,
+    group_key: i64,
     drop_delete: bool,
     /// A run moved to a new batch since the last emit: emit soon to release the old one.
     dirty: bool,
@@ -198,15 +221,24 @@ impl SortMergeReader {
             let Some(b) = b else { continue };
             let len = b.num_rows();
             sources.push(conv.source(b, layout)?);
-            cursors.push(Cursor {
+            let mut c = Cursor {
                 run,
                 src: sources.len() - 1,
                 pos: 0,
                 len,
                 done: false,
-            });
+                key: 0,
+                seq: 0,
+                add: true,
+            };
+            c.load(&sources);
+            cursors.push(c);
         }
-        let tree = LoserTree::new(cursors.len(), |a, b| less(&cursors, &sources, a, b));
+        let rows_mode = matches!(conv, KeyConv::Rows(_));
+        let tree = LoserTree::new(cursors.len(), |a, b| {
+            less(&cursors, &sources, rows_mode, a, b)
+        });
+        let last_only = bound.last_only();
         Ok(Some(SortMergeReader {
             cursors,
             sources,
@@ -216,6 +248,9 @@ impl SortMergeReader {
             schema,
             bound,
             group: Vec::with_capacity(16),
+            last_only,
+            rows_mode,
+            group_key: 0,
             drop_delete,
             dirty: false,
             finished: false,
@@ -226,6 +261,7 @@ impl SortMergeReader {
         let c = &mut self.cursors[w];
         c.pos += 1;
         if c.pos < c.len {
+            c.load(&self.sources);
             return Ok(());
         }
         self.dirty = true;
@@ -235,6 +271,7 @@ impl SortMergeReader {
                 c.pos = 0;
                 self.sources.push(self.conv.source(b, self.layout)?);
                 c.src = self.sources.len() - 1;
+                c.load(&self.sources);
             }
             None => c.done = true,
         }
@@ -315,12 +352,19 @@ impl SortMergeReader {
                 return self.emit();
             }
             let c = &self.cursors[w];
+            let ckey = c.key;
             let rec = Rec {
                 src: c.src as u32,
                 row: c.pos as u32,
             };
             if let Some(&first) = self.group.first() {
-                if !self.same_key(first, rec) {
+                let same = if self.rows_mode {
+                    self.same_key(first, rec)
+                } else {
+                    // integer keys: the group's key is the previous winner's
+                    self.group_key == ckey
+                };
+                if !same {
                     self.finish_group()?;
                     if self.bound.out_len() >= BATCH_ROWS || self.dirty {
                         if let Some(b) = self.emit()? {
@@ -330,10 +374,19 @@ impl SortMergeReader {
                     }
                 }
             }
-            self.group.push(rec);
+            self.group_key = ckey;
+            if self.last_only {
+                // plain deduplicate: the group is only ever its newest record
+                match self.group.first_mut() {
+                    Some(g) => *g = rec,
+                    None => self.group.push(rec),
+                }
+            } else {
+                self.group.push(rec);
+            }
             self.advance(w)?;
-            let (cursors, sources) = (&self.cursors, &self.sources);
-            self.tree.replay(|a, b| less(cursors, sources, a, b));
+            let (cursors, sources, rm) = (&self.cursors, &self.sources, self.rows_mode);
+            self.tree.replay(|a, b| less(cursors, sources, rm, a, b));
         }
     }
 }

@@ -253,9 +253,8 @@ impl TableRead {
                 values.column(pos).clone()
             })
             .collect();
-        RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
-            Error::corrupt(dir, format!("data does not match the table schema: {e}"))
-        })
+        RecordBatch::try_new(self.output_schema.clone(), cols)
+            .map_err(|e| Error::corrupt(dir, format!("data does not match the table schema: {e}")))
     }
 }
 
