@@ -9,7 +9,6 @@ import shutil
 import tempfile
 
 import pyarrow as pa
-
 from paimon_rs import CatalogFactory, Schema
 
 

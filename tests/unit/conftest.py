@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-
 from paimon_rs import CatalogFactory, Schema
 
 

@@ -162,7 +162,7 @@ pub fn sort_by_key(
 }
 
 /// The table's merge engine, applied to groups of equal keys.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MergeEngine {
     /// The record with the highest sequence number wins (a -D/-U winner shadows older data).
     Deduplicate,
