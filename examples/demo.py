@@ -9,6 +9,7 @@ import shutil
 import tempfile
 
 import pyarrow as pa
+
 from paimon_rs import CatalogFactory, Schema
 
 

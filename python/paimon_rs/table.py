@@ -145,9 +145,13 @@ class BatchTableWrite:
         return self._core.prepare_commit()
 
     def close(self) -> None:
+        """Release buffers and spill files; without a prepare_commit, the files flushed under
+        memory pressure are deleted too (nothing of this write reaches the table)."""
         if not self._closed:
             self._closed = True
-            if not self._prepared:
+            if self._prepared:
+                self._core.close()
+            else:
                 self._core.abort()
 
     def __enter__(self) -> BatchTableWrite:

@@ -7,6 +7,7 @@ import tempfile
 import pyarrow as pa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
 from paimon_rs import CatalogFactory, Schema
 
 SCHEMA = pa.schema([("p", pa.string()), ("k", pa.int64()), ("s", pa.string()), ("v", pa.int64()),

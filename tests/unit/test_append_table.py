@@ -5,11 +5,13 @@ from __future__ import annotations
 import datetime
 import decimal
 
-import paimon_rs
 import pyarrow as pa
 import pytest
-from conftest import read, write
+
+import paimon_rs
 from paimon_rs import Schema
+
+from unit_helpers import read, write
 
 
 def test_append_unaware_bucket(catalog):

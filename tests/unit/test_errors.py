@@ -5,11 +5,13 @@ from __future__ import annotations
 import glob
 import os
 
-import paimon_rs
 import pyarrow as pa
 import pytest
-from conftest import PK_SCHEMA, read, write
+
+import paimon_rs
 from paimon_rs import CatalogFactory, Schema
+
+from unit_helpers import PK_SCHEMA, read, write
 
 
 def good_rows():

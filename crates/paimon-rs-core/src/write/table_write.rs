@@ -505,7 +505,21 @@ impl TableWrite {
             return Err(e.with_table(&name));
         }
         self.pending.extend(paths);
+        // every run was consumed: drop the (now empty) spill directory
+        self.reset_spiller();
         Ok(msgs)
+    }
+
+    fn reset_spiller(&mut self) {
+        let opts = self.spiller.options().clone();
+        self.spiller = Spiller::new(opts);
+    }
+
+    /// Release buffers, spill files and the spill directory. Files handed out by
+    /// `prepare_commit` are left to the commit.
+    pub fn close(&mut self) {
+        self.writers.clear();
+        self.reset_spiller();
     }
 
     fn partition_path_of(&self, m: &CommitMessage) -> String {
@@ -532,6 +546,7 @@ impl TableWrite {
         // dropping the writers drops buffers, spill files and open file writers (which delete
         // their own files)
         self.writers.clear();
+        self.reset_spiller();
         for p in self.take_pending() {
             let _ = std::fs::remove_file(p);
         }
