@@ -34,3 +34,5 @@ echo "== building paimon_rs (release) into $VENV"
 "$VENV/bin/python" -c "import paimon_rs, sys; print('paimon_rs', paimon_rs.__version__, 'on Python', sys.version.split()[0])"
 
 export PAIMON_RS_VENV_PY="$VENV/bin/python"
+# pypaimon 2.1.0 (pyarrow<20) for the compat tests and benchmarks lives in a venv of its own
+export PAIMON_RS_PYPAIMON_VENV="${PAIMON_RS_PYPAIMON_VENV:-$CACHE/venv-pypaimon}"

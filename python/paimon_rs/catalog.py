@@ -19,7 +19,7 @@ class Identifier:
     object: str
 
     @staticmethod
-    def from_string(s: str) -> "Identifier":
+    def from_string(s: str) -> Identifier:
         parts = s.split(".")
         if len(parts) != 2 or not all(parts):
             raise InvalidArgumentError(f"table identifier '{s}' must look like 'database.table'")

@@ -19,7 +19,7 @@ class Predicate:
     method: str
     field: Optional[str] = None
     literals: Optional[List[Any]] = None
-    children: List["Predicate"] = dc_field(default_factory=list)
+    children: List[Predicate] = dc_field(default_factory=list)
 
     def to_core(self, schema: pa.Schema) -> tuple:
         """The tuple form understood by ``paimon_rs._core`` (literals as typed Arrow arrays)."""

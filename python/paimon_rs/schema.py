@@ -28,7 +28,7 @@ class Schema:
         primary_keys: Optional[List[str]] = None,
         options: Optional[Dict[str, str]] = None,
         comment: Optional[str] = None,
-    ) -> "Schema":
+    ) -> Schema:
         if not isinstance(pa_schema, pa.Schema):
             raise TypeError(f"expected a pyarrow.Schema, got {type(pa_schema).__name__}")
         opts = {}

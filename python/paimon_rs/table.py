@@ -19,7 +19,7 @@ CommitMessage = _core.CommitMessage
 class Table:
     """A Paimon table (pypaimon's ``FileStoreTable``)."""
 
-    def __init__(self, core: "_core.Table"):
+    def __init__(self, core: _core.Table):
         self._core = core
         self._arrow_schema: pa.Schema = core.arrow_schema()
 
@@ -47,10 +47,10 @@ class Table:
     def arrow_schema(self) -> pa.Schema:
         return self._arrow_schema
 
-    def new_batch_write_builder(self) -> "BatchWriteBuilder":
+    def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
 
-    def new_read_builder(self) -> "ReadBuilder":
+    def new_read_builder(self) -> ReadBuilder:
         return ReadBuilder(self)
 
     def latest_snapshot_id(self) -> Optional[int]:
@@ -69,7 +69,7 @@ class BatchWriteBuilder:
         self.commit_user = str(uuid.uuid4())
         self.static_partition: Optional[Dict[str, Any]] = None
 
-    def overwrite(self, static_partition: Optional[Dict[str, Any]] = None) -> "BatchWriteBuilder":
+    def overwrite(self, static_partition: Optional[Dict[str, Any]] = None) -> BatchWriteBuilder:
         spec = dict(static_partition or {})
         for k in spec:
             if k not in self.table.partition_keys:
@@ -79,10 +79,10 @@ class BatchWriteBuilder:
         self.static_partition = spec
         return self
 
-    def new_write(self) -> "BatchTableWrite":
+    def new_write(self) -> BatchTableWrite:
         return BatchTableWrite(self.table)
 
-    def new_commit(self) -> "BatchTableCommit":
+    def new_commit(self) -> BatchTableCommit:
         return BatchTableCommit(self.table, self.commit_user, self.static_partition)
 
 
@@ -123,8 +123,21 @@ class BatchTableWrite:
             self.write_arrow(batch)
 
     def write_pandas(self, df: Any) -> None:
+        """Write a pandas DataFrame, converting its columns to the table's Arrow types (so an
+        integer column with missing values, float64 in pandas, lands in a BIGINT column)."""
         self._check_open()
-        self._core.write_stream(pa.Table.from_pandas(df, preserve_index=False))
+        schema = self.table.arrow_schema
+        names = [str(c) for c in df.columns]
+        if set(names) <= set(schema.names):
+            target = pa.schema([schema.field(n) for n in names])
+            try:
+                data = pa.Table.from_pandas(df, schema=target, preserve_index=False)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
+                # let the engine name the offending column
+                data = pa.Table.from_pandas(df, preserve_index=False)
+        else:
+            data = pa.Table.from_pandas(df, preserve_index=False)
+        self._core.write_stream(data)
 
     def prepare_commit(self) -> List[CommitMessage]:
         self._check_open()
@@ -132,12 +145,16 @@ class BatchTableWrite:
         return self._core.prepare_commit()
 
     def close(self) -> None:
+        """Release buffers and spill files; without a prepare_commit, the files flushed under
+        memory pressure are deleted too (nothing of this write reaches the table)."""
         if not self._closed:
             self._closed = True
-            if not self._prepared:
+            if self._prepared:
+                self._core.close()
+            else:
                 self._core.abort()
 
-    def __enter__(self) -> "BatchTableWrite":
+    def __enter__(self) -> BatchTableWrite:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -182,7 +199,7 @@ class BatchTableCommit:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "BatchTableCommit":
+    def __enter__(self) -> BatchTableCommit:
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -259,15 +276,15 @@ class ReadBuilder:
         self._predicate: Optional[Predicate] = None
         self._limit: Optional[int] = None
 
-    def with_filter(self, predicate: Optional[Predicate]) -> "ReadBuilder":
+    def with_filter(self, predicate: Optional[Predicate]) -> ReadBuilder:
         self._predicate = predicate
         return self
 
-    def with_projection(self, projection: List[str]) -> "ReadBuilder":
+    def with_projection(self, projection: List[str]) -> ReadBuilder:
         self._projection = list(projection)
         return self
 
-    def with_limit(self, limit: int) -> "ReadBuilder":
+    def with_limit(self, limit: int) -> ReadBuilder:
         self._limit = limit
         return self
 

@@ -26,11 +26,13 @@ import re
 import traceback
 from dataclasses import dataclass, field
 
-import interop_cases as ic
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+
 from paimon_rs import CatalogFactory, Schema
+
+import interop_cases as ic
 from pypaimon_env import pypaimon_batch, read_ipc, write_ipc
 
 pytestmark = pytest.mark.compat

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
-import pyarrow as pa
 import pytest
 
 from paimon_rs import CatalogFactory, Schema
+
+from unit_helpers import PK_SCHEMA
 
 
 @pytest.fixture
@@ -13,42 +14,9 @@ def catalog(tmp_path):
     return c
 
 
-PK_SCHEMA = pa.schema([
-    ("dt", pa.string()),
-    ("id", pa.int64()),
-    ("name", pa.string()),
-    ("price", pa.float64()),
-])
-
-
 @pytest.fixture
 def pk_table(catalog):
     schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
                                         options={"bucket": "2"})
     catalog.create_table("db.t", schema, False)
     return catalog.get_table("db.t")
-
-
-def write(table, data, overwrite=None):
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        return c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
-
-
-def read(table, projection=None, predicate=None, sort=None):
-    rb = table.new_read_builder()
-    if projection:
-        rb = rb.with_projection(projection)
-    if predicate is not None:
-        rb = rb.with_filter(predicate)
-    t = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-    if sort:
-        t = t.sort_by([(k, "ascending") for k in sort])
-    return t

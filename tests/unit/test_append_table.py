@@ -7,10 +7,11 @@ import decimal
 
 import pyarrow as pa
 import pytest
-from conftest import read, write
 
 import paimon_rs
 from paimon_rs import Schema
+
+from unit_helpers import read, write
 
 
 def test_append_unaware_bucket(catalog):

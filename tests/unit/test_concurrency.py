@@ -7,7 +7,8 @@ import os
 import threading
 
 import pyarrow as pa
-from conftest import PK_SCHEMA, read
+
+from unit_helpers import PK_SCHEMA, read
 
 
 def test_concurrent_writers_all_land(pk_table):

@@ -7,10 +7,11 @@ import os
 
 import pyarrow as pa
 import pytest
-from conftest import PK_SCHEMA, read, write
 
 import paimon_rs
 from paimon_rs import CatalogFactory, Schema
+
+from unit_helpers import PK_SCHEMA, read, write
 
 
 def good_rows():
@@ -79,7 +80,7 @@ def test_bad_schemas(catalog):
 def test_bad_batches_are_refused_and_nothing_lands(pk_table, data, match):
     write(pk_table, good_rows())
     wb = pk_table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
+    w = wb.new_write()
     w.write_arrow(pa.table({"dt": ["a"], "id": [2], "name": ["y"], "price": [2.0]}))
     with pytest.raises(paimon_rs.SchemaMismatchError, match=match):
         w.write_arrow(data)

@@ -9,10 +9,11 @@ import pickle
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import PK_SCHEMA, read, write
 
 import paimon_rs
 from paimon_rs import Schema
+
+from unit_helpers import PK_SCHEMA, read, write
 
 
 def rows(dt, ids, names, prices):

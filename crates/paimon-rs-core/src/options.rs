@@ -15,6 +15,12 @@ const SUPPORTED: &[&str] = &[
     "file.compression.zstd-level",
     "target-file-size",
     "write-buffer-size",
+    "write-buffer-spillable",
+    "write-buffer-spill.max-disk-size",
+    "write-buffer-spill.dir",
+    "local-sort.max-num-file-handles",
+    "spill-compression",
+    "page-size",
     "manifest.compression",
     "partition.default-name",
     "partition.legacy-name",
@@ -82,6 +88,13 @@ pub struct CoreOptions {
     pub zstd_level: i32,
     pub target_file_size: Option<u64>,
     pub write_buffer_size: u64,
+    pub write_buffer_spillable: bool,
+    pub spill_max_disk_size: Option<u64>,
+    pub spill_compression: Option<arrow_ipc::CompressionType>,
+    pub local_sort_max_num_file_handles: usize,
+    /// Where spill files go: `write-buffer-spill.dir` (paimon_rs option), else the environment
+    /// variable `PAIMON_RS_TMP_DIR`, else the system temp dir.
+    pub tmp_dir: std::path::PathBuf,
     pub manifest_compression: String,
     pub partition_default_name: String,
     pub partition_legacy_name: bool,
@@ -199,6 +212,37 @@ impl CoreOptions {
             write_buffer_size: match get("write-buffer-size") {
                 Some(v) => parse_memory_size("write-buffer-size", v)?,
                 None => 256 << 20,
+            },
+            write_buffer_spillable: match get("write-buffer-spillable") {
+                Some(v) => parse_bool("write-buffer-spillable", v)?,
+                None => true,
+            },
+            spill_max_disk_size: match get("write-buffer-spill.max-disk-size") {
+                Some(v) => Some(parse_memory_size("write-buffer-spill.max-disk-size", v)?),
+                None => None,
+            },
+            spill_compression: crate::sort::parse_spill_compression(
+                get("spill-compression").unwrap_or("zstd"),
+            )?,
+            local_sort_max_num_file_handles: match get("local-sort.max-num-file-handles") {
+                Some(v) => {
+                    let n: usize = parse_int("local-sort.max-num-file-handles", v)?;
+                    if n < 2 {
+                        return Err(bad(
+                            "local-sort.max-num-file-handles",
+                            v,
+                            "must be at least 2",
+                        ));
+                    }
+                    n
+                }
+                None => 128,
+            },
+            tmp_dir: match get("write-buffer-spill.dir") {
+                Some(d) => std::path::PathBuf::from(d),
+                None => std::env::var_os("PAIMON_RS_TMP_DIR")
+                    .map(std::path::PathBuf::from)
+                    .unwrap_or_else(std::env::temp_dir),
             },
             manifest_compression: get("manifest.compression").unwrap_or("zstd").to_string(),
             partition_default_name: get("partition.default-name")

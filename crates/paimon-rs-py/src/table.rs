@@ -82,6 +82,13 @@ impl Table {
         PyArrowType(Schema::new(fields))
     }
 
+    /// A copy with dynamic options (not stored in the table).
+    fn copy(&self, options: BTreeMap<String, String>) -> PyResult<Table> {
+        Ok(Table {
+            inner: self.inner.copy(&options).py_err()?,
+        })
+    }
+
     fn new_write(&self) -> PyResult<TableWrite> {
         Ok(TableWrite {
             inner: Mutex::new(CoreWrite::new(self.inner.clone()).py_err()?),
@@ -177,9 +184,30 @@ impl TableWrite {
             .collect())
     }
 
+    /// Drop buffered rows and delete every file no commit references.
     fn abort(&self) -> PyResult<()> {
         lock(&self.inner)?.abort();
         Ok(())
+    }
+
+    /// Release buffers and spill files (after prepare_commit the files belong to the commit).
+    fn close(&self) -> PyResult<()> {
+        lock(&self.inner)?.close();
+        Ok(())
+    }
+
+    /// Arrow memory held by the write buffers.
+    fn memory_size(&self) -> PyResult<usize> {
+        Ok(lock(&self.inner)?.memory_size())
+    }
+
+    /// Spill files currently held and the spill directory (None before the first spill).
+    fn spill_info(&self) -> PyResult<(usize, Option<String>)> {
+        let w = lock(&self.inner)?;
+        Ok((
+            w.spill_count(),
+            w.spill_dir().map(|p| p.to_string_lossy().into_owned()),
+        ))
     }
 
     fn buffered_rows(&self) -> PyResult<usize> {

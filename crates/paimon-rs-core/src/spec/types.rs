@@ -197,6 +197,19 @@ impl DataType {
         }
     }
 
+    /// The Arrow type of this column inside Parquet data files. Equal to [`Self::to_arrow`]
+    /// except TIMESTAMP(0): Parquet has no second unit, so (as Java does) it is stored as
+    /// TIMESTAMP(MILLIS).
+    pub fn to_arrow_file(&self) -> ArrowType {
+        match &self.kind {
+            TypeKind::Timestamp(0) => ArrowType::Timestamp(TimeUnit::Millisecond, None),
+            TypeKind::LocalZonedTimestamp(0) => {
+                ArrowType::Timestamp(TimeUnit::Millisecond, Some("UTC".into()))
+            }
+            _ => self.to_arrow(),
+        }
+    }
+
     /// The Paimon type an Arrow type maps to (as `Schema.from_pyarrow_schema` does).
     pub fn from_arrow(t: &ArrowType, nullable: bool) -> Result<Self> {
         use ArrowType as A;
@@ -271,7 +284,8 @@ impl DataType {
 
 fn ts_unit(p: u32) -> TimeUnit {
     match p {
-        0..=3 => TimeUnit::Millisecond,
+        0 => TimeUnit::Second,
+        1..=3 => TimeUnit::Millisecond,
         4..=6 => TimeUnit::Microsecond,
         _ => TimeUnit::Nanosecond,
     }
@@ -404,6 +418,19 @@ impl DataField {
                 .map(str::to_string),
         })
     }
+    /// Arrow field of a data file (see [`DataType::to_arrow_file`]) with the field id.
+    pub fn to_arrow_file(&self) -> ArrowField {
+        ArrowField::new(
+            &self.name,
+            self.data_type.to_arrow_file(),
+            self.data_type.nullable,
+        )
+        .with_metadata(std::collections::HashMap::from([(
+            "PARQUET:field_id".to_string(),
+            self.id.to_string(),
+        )]))
+    }
+
     /// Arrow field carrying the Paimon field id as `PARQUET:field_id` metadata.
     pub fn to_arrow(&self) -> ArrowField {
         ArrowField::new(

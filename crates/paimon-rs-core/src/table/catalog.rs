@@ -98,9 +98,11 @@ impl NewTableSchema {
         }
         let opts = CoreOptions::new(&self.options, pk)?;
         opts.check_supported(pk, true)?;
+        // Ids as Java's Schema.Builder assigns them: each column, then its nested fields depth
+        // first, from one counter.
         let mut fields = Vec::with_capacity(self.fields.len());
-        let mut next = self.fields.len() as i32;
-        for (i, (name, mut t)) in self.fields.into_iter().enumerate() {
+        let mut next = 0i32;
+        for (name, mut t) in self.fields.into_iter() {
             let is_key = self.primary_keys.contains(&name) || self.partition_keys.contains(&name);
             if is_key && t.is_nested() {
                 return Err(Error::schema(format!(
@@ -110,8 +112,10 @@ impl NewTableSchema {
             if self.primary_keys.contains(&name) {
                 t.nullable = false; // Paimon forces primary-key columns NOT NULL
             }
+            let id = next;
+            next += 1;
             reassign_nested_ids(&mut t, &mut next);
-            fields.push(DataField::new(i as i32, name, t));
+            fields.push(DataField::new(id, name, t));
         }
         if let Some(bk) = &opts.bucket_key {
             for k in bk {

@@ -40,6 +40,27 @@ impl FileStoreTable {
         Ok(t)
     }
 
+    /// This table with `dynamic` options on top of the stored ones, for this process only
+    /// (pypaimon's `table.copy`): e.g. a bigger `write-buffer-size` for one job.
+    pub fn copy(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
+        let mut schema = self.schema.clone();
+        for (k, v) in dynamic {
+            schema.options.insert(k.clone(), v.clone());
+        }
+        let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())
+            .map_err(|e| e.with_table(&self.name))?;
+        let t = FileStoreTable {
+            name: self.name.clone(),
+            path: self.path.clone(),
+            schema,
+            options,
+        };
+        t.options
+            .check_supported(t.is_primary_key(), false)
+            .map_err(|e| e.with_table(&t.name))?;
+        Ok(t)
+    }
+
     pub fn is_primary_key(&self) -> bool {
         !self.schema.primary_keys.is_empty()
     }

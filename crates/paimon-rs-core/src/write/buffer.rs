@@ -1,74 +1,78 @@
-//! Per-bucket write buffers. The seam for the memory-bounded, spilling buffer: a buffer accepts
-//! batches and hands back everything it holds at flush time.
+//! Per-bucket write buffers (paimon-behaviour.md §1.3). A primary-key bucket buffers key-value
+//! batches in arrival (= sequence) order; when the writer's memory budget runs out the largest
+//! buffer is sorted and spilled to disk as a sorted run (or, when spilling is off or the spill
+//! disk cap is reached, flushed to level-0 files). At flush the in-memory run and the spilled
+//! runs are merged through the table's merge function, so each key appears once per flush.
 
-use arrow_array::{Array, Int8Array, RecordBatch};
+use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_schema::SchemaRef;
 
 use crate::error::Result;
+use crate::merge::{sort_by_key, BatchIter, KvLayout};
+use crate::sort::{SpillFile, Spiller};
 
-/// What a bucket writer buffers between flushes.
-pub trait WriteBuffer: Send + Sync {
-    /// Add rows (already aligned to the table schema) with their row kinds.
-    fn put(&mut self, batch: RecordBatch, kinds: Option<Int8Array>) -> Result<()>;
-    /// Bytes of Arrow memory held.
-    fn memory_size(&self) -> usize;
-    fn num_rows(&self) -> usize;
-    /// Take everything out, in arrival order, as one batch plus its row kinds.
-    fn drain(&mut self) -> Result<Option<(RecordBatch, Int8Array)>>;
-}
+/// Rows per batch of a sorted run handed to spill files and the merge.
+const RUN_BATCH_ROWS: usize = 64 * 1024;
 
-/// Holds batches in memory as they arrived.
-pub struct InMemoryBuffer {
+/// The key-value rows of one bucket not yet written to a data file.
+pub struct SortBuffer {
     schema: SchemaRef,
+    layout: KvLayout,
     batches: Vec<RecordBatch>,
-    kinds: Vec<Int8Array>,
-    rows: usize,
     bytes: usize,
+    rows: usize,
+    spills: Vec<SpillFile>,
 }
 
-impl InMemoryBuffer {
-    pub fn new(schema: SchemaRef) -> Self {
-        InMemoryBuffer {
+impl SortBuffer {
+    pub fn new(schema: SchemaRef, layout: KvLayout) -> Self {
+        SortBuffer {
             schema,
+            layout,
             batches: vec![],
-            kinds: vec![],
-            rows: 0,
             bytes: 0,
+            rows: 0,
+            spills: vec![],
         }
     }
-}
 
-impl WriteBuffer for InMemoryBuffer {
-    fn put(&mut self, batch: RecordBatch, kinds: Option<Int8Array>) -> Result<()> {
-        let n = batch.num_rows();
-        if n == 0 {
-            return Ok(());
+    /// Add key-value rows whose sequence numbers are higher than all buffered ones.
+    pub fn put(&mut self, batch: RecordBatch) {
+        if batch.num_rows() == 0 {
+            return;
         }
-        let kinds = kinds.unwrap_or_else(|| Int8Array::from(vec![0i8; n]));
-        self.bytes += batch.get_array_memory_size() + kinds.get_array_memory_size();
-        self.rows += n;
+        self.bytes += batch.get_array_memory_size();
+        self.rows += batch.num_rows();
         self.batches.push(batch);
-        self.kinds.push(kinds);
-        Ok(())
     }
 
-    fn memory_size(&self) -> usize {
+    /// Arrow memory held in memory (spilled runs not counted).
+    pub fn memory_size(&self) -> usize {
         self.bytes
     }
 
-    fn num_rows(&self) -> usize {
+    pub fn in_memory_rows(&self) -> usize {
         self.rows
     }
 
-    fn drain(&mut self) -> Result<Option<(RecordBatch, Int8Array)>> {
+    pub fn spill_count(&self) -> usize {
+        self.spills.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows == 0 && self.spills.is_empty()
+    }
+
+    /// Sort the in-memory rows by (key, sequence) and take them out as one run (duplicates of a
+    /// key stay, in sequence order).
+    fn take_sorted_run(&mut self) -> Result<Vec<RecordBatch>> {
         if self.rows == 0 {
-            return Ok(None);
+            return Ok(vec![]);
         }
         let batches = std::mem::take(&mut self.batches);
-        let kinds = std::mem::take(&mut self.kinds);
         self.rows = 0;
         self.bytes = 0;
-        let batch = if batches.len() == 1 {
+        let all = if batches.len() == 1 {
             batches
                 .into_iter()
                 .next()
@@ -76,13 +80,49 @@ impl WriteBuffer for InMemoryBuffer {
         } else {
             arrow_select::concat::concat_batches(&self.schema, &batches)?
         };
-        let refs: Vec<&dyn Array> = kinds.iter().map(|k| k as &dyn Array).collect();
-        let k = arrow_select::concat::concat(&refs)?;
-        let k = k
-            .as_any()
-            .downcast_ref::<Int8Array>()
-            .cloned()
-            .ok_or_else(|| crate::error::Error::Internal("kinds concat".into()))?;
-        Ok(Some((batch, k)))
+        let keys: Vec<ArrayRef> = all.columns()[..self.layout.num_keys].to_vec();
+        // positions are in sequence order, so ties on the key keep sequence order
+        let (sorted, _) = sort_by_key(&keys, None, all.num_rows())?;
+        let mut out = Vec::with_capacity(sorted.len().div_ceil(RUN_BATCH_ROWS));
+        for chunk in sorted.chunks(RUN_BATCH_ROWS) {
+            let idx = UInt32Array::from(chunk.to_vec());
+            out.push(arrow_select::take::take_record_batch(&all, &idx)?);
+        }
+        Ok(out)
+    }
+
+    /// Estimated bytes a spill of the in-memory rows needs on disk (uncompressed upper bound).
+    pub fn spill_estimate(&self) -> u64 {
+        self.bytes as u64
+    }
+
+    /// Sort the in-memory rows and write them to a spill file.
+    pub fn spill(&mut self, spiller: &Spiller) -> Result<()> {
+        let run = self.take_sorted_run()?;
+        if run.is_empty() {
+            return Ok(());
+        }
+        let f = spiller.spill(&self.schema, run.into_iter().map(Ok))?;
+        self.spills.push(f);
+        Ok(())
+    }
+
+    /// Everything buffered as sorted runs (spilled runs reduced to the fan-in), emptying the
+    /// buffer. Returns the runs and the spill bytes they hold (to release once consumed).
+    pub fn take_runs(&mut self, spiller: &Spiller) -> Result<(Vec<BatchIter>, u64)> {
+        let memory = self.take_sorted_run()?;
+        let extra = usize::from(!memory.is_empty());
+        let files = std::mem::take(&mut self.spills);
+        let files = spiller.reduce_runs(&self.schema, self.layout, files, extra)?;
+        let bytes = files.iter().map(|f| f.bytes).sum();
+        // older runs first: spilled runs hold lower sequence numbers than the in-memory one
+        let mut runs: Vec<BatchIter> = files
+            .into_iter()
+            .map(SpillFile::into_batches)
+            .collect::<Result<_>>()?;
+        if !memory.is_empty() {
+            runs.push(Box::new(memory.into_iter().map(Ok)));
+        }
+        Ok((runs, bytes))
     }
 }

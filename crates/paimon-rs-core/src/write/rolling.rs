@@ -141,7 +141,8 @@ impl RollingFileWriter {
             None => self.open()?,
         };
         let rows = chunk.num_rows();
-        file.writer.write(chunk)?;
+        file.writer
+            .write(&to_file_types(chunk, &self.ctx.file_schema)?)?;
         let nk = self.ctx.key_types.len();
         if nk > 0 {
             let keys: Vec<ArrayRef> = chunk.columns()[..nk].to_vec();
@@ -263,6 +264,35 @@ impl Drop for RollingFileWriter {
             }
         }
     }
+}
+
+/// Cast columns whose in-memory type differs from the file's (TIMESTAMP(0) is stored as millis).
+fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
+    if batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(file_schema.fields())
+        .all(|(a, b)| a.data_type() == b.data_type())
+    {
+        return Ok(RecordBatch::try_new(
+            file_schema.clone(),
+            batch.columns().to_vec(),
+        )?);
+    }
+    let cols = batch
+        .columns()
+        .iter()
+        .zip(file_schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                arrow_cast::cast(c, f.data_type())
+            }
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
 }
 
 pub fn check_same_len(cols: &[ArrayRef]) -> Result<()> {

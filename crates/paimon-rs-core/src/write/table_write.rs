@@ -8,16 +8,18 @@ use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, Int8Array, RecordBa
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
-use super::buffer::{InMemoryBuffer, WriteBuffer};
+use super::buffer::SortBuffer;
 use super::input::{align_batch, filter_rows, is_retract, AlignedBatch};
 use super::rolling::{FileWriterContext, RollingFileWriter, FILE_SOURCE_APPEND};
 use crate::commit::CommitMessage;
 use crate::error::{Error, Result};
 use crate::io::parquet::writer_properties;
-use crate::merge::{merge_sorted_runs, sort_by_key, BatchIter, KvLayout, MergeEngine};
+use crate::merge::{merge_sorted_runs, KvLayout, MergeEngine};
+use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
 use crate::spec::bucket::compute_buckets;
 use crate::spec::datum::Datum;
+use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -49,8 +51,16 @@ pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
 }
 
 /// Arrow schema of primary-key data files: `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then
-/// the table columns (paimon-format.md §6.1).
-pub fn kv_arrow_schema(table: &FileStoreTable) -> Result<SchemaRef> {
+/// the table columns (paimon-format.md §6.1). With `file` the types are those stored in
+/// Parquet ([`DataType::to_arrow_file`]), else those of the in-memory batches.
+pub fn kv_arrow_schema(table: &FileStoreTable, file: bool) -> Result<SchemaRef> {
+    let conv = |t: &DataType| {
+        if file {
+            t.to_arrow_file()
+        } else {
+            t.to_arrow()
+        }
+    };
     let mut fields = vec![];
     for k in table.trimmed_primary_keys() {
         let f = table
@@ -58,7 +68,7 @@ pub fn kv_arrow_schema(table: &FileStoreTable) -> Result<SchemaRef> {
             .field(&k)
             .ok_or_else(|| Error::schema(format!("primary key '{k}' is not a column")))?;
         fields.push(with_id(
-            Field::new(format!("{KEY_PREFIX}{k}"), f.data_type.to_arrow(), false),
+            Field::new(format!("{KEY_PREFIX}{k}"), conv(&f.data_type), false),
             KEY_FIELD_ID_START + f.id,
         ));
     }
@@ -70,20 +80,62 @@ pub fn kv_arrow_schema(table: &FileStoreTable) -> Result<SchemaRef> {
         Field::new(VALUE_KIND, ArrowType::Int8, false),
         VALUE_KIND_FIELD_ID,
     ));
-    fields.extend(table.schema.fields.iter().map(|f| f.to_arrow()));
+    fields.extend(table.schema.fields.iter().map(|f| {
+        if file {
+            f.to_arrow_file()
+        } else {
+            f.to_arrow()
+        }
+    }));
     Ok(Arc::new(Schema::new(fields)))
+}
+
+/// What a bucket buffers: key-value rows (primary-key tables) or plain rows (append tables),
+/// plus the files already flushed in this commit.
+enum BucketBuffer {
+    Kv(SortBuffer),
+    Append {
+        batches: Vec<RecordBatch>,
+        bytes: usize,
+        writer: Option<Box<RollingFileWriter>>,
+    },
 }
 
 struct BucketWriter {
     partition: Vec<u8>,
     partition_path: String,
     bucket: i32,
-    buffer: Box<dyn WriteBuffer>,
+    buffer: BucketBuffer,
     next_seq: i64,
+    /// Level-0 files written by flushes under memory pressure, not yet handed to a commit.
+    flushed: Vec<DataFileMeta>,
+}
+
+impl BucketWriter {
+    fn memory_size(&self) -> usize {
+        match &self.buffer {
+            BucketBuffer::Kv(b) => b.memory_size(),
+            BucketBuffer::Append { bytes, .. } => *bytes,
+        }
+    }
+
+    fn buffered_rows(&self) -> usize {
+        match &self.buffer {
+            BucketBuffer::Kv(b) => b.in_memory_rows(),
+            BucketBuffer::Append { batches, .. } => batches.iter().map(|b| b.num_rows()).sum(),
+        }
+    }
 }
 
 /// Key of a bucket writer: serialized partition BinaryRow and bucket.
 type WriterKey = (Vec<u8>, i32);
+
+/// Everything a flush needs that does not change per bucket.
+struct FlushContext {
+    file_ctx: FileWriterContext,
+    layout: KvLayout,
+    engine: MergeEngine,
+}
 
 pub struct TableWrite {
     table: FileStoreTable,
@@ -94,13 +146,15 @@ pub struct TableWrite {
     bucket_idx: Vec<usize>,
     bucket_types: Vec<DataType>,
     key_idx: Vec<usize>,
-    key_types: Vec<DataType>,
     writers: HashMap<WriterKey, BucketWriter>,
     /// Max sequence number per (partition, bucket) of the table's live files, read on demand.
     restored: Option<HashMap<WriterKey, i64>>,
     /// Files finished by prepare_commit but not yet committed (deleted on abort).
     pending: Vec<std::path::PathBuf>,
-    engine: MergeEngine,
+    flush: FlushContext,
+    budget: usize,
+    spillable: bool,
+    spiller: Spiller,
 }
 
 impl TableWrite {
@@ -127,15 +181,44 @@ impl TableWrite {
         let bucket_idx = idx_of(&bucket_keys)?;
         let trimmed = table.trimmed_primary_keys();
         let key_idx = idx_of(&trimmed)?;
+        let key_types = table.schema.types_of(&trimmed)?;
+        let kv_file_schema = if pk {
+            Some(kv_arrow_schema(&table, true)?)
+        } else {
+            None
+        };
+        let kv_schema = if pk {
+            Some(kv_arrow_schema(&table, false)?)
+        } else {
+            None
+        };
+        let o = &table.options;
+        let spiller = Spiller::new(SpillOptions {
+            base_dir: o.tmp_dir.clone(),
+            compression: o.spill_compression,
+            max_disk_size: o.spill_max_disk_size,
+            max_fan_in: o.local_sort_max_num_file_handles,
+        });
+        let file_ctx = file_context(&table, kv_file_schema.as_ref(), &key_types)?;
         Ok(TableWrite {
-            kv_schema: if pk {
-                Some(kv_arrow_schema(&table)?)
-            } else {
-                None
-            },
             partition_types: table.partition_types()?,
             bucket_types: table.schema.types_of(&bucket_keys)?,
-            key_types: table.schema.types_of(&trimmed)?,
+            flush: FlushContext {
+                file_ctx,
+                layout: KvLayout {
+                    num_keys: key_types.len(),
+                },
+                // the table's merge engine (validated options); append tables never merge
+                engine: if pk {
+                    MergeEngine::from_table(&table)?
+                } else {
+                    MergeEngine::Deduplicate
+                },
+            },
+            budget: o.write_buffer_size as usize,
+            spillable: o.write_buffer_spillable,
+            spiller,
+            kv_schema,
             row_schema,
             partition_idx,
             bucket_idx,
@@ -143,11 +226,6 @@ impl TableWrite {
             writers: HashMap::new(),
             restored: None,
             pending: vec![],
-            engine: if pk {
-                MergeEngine::from_table(&table)?
-            } else {
-                MergeEngine::Deduplicate
-            },
             table,
         })
     }
@@ -213,22 +291,80 @@ impl TableWrite {
             let key = (partition, bucket);
             if !self.writers.contains_key(&key) {
                 let next_seq = self.restored_max_seq(&key)? + 1;
+                let buffer = match &self.kv_schema {
+                    Some(s) => BucketBuffer::Kv(SortBuffer::new(s.clone(), self.flush.layout)),
+                    None => BucketBuffer::Append {
+                        batches: vec![],
+                        bytes: 0,
+                        writer: None,
+                    },
+                };
                 self.writers.insert(
                     key.clone(),
                     BucketWriter {
                         partition: key.0.clone(),
                         partition_path: ppath,
                         bucket,
-                        buffer: Box::new(InMemoryBuffer::new(self.row_schema.clone())),
+                        buffer,
                         next_seq,
+                        flushed: vec![],
                     },
                 );
             }
+            let key_idx = &self.key_idx;
+            let kv_schema = &self.kv_schema;
             if let Some(w) = self.writers.get_mut(&key) {
-                w.buffer.put(rows, kinds)?;
+                let n = rows.num_rows();
+                match &mut w.buffer {
+                    BucketBuffer::Kv(buf) => {
+                        let schema = kv_schema
+                            .clone()
+                            .ok_or_else(|| Error::Internal("kv".into()))?;
+                        buf.put(to_kv(&schema, key_idx, &rows, kinds, w.next_seq)?);
+                        w.next_seq += n as i64;
+                    }
+                    BucketBuffer::Append { batches, bytes, .. } => {
+                        *bytes += rows.get_array_memory_size();
+                        batches.push(rows);
+                    }
+                }
             }
         }
-        Ok(())
+        self.enforce_budget()
+    }
+
+    /// While the buffers hold more than `write-buffer-size`, spill (or flush) the largest.
+    fn enforce_budget(&mut self) -> Result<()> {
+        loop {
+            let total: usize = self.writers.values().map(BucketWriter::memory_size).sum();
+            if total <= self.budget {
+                return Ok(());
+            }
+            let Some(key) = self
+                .writers
+                .iter()
+                .filter(|(_, w)| w.memory_size() > 0)
+                .max_by_key(|(_, w)| w.memory_size())
+                .map(|(k, _)| k.clone())
+            else {
+                return Ok(());
+            };
+            let spillable = self.spillable;
+            let Some(w) = self.writers.get_mut(&key) else {
+                return Ok(());
+            };
+            match &mut w.buffer {
+                BucketBuffer::Kv(buf)
+                    if spillable && self.spiller.has_room(buf.spill_estimate()) =>
+                {
+                    buf.spill(&self.spiller)?;
+                }
+                _ => {
+                    let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
+                    flush_bucket(&self.flush, &self.spiller, w, dir, false)?;
+                }
+            }
+        }
     }
 
     fn restored_max_seq(&mut self, key: &WriterKey) -> Result<i64> {
@@ -335,82 +471,24 @@ impl TableWrite {
         Ok(out)
     }
 
-    fn file_context(&self, dir: std::path::PathBuf) -> Result<FileWriterContext> {
-        let o = &self.table.options;
-        let pk = self.table.is_primary_key();
-        let nk = if pk { self.key_types.len() } else { 0 };
-        let value_offset = if pk { nk + 2 } else { 0 };
-        let fields = &self.table.schema.fields;
-        let stat_fields: Vec<usize> = (0..fields.len())
-            .filter(|&i| !fields[i].data_type.is_nested())
-            .collect();
-        let names = if stat_fields.len() == fields.len() {
-            None
-        } else {
-            Some(
-                stat_fields
-                    .iter()
-                    .map(|&i| fields[i].name.clone())
-                    .collect(),
-            )
-        };
-        Ok(FileWriterContext {
-            dir,
-            prefix: o.data_file_prefix.clone(),
-            file_schema: if pk {
-                self.kv_schema
-                    .clone()
-                    .ok_or_else(|| Error::Internal("kv schema".into()))?
-            } else {
-                self.row_schema.clone()
-            },
-            props: writer_properties(&o.file_compression, o.zstd_level)?,
-            target_size: o.target_file_size(),
-            schema_id: self.table.schema.id,
-            level: 0,
-            file_source: FILE_SOURCE_APPEND,
-            key_types: if pk { self.key_types.clone() } else { vec![] },
-            seq_col: if pk { Some(nk) } else { None },
-            kind_col: if pk { Some(nk + 1) } else { None },
-            value_stats_cols: stat_fields.iter().map(|&i| i + value_offset).collect(),
-            value_stats_types: stat_fields
-                .iter()
-                .map(|&i| fields[i].data_type.clone())
-                .collect(),
-            value_stats_names: names,
-            stats_mode: o.stats_mode,
-        })
-    }
-
     /// Flush every bucket (in parallel) into level-0 files; one message per bucket written.
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
-        let mut work = vec![];
-        for w in self.writers.values_mut() {
-            if let Some((batch, kinds)) = w.buffer.drain()? {
-                let seq = w.next_seq;
-                w.next_seq += batch.num_rows() as i64;
-                let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
-                work.push((w.partition.clone(), w.bucket, dir, batch, kinds, seq));
-            }
-        }
         let total_buckets = self.table.options.bucket;
-        let results: Vec<Result<CommitMessage>> = work
-            .into_par_iter()
-            .map(|(partition, bucket, dir, batch, kinds, seq)| {
-                let ctx = self.file_context(dir)?;
-                let files = if self.table.is_primary_key() {
-                    self.flush_kv(ctx, &batch, &kinds, seq)?
-                } else {
-                    let mut w = RollingFileWriter::new(ctx, seq);
-                    w.write(&batch)?;
-                    w.close()?
-                };
+        let flush = &self.flush;
+        let spiller = &self.spiller;
+        let table = &self.table;
+        let results: Vec<Result<CommitMessage>> = self
+            .writers
+            .par_iter_mut()
+            .map(|(_, w)| {
+                let dir = table.bucket_dir(&w.partition_path, w.bucket);
+                flush_bucket(flush, spiller, w, dir, true)?;
                 Ok(CommitMessage {
-                    partition,
-                    bucket,
+                    partition: w.partition.clone(),
+                    bucket: w.bucket,
                     total_buckets,
-                    new_files: files,
+                    new_files: std::mem::take(&mut w.flushed),
                     compact_before: vec![],
                     compact_after: vec![],
                 })
@@ -420,14 +498,15 @@ impl TableWrite {
         let mut first_err = None;
         for r in results {
             match r {
-                Ok(m) => msgs.push(m),
+                Ok(m) if !m.is_empty() => msgs.push(m),
+                Ok(_) => {}
                 Err(e) if first_err.is_none() => first_err = Some(e),
                 Err(_) => {}
             }
         }
         let mut paths = vec![];
         for m in &msgs {
-            let ppath = self.partition_path_of(m)?;
+            let ppath = self.partition_path_of(m);
             for f in &m.new_files {
                 paths.push(self.table.bucket_dir(&ppath, m.bucket).join(&f.file_name));
             }
@@ -439,60 +518,28 @@ impl TableWrite {
             return Err(e.with_table(&name));
         }
         self.pending.extend(paths);
+        // every run was consumed: drop the (now empty) spill directory
+        self.reset_spiller();
         Ok(msgs)
     }
 
-    fn partition_path_of(&self, m: &CommitMessage) -> Result<String> {
-        Ok(self
-            .writers
-            .get(&(m.partition.clone(), m.bucket))
-            .map(|w| w.partition_path.clone())
-            .unwrap_or_default())
+    fn reset_spiller(&mut self) {
+        let opts = self.spiller.options().clone();
+        self.spiller = Spiller::new(opts);
     }
 
-    /// Sort by (key, sequence), merge equal keys, write the survivors.
-    fn flush_kv(
-        &self,
-        ctx: FileWriterContext,
-        batch: &RecordBatch,
-        kinds: &Int8Array,
-        first_seq: i64,
-    ) -> Result<Vec<crate::spec::manifest::DataFileMeta>> {
-        let n = batch.num_rows();
-        let keys: Vec<ArrayRef> = self
-            .key_idx
-            .iter()
-            .map(|&i| batch.column(i).clone())
-            .collect();
-        // Sort by (key, arrival = sequence), then merge equal keys through the table's engine.
-        let (sorted, _) = sort_by_key(&keys, None, n)?;
-        let order = UInt32Array::from(sorted);
-        let seqs: Int64Array = order
-            .values()
-            .iter()
-            .map(|&i| first_seq + i as i64)
-            .collect();
-        let kinds = take_i8(kinds, &order)?;
-        let values = arrow_select::take::take_record_batch(batch, &order)?;
-        let mut cols: Vec<ArrayRef> = self
-            .key_idx
-            .iter()
-            .map(|&i| values.column(i).clone())
-            .collect();
-        cols.push(Arc::new(seqs));
-        cols.push(Arc::new(kinds));
-        cols.extend(values.columns().iter().cloned());
-        let kv = RecordBatch::try_new(ctx.file_schema.clone(), cols)?;
-        let layout = KvLayout {
-            num_keys: self.key_idx.len(),
-        };
-        let run: BatchIter = Box::new(std::iter::once(Ok(kv)));
-        let merged = merge_sorted_runs(vec![run], layout, self.engine.clone(), false)?;
-        let mut w = RollingFileWriter::new(ctx, first_seq);
-        for b in merged {
-            w.write(&b?)?;
-        }
-        w.close()
+    /// Release buffers, spill files and the spill directory. Files handed out by
+    /// `prepare_commit` are left to the commit.
+    pub fn close(&mut self) {
+        self.writers.clear();
+        self.reset_spiller();
+    }
+
+    fn partition_path_of(&self, m: &CommitMessage) -> String {
+        self.writers
+            .get(&(m.partition.clone(), m.bucket))
+            .map(|w| w.partition_path.clone())
+            .unwrap_or_default()
     }
 
     /// Files written by `prepare_commit` whose commit has not happened: forget them after a
@@ -501,17 +548,176 @@ impl TableWrite {
         std::mem::take(&mut self.pending)
     }
 
-    /// Drop buffered rows and delete uncommitted files.
+    /// Drop buffered rows and spill files and delete files no commit references.
     pub fn abort(&mut self) {
+        for w in self.writers.values() {
+            let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
+            for f in &w.flushed {
+                let _ = std::fs::remove_file(dir.join(&f.file_name));
+            }
+        }
+        // dropping the writers drops buffers, spill files and open file writers (which delete
+        // their own files)
         self.writers.clear();
+        self.reset_spiller();
         for p in self.take_pending() {
             let _ = std::fs::remove_file(p);
         }
     }
 
     pub fn buffered_rows(&self) -> usize {
-        self.writers.values().map(|w| w.buffer.num_rows()).sum()
+        self.writers.values().map(BucketWriter::buffered_rows).sum()
     }
+
+    /// Arrow memory held by all buffers.
+    pub fn memory_size(&self) -> usize {
+        self.writers.values().map(BucketWriter::memory_size).sum()
+    }
+
+    /// Number of spill files currently held.
+    pub fn spill_count(&self) -> usize {
+        self.writers
+            .values()
+            .map(|w| match &w.buffer {
+                BucketBuffer::Kv(b) => b.spill_count(),
+                BucketBuffer::Append { .. } => 0,
+            })
+            .sum()
+    }
+
+    /// The writer's spill directory, if it spilled.
+    pub fn spill_dir(&self) -> Option<std::path::PathBuf> {
+        self.spiller.spill_dir()
+    }
+}
+
+/// Arrow schema contexts for the files a writer of `table` produces.
+fn file_context(
+    table: &FileStoreTable,
+    kv_schema: Option<&SchemaRef>,
+    key_types: &[DataType],
+) -> Result<FileWriterContext> {
+    let o = &table.options;
+    let pk = table.is_primary_key();
+    let nk = if pk { key_types.len() } else { 0 };
+    let value_offset = if pk { nk + 2 } else { 0 };
+    let fields = &table.schema.fields;
+    let stat_fields: Vec<usize> = (0..fields.len())
+        .filter(|&i| !fields[i].data_type.is_nested())
+        .collect();
+    let names = if stat_fields.len() == fields.len() {
+        None
+    } else {
+        Some(
+            stat_fields
+                .iter()
+                .map(|&i| fields[i].name.clone())
+                .collect(),
+        )
+    };
+    Ok(FileWriterContext {
+        dir: table.path.clone(),
+        prefix: o.data_file_prefix.clone(),
+        file_schema: match kv_schema {
+            Some(s) => s.clone(),
+            None => Arc::new(Schema::new(
+                table
+                    .schema
+                    .fields
+                    .iter()
+                    .map(|f| f.to_arrow_file())
+                    .collect::<Vec<_>>(),
+            )),
+        },
+        props: writer_properties(&o.file_compression, o.zstd_level)?,
+        target_size: o.target_file_size(),
+        schema_id: table.schema.id,
+        level: 0,
+        file_source: FILE_SOURCE_APPEND,
+        key_types: if pk { key_types.to_vec() } else { vec![] },
+        seq_col: if pk { Some(nk) } else { None },
+        kind_col: if pk { Some(nk + 1) } else { None },
+        value_stats_cols: stat_fields.iter().map(|&i| i + value_offset).collect(),
+        value_stats_types: stat_fields
+            .iter()
+            .map(|&i| fields[i].data_type.clone())
+            .collect(),
+        value_stats_names: names,
+        stats_mode: o.stats_mode,
+    })
+}
+
+/// Build the key-value batch of `rows`: key columns (shared with the value columns, no copy),
+/// sequence numbers from `first_seq`, row kinds.
+fn to_kv(
+    schema: &SchemaRef,
+    key_idx: &[usize],
+    rows: &RecordBatch,
+    kinds: Option<Int8Array>,
+    first_seq: i64,
+) -> Result<RecordBatch> {
+    let n = rows.num_rows();
+    let mut cols: Vec<ArrayRef> = key_idx.iter().map(|&i| rows.column(i).clone()).collect();
+    cols.push(Arc::new(Int64Array::from_iter_values(
+        first_seq..first_seq + n as i64,
+    )));
+    cols.push(Arc::new(
+        kinds.unwrap_or_else(|| Int8Array::from(vec![0i8; n])),
+    ));
+    cols.extend(rows.columns().iter().cloned());
+    Ok(RecordBatch::try_new(schema.clone(), cols)?)
+}
+
+/// Write what a bucket buffers into level-0 files. For primary-key buckets the in-memory and
+/// spilled runs are merged through the merge function (each key once per flush). With `last`
+/// the append writer is closed too (prepare_commit).
+fn flush_bucket(
+    ctx: &FlushContext,
+    spiller: &Spiller,
+    w: &mut BucketWriter,
+    dir: std::path::PathBuf,
+    last: bool,
+) -> Result<()> {
+    let mut file_ctx = ctx.file_ctx.clone();
+    file_ctx.dir = dir;
+    match &mut w.buffer {
+        BucketBuffer::Kv(buf) => {
+            if buf.is_empty() {
+                return Ok(());
+            }
+            let (runs, spill_bytes) = buf.take_runs(spiller)?;
+            let merged = merge_sorted_runs(runs, ctx.layout, ctx.engine.clone(), false)?;
+            let mut writer = RollingFileWriter::new(file_ctx, 0);
+            for b in merged {
+                writer.write(&b?)?;
+            }
+            w.flushed.extend(writer.close()?);
+            spiller.release(spill_bytes);
+        }
+        BucketBuffer::Append {
+            batches,
+            bytes,
+            writer,
+        } => {
+            if !batches.is_empty() {
+                let rw = match writer {
+                    Some(rw) => rw,
+                    None => writer.insert(Box::new(RollingFileWriter::new(file_ctx, w.next_seq))),
+                };
+                for b in batches.drain(..) {
+                    w.next_seq += b.num_rows() as i64;
+                    rw.write(&b)?;
+                }
+                *bytes = 0;
+            }
+            if last {
+                if let Some(rw) = writer.take() {
+                    w.flushed.extend(rw.close()?);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn take_i8(k: &Int8Array, idx: &UInt32Array) -> Result<Int8Array> {

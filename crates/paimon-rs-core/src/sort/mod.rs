@@ -1,0 +1,216 @@
+//! External sort: sorted runs spilled to local disk as compressed Arrow IPC files, merged back
+//! with a bounded fan-in (paimon-behaviour.md §1.3). Spill files live in a temp directory that
+//! is removed when the writer finishes, fails or is dropped.
+
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::FileReader;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::CompressionType;
+use arrow_schema::SchemaRef;
+use tempfile::{NamedTempFile, TempDir};
+
+use crate::error::{Error, Result};
+use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
+
+/// Settings of the spilling write buffer.
+#[derive(Debug, Clone)]
+pub struct SpillOptions {
+    /// Base directory for spill directories (default: the system temp dir).
+    pub base_dir: PathBuf,
+    pub compression: Option<CompressionType>,
+    /// Total bytes of spill files one writer may hold; None = unlimited.
+    pub max_disk_size: Option<u64>,
+    /// Most runs merged at once (`local-sort.max-num-file-handles`); more are pre-merged.
+    pub max_fan_in: usize,
+}
+
+/// One sorted run on disk; the file is deleted when this is dropped.
+pub struct SpillFile {
+    file: NamedTempFile,
+    pub bytes: u64,
+    pub rows: usize,
+}
+
+impl SpillFile {
+    pub fn path(&self) -> &Path {
+        self.file.path()
+    }
+
+    /// Stream the run back, batch by batch. The file stays until the stream and this are gone.
+    pub fn into_batches(self) -> Result<BatchIter> {
+        let path = self.file.path().to_path_buf();
+        let f = self.file.reopen().map_err(|e| Error::io(&path, e))?;
+        let reader = FileReader::try_new(f, None)
+            .map_err(|e| Error::corrupt(&path, format!("spill file: {e}")))?;
+        let keep = self.file; // deleted when the iterator is dropped
+        Ok(Box::new(reader.map(move |b| {
+            let _ = &keep;
+            b.map_err(|e| Error::corrupt(keep.path(), format!("spill file: {e}")))
+        })))
+    }
+}
+
+/// Spill files of one writer, in a temp directory of its own (created on first spill, removed
+/// with the Spiller). Shared by the writer's buckets, so the disk cap is per writer.
+pub struct Spiller {
+    opts: SpillOptions,
+    dir: OnceLock<TempDir>,
+    disk_bytes: AtomicU64,
+}
+
+impl Spiller {
+    pub fn new(opts: SpillOptions) -> Self {
+        Spiller {
+            opts,
+            dir: OnceLock::new(),
+            disk_bytes: AtomicU64::new(0),
+        }
+    }
+
+    pub fn options(&self) -> &SpillOptions {
+        &self.opts
+    }
+
+    /// Bytes of spill files written and not yet released.
+    pub fn disk_bytes(&self) -> u64 {
+        self.disk_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Whether `more` bytes still fit under `write-buffer-spill.max-disk-size`.
+    pub fn has_room(&self, more: u64) -> bool {
+        match self.opts.max_disk_size {
+            None => true,
+            Some(cap) => self.disk_bytes() + more <= cap,
+        }
+    }
+
+    fn dir(&self) -> Result<&Path> {
+        if let Some(d) = self.dir.get() {
+            return Ok(d.path());
+        }
+        crate::io::mkdirs(&self.opts.base_dir)?;
+        let d = tempfile::Builder::new()
+            .prefix("paimon-rs-spill-")
+            .tempdir_in(&self.opts.base_dir)
+            .map_err(|e| Error::io(&self.opts.base_dir, e))?;
+        // if another thread won the race, its directory is used and ours is removed
+        let _ = self.dir.set(d);
+        self.dir
+            .get()
+            .map(|d| d.path())
+            .ok_or_else(|| Error::Internal("spill dir".into()))
+    }
+
+    /// The writer's spill directory, if it spilled.
+    pub fn spill_dir(&self) -> Option<PathBuf> {
+        self.dir.get().map(|d| d.path().to_path_buf())
+    }
+
+    /// Write a sorted run to a new spill file.
+    pub fn spill(
+        &self,
+        schema: &SchemaRef,
+        batches: impl Iterator<Item = Result<RecordBatch>>,
+    ) -> Result<SpillFile> {
+        let compression = self.opts.compression;
+        let dir = self.dir()?.to_path_buf();
+        let file = tempfile::Builder::new()
+            .prefix("run-")
+            .suffix(".arrow")
+            .tempfile_in(&dir)
+            .map_err(|e| Error::io(&dir, e))?;
+        let path = file.path().to_path_buf();
+        let opts = IpcWriteOptions::default()
+            .try_with_compression(compression)
+            .map_err(|e| Error::Internal(format!("spill compression: {e}")))?;
+        let handle = file.reopen().map_err(|e| Error::io(&path, e))?;
+        let mut w = FileWriter::try_new_with_options(BufWriter::new(handle), schema, opts)
+            .map_err(|e| Error::Arrow {
+                context: Some(format!("spill {}", path.display())),
+                source: e,
+            })?;
+        let mut rows = 0;
+        for b in batches {
+            let b = b?;
+            rows += b.num_rows();
+            w.write(&b).map_err(|e| Error::Arrow {
+                context: Some(format!("spill {}", path.display())),
+                source: e,
+            })?;
+        }
+        w.finish().map_err(|e| Error::Arrow {
+            context: Some(format!("spill {}", path.display())),
+            source: e,
+        })?;
+        drop(w);
+        let bytes = std::fs::metadata(&path)
+            .map_err(|e| Error::io(&path, e))?
+            .len();
+        self.disk_bytes.fetch_add(bytes, Ordering::Relaxed);
+        Ok(SpillFile { file, bytes, rows })
+    }
+
+    /// Account for spill files that were consumed (their files are gone once dropped).
+    pub fn release(&self, bytes: u64) {
+        let _ = self
+            .disk_bytes
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| {
+                Some(v.saturating_sub(bytes))
+            });
+    }
+
+    /// Turn `files` (plus an optional in-memory run, newest) into at most `max_fan_in` runs by
+    /// pre-merging the smallest spill files with `KeepAll` (no reduction: the merge function
+    /// runs once, at the final merge), then return the runs to merge.
+    pub fn reduce_runs(
+        &self,
+        schema: &SchemaRef,
+        layout: KvLayout,
+        mut files: Vec<SpillFile>,
+        extra_runs: usize,
+    ) -> Result<Vec<SpillFile>> {
+        let fan_in = self.opts.max_fan_in.max(2);
+        while files.len() + extra_runs > fan_in {
+            // Merge the smallest files first; merging k runs removes k-1.
+            files.sort_by_key(|f| std::cmp::Reverse(f.bytes));
+            let excess = files.len() + extra_runs - fan_in + 1;
+            let k = excess.clamp(2, fan_in).min(files.len());
+            let group: Vec<SpillFile> = files.split_off(files.len() - k);
+            let released: u64 = group.iter().map(|f| f.bytes).sum();
+            let runs = group
+                .into_iter()
+                .map(SpillFile::into_batches)
+                .collect::<Result<Vec<_>>>()?;
+            let merged = merge_sorted_runs(runs, layout, MergeEngine::KeepAll, false)?;
+            let out = self.spill(schema, merged)?;
+            self.release(released);
+            files.push(out);
+        }
+        Ok(files)
+    }
+}
+
+/// Map `spill-compression` to an IPC codec.
+pub fn parse_spill_compression(v: &str) -> Result<Option<CompressionType>> {
+    Ok(match v.trim().to_ascii_lowercase().as_str() {
+        "zstd" => Some(CompressionType::ZSTD),
+        "lz4" => Some(CompressionType::LZ4_FRAME),
+        "none" | "uncompressed" => None,
+        other => {
+            return Err(Error::invalid(format!(
+                "option 'spill-compression' = '{other}': expected zstd, lz4 or none"
+            )))
+        }
+    })
+}
+
+/// Open a file for reading (used by tests).
+pub fn open(path: &Path) -> Result<File> {
+    File::open(path).map_err(|e| Error::io(path, e))
+}

@@ -1,0 +1,102 @@
+"""The memory-bounded write buffer: spilling, flushing under pressure, temp-file hygiene."""
+
+from __future__ import annotations
+
+import os
+
+import pyarrow as pa
+import pytest
+
+import paimon_rs
+from paimon_rs import Schema
+
+from unit_helpers import read
+
+SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
+
+
+def make(catalog, tmp_path, **options):
+    opts = {"bucket": "2", "write-buffer-spill.dir": str(tmp_path / "spill"), **options}
+    catalog.create_table("db.w", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["k"], options=opts), False)
+    return catalog.get_table("db.w")
+
+
+def batches(n, per=1000, offset=0):
+    for start in range(0, n, per):
+        ks = list(range(start + offset, min(start + per, n) + offset))
+        yield pa.record_batch({"k": ks, "v": [f"value-{k:08d}" for k in ks]}, schema=SCHEMA)
+
+
+def spill_files(tmp_path):
+    root = tmp_path / "spill"
+    return [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs] if root.exists() else []
+
+
+def test_spills_under_budget_and_cleans_up(catalog, tmp_path):
+    t = make(catalog, tmp_path, **{"write-buffer-size": "64 kb"})
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    for b in batches(20_000):
+        w.write_arrow_batch(b)
+        assert w._core.memory_size() <= 64 * 1024 + b.get_total_buffer_size() * 2
+    count, spill_dir = w._core.spill_info()
+    assert count > 2 and spill_dir is not None and os.path.isdir(spill_dir)
+    assert spill_files(tmp_path)
+    c.commit(w.prepare_commit())
+    w.close()
+    assert read(t).num_rows == 20_000
+    assert spill_files(tmp_path) == [] and not os.listdir(tmp_path / "spill")
+
+
+def test_no_temp_files_after_failed_write_or_close_without_commit(catalog, tmp_path):
+    t = make(catalog, tmp_path, **{"write-buffer-size": "32 kb"})
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    for b in batches(5000):
+        w.write_arrow_batch(b)
+    assert spill_files(tmp_path)
+    with pytest.raises(paimon_rs.SchemaMismatchError):
+        w.write_arrow(pa.table({"k": [1], "v": [2]}))
+    w.close()  # no commit
+    assert spill_files(tmp_path) == [] and not os.listdir(tmp_path / "spill")
+    assert read(t).num_rows == 0
+    # nothing was left in the table directory either (no data files without a snapshot)
+    data = [f for d, _, fs in os.walk(t.table_path) for f in fs if f.endswith(".parquet")]
+    assert data == []
+
+
+def test_non_spillable_flushes_level0_files_early(catalog, tmp_path):
+    t = make(catalog, tmp_path, **{"write-buffer-size": "32 kb", "write-buffer-spillable": "false"})
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    for b in batches(6000):
+        w.write_arrow_batch(b)
+    for b in batches(3000, offset=0):  # updates of the first 3000 keys, newer sequence numbers
+        w.write_arrow_batch(pa.record_batch({"k": b["k"], "v": pa.array(["new"] * b.num_rows)}, schema=SCHEMA))
+    assert w._core.spill_info()[0] == 0
+    msgs = w.prepare_commit()
+    assert sum(len(m.file_names) for m in msgs) > 2
+    c.commit(msgs)
+    got = {r["k"]: r["v"] for r in read(t).to_pylist()}
+    assert len(got) == 6000
+    assert got[10] == "new" and got[5000] == "value-00005000"
+
+
+def test_rolling_target_file_size(catalog, tmp_path):
+    t = make(catalog, tmp_path, **{"target-file-size": "16 kb"})
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.Table.from_batches(list(batches(50_000))))
+    msgs = w.prepare_commit()
+    assert all(len(m.file_names) > 1 for m in msgs)
+    c.commit(msgs)
+    assert read(t).num_rows == 50_000
+
+
+def test_bad_buffer_options(catalog, tmp_path):
+    for opts, match in [({"write-buffer-spillable": "maybe"}, "write-buffer-spillable"),
+                        ({"local-sort.max-num-file-handles": "1"}, "max-num-file-handles"),
+                        ({"spill-compression": "brotli"}, "spill-compression")]:
+        with pytest.raises(paimon_rs.InvalidArgumentError, match=match):
+            catalog.create_table("db.bad", Schema.from_pyarrow_schema(
+                SCHEMA, primary_keys=["k"], options={"bucket": "1", **opts}), False)
