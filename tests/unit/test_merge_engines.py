@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from conftest import read, write
+from unit_helpers import read, write
 
 import paimon_rs
 from paimon_rs import Schema
