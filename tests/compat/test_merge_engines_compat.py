@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
+
 from paimon_rs import CatalogFactory, Schema
+
 from pypaimon_env import pypaimon_batch, read_ipc
 
 pytestmark = pytest.mark.compat

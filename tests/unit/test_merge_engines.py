@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 import pytest
-from unit_helpers import read, write
 
 import paimon_rs
 from paimon_rs import Schema
+
+from unit_helpers import read, write
 
 N = None
 

@@ -187,7 +187,6 @@ impl MergeEngine {
                 dtype: t,
                 agg,
                 group,
-                nullable_ok: true,
             });
         }
         let mut groups = vec![];
@@ -221,7 +220,6 @@ impl MergeEngine {
             seq_desc: cfg.seq_descending,
             cols,
             groups,
-            names,
             out: Out::default(),
             num_values,
         })
@@ -531,8 +529,6 @@ struct ColSpec {
     dtype: DataType,
     agg: Option<FieldAgg>,
     group: Option<usize>,
-    #[allow(dead_code)]
-    nullable_ok: bool,
 }
 
 struct BoundGroup {
@@ -568,7 +564,6 @@ pub(crate) struct Bound {
     seq_desc: bool,
     cols: Vec<ColSpec>,
     groups: Vec<BoundGroup>,
-    names: Vec<String>,
     out: Out,
     num_values: usize,
 }
@@ -688,8 +683,7 @@ impl Bound {
             self.out.seq.push(sources[s].seq[r]);
             self.out.kind.push(sources[s].kind[r]);
             self.ensure_cols();
-            for (j, col) in self.out.cols.iter_mut().enumerate() {
-                let _ = j;
+            for col in self.out.cols.iter_mut() {
                 col.push(Cell::Pick(rec.src, rec.row));
             }
         } else {
@@ -827,11 +821,28 @@ impl Bound {
         Ok(Ordering::Equal)
     }
 
-    fn group_all_null(&self, g: usize, sources: &[Source], rec: Rec) -> bool {
-        self.groups[g]
-            .ordering
-            .iter()
-            .all(|&j| self.is_null(sources, rec, j))
+    /// Field `j` of group `g` is skipped for this record: already processed (an ordering field
+    /// handled with its group), or the record's ordering fields of `g` are all null (then the
+    /// whole group is marked processed).
+    fn skip_group(
+        &self,
+        g: usize,
+        j: usize,
+        sources: &[Source],
+        rec: Rec,
+        processed: &mut [bool],
+    ) -> bool {
+        if processed[j] {
+            return true;
+        }
+        let ordering = &self.groups[g].ordering;
+        if ordering.iter().all(|&o| self.is_null(sources, rec, o)) {
+            for &o in ordering {
+                processed[o] = true;
+            }
+            return true;
+        }
+        false
     }
 
     fn partial_update(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
@@ -912,13 +923,7 @@ impl Bound {
             let input = self.input_cell(sources, rec, j);
             match self.cols[j].group {
                 Some(g) => {
-                    if processed[j] {
-                        continue;
-                    }
-                    if self.group_all_null(g, sources, rec) {
-                        for &o in &self.groups[g].ordering {
-                            processed[o] = true;
-                        }
+                    if self.skip_group(g, j, sources, rec, &mut processed) {
                         continue;
                     }
                     let o = self.compare_group(g, sources, rec, st)?;
@@ -967,13 +972,7 @@ impl Bound {
                 continue;
             };
             let agg = self.cols[j].agg.as_ref();
-            if processed[j] {
-                continue;
-            }
-            if self.group_all_null(g, sources, rec) {
-                for &o in &self.groups[g].ordering {
-                    processed[o] = true;
-                }
+            if self.skip_group(g, j, sources, rec, &mut processed) {
                 continue;
             }
             let input = self.input_cell(sources, rec, j);
@@ -1057,7 +1056,6 @@ impl Bound {
                 cols.push(a);
             }
         }
-        let _ = &self.names;
         Ok(Some(RecordBatch::try_new(schema.clone(), cols)?))
     }
 }

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
-use super::interval::split_bucket;
+use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::Result;
 use crate::io;
@@ -289,33 +289,15 @@ impl TableScan {
                     .collect();
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)
-                let mut bin: Vec<DataFileMeta> = vec![];
-                let mut weight = 0u64;
-                for f in files {
-                    let w = (f.file_size.max(0) as u64).max(o.split_open_file_cost);
-                    if !bin.is_empty() && weight + w > o.split_target_size {
-                        splits.push(Split {
-                            snapshot_id: snapshot.id,
-                            partition: partition.clone(),
-                            bucket,
-                            total_buckets,
-                            bucket_path: bucket_path.clone(),
-                            files: std::mem::take(&mut bin),
-                            raw_convertible: true,
-                        });
-                        weight = 0;
-                    }
-                    weight += w;
-                    bin.push(f);
-                }
-                if !bin.is_empty() {
+                let w = |f: &DataFileMeta| (f.file_size.max(0) as u64).max(o.split_open_file_cost);
+                for files in ordered_pack(files, w, o.split_target_size) {
                     splits.push(Split {
                         snapshot_id: snapshot.id,
-                        partition,
+                        partition: partition.clone(),
                         bucket,
                         total_buckets,
-                        bucket_path,
-                        files: bin,
+                        bucket_path: bucket_path.clone(),
+                        files,
                         raw_convertible: true,
                     });
                 }

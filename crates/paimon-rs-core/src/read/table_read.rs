@@ -138,7 +138,7 @@ impl TableRead {
         for &i in &self.needed {
             wanted.push((fields[i].name.clone(), fields[i].data_type.to_arrow(), true));
         }
-        let batches: Vec<Result<RecordBatch>> = split
+        let batches: Vec<Result<Vec<RecordBatch>>> = split
             .files
             .par_iter()
             .map(|f| {
@@ -149,7 +149,7 @@ impl TableRead {
                 read_file(&path, &wanted)
             })
             .collect();
-        let batches: Vec<RecordBatch> = batches.into_iter().collect::<Result<_>>()?;
+        let batches: Vec<Vec<RecordBatch>> = batches.into_iter().collect::<Result<_>>()?;
         if batches.is_empty() {
             return Ok(vec![]);
         }
@@ -166,7 +166,7 @@ impl TableRead {
                 .collect();
             let key_types = self.table.schema.types_of(&key_names)?;
             let sections = interval_partition(split.files.clone(), &key_types)?;
-            let mut slots: Vec<Option<RecordBatch>> = batches.into_iter().map(Some).collect();
+            let mut slots: Vec<Option<Vec<RecordBatch>>> = batches.into_iter().map(Some).collect();
             let mut out: Vec<RecordBatch> = vec![];
             for runs in sections {
                 let mut iters: Vec<BatchIter> = vec![];
@@ -176,8 +176,8 @@ impl TableRead {
                         let i = by_name.get(f.file_name.as_str()).copied().ok_or_else(|| {
                             Error::Internal(format!("file {} not in split", f.file_name))
                         })?;
-                        if let Some(b) = slots[i].take() {
-                            parts.push(Ok(b));
+                        if let Some(bs) = slots[i].take() {
+                            parts.extend(bs.into_iter().map(Ok));
                         }
                     }
                     iters.push(Box::new(parts.into_iter()));
@@ -190,7 +190,7 @@ impl TableRead {
         } else if pk {
             // DropDelete: a retraction in a file read raw means the key is absent.
             let mut out = Vec::with_capacity(batches.len());
-            for m in batches {
+            for m in batches.into_iter().flatten() {
                 let kinds = m.column(layout.kind_col()).as_primitive::<Int8Type>();
                 if kinds.values().iter().any(|&k| is_retract(k)) {
                     let keep: BooleanArray = kinds
@@ -205,7 +205,7 @@ impl TableRead {
             }
             out
         } else {
-            batches
+            batches.into_iter().flatten().collect()
         };
         merged
             .into_iter()
@@ -260,46 +260,51 @@ impl TableRead {
 
 /// Read the `wanted` columns of a file, converted to the wanted types; a missing value column
 /// (added by a later schema) reads as nulls.
-fn read_file(path: &std::path::Path, wanted: &[(String, ArrowType, bool)]) -> Result<RecordBatch> {
+fn read_file(
+    path: &std::path::Path,
+    wanted: &[(String, ArrowType, bool)],
+) -> Result<Vec<RecordBatch>> {
     let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
     let batches = read_all(path, Some(&names))?;
-    let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
-    let file_schema = match batches.first() {
-        Some(b) => b.schema(),
-        None => Arc::new(Schema::empty()),
-    };
-    let mut cols = Vec::with_capacity(wanted.len());
-    let mut fields = Vec::with_capacity(wanted.len());
-    for (name, t, nullable_ok) in wanted {
-        let col: ArrayRef = match file_schema.index_of(name) {
-            Ok(i) => {
-                let parts: Vec<&dyn arrow_array::Array> =
-                    batches.iter().map(|b| b.column(i).as_ref()).collect();
-                let c = if parts.len() == 1 {
-                    batches[0].column(i).clone()
-                } else {
-                    arrow_select::concat::concat(&parts)?
-                };
-                if c.data_type() == t {
-                    c
-                } else {
-                    cast(&c, t).map_err(|e| {
-                        Error::corrupt(
-                            path,
-                            format!(
-                                "column '{name}' of type {} cannot be read as {t}: {e}",
-                                c.data_type()
-                            ),
-                        )
-                    })?
+    let schema = Arc::new(Schema::new(
+        wanted
+            .iter()
+            .map(|(name, t, _)| Field::new(name, t.clone(), true))
+            .collect::<Vec<_>>(),
+    ));
+    // Batches are kept as the reader returns them (no concatenation copy).
+    let mut out = Vec::with_capacity(batches.len());
+    for b in batches {
+        let file_schema = b.schema();
+        let rows = b.num_rows();
+        let mut cols = Vec::with_capacity(wanted.len());
+        for (name, t, nullable_ok) in wanted {
+            let col: ArrayRef = match file_schema.index_of(name) {
+                Ok(i) => {
+                    let c = b.column(i).clone();
+                    if c.data_type() == t {
+                        c
+                    } else {
+                        cast(&c, t).map_err(|e| {
+                            Error::corrupt(
+                                path,
+                                format!(
+                                    "column '{name}' of type {} cannot be read as {t}: {e}",
+                                    c.data_type()
+                                ),
+                            )
+                        })?
+                    }
                 }
-            }
-            Err(_) if *nullable_ok || rows == 0 => new_null_array(t, rows),
-            Err(_) => return Err(Error::corrupt(path, format!("missing column '{name}'"))),
-        };
-        fields.push(Field::new(name, t.clone(), true));
-        cols.push(col);
+                Err(_) if *nullable_ok || rows == 0 => new_null_array(t, rows),
+                Err(_) => return Err(Error::corrupt(path, format!("missing column '{name}'"))),
+            };
+            cols.push(col);
+        }
+        out.push(
+            RecordBatch::try_new(schema.clone(), cols)
+                .map_err(|e| Error::corrupt(path, e.to_string()))?,
+        );
     }
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)
-        .map_err(|e| Error::corrupt(path, e.to_string()))
+    Ok(out)
 }
