@@ -193,8 +193,11 @@ mod tests {
 
     const L: KvLayout = KvLayout { num_keys: 1 };
 
+    /// (key, sequence number, row kind, value)
+    type Row = (i64, i64, i8, Option<i64>);
+
     /// (key, seq, kind, v) rows of the merged output.
-    fn rows(it: BatchIter) -> Vec<(i64, i64, i8, Option<i64>)> {
+    fn rows(it: BatchIter) -> Vec<Row> {
         let mut out = vec![];
         for b in it {
             let b = b.unwrap();
@@ -218,7 +221,7 @@ mod tests {
     }
 
     /// Split a sorted run into batches of at most `n` rows.
-    fn run_of(rows: &[(i64, i64, i8, Option<i64>)], n: usize, string_key: bool) -> BatchIter {
+    fn run_of(rows: &[Row], n: usize, string_key: bool) -> BatchIter {
         let batches: Vec<Result<RecordBatch>> = rows
             .chunks(n.max(1))
             .map(|c| {
@@ -368,8 +371,7 @@ mod tests {
         assert_eq!(out, vec![(1, 5, 0, Some(3)), (2, 6, 0, Some(1))]);
     }
 
-    fn arb_runs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<(i64, i64, i8, Option<i64>)>>>
-    {
+    fn arb_runs() -> impl proptest::strategy::Strategy<Value = Vec<Vec<Row>>> {
         use proptest::prelude::*;
         // rows (key, kind, value); sequence numbers assigned globally unique afterwards
         proptest::collection::vec(
@@ -387,7 +389,7 @@ mod tests {
             let mut seq = 0;
             runs.into_iter()
                 .map(|r| {
-                    let mut r: Vec<(i64, i64, i8, Option<i64>)> = r
+                    let mut r: Vec<Row> = r
                         .into_iter()
                         .map(|(k, t, v)| {
                             seq += 1;
@@ -411,7 +413,7 @@ mod tests {
             let its = runs.iter().map(|r| run_of(r, bs, sk)).collect();
             let out = rows(merge_sorted_runs(its, L, MergeEngine::KeepAll, false).unwrap());
             proptest::prop_assert_eq!(&out, &all);
-            let mut last: std::collections::BTreeMap<i64, (i64, i64, i8, Option<i64>)> = Default::default();
+            let mut last: std::collections::BTreeMap<i64, Row> = Default::default();
             for r in &all { last.insert(r.0, *r); }
             let expect: Vec<_> = last.values().copied().filter(|r| r.2 != 3).collect();
             let its = runs.iter().map(|r| run_of(r, bs, sk)).collect();

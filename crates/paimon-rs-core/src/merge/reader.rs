@@ -366,7 +366,10 @@ impl SortMergeReader {
                 };
                 if !same {
                     self.finish_group()?;
-                    if self.bound.out_len() >= BATCH_ROWS || self.dirty {
+                    // Emit a full batch, or earlier when exhausted input batches pile up
+                    // (bounded memory: at most about two batches per run are held).
+                    let pile = self.sources.len() > 2 * self.cursors.len() + 2;
+                    if self.bound.out_len() >= BATCH_ROWS || (self.dirty && pile) {
                         if let Some(b) = self.emit()? {
                             return Ok(Some(b));
                         }
