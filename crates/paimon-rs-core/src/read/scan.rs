@@ -252,8 +252,7 @@ impl TableScan {
                 o.partition_legacy_name,
             )?;
             let bucket_path = format!("{pp}bucket-{bucket}");
-            let pk = self.table.is_primary_key();
-            if pk {
+            let groups: Vec<(Vec<DataFileMeta>, bool)> = if self.table.is_primary_key() {
                 // Key filters prune whole files (a newer version of a key lives in a file whose
                 // key range also holds it, so pruning cannot resurrect an old version).
                 // first-row tables hide level 0 (paimon-behaviour.md §6.1).
@@ -265,23 +264,13 @@ impl TableScan {
                 if files.is_empty() {
                     continue;
                 }
-                for (files, raw) in split_bucket(
+                split_bucket(
                     files,
                     &key_types,
                     o.split_target_size,
                     o.split_open_file_cost,
                     first_row,
-                )? {
-                    splits.push(Split {
-                        snapshot_id: snapshot.id,
-                        partition: partition.clone(),
-                        bucket,
-                        total_buckets,
-                        bucket_path: bucket_path.clone(),
-                        files,
-                        raw_convertible: raw,
-                    });
-                }
+                )?
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()
@@ -290,17 +279,21 @@ impl TableScan {
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)
                 let w = |f: &DataFileMeta| (f.file_size.max(0) as u64).max(o.split_open_file_cost);
-                for files in ordered_pack(files, w, o.split_target_size) {
-                    splits.push(Split {
-                        snapshot_id: snapshot.id,
-                        partition: partition.clone(),
-                        bucket,
-                        total_buckets,
-                        bucket_path: bucket_path.clone(),
-                        files,
-                        raw_convertible: true,
-                    });
-                }
+                ordered_pack(files, w, o.split_target_size)
+                    .into_iter()
+                    .map(|g| (g, true))
+                    .collect()
+            };
+            for (files, raw) in groups {
+                splits.push(Split {
+                    snapshot_id: snapshot.id,
+                    partition: partition.clone(),
+                    bucket,
+                    total_buckets,
+                    bucket_path: bucket_path.clone(),
+                    files,
+                    raw_convertible: raw,
+                });
             }
         }
         Ok(Plan {
