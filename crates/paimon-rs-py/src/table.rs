@@ -218,15 +218,7 @@ impl TableWrite {
 /// Validate all batches first (a failing batch must not leave earlier ones buffered), then
 /// buffer them.
 fn write_all(w: &mut CoreWrite, batches: &[RecordBatch]) -> Result<(), Error> {
-    if batches.len() == 1 {
-        return w.write(&batches[0]);
-    }
-    let schema = match batches.first() {
-        Some(b) => b.schema(),
-        None => return Ok(()),
-    };
-    let all = arrow::compute::concat_batches(&schema, batches)?;
-    w.write(&all)
+    w.write_batches(batches)
 }
 
 #[pyclass(module = "paimon_rs._core", frozen, from_py_object)]

@@ -11,10 +11,23 @@ use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchR
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::error::{Error, Result};
 
-pub fn writer_properties(compression: &str, zstd_level: i32) -> Result<WriterProperties> {
+/// Dictionary page size before a column falls back to plain encoding.
+const DICTIONARY_PAGE_BYTES: usize = 256 << 10;
+
+/// Largest row group, by estimated encoded size.
+const ROW_GROUP_BYTES: usize = 32 << 20;
+
+/// Writer properties for a data file. `unique_columns` (primary-key and sequence columns) hold
+/// no repeated values, so dictionary encoding would only cost time.
+pub fn writer_properties(
+    compression: &str,
+    zstd_level: i32,
+    unique_columns: &[String],
+) -> Result<WriterProperties> {
     let c = match compression {
         "zstd" => Compression::ZSTD(
             ZstdLevel::try_new(zstd_level)
@@ -26,9 +39,18 @@ pub fn writer_properties(compression: &str, zstd_level: i32) -> Result<WriterPro
         "none" | "uncompressed" => Compression::UNCOMPRESSED,
         other => return Err(Error::unsupported(format!("file.compression '{other}'"))),
     };
-    Ok(WriterProperties::builder()
-        .set_compression(c)
+    let mut b = WriterProperties::builder();
+    for col in unique_columns {
+        b = b.set_column_dictionary_enabled(ColumnPath::from(col.as_str()), false);
+    }
+    Ok(b.set_compression(c)
+        // A column whose distinct values outgrow this falls back to plain encoding sooner:
+        // high-cardinality columns stop paying for the dictionary early.
+        .set_dictionary_page_size_limit(DICTIONARY_PAGE_BYTES)
         .set_max_row_group_row_count(Some(1 << 20))
+        // Bounds the memory of an open file writer (a row group is buffered until flushed);
+        // Java's parquet.block.size plays the same role.
+        .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
         // Paimon readers do not use parquet statistics; manifests carry the stats.
         .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
         .build())

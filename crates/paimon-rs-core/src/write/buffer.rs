@@ -66,6 +66,19 @@ impl SortBuffer {
     /// Sort the in-memory rows by (key, sequence) and take them out as one run (duplicates of a
     /// key stay, in sequence order).
     fn take_sorted_run(&mut self) -> Result<Vec<RecordBatch>> {
+        self.take_sorted(false)
+    }
+
+    /// With nothing spilled, the newest record of each key, sorted by key, gathered in one pass
+    /// (the deduplicate engine needs no merge). None if runs were spilled.
+    pub fn take_deduplicated(&mut self) -> Result<Option<Vec<RecordBatch>>> {
+        if !self.spills.is_empty() {
+            return Ok(None);
+        }
+        self.take_sorted(true).map(Some)
+    }
+
+    fn take_sorted(&mut self, last_per_key: bool) -> Result<Vec<RecordBatch>> {
         if self.rows == 0 {
             return Ok(vec![]);
         }
@@ -82,7 +95,12 @@ impl SortBuffer {
         };
         let keys: Vec<ArrayRef> = all.columns()[..self.layout.num_keys].to_vec();
         // positions are in sequence order, so ties on the key keep sequence order
-        let (sorted, _) = sort_by_key(&keys, None, all.num_rows())?;
+        let (sorted, bounds) = sort_by_key(&keys, None, all.num_rows())?;
+        let sorted = if last_per_key {
+            bounds[1..].iter().map(|&end| sorted[end - 1]).collect()
+        } else {
+            sorted
+        };
         let mut out = Vec::with_capacity(sorted.len().div_ceil(RUN_BATCH_ROWS));
         for chunk in sorted.chunks(RUN_BATCH_ROWS) {
             let idx = UInt32Array::from(chunk.to_vec());

@@ -240,15 +240,30 @@ impl TableWrite {
 
     /// Check, route and buffer one batch. Nothing is buffered if any check fails.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        let name = self.table.name.clone();
-        self.write_inner(batch).map_err(|e| e.with_table(&name))
+        self.write_batches(std::slice::from_ref(batch))
     }
 
-    fn write_inner(&mut self, batch: &RecordBatch) -> Result<()> {
+    /// Check every batch, then route and buffer them all: if any check fails, nothing of any of
+    /// them is buffered.
+    pub fn write_batches(&mut self, batches: &[RecordBatch]) -> Result<()> {
+        let name = self.table.name.clone();
+        let aligned = batches
+            .iter()
+            .map(|b| self.check(b))
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| e.with_table(&name))?;
+        for a in aligned.into_iter().flatten() {
+            self.buffer(a).map_err(|e| e.with_table(&name))?;
+        }
+        Ok(())
+    }
+
+    /// Validate a batch against the table; None if it has no rows left to write.
+    fn check(&self, batch: &RecordBatch) -> Result<Option<AlignedBatch>> {
         if batch.num_rows() == 0 {
             // still validate the columns
             align_batch(&self.table.schema, &self.row_schema, batch, None)?;
-            return Ok(());
+            return Ok(None);
         }
         let mut aligned = align_batch(
             &self.table.schema,
@@ -279,6 +294,10 @@ impl TableWrite {
                 aligned = filter_rows(&aligned, &keep)?;
             }
         }
+        Ok(Some(aligned))
+    }
+
+    fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
         let routed = self.route(&aligned)?;
         // All checks passed: only now touch the writers.
         for ((partition, bucket), (ppath, indices)) in routed {
@@ -629,7 +648,11 @@ fn file_context(
                     .collect::<Vec<_>>(),
             )),
         },
-        props: writer_properties(&o.file_compression, o.zstd_level)?,
+        props: writer_properties(
+            &o.file_compression,
+            o.zstd_level,
+            &unique_columns(table, pk),
+        )?,
         target_size: o.target_file_size(),
         schema_id: table.schema.id,
         level: 0,
@@ -645,6 +668,20 @@ fn file_context(
         value_stats_names: names,
         stats_mode: o.stats_mode,
     })
+}
+
+/// Columns of a data file that never repeat a value: a single-column key and the sequence
+/// number (each key is once per file).
+fn unique_columns(table: &FileStoreTable, pk: bool) -> Vec<String> {
+    if !pk {
+        return vec![];
+    }
+    let keys = table.trimmed_primary_keys();
+    let mut out = vec![SEQUENCE_NUMBER.to_string()];
+    if keys.len() == 1 {
+        out.push(format!("{KEY_PREFIX}{}", keys[0]));
+    }
+    out
 }
 
 /// Build the key-value batch of `rows`: key columns (shared with the value columns, no copy),
@@ -685,14 +722,28 @@ fn flush_bucket(
             if buf.is_empty() {
                 return Ok(());
             }
-            let (runs, spill_bytes) = buf.take_runs(spiller)?;
-            let merged = merge_sorted_runs(runs, ctx.layout, ctx.engine.clone(), false)?;
             let mut writer = RollingFileWriter::new(file_ctx, 0);
-            for b in merged {
-                writer.write(&b?)?;
+            let deduplicated = match ctx.engine {
+                MergeEngine::Deduplicate => buf.take_deduplicated()?,
+                _ => None,
+            };
+            match deduplicated {
+                // fast path: one in-memory run, newest record per key picked while sorting
+                Some(run) => {
+                    for b in run {
+                        writer.write(&b)?;
+                    }
+                }
+                None => {
+                    let (runs, spill_bytes) = buf.take_runs(spiller)?;
+                    let merged = merge_sorted_runs(runs, ctx.layout, ctx.engine.clone(), false)?;
+                    for b in merged {
+                        writer.write(&b?)?;
+                    }
+                    spiller.release(spill_bytes);
+                }
             }
             w.flushed.extend(writer.close()?);
-            spiller.release(spill_bytes);
         }
         BucketBuffer::Append {
             batches,
