@@ -79,6 +79,16 @@ impl MergeEngine {
         config: None,
     };
 
+    /// Deduplicate without `sequence.field` and without ignore-delete: the newest record of a
+    /// key (by sequence number) is the result, so a caller may pick it while sorting.
+    pub fn is_plain_deduplicate(&self) -> bool {
+        self.kind == EngineKind::Deduplicate
+            && self
+                .config
+                .as_ref()
+                .is_none_or(|c| c.seq_fields.is_empty() && !c.ignore_delete)
+    }
+
     /// The same ordering configuration (sequence.field), but keeping every record.
     pub fn keep_all(&self) -> MergeEngine {
         MergeEngine {

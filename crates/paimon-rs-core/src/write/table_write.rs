@@ -723,9 +723,11 @@ fn flush_bucket(
                 return Ok(());
             }
             let mut writer = RollingFileWriter::new(file_ctx, 0);
-            let deduplicated = match ctx.engine {
-                MergeEngine::Deduplicate => buf.take_deduplicated()?,
-                _ => None,
+            // plain deduplicate only: sequence.field / ignore-delete need the merge function
+            let deduplicated = if ctx.engine.is_plain_deduplicate() {
+                buf.take_deduplicated()?
+            } else {
+                None
             };
             match deduplicated {
                 // fast path: one in-memory run, newest record per key picked while sorting
