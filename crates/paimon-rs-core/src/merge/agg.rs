@@ -31,6 +31,8 @@ pub enum AggFunc {
     ListAgg,
     BoolAnd,
     BoolOr,
+    /// Union of serialized 32-bit Roaring bitmaps (portable format).
+    Rbm32,
     /// Internal: primary-key fields take the input.
     PrimaryKey,
 }
@@ -89,6 +91,7 @@ impl AggFunc {
             AggFunc::ListAgg => "listagg",
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
+            AggFunc::Rbm32 => "rbm32",
             AggFunc::PrimaryKey => "primary-key",
         }
     }
@@ -172,6 +175,23 @@ fn negate(field: &str, a: &Datum) -> Result<Datum> {
             )))
         }
     })
+}
+
+/// Union of two serialized Roaring bitmaps (portable format, as Java's RoaringBitmap writes).
+fn rbm32_union(field: &str, a: &[u8], b: &[u8]) -> Result<Vec<u8>> {
+    let de = |x: &[u8]| {
+        roaring::RoaringBitmap::deserialize_from(x).map_err(|e| {
+            Error::invalid(format!(
+                "aggregate function 'rbm32' of field '{field}': not a serialized Roaring bitmap: {e}"
+            ))
+        })
+    };
+    let mut u = de(a)?;
+    u |= de(b)?;
+    let mut out = Vec::with_capacity(u.serialized_size());
+    u.serialize_into(&mut out)
+        .map_err(|e| Error::Internal(format!("rbm32 serialization: {e}")))?;
+    Ok(out)
 }
 
 fn is_blank(s: &str) -> bool {
@@ -294,6 +314,19 @@ impl FieldAgg {
                     )))
                 }
             },
+            AggFunc::Rbm32 => match (rd.datum(&acc)?, rd.datum(&inp)?) {
+                (_, None) => acc,
+                (None, Some(_)) => inp,
+                (Some(Datum::Bytes(a)), Some(Datum::Bytes(b))) => {
+                    Cell::Val(Datum::Bytes(rbm32_union(&self.field, &a, &b)?))
+                }
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "aggregate function 'rbm32' of field '{}' needs a VARBINARY column",
+                        self.field
+                    )))
+                }
+            },
             AggFunc::ListAgg => {
                 let s = |c: &Cell| -> Result<Option<String>> {
                     match rd.datum(c)? {
@@ -379,5 +412,55 @@ impl FieldAgg {
             }
         };
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Vals;
+    impl CellReader for Vals {
+        fn datum(&self, c: &Cell) -> Result<Option<Datum>> {
+            Ok(match c {
+                Cell::Val(d) => Some(d.clone()),
+                _ => None,
+            })
+        }
+        fn is_null(&self, c: &Cell) -> bool {
+            !matches!(c, Cell::Val(_))
+        }
+    }
+
+    fn ser(v: &[u32]) -> Vec<u8> {
+        let b: roaring::RoaringBitmap = v.iter().copied().collect();
+        let mut out = vec![];
+        b.serialize_into(&mut out).unwrap();
+        out
+    }
+
+    #[test]
+    fn rbm32_unions_and_refuses_retract() {
+        let f = FieldAgg {
+            field: "b".into(),
+            func: AggFunc::Rbm32,
+            ignore_retract: false,
+            delimiter: ",".into(),
+            distinct: false,
+        };
+        let mut st = AggState::new();
+        for v in [&[1u32, 5][..], &[], &[5, 70000]] {
+            f.agg(&mut st, Cell::Val(Datum::Bytes(ser(v))), &Vals, false)
+                .unwrap();
+        }
+        f.agg(&mut st, Cell::Null, &Vals, false).unwrap();
+        assert_eq!(st.acc, Cell::Val(Datum::Bytes(ser(&[1, 5, 70000]))));
+        assert!(f
+            .retract(&mut st, Cell::Val(Datum::Bytes(ser(&[1]))), &Vals)
+            .unwrap_err()
+            .to_string()
+            .contains("ignore-retract"));
+        let bad = f.agg(&mut st, Cell::Val(Datum::Bytes(vec![1, 2])), &Vals, false);
+        assert!(bad.unwrap_err().to_string().contains("rbm32"));
     }
 }
