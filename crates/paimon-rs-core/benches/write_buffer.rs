@@ -9,6 +9,9 @@
 //!   bench_foundation shape (BIGINT key + 6 value columns, 4 buckets) with a huge
 //!   `write-buffer-size` (nothing spills), a tiny one (spills to sorted runs, merged at flush),
 //!   and a tiny one with `write-buffer-spillable` = false (flushes level-0 files instead).
+//! * `rolling_writer/*`: `RollingFileWriter` writing 400k sorted key-value rows of that shape
+//!   into one Parquet file (with stats), with the table's writer properties (zstd level 1,
+//!   dictionary on) and two variants that show where the encoding time goes.
 //!
 //! `cargo bench -p paimon-rs-core --bench write_buffer` (a few minutes on 2 cores).
 
@@ -24,11 +27,16 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use paimon_rs_core::merge::{sort_by_key, KvLayout};
+use paimon_rs_core::options::StatsMode;
 use paimon_rs_core::sort::{SpillOptions, Spiller};
 use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
 use paimon_rs_core::table::FileStoreTable;
 use paimon_rs_core::write::buffer::SortBuffer;
+use paimon_rs_core::write::rolling::{FileWriterContext, RollingFileWriter};
+use paimon_rs_core::write::table_write::kv_arrow_schema;
 use paimon_rs_core::write::TableWrite;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 const SORT_ROWS: usize = 1_000_000;
 const WRITE_ROWS: usize = 400_000;
@@ -208,8 +216,8 @@ fn create_table(dir: &std::path::Path) -> FileStoreTable {
     let cat = FileSystemCatalog::new(dir).unwrap();
     cat.create_database("db", true).unwrap();
     let opts: BTreeMap<String, String> = [("bucket".to_string(), "4".to_string())].into();
-    let s = NewTableSchema::from_arrow(&table_schema(), vec![], vec!["id".into()], opts, None)
-        .unwrap();
+    let s =
+        NewTableSchema::from_arrow(&table_schema(), vec![], vec!["id".into()], opts, None).unwrap();
     cat.create_table("db.t", s, false).unwrap();
     cat.get_table("db.t").unwrap()
 }
@@ -279,5 +287,87 @@ fn bench_table_write(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, bench_sort, bench_table_write);
+/// The table's data file properties (`io::parquet::writer_properties`), with a codec and
+/// dictionary switch.
+fn props(compression: Compression, dictionary: bool) -> WriterProperties {
+    WriterProperties::builder()
+        .set_compression(compression)
+        .set_max_row_group_row_count(Some(1 << 20))
+        .set_statistics_enabled(EnabledStatistics::Chunk)
+        .set_dictionary_enabled(dictionary)
+        .build()
+}
+
+fn bench_rolling_writer(c: &mut Criterion) {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create_table(dir.path());
+    let file_schema = kv_arrow_schema(&table, true).unwrap();
+    // sorted key-value batches: ids ascending, sequence = position, all +I
+    let rows = table_rows(WRITE_ROWS, 3);
+    let mut seq = 0i64;
+    let kv: Vec<RecordBatch> = rows
+        .iter()
+        .enumerate()
+        .map(|(b, batch)| {
+            let m = batch.num_rows();
+            let start = (b * BATCH_ROWS) as i64;
+            let id: ArrayRef = Arc::new(Int64Array::from_iter_values(start..start + m as i64));
+            let mut cols: Vec<ArrayRef> = vec![
+                id.clone(),
+                Arc::new(Int64Array::from_iter_values(seq..seq + m as i64)),
+                Arc::new(Int8Array::from(vec![0i8; m])),
+                id,
+            ];
+            seq += m as i64;
+            cols.extend(batch.columns()[1..].iter().cloned());
+            RecordBatch::try_new(file_schema.clone(), cols).unwrap()
+        })
+        .collect();
+    let fields = &table.schema.fields;
+    let ctx = |props: WriterProperties| FileWriterContext {
+        dir: dir.path().to_path_buf(),
+        prefix: "data-".into(),
+        file_schema: file_schema.clone(),
+        props,
+        target_size: 128 << 20,
+        schema_id: 0,
+        level: 0,
+        file_source: 0,
+        key_types: vec![table.schema.field("id").unwrap().data_type.clone()],
+        seq_col: Some(1),
+        kind_col: Some(2),
+        value_stats_cols: (3..3 + fields.len()).collect(),
+        value_stats_types: fields.iter().map(|f| f.data_type.clone()).collect(),
+        value_stats_names: None,
+        stats_mode: StatsMode::Truncate(16),
+    };
+    let zstd1 = Compression::ZSTD(ZstdLevel::try_new(1).unwrap());
+    let configs = [
+        ("zstd1_dict", props(zstd1, true)),
+        ("zstd1_no_dict", props(zstd1, false)),
+        ("uncompressed_dict", props(Compression::UNCOMPRESSED, true)),
+    ];
+    let mut g = c.benchmark_group("rolling_writer");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(WRITE_ROWS as u64));
+    for (name, p) in configs {
+        let ctx = ctx(p);
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut w = RollingFileWriter::new(ctx.clone(), 0);
+                for batch in &kv {
+                    w.write(batch).unwrap();
+                }
+                let files = w.close().unwrap();
+                for f in &files {
+                    std::fs::remove_file(dir.path().join(&f.file_name)).unwrap();
+                }
+                files.len()
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench_sort, bench_table_write, bench_rolling_writer);
 criterion_main!(benches);
