@@ -10,8 +10,9 @@
 //!   `write-buffer-size` (nothing spills), a tiny one (spills to sorted runs, merged at flush),
 //!   and a tiny one with `write-buffer-spillable` = false (flushes level-0 files instead).
 //! * `rolling_writer/*`: `RollingFileWriter` writing 400k sorted key-value rows of that shape
-//!   into one Parquet file (with stats), with the table's writer properties (zstd level 1,
-//!   dictionary on) and two variants that show where the encoding time goes.
+//!   into one Parquet file (with stats): the table's writer properties (zstd level 1, no
+//!   dictionary on the key and sequence columns, 256 KiB dictionary fallback), the properties
+//!   before that (dictionary everywhere, 1 MiB fallback), no dictionary at all, and no codec.
 //!
 //! `cargo bench -p paimon-rs-core --bench write_buffer` (a few minutes on 2 cores).
 
@@ -26,6 +27,7 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
+use paimon_rs_core::io::parquet::writer_properties;
 use paimon_rs_core::merge::{sort_by_key, KvLayout};
 use paimon_rs_core::options::StatsMode;
 use paimon_rs_core::sort::{SpillOptions, Spiller};
@@ -287,11 +289,11 @@ fn bench_table_write(c: &mut Criterion) {
     g.finish();
 }
 
-/// The table's data file properties (`io::parquet::writer_properties`), with a codec and
-/// dictionary switch.
-fn props(compression: Compression, dictionary: bool) -> WriterProperties {
+/// Data file properties without the table's per-column dictionary tuning: dictionaries on or
+/// off for every column, parquet's default 1 MiB dictionary fallback.
+fn props(dictionary: bool) -> WriterProperties {
     WriterProperties::builder()
-        .set_compression(compression)
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).unwrap()))
         .set_max_row_group_row_count(Some(1 << 20))
         .set_statistics_enabled(EnabledStatistics::Chunk)
         .set_dictionary_enabled(dictionary)
@@ -341,11 +343,18 @@ fn bench_rolling_writer(c: &mut Criterion) {
         value_stats_names: None,
         stats_mode: StatsMode::Truncate(16),
     };
-    let zstd1 = Compression::ZSTD(ZstdLevel::try_new(1).unwrap());
+    let unique = ["_KEY_id".to_string(), "_SEQUENCE_NUMBER".to_string()];
     let configs = [
-        ("zstd1_dict", props(zstd1, true)),
-        ("zstd1_no_dict", props(zstd1, false)),
-        ("uncompressed_dict", props(Compression::UNCOMPRESSED, true)),
+        (
+            "table_props",
+            writer_properties("zstd", 1, &unique).unwrap(),
+        ),
+        ("dict_everywhere_1mb", props(true)),
+        ("no_dict", props(false)),
+        (
+            "table_props_uncompressed",
+            writer_properties("none", 1, &unique).unwrap(),
+        ),
     ];
     let mut g = c.benchmark_group("rolling_writer");
     g.sample_size(10);
