@@ -4,7 +4,7 @@
 //! disk cap is reached, flushed to level-0 files). At flush the in-memory run and the spilled
 //! runs are merged through the table's merge function, so each key appears once per flush.
 
-use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_schema::SchemaRef;
 
 use crate::error::Result;
@@ -12,7 +12,7 @@ use crate::merge::{sort_by_key, BatchIter, KvLayout};
 use crate::sort::{SpillFile, Spiller};
 
 /// Rows per batch of a sorted run handed to spill files and the merge.
-const RUN_BATCH_ROWS: usize = 64 * 1024;
+const RUN_BATCH_ROWS: usize = 8 * 1024;
 
 /// The key-value rows of one bucket not yet written to a data file.
 pub struct SortBuffer {
@@ -64,49 +64,76 @@ impl SortBuffer {
     }
 
     /// Sort the in-memory rows by (key, sequence) and take them out as one run (duplicates of a
-    /// key stay, in sequence order).
-    fn take_sorted_run(&mut self) -> Result<Vec<RecordBatch>> {
+    /// key stay, in sequence order). None if nothing is buffered.
+    fn take_sorted_run(&mut self) -> Result<Option<BatchIter>> {
         self.take_sorted(false)
     }
 
-    /// With nothing spilled, the newest record of each key, sorted by key, gathered in one pass
-    /// (the deduplicate engine needs no merge). None if runs were spilled.
-    pub fn take_deduplicated(&mut self) -> Result<Option<Vec<RecordBatch>>> {
+    /// With nothing spilled, the newest record of each key, sorted by key (the deduplicate
+    /// engine needs no merge). Outer None if runs were spilled, inner None if empty.
+    pub fn take_deduplicated(&mut self) -> Result<Option<Option<BatchIter>>> {
         if !self.spills.is_empty() {
             return Ok(None);
         }
         self.take_sorted(true).map(Some)
     }
 
-    fn take_sorted(&mut self, last_per_key: bool) -> Result<Vec<RecordBatch>> {
+    /// Sort by key (ties keep arrival = sequence order) and return the rows as a stream of
+    /// batches gathered chunk by chunk from the buffered batches: the sorted copy never exists
+    /// in full next to the buffer, so a spill or flush needs little memory beyond the buffer.
+    fn take_sorted(&mut self, last_per_key: bool) -> Result<Option<BatchIter>> {
         if self.rows == 0 {
-            return Ok(vec![]);
+            return Ok(None);
         }
         let batches = std::mem::take(&mut self.batches);
         self.rows = 0;
         self.bytes = 0;
-        let all = if batches.len() == 1 {
-            batches
-                .into_iter()
-                .next()
-                .unwrap_or_else(|| RecordBatch::new_empty(self.schema.clone()))
+        let nk = self.layout.num_keys;
+        let keys: Vec<ArrayRef> = if batches.len() == 1 {
+            batches[0].columns()[..nk].to_vec()
         } else {
-            arrow_select::concat::concat_batches(&self.schema, &batches)?
+            (0..nk)
+                .map(|c| {
+                    let parts: Vec<&dyn Array> =
+                        batches.iter().map(|b| b.column(c).as_ref()).collect();
+                    arrow_select::concat::concat(&parts)
+                })
+                .collect::<std::result::Result<_, _>>()?
         };
-        let keys: Vec<ArrayRef> = all.columns()[..self.layout.num_keys].to_vec();
-        // positions are in sequence order, so ties on the key keep sequence order
-        let (sorted, bounds) = sort_by_key(&keys, None, all.num_rows())?;
-        let sorted = if last_per_key {
+        let n: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let (sorted, bounds) = sort_by_key(&keys, None, n)?;
+        drop(keys);
+        let order: Vec<u32> = if last_per_key {
             bounds[1..].iter().map(|&end| sorted[end - 1]).collect()
         } else {
             sorted
         };
-        let mut out = Vec::with_capacity(sorted.len().div_ceil(RUN_BATCH_ROWS));
-        for chunk in sorted.chunks(RUN_BATCH_ROWS) {
-            let idx = UInt32Array::from(chunk.to_vec());
-            out.push(arrow_select::take::take_record_batch(&all, &idx)?);
+        // global row index -> (batch, row)
+        let mut starts = Vec::with_capacity(batches.len());
+        let mut acc = 0usize;
+        for b in &batches {
+            starts.push(acc);
+            acc += b.num_rows();
         }
-        Ok(out)
+        let locate = move |g: u32| -> (usize, usize) {
+            let g = g as usize;
+            let bi = starts.partition_point(|&s| s <= g) - 1;
+            (bi, g - starts[bi])
+        };
+        let mut pos = 0usize;
+        Ok(Some(Box::new(std::iter::from_fn(move || {
+            if pos >= order.len() {
+                return None;
+            }
+            let end = (pos + RUN_BATCH_ROWS).min(order.len());
+            let pairs: Vec<(usize, usize)> = order[pos..end].iter().map(|&g| locate(g)).collect();
+            pos = end;
+            let refs: Vec<&RecordBatch> = batches.iter().collect();
+            Some(
+                arrow_select::interleave::interleave_record_batch(&refs, &pairs)
+                    .map_err(Into::into),
+            )
+        }))))
     }
 
     /// Estimated bytes a spill of the in-memory rows needs on disk (uncompressed upper bound).
@@ -116,11 +143,10 @@ impl SortBuffer {
 
     /// Sort the in-memory rows and write them to a spill file.
     pub fn spill(&mut self, spiller: &Spiller) -> Result<()> {
-        let run = self.take_sorted_run()?;
-        if run.is_empty() {
+        let Some(run) = self.take_sorted_run()? else {
             return Ok(());
-        }
-        let f = spiller.spill(&self.schema, run.into_iter().map(Ok))?;
+        };
+        let f = spiller.spill(&self.schema, run)?;
         self.spills.push(f);
         Ok(())
     }
@@ -129,7 +155,7 @@ impl SortBuffer {
     /// buffer. Returns the runs and the spill bytes they hold (to release once consumed).
     pub fn take_runs(&mut self, spiller: &Spiller) -> Result<(Vec<BatchIter>, u64)> {
         let memory = self.take_sorted_run()?;
-        let extra = usize::from(!memory.is_empty());
+        let extra = usize::from(memory.is_some());
         let files = std::mem::take(&mut self.spills);
         let files = spiller.reduce_runs(&self.schema, self.layout, files, extra)?;
         let bytes = files.iter().map(|f| f.bytes).sum();
@@ -138,8 +164,8 @@ impl SortBuffer {
             .into_iter()
             .map(SpillFile::into_batches)
             .collect::<Result<_>>()?;
-        if !memory.is_empty() {
-            runs.push(Box::new(memory.into_iter().map(Ok)));
+        if let Some(m) = memory {
+            runs.push(m);
         }
         Ok((runs, bytes))
     }

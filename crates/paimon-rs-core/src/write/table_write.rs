@@ -732,8 +732,8 @@ fn flush_bucket(
             match deduplicated {
                 // fast path: one in-memory run, newest record per key picked while sorting
                 Some(run) => {
-                    for b in run {
-                        writer.write(&b)?;
+                    for b in run.into_iter().flatten() {
+                        writer.write(&b?)?;
                     }
                 }
                 None => {
