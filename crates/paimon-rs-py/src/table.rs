@@ -176,8 +176,6 @@ impl TableWrite {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         let msgs = py.detach(|| w.prepare_commit()).py_err()?;
-        // committing is now the commit's job; the write no longer owns the files
-        w.take_pending();
         Ok(msgs
             .into_iter()
             .map(|m| CommitMessage { inner: m })

@@ -149,8 +149,6 @@ pub struct TableWrite {
     writers: HashMap<WriterKey, BucketWriter>,
     /// Max sequence number per (partition, bucket) of the table's live files, read on demand.
     restored: Option<HashMap<WriterKey, i64>>,
-    /// Files finished by prepare_commit but not yet committed (deleted on abort).
-    pending: Vec<std::path::PathBuf>,
     flush: FlushContext,
     budget: usize,
     spillable: bool,
@@ -225,7 +223,6 @@ impl TableWrite {
             key_idx,
             writers: HashMap::new(),
             restored: None,
-            pending: vec![],
             table,
         })
     }
@@ -536,7 +533,6 @@ impl TableWrite {
             }
             return Err(e.with_table(&name));
         }
-        self.pending.extend(paths);
         // every run was consumed: drop the (now empty) spill directory
         self.reset_spiller();
         Ok(msgs)
@@ -561,13 +557,9 @@ impl TableWrite {
             .unwrap_or_default()
     }
 
-    /// Files written by `prepare_commit` whose commit has not happened: forget them after a
-    /// successful commit (`committed`) or delete them (`abort`).
-    pub fn take_pending(&mut self) -> Vec<std::path::PathBuf> {
-        std::mem::take(&mut self.pending)
-    }
-
-    /// Drop buffered rows and spill files and delete files no commit references.
+    /// Drop buffered rows and spill files and delete files flushed since the last
+    /// `prepare_commit` (files it handed out belong to the commit: `FileStoreCommit`
+    /// deletes them if the commit fails or is aborted).
     pub fn abort(&mut self) {
         for w in self.writers.values() {
             let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
@@ -579,9 +571,6 @@ impl TableWrite {
         // their own files)
         self.writers.clear();
         self.reset_spiller();
-        for p in self.take_pending() {
-            let _ = std::fs::remove_file(p);
-        }
     }
 
     pub fn buffered_rows(&self) -> usize {
