@@ -247,9 +247,7 @@ impl CommitMessage {
         self.inner.is_empty()
     }
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let b = serde_json::to_vec(&self.inner)
-            .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-        Ok(PyBytes::new(py, &b))
+        Ok(PyBytes::new(py, &self.inner.to_bytes().py_err()?))
     }
     /// Picklable (Spark ships splits to tasks and commit messages back to the driver).
     fn __reduce__<'py>(
@@ -260,10 +258,9 @@ impl CommitMessage {
     }
     #[staticmethod]
     fn from_bytes(b: &[u8]) -> PyResult<Self> {
-        let inner = serde_json::from_slice(b).map_err(|e| {
-            pyo3::exceptions::PyValueError::new_err(format!("not a commit message: {e}"))
-        })?;
-        Ok(CommitMessage { inner })
+        Ok(CommitMessage {
+            inner: CoreMessage::from_bytes(b).py_err()?,
+        })
     }
 }
 

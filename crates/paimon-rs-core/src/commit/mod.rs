@@ -38,6 +38,16 @@ impl CommitMessage {
     pub fn is_empty(&self) -> bool {
         self.new_files.is_empty() && self.compact_before.is_empty() && self.compact_after.is_empty()
     }
+
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(self)
+            .map_err(|e| Error::Internal(format!("commit message serialization: {e}")))
+    }
+
+    pub fn from_bytes(b: &[u8]) -> Result<Self> {
+        serde_json::from_slice(b)
+            .map_err(|e| Error::invalid(format!("not a serialized commit message: {e}")))
+    }
 }
 
 /// A partition filter of an overwrite: equality on some partition columns (all if empty).
