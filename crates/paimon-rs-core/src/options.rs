@@ -22,6 +22,9 @@ const SUPPORTED: &[&str] = &[
     "spill-compression",
     "page-size",
     "manifest.compression",
+    "manifest.target-file-size",
+    "manifest.merge-min-count",
+    "manifest.full-compaction-threshold-size",
     "partition.default-name",
     "partition.legacy-name",
     "merge-engine",
@@ -53,16 +56,13 @@ const SUPPORTED: &[&str] = &[
 /// ...); validated in detail by `MergeEngine::from_table`.
 const FIELD_PREFIX: &str = "fields.";
 
-/// Options that only tune table maintenance (compaction, expiry, manifest merging) which this
+/// Options that only tune table maintenance (compaction, expiry) which this
 /// engine does not perform yet. They are kept in the schema, where other engines (Java Paimon)
 /// honour them; they cannot change what this engine writes or reads.
 const MAINTENANCE_PREFIXES: &[&str] = &[
     "snapshot.num-retained.",
     "snapshot.time-retained",
     "snapshot.expire.",
-    "manifest.target-file-size",
-    "manifest.merge-min-count",
-    "manifest.full-compaction-threshold-size",
     "num-sorted-run.",
     "num-levels",
     "compaction.",
@@ -96,6 +96,13 @@ pub struct CoreOptions {
     /// variable `PAIMON_RS_TMP_DIR`, else the system temp dir.
     pub tmp_dir: std::path::PathBuf,
     pub manifest_compression: String,
+    /// Manifest merging at commit (Java's ManifestFileMerger): merged manifests aim at
+    /// `manifest.target-file-size`; at least `manifest.merge-min-count` small ones are merged;
+    /// a full rewrite once small or delete-carrying manifests reach
+    /// `manifest.full-compaction-threshold-size`.
+    pub manifest_target_file_size: u64,
+    pub manifest_merge_min_count: usize,
+    pub manifest_full_compaction_threshold_size: u64,
     pub partition_default_name: String,
     pub partition_legacy_name: bool,
     pub rowkind_field: Option<String>,
@@ -245,6 +252,20 @@ impl CoreOptions {
                     .unwrap_or_else(std::env::temp_dir),
             },
             manifest_compression: get("manifest.compression").unwrap_or("zstd").to_string(),
+            manifest_target_file_size: match get("manifest.target-file-size") {
+                Some(v) => parse_memory_size("manifest.target-file-size", v)?,
+                None => 8 << 20,
+            },
+            manifest_merge_min_count: match get("manifest.merge-min-count") {
+                Some(v) => parse_int("manifest.merge-min-count", v)?,
+                None => 30,
+            },
+            manifest_full_compaction_threshold_size: match get(
+                "manifest.full-compaction-threshold-size",
+            ) {
+                Some(v) => parse_memory_size("manifest.full-compaction-threshold-size", v)?,
+                None => 16 << 20,
+            },
             partition_default_name: get("partition.default-name")
                 .unwrap_or("__DEFAULT_PARTITION__")
                 .to_string(),
@@ -306,6 +327,17 @@ impl CoreOptions {
         }
         if opts.write_buffer_size == 0 {
             return Err(bad("write-buffer-size", "0", "must be positive"));
+        }
+        for (k, v) in [
+            ("manifest.target-file-size", opts.manifest_target_file_size),
+            (
+                "manifest.full-compaction-threshold-size",
+                opts.manifest_full_compaction_threshold_size,
+            ),
+        ] {
+            if v == 0 {
+                return Err(bad(k, "0", "must be positive"));
+            }
         }
         if opts.target_file_size == Some(0) {
             return Err(bad("target-file-size", "0", "must be positive"));

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io;
+use crate::predicate::{LeafOp, Predicate};
 use crate::spec::binary_row::{deserialize_row, serialize_row};
 use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::manifest::{
@@ -19,6 +20,8 @@ use crate::spec::manifest::{
 };
 use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::table::FileStoreTable;
+
+mod manifest_merge;
 
 /// What one bucket writer hands to the committer. Serializable, so that distributed tasks
 /// (Spark) can ship it to the driver.
@@ -201,9 +204,17 @@ impl FileStoreCommit {
                 };
                 let mut delta = vec![];
                 if overwrite.is_some() || !adds.is_empty() {
-                    let live = match &latest {
-                        Some(s) => crate::read::scan::live_entries(&self.table, s)?,
-                        None => vec![],
+                    // An append only needs the live files of the partitions it writes to
+                    // (total-buckets check); an overwrite needs all it may replace.
+                    let live = match (&latest, overwrite) {
+                        (Some(s), Some(_)) => crate::read::scan::live_entries(&self.table, s)?,
+                        (Some(s), None) => crate::read::scan::live_entries_filtered(
+                            &self.table,
+                            s,
+                            self.partitions_filter(adds.iter().map(|e| e.partition.as_slice()))?
+                                .as_ref(),
+                        )?,
+                        (None, _) => vec![],
                     };
                     self.check_total_buckets(&live, &adds)?;
                     if let Some(spec) = overwrite {
@@ -228,7 +239,8 @@ impl FileStoreCommit {
                 let list_prefix = list_prefix.trim_end_matches("-0");
                 let base_name = format!("{list_prefix}-0");
                 let delta_name = format!("{list_prefix}-1");
-                let base_size = self.write_list(&base_name, &previous, &mut written)?;
+                let base = self.merge_manifests(previous, &mut written)?;
+                let base_size = self.write_list(&base_name, &base, &mut written)?;
                 let delta_size = self.write_list(&delta_name, &new_metas, &mut written)?;
                 let added: i64 = delta
                     .iter()
@@ -292,6 +304,32 @@ impl FileStoreCommit {
             }
         }
         result
+    }
+
+    /// A filter admitting exactly these partitions (serialized BinaryRows); None for an
+    /// unpartitioned table.
+    fn partitions_filter<'a>(
+        &self,
+        partitions: impl IntoIterator<Item = &'a [u8]>,
+    ) -> Result<Option<Predicate>> {
+        let keys = self.table.partition_keys();
+        if keys.is_empty() {
+            return Ok(None);
+        }
+        let types = self.table.partition_types()?;
+        let partitions: HashSet<&[u8]> = partitions.into_iter().collect();
+        let mut any = Vec::with_capacity(partitions.len());
+        for p in partitions {
+            let mut all = Vec::with_capacity(keys.len());
+            for (k, v) in keys.iter().zip(deserialize_row(&types, p)?) {
+                all.push(match v {
+                    None => Predicate::leaf(k, LeafOp::IsNull, vec![])?,
+                    Some(d) => Predicate::leaf(k, LeafOp::Equal, vec![Some(d)])?,
+                });
+            }
+            any.push(Predicate::And(all));
+        }
+        Ok(Some(Predicate::Or(any)))
     }
 
     fn already_committed(&self, base: Option<i64>, ident: i64, kind: &CommitKind) -> Result<bool> {

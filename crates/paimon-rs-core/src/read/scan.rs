@@ -58,6 +58,24 @@ fn test_stats(pred: &Predicate, stats: &[(String, ColumnStat)]) -> bool {
     pred.test(&|f: &str| stats.iter().find(|(n, _)| n == f).map(|(_, s)| s.clone()))
 }
 
+/// May manifest `m` hold entries of partitions matching `filter` (by its partition stats)?
+pub fn manifest_may_match(
+    m: &ManifestFileMeta,
+    partition_keys: &[String],
+    partition_types: &[DataType],
+    filter: &Predicate,
+) -> bool {
+    match stats_lookup(
+        &m.partition_stats,
+        partition_keys,
+        partition_types,
+        m.num_added_files + m.num_deleted_files,
+    ) {
+        Some(s) => test_stats(filter, &s),
+        None => true,
+    }
+}
+
 /// Live files of a snapshot, keeping only partitions that may match `partition_filter`.
 pub fn live_entries_filtered(
     table: &FileStoreTable,
@@ -71,17 +89,7 @@ pub fn live_entries_filtered(
     if let Some(f) = partition_filter {
         // Manifest-level pruning with the partition stats; DELETE entries of a pruned manifest
         // can only concern files in partitions the filter rejects, so this is safe.
-        metas.retain(|m| {
-            match stats_lookup(
-                &m.partition_stats,
-                &pkeys,
-                &ptypes,
-                m.num_added_files + m.num_deleted_files,
-            ) {
-                Some(s) => test_stats(f, &s),
-                None => true,
-            }
-        });
+        metas.retain(|m| manifest_may_match(m, &pkeys, &ptypes, f));
     }
     let per_manifest: Vec<Result<Vec<ManifestEntry>>> = metas
         .par_iter()
