@@ -155,6 +155,12 @@ impl FileStoreCommit {
             let before = kept_entries.len();
             for e in entries {
                 if e.kind == FileKind::Delete {
+                    if !deleted.contains(&e.identifier()) {
+                        // Its manifest under-counts its deletes (not written by Paimon's
+                        // rules): dropping this DELETE could resurrect a file, so merge
+                        // conservatively instead.
+                        return Ok(None);
+                    }
                     continue;
                 }
                 if deleted.contains(&e.identifier()) {
