@@ -369,3 +369,12 @@ def test_collect_in_sequence_group(catalog):
 def test_count_is_not_a_paimon_function(catalog):
     with pytest.raises(paimon_rs.PaimonRsError, match="unknown aggregate function"):
         make(catalog, "cnt", [("k", I64), ("v", I64)], agg("v", "count"))
+
+
+def test_collect_retraction_in_sequence_group(catalog):
+    fields = [("k", I64), ("g", I64), ("v", LI)]
+    opts = {"merge-engine": "partial-update", "fields.g.sequence-group": "v",
+            "fields.v.aggregate-function": "collect"}
+    # a grouped retraction retracts the aggregated field (one equal element per element)
+    assert both(catalog, "pcr", fields, opts, [(1, 1, [1, 2, 1]), (1, 2, [1]), (1, 3, [4])],
+                ["+I", "-U", "+U"]) == [(1, 3, [2, 1, 4])]
