@@ -43,6 +43,16 @@ def rows_st(engine):
     return st.lists(st.lists(row, max_size=12), min_size=1, max_size=4)
 
 
+def commit(table, data):
+    """One commit of `data` (None: an empty commit)."""
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    if data is not None:
+        w.write_arrow(data)
+    c.commit(w.prepare_commit())
+    w.close()
+
+
 def model(engine, records):
     """records: list of (k, ts, a, b, op) in arrival (= sequence) order."""
     out = {}
@@ -96,13 +106,8 @@ def test_engine_matches_model(data, engine, buckets):
         table = catalog.get_table("db.t")
         seen = []
         for rows in commits:
-            wb = table.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            if rows:
-                w.write_arrow(pa.Table.from_pylist(
-                    [dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
-            c.commit(w.prepare_commit())
-            w.close()
+            commit(table, pa.Table.from_pylist(
+                [dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA) if rows else None)
             seen.extend(rows)
             rb = table.new_read_builder()
             got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
@@ -187,16 +192,11 @@ def test_nested_aggregates_match_model(commits):
         table = catalog.get_table("db.t")
         seen = []
         for rows in commits:
-            wb = table.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            if rows:
-                w.write_arrow(pa.Table.from_pylist([{
-                    "k": k, "c": cl, "cd": cd, "m": None if m is None else list(m.items()),
-                    "n": None if n is None else [{"id": i, "v": v} for i, v in n],
-                    "r": None if r is None else BitMap(r).serialize()}
-                    for k, cl, cd, m, n, r in rows], schema=NSCHEMA))
-            c.commit(w.prepare_commit())
-            w.close()
+            commit(table, pa.Table.from_pylist([{
+                "k": k, "c": cl, "cd": cd, "m": None if m is None else list(m.items()),
+                "n": None if n is None else [{"id": i, "v": v} for i, v in n],
+                "r": None if r is None else BitMap(r).serialize()}
+                for k, cl, cd, m, n, r in rows], schema=NSCHEMA) if rows else None)
             seen.extend(rows)
             rb = table.new_read_builder()
             got = {r["k"]: as_py(r) for r in
