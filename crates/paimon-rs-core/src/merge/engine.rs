@@ -610,33 +610,27 @@ fn nested_column(dt: &arrow_schema::DataType, rows: &[Option<ArrayRef>]) -> Resu
     let lens = rows.iter().map(|a| a.as_ref().map_or(0, |a| a.len()));
     let nulls = NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
     let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let offsets = OffsetBuffer::<i32>::from_lengths(lens);
+    let elements = |f: &arrow_schema::FieldRef| -> Result<ArrayRef> {
+        Ok(if parts.is_empty() {
+            arrow_array::new_empty_array(f.data_type())
+        } else {
+            arrow_select::concat::concat(&parts)?
+        })
+    };
     match dt {
-        arrow_schema::DataType::List(f) => {
-            let values = if parts.is_empty() {
-                arrow_array::new_empty_array(f.data_type())
-            } else {
-                arrow_select::concat::concat(&parts)?
-            };
-            let offsets = OffsetBuffer::<i32>::from_lengths(lens);
-            Ok(Arc::new(arrow_array::ListArray::try_new(
-                f.clone(),
-                offsets,
-                values,
-                nulls,
-            )?))
-        }
+        arrow_schema::DataType::List(f) => Ok(Arc::new(arrow_array::ListArray::try_new(
+            f.clone(),
+            offsets,
+            elements(f)?,
+            nulls,
+        )?)),
         arrow_schema::DataType::Map(f, sorted) => {
-            let entries = if parts.is_empty() {
-                arrow_array::new_empty_array(f.data_type())
-            } else {
-                arrow_select::concat::concat(&parts)?
-            };
-            let entries = entries
+            let entries = elements(f)?
                 .as_any()
                 .downcast_ref::<arrow_array::StructArray>()
                 .ok_or_else(|| Error::Internal("map entries are not a struct".into()))?
                 .clone();
-            let offsets = OffsetBuffer::<i32>::from_lengths(lens);
             Ok(Arc::new(arrow_array::MapArray::try_new(
                 f.clone(),
                 offsets,
