@@ -259,6 +259,6 @@ def test_bad_options_are_named(catalog, opts, match):
 
 
 def test_unimplemented_function_refused(catalog):
-    with pytest.raises(paimon_rs.PaimonRsError, match="theta_sketch"):
+    with pytest.raises(paimon_rs.UnsupportedError, match="rbm64"):
         make(catalog, "th", [("k", I64), ("v", pa.binary())],
-             {"merge-engine": "aggregation", "fields.v.aggregate-function": "theta_sketch"})
+             {"merge-engine": "aggregation", "fields.v.aggregate-function": "rbm64"})

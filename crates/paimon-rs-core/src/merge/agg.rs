@@ -4,9 +4,18 @@
 //! [`Datum`].
 
 use std::cmp::Ordering;
+use std::sync::Arc;
+
+use arrow_array::ArrayRef;
 
 use crate::error::{Error, Result};
 use crate::spec::datum::Datum;
+use crate::spec::types::{DataType, TypeKind};
+
+mod nested;
+mod sketch;
+
+pub use nested::{NestedSpec, NullKeyStrategy};
 
 /// One accumulated value.
 #[derive(Debug, Clone, PartialEq)]
@@ -15,10 +24,13 @@ pub enum Cell {
     /// Row `row` of the value column in source batch `src`.
     Pick(u32, u32),
     Val(Datum),
+    /// A computed nested value: the elements of an ARRAY (its values) or of a MAP (its entries,
+    /// a struct of key and value).
+    Arr(ArrayRef),
 }
 
-/// The aggregate functions this engine implements.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The aggregate functions this engine implements (Java's factories, `count` is not one).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AggFunc {
     Sum,
     Product,
@@ -33,6 +45,20 @@ pub enum AggFunc {
     BoolOr,
     /// Union of serialized 32-bit Roaring bitmaps (portable format).
     Rbm32,
+    /// Union of serialized DataSketches theta sketches.
+    ThetaSketch,
+    /// Union of serialized DataSketches HLL sketches (result HLL_4).
+    HllSketch,
+    /// ARRAY concatenation (`fields.<f>.distinct`: set semantics).
+    Collect,
+    /// MAP union, input wins.
+    MergeMap,
+    /// MAP<K, ROW> union keeping, per key, the row with the greater timestamp field (index).
+    MergeMapWithKeyTime(usize),
+    /// ARRAY<ROW> upsert by nested key.
+    NestedUpdate(Arc<NestedSpec>),
+    /// ARRAY<ROW> field-wise partial update by nested key.
+    NestedPartialUpdate(Arc<NestedSpec>),
     /// Internal: primary-key fields take the input.
     PrimaryKey,
 }
@@ -53,26 +79,34 @@ impl AggFunc {
             "listagg" => AggFunc::ListAgg,
             "bool_and" => AggFunc::BoolAnd,
             "bool_or" => AggFunc::BoolOr,
-            f @ ("collect"
-            | "merge_map"
-            | "merge_map_with_keytime"
-            | "nested_update"
-            | "nested_partial_update"
-            | "rbm32"
-            | "rbm64"
-            | "theta_sketch"
-            | "hll_sketch") => {
+            "rbm32" => AggFunc::Rbm32,
+            "theta_sketch" => AggFunc::ThetaSketch,
+            "hll_sketch" => AggFunc::HllSketch,
+            "collect" => AggFunc::Collect,
+            "merge_map" => AggFunc::MergeMap,
+            // resolved against the field type by `configure`
+            "merge_map_with_keytime" => AggFunc::MergeMapWithKeyTime(usize::MAX),
+            "nested_update" => AggFunc::NestedUpdate(Arc::new(NestedSpec::default())),
+            "nested_partial_update" => {
+                AggFunc::NestedPartialUpdate(Arc::new(NestedSpec::default()))
+            }
+            "rbm64" => {
+                // Java's RoaringBitmap64 writes Roaring64Bitmap.serialize(): the ART-based
+                // layout of the RoaringBitmap library ("no specification"), not the portable
+                // 64-bit format the `roaring` crate's RoaringTreemap reads and writes.
                 return Err(Error::unsupported(format!(
-                    "option '{option}' = '{f}': this aggregate function is not implemented by \
-                     paimon_rs yet"
-                )))
+                    "option '{option}' = 'rbm64': paimon_rs cannot read or write Java's \
+                     Roaring64Bitmap serialization (its ART layout is not the portable 64-bit \
+                     Roaring format)"
+                )));
             }
             other => {
                 return Err(Error::invalid(format!(
                     "option '{option}' = '{other}': unknown aggregate function (expected sum, \
                      product, max, min, last_value, last_non_null_value, first_value, \
                      first_non_null_value, listagg, bool_and, bool_or, collect, merge_map, \
-                     nested_update, rbm32, rbm64, theta_sketch, hll_sketch)"
+                     merge_map_with_keytime, nested_update, nested_partial_update, rbm32, \
+                     rbm64, theta_sketch, hll_sketch)"
                 )))
             }
         })
@@ -92,8 +126,174 @@ impl AggFunc {
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
             AggFunc::Rbm32 => "rbm32",
+            AggFunc::ThetaSketch => "theta_sketch",
+            AggFunc::HllSketch => "hll_sketch",
+            AggFunc::Collect => "collect",
+            AggFunc::MergeMap => "merge_map",
+            AggFunc::MergeMapWithKeyTime(_) => "merge_map_with_keytime",
+            AggFunc::NestedUpdate(_) => "nested_update",
+            AggFunc::NestedPartialUpdate(_) => "nested_partial_update",
             AggFunc::PrimaryKey => "primary-key",
         }
+    }
+}
+
+impl AggFunc {
+    /// Check the function against its field's type (Java's factories) and resolve its
+    /// `fields.<f>.*` options; `opt(suffix)` reads `fields.<field>.<suffix>`.
+    pub fn configure(
+        self,
+        field: &str,
+        t: &DataType,
+        opt: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<AggFunc> {
+        let f = self.name();
+        let need = |what: &str| {
+            Error::invalid(format!(
+                "aggregate function '{f}' of field '{field}' needs {what} column, but the column \
+                 is {t}"
+            ))
+        };
+        let key = |s: &str| format!("fields.{field}.{s}");
+        let list = |s: &str| -> Vec<String> {
+            opt(s)
+                .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
+                .unwrap_or_default()
+        };
+        Ok(match self {
+            AggFunc::Rbm32 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
+                if !matches!(t.kind, TypeKind::VarBinary(_)) {
+                    return Err(need("a VARBINARY (BYTES)"));
+                }
+                self
+            }
+            AggFunc::Collect => {
+                if !matches!(t.kind, TypeKind::Array(_)) {
+                    return Err(need("an ARRAY"));
+                }
+                self
+            }
+            AggFunc::MergeMap => {
+                if !matches!(t.kind, TypeKind::Map(..)) {
+                    return Err(need("a MAP"));
+                }
+                self
+            }
+            AggFunc::MergeMapWithKeyTime(_) => {
+                let TypeKind::Map(_, v) = &t.kind else {
+                    return Err(need("a MAP<K, ROW>"));
+                };
+                let TypeKind::Row(rf) = &v.kind else {
+                    return Err(need("a MAP<K, ROW>"));
+                };
+                if rf.len() < 2 {
+                    return Err(need("a MAP<K, ROW> with at least 2 ROW fields,"));
+                }
+                let ts = match opt("ts-field") {
+                    None => rf.len() - 1,
+                    Some(n) => rf.iter().position(|x| x.name == n.trim()).ok_or_else(|| {
+                        Error::invalid(format!(
+                            "option '{}' = '{n}': no such field in the ROW of field '{field}' \
+                             (fields: {})",
+                            key("ts-field"),
+                            rf.iter()
+                                .map(|x| x.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })?,
+                };
+                // Java reads it with getString and compares strings
+                if !matches!(
+                    rf[ts].data_type.kind,
+                    TypeKind::Char(_) | TypeKind::VarChar(_)
+                ) {
+                    return Err(Error::invalid(format!(
+                        "aggregate function '{f}' of field '{field}': timestamp field '{}' must \
+                         be a string (CHAR/VARCHAR), as Paimon compares it as a string; it is {}",
+                        rf[ts].name, rf[ts].data_type
+                    )));
+                }
+                AggFunc::MergeMapWithKeyTime(ts)
+            }
+            AggFunc::NestedUpdate(_) | AggFunc::NestedPartialUpdate(_) => {
+                let rf = match &t.kind {
+                    TypeKind::Array(e) => match &e.kind {
+                        TypeKind::Row(rf) => rf,
+                        _ => return Err(need("an ARRAY<ROW>")),
+                    },
+                    _ => return Err(need("an ARRAY<ROW>")),
+                };
+                let idx = |opt_name: &str, names: Vec<String>| -> Result<Vec<usize>> {
+                    names
+                        .iter()
+                        .filter(|n| !n.is_empty())
+                        .map(|n| {
+                            rf.iter().position(|x| &x.name == n).ok_or_else(|| {
+                                Error::invalid(format!(
+                                    "option '{}': '{n}' is not a field of the ROW of field \
+                                     '{field}'",
+                                    key(opt_name)
+                                ))
+                            })
+                        })
+                        .collect()
+                };
+                let nkey = idx("nested-key", list("nested-key"))?;
+                let seq = idx("nested-sequence-field", list("nested-sequence-field"))?;
+                let null_key = match opt("nested-key-null-strategy") {
+                    None => NullKeyStrategy::Merge,
+                    Some(v) => {
+                        if nkey.is_empty() {
+                            return Err(Error::invalid(format!(
+                                "option '{}' requires '{}'",
+                                key("nested-key-null-strategy"),
+                                key("nested-key")
+                            )));
+                        }
+                        NullKeyStrategy::parse(&key("nested-key-null-strategy"), &v)?
+                    }
+                };
+                let partial = matches!(self, AggFunc::NestedPartialUpdate(_));
+                if nkey.is_empty() && (partial || !seq.is_empty()) {
+                    let what = if partial {
+                        format!("aggregate function '{f}'")
+                    } else {
+                        format!("option '{}'", key("nested-sequence-field"))
+                    };
+                    return Err(Error::invalid(format!(
+                        "{what} of field '{field}' requires '{}'",
+                        key("nested-key")
+                    )));
+                }
+                let count_limit = match opt("count-limit") {
+                    None => i32::MAX as usize,
+                    Some(v) => v
+                        .trim()
+                        .parse::<i32>()
+                        .ok()
+                        .and_then(|n| usize::try_from(n).ok())
+                        .ok_or_else(|| {
+                            Error::invalid(format!(
+                                "option '{}' = '{v}': expected a non-negative integer",
+                                key("count-limit")
+                            ))
+                        })?,
+                };
+                let spec = Arc::new(NestedSpec {
+                    key: nkey,
+                    seq,
+                    count_limit,
+                    null_key,
+                });
+                if partial {
+                    AggFunc::NestedPartialUpdate(spec)
+                } else {
+                    AggFunc::NestedUpdate(spec)
+                }
+            }
+            other => other,
+        })
     }
 }
 
@@ -111,6 +311,8 @@ pub struct FieldAgg {
 pub trait CellReader {
     fn datum(&self, c: &Cell) -> Result<Option<Datum>>;
     fn is_null(&self, c: &Cell) -> bool;
+    /// The elements of a nested (ARRAY / MAP) cell: list values, or map entries.
+    fn elems(&self, c: &Cell) -> Result<Option<ArrayRef>>;
 }
 
 fn overflow(field: &str, f: &str) -> Error {
@@ -177,23 +379,6 @@ fn negate(field: &str, a: &Datum) -> Result<Datum> {
     })
 }
 
-/// Union of two serialized Roaring bitmaps (portable format, as Java's RoaringBitmap writes).
-fn rbm32_union(field: &str, a: &[u8], b: &[u8]) -> Result<Vec<u8>> {
-    let de = |x: &[u8]| {
-        roaring::RoaringBitmap::deserialize_from(x).map_err(|e| {
-            Error::invalid(format!(
-                "aggregate function 'rbm32' of field '{field}': not a serialized Roaring bitmap: {e}"
-            ))
-        })
-    };
-    let mut u = de(a)?;
-    u |= de(b)?;
-    let mut out = Vec::with_capacity(u.serialized_size());
-    u.serialize_into(&mut out)
-        .map_err(|e| Error::Internal(format!("rbm32 serialization: {e}")))?;
-    Ok(out)
-}
-
 fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
 }
@@ -230,7 +415,8 @@ impl FieldAgg {
         rd: &dyn CellReader,
         reversed: bool,
     ) -> Result<()> {
-        let (acc, inp) = if reversed {
+        // collect's aggReversed is agg: the accumulator is already distinct
+        let (acc, inp) = if reversed && !matches!(self.func, AggFunc::Collect) {
             (input, st.acc.clone())
         } else {
             (st.acc.clone(), input)
@@ -242,8 +428,39 @@ impl FieldAgg {
 
     fn agg2(&self, st: &mut AggState, acc: Cell, inp: Cell, rd: &dyn CellReader) -> Result<Cell> {
         let f = self.func.name();
-        Ok(match self.func {
+        let field = self.field.as_str();
+        let arr = |c: Option<ArrayRef>| c.map_or(Cell::Null, Cell::Arr);
+        Ok(match &self.func {
             AggFunc::PrimaryKey | AggFunc::LastValue => inp,
+            AggFunc::Collect => arr(nested::collect_agg(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+                self.distinct,
+            )?),
+            AggFunc::MergeMap => arr(nested::merge_map_agg(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+            )?),
+            AggFunc::MergeMapWithKeyTime(ts) => arr(nested::keytime_agg(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+                *ts,
+            )?),
+            AggFunc::NestedUpdate(spec) => arr(nested::nested_update_agg(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+                spec,
+            )?),
+            AggFunc::NestedPartialUpdate(spec) => arr(nested::nested_partial_update_agg(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+                spec,
+            )?),
             AggFunc::LastNonNullValue => {
                 if rd.is_null(&inp) {
                     acc
@@ -274,7 +491,7 @@ impl FieldAgg {
                 let o = a.compare(&b).ok_or_else(|| {
                     Error::invalid(format!("'{f}' of field '{}': incomparable", self.field))
                 })?;
-                let take_input = if self.func == AggFunc::Max {
+                let take_input = if matches!(self.func, AggFunc::Max) {
                     o == Ordering::Less
                 } else {
                     o == Ordering::Greater
@@ -290,7 +507,7 @@ impl FieldAgg {
                 match (a, b) {
                     (_, None) => acc,
                     (None, Some(_)) => inp,
-                    (Some(a), Some(b)) => Cell::Val(if self.func == AggFunc::Sum {
+                    (Some(a), Some(b)) => Cell::Val(if matches!(self.func, AggFunc::Sum) {
                         arith(&self.field, f, &a, &b, i128::checked_add, |x, y| x + y)?
                     } else {
                         arith(&self.field, f, &a, &b, i128::checked_mul, |x, y| x * y)?
@@ -301,7 +518,7 @@ impl FieldAgg {
                 (_, None) => acc,
                 (None, Some(_)) => inp,
                 (Some(Datum::Bool(a)), Some(Datum::Bool(b))) => {
-                    Cell::Val(Datum::Bool(if self.func == AggFunc::BoolAnd {
+                    Cell::Val(Datum::Bool(if matches!(self.func, AggFunc::BoolAnd) {
                         a && b
                     } else {
                         a || b
@@ -314,19 +531,26 @@ impl FieldAgg {
                     )))
                 }
             },
-            AggFunc::Rbm32 => match (rd.datum(&acc)?, rd.datum(&inp)?) {
-                (_, None) => acc,
-                (None, Some(_)) => inp,
-                (Some(Datum::Bytes(a)), Some(Datum::Bytes(b))) => {
-                    Cell::Val(Datum::Bytes(rbm32_union(&self.field, &a, &b)?))
+            AggFunc::Rbm32 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
+                match (rd.datum(&acc)?, rd.datum(&inp)?) {
+                    (_, None) => acc,
+                    (None, Some(_)) => inp,
+                    (Some(Datum::Bytes(a)), Some(Datum::Bytes(b))) => {
+                        let union = match self.func {
+                            AggFunc::Rbm32 => sketch::rbm32_union,
+                            AggFunc::ThetaSketch => sketch::theta_union,
+                            _ => sketch::hll_union,
+                        };
+                        Cell::Val(Datum::Bytes(union(field, &a, &b)?))
+                    }
+                    _ => {
+                        return Err(Error::invalid(format!(
+                            "aggregate function '{f}' of field '{field}' needs a VARBINARY \
+                             column"
+                        )))
+                    }
                 }
-                _ => {
-                    return Err(Error::invalid(format!(
-                        "aggregate function 'rbm32' of field '{}' needs a VARBINARY column",
-                        self.field
-                    )))
-                }
-            },
+            }
             AggFunc::ListAgg => {
                 let s = |c: &Cell| -> Result<Option<String>> {
                     match rd.datum(c)? {
@@ -374,9 +598,27 @@ impl FieldAgg {
             return Ok(());
         }
         let f = self.func.name();
+        let field = self.field.as_str();
         let acc = st.acc.clone();
-        st.acc = match self.func {
+        let arr = |c: Option<ArrayRef>| c.map_or(Cell::Null, Cell::Arr);
+        st.acc = match &self.func {
             AggFunc::PrimaryKey => inp,
+            AggFunc::Collect => arr(nested::collect_retract(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+            )?),
+            AggFunc::MergeMap => arr(nested::merge_map_retract(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+            )?),
+            AggFunc::NestedUpdate(spec) => arr(nested::nested_update_retract(
+                field,
+                rd.elems(&acc)?,
+                rd.elems(&inp)?,
+                spec,
+            )?),
             AggFunc::LastValue => Cell::Null,
             AggFunc::LastNonNullValue => {
                 if rd.is_null(&inp) {
@@ -428,7 +670,13 @@ mod tests {
             })
         }
         fn is_null(&self, c: &Cell) -> bool {
-            !matches!(c, Cell::Val(_))
+            !matches!(c, Cell::Val(_) | Cell::Arr(_))
+        }
+        fn elems(&self, c: &Cell) -> Result<Option<ArrayRef>> {
+            Ok(match c {
+                Cell::Arr(a) => Some(a.clone()),
+                _ => None,
+            })
         }
     }
 

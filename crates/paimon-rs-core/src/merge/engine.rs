@@ -232,6 +232,7 @@ impl MergeEngine {
             groups,
             out: Out::default(),
             num_values,
+            names,
         })
     }
 }
@@ -347,8 +348,16 @@ fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
         };
         let suffix = match suffix {
             // `fields.<f>.aggregate-function` (dots inside a suffix)
-            "aggregate-function" | "ignore-retract" | "list-agg-delimiter" | "distinct"
-            | "sequence-group" => suffix,
+            "aggregate-function"
+            | "ignore-retract"
+            | "list-agg-delimiter"
+            | "distinct"
+            | "sequence-group"
+            | "nested-key"
+            | "nested-sequence-field"
+            | "count-limit"
+            | "nested-key-null-strategy"
+            | "ts-field" => suffix,
             _ => {
                 return Err(Error::unsupported(format!(
                     "option '{k}' is not implemented by paimon_rs"
@@ -446,9 +455,10 @@ fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
     let protected_fields: BTreeSet<&String> = groups.iter().flat_map(|g| &g.protected).collect();
     let mut aggs = BTreeMap::new();
     let uses_aggs = matches!(kind, EngineKind::PartialUpdate | EngineKind::Aggregation);
-    for (name, _) in &fields {
+    for (name, dtype) in &fields {
         let opts = field_opts.get(name);
         let opt = |s: &str| opts.and_then(|o| o.get(s)).map(String::as_str);
+        let opt_owned = |s: &str| opt(s).map(str::to_string);
         let key = format!("fields.{name}.aggregate-function");
         let func = match opt("aggregate-function") {
             Some(v) => Some(AggFunc::parse(&key, v)?),
@@ -476,8 +486,8 @@ fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
             }
             continue;
         }
-        let func = match func.or(default_agg) {
-            Some(f) => f,
+        let func = match func.or_else(|| default_agg.clone()) {
+            Some(f) => f.configure(name, dtype, &opt_owned)?,
             None if kind == EngineKind::Aggregation => AggFunc::LastNonNullValue,
             None => continue,
         };
@@ -576,6 +586,63 @@ pub(crate) struct Bound {
     groups: Vec<BoundGroup>,
     out: Out,
     num_values: usize,
+    /// Value column names (errors).
+    names: Vec<String>,
+}
+
+/// Elements of row `r` of a list or map column.
+fn nested_value(col: &dyn Array, r: usize) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    match col.data_type() {
+        arrow_schema::DataType::List(_) => Ok(col.as_list::<i32>().value(r)),
+        arrow_schema::DataType::LargeList(_) => Ok(col.as_list::<i64>().value(r)),
+        arrow_schema::DataType::Map(..) => Ok(Arc::new(col.as_map().value(r))),
+        other => Err(Error::Internal(format!(
+            "nested aggregate over a column of Arrow type {other}"
+        ))),
+    }
+}
+
+/// A list or map column from the elements of each row (None: a null row).
+fn nested_column(dt: &arrow_schema::DataType, rows: &[Option<ArrayRef>]) -> Result<ArrayRef> {
+    use arrow_buffer::{NullBuffer, OffsetBuffer};
+    let parts: Vec<&dyn Array> = rows.iter().flatten().map(|a| a.as_ref()).collect();
+    let lens = rows.iter().map(|a| a.as_ref().map_or(0, |a| a.len()));
+    let nulls = NullBuffer::from(rows.iter().map(Option::is_some).collect::<Vec<_>>());
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let offsets = OffsetBuffer::<i32>::from_lengths(lens);
+    let elements = |f: &arrow_schema::FieldRef| -> Result<ArrayRef> {
+        Ok(if parts.is_empty() {
+            arrow_array::new_empty_array(f.data_type())
+        } else {
+            arrow_select::concat::concat(&parts)?
+        })
+    };
+    match dt {
+        arrow_schema::DataType::List(f) => Ok(Arc::new(arrow_array::ListArray::try_new(
+            f.clone(),
+            offsets,
+            elements(f)?,
+            nulls,
+        )?)),
+        arrow_schema::DataType::Map(f, sorted) => {
+            let entries = elements(f)?
+                .as_any()
+                .downcast_ref::<arrow_array::StructArray>()
+                .ok_or_else(|| Error::Internal("map entries are not a struct".into()))?
+                .clone();
+            Ok(Arc::new(arrow_array::MapArray::try_new(
+                f.clone(),
+                offsets,
+                entries,
+                nulls,
+                *sorted,
+            )?))
+        }
+        other => Err(Error::Internal(format!(
+            "nested aggregate result for Arrow type {other}"
+        ))),
+    }
 }
 
 struct Reader<'a> {
@@ -589,6 +656,9 @@ impl CellReader for Reader<'_> {
         match c {
             Cell::Null => Ok(None),
             Cell::Val(d) => Ok(Some(d.clone())),
+            Cell::Arr(_) => Err(Error::Internal(
+                "a nested accumulator read as a scalar".into(),
+            )),
             Cell::Pick(s, r) => datum_from_arrow(
                 self.sources[*s as usize].batch.column(self.col).as_ref(),
                 *r as usize,
@@ -596,10 +666,27 @@ impl CellReader for Reader<'_> {
             ),
         }
     }
+    fn elems(&self, c: &Cell) -> Result<Option<ArrayRef>> {
+        match c {
+            Cell::Null => Ok(None),
+            Cell::Arr(a) => Ok(Some(a.clone())),
+            Cell::Val(_) => Err(Error::Internal(
+                "a scalar accumulator in a nested aggregate".into(),
+            )),
+            Cell::Pick(s, r) => {
+                let col = self.sources[*s as usize].batch.column(self.col);
+                let r = *r as usize;
+                if col.is_null(r) {
+                    return Ok(None);
+                }
+                nested_value(col.as_ref(), r).map(Some)
+            }
+        }
+    }
     fn is_null(&self, c: &Cell) -> bool {
         match c {
             Cell::Null => true,
-            Cell::Val(_) => false,
+            Cell::Val(_) | Cell::Arr(_) => false,
             Cell::Pick(s, r) => self.sources[*s as usize]
                 .batch
                 .column(self.col)
@@ -870,6 +957,7 @@ impl Bound {
             deleted = false;
             if is_retract(kind) {
                 if !filled {
+                    self.check_not_null(sources, rec)?;
                     for (j, a) in st.iter_mut().enumerate() {
                         a.acc = self.input_cell(sources, rec, j);
                     }
@@ -887,6 +975,7 @@ impl Bound {
                 }
                 if self.remove_record_on_delete {
                     if kind == KIND_DELETE {
+                        self.check_not_null(sources, rec)?;
                         deleted = true;
                         for (j, a) in st.iter_mut().enumerate() {
                             a.acc = self.input_cell(sources, rec, j);
@@ -904,6 +993,7 @@ impl Bound {
             }
             last_seq = Some(sources[s].seq[r]);
             if !has_groups {
+                self.check_not_null(sources, rec)?;
                 for (j, a) in st.iter_mut().enumerate() {
                     if !self.is_null(sources, rec, j) {
                         a.acc = Cell::Pick(rec.src, rec.row);
@@ -922,6 +1012,21 @@ impl Bound {
             KIND_INSERT
         };
         self.emit_cells(key, seq, kind, st.into_iter().map(|s| s.acc).collect());
+        Ok(())
+    }
+
+    /// Partial-update refuses a null in a NOT NULL field of a record it merges (Java's
+    /// PartialUpdateMergeFunction: plain adds and the rows a retraction initialises).
+    fn check_not_null(&self, sources: &[Source], rec: Rec) -> Result<()> {
+        for (j, c) in self.cols.iter().enumerate() {
+            if !c.dtype.nullable && self.is_null(sources, rec, j) {
+                return Err(Error::invalid(format!(
+                    "table '{}': partial-update: field '{}' is NOT NULL but a record of the \
+                     merge has null in it",
+                    self.table, self.names[j]
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -1039,7 +1144,13 @@ impl Bound {
             let c = lay.value_offset() + j;
             let dt = schema.field(c).data_type();
             let computed = cells.iter().any(|x| matches!(x, Cell::Val(_)));
-            if !computed {
+            let nested = cells.iter().any(|x| matches!(x, Cell::Arr(_)));
+            if nested {
+                let rd = self.reader(sources, j);
+                let rows: Vec<Option<ArrayRef>> =
+                    cells.iter().map(|x| rd.elems(x)).collect::<Result<_>>()?;
+                cols.push(nested_column(dt, &rows)?);
+            } else if !computed {
                 let null = new_null_array(dt, 1);
                 let mut arrays: Vec<&dyn Array> =
                     batches.iter().map(|b| b.column(c).as_ref()).collect();
@@ -1067,5 +1178,89 @@ impl Bound {
             }
         }
         Ok(Some(RecordBatch::try_new(schema.clone(), cols)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::{merge_sorted_runs, BatchIter};
+    use crate::spec::types::TypeKind;
+    use arrow_schema::{DataType as ArrowType, Field, Schema};
+
+    /// One sorted run `_KEY_k, _SEQUENCE_NUMBER, _VALUE_KIND, k, v, w` of key 1.
+    fn run(rows: &[(i8, Option<i64>, Option<i64>)]) -> BatchIter {
+        let n = rows.len();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("_KEY_k", ArrowType::Int64, false),
+            Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+            Field::new("_VALUE_KIND", ArrowType::Int8, false),
+            Field::new("k", ArrowType::Int64, false),
+            Field::new("v", ArrowType::Int64, true),
+            Field::new("w", ArrowType::Int64, true),
+        ]));
+        let ones: ArrayRef = Arc::new(Int64Array::from(vec![1i64; n]));
+        let b = RecordBatch::try_new(
+            schema,
+            vec![
+                ones.clone(),
+                Arc::new(Int64Array::from_iter_values(0..n as i64)),
+                Arc::new(Int8Array::from_iter_values(rows.iter().map(|r| r.0))),
+                ones,
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.1))),
+                Arc::new(Int64Array::from_iter(rows.iter().map(|r| r.2))),
+            ],
+        )
+        .unwrap();
+        Box::new(vec![Ok(b)].into_iter())
+    }
+
+    fn partial_update(remove_record_on_delete: bool) -> MergeEngine {
+        let t = |k| DataType::new(k);
+        MergeEngine {
+            kind: EngineKind::PartialUpdate,
+            config: Some(Arc::new(EngineConfig {
+                table: "t".into(),
+                fields: vec![
+                    ("k".into(), t(TypeKind::BigInt).not_null()),
+                    ("v".into(), t(TypeKind::BigInt).not_null()),
+                    ("w".into(), t(TypeKind::BigInt)),
+                ],
+                primary_keys: vec!["k".into()],
+                remove_record_on_delete,
+                ..Default::default()
+            })),
+        }
+    }
+
+    fn merge(e: MergeEngine, rows: &[(i8, Option<i64>, Option<i64>)]) -> Result<usize> {
+        let it = merge_sorted_runs(vec![run(rows)], KvLayout { num_keys: 1 }, e, false)?;
+        let mut n = 0;
+        for b in it {
+            n += b?.num_rows();
+        }
+        Ok(n)
+    }
+
+    #[test]
+    fn partial_update_refuses_null_in_not_null_field() {
+        let e = partial_update(false);
+        // nulls in the nullable field are fine
+        assert_eq!(
+            merge(e.clone(), &[(0, Some(1), None), (0, Some(2), Some(3))]).unwrap(),
+            1
+        );
+        // a plain add with null in NOT NULL 'v'
+        let err = merge(e.clone(), &[(0, Some(1), None), (0, None, Some(3))]).unwrap_err();
+        assert!(err.to_string().contains("field 'v' is NOT NULL"), "{err}");
+        // a retraction that initialises the row (first record) with null in 'v'
+        let e = partial_update(true);
+        let err = merge(e.clone(), &[(3, None, Some(1)), (0, Some(2), None)]).unwrap_err();
+        assert!(err.to_string().contains("field 'v' is NOT NULL"), "{err}");
+        // remove-record-on-delete: the -D row replaces the accumulator
+        let err = merge(e.clone(), &[(0, Some(1), None), (3, None, None)]).unwrap_err();
+        assert!(err.to_string().contains("table 't'"), "{err}");
+        // a lone record never reaches the merge function
+        assert_eq!(merge(e, &[(0, None, None)]).unwrap(), 1);
     }
 }
