@@ -683,7 +683,9 @@ impl Bound {
         Ok(())
     }
 
-    fn push_row(&mut self, rec: Rec, sources: &[Source]) {
+    /// Output one record as it is (a lone record of its key).
+    #[inline]
+    pub(crate) fn push_row(&mut self, rec: Rec, sources: &[Source]) {
         let (s, r) = (rec.src as usize, rec.row as usize);
         if matches!(
             self.kind,
@@ -1023,9 +1025,7 @@ impl Bound {
         }
         let batches: Vec<&RecordBatch> = sources.iter().map(|s| &s.batch).collect();
         if !out.picks.is_empty() {
-            return Ok(Some(arrow_select::interleave::interleave_record_batch(
-                &batches, &out.picks,
-            )?));
+            return super::reader::interleave_batches(schema, &batches, &out.picks).map(Some);
         }
         let lay = self.layout;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
