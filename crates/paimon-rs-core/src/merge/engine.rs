@@ -683,6 +683,12 @@ impl Bound {
         Ok(())
     }
 
+    /// Output a whole input row as it is: the result of a group under [`Bound::last_only`].
+    #[inline(always)]
+    pub(crate) fn push_pick(&mut self, rec: Rec) {
+        self.out.picks.push((rec.src as usize, rec.row as usize));
+    }
+
     /// Output one record as it is (a lone record of its key).
     #[inline]
     pub(crate) fn push_row(&mut self, rec: Rec, sources: &[Source]) {

@@ -488,7 +488,13 @@ impl SortMergeReader {
                     self.group_key == head.key
                 };
                 if !same {
-                    self.finish_group()?;
+                    if self.last_only {
+                        // the group is its newest record: output it as it is
+                        self.bound.push_pick(first);
+                        self.group.clear();
+                    } else {
+                        self.finish_group()?;
+                    }
                     // Emit a full batch, or earlier when exhausted input batches pile up
                     // (bounded memory: at most about two batches per run are held).
                     if self.bound.out_len() >= BATCH_ROWS
