@@ -15,6 +15,10 @@ commit only).
 
     python benches/bench_merge_read.py            # full size, 5 repeats
     python benches/bench_merge_read.py --smoke    # CI: 20,000 rows, 1 repeat
+
+Before/after: ``--baseline DIR`` adds the implementation ``paimon_rs-baseline``: another build of
+paimon_rs (e.g. ``pip install --no-deps --target DIR <wheel of main>``) run by the same code in a
+subprocess with DIR first on PYTHONPATH, side by side with the others in the same run.
 """
 
 from __future__ import annotations
@@ -107,6 +111,21 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
     return {"read_s": times, "rows": r.num_rows, "check": check}
 
 
+def bench_baseline(path: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
+    import os
+    code = ("import json, sys; sys.path.insert(0, sys.argv[1]); import bench_merge_read as b; "
+            "from pathlib import Path; "
+            "print(json.dumps(b.bench_ours(Path(sys.argv[2]), json.loads(sys.argv[3]), "
+            "json.loads(sys.argv[4]), int(sys.argv[5]))))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([path, os.environ.get("PYTHONPATH", "")]))
+    r = subprocess.run([sys.executable, "-c", code, str(ROOT / "benches"), str(wh),
+                        json.dumps(ipcs), json.dumps(options), str(repeat)],
+                       capture_output=True, text=True, env=env, timeout=3600)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr.strip()[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def bench_peer(impl: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
     from pypaimon_env import _clean_env, _venv_python, ensure_venv
 
@@ -133,10 +152,14 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--impls", default=",".join(IMPLS))
     ap.add_argument("--smoke", action="store_true", help="20,000 rows, 1 repeat (CI)")
+    ap.add_argument("--baseline", default=None,
+                    help="a directory holding another paimon_rs build: adds paimon_rs-baseline")
     args = ap.parse_args(argv)
     if args.smoke:
         args.rows, args.update_rows, args.repeat = 20_000, 4_000, 1
     impls = [i.strip() for i in args.impls.split(",") if i.strip()]
+    if args.baseline and "paimon_rs-baseline" not in impls:
+        impls.insert(1, "paimon_rs-baseline")
     workdir = Path(tempfile.mkdtemp(prefix="paimon-merge-bench-"))
     options = {"bucket": "4"}
     try:
@@ -151,6 +174,8 @@ def main(argv=None) -> int:
                 try:
                     if impl == "paimon_rs":
                         r = bench_ours(wh, files, options, args.repeat)
+                    elif impl == "paimon_rs-baseline":
+                        r = bench_baseline(args.baseline, wh, files, options, args.repeat)
                     else:
                         r = bench_peer(impl, wh, files, options, args.repeat)
                     results.setdefault(case, {})[impl] = r
@@ -159,17 +184,17 @@ def main(argv=None) -> int:
                 shutil.rmtree(wh, ignore_errors=True)
         for case, per in results.items():
             print(f"\n{case} read ({'6 overlapping files/bucket' if case == 'merge' else '1 file/bucket'})")
-            print(f"{'implementation':<17}{'median s':>10}{'rows/s':>12}{'rows':>11}  check")
+            print(f"{'implementation':<19}{'median s':>10}{'rows/s':>12}{'rows':>11}  check")
             ours = per.get("paimon_rs", {})
             ref = ours.get("check")
             for impl in impls:
                 r = per.get(impl, {})
                 if "error" in r:
-                    print(f"{impl:<17}failed: {r['error'].splitlines()[-1][:90]}")
+                    print(f"{impl:<19}failed: {r['error'].splitlines()[-1][:90]}")
                     continue
                 m = statistics.median(r["read_s"])
                 ok = "ok" if r["check"] == ref and r["rows"] == ours.get("rows") else "MISMATCH"
-                print(f"{impl:<17}{m:>10.3f}{r['rows'] / m / 1e6:>11.2f}M{r['rows']:>11,}  {ok}")
+                print(f"{impl:<19}{m:>10.3f}{r['rows'] / m / 1e6:>11.2f}M{r['rows']:>11,}  {ok}")
             if "read_s" in ours:
                 mo = statistics.median(ours["read_s"])
                 for impl in impls:

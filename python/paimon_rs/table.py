@@ -243,16 +243,17 @@ class TableRead:
         return self._core.output_schema()
 
     def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
+        # Streams: splits are read one after the other and merged batch by batch, so memory
+        # stays bounded (one decoded batch per sorted run plus the output).
         def batches() -> Iterator[pa.RecordBatch]:
             remaining = self._limit
-            for s in splits:
-                for b in self._core.read([s]):
-                    if remaining is not None:
-                        if remaining <= 0:
-                            return
-                        b = b.slice(0, remaining)
-                        remaining -= b.num_rows
-                    yield b
+            for b in self._core.stream(list(splits)):
+                if remaining is not None:
+                    if remaining <= 0:
+                        return
+                    b = b.slice(0, remaining)
+                    remaining -= b.num_rows
+                yield b
         return pa.RecordBatchReader.from_batches(self.schema, batches())
 
     def to_arrow(self, splits: List[Split]) -> pa.Table:

@@ -1,12 +1,16 @@
 //! Merge throughput: `merge_sorted_runs` (loser tree + deduplicate) over K sorted runs, against a
 //! naive baseline (concatenate, lexsort by (key, seq), take) and a memcpy of the output bytes.
 //! Run: `cargo bench -p paimon-rs-core --bench merge`. Rows/s = criterion's "thrpt".
+//!
+//! On a shared, loaded machine wall-clock rows/s swing by 2x; `MERGE_BENCH_CPU=1 cargo bench -p
+//! paimon-rs-core --bench merge` instead prints rows per second of process CPU time (user + sys
+//! from /proc/self/stat, best of 3 rounds of 20 merges each), steadier under load.
 
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
 use paimon_rs_core::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 
 const ROWS: usize = 1 << 20;
@@ -146,5 +150,65 @@ fn bench(c: &mut Criterion) {
     g.finish();
 }
 
+/// Process CPU time (user + sys) in seconds, from /proc/self/stat (clock ticks of 10 ms).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").expect("/proc/self/stat");
+    // fields after the parenthesised command name: state is field 3, utime 14, stime 15
+    let rest = &stat[stat.rfind(')').expect("stat") + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: f64 = f[11].parse::<f64>().expect("utime") + f[12].parse::<f64>().expect("stime");
+    ticks / 100.0
+}
+
+/// Rows per CPU second of `f` over `rows` rows: best of 3 rounds of 20 calls.
+fn cpu_rate(rows: usize, mut f: impl FnMut() -> usize) -> f64 {
+    f();
+    (0..3)
+        .map(|_| {
+            let t = cpu_seconds();
+            for _ in 0..20 {
+                std::hint::black_box(f());
+            }
+            20.0 * rows as f64 / (cpu_seconds() - t).max(0.01)
+        })
+        .fold(0.0, f64::max)
+}
+
+fn cpu_mode() {
+    for string_key in [false, true] {
+        let kt = if string_key { "string" } else { "int64" };
+        for k in [2usize, 4, 8, 16] {
+            let r = runs(k, string_key);
+            let rows: usize = r.iter().flatten().map(|b| b.num_rows()).sum();
+            let m = cpu_rate(rows, || merge(&r));
+            let mut line = format!(
+                "cpu-time {kt} K={k}: loser_tree_dedup {:.1} M rows/s",
+                m / 1e6
+            );
+            if k == 8 {
+                let n = cpu_rate(rows, || naive(&r));
+                let src = bytes_of(&r);
+                let c = cpu_rate(rows, || std::hint::black_box(src.clone()).len());
+                line += &format!(
+                    "; naive_sort {:.1} M ({:.2}x); memcpy {:.1} M ({:.2}x)",
+                    n / 1e6,
+                    m / n,
+                    c / 1e6,
+                    m / c
+                );
+            }
+            println!("{line}");
+        }
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    if std::env::var_os("MERGE_BENCH_CPU").is_some() {
+        cpu_mode();
+        return;
+    }
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

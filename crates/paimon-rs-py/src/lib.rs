@@ -21,6 +21,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::CommitMessage>()?;
     m.add_class::<table::Split>()?;
     m.add_class::<table::TableRead>()?;
+    m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     Ok(())
 }

@@ -405,6 +405,43 @@ impl TableRead {
         let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         Ok(PyArrowType(Box::new(it)))
     }
+
+    /// Read splits lazily, one after the other: each `next` decodes and merges just enough for
+    /// one batch (GIL released), so memory stays bounded by the merge, not by the splits.
+    fn stream(&self, splits: Vec<Split>) -> BatchStream {
+        let core: Vec<CoreSplit> = splits.into_iter().map(|s| s.inner).collect();
+        BatchStream {
+            inner: Mutex::new(Some(self.inner.stream(core))),
+        }
+    }
+}
+
+/// An iterator of pyarrow RecordBatches over a lazy read (`TableRead.stream`).
+#[pyclass(module = "paimon_rs._core", frozen)]
+pub struct BatchStream {
+    inner: Mutex<Option<paimon_rs_core::merge::BatchIter>>,
+}
+
+#[pymethods]
+impl BatchStream {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyArrowType<RecordBatch>>> {
+        let next = py.detach(|| -> PyResult<Option<Result<RecordBatch, Error>>> {
+            let mut g = lock(&self.inner)?;
+            let r = g.as_mut().and_then(|it| it.next());
+            if r.is_none() {
+                *g = None; // exhausted: release the readers
+            }
+            Ok(r)
+        })?;
+        match next {
+            None => Ok(None),
+            Some(r) => Ok(Some(PyArrowType(r.py_err()?))),
+        }
+    }
 }
 
 /// Buckets Paimon's fixed-bucket hash assigns to rows of `keys` (columns = bucket key columns,

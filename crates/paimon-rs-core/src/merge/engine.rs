@@ -770,7 +770,15 @@ impl Bound {
         Ok(())
     }
 
-    fn push_row(&mut self, rec: Rec, sources: &[Source]) {
+    /// Output a whole input row as it is: the result of a group under [`Bound::last_only`].
+    #[inline(always)]
+    pub(crate) fn push_pick(&mut self, rec: Rec) {
+        self.out.picks.push((rec.src as usize, rec.row as usize));
+    }
+
+    /// Output one record as it is (a lone record of its key).
+    #[inline]
+    pub(crate) fn push_row(&mut self, rec: Rec, sources: &[Source]) {
         let (s, r) = (rec.src as usize, rec.row as usize);
         if matches!(
             self.kind,
@@ -1128,9 +1136,7 @@ impl Bound {
         }
         let batches: Vec<&RecordBatch> = sources.iter().map(|s| &s.batch).collect();
         if !out.picks.is_empty() {
-            return Ok(Some(arrow_select::interleave::interleave_record_batch(
-                &batches, &out.picks,
-            )?));
+            return super::reader::interleave_batches(schema, &batches, &out.picks).map(Some);
         }
         let lay = self.layout;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());

@@ -11,13 +11,15 @@ use std::cmp::Ordering;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{Array, RecordBatch};
+use std::sync::Arc;
+
+use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_buffer::ScalarBuffer;
 use arrow_row::{RowConverter, Rows, SortField};
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 
 use super::engine::{Bound, MergeEngine};
-use super::loser_tree::LoserTree;
+use super::loser_tree::{KeyedLoserTree, LoserTree};
 use super::{BatchIter, KvLayout};
 use crate::error::{Error, Result};
 use crate::write::input::is_retract;
@@ -45,28 +47,72 @@ pub struct Rec {
     pub row: u32,
 }
 
+/// The comparison state of a run's current record, kept apart from the cursors so that tree
+/// replays touch one small contiguous array: the i64 key (integer-key mode), the sequence number
+/// and a tie-breaker `DONE | ADD | run index` (retraction before add, exhausted runs last).
+#[derive(Debug, Clone, Copy)]
+struct Head {
+    key: i64,
+    seq: i64,
+    tie: u32,
+}
+
+const DONE: u32 = 1 << 31;
+const ADD: u32 = 1 << 30;
+const LEAF: u32 = ADD - 1;
+
+/// The tree over the runs: integer keys keep the heads in the nodes, row keys compare through
+/// the cursors.
+enum Tree {
+    Int(KeyedLoserTree),
+    Rows(LoserTree),
+}
+
+impl Head {
+    /// An exhausted run: greater than every live record (key and sequence number at their
+    /// maximum, and the DONE bit decides a tie with a live record at the maximum).
+    fn done(idx: usize) -> Head {
+        Head {
+            key: i64::MAX,
+            seq: i64::MAX,
+            tie: DONE | idx as u32,
+        }
+    }
+}
+
 struct Cursor {
     run: BatchIter,
     src: usize,
     pos: usize,
     len: usize,
-    done: bool,
-    /// The current record's i64 key (integer-key mode), sequence number and add-ness, cached
-    /// so that tree comparisons touch only the cursors.
-    key: i64,
-    seq: i64,
-    add: bool,
+    /// The current batch's i64 keys (integer-key mode; empty otherwise), sequence numbers and
+    /// row kinds, held here so that advancing does not go through `sources`.
+    keys: ScalarBuffer<i64>,
+    seq: ScalarBuffer<i64>,
+    kind: ScalarBuffer<i8>,
 }
 
 impl Cursor {
-    #[inline]
-    fn load(&mut self, sources: &[Source]) {
-        let s = &sources[self.src];
-        if let Keys::I64(k) = &s.keys {
-            self.key = k[self.pos];
+    fn attach(&mut self, s: &Source, src: usize) {
+        self.src = src;
+        self.pos = 0;
+        self.len = s.batch.num_rows();
+        self.keys = match &s.keys {
+            Keys::I64(k) => k.clone(),
+            Keys::Rows(_) => ScalarBuffer::from(Vec::<i64>::new()),
+        };
+        self.seq = s.seq.clone();
+        self.kind = s.kind.clone();
+    }
+
+    #[inline(always)]
+    fn head(&self, idx: usize, int_keys: bool) -> Head {
+        let p = self.pos;
+        Head {
+            key: if int_keys { self.keys[p] } else { 0 },
+            seq: self.seq[p],
+            tie: idx as u32 | if is_retract(self.kind[p]) { 0 } else { ADD },
         }
-        self.seq = s.seq[self.pos];
-        self.add = !is_retract(s.kind[self.pos]);
     }
 }
 
@@ -144,24 +190,51 @@ fn key_cmp(a: &Source, ra: usize, b: &Source, rb: usize) -> Ordering {
     }
 }
 
+/// Row-encoded keys: the key bytes of the current rows, then (seq, tie).
 #[inline]
-fn less(cursors: &[Cursor], sources: &[Source], rows: bool, a: usize, b: usize) -> bool {
+fn less_rows(heads: &[Head], cursors: &[Cursor], sources: &[Source], a: usize, b: usize) -> bool {
+    let (x, y) = (&heads[a], &heads[b]);
+    if (x.tie | y.tie) & DONE != 0 {
+        return x.tie < y.tie;
+    }
     let (ca, cb) = (&cursors[a], &cursors[b]);
-    if ca.done {
-        return false;
-    }
-    if cb.done {
-        return true;
-    }
-    let o = if rows {
-        key_cmp(&sources[ca.src], ca.pos, &sources[cb.src], cb.pos)
-    } else {
-        ca.key.cmp(&cb.key)
-    };
-    o.then(ca.seq.cmp(&cb.seq))
-        .then(ca.add.cmp(&cb.add))
-        .then(a.cmp(&b))
+    key_cmp(&sources[ca.src], ca.pos, &sources[cb.src], cb.pos)
+        .then(x.seq.cmp(&y.seq))
+        .then(x.tie.cmp(&y.tie))
         == Ordering::Less
+}
+
+/// Rows `picks` = (batch, row) of `batches` as one batch. A column that is the same array as an
+/// earlier one in every batch (the `_KEY_` copy of a key column in write buffers) is gathered
+/// once and shared.
+pub(crate) fn interleave_batches(
+    schema: &SchemaRef,
+    batches: &[&RecordBatch],
+    picks: &[(usize, usize)],
+) -> Result<RecordBatch> {
+    let n = schema.fields().len();
+    let mut cols: Vec<ArrayRef> = Vec::with_capacity(n);
+    for c in 0..n {
+        let same_as = (0..c).find(|&e| {
+            batches
+                .iter()
+                .all(|b| Arc::ptr_eq(b.column(c), b.column(e)))
+        });
+        let col = match same_as {
+            Some(e) => cols[e].clone(),
+            None => {
+                let arrays: Vec<&dyn Array> =
+                    batches.iter().map(|b| b.column(c).as_ref()).collect();
+                arrow_select::interleave::interleave(&arrays, picks)?
+            }
+        };
+        cols.push(col);
+    }
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        cols,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len())),
+    )?)
 }
 
 /// Next non-empty batch of a run.
@@ -177,8 +250,9 @@ fn next_batch(run: &mut BatchIter) -> Result<Option<RecordBatch>> {
 
 pub struct SortMergeReader {
     cursors: Vec<Cursor>,
+    heads: Vec<Head>,
     sources: Vec<Source>,
-    tree: LoserTree,
+    tree: Tree,
     conv: KeyConv,
     layout: KvLayout,
     schema: SchemaRef,
@@ -214,33 +288,46 @@ impl SortMergeReader {
             return Ok(None);
         };
         let conv = KeyConv::new(&schema, layout)?;
+        let rows_mode = matches!(conv, KeyConv::Rows(_));
         let bound = engine.bind(&schema, layout)?;
         let mut cursors = Vec::with_capacity(firsts.len());
+        let mut heads = Vec::with_capacity(firsts.len());
         let mut sources = vec![];
         for (run, b) in firsts {
             let Some(b) = b else { continue };
-            let len = b.num_rows();
             sources.push(conv.source(b, layout)?);
+            let src = sources.len() - 1;
             let mut c = Cursor {
                 run,
-                src: sources.len() - 1,
+                src,
                 pos: 0,
-                len,
-                done: false,
-                key: 0,
-                seq: 0,
-                add: true,
+                len: 0,
+                keys: ScalarBuffer::from(Vec::<i64>::new()),
+                seq: ScalarBuffer::from(Vec::<i64>::new()),
+                kind: ScalarBuffer::from(Vec::<i8>::new()),
             };
-            c.load(&sources);
+            c.attach(&sources[src], src);
+            heads.push(c.head(cursors.len(), !rows_mode));
             cursors.push(c);
         }
-        let rows_mode = matches!(conv, KeyConv::Rows(_));
-        let tree = LoserTree::new(cursors.len(), |a, b| {
-            less(&cursors, &sources, rows_mode, a, b)
-        });
+        if cursors.len() > LEAF as usize {
+            return Err(Error::Internal(format!("merge of {} runs", cursors.len())));
+        }
+        let tree = if rows_mode {
+            Tree::Rows(LoserTree::new(cursors.len(), |a, b| {
+                less_rows(&heads, &cursors, &sources, a, b)
+            }))
+        } else {
+            let leaves: Vec<_> = heads.iter().map(|h| (h.key, h.seq, h.tie)).collect();
+            match KeyedLoserTree::new(&leaves) {
+                Some(t) => Tree::Int(t),
+                None => return Ok(None),
+            }
+        };
         let last_only = bound.last_only();
         Ok(Some(SortMergeReader {
             cursors,
+            heads,
             sources,
             tree,
             conv,
@@ -257,23 +344,40 @@ impl SortMergeReader {
         }))
     }
 
+    /// Batches currently held (the current batch of each live run plus exhausted batches the
+    /// pending output still refers to).
+    pub fn held_batches(&self) -> usize {
+        self.sources.len()
+    }
+
+    /// Move run `w` to its next record and restore the tree.
+    #[inline(always)]
     fn advance(&mut self, w: usize) -> Result<()> {
         let c = &mut self.cursors[w];
         c.pos += 1;
         if c.pos < c.len {
-            c.load(&self.sources);
-            return Ok(());
-        }
-        self.dirty = true;
-        match next_batch(&mut c.run)? {
-            Some(b) => {
-                c.len = b.num_rows();
-                c.pos = 0;
-                self.sources.push(self.conv.source(b, self.layout)?);
-                c.src = self.sources.len() - 1;
-                c.load(&self.sources);
+            self.heads[w] = c.head(w, !self.rows_mode);
+        } else {
+            self.dirty = true;
+            match next_batch(&mut c.run)? {
+                Some(b) => {
+                    self.sources.push(self.conv.source(b, self.layout)?);
+                    let src = self.sources.len() - 1;
+                    c.attach(&self.sources[src], src);
+                    self.heads[w] = c.head(w, !self.rows_mode);
+                }
+                None => self.heads[w] = Head::done(w),
             }
-            None => c.done = true,
+        }
+        match &mut self.tree {
+            Tree::Int(t) => {
+                let h = self.heads[w];
+                t.replay(w, (h.key, h.seq, h.tie));
+            }
+            Tree::Rows(t) => {
+                let (h, c, s) = (&self.heads, &self.cursors, &self.sources);
+                t.replay(|a, b| less_rows(h, c, s, a, b));
+            }
         }
         Ok(())
     }
@@ -288,14 +392,22 @@ impl SortMergeReader {
     }
 
     fn finish_group(&mut self) -> Result<()> {
-        if self.group.is_empty() {
-            return Ok(());
+        match self.group.len() {
+            0 => Ok(()),
+            1 => {
+                // a lone record (the common case): no take/restore of the group vector
+                self.bound.push_row(self.group[0], &self.sources);
+                self.group.clear();
+                Ok(())
+            }
+            _ => {
+                let mut group = std::mem::take(&mut self.group);
+                let r = self.bound.finish(&mut group, &self.sources);
+                group.clear();
+                self.group = group;
+                r
+            }
         }
-        let mut group = std::mem::take(&mut self.group);
-        let r = self.bound.finish(&mut group, &self.sources);
-        group.clear();
-        self.group = group;
-        r
     }
 
     /// Build the pending output, then release sources no cursor needs.
@@ -306,7 +418,10 @@ impl SortMergeReader {
             let mut kept = vec![];
             let old = std::mem::take(&mut self.sources);
             let mut old: Vec<Option<Source>> = old.into_iter().map(Some).collect();
-            for c in self.cursors.iter_mut().filter(|c| !c.done) {
+            for (c, h) in self.cursors.iter_mut().zip(&self.heads) {
+                if h.tie & DONE != 0 {
+                    continue;
+                }
                 let ni = match keep[c.src] {
                     Some(i) => i,
                     None => {
@@ -345,14 +460,22 @@ impl SortMergeReader {
             if self.finished {
                 return Ok(None);
             }
-            let w = self.tree.winner();
-            if self.cursors.get(w).is_none_or(|c| c.done) {
-                self.finish_group()?;
-                self.finished = true;
-                return self.emit();
-            }
+            let head = match &self.tree {
+                Tree::Int(t) => {
+                    let (key, seq, tie) = t.winner();
+                    Some(Head { key, seq, tie })
+                }
+                Tree::Rows(t) => self.heads.get(t.winner()).copied(),
+            };
+            let (w, head) = match head {
+                Some(h) if h.tie & DONE == 0 => ((h.tie & LEAF) as usize, h),
+                _ => {
+                    self.finish_group()?;
+                    self.finished = true;
+                    return self.emit();
+                }
+            };
             let c = &self.cursors[w];
-            let ckey = c.key;
             let rec = Rec {
                 src: c.src as u32,
                 row: c.pos as u32,
@@ -362,14 +485,21 @@ impl SortMergeReader {
                     self.same_key(first, rec)
                 } else {
                     // integer keys: the group's key is the previous winner's
-                    self.group_key == ckey
+                    self.group_key == head.key
                 };
                 if !same {
-                    self.finish_group()?;
+                    if self.last_only {
+                        // the group is its newest record: output it as it is
+                        self.bound.push_pick(first);
+                        self.group.clear();
+                    } else {
+                        self.finish_group()?;
+                    }
                     // Emit a full batch, or earlier when exhausted input batches pile up
                     // (bounded memory: at most about two batches per run are held).
-                    let pile = self.sources.len() > 2 * self.cursors.len() + 2;
-                    if self.bound.out_len() >= BATCH_ROWS || (self.dirty && pile) {
+                    if self.bound.out_len() >= BATCH_ROWS
+                        || (self.dirty && self.sources.len() > 2 * self.cursors.len() + 2)
+                    {
                         if let Some(b) = self.emit()? {
                             return Ok(Some(b));
                         }
@@ -377,7 +507,7 @@ impl SortMergeReader {
                     }
                 }
             }
-            self.group_key = ckey;
+            self.group_key = head.key;
             if self.last_only {
                 // plain deduplicate: the group is only ever its newest record
                 match self.group.first_mut() {
@@ -388,8 +518,6 @@ impl SortMergeReader {
                 self.group.push(rec);
             }
             self.advance(w)?;
-            let (cursors, sources, rm) = (&self.cursors, &self.sources, self.rows_mode);
-            self.tree.replay(|a, b| less(cursors, sources, rm, a, b));
         }
     }
 }

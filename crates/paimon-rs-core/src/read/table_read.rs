@@ -1,5 +1,17 @@
 //! Reading splits into Arrow batches with the table's (projected) schema.
+//!
+//! Streaming: a split is read as a lazy iterator. A split that needs a merge is merged section by
+//! section (interval partition); each sorted run of a section is a lazy chain of its files, each
+//! file a lazy Parquet reader, so memory is one decoded batch per run plus the merge output
+//! (issue 4) instead of the whole split. A raw split is the lazy concatenation of its files.
+//!
+//! Columns decoded: a merge read decodes `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND` and the
+//! needed value columns except the primary-key ones, which are copies of `_KEY_*` (Paimon writes
+//! the key twice) and are taken from the merged key columns. A raw read needs no key or
+//! sequence column: it decodes `_VALUE_KIND` (to drop retractions) and the needed columns.
 
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -7,28 +19,78 @@ use arrow_array::types::Int8Type;
 use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_cast::cast;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use rayon::prelude::*;
 
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
-use crate::io::parquet::read_all;
+use crate::io::parquet::open_reader;
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
+use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::input::is_retract;
 use crate::write::table_write::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
+/// Rows per decoded Parquet batch (per run of a merge: the unit of its memory bound).
+const READ_BATCH_ROWS: usize = 16 * 1024;
+
 pub struct TableRead {
+    ctx: Arc<ReadCtx>,
+}
+
+/// Everything a (lazy, `'static`) split stream needs of the read.
+struct ReadCtx {
     table: FileStoreTable,
     /// Output columns (indices into the table fields).
     projection: Vec<usize>,
     filter: Option<Predicate>,
-    /// Table columns that must be read (projection plus filter columns).
+    /// Table columns that must be read (projection plus filter and merge columns).
     needed: Vec<usize>,
+    /// Schema of the `needed` columns, named as the table's (what the filter sees).
+    needed_schema: SchemaRef,
     output_schema: SchemaRef,
     engine: MergeEngine,
+}
+
+/// A file column to decode: name, target Arrow type, whether a file may lack it (a value column
+/// added by a later schema reads as nulls).
+#[derive(Debug, Clone)]
+struct Wanted {
+    name: String,
+    dtype: ArrowType,
+    nullable_ok: bool,
+}
+
+/// What to decode from each file of a split, and where each needed table column is found in the
+/// (merged) batches.
+struct ColumnPlan {
+    wanted: Vec<Wanted>,
+    schema: SchemaRef,
+    /// For each entry of `ReadCtx::needed`: its column index in the decoded batch.
+    needed_at: Vec<usize>,
+    /// Column of `_VALUE_KIND` when retractions must be dropped here (raw primary-key reads;
+    /// a merge drops them itself).
+    drop_retract_at: Option<usize>,
+}
+
+impl ColumnPlan {
+    fn new(wanted: Vec<Wanted>, needed_at: Vec<usize>, drop_retract_at: Option<usize>) -> Self {
+        let schema = Arc::new(Schema::new(
+            wanted
+                .iter()
+                .map(|w| Field::new(&w.name, w.dtype.clone(), true))
+                .collect::<Vec<_>>(),
+        ));
+        ColumnPlan {
+            wanted,
+            schema,
+            needed_at,
+            drop_retract_at,
+        }
+    }
 }
 
 impl TableRead {
@@ -75,30 +137,40 @@ impl TableRead {
                 }
             }
         }
+        let field_of = |i: usize, nullable: bool| {
+            let f = &fields[i];
+            Field::new(&f.name, f.data_type.to_arrow(), nullable)
+        };
         let output_schema = Arc::new(Schema::new(
             projection
                 .iter()
-                .map(|&i| {
-                    let f = &fields[i];
-                    Field::new(&f.name, f.data_type.to_arrow(), f.data_type.nullable)
-                })
+                .map(|&i| field_of(i, fields[i].data_type.nullable))
+                .collect::<Vec<_>>(),
+        ));
+        let needed_schema = Arc::new(Schema::new(
+            needed
+                .iter()
+                .map(|&i| field_of(i, true))
                 .collect::<Vec<_>>(),
         ));
         Ok(TableRead {
-            table,
-            projection,
-            filter,
-            needed,
-            output_schema,
-            engine,
+            ctx: Arc::new(ReadCtx {
+                table,
+                projection,
+                filter,
+                needed,
+                needed_schema,
+                output_schema,
+                engine,
+            }),
         })
     }
 
     pub fn output_schema(&self) -> SchemaRef {
-        self.output_schema.clone()
+        self.ctx.output_schema.clone()
     }
 
-    /// Read several splits (in parallel), results in split order.
+    /// Read several splits (in parallel on the rayon pool), results in split order.
     pub fn read_splits(&self, splits: &[Split]) -> Result<Vec<RecordBatch>> {
         let parts: Vec<Result<Vec<RecordBatch>>> =
             splits.par_iter().map(|s| self.read_split(s)).collect();
@@ -109,202 +181,440 @@ impl TableRead {
         Ok(out)
     }
 
+    /// Read one split into memory.
     pub fn read_split(&self, split: &Split) -> Result<Vec<RecordBatch>> {
-        let name = self.table.name.clone();
-        self.read_split_inner(split)
-            .map_err(|e| e.with_table(&name))
+        self.split_stream(split)?.collect()
     }
 
-    fn read_split_inner(&self, split: &Split) -> Result<Vec<RecordBatch>> {
-        let dir = self.table.path.join(&split.bucket_path);
-        let fields = &self.table.schema.fields;
-        let pk = self.table.is_primary_key();
-        // (file column name, target arrow type, nullable-ok)
-        let mut wanted: Vec<(String, ArrowType, bool)> = vec![];
-        let key_names = self.table.trimmed_primary_keys();
-        if pk {
-            for k in &key_names {
-                let f = self
-                    .table
-                    .schema
-                    .field(k)
-                    .ok_or_else(|| Error::Internal("key".into()))?;
-                wanted.push((format!("{KEY_PREFIX}{k}"), f.data_type.to_arrow(), false));
+    /// Read one split lazily: batches are decoded and merged as they are pulled.
+    pub fn split_stream(&self, split: &Split) -> Result<BatchIter> {
+        let name = self.ctx.table.name.clone();
+        let it = split_stream(self.ctx.clone(), split).map_err(|e| e.with_table(&name))?;
+        Ok(Box::new(
+            it.map(move |r| r.map_err(|e| e.with_table(&name))),
+        ))
+    }
+
+    /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
+    pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
+        let ctx = self.ctx.clone();
+        let name = ctx.table.name.clone();
+        let it = splits.into_iter().flat_map(move |s| -> BatchIter {
+            match split_stream(ctx.clone(), &s) {
+                Ok(it) => it,
+                Err(e) => Box::new(std::iter::once(Err(e))),
             }
-            wanted.push((SEQUENCE_NUMBER.into(), ArrowType::Int64, false));
-            wanted.push((VALUE_KIND.into(), ArrowType::Int8, false));
-        }
-        let sys = wanted.len();
-        for &i in &self.needed {
-            wanted.push((fields[i].name.clone(), fields[i].data_type.to_arrow(), true));
-        }
-        let batches: Vec<Result<Vec<RecordBatch>>> = split
-            .files
-            .par_iter()
-            .map(|f| {
-                let path = match &f.external_path {
-                    Some(p) => std::path::PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
-                    None => dir.join(&f.file_name),
-                };
-                read_file(&path, &wanted)
-            })
-            .collect();
-        let batches: Vec<Vec<RecordBatch>> = batches.into_iter().collect::<Result<_>>()?;
-        if batches.is_empty() {
-            return Ok(vec![]);
-        }
-        let layout = KvLayout {
-            num_keys: key_names.len(),
-        };
-        let merged = if pk && !split.raw_convertible {
-            // Merge each section of overlapping files; one run per sorted run of the section.
-            let by_name: std::collections::HashMap<&str, usize> = split
-                .files
+        });
+        Box::new(it.map(move |r| r.map_err(|e| e.with_table(&name))))
+    }
+}
+
+fn file_path(dir: &Path, f: &DataFileMeta) -> PathBuf {
+    match &f.external_path {
+        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+        None => dir.join(&f.file_name),
+    }
+}
+
+fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
+    let dir = ctx.table.path.join(&split.bucket_path);
+    let pk = ctx.table.is_primary_key();
+    let key_names = ctx.table.trimmed_primary_keys();
+    let merge = pk && !split.raw_convertible;
+    let plan = Arc::new(ctx.column_plan(pk, merge, &key_names)?);
+    let layout = KvLayout {
+        num_keys: key_names.len(),
+    };
+    let batches: BatchIter = if merge {
+        // Merge each section of overlapping files; one lazy run per sorted run of the section.
+        let key_types = ctx.table.schema.types_of(&key_names)?;
+        let sections = interval_partition(split.files.clone(), &key_types)?;
+        let engine = ctx.engine.clone();
+        let plan = plan.clone();
+        Box::new(sections.into_iter().flat_map(move |runs| -> BatchIter {
+            let iters: Vec<BatchIter> = runs
                 .iter()
-                .enumerate()
-                .map(|(i, f)| (f.file_name.as_str(), i))
+                .map(|run| {
+                    let paths = run.iter().map(|f| file_path(&dir, f)).collect();
+                    Box::new(FileChain::new(paths, plan.clone())) as BatchIter
+                })
                 .collect();
-            let key_types = self.table.schema.types_of(&key_names)?;
-            let sections = interval_partition(split.files.clone(), &key_types)?;
-            let mut slots: Vec<Option<Vec<RecordBatch>>> = batches.into_iter().map(Some).collect();
-            let mut out: Vec<RecordBatch> = vec![];
-            for runs in sections {
-                let mut iters: Vec<BatchIter> = vec![];
-                for run in runs {
-                    let mut parts = vec![];
-                    for f in run {
-                        let i = by_name.get(f.file_name.as_str()).copied().ok_or_else(|| {
-                            Error::Internal(format!("file {} not in split", f.file_name))
-                        })?;
-                        if let Some(bs) = slots[i].take() {
-                            parts.extend(bs.into_iter().map(Ok));
-                        }
-                    }
-                    iters.push(Box::new(parts.into_iter()));
-                }
-                for b in merge_sorted_runs(iters, layout, self.engine.clone(), true)? {
-                    out.push(b?);
+            match merge_sorted_runs(iters, layout, engine.clone(), true) {
+                Ok(it) => it,
+                Err(e) => Box::new(std::iter::once(Err(e))),
+            }
+        }))
+    } else {
+        let paths = split.files.iter().map(|f| file_path(&dir, f)).collect();
+        Box::new(FileChain::new(paths, plan.clone()))
+    };
+    Ok(Box::new(batches.filter_map(move |b| match b {
+        Ok(b) => match ctx.finish_batch(&b, &plan) {
+            Ok(out) if out.num_rows() == 0 => None,
+            r => Some(r),
+        },
+        Err(e) => Some(Err(e)),
+    })))
+}
+
+impl ReadCtx {
+    /// Columns to decode for a split. `merge`: key-value layout (keys, sequence, kind, then the
+    /// non-key needed values); raw primary-key read: kind then needed; append table: needed.
+    fn column_plan(&self, pk: bool, merge: bool, key_names: &[String]) -> Result<ColumnPlan> {
+        let fields = &self.table.schema.fields;
+        let required = self.engine.required_fields();
+        let mut wanted: Vec<Wanted> = vec![];
+        let mut key_at: Vec<(usize, usize)> = vec![]; // (table field, key column)
+        let mut kind_at = None;
+        if merge {
+            for k in key_names {
+                let i =
+                    self.table.schema.field_index(k).ok_or_else(|| {
+                        Error::Internal(format!("primary key '{k}' not in schema"))
+                    })?;
+                key_at.push((i, wanted.len()));
+                wanted.push(Wanted {
+                    name: format!("{KEY_PREFIX}{k}"),
+                    dtype: fields[i].data_type.to_arrow(),
+                    nullable_ok: false,
+                });
+            }
+            wanted.push(Wanted {
+                name: SEQUENCE_NUMBER.into(),
+                dtype: ArrowType::Int64,
+                nullable_ok: false,
+            });
+        }
+        if pk {
+            kind_at = Some(wanted.len());
+            wanted.push(Wanted {
+                name: VALUE_KIND.into(),
+                dtype: ArrowType::Int8,
+                nullable_ok: false,
+            });
+        }
+        let mut needed_at = Vec::with_capacity(self.needed.len());
+        for &i in &self.needed {
+            let f = &fields[i];
+            // a key column's values are the `_KEY_` column's (unless the engine merges it as a
+            // value column: then it must be in the merge input by name)
+            if let Some(&(_, at)) = key_at.iter().find(|(k, _)| *k == i) {
+                if !required.contains(&f.name) {
+                    needed_at.push(at);
+                    continue;
                 }
             }
-            out
-        } else if pk {
-            // DropDelete: a retraction in a file read raw means the key is absent.
-            let mut out = Vec::with_capacity(batches.len());
-            for m in batches.into_iter().flatten() {
-                let kinds = m.column(layout.kind_col()).as_primitive::<Int8Type>();
-                if kinds.values().iter().any(|&k| is_retract(k)) {
-                    let keep: BooleanArray = kinds
-                        .values()
-                        .iter()
-                        .map(|&k| Some(!is_retract(k)))
-                        .collect();
-                    out.push(arrow_select::filter::filter_record_batch(&m, &keep)?);
-                } else {
-                    out.push(m);
-                }
-            }
-            out
-        } else {
-            batches.into_iter().flatten().collect()
-        };
-        merged
-            .into_iter()
-            .filter(|b| b.num_rows() > 0)
-            .map(|b| self.finish_batch(&b, sys, &dir))
-            .collect()
+            needed_at.push(wanted.len());
+            wanted.push(Wanted {
+                name: f.name.clone(),
+                dtype: f.data_type.to_arrow(),
+                nullable_ok: true,
+            });
+        }
+        let drop_retract_at = if merge { None } else { kind_at };
+        Ok(ColumnPlan::new(wanted, needed_at, drop_retract_at))
     }
 
-    /// Table columns of a read batch (after `sys` system columns), value filter, projection.
-    fn finish_batch(
-        &self,
-        merged: &RecordBatch,
-        sys: usize,
-        dir: &std::path::Path,
-    ) -> Result<RecordBatch> {
-        let fields = &self.table.schema.fields;
-        // table columns only, named as the table's
-        let values = RecordBatch::try_new(
-            Arc::new(Schema::new(
-                self.needed
+    /// Needed table columns of a decoded (merged) batch, value filter, projection. Raw
+    /// primary-key batches first drop their retractions (a -D read raw means the key is absent).
+    fn finish_batch(&self, batch: &RecordBatch, plan: &ColumnPlan) -> Result<RecordBatch> {
+        let mut batch = std::borrow::Cow::Borrowed(batch);
+        if let Some(k) = plan.drop_retract_at {
+            let kinds = batch.column(k).as_primitive::<Int8Type>();
+            if kinds.values().iter().any(|&k| is_retract(k)) {
+                let keep: BooleanArray = kinds
+                    .values()
                     .iter()
-                    .map(|&i| {
-                        let f = &fields[i];
-                        Field::new(&f.name, f.data_type.to_arrow(), true)
-                    })
-                    .collect::<Vec<_>>(),
-            )),
-            merged.columns()[sys..].to_vec(),
-        )?;
-        let values = match &self.filter {
-            None => values,
+                    .map(|&k| Some(!is_retract(k)))
+                    .collect();
+                batch = std::borrow::Cow::Owned(arrow_select::filter::filter_record_batch(
+                    &batch, &keep,
+                )?);
+            }
+        }
+        let col_of = |i: usize| -> Result<ArrayRef> {
+            let pos = self
+                .needed
+                .iter()
+                .position(|&x| x == i)
+                .ok_or_else(|| Error::Internal("projected column not read".into()))?;
+            Ok(batch.column(plan.needed_at[pos]).clone())
+        };
+        let cols: Vec<ArrayRef> = match &self.filter {
+            None => self
+                .projection
+                .iter()
+                .map(|&i| col_of(i))
+                .collect::<Result<_>>()?,
             Some(f) => {
+                let values = RecordBatch::try_new(
+                    self.needed_schema.clone(),
+                    plan.needed_at
+                        .iter()
+                        .map(|&c| batch.column(c).clone())
+                        .collect(),
+                )?;
                 let type_of = |n: &str| -> Option<DataType> {
                     self.table.schema.field(n).map(|x| x.data_type.clone())
                 };
                 let mask = f.evaluate(&values, &type_of)?;
-                arrow_select::filter::filter_record_batch(&values, &mask)?
+                let values = arrow_select::filter::filter_record_batch(&values, &mask)?;
+                self.projection
+                    .iter()
+                    .map(|&i| {
+                        let pos = self.needed.iter().position(|&x| x == i).unwrap_or(0);
+                        values.column(pos).clone()
+                    })
+                    .collect()
             }
         };
-        let cols: Vec<ArrayRef> = self
-            .projection
-            .iter()
-            .map(|&i| {
-                let pos = self.needed.iter().position(|&x| x == i).unwrap_or(0);
-                values.column(pos).clone()
-            })
-            .collect();
-        RecordBatch::try_new(self.output_schema.clone(), cols)
-            .map_err(|e| Error::corrupt(dir, format!("data does not match the table schema: {e}")))
+        RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
+            Error::corrupt(
+                &self.table.path,
+                format!("data does not match the table schema: {e}"),
+            )
+        })
     }
 }
 
-/// Read the `wanted` columns of a file, converted to the wanted types; a missing value column
-/// (added by a later schema) reads as nulls.
-fn read_file(
-    path: &std::path::Path,
-    wanted: &[(String, ArrowType, bool)],
-) -> Result<Vec<RecordBatch>> {
-    let names: Vec<String> = wanted.iter().map(|w| w.0.clone()).collect();
-    let batches = read_all(path, Some(&names))?;
-    let schema = Arc::new(Schema::new(
-        wanted
-            .iter()
-            .map(|(name, t, _)| Field::new(name, t.clone(), true))
-            .collect::<Vec<_>>(),
-    ));
-    // Batches are kept as the reader returns them (no concatenation copy).
-    let mut out = Vec::with_capacity(batches.len());
-    for b in batches {
-        let file_schema = b.schema();
-        let rows = b.num_rows();
-        let mut cols = Vec::with_capacity(wanted.len());
-        for (name, t, nullable_ok) in wanted {
-            let col: ArrayRef = match file_schema.index_of(name) {
-                Ok(i) => {
-                    let c = b.column(i).clone();
-                    if c.data_type() == t {
-                        c
-                    } else {
-                        cast(&c, t).map_err(|e| {
-                            Error::corrupt(
-                                path,
-                                format!(
-                                    "column '{name}' of type {} cannot be read as {t}: {e}",
-                                    c.data_type()
-                                ),
-                            )
-                        })?
+/// A sorted run (or a raw split): its files read one after the other, each opened only when the
+/// previous one is exhausted, decoded batch by batch.
+struct FileChain {
+    paths: VecDeque<PathBuf>,
+    cur: Option<(PathBuf, ParquetRecordBatchReader)>,
+    plan: Arc<ColumnPlan>,
+}
+
+impl FileChain {
+    fn new(paths: VecDeque<PathBuf>, plan: Arc<ColumnPlan>) -> Self {
+        FileChain {
+            paths,
+            cur: None,
+            plan,
+        }
+    }
+}
+
+impl Iterator for FileChain {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.cur.is_none() {
+                let path = self.paths.pop_front()?;
+                let names: Vec<String> = self.plan.wanted.iter().map(|w| w.name.clone()).collect();
+                match open_reader(&path, Some(&names), READ_BATCH_ROWS) {
+                    Ok(r) => self.cur = Some((path, r)),
+                    Err(e) => {
+                        self.paths.clear();
+                        return Some(Err(e));
                     }
                 }
-                Err(_) if *nullable_ok || rows == 0 => new_null_array(t, rows),
-                Err(_) => return Err(Error::corrupt(path, format!("missing column '{name}'"))),
-            };
-            cols.push(col);
+            }
+            let (path, reader) = self.cur.as_mut()?;
+            match reader.next() {
+                Some(Ok(b)) => return Some(conform(path, &self.plan, b)),
+                Some(Err(e)) => {
+                    let e = Error::corrupt(path.as_path(), e.to_string());
+                    self.cur = None;
+                    self.paths.clear();
+                    return Some(Err(e));
+                }
+                None => self.cur = None,
+            }
         }
-        out.push(
-            RecordBatch::try_new(schema.clone(), cols)
-                .map_err(|e| Error::corrupt(path, e.to_string()))?,
-        );
     }
-    Ok(out)
+}
+
+/// A decoded batch in the plan's columns and types; a missing value column (added by a later
+/// schema) reads as nulls.
+fn conform(path: &Path, plan: &ColumnPlan, b: RecordBatch) -> Result<RecordBatch> {
+    let file_schema = b.schema();
+    let rows = b.num_rows();
+    let mut cols = Vec::with_capacity(plan.wanted.len());
+    for w in &plan.wanted {
+        let col: ArrayRef = match file_schema.index_of(&w.name) {
+            Ok(i) => {
+                let c = b.column(i).clone();
+                if c.data_type() == &w.dtype {
+                    c
+                } else {
+                    cast(&c, &w.dtype).map_err(|e| {
+                        Error::corrupt(
+                            path,
+                            format!(
+                                "column '{}' of type {} cannot be read as {}: {e}",
+                                w.name,
+                                c.data_type(),
+                                w.dtype
+                            ),
+                        )
+                    })?
+                }
+            }
+            Err(_) if w.nullable_ok || rows == 0 => new_null_array(&w.dtype, rows),
+            Err(_) => return Err(Error::corrupt(path, format!("missing column '{}'", w.name))),
+        };
+        cols.push(col);
+    }
+    RecordBatch::try_new(plan.schema.clone(), cols).map_err(|e| Error::corrupt(path, e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::parquet::{writer_properties, ParquetFileWriter};
+    use crate::merge::reader::SortMergeReader;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{Int64Array, Int8Array};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    fn kv_schema() -> SchemaRef {
+        Arc::new(Schema::new(vec![
+            Field::new("_KEY_id", ArrowType::Int64, false),
+            Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+            Field::new("_VALUE_KIND", ArrowType::Int8, false),
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("v", ArrowType::Int64, true),
+        ]))
+    }
+
+    /// A data file of the given (sorted) keys; sequence numbers `seq0..`, value = key * 10.
+    fn write_file(path: &Path, keys: &[i64], seq0: i64) {
+        let n = keys.len();
+        let k = Arc::new(Int64Array::from(keys.to_vec())) as ArrayRef;
+        let b = RecordBatch::try_new(
+            kv_schema(),
+            vec![
+                k.clone(),
+                Arc::new(Int64Array::from_iter_values(seq0..seq0 + n as i64)),
+                Arc::new(Int8Array::from(vec![0i8; n])),
+                k,
+                Arc::new(Int64Array::from_iter_values(keys.iter().map(|x| x * 10))),
+            ],
+        )
+        .unwrap();
+        let props = writer_properties("zstd", 1, &[]).unwrap();
+        let mut w = ParquetFileWriter::create(path.to_path_buf(), kv_schema(), props).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+    }
+
+    /// The plan of a merge read of `_KEY_id, _SEQUENCE_NUMBER, _VALUE_KIND, v`.
+    fn plan() -> Arc<ColumnPlan> {
+        let w = |n: &str, t: ArrowType, nullable_ok| Wanted {
+            name: n.into(),
+            dtype: t,
+            nullable_ok,
+        };
+        Arc::new(ColumnPlan::new(
+            vec![
+                w("_KEY_id", ArrowType::Int64, false),
+                w("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+                w("_VALUE_KIND", ArrowType::Int8, false),
+                w("v", ArrowType::Int64, true),
+            ],
+            vec![0, 3],
+            None,
+        ))
+    }
+
+    /// A run that counts the batches pulled from it.
+    struct Counting {
+        inner: FileChain,
+        pulled: Arc<AtomicUsize>,
+    }
+
+    impl Iterator for Counting {
+        type Item = Result<RecordBatch>;
+        fn next(&mut self) -> Option<Self::Item> {
+            let b = self.inner.next();
+            if b.is_some() {
+                self.pulled.fetch_add(1, Ordering::SeqCst);
+            }
+            b
+        }
+    }
+
+    /// Runs of several files each (interleaved keys: run r holds the keys = r mod K): the merge
+    /// reads them lazily, holding at most about two decoded batches per run, never the split.
+    #[test]
+    fn merge_read_streams_runs_of_files_with_bounded_batches() {
+        const K: usize = 3;
+        const FILES: usize = 3;
+        const PER_FILE: usize = 40_000; // 3 decoded batches of READ_BATCH_ROWS per file
+        let dir = tempfile::tempdir().unwrap();
+        let mut runs: Vec<BatchIter> = vec![];
+        let mut counters = vec![];
+        let mut seq = 0i64;
+        for r in 0..K {
+            let mut paths = VecDeque::new();
+            for f in 0..FILES {
+                let keys: Vec<i64> = (0..PER_FILE)
+                    .map(|i| ((f * PER_FILE + i) * K + r) as i64)
+                    .collect();
+                let p = dir.path().join(format!("run{r}-file{f}.parquet"));
+                write_file(&p, &keys, seq);
+                seq += PER_FILE as i64;
+                paths.push_back(p);
+            }
+            let pulled = Arc::new(AtomicUsize::new(0));
+            counters.push(pulled.clone());
+            runs.push(Box::new(Counting {
+                inner: FileChain::new(paths, plan()),
+                pulled,
+            }));
+        }
+        let batches_per_run = FILES * PER_FILE.div_ceil(READ_BATCH_ROWS);
+        let layout = KvLayout { num_keys: 1 };
+        let mut m = SortMergeReader::new(runs, layout, &MergeEngine::Deduplicate, true)
+            .unwrap()
+            .unwrap();
+        let (mut rows, mut last, mut max_held, mut outputs) = (0usize, -1i64, 0usize, 0usize);
+        while let Some(b) = m.next() {
+            let b = b.unwrap();
+            outputs += 1;
+            max_held = max_held.max(m.held_batches());
+            assert!(m.held_batches() <= 2 * K + 2, "held {}", m.held_batches());
+            // each run has been read only as far as the merge got (+ the current batch)
+            for c in &counters {
+                let pulled = c.load(Ordering::SeqCst);
+                let needed = (rows + b.num_rows()) / K / READ_BATCH_ROWS + 2;
+                assert!(pulled <= needed, "pulled {pulled} batches, needed {needed}");
+            }
+            let keys = b.column(0).as_primitive::<Int64Type>();
+            for &k in keys.values() {
+                assert_eq!(k, last + 1);
+                last = k;
+            }
+            let v = b.column(3).as_primitive::<Int64Type>();
+            assert_eq!(v.value(0), keys.value(0) * 10);
+            rows += b.num_rows();
+        }
+        assert_eq!(rows, K * FILES * PER_FILE);
+        assert!(outputs > batches_per_run, "output comes batch by batch");
+        for c in &counters {
+            assert_eq!(c.load(Ordering::SeqCst), batches_per_run);
+        }
+        assert!(max_held >= K);
+    }
+
+    /// A run's files are opened one after the other: a missing second file fails only once the
+    /// first one has been read.
+    #[test]
+    fn file_chain_opens_files_lazily() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a.parquet");
+        write_file(&a, &(0..40_000).collect::<Vec<_>>(), 0);
+        let missing = dir.path().join("missing.parquet");
+        let mut chain = FileChain::new(VecDeque::from(vec![a, missing]), plan());
+        let mut rows = 0;
+        for _ in 0..3 {
+            rows += chain.next().unwrap().unwrap().num_rows();
+        }
+        assert_eq!(rows, 40_000);
+        let e = chain.next().unwrap().unwrap_err().to_string();
+        assert!(e.contains("missing.parquet"), "{e}");
+        assert!(chain.next().is_none());
+    }
 }
