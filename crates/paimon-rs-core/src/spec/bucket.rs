@@ -387,32 +387,4 @@ mod tests {
             prop_assert_eq!(compute_buckets(std::slice::from_ref(&s), &[string()], n).unwrap(), general(&[s], &[string()], n));
         }
     }
-
-    /// Rough throughput check of the single-BIGINT fast path (run with `--ignored --nocapture`).
-    #[test]
-    #[ignore]
-    fn bench_bigint_fast_path() {
-        let n = 10_000_000;
-        let a: ArrayRef = Arc::new(Int64Array::from_iter_values(0..n as i64));
-        let t = std::time::Instant::now();
-        let b = compute_buckets(
-            std::slice::from_ref(&a),
-            &[DataType::new(TypeKind::BigInt)],
-            16,
-        )
-        .unwrap();
-        let e = t.elapsed();
-        println!(
-            "fast: {n} rows in {e:?} = {:.1} M rows/s",
-            n as f64 / e.as_secs_f64() / 1e6
-        );
-        let t = std::time::Instant::now();
-        let g = general(&[a], &[DataType::new(TypeKind::BigInt)], 16);
-        let e = t.elapsed();
-        println!(
-            "general: {n} rows in {e:?} = {:.1} M rows/s",
-            n as f64 / e.as_secs_f64() / 1e6
-        );
-        assert_eq!(b, g);
-    }
 }
