@@ -198,17 +198,36 @@ impl SortBuffer {
             return Ok(());
         }
         let slices = std::mem::take(&mut self.slices);
-        let first_seq = slices[0].first_seq;
+        self.share = 0;
+        self.rows = 0;
+        // rows copied out before stay as they are (each row is copied out once); runs of
+        // shared slices become one batch each, in arrival order
+        let mut shared: Vec<Slice> = vec![];
+        for s in slices {
+            if s.rows.is_some() {
+                shared.push(s);
+            } else {
+                self.copy_out(&mut shared)?;
+                self.put(&s.input, None, s.first_seq);
+            }
+        }
+        self.copy_out(&mut shared)
+    }
+
+    /// Gather the rows of consecutive `slices` into a batch of their own and buffer that.
+    fn copy_out(&mut self, slices: &mut Vec<Slice>) -> Result<()> {
+        let Some(first) = slices.first() else {
+            return Ok(());
+        };
+        let first_seq = first.first_seq;
         let pairs: Vec<(usize, usize)> = slices
             .iter()
             .enumerate()
             .flat_map(|(s, sl)| (0..sl.len).map(move |j| (s, sl.row(j))))
             .collect();
-        let (batch, kinds) = gather_rows(&slices, &pairs)?;
-        drop(slices);
+        let (batch, kinds) = gather_rows(slices, &pairs)?;
+        slices.clear();
         let input = Arc::new(SharedInput::new(batch, kinds, &self.counter));
-        self.share = 0;
-        self.rows = 0;
         self.put(&input, None, first_seq);
         Ok(())
     }
@@ -517,6 +536,17 @@ mod tests {
         assert!(a.holds_shared_rows());
         a.compact().unwrap();
         assert!(!a.holds_shared_rows());
+        assert_eq!(a.slices.len(), 1);
+        // rows buffered later are copied out on their own; the owned batch is kept as is
+        let third = input(&[5, 4], None, &counter);
+        a.put(&third, Some(vec![1]), 3);
+        b.put(&third, Some(vec![0]), 3);
+        drop(third);
+        let owned = a.slices[0].input.clone();
+        a.compact().unwrap();
+        assert_eq!(a.slices.len(), 2);
+        assert!(Arc::ptr_eq(&a.slices[0].input, &owned));
+        drop(owned);
         // b's rows go to a spill-free sorted run; a's survive the inputs being freed
         drop(b);
         let only_a = counter.get();
@@ -526,6 +556,7 @@ mod tests {
         assert_eq!(
             drain(run),
             vec![
+                (4, 3, 0, "value-4".into()),
                 (6, 1, 2, "value-6".into()),
                 (8, 0, 3, "value-8".into()),
                 (8, 2, 0, "value-8".into())
