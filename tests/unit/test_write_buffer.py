@@ -96,7 +96,38 @@ def test_rolling_target_file_size(catalog, tmp_path):
 def test_bad_buffer_options(catalog, tmp_path):
     for opts, match in [({"write-buffer-spillable": "maybe"}, "write-buffer-spillable"),
                         ({"local-sort.max-num-file-handles": "1"}, "max-num-file-handles"),
-                        ({"spill-compression": "brotli"}, "spill-compression")]:
+                        ({"spill-compression": "brotli"}, "spill-compression"),
+                        ({"spill-compression.zstd-level": "23"}, "spill-compression.zstd-level"),
+                        ({"spill-compression.zstd-level": "one"}, "spill-compression.zstd-level")]:
         with pytest.raises(paimon_rs.InvalidArgumentError, match=match):
             catalog.create_table("db.bad", Schema.from_pyarrow_schema(
                 SCHEMA, primary_keys=["k"], options={"bucket": "1", **opts}), False)
+
+
+@pytest.mark.parametrize("codec,level", [("zstd", "1"), ("zstd", "9"), ("lz4", "1"), ("none", "1")])
+def test_spill_compression_and_zstd_level(catalog, tmp_path, codec, level):
+    # Paimon's `spill-compression.zstd-level` (default 1) sets the level of zstd spill files
+    t = make(catalog, tmp_path, **{"write-buffer-size": "64 kb", "spill-compression": codec,
+                                   "spill-compression.zstd-level": level})
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    for b in batches(10_000):
+        w.write_arrow_batch(b)
+    assert w._core.spill_info()[0] > 0
+    c.commit(w.prepare_commit())
+    w.close()
+    got = read(t).sort_by("k")
+    assert got.column("k").to_pylist() == list(range(10_000))
+    assert got.column("v").to_pylist() == [f"value-{k:08d}" for k in range(10_000)]
+
+
+def test_buckets_share_the_input_batch(catalog, tmp_path):
+    # rows routed to several buckets are not copied: the buffers hold the input batch once
+    # (plus 4-byte row indices per bucket)
+    t = make(catalog, tmp_path, **{"bucket": "4"})
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    b = next(batches(10_000, per=10_000))
+    w.write_arrow_batch(b)
+    assert b.get_total_buffer_size() <= w._core.memory_size() <= b.get_total_buffer_size() + 8 * 10_000
+    w.close()

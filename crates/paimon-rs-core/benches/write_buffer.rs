@@ -3,8 +3,9 @@
 //! * `sort_by_key/*`: ordering 1M key-value rows by key (what a write buffer does before it
 //!   spills or flushes), for a BIGINT key (the integer fast path) and a ~16-char string key
 //!   (the arrow-row path).
-//! * `sort_buffer/*`: `SortBuffer::put` of 1M rows in 64k-row batches + `take_runs` (concat,
-//!   sort, gather into 64k-row runs): the whole in-memory sort of one bucket buffer.
+//! * `sort_buffer/*`: `SortBuffer::put` of 1M rows in 64k-row batches + `take_runs` (gather
+//!   the keys, sort, gather the sorted key-value rows in 8k-row chunks): the whole in-memory
+//!   sort of one bucket buffer.
 //! * `table_write/*`: `TableWrite::write` + `prepare_commit` of 400k rows of the
 //!   bench_foundation shape (BIGINT key + 6 value columns, 4 buckets) with a huge
 //!   `write-buffer-size` (nothing spills), a tiny one (spills to sorted runs, merged at flush),
@@ -33,7 +34,7 @@ use paimon_rs_core::options::StatsMode;
 use paimon_rs_core::sort::{SpillOptions, Spiller};
 use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
 use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::buffer::SortBuffer;
+use paimon_rs_core::write::buffer::{MemoryCounter, SharedInput, SortBuffer};
 use paimon_rs_core::write::rolling::{FileWriterContext, RollingFileWriter};
 use paimon_rs_core::write::table_write::kv_arrow_schema;
 use paimon_rs_core::write::TableWrite;
@@ -127,11 +128,16 @@ fn table_rows(n: usize, seed: u64) -> Vec<RecordBatch> {
     out
 }
 
-/// Key-value batches as a write buffer holds them: key, `_SEQUENCE_NUMBER`, `_VALUE_KIND`,
-/// then the values (here: the key again and a ~64-char string), in 64k-row batches.
+/// Input batches as a write buffer holds them (the key `k` and a ~64-char string `v`, in
+/// 64k-row batches), and the key-value schema of the runs it produces (`_KEY_k`,
+/// `_SEQUENCE_NUMBER`, `_VALUE_KIND`, `k`, `v`).
 fn kv_batches(key: &ArrayRef) -> (SchemaRef, Vec<RecordBatch>) {
     let mut rng = Rng(7);
-    let schema = Arc::new(Schema::new(vec![
+    let input_schema = Arc::new(Schema::new(vec![
+        Field::new("k", key.data_type().clone(), false),
+        Field::new("v", DataType::Utf8, true),
+    ]));
+    let kv_schema = Arc::new(Schema::new(vec![
         Field::new("_KEY_k", key.data_type().clone(), false),
         Field::new("_SEQUENCE_NUMBER", DataType::Int64, false),
         Field::new("_VALUE_KIND", DataType::Int8, false),
@@ -143,20 +149,11 @@ fn kv_batches(key: &ArrayRef) -> (SchemaRef, Vec<RecordBatch>) {
     let mut start = 0;
     while start < n {
         let m = BATCH_ROWS.min(n - start);
-        let k = key.slice(start, m);
-        let cols: Vec<ArrayRef> = vec![
-            k.clone(),
-            Arc::new(Int64Array::from_iter_values(
-                start as i64..(start + m) as i64,
-            )),
-            Arc::new(Int8Array::from(vec![0i8; m])),
-            k,
-            Arc::new(strings(&mut rng, m, 56, 72)),
-        ];
-        out.push(RecordBatch::try_new(schema.clone(), cols).unwrap());
+        let cols: Vec<ArrayRef> = vec![key.slice(start, m), Arc::new(strings(&mut rng, m, 56, 72))];
+        out.push(RecordBatch::try_new(input_schema.clone(), cols).unwrap());
         start += m;
     }
-    (schema, out)
+    (kv_schema, out)
 }
 
 fn sort_keys() -> Vec<(&'static str, ArrayRef)> {
@@ -182,6 +179,7 @@ fn bench_sort(c: &mut Criterion) {
     let spiller = Spiller::new(SpillOptions {
         base_dir: spill_dir.path().to_path_buf(),
         compression: None,
+        zstd_level: 1,
         max_disk_size: None,
         max_fan_in: 128,
     });
@@ -194,9 +192,22 @@ fn bench_sort(c: &mut Criterion) {
             b.iter_batched(
                 || batches.clone(),
                 |batches| {
-                    let mut buf = SortBuffer::new(schema.clone(), KvLayout { num_keys: 1 });
+                    let counter = MemoryCounter::default();
+                    let mut buf = SortBuffer::new(
+                        schema.clone(),
+                        KvLayout { num_keys: 1 },
+                        vec![0],
+                        counter.clone(),
+                    );
+                    let mut seq = 0;
                     for batch in batches {
-                        buf.put(batch);
+                        let n = batch.num_rows();
+                        buf.put(
+                            &Arc::new(SharedInput::new(batch, None, &counter)),
+                            None,
+                            seq,
+                        );
+                        seq += n as i64;
                     }
                     let (runs, _) = buf.take_runs(&spiller).unwrap();
                     // drain the in-memory run so the gather is part of the measurement

@@ -20,6 +20,7 @@ const SUPPORTED: &[&str] = &[
     "write-buffer-spill.dir",
     "local-sort.max-num-file-handles",
     "spill-compression",
+    "spill-compression.zstd-level",
     "page-size",
     "manifest.compression",
     "manifest.target-file-size",
@@ -91,6 +92,8 @@ pub struct CoreOptions {
     pub write_buffer_spillable: bool,
     pub spill_max_disk_size: Option<u64>,
     pub spill_compression: Option<arrow_ipc::CompressionType>,
+    /// `spill-compression.zstd-level` (default 1, as Java Paimon spills).
+    pub spill_zstd_level: i32,
     pub local_sort_max_num_file_handles: usize,
     /// Where spill files go: `write-buffer-spill.dir` (paimon_rs option), else the environment
     /// variable `PAIMON_RS_TMP_DIR`, else the system temp dir.
@@ -231,6 +234,13 @@ impl CoreOptions {
             spill_compression: crate::sort::parse_spill_compression(
                 get("spill-compression").unwrap_or("zstd"),
             )?,
+            spill_zstd_level: match get("spill-compression.zstd-level") {
+                Some(v) => crate::sort::check_spill_zstd_level(parse_int(
+                    "spill-compression.zstd-level",
+                    v,
+                )?)?,
+                None => 1,
+            },
             local_sort_max_num_file_handles: match get("local-sort.max-num-file-handles") {
                 Some(v) => {
                     let n: usize = parse_int("local-sort.max-num-file-handles", v)?;

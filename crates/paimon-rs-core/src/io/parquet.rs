@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 const DICTIONARY_PAGE_BYTES: usize = 256 << 10;
 
 /// Largest row group, by estimated encoded size.
-const ROW_GROUP_BYTES: usize = 16 << 20;
+pub const ROW_GROUP_BYTES: usize = 16 << 20;
 
 /// Writer properties for a data file. `unique_columns` (primary-key and sequence columns) hold
 /// no repeated values, so dictionary encoding would only cost time.

@@ -24,6 +24,8 @@ pub struct SpillOptions {
     /// Base directory for spill directories (default: the system temp dir).
     pub base_dir: PathBuf,
     pub compression: Option<CompressionType>,
+    /// zstd level of `compression` (`spill-compression.zstd-level`; ignored by lz4).
+    pub zstd_level: i32,
     /// Total bytes of spill files one writer may hold; None = unlimited.
     pub max_disk_size: Option<u64>,
     /// Most runs merged at once (`local-sort.max-num-file-handles`); more are pre-merged.
@@ -126,8 +128,10 @@ impl Spiller {
             .tempfile_in(&dir)
             .map_err(|e| Error::io(&dir, e))?;
         let path = file.path().to_path_buf();
+        let level = (compression == Some(CompressionType::ZSTD)).then_some(self.opts.zstd_level);
         let opts = IpcWriteOptions::default()
             .try_with_compression(compression)
+            .and_then(|o| o.try_with_compression_level(level))
             .map_err(|e| Error::Internal(format!("spill compression: {e}")))?;
         let handle = file.reopen().map_err(|e| Error::io(&path, e))?;
         let mut w = FileWriter::try_new_with_options(BufWriter::new(handle), schema, opts)
@@ -208,6 +212,18 @@ pub fn parse_spill_compression(v: &str) -> Result<Option<CompressionType>> {
             )))
         }
     })
+}
+
+/// Check `spill-compression.zstd-level` against the levels zstd accepts.
+pub fn check_spill_zstd_level(level: i32) -> Result<i32> {
+    // zstd's ZSTD_minCLevel() ..= ZSTD_maxCLevel()
+    if (-(1 << 17)..=22).contains(&level) {
+        Ok(level)
+    } else {
+        Err(Error::invalid(format!(
+            "option 'spill-compression.zstd-level' = '{level}': expected a zstd level, at most 22"
+        )))
+    }
 }
 
 /// Open a file for reading (used by tests).

@@ -4,16 +4,16 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{Array, ArrayRef, BooleanArray, Int64Array, Int8Array, RecordBatch, UInt32Array};
+use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
-use super::buffer::SortBuffer;
+use super::buffer::{MemoryCounter, SharedInput, SortBuffer, RUN_BATCH_ROWS};
 use super::input::{align_batch, filter_rows, is_retract, AlignedBatch};
 use super::rolling::{FileWriterContext, RollingFileWriter, FILE_SOURCE_APPEND};
 use crate::commit::CommitMessage;
 use crate::error::{Error, Result};
-use crate::io::parquet::writer_properties;
+use crate::io::parquet::{writer_properties, ROW_GROUP_BYTES};
 use crate::merge::{merge_sorted_runs, KvLayout, MergeEngine};
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
@@ -153,6 +153,8 @@ pub struct TableWrite {
     budget: usize,
     spillable: bool,
     spiller: Spiller,
+    /// Memory of the key-value buffers' input batches.
+    memory: MemoryCounter,
 }
 
 impl TableWrite {
@@ -194,6 +196,7 @@ impl TableWrite {
         let spiller = Spiller::new(SpillOptions {
             base_dir: o.tmp_dir.clone(),
             compression: o.spill_compression,
+            zstd_level: o.spill_zstd_level,
             max_disk_size: o.spill_max_disk_size,
             max_fan_in: o.local_sort_max_num_file_handles,
         });
@@ -216,6 +219,7 @@ impl TableWrite {
             budget: o.write_buffer_size as usize,
             spillable: o.write_buffer_spillable,
             spiller,
+            memory: MemoryCounter::default(),
             kv_schema,
             row_schema,
             partition_idx,
@@ -296,19 +300,28 @@ impl TableWrite {
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
         let routed = self.route(&aligned)?;
+        let n = aligned.batch.num_rows();
+        // Primary-key buckets keep the checked batch itself (shared by all of them) and their
+        // row indices: rows are copied once, when sorted rows are gathered for a file.
+        let shared = self.kv_schema.as_ref().map(|_| {
+            Arc::new(SharedInput::new(
+                aligned.batch.clone(),
+                aligned.kinds.clone(),
+                &self.memory,
+            ))
+        });
         // All checks passed: only now touch the writers.
         for ((partition, bucket), (ppath, indices)) in routed {
-            let idx = UInt32Array::from(indices);
-            let rows = arrow_select::take::take_record_batch(&aligned.batch, &idx)?;
-            let kinds = match &aligned.kinds {
-                Some(k) => Some(take_i8(k, &idx)?),
-                None => None,
-            };
             let key = (partition, bucket);
             if !self.writers.contains_key(&key) {
                 let next_seq = self.restored_max_seq(&key)? + 1;
                 let buffer = match &self.kv_schema {
-                    Some(s) => BucketBuffer::Kv(SortBuffer::new(s.clone(), self.flush.layout)),
+                    Some(s) => BucketBuffer::Kv(SortBuffer::new(
+                        s.clone(),
+                        self.flush.layout,
+                        self.key_idx.clone(),
+                        self.memory.clone(),
+                    )),
                     None => BucketBuffer::Append {
                         batches: vec![],
                         bytes: 0,
@@ -327,57 +340,89 @@ impl TableWrite {
                     },
                 );
             }
-            let key_idx = &self.key_idx;
-            let kv_schema = &self.kv_schema;
             if let Some(w) = self.writers.get_mut(&key) {
-                let n = rows.num_rows();
-                match &mut w.buffer {
-                    BucketBuffer::Kv(buf) => {
-                        let schema = kv_schema
-                            .clone()
-                            .ok_or_else(|| Error::Internal("kv".into()))?;
-                        buf.put(to_kv(&schema, key_idx, &rows, kinds, w.next_seq)?);
-                        w.next_seq += n as i64;
+                let rows = indices.len();
+                match (&mut w.buffer, &shared) {
+                    (BucketBuffer::Kv(buf), Some(input)) => {
+                        let indices = (rows < n).then_some(indices);
+                        buf.put(input, indices, w.next_seq);
+                        w.next_seq += rows as i64;
                     }
-                    BucketBuffer::Append { batches, bytes, .. } => {
-                        *bytes += rows.get_array_memory_size();
-                        batches.push(rows);
+                    (BucketBuffer::Append { batches, bytes, .. }, _) => {
+                        let idx = UInt32Array::from(indices);
+                        let part = arrow_select::take::take_record_batch(&aligned.batch, &idx)?;
+                        *bytes += part.get_array_memory_size();
+                        batches.push(part);
+                    }
+                    (BucketBuffer::Kv(_), None) => {
+                        return Err(Error::Internal("key-value buffer without a schema".into()))
                     }
                 }
             }
         }
+        drop(shared);
         self.enforce_budget()
     }
 
-    /// While the buffers hold more than `write-buffer-size`, spill (or flush) the largest.
+    /// While the buffers hold more than `write-buffer-size`: spill (or flush) the largest
+    /// buffer together with every buffer at least half its size, in parallel, then copy the
+    /// rows of the smaller buffers out of the shared input batches so those can be freed.
+    /// (Rows of one input batch are spread over many buckets: spilling only the largest would
+    /// free none of the input; with uniformly spread keys every bucket spills at once.)
     fn enforce_budget(&mut self) -> Result<()> {
         loop {
-            let total: usize = self.writers.values().map(BucketWriter::memory_size).sum();
-            if total <= self.budget {
+            if self.memory_size() <= self.budget {
                 return Ok(());
             }
-            let Some(key) = self
+            let largest = self
                 .writers
-                .iter()
-                .filter(|(_, w)| w.memory_size() > 0)
-                .max_by_key(|(_, w)| w.memory_size())
-                .map(|(k, _)| k.clone())
-            else {
+                .values()
+                .map(BucketWriter::memory_size)
+                .max()
+                .unwrap_or(0);
+            if largest == 0 {
                 return Ok(());
-            };
+            }
             let spillable = self.spillable;
-            let Some(w) = self.writers.get_mut(&key) else {
-                return Ok(());
-            };
-            match &mut w.buffer {
-                BucketBuffer::Kv(buf)
-                    if spillable && self.spiller.has_room(buf.spill_estimate()) =>
-                {
-                    buf.spill(&self.spiller)?;
+            let spiller = &self.spiller;
+            let mut disk = 0u64;
+            let mut chosen: Vec<(&mut BucketWriter, bool)> = vec![];
+            let mut rest: Vec<&mut BucketWriter> = vec![];
+            for w in self.writers.values_mut() {
+                let size = w.memory_size();
+                if size == 0 || size * 2 < largest {
+                    rest.push(w);
+                    continue;
                 }
-                _ => {
-                    let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
-                    flush_bucket(&self.flush, &self.spiller, w, dir, false)?;
+                let spill = match &w.buffer {
+                    BucketBuffer::Kv(buf) if spillable => {
+                        let est = buf.spill_estimate();
+                        let fits = spiller.has_room(disk + est);
+                        if fits {
+                            disk += est;
+                        }
+                        fits
+                    }
+                    _ => false,
+                };
+                chosen.push((w, spill));
+            }
+            let table = &self.table;
+            let flush = &self.flush;
+            first_error(
+                chosen
+                    .into_par_iter()
+                    .map(|(w, spill)| match &mut w.buffer {
+                        BucketBuffer::Kv(buf) if spill => buf.spill(spiller),
+                        _ => {
+                            let dir = table.bucket_dir(&w.partition_path, w.bucket);
+                            flush_bucket(flush, spiller, w, dir, false)
+                        }
+                    }),
+            )?;
+            for w in rest {
+                if let BucketBuffer::Kv(buf) = &mut w.buffer {
+                    buf.compact()?;
                 }
             }
         }
@@ -490,6 +535,7 @@ impl TableWrite {
     /// Flush every bucket (in parallel) into level-0 files; one message per bucket written.
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
+        self.spill_before_merge().map_err(|e| e.with_table(&name))?;
         let total_buckets = self.table.options.bucket;
         let flush = &self.flush;
         let spiller = &self.spiller;
@@ -538,6 +584,41 @@ impl TableWrite {
         Ok(msgs)
     }
 
+    /// The budget covers the final merge too: a bucket that spilled merges its runs (one
+    /// batch of `RUN_BATCH_ROWS` rows per run) into a Parquet writer (a row group of up to
+    /// `ROW_GROUP_BYTES`), several buckets at once. If that working memory and the in-memory
+    /// rows together exceed `write-buffer-size`, the in-memory rows of the buckets that spilled
+    /// are spilled first (as Paimon does at flush), so the merges start with the buffers free.
+    fn spill_before_merge(&mut self) -> Result<()> {
+        if !self.spillable {
+            return Ok(());
+        }
+        let mut merging = vec![];
+        for w in self.writers.values_mut() {
+            if let BucketBuffer::Kv(buf) = &mut w.buffer {
+                if buf.spill_count() > 0 && buf.in_memory_rows() > 0 {
+                    merging.push(buf);
+                }
+            }
+        }
+        if merging.is_empty() {
+            return Ok(());
+        }
+        let at_once = rayon::current_num_threads().min(merging.len());
+        let per_merge = merging
+            .iter()
+            .map(|b| (b.spill_count() + 1) * RUN_BATCH_ROWS * b.row_bytes() + ROW_GROUP_BYTES)
+            .max()
+            .unwrap_or(0);
+        let in_memory = self.memory.get();
+        let estimate: u64 = merging.iter().map(|b| b.spill_estimate()).sum();
+        if in_memory + at_once * per_merge <= self.budget || !self.spiller.has_room(estimate) {
+            return Ok(());
+        }
+        let spiller = &self.spiller;
+        first_error(merging.into_par_iter().map(|b| b.spill(spiller)))
+    }
+
     fn reset_spiller(&mut self) {
         let opts = self.spiller.options().clone();
         self.spiller = Spiller::new(opts);
@@ -577,9 +658,17 @@ impl TableWrite {
         self.writers.values().map(BucketWriter::buffered_rows).sum()
     }
 
-    /// Arrow memory held by all buffers.
+    /// Arrow memory held by all buffers (an input batch shared by several buckets counts once).
     pub fn memory_size(&self) -> usize {
-        self.writers.values().map(BucketWriter::memory_size).sum()
+        let append: usize = self
+            .writers
+            .values()
+            .map(|w| match &w.buffer {
+                BucketBuffer::Append { bytes, .. } => *bytes,
+                BucketBuffer::Kv(_) => 0,
+            })
+            .sum();
+        self.memory.get() + append
     }
 
     /// Number of spill files currently held.
@@ -673,27 +762,6 @@ fn unique_columns(table: &FileStoreTable, pk: bool) -> Vec<String> {
     out
 }
 
-/// Build the key-value batch of `rows`: key columns (shared with the value columns, no copy),
-/// sequence numbers from `first_seq`, row kinds.
-fn to_kv(
-    schema: &SchemaRef,
-    key_idx: &[usize],
-    rows: &RecordBatch,
-    kinds: Option<Int8Array>,
-    first_seq: i64,
-) -> Result<RecordBatch> {
-    let n = rows.num_rows();
-    let mut cols: Vec<ArrayRef> = key_idx.iter().map(|&i| rows.column(i).clone()).collect();
-    cols.push(Arc::new(Int64Array::from_iter_values(
-        first_seq..first_seq + n as i64,
-    )));
-    cols.push(Arc::new(
-        kinds.unwrap_or_else(|| Int8Array::from(vec![0i8; n])),
-    ));
-    cols.extend(rows.columns().iter().cloned());
-    Ok(RecordBatch::try_new(schema.clone(), cols)?)
-}
-
 /// Write what a bucket buffers into level-0 files. For primary-key buckets the in-memory and
 /// spilled runs are merged through the merge function (each key once per flush). With `last`
 /// the append writer is closed too (prepare_commit).
@@ -762,10 +830,127 @@ fn flush_bucket(
     Ok(())
 }
 
-fn take_i8(k: &Int8Array, idx: &UInt32Array) -> Result<Int8Array> {
-    let t = arrow_select::take::take(k, idx, None)?;
-    t.as_any()
-        .downcast_ref::<Int8Array>()
-        .cloned()
-        .ok_or_else(|| Error::Internal("kinds take".into()))
+/// Wait for every result; the first error, if any.
+fn first_error(results: impl ParallelIterator<Item = Result<()>>) -> Result<()> {
+    let errors: Vec<Error> = results.filter_map(|r| r.err()).collect();
+    match errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::DataType as AT;
+
+    use super::*;
+    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+
+    fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("k", AT::Int64, false),
+            Field::new("v", AT::Utf8, true),
+        ]);
+        let opts: BTreeMap<String, String> = opts
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        let s = NewTableSchema::from_arrow(&schema, vec![], vec!["k".into()], opts, None).unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    fn rows(start: i64, n: i64) -> RecordBatch {
+        let ks: Vec<i64> = (start..start + n).collect();
+        let vs: Vec<String> = ks.iter().map(|k| format!("value-{k:012}")).collect();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", AT::Int64, false),
+            Field::new("v", AT::Utf8, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(Int64Array::from(ks)),
+                Arc::new(StringArray::from(vs)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn in_memory_rows_of_spilled_buckets(w: &TableWrite) -> usize {
+        w.writers
+            .values()
+            .map(|b| match &b.buffer {
+                BucketBuffer::Kv(buf) if buf.spill_count() > 0 => buf.in_memory_rows(),
+                _ => 0,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn input_routed_to_several_buckets_is_counted_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = TableWrite::new(table(dir.path(), &[("bucket", "4")])).unwrap();
+        let b = rows(0, 10_000);
+        w.write(&b).unwrap();
+        let input = b.get_array_memory_size();
+        // the batch once plus the buckets' row indices (4 bytes a row, Vec growth)
+        assert!(w.memory_size() >= input);
+        assert!(w.memory_size() <= input + 8 * 10_000, "{}", w.memory_size());
+        w.abort();
+    }
+
+    #[test]
+    fn budget_covers_the_merge_at_prepare_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = tempfile::tempdir().unwrap();
+        let spill_dir = spill.path().to_str().unwrap();
+        let t = table(
+            dir.path(),
+            &[
+                ("bucket", "2"),
+                ("write-buffer-size", "256 kb"),
+                ("write-buffer-spill.dir", spill_dir),
+            ],
+        );
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        let mut written = 0;
+        while w.spill_count() == 0 || in_memory_rows_of_spilled_buckets(&w) == 0 {
+            w.write(&rows(written, 1000)).unwrap();
+            written += 1000;
+        }
+        let spills = w.spill_count();
+        // a merge holds a run batch per run and a row group: with 256 kb that does not fit
+        // next to the in-memory rows, which are spilled first
+        w.spill_before_merge().unwrap();
+        assert_eq!(in_memory_rows_of_spilled_buckets(&w), 0);
+        assert!(w.spill_count() > spills);
+        assert_eq!(w.memory_size(), 0);
+        let msgs = w.prepare_commit().unwrap();
+        let n: i64 = msgs
+            .iter()
+            .flat_map(|m| &m.new_files)
+            .map(|f| f.row_count)
+            .sum();
+        assert_eq!(n, written);
+        w.abort();
+
+        // with a budget that holds everything, nothing spills and nothing is spilled first
+        let big = t
+            .copy(&[("write-buffer-size".to_string(), "1 gb".to_string())].into())
+            .unwrap();
+        let mut w = TableWrite::new(big).unwrap();
+        for i in 0..30 {
+            w.write(&rows(i * 1000, 1000)).unwrap();
+        }
+        w.spill_before_merge().unwrap();
+        assert_eq!(w.spill_count(), 0);
+        assert_eq!(w.buffered_rows(), 30_000);
+        w.abort();
+    }
 }
