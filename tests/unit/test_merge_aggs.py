@@ -13,6 +13,7 @@ from typing import Any
 import datasketches as ds
 import pyarrow as pa
 import pytest
+from java_rbm64 import bitmap_of as rbm64
 from pyroaring import BitMap
 from test_merge_engines import both, make
 
@@ -67,51 +68,7 @@ def test_rbm32_bad_bytes_and_types(catalog):
 
 
 # ---------------------------------------------------------------------------------------------
-# rbm64: Java Roaring64Bitmap bytes (RoaringBitmap 1.2.1's ART layout), hand-traced from the
-# Java sources (no JVM here; the layout is documented in crates/.../merge/agg/rbm64.rs)
-
-
-def _le(x: int, n: int) -> bytes:
-    return x.to_bytes(n, "little")
-
-
-def _leaf(high: int, idx: int) -> bytes:
-    return bytes([4, 0, 0, 0]) + high.to_bytes(6, "big") + _le(idx, 8)
-
-
-def _containers(slots: list[bytes]) -> bytes:
-    # one container array; capacities grow 1, 2, 3, ... so it is exactly full up to 4 slots
-    body = _le(1, 4) + b"\xfe" + _le(len(slots), 4) + b"".join(slots)
-    return body + _le(len(slots), 8) + _le(0, 4) + _le(len(slots) - 1, 4)
-
-
-def rbm64(*vals: int) -> bytes:
-    """Java Paimon's `RoaringBitmap64.bitmapOf(vals).serialize()`, for at most two high keys
-    (the top 48 bits) differing in their last byte and at most 3 values under each (array
-    containers: runOptimize leaves 3 or fewer values as an array)."""
-    groups: dict[int, list[int]] = {}
-    for v in vals:
-        lows = groups.setdefault(v >> 16, [])
-        if v & 0xFFFF not in lows:
-            lows.append(v & 0xFFFF)
-    highs = list(groups)  # container slots in first-seen order
-    assert len(highs) <= 2 and all(len(g) <= 3 for g in groups.values())
-    if not highs:
-        return b"\x00"
-    out = b"\x01" + _le(len(highs), 8)
-    if len(highs) == 1:
-        out += _leaf(highs[0], 0)
-    else:
-        keys = [h.to_bytes(6, "big") for h in highs]
-        assert keys[0][:5] == keys[1][:5]
-        order = sorted(range(2), key=lambda i: highs[i])
-        # Node4: 2 children, the 5 shared bytes as prefix, slot keys written 3..0
-        out += bytes([0, 2, 0, 5]) + keys[0][:5]
-        out += bytes([0, 0, keys[order[1]][5], keys[order[0]][5]])
-        out += b"".join(_leaf(highs[i], i) for i in order)
-    arrays = [bytes([1, 2]) + _le(len(groups[h]), 4)
-              + b"".join(_le(x, 2) for x in sorted(groups[h])) for h in highs]
-    return out + _containers(arrays)
+# rbm64: Java Roaring64Bitmap bytes (RoaringBitmap 1.2.1's ART layout), hand-traced (java_rbm64)
 
 
 def test_rbm64_union_matches_java_bytes(catalog):
@@ -129,6 +86,13 @@ def test_rbm64_union_keeps_javas_container_order(catalog):
     got = one(catalog, "r64o", pa.binary(), agg("v", "rbm64"), [rbm64(9 << 16), rbm64(1 << 16 | 7)])
     assert got == rbm64(9 << 16, 1 << 16 | 7)
     assert got != rbm64(1 << 16 | 7, 9 << 16)
+
+
+def test_rbm64_run_containers_and_four_keys(catalog):
+    # 0..9 under one key: runOptimize makes a run container; four keys under one Node4
+    got = one(catalog, "r64n", pa.binary(), agg("v", "rbm64"),
+              [rbm64(*range(5), 3 << 16), rbm64(*range(5, 10), 1 << 16, 2 << 16 | 9)])
+    assert got == rbm64(*range(10), 3 << 16, 1 << 16, 2 << 16 | 9)
 
 
 def test_rbm64_retraction_refused_unless_ignored(catalog):
