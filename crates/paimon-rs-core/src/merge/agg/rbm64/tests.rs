@@ -225,6 +225,56 @@ fn high_values_and_wide_keys() {
 }
 
 #[test]
+fn accumulator_layout_is_kept_as_java_left_it() {
+    // An accumulator whose key 1 was removed in Java: its slot stays null, the cursor stays
+    // at slot 2. A new key goes to slot 3 (addContainer bumps the cursor, no first-free search).
+    let slots = |n: usize| {
+        let mut v = [le4(1), vec![0xFE], le4(4)].concat();
+        for i in 0..4 {
+            if i == 1 || i >= n {
+                v.push(0);
+            } else {
+                v.extend([vec![1], array(&[0])].concat());
+            }
+        }
+        v
+    };
+    let node4 = |keys: &[u8]| {
+        let mut k = [0u8; 4];
+        k[..keys.len()].copy_from_slice(keys);
+        k.reverse();
+        [vec![0, keys.len() as u8, 0, 5, 0, 0, 0, 0, 0], k.to_vec()].concat()
+    };
+    let acc = [
+        vec![1],
+        le8(2),
+        node4(&[0, 2]),
+        leaf_bytes([0; 6], 0),
+        leaf_bytes([0, 0, 0, 0, 0, 2], 2),
+        slots(3),
+        le8(2),
+        le4(0),
+        le4(2),
+    ]
+    .concat();
+    assert_eq!(values(&acc), vec![0, 2 << 16]);
+    let want = [
+        vec![1],
+        le8(3),
+        node4(&[0, 2, 5]),
+        leaf_bytes([0; 6], 0),
+        leaf_bytes([0, 0, 0, 0, 0, 2], 2),
+        leaf_bytes([0, 0, 0, 0, 0, 5], 3),
+        slots(4),
+        le8(3),
+        le4(0),
+        le4(3),
+    ]
+    .concat();
+    assert_eq!(union(&acc, &ser(&[5 << 16])), want);
+}
+
+#[test]
 fn bad_bytes_are_errors_naming_the_field() {
     let good = ser(&[1, 1 << 20, 1 << 40]);
     for n in 0..good.len() {
