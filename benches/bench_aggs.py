@@ -6,6 +6,8 @@ except in the ``sum`` baseline table, one column aggregated by the function unde
   collect        ARRAY<BIGINT> of 2 elements per record
   nested_update  ARRAY<ROW<id BIGINT, x BIGINT>> of 2 rows, nested-key id (4 distinct ids)
   rbm32          VARBINARY: a portable Roaring bitmap of 4 values
+  rbm64          VARBINARY: a Java Roaring64Bitmap of the same 4 values (paimon_rs only:
+                 pypaimon 2.1.0 refuses rbm64)
 A base commit of ``--rows`` keys, then ``--commits`` commits updating ``--update-rows`` existing
 keys each (bucket 1: every commit is one overlapping level-0 file). The full read is timed
 ``--repeat`` times after one warm-up; medians are reported, with the ratio to paimon_rs's own
@@ -30,8 +32,10 @@ from pyroaring import BitMap
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches"))
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "tests" / "unit"))
 
 from bench_merge_read import _ipc, bench_ours, bench_peer  # noqa: E402
+from java_rbm64 import bitmap_of  # noqa: E402
 
 NROW = pa.struct([("id", pa.int64()), ("x", pa.int64())])
 FUNCS = {
@@ -39,7 +43,9 @@ FUNCS = {
     "collect": (pa.list_(pa.int64()), {}),
     "nested_update": (pa.list_(NROW), {"fields.a.nested-key": "id"}),
     "rbm32": (pa.binary(), {}),
+    "rbm64": (pa.binary(), {}),
 }
+NO_PEER = {"rbm64"}  # pypaimon 2.1.0 refuses it
 
 
 def column(func: str, n: int, rng: np.random.Generator) -> pa.Array:
@@ -49,6 +55,8 @@ def column(func: str, n: int, rng: np.random.Generator) -> pa.Array:
     if func == "nested_update":
         return pa.array([[{"id": int(r[0]) % 4, "x": int(r[1])}, {"id": int(r[2]) % 4, "x": 1}]
                          for r in vals], pa.list_(NROW))
+    if func == "rbm64":
+        return pa.array([bitmap_of(*r.tolist()) for r in vals], pa.binary())
     return pa.array([BitMap(r.tolist()).serialize() for r in vals], pa.binary())
 
 
@@ -94,7 +102,7 @@ def main(argv=None) -> int:
             ours_s = statistics.median(ours["read_s"])
             base = base or ours_s
             peer_txt, ratio = "-", "-"
-            if not a.no_peer:
+            if not a.no_peer and func not in NO_PEER:
                 peer = bench_peer("pypaimon", Path(tmp) / "peer", ipcs, opts, a.repeat)
                 assert peer["rows"] == ours["rows"] and peer["check"] == ours["check"], func
                 peer_s = statistics.median(peer["read_s"])

@@ -75,7 +75,8 @@ def test_pypaimon_reads_our_merge_tables(tmp_path, pypaimon_venv, case):
 
 # Nested and binary aggregates pypaimon 2.1.0 implements. Its venv has pyroaring but not the
 # datasketches package, so theta_sketch/hll_sketch are checked against DataSketches' own binding
-# in tests/unit/test_merge_aggs.py instead; rbm64 it refuses, as we do. MAP columns
+# in tests/unit/test_merge_aggs.py instead; rbm64 it refuses (paimon_rs implements it, checked
+# against hand-traced Java bytes in tests/unit/test_merge_aggs.py). MAP columns
 # (merge_map, merge_map_with_keytime) cannot be compared: pypaimon 2.1.0's merge-on-read fails
 # to rebuild MAP values ("Could not convert {'key': ..., 'value': ...} with type dict").
 NROW = pa.struct([("id", pa.int64()), ("name", pa.string())])

@@ -1,6 +1,6 @@
 """Aggregate functions over nested and binary values through the Python API (paimon-behaviour.md
 §8.4; Java's FieldCollectAgg, FieldMergeMapAgg, FieldMergeMapWithKeyTimeAgg, FieldNestedUpdateAgg,
-FieldNestedPartialUpdateAgg, FieldRoaringBitmap32Agg, FieldThetaSketchAgg, FieldHllSketchAgg).
+FieldNestedPartialUpdateAgg, FieldRoaringBitmap32Agg, FieldRoaringBitmap64Agg, FieldThetaSketchAgg, FieldHllSketchAgg).
 
 Each case runs twice (one commit per record: merged by the reader; one commit: merged by the
 write-buffer flush) and both must agree (`both`).
@@ -13,6 +13,7 @@ from typing import Any
 import datasketches as ds
 import pyarrow as pa
 import pytest
+from java_rbm64 import bitmap_of as rbm64
 from pyroaring import BitMap
 from test_merge_engines import both, make
 
@@ -66,9 +67,50 @@ def test_rbm32_bad_bytes_and_types(catalog):
         make(catalog, "rbmt", [("k", I64), ("v", I64)], agg("v", "rbm32"))
 
 
-def test_rbm64_refused_with_reason(catalog):
-    with pytest.raises(paimon_rs.UnsupportedError, match="rbm64.*Roaring64Bitmap"):
-        make(catalog, "r64", [("k", I64), ("v", pa.binary())], agg("v", "rbm64"))
+# ---------------------------------------------------------------------------------------------
+# rbm64: Java Roaring64Bitmap bytes (RoaringBitmap 1.2.1's ART layout), hand-traced (java_rbm64)
+
+
+def test_rbm64_union_matches_java_bytes(catalog):
+    # Java Paimon's FieldAggregatorTest: agg(bitmapOf(2, 3), bitmapOf(1)) == bitmapOf(1, 2, 3)
+    got = one(catalog, "r64", pa.binary(), agg("v", "rbm64"), [rbm64(2, 3), N, rbm64(), rbm64(1)])
+    assert got == rbm64(1, 2, 3)
+    high = 0xABCD_EF01_2345 << 16
+    got = one(catalog, "r64h", pa.binary(), agg("v", "rbm64"),
+              [rbm64(high + 5), rbm64(high + 2, high + 5)])
+    assert got == rbm64(high + 5, high + 2)
+
+
+def test_rbm64_union_keeps_javas_container_order(catalog):
+    # new high keys of the input are appended after the accumulator's containers
+    got = one(catalog, "r64o", pa.binary(), agg("v", "rbm64"), [rbm64(9 << 16), rbm64(1 << 16 | 7)])
+    assert got == rbm64(9 << 16, 1 << 16 | 7)
+    assert got != rbm64(1 << 16 | 7, 9 << 16)
+
+
+def test_rbm64_run_containers_and_four_keys(catalog):
+    # 0..9 under one key: runOptimize makes a run container; four keys under one Node4
+    got = one(catalog, "r64n", pa.binary(), agg("v", "rbm64"),
+              [rbm64(*range(5), 3 << 16), rbm64(*range(5, 10), 1 << 16, 2 << 16 | 9)])
+    assert got == rbm64(*range(10), 3 << 16, 1 << 16, 2 << 16 | 9)
+
+
+def test_rbm64_retraction_refused_unless_ignored(catalog):
+    with pytest.raises(paimon_rs.PaimonRsError, match="ignore-retract"):
+        one(catalog, "r64r", pa.binary(), agg("v", "rbm64"), [rbm64(1), rbm64(1)], ["+I", "-U"])
+    got = one(catalog, "r64i", pa.binary(), agg("v", "rbm64", ignore_retract="true"),
+              [rbm64(1), rbm64(2), rbm64(3)], ["+I", "-U", "+U"])
+    assert got == rbm64(1, 3)
+
+
+def test_rbm64_bad_bytes_and_types(catalog):
+    with pytest.raises(paimon_rs.PaimonRsError, match="rbm64.*'v'.*Roaring64Bitmap"):
+        one(catalog, "r64b", pa.binary(), agg("v", "rbm64"), [rbm64(1), rbm64(1)[:-3]])
+    with pytest.raises(paimon_rs.PaimonRsError, match="rbm64.*'v'.*Roaring64Bitmap"):
+        # the portable 64-bit format (what pyroaring's BitMap64 writes) is not Java's
+        one(catalog, "r64p", pa.binary(), agg("v", "rbm64"), [rbm64(1), b"\x01\x00\x00\x00"])
+    with pytest.raises(paimon_rs.PaimonRsError, match="rbm64.*'v'.*VARBINARY"):
+        make(catalog, "r64t", [("k", I64), ("v", I64)], agg("v", "rbm64"))
 
 
 # ---------------------------------------------------------------------------------------------

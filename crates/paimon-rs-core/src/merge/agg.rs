@@ -13,6 +13,7 @@ use crate::spec::datum::Datum;
 use crate::spec::types::{DataType, TypeKind};
 
 mod nested;
+mod rbm64;
 mod sketch;
 
 pub use nested::{NestedSpec, NullKeyStrategy};
@@ -45,6 +46,8 @@ pub enum AggFunc {
     BoolOr,
     /// Union of serialized 32-bit Roaring bitmaps (portable format).
     Rbm32,
+    /// Union of serialized Java `Roaring64Bitmap`s (RoaringBitmap 1.2.1's ART layout).
+    Rbm64,
     /// Union of serialized DataSketches theta sketches.
     ThetaSketch,
     /// Union of serialized DataSketches HLL sketches (result HLL_4).
@@ -90,16 +93,7 @@ impl AggFunc {
             "nested_partial_update" => {
                 AggFunc::NestedPartialUpdate(Arc::new(NestedSpec::default()))
             }
-            "rbm64" => {
-                // Java's RoaringBitmap64 writes Roaring64Bitmap.serialize(): the ART-based
-                // layout of the RoaringBitmap library ("no specification"), not the portable
-                // 64-bit format the `roaring` crate's RoaringTreemap reads and writes.
-                return Err(Error::unsupported(format!(
-                    "option '{option}' = 'rbm64': paimon_rs cannot read or write Java's \
-                     Roaring64Bitmap serialization (its ART layout is not the portable 64-bit \
-                     Roaring format)"
-                )));
-            }
+            "rbm64" => AggFunc::Rbm64,
             other => {
                 return Err(Error::invalid(format!(
                     "option '{option}' = '{other}': unknown aggregate function (expected sum, \
@@ -126,6 +120,7 @@ impl AggFunc {
             AggFunc::BoolAnd => "bool_and",
             AggFunc::BoolOr => "bool_or",
             AggFunc::Rbm32 => "rbm32",
+            AggFunc::Rbm64 => "rbm64",
             AggFunc::ThetaSketch => "theta_sketch",
             AggFunc::HllSketch => "hll_sketch",
             AggFunc::Collect => "collect",
@@ -161,7 +156,7 @@ impl AggFunc {
                 .unwrap_or_default()
         };
         Ok(match self {
-            AggFunc::Rbm32 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
+            AggFunc::Rbm32 | AggFunc::Rbm64 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
                 if !matches!(t.kind, TypeKind::VarBinary(_)) {
                     return Err(need("a VARBINARY (BYTES)"));
                 }
@@ -531,13 +526,14 @@ impl FieldAgg {
                     )))
                 }
             },
-            AggFunc::Rbm32 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
+            AggFunc::Rbm32 | AggFunc::Rbm64 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
                 match (rd.datum(&acc)?, rd.datum(&inp)?) {
                     (_, None) => acc,
                     (None, Some(_)) => inp,
                     (Some(Datum::Bytes(a)), Some(Datum::Bytes(b))) => {
                         let union = match self.func {
                             AggFunc::Rbm32 => sketch::rbm32_union,
+                            AggFunc::Rbm64 => rbm64::rbm64_union,
                             AggFunc::ThetaSketch => sketch::theta_union,
                             _ => sketch::hll_union,
                         };
@@ -687,28 +683,43 @@ mod tests {
         out
     }
 
-    #[test]
-    fn rbm32_unions_and_refuses_retract() {
+    /// Aggregates `inputs` (bytes of one bitmap each, then a null) with `func`, expects
+    /// `want`, a refused retraction and an error naming the function for bad bytes.
+    fn check_bitmap_union(func: &str, inputs: [Vec<u8>; 3], want: Vec<u8>) {
         let f = FieldAgg {
             field: "b".into(),
-            func: AggFunc::Rbm32,
+            func: AggFunc::parse("fields.b.aggregate-function", func).unwrap(),
             ignore_retract: false,
             delimiter: ",".into(),
             distinct: false,
         };
         let mut st = AggState::new();
-        for v in [&[1u32, 5][..], &[], &[5, 70000]] {
-            f.agg(&mut st, Cell::Val(Datum::Bytes(ser(v))), &Vals, false)
+        for v in inputs {
+            f.agg(&mut st, Cell::Val(Datum::Bytes(v)), &Vals, false)
                 .unwrap();
         }
         f.agg(&mut st, Cell::Null, &Vals, false).unwrap();
-        assert_eq!(st.acc, Cell::Val(Datum::Bytes(ser(&[1, 5, 70000]))));
+        assert_eq!(st.acc, Cell::Val(Datum::Bytes(want.clone())));
         assert!(f
-            .retract(&mut st, Cell::Val(Datum::Bytes(ser(&[1]))), &Vals)
+            .retract(&mut st, Cell::Val(Datum::Bytes(want)), &Vals)
             .unwrap_err()
             .to_string()
             .contains("ignore-retract"));
         let bad = f.agg(&mut st, Cell::Val(Datum::Bytes(vec![1, 2])), &Vals, false);
-        assert!(bad.unwrap_err().to_string().contains("rbm32"));
+        let e = bad.unwrap_err().to_string();
+        assert!(e.contains(func) && e.contains("'b'"), "{e}");
+    }
+
+    #[test]
+    fn rbm32_unions_and_refuses_retract() {
+        let inputs = [ser(&[1, 5]), ser(&[]), ser(&[5, 70000])];
+        check_bitmap_union("rbm32", inputs, ser(&[1, 5, 70000]));
+    }
+
+    #[test]
+    fn rbm64_unions_and_refuses_retract() {
+        let ser = |v: &[u64]| rbm64::Rbm64::java_bitmap_of(v).serialize();
+        let inputs = [ser(&[2, 3]), ser(&[]), ser(&[1, 1 << 40])];
+        check_bitmap_union("rbm64", inputs, ser(&[2, 3, 1, 1 << 40]));
     }
 }
