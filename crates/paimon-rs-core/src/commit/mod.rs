@@ -206,16 +206,17 @@ impl FileStoreCommit {
                 if overwrite.is_some() || !adds.is_empty() {
                     // An append only needs the live files of the partitions it writes to
                     // (total-buckets check); an overwrite needs all it may replace.
-                    let live = match (&latest, overwrite) {
-                        (Some(s), Some(_)) => crate::read::scan::live_entries(&self.table, s)?,
-                        (Some(s), None) => crate::read::scan::live_entries_filtered(
-                            &self.table,
-                            s,
+                    let filter = match overwrite {
+                        Some(_) => None,
+                        None => {
                             self.partitions_filter(adds.iter().map(|e| e.partition.as_slice()))?
-                                .as_ref(),
-                        )?,
-                        (None, _) => vec![],
+                        }
                     };
+                    let live = crate::read::scan::live_entries_of(
+                        &self.table,
+                        previous.clone(),
+                        filter.as_ref(),
+                    )?;
                     self.check_total_buckets(&live, &adds)?;
                     if let Some(spec) = overwrite {
                         for e in live {

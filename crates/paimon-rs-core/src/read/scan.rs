@@ -84,6 +84,16 @@ pub fn live_entries_filtered(
 ) -> Result<Vec<ManifestEntry>> {
     let mut metas = read_list(table, &snapshot.base_manifest_list)?;
     metas.extend(read_list(table, &snapshot.delta_manifest_list)?);
+    live_entries_of(table, metas, partition_filter)
+}
+
+/// Live files listed by `metas` (a snapshot's base then delta manifests, already read),
+/// keeping only partitions that may match `partition_filter`.
+pub fn live_entries_of(
+    table: &FileStoreTable,
+    mut metas: Vec<ManifestFileMeta>,
+    partition_filter: Option<&Predicate>,
+) -> Result<Vec<ManifestEntry>> {
     let pkeys = table.partition_keys().to_vec();
     let ptypes = table.partition_types()?;
     if let Some(f) = partition_filter {
