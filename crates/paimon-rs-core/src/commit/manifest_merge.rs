@@ -15,7 +15,7 @@
 //!
 //! Merged manifests are ordinary manifests: Java Paimon and pypaimon read them as any other.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 
 use rayon::prelude::*;
@@ -111,14 +111,19 @@ impl FileStoreCommit {
         if delta_size < o.manifest_full_compaction_threshold_size {
             return Ok(None);
         }
+        // Manifests with deletes are read once: for the delete set now, for the rewrite below.
         let with_deletes: Vec<ManifestFileMeta> = input
             .iter()
             .filter(|m| m.num_deleted_files > 0)
             .cloned()
             .collect();
-        let deleted: HashSet<FileIdentifier> = self
-            .read_entries_of(&with_deletes)?
-            .into_iter()
+        let mut already_read: HashMap<String, Vec<ManifestEntry>> = with_deletes
+            .iter()
+            .map(|m| m.file_name.clone())
+            .zip(self.read_entries_of(&with_deletes)?)
+            .collect();
+        let deleted: HashSet<FileIdentifier> = already_read
+            .values()
             .flatten()
             .filter(|e| e.kind == FileKind::Delete)
             .map(|e| e.identifier())
@@ -150,7 +155,17 @@ impl FileStoreCommit {
             return Ok(None);
         }
         let mut kept_entries = vec![];
-        for (m, entries) in to_merge.iter().zip(self.read_entries_of(&to_merge)?) {
+        let unread: Vec<ManifestFileMeta> = to_merge
+            .iter()
+            .filter(|m| !already_read.contains_key(&m.file_name))
+            .cloned()
+            .collect();
+        let mut fresh = self.read_entries_of(&unread)?.into_iter();
+        for m in &to_merge {
+            let entries = match already_read.remove(&m.file_name) {
+                Some(e) => e,
+                None => fresh.next().unwrap_or_default(),
+            };
             let mut rewrite = must_change(m);
             let before = kept_entries.len();
             for e in entries {
