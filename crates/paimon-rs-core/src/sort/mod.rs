@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use arrow_array::RecordBatch;
+use arrow_array::{make_array, ArrayRef, RecordBatch};
+use arrow_buffer::Buffer;
+use arrow_data::transform::MutableArrayData;
+use arrow_data::ArrayData;
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
@@ -54,8 +57,48 @@ impl SpillFile {
         Ok(Box::new(reader.map(move |b| {
             let _ = &keep;
             b.map_err(|e| Error::corrupt(keep.path(), format!("spill file: {e}")))
+                .and_then(detach_from_block)
         })))
     }
+}
+
+/// A decoded IPC batch whose arrays no longer pin the block they were read from.
+///
+/// A compressed IPC block stores a buffer uncompressed when compression does not shrink it
+/// (random integer keys, floats); the reader hands such a buffer out as a slice of the whole
+/// block, so one such column keeps the block (the compressed size of every column) alive next
+/// to the decompressed copies. A merge holds a batch or two of every run at once, so this
+/// doubled its memory. Columns holding a slice of a larger allocation are copied out.
+fn detach_from_block(batch: RecordBatch) -> Result<RecordBatch> {
+    if !batch
+        .columns()
+        .iter()
+        .any(|c| pins_larger_buffer(&c.to_data()))
+    {
+        return Ok(batch);
+    }
+    let columns: Vec<ArrayRef> = batch
+        .columns()
+        .iter()
+        .map(|c| {
+            let data = c.to_data();
+            if !pins_larger_buffer(&data) {
+                return Ok(c.clone());
+            }
+            let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+            copy.try_extend(0, 0, data.len())?;
+            Ok(make_array(copy.freeze()))
+        })
+        .collect::<Result<_>>()?;
+    Ok(RecordBatch::try_new(batch.schema(), columns)?)
+}
+
+/// Whether a buffer of `data` (or of its children) is a small part of a larger allocation.
+fn pins_larger_buffer(data: &ArrayData) -> bool {
+    let larger = |b: &Buffer| b.capacity() > 2 * b.len() + 4096;
+    data.buffers().iter().any(larger)
+        || data.nulls().is_some_and(|n| larger(n.buffer()))
+        || data.child_data().iter().any(pins_larger_buffer)
 }
 
 /// Spill files of one writer, in a temp directory of its own (created on first spill, removed
@@ -229,4 +272,73 @@ pub fn check_spill_zstd_level(level: i32) -> Result<i32> {
 /// Open a file for reading (used by tests).
 pub fn open(path: &Path) -> Result<File> {
     File::open(path).map_err(|e| Error::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_array::{Array, Int64Array, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+
+    fn spiller(dir: &Path, compression: Option<CompressionType>) -> Spiller {
+        Spiller::new(SpillOptions {
+            base_dir: dir.to_path_buf(),
+            compression,
+            zstd_level: 1,
+            max_disk_size: None,
+            max_fan_in: 128,
+        })
+    }
+
+    /// One incompressible column (IPC stores it uncompressed, as a slice of the block) and one
+    /// compressible column: the batches read back must not keep their blocks alive.
+    #[test]
+    fn read_back_batches_do_not_pin_their_ipc_block() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let rows = 4096;
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let keys: Int64Array = (0..rows)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x >> 2) as i64
+            })
+            .collect();
+        let strings: StringArray = (0..rows)
+            .map(|i| (i % 7 != 0).then(|| format!("value-{}", i % 13)))
+            .collect();
+        let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(keys), Arc::new(strings)])?;
+        for compression in [
+            Some(CompressionType::ZSTD),
+            Some(CompressionType::LZ4_FRAME),
+            None,
+        ] {
+            let sp = spiller(dir.path(), compression);
+            let run = sp.spill(
+                &schema,
+                vec![Ok(batch.clone()), Ok(batch.clone())].into_iter(),
+            )?;
+            let back: Vec<RecordBatch> = run.into_batches()?.collect::<Result<_>>()?;
+            assert_eq!(back.len(), 2);
+            for b in &back {
+                assert_eq!(b, &batch, "{compression:?}");
+                for c in b.columns() {
+                    assert!(!pins_larger_buffer(&c.to_data()), "{compression:?}");
+                }
+                // the arrays hold their own data and nothing of the block: about the size of
+                // the original batch, not that plus the block
+                let (got, want) = (b.get_array_memory_size(), batch.get_array_memory_size());
+                assert!(got <= want + want / 4, "{compression:?}: {got} > {want}");
+            }
+        }
+        Ok(())
+    }
 }
