@@ -119,6 +119,8 @@ pub struct SortBuffer {
     share: usize,
     rows: usize,
     spills: Vec<SpillFile>,
+    /// Bytes per row of the largest run spilled so far (sizes the final merge).
+    spilled_row_bytes: usize,
 }
 
 impl SortBuffer {
@@ -139,6 +141,7 @@ impl SortBuffer {
             share: 0,
             rows: 0,
             spills: vec![],
+            spilled_row_bytes: 0,
         }
     }
 
@@ -184,6 +187,11 @@ impl SortBuffer {
     /// Bytes per in-memory row (0 if empty).
     pub fn row_bytes(&self) -> usize {
         self.share / self.rows.max(1)
+    }
+
+    /// Bytes per row of the runs a final merge reads: in memory or spilled, the larger.
+    pub fn run_row_bytes(&self) -> usize {
+        self.row_bytes().max(self.spilled_row_bytes)
     }
 
     /// Whether the buffer keeps input batches alive that hold rows of other buckets too.
@@ -301,6 +309,7 @@ impl SortBuffer {
 
     /// Sort the in-memory rows and write them to a spill file.
     pub fn spill(&mut self, spiller: &Spiller) -> Result<()> {
+        self.spilled_row_bytes = self.spilled_row_bytes.max(self.row_bytes());
         let Some(run) = self.take_sorted_run()? else {
             return Ok(());
         };

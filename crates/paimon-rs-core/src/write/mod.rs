@@ -3,6 +3,7 @@
 
 pub mod buffer;
 pub mod input;
+pub mod pipeline;
 pub mod rolling;
 pub mod stats;
 pub mod table_write;
