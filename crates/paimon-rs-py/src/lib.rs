@@ -1,6 +1,7 @@
 //! `paimon_rs._core`: the thin binding of paimon-rs-core. Converts arguments, releases the GIL
 //! around engine work, converts results. The pypaimon-shaped API is in `python/paimon_rs`.
 
+mod allocator;
 mod catalog;
 mod errors;
 mod predicate;
@@ -8,11 +9,9 @@ mod table;
 
 use pyo3::prelude::*;
 
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    allocator::configure();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<table::Table>()?;
