@@ -209,7 +209,7 @@ fn bench_sort(c: &mut Criterion) {
                         );
                         seq += n as i64;
                     }
-                    let (runs, _) = buf.take_runs(&spiller).unwrap();
+                    let (runs, _) = buf.take_runs(&spiller, usize::MAX).unwrap();
                     // drain the in-memory run so the gather is part of the measurement
                     let rows: usize = runs
                         .into_iter()

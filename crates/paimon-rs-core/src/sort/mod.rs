@@ -212,17 +212,19 @@ impl Spiller {
             });
     }
 
-    /// Turn `files` (plus an optional in-memory run, newest) into at most `max_fan_in` runs by
-    /// pre-merging the smallest spill files with `KeepAll` (no reduction: the merge function
-    /// runs once, at the final merge), then return the runs to merge.
+    /// Turn `files` (plus `extra_runs` in-memory runs, newest) into at most `fan_in` runs
+    /// (and `max_fan_in`, at least 2) by pre-merging the smallest spill files with `KeepAll`
+    /// (no reduction: the merge function runs once, at the final merge), then return the runs
+    /// to merge.
     pub fn reduce_runs(
         &self,
         schema: &SchemaRef,
         layout: KvLayout,
         mut files: Vec<SpillFile>,
         extra_runs: usize,
+        fan_in: usize,
     ) -> Result<Vec<SpillFile>> {
-        let fan_in = self.opts.max_fan_in.max(2);
+        let fan_in = fan_in.min(self.opts.max_fan_in).max(2);
         while files.len() + extra_runs > fan_in {
             // Merge the smallest files first; merging k runs removes k-1.
             files.sort_by_key(|f| std::cmp::Reverse(f.bytes));

@@ -318,13 +318,14 @@ impl SortBuffer {
         Ok(())
     }
 
-    /// Everything buffered as sorted runs (spilled runs reduced to the fan-in), emptying the
-    /// buffer. Returns the runs and the spill bytes they hold (to release once consumed).
-    pub fn take_runs(&mut self, spiller: &Spiller) -> Result<(Vec<BatchIter>, u64)> {
+    /// Everything buffered as sorted runs (spilled runs reduced to at most `fan_in` runs, and
+    /// to `local-sort.max-num-file-handles`), emptying the buffer. Returns the runs and the
+    /// spill bytes they hold (to release once consumed).
+    pub fn take_runs(&mut self, spiller: &Spiller, fan_in: usize) -> Result<(Vec<BatchIter>, u64)> {
         let memory = self.take_sorted_run()?;
         let extra = usize::from(memory.is_some());
         let files = std::mem::take(&mut self.spills);
-        let files = spiller.reduce_runs(&self.schema, self.layout, files, extra)?;
+        let files = spiller.reduce_runs(&self.schema, self.layout, files, extra, fan_in)?;
         let bytes = files.iter().map(|f| f.bytes).sum();
         // older runs first: spilled runs hold lower sequence numbers than the in-memory one
         let mut runs: Vec<BatchIter> = files

@@ -144,6 +144,8 @@ struct FlushContext {
     file_ctx: FileWriterContext,
     layout: KvLayout,
     engine: MergeEngine,
+    /// `write-buffer-size`: the budget of the buffers and of the final merges.
+    budget: usize,
 }
 
 pub struct TableWrite {
@@ -159,7 +161,6 @@ pub struct TableWrite {
     /// Max sequence number per (partition, bucket) of the table's live files, read on demand.
     restored: Option<HashMap<WriterKey, i64>>,
     flush: FlushContext,
-    budget: usize,
     spillable: bool,
     spiller: Spiller,
     /// Memory of the key-value buffers' input batches.
@@ -224,8 +225,8 @@ impl TableWrite {
                 } else {
                     MergeEngine::Deduplicate
                 },
+                budget: o.write_buffer_size as usize,
             },
-            budget: o.write_buffer_size as usize,
             spillable: o.write_buffer_spillable,
             spiller,
             memory: MemoryCounter::default(),
@@ -380,7 +381,7 @@ impl TableWrite {
     /// free none of the input; with uniformly spread keys every bucket spills at once.)
     fn enforce_budget(&mut self) -> Result<()> {
         loop {
-            if self.memory_size() <= self.budget {
+            if self.memory_size() <= self.flush.budget {
                 return Ok(());
             }
             let largest = self
@@ -631,12 +632,12 @@ impl TableWrite {
         }
         let per_merge = merging
             .iter()
-            .map(|b| merge_footprint(b))
+            .map(|b| merge_footprint(b, self.flush.budget))
             .max()
             .unwrap_or(0);
         let estimate: u64 = merging.iter().map(|b| b.spill_estimate()).sum();
         if merging.is_empty()
-            || in_memory + at_once * per_merge <= self.budget
+            || in_memory + at_once * per_merge <= self.flush.budget
             || !self.spiller.has_room(estimate)
         {
             return Ok(());
@@ -653,13 +654,15 @@ impl TableWrite {
             .writers
             .values()
             .filter_map(|w| match &w.buffer {
-                BucketBuffer::Kv(b) if b.spill_count() > 0 => Some(merge_footprint(b)),
+                BucketBuffer::Kv(b) if b.spill_count() > 0 => {
+                    Some(merge_footprint(b, self.flush.budget))
+                }
                 _ => None,
             })
             .max()
             .unwrap_or(1)
             .max(1);
-        let by_memory = (self.budget / per_merge).max(1);
+        let by_memory = (self.flush.budget / per_merge).max(1);
         rayon::current_num_threads().min(by_memory)
     }
 
@@ -737,9 +740,22 @@ impl TableWrite {
 /// (up to `ROW_GROUP_BYTES`) plus a page and a dictionary per column, half as much again.
 /// Measured with heaptrack on the 64 mb benchmark (10M rows, 4 buckets, ~20 runs a bucket):
 /// 21 MB in the runs and the merge output, 25 MB in the Parquet writer; this gives 42 MB.
-fn merge_footprint(buf: &SortBuffer) -> usize {
+fn merge_footprint(buf: &SortBuffer, budget: usize) -> usize {
     let runs = buf.spill_count() + usize::from(buf.in_memory_rows() > 0);
-    runs * 2 * RUN_BATCH_ROWS * buf.run_row_bytes() + ROW_GROUP_BYTES * 3 / 2
+    runs.min(merge_fan_in(buf, budget)) * run_footprint(buf) + ROW_GROUP_BYTES * 3 / 2
+}
+
+/// Memory of one run in a merge: the batch being merged and the next, decoded.
+fn run_footprint(buf: &SortBuffer) -> usize {
+    2 * RUN_BATCH_ROWS * buf.run_row_bytes().max(1)
+}
+
+/// Most runs a bucket's final merge reads at once: as many as `budget` holds (at least 2);
+/// `local-sort.max-num-file-handles` caps it too. More runs are pre-merged into fewer first,
+/// so a small buffer with many spills merges in several passes instead of holding a batch of
+/// every run.
+fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
+    (budget / run_footprint(buf)).max(2)
 }
 
 /// Arrow schema contexts for the files a writer of `table` produces.
@@ -845,7 +861,8 @@ fn flush_bucket(
                 // fast path: one in-memory run, newest record per key picked while sorting
                 Some(run) => write_all(writer, run.into_iter().flatten(), pipelined)?,
                 None => {
-                    let (runs, spill_bytes) = buf.take_runs(spiller)?;
+                    let fan_in = merge_fan_in(buf, ctx.budget);
+                    let (runs, spill_bytes) = buf.take_runs(spiller, fan_in)?;
                     let merged = merge_sorted_runs(runs, ctx.layout, ctx.engine.clone(), false)?;
                     let files = write_all(writer, merged, pipelined)?;
                     spiller.release(spill_bytes);
@@ -971,6 +988,45 @@ mod tests {
     }
 
     #[test]
+    fn a_small_budget_merges_few_runs_at_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(
+            dir.path(),
+            &[("bucket", "1"), ("write-buffer-size", "64 kb")],
+        );
+        let mut w = TableWrite::new(t).unwrap();
+        for i in 0..40 {
+            w.write(&rows(i * 1000, 1000)).unwrap();
+        }
+        let spills = w.spill_count();
+        let budget = w.flush.budget;
+        let spiller = &w.spiller;
+        let buf = match w.writers.values_mut().next().map(|b| &mut b.buffer) {
+            Some(BucketBuffer::Kv(buf)) => buf,
+            _ => panic!("one key-value bucket"),
+        };
+        // ~40 bytes a row: two 4k-row batches of a run are more than 64 kb
+        let fan_in = merge_fan_in(buf, budget);
+        assert_eq!(fan_in, 2);
+        assert!(spills > 4, "{spills} spills");
+        let (runs, _) = buf.take_runs(spiller, fan_in).unwrap();
+        assert!(runs.len() <= 2, "{} runs", runs.len());
+        let mut keys = vec![];
+        let merged = merge_sorted_runs(
+            runs,
+            KvLayout { num_keys: 1 },
+            MergeEngine::Deduplicate,
+            false,
+        );
+        for b in merged.unwrap() {
+            let b = b.unwrap();
+            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            keys.extend(k.values().iter().copied());
+        }
+        assert_eq!(keys, (0..40_000).collect::<Vec<i64>>());
+    }
+
+    #[test]
     fn budget_covers_the_merge_at_prepare_commit() {
         let dir = tempfile::tempdir().unwrap();
         let spill = tempfile::tempdir().unwrap();
@@ -993,9 +1049,9 @@ mod tests {
         // one merge's working memory (a row group alone) is more than 256 kb: one at a time
         assert_eq!(w.merge_slots(), 1);
         // with room for many merges, one per worker thread
-        w.budget = 1 << 30;
+        w.flush.budget = 1 << 30;
         assert_eq!(w.merge_slots(), rayon::current_num_threads());
-        w.budget = 256 << 10;
+        w.flush.budget = 256 << 10;
         // a merge holds a run batch per run and a row group: with 256 kb that does not fit
         // next to the in-memory rows, which are spilled first
         w.spill_before_merge().unwrap();
