@@ -1,7 +1,6 @@
 //! `paimon_rs._core`: the thin binding of paimon-rs-core. Converts arguments, releases the GIL
 //! around engine work, converts results. The pypaimon-shaped API is in `python/paimon_rs`.
 
-mod allocator;
 mod catalog;
 mod errors;
 mod predicate;
@@ -11,7 +10,6 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    allocator::configure();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<table::Table>()?;
