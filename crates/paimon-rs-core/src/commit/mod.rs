@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io;
-use crate::predicate::{LeafOp, Predicate};
+use crate::predicate::Predicate;
 use crate::spec::binary_row::{deserialize_row, serialize_row};
 use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::manifest::{
@@ -307,30 +307,11 @@ impl FileStoreCommit {
         result
     }
 
-    /// A filter admitting exactly these partitions (serialized BinaryRows); None for an
-    /// unpartitioned table.
     fn partitions_filter<'a>(
         &self,
         partitions: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<Option<Predicate>> {
-        let keys = self.table.partition_keys();
-        if keys.is_empty() {
-            return Ok(None);
-        }
-        let types = self.table.partition_types()?;
-        let partitions: HashSet<&[u8]> = partitions.into_iter().collect();
-        let mut any = Vec::with_capacity(partitions.len());
-        for p in partitions {
-            let mut all = Vec::with_capacity(keys.len());
-            for (k, v) in keys.iter().zip(deserialize_row(&types, p)?) {
-                all.push(match v {
-                    None => Predicate::leaf(k, LeafOp::IsNull, vec![])?,
-                    Some(d) => Predicate::leaf(k, LeafOp::Equal, vec![Some(d)])?,
-                });
-            }
-            any.push(Predicate::And(all));
-        }
-        Ok(Some(Predicate::Or(any)))
+        crate::read::scan::partitions_filter(&self.table, partitions)
     }
 
     fn already_committed(&self, base: Option<i64>, ident: i64, kind: &CommitKind) -> Result<bool> {

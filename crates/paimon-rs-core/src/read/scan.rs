@@ -9,7 +9,7 @@ use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::Result;
 use crate::io;
-use crate::predicate::{ColumnStat, Predicate};
+use crate::predicate::{ColumnStat, LeafOp, Predicate};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::Datum;
 use crate::spec::manifest::{
@@ -85,6 +85,32 @@ pub fn live_entries_filtered(
     let mut metas = read_list(table, &snapshot.base_manifest_list)?;
     metas.extend(read_list(table, &snapshot.delta_manifest_list)?);
     live_entries_of(table, metas, partition_filter)
+}
+
+/// A filter admitting exactly these partitions (serialized BinaryRows); None for an
+/// unpartitioned table.
+pub fn partitions_filter<'a>(
+    table: &FileStoreTable,
+    partitions: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<Option<Predicate>> {
+    let keys = table.partition_keys();
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let types = table.partition_types()?;
+    let partitions: std::collections::HashSet<&[u8]> = partitions.into_iter().collect();
+    let mut any = Vec::with_capacity(partitions.len());
+    for p in partitions {
+        let mut all = Vec::with_capacity(keys.len());
+        for (k, v) in keys.iter().zip(deserialize_row(&types, p)?) {
+            all.push(match v {
+                None => Predicate::leaf(k, LeafOp::IsNull, vec![])?,
+                Some(d) => Predicate::leaf(k, LeafOp::Equal, vec![Some(d)])?,
+            });
+        }
+        any.push(Predicate::And(all));
+    }
+    Ok(Some(Predicate::Or(any)))
 }
 
 /// Live files listed by `metas` (a snapshot's base then delta manifests, already read),

@@ -1,7 +1,7 @@
 //! TableWrite: routes rows to (partition, bucket) writers and turns their buffers into level-0
 //! files at `prepare_commit`.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
@@ -139,6 +139,19 @@ impl BucketWriter {
 /// Key of a bucket writer: serialized partition BinaryRow and bucket.
 type WriterKey = (Vec<u8>, i32);
 
+/// What a writer knows of the sequence numbers already in the table.
+#[derive(Default)]
+struct Restored {
+    /// The snapshot restored from (None = not read yet; Some(None) = the table is empty).
+    snapshot: Option<Option<crate::spec::snapshot::Snapshot>>,
+    /// Partitions whose live files were read.
+    partitions: HashSet<Vec<u8>>,
+    /// Every partition's live files were read.
+    all: bool,
+    /// Max sequence number per (partition, bucket) of those partitions' live files.
+    max_seq: HashMap<WriterKey, i64>,
+}
+
 /// Everything a flush needs that does not change per bucket.
 struct FlushContext {
     file_ctx: FileWriterContext,
@@ -158,8 +171,8 @@ pub struct TableWrite {
     bucket_types: Vec<DataType>,
     key_idx: Vec<usize>,
     writers: HashMap<WriterKey, BucketWriter>,
-    /// Max sequence number per (partition, bucket) of the table's live files, read on demand.
-    restored: Option<HashMap<WriterKey, i64>>,
+    /// Sequence numbers of the table's live files, read per partition on first write to it.
+    restored: Restored,
     flush: FlushContext,
     spillable: bool,
     spiller: Spiller,
@@ -236,7 +249,7 @@ impl TableWrite {
             bucket_idx,
             key_idx,
             writers: HashMap::new(),
-            restored: None,
+            restored: Restored::default(),
             table,
         })
     }
@@ -320,11 +333,18 @@ impl TableWrite {
                 &self.memory,
             ))
         });
+        // sequence numbers continue from the table's files in the partitions new writers open
+        let new_partitions: Vec<Vec<u8>> = routed
+            .iter()
+            .filter(|(key, _)| !self.writers.contains_key(key))
+            .map(|((p, _), _)| p.clone())
+            .collect();
+        self.restore_sequences(new_partitions.iter().map(Vec::as_slice).collect())?;
         // All checks passed: only now touch the writers.
         for ((partition, bucket), (ppath, indices)) in routed {
             let key = (partition, bucket);
             if !self.writers.contains_key(&key) {
-                let next_seq = self.restored_max_seq(&key)? + 1;
+                let next_seq = self.restored_max_seq(&key) + 1;
                 let buffer = match &self.kv_schema {
                     Some(s) => BucketBuffer::Kv(SortBuffer::new(
                         s.clone(),
@@ -438,23 +458,57 @@ impl TableWrite {
         }
     }
 
-    fn restored_max_seq(&mut self, key: &WriterKey) -> Result<i64> {
-        if self.restored.is_none() {
-            let mut m: HashMap<WriterKey, i64> = HashMap::new();
-            let sm = self.table.snapshot_manager();
-            if let Some(snap) = sm.latest()? {
-                for e in crate::read::scan::live_entries(&self.table, &snap)? {
-                    let v = m.entry((e.partition.clone(), e.bucket)).or_insert(-1);
-                    *v = (*v).max(e.file.max_sequence_number);
-                }
-            }
-            self.restored = Some(m);
+    /// Read the highest sequence number per bucket of `partitions` from the table's live files,
+    /// unless read before. The first read takes only the manifests that may hold these
+    /// partitions (a write usually touches few); a later one, for partitions not seen yet,
+    /// reads them all once, so a write spreading over many partitions reads the manifests at
+    /// most twice. The snapshot is the latest at the first read, for every partition.
+    fn restore_sequences(&mut self, partitions: Vec<&[u8]>) -> Result<()> {
+        if self.restored.all {
+            return Ok(());
         }
-        Ok(self
-            .restored
-            .as_ref()
-            .and_then(|m| m.get(key).copied())
-            .unwrap_or(-1))
+        let missing: Vec<&[u8]> = partitions
+            .into_iter()
+            .filter(|p| !self.restored.partitions.contains(*p))
+            .collect::<HashSet<_>>()
+            .into_iter()
+            .collect();
+        if missing.is_empty() {
+            return Ok(());
+        }
+        if self.restored.snapshot.is_none() {
+            self.restored.snapshot = Some(self.table.snapshot_manager().latest()?);
+        }
+        let everything = !self.restored.partitions.is_empty();
+        if let Some(Some(snap)) = &self.restored.snapshot {
+            let filter = if everything {
+                self.restored.max_seq.clear();
+                None
+            } else {
+                crate::read::scan::partitions_filter(&self.table, missing.clone())?
+            };
+            let entries =
+                crate::read::scan::live_entries_filtered(&self.table, snap, filter.as_ref())?;
+            for e in entries {
+                let v = self
+                    .restored
+                    .max_seq
+                    .entry((e.partition.clone(), e.bucket))
+                    .or_insert(-1);
+                *v = (*v).max(e.file.max_sequence_number);
+            }
+        }
+        self.restored.all = everything;
+        self.restored
+            .partitions
+            .extend(missing.into_iter().map(<[u8]>::to_vec));
+        Ok(())
+    }
+
+    /// Highest sequence number of a bucket's live files (-1 if none); its partition must have
+    /// been restored.
+    fn restored_max_seq(&self, key: &WriterKey) -> i64 {
+        self.restored.max_seq.get(key).copied().unwrap_or(-1)
     }
 
     /// Group row indices by (partition, bucket). Returns (partition bytes, bucket) ->
@@ -985,6 +1039,90 @@ mod tests {
         assert!(w.memory_size() >= input);
         assert!(w.memory_size() <= input + 8 * 10_000, "{}", w.memory_size());
         w.abort();
+    }
+
+    /// Partition `p` (INT) and key `k`; rows of partition `p` with keys `ks`.
+    fn partitioned(dir: &std::path::Path) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+        ]);
+        let opts = [("bucket".to_string(), "1".to_string())].into();
+        let s = NewTableSchema::from_arrow(
+            &schema,
+            vec!["p".into()],
+            vec!["p".into(), "k".into()],
+            opts,
+            None,
+        )
+        .unwrap();
+        cat.create_table("db.pt", s, false).unwrap();
+        cat.get_table("db.pt").unwrap()
+    }
+
+    fn partition_rows(p: i32, ks: std::ops::Range<i64>) -> RecordBatch {
+        let n = (ks.end - ks.start) as usize;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(arrow_array::Int32Array::from(vec![p; n])),
+                Arc::new(Int64Array::from_iter_values(ks)),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn min_seq_of(msgs: &[CommitMessage], w: &TableWrite, p: i32) -> Vec<i64> {
+        let part = partition_rows(p, 0..1);
+        let routed = w.route(&w.check(&part).unwrap().unwrap()).unwrap();
+        let key = &routed[0].0;
+        msgs.iter()
+            .filter(|m| (&m.partition, m.bucket) == (&key.0, key.1))
+            .flat_map(|m| m.new_files.iter().map(|f| f.min_sequence_number))
+            .collect()
+    }
+
+    #[test]
+    fn sequence_numbers_continue_per_partition_reading_only_what_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = partitioned(dir.path());
+        let commit = |msgs: &[CommitMessage]| {
+            crate::commit::FileStoreCommit::new(t.clone(), "test".into())
+                .commit(msgs, i64::MAX, None)
+                .unwrap();
+        };
+        // partition 1 gets sequence numbers 0..=99, partition 2 0..=9
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&partition_rows(1, 0..100)).unwrap();
+        w.write(&partition_rows(2, 0..10)).unwrap();
+        commit(&w.prepare_commit().unwrap());
+
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&partition_rows(1, 0..5)).unwrap();
+        // only partition 1's files were read
+        assert!(!w.restored.all);
+        assert_eq!(w.restored.partitions.len(), 1);
+        assert_eq!(w.restored.max_seq.len(), 1);
+        assert_eq!(
+            w.restored.max_seq.values().copied().collect::<Vec<_>>(),
+            vec![99]
+        );
+        // a partition not seen yet: everything is read once
+        w.write(&partition_rows(2, 0..5)).unwrap();
+        w.write(&partition_rows(3, 0..5)).unwrap();
+        assert!(w.restored.all);
+        assert_eq!(w.restored.max_seq.len(), 2);
+        let msgs = w.prepare_commit().unwrap();
+        assert_eq!(min_seq_of(&msgs, &w, 1), vec![100]);
+        assert_eq!(min_seq_of(&msgs, &w, 2), vec![10]);
+        assert_eq!(min_seq_of(&msgs, &w, 3), vec![0]);
+        commit(&msgs);
     }
 
     #[test]
