@@ -280,11 +280,14 @@ impl SortBuffer {
         };
         // arrival position -> slice (a table: a search per row costs more), and where each
         // slice starts
+        // (one slice needs neither)
         let mut starts = Vec::with_capacity(slices.len());
-        let mut loc: Vec<u32> = Vec::with_capacity(n);
-        for (i, s) in slices.iter().enumerate() {
-            starts.push(loc.len());
-            loc.resize(loc.len() + s.len, i as u32);
+        let mut loc: Vec<u32> = Vec::with_capacity(if slices.len() > 1 { n } else { 0 });
+        if slices.len() > 1 {
+            for (i, s) in slices.iter().enumerate() {
+                starts.push(loc.len());
+                loc.resize(loc.len() + s.len, i as u32);
+            }
         }
         let starts = Locator { starts, loc };
         let schema = self.schema.clone();
@@ -405,17 +408,32 @@ fn kv_chunk(
     at: &Locator,
     chunk: &[u32],
 ) -> Result<RecordBatch> {
-    let mut pairs = Vec::with_capacity(chunk.len());
-    let mut seqs = Vec::with_capacity(chunk.len());
-    for &g in chunk {
-        let g = g as usize;
-        let s = at.loc[g] as usize;
-        let j = g - at.starts[s];
-        let sl = &slices[s];
-        pairs.push((s, sl.row(j)));
-        seqs.push(sl.first_seq + j as i64);
-    }
-    let (rows, kinds) = gather_rows(slices, &pairs)?;
+    let (rows, kinds, seqs) = if let [sl] = slices {
+        // one input batch (a bulk write): arrival position = slice position, no lookups
+        let idx: UInt32Array = match &sl.rows {
+            Some(r) => chunk.iter().map(|&g| r[g as usize]).collect(),
+            None => UInt32Array::from(chunk.to_vec()),
+        };
+        let seqs: Vec<i64> = chunk.iter().map(|&g| sl.first_seq + i64::from(g)).collect();
+        let rows = arrow_select::take::take_record_batch(&sl.input.batch, &idx)?;
+        let kinds = sl.input.kinds.as_ref().map(|k| {
+            Int8Array::from_iter_values(idx.values().iter().map(|&i| k.value(i as usize)))
+        });
+        (rows, kinds, seqs)
+    } else {
+        let mut pairs = Vec::with_capacity(chunk.len());
+        let mut seqs = Vec::with_capacity(chunk.len());
+        for &g in chunk {
+            let g = g as usize;
+            let s = at.loc[g] as usize;
+            let j = g - at.starts[s];
+            let sl = &slices[s];
+            pairs.push((s, sl.row(j)));
+            seqs.push(sl.first_seq + j as i64);
+        }
+        let (rows, kinds) = gather_rows(slices, &pairs)?;
+        (rows, kinds, seqs)
+    };
     let n = rows.num_rows();
     let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());
     cols.extend(key_idx.iter().map(|&i| rows.column(i).clone()));
