@@ -114,6 +114,22 @@ impl ParquetFileWriter {
         self.rows
     }
 
+    /// Memory held by the open row group (encoded pages, page and dictionary buffers).
+    pub fn buffered_bytes(&self) -> usize {
+        self.writer.as_ref().map(|w| w.memory_size()).unwrap_or(0)
+    }
+
+    /// Write the open row group to the file, freeing its memory; the file stays open.
+    pub fn flush_row_group(&mut self) -> Result<()> {
+        if let Some(w) = self.writer.as_mut() {
+            w.flush().map_err(|e| Error::Parquet {
+                path: self.path.clone(),
+                source: e,
+            })?;
+        }
+        Ok(())
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

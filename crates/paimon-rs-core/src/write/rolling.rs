@@ -241,6 +241,22 @@ impl RollingFileWriter {
         Ok(std::mem::take(&mut self.done))
     }
 
+    /// Memory held by the open file's row group.
+    pub fn buffered_bytes(&self) -> usize {
+        self.current
+            .as_ref()
+            .map(|f| f.writer.buffered_bytes())
+            .unwrap_or(0)
+    }
+
+    /// Write the open file's row group out (freeing its memory); the file stays open.
+    pub fn flush_row_group(&mut self) -> Result<()> {
+        match self.current.as_mut() {
+            Some(f) => f.writer.flush_row_group(),
+            None => Ok(()),
+        }
+    }
+
     /// Paths of the finished files (to delete them if the write is abandoned).
     pub fn written_paths(&self) -> Vec<PathBuf> {
         self.done

@@ -116,7 +116,7 @@ impl BucketWriter {
     fn memory_size(&self) -> usize {
         match &self.buffer {
             BucketBuffer::Kv(b) => b.memory_size(),
-            BucketBuffer::Append { bytes, .. } => *bytes,
+            BucketBuffer::Append { bytes, writer, .. } => *bytes + open_file_bytes(writer),
         }
     }
 
@@ -759,13 +759,14 @@ impl TableWrite {
         self.writers.values().map(BucketWriter::buffered_rows).sum()
     }
 
-    /// Arrow memory held by all buffers (an input batch shared by several buckets counts once).
+    /// Arrow memory held by all buffers (an input batch shared by several buckets counts once),
+    /// and by the row groups of append tables' open files.
     pub fn memory_size(&self) -> usize {
         let append: usize = self
             .writers
             .values()
             .map(|w| match &w.buffer {
-                BucketBuffer::Append { bytes, .. } => *bytes,
+                BucketBuffer::Append { .. } => w.memory_size(),
                 BucketBuffer::Kv(_) => 0,
             })
             .sum();
@@ -945,6 +946,9 @@ fn flush_bucket(
                 if let Some(rw) = writer.take() {
                     w.flushed.extend(rw.close()?);
                 }
+            } else if let Some(rw) = writer {
+                // under memory pressure: the open file's row group goes to disk too
+                rw.flush_row_group()?;
             }
         }
     }
@@ -964,6 +968,11 @@ fn write_all(
         writer.write(&b?)?;
     }
     writer.close()
+}
+
+/// Memory held by an append bucket's open file (its row group).
+fn open_file_bytes(writer: &Option<Box<RollingFileWriter>>) -> usize {
+    writer.as_ref().map_or(0, |rw| rw.buffered_bytes())
 }
 
 /// Wait for every result; the first error, if any.
@@ -1123,6 +1132,68 @@ mod tests {
         assert_eq!(min_seq_of(&msgs, &w, 2), vec![10]);
         assert_eq!(min_seq_of(&msgs, &w, 3), vec![0]);
         commit(&msgs);
+    }
+
+    #[test]
+    fn open_append_files_count_against_the_budget() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = FileSystemCatalog::new(dir.path()).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("v", AT::Utf8, true),
+        ]));
+        let opts = [
+            ("bucket".to_string(), "-1".to_string()),
+            ("write-buffer-size".to_string(), "1 mb".to_string()),
+        ]
+        .into();
+        let s = NewTableSchema::from_arrow(&schema, vec!["p".into()], vec![], opts, None).unwrap();
+        cat.create_table("db.a", s, false).unwrap();
+        let mut w = TableWrite::new(cat.get_table("db.a").unwrap()).unwrap();
+        let budget = w.flush.budget;
+        let mut x: u64 = 1;
+        for i in 0..40 {
+            // 16 partitions, incompressible values: each open file's row group grows
+            let n = 10_000;
+            let ps: Vec<i32> = (0..n).map(|r| r % 16).collect();
+            let vs: Vec<String> = (0..n)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    format!("{x:016x}{i}")
+                })
+                .collect();
+            let b = RecordBatch::try_new(
+                schema.clone(),
+                vec![
+                    Arc::new(arrow_array::Int32Array::from(ps)),
+                    Arc::new(StringArray::from(vs)),
+                ],
+            )
+            .unwrap();
+            w.write(&b).unwrap();
+            let open: usize = w
+                .writers
+                .values()
+                .map(|b| match &b.buffer {
+                    BucketBuffer::Append { writer, .. } => open_file_bytes(writer),
+                    BucketBuffer::Kv(_) => 0,
+                })
+                .sum();
+            assert!(
+                open <= budget,
+                "open row groups hold {open} bytes after write {i}"
+            );
+            assert!(w.memory_size() <= budget);
+        }
+        let msgs = w.prepare_commit().unwrap();
+        let files: Vec<&DataFileMeta> = msgs.iter().flat_map(|m| &m.new_files).collect();
+        // row groups were flushed, files were not cut: one file per partition
+        assert_eq!(files.len(), 16);
+        assert_eq!(files.iter().map(|f| f.row_count).sum::<i64>(), 400_000);
+        w.abort();
     }
 
     #[test]
