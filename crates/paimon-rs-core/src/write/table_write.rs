@@ -873,8 +873,8 @@ fn file_context(
     })
 }
 
-/// Columns of a data file that never repeat a value: a single-column key and the sequence
-/// number (each key is once per file).
+/// Columns of a data file that never repeat a value: a single-column key (its `_KEY_` copy and
+/// the value column itself) and the sequence number (each key is once per file).
 fn unique_columns(table: &FileStoreTable, pk: bool) -> Vec<String> {
     if !pk {
         return vec![];
@@ -883,6 +883,7 @@ fn unique_columns(table: &FileStoreTable, pk: bool) -> Vec<String> {
     let mut out = vec![SEQUENCE_NUMBER.to_string()];
     if keys.len() == 1 {
         out.push(format!("{KEY_PREFIX}{}", keys[0]));
+        out.push(keys[0].clone());
     }
     out
 }
