@@ -12,7 +12,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::stats::StatsCollector;
 use crate::error::{Error, Result};
-use crate::io::parquet::ParquetFileWriter;
+use crate::io::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::options::StatsMode;
 use crate::spec::binary_row::{empty_row, RowEncoder};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
@@ -92,13 +92,15 @@ impl RollingFileWriter {
         }
     }
 
-    fn open(&mut self) -> Result<OpenFile> {
+    /// Open the next file; `first` (its first rows, file types) decides which columns skip
+    /// dictionary encoding.
+    fn open(&mut self, first: &RecordBatch) -> Result<OpenFile> {
         let name = format!("{}{}-{}.parquet", self.ctx.prefix, self.uuid, self.counter);
         self.counter += 1;
         let writer = ParquetFileWriter::create(
             self.ctx.dir.join(&name),
             self.ctx.file_schema.clone(),
-            self.ctx.props.clone(),
+            dictionary_by_sample(&self.ctx.props, first),
         )?;
         Ok(OpenFile {
             writer,
@@ -136,13 +138,13 @@ impl RollingFileWriter {
     }
 
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
+        let file_batch = to_file_types(chunk, &self.ctx.file_schema)?;
         let mut file = match self.current.take() {
             Some(f) => f,
-            None => self.open()?,
+            None => self.open(&file_batch)?,
         };
         let rows = chunk.num_rows();
-        file.writer
-            .write(&to_file_types(chunk, &self.ctx.file_schema)?)?;
+        file.writer.write(&file_batch)?;
         let nk = self.ctx.key_types.len();
         if nk > 0 {
             let keys: Vec<ArrayRef> = chunk.columns()[..nk].to_vec();
