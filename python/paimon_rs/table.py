@@ -47,6 +47,11 @@ class Table:
     def arrow_schema(self) -> pa.Schema:
         return self._arrow_schema
 
+    def copy(self, options: Dict[str, str]) -> Table:
+        """This table with dynamic options on top of its own (for this job only; the stored
+        schema is unchanged), e.g. ``table.copy({"write-buffer-size": "64 mb"})``."""
+        return Table(self._core.copy(dict(options)))
+
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
 

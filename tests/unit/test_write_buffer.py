@@ -96,6 +96,7 @@ def test_rolling_target_file_size(catalog, tmp_path):
 def test_bad_buffer_options(catalog, tmp_path):
     for opts, match in [({"write-buffer-spillable": "maybe"}, "write-buffer-spillable"),
                         ({"local-sort.max-num-file-handles": "1"}, "max-num-file-handles"),
+                        ({"sort-spill-threshold": "1"}, "sort-spill-threshold"),
                         ({"spill-compression": "brotli"}, "spill-compression"),
                         ({"spill-compression.zstd-level": "23"}, "spill-compression.zstd-level"),
                         ({"spill-compression.zstd-level": "one"}, "spill-compression.zstd-level")]:
@@ -131,3 +132,31 @@ def test_buckets_share_the_input_batch(catalog, tmp_path):
     w.write_arrow_batch(b)
     assert b.get_total_buffer_size() <= w._core.memory_size() <= b.get_total_buffer_size() + 8 * 10_000
     w.close()
+
+
+def test_sort_spill_threshold_premerges_small_runs_on_read(catalog, tmp_path):
+    """More sorted runs than `sort-spill-threshold`: the smallest are merged into one spilled run
+    first. Same result; the spill file exists while the read streams and is gone after."""
+    t = make(catalog, tmp_path, bucket="1")
+    for c in range(6):
+        wb = t.new_batch_write_builder()
+        w, cm = wb.new_write(), wb.new_commit()
+        # overlapping upserts of growing size, so the runs differ in size
+        ks = list(range(0, 2000 * (c + 1), 2 + c % 3))
+        w.write_arrow(pa.table({"k": ks, "v": [f"c{c}-{k}" for k in ks]}, schema=SCHEMA))
+        cm.commit(w.prepare_commit())
+        w.close()
+    expected = read(t).sort_by("k")
+    spilling = t.copy({"sort-spill-threshold": "3"})
+    assert spilling.options["sort-spill-threshold"] == "3" and "sort-spill-threshold" not in t.options
+    rb = spilling.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    reader = rb.new_read().to_arrow_batch_reader(splits)
+    first = reader.read_next_batch()
+    assert [os.path.basename(f) for f in spill_files(tmp_path)] != []
+    rest = reader.read_all()
+    got = pa.Table.from_batches([first, *rest.to_batches()], schema=rest.schema).sort_by("k")
+    assert got.equals(expected)
+    del reader
+    assert spill_files(tmp_path) == []
+    assert read(spilling).sort_by("k").equals(expected)

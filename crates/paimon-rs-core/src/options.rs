@@ -19,6 +19,7 @@ const SUPPORTED: &[&str] = &[
     "write-buffer-spill.max-disk-size",
     "write-buffer-spill.dir",
     "local-sort.max-num-file-handles",
+    "sort-spill-threshold",
     "spill-compression",
     "spill-compression.zstd-level",
     "page-size",
@@ -95,6 +96,9 @@ pub struct CoreOptions {
     /// `spill-compression.zstd-level` (default 1, as Java Paimon spills).
     pub spill_zstd_level: i32,
     pub local_sort_max_num_file_handles: usize,
+    /// `sort-spill-threshold`: a merge read of more sorted runs than this first merges the
+    /// smallest runs into one spilled run (None: never).
+    pub sort_spill_threshold: Option<usize>,
     /// Where spill files go: `write-buffer-spill.dir` (paimon_rs option), else the environment
     /// variable `PAIMON_RS_TMP_DIR`, else the system temp dir.
     pub tmp_dir: std::path::PathBuf,
@@ -254,6 +258,16 @@ impl CoreOptions {
                     n
                 }
                 None => 128,
+            },
+            sort_spill_threshold: match get("sort-spill-threshold") {
+                Some(v) => {
+                    let n: usize = parse_int("sort-spill-threshold", v)?;
+                    if n < 2 {
+                        return Err(bad("sort-spill-threshold", v, "must be at least 2"));
+                    }
+                    Some(n)
+                }
+                None => None,
             },
             tmp_dir: match get("write-buffer-spill.dir") {
                 Some(d) => std::path::PathBuf::from(d),

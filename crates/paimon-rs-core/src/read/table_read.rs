@@ -28,6 +28,7 @@ use crate::error::{Error, Result};
 use crate::io::parquet::open_reader;
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
+use crate::sort::{SpillOptions, Spiller};
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -231,15 +232,34 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         let sections = interval_partition(split.files.clone(), &key_types)?;
         let engine = ctx.engine.clone();
         let plan = plan.clone();
+        let options = &ctx.table.options;
+        // spill files live as long as the stream (the spiller removes its directory when dropped)
+        let spill = options.sort_spill_threshold.map(|t| {
+            (
+                t,
+                Arc::new(Spiller::new(SpillOptions::from_options(options))),
+            )
+        });
         Box::new(sections.into_iter().flat_map(move |runs| -> BatchIter {
-            let iters: Vec<BatchIter> = runs
-                .iter()
-                .map(|run| {
-                    let paths = run.iter().map(|f| file_path(&dir, f)).collect();
-                    Box::new(FileChain::new(paths, plan.clone())) as BatchIter
-                })
-                .collect();
-            match merge_sorted_runs(iters, layout, engine.clone(), true) {
+            let merged = (|| {
+                let mut iters: Vec<(u64, BatchIter)> = runs
+                    .iter()
+                    .map(|run| {
+                        let paths = run.iter().map(|f| file_path(&dir, f)).collect();
+                        let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
+                        (
+                            size,
+                            Box::new(FileChain::new(paths, plan.clone())) as BatchIter,
+                        )
+                    })
+                    .collect();
+                if let Some((threshold, spiller)) = &spill {
+                    iters = spill_smallest_runs(iters, *threshold, spiller, &plan.schema, layout)?;
+                }
+                let iters = iters.into_iter().map(|(_, it)| it).collect();
+                merge_sorted_runs(iters, layout, engine.clone(), true)
+            })();
+            match merged {
                 Ok(it) => it,
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
@@ -255,6 +275,34 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         },
         Err(e) => Some(Err(e)),
     })))
+}
+
+/// `sort-spill-threshold`: with more than `threshold` sorted runs, merge the smallest runs
+/// (by file size) into one run spilled to local disk, so the final merge reads `threshold`
+/// runs and holds a batch of each. The pre-merge keeps every record (`KeepAll`): records of a
+/// key still reach the merge function in sequence order, so the result is the same.
+fn spill_smallest_runs(
+    mut runs: Vec<(u64, BatchIter)>,
+    threshold: usize,
+    spiller: &Spiller,
+    schema: &SchemaRef,
+    layout: KvLayout,
+) -> Result<Vec<(u64, BatchIter)>> {
+    if runs.len() <= threshold {
+        return Ok(runs);
+    }
+    runs.sort_by_key(|(size, _)| std::cmp::Reverse(*size));
+    let smallest = runs.split_off(threshold - 1);
+    let size = smallest.iter().map(|(s, _)| s).sum();
+    let merged = merge_sorted_runs(
+        smallest.into_iter().map(|(_, it)| it).collect(),
+        layout,
+        MergeEngine::KeepAll,
+        false,
+    )?;
+    let spilled = spiller.spill(schema, merged)?;
+    runs.push((size, spilled.into_batches()?));
+    Ok(runs)
 }
 
 impl ReadCtx {

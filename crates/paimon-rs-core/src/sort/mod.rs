@@ -35,6 +35,19 @@ pub struct SpillOptions {
     pub max_fan_in: usize,
 }
 
+impl SpillOptions {
+    /// The spill settings of a table's options.
+    pub fn from_options(o: &crate::options::CoreOptions) -> Self {
+        SpillOptions {
+            base_dir: o.tmp_dir.clone(),
+            compression: o.spill_compression,
+            zstd_level: o.spill_zstd_level,
+            max_disk_size: o.spill_max_disk_size,
+            max_fan_in: o.local_sort_max_num_file_handles,
+        }
+    }
+}
+
 /// One sorted run on disk; the file is deleted when this is dropped.
 pub struct SpillFile {
     file: NamedTempFile,

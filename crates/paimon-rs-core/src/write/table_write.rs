@@ -216,13 +216,7 @@ impl TableWrite {
             None
         };
         let o = &table.options;
-        let spiller = Spiller::new(SpillOptions {
-            base_dir: o.tmp_dir.clone(),
-            compression: o.spill_compression,
-            zstd_level: o.spill_zstd_level,
-            max_disk_size: o.spill_max_disk_size,
-            max_fan_in: o.local_sort_max_num_file_handles,
-        });
+        let spiller = Spiller::new(SpillOptions::from_options(o));
         let file_ctx = file_context(&table, kv_file_schema.as_ref(), &key_types)?;
         Ok(TableWrite {
             partition_types: table.partition_types()?,
