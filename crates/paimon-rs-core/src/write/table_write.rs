@@ -476,13 +476,16 @@ impl TableWrite {
         let everything = !self.restored.partitions.is_empty();
         if let Some(Some(snap)) = &self.restored.snapshot {
             let filter = if everything {
-                self.restored.max_seq.clear();
                 None
             } else {
                 crate::read::scan::partitions_filter(&self.table, missing.clone())?
             };
             let entries =
                 crate::read::scan::live_entries_filtered(&self.table, snap, filter.as_ref())?;
+            // only once the read succeeded: a failed read leaves what is known intact
+            if everything {
+                self.restored.max_seq.clear();
+            }
             for e in entries {
                 let v = self
                     .restored
