@@ -54,8 +54,10 @@ pub fn writer_properties(
         // Bounds the memory of an open file writer (a row group is buffered until flushed);
         // Java's parquet.block.size plays the same role.
         .set_max_row_group_bytes(Some(ROW_GROUP_BYTES))
-        // Paimon readers do not use parquet statistics; manifests carry the stats.
-        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::Chunk)
+        // No Paimon reader uses Parquet statistics (manifests carry min/max/null counts, and a
+        // Parquet reader without them just reads the row group): computing them cost ~5% of a
+        // bulk write's CPU (a comparison per string value).
+        .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None)
         .build())
 }
 

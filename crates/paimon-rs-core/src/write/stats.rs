@@ -2,9 +2,7 @@
 //! collected incrementally batch by batch. Stats are only an optimisation, but wrong stats make
 //! readers skip files: when in doubt a cell is left null ("unknown").
 
-use arrow::compute::{
-    max, max_binary, max_boolean, max_string, min, min_binary, min_boolean, min_string,
-};
+use arrow::compute::{max, max_boolean, min, min_boolean};
 use arrow_array::cast::AsArray;
 use arrow_array::types::*;
 use arrow_array::Array;
@@ -88,20 +86,35 @@ pub fn min_max(array: &dyn Array) -> Option<(Datum, Datum)> {
         }
         ArrowType::Utf8 => {
             let a = array.as_string::<i32>();
-            match (min_string(a), max_string(a)) {
-                (Some(x), Some(y)) => Some((Datum::String(x.into()), Datum::String(y.into()))),
-                _ => None,
-            }
+            // UTF-8 byte order is code point order, as arrow's min_string / max_string
+            let (x, y) = bytes_min_max(a.iter().map(|v| v.map(str::as_bytes)))?;
+            let s = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+            Some((Datum::String(s(x)), Datum::String(s(y))))
         }
         ArrowType::Binary => {
             let a = array.as_binary::<i32>();
-            match (min_binary(a), max_binary(a)) {
-                (Some(x), Some(y)) => Some((Datum::Bytes(x.to_vec()), Datum::Bytes(y.to_vec()))),
-                _ => None,
-            }
+            let (x, y) = bytes_min_max(a.iter())?;
+            Some((Datum::Bytes(x.to_vec()), Datum::Bytes(y.to_vec())))
         }
         _ => None,
     }
+}
+
+/// (min, max) of the non-null values in one pass (a value above the min is compared with the
+/// max only; arrow's min_* and max_* make two passes, a comparison per value each).
+fn bytes_min_max<'a>(
+    values: impl Iterator<Item = Option<&'a [u8]>>,
+) -> Option<(&'a [u8], &'a [u8])> {
+    let mut out: Option<(&[u8], &[u8])> = None;
+    for v in values.flatten() {
+        out = Some(match out {
+            None => (v, v),
+            Some((lo, hi)) if v < lo => (v, hi),
+            Some((lo, hi)) if v > hi => (lo, v),
+            Some(same) => same,
+        });
+    }
+    out
 }
 
 /// Truncate a string min to `n` chars (still a lower bound).
@@ -247,6 +260,28 @@ mod tests {
         assert_eq!(truncate_min("abcdef", 3), "abc");
         assert_eq!(truncate_max("abcdef", 3).as_deref(), Some("abd"));
         assert_eq!(truncate_max("ab", 3).as_deref(), Some("ab"));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn string_and_binary_min_max_equal_arrow(
+            vals in proptest::collection::vec(proptest::option::of(".{0,12}"), 0..60),
+        ) {
+            use arrow::compute::{max_binary, max_string, min_binary, min_string};
+            use arrow_array::{BinaryArray, StringArray};
+            let s = StringArray::from(vals.clone());
+            let want = min_string(&s).zip(max_string(&s)).map(|(x, y)| {
+                (Datum::String(x.into()), Datum::String(y.into()))
+            });
+            proptest::prop_assert_eq!(min_max(&s), want);
+            let b = BinaryArray::from(
+                vals.iter().map(|v| v.as_deref().map(str::as_bytes)).collect::<Vec<_>>(),
+            );
+            let want = min_binary(&b).zip(max_binary(&b)).map(|(x, y)| {
+                (Datum::Bytes(x.to_vec()), Datum::Bytes(y.to_vec()))
+            });
+            proptest::prop_assert_eq!(min_max(&b), want);
+        }
     }
 
     #[test]
