@@ -373,7 +373,7 @@ fn gather_rows(
     let batch = if slices.len() == 1 {
         // one input: `take` is cheaper than `interleave`
         let idx: UInt32Array = pairs.iter().map(|&(_, r)| r as u32).collect();
-        super::gather::take_batch(&slices[0].input.batch, &idx)?
+        arrow_select::take::take_record_batch(&slices[0].input.batch, &idx)?
     } else {
         let refs: Vec<&RecordBatch> = slices.iter().map(|s| &s.input.batch).collect();
         arrow_select::interleave::interleave_record_batch(&refs, pairs)?
@@ -415,7 +415,7 @@ fn kv_chunk(
             None => UInt32Array::from(chunk.to_vec()),
         };
         let seqs: Vec<i64> = chunk.iter().map(|&g| sl.first_seq + i64::from(g)).collect();
-        let rows = super::gather::take_batch(&sl.input.batch, &idx)?;
+        let rows = arrow_select::take::take_record_batch(&sl.input.batch, &idx)?;
         let kinds = sl.input.kinds.as_ref().map(|k| {
             Int8Array::from_iter_values(idx.values().iter().map(|&i| k.value(i as usize)))
         });

@@ -2,7 +2,6 @@
 //! and at flush sort, merge and write them as level-0 files through the rolling writer.
 
 pub mod buffer;
-pub mod gather;
 pub mod input;
 pub mod pipeline;
 pub mod rolling;
