@@ -136,7 +136,10 @@ impl FileStoreCommit {
         let touched = if deleted.is_empty() {
             None
         } else {
-            self.partitions_filter(deleted.iter().map(|d| d.partition.as_slice()))?
+            crate::read::scan::partitions_filter(
+                &self.table,
+                deleted.iter().map(|d| d.partition.as_slice()),
+            )?
         };
         let mut result = vec![];
         let mut to_merge = vec![];

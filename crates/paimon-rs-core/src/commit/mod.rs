@@ -11,7 +11,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::io;
-use crate::predicate::Predicate;
 use crate::spec::binary_row::{deserialize_row, serialize_row};
 use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::manifest::{
@@ -208,9 +207,10 @@ impl FileStoreCommit {
                     // (total-buckets check); an overwrite needs all it may replace.
                     let filter = match overwrite {
                         Some(_) => None,
-                        None => {
-                            self.partitions_filter(adds.iter().map(|e| e.partition.as_slice()))?
-                        }
+                        None => crate::read::scan::partitions_filter(
+                            &self.table,
+                            adds.iter().map(|e| e.partition.as_slice()),
+                        )?,
                     };
                     let live = crate::read::scan::live_entries_of(
                         &self.table,
@@ -305,13 +305,6 @@ impl FileStoreCommit {
             }
         }
         result
-    }
-
-    fn partitions_filter<'a>(
-        &self,
-        partitions: impl IntoIterator<Item = &'a [u8]>,
-    ) -> Result<Option<Predicate>> {
-        crate::read::scan::partitions_filter(&self.table, partitions)
     }
 
     fn already_committed(&self, base: Option<i64>, ident: i64, kind: &CommitKind) -> Result<bool> {

@@ -83,22 +83,19 @@ impl SpillFile {
 /// to the decompressed copies. A merge holds a batch or two of every run at once, so this
 /// doubled its memory. Columns holding a slice of a larger allocation are copied out.
 fn detach_from_block(batch: RecordBatch) -> Result<RecordBatch> {
-    if !batch
-        .columns()
-        .iter()
-        .any(|c| pins_larger_buffer(&c.to_data()))
-    {
+    let datas: Vec<ArrayData> = batch.columns().iter().map(|c| c.to_data()).collect();
+    if !datas.iter().any(pins_larger_buffer) {
         return Ok(batch);
     }
     let columns: Vec<ArrayRef> = batch
         .columns()
         .iter()
-        .map(|c| {
-            let data = c.to_data();
-            if !pins_larger_buffer(&data) {
+        .zip(&datas)
+        .map(|(c, data)| {
+            if !pins_larger_buffer(data) {
                 return Ok(c.clone());
             }
-            let mut copy = MutableArrayData::new(vec![&data], false, data.len());
+            let mut copy = MutableArrayData::new(vec![data], false, data.len());
             copy.try_extend(0, 0, data.len())?;
             Ok(make_array(copy.freeze()))
         })

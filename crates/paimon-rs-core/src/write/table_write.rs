@@ -772,13 +772,7 @@ impl TableWrite {
 
     /// Number of spill files currently held.
     pub fn spill_count(&self) -> usize {
-        self.writers
-            .values()
-            .map(|w| match &w.buffer {
-                BucketBuffer::Kv(b) => b.spill_count(),
-                BucketBuffer::Append { .. } => 0,
-            })
-            .sum()
+        self.writers.values().map(BucketWriter::spill_count).sum()
     }
 
     /// The writer's spill directory, if it spilled.
