@@ -37,8 +37,19 @@ class UnsupportedError(PaimonRsError, NotImplementedError):
     """A table option, merge engine or feature paimon_rs does not implement yet."""
 
 
-class CommitConflictError(PaimonRsError):
-    """The commit lost against concurrent commits and was given up; the table is unchanged."""
+class CommitConflictError(PaimonRsError, RuntimeError):
+    """The commit lost against concurrent commits and was given up; the table is unchanged.
+    Writing the data again (a new write and commit) is safe."""
+
+
+class DuplicateCommitError(PaimonRsError, ValueError):
+    """The commit messages, or files in them, were already committed to the table; committing
+    them again would reference a file twice. The table is unchanged. Not retryable."""
+
+
+class StaleCommitMessageError(PaimonRsError, ValueError):
+    """The data files of these commit messages no longer exist (they were aborted, or removed
+    after a failed commit): they can never be committed. Write the data again."""
 
 
 class CorruptFileError(PaimonRsError, OSError):
@@ -59,6 +70,8 @@ __all__ = [
     "InvalidArgumentError",
     "UnsupportedError",
     "CommitConflictError",
+    "DuplicateCommitError",
+    "StaleCommitMessageError",
     "CorruptFileError",
     "PaimonIOError",
 ]

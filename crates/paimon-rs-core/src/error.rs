@@ -33,9 +33,18 @@ pub enum Error {
         table: Option<String>,
         message: String,
     },
-    /// Another writer won a race that cannot be retried (e.g. files we delete are gone).
+    /// Another writer won a race that cannot be retried (e.g. files we delete are gone, or a
+    /// concurrent commit wrote the same keys with overlapping sequence numbers).
     #[error("commit conflict on table {table}: {message}")]
     CommitConflict { table: String, message: String },
+    /// The commit messages (or their files) are already part of the table: committing them
+    /// again would reference one file twice. Not retryable.
+    #[error("duplicate commit on table {table}: {message}")]
+    DuplicateCommit { table: String, message: String },
+    /// Commit messages whose data files no longer exist (aborted, or cleaned after a failed
+    /// commit): they can never be committed; the data must be written again.
+    #[error("stale commit messages for table {table}: {message}")]
+    StaleCommitMessage { table: String, message: String },
     /// A file that exists but cannot be decoded as what it should be.
     #[error("corrupt file {}: {message}", .path.display())]
     CorruptFile { path: PathBuf, message: String },

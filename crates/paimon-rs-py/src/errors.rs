@@ -15,6 +15,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::InvalidArgument { .. } => "InvalidArgumentError",
         Error::Unsupported { .. } => "UnsupportedError",
         Error::CommitConflict { .. } => "CommitConflictError",
+        Error::DuplicateCommit { .. } => "DuplicateCommitError",
+        Error::StaleCommitMessage { .. } => "StaleCommitMessageError",
         Error::CorruptFile { .. } | Error::Parquet { .. } => "CorruptFileError",
         Error::Io { .. } => "PaimonIOError",
         Error::Arrow { .. } | Error::Internal(_) => "PaimonRsError",
