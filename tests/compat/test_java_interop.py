@@ -529,6 +529,32 @@ def test_key_type_mixed(java, tmp_path, request, type_id):
     check(ours_read(tmp_path, t), expected, [tc.ptype, "INT"], "paimon_rs reads after our upsert")
 
 
+PART_TYPES = ["tinyint", "int", "bigint", "decimal_9_2", "string", "char_5", "date", "timestamp_3", "boolean"]
+
+
+@pytest.mark.parametrize("type_id", PART_TYPES)
+def test_partition_type_mixed(java, tmp_path, request, type_id):
+    """Java writes partitions of the type, we upsert into them: the same partition directory and
+    BinaryRow (one partition, no duplicate keys) in both engines."""
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id + "part")
+    fields = [("p", tc.ptype, _arrow_for(tc.ptype)), ("k", "INT", pa.int32()), ("v", "INT", pa.int32())]
+    java_create(java, tmp_path, t, fields, ["p", "k"], ["p"], {"bucket": "2"})
+    parts: list = []
+    while len(parts) < 2 or (type_id != "boolean" and len(parts) < 3):
+        p = tc.gen(rng)
+        if p not in parts:
+            parts.append(p)
+    java_write(java, tmp_path, t, [[p, k, 1] for p in parts for k in range(10)])
+    ours_write(tmp_path, t, ["p", "k", "v"], [fields[0][2], pa.int32(), pa.int32()],
+               [[p, k, 2] for p in parts for k in range(0, 10, 2)])
+    expected = [[p, k, 2 if k % 2 == 0 else 1] for p in parts for k in range(10)]
+    ptypes = [tc.ptype, "INT", "INT"]
+    check(java_read(java, tmp_path, t), expected, ptypes, "Java reads after our upsert")
+    check(ours_read(tmp_path, t), expected, ptypes, "paimon_rs reads after our upsert")
+    dirs = [d.name for d in (tmp_path / f"{DB}.db" / t).iterdir() if d.name.startswith("p=")]
+    assert len(dirs) == len(parts), dirs
+
+
 # --------------------------------------------------------------------------- Java table operations
 
 
@@ -672,6 +698,12 @@ def test_java09_mixed_history(java09, tmp_path, request, kind_name):
     "decimal_38_10", "timestamp_9", "timestamp_ltz_3", "time_3", "row_nested", "map_int_array_date")]))
 def test_java09_type_writes_we_read(java09, tmp_path, request, type_id):
     test_type_java_writes_we_read(java09, tmp_path, request, type_id)
+
+
+@pytest.mark.java09
+def test_each_jvm_runs_its_own_paimon(java, java09):
+    assert java.call("ping")["paimon_jar"].endswith("/paimon-python-java-bridge.jar")
+    assert java09.call("ping")["paimon_jar"].endswith("/paimon-python-java-bridge-0.9.0.jar")
 
 
 def test_java_error_is_reported(java, tmp_path):

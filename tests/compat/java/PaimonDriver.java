@@ -135,7 +135,13 @@ public final class PaimonDriver {
     private static JsonNode dispatch(String cmd, JsonNode req) throws Exception {
         switch (cmd) {
             case "ping":
-                return NODES.textNode("pong");
+                {
+                    // where Paimon's classes come from (the 0.9 JVM has both jars on its path)
+                    ObjectNode o = NODES.objectNode();
+                    o.put("paimon_jar",
+                            Table.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+                    return o;
+                }
             case "create_table":
                 return createTable(req);
             case "write":
