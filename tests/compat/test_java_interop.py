@@ -223,9 +223,14 @@ def ours_create(wh, table: str, fields: list, pk: list, part: list, options: dic
     cat.create_table(f"{DB}.{table}", Schema.from_pyarrow_schema(schema, part, pk, dict(options)), False)
 
 
-def ours_write(wh, table: str, names: list, arrow_types: list, rows: list) -> None:
+def ours_write(wh, table: str, names: list, arrow_types: list, rows: list, overwrite: Optional[dict] = None,
+               options: Optional[dict] = None) -> None:
     t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"{DB}.{table}")
+    if options:
+        t = t.copy(options)
     wb = t.new_batch_write_builder()
+    if overwrite is not None:
+        wb = wb.overwrite(overwrite)
     w, c = wb.new_write(), wb.new_commit()
     try:
         w.write_arrow(jv.to_arrow(rows, names, arrow_types))
@@ -568,6 +573,39 @@ def _simple_history(java, wh, t, kind: Kind, commits: int, seed: str) -> list:
         model.apply(rows, kinds)
         models.append(model.copy())
     return models
+
+
+def test_overwrite_both_ways(java, tmp_path, request):
+    """We overwrite a partition of Java's table, Java overwrites one of ours; both read the result."""
+    kind, t = KINDS["pk_dedup_part"], _tname(request)
+    model = _simple_history(java, tmp_path, t, kind, 2, "overwrite")[-1]
+    fresh = [[DT[0], i, i, "ours", "1.5000", "+I"] for i in range(5)]
+    ours_write(tmp_path, t, kind.names, kind.arrow_types, fresh, overwrite={"dt": DT[0]})
+    expected = [r for r in model.expected() if r[0] != DT[0]] + fresh
+    check(java_read(java, tmp_path, t), expected, kind.ptypes, "Java reads after our overwrite")
+    theirs = [[DT[1], i, -i, "java", None, "+I"] for i in range(3)]
+    java.call("write", warehouse=str(tmp_path), table=f"{DB}.{t}",
+              commits=[{"rows": theirs, "overwrite": {"dt": DT[1]}}])
+    check(ours_read(tmp_path, t), fresh + theirs, kind.ptypes, "paimon_rs reads after Java's overwrite")
+
+
+def test_java_reads_our_spilled_rolled_files_and_merged_manifests(java, tmp_path, request):
+    """A small write buffer (sorted runs spilled to disk), small target files (rolled files, several
+    per bucket) and manifest merging on every commit: Java reads it, compacts it, we read it."""
+    kind, t, rng = KINDS["pk_dedup"], _tname(request), random.Random("spill")
+    options = {**kind.options, "bucket": "1", "manifest.merge-min-count": "2", "target-file-size": "64 kb"}
+    ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, options)
+    model = Model(kind)
+    for _ in range(3):
+        rows = [[rng.randrange(12000), rng.randint(0, 10**9), rng.randbytes(40).hex(), None, "+I"]
+                for _ in range(10000)]
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows, options={"write-buffer-size": "1 mb"})
+        model.apply(rows, ["+I"] * len(rows))
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert len(files) > 3  # rolled: more files than commits
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads our spilled, rolled files")
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's compaction")
 
 
 def test_java_tag_and_time_travel_of_our_snapshots(java, tmp_path, request):
