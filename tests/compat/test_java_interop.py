@@ -105,6 +105,8 @@ KINDS = {k.name: k for k in [
          "deduplicate", ours_write="changelog-producer"),
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
          "deduplicate", ours_write="changelog-producer"),
+    Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
+         {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate", ours_write="changelog-producer"),
     Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
          ours_write="file.format 'orc'"),
     Kind("append_avro", [_ID, *_V], [], [], {"bucket": "-1", "file.format": "avro"}, "append",
