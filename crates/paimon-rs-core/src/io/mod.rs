@@ -57,12 +57,27 @@ fn temp_path_for(path: &Path) -> PathBuf {
     path.with_file_name(tmp)
 }
 
+/// Create the new file `path`, and its directory if missing. If the directory vanishes between
+/// the two (`remove_orphan_files` removes empty bucket and partition directories), it is created
+/// again, once.
+pub fn create_new_file(path: &Path) -> Result<File> {
+    let open = || OpenOptions::new().write(true).create_new(true).open(path);
+    if let Some(parent) = path.parent() {
+        mkdirs(parent)?;
+    }
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = path.parent() {
+                mkdirs(parent)?;
+            }
+            open().map_err(|e| Error::io(path, e))
+        }
+        r => r.map_err(|e| Error::io(path, e)),
+    }
+}
+
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut f = create_new_file(path)?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
     f.sync_all().map_err(|e| Error::io(path, e))
 }
