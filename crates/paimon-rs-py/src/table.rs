@@ -32,6 +32,9 @@ impl Table {
     }
 }
 
+/// Removed files with their sizes, and removed directories.
+type RemovedOrphans = (Vec<(String, u64)>, Vec<String>);
+
 fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
     m.lock()
         .map_err(|_| pyo3::exceptions::PyRuntimeError::new_err("poisoned lock"))
@@ -152,7 +155,7 @@ impl Table {
         py: Python<'_>,
         older_than_millis: i64,
         dry_run: bool,
-    ) -> PyResult<(Vec<(String, u64)>, Vec<String>)> {
+    ) -> PyResult<RemovedOrphans> {
         let r = py
             .detach(|| orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run))
             .py_err()?;

@@ -34,12 +34,19 @@ pub fn remove_file_if_exists(path: &Path) -> Result<()> {
     }
 }
 
+/// `read_dir`, or None if `dir` does not exist.
+pub fn read_dir_if_exists(dir: &Path) -> Result<Option<fs::ReadDir>> {
+    match fs::read_dir(dir) {
+        Ok(rd) => Ok(Some(rd)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
 /// File names in `dir` (not recursive); empty if `dir` does not exist.
 pub fn list_names(dir: &Path) -> Result<Vec<String>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
+    let Some(rd) = read_dir_if_exists(dir)? else {
+        return Ok(vec![]);
     };
     let mut out = vec![];
     for entry in rd {

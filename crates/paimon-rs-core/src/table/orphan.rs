@@ -113,10 +113,8 @@ fn mtime_millis(md: &fs::Metadata) -> Option<i64> {
 
 /// Entries of `dir` with their metadata (not following symbolic links); empty if it is missing.
 fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
+    let Some(rd) = crate::io::read_dir_if_exists(dir)? else {
+        return Ok(vec![]);
     };
     let mut out = vec![];
     for entry in rd {
