@@ -22,6 +22,7 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use rayon::prelude::*;
 
+use super::deletion::{DeletionFile, DeletionFilter};
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
@@ -232,6 +233,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         let sections = interval_partition(split.files.clone(), &key_types)?;
         let engine = ctx.engine.clone();
         let plan = plan.clone();
+        let (root, dvs) = (ctx.table.path.clone(), Arc::new(split.deletion_files.clone()));
         let options = &ctx.table.options;
         // spill files live as long as the stream (the spiller removes its directory when dropped)
         let spill = options.sort_spill_threshold.map(|t| {
@@ -245,8 +247,11 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 let mut iters: Vec<(u64, BatchIter)> = runs
                     .iter()
                     .map(|run| {
-                        let paths = run.iter().map(|f| file_path(&dir, f)).collect();
                         let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
+                        if !dvs.is_empty() {
+                            return (size, with_deletions(&root, &dir, run, &dvs, &plan));
+                        }
+                        let paths = run.iter().map(|f| file_path(&dir, f)).collect();
                         (
                             size,
                             Box::new(FileChain::new(paths, plan.clone())) as BatchIter,
@@ -264,6 +269,9 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
+    } else if !split.deletion_files.is_empty() {
+        let dvs = Arc::new(split.deletion_files.clone());
+        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan)
     } else {
         let paths = split.files.iter().map(|f| file_path(&dir, f)).collect();
         Box::new(FileChain::new(paths, plan.clone()))
@@ -275,6 +283,37 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         },
         Err(e) => Some(Err(e)),
     })))
+}
+
+/// Files read one after the other (lazily, as `FileChain`), each without the rows its deletion
+/// vector marks (deletion-vector tables).
+fn with_deletions(
+    root: &Path,
+    dir: &Path,
+    files: &[DataFileMeta],
+    dvs: &Arc<std::collections::BTreeMap<String, DeletionFile>>,
+    plan: &Arc<ColumnPlan>,
+) -> BatchIter {
+    let streams: Vec<BatchIter> = files
+        .iter()
+        .map(|f| {
+            let chain: BatchIter = Box::new(FileChain::new(
+                VecDeque::from([file_path(dir, f)]),
+                plan.clone(),
+            ));
+            match dvs.get(&f.file_name) {
+                None => chain,
+                Some(df) => Box::new(DeletionFilter::new(
+                    chain,
+                    root.to_path_buf(),
+                    df.clone(),
+                    f.file_name.clone(),
+                    f.row_count,
+                )),
+            }
+        })
+        .collect();
+    Box::new(streams.into_iter().flatten())
 }
 
 /// `sort-spill-threshold`: with more than `threshold` sorted runs, merge the smallest runs

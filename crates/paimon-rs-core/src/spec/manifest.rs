@@ -885,6 +885,144 @@ pub fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<ManifestFileM
 }
 
 // ---------------------------------------------------------------------------------------------
+// Index manifest (§4.6)
+// ---------------------------------------------------------------------------------------------
+
+/// Index type of deletion-vector index files (`DeletionVectorsIndexFile.DELETION_VECTORS_INDEX`).
+pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
+
+/// `_VERSION` of index manifest entries (Java's `IndexManifestEntrySerializer`).
+pub const INDEX_MANIFEST_VERSION: i32 = 1;
+
+/// Where one data file's deletion vector lies in a `DELETION_VECTORS` index file (Java's
+/// `DeletionVectorMeta`, record `f0, f1, f2, _CARDINALITY`; 0.9 has no cardinality).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletionVectorRange {
+    /// The data file the vector belongs to.
+    pub data_file: String,
+    /// Offset of the vector's size field in the index file.
+    pub offset: i32,
+    /// The size field's value (32-bit bitmaps) or the whole entry's length (64-bit bitmaps).
+    pub length: i32,
+    /// Number of deleted rows (Paimon >= 1.0).
+    pub cardinality: Option<i64>,
+}
+
+/// One record of an index manifest (§4.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexManifestEntry {
+    pub kind: FileKind,
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    /// `DELETION_VECTORS`, `HASH`, ...
+    pub index_type: String,
+    /// File name in `index/`.
+    pub file_name: String,
+    pub file_size: i64,
+    pub row_count: i64,
+    /// Deletion vector locations (`DELETION_VECTORS` only).
+    pub dv_ranges: Option<Vec<DeletionVectorRange>>,
+    /// Absolute location when the index file lives outside the table (newer Java).
+    pub external_path: Option<String>,
+}
+
+fn to_dv_range(v: Value, ctx: &Ctx) -> Result<DeletionVectorRange> {
+    const F: &str = "_DELETIONS_VECTORS_RANGES";
+    let (mut name, mut offset, mut length, mut card) = (None, None, None, None);
+    for (n, value) in to_record(strip_union(v), F, ctx)? {
+        match n.as_str() {
+            "f0" => name = Some(value),
+            "f1" => offset = Some(value),
+            "f2" => length = Some(value),
+            "_CARDINALITY" => card = Some(value),
+            _ => {}
+        }
+    }
+    Ok(DeletionVectorRange {
+        data_file: to_string(required(name, "f0", ctx)?, F, ctx)?,
+        offset: to_i32(required(offset, "f1", ctx)?, F, ctx)?,
+        length: to_i32(required(length, "f2", ctx)?, F, ctx)?,
+        cardinality: optional(card).map(|v| to_i64(v, F, ctx)).transpose()?,
+    })
+}
+
+fn to_index_manifest_entry(v: Value, ctx: &Ctx) -> Result<IndexManifestEntry> {
+    let mut f: [Option<Value>; 11] = Default::default();
+    for (name, value) in to_record(strip_union(v), "<record>", ctx)? {
+        let slot = match name.as_str() {
+            "_VERSION" => 0,
+            "_KIND" => 1,
+            "_PARTITION" => 2,
+            "_BUCKET" => 3,
+            "_INDEX_TYPE" => 4,
+            "_FILE_NAME" => 5,
+            "_FILE_SIZE" => 6,
+            "_ROW_COUNT" => 7,
+            "_DELETIONS_VECTORS_RANGES" => 8,
+            "_EXTERNAL_PATH" => 9,
+            "_GLOBAL_INDEX" => 10,
+            _ => continue,
+        };
+        f[slot] = Some(value);
+    }
+    let [version, kind, partition, bucket, index_type, file_name, file_size, row_count, ranges, external, _global] =
+        f;
+    let version = to_i32(required(version, "_VERSION", ctx)?, "_VERSION", ctx)?;
+    if version != INDEX_MANIFEST_VERSION {
+        return Err(ctx.err(
+            "_VERSION",
+            format!("unsupported format version {version} (expected {INDEX_MANIFEST_VERSION})"),
+        ));
+    }
+    let kind_raw = to_i32(required(kind, "_KIND", ctx)?, "_KIND", ctx)?;
+    let kind = FileKind::from_byte(kind_raw)
+        .ok_or_else(|| ctx.err("_KIND", format!("unknown file kind {kind_raw}")))?;
+    let dv_ranges = match optional(ranges) {
+        None => None,
+        Some(v) => Some(
+            to_array(v, "_DELETIONS_VECTORS_RANGES", ctx)?
+                .into_iter()
+                .map(|r| to_dv_range(r, ctx))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+    };
+    Ok(IndexManifestEntry {
+        kind,
+        partition: to_bytes(required(partition, "_PARTITION", ctx)?, "_PARTITION", ctx)?,
+        bucket: to_i32(required(bucket, "_BUCKET", ctx)?, "_BUCKET", ctx)?,
+        index_type: to_string(required(index_type, "_INDEX_TYPE", ctx)?, "_INDEX_TYPE", ctx)?,
+        file_name: to_string(required(file_name, "_FILE_NAME", ctx)?, "_FILE_NAME", ctx)?,
+        file_size: to_i64(required(file_size, "_FILE_SIZE", ctx)?, "_FILE_SIZE", ctx)?,
+        row_count: to_i64(required(row_count, "_ROW_COUNT", ctx)?, "_ROW_COUNT", ctx)?,
+        dv_ranges,
+        external_path: optional(external)
+            .map(|v| to_string(v, "_EXTERNAL_PATH", ctx))
+            .transpose()?,
+    })
+}
+
+/// Decodes an index manifest (Java 0.9 and later). `path` is only used in error messages.
+pub fn read_index_manifest(bytes: &[u8], path: &Path) -> Result<Vec<IndexManifestEntry>> {
+    read_avro(bytes, path, "index manifest entry", to_index_manifest_entry)
+}
+
+/// The live index files of an index manifest: Java stores only ADD entries (each snapshot's
+/// index manifest is cumulative), but a DELETE cancels an earlier ADD of the same
+/// (partition, bucket, file) should one appear.
+pub fn live_index_entries(entries: Vec<IndexManifestEntry>) -> Vec<IndexManifestEntry> {
+    let mut live: Vec<IndexManifestEntry> = Vec::with_capacity(entries.len());
+    for e in entries {
+        match e.kind {
+            FileKind::Add => live.push(e),
+            FileKind::Delete => live.retain(|x| {
+                (&x.partition, x.bucket, &x.file_name) != (&e.partition, e.bucket, &e.file_name)
+            }),
+        }
+    }
+    live
+}
+
+// ---------------------------------------------------------------------------------------------
 // ADD / DELETE merge (§4.5)
 // ---------------------------------------------------------------------------------------------
 
