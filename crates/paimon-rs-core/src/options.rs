@@ -396,6 +396,24 @@ impl CoreOptions {
                 return Err(Error::unsupported("sequence.snapshot-ordering = true"));
             }
         }
+        // the table's kind first: its refusal says more than an option it needs
+        if primary_key {
+            if self.bucket == -1 && for_write {
+                return Err(Error::unsupported(
+                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
+                     set the 'bucket' option to a fixed bucket count > 0",
+                ));
+            }
+            if self.bucket == -2 {
+                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+            }
+        } else if self.bucket > 0 && self.bucket_key.is_none() {
+            return Err(Error::invalid(
+                "an append table with a fixed bucket count needs the 'bucket-key' option",
+            ));
+        } else if self.bucket == -2 {
+            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+        }
         if self.deletion_vectors()? && for_write {
             return Err(Error::unsupported(
                 "writing a table with deletion-vectors.enabled = true: its writers must maintain \
@@ -425,23 +443,6 @@ impl CoreOptions {
                     )));
                 }
             }
-        }
-        if primary_key {
-            if self.bucket == -1 && for_write {
-                return Err(Error::unsupported(
-                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
-                     set the 'bucket' option to a fixed bucket count > 0",
-                ));
-            }
-            if self.bucket == -2 {
-                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
-            }
-        } else if self.bucket > 0 && self.bucket_key.is_none() {
-            return Err(Error::invalid(
-                "an append table with a fixed bucket count needs the 'bucket-key' option",
-            ));
-        } else if self.bucket == -2 {
-            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
         }
         Ok(())
     }
@@ -541,7 +542,10 @@ mod tests {
         assert!(!mor.batch_scan_skip_level0().unwrap());
         let fr = CoreOptions::new(&opts(&[("merge-engine", "first-row")]), true).unwrap();
         assert!(fr.batch_scan_skip_level0().unwrap());
-        assert!(!CoreOptions::new(&opts(&[]), true).unwrap().batch_scan_skip_level0().unwrap());
+        assert!(!CoreOptions::new(&opts(&[]), true)
+            .unwrap()
+            .batch_scan_skip_level0()
+            .unwrap());
     }
 
     #[test]

@@ -17,6 +17,7 @@
  * Paimon 0.9.0 and 1.0-SNAPSHOT bundles.
  */
 
+import org.apache.paimon.CoreOptions;
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
@@ -311,6 +312,9 @@ public final class PaimonDriver {
         private final HashBucketAssigner hash;
         private final InternalRowSerializer serializer;
         private final long targetRows;
+        private final InternalRow.FieldGetter[] getters;
+        /** Column of `rowkind.field` (-1: none): Java's writer takes the row kind from it. */
+        private final int kindField;
         /** CROSS_PARTITION: key -> (bucket, last row written for it, its partition). */
         private final Map<BinaryRow, Object[]> keys = new HashMap<>();
         private final Map<BinaryRow, Integer> partitionSize = new HashMap<>();
@@ -319,6 +323,13 @@ public final class PaimonDriver {
             this.extractor = new RowPartitionKeyExtractor(t.schema());
             this.serializer = new InternalRowSerializer(t.rowType());
             this.targetRows = t.coreOptions().dynamicBucketTargetRowNum();
+            RowType rt = t.rowType();
+            this.getters = new InternalRow.FieldGetter[rt.getFieldCount()];
+            for (int i = 0; i < getters.length; i++) {
+                getters[i] = InternalRow.createFieldGetter(rt.getTypeAt(i), i);
+            }
+            String kf = t.coreOptions().toConfiguration().get(CoreOptions.ROWKIND_FIELD);
+            this.kindField = kf == null ? -1 : rt.getFieldNames().indexOf(kf);
             if (t.bucketMode() == BucketMode.HASH_DYNAMIC) {
                 this.hash =
                         new HashBucketAssigner(
@@ -377,9 +388,7 @@ public final class PaimonDriver {
                     || r.getRowKind() == RowKind.UPDATE_AFTER;
             if (!insert) {
                 if (old != null) { // retract where the key lives
-                    BinaryRow prev = ((BinaryRow) old[1]).copy();
-                    prev.setRowKind(r.getRowKind());
-                    w.write(prev, (Integer) old[0]);
+                    w.write(previous(old, r.getRowKind()), (Integer) old[0]);
                     if (r.getRowKind() == RowKind.DELETE) {
                         keys.remove(key);
                         partitionSize.merge((BinaryRow) old[2], -1, Integer::sum);
@@ -392,9 +401,7 @@ public final class PaimonDriver {
                 bucket = (Integer) old[0];
             } else {
                 if (old != null) { // the key moves: delete it from its old partition
-                    BinaryRow prev = ((BinaryRow) old[1]).copy();
-                    prev.setRowKind(RowKind.DELETE);
-                    w.write(prev, (Integer) old[0]);
+                    w.write(previous(old, RowKind.DELETE), (Integer) old[0]);
                     partitionSize.merge((BinaryRow) old[2], -1, Integer::sum);
                 }
                 int n = partitionSize.getOrDefault(part, 0);
@@ -404,6 +411,20 @@ public final class PaimonDriver {
             w.write(r, bucket);
             BinaryRow copy = serializer.toBinaryRow(r).copy();
             keys.put(key, new Object[] {bucket, copy, part});
+        }
+
+        /** The row last written for a key, as a retraction of `kind` (also in `rowkind.field`). */
+        private GenericRow previous(Object[] old, RowKind kind) {
+            BinaryRow b = (BinaryRow) old[1];
+            GenericRow g = new GenericRow(getters.length);
+            for (int i = 0; i < getters.length; i++) {
+                g.setField(i, getters[i].getFieldOrNull(b));
+            }
+            if (kindField >= 0) {
+                g.setField(kindField, BinaryString.fromString(kind.shortString()));
+            }
+            g.setRowKind(kind);
+            return g;
         }
 
         void prepareCommit() {

@@ -143,7 +143,12 @@ pub fn read_deletion_vector(
     let offset = u64::try_from(df.offset)
         .ok()
         .filter(|o| o.saturating_add(8) <= len)
-        .ok_or_else(|| corrupt(format!("offset {} beyond the file ({len} bytes)", df.offset)))?;
+        .ok_or_else(|| {
+            corrupt(format!(
+                "offset {} beyond the file ({len} bytes)",
+                df.offset
+            ))
+        })?;
     f.seek(SeekFrom::Start(offset))
         .map_err(|e| Error::io(&path, e))?;
     let mut head = [0u8; 4];
@@ -189,7 +194,8 @@ pub fn decode_entry(entry: &[u8], length: i64) -> std::result::Result<RoaringBit
     if entry.len() < 12 {
         return Err(format!("entry of {} bytes is too short", entry.len()));
     }
-    let be = |at: usize| i32::from_be_bytes([entry[at], entry[at + 1], entry[at + 2], entry[at + 3]]);
+    let be =
+        |at: usize| i32::from_be_bytes([entry[at], entry[at + 1], entry[at + 2], entry[at + 3]]);
     let size = be(0);
     if usize::try_from(size).ok() != Some(entry.len() - 8) {
         return Err(format!(
@@ -233,7 +239,9 @@ pub fn decode_entry(entry: &[u8], length: i64) -> std::result::Result<RoaringBit
         let t = RoaringTreemap::deserialize_from(&mut cursor)
             .map_err(|e| format!("invalid 64-bit Roaring bitmap: {e}"))?;
         if t.max().is_some_and(|m| m > u64::from(u32::MAX)) {
-            return Err("row positions beyond 2^32 (a data file cannot hold that many rows)".into());
+            return Err(
+                "row positions beyond 2^32 (a data file cannot hold that many rows)".into(),
+            );
         }
         t.iter().map(|p| p as u32).collect()
     } else {
@@ -287,7 +295,10 @@ impl DeletionFilter {
 /// `batch` (rows `pos..pos + n` of its file) without the rows `dv` marks.
 pub fn drop_deleted(batch: RecordBatch, pos: u64, dv: &RoaringBitmap) -> Result<RecordBatch> {
     let n = batch.num_rows() as u64;
-    let (lo, hi) = (pos.min(u64::from(u32::MAX)), (pos + n).min(u64::from(u32::MAX) + 1));
+    let (lo, hi) = (
+        pos.min(u64::from(u32::MAX)),
+        (pos + n).min(u64::from(u32::MAX) + 1),
+    );
     if n == 0 || dv.range_cardinality(lo as u32..=((hi - 1) as u32)) == 0 {
         return Ok(batch);
     }
@@ -305,7 +316,12 @@ impl Iterator for DeletionFilter {
             return None;
         }
         if self.dv.is_none() {
-            match read_deletion_vector(&self.table_root, &self.file, &self.data_file, self.data_rows) {
+            match read_deletion_vector(
+                &self.table_root,
+                &self.file,
+                &self.data_file,
+                self.data_rows,
+            ) {
                 Ok(dv) => self.dv = Some(dv),
                 Err(e) => {
                     self.failed = true;
@@ -370,7 +386,8 @@ mod tests {
     /// The 35-byte file pypaimon wrote (paimon-format.md, Appendix A): rows 1, 3, 4.
     #[test]
     fn decodes_the_documented_example() {
-        let hex = "01 0000001a 5e43f2d0 3a300000 01000000 00000200 10000000 0100 0300 0400 ea89a0aa";
+        let hex =
+            "01 0000001a 5e43f2d0 3a300000 01000000 00000200 10000000 0100 0300 0400 ea89a0aa";
         let bytes: Vec<u8> = hex
             .replace(' ', "")
             .as_bytes()
@@ -412,7 +429,10 @@ mod tests {
             let e = read_deletion_vector(dir.path(), &df, "data-1.parquet", rows).unwrap_err();
             assert!(matches!(e, Error::CorruptFile { .. }), "{e}");
             let m = e.to_string();
-            assert!(m.contains("index-x-0") && m.contains("data-1.parquet"), "{m}");
+            assert!(
+                m.contains("index-x-0") && m.contains("data-1.parquet"),
+                "{m}"
+            );
             assert!(m.contains(what), "{m}");
         };
         let len = ranges[0].1;
@@ -445,8 +465,17 @@ mod tests {
             let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
             a.values().to_vec()
         };
-        assert_eq!(vals(drop_deleted(batch(0, 5), 0, &dv).unwrap()), vec![1, 2, 3]);
-        assert_eq!(vals(drop_deleted(batch(5, 10), 5, &dv).unwrap()), vec![6, 7, 8]);
-        assert_eq!(vals(drop_deleted(batch(10, 12), 10, &dv).unwrap()), vec![10, 11]);
+        assert_eq!(
+            vals(drop_deleted(batch(0, 5), 0, &dv).unwrap()),
+            vec![1, 2, 3]
+        );
+        assert_eq!(
+            vals(drop_deleted(batch(5, 10), 5, &dv).unwrap()),
+            vec![6, 7, 8]
+        );
+        assert_eq!(
+            vals(drop_deleted(batch(10, 12), 10, &dv).unwrap()),
+            vec![10, 11]
+        );
     }
 }

@@ -341,7 +341,9 @@ impl TableScan {
             for (files, raw) in groups {
                 let deletion_files = files
                     .iter()
-                    .filter_map(|f| Some((f.file_name.clone(), bucket_dvs.get(&f.file_name)?.clone())))
+                    .filter_map(|f| {
+                        Some((f.file_name.clone(), bucket_dvs.get(&f.file_name)?.clone()))
+                    })
                     .collect();
                 splits.push(Split {
                     snapshot_id: snapshot.id,

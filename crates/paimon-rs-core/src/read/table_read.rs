@@ -233,7 +233,10 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         let sections = interval_partition(split.files.clone(), &key_types)?;
         let engine = ctx.engine.clone();
         let plan = plan.clone();
-        let (root, dvs) = (ctx.table.path.clone(), Arc::new(split.deletion_files.clone()));
+        let (root, dvs) = (
+            ctx.table.path.clone(),
+            Arc::new(split.deletion_files.clone()),
+        );
         let options = &ctx.table.options;
         // spill files live as long as the stream (the spiller removes its directory when dropped)
         let spill = options.sort_spill_threshold.map(|t| {

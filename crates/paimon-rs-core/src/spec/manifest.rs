@@ -990,7 +990,11 @@ fn to_index_manifest_entry(v: Value, ctx: &Ctx) -> Result<IndexManifestEntry> {
         kind,
         partition: to_bytes(required(partition, "_PARTITION", ctx)?, "_PARTITION", ctx)?,
         bucket: to_i32(required(bucket, "_BUCKET", ctx)?, "_BUCKET", ctx)?,
-        index_type: to_string(required(index_type, "_INDEX_TYPE", ctx)?, "_INDEX_TYPE", ctx)?,
+        index_type: to_string(
+            required(index_type, "_INDEX_TYPE", ctx)?,
+            "_INDEX_TYPE",
+            ctx,
+        )?,
         file_name: to_string(required(file_name, "_FILE_NAME", ctx)?, "_FILE_NAME", ctx)?,
         file_size: to_i64(required(file_size, "_FILE_SIZE", ctx)?, "_FILE_SIZE", ctx)?,
         row_count: to_i64(required(row_count, "_ROW_COUNT", ctx)?, "_ROW_COUNT", ctx)?,
