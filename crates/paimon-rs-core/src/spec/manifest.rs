@@ -1456,6 +1456,107 @@ mod tests {
         w.into_inner().unwrap()
     }
 
+    /// Index manifests as Paimon 0.9 (ranges `f0, f1, f2`) and 1.0 (plus `_CARDINALITY`) write
+    /// them: DV entries with their ranges, a HASH entry without, a DELETE cancelling an ADD.
+    #[test]
+    fn reads_index_manifests_of_0_9_and_1_0() {
+        for with_card in [false, true] {
+            let mut range_fields = vec![
+                json!({"name": "f0", "type": "string"}),
+                json!({"name": "f1", "type": "int"}),
+                json!({"name": "f2", "type": "int"}),
+            ];
+            if with_card {
+                range_fields.push(json!({"name": "_CARDINALITY", "type": ["null", "long"]}));
+            }
+            let schema = json!({"type": "record", "name": "IndexManifestEntry", "fields": [
+                {"name": "_VERSION", "type": "int"},
+                {"name": "_KIND", "type": "int"},
+                {"name": "_PARTITION", "type": "bytes"},
+                {"name": "_BUCKET", "type": "int"},
+                {"name": "_INDEX_TYPE", "type": "string"},
+                {"name": "_FILE_NAME", "type": "string"},
+                {"name": "_FILE_SIZE", "type": "long"},
+                {"name": "_ROW_COUNT", "type": "long"},
+                {"name": "_DELETIONS_VECTORS_RANGES", "type": ["null", {"type": "array", "items":
+                    {"type": "record", "name": "DvMeta", "fields": range_fields}}]},
+            ]});
+            let range = |name: &str, off: i32, len: i32| {
+                let mut f = vec![
+                    ("f0".to_string(), Value::String(name.into())),
+                    ("f1".to_string(), Value::Int(off)),
+                    ("f2".to_string(), Value::Int(len)),
+                ];
+                if with_card {
+                    f.push((
+                        "_CARDINALITY".into(),
+                        Value::Union(1, Box::new(Value::Long(3))),
+                    ));
+                }
+                Value::Record(f)
+            };
+            let entry = |kind: i32, ty: &str, file: &str, ranges: Option<Vec<Value>>| {
+                Value::Record(vec![
+                    ("_VERSION".into(), Value::Int(1)),
+                    ("_KIND".into(), Value::Int(kind)),
+                    ("_PARTITION".into(), Value::Bytes(vec![0, 0, 0, 0])),
+                    ("_BUCKET".into(), Value::Int(1)),
+                    ("_INDEX_TYPE".into(), Value::String(ty.into())),
+                    ("_FILE_NAME".into(), Value::String(file.into())),
+                    ("_FILE_SIZE".into(), Value::Long(35)),
+                    ("_ROW_COUNT".into(), Value::Long(2)),
+                    (
+                        "_DELETIONS_VECTORS_RANGES".into(),
+                        match ranges {
+                            None => Value::Union(0, Box::new(Value::Null)),
+                            Some(r) => Value::Union(1, Box::new(Value::Array(r))),
+                        },
+                    ),
+                ])
+            };
+            let bytes = write_custom(
+                &schema,
+                vec![
+                    entry(0, "HASH", "index-h-0", None),
+                    entry(
+                        0,
+                        DELETION_VECTORS_INDEX,
+                        "index-old-0",
+                        Some(vec![range("a", 1, 9)]),
+                    ),
+                    entry(
+                        0,
+                        DELETION_VECTORS_INDEX,
+                        "index-d-0",
+                        Some(vec![range("a", 1, 26), range("b", 35, 26)]),
+                    ),
+                    entry(1, DELETION_VECTORS_INDEX, "index-old-0", None),
+                ],
+                Codec::Null,
+            );
+            let all = read_index_manifest(&bytes, Path::new("index-manifest-x")).unwrap();
+            assert_eq!(all.len(), 4);
+            let live = live_index_entries(all);
+            let names: Vec<&str> = live.iter().map(|e| e.file_name.as_str()).collect();
+            assert_eq!(names, ["index-h-0", "index-d-0"]);
+            assert_eq!(live[0].dv_ranges, None);
+            let card = with_card.then_some(3);
+            assert_eq!(
+                live[1].dv_ranges.as_deref().unwrap()[1],
+                DeletionVectorRange {
+                    data_file: "b".into(),
+                    offset: 35,
+                    length: 26,
+                    cardinality: card
+                }
+            );
+            assert_eq!(
+                (live[1].bucket, live[1].file_size, live[1].row_count),
+                (1, 35, 2)
+            );
+        }
+    }
+
     fn record_mut(v: &mut Value) -> &mut Vec<(String, Value)> {
         match v {
             Value::Record(f) => f,
