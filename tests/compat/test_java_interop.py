@@ -411,6 +411,17 @@ def test_deletion_vector_corrupt_index_file_is_reported(java, tmp_path, request)
         ours_read(tmp_path, t)
 
 
+@pytest.mark.parametrize("kind_name", ["pk_changelog_input", "pk_changelog_lookup", "pk_changelog_full_compaction"])
+def test_changelog_files_stay_out_of_the_data_read(java, tmp_path, request, kind_name):
+    """Java writes changelog files next to the data files; a batch read returns the data only."""
+    kind, t = KINDS[kind_name], _tname(request)
+    model = _simple_history(java, tmp_path, t, kind, 3, kind_name + "cl")[-1]
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    changelogs = list((tmp_path / f"{DB}.db" / t).glob("bucket-*/changelog-*"))
+    assert changelogs, "Java wrote no changelog file"
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads Java's changelog table")
+
+
 def test_java_filtered_read_of_our_table(java, tmp_path, request):
     kind, t, rng = KINDS["pk_dedup_part"], _tname(request), random.Random("filter")
     ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
