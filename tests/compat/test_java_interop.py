@@ -101,6 +101,17 @@ KINDS = {k.name: k for k in [
     Kind("pk_deletion_vectors", [_ID, *_V, _OP], ["id"], [], {"bucket": "2", "rowkind.field": "op",
                                                              "deletion-vectors.enabled": "true"},
          "deduplicate", row_kinds=True, ours_write="deletion-vectors"),
+    Kind("pk_dv_part", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
+         {"bucket": "2", "rowkind.field": "op", "deletion-vectors.enabled": "true"},
+         "deduplicate", row_kinds=True, ours_write="deletion-vectors"),
+    # dynamic bucket (bucket=-1, Paimon's default): the driver assigns buckets as Flink's sink
+    # does (HASH index; cross-partition: a key moves between partitions)
+    Kind("pk_dynamic_bucket", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
+         {"bucket": "-1", "rowkind.field": "op", "dynamic-bucket.target-row-num": "8"},
+         "deduplicate", row_kinds=True, ours_write="dynamic bucket"),
+    Kind("pk_cross_partition", [_DT, _ID, *_V, _OP], ["id"], ["dt"],
+         {"bucket": "-1", "rowkind.field": "op", "dynamic-bucket.target-row-num": "8"},
+         "deduplicate", row_kinds=True, ours_write="dynamic bucket"),
     Kind("pk_changelog_input", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "input"},
          "deduplicate", ours_write="changelog-producer"),
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
@@ -268,8 +279,6 @@ def check(actual: list, expected: list, ptypes: list, what: str) -> None:
 _NOT_PARQUET = ("paimon_rs reads every data file as Parquet: Java's {} files fail as 'Invalid Parquet file. "
                 "Corrupt footer' (CorruptFileError)")
 JAVA_ONLY_XFAIL: dict = {
-    "pk_deletion_vectors": ("paimon_rs refuses a table with deletion-vectors.enabled=true when it is loaded "
-                            "(UnsupportedError): deletion vector index files are not read", UnsupportedError),
     "pk_orc": (_NOT_PARQUET.format("ORC"), CorruptFileError),
     "append_avro": (_NOT_PARQUET.format("Avro"), CorruptFileError),
 }
@@ -325,6 +334,92 @@ def test_java_compacts_one_bucket_we_read(java, tmp_path, request):
     assert {f["level"] for f in files if f["partition"] == [DT[0]] and f["bucket"] == 1} == {5}
     assert {f["level"] for f in files if f["partition"] != [DT[0]] or f["bucket"] != 1} == {0}
     check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's compaction")
+
+
+# --------------------------------------------------------------------------- deletion vectors
+
+
+def _dv_history(java, wh, t: str, kind: Kind, commits: int, seed: str, compact_every: int = 1) -> Model:
+    """Java writes ``commits`` commits of upserts and deletes into a deletion-vector table,
+    compacting (not fully) after every ``compact_every``-th: the compactions mark the replaced rows
+    of the files above level 0 in deletion vectors."""
+    rng, model = random.Random(seed), Model(kind)
+    java_create(java, wh, t, kind.fields, kind.pk, kind.part, kind.options)
+    for i in range(commits):
+        rows, kinds = commit_rows(kind, rng, model, n=60)
+        java_write(java, wh, t, rows, kinds)
+        model.apply(rows, kinds)
+        if (i + 1) % compact_every == 0:
+            java.call("compact", warehouse=str(wh), table=f"{DB}.{t}", full=False)
+    return model
+
+
+def _index_files(wh, t: str) -> list:
+    return sorted((wh / f"{DB}.db" / t / "index").glob("index-*"))
+
+
+@pytest.mark.parametrize("kind_name", ["pk_deletion_vectors", "pk_dv_part"])
+def test_deletion_vectors_java_writes_compacts_we_read(java, tmp_path, request, kind_name):
+    """Several commits of updates and deletes, compacted by Java (which writes the deletion
+    vectors): we read what Java reads and what the model holds, with and without projection and
+    filter; level-0 files stay hidden as in Java."""
+    kind, t = KINDS[kind_name], _tname(request)
+    model = _dv_history(java, tmp_path, t, kind, 6, kind_name + "dv")
+    assert _index_files(tmp_path, t), "Java wrote no deletion vector index file"
+    java_rows = java_read(java, tmp_path, t)
+    check(java_rows, model.expected(), kind.ptypes, "Java reads its deletion-vector table")
+    check(ours_read(tmp_path, t), java_rows, kind.ptypes, "paimon_rs reads Java's deletion-vector table")
+    proj = ["v", "id"]
+    check(ours_read(tmp_path, t, projection=proj), [[r[kind.names.index(n)] for n in proj] for r in java_rows],
+          ["BIGINT", "INT"], "paimon_rs reads Java's deletion-vector table, projected")
+    tb = CatalogFactory.create({"warehouse": str(tmp_path)}).get_table(f"{DB}.{t}")
+    rb = tb.new_read_builder()
+    rb = rb.with_filter(rb.new_predicate_builder().greater_than("id", 14))
+    splits = rb.new_scan().plan().splits()
+    import pickle
+    splits = pickle.loads(pickle.dumps(splits))  # splits carry their deletion files, pickled
+    got = jv.from_arrow(rb.new_read().to_arrow(splits))
+    check(got, [r for r in java_rows if r[kind.names.index("id")] > 14], kind.ptypes,
+          "paimon_rs reads Java's deletion-vector table, filtered")
+    # Java's uncompacted level-0 files are hidden from both reads
+    rows, kinds = commit_rows(kind, random.Random("late"), model, n=30)
+    java.call("write", warehouse=str(tmp_path), table=f"{DB}.{t}", options={"write-only": "true"},
+              commits=[{"rows": rows, "kinds": kinds}])
+    java_rows = java_read(java, tmp_path, t)
+    check(java_rows, model.expected(), kind.ptypes, "Java hides level 0")
+    check(ours_read(tmp_path, t), java_rows, kind.ptypes, "paimon_rs hides level 0 as Java")
+    # deletion-vectors.merge-on-read (newer Java): level 0 is merged in, the vectors still apply
+    model.apply(rows, kinds)
+    mor = tb.copy({"deletion-vectors.merge-on-read": "true"})
+    rb = mor.new_read_builder()
+    check(jv.from_arrow(rb.new_read().to_arrow(rb.new_scan().plan().splits())), model.expected(), kind.ptypes,
+          "paimon_rs reads with deletion-vectors.merge-on-read")
+    with pytest.raises(UnsupportedError, match="deletion-vectors.enabled"):
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+
+
+def test_deletion_vector_corrupt_index_file_is_reported(java, tmp_path, request):
+    kind, t = KINDS["pk_deletion_vectors"], _tname(request)
+    _dv_history(java, tmp_path, t, kind, 4, "dv-corrupt")
+    files = _index_files(tmp_path, t)
+    assert files
+    for f in files:
+        b = bytearray(f.read_bytes())
+        b[len(b) // 2] ^= 0x10
+        f.write_bytes(bytes(b))
+    with pytest.raises(CorruptFileError, match=r"index-.*deletion vector of data-"):
+        ours_read(tmp_path, t)
+
+
+@pytest.mark.parametrize("kind_name", ["pk_changelog_input", "pk_changelog_lookup", "pk_changelog_full_compaction"])
+def test_changelog_files_stay_out_of_the_data_read(java, tmp_path, request, kind_name):
+    """Java writes changelog files next to the data files; a batch read returns the data only."""
+    kind, t = KINDS[kind_name], _tname(request)
+    model = _simple_history(java, tmp_path, t, kind, 3, kind_name + "cl")[-1]
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    changelogs = list((tmp_path / f"{DB}.db" / t).glob("bucket-*/changelog-*"))
+    assert changelogs, "Java wrote no changelog file"
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads Java's changelog table")
 
 
 def test_java_filtered_read_of_our_table(java, tmp_path, request):
@@ -716,7 +811,8 @@ def test_universal_compaction_picker_is_exposed(java):
 
 
 @pytest.mark.java09
-@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_partial", "append_part"])
+@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_partial", "append_part", "pk_deletion_vectors",
+                                       "pk_dynamic_bucket"])
 def test_java09_writes_we_read(java09, tmp_path, request, kind_name):
     test_java_writes_we_read(java09, tmp_path, request, kind_name)
 

@@ -49,6 +49,7 @@ const SUPPORTED: &[&str] = &[
     "source.split.open-file-cost",
     "changelog-producer",
     "deletion-vectors.enabled",
+    "deletion-vectors.merge-on-read",
     "data-file.prefix",
     "comment",
     "path",
@@ -395,10 +396,30 @@ impl CoreOptions {
                 return Err(Error::unsupported("sequence.snapshot-ordering = true"));
             }
         }
-        if let Some(v) = get("deletion-vectors.enabled") {
-            if parse_bool("deletion-vectors.enabled", v)? {
-                return Err(Error::unsupported("deletion-vectors.enabled = true"));
+        // the table's kind first: its refusal says more than an option it needs
+        if primary_key {
+            if self.bucket == -1 && for_write {
+                return Err(Error::unsupported(
+                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
+                     set the 'bucket' option to a fixed bucket count > 0",
+                ));
             }
+            if self.bucket == -2 {
+                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+            }
+        } else if self.bucket > 0 && self.bucket_key.is_none() {
+            return Err(Error::invalid(
+                "an append table with a fixed bucket count needs the 'bucket-key' option",
+            ));
+        } else if self.bucket == -2 {
+            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+        }
+        if self.deletion_vectors()? && for_write {
+            return Err(Error::unsupported(
+                "writing a table with deletion-vectors.enabled = true: its writers must maintain \
+                 deletion vectors through lookup compaction, which paimon_rs does not run yet \
+                 (reading deletion-vector tables is supported)",
+            ));
         }
         if for_write {
             if let Some(p) = get("changelog-producer") {
@@ -423,24 +444,28 @@ impl CoreOptions {
                 }
             }
         }
-        if primary_key {
-            if self.bucket == -1 {
-                return Err(Error::unsupported(
-                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
-                     set the 'bucket' option to a fixed bucket count > 0",
-                ));
-            }
-            if self.bucket == -2 {
-                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
-            }
-        } else if self.bucket > 0 && self.bucket_key.is_none() {
-            return Err(Error::invalid(
-                "an append table with a fixed bucket count needs the 'bucket-key' option",
-            ));
-        } else if self.bucket == -2 {
-            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
-        }
         Ok(())
+    }
+
+    /// `deletion-vectors.enabled`.
+    pub fn deletion_vectors(&self) -> Result<bool> {
+        match self.raw.get("deletion-vectors.enabled") {
+            Some(v) => parse_bool("deletion-vectors.enabled", v),
+            None => Ok(false),
+        }
+    }
+
+    /// Java's `batchScanSkipLevel0`: a batch read of a primary-key table hides level-0 files
+    /// when deletion vectors are enabled (unless `deletion-vectors.merge-on-read`) and for
+    /// first-row tables (paimon-behaviour.md §6.1).
+    pub fn batch_scan_skip_level0(&self) -> Result<bool> {
+        if self.deletion_vectors()? {
+            return Ok(!match self.raw.get("deletion-vectors.merge-on-read") {
+                Some(v) => parse_bool("deletion-vectors.merge-on-read", v)?,
+                None => false,
+            });
+        }
+        Ok(self.raw.get("merge-engine").map(String::as_str) == Some("first-row"))
     }
 
     pub fn target_file_size(&self) -> u64 {
@@ -494,9 +519,33 @@ mod tests {
         let o = CoreOptions::new(&opts(&[]), true).unwrap();
         let e = o.check_supported(true, true).unwrap_err();
         assert!(e.to_string().contains("dynamic bucket"), "{e}");
+        o.check_supported(true, false).unwrap(); // dynamic bucket tables are read
         let o = CoreOptions::new(&opts(&[("bucket", "4")]), true).unwrap();
         o.check_supported(true, true).unwrap();
         assert_eq!(o.target_file_size(), 128 << 20);
+    }
+
+    #[test]
+    fn deletion_vector_tables_are_read_not_written() {
+        let dv = |extra: &[(&str, &str)]| {
+            let mut kv = vec![("bucket", "2"), ("deletion-vectors.enabled", "true")];
+            kv.extend_from_slice(extra);
+            CoreOptions::new(&opts(&kv), true).unwrap()
+        };
+        let o = dv(&[]);
+        o.check_supported(true, false).unwrap();
+        let e = o.check_supported(true, true).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("deletion-vectors.enabled"), "{e}");
+        assert!(o.batch_scan_skip_level0().unwrap());
+        let mor = dv(&[("deletion-vectors.merge-on-read", "true")]);
+        assert!(!mor.batch_scan_skip_level0().unwrap());
+        let fr = CoreOptions::new(&opts(&[("merge-engine", "first-row")]), true).unwrap();
+        assert!(fr.batch_scan_skip_level0().unwrap());
+        assert!(!CoreOptions::new(&opts(&[]), true)
+            .unwrap()
+            .batch_scan_skip_level0()
+            .unwrap());
     }
 
     #[test]

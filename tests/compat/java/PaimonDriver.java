@@ -17,6 +17,7 @@
  * Paimon 0.9.0 and 1.0-SNAPSHOT bundles.
  */
 
+import org.apache.paimon.CoreOptions;
 import org.apache.paimon.catalog.Catalog;
 import org.apache.paimon.catalog.CatalogContext;
 import org.apache.paimon.catalog.CatalogFactory;
@@ -52,7 +53,11 @@ import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.Arra
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.paimon.stats.SimpleStats;
+import org.apache.paimon.index.HashBucketAssigner;
+import org.apache.paimon.table.BucketMode;
+import org.apache.paimon.table.FileStoreTable;
 import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.RowPartitionKeyExtractor;
 import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
@@ -263,6 +268,7 @@ public final class PaimonDriver {
             }
             try (BatchTableWrite w = newWrite(wb);
                     BatchTableCommit commit = wb.newCommit()) {
+                DynamicBuckets dyn = DynamicBuckets.of(t);
                 JsonNode kinds = c.get("kinds");
                 int i = 0;
                 for (JsonNode row : c.get("rows")) {
@@ -272,8 +278,15 @@ public final class PaimonDriver {
                                     : RowKind.fromShortString(kinds.get(i).asText());
                     GenericRow r = (GenericRow) fromJson(row, rt);
                     r.setRowKind(kind);
-                    w.write(r);
+                    if (dyn != null) {
+                        dyn.write(w, r);
+                    } else {
+                        w.write(r);
+                    }
                     i++;
+                }
+                if (dyn != null) {
+                    dyn.prepareCommit();
                 }
                 commit.commit(w.prepareCommit());
             }
@@ -282,6 +295,143 @@ public final class PaimonDriver {
         ObjectNode r = NODES.objectNode();
         r.set("snapshots", snaps);
         return r;
+    }
+
+    /**
+     * Bucket assignment of a dynamic bucket table (bucket = -1), which Java's BatchTableWrite
+     * leaves to its caller (write(row) refuses: "Can't extract bucket from row in dynamic bucket
+     * mode"); Flink's sink does it in an assigner operator. HASH_DYNAMIC (the primary key holds
+     * the partition keys): Java's own HashBucketAssigner over the HASH index, keyed as Flink's
+     * HashBucketAssignerOperator does (trimmed primary key hash). CROSS_PARTITION: the job of
+     * Flink's GlobalIndexAssigner (a key lives in one partition; an upsert into another partition
+     * first deletes the key from the old one, as its default DeleteExistingProcessor does), kept
+     * here in a map loaded from the table.
+     */
+    private static final class DynamicBuckets {
+        private final RowPartitionKeyExtractor extractor;
+        private final HashBucketAssigner hash;
+        private final InternalRowSerializer serializer;
+        private final long targetRows;
+        private final InternalRow.FieldGetter[] getters;
+        /** Column of `rowkind.field` (-1: none): Java's writer takes the row kind from it. */
+        private final int kindField;
+        /** CROSS_PARTITION: key -> (bucket, last row written for it, its partition). */
+        private final Map<BinaryRow, Object[]> keys = new HashMap<>();
+        private final Map<BinaryRow, Integer> partitionSize = new HashMap<>();
+
+        private DynamicBuckets(FileStoreTable t) throws Exception {
+            this.extractor = new RowPartitionKeyExtractor(t.schema());
+            this.serializer = new InternalRowSerializer(t.rowType());
+            this.targetRows = t.coreOptions().dynamicBucketTargetRowNum();
+            RowType rt = t.rowType();
+            this.getters = new InternalRow.FieldGetter[rt.getFieldCount()];
+            for (int i = 0; i < getters.length; i++) {
+                getters[i] = InternalRow.createFieldGetter(rt.getTypeAt(i), i);
+            }
+            String kf = t.coreOptions().toConfiguration().get(CoreOptions.ROWKIND_FIELD);
+            this.kindField = kf == null ? -1 : rt.getFieldNames().indexOf(kf);
+            if (t.bucketMode() == BucketMode.HASH_DYNAMIC) {
+                this.hash =
+                        new HashBucketAssigner(
+                                t.store().snapshotManager(),
+                                "paimon-driver",
+                                t.store().newIndexFileHandler(),
+                                1,
+                                1,
+                                0,
+                                targetRows);
+            } else {
+                this.hash = null;
+                ReadBuilder rb = t.newReadBuilder();
+                for (Split s : rb.newScan().plan().splits()) {
+                    int bucket = ((DataSplit) s).bucket();
+                    try (RecordReader<InternalRow> reader =
+                            rb.newRead().executeFilter().createReader(s)) {
+                        reader.forEachRemaining(row -> remember(row, bucket));
+                    }
+                }
+            }
+        }
+
+        static DynamicBuckets of(Table table) throws Exception {
+            if (!(table instanceof FileStoreTable)) {
+                return null;
+            }
+            FileStoreTable t = (FileStoreTable) table;
+            BucketMode m = t.bucketMode();
+            return m == BucketMode.HASH_DYNAMIC || m == BucketMode.CROSS_PARTITION
+                    ? new DynamicBuckets(t)
+                    : null;
+        }
+
+        private void remember(InternalRow row, int bucket) {
+            BinaryRow part = extractor.partition(row).copy();
+            BinaryRow copy = serializer.toBinaryRow(row).copy();
+            Object[] old = keys.put(extractor.trimmedPrimaryKey(row).copy(),
+                    new Object[] {bucket, copy, part});
+            if (old == null || !old[2].equals(part)) {
+                partitionSize.merge(part, 1, Integer::sum);
+            }
+        }
+
+        void write(BatchTableWrite w, GenericRow r) throws Exception {
+            if (hash != null) {
+                int bucket = hash.assign(
+                        extractor.partition(r), extractor.trimmedPrimaryKey(r).hashCode());
+                w.write(r, bucket);
+                return;
+            }
+            BinaryRow key = extractor.trimmedPrimaryKey(r).copy();
+            BinaryRow part = extractor.partition(r).copy();
+            Object[] old = keys.get(key);
+            boolean insert = r.getRowKind() == RowKind.INSERT
+                    || r.getRowKind() == RowKind.UPDATE_AFTER;
+            if (!insert) {
+                if (old != null) { // retract where the key lives
+                    w.write(previous(old, r.getRowKind()), (Integer) old[0]);
+                    if (r.getRowKind() == RowKind.DELETE) {
+                        keys.remove(key);
+                        partitionSize.merge((BinaryRow) old[2], -1, Integer::sum);
+                    }
+                }
+                return;
+            }
+            int bucket;
+            if (old != null && old[2].equals(part)) {
+                bucket = (Integer) old[0];
+            } else {
+                if (old != null) { // the key moves: delete it from its old partition
+                    w.write(previous(old, RowKind.DELETE), (Integer) old[0]);
+                    partitionSize.merge((BinaryRow) old[2], -1, Integer::sum);
+                }
+                int n = partitionSize.getOrDefault(part, 0);
+                bucket = (int) (n / targetRows);
+                partitionSize.put(part, n + 1);
+            }
+            w.write(r, bucket);
+            BinaryRow copy = serializer.toBinaryRow(r).copy();
+            keys.put(key, new Object[] {bucket, copy, part});
+        }
+
+        /** The row last written for a key, as a retraction of `kind` (also in `rowkind.field`). */
+        private GenericRow previous(Object[] old, RowKind kind) {
+            BinaryRow b = (BinaryRow) old[1];
+            GenericRow g = new GenericRow(getters.length);
+            for (int i = 0; i < getters.length; i++) {
+                g.setField(i, getters[i].getFieldOrNull(b));
+            }
+            if (kindField >= 0) {
+                g.setField(kindField, BinaryString.fromString(kind.shortString()));
+            }
+            g.setRowKind(kind);
+            return g;
+        }
+
+        void prepareCommit() {
+            if (hash != null) {
+                hash.prepareCommit(BatchWriteBuilder.COMMIT_IDENTIFIER);
+            }
+        }
     }
 
     private static BatchTableWrite newWrite(BatchWriteBuilder wb) {

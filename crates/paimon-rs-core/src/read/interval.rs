@@ -135,18 +135,19 @@ fn no_deletes(f: &DataFileMeta) -> bool {
 }
 
 /// Split one bucket's files for a batch read: groups of files and whether each group can be read
-/// by concatenation (paimon-behaviour.md §6.2).
+/// by concatenation (paimon-behaviour.md §6.2). `skip_level0`: the scan hid level 0 (first-row
+/// and deletion-vector tables), so files above it hold each key once and need no merge.
 pub fn split_bucket(
     files: Vec<DataFileMeta>,
     key_types: &[DataType],
     target: u64,
     open_cost: u64,
-    first_row: bool,
+    skip_level0: bool,
 ) -> Result<Vec<(Vec<DataFileMeta>, bool)>> {
     let w = |f: &DataFileMeta| (f.file_size.max(0) as u64).max(open_cost);
     let raw_convertible = files.iter().all(|f| f.level != 0 && no_deletes(f));
     let one_level = files.windows(2).all(|p| p[0].level == p[1].level);
-    if raw_convertible && (first_row || one_level) {
+    if raw_convertible && (skip_level0 || one_level) {
         return Ok(ordered_pack(files, w, target)
             .into_iter()
             .map(|g| (g, true))

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
+use super::deletion::deletion_files_of;
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::Result;
@@ -284,7 +285,13 @@ impl TableScan {
             g.1.push(e.file);
         }
         let o = &self.table.options;
-        let first_row = o.raw.get("merge-engine").map(String::as_str) == Some("first-row");
+        let skip_level0 = self.table.is_primary_key() && o.batch_scan_skip_level0()?;
+        // deletion-vector tables: each data file's deletion vector, from the index manifest
+        let mut deletion_files = if o.deletion_vectors()? {
+            deletion_files_of(&self.table, snapshot.index_manifest.as_deref())?
+        } else {
+            Default::default()
+        };
         let mut splits = vec![];
         for ((partition, bucket), (total_buckets, files)) in groups {
             let vals = deserialize_row(&ptypes, &partition)?;
@@ -299,10 +306,10 @@ impl TableScan {
             let groups: Vec<(Vec<DataFileMeta>, bool)> = if self.table.is_primary_key() {
                 // Key filters prune whole files (a newer version of a key lives in a file whose
                 // key range also holds it, so pruning cannot resurrect an old version).
-                // first-row tables hide level 0 (paimon-behaviour.md §6.1).
+                // first-row and deletion-vector tables hide level 0 (paimon-behaviour.md §6.1).
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
-                    .filter(|f| !(first_row && f.level == 0))
+                    .filter(|f| !(skip_level0 && f.level == 0))
                     .filter(|f| self.file_may_match(f, &key_names, &key_types))
                     .collect();
                 if files.is_empty() {
@@ -313,7 +320,7 @@ impl TableScan {
                     &key_types,
                     o.split_target_size,
                     o.split_open_file_cost,
-                    first_row,
+                    skip_level0,
                 )?
             } else {
                 let mut files: Vec<DataFileMeta> = files
@@ -328,7 +335,16 @@ impl TableScan {
                     .map(|g| (g, true))
                     .collect()
             };
+            let bucket_dvs = deletion_files
+                .remove(&(partition.clone(), bucket))
+                .unwrap_or_default();
             for (files, raw) in groups {
+                let deletion_files = files
+                    .iter()
+                    .filter_map(|f| {
+                        Some((f.file_name.clone(), bucket_dvs.get(&f.file_name)?.clone()))
+                    })
+                    .collect();
                 splits.push(Split {
                     snapshot_id: snapshot.id,
                     partition: partition.clone(),
@@ -337,6 +353,7 @@ impl TableScan {
                     bucket_path: bucket_path.clone(),
                     files,
                     raw_convertible: raw,
+                    deletion_files,
                 });
             }
         }

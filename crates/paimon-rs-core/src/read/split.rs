@@ -1,7 +1,11 @@
 //! Splits: the unit of read work. Serializable so that a distributed engine (Spark) can ship
 //! them to tasks.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use super::deletion::DeletionFile;
 
 use crate::error::{Error, Result};
 use crate::spec::manifest::DataFileMeta;
@@ -18,6 +22,10 @@ pub struct Split {
     pub files: Vec<DataFileMeta>,
     /// The files can be read by concatenation (no two share a key).
     pub raw_convertible: bool,
+    /// Deletion vectors of the files (by data file name; deletion-vector tables): where each is,
+    /// read when its file is read.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deletion_files: BTreeMap<String, DeletionFile>,
 }
 
 impl Split {

@@ -24,6 +24,7 @@ use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 
+use super::deletion::{DeletionFile, DeletionFilter};
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
@@ -253,6 +254,10 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         let sections = interval_partition(split.files.clone(), &key_types)?;
         let engine = ctx.engine.clone();
         let plan = plan.clone();
+        let (root, dvs) = (
+            ctx.table.path.clone(),
+            Arc::new(split.deletion_files.clone()),
+        );
         let options = &ctx.table.options;
         // spill files live as long as the stream (the spiller removes its directory when dropped)
         let spill = options.sort_spill_threshold.map(|t| {
@@ -266,11 +271,14 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 let mut iters: Vec<(u64, BatchIter)> = runs
                     .iter()
                     .map(|run| {
+                        let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
+                        if !dvs.is_empty() {
+                            return (size, with_deletions(&root, &dir, run, &dvs, &plan));
+                        }
                         let files = run
                             .iter()
                             .map(|f| (file_path(&dir, f), f.clone()))
                             .collect();
-                        let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
                         (
                             size,
                             Box::new(FileChain::new(files, plan.clone())) as BatchIter,
@@ -288,6 +296,9 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
+    } else if !split.deletion_files.is_empty() {
+        let dvs = Arc::new(split.deletion_files.clone());
+        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan)
     } else {
         let files = split
             .files
@@ -303,6 +314,37 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         },
         Err(e) => Some(Err(e)),
     })))
+}
+
+/// Files read one after the other (lazily, as `FileChain`), each without the rows its deletion
+/// vector marks (deletion-vector tables).
+fn with_deletions(
+    root: &Path,
+    dir: &Path,
+    files: &[DataFileMeta],
+    dvs: &Arc<std::collections::BTreeMap<String, DeletionFile>>,
+    plan: &Arc<ColumnPlan>,
+) -> BatchIter {
+    let streams: Vec<BatchIter> = files
+        .iter()
+        .map(|f| {
+            let chain: BatchIter = Box::new(FileChain::new(
+                VecDeque::from([(file_path(dir, f), f.clone())]),
+                plan.clone(),
+            ));
+            match dvs.get(&f.file_name) {
+                None => chain,
+                Some(df) => Box::new(DeletionFilter::new(
+                    chain,
+                    root.to_path_buf(),
+                    df.clone(),
+                    f.file_name.clone(),
+                    f.row_count,
+                )),
+            }
+        })
+        .collect();
+    Box::new(streams.into_iter().flatten())
 }
 
 /// `sort-spill-threshold`: with more than `threshold` sorted runs, merge the smallest runs

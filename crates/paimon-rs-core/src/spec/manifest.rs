@@ -885,6 +885,148 @@ pub fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<ManifestFileM
 }
 
 // ---------------------------------------------------------------------------------------------
+// Index manifest (§4.6)
+// ---------------------------------------------------------------------------------------------
+
+/// Index type of deletion-vector index files (`DeletionVectorsIndexFile.DELETION_VECTORS_INDEX`).
+pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
+
+/// `_VERSION` of index manifest entries (Java's `IndexManifestEntrySerializer`).
+pub const INDEX_MANIFEST_VERSION: i32 = 1;
+
+/// Where one data file's deletion vector lies in a `DELETION_VECTORS` index file (Java's
+/// `DeletionVectorMeta`, record `f0, f1, f2, _CARDINALITY`; 0.9 has no cardinality).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeletionVectorRange {
+    /// The data file the vector belongs to.
+    pub data_file: String,
+    /// Offset of the vector's size field in the index file.
+    pub offset: i32,
+    /// The size field's value (32-bit bitmaps) or the whole entry's length (64-bit bitmaps).
+    pub length: i32,
+    /// Number of deleted rows (Paimon >= 1.0).
+    pub cardinality: Option<i64>,
+}
+
+/// One record of an index manifest (§4.6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexManifestEntry {
+    pub kind: FileKind,
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    /// `DELETION_VECTORS`, `HASH`, ...
+    pub index_type: String,
+    /// File name in `index/`.
+    pub file_name: String,
+    pub file_size: i64,
+    pub row_count: i64,
+    /// Deletion vector locations (`DELETION_VECTORS` only).
+    pub dv_ranges: Option<Vec<DeletionVectorRange>>,
+    /// Absolute location when the index file lives outside the table (newer Java).
+    pub external_path: Option<String>,
+}
+
+fn to_dv_range(v: Value, ctx: &Ctx) -> Result<DeletionVectorRange> {
+    const F: &str = "_DELETIONS_VECTORS_RANGES";
+    let (mut name, mut offset, mut length, mut card) = (None, None, None, None);
+    for (n, value) in to_record(strip_union(v), F, ctx)? {
+        match n.as_str() {
+            "f0" => name = Some(value),
+            "f1" => offset = Some(value),
+            "f2" => length = Some(value),
+            "_CARDINALITY" => card = Some(value),
+            _ => {}
+        }
+    }
+    Ok(DeletionVectorRange {
+        data_file: to_string(required(name, "f0", ctx)?, F, ctx)?,
+        offset: to_i32(required(offset, "f1", ctx)?, F, ctx)?,
+        length: to_i32(required(length, "f2", ctx)?, F, ctx)?,
+        cardinality: optional(card).map(|v| to_i64(v, F, ctx)).transpose()?,
+    })
+}
+
+fn to_index_manifest_entry(v: Value, ctx: &Ctx) -> Result<IndexManifestEntry> {
+    let mut f: [Option<Value>; 11] = Default::default();
+    for (name, value) in to_record(strip_union(v), "<record>", ctx)? {
+        let slot = match name.as_str() {
+            "_VERSION" => 0,
+            "_KIND" => 1,
+            "_PARTITION" => 2,
+            "_BUCKET" => 3,
+            "_INDEX_TYPE" => 4,
+            "_FILE_NAME" => 5,
+            "_FILE_SIZE" => 6,
+            "_ROW_COUNT" => 7,
+            "_DELETIONS_VECTORS_RANGES" => 8,
+            "_EXTERNAL_PATH" => 9,
+            "_GLOBAL_INDEX" => 10,
+            _ => continue,
+        };
+        f[slot] = Some(value);
+    }
+    let [version, kind, partition, bucket, index_type, file_name, file_size, row_count, ranges, external, _global] =
+        f;
+    let version = to_i32(required(version, "_VERSION", ctx)?, "_VERSION", ctx)?;
+    if version != INDEX_MANIFEST_VERSION {
+        return Err(ctx.err(
+            "_VERSION",
+            format!("unsupported format version {version} (expected {INDEX_MANIFEST_VERSION})"),
+        ));
+    }
+    let kind_raw = to_i32(required(kind, "_KIND", ctx)?, "_KIND", ctx)?;
+    let kind = FileKind::from_byte(kind_raw)
+        .ok_or_else(|| ctx.err("_KIND", format!("unknown file kind {kind_raw}")))?;
+    let dv_ranges = match optional(ranges) {
+        None => None,
+        Some(v) => Some(
+            to_array(v, "_DELETIONS_VECTORS_RANGES", ctx)?
+                .into_iter()
+                .map(|r| to_dv_range(r, ctx))
+                .collect::<Result<Vec<_>>>()?,
+        ),
+    };
+    Ok(IndexManifestEntry {
+        kind,
+        partition: to_bytes(required(partition, "_PARTITION", ctx)?, "_PARTITION", ctx)?,
+        bucket: to_i32(required(bucket, "_BUCKET", ctx)?, "_BUCKET", ctx)?,
+        index_type: to_string(
+            required(index_type, "_INDEX_TYPE", ctx)?,
+            "_INDEX_TYPE",
+            ctx,
+        )?,
+        file_name: to_string(required(file_name, "_FILE_NAME", ctx)?, "_FILE_NAME", ctx)?,
+        file_size: to_i64(required(file_size, "_FILE_SIZE", ctx)?, "_FILE_SIZE", ctx)?,
+        row_count: to_i64(required(row_count, "_ROW_COUNT", ctx)?, "_ROW_COUNT", ctx)?,
+        dv_ranges,
+        external_path: optional(external)
+            .map(|v| to_string(v, "_EXTERNAL_PATH", ctx))
+            .transpose()?,
+    })
+}
+
+/// Decodes an index manifest (Java 0.9 and later). `path` is only used in error messages.
+pub fn read_index_manifest(bytes: &[u8], path: &Path) -> Result<Vec<IndexManifestEntry>> {
+    read_avro(bytes, path, "index manifest entry", to_index_manifest_entry)
+}
+
+/// The live index files of an index manifest: Java stores only ADD entries (each snapshot's
+/// index manifest is cumulative), but a DELETE cancels an earlier ADD of the same
+/// (partition, bucket, file) should one appear.
+pub fn live_index_entries(entries: Vec<IndexManifestEntry>) -> Vec<IndexManifestEntry> {
+    let mut live: Vec<IndexManifestEntry> = Vec::with_capacity(entries.len());
+    for e in entries {
+        match e.kind {
+            FileKind::Add => live.push(e),
+            FileKind::Delete => live.retain(|x| {
+                (&x.partition, x.bucket, &x.file_name) != (&e.partition, e.bucket, &e.file_name)
+            }),
+        }
+    }
+    live
+}
+
+// ---------------------------------------------------------------------------------------------
 // ADD / DELETE merge (§4.5)
 // ---------------------------------------------------------------------------------------------
 
@@ -1312,6 +1454,107 @@ mod tests {
             w.append(v).unwrap();
         }
         w.into_inner().unwrap()
+    }
+
+    /// Index manifests as Paimon 0.9 (ranges `f0, f1, f2`) and 1.0 (plus `_CARDINALITY`) write
+    /// them: DV entries with their ranges, a HASH entry without, a DELETE cancelling an ADD.
+    #[test]
+    fn reads_index_manifests_of_0_9_and_1_0() {
+        for with_card in [false, true] {
+            let mut range_fields = vec![
+                json!({"name": "f0", "type": "string"}),
+                json!({"name": "f1", "type": "int"}),
+                json!({"name": "f2", "type": "int"}),
+            ];
+            if with_card {
+                range_fields.push(json!({"name": "_CARDINALITY", "type": ["null", "long"]}));
+            }
+            let schema = json!({"type": "record", "name": "IndexManifestEntry", "fields": [
+                {"name": "_VERSION", "type": "int"},
+                {"name": "_KIND", "type": "int"},
+                {"name": "_PARTITION", "type": "bytes"},
+                {"name": "_BUCKET", "type": "int"},
+                {"name": "_INDEX_TYPE", "type": "string"},
+                {"name": "_FILE_NAME", "type": "string"},
+                {"name": "_FILE_SIZE", "type": "long"},
+                {"name": "_ROW_COUNT", "type": "long"},
+                {"name": "_DELETIONS_VECTORS_RANGES", "type": ["null", {"type": "array", "items":
+                    {"type": "record", "name": "DvMeta", "fields": range_fields}}]},
+            ]});
+            let range = |name: &str, off: i32, len: i32| {
+                let mut f = vec![
+                    ("f0".to_string(), Value::String(name.into())),
+                    ("f1".to_string(), Value::Int(off)),
+                    ("f2".to_string(), Value::Int(len)),
+                ];
+                if with_card {
+                    f.push((
+                        "_CARDINALITY".into(),
+                        Value::Union(1, Box::new(Value::Long(3))),
+                    ));
+                }
+                Value::Record(f)
+            };
+            let entry = |kind: i32, ty: &str, file: &str, ranges: Option<Vec<Value>>| {
+                Value::Record(vec![
+                    ("_VERSION".into(), Value::Int(1)),
+                    ("_KIND".into(), Value::Int(kind)),
+                    ("_PARTITION".into(), Value::Bytes(vec![0, 0, 0, 0])),
+                    ("_BUCKET".into(), Value::Int(1)),
+                    ("_INDEX_TYPE".into(), Value::String(ty.into())),
+                    ("_FILE_NAME".into(), Value::String(file.into())),
+                    ("_FILE_SIZE".into(), Value::Long(35)),
+                    ("_ROW_COUNT".into(), Value::Long(2)),
+                    (
+                        "_DELETIONS_VECTORS_RANGES".into(),
+                        match ranges {
+                            None => Value::Union(0, Box::new(Value::Null)),
+                            Some(r) => Value::Union(1, Box::new(Value::Array(r))),
+                        },
+                    ),
+                ])
+            };
+            let bytes = write_custom(
+                &schema,
+                vec![
+                    entry(0, "HASH", "index-h-0", None),
+                    entry(
+                        0,
+                        DELETION_VECTORS_INDEX,
+                        "index-old-0",
+                        Some(vec![range("a", 1, 9)]),
+                    ),
+                    entry(
+                        0,
+                        DELETION_VECTORS_INDEX,
+                        "index-d-0",
+                        Some(vec![range("a", 1, 26), range("b", 35, 26)]),
+                    ),
+                    entry(1, DELETION_VECTORS_INDEX, "index-old-0", None),
+                ],
+                Codec::Null,
+            );
+            let all = read_index_manifest(&bytes, Path::new("index-manifest-x")).unwrap();
+            assert_eq!(all.len(), 4);
+            let live = live_index_entries(all);
+            let names: Vec<&str> = live.iter().map(|e| e.file_name.as_str()).collect();
+            assert_eq!(names, ["index-h-0", "index-d-0"]);
+            assert_eq!(live[0].dv_ranges, None);
+            let card = with_card.then_some(3);
+            assert_eq!(
+                live[1].dv_ranges.as_deref().unwrap()[1],
+                DeletionVectorRange {
+                    data_file: "b".into(),
+                    offset: 35,
+                    length: 26,
+                    cardinality: card
+                }
+            );
+            assert_eq!(
+                (live[1].bucket, live[1].file_size, live[1].row_count),
+                (1, 35, 2)
+            );
+        }
     }
 
     fn record_mut(v: &mut Value) -> &mut Vec<(String, Value)> {
