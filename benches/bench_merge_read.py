@@ -102,13 +102,14 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
         return rb.new_read().to_arrow(rb.new_scan().plan().splits())
 
     read()
-    times = []
+    times, cpu = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         r = read()
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     check = pc.sum(pc.bit_wise_and(r.column("v"), 0xFFFF)).as_py() or 0
-    return {"read_s": times, "rows": r.num_rows, "check": check}
+    return {"read_s": times, "cpu_s": cpu, "rows": r.num_rows, "check": check}
 
 
 def bench_baseline(path: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
@@ -195,6 +196,10 @@ def main(argv=None) -> int:
                 m = statistics.median(r["read_s"])
                 ok = "ok" if r["check"] == ref and r["rows"] == ours.get("rows") else "MISMATCH"
                 print(f"{impl:<19}{m:>10.3f}{r['rows'] / m / 1e6:>11.2f}M{r['rows']:>11,}  {ok}")
+            for impl in impls:
+                if "cpu_s" in per.get(impl, {}):
+                    print(f"  {impl}: median CPU s of a read (all threads) "
+                          f"{statistics.median(per[impl]['cpu_s']):.3f}")
             if "read_s" in ours:
                 mo = statistics.median(ours["read_s"])
                 for impl in impls:
