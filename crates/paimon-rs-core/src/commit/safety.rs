@@ -17,6 +17,9 @@ use crate::spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
 /// (serialized partition, bucket, file name): a data file of the table.
 type FileKey = (Vec<u8>, i32, String);
 
+/// A decoded key.
+type Row = Vec<Option<Datum>>;
+
 fn is_not_found(e: &Error) -> bool {
     matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
 }
@@ -37,8 +40,8 @@ struct OurFile {
     name: String,
     min_seq: i64,
     max_seq: i64,
-    min_key: Vec<Option<Datum>>,
-    max_key: Vec<Option<Datum>>,
+    min_key: Row,
+    max_key: Row,
 }
 
 /// The concurrent-writer check of a commit's append files: the delta entries of the snapshots
@@ -374,7 +377,7 @@ impl SequenceCheck {
                 let Some(files) = self.ours.get(&(e.partition.clone(), e.bucket)) else {
                     continue;
                 };
-                let mut theirs: Option<(Vec<Option<Datum>>, Vec<Option<Datum>>)> = None;
+                let mut theirs: Option<(Row, Row)> = None;
                 for o in files.iter().filter(|o| id > o.base) {
                     if e.file.max_sequence_number < o.min_seq {
                         continue;
