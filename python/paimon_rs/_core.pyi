@@ -76,10 +76,16 @@ class CommitMessage:
     def from_bytes(b: bytes) -> CommitMessage: ...
 
 class TableCommit:
+    @property
+    def commit_user(self) -> str: ...
     def commit(
-        self, messages: List[CommitMessage], commit_identifier: int, overwrite: Optional[pa.RecordBatch] = None
+        self,
+        messages: List[CommitMessage],
+        commit_identifier: int,
+        overwrite: Optional[pa.RecordBatch] = None,
+        dynamic_overwrite: bool = False,
     ) -> Optional[int]: ...
-    def abort(self, messages: List[CommitMessage]) -> None: ...
+    def abort(self, messages: List[CommitMessage]) -> List[str]: ...
 
 class Split:
     @property

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+import warnings
 from typing import Any, Dict, Iterator, List, Optional
 
 import pyarrow as pa
@@ -79,28 +80,46 @@ class Table:
 
 class BatchWriteBuilder:
     """Creates the write and the commit of one batch job; ``overwrite()`` turns the commit into
-    an INSERT OVERWRITE of the given static partition (the whole table if empty)."""
+    an INSERT OVERWRITE (see there)."""
 
     def __init__(self, table: Table):
         self.table = table
         self.commit_user = str(uuid.uuid4())
         self.static_partition: Optional[Dict[str, Any]] = None
+        self._overwrite = False
+
+    def with_commit_user(self, commit_user: str) -> BatchWriteBuilder:
+        """Commit as ``commit_user`` (Java's ``withCommitUser``; default: a fresh UUID per
+        builder). A stable commit user makes ``commit(messages, commit_identifier=n)``
+        idempotent across processes: a retry of an identifier this user already committed
+        returns that snapshot's id without committing again."""
+        if not isinstance(commit_user, str) or not commit_user:
+            raise InvalidArgumentError("with_commit_user: the commit user must be a non-empty string")
+        self.commit_user = commit_user
+        return self
 
     def overwrite(self, static_partition: Optional[Dict[str, Any]] = None) -> BatchWriteBuilder:
-        spec = dict(static_partition or {})
-        for k in spec:
+        """INSERT OVERWRITE. ``overwrite({"dt": ...})`` replaces that static partition (every
+        written row must lie in it; an empty write empties it), ``overwrite({})`` the whole
+        table. ``overwrite()`` without a partition replaces, on a partitioned table with
+        ``dynamic-partition-overwrite`` = true (Paimon's default), only the partitions present
+        in the data (nothing if the write is empty); otherwise the whole table."""
+        spec = None if static_partition is None else dict(static_partition)
+        for k in spec or {}:
             if k not in self.table.partition_keys:
                 raise InvalidArgumentError(
                     f"overwrite: '{k}' is not a partition key of {self.table.identifier}"
                 )
         self.static_partition = spec
+        self._overwrite = True
         return self
 
     def new_write(self) -> BatchTableWrite:
         return BatchTableWrite(self.table)
 
     def new_commit(self) -> BatchTableCommit:
-        return BatchTableCommit(self.table, self.commit_user, self.static_partition)
+        return BatchTableCommit(self.table, self.commit_user, self.static_partition,
+                                dynamic_overwrite=self._overwrite and self.static_partition is None)
 
 
 class BatchTableWrite:
@@ -179,13 +198,26 @@ class BatchTableWrite:
 
 
 class BatchTableCommit:
-    """Commits the messages of a batch write as one snapshot (once)."""
+    """Commits the messages of a batch write as one snapshot (once).
 
-    def __init__(self, table: Table, commit_user: str, static_partition: Optional[Dict[str, Any]]):
+    Safety: messages already committed are refused (``DuplicateCommitError``), messages whose
+    files are gone too (``StaleCommitMessageError``), and so is a primary-key commit that a
+    concurrent writer of the same keys got ahead of (``CommitConflictError``); the table is
+    then unchanged. A failed commit keeps the messages' data files, as Java Paimon does, so
+    the same messages can be committed again (after a ``CommitConflictError`` for lost races);
+    call ``abort(messages)`` for messages you give up."""
+
+    def __init__(self, table: Table, commit_user: str, static_partition: Optional[Dict[str, Any]],
+                 dynamic_overwrite: bool = False):
         self.table = table
         self._core = table._core.new_commit(commit_user)
         self._static_partition = static_partition
+        self._dynamic_overwrite = dynamic_overwrite
         self._committed = False
+
+    @property
+    def commit_user(self) -> str:
+        return self._core.commit_user
 
     def _overwrite_batch(self) -> Optional[pa.RecordBatch]:
         if self._static_partition is None:
@@ -202,16 +234,57 @@ class BatchTableCommit:
             fields.append(pa.field(k, f.type))
         return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
 
-    def commit(self, commit_messages: List[CommitMessage]) -> Optional[int]:
-        """Commit; returns the new snapshot id (None if there was nothing to commit)."""
+    def commit(self, commit_messages: List[CommitMessage],
+               commit_identifier: Optional[int] = None) -> Optional[int]:
+        """Commit; returns the new snapshot id (None if there was nothing to commit).
+
+        ``commit_identifier`` (an int below 2**63-1; a commit user's identifiers must increase)
+        makes the commit land once: if this commit user (``BatchWriteBuilder.with_commit_user``)
+        already committed that identifier, its snapshot id is returned and nothing is written,
+        so a retry after a crash or a lost response is safe, across processes too. Without it,
+        committing the same messages twice is refused with ``DuplicateCommitError``.
+
+        On failure the table is unchanged and the data files are kept: commit the same messages
+        again (this object too) or ``abort`` them. A commit object commits once."""
         if self._committed:
             raise PaimonRsError("a batch commit can only commit once")
+        ident = BATCH_COMMIT_IDENTIFIER
+        if commit_identifier is not None:
+            if isinstance(commit_identifier, bool) or not isinstance(commit_identifier, int) \
+                    or not -(2**63) <= commit_identifier < BATCH_COMMIT_IDENTIFIER:
+                raise InvalidArgumentError(
+                    f"commit_identifier must be an int in [-2**63, 2**63-1), got {commit_identifier!r}"
+                )
+            ident = commit_identifier
+        snapshot_id = self._core.commit(list(commit_messages), ident, self._overwrite_batch(),
+                                        self._dynamic_overwrite)
         self._committed = True
-        return self._core.commit(list(commit_messages), BATCH_COMMIT_IDENTIFIER, self._overwrite_batch())
+        return snapshot_id
 
     def abort(self, commit_messages: List[CommitMessage]) -> None:
-        """Delete the files of messages that will not be committed."""
-        self._core.abort(list(commit_messages))
+        """Delete the data files of messages that will not be committed.
+
+        Never deletes a file that a snapshot or tag references (messages that were committed:
+        their files are live data, or older snapshots' for time travel): such files are kept
+        with a ``RuntimeWarning``. Abort never raises for that, nor when the table's metadata
+        cannot be read (it then deletes nothing and warns), so ``try: commit(...) except:
+        abort(...); raise`` re-raises the commit's own error. Only abort messages no other
+        process may still be committing."""
+        try:
+            kept = self._core.abort(list(commit_messages))
+        except PaimonRsError as e:
+            warnings.warn(
+                f"abort on {self.table.identifier}: deleted no file, the table's snapshots could "
+                f"not be read to rule out that they reference these files: {e}",
+                RuntimeWarning, stacklevel=2,
+            )
+            return
+        if kept:
+            warnings.warn(
+                f"abort on {self.table.identifier}: kept {len(kept)} data file(s) that snapshots "
+                f"reference (these messages were committed), e.g. {kept[0]}",
+                RuntimeWarning, stacklevel=2,
+            )
 
     def close(self) -> None:
         pass

@@ -45,6 +45,7 @@ const SUPPORTED: &[&str] = &[
     "commit.max-retries",
     "commit.min-retry-wait",
     "commit.max-retry-wait",
+    "dynamic-partition-overwrite",
     "source.split.target-size",
     "source.split.open-file-cost",
     "changelog-producer",
@@ -123,6 +124,9 @@ pub struct CoreOptions {
     pub commit_max_retries: u32,
     pub commit_min_retry_wait_ms: u64,
     pub commit_max_retry_wait_ms: u64,
+    /// `dynamic-partition-overwrite` (default true): an overwrite without a static partition
+    /// replaces only the partitions present in the data.
+    pub dynamic_partition_overwrite: bool,
     pub split_target_size: u64,
     pub split_open_file_cost: u64,
     pub data_file_prefix: String,
@@ -329,6 +333,10 @@ impl CoreOptions {
             commit_max_retry_wait_ms: match get("commit.max-retry-wait") {
                 Some(v) => parse_duration_ms("commit.max-retry-wait", v)?,
                 None => 10_000,
+            },
+            dynamic_partition_overwrite: match get("dynamic-partition-overwrite") {
+                Some(v) => parse_bool("dynamic-partition-overwrite", v)?,
+                None => true,
             },
             split_target_size: match get("source.split.target-size") {
                 Some(v) => parse_memory_size("source.split.target-size", v)?,

@@ -5,7 +5,9 @@ use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::{ArrowError, Schema};
-use paimon_rs_core::commit::{CommitMessage as CoreMessage, FileStoreCommit, PartitionSpec};
+use paimon_rs_core::commit::{
+    CommitMessage as CoreMessage, FileStoreCommit, Overwrite, PartitionSpec,
+};
 use paimon_rs_core::read::scan::TableScan;
 use paimon_rs_core::read::split::Split as CoreSplit;
 use paimon_rs_core::read::table_read::TableRead as CoreRead;
@@ -295,14 +297,17 @@ pub struct TableCommit {
 #[pymethods]
 impl TableCommit {
     /// Commit; `overwrite` is None (append) or a one-row pyarrow RecordBatch of partition values
-    /// (zero columns = the whole table). Returns the new snapshot id or None if nothing changed.
-    #[pyo3(signature = (messages, commit_identifier, overwrite=None))]
+    /// (zero columns = the whole table); `dynamic_overwrite` = an overwrite of the partitions
+    /// written (`dynamic-partition-overwrite`). Returns the new snapshot id (or the one that
+    /// already holds this commit identifier) or None if nothing changed.
+    #[pyo3(signature = (messages, commit_identifier, overwrite=None, dynamic_overwrite=false))]
     fn commit(
         &self,
         py: Python<'_>,
         messages: Vec<CommitMessage>,
         commit_identifier: i64,
         overwrite: Option<Bound<'_, PyAny>>,
+        dynamic_overwrite: bool,
     ) -> PyResult<Option<i64>> {
         let spec: Option<PartitionSpec> = match overwrite {
             None => None,
@@ -311,14 +316,32 @@ impl TableCommit {
                 Some(self.spec_from_batch(&batch).py_err()?)
             }
         };
+        let mode = match (&spec, dynamic_overwrite) {
+            (_, true) => Some(Overwrite::Dynamic),
+            (Some(s), false) => Some(Overwrite::Static(s)),
+            (None, false) => None,
+        };
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        py.detach(|| self.inner.commit(&msgs, commit_identifier, spec.as_ref()))
+        py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode))
             .py_err()
     }
 
-    fn abort(&self, messages: Vec<CommitMessage>) {
+    /// Delete the messages' data files that no snapshot or tag references; returns the paths
+    /// kept because one does (the messages were committed). Deletes nothing and raises if the
+    /// table's metadata cannot be read.
+    fn abort(&self, py: Python<'_>, messages: Vec<CommitMessage>) -> PyResult<Vec<String>> {
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        self.inner.delete_new_files(&msgs);
+        let out = py.detach(|| self.inner.abort(&msgs)).py_err()?;
+        Ok(out
+            .referenced
+            .iter()
+            .map(|p| p.to_string_lossy().into_owned())
+            .collect())
+    }
+
+    #[getter]
+    fn commit_user(&self) -> String {
+        self.inner.commit_user().to_string()
     }
 }
 

@@ -1,7 +1,13 @@
 //! Commits: turn the files written by TableWrite into a new snapshot (paimon-format.md §9).
 //! Manifest, delta and base manifest lists are written under fresh names; the snapshot file is
 //! created exclusively, so a lost race never overwrites another commit and is retried against
-//! the new latest snapshot. A commit that fails leaves the table as it was.
+//! the new latest snapshot. A commit that fails leaves the table as it was, and keeps the
+//! messages' data files (as Java does): a retry can land them, `abort` removes them.
+//!
+//! Safety (issue #9, [`safety`]): a file already live is never added again
+//! (`DuplicateCommit`), a file that does not exist is never referenced (`StaleCommitMessage`),
+//! `abort` never deletes a file a snapshot references, and a primary-key bucket written by a
+//! concurrent commit with sequence numbers ours do not follow is refused (`CommitConflict`).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -17,10 +23,14 @@ use crate::spec::manifest::{
     read_manifest_list, write_manifest_entries, write_manifest_list, DataFileMeta, FileKind,
     ManifestEntry, ManifestFileMeta, SimpleStats,
 };
-use crate::spec::snapshot::{CommitKind, Snapshot};
+use crate::spec::snapshot::{CommitKind, Snapshot, BATCH_COMMIT_IDENTIFIER};
 use crate::table::FileStoreTable;
 
 mod manifest_merge;
+mod safety;
+
+pub use safety::AbortOutcome;
+use safety::SequenceCheck;
 
 /// What one bucket writer hands to the committer. Serializable, so that distributed tasks
 /// (Spark) can ship it to the driver.
@@ -34,6 +44,20 @@ pub struct CommitMessage {
     /// Compaction inputs removed and outputs added (empty until compaction lands).
     pub compact_before: Vec<DataFileMeta>,
     pub compact_after: Vec<DataFileMeta>,
+    /// The snapshot the writer restored this bucket's sequence numbers from: `Some(None)` =
+    /// the table was empty. `None` = not recorded (a message serialized by an older paimon_rs):
+    /// the concurrent-writer check skips it.
+    #[serde(
+        default,
+        deserialize_with = "present",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub restored_snapshot: Option<Option<i64>>,
+}
+
+/// A field that is present (even as `null`) deserializes to `Some`; absent, `default` gives None.
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
+    Option::<i64>::deserialize(d).map(Some)
 }
 
 impl CommitMessage {
@@ -54,6 +78,26 @@ impl CommitMessage {
 
 /// A partition filter of an overwrite: equality on some partition columns (all if empty).
 pub type PartitionSpec = Vec<(String, Option<Datum>)>;
+
+/// What an overwrite commit replaces.
+#[derive(Debug, Clone, Copy)]
+pub enum Overwrite<'a> {
+    /// Every live file of the partitions matching the spec (the whole table if it is empty);
+    /// every new file must lie in them.
+    Static(&'a PartitionSpec),
+    /// INSERT OVERWRITE without a static partition: with `dynamic-partition-overwrite` (default
+    /// true) on a partitioned table, only the partitions the new files are in (no snapshot at
+    /// all if there is none, as Java); otherwise the whole table.
+    Dynamic,
+}
+
+/// An overwrite resolved against the table and the new files.
+enum Replace {
+    /// Live files of the partitions matching the spec.
+    Spec(PartitionSpec),
+    /// Every live file the partition filter of the new files' partitions admits.
+    Written,
+}
 
 pub struct FileStoreCommit {
     table: FileStoreTable,
@@ -103,39 +147,45 @@ impl FileStoreCommit {
 
     /// Commit `messages` as one snapshot. With `overwrite = Some(spec)`, every live file of the
     /// partitions matching `spec` is replaced (OVERWRITE). Returns the new snapshot id, or None if
-    /// there was nothing to commit.
+    /// there was nothing to commit. See [`Self::commit_as`].
     pub fn commit(
         &self,
         messages: &[CommitMessage],
         commit_identifier: i64,
         overwrite: Option<&PartitionSpec>,
     ) -> Result<Option<i64>> {
-        let name = self.table.name.clone();
-        let res = self.commit_inner(messages, commit_identifier, overwrite);
-        if let Err(e) = &res {
-            // Definite failure: the new files are referenced by no snapshot; remove them.
-            if !matches!(e, Error::Io { .. }) {
-                self.delete_new_files(messages);
-            }
-        }
-        res.map_err(|e| e.with_table(&name))
+        self.commit_as(
+            messages,
+            commit_identifier,
+            overwrite.map(Overwrite::Static),
+        )
     }
 
-    /// Delete the data files of uncommitted messages.
-    pub fn delete_new_files(&self, messages: &[CommitMessage]) {
-        for m in messages {
-            let Ok(path) = self.bucket_dir(m) else {
-                continue;
-            };
-            for f in &m.new_files {
-                let _ = std::fs::remove_file(path.join(&f.file_name));
-            }
-        }
+    /// Commit `messages` as one snapshot (an OVERWRITE if `overwrite` is given). Returns the new
+    /// snapshot id, or None if there was nothing to commit.
+    ///
+    /// With an identifier other than [`BATCH_COMMIT_IDENTIFIER`] the commit lands once per
+    /// (commit user, identifier): if this commit user already committed it, the id of that
+    /// snapshot is returned and nothing is written (identifiers of a user must increase).
+    ///
+    /// Refused, before anything is written: files already live or passed twice
+    /// (`DuplicateCommit`), files that do not exist (`StaleCommitMessage`), a primary-key bucket
+    /// a concurrent commit wrote with the same keys and sequence numbers that reach ours
+    /// (`CommitConflict`). On any failure the messages' data files are kept, so that a retry
+    /// can land them; [`Self::abort`] deletes them.
+    pub fn commit_as(
+        &self,
+        messages: &[CommitMessage],
+        commit_identifier: i64,
+        overwrite: Option<Overwrite<'_>>,
+    ) -> Result<Option<i64>> {
+        self.commit_inner(messages, commit_identifier, overwrite)
+            .map_err(|e| e.with_table(&self.table.name))
     }
 
-    fn bucket_dir(&self, m: &CommitMessage) -> Result<PathBuf> {
+    fn bucket_dir_of(&self, partition: &[u8], bucket: i32) -> Result<PathBuf> {
         let types = self.table.partition_types()?;
-        let values = deserialize_row(&types, &m.partition)?;
+        let values = deserialize_row(&types, partition)?;
         let o = &self.table.options;
         let pp = crate::spec::partition::partition_path(
             self.table.partition_keys(),
@@ -144,29 +194,37 @@ impl FileStoreCommit {
             &o.partition_default_name,
             o.partition_legacy_name,
         )?;
-        Ok(self.table.bucket_dir(&pp, m.bucket))
+        Ok(self.table.bucket_dir(&pp, bucket))
     }
 
     fn commit_inner(
         &self,
         messages: &[CommitMessage],
         commit_identifier: i64,
-        overwrite: Option<&PartitionSpec>,
+        overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
         let kind = if overwrite.is_some() {
             CommitKind::Overwrite
         } else {
             CommitKind::Append
         };
-        if let Some(spec) = overwrite {
-            for m in messages {
-                if !m.new_files.is_empty() && !self.partition_matches(&m.partition, spec)? {
-                    return Err(Error::invalid(
-                        "overwrite: the data contains rows outside the partition being overwritten",
-                    ));
+        let dynamic = !self.table.partition_keys().is_empty()
+            && self.table.options.dynamic_partition_overwrite;
+        let replace = match overwrite {
+            None => None,
+            Some(Overwrite::Dynamic) if dynamic => Some(Replace::Written),
+            Some(Overwrite::Dynamic) => Some(Replace::Spec(vec![])),
+            Some(Overwrite::Static(spec)) => {
+                for m in messages {
+                    if !m.new_files.is_empty() && !self.partition_matches(&m.partition, spec)? {
+                        return Err(Error::invalid(
+                            "overwrite: the data contains rows outside the partition being overwritten",
+                        ));
+                    }
                 }
+                Some(Replace::Spec(spec.clone()))
             }
-        }
+        };
         let mut adds: Vec<ManifestEntry> = vec![];
         for m in messages {
             for f in &m.new_files {
@@ -179,9 +237,22 @@ impl FileStoreCommit {
                 });
             }
         }
-        if adds.is_empty() && overwrite.is_none() {
+        // dynamic overwrite of no data replaces nothing (Java skips the commit)
+        if adds.is_empty() && matches!(replace, None | Some(Replace::Written)) {
             return Ok(None);
         }
+        let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
+        if explicit {
+            if let Some(id) = self.committed_identifier(commit_identifier, None)? {
+                return Ok(Some(id));
+            }
+        }
+        self.check_messages(messages)?;
+        // Only appends can be hidden: an overwrite replaces every live file of its partitions.
+        let mut sequences = match replace {
+            None => Some(SequenceCheck::new(self, messages)?),
+            Some(_) => None,
+        };
         let sm = self.table.snapshot_manager();
         let o = &self.table.options;
         let base_id = sm.latest_id()?;
@@ -190,8 +261,15 @@ impl FileStoreCommit {
         let result = (|| -> Result<Option<i64>> {
             for attempt in 0..=o.commit_max_retries {
                 let latest = sm.latest()?;
-                if attempt > 0 && self.already_committed(base_id, commit_identifier, &kind)? {
-                    return Ok(latest.map(|s| s.id));
+                if attempt > 0 {
+                    let own = if explicit {
+                        self.committed_identifier(commit_identifier, base_id)?
+                    } else {
+                        self.already_committed(base_id, commit_identifier, &kind)?
+                    };
+                    if own.is_some() {
+                        return Ok(own);
+                    }
                 }
                 let previous: Vec<ManifestFileMeta> = match &latest {
                     Some(s) => {
@@ -202,23 +280,35 @@ impl FileStoreCommit {
                     None => vec![],
                 };
                 let mut delta = vec![];
-                if overwrite.is_some() || !adds.is_empty() {
-                    // An append only needs the live files of the partitions it writes to
-                    // (total-buckets check); an overwrite needs all it may replace.
-                    let filter = match overwrite {
-                        Some(_) => None,
-                        None => crate::read::scan::partitions_filter(
-                            &self.table,
-                            adds.iter().map(|e| e.partition.as_slice()),
-                        )?,
-                    };
-                    let live = crate::read::scan::live_entries_of(
+                // An append (and a dynamic overwrite) only needs the live files of the
+                // partitions it writes to; a static overwrite needs all it may replace.
+                let filter = match &replace {
+                    Some(Replace::Spec(_)) => None,
+                    None | Some(Replace::Written) => crate::read::scan::partitions_filter(
                         &self.table,
-                        previous.clone(),
-                        filter.as_ref(),
-                    )?;
-                    self.check_total_buckets(&live, &adds)?;
-                    if let Some(spec) = overwrite {
+                        adds.iter().map(|e| e.partition.as_slice()),
+                    )?,
+                };
+                let live = crate::read::scan::live_entries_of(
+                    &self.table,
+                    previous.clone(),
+                    filter.as_ref(),
+                )?;
+                self.check_total_buckets(&live, &adds)?;
+                self.check_not_live(&live, &adds, latest.as_ref().map(|s| s.id))?;
+                if let Some(check) = sequences.as_mut() {
+                    check.run(self, latest.as_ref())?;
+                }
+                match &replace {
+                    None => {}
+                    // the filter admitted exactly the written partitions
+                    Some(Replace::Written) => {
+                        delta.extend(live.into_iter().map(|e| ManifestEntry {
+                            kind: FileKind::Delete,
+                            ..e
+                        }))
+                    }
+                    Some(Replace::Spec(spec)) => {
                         for e in live {
                             if self.partition_matches(&e.partition, spec)? {
                                 delta.push(ManifestEntry {
@@ -307,7 +397,14 @@ impl FileStoreCommit {
         result
     }
 
-    fn already_committed(&self, base: Option<i64>, ident: i64, kind: &CommitKind) -> Result<bool> {
+    /// A snapshot after `base` by this commit user with `ident` and `kind` (a retry of a
+    /// batch commit whose snapshot did land).
+    fn already_committed(
+        &self,
+        base: Option<i64>,
+        ident: i64,
+        kind: &CommitKind,
+    ) -> Result<Option<i64>> {
         let sm = self.table.snapshot_manager();
         for id in sm.ids()? {
             if Some(id) <= base {
@@ -318,10 +415,10 @@ impl FileStoreCommit {
                 && s.commit_identifier == ident
                 && &s.commit_kind == kind
             {
-                return Ok(true);
+                return Ok(Some(id));
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from the partition's files.

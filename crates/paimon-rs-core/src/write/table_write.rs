@@ -606,6 +606,12 @@ impl TableWrite {
         let flush = &self.flush;
         let spiller = &self.spiller;
         let table = &self.table;
+        // the snapshot every bucket writer continued the sequence numbers of
+        let restored_snapshot = self
+            .restored
+            .snapshot
+            .as_ref()
+            .map(|s| s.as_ref().map(|s| s.id));
         let flush_one = |w: &mut BucketWriter, pipelined: bool| -> Result<CommitMessage> {
             let dir = table.bucket_dir(&w.partition_path, w.bucket);
             flush_bucket(flush, spiller, w, dir, true, pipelined)?;
@@ -616,6 +622,7 @@ impl TableWrite {
                 new_files: std::mem::take(&mut w.flushed),
                 compact_before: vec![],
                 compact_after: vec![],
+                restored_snapshot,
             })
         };
         let (merging, direct): (Vec<&mut BucketWriter>, Vec<&mut BucketWriter>) =
