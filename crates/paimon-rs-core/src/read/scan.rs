@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
+use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::Result;
@@ -212,11 +213,15 @@ impl TableScan {
         f: &DataFileMeta,
         key_names: &[String],
         key_types: &[DataType],
+        key_stats_ok: &BTreeMap<i64, bool>,
     ) -> bool {
         let Some(filter) = &self.filter else {
             return true;
         };
         if self.table.is_primary_key() {
+            if !key_stats_ok.get(&f.schema_id).copied().unwrap_or(true) {
+                return true; // key stats in other key types (see key_stats_usable)
+            }
             let Some(kf) = filter.restrict_to(key_names) else {
                 return true;
             };
@@ -257,6 +262,32 @@ impl TableScan {
         }
     }
 
+    /// For each schema id of `files`: are key statistics written with that schema in the
+    /// current key types (same field ids, same types)? A file of an older schema whose key was
+    /// renamed still qualifies (the stats are positional); one whose key type differs is not
+    /// pruned. A schema file that cannot be read is a corrupt table.
+    fn key_stats_usable<'a>(
+        &self,
+        files: impl Iterator<Item = &'a DataFileMeta>,
+    ) -> Result<BTreeMap<i64, bool>> {
+        let current = &self.table.schema;
+        let cache = SchemaCache::new(self.table.path.clone(), current);
+        let keys = current.fields_of(&current.trimmed_primary_keys())?;
+        let mut out = BTreeMap::new();
+        for f in files {
+            if out.contains_key(&f.schema_id) {
+                continue;
+            }
+            let s = cache.get(f.schema_id)?;
+            let same_keys = s.trimmed_primary_keys().len() == keys.len()
+                && keys.iter().all(|k| {
+                    field_by_id(&s, k.id).is_some_and(|x| same_type(&x.data_type, &k.data_type))
+                });
+            out.insert(f.schema_id, same_keys);
+        }
+        Ok(out)
+    }
+
     pub fn plan(&self) -> Result<Plan> {
         let sm = self.table.snapshot_manager();
         let snapshot = match self.snapshot_id {
@@ -283,6 +314,11 @@ impl TableScan {
                 .or_insert((e.total_buckets, vec![]));
             g.1.push(e.file);
         }
+        let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
+            self.key_stats_usable(groups.values().flat_map(|(_, fs)| fs))?
+        } else {
+            BTreeMap::new()
+        };
         let o = &self.table.options;
         let first_row = o.raw.get("merge-engine").map(String::as_str) == Some("first-row");
         let mut splits = vec![];
@@ -303,7 +339,7 @@ impl TableScan {
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
                     .filter(|f| !(first_row && f.level == 0))
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok))
                     .collect();
                 if files.is_empty() {
                     continue;
@@ -318,7 +354,7 @@ impl TableScan {
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok))
                     .collect();
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)

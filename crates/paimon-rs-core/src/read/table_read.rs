@@ -17,11 +17,11 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
-use arrow_cast::cast;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use rayon::prelude::*;
 
+use super::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
@@ -54,16 +54,33 @@ struct ReadCtx {
     needed_schema: SchemaRef,
     output_schema: SchemaRef,
     engine: MergeEngine,
+    /// Schemas of the data files (schema evolution: files are read by field id).
+    schemas: Arc<SchemaCache>,
 }
 
-/// A file column to decode: name, target Arrow type, whether a file may lack it (a value column
-/// added by a later schema reads as nulls).
+/// A file column to decode: name (in the current schema), target Arrow type, whether a file may
+/// lack it (a value column added by a later schema reads as nulls), and the table field it
+/// holds (None: a system column, found by name).
 #[derive(Debug, Clone)]
 struct Wanted {
     name: String,
     dtype: ArrowType,
     nullable_ok: bool,
+    field: Option<WantedField>,
 }
+
+/// A table field to find in a data file by its id: under the name the file's schema gives it
+/// (`_KEY_` + name for a key column), cast from the file's type.
+#[derive(Debug, Clone)]
+struct WantedField {
+    id: i32,
+    key: bool,
+    data_type: DataType,
+}
+
+/// Where each wanted column is in one data file: (file column name, (file type, table type)
+/// for a table field), None if the file's schema lacks the field.
+type FileColumns = Vec<Option<(String, Option<(DataType, DataType)>)>>;
 
 /// What to decode from each file of a split, and where each needed table column is found in the
 /// (merged) batches.
@@ -75,6 +92,8 @@ struct ColumnPlan {
     /// Column of `_VALUE_KIND` when retractions must be dropped here (raw primary-key reads;
     /// a merge drops them itself).
     drop_retract_at: Option<usize>,
+    /// Data file schemas (None: columns are matched by name, for tests without a table).
+    schemas: Option<Arc<SchemaCache>>,
 }
 
 impl ColumnPlan {
@@ -90,7 +109,31 @@ impl ColumnPlan {
             schema,
             needed_at,
             drop_retract_at,
+            schemas: None,
         }
+    }
+
+    /// The columns of a data file written with schema `schema_id` that hold the wanted ones:
+    /// matched by field id, named as in that schema (Java's `SchemaEvolutionUtil`).
+    fn file_columns(&self, schema_id: i64) -> Result<FileColumns> {
+        let file_schema = match &self.schemas {
+            Some(c) => Some(c.get(schema_id)?),
+            None => None,
+        };
+        Ok(self
+            .wanted
+            .iter()
+            .map(|w| match (&w.field, &file_schema) {
+                (Some(f), Some(fs)) => field_by_id(fs, f.id).map(|ff| {
+                    let prefix = if f.key { KEY_PREFIX } else { "" };
+                    (
+                        format!("{prefix}{}", ff.name),
+                        Some((ff.data_type.clone(), f.data_type.clone())),
+                    )
+                }),
+                _ => Some((w.name.clone(), None)),
+            })
+            .collect())
     }
 }
 
@@ -142,6 +185,7 @@ impl TableRead {
             let f = &fields[i];
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
+        let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
         let output_schema = Arc::new(Schema::new(
             projection
                 .iter()
@@ -163,6 +207,7 @@ impl TableRead {
                 needed_schema,
                 output_schema,
                 engine,
+                schemas,
             }),
         })
     }
@@ -210,11 +255,12 @@ impl TableRead {
     }
 }
 
-fn file_path(dir: &Path, f: &DataFileMeta) -> PathBuf {
-    match &f.external_path {
+fn file_path(dir: &Path, f: &DataFileMeta) -> (PathBuf, i64) {
+    let p = match &f.external_path {
         Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
         None => dir.join(&f.file_name),
-    }
+    };
+    (p, f.schema_id)
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
@@ -325,12 +371,18 @@ impl ReadCtx {
                     name: format!("{KEY_PREFIX}{k}"),
                     dtype: fields[i].data_type.to_arrow(),
                     nullable_ok: false,
+                    field: Some(WantedField {
+                        id: fields[i].id,
+                        key: true,
+                        data_type: fields[i].data_type.clone(),
+                    }),
                 });
             }
             wanted.push(Wanted {
                 name: SEQUENCE_NUMBER.into(),
                 dtype: ArrowType::Int64,
                 nullable_ok: false,
+                field: None,
             });
         }
         if pk {
@@ -339,6 +391,7 @@ impl ReadCtx {
                 name: VALUE_KIND.into(),
                 dtype: ArrowType::Int8,
                 nullable_ok: false,
+                field: None,
             });
         }
         let mut needed_at = Vec::with_capacity(self.needed.len());
@@ -357,10 +410,17 @@ impl ReadCtx {
                 name: f.name.clone(),
                 dtype: f.data_type.to_arrow(),
                 nullable_ok: true,
+                field: Some(WantedField {
+                    id: f.id,
+                    key: false,
+                    data_type: f.data_type.clone(),
+                }),
             });
         }
         let drop_retract_at = if merge { None } else { kind_at };
-        Ok(ColumnPlan::new(wanted, needed_at, drop_retract_at))
+        let mut plan = ColumnPlan::new(wanted, needed_at, drop_retract_at);
+        plan.schemas = Some(self.schemas.clone());
+        Ok(plan)
     }
 
     /// Needed table columns of a decoded (merged) batch, value filter, projection. Raw
@@ -428,13 +488,14 @@ impl ReadCtx {
 /// A sorted run (or a raw split): its files read one after the other, each opened only when the
 /// previous one is exhausted, decoded batch by batch.
 struct FileChain {
-    paths: VecDeque<PathBuf>,
-    cur: Option<(PathBuf, ParquetRecordBatchReader)>,
+    /// Files to read, each with the id of the schema it was written with.
+    paths: VecDeque<(PathBuf, i64)>,
+    cur: Option<(PathBuf, FileColumns, ParquetRecordBatchReader)>,
     plan: Arc<ColumnPlan>,
 }
 
 impl FileChain {
-    fn new(paths: VecDeque<PathBuf>, plan: Arc<ColumnPlan>) -> Self {
+    fn new(paths: VecDeque<(PathBuf, i64)>, plan: Arc<ColumnPlan>) -> Self {
         FileChain {
             paths,
             cur: None,
@@ -449,19 +510,24 @@ impl Iterator for FileChain {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if self.cur.is_none() {
-                let path = self.paths.pop_front()?;
-                let names: Vec<String> = self.plan.wanted.iter().map(|w| w.name.clone()).collect();
-                match open_reader(&path, Some(&names), READ_BATCH_ROWS) {
-                    Ok(r) => self.cur = Some((path, r)),
+                let (path, schema_id) = self.paths.pop_front()?;
+                let opened = self.plan.file_columns(schema_id).and_then(|cols| {
+                    let names: Vec<String> =
+                        cols.iter().flatten().map(|(n, _)| n.clone()).collect();
+                    let r = open_reader(&path, Some(&names), READ_BATCH_ROWS)?;
+                    Ok((cols, r))
+                });
+                match opened {
+                    Ok((cols, r)) => self.cur = Some((path, cols, r)),
                     Err(e) => {
                         self.paths.clear();
                         return Some(Err(e));
                     }
                 }
             }
-            let (path, reader) = self.cur.as_mut()?;
+            let (path, cols, reader) = self.cur.as_mut()?;
             match reader.next() {
-                Some(Ok(b)) => return Some(conform(path, &self.plan, b)),
+                Some(Ok(b)) => return Some(conform(path, &self.plan, cols, b)),
                 Some(Err(e)) => {
                     let e = Error::corrupt(path.as_path(), e.to_string());
                     self.cur = None;
@@ -474,34 +540,50 @@ impl Iterator for FileChain {
     }
 }
 
-/// A decoded batch in the plan's columns and types; a missing value column (added by a later
-/// schema) reads as nulls.
-fn conform(path: &Path, plan: &ColumnPlan, b: RecordBatch) -> Result<RecordBatch> {
+/// A decoded batch in the plan's columns and types: each column found by field id under the
+/// file schema's name and cast from the file's type; a value column the file's schema lacks
+/// (added by a later schema) reads as nulls.
+fn conform(
+    path: &Path,
+    plan: &ColumnPlan,
+    file_cols: &FileColumns,
+    b: RecordBatch,
+) -> Result<RecordBatch> {
     let file_schema = b.schema();
     let rows = b.num_rows();
     let mut cols = Vec::with_capacity(plan.wanted.len());
-    for w in &plan.wanted {
-        let col: ArrayRef = match file_schema.index_of(&w.name) {
-            Ok(i) => {
-                let c = b.column(i).clone();
-                if c.data_type() == &w.dtype {
-                    c
-                } else {
-                    cast(&c, &w.dtype).map_err(|e| {
-                        Error::corrupt(
-                            path,
-                            format!(
-                                "column '{}' of type {} cannot be read as {}: {e}",
-                                w.name,
-                                c.data_type(),
-                                w.dtype
-                            ),
-                        )
-                    })?
-                }
+    for (w, src) in plan.wanted.iter().zip(file_cols) {
+        let found = src
+            .as_ref()
+            .and_then(|(name, types)| Some((name, types, file_schema.index_of(name).ok()?)));
+        let col: ArrayRef = match found {
+            Some((name, types, i)) => {
+                let c = b.column(i);
+                let converted = match types {
+                    Some((from, to)) => evolve_array(c, from, to, &w.dtype),
+                    None => conform_physical(c, &w.dtype),
+                };
+                converted.map_err(|e| {
+                    let msg = format!(
+                        "column '{name}' (table column '{}') of type {} cannot be read as {}: {e}",
+                        w.name,
+                        c.data_type(),
+                        w.dtype
+                    );
+                    match types {
+                        Some((from, to)) if !same_type(from, to) => Error::unsupported(format!(
+                            "schema evolution of data file {}: {msg}",
+                            path.display()
+                        )),
+                        _ => Error::corrupt(path, msg),
+                    }
+                })?
             }
-            Err(_) if w.nullable_ok || rows == 0 => new_null_array(&w.dtype, rows),
-            Err(_) => return Err(Error::corrupt(path, format!("missing column '{}'", w.name))),
+            None if w.nullable_ok || rows == 0 => new_null_array(&w.dtype, rows),
+            None => {
+                let name = src.as_ref().map_or(w.name.as_str(), |(n, _)| n.as_str());
+                return Err(Error::corrupt(path, format!("missing column '{name}'")));
+            }
         };
         cols.push(col);
     }
@@ -554,6 +636,7 @@ mod tests {
             name: n.into(),
             dtype: t,
             nullable_ok,
+            field: None,
         };
         Arc::new(ColumnPlan::new(
             vec![
@@ -604,7 +687,7 @@ mod tests {
                 let p = dir.path().join(format!("run{r}-file{f}.parquet"));
                 write_file(&p, &keys, seq);
                 seq += PER_FILE as i64;
-                paths.push_back(p);
+                paths.push_back((p, 0));
             }
             let pulled = Arc::new(AtomicUsize::new(0));
             counters.push(pulled.clone());
@@ -655,7 +738,7 @@ mod tests {
         let a = dir.path().join("a.parquet");
         write_file(&a, &(0..40_000).collect::<Vec<_>>(), 0);
         let missing = dir.path().join("missing.parquet");
-        let mut chain = FileChain::new(VecDeque::from(vec![a, missing]), plan());
+        let mut chain = FileChain::new(VecDeque::from(vec![(a, 0), (missing, 0)]), plan());
         let mut rows = 0;
         for _ in 0..3 {
             rows += chain.next().unwrap().unwrap().num_rows();
