@@ -748,4 +748,108 @@ mod tests {
         assert!(e.contains("missing.parquet"), "{e}");
         assert!(chain.next().is_none());
     }
+
+    fn table_schema(id: i64, fields: serde_json::Value) -> crate::spec::schema::TableSchema {
+        let v = serde_json::json!({"version": 3, "id": id, "fields": fields,
+            "primaryKeys": ["id"], "options": {"bucket": "1"}});
+        crate::spec::schema::TableSchema::from_json(&v).unwrap()
+    }
+
+    /// A file written with schema 0 (`id`, `b INT` = field 1, `x` = field 2) read with schema 1
+    /// (`b` renamed to `b2` and widened to BIGINT, `x` dropped and re-added as field 3): `b2`
+    /// holds the file's `b` values, `x` is NULL; a file of an unreadable schema is corrupt.
+    #[test]
+    fn file_columns_are_matched_by_field_id() {
+        use crate::table::snapshot_manager::create_schema;
+        use arrow_array::Int32Array;
+        use serde_json::json;
+        let dir = tempfile::tempdir().unwrap();
+        let id = |t: &str| json!({"id": 0, "name": "id", "type": t});
+        let s0 = table_schema(
+            0,
+            json!([id("BIGINT NOT NULL"), {"id": 1, "name": "b", "type": "INT"},
+                   {"id": 2, "name": "x", "type": "INT"}]),
+        );
+        let s1 = table_schema(
+            1,
+            json!([id("BIGINT NOT NULL"), {"id": 1, "name": "b2", "type": "BIGINT"},
+                   {"id": 3, "name": "x", "type": "INT"}]),
+        );
+        std::fs::create_dir_all(dir.path().join("schema")).unwrap();
+        assert!(create_schema(dir.path(), &s0).unwrap());
+        assert!(create_schema(dir.path(), &s1).unwrap());
+        let file_schema = Arc::new(Schema::new(vec![
+            Field::new("_KEY_id", ArrowType::Int64, false),
+            Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+            Field::new("_VALUE_KIND", ArrowType::Int8, false),
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("b", ArrowType::Int32, true),
+            Field::new("x", ArrowType::Int32, true),
+        ]));
+        let keys: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let b = RecordBatch::try_new(
+            file_schema.clone(),
+            vec![
+                keys.clone(),
+                Arc::new(Int64Array::from(vec![0, 1])),
+                Arc::new(Int8Array::from(vec![0, 0])),
+                keys,
+                Arc::new(Int32Array::from(vec![Some(10), None])),
+                Arc::new(Int32Array::from(vec![7, 8])),
+            ],
+        )
+        .unwrap();
+        let path = dir.path().join("data-0.parquet");
+        let props = writer_properties("zstd", 1, &[]).unwrap();
+        let mut w = ParquetFileWriter::create(path.clone(), file_schema, props).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+
+        let field = |id: i32, key: bool, t: &str| {
+            Some(WantedField {
+                id,
+                key,
+                data_type: DataType::from_json(&json!(t)).unwrap(),
+            })
+        };
+        let w = |name: &str, dtype: ArrowType, nullable_ok, field| Wanted {
+            name: name.into(),
+            dtype,
+            nullable_ok,
+            field,
+        };
+        let mut plan = ColumnPlan::new(
+            vec![
+                w(
+                    "_KEY_id",
+                    ArrowType::Int64,
+                    false,
+                    field(0, true, "BIGINT NOT NULL"),
+                ),
+                w("_SEQUENCE_NUMBER", ArrowType::Int64, false, None),
+                w("_VALUE_KIND", ArrowType::Int8, false, None),
+                w("b2", ArrowType::Int64, true, field(1, false, "BIGINT")),
+                w("x", ArrowType::Int32, true, field(3, false, "INT")),
+            ],
+            vec![0, 3, 4],
+            None,
+        );
+        plan.schemas = Some(Arc::new(SchemaCache::new(dir.path().to_path_buf(), &s1)));
+        let plan = Arc::new(plan);
+        let mut chain = FileChain::new(VecDeque::from(vec![(path.clone(), 0)]), plan.clone());
+        let out = chain.next().unwrap().unwrap();
+        assert!(chain.next().is_none());
+        let b2 = out.column(3).as_primitive::<Int64Type>();
+        assert_eq!(b2.iter().collect::<Vec<_>>(), vec![Some(10), None]);
+        assert_eq!(
+            out.column(4).null_count(),
+            2,
+            "x of schema 1 is not the file's x"
+        );
+        // the same file claimed by a schema that does not exist
+        let mut chain = FileChain::new(VecDeque::from(vec![(path, 7)]), plan);
+        let e = chain.next().unwrap().unwrap_err();
+        assert!(matches!(e, Error::CorruptFile { .. }), "{e}");
+        assert!(e.to_string().contains("schema-7"), "{e}");
+    }
 }
