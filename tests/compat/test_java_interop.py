@@ -685,6 +685,16 @@ def test_schema_evolution_drop_and_readd_column(java, tmp_path, request):
     check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
 
 
+def test_schema_evolution_unreadable_file_schema_is_corrupt(java, tmp_path, request):
+    """A data file's schema (schema/schema-<id>) that cannot be read: CorruptFileError naming it."""
+    t = _tname(request)
+    _evolution(java, tmp_path, t, [{"op": "rename_column", "name": "b", "new_name": "b2"}],
+               [("id", "INT"), ("a", "INT"), ("b2", "STRING")], lambda r: r)
+    (tmp_path / f"{DB}.db" / t / "schema" / "schema-0").write_text("{not json")
+    with pytest.raises(CorruptFileError, match="schema-0"):
+        ours_read(tmp_path, t)
+
+
 def ours_read_filtered(wh, table: str, build: Callable[[Any], Any]) -> list:
     t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"{DB}.{table}")
     rb = t.new_read_builder()
