@@ -18,6 +18,7 @@ use crate::spec::manifest::{
     ManifestFileMeta, SimpleStats,
 };
 use crate::spec::partition::partition_path;
+use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::Snapshot;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -53,6 +54,40 @@ fn stats_lookup(
             })
             .collect(),
     )
+}
+
+/// Column stats of a file written with `file_schema`, named by the current schema (Java's
+/// `SimpleStatsEvolution`): matched by field id; a column the file lacks is all NULL there; a
+/// column whose type changed since has no usable stats (the file is not pruned by it).
+fn evolve_stats(
+    current: &TableSchema,
+    file_schema: &TableSchema,
+    stats: Vec<(String, ColumnStat)>,
+    row_count: i64,
+) -> Vec<(String, ColumnStat)> {
+    if current.id == file_schema.id {
+        return stats;
+    }
+    current
+        .fields
+        .iter()
+        .filter_map(|c| match field_by_id(file_schema, c.id) {
+            Some(ff) if same_type(&ff.data_type, &c.data_type) => stats
+                .iter()
+                .find(|(n, _)| n == &ff.name)
+                .map(|(_, s)| (c.name.clone(), s.clone())),
+            Some(_) => None,
+            None => Some((
+                c.name.clone(),
+                ColumnStat {
+                    min: None,
+                    max: None,
+                    null_count: Some(row_count),
+                    row_count,
+                },
+            )),
+        })
+        .collect()
 }
 
 fn test_stats(pred: &Predicate, stats: &[(String, ColumnStat)]) -> bool {
@@ -214,6 +249,7 @@ impl TableScan {
         key_names: &[String],
         key_types: &[DataType],
         key_stats_ok: &BTreeMap<i64, bool>,
+        schemas: &SchemaCache,
     ) -> bool {
         let Some(filter) = &self.filter else {
             return true;
@@ -230,7 +266,12 @@ impl TableScan {
                 None => true,
             }
         } else {
-            let fields = &self.table.schema.fields;
+            // value stats are named and typed by the file's schema (the read fails on a schema
+            // that cannot be read; pruning just does not happen)
+            let Ok(file_schema) = schemas.get(f.schema_id) else {
+                return true;
+            };
+            let fields = &file_schema.fields;
             let (names, types): (Vec<String>, Vec<DataType>) = match &f.value_stats_cols {
                 Some(cols) if cols.is_empty() => return true,
                 Some(cols) => {
@@ -252,11 +293,11 @@ impl TableScan {
                     fields.iter().map(|x| x.data_type.clone()).collect(),
                 ),
             };
-            if f.schema_id != self.table.schema.id {
-                return true; // stats of another schema version: do not trust the column layout
-            }
             match stats_lookup(&f.value_stats, &names, &types, f.row_count) {
-                Some(s) => test_stats(filter, &s),
+                Some(s) => test_stats(
+                    filter,
+                    &evolve_stats(&self.table.schema, &file_schema, s, f.row_count),
+                ),
                 None => true,
             }
         }
@@ -268,10 +309,10 @@ impl TableScan {
     /// pruned. A schema file that cannot be read is a corrupt table.
     fn key_stats_usable<'a>(
         &self,
+        cache: &SchemaCache,
         files: impl Iterator<Item = &'a DataFileMeta>,
     ) -> Result<BTreeMap<i64, bool>> {
         let current = &self.table.schema;
-        let cache = SchemaCache::new(self.table.path.clone(), current);
         let keys = current.fields_of(&current.trimmed_primary_keys())?;
         let mut out = BTreeMap::new();
         for f in files {
@@ -314,8 +355,9 @@ impl TableScan {
                 .or_insert((e.total_buckets, vec![]));
             g.1.push(e.file);
         }
+        let schemas = SchemaCache::new(self.table.path.clone(), &self.table.schema);
         let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
-            self.key_stats_usable(groups.values().flat_map(|(_, fs)| fs))?
+            self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
         } else {
             BTreeMap::new()
         };
@@ -339,7 +381,9 @@ impl TableScan {
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
                     .filter(|f| !(first_row && f.level == 0))
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok))
+                    .filter(|f| {
+                        self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
+                    })
                     .collect();
                 if files.is_empty() {
                     continue;
@@ -354,7 +398,9 @@ impl TableScan {
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok))
+                    .filter(|f| {
+                        self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
+                    })
                     .collect();
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)
@@ -380,5 +426,60 @@ impl TableScan {
             snapshot_id: Some(snapshot.id),
             splits,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(id: i64, fields: serde_json::Value) -> TableSchema {
+        TableSchema::from_json(&json!({"version": 3, "id": id, "fields": fields})).unwrap()
+    }
+
+    fn stat(v: i64) -> ColumnStat {
+        ColumnStat {
+            min: Some(Datum::BigInt(v)),
+            max: Some(Datum::BigInt(v)),
+            null_count: Some(0),
+            row_count: 4,
+        }
+    }
+
+    /// Stats of a file of schema 0 (`a` = 0, `b` = 1) under schema 1 (`b` renamed `b2`, `a`
+    /// widened, `c` added): `b2` gets `b`'s stats, `a` none (its type changed), `c` is all NULL.
+    #[test]
+    fn old_value_stats_are_renamed_by_id() {
+        let s0 = schema(
+            0,
+            json!([{"id": 0, "name": "a", "type": "INT"}, {"id": 1, "name": "b", "type": "BIGINT"}]),
+        );
+        let s1 = schema(
+            1,
+            json!([{"id": 0, "name": "a", "type": "BIGINT"}, {"id": 1, "name": "b2", "type": "BIGINT"},
+                   {"id": 2, "name": "c", "type": "BIGINT"}]),
+        );
+        let out = evolve_stats(
+            &s1,
+            &s0,
+            vec![("a".into(), stat(1)), ("b".into(), stat(7))],
+            4,
+        );
+        let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["b2", "c"]);
+        let eq = |f: &str, v: i64| Predicate::leaf(f, LeafOp::Equal, vec![Some(Datum::BigInt(v))]);
+        assert!(test_stats(&eq("b2", 7).unwrap(), &out));
+        assert!(!test_stats(&eq("b2", 8).unwrap(), &out));
+        assert!(
+            !test_stats(&eq("c", 1).unwrap(), &out),
+            "c is NULL in the old file"
+        );
+        let c_null = Predicate::leaf("c", LeafOp::IsNull, vec![]).unwrap();
+        assert!(test_stats(&c_null, &out));
+        assert!(
+            test_stats(&eq("a", 99).unwrap(), &out),
+            "a's stats are of another type"
+        );
     }
 }
