@@ -755,24 +755,26 @@ mod tests {
         crate::spec::schema::TableSchema::from_json(&v).unwrap()
     }
 
-    /// A file written with schema 0 (`id`, `b INT` = field 1, `x` = field 2) read with schema 1
-    /// (`b` renamed to `b2` and widened to BIGINT, `x` dropped and re-added as field 3): `b2`
-    /// holds the file's `b` values, `x` is NULL; a file of an unreadable schema is corrupt.
+    /// A file written with schema 0 (key `id`, `b INT` = field 1, `x` = field 2) read with
+    /// schema 1 (key renamed `pk`, which Java 1.0 refuses but later versions allow; `b` renamed
+    /// to `b2` and widened to BIGINT, `x` dropped and re-added as field 3): the key comes from
+    /// `_KEY_id`, `b2` holds the file's `b` values, `x` is NULL; a file of an unreadable schema
+    /// is corrupt.
     #[test]
     fn file_columns_are_matched_by_field_id() {
         use crate::table::snapshot_manager::create_schema;
         use arrow_array::Int32Array;
         use serde_json::json;
         let dir = tempfile::tempdir().unwrap();
-        let id = |t: &str| json!({"id": 0, "name": "id", "type": t});
+        let id = |n: &str| json!({"id": 0, "name": n, "type": "BIGINT NOT NULL"});
         let s0 = table_schema(
             0,
-            json!([id("BIGINT NOT NULL"), {"id": 1, "name": "b", "type": "INT"},
+            json!([id("id"), {"id": 1, "name": "b", "type": "INT"},
                    {"id": 2, "name": "x", "type": "INT"}]),
         );
         let s1 = table_schema(
             1,
-            json!([id("BIGINT NOT NULL"), {"id": 1, "name": "b2", "type": "BIGINT"},
+            json!([id("pk"), {"id": 1, "name": "b2", "type": "BIGINT"},
                    {"id": 3, "name": "x", "type": "INT"}]),
         );
         std::fs::create_dir_all(dir.path().join("schema")).unwrap();
@@ -821,7 +823,7 @@ mod tests {
         let mut plan = ColumnPlan::new(
             vec![
                 w(
-                    "_KEY_id",
+                    "_KEY_pk",
                     ArrowType::Int64,
                     false,
                     field(0, true, "BIGINT NOT NULL"),
@@ -839,6 +841,8 @@ mod tests {
         let mut chain = FileChain::new(VecDeque::from(vec![(path.clone(), 0)]), plan.clone());
         let out = chain.next().unwrap().unwrap();
         assert!(chain.next().is_none());
+        let keys = out.column(0).as_primitive::<Int64Type>();
+        assert_eq!(keys.values().to_vec(), vec![1, 2]);
         let b2 = out.column(3).as_primitive::<Int64Type>();
         assert_eq!(b2.iter().collect::<Vec<_>>(), vec![Some(10), None]);
         assert_eq!(
