@@ -38,11 +38,6 @@ DT = ["2026-11-01", "2026-11-02"]
 # Causes of the known failures (each xfail below names one).
 INT96 = ("Java's Parquet reader expects TIMESTAMP(7..9) as INT96 (its writer's encoding); paimon_rs "
          "writes INT64 nanoseconds and Java fails with 'Unexpected type: INT64'")
-LTZ_INT96 = ("paimon_rs reads Java's TIMESTAMP_LTZ(7..9) (INT96 in Parquet, decoded as Timestamp(ns) without a "
-             "zone) by casting it to Timestamp(ns, \"UTC\"), which arrow-rs refuses without its chrono-tz feature: "
-             "'Invalid timezone \"UTC\": only offset based timezones supported' (CorruptFileError)")
-BY_NAME = ("paimon_rs matches data-file columns by name, not field id: after a Java ALTER TABLE "
-           "the old files' columns are read wrongly")
 
 
 def _xfail(reason: str, raises: type) -> pytest.MarkDecorator:
@@ -473,8 +468,7 @@ def test_mixed_history(java, tmp_path, request, kind_name):
 
 # (type id, direction) -> reason of a known failure
 # (type id, direction) -> (reason, the exception it raises)
-TYPE_XFAIL: dict = {("timestamp_ltz_9", "java_to_ours"): (LTZ_INT96, CorruptFileError),
-                    ("timestamp_ltz_9", "into_java_table"): (LTZ_INT96 + "; then: " + INT96, CorruptFileError)}
+TYPE_XFAIL: dict = {}
 for _tid in ("timestamp_9", "timestamp_ltz_9", "array_timestamp_9"):
     TYPE_XFAIL[(_tid, "ours_to_java")] = (INT96, JavaError)
     TYPE_XFAIL.setdefault((_tid, "into_java_table"), (INT96, JavaError))
@@ -558,9 +552,9 @@ def _wide_value(type_id: str, rng: random.Random) -> Any:
 
 
 def test_all_types_append_java_writes_we_read(java, tmp_path, request):
-    """Every type but TIMESTAMP_LTZ(9) (LTZ_INT96, see test_type_java_writes_we_read)."""
+    """Every type, TIMESTAMP_LTZ(9) (INT96 in Java's files) too."""
     t, rng = _tname(request), random.Random("wide")
-    fields = [f for f in _all_types_fields(False) if f[0] != "c_timestamp_ltz_9"]
+    fields = _all_types_fields(False)
     java_create(java, tmp_path, t, fields, [], [], {"bucket": "-1"})
     rows = [[i] + [_wide_value(n[2:], rng) for n, *_ in fields[1:]] for i in range(60)]
     java_write(java, tmp_path, t, rows)
@@ -768,7 +762,6 @@ def test_schema_evolution_add_column_and_widen(java, tmp_path, request):
     check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
 
 
-@_xfail(BY_NAME + " (a renamed column reads as NULL in the old files)", pytest.fail.Exception)
 def test_schema_evolution_rename_column(java, tmp_path, request):
     t = _tname(request)
     rows, types = _evolution(
@@ -778,7 +771,6 @@ def test_schema_evolution_rename_column(java, tmp_path, request):
     check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
 
 
-@_xfail(BY_NAME + " (a column dropped and re-added shows the old column's values)", pytest.fail.Exception)
 def test_schema_evolution_drop_and_readd_column(java, tmp_path, request):
     t = _tname(request)
     rows, types = _evolution(
@@ -786,6 +778,156 @@ def test_schema_evolution_drop_and_readd_column(java, tmp_path, request):
         [("id", "INT"), ("b", "STRING"), ("a", "INT")], lambda r: [r[0], r[2], None])
     check(java_read(java, tmp_path, t), rows, types, "Java reads its evolved table")
     check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
+
+
+def test_schema_evolution_unreadable_file_schema_is_corrupt(java, tmp_path, request):
+    """A data file's schema (schema/schema-<id>) that cannot be read: CorruptFileError naming it."""
+    t = _tname(request)
+    _evolution(java, tmp_path, t, [{"op": "rename_column", "name": "b", "new_name": "b2"}],
+               [("id", "INT"), ("a", "INT"), ("b2", "STRING")], lambda r: r)
+    (tmp_path / f"{DB}.db" / t / "schema" / "schema-0").write_text("{not json")
+    with pytest.raises(CorruptFileError, match="schema-0"):
+        ours_read(tmp_path, t)
+
+
+def ours_read_filtered(wh, table: str, build: Callable[[Any], Any]) -> list:
+    t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"{DB}.{table}")
+    rb = t.new_read_builder()
+    rb = rb.with_filter(build(rb.new_predicate_builder()))
+    return jv.from_arrow(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
+
+
+@pytest.mark.parametrize("pk", [True, False], ids=["pk", "append"])
+def test_schema_evolution_filter_on_renamed_and_added_columns(java, tmp_path, request, pk):
+    """A filter names the current columns: in the files written before the rename it must test the
+    old column (by field id), and a column the old files lack is NULL there."""
+    t = _tname(request)
+    java_create(java, tmp_path, t, [("id", "INT"), ("a", "INT"), ("b", "STRING")], ["id"] if pk else [], [],
+                {"bucket": "2"} if pk else {"bucket": "-1"})
+    old = [[i, i * 10, f"b{i}"] for i in range(20)]
+    java_write(java, tmp_path, t, old)
+    _alter(java, tmp_path, t, {"op": "rename_column", "name": "b", "new_name": "b2"},
+           {"op": "add_column", "name": "c", "type": "INT"})
+    new = [[i, i * 10, f"n{i}", i] for i in range(20, 30)]
+    java_write(java, tmp_path, t, new)
+    rows = [r + [None] for r in old] + new
+    types = ["INT", "INT", "STRING", "INT"]
+    cases = [
+        ({"op": "equal", "field": "b2", "value": "b3"}, lambda p: p.equal("b2", "b3"), lambda r: r[2] == "b3"),
+        ({"op": "in", "field": "b2", "values": ["b4", "n25"]}, lambda p: p.is_in("b2", ["b4", "n25"]),
+         lambda r: r[2] in ("b4", "n25")),
+        ({"op": "is_null", "field": "c"}, lambda p: p.is_null("c"), lambda r: r[3] is None),
+        ({"op": "greater_than", "field": "c", "value": 25}, lambda p: p.greater_than("c", 25),
+         lambda r: r[3] is not None and r[3] > 25),
+    ]
+    for jflt, ours, keep in cases:
+        want = [r for r in rows if keep(r)]
+        assert want
+        check(java_read(java, tmp_path, t, filter=jflt), want, types, f"Java reads its table with {jflt}")
+        check(ours_read_filtered(tmp_path, t, ours), want, types, f"paimon_rs reads Java's table with {jflt}")
+    if not pk:
+        # value statistics of the old files, renamed by field id, prune them: c is NULL there
+        tb = CatalogFactory.create({"warehouse": str(tmp_path)}).get_table(f"{DB}.{t}")
+        rb = tb.new_read_builder()
+        rb = rb.with_filter(rb.new_predicate_builder().greater_than("c", 25))
+        assert sum(s.row_count for s in rb.new_scan().plan().splits()) == len(new)
+        rb = tb.new_read_builder()
+        rb = rb.with_filter(rb.new_predicate_builder().equal("b2", "b3"))
+        assert sum(s.row_count for s in rb.new_scan().plan().splits()) == len(old)
+
+
+def test_schema_evolution_partitioned_pk_several_versions(java, tmp_path, request):
+    """Four schema versions across the files of a partitioned primary-key table (add, rename + widen,
+    drop + re-add under the same name), a Java compaction of one partition in between; then we write
+    with the latest schema (our files carry its id) and both engines read everything."""
+    t, wh = _tname(request), tmp_path
+    java_create(java, wh, t, [("dt", "STRING"), ("id", "INT"), ("a", "INT"), ("b", "STRING")], ["dt", "id"],
+                ["dt"], {"bucket": "2"})
+    model: dict = {}
+
+    def put(rows: list) -> None:
+        for r in rows:
+            model[(r[0], r[1])] = r
+
+    # columns of the model: dt, id, a2 (was a, BIGINT since v2), b (re-added in v3), c (added in v1)
+    v0 = [[DT[i % 2], i, i * 10, f"b{i}"] for i in range(30)]
+    java_write(java, wh, t, v0)
+    put([[r[0], r[1], r[2], None, None] for r in v0])          # b dropped later: never visible
+    _alter(java, wh, t, {"op": "add_column", "name": "c", "type": "BIGINT"})
+    v1 = [[DT[i % 2], i, i * 11, f"x{i}", i * 1000] for i in range(20, 40)]
+    java_write(java, wh, t, v1)
+    put([[r[0], r[1], r[2], None, r[4]] for r in v1])
+    java.call("compact", warehouse=str(wh), table=f"{DB}.{t}", partition=[DT[0]], bucket=0, full=True)
+    _alter(java, wh, t, {"op": "rename_column", "name": "a", "new_name": "a2"},
+           {"op": "update_column_type", "name": "a2", "type": "BIGINT"})
+    v2 = [[DT[i % 2], i, 2**40 + i, f"y{i}", None] for i in range(35, 45)]
+    java_write(java, wh, t, v2)
+    put([[r[0], r[1], r[2], None, r[4]] for r in v2])
+    _alter(java, wh, t, {"op": "drop_column", "name": "b"}, {"op": "add_column", "name": "b", "type": "INT"})
+    v3 = [[DT[i % 2], i, -i, i * 1000 + 1, 7] for i in range(40, 50)]
+    java_write(java, wh, t, v3)
+    put([[r[0], r[1], r[2], r[4], r[3]] for r in v3])
+    names = ["dt", "id", "a2", "c", "b"]
+    types = ["STRING", "INT", "BIGINT", "BIGINT", "INT"]
+    schema_ids = {f["schema_id"] for f in java.call("files", warehouse=str(wh), table=f"{DB}.{t}")}
+    assert len(schema_ids) >= 3, schema_ids  # files of several schema versions are live
+
+    def expected() -> list:
+        return [[r[0], r[1], r[2], r[4], r[3]] for r in model.values()]
+
+    check(java_read(java, wh, t), expected(), types, "Java reads its evolved table")
+    check(ours_read(wh, t), expected(), types, "paimon_rs reads Java's evolved table")
+    proj = ["b", "a2", "id"]
+    idx = [names.index(n) for n in proj]
+    check(ours_read(wh, t, projection=proj), [[r[i] for i in idx] for r in expected()],
+          [types[i] for i in idx], "paimon_rs reads Java's evolved table, projected")
+    ours = [[DT[i % 2], i, 3 * i, -1, i] for i in range(0, 60, 3)]      # in the model's column order
+    ours_write(wh, t, names, [pa.string(), pa.int32(), pa.int64(), pa.int64(), pa.int32()],
+               [[r[0], r[1], r[2], r[4], r[3]] for r in ours])
+    put([[r[0], r[1], r[2], r[3], r[4]] for r in ours])
+    check(ours_read(wh, t), expected(), types, "paimon_rs reads after writing with the latest schema")
+    check(java_read(java, wh, t), expected(), types, "Java reads our files of the latest schema")
+
+
+def test_schema_evolution_partial_update_merges_files_of_several_schemas(java, tmp_path, request):
+    """partial-update: a key's records in files of different schemas merge field by field, by id."""
+    t, wh = _tname(request), tmp_path
+    java_create(java, wh, t, [("id", "INT"), ("a", "INT"), ("b", "STRING"), ("x", "STRING")], ["id"], [],
+                {"bucket": "1", "merge-engine": "partial-update"})
+    java_write(java, wh, t, [[i, i, None, f"x{i}"] for i in range(10)])
+    _alter(java, wh, t, {"op": "rename_column", "name": "b", "new_name": "b2"},
+           {"op": "update_column_type", "name": "a", "type": "BIGINT"},
+           {"op": "drop_column", "name": "x"}, {"op": "add_column", "name": "x", "type": "STRING"})
+    java_write(java, wh, t, [[i, None, f"b{i}", None] for i in range(0, 10, 2)])
+    java_write(java, wh, t, [[i, 2**33 + i, None, f"new{i}"] for i in range(0, 10, 3)])
+    want = []
+    for i in range(10):
+        a = 2**33 + i if i % 3 == 0 else i
+        want.append([i, a, f"b{i}" if i % 2 == 0 else None, f"new{i}" if i % 3 == 0 else None])
+    types = ["INT", "BIGINT", "STRING", "STRING"]
+    check(java_read(java, wh, t), want, types, "Java merges its evolved partial-update table")
+    check(ours_read(wh, t), want, types, "paimon_rs merges Java's evolved partial-update table")
+
+
+def test_schema_evolution_aggregation_merges_widened_columns(java, tmp_path, request):
+    """aggregation: sums over files written before (INT, FLOAT) and after (BIGINT, DOUBLE) a widening,
+    plus a column added later (NULL in the old files)."""
+    t, wh = _tname(request), tmp_path
+    java_create(java, wh, t, [("id", "INT"), ("n", "INT"), ("f", "FLOAT")], ["id"], [],
+                {"bucket": "2", "merge-engine": "aggregation", "fields.n.aggregate-function": "sum",
+                 "fields.f.aggregate-function": "max"})
+    java_write(java, wh, t, [[i, 2**29, float(i) + 0.5] for i in range(8)])
+    java_write(java, wh, t, [[i, 2**29, float(i)] for i in range(8)])
+    _alter(java, wh, t, {"op": "update_column_type", "name": "n", "type": "BIGINT"},
+           {"op": "update_column_type", "name": "f", "type": "DOUBLE"},
+           {"op": "add_column", "name": "m", "type": "INT"},
+           {"op": "set_option", "key": "fields.m.aggregate-function", "value": "sum"})
+    java_write(java, wh, t, [[i, 2**31, float(i) - 1.0, i] for i in range(0, 8, 2)])
+    want = [[i, 2**30 + (2**31 if i % 2 == 0 else 0), float(i) + 0.5, i if i % 2 == 0 else None]
+            for i in range(8)]
+    types = ["INT", "BIGINT", "DOUBLE", "INT"]
+    check(java_read(java, wh, t), want, types, "Java aggregates its evolved table")
+    check(ours_read(wh, t), want, types, "paimon_rs aggregates Java's evolved table")
 
 
 # --------------------------------------------------------------------------- Java's compaction picker

@@ -589,6 +589,7 @@ public final class PaimonDriver {
                 o.put("file", f.fileName());
                 o.put("rows", f.rowCount());
                 o.put("size", f.fileSize());
+                o.put("schema_id", f.schemaId());
             }
         }
         return out;

@@ -2,6 +2,7 @@
 //! need no merge, merging by key otherwise).
 
 pub mod deletion;
+pub mod evolution;
 pub mod interval;
 pub mod scan;
 pub mod split;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use rayon::prelude::*;
 
 use super::deletion::deletion_files_of;
+use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::Result;
@@ -18,6 +19,7 @@ use crate::spec::manifest::{
     ManifestFileMeta, SimpleStats,
 };
 use crate::spec::partition::partition_path;
+use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::Snapshot;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -53,6 +55,40 @@ fn stats_lookup(
             })
             .collect(),
     )
+}
+
+/// Column stats of a file written with `file_schema`, named by the current schema (Java's
+/// `SimpleStatsEvolution`): matched by field id; a column the file lacks is all NULL there; a
+/// column whose type changed since has no usable stats (the file is not pruned by it).
+fn evolve_stats(
+    current: &TableSchema,
+    file_schema: &TableSchema,
+    stats: Vec<(String, ColumnStat)>,
+    row_count: i64,
+) -> Vec<(String, ColumnStat)> {
+    if current.id == file_schema.id {
+        return stats;
+    }
+    current
+        .fields
+        .iter()
+        .filter_map(|c| match field_by_id(file_schema, c.id) {
+            Some(ff) if same_type(&ff.data_type, &c.data_type) => stats
+                .iter()
+                .find(|(n, _)| n == &ff.name)
+                .map(|(_, s)| (c.name.clone(), s.clone())),
+            Some(_) => None,
+            None => Some((
+                c.name.clone(),
+                ColumnStat {
+                    min: None,
+                    max: None,
+                    null_count: Some(row_count),
+                    row_count,
+                },
+            )),
+        })
+        .collect()
 }
 
 fn test_stats(pred: &Predicate, stats: &[(String, ColumnStat)]) -> bool {
@@ -213,11 +249,16 @@ impl TableScan {
         f: &DataFileMeta,
         key_names: &[String],
         key_types: &[DataType],
+        key_stats_ok: &BTreeMap<i64, bool>,
+        schemas: &SchemaCache,
     ) -> bool {
         let Some(filter) = &self.filter else {
             return true;
         };
         if self.table.is_primary_key() {
+            if !key_stats_ok.get(&f.schema_id).copied().unwrap_or(true) {
+                return true; // key stats in other key types (see key_stats_usable)
+            }
             let Some(kf) = filter.restrict_to(key_names) else {
                 return true;
             };
@@ -226,7 +267,12 @@ impl TableScan {
                 None => true,
             }
         } else {
-            let fields = &self.table.schema.fields;
+            // value stats are named and typed by the file's schema (the read fails on a schema
+            // that cannot be read; pruning just does not happen)
+            let Ok(file_schema) = schemas.get(f.schema_id) else {
+                return true;
+            };
+            let fields = &file_schema.fields;
             let (names, types): (Vec<String>, Vec<DataType>) = match &f.value_stats_cols {
                 Some(cols) if cols.is_empty() => return true,
                 Some(cols) => {
@@ -248,14 +294,40 @@ impl TableScan {
                     fields.iter().map(|x| x.data_type.clone()).collect(),
                 ),
             };
-            if f.schema_id != self.table.schema.id {
-                return true; // stats of another schema version: do not trust the column layout
-            }
             match stats_lookup(&f.value_stats, &names, &types, f.row_count) {
-                Some(s) => test_stats(filter, &s),
+                Some(s) => test_stats(
+                    filter,
+                    &evolve_stats(&self.table.schema, &file_schema, s, f.row_count),
+                ),
                 None => true,
             }
         }
+    }
+
+    /// For each schema id of `files`: are key statistics written with that schema in the
+    /// current key types (same field ids, same types)? A file of an older schema whose key was
+    /// renamed still qualifies (the stats are positional); one whose key type differs is not
+    /// pruned. A schema file that cannot be read is a corrupt table.
+    fn key_stats_usable<'a>(
+        &self,
+        cache: &SchemaCache,
+        files: impl Iterator<Item = &'a DataFileMeta>,
+    ) -> Result<BTreeMap<i64, bool>> {
+        let current = &self.table.schema;
+        let keys = current.fields_of(&current.trimmed_primary_keys())?;
+        let mut out = BTreeMap::new();
+        for f in files {
+            if out.contains_key(&f.schema_id) {
+                continue;
+            }
+            let s = cache.get(f.schema_id)?;
+            let same_keys = s.trimmed_primary_keys().len() == keys.len()
+                && keys.iter().all(|k| {
+                    field_by_id(&s, k.id).is_some_and(|x| same_type(&x.data_type, &k.data_type))
+                });
+            out.insert(f.schema_id, same_keys);
+        }
+        Ok(out)
     }
 
     pub fn plan(&self) -> Result<Plan> {
@@ -284,6 +356,12 @@ impl TableScan {
                 .or_insert((e.total_buckets, vec![]));
             g.1.push(e.file);
         }
+        let schemas = SchemaCache::new(self.table.path.clone(), &self.table.schema);
+        let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
+            self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
+        } else {
+            BTreeMap::new()
+        };
         let o = &self.table.options;
         let skip_level0 = self.table.is_primary_key() && o.batch_scan_skip_level0()?;
         // deletion-vector tables: each data file's deletion vector, from the index manifest
@@ -310,7 +388,9 @@ impl TableScan {
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
                     .filter(|f| !(skip_level0 && f.level == 0))
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .filter(|f| {
+                        self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
+                    })
                     .collect();
                 if files.is_empty() {
                     continue;
@@ -325,7 +405,9 @@ impl TableScan {
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()
-                    .filter(|f| self.file_may_match(f, &key_names, &key_types))
+                    .filter(|f| {
+                        self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
+                    })
                     .collect();
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)
@@ -361,5 +443,60 @@ impl TableScan {
             snapshot_id: Some(snapshot.id),
             splits,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema(id: i64, fields: serde_json::Value) -> TableSchema {
+        TableSchema::from_json(&json!({"version": 3, "id": id, "fields": fields})).unwrap()
+    }
+
+    fn stat(v: i64) -> ColumnStat {
+        ColumnStat {
+            min: Some(Datum::BigInt(v)),
+            max: Some(Datum::BigInt(v)),
+            null_count: Some(0),
+            row_count: 4,
+        }
+    }
+
+    /// Stats of a file of schema 0 (`a` = 0, `b` = 1) under schema 1 (`b` renamed `b2`, `a`
+    /// widened, `c` added): `b2` gets `b`'s stats, `a` none (its type changed), `c` is all NULL.
+    #[test]
+    fn old_value_stats_are_renamed_by_id() {
+        let s0 = schema(
+            0,
+            json!([{"id": 0, "name": "a", "type": "INT"}, {"id": 1, "name": "b", "type": "BIGINT"}]),
+        );
+        let s1 = schema(
+            1,
+            json!([{"id": 0, "name": "a", "type": "BIGINT"}, {"id": 1, "name": "b2", "type": "BIGINT"},
+                   {"id": 2, "name": "c", "type": "BIGINT"}]),
+        );
+        let out = evolve_stats(
+            &s1,
+            &s0,
+            vec![("a".into(), stat(1)), ("b".into(), stat(7))],
+            4,
+        );
+        let names: Vec<&str> = out.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, vec!["b2", "c"]);
+        let eq = |f: &str, v: i64| Predicate::leaf(f, LeafOp::Equal, vec![Some(Datum::BigInt(v))]);
+        assert!(test_stats(&eq("b2", 7).unwrap(), &out));
+        assert!(!test_stats(&eq("b2", 8).unwrap(), &out));
+        assert!(
+            !test_stats(&eq("c", 1).unwrap(), &out),
+            "c is NULL in the old file"
+        );
+        let c_null = Predicate::leaf("c", LeafOp::IsNull, vec![]).unwrap();
+        assert!(test_stats(&c_null, &out));
+        assert!(
+            test_stats(&eq("a", 99).unwrap(), &out),
+            "a's stats are of another type"
+        );
     }
 }

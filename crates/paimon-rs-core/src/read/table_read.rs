@@ -17,7 +17,6 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, Int8Type};
 use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
-use arrow_cast::cast;
 use arrow_ord::ord::{make_comparator, DynComparator};
 use arrow_schema::SortOptions;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
@@ -25,6 +24,7 @@ use rayon::prelude::*;
 use std::cmp::Ordering;
 
 use super::deletion::{DeletionFile, DeletionFilter};
+use super::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
@@ -59,16 +59,33 @@ struct ReadCtx {
     needed_schema: SchemaRef,
     output_schema: SchemaRef,
     engine: MergeEngine,
+    /// Schemas of the data files (schema evolution: files are read by field id).
+    schemas: Arc<SchemaCache>,
 }
 
-/// A file column to decode: name, target Arrow type, whether a file may lack it (a value column
-/// added by a later schema reads as nulls).
+/// A file column to decode: name (in the current schema), target Arrow type, whether a file may
+/// lack it (a value column added by a later schema reads as nulls), and the table field it
+/// holds (None: a system column, found by name).
 #[derive(Debug, Clone)]
 struct Wanted {
     name: String,
     dtype: ArrowType,
     nullable_ok: bool,
+    field: Option<WantedField>,
 }
+
+/// A table field to find in a data file by its id: under the name the file's schema gives it
+/// (`_KEY_` + name for a key column), cast from the file's type.
+#[derive(Debug, Clone)]
+struct WantedField {
+    id: i32,
+    key: bool,
+    data_type: DataType,
+}
+
+/// Where each wanted column is in one data file: (file column name, (file type, table type)
+/// for a table field), None if the file's schema lacks the field.
+type FileColumns = Vec<Option<(String, Option<(DataType, DataType)>)>>;
 
 /// What to decode from each file of a split, and where each needed table column is found in the
 /// (merged) batches.
@@ -82,6 +99,8 @@ struct ColumnPlan {
     drop_retract_at: Option<usize>,
     /// What the decoded columns let us verify against the manifest (see [`FileCheck`]).
     check: CheckPlan,
+    /// Data file schemas (None: columns are matched by name, for tests without a table).
+    schemas: Option<Arc<SchemaCache>>,
 }
 
 /// Decoded columns a file is verified by: the trimmed primary key (the first `key_types.len()`
@@ -112,7 +131,31 @@ impl ColumnPlan {
             needed_at,
             drop_retract_at,
             check,
+            schemas: None,
         }
+    }
+
+    /// The columns of a data file written with schema `schema_id` that hold the wanted ones:
+    /// matched by field id, named as in that schema (Java's `SchemaEvolutionUtil`).
+    fn file_columns(&self, schema_id: i64) -> Result<FileColumns> {
+        let file_schema = match &self.schemas {
+            Some(c) => Some(c.get(schema_id)?),
+            None => None,
+        };
+        Ok(self
+            .wanted
+            .iter()
+            .map(|w| match (&w.field, &file_schema) {
+                (Some(f), Some(fs)) => field_by_id(fs, f.id).map(|ff| {
+                    let prefix = if f.key { KEY_PREFIX } else { "" };
+                    (
+                        format!("{prefix}{}", ff.name),
+                        Some((ff.data_type.clone(), f.data_type.clone())),
+                    )
+                }),
+                _ => Some((w.name.clone(), None)),
+            })
+            .collect())
     }
 }
 
@@ -164,6 +207,7 @@ impl TableRead {
             let f = &fields[i];
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
+        let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
         let output_schema = Arc::new(Schema::new(
             projection
                 .iter()
@@ -185,6 +229,7 @@ impl TableRead {
                 needed_schema,
                 output_schema,
                 engine,
+                schemas,
             }),
         })
     }
@@ -395,12 +440,18 @@ impl ReadCtx {
                     name: format!("{KEY_PREFIX}{k}"),
                     dtype: fields[i].data_type.to_arrow(),
                     nullable_ok: false,
+                    field: Some(WantedField {
+                        id: fields[i].id,
+                        key: true,
+                        data_type: fields[i].data_type.clone(),
+                    }),
                 });
             }
             wanted.push(Wanted {
                 name: SEQUENCE_NUMBER.into(),
                 dtype: ArrowType::Int64,
                 nullable_ok: false,
+                field: None,
             });
         }
         if pk {
@@ -409,6 +460,7 @@ impl ReadCtx {
                 name: VALUE_KIND.into(),
                 dtype: ArrowType::Int8,
                 nullable_ok: false,
+                field: None,
             });
         }
         let mut needed_at = Vec::with_capacity(self.needed.len());
@@ -427,6 +479,11 @@ impl ReadCtx {
                 name: f.name.clone(),
                 dtype: f.data_type.to_arrow(),
                 nullable_ok: true,
+                field: Some(WantedField {
+                    id: f.id,
+                    key: false,
+                    data_type: f.data_type.clone(),
+                }),
             });
         }
         let drop_retract_at = if merge { None } else { kind_at };
@@ -439,7 +496,9 @@ impl ReadCtx {
             seq_at: merge.then_some(key_names.len()),
             kind_at,
         };
-        Ok(ColumnPlan::new(wanted, needed_at, drop_retract_at, check))
+        let mut plan = ColumnPlan::new(wanted, needed_at, drop_retract_at, check);
+        plan.schemas = Some(self.schemas.clone());
+        Ok(plan)
     }
 
     /// Needed table columns of a decoded (merged) batch, value filter, projection. Raw
@@ -519,6 +578,8 @@ struct FileChain {
 struct OpenFile {
     path: PathBuf,
     meta: DataFileMeta,
+    /// Where the wanted columns are in this file (by field id, under its schema's names).
+    cols: FileColumns,
     reader: DataFileReader,
     /// Rows decoded so far.
     rows: u64,
@@ -538,7 +599,7 @@ impl FileChain {
     fn next_of_file(&mut self) -> Option<Result<RecordBatch>> {
         let f = self.cur.as_mut()?;
         match f.reader.next() {
-            Some(Ok(b)) => Some(conform(&f.path, &self.plan, b).and_then(|b| {
+            Some(Ok(b)) => Some(conform(&f.path, &self.plan, &f.cols, b).and_then(|b| {
                 verify_batch(&self.plan.check, &mut self.last_key, f, &b)?;
                 Ok(b)
             })),
@@ -557,16 +618,22 @@ impl Iterator for FileChain {
         loop {
             if self.cur.is_none() {
                 let (path, meta) = self.files.pop_front()?;
-                let names: Vec<String> = self.plan.wanted.iter().map(|w| w.name.clone()).collect();
                 let expect = FileExpect {
                     size: meta.file_size.max(0) as u64,
                     rows: meta.row_count.max(0) as u64,
                 };
-                match open_reader(&path, Some(&names), READ_BATCH_ROWS, Some(expect)) {
-                    Ok(reader) => {
+                let opened = self.plan.file_columns(meta.schema_id).and_then(|cols| {
+                    let names: Vec<String> =
+                        cols.iter().flatten().map(|(n, _)| n.clone()).collect();
+                    let r = open_reader(&path, Some(&names), READ_BATCH_ROWS, Some(expect))?;
+                    Ok((cols, r))
+                });
+                match opened {
+                    Ok((cols, reader)) => {
                         self.cur = Some(OpenFile {
                             path,
                             meta,
+                            cols,
                             reader,
                             rows: 0,
                         })
@@ -744,34 +811,50 @@ fn lexicographic(cmps: &[DynComparator], a: usize, b: usize) -> Ordering {
     Ordering::Equal
 }
 
-/// A decoded batch in the plan's columns and types; a missing value column (added by a later
-/// schema) reads as nulls.
-fn conform(path: &Path, plan: &ColumnPlan, b: RecordBatch) -> Result<RecordBatch> {
+/// A decoded batch in the plan's columns and types: each column found by field id under the
+/// file schema's name and cast from the file's type; a value column the file's schema lacks
+/// (added by a later schema) reads as nulls.
+fn conform(
+    path: &Path,
+    plan: &ColumnPlan,
+    file_cols: &FileColumns,
+    b: RecordBatch,
+) -> Result<RecordBatch> {
     let file_schema = b.schema();
     let rows = b.num_rows();
     let mut cols = Vec::with_capacity(plan.wanted.len());
-    for w in &plan.wanted {
-        let col: ArrayRef = match file_schema.index_of(&w.name) {
-            Ok(i) => {
-                let c = b.column(i).clone();
-                if c.data_type() == &w.dtype {
-                    c
-                } else {
-                    cast(&c, &w.dtype).map_err(|e| {
-                        Error::corrupt(
-                            path,
-                            format!(
-                                "column '{}' of type {} cannot be read as {}: {e}",
-                                w.name,
-                                c.data_type(),
-                                w.dtype
-                            ),
-                        )
-                    })?
-                }
+    for (w, src) in plan.wanted.iter().zip(file_cols) {
+        let found = src
+            .as_ref()
+            .and_then(|(name, types)| Some((name, types, file_schema.index_of(name).ok()?)));
+        let col: ArrayRef = match found {
+            Some((name, types, i)) => {
+                let c = b.column(i);
+                let converted = match types {
+                    Some((from, to)) => evolve_array(c, from, to, &w.dtype),
+                    None => conform_physical(c, &w.dtype),
+                };
+                converted.map_err(|e| {
+                    let msg = format!(
+                        "column '{name}' (table column '{}') of type {} cannot be read as {}: {e}",
+                        w.name,
+                        c.data_type(),
+                        w.dtype
+                    );
+                    match types {
+                        Some((from, to)) if !same_type(from, to) => Error::unsupported(format!(
+                            "schema evolution of data file {}: {msg}",
+                            path.display()
+                        )),
+                        _ => Error::corrupt(path, msg),
+                    }
+                })?
             }
-            Err(_) if w.nullable_ok || rows == 0 => new_null_array(&w.dtype, rows),
-            Err(_) => return Err(Error::corrupt(path, format!("missing column '{}'", w.name))),
+            None if w.nullable_ok || rows == 0 => new_null_array(&w.dtype, rows),
+            None => {
+                let name = src.as_ref().map_or(w.name.as_str(), |(n, _)| n.as_str());
+                return Err(Error::corrupt(path, format!("missing column '{name}'")));
+            }
         };
         cols.push(col);
     }
@@ -867,6 +950,7 @@ mod tests {
             name: n.into(),
             dtype: t,
             nullable_ok,
+            field: None,
         };
         Arc::new(ColumnPlan::new(
             vec![
@@ -1117,5 +1201,123 @@ mod tests {
         );
         let c = write_kv(&dir.path().join("c.parquet"), &[1, 2, 3], 0, &[0, 1, 3]);
         assert_eq!(read_run(vec![c]), Ok(3));
+    }
+
+    fn table_schema(id: i64, fields: serde_json::Value) -> crate::spec::schema::TableSchema {
+        let v = serde_json::json!({"version": 3, "id": id, "fields": fields,
+            "primaryKeys": ["id"], "options": {"bucket": "1"}});
+        crate::spec::schema::TableSchema::from_json(&v).unwrap()
+    }
+
+    /// A file written with schema 0 (key `id`, `b INT` = field 1, `x` = field 2) read with
+    /// schema 1 (key renamed `pk`, which Java 1.0 refuses but later versions allow; `b` renamed
+    /// to `b2` and widened to BIGINT, `x` dropped and re-added as field 3): the key comes from
+    /// `_KEY_id`, `b2` holds the file's `b` values, `x` is NULL; a file of an unreadable schema
+    /// is corrupt.
+    #[test]
+    fn file_columns_are_matched_by_field_id() {
+        use crate::table::snapshot_manager::create_schema;
+        use arrow_array::Int32Array;
+        use serde_json::json;
+        let dir = tempfile::tempdir().unwrap();
+        let id = |n: &str| json!({"id": 0, "name": n, "type": "BIGINT NOT NULL"});
+        let s0 = table_schema(
+            0,
+            json!([id("id"), {"id": 1, "name": "b", "type": "INT"},
+                   {"id": 2, "name": "x", "type": "INT"}]),
+        );
+        let s1 = table_schema(
+            1,
+            json!([id("pk"), {"id": 1, "name": "b2", "type": "BIGINT"},
+                   {"id": 3, "name": "x", "type": "INT"}]),
+        );
+        std::fs::create_dir_all(dir.path().join("schema")).unwrap();
+        assert!(create_schema(dir.path(), &s0).unwrap());
+        assert!(create_schema(dir.path(), &s1).unwrap());
+        let file_schema = Arc::new(Schema::new(vec![
+            Field::new("_KEY_id", ArrowType::Int64, false),
+            Field::new("_SEQUENCE_NUMBER", ArrowType::Int64, false),
+            Field::new("_VALUE_KIND", ArrowType::Int8, false),
+            Field::new("id", ArrowType::Int64, false),
+            Field::new("b", ArrowType::Int32, true),
+            Field::new("x", ArrowType::Int32, true),
+        ]));
+        let keys: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+        let b = RecordBatch::try_new(
+            file_schema.clone(),
+            vec![
+                keys.clone(),
+                Arc::new(Int64Array::from(vec![0, 1])),
+                Arc::new(Int8Array::from(vec![0, 0])),
+                keys,
+                Arc::new(Int32Array::from(vec![Some(10), None])),
+                Arc::new(Int32Array::from(vec![7, 8])),
+            ],
+        )
+        .unwrap();
+        let path = dir.path().join("data-0.parquet");
+        let props = writer_properties("zstd", 1, &[]).unwrap();
+        let mut w = ParquetFileWriter::create(path.clone(), file_schema, props).unwrap();
+        w.write(&b).unwrap();
+        let size = w.close().unwrap();
+        let (_, mut meta) = write_file(&dir.path().join("other.parquet"), &[1, 2], 0);
+        meta.file_name = "data-0.parquet".into();
+        meta.file_size = size as i64;
+        meta.row_count = 2;
+        meta.schema_id = 0;
+
+        let field = |id: i32, key: bool, t: &str| {
+            Some(WantedField {
+                id,
+                key,
+                data_type: DataType::from_json(&json!(t)).unwrap(),
+            })
+        };
+        let w = |name: &str, dtype: ArrowType, nullable_ok, field| Wanted {
+            name: name.into(),
+            dtype,
+            nullable_ok,
+            field,
+        };
+        let mut plan = ColumnPlan::new(
+            vec![
+                w(
+                    "_KEY_pk",
+                    ArrowType::Int64,
+                    false,
+                    field(0, true, "BIGINT NOT NULL"),
+                ),
+                w("_SEQUENCE_NUMBER", ArrowType::Int64, false, None),
+                w("_VALUE_KIND", ArrowType::Int8, false, None),
+                w("b2", ArrowType::Int64, true, field(1, false, "BIGINT")),
+                w("x", ArrowType::Int32, true, field(3, false, "INT")),
+            ],
+            vec![0, 3, 4],
+            None,
+            CheckPlan::default(),
+        );
+        plan.schemas = Some(Arc::new(SchemaCache::new(dir.path().to_path_buf(), &s1)));
+        let plan = Arc::new(plan);
+        let mut chain = FileChain::new(
+            VecDeque::from(vec![(path.clone(), meta.clone())]),
+            plan.clone(),
+        );
+        let out = chain.next().unwrap().unwrap();
+        assert!(chain.next().is_none());
+        let keys = out.column(0).as_primitive::<Int64Type>();
+        assert_eq!(keys.values().to_vec(), vec![1, 2]);
+        let b2 = out.column(3).as_primitive::<Int64Type>();
+        assert_eq!(b2.iter().collect::<Vec<_>>(), vec![Some(10), None]);
+        assert_eq!(
+            out.column(4).null_count(),
+            2,
+            "x of schema 1 is not the file's x"
+        );
+        // the same file claimed by a schema that does not exist
+        meta.schema_id = 7;
+        let mut chain = FileChain::new(VecDeque::from(vec![(path, meta)]), plan);
+        let e = chain.next().unwrap().unwrap_err();
+        assert!(matches!(e, Error::CorruptFile { .. }), "{e}");
+        assert!(e.to_string().contains("schema-7"), "{e}");
     }
 }

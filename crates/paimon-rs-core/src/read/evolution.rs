@@ -1,0 +1,387 @@
+//! Schema evolution on read (Java: `SchemaEvolutionUtil`, `IndexCastMapping`, `CastExecutors`).
+//!
+//! Every data file records the id of the schema it was written with (`DataFileMeta.schema_id`);
+//! its Parquet columns are named by the field names of THAT schema. A read maps each column of
+//! the current schema to the file's column of the same field id (not the same name): a renamed
+//! column is read under its old name, a column added later reads as NULL, a dropped column is
+//! left out (and a column dropped then re-added under the same name, a new id, reads as NULL in
+//! the old files), a widened type is cast. Nested ROW fields are matched by id too, inside
+//! ARRAY and MAP values as well.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use arrow_array::cast::AsArray;
+use arrow_array::{make_array, new_null_array, Array, ArrayRef, ListArray, MapArray, StructArray};
+use arrow_cast::cast;
+use arrow_schema::{DataType as ArrowType, Field};
+
+use crate::error::{Error, Result};
+use crate::spec::schema::TableSchema;
+use crate::spec::types::{DataField, DataType, TypeKind};
+use crate::table::snapshot_manager::{read_schema, schema_path};
+
+/// The schemas of a table's data files, read once per id (per read).
+pub struct SchemaCache {
+    table: PathBuf,
+    schemas: Mutex<HashMap<i64, Arc<TableSchema>>>,
+}
+
+impl SchemaCache {
+    /// A cache that already knows `current` (the schema the table was loaded with).
+    pub fn new(table: PathBuf, current: &TableSchema) -> Self {
+        let mut m = HashMap::new();
+        m.insert(current.id, Arc::new(current.clone()));
+        SchemaCache {
+            table,
+            schemas: Mutex::new(m),
+        }
+    }
+
+    /// Schema `id` of the table; a schema file that cannot be read is a corrupt table.
+    pub fn get(&self, id: i64) -> Result<Arc<TableSchema>> {
+        if let Some(s) = self.lock().get(&id) {
+            return Ok(s.clone());
+        }
+        let path = schema_path(&self.table, id);
+        let s = Arc::new(read_schema(&self.table, id).map_err(|e| match e {
+            e @ Error::CorruptFile { .. } => e,
+            e => Error::corrupt(
+                &path,
+                format!("schema {id} of a data file cannot be read: {e}"),
+            ),
+        })?);
+        self.lock().insert(id, s.clone());
+        Ok(s)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Arc<TableSchema>>> {
+        // a panic while holding the lock left the map consistent (inserts are atomic)
+        self.schemas.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The field of `schema` with this id.
+pub fn field_by_id(schema: &TableSchema, id: i32) -> Option<&DataField> {
+    schema.fields.iter().find(|f| f.id == id)
+}
+
+/// Equal types ignoring nullability (nested: same field ids and names too).
+pub fn same_type(a: &DataType, b: &DataType) -> bool {
+    use TypeKind::*;
+    match (&a.kind, &b.kind) {
+        (Array(x), Array(y)) | (Multiset(x), Multiset(y)) => same_type(x, y),
+        (Map(k1, v1), Map(k2, v2)) => same_type(k1, k2) && same_type(v1, v2),
+        (Row(f1), Row(f2)) => {
+            f1.len() == f2.len()
+                && f1.iter().zip(f2).all(|(x, y)| {
+                    x.id == y.id && x.name == y.name && same_type(&x.data_type, &y.data_type)
+                })
+        }
+        (x, y) => x == y,
+    }
+}
+
+/// A type as its schema-JSON text (`BIGINT`, `DECIMAL(10, 2)`), nullability left out.
+fn sql(t: &DataType) -> String {
+    match t.clone().with_nullable(true).to_json() {
+        serde_json::Value::String(s) => s,
+        v => v.to_string(),
+    }
+}
+
+fn int_digits(k: &TypeKind) -> Option<u32> {
+    match k {
+        TypeKind::TinyInt => Some(3),
+        TypeKind::SmallInt => Some(5),
+        TypeKind::Int => Some(10),
+        TypeKind::BigInt => Some(19),
+        _ => None,
+    }
+}
+
+/// Can a value of the file's atomic type `from` be read as `to` without changing it? Java
+/// allows more casts (narrowing ones truncate or wrap); those are refused here rather than
+/// risk a value that differs from Java's.
+pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
+    use TypeKind::*;
+    match (&from.kind, &to.kind) {
+        (a, b) if a == b => true,
+        (a, b) if int_digits(a).is_some() && int_digits(b).is_some() => {
+            int_digits(a) < int_digits(b)
+        }
+        (a, Float | Double) if int_digits(a).is_some() => true,
+        (Float, Double) => true,
+        (a, Decimal { precision, scale }) if int_digits(a).is_some() => {
+            int_digits(a).is_some_and(|d| precision.saturating_sub(*scale) >= d)
+        }
+        (
+            Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => s2 >= s1 && p2 - s2 >= p1 - s1,
+        (Char(n) | VarChar(n), VarChar(m)) => m >= n,
+        (Binary(n) | VarBinary(n), VarBinary(m)) => m >= n,
+        (a, VarChar(m)) if int_digits(a).is_some() => int_digits(a).is_some_and(|d| *m > d),
+        (Boolean, VarChar(m)) => *m >= 5,
+        (Timestamp(p), Timestamp(q)) | (LocalZonedTimestamp(p), LocalZonedTimestamp(q)) => q >= p,
+        (Time(p), Time(q)) => q >= p,
+        (Date, Timestamp(_)) => true,
+        _ => false,
+    }
+}
+
+/// `array` (a file column decoded with the file's physical type) in the Arrow type `target`
+/// when only its physical representation differs (same logical type): the file's unit or list
+/// field names. A time zone is attached, never converted (arrow-rs cannot parse named zones;
+/// Paimon stores LTZ values as UTC instants).
+pub fn conform_physical(
+    array: &ArrayRef,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    if array.data_type() == target {
+        return Ok(array.clone());
+    }
+    if let (ArrowType::Timestamp(u1, _), ArrowType::Timestamp(u2, tz2)) =
+        (array.data_type(), target)
+    {
+        let same_unit = if u1 == u2 {
+            array.clone()
+        } else {
+            cast(array, &ArrowType::Timestamp(*u2, None)).map_err(|e| e.to_string())?
+        };
+        let data = same_unit
+            .to_data()
+            .into_builder()
+            .data_type(ArrowType::Timestamp(*u2, tz2.clone()))
+            .build()
+            .map_err(|e| e.to_string())?;
+        return Ok(make_array(data));
+    }
+    cast(array, target).map_err(|e| e.to_string())
+}
+
+/// A file column `array` of the file's type `from` as a column of the table's type `to`
+/// (Arrow type `target`): nested ROW fields matched by id (missing ones are NULL), atomic
+/// values cast where [`cast_supported`]. `Err` is a message naming what cannot be read.
+pub fn evolve_array(
+    array: &ArrayRef,
+    from: &DataType,
+    to: &DataType,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    use TypeKind::*;
+    if array.data_type() == target && same_type(from, to) {
+        return Ok(array.clone());
+    }
+    match (&from.kind, &to.kind, target) {
+        (Row(ff), Row(tf), ArrowType::Struct(target_fields)) => {
+            let s = array
+                .as_struct_opt()
+                .ok_or_else(|| format!("expected a struct, found {}", array.data_type()))?;
+            let mut cols: Vec<ArrayRef> = Vec::with_capacity(tf.len());
+            for (t, tfield) in tf.iter().zip(target_fields.iter()) {
+                let col = match ff.iter().position(|f| f.id == t.id) {
+                    Some(j) if j < s.num_columns() => evolve_array(
+                        s.column(j),
+                        &ff[j].data_type,
+                        &t.data_type,
+                        tfield.data_type(),
+                    )
+                    .map_err(|e| format!("field '{}': {e}", t.name))?,
+                    Some(_) => return Err(format!("field '{}' is missing", t.name)),
+                    None => new_null_array(tfield.data_type(), s.len()),
+                };
+                cols.push(col);
+            }
+            // fields added later are nullable in the table; a NOT NULL one reads as nullable
+            let fields: Vec<Field> = target_fields
+                .iter()
+                .zip(&cols)
+                .map(|(f, c)| {
+                    f.as_ref()
+                        .clone()
+                        .with_nullable(f.is_nullable() || c.null_count() > 0)
+                })
+                .collect();
+            let out = StructArray::try_new(fields.into(), cols, s.nulls().cloned())
+                .map_err(|e| e.to_string())?;
+            conform_physical(&(Arc::new(out) as ArrayRef), target)
+        }
+        (Array(fe), Array(te), ArrowType::List(tfield))
+        | (Multiset(fe), Multiset(te), ArrowType::List(tfield)) => {
+            let l = array
+                .as_list_opt::<i32>()
+                .ok_or_else(|| format!("expected a list, found {}", array.data_type()))?;
+            let values = evolve_array(l.values(), fe, te, tfield.data_type())
+                .map_err(|e| format!("element: {e}"))?;
+            let out = ListArray::try_new(
+                tfield.clone(),
+                l.offsets().clone(),
+                values,
+                l.nulls().cloned(),
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(Arc::new(out))
+        }
+        (Map(fk, fv), Map(tk, tv), ArrowType::Map(entries, ordered)) => {
+            if !same_type(fk, tk) {
+                return Err(format!(
+                    "a map's key type cannot change ({} to {})",
+                    sql(fk),
+                    sql(tk)
+                ));
+            }
+            let m = array
+                .as_map_opt()
+                .ok_or_else(|| format!("expected a map, found {}", array.data_type()))?;
+            let ArrowType::Struct(kv) = entries.data_type() else {
+                return Err(format!("bad map type {target}"));
+            };
+            let (Some(kf), Some(vf)) = (kv.first(), kv.get(1)) else {
+                return Err(format!("bad map type {target}"));
+            };
+            let keys = conform_physical(m.keys(), kf.data_type())?;
+            let values = evolve_array(m.values(), fv, tv, vf.data_type())
+                .map_err(|e| format!("value: {e}"))?;
+            let entries_arr = StructArray::try_new(kv.clone(), vec![keys, values], None)
+                .map_err(|e| e.to_string())?;
+            let out = MapArray::try_new(
+                entries.clone(),
+                m.offsets().clone(),
+                entries_arr,
+                m.nulls().cloned(),
+                *ordered,
+            )
+            .map_err(|e| e.to_string())?;
+            Ok(Arc::new(out))
+        }
+        _ if same_type(from, to) => conform_physical(array, target),
+        _ if !from.is_nested() && !to.is_nested() && cast_supported(from, to) => {
+            conform_physical(array, target)
+        }
+        _ => Err(format!(
+            "paimon_rs cannot read {} as {} (schema evolution casts supported: widening \
+             numeric, DECIMAL, VARCHAR/VARBINARY length, TIMESTAMP/TIME precision, DATE to \
+             TIMESTAMP, integers/booleans to strings; nested ROW fields by id)",
+            sql(from),
+            sql(to)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{Int32Array, StringArray, TimestampNanosecondArray};
+    use arrow_schema::TimeUnit;
+
+    fn t(kind: TypeKind) -> DataType {
+        DataType::new(kind)
+    }
+    fn field(id: i32, name: &str, kind: TypeKind) -> DataField {
+        DataField {
+            id,
+            name: name.into(),
+            data_type: t(kind),
+            description: None,
+        }
+    }
+
+    #[test]
+    fn widening_casts_are_supported_and_narrowing_refused() {
+        use TypeKind::*;
+        assert!(cast_supported(&t(Int), &t(BigInt)));
+        assert!(!cast_supported(&t(BigInt), &t(Int)));
+        assert!(cast_supported(&t(Float), &t(Double)));
+        let dec = |p, s| {
+            t(Decimal {
+                precision: p,
+                scale: s,
+            })
+        };
+        assert!(cast_supported(&dec(10, 2), &dec(12, 4)));
+        assert!(!cast_supported(&dec(10, 2), &dec(10, 4)));
+        assert!(cast_supported(&t(VarChar(5)), &t(VarChar(10))));
+        assert!(!cast_supported(&t(VarChar(10)), &t(VarChar(5))));
+        assert!(cast_supported(&t(Timestamp(3)), &t(Timestamp(6))));
+        assert!(!cast_supported(&t(Timestamp(6)), &t(Timestamp(3))));
+        assert!(!cast_supported(&t(Double), &t(Float)));
+    }
+
+    #[test]
+    fn int_widens_to_bigint_and_narrowing_is_refused_with_both_types() {
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(-7)]));
+        let out = evolve_array(
+            &a,
+            &t(TypeKind::Int),
+            &t(TypeKind::BigInt),
+            &ArrowType::Int64,
+        )
+        .unwrap();
+        let v = out.as_primitive::<Int64Type>();
+        assert_eq!(v.iter().collect::<Vec<_>>(), vec![Some(1), None, Some(-7)]);
+        let e = evolve_array(
+            &out,
+            &t(TypeKind::BigInt),
+            &t(TypeKind::Int),
+            &ArrowType::Int32,
+        )
+        .unwrap_err();
+        assert!(e.contains("BIGINT") && e.contains("INT"), "{e}");
+    }
+
+    /// Nested ROW fields are matched by id: a renamed field keeps its values, a field dropped
+    /// and re-added (new id) reads as NULL, a widened one is cast.
+    #[test]
+    fn row_fields_are_matched_by_id() {
+        use TypeKind::*;
+        let file_t = t(Row(vec![field(5, "a", Int), field(6, "b", VarChar(10))]));
+        let table_t = t(Row(vec![
+            field(6, "b2", VarChar(20)),
+            field(7, "a", Int),
+            field(5, "old_a", BigInt),
+        ]));
+        let file_arrow = file_t.to_arrow();
+        let ArrowType::Struct(ff) = &file_arrow else {
+            unreachable!()
+        };
+        let s = StructArray::try_new(
+            ff.clone(),
+            vec![
+                Arc::new(Int32Array::from(vec![1, 2])),
+                Arc::new(StringArray::from(vec!["x", "y"])),
+            ],
+            None,
+        )
+        .unwrap();
+        let target = table_t.to_arrow();
+        let out = evolve_array(&(Arc::new(s) as ArrayRef), &file_t, &table_t, &target).unwrap();
+        assert_eq!(out.data_type(), &target);
+        let o = out.as_struct();
+        assert_eq!(o.column(0).as_string::<i32>().value(1), "y");
+        assert_eq!(o.column(1).null_count(), 2);
+        assert_eq!(o.column(2).as_primitive::<Int64Type>().value(0), 1);
+    }
+
+    /// Java's TIMESTAMP_LTZ(9) is INT96 in Parquet, decoded without a zone: the zone is
+    /// attached, not converted (arrow-rs refuses to cast to the named zone "UTC").
+    #[test]
+    fn ltz_gets_its_zone_attached() {
+        let a: ArrayRef = Arc::new(TimestampNanosecondArray::from(vec![Some(5), None]));
+        let target = ArrowType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()));
+        let out = conform_physical(&a, &target).unwrap();
+        assert_eq!(out.data_type(), &target);
+        assert_eq!(out.len(), 2);
+        // to a coarser unit with the zone
+        let t2 = ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
+        assert_eq!(conform_physical(&a, &t2).unwrap().data_type(), &t2);
+    }
+}
