@@ -189,9 +189,11 @@ impl SnapshotManager {
                         "manifest file without any snapshot in {}: either the snapshots were \
                          lost (restore them from a backup; do not remove files), or the table's \
                          very first commit crashed after writing its manifests. In that case \
-                         (no commit ever succeeded on this table) remove the leftovers with \
-                         table.remove_orphan_files(older_than=...) or delete the files in {}, \
-                         then write again; refusing to read or write the table as empty",
+                         (no commit ever succeeded on this table) delete the files in {} \
+                         (remove_orphan_files refuses while manifest lists without a snapshot \
+                         remain), then write again; table.remove_orphan_files(older_than=...) \
+                         reclaims the crashed commit's data files. Refusing to read or write \
+                         the table as empty",
                         self.dir.display(),
                         manifest_dir.display()
                     ),
