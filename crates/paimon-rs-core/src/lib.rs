@@ -8,6 +8,7 @@ pub mod merge;
 pub mod options;
 pub mod predicate;
 pub mod read;
+pub mod scan_options;
 pub mod sort;
 pub mod spec;
 pub mod table;

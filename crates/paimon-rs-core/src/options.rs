@@ -130,6 +130,8 @@ pub struct CoreOptions {
     pub split_target_size: u64,
     pub split_open_file_cost: u64,
     pub data_file_prefix: String,
+    /// Where a batch scan starts (`scan.mode`, `scan.snapshot-id`, ...); writers ignore it.
+    pub scan: crate::scan_options::ScanStart,
 }
 
 fn bad(key: &str, value: &str, expect: &str) -> Error {
@@ -347,6 +349,7 @@ impl CoreOptions {
                 None => 4 << 20,
             },
             data_file_prefix: get("data-file.prefix").unwrap_or("data-").to_string(),
+            scan: crate::scan_options::parse_scan_start(raw)?,
         };
         if !matches!(
             opts.file_compression.as_str(),
@@ -443,6 +446,7 @@ impl CoreOptions {
             }
             for key in self.raw.keys() {
                 let known = SUPPORTED.contains(&key.as_str())
+                    || crate::scan_options::is_scan_option(key)
                     || key.starts_with(FIELD_PREFIX)
                     || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p));
                 if !known {

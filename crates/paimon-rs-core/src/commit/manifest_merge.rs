@@ -52,7 +52,8 @@ impl FileStoreCommit {
             .par_iter()
             .map(|m| {
                 let p = self.manifest_path(&m.file_name);
-                read_manifest_entries(&io::read(&p)?, &p)
+                let referrer = format!("the latest snapshot of table {}", self.table.name);
+                read_manifest_entries(&io::read_referenced(&p, &referrer)?, &p)
             })
             .collect()
     }

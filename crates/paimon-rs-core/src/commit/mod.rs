@@ -445,7 +445,8 @@ impl FileStoreCommit {
 
     fn read_list(&self, name: &str) -> Result<Vec<ManifestFileMeta>> {
         let p = self.manifest_path(name);
-        read_manifest_list(&io::read(&p)?, &p)
+        let referrer = format!("the latest snapshot of table {}", self.table.name);
+        read_manifest_list(&io::read_referenced(&p, &referrer)?, &p)
     }
 
     fn write_list(

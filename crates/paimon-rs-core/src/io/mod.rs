@@ -15,6 +15,19 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| Error::io(path, e))
 }
 
+/// Read a file the table's metadata references (a manifest list, a manifest): a missing one is
+/// corruption of the table, reported naming the file and `referrer` (what references it).
+pub fn read_referenced(path: &Path, referrer: &str) -> Result<Vec<u8>> {
+    match fs::read(path) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::corrupt(
+            path,
+            format!("missing, but referenced by {referrer}"),
+        )),
+        Err(e) => Err(Error::io(path, e)),
+    }
+}
+
 pub fn read_to_string(path: &Path) -> Result<String> {
     fs::read_to_string(path).map_err(|e| Error::io(path, e))
 }

@@ -9,9 +9,10 @@ use super::deletion::deletion_files_of;
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::io;
 use crate::predicate::{ColumnStat, LeafOp, Predicate};
+use crate::scan_options::{local_to_epoch_millis, ScanStart};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::Datum;
 use crate::spec::manifest::{
@@ -20,13 +21,19 @@ use crate::spec::manifest::{
 };
 use crate::spec::partition::partition_path;
 use crate::spec::schema::TableSchema;
-use crate::spec::snapshot::Snapshot;
+use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
-fn read_list(table: &FileStoreTable, name: &str) -> Result<Vec<ManifestFileMeta>> {
+/// A manifest list of `snapshot` (`what`: its base or delta list).
+fn read_list(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+    name: &str,
+) -> Result<Vec<ManifestFileMeta>> {
     let p = table.manifest_dir().join(name);
-    read_manifest_list(&io::read(&p)?, &p)
+    let referrer = format!("snapshot {} of table {}", snapshot.id, table.name);
+    read_manifest_list(&io::read_referenced(&p, &referrer)?, &p)
 }
 
 /// Column stats by name from a SimpleStats over `names`/`types`.
@@ -119,9 +126,15 @@ pub fn live_entries_filtered(
     snapshot: &Snapshot,
     partition_filter: Option<&Predicate>,
 ) -> Result<Vec<ManifestEntry>> {
-    let mut metas = read_list(table, &snapshot.base_manifest_list)?;
-    metas.extend(read_list(table, &snapshot.delta_manifest_list)?);
-    live_entries_of(table, metas, partition_filter)
+    let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
+    metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
+    live_entries_of(table, metas, partition_filter).map_err(|e| match e {
+        Error::CorruptFile { path, message } => Error::CorruptFile {
+            path,
+            message: format!("{message} (reading snapshot {})", snapshot.id),
+        },
+        e => e,
+    })
 }
 
 /// A filter admitting exactly these partitions (serialized BinaryRows); None for an
@@ -168,7 +181,8 @@ pub fn live_entries_of(
         .par_iter()
         .map(|m| {
             let p = table.manifest_dir().join(&m.file_name);
-            read_manifest_entries(&io::read(&p)?, &p)
+            let referrer = format!("a manifest list of table {}", table.name);
+            read_manifest_entries(&io::read_referenced(&p, &referrer)?, &p)
         })
         .collect();
     let mut all = vec![];
@@ -330,12 +344,54 @@ impl TableScan {
         Ok(out)
     }
 
-    pub fn plan(&self) -> Result<Plan> {
+    /// The snapshot this scan reads (an explicit `with_snapshot`, else the table's scan
+    /// options) and, for `scan.file-creation-time-millis`, the creation time files must have.
+    fn starting_snapshot(&self) -> Result<(Option<Snapshot>, Option<i64>)> {
         let sm = self.table.snapshot_manager();
-        let snapshot = match self.snapshot_id {
-            Some(id) => Some(sm.snapshot(id)?),
-            None => sm.latest()?,
-        };
+        if let Some(id) = self.snapshot_id {
+            return Ok((Some(sm.snapshot_for_read(id)?), None));
+        }
+        let name = &self.table.name;
+        Ok(match &self.table.options.scan {
+            ScanStart::Latest => (sm.latest()?, None),
+            ScanStart::Snapshot(id) => (
+                Some(sm.snapshot_for_read(*id).map_err(|e| e.with_table(name))?),
+                None,
+            ),
+            ScanStart::Tag(tag) => (Some(sm.tag(tag).map_err(|e| e.with_table(name))?), None),
+            ScanStart::Timestamp(ms) => match sm.earlier_or_equal_time_millis(*ms)? {
+                Some(s) => (Some(s), None),
+                None => {
+                    let earliest = match sm.earliest_id()? {
+                        Some(id) => sm.snapshot_for_read(id)?.time_millis.to_string(),
+                        None => "null".to_string(),
+                    };
+                    return Err(Error::invalid(format!(
+                        "there is currently no snapshot earlier than or equal to timestamp                          [{ms}], the earliest snapshot's timestamp is [{earliest}]"
+                    ))
+                    .with_table(name));
+                }
+            },
+            ScanStart::FileCreationTime(ms) => (sm.latest()?, Some(*ms)),
+            ScanStart::CompactedFull {
+                full_compaction_delta_commits,
+            } => (
+                sm.pick_or_latest(|s| {
+                    s.commit_kind == CommitKind::Compact
+                        && full_compaction_delta_commits.is_none_or(|d| {
+                            s.commit_identifier % d == 0 || s.commit_identifier == i64::MAX
+                        })
+                })?,
+                None,
+            ),
+            ScanStart::Unsupported(what) => {
+                return Err(Error::unsupported(what.clone()).with_table(name))
+            }
+        })
+    }
+
+    pub fn plan(&self) -> Result<Plan> {
+        let (snapshot, created_since) = self.starting_snapshot()?;
         let Some(snapshot) = snapshot else {
             return Ok(Plan {
                 snapshot_id: None,
@@ -344,7 +400,18 @@ impl TableScan {
         };
         let pkeys = self.table.partition_keys().to_vec();
         let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
-        let entries = live_entries_filtered(&self.table, &snapshot, pfilter.as_ref())?;
+        let mut entries = live_entries_filtered(&self.table, &snapshot, pfilter.as_ref())?;
+        if let Some(ms) = created_since {
+            // Java's FileCreationTimeStartingScanner: files created at or after the time; the
+            // manifest holds a local wall-clock time, compared in the process's time zone.
+            entries.retain(|e| {
+                e.file
+                    .creation_time
+                    .and_then(chrono::DateTime::from_timestamp_millis)
+                    .and_then(|t| local_to_epoch_millis(t.naive_utc()))
+                    .is_some_and(|t| t >= ms)
+            });
+        }
         let key_names = self.table.trimmed_primary_keys();
         let key_types = self.table.schema.types_of(&key_names)?;
         let ptypes = self.table.partition_types()?;

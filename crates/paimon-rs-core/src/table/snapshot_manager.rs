@@ -1,5 +1,18 @@
 //! Snapshot and schema files: finding the latest, reading, creating exclusively
 //! (paimon-format.md §9.1, §9.2).
+//!
+//! `LATEST` and `EARLIEST` are hints (Java's `HintFileUtils`): `LATEST = n` is trusted when
+//! `snapshot-(n+1)` does not exist, `EARLIEST = e` when `snapshot-e` exists; otherwise the
+//! directory is listed. Unlike a plain fallback to the listing, state that can only mean lost
+//! snapshots is a [`Error::CorruptFile`], never an empty table (which the next commit would
+//! start over from):
+//! - `LATEST` names a snapshot that is missing while no newer one exists (Java fails on it too:
+//!   it trusts the hint and then cannot read the snapshot);
+//! - hints, or manifest files older than [`FIRST_COMMIT_GRACE_MILLIS`], without any snapshot.
+//!
+//! Snapshots below the earliest one are expired (deleted from the low end, then `EARLIEST` is
+//! moved): asking for one is an invalid argument. A snapshot missing between the earliest and
+//! the latest is a gap: corruption.
 
 use std::path::{Path, PathBuf};
 
@@ -10,14 +23,36 @@ use crate::spec::snapshot::Snapshot;
 
 const SNAPSHOT_PREFIX: &str = "snapshot-";
 const SCHEMA_PREFIX: &str = "schema-";
+const LATEST: &str = "LATEST";
+const EARLIEST: &str = "EARLIEST";
 
-fn max_id(dir: &Path, prefix: &str) -> Result<Option<i64>> {
-    Ok(io::list_names(dir)?
+/// Manifest files without any snapshot are corruption once they are this old; younger ones may
+/// belong to the table's first commit, in flight in another process (a commit writes its
+/// manifests, then its snapshot, within seconds).
+pub const FIRST_COMMIT_GRACE_MILLIS: i64 = 10 * 60 * 1000;
+
+fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
+    let mut ids: Vec<i64> = io::list_names(dir)?
         .iter()
         .filter_map(|n| n.strip_prefix(prefix))
         .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
         .filter_map(|s| s.parse::<i64>().ok())
-        .max())
+        .collect();
+    ids.sort_unstable();
+    Ok(ids)
+}
+
+/// A JSON metadata file (snapshot, schema, tag): missing is reported by the caller, which knows
+/// what references it; bytes that are not UTF-8 are corruption of the file.
+fn read_json_text(p: &Path) -> Result<Option<String>> {
+    let bytes = match std::fs::read(p) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(Error::io(p, e)),
+    };
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|e| Error::corrupt(p, format!("not valid UTF-8 JSON: {e}")))
 }
 
 pub fn schema_path(table: &Path, id: i64) -> PathBuf {
@@ -26,16 +61,17 @@ pub fn schema_path(table: &Path, id: i64) -> PathBuf {
 
 pub fn read_schema(table: &Path, id: i64) -> Result<TableSchema> {
     let p = schema_path(table, id);
-    let text = io::read_to_string(&p)?;
+    let text =
+        read_json_text(&p)?.ok_or_else(|| Error::io(&p, std::io::ErrorKind::NotFound.into()))?;
     let v: serde_json::Value =
         serde_json::from_str(&text).map_err(|e| Error::corrupt(&p, e.to_string()))?;
     TableSchema::from_json(&v).map_err(|e| Error::corrupt(&p, e.to_string()))
 }
 
 pub fn latest_schema(table: &Path) -> Result<Option<TableSchema>> {
-    match max_id(&table.join("schema"), SCHEMA_PREFIX)? {
+    match ids_in(&table.join("schema"), SCHEMA_PREFIX)?.last() {
         None => Ok(None),
-        Some(id) => read_schema(table, id).map(Some),
+        Some(&id) => read_schema(table, id).map(Some),
     }
 }
 
@@ -48,12 +84,14 @@ pub fn create_schema(table: &Path, schema: &TableSchema) -> Result<bool> {
 }
 
 pub struct SnapshotManager {
+    table: PathBuf,
     dir: PathBuf,
 }
 
 impl SnapshotManager {
     pub fn new(table: &Path) -> Self {
         SnapshotManager {
+            table: table.to_path_buf(),
             dir: table.join("snapshot"),
         }
     }
@@ -62,23 +100,231 @@ impl SnapshotManager {
         self.dir.join(format!("{SNAPSHOT_PREFIX}{id}"))
     }
 
-    /// The newest snapshot id: trust `LATEST = n` only if `snapshot-n` exists and
-    /// `snapshot-(n+1)` does not; otherwise list the directory.
+    fn hint_path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// A hint's snapshot id; None if the file is absent or does not hold a number (Java ignores
+    /// an unreadable hint and lists the directory).
+    fn read_hint(&self, name: &str) -> Option<i64> {
+        std::fs::read_to_string(self.hint_path(name))
+            .ok()
+            .and_then(|t| t.trim().parse::<i64>().ok())
+    }
+
+    /// The newest snapshot id, None for a table that never committed.
     pub fn latest_id(&self) -> Result<Option<i64>> {
-        if let Ok(text) = std::fs::read_to_string(self.dir.join("LATEST")) {
-            if let Ok(n) = text.trim().parse::<i64>() {
-                if self.snapshot_path(n).exists() && !self.snapshot_path(n + 1).exists() {
+        if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
+            if !self.snapshot_path(n + 1).exists() {
+                if self.snapshot_path(n).exists() {
                     return Ok(Some(n));
+                }
+                // The hint is only ever moved to a snapshot that exists, and the latest
+                // snapshot is never expired: the snapshot it names was lost.
+                let ids = self.ids()?;
+                match ids.last() {
+                    Some(&max) if max > n => return Ok(Some(max)),
+                    newest => {
+                        return Err(Error::corrupt(
+                            self.snapshot_path(n),
+                            format!(
+                                "missing: the {LATEST} hint ({}) names snapshot {n} as the \
+                                 latest, and {}; the table's latest state is lost (restore the \
+                                 snapshot directory from a backup); refusing to read or write \
+                                 it as if it were older or empty",
+                                self.hint_path(LATEST).display(),
+                                match newest {
+                                    Some(m) => format!("the newest snapshot left is {m}"),
+                                    None => "no snapshot is left".to_string(),
+                                }
+                            ),
+                        ))
+                    }
                 }
             }
         }
-        max_id(&self.dir, SNAPSHOT_PREFIX)
+        let ids = self.ids()?;
+        match ids.last() {
+            Some(&max) => Ok(Some(max)),
+            None => {
+                self.check_never_committed()?;
+                Ok(None)
+            }
+        }
     }
 
-    pub fn snapshot(&self, id: i64) -> Result<Snapshot> {
+    /// No snapshot file exists: make sure the table never had one (no hint, no manifest old
+    /// enough not to belong to a first commit in flight).
+    fn check_never_committed(&self) -> Result<()> {
+        for hint in [LATEST, EARLIEST] {
+            let p = self.hint_path(hint);
+            if p.exists() {
+                return Err(Error::corrupt(
+                    &p,
+                    format!(
+                        "the snapshot hint exists but {} holds no snapshot: the table's \
+                         snapshots are lost (restore them from a backup); refusing to read or \
+                         write it as an empty table",
+                        self.dir.display()
+                    ),
+                ));
+            }
+        }
+        let manifest_dir = self.table.join("manifest");
+        let now = std::time::SystemTime::now();
+        for name in io::list_names(&manifest_dir)? {
+            if name.starts_with('.') {
+                continue; // temp file of an atomic write
+            }
+            let p = manifest_dir.join(&name);
+            let old = std::fs::metadata(&p)
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| now.duration_since(t).ok())
+                .is_some_and(|age| age.as_millis() as i64 >= FIRST_COMMIT_GRACE_MILLIS);
+            if old {
+                return Err(Error::corrupt(
+                    &p,
+                    format!(
+                        "manifest file without any snapshot in {}: either the snapshots were \
+                         lost (restore them from a backup; do not remove files), or the table's \
+                         very first commit crashed after writing its manifests. In that case \
+                         (no commit ever succeeded on this table) delete the files in {} \
+                         (remove_orphan_files refuses while manifest lists without a snapshot \
+                         remain), then write again; table.remove_orphan_files(older_than=...) \
+                         reclaims the crashed commit's data files. Refusing to read or write \
+                         the table as empty",
+                        self.dir.display(),
+                        manifest_dir.display()
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The oldest snapshot id still present: `EARLIEST` if its snapshot exists, else the
+    /// smallest listed (as Java's `findEarliest`).
+    pub fn earliest_id(&self) -> Result<Option<i64>> {
+        if let Some(e) = self.read_hint(EARLIEST) {
+            if self.snapshot_path(e).exists() {
+                return Ok(Some(e));
+            }
+        }
+        Ok(self.ids()?.first().copied())
+    }
+
+    /// Snapshot `id`, None if its file does not exist.
+    pub fn try_snapshot(&self, id: i64) -> Result<Option<Snapshot>> {
         let p = self.snapshot_path(id);
-        let text = io::read_to_string(&p)?;
-        serde_json::from_str(&text).map_err(|e| Error::corrupt(&p, e.to_string()))
+        match read_json_text(&p)? {
+            None => Ok(None),
+            Some(text) => serde_json::from_str(&text)
+                .map(Some)
+                .map_err(|e| Error::corrupt(&p, e.to_string())),
+        }
+    }
+
+    /// Snapshot `id`, which the caller knows must exist (listed, or named as the latest):
+    /// missing is corruption.
+    pub fn snapshot(&self, id: i64) -> Result<Snapshot> {
+        self.try_snapshot(id)?.ok_or_else(|| {
+            Error::corrupt(
+                self.snapshot_path(id),
+                "missing: the snapshot was listed or named as the latest, then vanished",
+            )
+        })
+    }
+
+    /// Snapshot `id` asked for by a reader (time travel): an id below the earliest snapshot
+    /// was expired and one above the latest does not exist yet (invalid arguments); a missing
+    /// one in between is a gap in the table's history (corruption).
+    pub fn snapshot_for_read(&self, id: i64) -> Result<Snapshot> {
+        if let Some(s) = self.try_snapshot(id)? {
+            return Ok(s);
+        }
+        let (earliest, latest) = (self.earliest_id()?, self.latest_id()?);
+        let (Some(earliest), Some(latest)) = (earliest, latest) else {
+            return Err(Error::invalid(format!(
+                "snapshot {id} does not exist: the table has no snapshot yet"
+            )));
+        };
+        if id < earliest || id > latest {
+            let why = if id < earliest {
+                "has expired (or never existed)"
+            } else {
+                "does not exist"
+            };
+            return Err(Error::invalid(format!(
+                "snapshot {id} {why}: the table's snapshots are {earliest}..={latest}"
+            )));
+        }
+        Err(Error::corrupt(
+            self.snapshot_path(id),
+            format!(
+                "missing: snapshots {earliest}..={latest} are retained (expiry only removes \
+                 snapshots below the earliest one), so this is a gap in the table's history"
+            ),
+        ))
+    }
+
+    /// The snapshot of tag `name` (`tag/tag-<name>`: a snapshot JSON with extra fields).
+    pub fn tag(&self, name: &str) -> Result<Snapshot> {
+        if name.trim().is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
+            return Err(Error::invalid(format!("'{name}' is not a valid tag name")));
+        }
+        let p = self.table.join("tag").join(format!("tag-{name}"));
+        match read_json_text(&p)? {
+            None => Err(Error::invalid(format!(
+                "tag '{name}' does not exist (no file {})",
+                p.display()
+            ))),
+            Some(text) => {
+                serde_json::from_str(&text).map_err(|e| Error::corrupt(&p, e.to_string()))
+            }
+        }
+    }
+
+    /// The newest snapshot committed at or before `millis`; None if there is no snapshot or
+    /// the earliest one is newer (Java's `earlierOrEqualTimeMills`: a binary search over
+    /// earliest..=latest, whose snapshots are ordered by commit time).
+    pub fn earlier_or_equal_time_millis(&self, millis: i64) -> Result<Option<Snapshot>> {
+        let (Some(mut lo), Some(mut hi)) = (self.earliest_id()?, self.latest_id()?) else {
+            return Ok(None);
+        };
+        let earliest = self.snapshot_for_read(lo)?;
+        if earliest.time_millis > millis {
+            return Ok(None);
+        }
+        let mut found = earliest;
+        lo += 1;
+        while lo <= hi {
+            let mid = lo + (hi - lo) / 2;
+            let s = self.snapshot_for_read(mid)?;
+            if s.time_millis <= millis {
+                lo = mid + 1;
+                found = s;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        Ok(Some(found))
+    }
+
+    /// The newest snapshot (latest down to earliest) that `pick` accepts, else the latest
+    /// (Java's `pickOrLatest`).
+    pub fn pick_or_latest(&self, pick: impl Fn(&Snapshot) -> bool) -> Result<Option<Snapshot>> {
+        let (Some(earliest), Some(latest)) = (self.earliest_id()?, self.latest_id()?) else {
+            return Ok(None);
+        };
+        for id in (earliest..=latest).rev() {
+            if let Some(s) = self.try_snapshot(id)? {
+                if pick(&s) {
+                    return Ok(Some(s));
+                }
+            }
+        }
+        self.snapshot(latest).map(Some)
     }
 
     pub fn latest(&self) -> Result<Option<Snapshot>> {
@@ -90,13 +336,7 @@ impl SnapshotManager {
 
     /// Ids of all snapshot files present, ascending.
     pub fn ids(&self) -> Result<Vec<i64>> {
-        let mut ids: Vec<i64> = io::list_names(&self.dir)?
-            .iter()
-            .filter_map(|n| n.strip_prefix(SNAPSHOT_PREFIX))
-            .filter_map(|s| s.parse::<i64>().ok())
-            .collect();
-        ids.sort_unstable();
-        Ok(ids)
+        ids_in(&self.dir, SNAPSHOT_PREFIX)
     }
 
     /// Atomically create `snapshot-<id>`; false if another writer took the id.
@@ -110,5 +350,155 @@ impl SnapshotManager {
                 io::overwrite_hint(&self.dir.join("LATEST"), snapshot.id.to_string().as_bytes());
         }
         Ok(created)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn snap(id: i64, time_millis: i64) -> Snapshot {
+        Snapshot {
+            version: 3,
+            id,
+            schema_id: 0,
+            base_manifest_list: "b".into(),
+            base_manifest_list_size: None,
+            delta_manifest_list: "d".into(),
+            delta_manifest_list_size: None,
+            changelog_manifest_list: None,
+            changelog_manifest_list_size: None,
+            index_manifest: None,
+            commit_user: "u".into(),
+            commit_identifier: id,
+            commit_kind: crate::spec::snapshot::CommitKind::Append,
+            time_millis,
+            total_record_count: 0,
+            delta_record_count: 0,
+            changelog_record_count: None,
+            watermark: None,
+            statistics: None,
+            properties: None,
+            next_row_id: None,
+            uuid: None,
+            writer_version: None,
+        }
+    }
+
+    /// A table directory with snapshots 1..=n committed at 100, 200, ...
+    fn table(n: i64) -> (tempfile::TempDir, SnapshotManager) {
+        let dir = tempfile::tempdir().unwrap();
+        let sm = SnapshotManager::new(dir.path());
+        for id in 1..=n {
+            assert!(sm.try_commit(&snap(id, id * 100)).unwrap());
+        }
+        (dir, sm)
+    }
+
+    fn corrupt_path(e: Error) -> String {
+        match e {
+            Error::CorruptFile { path, message } => format!("{} {message}", path.display()),
+            other => panic!("expected CorruptFile, got {other}"),
+        }
+    }
+
+    #[test]
+    fn latest_hint_naming_a_lost_snapshot_is_corruption() {
+        let (_d, sm) = table(3);
+        assert_eq!(sm.latest_id().unwrap(), Some(3));
+        std::fs::remove_file(sm.snapshot_path(3)).unwrap();
+        let e = corrupt_path(sm.latest_id().unwrap_err());
+        assert!(
+            e.contains("snapshot-3") && e.contains("newest snapshot left is 2"),
+            "{e}"
+        );
+        // every snapshot gone, LATEST left behind
+        for id in 1..=2 {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        let e = corrupt_path(sm.latest_id().unwrap_err());
+        assert!(e.contains("no snapshot is left"), "{e}");
+    }
+
+    #[test]
+    fn stale_or_unreadable_hints_fall_back_to_the_listing() {
+        let (_d, sm) = table(3);
+        std::fs::write(sm.hint_path(LATEST), "1").unwrap();
+        assert_eq!(sm.latest_id().unwrap(), Some(3));
+        std::fs::write(sm.hint_path(LATEST), "x").unwrap();
+        assert_eq!(sm.latest_id().unwrap(), Some(3));
+        // LATEST names an expired snapshot, newer ones exist
+        std::fs::write(sm.hint_path(LATEST), "1").unwrap();
+        std::fs::remove_file(sm.snapshot_path(1)).unwrap();
+        assert_eq!(sm.latest_id().unwrap(), Some(3));
+    }
+
+    #[test]
+    fn hints_or_old_manifests_without_snapshots_are_corruption() {
+        let (d, sm) = table(0);
+        assert_eq!(sm.latest_id().unwrap(), None);
+        std::fs::create_dir_all(d.path().join("snapshot")).unwrap();
+        std::fs::write(sm.hint_path(EARLIEST), "4").unwrap();
+        assert!(corrupt_path(sm.latest_id().unwrap_err()).contains("EARLIEST"));
+        std::fs::remove_file(sm.hint_path(EARLIEST)).unwrap();
+
+        let m = d.path().join("manifest").join("manifest-list-x-0");
+        io::write_new(&m, b"x").unwrap();
+        // young: maybe a first commit in flight
+        assert_eq!(sm.latest_id().unwrap(), None);
+        let old = std::time::SystemTime::now()
+            - std::time::Duration::from_millis(FIRST_COMMIT_GRACE_MILLIS as u64 + 1000);
+        std::fs::File::options()
+            .write(true)
+            .open(&m)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        let e = corrupt_path(sm.latest_id().unwrap_err());
+        assert!(
+            e.contains("manifest-list-x-0") && e.contains("remove_orphan_files"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn time_travel_classifies_missing_snapshots() {
+        let (_d, sm) = table(4);
+        assert_eq!(sm.snapshot_for_read(2).unwrap().id, 2);
+        let e = sm.snapshot_for_read(5).unwrap_err().to_string();
+        assert!(
+            e.contains("snapshot 5 does not exist") && e.contains("1..=4"),
+            "{e}"
+        );
+        // expiry: from the low end, then EARLIEST
+        std::fs::remove_file(sm.snapshot_path(1)).unwrap();
+        std::fs::write(sm.hint_path(EARLIEST), "2").unwrap();
+        let e = sm.snapshot_for_read(1).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+        assert!(e.to_string().contains("expired"), "{e}");
+        // a gap above the earliest
+        std::fs::remove_file(sm.snapshot_path(3)).unwrap();
+        assert!(corrupt_path(sm.snapshot_for_read(3).unwrap_err()).contains("gap"));
+    }
+
+    #[test]
+    fn timestamps_pick_the_newest_snapshot_at_or_before() {
+        let (_d, sm) = table(5);
+        let at = |ms| sm.earlier_or_equal_time_millis(ms).unwrap().map(|s| s.id);
+        assert_eq!(at(99), None);
+        assert_eq!(at(100), Some(1));
+        assert_eq!(at(350), Some(3));
+        assert_eq!(at(400), Some(4));
+        assert_eq!(at(10_000), Some(5));
+    }
+
+    #[test]
+    fn invalid_utf8_is_corruption_naming_the_file() {
+        let (d, sm) = table(1);
+        std::fs::write(sm.snapshot_path(1), b"{\"id\": \xff}").unwrap();
+        assert!(corrupt_path(sm.latest().unwrap_err()).contains("snapshot-1"));
+        std::fs::create_dir_all(d.path().join("schema")).unwrap();
+        std::fs::write(schema_path(d.path(), 0), b"\xfe{}").unwrap();
+        assert!(corrupt_path(latest_schema(d.path()).unwrap_err()).contains("schema-0"));
     }
 }
