@@ -103,8 +103,6 @@ def _refuse_non_tables(data: Any) -> None:
         hint = "call .to_frame() to get a one-column DataFrame first"
     elif isinstance(data, (pa.Array, pa.ChunkedArray)):
         hint = "wrap it in a table first, e.g. pa.table({'column': array})"
-    elif module == "pandas" and name == "DataFrame":
-        hint = "use write_pandas(df)"
     if hint is not None:
         raise TypeError(f"write_arrow expects a table (named columns), got a {module} {name}: {hint}")
 
@@ -142,12 +140,8 @@ class BatchTableWrite:
 
     def write_arrow_batch(self, batch: Any) -> None:
         """Write one pyarrow RecordBatch (or any ``__arrow_c_array__`` exporter)."""
-        self._check_open()
-        _refuse_non_tables(batch)
-        if hasattr(batch, "__arrow_c_array__"):
-            self._core.write_batch(batch)
-        else:
-            self.write_arrow(batch)
+        # the stream import when there is one: the engine's checks then name column and row
+        self.write_arrow(batch)
 
     def write_pandas(self, df: Any) -> None:
         """Write a pandas DataFrame, converting its columns to the table's Arrow types (so an

@@ -131,26 +131,35 @@ fn check_utf8<O: OffsetSizeTrait>(a: &GenericStringArray<O>) -> Result<(), Malfo
     }
 }
 
-/// The vectorised check: one UTF-8 validation of the used range, then a pass over the offsets.
-fn utf8_fast<O: ArrowNativeType>(offsets: &[O], values: &[u8]) -> bool {
-    let (Some(first), Some(last)) = (offsets.first(), offsets.last()) else {
+/// The vectorised check: one validation of the used range, then a pass over the offsets. If the
+/// range is ASCII (the common case, and a cheaper test than UTF-8), every byte is a char
+/// boundary, so monotonic offsets between the first and the last are all that is left.
+fn utf8_fast<O: OffsetSizeTrait>(offsets: &[O], values: &[u8]) -> bool {
+    let (Some(&first_o), Some(&last_o)) = (offsets.first(), offsets.last()) else {
         return true; // an empty array may have no offsets at all
     };
-    let (Some(first), Some(last)) = (first.to_usize(), last.to_usize()) else {
+    let (Some(first), Some(last)) = (first_o.to_usize(), last_o.to_usize()) else {
         return false;
     };
-    let Some(s) = values
-        .get(first..last)
-        .and_then(|b| std::str::from_utf8(b).ok())
-    else {
+    let Some(bytes) = values.get(first..last) else {
         return false;
     };
-    let mut prev = first;
     let mut ok = true;
-    for o in &offsets[1..] {
-        let o = o.to_usize().unwrap_or(usize::MAX);
-        // `o <= last` keeps `is_char_boundary` in range; no early exit keeps the loop tight
-        ok &= prev <= o && o <= last && s.is_char_boundary(o - first);
+    let mut prev = first_o;
+    if bytes.is_ascii() {
+        for &o in &offsets[1..] {
+            // no early exit keeps the loop branch-free
+            ok &= prev <= o;
+            prev = o;
+        }
+        return ok;
+    }
+    let Ok(s) = std::str::from_utf8(bytes) else {
+        return false;
+    };
+    for &o in &offsets[1..] {
+        // `o <= last_o` keeps `is_char_boundary` in range
+        ok &= prev <= o && o <= last_o && s.is_char_boundary(o.as_usize() - first);
         prev = o;
     }
     ok
@@ -186,6 +195,8 @@ fn locate_utf8<O: ArrowNativeType>(offsets: &[O], values: &[u8]) -> Malformed {
 fn check_views(a: &StringViewArray) -> Result<(), Malformed> {
     const HIGH_BITS: u128 = 0x8080_8080_8080_8080_8080_8080 << 32;
     let buffers = a.data_buffers();
+    // a data buffer that is ASCII throughout holds valid strings wherever a view points
+    let ascii: Vec<bool> = buffers.iter().map(|b| b.as_slice().is_ascii()).collect();
     for (row, v) in a.views().iter().enumerate() {
         let len = *v as u32 as usize;
         let inline = v.to_le_bytes();
@@ -201,6 +212,7 @@ fn check_views(a: &StringViewArray) -> Result<(), Malformed> {
                 .get(buffer)
                 .and_then(|b| b.as_slice().get(offset..offset + len))
             {
+                Some(_) if ascii[buffer] => continue,
                 Some(d) => d,
                 None => {
                     return Err(Malformed::new(
