@@ -122,6 +122,22 @@ class BatchWriteBuilder:
                                 dynamic_overwrite=self._overwrite and self.static_partition is None)
 
 
+def _refuse_non_tables(data: Any) -> None:
+    """Objects that are not tables but look close to one get a hint instead of a bare Arrow
+    C Data interface error (checked by class, so neither polars nor pandas is imported)."""
+    cls = type(data)
+    module, name = cls.__module__.split(".")[0], cls.__name__
+    hint = None
+    if module == "polars" and name == "LazyFrame":
+        hint = "call .collect() to get a polars DataFrame first"
+    elif module in ("polars", "pandas") and name == "Series":
+        hint = "call .to_frame() to get a one-column DataFrame first"
+    elif isinstance(data, (pa.Array, pa.ChunkedArray)):
+        hint = "wrap it in a table first, e.g. pa.table({'column': array})"
+    if hint is not None:
+        raise TypeError(f"write_arrow expects a table (named columns), got a {module} {name}: {hint}")
+
+
 class BatchTableWrite:
     """Buffers rows per (partition, bucket); ``prepare_commit`` writes them as files."""
 
@@ -139,8 +155,11 @@ class BatchTableWrite:
 
     def write_arrow(self, data: Any) -> None:
         """Write a pyarrow Table or any object exporting ``__arrow_c_stream__`` (polars,
-        duckdb results, pyarrow RecordBatchReader)."""
+        duckdb results, pyarrow RecordBatchReader). Columns are matched by name; integers
+        convert into any integer column (each value checked), FLOAT into DOUBLE; string data
+        is checked for valid UTF-8 and offsets."""
         self._check_open()
+        _refuse_non_tables(data)
         if hasattr(data, "__arrow_c_stream__"):
             self._core.write_stream(data)
         elif hasattr(data, "__arrow_c_array__"):
@@ -152,11 +171,8 @@ class BatchTableWrite:
 
     def write_arrow_batch(self, batch: Any) -> None:
         """Write one pyarrow RecordBatch (or any ``__arrow_c_array__`` exporter)."""
-        self._check_open()
-        if hasattr(batch, "__arrow_c_array__"):
-            self._core.write_batch(batch)
-        else:
-            self.write_arrow(batch)
+        # the stream import when there is one: the engine's checks then name column and row
+        self.write_arrow(batch)
 
     def write_pandas(self, df: Any) -> None:
         """Write a pandas DataFrame, converting its columns to the table's Arrow types (so an

@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
-use arrow_schema::{ArrowError, Schema};
+use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use paimon_rs_core::commit::{
     CommitMessage as CoreMessage, FileStoreCommit, Overwrite, PartitionSpec,
 };
@@ -179,11 +179,18 @@ impl TableWrite {
     /// Write every batch of an Arrow stream (any object with `__arrow_c_stream__`).
     fn write_stream(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
+        let schema = reader.schema();
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         py.detach(|| -> Result<(), Error> {
             // Check every batch before buffering any, so a bad batch leaves nothing behind.
-            let batches: Vec<RecordBatch> = reader.collect::<Result<_, ArrowError>>()?;
+            let mut batches: Vec<RecordBatch> = reader
+                .collect::<Result<_, ArrowError>>()
+                .map_err(|e| import_error(w, &schema, e))?;
+            if batches.is_empty() {
+                // a stream without batches (an empty table) is checked like any other
+                batches.push(RecordBatch::new_empty(schema));
+            }
             write_all(w, &batches)
         })
         .py_err()
@@ -236,6 +243,37 @@ impl TableWrite {
     fn buffered_rows(&self) -> PyResult<usize> {
         Ok(lock(&self.inner)?.buffered_rows())
     }
+}
+
+/// An Arrow stream whose batches cannot be imported. A column of Arrow type null (polars'
+/// `Null` dtype: only missing values, no type) is the usual cause: name it and say what to do.
+fn import_error(w: &CoreWrite, schema: &SchemaRef, e: ArrowError) -> Error {
+    let table = w.table();
+    let nulls: Vec<String> = schema
+        .fields()
+        .iter()
+        .filter(|f| f.data_type() == &DataType::Null)
+        .map(|f| match table.schema.field(f.name()) {
+            Some(t) => format!("'{}' (cast it to {})", f.name(), t.data_type),
+            None => format!("'{}' (not a column of the table)", f.name()),
+        })
+        .collect();
+    if nulls.is_empty() {
+        return e.into();
+    }
+    Error::schema(format!(
+        "{} {} {} Arrow type null (only missing values, no type; e.g. polars' Null dtype) \
+         and could not be imported ({e}); cast the column to the table's type before writing, \
+         e.g. in polars df.with_columns(pl.col(name).cast(dtype))",
+        if nulls.len() == 1 {
+            "column"
+        } else {
+            "columns"
+        },
+        nulls.join(", "),
+        if nulls.len() == 1 { "has" } else { "have" },
+    ))
+    .with_table(&table.name)
 }
 
 /// Validate all batches first (a failing batch must not leave earlier ones buffered), then

@@ -2,12 +2,14 @@
 //! types that convert without loss, no nulls in NOT NULL columns, valid row kinds. Nothing of a
 //! batch that fails a check reaches the table.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch, StringArray};
 use arrow_cast::cast::{can_cast_types, cast_with_options, CastOptions};
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 
+use super::strings::check_strings;
 use crate::error::{Error, Result};
 use crate::spec::schema::TableSchema;
 use crate::spec::types::{DataType, TypeKind};
@@ -41,23 +43,23 @@ pub struct AlignedBatch {
 /// Can a column of Arrow type `src` be written into a column of Paimon type `target` without
 /// losing information? Integer narrowing is allowed but checked value by value by the cast.
 fn compatible(src: &ArrowType, target: &DataType) -> bool {
-    if matches!(src, ArrowType::Null) {
-        return true;
+    use TypeKind::*;
+    let is_int = |k: &TypeKind| matches!(k, TinyInt | SmallInt | Int | BigInt);
+    match src {
+        ArrowType::Null => return true,
+        // Paimon has no unsigned types: unsigned integers go into any integer column, checked
+        // value by value like signed narrowing (uint8 -> SMALLINT cannot fail).
+        ArrowType::UInt8 | ArrowType::UInt16 | ArrowType::UInt32 | ArrowType::UInt64 => {
+            return is_int(&target.kind)
+        }
+        _ => {}
     }
     let src_t = match DataType::from_arrow(src, true) {
         Ok(t) => t,
         Err(_) => return false,
     };
-    use TypeKind::*;
-    let int_rank = |k: &TypeKind| match k {
-        TinyInt => Some(1),
-        SmallInt => Some(2),
-        Int => Some(3),
-        BigInt => Some(4),
-        _ => None,
-    };
     match (&src_t.kind, &target.kind) {
-        (a, b) if int_rank(a).is_some() && int_rank(b).is_some() => true,
+        (a, b) if is_int(a) && is_int(b) => true,
         (Float, Float) | (Float, Double) | (Double, Double) => true,
         (
             Decimal {
@@ -105,7 +107,8 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
     let src = col.data_type();
     if !compatible(src, target) || !can_cast_types(src, &want) {
         return Err(Error::schema(format!(
-            "column '{name}': expected {target} (arrow {want}), got arrow {src}"
+            "column '{name}': expected {target} (arrow {want}), got arrow {src}, which does not \
+             convert to {target} without loss; cast the column first"
         )));
     }
     let opts = CastOptions {
@@ -113,26 +116,46 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
         ..Default::default()
     };
     cast_with_options(col, &want, &opts).map_err(|e| {
+        let row = first_unconvertible_row(col, &want)
+            .map(|r| format!(" (row {r})"))
+            .unwrap_or_default();
         Error::schema(format!(
-            "column '{name}': cannot convert {src} to {target}: {e}"
+            "column '{name}': cannot convert {src} to {target}{row}: {e}"
         ))
     })
 }
 
-/// Align `batch` to the table. `target` is the table's Arrow schema (field ids in metadata).
+/// The first row whose value a cast to `want` turns into null (the value that does not fit);
+/// only called once a checked cast has failed.
+fn first_unconvertible_row(col: &ArrayRef, want: &ArrowType) -> Option<usize> {
+    let lenient = cast_with_options(col, want, &CastOptions::default()).ok()?;
+    (0..col.len()).find(|&i| col.is_valid(i) && lenient.is_null(i))
+}
+
+/// Align `batch` to the table. `target` is the table's Arrow schema (field ids in metadata);
+/// `first_row` is the number of rows written before this batch in the same call, so that a
+/// message names the row of the caller's input.
 pub fn align_batch(
     schema: &TableSchema,
     target: &SchemaRef,
     batch: &RecordBatch,
     rowkind_field: Option<&str>,
+    first_row: usize,
 ) -> Result<AlignedBatch> {
     let input = batch.schema();
+    let mut seen = HashSet::with_capacity(input.fields().len());
     for f in input.fields() {
         if schema.field(f.name()).is_none() {
             return Err(Error::schema(format!(
                 "unknown column '{}' (table columns: {})",
                 f.name(),
                 schema.field_names().join(", ")
+            )));
+        }
+        if !seen.insert(f.name().as_str()) {
+            return Err(Error::schema(format!(
+                "column '{}' appears more than once in the batch",
+                f.name()
             )));
         }
     }
@@ -144,7 +167,22 @@ pub fn align_batch(
                 field.name, field.data_type
             ))
         })?;
-        let col = convert_column(&field.name, batch.column(idx), &field.data_type)?;
+        let raw = batch.column(idx);
+        check_strings(raw.as_ref()).map_err(|m| {
+            let at = if m.path.is_empty() {
+                String::new()
+            } else {
+                format!(" (at {}{})", field.name, m.path)
+            };
+            Error::schema(format!(
+                "column '{}'{at}: malformed string data in row {}: {}; the batch's producer \
+                 handed over bytes that are not a valid Arrow string column",
+                field.name,
+                first_row + m.row,
+                m.what
+            ))
+        })?;
+        let col = convert_column(&field.name, raw, &field.data_type)?;
         if !field.data_type.nullable && col.null_count() > 0 {
             let what = if schema.primary_keys.contains(&field.name) {
                 "a primary-key column"

@@ -6,6 +6,7 @@ pub mod input;
 pub mod pipeline;
 pub mod rolling;
 pub mod stats;
+pub mod strings;
 pub mod table_write;
 
 pub use table_write::TableWrite;

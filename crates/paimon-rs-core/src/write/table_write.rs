@@ -265,9 +265,14 @@ impl TableWrite {
     /// them is buffered.
     pub fn write_batches(&mut self, batches: &[RecordBatch]) -> Result<()> {
         let name = self.table.name.clone();
+        let mut first_row = 0;
         let aligned = batches
             .iter()
-            .map(|b| self.check(b))
+            .map(|b| {
+                let checked = self.check(b, first_row);
+                first_row += b.num_rows();
+                checked
+            })
             .collect::<Result<Vec<_>>>()
             .map_err(|e| e.with_table(&name))?;
         for a in aligned.into_iter().flatten() {
@@ -276,11 +281,12 @@ impl TableWrite {
         Ok(())
     }
 
-    /// Validate a batch against the table; None if it has no rows left to write.
-    fn check(&self, batch: &RecordBatch) -> Result<Option<AlignedBatch>> {
+    /// Validate a batch against the table (`first_row`: rows of the same call before it, for
+    /// messages); None if it has no rows left to write.
+    fn check(&self, batch: &RecordBatch, first_row: usize) -> Result<Option<AlignedBatch>> {
         if batch.num_rows() == 0 {
             // still validate the columns
-            align_batch(&self.table.schema, &self.row_schema, batch, None)?;
+            align_batch(&self.table.schema, &self.row_schema, batch, None, first_row)?;
             return Ok(None);
         }
         let mut aligned = align_batch(
@@ -288,6 +294,7 @@ impl TableWrite {
             &self.row_schema,
             batch,
             self.table.options.rowkind_field.as_deref(),
+            first_row,
         )?;
         if !self.table.is_primary_key() {
             if let Some(k) = &aligned.kinds {
@@ -1088,7 +1095,7 @@ mod tests {
 
     fn min_seq_of(msgs: &[CommitMessage], w: &TableWrite, p: i32) -> Vec<i64> {
         let part = partition_rows(p, 0..1);
-        let routed = w.route(&w.check(&part).unwrap().unwrap()).unwrap();
+        let routed = w.route(&w.check(&part, 0).unwrap().unwrap()).unwrap();
         let key = &routed[0].0;
         msgs.iter()
             .filter(|m| (&m.partition, m.bucket) == (&key.0, key.1))
