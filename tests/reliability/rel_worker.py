@@ -96,9 +96,9 @@ def mode_race(cfg: Dict[str, Any]) -> None:
 def mode_fuzz(cfg: Dict[str, Any]) -> None:
     import fuzz_cases
 
-    for i in range(cfg["first"], cfg["last"]):
-        say("S", i)
-        say("R", json.dumps(fuzz_cases.run_case(cfg["warehouse"], cfg["seed"], i)))
+    for pos in range(cfg["first"], len(cfg["cases"])):
+        say("S", pos)
+        say("R", json.dumps(fuzz_cases.run_case(cfg["warehouse"], cfg["seed"], cfg["cases"][pos])))
 
 
 def _outcome(fn: Any) -> Dict[str, Any]:

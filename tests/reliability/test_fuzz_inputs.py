@@ -4,7 +4,7 @@ built with ``pa.Array.from_buffers``), all run in one subprocess (a crash is its
 cases after it go on in a new one). Each is either accepted and read back exactly, or refused with
 a PaimonRsError subclass, as fuzz_cases.MUTATIONS expects.
 
-CI: 320 cases. Long (``-m long``): ``PAIMON_RS_RELIABILITY_FUZZ_CASES`` (default 5000).
+CI: 400 cases (275 that main must pass, 125 that need branch inputs). Long (``-m long``): ``PAIMON_RS_RELIABILITY_FUZZ_CASES`` (default 5000).
 """
 
 from __future__ import annotations
@@ -22,12 +22,12 @@ from rel_helpers import env_int, figure, run_batched
 def fuzz(tmp_path: Any, n: int, seed: int, with_inputs_fixes: bool) -> Dict[str, Any]:
     os.makedirs(tmp_path / "spill")
     wanted = [i for i in range(n) if (list(MUTATIONS)[i % len(MUTATIONS)] in NEEDS_INPUTS) == with_inputs_fixes]
-    results = run_batched("fuzz", {"warehouse": str(tmp_path / "wh"), "seed": seed, "first": 0, "last": n}, n,
+    results = run_batched("fuzz", {"warehouse": str(tmp_path / "wh"), "seed": seed, "cases": wanted}, len(wanted),
                           str(tmp_path / "spill"))
     bad = []
     outcomes: Dict[str, int] = collections.Counter()
-    for i in wanted:
-        r = results.get(i)
+    for pos, i in enumerate(wanted):
+        r = results.get(pos)
         if r is None or "crash" in r:
             bad.append(f"case {i}: worker crashed: {r}")
             continue
@@ -44,12 +44,12 @@ def fuzz(tmp_path: Any, n: int, seed: int, with_inputs_fixes: bool) -> Dict[str,
 
 
 def test_fuzzed_inputs(tmp_path):
-    figure("fuzzed inputs", **fuzz(tmp_path, 320, seed=9, with_inputs_fixes=False))
+    figure("fuzzed inputs", **fuzz(tmp_path, 400, seed=9, with_inputs_fixes=False))
 
 
 @pytest.mark.xfail(strict=True, reason="needs branch inputs (invalid UTF-8 / offsets, widenings, 0-row schema checks)")
 def test_fuzzed_inputs_needing_input_checks(tmp_path):
-    figure("fuzzed inputs (input checks)", **fuzz(tmp_path, 320, seed=9, with_inputs_fixes=True))
+    figure("fuzzed inputs (input checks)", **fuzz(tmp_path, 400, seed=9, with_inputs_fixes=True))
 
 
 @pytest.mark.long
