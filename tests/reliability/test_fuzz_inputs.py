@@ -4,7 +4,8 @@ built with ``pa.Array.from_buffers``), all run in one subprocess (a crash is its
 cases after it go on in a new one). Each is either accepted and read back exactly, or refused with
 a PaimonRsError subclass, as fuzz_cases.MUTATIONS expects.
 
-CI: 400 cases (275 that main must pass, 125 that need branch inputs). Long (``-m long``): ``PAIMON_RS_RELIABILITY_FUZZ_CASES`` (default 5000).
+CI: 400 cases (275 that main must pass, 125 that need branch inputs).
+Long (``-m long``): ``PAIMON_RS_RELIABILITY_FUZZ_CASES`` (default 5000).
 """
 
 from __future__ import annotations
