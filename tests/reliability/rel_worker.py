@@ -8,7 +8,9 @@ acknowledged. Modes:
 - ``race``: in rounds driven by stdin, commit ``n`` batches, printing ``A proc c snapshot_id``
   or ``X proc c`` (CommitConflictError).
 - ``fuzz``: run fuzzed write cases (fuzz_cases.py), one JSON line per case.
-- ``corrupt``: read / write / read a damaged table, one JSON line per step.
+- ``corrupt``: read / write / read damaged table copies, one JSON line per copy.
+- ``commitpickled``: commit pickled messages (a retry from another process).
+- ``zygote``: fork server of ``killwriter`` children (see mode_zygote).
 """
 
 from __future__ import annotations
@@ -141,6 +143,22 @@ def mode_corrupt(cfg: Dict[str, Any]) -> None:
         say("R", json.dumps(out))
 
 
+def mode_commitpickled(cfg: Dict[str, Any]) -> None:
+    """Commit pickled commit messages as ``commit_user`` (with ``identifier`` if given)."""
+    import pickle
+
+    with open(cfg["pickle"], "rb") as f:
+        msgs = pickle.load(f)
+    table = CatalogFactory.create({"warehouse": cfg["warehouse"]}).get_table(cfg["table"])
+    wb = table.new_batch_write_builder()
+    wb.commit_user = cfg["commit_user"]
+    c = wb.new_commit()
+    if cfg.get("identifier") is None:
+        say(json.dumps(_outcome(lambda: c.commit(msgs))))
+    else:
+        say(json.dumps(_outcome(lambda: c.commit(msgs, commit_identifier=cfg["identifier"]))))
+
+
 def mode_zygote(cfg: Dict[str, Any]) -> None:
     """Fork server for the kill loop (a fresh interpreter per kill would spend ~0.5 s importing
     pyarrow): for each JSON line on stdin, fork a child that runs ``killwriter`` with it, writing
@@ -168,8 +186,8 @@ def mode_zygote(cfg: Dict[str, Any]) -> None:
         say("EXIT", pid, os.waitstatus_to_exitcode(status))
 
 
-MODES = {"zygote": mode_zygote, "killwriter": mode_killwriter, "race": mode_race, "fuzz": mode_fuzz,
-         "corrupt": mode_corrupt}
+MODES = {"zygote": mode_zygote, "commitpickled": mode_commitpickled, "killwriter": mode_killwriter,
+         "race": mode_race, "fuzz": mode_fuzz, "corrupt": mode_corrupt}
 
 if __name__ == "__main__":
     MODES[sys.argv[1]](json.loads(sys.argv[2]))
