@@ -151,7 +151,10 @@ def mode_commitpickled(cfg: Dict[str, Any]) -> None:
         msgs = pickle.load(f)
     table = CatalogFactory.create({"warehouse": cfg["warehouse"]}).get_table(cfg["table"])
     wb = table.new_batch_write_builder()
-    wb.commit_user = cfg["commit_user"]
+    if hasattr(wb, "with_commit_user"):
+        wb.with_commit_user(cfg["commit_user"])
+    else:
+        wb.commit_user = cfg["commit_user"]
     c = wb.new_commit()
     if cfg.get("identifier") is None:
         say(json.dumps(_outcome(lambda: c.commit(msgs))))
