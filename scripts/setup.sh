@@ -18,6 +18,20 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# Java Paimon is the reference of the compat suite (tests/compat/java_env.py fetches its jars
+# from PyPI and compiles the test driver with javac on first use)
+if ! command -v javac >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+  if command -v apt-get >/dev/null 2>&1; then
+    echo "== installing openjdk-17-jdk-headless (javac not found)"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    $SUDO apt-get update -qq
+    $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jdk-headless >/dev/null
+  else
+    echo "javac not found: install a JDK 17 (the Java compat tests need it)" >&2
+    exit 1
+  fi
+fi
+
 req_hash="$(cat "$ROOT/requirements-dev.txt" | sha256sum | cut -c1-16)"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.req-hash" 2>/dev/null)" != "$req_hash" ]; then
   echo "== creating venv $VENV"

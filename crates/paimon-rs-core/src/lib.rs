@@ -1,6 +1,7 @@
 //! paimon-rs-core: an engine for Apache Paimon tables (format, write path, merge read, commit).
 //! Synchronous API, no Python; the pyo3 crate wraps it.
 pub mod commit;
+pub mod compact;
 pub mod error;
 pub mod io;
 pub mod merge;

@@ -1,0 +1,8 @@
+//! Compaction of a bucket's LSM tree (paimon-behaviour.md §2–§5): the universal picker, a pure
+//! policy over run shapes. The compact task and the writer integration build on it.
+
+mod universal;
+
+pub use universal::{
+    CompactPick, LookupCompact, PickClock, PickReason, RunShape, UniversalCompaction,
+};

@@ -1,0 +1,716 @@
+/*
+ * Test driver: Java Paimon as the reference implementation of the compat suite.
+ *
+ * One JVM per pytest session reads JSON requests, one per line, on stdin and answers each with one
+ * JSON line on stdout: {"id": n, "ok": true, "result": ...} or {"id": n, "ok": false, "error":
+ * "...", "trace": "..."}. Everything else the JVM prints (Paimon's logs) goes to stderr.
+ *
+ * Values cross in a canonical JSON form that round-trips exactly:
+ *   BOOLEAN -> bool; TINYINT..BIGINT, DATE (days), TIME (millis of day) -> integer;
+ *   FLOAT/DOUBLE -> string (Double.toString of the exact value; "NaN", "Infinity");
+ *   DECIMAL -> plain string with the column's scale; CHAR/VARCHAR -> string;
+ *   BINARY/VARBINARY -> base64; TIMESTAMP / TIMESTAMP_LTZ -> integer epoch nanoseconds;
+ *   ARRAY -> list; MAP -> list of [key, value]; ROW -> list of the field values.
+ * Types are Paimon's schema-file JSON ("INT NOT NULL", {"type": "ARRAY", "element": ...}).
+ *
+ * Compiled by tests/compat/java_env.py with `javac -cp <paimon bundle jar>`; works with the
+ * Paimon 0.9.0 and 1.0-SNAPSHOT bundles.
+ */
+
+import org.apache.paimon.catalog.Catalog;
+import org.apache.paimon.catalog.CatalogContext;
+import org.apache.paimon.catalog.CatalogFactory;
+import org.apache.paimon.catalog.Identifier;
+import org.apache.paimon.compact.CompactUnit;
+import org.apache.paimon.data.BinaryRow;
+import org.apache.paimon.data.BinaryString;
+import org.apache.paimon.data.Decimal;
+import org.apache.paimon.data.GenericArray;
+import org.apache.paimon.data.GenericMap;
+import org.apache.paimon.data.GenericRow;
+import org.apache.paimon.data.InternalArray;
+import org.apache.paimon.data.InternalMap;
+import org.apache.paimon.data.InternalRow;
+import org.apache.paimon.data.Timestamp;
+import org.apache.paimon.data.serializer.InternalRowSerializer;
+import org.apache.paimon.disk.IOManager;
+import org.apache.paimon.io.DataFileMeta;
+import org.apache.paimon.manifest.FileSource;
+import org.apache.paimon.mergetree.LevelSortedRun;
+import org.apache.paimon.mergetree.SortedRun;
+import org.apache.paimon.mergetree.compact.UniversalCompaction;
+import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.options.Options;
+import org.apache.paimon.predicate.Predicate;
+import org.apache.paimon.predicate.PredicateBuilder;
+import org.apache.paimon.reader.RecordReader;
+import org.apache.paimon.schema.Schema;
+import org.apache.paimon.schema.SchemaChange;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.JsonNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.ObjectMapper;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ArrayNode;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import org.apache.paimon.shade.jackson2.com.fasterxml.jackson.databind.node.ObjectNode;
+import org.apache.paimon.stats.SimpleStats;
+import org.apache.paimon.table.Table;
+import org.apache.paimon.table.sink.BatchTableCommit;
+import org.apache.paimon.table.sink.BatchTableWrite;
+import org.apache.paimon.table.sink.BatchWriteBuilder;
+import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.source.DataSplit;
+import org.apache.paimon.table.source.ReadBuilder;
+import org.apache.paimon.table.source.Split;
+import org.apache.paimon.table.source.TableRead;
+import org.apache.paimon.types.ArrayType;
+import org.apache.paimon.types.DataField;
+import org.apache.paimon.types.DataType;
+import org.apache.paimon.types.DataTypeJsonParser;
+import org.apache.paimon.types.DecimalType;
+import org.apache.paimon.types.MapType;
+import org.apache.paimon.types.RowKind;
+import org.apache.paimon.types.RowType;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+public final class PaimonDriver {
+    private static final ObjectMapper MAPPER = new ObjectMapper();
+    private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+    private static final BigInteger MILLION = BigInteger.valueOf(1_000_000L);
+    private static final Map<String, Catalog> CATALOGS = new HashMap<>();
+    /** Spill and lookup files (first-row and lookup compaction need a local disk). */
+    private static final IOManager IO_MANAGER =
+            IOManager.create(System.getProperty("java.io.tmpdir"));
+
+    public static void main(String[] args) throws Exception {
+        PrintStream out = new PrintStream(System.out, true, "UTF-8");
+        System.setOut(System.err); // logs never reach the protocol stream
+        BufferedReader in =
+                new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        String line;
+        while ((line = in.readLine()) != null) {
+            if (line.trim().isEmpty()) {
+                continue;
+            }
+            ObjectNode resp = NODES.objectNode();
+            try {
+                JsonNode req = MAPPER.readTree(line);
+                resp.set("id", req.get("id"));
+                String cmd = req.get("cmd").asText();
+                if (cmd.equals("quit")) {
+                    resp.put("ok", true);
+                    out.println(MAPPER.writeValueAsString(resp));
+                    break;
+                }
+                resp.set("result", dispatch(cmd, req));
+                resp.put("ok", true);
+            } catch (Throwable t) {
+                resp.put("ok", false);
+                resp.put("error", t.getClass().getName() + ": " + t.getMessage());
+                StringWriter sw = new StringWriter();
+                t.printStackTrace(new PrintWriter(sw));
+                resp.put("trace", sw.toString());
+            }
+            out.println(MAPPER.writeValueAsString(resp));
+        }
+        for (Catalog c : CATALOGS.values()) {
+            c.close();
+        }
+    }
+
+    private static JsonNode dispatch(String cmd, JsonNode req) throws Exception {
+        switch (cmd) {
+            case "ping":
+                {
+                    // where Paimon's classes come from (the 0.9 JVM has both jars on its path)
+                    ObjectNode o = NODES.objectNode();
+                    o.put("paimon_jar",
+                            Table.class.getProtectionDomain().getCodeSource().getLocation().getPath());
+                    return o;
+                }
+            case "create_table":
+                return createTable(req);
+            case "write":
+                return write(req);
+            case "compact":
+                return compact(req);
+            case "read":
+                return read(req);
+            case "files":
+                return files(req);
+            case "create_tag":
+                return createTag(req);
+            case "expire_snapshots":
+                return expireSnapshots(req);
+            case "alter":
+                return alter(req);
+            case "universal_pick":
+                return universalPick(req);
+            case "schema":
+                return schema(req);
+            default:
+                throw new IllegalArgumentException("unknown command " + cmd);
+        }
+    }
+
+    // ------------------------------------------------------------------ catalog and tables
+
+    private static Catalog catalog(JsonNode req) {
+        String wh = req.get("warehouse").asText();
+        return CATALOGS.computeIfAbsent(
+                wh,
+                w -> {
+                    Options o = new Options();
+                    o.set("warehouse", w);
+                    return CatalogFactory.createCatalog(CatalogContext.create(o));
+                });
+    }
+
+    private static Identifier ident(JsonNode req) {
+        return Identifier.fromString(req.get("table").asText());
+    }
+
+    private static Table table(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        Map<String, String> dyn = stringMap(req.get("options"));
+        if (req.hasNonNull("snapshot_id")) {
+            dyn.put("scan.snapshot-id", req.get("snapshot_id").asText());
+        }
+        if (req.hasNonNull("tag")) {
+            dyn.put("scan.tag-name", req.get("tag").asText());
+        }
+        return dyn.isEmpty() ? t : t.copy(dyn);
+    }
+
+    private static Map<String, String> stringMap(JsonNode n) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (n != null && !n.isNull()) {
+            Iterator<Map.Entry<String, JsonNode>> it = n.fields();
+            while (it.hasNext()) {
+                Map.Entry<String, JsonNode> e = it.next();
+                m.put(e.getKey(), e.getValue().asText());
+            }
+        }
+        return m;
+    }
+
+    private static List<String> stringList(JsonNode n) {
+        List<String> l = new ArrayList<>();
+        if (n != null && !n.isNull()) {
+            for (JsonNode x : n) {
+                l.add(x.asText());
+            }
+        }
+        return l;
+    }
+
+    private static JsonNode createTable(JsonNode req) throws Exception {
+        Catalog cat = catalog(req);
+        Identifier id = ident(req);
+        cat.createDatabase(id.getDatabaseName(), true);
+        Schema.Builder b = Schema.newBuilder();
+        for (JsonNode f : req.get("fields")) {
+            b.column(f.get("name").asText(), DataTypeJsonParser.parseDataType(f.get("type")));
+        }
+        b.primaryKey(stringList(req.get("primary_keys")));
+        b.partitionKeys(stringList(req.get("partition_keys")));
+        b.options(stringMap(req.get("table_options")));
+        cat.createTable(id, b.build(), false);
+        return schema(req);
+    }
+
+    private static JsonNode schema(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        ObjectNode r = NODES.objectNode();
+        ArrayNode fields = r.putArray("fields");
+        for (DataField f : t.rowType().getFields()) {
+            ObjectNode fo = fields.addObject();
+            fo.put("id", f.id());
+            fo.put("name", f.name());
+            fo.put("type", f.type().asSQLString());
+        }
+        r.set("primary_keys", MAPPER.valueToTree(t.primaryKeys()));
+        r.set("partition_keys", MAPPER.valueToTree(t.partitionKeys()));
+        r.set("options", MAPPER.valueToTree(t.options()));
+        return r;
+    }
+
+    // ------------------------------------------------------------------ write and compact
+
+    /** {"commits": [{"rows": [[..]], "kinds": ["+I", ..]}], "overwrite": {part: value}|null}. */
+    private static JsonNode write(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType rt = t.rowType();
+        ArrayNode snaps = NODES.arrayNode();
+        for (JsonNode c : req.get("commits")) {
+            BatchWriteBuilder wb = t.newBatchWriteBuilder();
+            if (c.has("overwrite")) {
+                wb = wb.withOverwrite(stringMap(c.get("overwrite")));
+            }
+            try (BatchTableWrite w = newWrite(wb);
+                    BatchTableCommit commit = wb.newCommit()) {
+                JsonNode kinds = c.get("kinds");
+                int i = 0;
+                for (JsonNode row : c.get("rows")) {
+                    RowKind kind =
+                            kinds == null || kinds.isNull()
+                                    ? RowKind.INSERT
+                                    : RowKind.fromShortString(kinds.get(i).asText());
+                    GenericRow r = (GenericRow) fromJson(row, rt);
+                    r.setRowKind(kind);
+                    w.write(r);
+                    i++;
+                }
+                commit.commit(w.prepareCommit());
+            }
+            snaps.add(latestSnapshot(req));
+        }
+        ObjectNode r = NODES.objectNode();
+        r.set("snapshots", snaps);
+        return r;
+    }
+
+    private static BatchTableWrite newWrite(BatchWriteBuilder wb) {
+        return (BatchTableWrite) wb.newWrite().withIOManager(IO_MANAGER);
+    }
+
+    private static JsonNode latestSnapshot(JsonNode req) throws Exception {
+        java.util.OptionalLong s = catalog(req).getTable(ident(req)).latestSnapshotId();
+        return s.isPresent() ? NODES.numberNode(s.getAsLong()) : NODES.nullNode();
+    }
+
+    /**
+     * {"partition": [values]|null, "bucket": n|null, "full": bool}: null partition/bucket compact
+     * every (partition, bucket) that has files.
+     */
+    private static JsonNode compact(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType partType = t.rowType().project(t.partitionKeys());
+        List<BinaryRow> parts = new ArrayList<>();
+        List<Integer> buckets = new ArrayList<>();
+        boolean full = req.path("full").asBoolean(true);
+        if (req.hasNonNull("partition") && req.hasNonNull("bucket")) {
+            parts.add(new InternalRowSerializer(partType)
+                    .toBinaryRow((InternalRow) fromJson(req.get("partition"), partType))
+                    .copy());
+            buckets.add(req.get("bucket").asInt());
+        } else {
+            for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+                DataSplit ds = (DataSplit) s;
+                boolean seen = false;
+                for (int i = 0; i < parts.size(); i++) {
+                    seen |= parts.get(i).equals(ds.partition()) && buckets.get(i) == ds.bucket();
+                }
+                if (!seen) {
+                    parts.add(ds.partition());
+                    buckets.add(ds.bucket());
+                }
+            }
+        }
+        BatchWriteBuilder wb = t.newBatchWriteBuilder();
+        try (BatchTableWrite w = newWrite(wb);
+                BatchTableCommit commit = wb.newCommit()) {
+            for (int i = 0; i < parts.size(); i++) {
+                w.compact(parts.get(i), buckets.get(i), full);
+            }
+            List<CommitMessage> msgs = w.prepareCommit();
+            commit.commit(msgs);
+        }
+        ObjectNode r = NODES.objectNode();
+        r.put("compacted", parts.size());
+        r.set("snapshot", latestSnapshot(req));
+        return r;
+    }
+
+    // ------------------------------------------------------------------ read
+
+    /** {"projection": [names]|null, "filter": {...}|null, "snapshot_id"|"tag"|"options"}. */
+    private static JsonNode read(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType rt = t.rowType();
+        ReadBuilder rb = t.newReadBuilder();
+        RowType outType = rt;
+        if (req.hasNonNull("projection")) {
+            List<String> names = stringList(req.get("projection"));
+            int[] proj = new int[names.size()];
+            for (int i = 0; i < proj.length; i++) {
+                proj[i] = fieldIndex(rt, names.get(i));
+            }
+            rb = rb.withProjection(proj);
+            outType = rt.project(proj);
+        }
+        if (req.hasNonNull("filter")) {
+            rb = rb.withFilter(predicate(req.get("filter"), rt));
+        }
+        TableRead read = rb.newRead().executeFilter();
+        List<Split> splits = rb.newScan().plan().splits();
+        ArrayNode rows = NODES.arrayNode();
+        try (RecordReader<InternalRow> reader = read.createReader(splits)) {
+            final RowType ot = outType;
+            reader.forEachRemaining(row -> rows.add(toJson(row, ot)));
+        }
+        ObjectNode r = NODES.objectNode();
+        ArrayNode names = r.putArray("fields");
+        ArrayNode types = r.putArray("types");
+        for (DataField f : outType.getFields()) {
+            names.add(f.name());
+            types.add(f.type().asSQLString());
+        }
+        r.set("rows", rows);
+        return r;
+    }
+
+    private static int fieldIndex(RowType rt, String name) {
+        int i = rt.getFieldNames().indexOf(name);
+        if (i < 0) {
+            throw new IllegalArgumentException("no field " + name + " in " + rt);
+        }
+        return i;
+    }
+
+    private static Predicate predicate(JsonNode f, RowType rt) {
+        String op = f.get("op").asText();
+        if (op.equals("and") || op.equals("or")) {
+            List<Predicate> ch = new ArrayList<>();
+            for (JsonNode c : f.get("children")) {
+                ch.add(predicate(c, rt));
+            }
+            return op.equals("and") ? PredicateBuilder.and(ch) : PredicateBuilder.or(ch);
+        }
+        PredicateBuilder pb = new PredicateBuilder(rt);
+        int idx = fieldIndex(rt, f.get("field").asText());
+        DataType type = rt.getTypeAt(idx);
+        switch (op) {
+            case "equal":
+                return pb.equal(idx, fromJson(f.get("value"), type));
+            case "not_equal":
+                return pb.notEqual(idx, fromJson(f.get("value"), type));
+            case "less_than":
+                return pb.lessThan(idx, fromJson(f.get("value"), type));
+            case "less_or_equal":
+                return pb.lessOrEqual(idx, fromJson(f.get("value"), type));
+            case "greater_than":
+                return pb.greaterThan(idx, fromJson(f.get("value"), type));
+            case "greater_or_equal":
+                return pb.greaterOrEqual(idx, fromJson(f.get("value"), type));
+            case "is_null":
+                return pb.isNull(idx);
+            case "is_not_null":
+                return pb.isNotNull(idx);
+            case "in":
+                List<Object> vals = new ArrayList<>();
+                for (JsonNode v : f.get("values")) {
+                    vals.add(fromJson(v, type));
+                }
+                return pb.in(idx, vals);
+            case "between":
+                return pb.between(idx, fromJson(f.get("low"), type), fromJson(f.get("high"), type));
+            default:
+                throw new IllegalArgumentException("unknown predicate " + op);
+        }
+    }
+
+    /** The data files of the latest snapshot: partition, bucket, level, name, rows, size. */
+    private static JsonNode files(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType partType = t.rowType().project(t.partitionKeys());
+        ArrayNode out = NODES.arrayNode();
+        for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) s;
+            for (DataFileMeta f : ds.dataFiles()) {
+                ObjectNode o = out.addObject();
+                o.set("partition", toJson(ds.partition(), partType));
+                o.put("bucket", ds.bucket());
+                o.put("level", f.level());
+                o.put("file", f.fileName());
+                o.put("rows", f.rowCount());
+                o.put("size", f.fileSize());
+            }
+        }
+        return out;
+    }
+
+    // ------------------------------------------------------------------ table operations
+
+    private static JsonNode createTag(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        String name = req.get("name").asText();
+        if (req.hasNonNull("snapshot_id")) {
+            t.createTag(name, req.get("snapshot_id").asLong());
+        } else {
+            t.createTag(name);
+        }
+        return NODES.textNode(name);
+    }
+
+    private static JsonNode expireSnapshots(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        ExpireConfig.Builder b = ExpireConfig.builder();
+        b.snapshotRetainMax(req.path("retain_max").asInt(Integer.MAX_VALUE));
+        b.snapshotRetainMin(req.path("retain_min").asInt(1));
+        b.snapshotTimeRetain(Duration.ofMillis(req.path("time_retain_ms").asLong(0)));
+        return NODES.numberNode(t.newExpireSnapshots().config(b.build()).expire());
+    }
+
+    private static JsonNode alter(JsonNode req) throws Exception {
+        List<SchemaChange> changes = new ArrayList<>();
+        for (JsonNode c : req.get("changes")) {
+            String op = c.get("op").asText();
+            String name = c.path("name").asText();
+            switch (op) {
+                case "add_column":
+                    changes.add(SchemaChange.addColumn(
+                            name, DataTypeJsonParser.parseDataType(c.get("type"))));
+                    break;
+                case "rename_column":
+                    changes.add(SchemaChange.renameColumn(name, c.get("new_name").asText()));
+                    break;
+                case "drop_column":
+                    changes.add(SchemaChange.dropColumn(name));
+                    break;
+                case "update_column_type":
+                    changes.add(SchemaChange.updateColumnType(
+                            name, DataTypeJsonParser.parseDataType(c.get("type"))));
+                    break;
+                case "set_option":
+                    changes.add(SchemaChange.setOption(c.get("key").asText(), c.get("value").asText()));
+                    break;
+                case "remove_option":
+                    changes.add(SchemaChange.removeOption(c.get("key").asText()));
+                    break;
+                default:
+                    throw new IllegalArgumentException("unknown schema change " + op);
+            }
+        }
+        catalog(req).alterTable(ident(req), changes, false);
+        return schema(req);
+    }
+
+    /**
+     * Java's UniversalCompaction picker. {"runs": [[level, size], ..] (level-0 runs first, newest
+     * first, as Levels.levelSortedRuns orders them), "num_levels", "max_size_amp", "size_ratio",
+     * "num_run_compaction_trigger", "max_lookback_ms"|null} -> null or {"output_level", "runs":
+     * [indices of the picked runs]}.
+     */
+    private static JsonNode universalPick(JsonNode req) {
+        List<LevelSortedRun> runs = new ArrayList<>();
+        Map<String, Integer> index = new HashMap<>();
+        int i = 0;
+        for (JsonNode r : req.get("runs")) {
+            String name = "run-" + i;
+            DataFileMeta f = DataFileMeta.forAppend(
+                    name, r.get(1).asLong(), 1, SimpleStats.EMPTY_STATS, i, i, 0,
+                    FileSource.APPEND);
+            runs.add(new LevelSortedRun(r.get(0).asInt(), SortedRun.fromSingle(f)));
+            index.put(name, i);
+            i++;
+        }
+        UniversalCompaction uc =
+                req.hasNonNull("max_lookback_ms")
+                        ? new UniversalCompaction(
+                                req.get("max_size_amp").asInt(),
+                                req.get("size_ratio").asInt(),
+                                req.get("num_run_compaction_trigger").asInt(),
+                                Duration.ofMillis(req.get("max_lookback_ms").asLong()))
+                        : new UniversalCompaction(
+                                req.get("max_size_amp").asInt(),
+                                req.get("size_ratio").asInt(),
+                                req.get("num_run_compaction_trigger").asInt());
+        java.util.Optional<CompactUnit> unit = uc.pick(req.get("num_levels").asInt(), runs);
+        if (!unit.isPresent()) {
+            return NODES.nullNode();
+        }
+        ObjectNode o = NODES.objectNode();
+        o.put("output_level", unit.get().outputLevel());
+        ArrayNode picked = o.putArray("runs");
+        for (DataFileMeta f : unit.get().files()) {
+            picked.add(index.get(f.fileName()));
+        }
+        return o;
+    }
+
+    // ------------------------------------------------------------------ values
+
+    private static Object fromJson(JsonNode v, DataType type) {
+        if (v == null || v.isNull()) {
+            return null;
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return v.asBoolean();
+            case TINYINT:
+                return (byte) v.asInt();
+            case SMALLINT:
+                return (short) v.asInt();
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return v.asInt();
+            case BIGINT:
+                return v.asLong();
+            case FLOAT:
+                return Float.parseFloat(v.asText());
+            case DOUBLE:
+                return Double.parseDouble(v.asText());
+            case DECIMAL:
+                {
+                    DecimalType dt = (DecimalType) type;
+                    Decimal d = Decimal.fromBigDecimal(
+                            new BigDecimal(v.asText()), dt.getPrecision(), dt.getScale());
+                    if (d == null) {
+                        throw new IllegalArgumentException(v.asText() + " does not fit " + type);
+                    }
+                    return d;
+                }
+            case CHAR:
+            case VARCHAR:
+                return BinaryString.fromString(v.asText());
+            case BINARY:
+            case VARBINARY:
+                return Base64.getDecoder().decode(v.asText());
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                {
+                    BigInteger[] qr = new BigInteger(v.asText()).divideAndRemainder(MILLION);
+                    long millis = qr[0].longValueExact();
+                    int nanos = qr[1].intValue();
+                    if (nanos < 0) {
+                        millis -= 1;
+                        nanos += 1_000_000;
+                    }
+                    return Timestamp.fromEpochMillis(millis, nanos);
+                }
+            case ARRAY:
+                {
+                    DataType et = ((ArrayType) type).getElementType();
+                    Object[] a = new Object[v.size()];
+                    for (int i = 0; i < a.length; i++) {
+                        a[i] = fromJson(v.get(i), et);
+                    }
+                    return new GenericArray(a);
+                }
+            case MAP:
+                {
+                    MapType mt = (MapType) type;
+                    Map<Object, Object> m = new LinkedHashMap<>();
+                    for (JsonNode kv : v) {
+                        m.put(fromJson(kv.get(0), mt.getKeyType()),
+                                fromJson(kv.get(1), mt.getValueType()));
+                    }
+                    return new GenericMap(m);
+                }
+            case ROW:
+                {
+                    List<DataField> fs = ((RowType) type).getFields();
+                    if (v.size() != fs.size()) {
+                        throw new IllegalArgumentException(
+                                "row " + v + " has " + v.size() + " values, " + type + " needs "
+                                        + fs.size());
+                    }
+                    GenericRow r = new GenericRow(fs.size());
+                    for (int i = 0; i < fs.size(); i++) {
+                        r.setField(i, fromJson(v.get(i), fs.get(i).type()));
+                    }
+                    return r;
+                }
+            default:
+                throw new UnsupportedOperationException("type " + type + " in the test driver");
+        }
+    }
+
+    private static JsonNode toJson(InternalRow row, RowType type) {
+        ArrayNode a = NODES.arrayNode();
+        List<DataField> fs = type.getFields();
+        for (int i = 0; i < fs.size(); i++) {
+            a.add(valueToJson(InternalRow.createFieldGetter(fs.get(i).type(), i)
+                    .getFieldOrNull(row), fs.get(i).type()));
+        }
+        return a;
+    }
+
+    private static JsonNode valueToJson(Object v, DataType type) {
+        if (v == null) {
+            return NODES.nullNode();
+        }
+        switch (type.getTypeRoot()) {
+            case BOOLEAN:
+                return NODES.booleanNode((Boolean) v);
+            case TINYINT:
+                return NODES.numberNode((Byte) v);
+            case SMALLINT:
+                return NODES.numberNode((Short) v);
+            case INTEGER:
+            case DATE:
+            case TIME_WITHOUT_TIME_ZONE:
+                return NODES.numberNode((Integer) v);
+            case BIGINT:
+                return NODES.numberNode((Long) v);
+            case FLOAT:
+                return NODES.textNode(Double.toString((double) (Float) v));
+            case DOUBLE:
+                return NODES.textNode(Double.toString((Double) v));
+            case DECIMAL:
+                return NODES.textNode(((Decimal) v).toBigDecimal().toPlainString());
+            case CHAR:
+            case VARCHAR:
+                return NODES.textNode(v.toString());
+            case BINARY:
+            case VARBINARY:
+                return NODES.textNode(Base64.getEncoder().encodeToString((byte[]) v));
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                {
+                    Timestamp ts = (Timestamp) v;
+                    return NODES.numberNode(BigInteger.valueOf(ts.getMillisecond())
+                            .multiply(MILLION)
+                            .add(BigInteger.valueOf(ts.getNanoOfMillisecond())));
+                }
+            case ARRAY:
+                {
+                    DataType et = ((ArrayType) type).getElementType();
+                    InternalArray arr = (InternalArray) v;
+                    InternalArray.ElementGetter g = InternalArray.createElementGetter(et);
+                    ArrayNode a = NODES.arrayNode();
+                    for (int i = 0; i < arr.size(); i++) {
+                        a.add(valueToJson(g.getElementOrNull(arr, i), et));
+                    }
+                    return a;
+                }
+            case MAP:
+                {
+                    MapType mt = (MapType) type;
+                    InternalMap m = (InternalMap) v;
+                    InternalArray ks = m.keyArray();
+                    InternalArray vs = m.valueArray();
+                    InternalArray.ElementGetter kg = InternalArray.createElementGetter(mt.getKeyType());
+                    InternalArray.ElementGetter vg =
+                            InternalArray.createElementGetter(mt.getValueType());
+                    ArrayNode a = NODES.arrayNode();
+                    for (int i = 0; i < m.size(); i++) {
+                        ArrayNode kv = a.addArray();
+                        kv.add(valueToJson(kg.getElementOrNull(ks, i), mt.getKeyType()));
+                        kv.add(valueToJson(vg.getElementOrNull(vs, i), mt.getValueType()));
+                    }
+                    return a;
+                }
+            case ROW:
+                return toJson((InternalRow) v, (RowType) type);
+            default:
+                throw new UnsupportedOperationException("type " + type + " in the test driver");
+        }
+    }
+}

@@ -1,0 +1,751 @@
+"""paimon_rs <-> Java Paimon (the 1.0-SNAPSHOT bundle; a ``java09`` subset against 0.9.0).
+
+Java runs as one JVM per session (java_env.py, java/PaimonDriver.java). Every test drives a
+history through both engines and compares what each reads with a dict model of the rows:
+
+* table kinds (primary key: deduplicate with row kinds from ``rowkind.field``, partitioned or
+  not; partial-update; aggregation; first-row; append: unaware-bucket, partitioned, fixed
+  bucket) x directions (Java writes -> we read; we write -> Java reads, also at an older
+  snapshot; mixed: Java writes and compacts, we append, both read, Java writes and compacts
+  again, both read);
+* every type (as a value of a primary-key table) in the three directions, and a set of key types
+  in a mixed history (the same key must land in the same bucket in both engines);
+* table operations done by Java (tags, snapshot expiry, ALTER TABLE) that we must read after.
+
+Known failures are ``xfail(strict=True)`` with the cause found, so a fix turns them red.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Callable, Optional
+
+import pyarrow as pa
+import pytest
+
+from paimon_rs import CatalogFactory, CorruptFileError, Schema, UnsupportedError
+
+import java_values as jv
+from java_env import JavaError, JavaPaimon
+
+pytestmark = pytest.mark.java
+
+DB = "db"
+DT = ["2026-11-01", "2026-11-02"]
+
+# Causes of the known failures (each xfail below names one).
+INT96 = ("Java's Parquet reader expects TIMESTAMP(7..9) as INT96 (its writer's encoding); paimon_rs "
+         "writes INT64 nanoseconds and Java fails with 'Unexpected type: INT64'")
+LTZ_INT96 = ("paimon_rs reads Java's TIMESTAMP_LTZ(7..9) (INT96 in Parquet, decoded as Timestamp(ns) without a "
+             "zone) by casting it to Timestamp(ns, \"UTC\"), which arrow-rs refuses without its chrono-tz feature: "
+             "'Invalid timezone \"UTC\": only offset based timezones supported' (CorruptFileError)")
+BY_NAME = ("paimon_rs matches data-file columns by name, not field id: after a Java ALTER TABLE "
+           "the old files' columns are read wrongly")
+
+
+def _xfail(reason: str, raises: type) -> pytest.MarkDecorator:
+    return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
+
+
+# --------------------------------------------------------------------------- table kinds
+
+
+@dataclass
+class Kind:
+    name: str
+    fields: list            # [(name, paimon type, arrow type)]
+    pk: list
+    part: list
+    options: dict
+    engine: str             # deduplicate | partial-update | aggregation | first-row | append
+    row_kinds: bool = False  # rowkind.field=op: commits carry -U/+U/-D
+    java_compact: bool = True
+    ours_write: Optional[str] = None  # paimon_rs refuses to write it: a regex of its UnsupportedError
+
+    @property
+    def names(self) -> list:
+        return [f[0] for f in self.fields]
+
+    @property
+    def ptypes(self) -> list:
+        return [f[1] for f in self.fields]
+
+    @property
+    def arrow_types(self) -> list:
+        return [f[2] for f in self.fields]
+
+
+_V = [("v", "BIGINT", pa.int64()), ("s", "STRING", pa.string()), ("d", "DECIMAL(20, 4)", pa.decimal128(20, 4))]
+_ID = ("id", "INT", pa.int32())
+_DT = ("dt", "STRING", pa.string())
+_OP = ("op", "STRING", pa.string())
+
+KINDS = {k.name: k for k in [
+    Kind("pk_dedup", [_ID, *_V, _OP], ["id"], [], {"bucket": "3", "rowkind.field": "op"}, "deduplicate",
+         row_kinds=True),
+    Kind("pk_dedup_part", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"], {"bucket": "2", "rowkind.field": "op"},
+         "deduplicate", row_kinds=True),
+    Kind("pk_partial", [_ID, *_V], ["id"], [], {"bucket": "2", "merge-engine": "partial-update"}, "partial-update"),
+    Kind("pk_agg", [_DT, _ID, *_V], ["dt", "id"], ["dt"],
+         {"bucket": "2", "merge-engine": "aggregation", "fields.v.aggregate-function": "sum",
+          "fields.d.aggregate-function": "max"}, "aggregation"),
+    Kind("pk_first_row", [_ID, *_V], ["id"], [], {"bucket": "2", "merge-engine": "first-row"}, "first-row",
+         ours_write="first-row"),
+    # Java compacts on its own while writing (a sorted run trigger of 2)
+    Kind("pk_auto_compact", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
+         {"bucket": "2", "rowkind.field": "op", "num-sorted-run.compaction-trigger": "2",
+          "full-compaction.delta-commits": "2"}, "deduplicate", row_kinds=True),
+    # table kinds paimon_rs does not write (ours_write: its refusal); some it cannot read (JAVA_ONLY_XFAIL)
+    Kind("pk_deletion_vectors", [_ID, *_V, _OP], ["id"], [], {"bucket": "2", "rowkind.field": "op",
+                                                             "deletion-vectors.enabled": "true"},
+         "deduplicate", row_kinds=True, ours_write="deletion-vectors"),
+    Kind("pk_changelog_input", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "input"},
+         "deduplicate", ours_write="changelog-producer"),
+    Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
+         "deduplicate", ours_write="changelog-producer"),
+    Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
+         {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate", ours_write="changelog-producer"),
+    Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
+         ours_write="file.format 'orc'"),
+    Kind("append_avro", [_ID, *_V], [], [], {"bucket": "-1", "file.format": "avro"}, "append",
+         java_compact=False, ours_write="file.format 'avro'"),
+    Kind("append", [_ID, *_V], [], [], {"bucket": "-1"}, "append", java_compact=False),
+    Kind("append_part", [_DT, _ID, *_V], [], ["dt"], {"bucket": "-1"}, "append", java_compact=False),
+    Kind("append_bucketed", [_ID, *_V], [], [], {"bucket": "3", "bucket-key": "id"}, "append"),
+]}
+
+
+class Model:
+    """The rows a table must hold after the commits applied so far."""
+
+    def __init__(self, kind: Kind):
+        self.kind = kind
+        self.keyed: dict = {}
+        self.rows: list = []
+        self.key_idx = [kind.names.index(k) for k in kind.pk]
+
+    def apply(self, rows: list, kinds: list) -> None:
+        k = self.kind
+        for row, rk in zip(rows, kinds):
+            if k.engine == "append":
+                self.rows.append(row)
+                continue
+            key = tuple(row[i] for i in self.key_idx)
+            old = self.keyed.get(key)
+            if k.engine == "deduplicate":
+                if rk in ("+I", "+U"):
+                    self.keyed[key] = row
+                else:
+                    self.keyed.pop(key, None)
+            elif k.engine == "first-row":
+                self.keyed.setdefault(key, row)
+            elif k.engine == "partial-update":
+                self.keyed[key] = row if old is None else [n if n is not None else o for n, o in zip(row, old)]
+            elif k.engine == "aggregation":
+                self.keyed[key] = row if old is None else [_agg(name, o, n) for name, o, n in zip(k.names, old, row)]
+            else:
+                raise ValueError(k.engine)
+
+    def expected(self) -> list:
+        return self.rows if self.kind.engine == "append" else list(self.keyed.values())
+
+    def copy(self) -> Model:
+        m = Model(self.kind)
+        m.keyed, m.rows = dict(self.keyed), list(self.rows)
+        return m
+
+
+def _agg(name: str, old: Any, new: Any) -> Any:
+    if name == "v":      # sum
+        return new if old is None else old if new is None else old + new
+    if name == "d":      # max
+        from decimal import Decimal
+        return new if old is None else old if new is None else max(old, new, key=Decimal)
+    return new if new is not None else old  # last_non_null_value (pk columns are equal)
+
+
+def commit_rows(kind: Kind, rng: random.Random, model: Model, n: int = 40) -> tuple[list, list]:
+    """n random rows (and their row kinds) on a small key space, so commits update each other."""
+    rows, kinds = [], []
+    live = list(model.keyed)
+    for _ in range(n):
+        row = []
+        for name, _t, _a in kind.fields:
+            if name == "dt":
+                row.append(rng.choice(DT))
+            elif name == "id":
+                row.append(rng.randrange(30) if kind.pk else rng.randrange(10**6))
+            elif name == "v":
+                row.append(None if rng.random() < 0.2 else rng.randint(-10**6, 10**6))
+            elif name == "s":
+                row.append(None if rng.random() < 0.2 else jv.TYPE_BY_ID["string"].gen(rng))
+            elif name == "d":
+                row.append(None if rng.random() < 0.2 else jv._dec(16, 4)(rng))
+            elif name == "op":
+                row.append("+I")
+        rk = "+I"
+        if kind.row_kinds and live and rng.random() < 0.3:
+            key = rng.choice(live)
+            for i, v in zip(model.key_idx, key):
+                row[i] = v
+            rk = rng.choice(["-D", "-U", "+U"])
+            row[kind.names.index("op")] = rk
+        rows.append(row)
+        kinds.append(rk)
+    return rows, kinds
+
+
+# --------------------------------------------------------------------------- both engines
+
+
+def _tname(request) -> str:
+    return "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[-80:]
+
+
+def java_create(java: JavaPaimon, wh, table: str, fields: list, pk: list, part: list, options: dict) -> None:
+    java.call("create_table", warehouse=str(wh), table=f"{DB}.{table}",
+              fields=[{"name": n, "type": t} for n, t, *_ in fields], primary_keys=pk, partition_keys=part,
+              table_options=options)
+
+
+def java_write(java: JavaPaimon, wh, table: str, rows: list, kinds: Optional[list] = None) -> None:
+    java.call("write", warehouse=str(wh), table=f"{DB}.{table}", commits=[{"rows": rows, "kinds": kinds}])
+
+
+def java_read(java: JavaPaimon, wh, table: str, **kw) -> list:
+    return java.call("read", warehouse=str(wh), table=f"{DB}.{table}", **kw)["rows"]
+
+
+def ours_create(wh, table: str, fields: list, pk: list, part: list, options: dict) -> None:
+    cat = CatalogFactory.create({"warehouse": str(wh)})
+    cat.create_database(DB, True)
+    schema = pa.schema([pa.field(n, a) for n, _t, a in fields])
+    cat.create_table(f"{DB}.{table}", Schema.from_pyarrow_schema(schema, part, pk, dict(options)), False)
+
+
+def ours_write(wh, table: str, names: list, arrow_types: list, rows: list, overwrite: Optional[dict] = None,
+               options: Optional[dict] = None) -> None:
+    t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"{DB}.{table}")
+    if options:
+        t = t.copy(options)
+    wb = t.new_batch_write_builder()
+    if overwrite is not None:
+        wb = wb.overwrite(overwrite)
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        w.write_arrow(jv.to_arrow(rows, names, arrow_types))
+        c.commit(w.prepare_commit())
+    finally:
+        w.close()
+        c.close()
+
+
+def ours_read(wh, table: str, projection: Optional[list] = None) -> list:
+    t = CatalogFactory.create({"warehouse": str(wh)}).get_table(f"{DB}.{table}")
+    rb = t.new_read_builder()
+    if projection is not None:
+        rb = rb.with_projection(projection)
+    return jv.from_arrow(rb.new_read().to_arrow(rb.new_scan().plan().splits()))
+
+
+def check(actual: list, expected: list, ptypes: list, what: str) -> None:
+    """Rows equal as multisets; for what Java read, an all-null ROW equals a null ROW
+    (jv.JAVA_ALL_NULL_ROW)."""
+    java = what.startswith("Java")
+    a = Counter(jv.norm_row(r, ptypes, java) for r in actual)
+    e = Counter(jv.norm_row(r, ptypes, java) for r in expected)
+    if a != e:
+        missing, extra = list((e - a).elements()), list((a - e).elements())
+        pytest.fail(f"{what}: {len(actual)} rows, expected {len(expected)}; "
+                    f"{len(missing)} missing, e.g. {missing[:3]}; {len(extra)} unexpected, e.g. {extra[:3]}")
+
+
+# --------------------------------------------------------------------------- table kind x direction
+
+# Java table kind -> (why paimon_rs cannot read it yet, the exception)
+_NOT_PARQUET = ("paimon_rs reads every data file as Parquet: Java's {} files fail as 'Invalid Parquet file. "
+                "Corrupt footer' (CorruptFileError)")
+JAVA_ONLY_XFAIL: dict = {
+    "pk_deletion_vectors": ("paimon_rs refuses a table with deletion-vectors.enabled=true when it is loaded "
+                            "(UnsupportedError): deletion vector index files are not read", UnsupportedError),
+    "pk_orc": (_NOT_PARQUET.format("ORC"), CorruptFileError),
+    "append_avro": (_NOT_PARQUET.format("Avro"), CorruptFileError),
+}
+JAVA_ONLY = {k.name for k in KINDS.values() if k.ours_write}
+JAVA_KINDS = [pytest.param(k, marks=[_xfail(*JAVA_ONLY_XFAIL[k])] if k in JAVA_ONLY_XFAIL else [], id=k)
+              for k in KINDS]
+OURS_KINDS = [k for k in KINDS if k not in JAVA_ONLY]
+
+
+@pytest.mark.parametrize("kind_name", JAVA_KINDS)
+def test_java_writes_we_read(java, tmp_path, request, kind_name):
+    kind, t, rng = KINDS[kind_name], _tname(request), random.Random(kind_name)
+    java_create(java, tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
+    model = Model(kind)
+    for i in range(4):
+        rows, kinds = commit_rows(kind, rng, model)
+        java_write(java, tmp_path, t, rows, kinds)
+        model.apply(rows, kinds)
+        if i == 1 and kind.java_compact:
+            java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads its own table")
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads Java's table")
+    levels = {f["level"] for f in java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")}
+    assert (max(levels) > 0) == (kind.java_compact and bool(kind.pk)), levels  # Java's compactions ran
+
+
+@pytest.mark.parametrize("kind_name", OURS_KINDS)
+def test_we_write_java_reads(java, tmp_path, request, kind_name):
+    kind, t, rng = KINDS[kind_name], _tname(request), random.Random(kind_name)
+    ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
+    model, first = Model(kind), None
+    for _ in range(3):
+        rows, kinds = commit_rows(kind, rng, model)
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+        model.apply(rows, kinds)
+        first = first or model.copy()
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads its own table")
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads paimon_rs's table")
+    check(java_read(java, tmp_path, t, snapshot_id=1), first.expected(), kind.ptypes,
+          "Java reads paimon_rs's snapshot 1")
+    proj = [n for n in kind.names if n not in ("s", "op")][::-1]
+    idx = [kind.names.index(n) for n in proj]
+    check(java_read(java, tmp_path, t, projection=proj), [[r[i] for i in idx] for r in model.expected()],
+          [kind.ptypes[i] for i in idx], "Java reads paimon_rs's table, projected")
+
+
+def test_java_compacts_one_bucket_we_read(java, tmp_path, request):
+    """compact(partition, bucket, full) on one bucket: its files go up a level, the others stay."""
+    kind, t = KINDS["pk_dedup_part"], _tname(request)
+    model = _simple_history(java, tmp_path, t, kind, 3, "one-bucket")[-1]
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", partition=[DT[0]], bucket=1, full=True)
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert {f["level"] for f in files if f["partition"] == [DT[0]] and f["bucket"] == 1} == {5}
+    assert {f["level"] for f in files if f["partition"] != [DT[0]] or f["bucket"] != 1} == {0}
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's compaction")
+
+
+def test_java_filtered_read_of_our_table(java, tmp_path, request):
+    kind, t, rng = KINDS["pk_dedup_part"], _tname(request), random.Random("filter")
+    ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
+    model = Model(kind)
+    for _ in range(2):
+        rows, kinds = commit_rows(kind, rng, model)
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+        model.apply(rows, kinds)
+    flt = {"op": "and", "children": [{"op": "equal", "field": "dt", "value": DT[1]},
+                                     {"op": "or", "children": [{"op": "greater_than", "field": "v", "value": 0},
+                                                               {"op": "is_null", "field": "v"}]}]}
+    want = [r for r in model.expected() if r[0] == DT[1] and (r[2] is None or r[2] > 0)]
+    assert want
+    check(java_read(java, tmp_path, t, filter=flt), want, kind.ptypes, "Java reads ours, filtered")
+
+
+@pytest.mark.parametrize("kind_name", JAVA_KINDS)
+def test_mixed_history(java, tmp_path, request, kind_name):
+    """Java writes and compacts, we append, both read; Java writes and compacts again, both read."""
+    kind, t, rng = KINDS[kind_name], _tname(request), random.Random(kind_name + "mixed")
+    wh, full = str(tmp_path), f"{DB}.{t}"
+    java_create(java, tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
+    model = Model(kind)
+    for _ in range(2):
+        rows, kinds = commit_rows(kind, rng, model)
+        java_write(java, tmp_path, t, rows, kinds)
+        model.apply(rows, kinds)
+    if kind.java_compact:
+        java.call("compact", warehouse=wh, table=full, full=True)
+    rows, kinds = commit_rows(kind, rng, model)
+    if kind.ours_write:
+        with pytest.raises(UnsupportedError, match=kind.ours_write):
+            ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+    else:
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+        model.apply(rows, kinds)
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads after our append")
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after our append")
+    rows, kinds = commit_rows(kind, rng, model)
+    java_write(java, tmp_path, t, rows, kinds)
+    model.apply(rows, kinds)
+    if kind.java_compact:
+        java.call("compact", warehouse=wh, table=full, full=False)
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads after Java's second write")
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's second write")
+
+
+# --------------------------------------------------------------------------- every type
+
+# (type id, direction) -> reason of a known failure
+# (type id, direction) -> (reason, the exception it raises)
+TYPE_XFAIL: dict = {("timestamp_ltz_9", "java_to_ours"): (LTZ_INT96, CorruptFileError),
+                    ("timestamp_ltz_9", "into_java_table"): (LTZ_INT96 + "; then: " + INT96, CorruptFileError)}
+for _tid in ("timestamp_9", "timestamp_ltz_9", "array_timestamp_9"):
+    TYPE_XFAIL[(_tid, "ours_to_java")] = (INT96, JavaError)
+    TYPE_XFAIL.setdefault((_tid, "into_java_table"), (INT96, JavaError))
+
+
+def _type_params(direction: str, types: list) -> list:
+    out = []
+    for tc in types:
+        known = TYPE_XFAIL.get((tc.id, direction))
+        marks = [_xfail(*known)] if known else []
+        out.append(pytest.param(tc.id, marks=marks, id=tc.id))
+    return out
+
+
+def _type_rows(tc: jv.TypeCase, rng: random.Random, n: int, key0: int = 0) -> list:
+    return [[key0 + i, None if i % 7 == 3 and tc.java_null else tc.gen(rng)] for i in range(n)]
+
+
+def _type_fields(tc: jv.TypeCase) -> list:
+    return [("id", "INT", pa.int32()), ("c", tc.ptype, tc.arrow)]
+
+
+@pytest.mark.parametrize("type_id", _type_params("java_to_ours", jv.TYPES))
+def test_type_java_writes_we_read(java, tmp_path, request, type_id):
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id)
+    java_create(java, tmp_path, t, _type_fields(tc), ["id"], [], {"bucket": "2"})
+    first, second = _type_rows(tc, rng, 30), _type_rows(tc, rng, 20, key0=15)
+    java_write(java, tmp_path, t, first)
+    java_write(java, tmp_path, t, second)
+    expected = {r[0]: r for r in first + second}
+    ptypes = ["INT", tc.ptype]
+    check(java_read(java, tmp_path, t), list(expected.values()), ptypes, "Java reads its own table")
+    check(ours_read(tmp_path, t), list(expected.values()), ptypes, f"paimon_rs reads Java's {tc.ptype}")
+
+
+@pytest.mark.parametrize("type_id", _type_params("ours_to_java", [t for t in jv.TYPES if t.arrow is not None]))
+def test_type_we_write_java_reads(java, tmp_path, request, type_id):
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id)
+    fields = _type_fields(tc)
+    ours_create(tmp_path, t, fields, ["id"], [], {"bucket": "2"})
+    first, second = _type_rows(tc, rng, 30), _type_rows(tc, rng, 20, key0=15)
+    ours_write(tmp_path, t, ["id", "c"], [pa.int32(), tc.arrow], first)
+    ours_write(tmp_path, t, ["id", "c"], [pa.int32(), tc.arrow], second)
+    expected = {r[0]: r for r in first + second}
+    ptypes = ["INT", tc.ptype]
+    check(ours_read(tmp_path, t), list(expected.values()), ptypes, "paimon_rs reads its own table")
+    check(java_read(java, tmp_path, t), list(expected.values()), ptypes, f"Java reads paimon_rs's {tc.ptype}")
+
+
+def _arrow_for(ptype: Any) -> pa.DataType:
+    """Arrow input for a column of a Java-created table (types Arrow cannot name: the nearest)."""
+    tc = next(t for t in jv.TYPES if t.ptype == ptype)
+    if tc.arrow is not None:
+        return tc.arrow
+    return {"CHAR": pa.string(), "VARCHAR": pa.string(), "VARBINARY": pa.binary(), "TIME": pa.time32("ms")}[
+        jv.root(ptype)]
+
+
+@pytest.mark.parametrize("type_id", _type_params("into_java_table", jv.TYPES))
+def test_type_we_write_into_java_table(java, tmp_path, request, type_id):
+    """Java creates the table (any Paimon type, e.g. CHAR(5), TIME(3)) and writes; we append; both read."""
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id + "into")
+    java_create(java, tmp_path, t, _type_fields(tc), ["id"], [], {"bucket": "2"})
+    first, second = _type_rows(tc, rng, 30), _type_rows(tc, rng, 20, key0=15)
+    java_write(java, tmp_path, t, first)
+    ours_write(tmp_path, t, ["id", "c"], [pa.int32(), _arrow_for(tc.ptype)], second)
+    expected = {r[0]: r for r in first + second}
+    ptypes = ["INT", tc.ptype]
+    check(ours_read(tmp_path, t), list(expected.values()), ptypes, "paimon_rs reads")
+    check(java_read(java, tmp_path, t), list(expected.values()), ptypes, f"Java reads our {tc.ptype} rows")
+
+
+def _all_types_fields(with_arrow_only: bool) -> list:
+    return [("id", "INT", pa.int32())] + [
+        (f"c_{tc.id}", tc.ptype, tc.arrow) for tc in jv.TYPES if tc.arrow is not None or not with_arrow_only]
+
+
+def _wide_value(type_id: str, rng: random.Random) -> Any:
+    tc = jv.TYPE_BY_ID[type_id]
+    return None if tc.java_null and rng.random() < 0.1 else tc.gen(rng)
+
+
+def test_all_types_append_java_writes_we_read(java, tmp_path, request):
+    """Every type but TIMESTAMP_LTZ(9) (LTZ_INT96, see test_type_java_writes_we_read)."""
+    t, rng = _tname(request), random.Random("wide")
+    fields = [f for f in _all_types_fields(False) if f[0] != "c_timestamp_ltz_9"]
+    java_create(java, tmp_path, t, fields, [], [], {"bucket": "-1"})
+    rows = [[i] + [_wide_value(n[2:], rng) for n, *_ in fields[1:]] for i in range(60)]
+    java_write(java, tmp_path, t, rows)
+    ptypes = [f[1] for f in fields]
+    check(ours_read(tmp_path, t), rows, ptypes, "paimon_rs reads Java's wide append table")
+    names = [f[0] for f in fields][::-2]
+    idx = [[f[0] for f in fields].index(n) for n in names]
+    check(ours_read(tmp_path, t, projection=names), [[r[i] for i in idx] for r in rows], [ptypes[i] for i in idx],
+          "paimon_rs reads Java's wide append table, projected")
+
+
+_WIDE_NO_NS = [f for f in _all_types_fields(True) if "9" not in f[1] if not isinstance(f[1], dict)
+               or "TIMESTAMP(9)" not in str(f[1])]
+
+
+def test_java_timestamp_9_before_1970_we_read(java, tmp_path, request):
+    """Java writes TIMESTAMP(9) instants before 1970 (INT96); Java itself cannot read them back
+    (jv.JAVA_INT96_PRE_EPOCH), we must."""
+    t, rng = _tname(request), random.Random("pre-epoch")
+    java_create(java, tmp_path, t, [("id", "INT"), ("c", "TIMESTAMP(9)")], ["id"], [], {"bucket": "1"})
+    rows = [[i, jv._ts(9, lo_year=1700, hi_year=1969)(rng)] for i in range(20)] + [[20, -1], [21, -10**9 - 1]]
+    java_write(java, tmp_path, t, rows)
+    with pytest.raises(JavaError, match="IllegalArgumentException"):
+        java_read(java, tmp_path, t)
+    check(ours_read(tmp_path, t), rows, ["INT", "TIMESTAMP(9)"], "paimon_rs reads Java's pre-1970 TIMESTAMP(9)")
+
+
+def test_all_types_append_we_write_java_reads(java, tmp_path, request):
+    """Every type Arrow can name, except the TIMESTAMP(9) ones (see test_type_we_write_java_reads)."""
+    t, rng = _tname(request), random.Random("wide2")
+    fields = _WIDE_NO_NS
+    ours_create(tmp_path, t, fields, [], [], {"bucket": "-1"})
+    rows = [[i] + [_wide_value(n[2:], rng) for n, *_ in fields[1:]] for i in range(60)]
+    ours_write(tmp_path, t, [f[0] for f in fields], [f[2] for f in fields], rows)
+    check(java_read(java, tmp_path, t), rows, [f[1] for f in fields], "Java reads our wide append table")
+
+
+# --------------------------------------------------------------------------- key types: same bucket
+
+KEY_TYPES = ["tinyint", "smallint", "int", "bigint", "decimal_9_2", "decimal_38_10", "string", "char_5",
+             "binary_4", "bytes", "date", "timestamp_3", "timestamp_6", "timestamp_9", "timestamp_ltz_6",
+             "boolean", "double"]
+KEY_XFAIL = {"timestamp_9": (INT96, JavaError)}
+
+
+def _key_params() -> list:
+    return [pytest.param(k, marks=[_xfail(*KEY_XFAIL[k])] if k in KEY_XFAIL else [], id=k) for k in KEY_TYPES]
+
+
+@pytest.mark.parametrize("type_id", _key_params())
+def test_key_type_mixed(java, tmp_path, request, type_id):
+    """Java writes keys of the type, we upsert some of them: every key must stay in one bucket."""
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id + "key")
+    fields = [("k", tc.ptype, _arrow_for(tc.ptype)), ("v", "INT", pa.int32())]
+    java_create(java, tmp_path, t, fields, ["k"], [], {"bucket": "4"})
+    keys, seen = [], set()
+    for _ in range(200):
+        k = tc.gen(rng)
+        nk = jv.norm(k, tc.ptype)
+        if nk not in seen and nk != "NaN":
+            seen.add(nk)
+            keys.append(k)
+    keys = keys[:40]
+    java_write(java, tmp_path, t, [[k, 1] for k in keys])
+    ours_write(tmp_path, t, ["k", "v"], [fields[0][2], pa.int32()], [[k, 2] for k in keys[::2]])
+    expected = [[k, 2 if i % 2 == 0 else 1] for i, k in enumerate(keys)]
+    check(java_read(java, tmp_path, t), expected, [tc.ptype, "INT"], "Java reads after our upsert")
+    check(ours_read(tmp_path, t), expected, [tc.ptype, "INT"], "paimon_rs reads after our upsert")
+
+
+PART_TYPES = ["tinyint", "int", "bigint", "decimal_9_2", "string", "char_5", "date", "timestamp_3", "boolean"]
+
+
+@pytest.mark.parametrize("type_id", PART_TYPES)
+def test_partition_type_mixed(java, tmp_path, request, type_id):
+    """Java writes partitions of the type, we upsert into them: the same partition directory and
+    BinaryRow (one partition, no duplicate keys) in both engines."""
+    tc, t, rng = jv.TYPE_BY_ID[type_id], _tname(request), random.Random(type_id + "part")
+    fields = [("p", tc.ptype, _arrow_for(tc.ptype)), ("k", "INT", pa.int32()), ("v", "INT", pa.int32())]
+    java_create(java, tmp_path, t, fields, ["p", "k"], ["p"], {"bucket": "2"})
+    parts: list = []
+    while len(parts) < 2 or (type_id != "boolean" and len(parts) < 3):
+        p = tc.gen(rng)
+        if p not in parts:
+            parts.append(p)
+    java_write(java, tmp_path, t, [[p, k, 1] for p in parts for k in range(10)])
+    ours_write(tmp_path, t, ["p", "k", "v"], [fields[0][2], pa.int32(), pa.int32()],
+               [[p, k, 2] for p in parts for k in range(0, 10, 2)])
+    expected = [[p, k, 2 if k % 2 == 0 else 1] for p in parts for k in range(10)]
+    ptypes = [tc.ptype, "INT", "INT"]
+    check(java_read(java, tmp_path, t), expected, ptypes, "Java reads after our upsert")
+    check(ours_read(tmp_path, t), expected, ptypes, "paimon_rs reads after our upsert")
+    dirs = [d.name for d in (tmp_path / f"{DB}.db" / t).iterdir() if d.name.startswith("p=")]
+    assert len(dirs) == len(parts), dirs
+
+
+# --------------------------------------------------------------------------- Java table operations
+
+
+def _simple_history(java, wh, t, kind: Kind, commits: int, seed: str) -> list:
+    """Java writes ``commits`` commits; returns the model after each."""
+    rng, model, models = random.Random(seed), Model(kind), []
+    java_create(java, wh, t, kind.fields, kind.pk, kind.part, kind.options)
+    for _ in range(commits):
+        rows, kinds = commit_rows(kind, rng, model)
+        java_write(java, wh, t, rows, kinds)
+        model.apply(rows, kinds)
+        models.append(model.copy())
+    return models
+
+
+def test_overwrite_both_ways(java, tmp_path, request):
+    """We overwrite a partition of Java's table, Java overwrites one of ours; both read the result."""
+    kind, t = KINDS["pk_dedup_part"], _tname(request)
+    model = _simple_history(java, tmp_path, t, kind, 2, "overwrite")[-1]
+    fresh = [[DT[0], i, i, "ours", "1.5000", "+I"] for i in range(5)]
+    ours_write(tmp_path, t, kind.names, kind.arrow_types, fresh, overwrite={"dt": DT[0]})
+    expected = [r for r in model.expected() if r[0] != DT[0]] + fresh
+    check(java_read(java, tmp_path, t), expected, kind.ptypes, "Java reads after our overwrite")
+    theirs = [[DT[1], i, -i, "java", None, "+I"] for i in range(3)]
+    java.call("write", warehouse=str(tmp_path), table=f"{DB}.{t}",
+              commits=[{"rows": theirs, "overwrite": {"dt": DT[1]}}])
+    check(ours_read(tmp_path, t), fresh + theirs, kind.ptypes, "paimon_rs reads after Java's overwrite")
+
+
+def test_java_reads_our_spilled_rolled_files_and_merged_manifests(java, tmp_path, request):
+    """A small write buffer (sorted runs spilled to disk), small target files (rolled files, several
+    per bucket) and manifest merging on every commit: Java reads it, compacts it, we read it."""
+    kind, t, rng = KINDS["pk_dedup"], _tname(request), random.Random("spill")
+    options = {**kind.options, "bucket": "1", "manifest.merge-min-count": "2", "target-file-size": "64 kb"}
+    ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, options)
+    model = Model(kind)
+    for _ in range(3):
+        rows = [[rng.randrange(12000), rng.randint(0, 10**9), rng.randbytes(40).hex(), None, "+I"]
+                for _ in range(10000)]
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows, options={"write-buffer-size": "1 mb"})
+        model.apply(rows, ["+I"] * len(rows))
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert len(files) > 3  # rolled: more files than commits
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads our spilled, rolled files")
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's compaction")
+
+
+def test_java_tag_and_time_travel_of_our_snapshots(java, tmp_path, request):
+    kind, t, rng = KINDS["pk_dedup_part"], _tname(request), random.Random("tag")
+    ours_create(tmp_path, t, kind.fields, kind.pk, kind.part, kind.options)
+    model, models = Model(kind), []
+    for _ in range(3):
+        rows, kinds = commit_rows(kind, rng, model)
+        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+        model.apply(rows, kinds)
+        models.append(model.copy())
+    java.call("create_tag", warehouse=str(tmp_path), table=f"{DB}.{t}", name="t2", snapshot_id=2)
+    check(java_read(java, tmp_path, t, tag="t2"), models[1].expected(), kind.ptypes, "Java reads tag t2")
+    # the tag file must not disturb our reads and writes
+    rows, kinds = commit_rows(kind, rng, model)
+    ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+    model.apply(rows, kinds)
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after Java's tag")
+    check(java_read(java, tmp_path, t, tag="t2"), models[1].expected(), kind.ptypes, "Java reads tag t2 again")
+
+
+def test_java_expires_snapshots_then_we_read_and_write(java, tmp_path, request):
+    kind, t = KINDS["pk_dedup"], _tname(request)
+    models = _simple_history(java, tmp_path, t, kind, 5, "expire")
+    expired = java.call("expire_snapshots", warehouse=str(tmp_path), table=f"{DB}.{t}", retain_max=2, retain_min=2)
+    snapshots = sorted((tmp_path / f"{DB}.db" / t / "snapshot").glob("snapshot-*"))
+    assert expired >= 3 and len(snapshots) == 2 and not (snapshots[0].parent / "snapshot-1").exists()
+    model = models[-1]
+    check(ours_read(tmp_path, t), model.expected(), kind.ptypes, "paimon_rs reads after expiry")
+    rows, kinds = commit_rows(kind, random.Random("expire-ours"), model)
+    ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+    model.apply(rows, kinds)
+    check(java_read(java, tmp_path, t), model.expected(), kind.ptypes, "Java reads our commit after expiry")
+
+
+def _alter(java, wh, t, *changes: dict) -> None:
+    java.call("alter", warehouse=str(wh), table=f"{DB}.{t}", changes=list(changes))
+
+
+def _evolution(java, wh, t, changes: list, fields_after: list, old_map: Callable[[list], list]):
+    """Java writes, alters, writes again; returns (expected rows, Paimon types after)."""
+    java_create(java, wh, t, [("id", "INT"), ("a", "INT"), ("b", "STRING")], ["id"], [], {"bucket": "2"})
+    old = [[i, i * 10, f"b{i}"] for i in range(20)]
+    java_write(java, wh, t, old)
+    _alter(java, wh, t, *changes)
+    new = [[i] + [f"n{i}" if jv.root(ty) in ("STRING", "VARCHAR") else i * 100 for _n, ty in fields_after[1:]]
+           for i in range(10, 30)]
+    java_write(java, wh, t, new)
+    expected = {r[0]: old_map(r) for r in old}
+    expected.update({r[0]: r for r in new})
+    return list(expected.values()), [ty for _n, ty in fields_after]
+
+
+def test_schema_evolution_add_column_and_widen(java, tmp_path, request):
+    t = _tname(request)
+    rows, types = _evolution(
+        java, tmp_path, t,
+        [{"op": "add_column", "name": "c", "type": "BIGINT"}, {"op": "update_column_type", "name": "a",
+                                                                 "type": "BIGINT"}],
+        [("id", "INT"), ("a", "BIGINT"), ("b", "STRING"), ("c", "BIGINT")],
+        lambda r: [r[0], r[1], r[2], None])
+    check(java_read(java, tmp_path, t), rows, types, "Java reads its evolved table")
+    check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
+
+
+@_xfail(BY_NAME + " (a renamed column reads as NULL in the old files)", pytest.fail.Exception)
+def test_schema_evolution_rename_column(java, tmp_path, request):
+    t = _tname(request)
+    rows, types = _evolution(
+        java, tmp_path, t, [{"op": "rename_column", "name": "b", "new_name": "b2"}],
+        [("id", "INT"), ("a", "INT"), ("b2", "STRING")], lambda r: r)
+    check(java_read(java, tmp_path, t), rows, types, "Java reads its evolved table")
+    check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
+
+
+@_xfail(BY_NAME + " (a column dropped and re-added shows the old column's values)", pytest.fail.Exception)
+def test_schema_evolution_drop_and_readd_column(java, tmp_path, request):
+    t = _tname(request)
+    rows, types = _evolution(
+        java, tmp_path, t, [{"op": "drop_column", "name": "a"}, {"op": "add_column", "name": "a", "type": "INT"}],
+        [("id", "INT"), ("b", "STRING"), ("a", "INT")], lambda r: [r[0], r[2], None])
+    check(java_read(java, tmp_path, t), rows, types, "Java reads its evolved table")
+    check(ours_read(tmp_path, t), rows, types, "paimon_rs reads Java's evolved table")
+
+
+# --------------------------------------------------------------------------- Java's compaction picker
+
+
+def test_universal_compaction_picker_is_exposed(java):
+    """The driver answers with Java's UniversalCompaction decisions (later compaction work compares
+    its own picker with these); a few decisions every Paimon version makes."""
+    def pick(runs, trigger=5, amp=200, ratio=1, levels=6):
+        return java.call("universal_pick", runs=runs, num_levels=levels, max_size_amp=amp, size_ratio=ratio,
+                         num_run_compaction_trigger=trigger)
+    assert pick([[0, 10]] * 4) is None                           # below the trigger, no amplification
+    assert pick([[0, 10]] * 5 + [[5, 100]]) == {"output_level": 4, "runs": [0, 1, 2, 3, 4]}
+    # size amplification: the younger runs outweigh the oldest by more than 200% -> everything
+    assert pick([[0, 100]] * 4 + [[5, 10]]) == {"output_level": 5, "runs": [0, 1, 2, 3, 4]}
+    assert pick([[0, 100]] * 3 + [[5, 10]]) is None             # fewer runs than the trigger: nothing
+    # size ratio: the young runs are not larger than the next one -> picked together
+    unit = pick([[0, 1], [0, 1], [0, 1], [0, 1], [0, 1], [3, 1000], [5, 10000]])
+    assert unit is not None and unit["runs"][:5] == [0, 1, 2, 3, 4]
+
+
+# --------------------------------------------------------------------------- Paimon 0.9.0
+
+
+@pytest.mark.java09
+@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_partial", "append_part"])
+def test_java09_writes_we_read(java09, tmp_path, request, kind_name):
+    test_java_writes_we_read(java09, tmp_path, request, kind_name)
+
+
+@pytest.mark.java09
+@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_agg", "append_bucketed"])
+def test_java09_reads_what_we_wrote(java09, tmp_path, request, kind_name):
+    test_we_write_java_reads(java09, tmp_path, request, kind_name)
+
+
+@pytest.mark.java09
+@pytest.mark.parametrize("kind_name", ["pk_dedup", "append_bucketed"])
+def test_java09_mixed_history(java09, tmp_path, request, kind_name):
+    test_mixed_history(java09, tmp_path, request, kind_name)
+
+
+@pytest.mark.java09
+@pytest.mark.parametrize("type_id", _type_params("java_to_ours", [jv.TYPE_BY_ID[i] for i in (
+    "decimal_38_10", "timestamp_9", "timestamp_ltz_3", "time_3", "row_nested", "map_int_array_date")]))
+def test_java09_type_writes_we_read(java09, tmp_path, request, type_id):
+    test_type_java_writes_we_read(java09, tmp_path, request, type_id)
+
+
+@pytest.mark.java09
+def test_each_jvm_runs_its_own_paimon(java, java09):
+    assert java.call("ping")["paimon_jar"].endswith("/paimon-python-java-bridge.jar")
+    assert java09.call("ping")["paimon_jar"].endswith("/paimon-python-java-bridge-0.9.0.jar")
+
+
+def test_java_error_is_reported(java, tmp_path):
+    with pytest.raises(JavaError, match="TableNotExist|does not exist"):
+        java.call("read", warehouse=str(tmp_path), table=f"{DB}.missing")
