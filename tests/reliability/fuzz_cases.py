@@ -77,6 +77,8 @@ def make_case(seed: int, i: int) -> Dict[str, Any]:
         cols[0] = ("c0", pa.string())
     schema = pa.schema([pa.field("id", key_type, nullable=not pk)] + [pa.field(n, t) for n, t in cols])
     n = 0 if mutation in ("empty_batch", "empty_unknown_column") else rng.choice([1, 2, 5, 20, 200])
+    if mutation == "bad_offsets":
+        n = max(n, 3)  # offsets can only be non-monotonic inside an array of 3 values or more
     keys = [rng.randrange(max(1, n)) for _ in range(n)]  # duplicates on purpose
     rows: List[Dict[str, Any]] = []
     for k in keys:
