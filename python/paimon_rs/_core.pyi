@@ -107,3 +107,13 @@ class BatchStream:
     def __next__(self) -> pa.RecordBatch: ...
 
 def bucket_of_rows(table: Table, keys: Any) -> List[int]: ...
+
+class UniversalCompaction:
+    def __init__(self, options: Dict[str, str], legacy_size_ratio_scan: bool = False) -> None: ...
+    def pick(
+        self,
+        num_levels: int,
+        runs: List[Tuple[int, int]],
+        now_millis: Optional[int] = None,
+        local_hour: Optional[int] = None,
+    ) -> Optional[Tuple[int, int, str]]: ...

@@ -2,6 +2,7 @@
 //! around engine work, converts results. The pypaimon-shaped API is in `python/paimon_rs`.
 
 mod catalog;
+mod compaction;
 mod errors;
 mod predicate;
 mod table;
@@ -12,6 +13,7 @@ use pyo3::prelude::*;
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<catalog::Catalog>()?;
+    m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;
     m.add_class::<table::TableWrite>()?;
     m.add_class::<table::TableCommit>()?;

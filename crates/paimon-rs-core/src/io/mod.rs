@@ -2,6 +2,7 @@
 //! functions. Data and manifest files have unique names and are written once; snapshot and schema
 //! files are created exclusively so that a concurrent writer can never overwrite them.
 
+pub mod checksum;
 pub mod parquet;
 
 use std::fs::{self, File, OpenOptions};

@@ -10,12 +10,18 @@ use std::collections::HashSet;
 use arrow_array::{Array, ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SchemaRef};
-use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
+use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::ChunkReader;
 use parquet::schema::types::ColumnPath;
 
+use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
 use crate::error::{Error, Result};
 
 /// Dictionary page size before a column falls back to plain encoding.
@@ -123,7 +129,7 @@ fn distinct_values(array: &ArrayRef) -> usize {
 pub struct ParquetFileWriter {
     path: PathBuf,
     tmp: PathBuf,
-    writer: Option<ArrowWriter<File>>,
+    writer: Option<ArrowWriter<ChecksumWriter<File>>>,
     rows: u64,
 }
 
@@ -139,10 +145,13 @@ impl ParquetFileWriter {
             .to_string();
         let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4()));
         let f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
-        let writer = ArrowWriter::try_new(f, schema, Some(props)).map_err(|e| Error::Parquet {
-            path: path.clone(),
-            source: e,
-        })?;
+        let writer =
+            ArrowWriter::try_new(ChecksumWriter::new(f), schema, Some(props)).map_err(|e| {
+                Error::Parquet {
+                    path: path.clone(),
+                    source: e,
+                }
+            })?;
         Ok(ParquetFileWriter {
             path,
             tmp,
@@ -198,14 +207,20 @@ impl ParquetFileWriter {
 
     /// Finish the file; returns its size in bytes.
     pub fn close(mut self) -> Result<u64> {
-        let w = self
+        let mut w = self
             .writer
             .take()
             .ok_or_else(|| Error::Internal("writer closed".into()))?;
-        let file = w.into_inner().map_err(|e| Error::Parquet {
+        let parquet_err = |e| Error::Parquet {
             path: self.path.clone(),
             source: e,
-        })?;
+        };
+        // every data byte through the checksum writer, then its block checksums into the footer
+        w.flush().map_err(parquet_err)?;
+        w.sync().map_err(|e| Error::io(&self.tmp, e))?;
+        let blocks = w.inner().metadata_value();
+        w.append_key_value_metadata(KeyValue::new(checksum::KEY.to_string(), blocks));
+        let file = w.into_inner().map_err(parquet_err)?.into_inner();
         file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         drop(file);
         fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
@@ -226,12 +241,85 @@ impl Drop for ParquetFileWriter {
     }
 }
 
+/// What the manifest records of a data file: checked against the file when it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileExpect {
+    /// `DataFileMeta.file_size`.
+    pub size: u64,
+    /// `DataFileMeta.row_count`.
+    pub rows: u64,
+}
+
 /// Open a Parquet file for reading the named top-level columns (all if `columns` is None).
 /// Columns missing from the file are left out; the caller fills them (schema evolution).
+///
+/// With `expect`, the file's length and its footer's row counts (the file's and the sum of its
+/// row groups') must be what the manifest records; a difference is a [`Error::CorruptFile`]
+/// naming the file. Page CRCs, where a file carries them (Java's Parquet writer writes them),
+/// are verified as pages are decoded (the parquet crate's `crc` feature); a file this engine
+/// wrote is read through its block checksums (see [`super::checksum`]).
 pub fn open_reader(
     path: &Path,
     columns: Option<&[String]>,
     batch_size: usize,
+    expect: Option<FileExpect>,
+) -> Result<DataFileReader> {
+    let reader = contain_panic(path, || open_parquet(path, columns, batch_size, expect))?;
+    Ok(DataFileReader {
+        path: path.to_path_buf(),
+        inner: Some(reader),
+    })
+}
+
+/// A data file's record batches. Decoding errors, and panics of the Parquet decoder on malformed
+/// input (parquet 60 has some: a footer flip can make it expect a dictionary page the column
+/// chunk lacks), are [`Error::CorruptFile`] naming the file; the reader ends after one.
+pub struct DataFileReader {
+    path: PathBuf,
+    inner: Option<ParquetRecordBatchReader>,
+}
+
+impl Iterator for DataFileReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        let inner = self.inner.as_mut()?;
+        let path = self.path.as_path();
+        let r = contain_panic(path, || {
+            inner
+                .next()
+                .transpose()
+                .map_err(|e| Error::corrupt(path, e.to_string()))
+        })
+        .transpose();
+        if matches!(r, Some(Err(_)) | None) {
+            self.inner = None;
+        }
+        r
+    }
+}
+
+/// Run `f` (Parquet decoding of `path`), turning a panic into a [`Error::CorruptFile`]. The
+/// decoder's state after a panic is not used again: the caller drops it.
+fn contain_panic<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::corrupt(
+            path,
+            format!("the Parquet decoder failed: {msg}"),
+        ))
+    })
+}
+
+fn open_parquet(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
 ) -> Result<ParquetRecordBatchReader> {
     let f = File::open(path).map_err(|e| {
         if e.kind() == std::io::ErrorKind::NotFound {
@@ -240,8 +328,63 @@ pub fn open_reader(
             Error::io(path, e)
         }
     })?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if let Some(x) = expect {
+        if len != x.size {
+            return Err(Error::corrupt(
+                path,
+                format!("file is {len} bytes, the manifest records {}", x.size),
+            ));
+        }
+    }
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
-    let builder = ParquetRecordBatchReaderBuilder::try_new(f).map_err(corrupt)?;
+    let meta = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(corrupt)?;
+    let blocks = meta
+        .metadata()
+        .file_metadata()
+        .key_value_metadata()
+        .and_then(|kv| kv.iter().find(|x| x.key == checksum::KEY))
+        .map(|x| Blocks::parse(x.value.as_deref().unwrap_or("")))
+        .transpose()
+        .map_err(|m| Error::corrupt(path, m))?;
+    match blocks {
+        // a file this engine wrote: every byte of its pages is checked against its block CRC
+        Some(blocks) => {
+            let verified = VerifiedFile::new(f, len, blocks);
+            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(verified, meta);
+            build_reader(path, builder, columns, batch_size, expect)
+        }
+        None => {
+            let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta);
+            build_reader(path, builder, columns, batch_size, expect)
+        }
+    }
+}
+
+/// Check the footer's row counts, then project and build.
+fn build_reader<T: ChunkReader + 'static>(
+    path: &Path,
+    builder: ParquetRecordBatchReaderBuilder<T>,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+) -> Result<ParquetRecordBatchReader> {
+    let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
+    if let Some(x) = expect {
+        let meta = builder.metadata();
+        let footer = meta.file_metadata().num_rows();
+        let groups: i64 = meta.row_groups().iter().map(|g| g.num_rows()).sum();
+        if footer != x.rows as i64 || groups != x.rows as i64 {
+            return Err(Error::corrupt(
+                path,
+                format!(
+                    "row count: the footer records {footer} rows ({groups} in its row groups), \
+                     the manifest {}",
+                    x.rows
+                ),
+            ));
+        }
+    }
     let mask = match columns {
         None => ProjectionMask::all(),
         Some(cols) => {
@@ -262,10 +405,7 @@ pub fn open_reader(
 
 /// Read a whole file (projected) into batches.
 pub fn read_all(path: &Path, columns: Option<&[String]>) -> Result<Vec<RecordBatch>> {
-    let reader = open_reader(path, columns, 64 * 1024)?;
-    reader
-        .map(|b| b.map_err(|e| Error::corrupt(path, e.to_string())))
-        .collect()
+    open_reader(path, columns, 64 * 1024, None)?.collect()
 }
 
 pub fn schema_ref(s: arrow_schema::Schema) -> SchemaRef {
@@ -339,5 +479,125 @@ mod tests {
         assert!(dict(1));
         assert!(dict(2));
         assert_eq!(read_all(&path, None).unwrap(), vec![b]);
+    }
+
+    /// Read `path` through the manifest checks; Err is the error's message.
+    fn read_checked(
+        path: &Path,
+        expect: FileExpect,
+    ) -> std::result::Result<Vec<RecordBatch>, String> {
+        let reader = open_reader(path, None, 1024, Some(expect)).map_err(|e| e.to_string())?;
+        reader.map(|b| b.map_err(|e| e.to_string())).collect()
+    }
+
+    /// Java's Parquet writer gives each page a CRC (so does pyarrow with
+    /// `write_page_checksum=True`, which wrote this file: 64 plain, uncompressed int64 values
+    /// 0x1122334455660000 + i). A flipped byte inside a value is caught by the page CRC.
+    #[test]
+    fn page_crcs_are_verified() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/page_crc.parquet");
+        let bytes = fs::read(&src).unwrap();
+        let expect = FileExpect {
+            size: bytes.len() as u64,
+            rows: 64,
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crc.parquet");
+        fs::write(&path, &bytes).unwrap();
+        let rows: usize = read_checked(&path, expect)
+            .unwrap()
+            .iter()
+            .map(|b| b.num_rows())
+            .sum();
+        assert_eq!(rows, 64);
+        let value = (0x1122334455660000i64 + 10).to_le_bytes();
+        let at = bytes.windows(8).position(|w| w == value).unwrap();
+        let mut flipped = bytes.clone();
+        flipped[at] ^= 0x01;
+        fs::write(&path, &flipped).unwrap();
+        let e = read_checked(&path, expect).unwrap_err();
+        assert!(
+            e.contains("crc.parquet") && e.contains("CRC checksum mismatch"),
+            "{e}"
+        );
+    }
+
+    /// A truncated, emptied or flipped data file: every read is a CorruptFile error naming the
+    /// file or the original rows, never a panic nor other rows; a cut anywhere is caught.
+    #[test]
+    fn damaged_files_are_corrupt_file_errors() {
+        let b = batch(3000);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.parquet");
+        let props = writer_properties("zstd", 1, &[]).unwrap();
+        let mut w = ParquetFileWriter::create(path.clone(), b.schema(), props).unwrap();
+        w.write(&b).unwrap();
+        let size = w.close().unwrap();
+        let expect = FileExpect { size, rows: 3000 };
+        let want = read_checked(&path, expect).unwrap();
+        let original = fs::read(&path).unwrap();
+        let reader = SerializedFileReader::new(File::open(&path).unwrap()).unwrap();
+        let footer_start = reader
+            .metadata()
+            .row_groups()
+            .iter()
+            .flat_map(|g| g.columns())
+            .map(|c| {
+                let (start, len) = c.byte_range();
+                start + len
+            })
+            .max()
+            .unwrap() as usize;
+        let (mut errors, mut same, mut changed) = (0, 0, vec![]);
+        let mut attempt = |label: String, content: &[u8], must_fail: bool| {
+            fs::write(&path, content).unwrap();
+            match read_checked(&path, expect) {
+                Err(e) => {
+                    assert!(
+                        e.contains("corrupt file") && e.contains("f.parquet"),
+                        "{label}: {e}"
+                    );
+                    errors += 1;
+                }
+                Ok(got) => {
+                    assert!(!must_fail, "{label}: read without an error");
+                    if got == want {
+                        same += 1;
+                    } else {
+                        changed.push(label);
+                    }
+                }
+            }
+        };
+        for keep in [
+            0,
+            1,
+            4,
+            8,
+            footer_start,
+            original.len() - 8,
+            original.len() - 1,
+        ] {
+            attempt(format!("cut at {keep}"), &original[..keep], true);
+        }
+        for at in (0..original.len()).step_by(5) {
+            let mut flipped = original.clone();
+            flipped[at] ^= 0xFF;
+            attempt(format!("flip at {at}"), &flipped, false);
+        }
+        // the footer: its own length and the magic fail outright; a flip in the thrift either
+        // fails to decode or changes what the rows do not depend on (statistics)
+        for at in footer_start..original.len() {
+            let mut flipped = original.clone();
+            flipped[at] ^= 0xFF;
+            fs::write(&path, &flipped).unwrap();
+            if let Ok(got) = read_checked(&path, expect) {
+                assert_eq!(got, want, "footer flip at {at}");
+            }
+        }
+        // the block checksums cover every page byte: no flip decodes to other rows
+        println!("{errors} errors, {same} original rows, changed: {changed:?}");
+        assert!(changed.is_empty(), "silently changed rows: {changed:?}");
+        assert!(errors > 0);
     }
 }

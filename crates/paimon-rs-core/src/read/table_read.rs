@@ -15,20 +15,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::Int8Type;
+use arrow_array::types::{Int32Type, Int64Type, Int8Type};
 use arrow_array::{new_null_array, ArrayRef, BooleanArray, RecordBatch};
 use arrow_cast::cast;
+use arrow_ord::ord::{make_comparator, DynComparator};
+use arrow_schema::SortOptions;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
-use parquet::arrow::arrow_reader::ParquetRecordBatchReader;
 use rayon::prelude::*;
+use std::cmp::Ordering;
 
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
-use crate::io::parquet::open_reader;
+use crate::io::parquet::{open_reader, DataFileReader, FileExpect};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
+use crate::spec::binary_row::{datum_from_arrow, deserialize_row};
+use crate::spec::datum::{compare_rows, Datum};
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -75,10 +79,26 @@ struct ColumnPlan {
     /// Column of `_VALUE_KIND` when retractions must be dropped here (raw primary-key reads;
     /// a merge drops them itself).
     drop_retract_at: Option<usize>,
+    /// What the decoded columns let us verify against the manifest (see [`FileCheck`]).
+    check: CheckPlan,
+}
+
+/// Decoded columns a file is verified by: the trimmed primary key (the first `key_types.len()`
+/// columns, merge reads only), `_SEQUENCE_NUMBER` and `_VALUE_KIND` (primary-key files).
+#[derive(Debug, Clone, Default)]
+struct CheckPlan {
+    key_types: Vec<DataType>,
+    seq_at: Option<usize>,
+    kind_at: Option<usize>,
 }
 
 impl ColumnPlan {
-    fn new(wanted: Vec<Wanted>, needed_at: Vec<usize>, drop_retract_at: Option<usize>) -> Self {
+    fn new(
+        wanted: Vec<Wanted>,
+        needed_at: Vec<usize>,
+        drop_retract_at: Option<usize>,
+        check: CheckPlan,
+    ) -> Self {
         let schema = Arc::new(Schema::new(
             wanted
                 .iter()
@@ -90,6 +110,7 @@ impl ColumnPlan {
             schema,
             needed_at,
             drop_retract_at,
+            check,
         }
     }
 }
@@ -245,11 +266,14 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 let mut iters: Vec<(u64, BatchIter)> = runs
                     .iter()
                     .map(|run| {
-                        let paths = run.iter().map(|f| file_path(&dir, f)).collect();
+                        let files = run
+                            .iter()
+                            .map(|f| (file_path(&dir, f), f.clone()))
+                            .collect();
                         let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
                         (
                             size,
-                            Box::new(FileChain::new(paths, plan.clone())) as BatchIter,
+                            Box::new(FileChain::new(files, plan.clone())) as BatchIter,
                         )
                     })
                     .collect();
@@ -265,8 +289,12 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
             }
         }))
     } else {
-        let paths = split.files.iter().map(|f| file_path(&dir, f)).collect();
-        Box::new(FileChain::new(paths, plan.clone()))
+        let files = split
+            .files
+            .iter()
+            .map(|f| (file_path(&dir, f), f.clone()))
+            .collect();
+        Box::new(FileChain::new(files, plan.clone()))
     };
     Ok(Box::new(batches.filter_map(move |b| match b {
         Ok(b) => match ctx.finish_batch(&b, &plan) {
@@ -360,7 +388,16 @@ impl ReadCtx {
             });
         }
         let drop_retract_at = if merge { None } else { kind_at };
-        Ok(ColumnPlan::new(wanted, needed_at, drop_retract_at))
+        let check = CheckPlan {
+            key_types: if merge {
+                self.table.schema.types_of(key_names)?
+            } else {
+                vec![]
+            },
+            seq_at: merge.then_some(key_names.len()),
+            kind_at,
+        };
+        Ok(ColumnPlan::new(wanted, needed_at, drop_retract_at, check))
     }
 
     /// Needed table columns of a decoded (merged) batch, value filter, projection. Raw
@@ -426,19 +463,47 @@ impl ReadCtx {
 }
 
 /// A sorted run (or a raw split): its files read one after the other, each opened only when the
-/// previous one is exhausted, decoded batch by batch.
+/// previous one is exhausted, decoded batch by batch, and verified against what the manifest
+/// records of it (see [`verify_batch`]).
 struct FileChain {
-    paths: VecDeque<PathBuf>,
-    cur: Option<(PathBuf, ParquetRecordBatchReader)>,
+    files: VecDeque<(PathBuf, DataFileMeta)>,
+    cur: Option<OpenFile>,
     plan: Arc<ColumnPlan>,
+    /// The run's last key so far (1-row arrays): the next key, in this file or in the next
+    /// file of the run, must be greater.
+    last_key: Option<Vec<ArrayRef>>,
+}
+
+struct OpenFile {
+    path: PathBuf,
+    meta: DataFileMeta,
+    reader: DataFileReader,
+    /// Rows decoded so far.
+    rows: u64,
 }
 
 impl FileChain {
-    fn new(paths: VecDeque<PathBuf>, plan: Arc<ColumnPlan>) -> Self {
+    fn new(files: VecDeque<(PathBuf, DataFileMeta)>, plan: Arc<ColumnPlan>) -> Self {
         FileChain {
-            paths,
+            files,
             cur: None,
             plan,
+            last_key: None,
+        }
+    }
+
+    /// The open file's next batch, conformed and verified; `None` at its end (verified too).
+    fn next_of_file(&mut self) -> Option<Result<RecordBatch>> {
+        let f = self.cur.as_mut()?;
+        match f.reader.next() {
+            Some(Ok(b)) => Some(conform(&f.path, &self.plan, b).and_then(|b| {
+                verify_batch(&self.plan.check, &mut self.last_key, f, &b)?;
+                Ok(b)
+            })),
+            Some(Err(e)) => Some(Err(e)),
+            None => verify_end(&self.plan.check, self.last_key.as_deref(), f)
+                .err()
+                .map(Err),
         }
     }
 }
@@ -449,29 +514,190 @@ impl Iterator for FileChain {
     fn next(&mut self) -> Option<Self::Item> {
         loop {
             if self.cur.is_none() {
-                let path = self.paths.pop_front()?;
+                let (path, meta) = self.files.pop_front()?;
                 let names: Vec<String> = self.plan.wanted.iter().map(|w| w.name.clone()).collect();
-                match open_reader(&path, Some(&names), READ_BATCH_ROWS) {
-                    Ok(r) => self.cur = Some((path, r)),
+                let expect = FileExpect {
+                    size: meta.file_size.max(0) as u64,
+                    rows: meta.row_count.max(0) as u64,
+                };
+                match open_reader(&path, Some(&names), READ_BATCH_ROWS, Some(expect)) {
+                    Ok(reader) => {
+                        self.cur = Some(OpenFile {
+                            path,
+                            meta,
+                            reader,
+                            rows: 0,
+                        })
+                    }
                     Err(e) => {
-                        self.paths.clear();
+                        self.files.clear();
                         return Some(Err(e));
                     }
                 }
             }
-            let (path, reader) = self.cur.as_mut()?;
-            match reader.next() {
-                Some(Ok(b)) => return Some(conform(path, &self.plan, b)),
+            match self.next_of_file() {
+                Some(Ok(b)) => return Some(Ok(b)),
                 Some(Err(e)) => {
-                    let e = Error::corrupt(path.as_path(), e.to_string());
                     self.cur = None;
-                    self.paths.clear();
+                    self.files.clear();
                     return Some(Err(e));
                 }
                 None => self.cur = None,
             }
         }
     }
+}
+
+/// Verify a decoded batch of `f` against its manifest entry, cheaply (one pass over columns
+/// already decoded, no extra I/O): `_VALUE_KIND` holds row kinds, `_SEQUENCE_NUMBER` lies in
+/// the file's recorded sequence range, and (merge reads, which decode the key) keys strictly
+/// increase within the file and across the files of its sorted run, the file's first key being
+/// its recorded `min_key`. A difference is a [`Error::CorruptFile`] naming the file and row.
+fn verify_batch(
+    check: &CheckPlan,
+    last_key: &mut Option<Vec<ArrayRef>>,
+    f: &mut OpenFile,
+    b: &RecordBatch,
+) -> Result<()> {
+    let first_row = f.rows;
+    f.rows += b.num_rows() as u64;
+    let n = b.num_rows();
+    if n == 0 {
+        return Ok(());
+    }
+    let corrupt = |msg: String| Error::corrupt(f.path.as_path(), msg);
+    if let Some(k) = check.kind_at {
+        let kinds = b.column(k).as_primitive::<Int8Type>().values();
+        if let Some(i) = kinds.iter().position(|&v| !(0..=3).contains(&v)) {
+            return Err(corrupt(format!(
+                "row {}: _VALUE_KIND {} is not a row kind",
+                first_row + i as u64,
+                kinds[i]
+            )));
+        }
+    }
+    if let Some(s) = check.seq_at {
+        let seq = b.column(s).as_primitive::<Int64Type>().values();
+        let (lo, hi) = (f.meta.min_sequence_number, f.meta.max_sequence_number);
+        let (min, max) = seq
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        if min < lo || max > hi {
+            let i = seq.iter().position(|v| !(lo..=hi).contains(v)).unwrap_or(0);
+            return Err(corrupt(format!(
+                "row {}: _SEQUENCE_NUMBER {} is outside the range the manifest records \
+                 [{lo}, {hi}]",
+                first_row + i as u64,
+                seq[i]
+            )));
+        }
+    }
+    let nk = check.key_types.len();
+    if nk == 0 {
+        return Ok(());
+    }
+    let keys = &b.columns()[..nk];
+    if first_row == 0 {
+        let first = key_datums(keys, 0, &check.key_types)?;
+        let min = deserialize_row(&check.key_types, &f.meta.min_key)?;
+        if compare_rows(&first, &min) != Ordering::Equal {
+            return Err(corrupt(format!(
+                "key range: the first key {first:?} is not the min_key {min:?} the manifest \
+                 records"
+            )));
+        }
+    }
+    if let Some(i) = first_unordered(last_key.as_deref(), keys)? {
+        let row = first_row + i as u64;
+        return Err(corrupt(if row == 0 {
+            "key order: the first key is not greater than the last key of the previous file \
+             of its sorted run"
+                .to_string()
+        } else {
+            format!("key order: the key at row {row} is not greater than the one before it")
+        }));
+    }
+    *last_key = Some(keys.iter().map(|c| c.slice(n - 1, 1)).collect());
+    Ok(())
+}
+
+/// At the end of file `f`: as many rows as the manifest records, and (merge reads) the last key
+/// being its recorded `max_key`.
+fn verify_end(check: &CheckPlan, last_key: Option<&[ArrayRef]>, f: &OpenFile) -> Result<()> {
+    let corrupt = |msg: String| Error::corrupt(f.path.as_path(), msg);
+    if f.rows != f.meta.row_count.max(0) as u64 {
+        return Err(corrupt(format!(
+            "row count: {} rows decoded, the manifest records {}",
+            f.rows, f.meta.row_count
+        )));
+    }
+    if let (false, Some(keys), true) = (check.key_types.is_empty(), last_key, f.rows > 0) {
+        let last = key_datums(keys, 0, &check.key_types)?;
+        let max = deserialize_row(&check.key_types, &f.meta.max_key)?;
+        if compare_rows(&last, &max) != Ordering::Equal {
+            return Err(corrupt(format!(
+                "key range: the last key {last:?} is not the max_key {max:?} the manifest records"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn key_datums(keys: &[ArrayRef], row: usize, types: &[DataType]) -> Result<Vec<Option<Datum>>> {
+    keys.iter()
+        .zip(types)
+        .map(|(c, t)| datum_from_arrow(c.as_ref(), row, t))
+        .collect()
+}
+
+/// The first row `i` whose key is not greater than the key before it (for row 0: than `prev`,
+/// the run's last key so far), in the order the merge compares keys (arrow-row order: numbers
+/// by value, floats by total order, strings and binaries by bytes).
+fn first_unordered(prev: Option<&[ArrayRef]>, keys: &[ArrayRef]) -> Result<Option<usize>> {
+    let opts = SortOptions::default();
+    if let Some(p) = prev {
+        let cmps = p
+            .iter()
+            .zip(keys)
+            .map(|(a, b)| make_comparator(a.as_ref(), b.as_ref(), opts))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        if lexicographic(&cmps, 0, 0) != Ordering::Less {
+            return Ok(Some(0));
+        }
+    }
+    let n = keys[0].len();
+    if let [k] = keys {
+        // the common single integer key: one vectorisable pass
+        if let (Some(a), 0) = (k.as_primitive_opt::<Int64Type>(), k.null_count()) {
+            return Ok(a
+                .values()
+                .windows(2)
+                .position(|w| w[0] >= w[1])
+                .map(|i| i + 1));
+        }
+        if let (Some(a), 0) = (k.as_primitive_opt::<Int32Type>(), k.null_count()) {
+            return Ok(a
+                .values()
+                .windows(2)
+                .position(|w| w[0] >= w[1])
+                .map(|i| i + 1));
+        }
+    }
+    let cmps = keys
+        .iter()
+        .map(|c| make_comparator(c.as_ref(), c.as_ref(), opts))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((1..n).find(|&i| lexicographic(&cmps, i - 1, i) != Ordering::Less))
+}
+
+fn lexicographic(cmps: &[DynComparator], a: usize, b: usize) -> Ordering {
+    for c in cmps {
+        match c(a, b) {
+            Ordering::Equal => continue,
+            o => return o,
+        }
+    }
+    Ordering::Equal
 }
 
 /// A decoded batch in the plan's columns and types; a missing value column (added by a later
@@ -513,6 +739,9 @@ mod tests {
     use super::*;
     use crate::io::parquet::{writer_properties, ParquetFileWriter};
     use crate::merge::reader::SortMergeReader;
+    use crate::spec::binary_row::serialize_row;
+    use crate::spec::manifest::SimpleStats;
+    use crate::spec::types::TypeKind;
     use arrow_array::types::Int64Type;
     use arrow_array::{Int64Array, Int8Array};
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -527,16 +756,26 @@ mod tests {
         ]))
     }
 
-    /// A data file of the given (sorted) keys; sequence numbers `seq0..`, value = key * 10.
-    fn write_file(path: &Path, keys: &[i64], seq0: i64) {
+    fn bigint() -> DataType {
+        DataType::new(TypeKind::BigInt).not_null()
+    }
+
+    /// A data file of the given keys; sequence numbers `seq0..`, value = key * 10; kinds
+    /// `kinds` (all +I if empty). Returns (path, what a manifest records of it).
+    fn write_kv(path: &Path, keys: &[i64], seq0: i64, kinds: &[i8]) -> (PathBuf, DataFileMeta) {
         let n = keys.len();
         let k = Arc::new(Int64Array::from(keys.to_vec())) as ArrayRef;
+        let kinds = if kinds.is_empty() {
+            vec![0i8; n]
+        } else {
+            kinds.to_vec()
+        };
         let b = RecordBatch::try_new(
             kv_schema(),
             vec![
                 k.clone(),
                 Arc::new(Int64Array::from_iter_values(seq0..seq0 + n as i64)),
-                Arc::new(Int8Array::from(vec![0i8; n])),
+                Arc::new(Int8Array::from(kinds)),
                 k,
                 Arc::new(Int64Array::from_iter_values(keys.iter().map(|x| x * 10))),
             ],
@@ -545,7 +784,37 @@ mod tests {
         let props = writer_properties("zstd", 1, &[]).unwrap();
         let mut w = ParquetFileWriter::create(path.to_path_buf(), kv_schema(), props).unwrap();
         w.write(&b).unwrap();
-        w.close().unwrap();
+        let size = w.close().unwrap();
+        let key = |k: i64| serialize_row(&[bigint()], &[Some(Datum::BigInt(k))]).unwrap();
+        let meta = DataFileMeta {
+            file_name: path.file_name().unwrap().to_string_lossy().into_owned(),
+            file_size: size as i64,
+            row_count: n as i64,
+            min_key: key(keys[0]),
+            max_key: key(keys[n - 1]),
+            key_stats: SimpleStats::empty(),
+            value_stats: SimpleStats::empty(),
+            min_sequence_number: seq0,
+            max_sequence_number: seq0 + n as i64 - 1,
+            schema_id: 0,
+            level: 0,
+            extra_files: vec![],
+            creation_time: None,
+            delete_row_count: None,
+            embedded_index: None,
+            file_source: None,
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: None,
+            write_cols: None,
+            write_cols_sequences: None,
+        };
+        (path.to_path_buf(), meta)
+    }
+
+    /// A data file of the given (sorted) keys; sequence numbers `seq0..`, value = key * 10.
+    fn write_file(path: &Path, keys: &[i64], seq0: i64) -> (PathBuf, DataFileMeta) {
+        write_kv(path, keys, seq0, &[])
     }
 
     /// The plan of a merge read of `_KEY_id, _SEQUENCE_NUMBER, _VALUE_KIND, v`.
@@ -564,6 +833,11 @@ mod tests {
             ],
             vec![0, 3],
             None,
+            CheckPlan {
+                key_types: vec![bigint()],
+                seq_at: Some(1),
+                kind_at: Some(2),
+            },
         ))
     }
 
@@ -602,9 +876,8 @@ mod tests {
                     .map(|i| ((f * PER_FILE + i) * K + r) as i64)
                     .collect();
                 let p = dir.path().join(format!("run{r}-file{f}.parquet"));
-                write_file(&p, &keys, seq);
+                paths.push_back(write_file(&p, &keys, seq));
                 seq += PER_FILE as i64;
-                paths.push_back(p);
             }
             let pulled = Arc::new(AtomicUsize::new(0));
             counters.push(pulled.clone());
@@ -653,8 +926,8 @@ mod tests {
     fn file_chain_opens_files_lazily() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a.parquet");
-        write_file(&a, &(0..40_000).collect::<Vec<_>>(), 0);
-        let missing = dir.path().join("missing.parquet");
+        let a = write_file(&a, &(0..40_000).collect::<Vec<_>>(), 0);
+        let missing = (dir.path().join("missing.parquet"), a.1.clone());
         let mut chain = FileChain::new(VecDeque::from(vec![a, missing]), plan());
         let mut rows = 0;
         for _ in 0..3 {
@@ -664,5 +937,141 @@ mod tests {
         let e = chain.next().unwrap().unwrap_err().to_string();
         assert!(e.contains("missing.parquet"), "{e}");
         assert!(chain.next().is_none());
+    }
+
+    /// Read a run of files through the checks: the rows, or the first error's message.
+    fn read_run(files: Vec<(PathBuf, DataFileMeta)>) -> std::result::Result<usize, String> {
+        let mut rows = 0;
+        for b in FileChain::new(files.into(), plan()) {
+            rows += b.map_err(|e| e.to_string())?.num_rows();
+        }
+        Ok(rows)
+    }
+
+    fn expect_corrupt(files: Vec<(PathBuf, DataFileMeta)>, file: &str, what: &str) {
+        let e = read_run(files).unwrap_err();
+        assert!(e.contains("corrupt file") && e.contains(file), "{e}");
+        assert!(e.contains(what), "{e}");
+    }
+
+    #[test]
+    fn a_file_that_matches_its_manifest_entry_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_file(&dir.path().join("a.parquet"), &[1, 5, 9], 0);
+        let b = write_file(&dir.path().join("b.parquet"), &[10, 20], 3);
+        assert_eq!(read_run(vec![a, b]), Ok(5));
+    }
+
+    #[test]
+    fn row_count_against_the_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, mut m) = write_file(&dir.path().join("a.parquet"), &[1, 2, 3], 0);
+        m.row_count = 4;
+        expect_corrupt(
+            vec![(p, m)],
+            "a.parquet",
+            "row count: the footer records 3 rows (3 in its row groups), the manifest 4",
+        );
+    }
+
+    #[test]
+    fn file_size_against_the_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, mut m) = write_file(&dir.path().join("a.parquet"), &[1, 2, 3], 0);
+        let real = m.file_size;
+        m.file_size += 1;
+        let want = format!("file is {real} bytes, the manifest records {}", real + 1);
+        expect_corrupt(vec![(p, m)], "a.parquet", &want);
+    }
+
+    #[test]
+    fn key_order_within_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = write_file(&dir.path().join("a.parquet"), &[1, 5, 4, 9], 0);
+        expect_corrupt(
+            vec![a],
+            "a.parquet",
+            "key order: the key at row 2 is not greater than the one before it",
+        );
+        // a repeated key is out of order too: a data file holds each key once
+        let b = write_file(&dir.path().join("b.parquet"), &[1, 5, 5, 9], 0);
+        expect_corrupt(vec![b], "b.parquet", "key at row 2");
+    }
+
+    #[test]
+    fn key_order_across_batches_and_files_of_a_run() {
+        let dir = tempfile::tempdir().unwrap();
+        // the break falls on the first row of the second decoded batch
+        let mut keys: Vec<i64> = (0..READ_BATCH_ROWS as i64 + 10).collect();
+        keys[READ_BATCH_ROWS] = 3;
+        let a = write_file(&dir.path().join("a.parquet"), &keys, 0);
+        let want = format!("key at row {READ_BATCH_ROWS} is not greater");
+        expect_corrupt(vec![a], "a.parquet", &want);
+        // files of a run overlap: the second file's first key is not past the first's last
+        let a = write_file(&dir.path().join("c.parquet"), &[1, 2, 3], 0);
+        let b = write_file(&dir.path().join("d.parquet"), &[3, 4], 3);
+        expect_corrupt(
+            vec![a, b],
+            "d.parquet",
+            "the first key is not greater than the last key of the previous file",
+        );
+    }
+
+    #[test]
+    fn composite_keys_are_checked_in_order() {
+        let k = |a: &[i32], b: &[&str]| -> Vec<ArrayRef> {
+            vec![
+                Arc::new(arrow_array::Int32Array::from(a.to_vec())),
+                Arc::new(arrow_array::StringArray::from(b.to_vec())),
+            ]
+        };
+        let ok = k(&[1, 1, 2], &["b", "c", "a"]);
+        assert_eq!(first_unordered(None, &ok).unwrap(), None);
+        let bad = k(&[1, 1, 2], &["b", "b", "a"]);
+        assert_eq!(first_unordered(None, &bad).unwrap(), Some(1));
+        let prev = k(&[1], &["c"]);
+        assert_eq!(first_unordered(Some(&prev), &ok).unwrap(), Some(0));
+        let prev = k(&[0], &["z"]);
+        assert_eq!(first_unordered(Some(&prev), &ok).unwrap(), None);
+    }
+
+    #[test]
+    fn key_range_against_the_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = |k: i64| serialize_row(&[bigint()], &[Some(Datum::BigInt(k))]).unwrap();
+        let (p, mut m) = write_file(&dir.path().join("a.parquet"), &[1, 2, 3], 0);
+        m.min_key = key(0);
+        expect_corrupt(
+            vec![(p.clone(), m.clone())],
+            "a.parquet",
+            "key range: the first key [Some(BigInt(1))] is not the min_key [Some(BigInt(0))]",
+        );
+        m.min_key = key(1);
+        m.max_key = key(4);
+        expect_corrupt(
+            vec![(p, m)],
+            "a.parquet",
+            "key range: the last key [Some(BigInt(3))] is not the max_key [Some(BigInt(4))]",
+        );
+    }
+
+    #[test]
+    fn sequence_numbers_and_row_kinds_against_the_manifest() {
+        let dir = tempfile::tempdir().unwrap();
+        let (p, mut m) = write_file(&dir.path().join("a.parquet"), &[1, 2, 3], 10);
+        m.max_sequence_number = 11;
+        expect_corrupt(
+            vec![(p, m)],
+            "a.parquet",
+            "row 2: _SEQUENCE_NUMBER 12 is outside the range the manifest records [10, 11]",
+        );
+        let b = write_kv(&dir.path().join("b.parquet"), &[1, 2, 3], 0, &[0, 3, 7]);
+        expect_corrupt(
+            vec![b],
+            "b.parquet",
+            "row 2: _VALUE_KIND 7 is not a row kind",
+        );
+        let c = write_kv(&dir.path().join("c.parquet"), &[1, 2, 3], 0, &[0, 1, 3]);
+        assert_eq!(read_run(vec![c]), Ok(3));
     }
 }
