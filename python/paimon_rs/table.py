@@ -9,6 +9,7 @@ import pyarrow as pa
 
 from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
 from paimon_rs.predicate import Predicate, PredicateBuilder
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
@@ -60,6 +61,17 @@ class Table:
 
     def latest_snapshot_id(self) -> Optional[int]:
         return self._core.latest_snapshot_id()
+
+    def remove_orphan_files(self, older_than: OlderThan = None, dry_run: bool = False) -> RemoveOrphanFilesResult:
+        """Remove files no snapshot, tag, changelog or branch references (crash leftovers:
+        uncommitted data files, manifests and manifest lists, temp files) that were last modified
+        before ``older_than`` (a ``datetime.timedelta`` back from now, a ``datetime``, or epoch
+        millis; default one day, as Paimon's ``RemoveOrphanFilesAction``), then the bucket and
+        partition directories left empty. Refuses with ``CorruptFileError``, deleting nothing, if
+        any referenced file is missing or unreadable. ``dry_run=True`` only lists. Returns a
+        ``paimon_rs.maintenance.RemoveOrphanFilesResult`` (``files``, ``bytes``,
+        ``directories``)."""
+        return remove_orphan_files(self._core, older_than, dry_run)
 
     def __repr__(self) -> str:
         return f"Table({self.identifier!r})"

@@ -11,7 +11,7 @@ use paimon_rs_core::read::split::Split as CoreSplit;
 use paimon_rs_core::read::table_read::TableRead as CoreRead;
 use paimon_rs_core::spec::binary_row::datum_from_arrow;
 use paimon_rs_core::spec::bucket::compute_buckets;
-use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::table::{orphan, FileStoreTable};
 use paimon_rs_core::write::table_write::table_arrow_schema;
 use paimon_rs_core::write::TableWrite as CoreWrite;
 use paimon_rs_core::Error;
@@ -31,6 +31,9 @@ impl Table {
         Table { inner }
     }
 }
+
+/// Removed files with their sizes, and removed directories.
+type RemovedOrphans = (Vec<(String, u64)>, Vec<String>);
 
 fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
     m.lock()
@@ -141,6 +144,26 @@ impl Table {
 
     fn latest_snapshot_id(&self) -> PyResult<Option<i64>> {
         self.inner.snapshot_manager().latest_id().py_err()
+    }
+
+    /// Remove orphan files last modified before `older_than_millis` (epoch millis); returns the
+    /// removed files with their sizes and the removed empty directories (what would be removed,
+    /// with `dry_run`).
+    #[pyo3(signature = (older_than_millis, dry_run=false))]
+    fn remove_orphan_files(
+        &self,
+        py: Python<'_>,
+        older_than_millis: i64,
+        dry_run: bool,
+    ) -> PyResult<RemovedOrphans> {
+        let r = py
+            .detach(|| orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run))
+            .py_err()?;
+        let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
+        Ok((
+            r.files.iter().map(|f| (path(&f.path), f.bytes)).collect(),
+            r.directories.iter().map(|d| path(d)).collect(),
+        ))
     }
 }
 

@@ -35,12 +35,19 @@ pub fn remove_file_if_exists(path: &Path) -> Result<()> {
     }
 }
 
+/// `read_dir`, or None if `dir` does not exist.
+pub fn read_dir_if_exists(dir: &Path) -> Result<Option<fs::ReadDir>> {
+    match fs::read_dir(dir) {
+        Ok(rd) => Ok(Some(rd)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(Error::io(dir, e)),
+    }
+}
+
 /// File names in `dir` (not recursive); empty if `dir` does not exist.
 pub fn list_names(dir: &Path) -> Result<Vec<String>> {
-    let rd = match fs::read_dir(dir) {
-        Ok(rd) => rd,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(Error::io(dir, e)),
+    let Some(rd) = read_dir_if_exists(dir)? else {
+        return Ok(vec![]);
     };
     let mut out = vec![];
     for entry in rd {
@@ -58,12 +65,27 @@ fn temp_path_for(path: &Path) -> PathBuf {
     path.with_file_name(tmp)
 }
 
+/// Create the new file `path`, and its directory if missing. If the directory vanishes between
+/// the two (`remove_orphan_files` removes empty bucket and partition directories), it is created
+/// again, once.
+pub fn create_new_file(path: &Path) -> Result<File> {
+    let open = || OpenOptions::new().write(true).create_new(true).open(path);
+    if let Some(parent) = path.parent() {
+        mkdirs(parent)?;
+    }
+    match open() {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = path.parent() {
+                mkdirs(parent)?;
+            }
+            open().map_err(|e| Error::io(path, e))
+        }
+        r => r.map_err(|e| Error::io(path, e)),
+    }
+}
+
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
-    let mut f = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| Error::io(path, e))?;
+    let mut f = create_new_file(path)?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
     f.sync_all().map_err(|e| Error::io(path, e))
 }

@@ -144,7 +144,7 @@ impl ParquetFileWriter {
             .unwrap_or("data")
             .to_string();
         let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4()));
-        let f = File::create(&tmp).map_err(|e| Error::io(&tmp, e))?;
+        let f = super::create_new_file(&tmp)?;
         let writer =
             ArrowWriter::try_new(ChecksumWriter::new(f), schema, Some(props)).map_err(|e| {
                 Error::Parquet {

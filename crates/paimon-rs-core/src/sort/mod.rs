@@ -16,10 +16,13 @@ use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 use arrow_schema::SchemaRef;
-use tempfile::{NamedTempFile, TempDir};
+use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
+
+pub mod spill_dir;
+use spill_dir::SpillDir;
 
 /// Settings of the spilling write buffer.
 #[derive(Debug, Clone)]
@@ -115,7 +118,7 @@ fn pins_larger_buffer(data: &ArrayData) -> bool {
 /// with the Spiller). Shared by the writer's buckets, so the disk cap is per writer.
 pub struct Spiller {
     opts: SpillOptions,
-    dir: OnceLock<TempDir>,
+    dir: OnceLock<SpillDir>,
     disk_bytes: AtomicU64,
 }
 
@@ -149,11 +152,8 @@ impl Spiller {
         if let Some(d) = self.dir.get() {
             return Ok(d.path());
         }
-        crate::io::mkdirs(&self.opts.base_dir)?;
-        let d = tempfile::Builder::new()
-            .prefix("paimon-rs-spill-")
-            .tempdir_in(&self.opts.base_dir)
-            .map_err(|e| Error::io(&self.opts.base_dir, e))?;
+        // named after this process and locked; dead writers' directories are swept
+        let d = SpillDir::create(&self.opts.base_dir)?;
         // if another thread won the race, its directory is used and ours is removed
         let _ = self.dir.set(d);
         self.dir

@@ -1,0 +1,802 @@
+//! Remove orphan files: what crashed writers and lost commit races leave in a table directory
+//! (paimon-behaviour.md; Java's `OrphanFilesClean` / `LocalOrphanFilesClean`).
+//!
+//! A file is an orphan when no snapshot, tag or changelog of the table or of any branch
+//! references it and it is older than a limit (1 day by default, as Java's
+//! `RemoveOrphanFilesAction`), so that files of a commit in flight are never taken.
+//!
+//! Safety rules, stricter than Java's:
+//! - the referenced set is built from *every* snapshot, tag and changelog file of the main table
+//!   and of every branch; a snapshot, manifest list, manifest, index manifest or statistics file
+//!   that is referenced but missing or unreadable makes the whole clean refuse with
+//!   [`Error::CorruptFile`] before anything is deleted (never delete on a partial view; Java
+//!   skips such snapshots);
+//! - a gap in the snapshot ids, a `LATEST` or `EARLIEST` hint beyond the newest snapshot, hints
+//!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint (snapshots
+//!   lost rather than expired), or manifest lists without any snapshot, tag or changelog are
+//!   refused the same way;
+//! - only files in `manifest/` (manifests, manifest lists, index manifests, temp files) and in
+//!   partition / bucket directories (data, changelog and sidecar files, temp files), plus temp
+//!   files of crashed atomic writes in `snapshot/`, `schema/`, `tag/` and `changelog/`, are
+//!   candidates. Snapshot, tag, schema, changelog and hint files themselves are never candidates,
+//!   nor is anything in `index/` or `statistics/`, nor anything outside the table directory
+//!   (symbolic links are neither followed nor removed);
+//! - referenced data files are matched by name (names are unique: they carry a UUID), so a file
+//!   referenced from any partition or bucket protects every file of that name.
+//!
+//! Candidates are listed before the referenced files are collected, so a commit that lands while
+//! the clean runs either is seen, or only references files younger than the limit.
+
+use std::collections::HashSet;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::UNIX_EPOCH;
+
+use crate::error::{Error, Result};
+use crate::spec::manifest::{read_manifest_entries, read_manifest_list};
+use crate::spec::snapshot::Snapshot;
+use crate::table::FileStoreTable;
+
+/// Java's default limit: files younger than one day are never removed.
+pub const DEFAULT_OLDER_THAN_MILLIS: i64 = 24 * 60 * 60 * 1000;
+
+/// One removed (or, in a dry run, removable) file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrphanFile {
+    pub path: PathBuf,
+    pub bytes: u64,
+}
+
+/// What [`remove_orphan_files`] removed (or would remove, in a dry run).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OrphanCleanResult {
+    pub files: Vec<OrphanFile>,
+    /// Empty bucket and partition directories removed after their files.
+    pub directories: Vec<PathBuf>,
+}
+
+impl OrphanCleanResult {
+    /// Total size of the removed files.
+    pub fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.bytes).sum()
+    }
+}
+
+/// Which referenced set a candidate is checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Area {
+    /// `manifest/`: manifests, manifest lists, index manifests.
+    Meta,
+    /// Bucket directories: data, changelog and sidecar files.
+    Data,
+    /// Temp files of interrupted atomic writes (`.<name>.<uuid>.tmp`): never referenced.
+    Temp,
+}
+
+struct Candidate {
+    path: PathBuf,
+    name: String,
+    bytes: u64,
+    area: Area,
+    /// Index of its bucket directory in [`Listing::dirs`].
+    dir: Option<usize>,
+}
+
+/// A partition or bucket directory seen while listing.
+struct DataDir {
+    path: PathBuf,
+    /// Last modified before the limit: nothing was added or removed in it recently.
+    old: bool,
+    /// Entries of any kind it held when listed.
+    entries: usize,
+    parent: Option<usize>,
+}
+
+#[derive(Default)]
+struct Listing {
+    candidates: Vec<Candidate>,
+    /// Parents before children.
+    dirs: Vec<DataDir>,
+    /// Whether `manifest/` holds any manifest list, of any age.
+    has_manifest_lists: bool,
+}
+
+fn is_temp_name(name: &str) -> bool {
+    name.starts_with('.') && name.ends_with(".tmp")
+}
+
+fn mtime_millis(md: &fs::Metadata) -> Option<i64> {
+    let t = md.modified().ok()?;
+    let d = t.duration_since(UNIX_EPOCH).ok()?;
+    i64::try_from(d.as_millis()).ok()
+}
+
+/// Entries of `dir` with their metadata (not following symbolic links); empty if it is missing.
+fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>> {
+    let Some(rd) = crate::io::read_dir_if_exists(dir)? else {
+        return Ok(vec![]);
+    };
+    let mut out = vec![];
+    for entry in rd {
+        let entry = entry.map_err(|e| Error::io(dir, e))?;
+        let path = entry.path();
+        let md = match fs::symlink_metadata(&path) {
+            Ok(md) => md,
+            // removed since it was listed (a concurrent writer's temp file)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let name = entry.file_name().to_string_lossy().into_owned();
+        out.push((name, path, md));
+    }
+    Ok(out)
+}
+
+struct Cleaner<'a> {
+    table: &'a FileStoreTable,
+    older_than_millis: i64,
+}
+
+impl Cleaner<'_> {
+    fn old_enough(&self, md: &fs::Metadata) -> bool {
+        mtime_millis(md).is_some_and(|m| m < self.older_than_millis)
+    }
+
+    fn candidate(&self, path: PathBuf, name: String, md: &fs::Metadata, area: Area) -> Candidate {
+        Candidate {
+            path,
+            name,
+            bytes: md.len(),
+            area,
+            dir: None,
+        }
+    }
+
+    fn list(&self) -> Result<Listing> {
+        let root = &self.table.path;
+        let mut l = Listing::default();
+        for (name, path, md) in entries(&root.join("manifest"))? {
+            if !md.is_file() {
+                continue;
+            }
+            if name.starts_with("manifest-list-") {
+                l.has_manifest_lists = true;
+            }
+            let area = if is_temp_name(&name) {
+                Area::Temp
+            } else if name.starts_with("manifest-") || name.starts_with("index-manifest-") {
+                Area::Meta
+            } else {
+                continue;
+            };
+            if self.old_enough(&md) {
+                l.candidates.push(self.candidate(path, name, &md, area));
+            }
+        }
+        for meta_root in self.metadata_roots()? {
+            for sub in ["snapshot", "schema", "tag", "changelog"] {
+                for (name, path, md) in entries(&meta_root.join(sub))? {
+                    if md.is_file() && is_temp_name(&name) && self.old_enough(&md) {
+                        l.candidates
+                            .push(self.candidate(path, name, &md, Area::Temp));
+                    }
+                }
+            }
+        }
+        self.list_data_dirs(root, self.table.partition_keys().len(), None, &mut l)?;
+        Ok(l)
+    }
+
+    /// Partition directories (`key=value`) down `levels` levels, then `bucket-<n>` directories
+    /// and their files, as Java's `listFileDirs`.
+    fn list_data_dirs(
+        &self,
+        dir: &Path,
+        levels: usize,
+        parent: Option<usize>,
+        l: &mut Listing,
+    ) -> Result<()> {
+        for (name, path, md) in entries(dir)? {
+            if !md.is_dir() {
+                continue;
+            }
+            let is_bucket = levels == 0 && name.starts_with("bucket-");
+            if !(is_bucket || (levels > 0 && name.contains('='))) {
+                continue;
+            }
+            let inner = entries(&path)?;
+            let idx = l.dirs.len();
+            l.dirs.push(DataDir {
+                path: path.clone(),
+                old: self.old_enough(&md),
+                entries: inner.len(),
+                parent,
+            });
+            if !is_bucket {
+                self.list_data_dirs(&path, levels - 1, Some(idx), l)?;
+                continue;
+            }
+            for (fname, fpath, fmd) in inner {
+                if fmd.is_file() && self.old_enough(&fmd) {
+                    let area = if is_temp_name(&fname) {
+                        Area::Temp
+                    } else {
+                        Area::Data
+                    };
+                    let mut c = self.candidate(fpath, fname, &fmd, area);
+                    c.dir = Some(idx);
+                    l.candidates.push(c);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The table directory and every branch directory (`branch/branch-<name>`): each has its own
+    /// snapshots, tags, changelogs and schemas; all share `manifest/` and the data directories.
+    fn metadata_roots(&self) -> Result<Vec<PathBuf>> {
+        let mut roots = vec![self.table.path.clone()];
+        for (name, path, md) in entries(&self.table.path.join("branch"))? {
+            if md.is_dir() && name.starts_with("branch-") {
+                roots.push(path);
+            }
+        }
+        Ok(roots)
+    }
+
+    /// Every snapshot-like file (snapshots, tags, changelogs) of every branch, all read; any
+    /// failure refuses the clean.
+    fn all_snapshots(&self) -> Result<Vec<(PathBuf, Snapshot)>> {
+        let mut out = vec![];
+        for root in self.metadata_roots()? {
+            if crate::table::snapshot_manager::latest_schema(&root)?.is_none() {
+                return Err(Error::corrupt(
+                    root.join("schema"),
+                    "a branch without any schema; refusing to remove orphan files",
+                ));
+            }
+            out.extend(snapshots_of(&root)?);
+            for sub in ["tag", "changelog"] {
+                let prefix = format!("{sub}-");
+                for (name, path, md) in entries(&root.join(sub))? {
+                    if name.starts_with(&prefix) && !is_temp_name(&name) {
+                        if !md.is_file() {
+                            return Err(Error::corrupt(&path, "not a regular file"));
+                        }
+                        let s = read_snapshot_file(&path)?;
+                        out.push((path, s));
+                    }
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Names of every file the snapshots reference: (files in `manifest/`, data files).
+    fn referenced(
+        &self,
+        snapshots: &[(PathBuf, Snapshot)],
+    ) -> Result<(HashSet<String>, HashSet<String>)> {
+        let manifest_dir = self.table.manifest_dir();
+        let mut meta: HashSet<String> = HashSet::new();
+        let mut manifests: Vec<(String, PathBuf)> = vec![];
+        for (from, s) in snapshots {
+            let lists = [
+                Some(&s.base_manifest_list),
+                Some(&s.delta_manifest_list),
+                s.changelog_manifest_list.as_ref(),
+            ];
+            for list in lists.into_iter().flatten() {
+                if !meta.insert(list.clone()) {
+                    continue;
+                }
+                let p = manifest_dir.join(list);
+                for m in read_manifest_list(&read_referenced(&p, from)?, &p)? {
+                    if meta.insert(m.file_name.clone()) {
+                        manifests.push((m.file_name, p.clone()));
+                    }
+                }
+            }
+            if let Some(index) = &s.index_manifest {
+                // index files live in index/, which is never cleaned; the manifest must exist
+                let p = manifest_dir.join(index);
+                require_exists(&p, from)?;
+                meta.insert(index.clone());
+            }
+            if let Some(stats) = &s.statistics {
+                require_exists(&self.table.path.join("statistics").join(stats), from)?;
+                meta.insert(stats.clone());
+            }
+        }
+        let mut data: HashSet<String> = HashSet::new();
+        for (name, list) in manifests {
+            let p = manifest_dir.join(&name);
+            for e in read_manifest_entries(&read_referenced(&p, &list)?, &p)? {
+                data.extend(e.file.extra_files);
+                data.insert(e.file.file_name);
+            }
+        }
+        Ok((meta, data))
+    }
+}
+
+/// Snapshots of one branch, refusing gaps and hints that name snapshots which are gone.
+fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
+    let dir = root.join("snapshot");
+    let mut ids = vec![];
+    for (name, path, md) in entries(&dir)? {
+        let Some(id) = name.strip_prefix("snapshot-") else {
+            continue;
+        };
+        let id = id
+            .parse::<i64>()
+            .map_err(|_| Error::corrupt(&path, "a snapshot file whose id is not a number"))?;
+        if !md.is_file() {
+            return Err(Error::corrupt(&path, "not a regular file"));
+        }
+        ids.push(id);
+    }
+    ids.sort_unstable();
+    for w in ids.windows(2) {
+        if w[1] != w[0] + 1 {
+            return Err(Error::corrupt(
+                dir.join(format!("snapshot-{}", w[0] + 1)),
+                format!(
+                    "snapshot missing between {} and {}; refusing to remove orphan files",
+                    w[0], w[1]
+                ),
+            ));
+        }
+    }
+    let mut has_earliest = false;
+    for hint in ["LATEST", "EARLIEST"] {
+        let p = dir.join(hint);
+        let text = match fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::corrupt(&p, format!("unreadable hint: {e}"))),
+        };
+        let named: i64 = text
+            .trim()
+            .parse()
+            .map_err(|_| Error::corrupt(&p, format!("hint is not a snapshot id: {text:?}")))?;
+        // EARLIEST may trail behind an expiry that deleted snapshots first; LATEST may trail
+        // behind a commit that created its snapshot first. A hint ahead of every snapshot, or
+        // a hint without snapshots, means snapshots are gone.
+        if ids.last().is_none_or(|&max| named > max) {
+            return Err(Error::corrupt(
+                dir.join(format!("snapshot-{named}")),
+                format!(
+                    "{hint} names a snapshot that does not exist; refusing to remove orphan files"
+                ),
+            ));
+        }
+        has_earliest |= hint == "EARLIEST";
+    }
+    // snapshots before the first are only gone legitimately if an expiry recorded it
+    if let Some(&min) = ids.first() {
+        if min > 1 && !has_earliest {
+            return Err(Error::corrupt(
+                dir.join(format!("snapshot-{}", min - 1)),
+                format!(
+                    "the first snapshot is {min} but no EARLIEST hint records an expiry of the \
+                     earlier ones; refusing to remove orphan files"
+                ),
+            ));
+        }
+    }
+    ids.into_iter()
+        .map(|id| {
+            let p = dir.join(format!("snapshot-{id}"));
+            read_snapshot_file(&p).map(|s| (p, s))
+        })
+        .collect()
+}
+
+fn read_snapshot_file(path: &Path) -> Result<Snapshot> {
+    let bytes = fs::read(path).map_err(|e| {
+        Error::corrupt(
+            path,
+            format!("unreadable ({e}); refusing to remove orphan files"),
+        )
+    })?;
+    serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(path, e.to_string()))
+}
+
+/// Read a file that `from` references: missing or unreadable is corruption, never "unused".
+fn read_referenced(path: &Path, from: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| {
+        Error::corrupt(
+            path,
+            format!(
+                "referenced by {} but unreadable ({e}); refusing to remove orphan files",
+                from.display()
+            ),
+        )
+    })
+}
+
+fn require_exists(path: &Path, from: &Path) -> Result<()> {
+    match fs::metadata(path) {
+        Ok(md) if md.is_file() => Ok(()),
+        Ok(_) => Err(Error::corrupt(
+            path,
+            format!("referenced by {} but not a file", from.display()),
+        )),
+        Err(e) => Err(Error::corrupt(
+            path,
+            format!(
+                "referenced by {} but unreadable ({e}); refusing to remove orphan files",
+                from.display()
+            ),
+        )),
+    }
+}
+
+/// Remove the orphan files of `table` last modified before `older_than_millis` (epoch millis),
+/// then the bucket and partition directories this leaves empty. With `dry_run`, nothing is
+/// deleted and the result lists what would be. See the module documentation for what is never
+/// touched and when the clean refuses.
+pub fn remove_orphan_files(
+    table: &FileStoreTable,
+    older_than_millis: i64,
+    dry_run: bool,
+) -> Result<OrphanCleanResult> {
+    let now = chrono::Utc::now().timestamp_millis();
+    if older_than_millis > now {
+        return Err(Error::invalid(format!(
+            "remove_orphan_files: older_than ({older_than_millis} ms) must not be in the future: \
+             files of writes in flight would be removed"
+        ))
+        .with_table(&table.name));
+    }
+    let c = Cleaner {
+        table,
+        older_than_millis,
+    };
+    // list first, then read the snapshots: a commit landing in between is either seen or
+    // references only files younger than the limit
+    let listing = c.list()?;
+    let snapshots = c.all_snapshots()?;
+    if snapshots.is_empty() && listing.has_manifest_lists {
+        return Err(Error::corrupt(
+            table.path.join("snapshot"),
+            "manifest lists exist but no snapshot, tag or changelog references them (snapshots \
+             lost?); refusing to remove orphan files",
+        ));
+    }
+    let (meta, data) = c.referenced(&snapshots)?;
+    let mut result = OrphanCleanResult::default();
+    let mut removed_in = vec![0usize; listing.dirs.len()];
+    for cand in listing.candidates {
+        let used = match cand.area {
+            Area::Meta => meta.contains(&cand.name),
+            Area::Data => data.contains(&cand.name),
+            Area::Temp => false,
+        };
+        if used {
+            continue;
+        }
+        if !dry_run {
+            match fs::remove_file(&cand.path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(Error::io(&cand.path, e)),
+            }
+        }
+        if let Some(d) = cand.dir {
+            removed_in[d] += 1;
+        }
+        result.files.push(OrphanFile {
+            path: cand.path,
+            bytes: cand.bytes,
+        });
+    }
+    // children come after their parents: walk backwards so a partition directory counts the
+    // bucket directories removed from it
+    for (i, dir) in listing.dirs.iter().enumerate().rev() {
+        if !dir.old || removed_in[i] != dir.entries {
+            continue;
+        }
+        // remove_dir refuses a directory that is not empty: a file a writer has just added keeps
+        // it; a failure only leaves an empty directory behind
+        if dry_run || fs::remove_dir(&dir.path).is_ok() {
+            result.directories.push(dir.path.clone());
+            if let Some(p) = dir.parent {
+                removed_in[p] += 1;
+            }
+        }
+    }
+    Ok(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use crate::commit::FileStoreCommit;
+    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::write::TableWrite;
+
+    /// Table `db.t`: key (`dt` STRING, `k` BIGINT), value `v` STRING, one bucket;
+    /// partitioned by `dt` if asked.
+    fn table(dir: &Path, partitioned: bool) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("dt", DataType::Utf8, false),
+            Field::new("k", DataType::Int64, false),
+            Field::new("v", DataType::Utf8, true),
+        ]);
+        let part = if partitioned {
+            vec!["dt".into()]
+        } else {
+            vec![]
+        };
+        let opts = [("bucket".to_string(), "1".to_string())].into();
+        let s =
+            NewTableSchema::from_arrow(&schema, part, vec!["dt".into(), "k".into()], opts, None)
+                .unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    fn batch(dt: &str, ks: &[i64]) -> RecordBatch {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("dt", DataType::Utf8, false),
+            Field::new("k", DataType::Int64, false),
+            Field::new("v", DataType::Utf8, true),
+        ]));
+        RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(vec![dt; ks.len()])),
+                Arc::new(Int64Array::from(ks.to_vec())),
+                Arc::new(StringArray::from(vec!["x"; ks.len()])),
+            ],
+        )
+        .unwrap()
+    }
+
+    fn prepare(t: &FileStoreTable, dt: &str, ks: &[i64]) -> Vec<crate::commit::CommitMessage> {
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&batch(dt, ks)).unwrap();
+        w.prepare_commit().unwrap()
+    }
+
+    fn commit(t: &FileStoreTable, dt: &str, ks: &[i64]) {
+        let msgs = prepare(t, dt, ks);
+        FileStoreCommit::new(t.clone(), "u".into())
+            .commit(&msgs, i64::MAX, None)
+            .unwrap();
+    }
+
+    fn all_files(dir: &Path) -> Vec<PathBuf> {
+        let mut out = vec![];
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                out.extend(all_files(&p));
+            } else {
+                out.push(p);
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Age every file and directory under `dir` by two days.
+    fn age(dir: &Path) {
+        let old = SystemTime::now() - Duration::from_secs(2 * 86_400);
+        for e in fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                age(&p);
+            }
+            let f = fs::File::options().read(true).open(&p).unwrap();
+            f.set_modified(old).unwrap();
+        }
+    }
+
+    fn default_limit() -> i64 {
+        chrono::Utc::now().timestamp_millis() - DEFAULT_OLDER_THAN_MILLIS
+    }
+
+    #[test]
+    fn removes_uncommitted_files_and_keeps_referenced_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        commit(&t, "a", &[1, 2]);
+        commit(&t, "a", &[3]);
+        let referenced = all_files(&t.path);
+        // a writer killed after prepare_commit: data files in a new partition, nothing else
+        let _orphans = prepare(&t, "b", &[7, 8]);
+        // a commit killed after writing its manifest and manifest lists
+        fs::write(t.manifest_dir().join("manifest-dead-0"), b"x").unwrap();
+        fs::write(t.manifest_dir().join("manifest-list-dead-0"), b"x").unwrap();
+        fs::write(t.path.join("snapshot").join(".snapshot-3.u.tmp"), b"x").unwrap();
+        age(&t.path);
+        let all = all_files(&t.path);
+        assert!(all.len() > referenced.len() + 3);
+
+        let dry = remove_orphan_files(&t, default_limit(), true).unwrap();
+        assert_eq!(all_files(&t.path), all, "a dry run deletes nothing");
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert_eq!(dry, res);
+        assert_eq!(all_files(&t.path), referenced);
+        assert_eq!(res.files.len(), all.len() - referenced.len());
+        assert!(res.bytes() > 0);
+        // the partition of the uncommitted write is gone with its bucket directory
+        assert!(!t.path.join("dt=b").exists());
+        assert_eq!(res.directories.len(), 2);
+        // idempotent
+        assert_eq!(
+            remove_orphan_files(&t, default_limit(), false).unwrap(),
+            Default::default()
+        );
+    }
+
+    #[test]
+    fn young_files_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        commit(&t, "a", &[1]);
+        let _orphans = prepare(&t, "a", &[2]);
+        let before = all_files(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(res.files.is_empty());
+        assert_eq!(all_files(&t.path), before);
+        // a limit in the future is refused
+        let future = chrono::Utc::now().timestamp_millis() + 60_000;
+        assert!(matches!(
+            remove_orphan_files(&t, future, false),
+            Err(Error::InvalidArgument { .. })
+        ));
+    }
+
+    #[test]
+    fn files_of_tags_old_snapshots_and_branches_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        commit(&t, "a", &[1]);
+        // overwrite: snapshot 2 deletes snapshot 1's file, which only snapshot 1 references
+        let msgs = prepare(&t, "a", &[2]);
+        FileStoreCommit::new(t.clone(), "u".into())
+            .commit(&msgs, i64::MAX, Some(&vec![]))
+            .unwrap();
+        // a tag of snapshot 1, then snapshot 1 expired: only the tag references its files
+        let s1 = t.path.join("snapshot").join("snapshot-1");
+        fs::create_dir_all(t.path.join("tag")).unwrap();
+        fs::copy(&s1, t.path.join("tag").join("tag-v1")).unwrap();
+        fs::remove_file(&s1).unwrap();
+        fs::write(t.path.join("snapshot").join("EARLIEST"), "2").unwrap();
+        let referenced = all_files(&t.path);
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(res.files.is_empty(), "{res:?}");
+        assert_eq!(all_files(&t.path), referenced);
+
+        // a branch whose snapshot alone references a file
+        let branch = t.path.join("branch").join("branch-b");
+        fs::create_dir_all(branch.join("snapshot")).unwrap();
+        fs::create_dir_all(branch.join("schema")).unwrap();
+        fs::copy(
+            t.path.join("schema").join("schema-0"),
+            branch.join("schema").join("schema-0"),
+        )
+        .unwrap();
+        fs::rename(
+            t.path.join("tag").join("tag-v1"),
+            branch.join("snapshot").join("snapshot-1"),
+        )
+        .unwrap();
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(res.files.is_empty(), "{res:?}");
+    }
+
+    #[test]
+    fn refuses_on_a_partial_view() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        commit(&t, "a", &[1]);
+        commit(&t, "a", &[2]);
+        commit(&t, "a", &[3]);
+        let _orphans = prepare(&t, "a", &[4]);
+        age(&t.path);
+        let snap = t.snapshot_manager().snapshot(2).unwrap();
+        let before = all_files(&t.path);
+        let refused = |t: &FileStoreTable| {
+            let r = remove_orphan_files(t, default_limit(), false);
+            assert!(matches!(r, Err(Error::CorruptFile { .. })), "{r:?}");
+            assert_eq!(all_files(&t.path).len(), before.len(), "nothing deleted");
+        };
+        let hide = |p: PathBuf| {
+            let aside = p.with_extension("aside");
+            fs::rename(&p, &aside).unwrap();
+            (p, aside)
+        };
+        let mf = t.manifest_dir();
+        let first_manifest = read_manifest_list(
+            &fs::read(mf.join(&snap.delta_manifest_list)).unwrap(),
+            Path::new("x"),
+        )
+        .unwrap()[0]
+            .file_name
+            .clone();
+        for p in [
+            mf.join(&snap.delta_manifest_list),
+            mf.join(&first_manifest),
+            t.path.join("snapshot").join("snapshot-2"),
+            t.path.join("snapshot").join("snapshot-1"),
+        ] {
+            let (p, aside) = hide(p);
+            refused(&t);
+            fs::rename(aside, p).unwrap();
+        }
+        // an unreadable (not decodable) manifest list
+        let p = mf.join(&snap.base_manifest_list);
+        let bytes = fs::read(&p).unwrap();
+        fs::write(&p, b"garbage").unwrap();
+        let r = remove_orphan_files(&t, default_limit(), false);
+        assert!(matches!(r, Err(Error::CorruptFile { .. })), "{r:?}");
+        fs::write(&p, bytes).unwrap();
+        // LATEST ahead of every snapshot
+        fs::write(t.path.join("snapshot").join("LATEST"), "9").unwrap();
+        let r = remove_orphan_files(&t, default_limit(), false);
+        assert!(matches!(r, Err(Error::CorruptFile { .. })), "{r:?}");
+        fs::write(t.path.join("snapshot").join("LATEST"), "3").unwrap();
+        assert_eq!(all_files(&t.path), before);
+        // all fine again: only the uncommitted file goes
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert_eq!(res.files.len(), 1);
+    }
+
+    #[test]
+    fn manifests_without_snapshots_are_refused_data_files_alone_are_orphans() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        // first write killed before its commit: data files only
+        let _orphans = prepare(&t, "a", &[1]);
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert_eq!(res.files.len(), 1);
+        // manifest lists but no snapshot at all: snapshots may have been lost
+        fs::create_dir_all(t.manifest_dir()).unwrap();
+        fs::write(t.manifest_dir().join("manifest-list-x-0"), b"x").unwrap();
+        age(&t.path);
+        let r = remove_orphan_files(&t, default_limit(), false);
+        assert!(matches!(r, Err(Error::CorruptFile { .. })), "{r:?}");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn never_follows_symlinks_out_of_the_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        commit(&t, "a", &[1]);
+        let outside = dir.path().join("outside");
+        fs::create_dir_all(outside.join("bucket-0")).unwrap();
+        fs::write(outside.join("bucket-0").join("data-x.parquet"), b"x").unwrap();
+        std::os::unix::fs::symlink(&outside, t.path.join("dt=z")).unwrap();
+        std::os::unix::fs::symlink(
+            outside.join("bucket-0").join("data-x.parquet"),
+            t.path
+                .join("dt=a")
+                .join("bucket-0")
+                .join("data-link.parquet"),
+        )
+        .unwrap();
+        age(&outside);
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(res.files.is_empty(), "{res:?}");
+        assert!(outside.join("bucket-0").join("data-x.parquet").exists());
+    }
+}
