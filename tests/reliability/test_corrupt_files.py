@@ -158,9 +158,9 @@ def check_kind(tmp_path: Any, kind: str, flips: int, corrupt_class: bool = False
 
 
 KINDS = {
-    "snapshot (latest)": "needs branch readsafe (missing snapshot is corruption, item 6)",
+    "snapshot (latest)": None,
     "snapshot (older)": None,
-    "every snapshot file": "needs branch readsafe (hints naming missing snapshots are corruption, item 6)",
+    "every snapshot file": None,
     "LATEST hint": None,
     "EARLIEST hint": None,
     "schema": None,
@@ -183,8 +183,6 @@ def test_damaged_file(tmp_path, kind):
     figure(f"damaged {kind}", **check_kind(tmp_path, kind, flips))
 
 
-@pytest.mark.xfail(strict=True, reason="needs the item 11 fix (CorruptFileError, not PaimonIOError, for damaged "
-                                      "schema JSON and missing manifests)")
 @pytest.mark.parametrize("kind", ["schema", "manifest list (base)", "manifest"])
 def test_damaged_file_error_class(tmp_path, kind):
     check_kind(tmp_path, kind, 6, corrupt_class=True)

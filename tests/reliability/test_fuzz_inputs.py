@@ -48,7 +48,6 @@ def test_fuzzed_inputs(tmp_path):
     figure("fuzzed inputs", **fuzz(tmp_path, 400, seed=9, with_inputs_fixes=False))
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch inputs (invalid UTF-8 / offsets, widenings, 0-row schema checks)")
 def test_fuzzed_inputs_needing_input_checks(tmp_path):
     figure("fuzzed inputs (input checks)", **fuzz(tmp_path, 400, seed=9, with_inputs_fixes=True))
 
@@ -61,7 +60,6 @@ def test_fuzzed_inputs_long(tmp_path):
 
 
 @pytest.mark.long
-@pytest.mark.xfail(strict=True, reason="needs branch inputs (invalid UTF-8 / offsets, widenings, 0-row schema checks)")
 def test_fuzzed_inputs_needing_input_checks_long(tmp_path):
     n = env_int("PAIMON_RS_RELIABILITY_FUZZ_CASES", 5000)
     figure("fuzzed inputs, input checks (long)", **fuzz(tmp_path, n, seed=env_int("PAIMON_RS_RELIABILITY_SEED", 99),

@@ -28,7 +28,6 @@ from paimon_rs import CommitConflictError, DuplicateCommitError, StaleCommitMess
 from rel_helpers import create_table, env_int, figure, read_table, run_worker, snapshot_ids
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
-NEEDS_COMMIT = pytest.mark.xfail(strict=True, reason="needs branch commit (idempotent commits, items 1-3)")
 ROUNDS = 10
 
 
@@ -106,7 +105,6 @@ def check_duplicates(tmp_path: Any, rounds: int) -> Dict[str, Any]:
     return {"rounds": rounds, "duplicates refused or answered idempotently": refused, "failures": 0}
 
 
-@NEEDS_COMMIT
 def test_duplicate_commits_refused(tmp_path):
     figure("idempotent: same messages twice", **check_duplicates(tmp_path, ROUNDS))
 
@@ -131,7 +129,6 @@ def check_identifier(tmp_path: Any, rounds: int) -> Dict[str, Any]:
     return {"rounds": rounds, "retries landed once": landed_once, "failures": 0}
 
 
-@NEEDS_COMMIT
 def test_commit_identifier_retry_lands_once(tmp_path):
     figure("idempotent: commit identifier retry", **check_identifier(tmp_path, ROUNDS))
 
@@ -162,13 +159,11 @@ def check_conflict_retry(tmp_path: Any, rounds: int) -> Dict[str, Any]:
             "failures": 0}
 
 
-@NEEDS_COMMIT
 def test_retry_after_conflict(tmp_path):
     figure("idempotent: retry after CommitConflictError", **check_conflict_retry(tmp_path, ROUNDS))
 
 
 @pytest.mark.long
-@NEEDS_COMMIT
 def test_idempotent_long(tmp_path):
     n = env_int("PAIMON_RS_RELIABILITY_RETRY_ROUNDS", 100)
     for d in "dic":

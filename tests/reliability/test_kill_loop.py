@@ -224,7 +224,6 @@ def test_kill_leftovers_reclaimed(tmp_path):
            failures=0)
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch readsafe (scan.snapshot-id honoured)")
 def test_kill_loop_every_snapshot(tmp_path):
     """After kills, each acknowledged snapshot, read by time travel, holds exactly the batches
     committed up to it: no snapshot is partial, none shows a later batch."""

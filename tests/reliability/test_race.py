@@ -107,7 +107,6 @@ def check_shared(tmp_path: Any, commits: int) -> Dict[str, Any]:
             "hidden_keys": 0, "failures": 0}
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch commit (concurrent-writer conflict detection, issue #9 item 9)")
 def test_race_shared_keys(tmp_path):
     figure("4-process race, shared keys (25/process)", **check_shared(tmp_path, 25))
 
@@ -118,7 +117,6 @@ def test_race_distinct_keys_long(tmp_path):
 
 
 @pytest.mark.long
-@pytest.mark.xfail(strict=True, reason="needs branch commit (concurrent-writer conflict detection, issue #9 item 9)")
 def test_race_shared_keys_long(tmp_path):
     n = env_int("PAIMON_RS_RELIABILITY_RACE_COMMITS", 200)
     figure(f"4-process race, shared keys ({n}/process)", **check_shared(tmp_path, n))

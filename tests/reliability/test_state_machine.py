@@ -209,13 +209,10 @@ def test_state_machine():
     figure("state machine", **run(TableMachine, 25, 20))
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch commit (duplicate commits refused, abort of committed messages, "
-                                      "dynamic partition overwrite)")
 def test_state_machine_retry():
     figure("state machine + retry", **run(RetryMachine, 25, 20))
 
 
-@pytest.mark.xfail(strict=True, reason="needs branch readsafe (scan.snapshot-id honoured)")
 def test_state_machine_time_travel():
     figure("state machine + time travel", **run(TimeTravelMachine, 25, 20))
 
@@ -226,7 +223,6 @@ def test_state_machine_long():
 
 
 @pytest.mark.long
-@pytest.mark.xfail(strict=True, reason="needs branches commit and readsafe")
 def test_state_machine_all_long():
     class All(TableMachine):
         RETRY = True
