@@ -1045,8 +1045,13 @@ pub fn merge_entries_keep_deletes(
     for entry in entries {
         match (entry.kind, index.entry(entry.identifier())) {
             (FileKind::Add, Entry::Occupied(_)) => {
-                return Err(Error::invalid(format!(
-                    "trying to add file {} (partition {}, bucket {}, level {}) which is already added",
+                // The manifests themselves are inconsistent (a commit referenced one data file
+                // twice): the table's metadata is corrupt, not the caller's argument.
+                return Err(Error::corrupt(
+                    &entry.file.file_name,
+                    format!(
+                    "trying to add file {} (partition {}, bucket {}, level {}) which is already added: \
+                     the table's manifests reference this data file twice",
                     entry.file.file_name,
                     hex(&entry.partition),
                     entry.bucket,
@@ -1766,6 +1771,7 @@ mod tests {
         // Adding a live identity again is an error naming the file.
         let err = merge_entries(vec![add("a", 0), add("b", 0), add("a", 0)]).unwrap_err();
         assert!(err.to_string().contains("trying to add file a "), "{err}");
+        assert!(matches!(err, Error::CorruptFile { .. }), "{err}");
         assert!(merge_entries(vec![add("a", 0), del("a", 0), add("a", 0)]).is_ok());
     }
 
