@@ -203,6 +203,20 @@ impl FileStoreCommit {
         commit_identifier: i64,
         overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
+        // Compaction results need DELETE entries for the inputs and a COMPACT snapshot; until
+        // compaction lands (#11) such messages are refused, never committed as plain adds.
+        if let Some(m) = messages
+            .iter()
+            .find(|m| !m.compact_before.is_empty() || !m.compact_after.is_empty())
+        {
+            return Err(Error::unsupported(format!(
+                "a commit message of bucket {} carries compaction results ({} files before, {} \
+                 after), which paimon_rs cannot commit yet",
+                m.bucket,
+                m.compact_before.len(),
+                m.compact_after.len()
+            )));
+        }
         let kind = if overwrite.is_some() {
             CommitKind::Overwrite
         } else {

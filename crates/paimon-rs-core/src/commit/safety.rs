@@ -602,6 +602,18 @@ mod tests {
     }
 
     #[test]
+    fn compaction_results_are_refused_until_compaction_lands() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        let mut msgs = written(&t, &[rows(1, 0..10)]);
+        msgs[0].compact_after = msgs[0].new_files.clone();
+        let e = commit(&t, &msgs).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("compaction results"), "{e}");
+        assert_eq!(t.snapshot_manager().latest_id().unwrap(), None);
+    }
+
+    #[test]
     fn messages_committed_then_overwritten_are_refused() {
         // the files are no longer live, but the delta of the snapshot that added them is read
         let dir = tempfile::tempdir().unwrap();
