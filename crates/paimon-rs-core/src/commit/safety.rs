@@ -247,19 +247,7 @@ impl FileStoreCommit {
                 Err(e) => return Err(e),
             }
         }
-        let tag_dir = self.table().path.join("tag");
-        if tag_dir.is_dir() {
-            for name in io::list_names(&tag_dir)? {
-                if !name.starts_with("tag-") {
-                    continue;
-                }
-                let p = tag_dir.join(&name);
-                let text = io::read_to_string(&p)?;
-                out.push(
-                    serde_json::from_str(&text).map_err(|e| Error::corrupt(&p, e.to_string()))?,
-                );
-            }
-        }
+        out.extend(sm.tags()?.into_iter().map(|(_, s)| s));
         Ok(out)
     }
 

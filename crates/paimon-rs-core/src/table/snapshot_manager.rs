@@ -285,6 +285,23 @@ impl SnapshotManager {
         }
     }
 
+    /// Every tag of the table, by name (`tag/tag-<name>`), in name order.
+    pub fn tags(&self) -> Result<Vec<(String, Snapshot)>> {
+        let dir = self.table.join("tag");
+        if !dir.is_dir() {
+            return Ok(vec![]);
+        }
+        let mut names: Vec<String> = io::list_names(&dir)?
+            .into_iter()
+            .filter_map(|n| n.strip_prefix("tag-").map(str::to_string))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| self.tag(&n).map(|s| (n, s)))
+            .collect()
+    }
+
     /// The newest snapshot committed at or before `millis`; None if there is no snapshot or
     /// the earliest one is newer (Java's `earlierOrEqualTimeMills`: a binary search over
     /// earliest..=latest, whose snapshots are ordered by commit time).
