@@ -435,10 +435,10 @@ impl TableWrite {
             let filter = if everything {
                 None
             } else {
-                crate::read::scan::partitions_filter(&self.table, missing.clone())?
+                crate::table::live::partitions_filter(&self.table, missing.clone())?
             };
             let entries =
-                crate::read::scan::live_entries_filtered(&self.table, snap, filter.as_ref())?;
+                crate::table::live::live_entries_filtered(&self.table, snap, filter.as_ref())?;
             // only once the read succeeded: a failed read leaves what is known intact
             if everything {
                 self.restored.max_seq.clear();
