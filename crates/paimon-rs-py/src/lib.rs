@@ -19,6 +19,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableCommit>()?;
     m.add_class::<table::CommitMessage>()?;
     m.add_class::<table::Split>()?;
+    m.add_class::<table::DataFileMeta>()?;
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
