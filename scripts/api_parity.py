@@ -101,8 +101,9 @@ def load_reasons(path: Path = REASONS) -> Dict[str, str]:
     return reasons
 
 
-def compare() -> Tuple[Dict[str, Any], Dict[str, Any]]:
-    out = subprocess.run([_pypaimon_python(), __file__, "--dump", "pypaimon"], capture_output=True,
+def compare(pypaimon_python: str = "") -> Tuple[Dict[str, Any], Dict[str, Any]]:
+    out = subprocess.run([pypaimon_python or _pypaimon_python(), __file__, "--dump", "pypaimon"],
+                         capture_output=True,
                          text=True, check=True, env={**os.environ, "PYTHONWARNINGS": "ignore"})
     return json.loads(out.stdout), dump("paimon_rs")
 
@@ -148,11 +149,12 @@ def main() -> None:
     ap.add_argument("--dump", metavar="MODULE")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--pypaimon-python", default="", help="interpreter of the pypaimon venv")
     args = ap.parse_args()
     if args.dump:
         print(json.dumps(dump(args.dump)))
         return
-    ref, ours = compare()
+    ref, ours = compare(args.pypaimon_python)
     md, missing = table(ref, ours, load_reasons())
     if args.out:
         args.out.write_text(md)
