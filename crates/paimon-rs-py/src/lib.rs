@@ -4,6 +4,7 @@
 mod catalog;
 mod compaction;
 mod errors;
+mod logbridge;
 mod predicate;
 mod table;
 
@@ -12,6 +13,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    logbridge::init(m.py());
+    m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;

@@ -192,7 +192,8 @@ impl TableWrite {
         let schema = reader.schema();
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| -> Result<(), Error> {
+        crate::logbridge::flush(py);
+        let r = py.detach(|| -> Result<(), Error> {
             // Check every batch before buffering any, so a bad batch leaves nothing behind.
             let mut batches: Vec<RecordBatch> = reader
                 .collect::<Result<_, ArrowError>>()
@@ -202,8 +203,9 @@ impl TableWrite {
                 batches.push(RecordBatch::new_empty(schema));
             }
             write_all(w, &batches)
-        })
-        .py_err()
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     /// Write one record batch (any object with `__arrow_c_array__`).
@@ -211,13 +213,19 @@ impl TableWrite {
         let batch = RecordBatch::from_pyarrow_bound(data)?;
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| write_all(w, &[batch])).py_err()
+        crate::logbridge::flush(py);
+        let r = py.detach(|| write_all(w, &[batch]));
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     fn prepare_commit(&self, py: Python<'_>) -> PyResult<Vec<CommitMessage>> {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        let msgs = py.detach(|| w.prepare_commit()).py_err()?;
+        crate::logbridge::flush(py);
+        let msgs = py.detach(|| w.prepare_commit());
+        crate::logbridge::flush(py);
+        let msgs = msgs.py_err()?;
         Ok(msgs
             .into_iter()
             .map(|m| CommitMessage { inner: m })
@@ -370,8 +378,10 @@ impl TableCommit {
             (None, false) => None,
         };
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode))
-            .py_err()
+        crate::logbridge::flush(py);
+        let r = py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode));
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     /// Delete the messages' data files that no snapshot or tag references; returns the paths
