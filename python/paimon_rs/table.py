@@ -22,6 +22,7 @@ from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
 from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
+from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import DataField, TableSchema
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
@@ -287,7 +288,16 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> BatchTableWrite:
-        return BatchTableWrite(self.table)
+        w = BatchTableWrite(self.table)
+        w._progress = getattr(self, "_progress", None)
+        return w
+
+    def with_progress(self, callback: Optional[ProgressCallback]) -> BatchWriteBuilder:
+        """Call ``callback(paimon_rs.progress.Progress)`` as the writes of this builder go:
+        after each ``write_*`` call (rows and bytes handed over) and at ``prepare_commit`` (data
+        files written). ``paimon_rs.progress.TqdmProgress()`` shows a tqdm bar."""
+        self._progress = callback
+        return self
 
     def new_commit(self) -> BatchTableCommit:
         return BatchTableCommit(self.table, self.commit_user, self.static_partition,
@@ -329,6 +339,8 @@ class BatchTableWrite:
         self._prepared = False
         self._rows: List[Dict[str, Any]] = []
         self._write_cols: Optional[List[str]] = None
+        self._progress: Optional[ProgressCallback] = None
+        self._done = (0, 0)  # rows, bytes handed over (progress)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -352,6 +364,18 @@ class BatchTableWrite:
             raise TypeError(
                 f"write_arrow expects an Arrow table or stream, got {type(data).__name__}"
             )
+        self._report_written(data)
+
+    def _report_written(self, data: Any) -> None:
+        if self._progress is None:
+            return
+        rows, nbytes = self._done
+        # row and byte counts where the object tells them (pyarrow, polars); streams: unknown
+        rows += int(getattr(data, "num_rows", None) or getattr(data, "height", 0) or 0)
+        size = getattr(data, "nbytes", None)
+        nbytes += int(size if isinstance(size, int) else 0)
+        self._done = (rows, nbytes)
+        self._progress(Progress("write", rows, nbytes, 0))
 
     def write_arrow_batch(self, batch: Any) -> None:
         """Write one pyarrow RecordBatch (or any ``__arrow_c_array__`` exporter)."""
@@ -373,14 +397,20 @@ class BatchTableWrite:
                 data = pa.Table.from_pandas(df, preserve_index=False)
         else:
             data = pa.Table.from_pandas(df, preserve_index=False)
-        self._core.write_stream(self._fill_left_out(data))
+        data = self._fill_left_out(data)
+        self._core.write_stream(data)
+        self._report_written(data)
 
     def prepare_commit(self) -> List[CommitMessage]:
         """Write the buffered rows as data files; returns the messages to commit."""
         self._check_open()
         self._flush_rows()
         self._prepared = True
-        return self._core.prepare_commit()
+        messages = self._core.prepare_commit()
+        if self._progress is not None:
+            files = sum(len(m.file_names) for m in messages)
+            self._progress(Progress("prepare_commit", self._done[0], self._done[1], files, done=True))
+        return messages
 
     # --- pypaimon 2.1.0 names ---
 
@@ -734,6 +764,7 @@ class TableRead:
         filt = predicate.to_core(table.arrow_schema) if predicate else None
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
+        self._progress: Optional[ProgressCallback] = None
 
     @property
     def schema(self) -> pa.Schema:
@@ -761,7 +792,10 @@ class TableRead:
         if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int)
                                         or parallelism < 1):
             raise InvalidArgumentError(f"parallelism must be an int >= 1, got {parallelism!r}")
-        t = self._core.read(list(splits), parallelism).read_all()
+        if self._progress is not None:
+            t = self._read_with_progress(list(splits), parallelism)
+        else:
+            t = self._core.read(list(splits), parallelism).read_all()
         if self._limit is not None:
             t = t.slice(0, self._limit)
         return t
@@ -772,6 +806,26 @@ class TableRead:
         column into float), strings as ``object``, and times keep microseconds (``time64[us]``
         as ``datetime.time``)."""
         return _arrow_to_pandas(self.to_arrow(splits, parallelism=parallelism))
+
+    def _read_with_progress(self, splits: List[Split], parallelism: Optional[int]) -> pa.Table:
+        """``to_arrow`` in chunks of as many splits as read at once, reporting after each."""
+        assert self._progress is not None
+        step = parallelism or os.cpu_count() or 1
+        total_rows = sum(s.row_count for s in splits)
+        total_files = sum(len(s.file_paths) for s in splits)
+        parts, rows, nbytes, files = [], 0, 0, 0
+        for i in range(0, len(splits), step):
+            chunk = splits[i:i + step]
+            part = self._core.read(chunk, parallelism).read_all()
+            parts.append(part)
+            rows, nbytes = rows + part.num_rows, nbytes + part.nbytes
+            files += sum(len(s.file_paths) for s in chunk)
+            self._progress(Progress("read", rows, nbytes, files, total_rows, total_files,
+                                    done=i + step >= len(splits)))
+        if not parts:
+            self._progress(Progress("read", 0, 0, 0, 0, 0, done=True))
+            return self.schema.empty_table()
+        return pa.concat_tables(parts)
 
     # --- pypaimon 2.1.0 names, and the other engines ---
 
@@ -874,7 +928,9 @@ class ReadBuilder:
         return scan
 
     def new_read(self) -> TableRead:
-        return TableRead(self.table, self._projection, self._combined_filter(), self._limit)
+        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit)
+        r._progress = getattr(self, "_progress", None)
+        return r
 
     # --- pypaimon 2.1.0 names ---
 
@@ -893,6 +949,14 @@ class ReadBuilder:
     def with_read_type(self, read_type: Sequence[Any]) -> ReadBuilder:
         """Read these fields (``DataField``s, pyarrow fields or names), as a projection."""
         return self.with_projection([getattr(f, "name", f) for f in read_type])
+
+    def with_progress(self, callback: Optional[ProgressCallback]) -> ReadBuilder:
+        """Reads of this builder call ``callback(paimon_rs.progress.Progress)`` as ``to_arrow``
+        / ``to_pandas`` / ``to_polars`` / ``to_duckdb`` go: rows, bytes and files read of the
+        total (``paimon_rs.progress.TqdmProgress()`` shows a tqdm bar). The splits are then read
+        in chunks of ``parallelism`` (default: one per core) so that progress can be reported."""
+        self._progress = callback
+        return self
 
     def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> ReadBuilder:
         """Scans of this builder plan only this worker's splits (``TableScan.with_shard``)."""
