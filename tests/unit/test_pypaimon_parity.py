@@ -413,3 +413,13 @@ def test_descriptive_options_never_block_a_write(catalog):
                                        "partition.expiration-time": "7 d"})
     write(t, rows(0, 2))
     assert read(t).num_rows == 2
+
+
+def test_to_iterator_and_batch_reader(catalog):
+    t = append_table(catalog)
+    write(t, rows(0, 3))
+    rb = t.new_read_builder().with_limit(2)
+    splits = rb.new_scan().plan().splits()
+    got = list(rb.new_read().to_iterator(splits))
+    assert len(got) == 2 and all(set(r) == {"id", "s"} for r in got)
+    assert rb.new_read().to_arrow_batch_reader(splits).read_all().num_rows == 2
