@@ -801,10 +801,11 @@ class TableRead:
         return t
 
     def to_pandas(self, splits: List[Split], parallelism: Optional[int] = None) -> Any:
-        """Read into a pandas DataFrame. Integer and boolean columns come back as pandas'
-        nullable dtypes (``Int64``, ``boolean``; NULL stays ``<NA>`` instead of turning the
-        column into float), strings as ``object``, and times keep microseconds (``time64[us]``
-        as ``datetime.time``)."""
+        """Read into a pandas DataFrame, as ``to_arrow(...).to_pandas()`` (pypaimon's), except
+        that integer and boolean columns holding NULLs come back as pandas nullable dtypes
+        (``Int64``, ``boolean``: NULL stays ``<NA>``, large integers stay exact) instead of
+        float64 / object. TIME columns come back as ``datetime.time`` (milliseconds, what
+        Paimon stores)."""
         return _arrow_to_pandas(self.to_arrow(splits, parallelism=parallelism))
 
     def _read_with_progress(self, splits: List[Split], parallelism: Optional[int]) -> pa.Table:
@@ -877,21 +878,21 @@ def _optional_import(module: str, method: str) -> Any:
         raise ImportError(f"{method} needs the '{module}' package: pip install {module}") from e
 
 
-# pyarrow integer/bool types -> pandas nullable extension dtypes (pandas imported lazily)
-_PANDAS_NULLABLE = {
-    "int8": "Int8", "int16": "Int16", "int32": "Int32", "int64": "Int64",
-    "uint8": "UInt8", "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64",
-    "bool": "boolean",
-}
-
-
 def _arrow_to_pandas(table: pa.Table) -> Any:
+    """``table.to_pandas()`` (as pypaimon), except integer and boolean columns holding NULLs:
+    those become pandas nullable dtypes (``Int64``, ``boolean``) instead of float64 / object,
+    which would round integers above 2**53 and turn NULL into NaN."""
     import pandas as pd
 
-    dtypes = {getattr(pa, k)() if k != "bool" else pa.bool_(): getattr(pd, v + "Dtype")()
-              for k, v in _PANDAS_NULLABLE.items() if k != "bool"}
-    dtypes[pa.bool_()] = pd.BooleanDtype()
-    return table.to_pandas(types_mapper=dtypes.get)
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    df = table.to_pandas()
+    for name in table.column_names:
+        col = table.column(name)
+        if col.null_count and col.type in nullable:
+            df[name] = col.to_pandas(types_mapper=nullable.get).values
+    return df
 
 
 class ReadBuilder:

@@ -268,14 +268,18 @@ def test_with_partition_filter_and_read_type(catalog, pk_table):
 
 def test_to_pandas_nullable_ints_and_time(catalog):
     import datetime
-    schema = pa.schema([("i", pa.int32()), ("b", pa.bool_()), ("t", pa.time64("us"))])
+    schema = pa.schema([("i", pa.int32()), ("b", pa.bool_()), ("t", pa.time64("us")), ("big", pa.int64()),
+                        ("full", pa.int64())])
     catalog.create_table("db.n", Schema.from_pyarrow_schema(schema), False)
     t = catalog.get_table("db.n")
     write(t, pa.table({"i": pa.array([1, None], pa.int32()), "b": [True, None],
-                       "t": pa.array([1_500_000, 2_000], pa.time64("us"))}))
+                       "t": pa.array([1_500_000, 2_000], pa.time64("us")),
+                       "big": [2**53 + 1, None], "full": [1, 2]}))
     df = read_pandas(t)
     assert str(df["i"].dtype) == "Int32" and df["i"].isna().tolist() == [False, True]
     assert str(df["b"].dtype) == "boolean"
+    assert df["big"][0] == 2**53 + 1  # float64 would round it
+    assert str(df["full"].dtype) == "int64"  # no NULLs: numpy dtype, as pypaimon
     assert df["t"].tolist() == [datetime.time(0, 0, 1, 500_000), datetime.time(0, 0, 0, 2_000)]
 
 
