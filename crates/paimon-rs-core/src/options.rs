@@ -56,6 +56,11 @@ const SUPPORTED: &[&str] = &[
     "path",
 ];
 
+/// Options that only describe the table to people and other tools (catalog metadata, the
+/// partition-expiry policy other engines run): stored, never change what this engine writes or
+/// reads, so they never block a write.
+const DESCRIPTIVE: &[&str] = &["owner", "partition.expiration-"];
+
 /// Prefixes of per-field options (`fields.<f>.aggregate-function`, `fields.<g>.sequence-group`,
 /// ...); validated in detail by `MergeEngine::from_table`.
 const FIELD_PREFIX: &str = "fields.";
@@ -220,6 +225,34 @@ pub struct CoreOptions {
     pub compaction_max_file_num: usize,
     /// Where a batch scan starts (`scan.mode`, `scan.snapshot-id`, ...); writers ignore it.
     pub scan: crate::scan_options::ScanStart,
+}
+
+/// The known option closest to a misspelt `key`: at most 2 edits away (1 for short keys).
+fn did_you_mean(key: &str) -> Option<&'static str> {
+    let max = if key.len() <= 6 { 1 } else { 2 };
+    SUPPORTED
+        .iter()
+        .chain(crate::scan_options::STARTING_KEYS)
+        .chain(&["scan.mode"])
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= max)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over bytes (option keys are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn bad(key: &str, value: &str, expect: &str) -> Error {
@@ -582,10 +615,14 @@ impl CoreOptions {
                 let known = SUPPORTED.contains(&key.as_str())
                     || crate::scan_options::is_scan_option(key)
                     || key.starts_with(FIELD_PREFIX)
-                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p));
+                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p))
+                    || DESCRIPTIVE.iter().any(|p| key.starts_with(p));
                 if !known {
+                    let hint = did_you_mean(key)
+                        .map(|k| format!(" (did you mean '{k}'?)"))
+                        .unwrap_or_default();
                     return Err(Error::unsupported(format!(
-                        "table option '{key}' is not implemented by paimon_rs"
+                        "table option '{key}' is not implemented by paimon_rs{hint}"
                     )));
                 }
             }
@@ -774,5 +811,39 @@ mod tests {
             let e = CoreOptions::new(&opts(&[(k, v)]), true).unwrap_err();
             assert!(e.to_string().contains(k), "{e}");
         }
+    }
+
+    #[test]
+    fn misspelt_option_names_the_one_meant() {
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engin", "x")]), true).unwrap();
+        let msg = o.check_supported(true, true).unwrap_err().to_string();
+        assert!(msg.contains("did you mean 'merge-engine'"), "{msg}");
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("scan.snapshotid", "1")]), true);
+        let msg = o
+            .unwrap()
+            .check_supported(true, true)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("did you mean 'scan.snapshot-id'"), "{msg}");
+        // nothing close: no guess
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        let msg = o.check_supported(true, true).unwrap_err().to_string();
+        assert!(!msg.contains("did you mean"), "{msg}");
+    }
+
+    #[test]
+    fn descriptive_options_never_block_a_write() {
+        let o = CoreOptions::new(
+            &opts(&[
+                ("bucket", "2"),
+                ("owner", "data-team"),
+                ("comment", "orders"),
+                ("partition.expiration-time", "7 d"),
+                ("partition.expiration-check-interval", "1 h"),
+            ]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
     }
 }

@@ -269,6 +269,7 @@ impl FileStoreCommit {
         };
         let sm = self.table.snapshot_manager();
         let o = &self.table.options;
+        let started = std::time::Instant::now();
         let base_id = sm.latest_id()?;
         let mut wait = o.commit_min_retry_wait_ms.max(1);
         let mut written: Vec<PathBuf> = vec![];
@@ -386,15 +387,44 @@ impl FileStoreCommit {
                     writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
                 };
                 if sm.try_commit(&snapshot)? {
+                    log::info!(
+                        target: "paimon_rs.commit",
+                        "{}: committed snapshot {id} ({kind:?}, {} files added, {} deleted, {added} \
+                         rows added)",
+                        self.table.name,
+                        delta.iter().filter(|e| e.kind == FileKind::Add).count(),
+                        delta.iter().filter(|e| e.kind == FileKind::Delete).count(),
+                    );
+                    log::debug!(
+                        target: "paimon_rs.commit",
+                        "{}: commit of snapshot {id} took {} ms ({} attempt(s))",
+                        self.table.name,
+                        started.elapsed().as_millis(),
+                        attempt + 1
+                    );
                     return Ok(Some(id));
                 }
                 // Lost the race: drop this attempt's metadata files and retry.
+                log::info!(
+                    target: "paimon_rs.commit",
+                    "{}: snapshot {id} was taken by a concurrent commit; retrying in {wait} ms \
+                     (attempt {} of {})",
+                    self.table.name,
+                    attempt + 1,
+                    o.commit_max_retries + 1
+                );
                 for p in written.drain(..) {
                     let _ = std::fs::remove_file(p);
                 }
                 std::thread::sleep(Duration::from_millis(wait));
                 wait = (wait * 2).min(o.commit_max_retry_wait_ms.max(1));
             }
+            log::warn!(
+                target: "paimon_rs.commit",
+                "{}: commit gave up after {} attempts",
+                self.table.name,
+                o.commit_max_retries + 1
+            );
             Err(Error::CommitConflict {
                 table: self.table.name.clone(),
                 message: format!(

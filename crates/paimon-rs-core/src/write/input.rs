@@ -106,6 +106,9 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
              convert to {target} without loss; cast the column first"
         )));
     }
+    if let (ArrowType::Time64(unit), TypeKind::Time(_)) = (src, &target.kind) {
+        check_whole_millis(name, col, unit)?;
+    }
     let opts = CastOptions {
         safe: false,
         ..Default::default()
@@ -118,6 +121,41 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
             "column '{name}': cannot convert {src} to {target}{row}: {e}"
         ))
     })
+}
+
+/// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse
+/// a value with sub-millisecond digits instead of dropping them.
+fn check_whole_millis(name: &str, col: &ArrayRef, unit: &arrow_schema::TimeUnit) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Time64MicrosecondType, Time64NanosecondType};
+    fn first_bad<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
+        a: &arrow_array::PrimitiveArray<T>,
+        per_ms: i64,
+    ) -> Option<(usize, i64)> {
+        (0..a.len())
+            .filter(|&i| a.is_valid(i))
+            .map(|i| (i, a.value(i)))
+            .find(|(_, v)| v % per_ms != 0)
+    }
+    let (bad, unit_name) = match unit {
+        arrow_schema::TimeUnit::Microsecond => (
+            first_bad(col.as_primitive::<Time64MicrosecondType>(), 1_000),
+            "us",
+        ),
+        arrow_schema::TimeUnit::Nanosecond => (
+            first_bad(col.as_primitive::<Time64NanosecondType>(), 1_000_000),
+            "ns",
+        ),
+        _ => return Ok(()),
+    };
+    match bad {
+        None => Ok(()),
+        Some((row, v)) => Err(Error::schema(format!(
+            "column '{name}': row {row} holds the time {v} {unit_name}, which has \
+             sub-millisecond digits; Paimon's TIME stores milliseconds, so writing it would \
+             drop them: round or truncate the column to milliseconds first"
+        ))),
+    }
 }
 
 /// The first row whose value a cast to `want` turns into null (the value that does not fit);
