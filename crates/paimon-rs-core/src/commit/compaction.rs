@@ -387,6 +387,58 @@ mod tests {
     }
 
     #[test]
+    fn concurrent_compactions_of_the_same_files_land_once_beside_appends() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        let msgs = three_commits(&t);
+        let before = files_of(&msgs);
+        let compact = compaction(&msgs[0], before.clone(), at(&before, 5));
+        let appends: Vec<Vec<CommitMessage>> = (0..2)
+            .map(|i| written(&t, &[rows(1, 100 * (i + 1)..100 * (i + 1) + 10)]))
+            .collect();
+        let barrier = std::sync::Barrier::new(5);
+        let (compacted, appended) = std::thread::scope(|s| {
+            let c: Vec<_> = (0..3)
+                .map(|_| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        commit(&t, std::slice::from_ref(&compact))
+                    })
+                })
+                .collect();
+            let a: Vec<_> = appends
+                .iter()
+                .map(|m| {
+                    s.spawn(|| {
+                        barrier.wait();
+                        commit(&t, m)
+                    })
+                })
+                .collect();
+            let join = |v: Vec<std::thread::ScopedJoinHandle<'_, Result<Option<i64>>>>| {
+                v.into_iter().map(|h| h.join().unwrap()).collect::<Vec<_>>()
+            };
+            (join(c), join(a))
+        });
+        assert!(appended.iter().all(|r| r.is_ok()), "{appended:?}");
+        assert_eq!(compacted.iter().filter(|r| r.is_ok()).count(), 1);
+        for r in compacted.iter().filter(|r| r.is_err()) {
+            assert!(matches!(r, Err(Error::CommitConflict { .. })), "{r:?}");
+        }
+        let sm = t.snapshot_manager();
+        let kinds: Vec<CommitKind> = (4..=6)
+            .map(|i| sm.snapshot(i).unwrap().commit_kind)
+            .collect();
+        assert_eq!(
+            kinds.iter().filter(|k| **k == CommitKind::Compact).count(),
+            1
+        );
+        assert_eq!(sm.latest_id().unwrap(), Some(6));
+        assert_eq!(live_rows(&t), 50);
+        assert_eq!(sm.latest().unwrap().unwrap().total_record_count, 50);
+    }
+
+    #[test]
     fn compaction_messages_round_trip() {
         let dir = tempfile::tempdir().unwrap();
         let t = table(dir.path(), true);
