@@ -324,6 +324,24 @@ impl CommitMessage {
     fn row_count(&self) -> i64 {
         self.inner.new_files.iter().map(|f| f.row_count).sum()
     }
+    /// Names of the compaction inputs this message removes.
+    #[getter]
+    fn compact_before(&self) -> Vec<String> {
+        self.inner
+            .compact_before
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
+    /// Names of the compaction outputs this message adds.
+    #[getter]
+    fn compact_after(&self) -> Vec<String> {
+        self.inner
+            .compact_after
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
     fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
