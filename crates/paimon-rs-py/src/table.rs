@@ -1,7 +1,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow::array::{
+    Array, ArrayData, Int32Array, RecordBatch, RecordBatchIterator, RecordBatchReader,
+};
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
@@ -14,6 +16,7 @@ use paimon_rs_core::read::table_read::TableRead as CoreRead;
 use paimon_rs_core::spec::binary_row::datum_from_arrow;
 use paimon_rs_core::spec::bucket::compute_buckets;
 use paimon_rs_core::table::{orphan, FileStoreTable};
+use paimon_rs_core::write::assign::partition_bucket_of as partition_bucket_of_core;
 use paimon_rs_core::write::table_write::table_arrow_schema;
 use paimon_rs_core::write::TableWrite as CoreWrite;
 use paimon_rs_core::Error;
@@ -44,6 +47,19 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
 
 #[pymethods]
 impl Table {
+    /// Open the table stored at `path` (its latest schema) with `options` on top (dynamic
+    /// options, as `copy`): how a table handle is rebuilt after pickling, e.g. in a Spark task.
+    #[staticmethod]
+    fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
+        let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
+        let inner = if options.is_empty() {
+            t
+        } else {
+            t.copy(&options).py_err()?
+        };
+        Ok(Table { inner })
+    }
+
     #[getter]
     fn name(&self) -> String {
         self.inner.name.clone()
@@ -294,6 +310,11 @@ impl CommitMessage {
     fn bucket(&self) -> i32 {
         self.inner.bucket
     }
+    /// The partition as Paimon's serialized BinaryRow (equal partitions, equal bytes).
+    #[getter]
+    fn partition<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.partition)
+    }
     #[getter]
     fn file_names(&self) -> Vec<String> {
         self.inner
@@ -380,6 +401,12 @@ impl TableCommit {
     #[getter]
     fn commit_user(&self) -> String {
         self.inner.commit_user().to_string()
+    }
+
+    /// The snapshot in which this commit user committed `commit_identifier`, if any.
+    fn committed_snapshot(&self, py: Python<'_>, commit_identifier: i64) -> PyResult<Option<i64>> {
+        py.detach(|| self.inner.committed_snapshot(commit_identifier))
+            .py_err()
     }
 }
 
@@ -547,4 +574,22 @@ pub fn bucket_of_rows(table: &Table, keys: &Bound<'_, PyAny>) -> PyResult<Vec<i3
         );
     }
     compute_buckets(&cols, &types, t.options.bucket).py_err()
+}
+
+/// Per row of `batch` (at least the partition and bucket-key columns, by name): a hash of its
+/// partition and its bucket, as two pyarrow int32 arrays (`paimon_rs.spark` shuffles by them).
+#[pyfunction]
+pub fn partition_bucket_of(
+    py: Python<'_>,
+    table: &Table,
+    batch: &Bound<'_, PyAny>,
+) -> PyResult<(PyArrowType<ArrayData>, PyArrowType<ArrayData>)> {
+    let batch = RecordBatch::from_pyarrow_bound(batch)?;
+    let (p, b) = py
+        .detach(|| partition_bucket_of_core(&table.inner, &batch))
+        .py_err()?;
+    Ok((
+        PyArrowType(Int32Array::from(p).into_data()),
+        PyArrowType(Int32Array::from(b).into_data()),
+    ))
 }
