@@ -53,6 +53,7 @@ class PaimonRsDataSource(DataSource):
         path = opts.pop("path", None)
         if not path:
             raise InvalidArgumentError("format('paimon_rs') needs a table path: .load(path) / .save(path)")
+        opts.pop("filter_pushdown", None)
         cols = opts.pop("columns", None)
         columns = [c.strip() for c in cols.split(",") if c.strip()] if cols else None
         snap = opts.pop("snapshot_id", None)
@@ -62,19 +63,32 @@ class PaimonRsDataSource(DataSource):
         path, _, _, dynamic = self._split_options()
         return Table.open(path, dynamic)
 
+    def _check_read_options(self) -> None:
+        _, _, _, dynamic = self._split_options()
+        bad = sorted(k for k in dynamic if not k.startswith(("scan.", "source.split.")))
+        if bad:
+            raise InvalidArgumentError(
+                f"format('paimon_rs') read: option(s) {bad} are not read options (path, columns, snapshot_id, "
+                "filter_pushdown, scan.*, source.split.*); nothing is ignored"
+            )
+
     def schema(self) -> Any:
+        self._check_read_options()
         _, columns, _, _ = self._split_options()
         t = self._table()
         schema = t._core.new_read(columns, None).output_schema()
         return _spark().spark_schema_of(schema)
 
     def reader(self, schema: Any) -> "DataSourceReader":
+        self._check_read_options()
         _, columns, snapshot_id, _ = self._split_options()
         t = self._table()
         names = [f.name for f in schema.fields]
         if names != list(t.arrow_schema.names):
             columns = names  # a schema given with .schema(...) or the columns option: projection
-        return _Reader(t, columns, snapshot_id, schema)
+        opt = self.options.get("filter_pushdown")
+        pushdown = _pushdown_enabled() if opt is None else str(opt).lower() == "true"
+        return (_PushdownReader if pushdown else _Reader)(t, columns, snapshot_id, schema)
 
     def writer(self, schema: Any, overwrite: bool) -> "_Writer":
         t = self._table()
@@ -132,6 +146,25 @@ def _predicate_of(table: Table, f: Any) -> Optional[Predicate]:
     return None
 
 
+def _pushdown_enabled() -> bool:
+    """Whether Spark will call ``pushFilters``: Spark (4.1+) refuses a reader that implements it
+    while ``spark.sql.python.filterPushdown.enabled`` is false, and tells the planner worker,
+    not the data source. Read from the planner's frame; not found (another Spark): no push-down,
+    Spark filters (the rows are the same). Spark 4.3 creates the reader of a push-down in a
+    worker of its own (``data_source_pushdown_filters``), run only when the conf is on."""
+    import sys
+
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
+            return True
+        v = f.f_locals.get("enable_pushdown")
+        if isinstance(v, bool):
+            return v
+        f = f.f_back
+    return False
+
+
 class _Split(InputPartition):
     def __init__(self, split: Optional[bytes]):
         super().__init__(split)
@@ -144,19 +177,6 @@ class _Reader(DataSourceReader):
         self.snapshot_id = snapshot_id
         self.target = _spark()._arrow_target(schema, False)
         self.predicates: List[Predicate] = []
-
-    def pushFilters(self, filters: List[Any]) -> Iterator[Any]:
-        for f in filters:
-            try:
-                p = _predicate_of(self.table, f)
-                if p is not None:
-                    p.to_core(self.table.arrow_schema)  # a value the column cannot take: keep it in Spark
-            except (PaimonRsError, ValueError, TypeError, pa.ArrowException):
-                p = None
-            if p is None:
-                yield f
-            else:
-                self.predicates.append(p)
 
     def _predicate(self) -> Optional[Predicate]:
         if not self.predicates:
@@ -183,6 +203,23 @@ class _Reader(DataSourceReader):
                     yield ps._conform(b, self.target, where)
         except PaimonRsError as e:
             raise ps._with_context(e, where) from e
+
+
+class _PushdownReader(_Reader):
+    """A reader that takes Spark's filters (partition and file pruning, exact filtering)."""
+
+    def pushFilters(self, filters: List[Any]) -> Iterator[Any]:
+        for f in filters:
+            try:
+                p = _predicate_of(self.table, f)
+                if p is not None:
+                    p.to_core(self.table.arrow_schema)  # a value the column cannot take: keep it in Spark
+            except (PaimonRsError, ValueError, TypeError, pa.ArrowException):
+                p = None
+            if p is None:
+                yield f
+            else:
+                self.predicates.append(p)
 
 
 # ---------------------------------------------------------------------------------------------
