@@ -4,6 +4,7 @@
 mod catalog;
 mod compaction;
 mod errors;
+mod pool;
 mod predicate;
 mod table;
 

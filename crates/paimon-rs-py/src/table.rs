@@ -136,7 +136,7 @@ impl Table {
         if let Some(id) = snapshot_id {
             scan = scan.with_snapshot(id);
         }
-        let plan = py.detach(|| scan.plan()).py_err()?;
+        let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
         Ok((
             plan.snapshot_id,
             plan.splits
@@ -174,9 +174,10 @@ impl Table {
         older_than_millis: i64,
         dry_run: bool,
     ) -> PyResult<RemovedOrphans> {
-        let r = py
-            .detach(|| orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run))
-            .py_err()?;
+        let r = crate::pool::detach(py, || {
+            orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run)
+        })
+        .py_err()?;
         let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
         Ok((
             r.files.iter().map(|f| (path(&f.path), f.bytes)).collect(),
@@ -198,7 +199,7 @@ impl TableWrite {
         let schema = reader.schema();
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| -> Result<(), Error> {
+        crate::pool::detach(py, || -> Result<(), Error> {
             // Check every batch before buffering any, so a bad batch leaves nothing behind.
             let mut batches: Vec<RecordBatch> = reader
                 .collect::<Result<_, ArrowError>>()
@@ -217,13 +218,13 @@ impl TableWrite {
         let batch = RecordBatch::from_pyarrow_bound(data)?;
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| write_all(w, &[batch])).py_err()
+        crate::pool::detach(py, || write_all(w, &[batch])).py_err()
     }
 
     fn prepare_commit(&self, py: Python<'_>) -> PyResult<Vec<CommitMessage>> {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        let msgs = py.detach(|| w.prepare_commit()).py_err()?;
+        let msgs = crate::pool::detach(py, || w.prepare_commit()).py_err()?;
         Ok(msgs
             .into_iter()
             .map(|m| CommitMessage { inner: m })
@@ -381,8 +382,7 @@ impl TableCommit {
             (None, false) => None,
         };
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode))
-            .py_err()
+        crate::pool::detach(py, || self.inner.commit_as(&msgs, commit_identifier, mode)).py_err()
     }
 
     /// Delete the messages' data files that no snapshot or tag references; returns the paths
@@ -390,7 +390,7 @@ impl TableCommit {
     /// table's metadata cannot be read.
     fn abort(&self, py: Python<'_>, messages: Vec<CommitMessage>) -> PyResult<Vec<String>> {
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        let out = py.detach(|| self.inner.abort(&msgs)).py_err()?;
+        let out = crate::pool::detach(py, || self.inner.abort(&msgs)).py_err()?;
         Ok(out
             .referenced
             .iter()
@@ -405,8 +405,7 @@ impl TableCommit {
 
     /// The snapshot in which this commit user committed `commit_identifier`, if any.
     fn committed_snapshot(&self, py: Python<'_>, commit_identifier: i64) -> PyResult<Option<i64>> {
-        py.detach(|| self.inner.committed_snapshot(commit_identifier))
-            .py_err()
+        crate::pool::detach(py, || self.inner.committed_snapshot(commit_identifier)).py_err()
     }
 }
 
@@ -511,7 +510,7 @@ impl TableRead {
         splits: Vec<Split>,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let core: Vec<CoreSplit> = splits.into_iter().map(|s| s.inner).collect();
-        let batches = py.detach(|| self.inner.read_splits(&core)).py_err()?;
+        let batches = crate::pool::detach(py, || self.inner.read_splits(&core)).py_err()?;
         let schema = self.inner.output_schema();
         let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         Ok(PyArrowType(Box::new(it)))
@@ -540,7 +539,7 @@ impl BatchStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyArrowType<RecordBatch>>> {
-        let next = py.detach(|| -> PyResult<Option<Result<RecordBatch, Error>>> {
+        let next = crate::pool::detach(py, || -> PyResult<Option<Result<RecordBatch, Error>>> {
             let mut g = lock(&self.inner)?;
             let r = g.as_mut().and_then(|it| it.next());
             if r.is_none() {
@@ -585,9 +584,8 @@ pub fn partition_bucket_of(
     batch: &Bound<'_, PyAny>,
 ) -> PyResult<(PyArrowType<ArrayData>, PyArrowType<ArrayData>)> {
     let batch = RecordBatch::from_pyarrow_bound(batch)?;
-    let (p, b) = py
-        .detach(|| partition_bucket_of_core(&table.inner, &batch))
-        .py_err()?;
+    let (p, b) =
+        crate::pool::detach(py, || partition_bucket_of_core(&table.inner, &batch)).py_err()?;
     Ok((
         PyArrowType(Int32Array::from(p).into_data()),
         PyArrowType(Int32Array::from(b).into_data()),
