@@ -415,12 +415,15 @@ def _commit_collected(table: Table, builder: Any, collected: _Collected, file_pr
         else:
             _sweep(table, file_prefix, collected.files)
         raise
-    if snapshot is None and collected.messages:
-        # nothing committed (e.g. an identifier committed meanwhile): none of these files is live
-        commit.abort(collected.messages)
-        _sweep(table, file_prefix, set())
-    else:
-        _sweep(table, file_prefix, collected.files)
+    if commit_identifier is not None and collected.messages:
+        # Another run of this job may have committed the identifier meanwhile: the commit then
+        # returned that snapshot and wrote nothing. abort deletes our files unless a snapshot
+        # references them (ours landed), so they never outlive a commit that did not take them.
+        try:
+            commit._core.abort(collected.messages)
+        except PaimonRsError:
+            pass  # the snapshots could not be read: keep what the commit may hold
+    _sweep(table, file_prefix, collected.files)
     return snapshot
 
 

@@ -197,3 +197,25 @@ def test_columns_must_match(spark, catalog):
     df = spark.createDataFrame([("a", 1, "x")], "dt string, id bigint, w string")
     with pytest.raises(paimon_rs.InvalidArgumentError, match=r"missing \['v', 'op'\].*not in the table \['w'\]"):
         ps.write(df, t)
+
+
+def test_a_second_run_racing_past_the_identifier_check_leaves_no_files(catalog):
+    """Two runs of one job (same commit user and identifier) both pass the driver's check before
+    either commits: the second commit returns the first's snapshot and writes nothing, and its
+    files are deleted, not left as orphans. (No Spark needed: the driver's commit step.)"""
+    t = create(catalog, "db.race", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+
+    def run(prefix):
+        w = t.copy({"data-file.prefix": prefix}).new_batch_write_builder().new_write()
+        w.write_arrow(pk_rows(range(20), ["a"]))
+        msgs = w.prepare_commit()
+        w.close()
+        builder = t.new_batch_write_builder().with_commit_user("job")
+        collected = ps._Collected(msgs, {f for m in msgs for f in m.file_names})
+        return ps._commit_collected(t, builder, collected, prefix, 5)
+
+    assert run("data-run1-") == 1
+    assert run("data-run2-") == 1
+    names = {f.split("/")[-1] for f in data_files(t)}
+    assert names and all(n.startswith("data-run1-") for n in names), names
+    assert plain_read(t).num_rows == 20 and not orphans(t)
