@@ -184,6 +184,9 @@ class _WriteSpec:
     columns: List[str]
     #: test hook: a path; while it exists, the first attempt of every task fails after writing
     fail_first_attempt_marker: Optional[str] = None
+    #: test hook: (marker path, seconds); while it exists, attempt 0 of Spark partition 0 sleeps
+    #: after writing (a straggler for speculative execution)
+    slow_first_attempt: Optional[Tuple[str, float]] = None
 
     def task_prefix(self, spark_partition: int, attempt: int) -> str:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
@@ -328,6 +331,10 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
             msgs = w.prepare_commit()
         except Exception as e:
             raise _with_context(e, f"{where}: writing the buffered buckets failed") from e
+        if spec.slow_first_attempt and pid == 0 and attempt == 0 and os.path.exists(spec.slow_first_attempt[0]):
+            import time
+
+            time.sleep(spec.slow_first_attempt[1])
         if spec.fail_first_attempt_marker and attempt == 0 and os.path.exists(spec.fail_first_attempt_marker):
             raise RuntimeError(f"{where}: injected failure after writing {len(msgs)} bucket(s) (test hook)")
         msgs = [m for m in msgs if not m.is_empty()]
@@ -429,7 +436,8 @@ def _commit_collected(table: Table, builder: Any, collected: _Collected, file_pr
 
 def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False, *,
           commit_user: Optional[str] = None, commit_identifier: Optional[int] = None,
-          num_tasks: Optional[int] = None, _fail_first_attempt_marker: Optional[str] = None) -> Optional[int]:
+          num_tasks: Optional[int] = None, _fail_first_attempt_marker: Optional[str] = None,
+          _slow_first_attempt: Optional[Tuple[str, float]] = None) -> Optional[int]:
     """Write a Spark DataFrame into ``table`` as one snapshot; returns its id (None if nothing
     was written).
 
@@ -474,7 +482,7 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
     spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
-                      fail_first_attempt_marker=_fail_first_attempt_marker)
+                      fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt)
     frame = distribute(df.select(*names), table, num_tasks)
     msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
     try:

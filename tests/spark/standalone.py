@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 
 def _free_port() -> int:
@@ -30,9 +30,9 @@ class Standalone:
     """``with Standalone(log_dir) as c: ... c.url``; the master and worker are stopped (their
     process groups, which hold the executors) on exit."""
 
-    def __init__(self, log_dir: Path, cores: int = 2, memory: str = "2g"):
+    def __init__(self, log_dir: Path, cores: int = 2, memory: str = "2g", hosts: Tuple[str, ...] = ("127.0.0.1",)):
         self.log_dir = Path(log_dir)
-        self.cores, self.memory = cores, memory
+        self.cores, self.memory, self.hosts = cores, memory, hosts
         self.procs: List[subprocess.Popen] = []
         self.port = _free_port()
         self.url = f"spark://127.0.0.1:{self.port}"
@@ -43,11 +43,12 @@ class Standalone:
                    SPARK_WORKER_DIR=str(self.log_dir / "work"), SPARK_NO_DAEMONIZE="1")
         return env
 
-    def _start(self, name: str, args: List[str]) -> subprocess.Popen:
+    def _start(self, name: str, args: List[str], local_ip: str = "127.0.0.1") -> subprocess.Popen:
         self.log_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_dir / f"{name}.log", "w")  # noqa: SIM115 (closed with the process)
         cmd = [os.path.join(spark_home(), "bin", "spark-class"), *args]
-        p = subprocess.Popen(cmd, env=self._env(), stdout=log, stderr=subprocess.STDOUT,
+        env = {**self._env(), "SPARK_LOCAL_IP": local_ip}
+        p = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT,
                              start_new_session=True)
         self.procs.append(p)
         return p
@@ -68,10 +69,14 @@ class Standalone:
         self._start("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
                                "--port", str(self.port), "--webui-port", str(_free_port())])
         self._wait_for("master", "I have been elected leader")
-        self._start("worker", ["org.apache.spark.deploy.worker.Worker", self.url, "--host", "127.0.0.1",
+        # one worker per host (speculation needs two: Spark never speculates on the same host)
+        for i, host in enumerate(self.hosts):
+            name = "worker" if i == 0 else f"worker{i}"
+            self._start(name, ["org.apache.spark.deploy.worker.Worker", self.url, "--host", host,
                                "--cores", str(self.cores), "--memory", self.memory,
-                               "--webui-port", str(_free_port()), "--work-dir", str(self.log_dir / "work")])
-        self._wait_for("worker", "Successfully registered with master")
+                               "--webui-port", str(_free_port()), "--work-dir", str(self.log_dir / f"work{i}")],
+                        local_ip=host)
+            self._wait_for(name, "Successfully registered with master")
         return self
 
     def stop(self) -> None:

@@ -30,3 +30,22 @@ def test_round_trip_on_a_standalone_cluster(tmp_path):
     assert r["spark_rows"] == r["plain_rows"] == 20_000 - 50 and r["ids_unique"]
     assert r["updated"] == 50
     assert r["orphans"] == []
+
+
+@pytest.mark.cluster
+def test_speculative_attempts_on_two_hosts_commit_once(tmp_path):
+    """Two workers, on 127.0.0.1 and 127.0.0.2 (Spark never speculates on the host of the slow
+    attempt): task 0's first attempt writes its files and sleeps 40 s, its speculative copy on
+    the other host wins; one file per bucket is committed, the straggler's are deleted."""
+    marker = tmp_path / "slow-first-attempt"
+    marker.write_text("1")
+    with Standalone(tmp_path / "cluster", cores=1, hosts=("127.0.0.1", "127.0.0.2")) as c:
+        out = subprocess.run([sys.executable, str(HERE / "speculation_job.py"), c.url, str(tmp_path / "wh"),
+                              str(marker)], capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-5000:]
+    r = json.loads(out.stdout.strip().splitlines()[-1])
+    print(r)
+    assert r["snapshot"] == 1 and r["rows"] == 4000
+    assert r["write_s"] < 40, "the straggler was waited for: no speculative attempt won"
+    assert len(r["files"]) == 4 and not any("-p0-a0-" in f for f in r["files"]), r["files"]
+    assert r["orphans"] == []
