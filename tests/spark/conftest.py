@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("pyspark")
+try:
+    import pyspark  # noqa: F401
+except ImportError:  # pyspark is in requirements-dev.txt; without it these tests are not collected
+    collect_ignore_glob = ["test_*.py"]
 
 HERE = Path(__file__).resolve().parent
 
