@@ -14,23 +14,18 @@ use crate::error::{Error, Result};
 use crate::spec::schema::TableSchema;
 use crate::spec::types::{DataType, TypeKind};
 
-pub const KIND_INSERT: i8 = 0;
-pub const KIND_UPDATE_BEFORE: i8 = 1;
-pub const KIND_UPDATE_AFTER: i8 = 2;
-pub const KIND_DELETE: i8 = 3;
+use crate::spec::row_kind::RowKind;
 
-pub fn is_retract(kind: i8) -> bool {
-    kind == KIND_UPDATE_BEFORE || kind == KIND_DELETE
-}
+// The `_VALUE_KIND` bytes, kept as aliases of [`RowKind`] for code written against them.
+pub const KIND_INSERT: i8 = RowKind::Insert.byte();
+pub const KIND_UPDATE_BEFORE: i8 = RowKind::UpdateBefore.byte();
+pub const KIND_UPDATE_AFTER: i8 = RowKind::UpdateAfter.byte();
+pub const KIND_DELETE: i8 = RowKind::Delete.byte();
+
+pub use crate::spec::row_kind::is_retract_byte as is_retract;
 
 pub fn parse_row_kind(s: &str) -> Option<i8> {
-    match s {
-        "+I" => Some(KIND_INSERT),
-        "-U" => Some(KIND_UPDATE_BEFORE),
-        "+U" => Some(KIND_UPDATE_AFTER),
-        "-D" => Some(KIND_DELETE),
-        _ => None,
-    }
+    RowKind::from_short_string(s).map(RowKind::byte)
 }
 
 /// A batch with exactly the table's columns, in schema order, with the table's Arrow types, and
