@@ -680,10 +680,10 @@ impl TableRead {
             ),
         };
         let batches = crate::pool::detach(py, || match &pool {
-                Some(p) => p.install(|| self.inner.read_splits(&core)),
-                None => self.inner.read_splits(&core),
-            })
-            .py_err()?;
+            Some(p) => p.install(|| self.inner.read_splits(&core)),
+            None => self.inner.read_splits(&core),
+        })
+        .py_err()?;
         let schema = self.inner.output_schema();
         let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         Ok(PyArrowType(Box::new(it)))
