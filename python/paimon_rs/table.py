@@ -39,20 +39,21 @@ class Table:
         self._dynamic_options: Dict[str, str] = dict(dynamic_options or {})
 
     @staticmethod
-    def open(path: str, options: Optional[Dict[str, str]] = None, name: Optional[str] = None) -> Table:
+    def open(path: str, options: Optional[Dict[str, str]] = None,
+             name: Union[str, Identifier, None] = None) -> Table:
         """The table stored at ``path`` (``<warehouse>/<db>.db/<table>``), with ``options`` on
-        top as ``copy`` does. ``name`` (default ``<db>.<table>`` from the path) is used in
-        messages."""
+        top as ``copy`` does. ``name`` (default ``<db>.<table>`` from the path; a string or an
+        ``Identifier``) is used in messages."""
         if name is None:
             parts = str(path).rstrip("/").split("/")
             db = parts[-2][:-3] if len(parts) >= 2 and parts[-2].endswith(".db") else "default"
             name = f"{db}.{parts[-1]}"
-        return Table(_core.Table.open(name, str(path), dict(options or {})), options)
+        return Table(_core.Table.open(str(name), str(path), dict(options or {})), options)
 
     def __reduce__(self) -> Any:
         # a table pickles as its path, name and dynamic options, never the native object (Spark
         # ships it to tasks, which reopen it)
-        return (_reopen, (self.table_path, self._dynamic_options, self.identifier))
+        return (_reopen, (self.table_path, self._dynamic_options, str(self.identifier)))
 
     @property
     def identifier(self) -> Identifier:
