@@ -28,7 +28,7 @@ use super::evolution::{conform_physical, evolve_array, field_by_id, same_type, S
 use super::interval::interval_partition;
 use super::split::Split;
 use crate::error::{Error, Result};
-use crate::io::parquet::{open_reader, DataFileReader, FileExpect};
+use crate::io::format::{open_data_file, DataFileReader, FileExpect};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
@@ -625,7 +625,7 @@ impl Iterator for FileChain {
                 let opened = self.plan.file_columns(meta.schema_id).and_then(|cols| {
                     let names: Vec<String> =
                         cols.iter().flatten().map(|(n, _)| n.clone()).collect();
-                    let r = open_reader(&path, Some(&names), READ_BATCH_ROWS, Some(expect))?;
+                    let r = open_data_file(&path, Some(&names), READ_BATCH_ROWS, Some(expect))?;
                     Ok((cols, r))
                 });
                 match opened {
