@@ -431,7 +431,7 @@ mod tests {
             DataType::Timestamp(TimeUnit::Nanosecond, tz.map(Into::into)),
             true,
         )
-        .with_metadata([("PARQUET:field_id".to_string(), id.to_string())].into())
+        .with_metadata([("PARQUET:field_id".to_string(), id.to_string())])
     }
 
     /// Top-level, LTZ, list element, map value and struct field TIMESTAMP(9)s are INT96 in the
