@@ -1054,7 +1054,7 @@ def test_universal_compaction_picker_is_exposed(java):
 
 @pytest.mark.java09
 @pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_partial", "append_part", "pk_deletion_vectors",
-                                       "pk_dynamic_bucket"])
+                                       "pk_dynamic_bucket", "pk_orc", "pk_avro_part"])
 def test_java09_writes_we_read(java09, tmp_path, request, kind_name):
     test_java_writes_we_read(java09, tmp_path, request, kind_name)
 
