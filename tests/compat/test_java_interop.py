@@ -35,11 +35,6 @@ pytestmark = pytest.mark.java
 DB = "db"
 DT = ["2026-11-01", "2026-11-02"]
 
-# Causes of the known failures (each xfail below names one).
-INT96 = ("Java's Parquet reader expects TIMESTAMP(7..9) as INT96 (its writer's encoding); paimon_rs "
-         "writes INT64 nanoseconds and Java fails with 'Unexpected type: INT64'")
-
-
 def _xfail(reason: str, raises: type) -> pytest.MarkDecorator:
     return pytest.mark.xfail(strict=True, reason=reason, raises=raises)
 
@@ -117,6 +112,9 @@ KINDS = {k.name: k for k in [
          ours_write="file.format 'orc'"),
     Kind("append_avro", [_ID, *_V], [], [], {"bucket": "-1", "file.format": "avro"}, "append",
          java_compact=False, ours_write="file.format 'avro'"),
+    Kind("pk_avro_part", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
+         {"bucket": "2", "rowkind.field": "op", "file.format": "avro"}, "deduplicate", row_kinds=True,
+         ours_write="file.format 'avro'"),
     Kind("append", [_ID, *_V], [], [], {"bucket": "-1"}, "append", java_compact=False),
     Kind("append_part", [_DT, _ID, *_V], [], ["dt"], {"bucket": "-1"}, "append", java_compact=False),
     Kind("append_bucketed", [_ID, *_V], [], [], {"bucket": "3", "bucket-key": "id"}, "append"),
@@ -270,13 +268,8 @@ def check(actual: list, expected: list, ptypes: list, what: str) -> None:
 
 # --------------------------------------------------------------------------- table kind x direction
 
-# Java table kind -> (why paimon_rs cannot read it yet, the exception)
-_NOT_PARQUET = ("paimon_rs reads every data file as Parquet: Java's {} files fail as 'Invalid Parquet file. "
-                "Corrupt footer' (CorruptFileError)")
-JAVA_ONLY_XFAIL: dict = {
-    "pk_orc": (_NOT_PARQUET.format("ORC"), CorruptFileError),
-    "append_avro": (_NOT_PARQUET.format("Avro"), CorruptFileError),
-}
+# Java table kind -> (why paimon_rs cannot read it yet, the exception); none today
+JAVA_ONLY_XFAIL: dict = {}
 JAVA_ONLY = {k.name for k in KINDS.values() if k.ours_write}
 JAVA_KINDS = [pytest.param(k, marks=[_xfail(*JAVA_ONLY_XFAIL[k])] if k in JAVA_ONLY_XFAIL else [], id=k)
               for k in KINDS]
@@ -466,12 +459,8 @@ def test_mixed_history(java, tmp_path, request, kind_name):
 
 # --------------------------------------------------------------------------- every type
 
-# (type id, direction) -> reason of a known failure
-# (type id, direction) -> (reason, the exception it raises)
+# (type id, direction) -> (reason of a known failure, the exception it raises); none today
 TYPE_XFAIL: dict = {}
-for _tid in ("timestamp_9", "timestamp_ltz_9", "array_timestamp_9"):
-    TYPE_XFAIL[(_tid, "ours_to_java")] = (INT96, JavaError)
-    TYPE_XFAIL.setdefault((_tid, "into_java_table"), (INT96, JavaError))
 
 
 def _type_params(direction: str, types: list) -> list:
@@ -566,10 +555,6 @@ def test_all_types_append_java_writes_we_read(java, tmp_path, request):
           "paimon_rs reads Java's wide append table, projected")
 
 
-_WIDE_NO_NS = [f for f in _all_types_fields(True) if "9" not in f[1] if not isinstance(f[1], dict)
-               or "TIMESTAMP(9)" not in str(f[1])]
-
-
 def test_java_timestamp_9_before_1970_we_read(java, tmp_path, request):
     """Java writes TIMESTAMP(9) instants before 1970 (INT96); Java itself cannot read them back
     (jv.JAVA_INT96_PRE_EPOCH), we must."""
@@ -582,14 +567,129 @@ def test_java_timestamp_9_before_1970_we_read(java, tmp_path, request):
     check(ours_read(tmp_path, t), rows, ["INT", "TIMESTAMP(9)"], "paimon_rs reads Java's pre-1970 TIMESTAMP(9)")
 
 
+def test_we_write_timestamp_9_before_1970_java_reads(java, tmp_path, request):
+    """Our INT96 values take the day by floor division (nanoseconds of the day never negative), so
+    Java reads our instants before 1970 too, unlike its own (jv.JAVA_INT96_PRE_EPOCH)."""
+    t, rng = _tname(request), random.Random("pre-epoch-ours")
+    ts9, ltz9, arr9 = (jv.TYPE_BY_ID[i] for i in ("timestamp_9", "timestamp_ltz_9", "array_timestamp_9"))
+    fields = [("id", "INT", pa.int32()), ("a", ts9.ptype, ts9.arrow), ("b", ltz9.ptype, ltz9.arrow),
+              ("c", arr9.ptype, arr9.arrow)]
+    ours_create(tmp_path, t, fields, ["id"], [], {"bucket": "1"})
+    old = jv._ts(9, lo_year=1700, hi_year=1969)
+    rows = [[i, old(rng), old(rng), [old(rng), None, old(rng)]] for i in range(20)]
+    rows += [[20, -1, -1, [-1]], [21, -10**9 - 1, -(10**9) + 1, []], [22, None, None, None]]
+    ours_write(tmp_path, t, [f[0] for f in fields], [f[2] for f in fields], rows)
+    types = [f[1] for f in fields]
+    check(ours_read(tmp_path, t), rows, types, "paimon_rs reads its pre-1970 TIMESTAMP(9)")
+    check(java_read(java, tmp_path, t), rows, types, "Java reads our pre-1970 TIMESTAMP(9)")
+
+
 def test_all_types_append_we_write_java_reads(java, tmp_path, request):
-    """Every type Arrow can name, except the TIMESTAMP(9) ones (see test_type_we_write_java_reads)."""
+    """Every type Arrow can name, TIMESTAMP(9) ones too (INT96 in our files, as in Java's)."""
     t, rng = _tname(request), random.Random("wide2")
-    fields = _WIDE_NO_NS
+    fields = _all_types_fields(True)
     ours_create(tmp_path, t, fields, [], [], {"bucket": "-1"})
     rows = [[i] + [_wide_value(n[2:], rng) for n, *_ in fields[1:]] for i in range(60)]
     ours_write(tmp_path, t, [f[0] for f in fields], [f[2] for f in fields], rows)
     check(java_read(java, tmp_path, t), rows, [f[1] for f in fields], "Java reads our wide append table")
+
+
+# --------------------------------------------------------------------------- ORC and Avro data files
+
+# Java refuses TIMESTAMP / TIMESTAMP_LTZ above precision 6 in Avro (AvroSchemaConverter)
+_FORMAT_TYPES = {
+    "orc": [tc.id for tc in jv.TYPES],
+    "avro": [tc.id for tc in jv.TYPES if "timestamp_9" not in tc.id and "ltz_9" not in tc.id],
+}
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_every_type_java_orc_avro_pk_table_we_read(java, tmp_path, request, fmt):
+    """A primary-key table of every type the format holds in Java, as values: Java writes, updates,
+    compacts (files of several levels), writes again; we read what Java reads, whole and projected."""
+    t, rng = _tname(request), random.Random("fmt" + fmt)
+    fields = [("id", "INT", pa.int32())] + [(f"c_{i}", jv.TYPE_BY_ID[i].ptype, None) for i in _FORMAT_TYPES[fmt]]
+    java_create(java, tmp_path, t, fields, ["id"], [], {"bucket": "2", "file.format": fmt})
+    model: dict = {}
+    for n, (lo, hi) in enumerate([(0, 40), (20, 60), (50, 70)]):
+        rows = [[i] + [_wide_value(f[0][2:], rng) for f in fields[1:]] for i in range(lo, hi)]
+        java_write(java, tmp_path, t, rows)
+        model.update({r[0]: r for r in rows})
+        if n == 1:
+            java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert {f["file"].rsplit(".", 1)[1] for f in files} == {fmt}
+    assert {f["level"] for f in files} > {0}
+    ptypes = [f[1] for f in fields]
+    expected = list(model.values())
+    check(java_read(java, tmp_path, t), expected, ptypes, f"Java reads its {fmt} table")
+    check(ours_read(tmp_path, t), expected, ptypes, f"paimon_rs reads Java's {fmt} table")
+    names = [f[0] for f in fields][::-3]
+    idx = [[f[0] for f in fields].index(n) for n in names]
+    check(ours_read(tmp_path, t, projection=names), [[r[i] for i in idx] for r in expected],
+          [ptypes[i] for i in idx], f"paimon_rs reads Java's {fmt} table, projected")
+
+
+def test_formats_changed_by_alter_merge_in_one_table(java, tmp_path, request):
+    """Java writes Parquet, then ORC, then Avro files into one primary-key table (ALTER TABLE SET
+    file.format between commits) and evolves its schema on the way: each file is read in its own
+    format, the merge spans them; we refuse to write while the table says avro, write Parquet after
+    Java sets it back, and both engines read everything."""
+    t, wh = _tname(request), tmp_path
+    fields = [("id", "INT"), ("a", "BIGINT"), ("s", "STRING"), ("ts", "TIMESTAMP(6)")]
+    java_create(java, wh, t, fields, ["id"], [], {"bucket": "1", "file.format": "parquet"})
+    model: dict = {}
+
+    def put(rows: list) -> None:
+        model.update({r[0]: r for r in rows})
+
+    ts = jv._ts(6)
+    rng = random.Random("alter-format")
+    first = [[i, i, f"p{i}", ts(rng)] for i in range(30)]
+    java_write(java, wh, t, first)
+    put([r + [None] for r in first])
+    _alter(java, wh, t, {"op": "set_option", "key": "file.format", "value": "orc"},
+           {"op": "rename_column", "name": "s", "new_name": "s2"}, {"op": "add_column", "name": "n", "type": "INT"})
+    second = [[i, -i, f"o{i}", ts(rng), i] for i in range(10, 40, 2)]
+    java_write(java, wh, t, second)
+    put(second)
+    _alter(java, wh, t, {"op": "set_option", "key": "file.format", "value": "avro"})
+    third = [[i, 7 * i, None, None, -i] for i in range(0, 50, 3)]
+    java_write(java, wh, t, third)
+    put(third)
+    exts = {f["file"].rsplit(".", 1)[1] for f in java.call("files", warehouse=str(wh), table=f"{DB}.{t}")}
+    assert exts == {"parquet", "orc", "avro"}, exts
+    types = ["INT", "BIGINT", "STRING", "TIMESTAMP(6)", "INT"]
+    names = ["id", "a", "s2", "ts", "n"]
+    check(java_read(java, wh, t), list(model.values()), types, "Java reads its three-format table")
+    check(ours_read(wh, t), list(model.values()), types, "paimon_rs reads Java's three-format table")
+    arrow = [pa.int32(), pa.int64(), pa.string(), pa.timestamp("us"), pa.int32()]
+    ours = [[i, 1000 + i, f"r{i}", None, 1] for i in range(0, 60, 5)]
+    with pytest.raises(UnsupportedError, match="file.format 'avro'"):
+        ours_write(wh, t, names, arrow, ours)
+    _alter(java, wh, t, {"op": "set_option", "key": "file.format", "value": "parquet"})
+    ours_write(wh, t, names, arrow, ours)
+    put(ours)
+    check(ours_read(wh, t), list(model.values()), types, "paimon_rs reads after its own Parquet append")
+    check(java_read(java, wh, t), list(model.values()), types, "Java reads after our Parquet append")
+    java.call("compact", warehouse=str(wh), table=f"{DB}.{t}", full=True)
+    check(ours_read(wh, t), list(model.values()), types, "paimon_rs reads after Java's compaction")
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_truncated_orc_avro_file_is_corrupt(java, tmp_path, request, fmt):
+    """A Java ORC/Avro data file cut short (a lost tail): CorruptFileError naming the file, never
+    fewer rows. Java's files carry no block checksums of ours: intact ones read without error."""
+    kind, t = KINDS["pk_orc"], _tname(request)
+    options = {**kind.options, "file.format": fmt}
+    java_create(java, tmp_path, t, kind.fields, kind.pk, kind.part, options)
+    rows = [[i, i, f"s{i}", "1.5000"] for i in range(200)]
+    java_write(java, tmp_path, t, rows)
+    check(ours_read(tmp_path, t), rows, kind.ptypes, f"paimon_rs reads Java's intact {fmt} files")
+    victim = max((tmp_path / f"{DB}.db" / t).glob(f"bucket-*/data-*.{fmt}"), key=lambda p: p.stat().st_size)
+    victim.write_bytes(victim.read_bytes()[:-7])
+    with pytest.raises(CorruptFileError, match=victim.name):
+        ours_read(tmp_path, t)
 
 
 # --------------------------------------------------------------------------- key types: same bucket
@@ -597,7 +697,7 @@ def test_all_types_append_we_write_java_reads(java, tmp_path, request):
 KEY_TYPES = ["tinyint", "smallint", "int", "bigint", "decimal_9_2", "decimal_38_10", "string", "char_5",
              "binary_4", "bytes", "date", "timestamp_3", "timestamp_6", "timestamp_9", "timestamp_ltz_6",
              "boolean", "double"]
-KEY_XFAIL = {"timestamp_9": (INT96, JavaError)}
+KEY_XFAIL: dict = {}  # type id -> (reason of a known failure, the exception it raises); none today
 
 
 def _key_params() -> list:
@@ -957,7 +1057,7 @@ def test_universal_compaction_picker_is_exposed(java):
 # buckets, append (unaware, partitioned, bucketed). The ORC / Avro / changelog kinds are 1.0's.
 JAVA09_KINDS = ["pk_dedup", "pk_dedup_part", "pk_partial", "pk_agg", "pk_first_row", "pk_auto_compact",
                 "pk_deletion_vectors", "pk_dv_part", "pk_dynamic_bucket", "pk_cross_partition", "append",
-                "append_part", "append_bucketed"]
+                "append_part", "append_bucketed", "pk_orc", "pk_avro_part"]
 JAVA09_OURS_KINDS = [k for k in JAVA09_KINDS if k in OURS_KINDS]
 
 

@@ -2,7 +2,11 @@
 //! functions. Data and manifest files have unique names and are written once; snapshot and schema
 //! files are created exclusively so that a concurrent writer can never overwrite them.
 
+pub mod avro;
 pub mod checksum;
+pub mod format;
+pub mod int96;
+pub mod orc;
 pub mod parquet;
 
 use std::fs::{self, File, OpenOptions};

@@ -22,6 +22,9 @@ use parquet::file::reader::ChunkReader;
 use parquet::schema::types::ColumnPath;
 
 use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
+use super::format::{contain_panic, open_checked};
+pub use super::format::{DataFileReader, FileExpect};
+use super::int96::{has_nanos, Int96FileWriter};
 use crate::error::{Error, Result};
 
 /// Dictionary page size before a column falls back to plain encoding.
@@ -129,8 +132,80 @@ fn distinct_values(array: &ArrayRef) -> usize {
 pub struct ParquetFileWriter {
     path: PathBuf,
     tmp: PathBuf,
-    writer: Option<ArrowWriter<ChecksumWriter<File>>>,
+    writer: Option<Inner>,
     rows: u64,
+}
+
+/// arrow-rs's writer, or, for a schema with TIMESTAMP(7..9) columns (INT96 in Java's files),
+/// [`Int96FileWriter`].
+enum Inner {
+    Arrow(ArrowWriter<ChecksumWriter<File>>),
+    Int96(Int96FileWriter<ChecksumWriter<File>>),
+}
+
+impl Inner {
+    fn write(&mut self, b: &RecordBatch) -> parquet::errors::Result<()> {
+        match self {
+            Inner::Arrow(w) => w.write(b),
+            Inner::Int96(w) => w.write(b),
+        }
+    }
+
+    fn bytes_written(&self) -> usize {
+        match self {
+            Inner::Arrow(w) => w.bytes_written(),
+            Inner::Int96(w) => w.bytes_written(),
+        }
+    }
+
+    fn in_progress_size(&self) -> usize {
+        match self {
+            Inner::Arrow(w) => w.in_progress_size(),
+            Inner::Int96(w) => w.in_progress_size(),
+        }
+    }
+
+    fn memory_size(&self) -> usize {
+        match self {
+            Inner::Arrow(w) => w.memory_size(),
+            Inner::Int96(w) => w.memory_size(),
+        }
+    }
+
+    fn flush(&mut self) -> parquet::errors::Result<()> {
+        match self {
+            Inner::Arrow(w) => w.flush(),
+            Inner::Int96(w) => w.flush(),
+        }
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        match self {
+            Inner::Arrow(w) => w.sync(),
+            Inner::Int96(w) => w.sync(),
+        }
+    }
+
+    fn checksum(&self) -> &ChecksumWriter<File> {
+        match self {
+            Inner::Arrow(w) => w.inner(),
+            Inner::Int96(w) => w.inner(),
+        }
+    }
+
+    fn append_key_value_metadata(&mut self, kv: KeyValue) {
+        match self {
+            Inner::Arrow(w) => w.append_key_value_metadata(kv),
+            Inner::Int96(w) => w.append_key_value_metadata(kv),
+        }
+    }
+
+    fn into_inner(self) -> parquet::errors::Result<ChecksumWriter<File>> {
+        match self {
+            Inner::Arrow(w) => w.into_inner(),
+            Inner::Int96(w) => w.into_inner(),
+        }
+    }
 }
 
 impl ParquetFileWriter {
@@ -145,13 +220,16 @@ impl ParquetFileWriter {
             .to_string();
         let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4()));
         let f = super::create_new_file(&tmp)?;
-        let writer =
-            ArrowWriter::try_new(ChecksumWriter::new(f), schema, Some(props)).map_err(|e| {
-                Error::Parquet {
-                    path: path.clone(),
-                    source: e,
-                }
-            })?;
+        let sink = ChecksumWriter::new(f);
+        let writer = if schema.fields().iter().any(|f| has_nanos(f.data_type())) {
+            Int96FileWriter::try_new(sink, schema, props).map(Inner::Int96)
+        } else {
+            ArrowWriter::try_new(sink, schema, Some(props)).map(Inner::Arrow)
+        }
+        .map_err(|e| Error::Parquet {
+            path: path.clone(),
+            source: e,
+        })?;
         Ok(ParquetFileWriter {
             path,
             tmp,
@@ -218,7 +296,7 @@ impl ParquetFileWriter {
         // every data byte through the checksum writer, then its block checksums into the footer
         w.flush().map_err(parquet_err)?;
         w.sync().map_err(|e| Error::io(&self.tmp, e))?;
-        let blocks = w.inner().metadata_value();
+        let blocks = w.checksum().metadata_value();
         w.append_key_value_metadata(KeyValue::new(checksum::KEY.to_string(), blocks));
         let file = w.into_inner().map_err(parquet_err)?.into_inner();
         file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
@@ -241,15 +319,6 @@ impl Drop for ParquetFileWriter {
     }
 }
 
-/// What the manifest records of a data file: checked against the file when it is opened.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FileExpect {
-    /// `DataFileMeta.file_size`.
-    pub size: u64,
-    /// `DataFileMeta.row_count`.
-    pub rows: u64,
-}
-
 /// Open a Parquet file for reading the named top-level columns (all if `columns` is None).
 /// Columns missing from the file are left out; the caller fills them (schema evolution).
 ///
@@ -264,55 +333,15 @@ pub fn open_reader(
     batch_size: usize,
     expect: Option<FileExpect>,
 ) -> Result<DataFileReader> {
-    let reader = contain_panic(path, || open_parquet(path, columns, batch_size, expect))?;
-    Ok(DataFileReader {
-        path: path.to_path_buf(),
-        inner: Some(reader),
-    })
-}
-
-/// A data file's record batches. Decoding errors, and panics of the Parquet decoder on malformed
-/// input (parquet 60 has some: a footer flip can make it expect a dictionary page the column
-/// chunk lacks), are [`Error::CorruptFile`] naming the file; the reader ends after one.
-pub struct DataFileReader {
-    path: PathBuf,
-    inner: Option<ParquetRecordBatchReader>,
-}
-
-impl Iterator for DataFileReader {
-    type Item = Result<RecordBatch>;
-
-    fn next(&mut self) -> Option<Result<RecordBatch>> {
-        let inner = self.inner.as_mut()?;
-        let path = self.path.as_path();
-        let r = contain_panic(path, || {
-            inner
-                .next()
-                .transpose()
-                .map_err(|e| Error::corrupt(path, e.to_string()))
-        })
-        .transpose();
-        if matches!(r, Some(Err(_)) | None) {
-            self.inner = None;
-        }
-        r
-    }
-}
-
-/// Run `f` (Parquet decoding of `path`), turning a panic into a [`Error::CorruptFile`]. The
-/// decoder's state after a panic is not used again: the caller drops it.
-fn contain_panic<T>(path: &Path, f: impl FnOnce() -> Result<T>) -> Result<T> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
-        let msg = p
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| p.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        Err(Error::corrupt(
-            path,
-            format!("the Parquet decoder failed: {msg}"),
-        ))
-    })
+    let reader = contain_panic(path, "Parquet", || {
+        open_parquet(path, columns, batch_size, expect)
+    })?;
+    let p = path.to_path_buf();
+    Ok(DataFileReader::new(
+        path,
+        "Parquet",
+        reader.map(move |r| r.map_err(|e| Error::corrupt(&p, e.to_string()))),
+    ))
 }
 
 fn open_parquet(
@@ -321,22 +350,7 @@ fn open_parquet(
     batch_size: usize,
     expect: Option<FileExpect>,
 ) -> Result<ParquetRecordBatchReader> {
-    let f = File::open(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::corrupt(path, "data file referenced by the manifest is missing")
-        } else {
-            Error::io(path, e)
-        }
-    })?;
-    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
-    if let Some(x) = expect {
-        if len != x.size {
-            return Err(Error::corrupt(
-                path,
-                format!("file is {len} bytes, the manifest records {}", x.size),
-            ));
-        }
-    }
+    let (f, len) = open_checked(path, expect)?;
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
     let meta = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(corrupt)?;
     let blocks = meta

@@ -23,7 +23,7 @@ use std::cmp::Ordering;
 
 use super::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::error::{Error, Result};
-use crate::io::parquet::{open_reader, DataFileReader, FileExpect};
+use crate::io::format::{open_data_file, DataFileReader, FileExpect};
 use crate::merge::{BatchIter, KvLayout};
 use crate::read::deletion::{DeletionFile, DeletionFilter};
 use crate::read::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};
@@ -233,7 +233,7 @@ impl Iterator for FileChain {
                 let opened = self.plan.file_columns(meta.schema_id).and_then(|cols| {
                     let names: Vec<String> =
                         cols.iter().flatten().map(|(n, _)| n.clone()).collect();
-                    let r = open_reader(&path, Some(&names), READ_BATCH_ROWS, Some(expect))?;
+                    let r = open_data_file(&path, Some(&names), READ_BATCH_ROWS, Some(expect))?;
                     Ok((cols, r))
                 });
                 match opened {

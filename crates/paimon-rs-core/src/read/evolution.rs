@@ -148,6 +148,9 @@ pub fn conform_physical(
     if array.data_type() == target {
         return Ok(array.clone());
     }
+    if let (Some(m), ArrowType::Map(..)) = (entries_as_map(array)?, target) {
+        return conform_physical(&m, target);
+    }
     if let (ArrowType::Timestamp(u1, _), ArrowType::Timestamp(u2, tz2)) =
         (array.data_type(), target)
     {
@@ -165,6 +168,42 @@ pub fn conform_physical(
         return Ok(make_array(data));
     }
     cast(array, target).map_err(|e| e.to_string())
+}
+
+/// A list of two-field records (key, value) as a map: Java's Avro files store a MAP whose key
+/// is not a string so (`AvroSchemaConverter`: an array of {key, value} records). `Ok(None)` for
+/// any other array.
+fn entries_as_map(array: &ArrayRef) -> std::result::Result<Option<ArrayRef>, String> {
+    let Some(l) = array.as_list_opt::<i32>() else {
+        return Ok(None);
+    };
+    let Some(s) = l.values().as_struct_opt() else {
+        return Ok(None);
+    };
+    if s.num_columns() != 2 || s.null_count() > 0 {
+        return Ok(None);
+    }
+    let (key, value) = (s.column(0), s.column(1));
+    if key.null_count() > 0 {
+        return Err("a map key is null".into());
+    }
+    let kv: arrow_schema::Fields = vec![
+        Field::new("key", key.data_type().clone(), false),
+        Field::new("value", value.data_type().clone(), true),
+    ]
+    .into();
+    let entries = StructArray::try_new(kv.clone(), vec![key.clone(), value.clone()], None)
+        .map_err(|e| e.to_string())?;
+    let field = Arc::new(Field::new("entries", ArrowType::Struct(kv), false));
+    let m = MapArray::try_new(
+        field,
+        l.offsets().clone(),
+        entries,
+        l.nulls().cloned(),
+        false,
+    )
+    .map_err(|e| e.to_string())?;
+    Ok(Some(Arc::new(m)))
 }
 
 /// A file column `array` of the file's type `from` as a column of the table's type `to`
@@ -238,7 +277,10 @@ pub fn evolve_array(
                     sql(tk)
                 ));
             }
-            let m = array
+            let listed = entries_as_map(array)?;
+            let m = listed
+                .as_ref()
+                .unwrap_or(array)
                 .as_map_opt()
                 .ok_or_else(|| format!("expected a map, found {}", array.data_type()))?;
             let ArrowType::Struct(kv) = entries.data_type() else {

@@ -1,0 +1,173 @@
+//! Data files of every format a Paimon table holds, read through one function.
+//!
+//! A data file's format is its file name's extension (`data-<uuid>-<n>.parquet`, `.orc`,
+//! `.avro`), as in Java Paimon (`DataFilePathFactory.formatIdentifier`): a table whose
+//! `file.format` was changed by `ALTER TABLE` holds files of several formats, each read by its own
+//! reader. [`open_data_file`] opens one and yields its record batches, the named top-level
+//! columns only (by name: the file's columns are named by the fields of the schema it was
+//! written with, and the caller maps them by field id), in the Arrow types the file decodes to
+//! (the caller casts them to the table's types).
+//!
+//! Parquet files written by this engine carry block checksums ([`super::checksum`]), checked as
+//! they are read; files written by Java (any format) carry none, which is not an error. For every
+//! format, the file's length must be what the manifest records, and a decoding error or a panic
+//! of the decoder is a [`Error::CorruptFile`] naming the file.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow_array::RecordBatch;
+
+use crate::error::{Error, Result};
+
+/// What the manifest records of a data file: checked against the file when it is opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileExpect {
+    /// `DataFileMeta.file_size`.
+    pub size: u64,
+    /// `DataFileMeta.row_count`.
+    pub rows: u64,
+}
+
+/// The format of a data file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DataFormat {
+    Parquet,
+    Orc,
+    Avro,
+}
+
+impl DataFormat {
+    /// The format of the data file `path`, by its extension; an unknown one is refused naming
+    /// the file.
+    pub fn of_path(path: &Path) -> Result<DataFormat> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        match ext.as_str() {
+            "parquet" => Ok(DataFormat::Parquet),
+            "orc" => Ok(DataFormat::Orc),
+            "avro" => Ok(DataFormat::Avro),
+            other => Err(Error::unsupported(format!(
+                "data file {}: format '{other}' (paimon_rs reads parquet, orc and avro data files)",
+                path.display()
+            ))),
+        }
+    }
+}
+
+/// Open the data file `path` (its format by its extension) for reading the named top-level
+/// columns (all if `columns` is None; names the file lacks are left out). With `expect`, what
+/// the manifest records of the file is checked as it is opened (its length, and its row count
+/// where the format's footer records one).
+pub fn open_data_file(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+) -> Result<DataFileReader> {
+    match DataFormat::of_path(path)? {
+        DataFormat::Parquet => super::parquet::open_reader(path, columns, batch_size, expect),
+        DataFormat::Orc => super::orc::open_reader(path, columns, batch_size, expect),
+        DataFormat::Avro => super::avro::open_reader(path, columns, batch_size, expect),
+    }
+}
+
+/// Open `path`, a data file the manifest references: missing is corruption of the table; with
+/// `expect`, a length other than the manifest's is too. Returns the file and its length.
+pub(crate) fn open_checked(path: &Path, expect: Option<FileExpect>) -> Result<(File, u64)> {
+    let f = File::open(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::corrupt(path, "data file referenced by the manifest is missing")
+        } else {
+            Error::io(path, e)
+        }
+    })?;
+    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    if let Some(x) = expect {
+        if len != x.size {
+            return Err(Error::corrupt(
+                path,
+                format!("file is {len} bytes, the manifest records {}", x.size),
+            ));
+        }
+    }
+    Ok((f, len))
+}
+
+type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;
+
+/// A data file's record batches. Decoding errors, and panics of a decoder on malformed input
+/// (parquet 60 has some: a footer flip can make it expect a dictionary page the column chunk
+/// lacks; orc-rust unwraps a stripe's time zone name), are [`Error::CorruptFile`] naming the file;
+/// the reader ends after one.
+pub struct DataFileReader {
+    path: PathBuf,
+    format: &'static str,
+    inner: Option<Batches>,
+}
+
+impl DataFileReader {
+    /// `batches` (already mapping their errors to [`Error`]) of the `format` file `path`.
+    pub(crate) fn new(
+        path: &Path,
+        format: &'static str,
+        batches: impl Iterator<Item = Result<RecordBatch>> + Send + 'static,
+    ) -> Self {
+        DataFileReader {
+            path: path.to_path_buf(),
+            format,
+            inner: Some(Box::new(batches)),
+        }
+    }
+}
+
+impl Iterator for DataFileReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Result<RecordBatch>> {
+        let inner = self.inner.as_mut()?;
+        let r = contain_panic(&self.path, self.format, || inner.next().transpose()).transpose();
+        if matches!(r, Some(Err(_)) | None) {
+            self.inner = None;
+        }
+        r
+    }
+}
+
+/// Run `f` (decoding `path`, a `format` file), turning a panic into a [`Error::CorruptFile`].
+/// The decoder's state after a panic is not used again: the caller drops it.
+pub(crate) fn contain_panic<T>(
+    path: &Path,
+    format: &str,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let msg = p
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| p.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        Err(Error::corrupt(
+            path,
+            format!("the {format} decoder failed: {msg}"),
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_format_is_the_extension() {
+        let f = |p: &str| DataFormat::of_path(Path::new(p));
+        assert_eq!(f("b/data-1-0.parquet").unwrap(), DataFormat::Parquet);
+        assert_eq!(f("b/data-1-0.orc").unwrap(), DataFormat::Orc);
+        assert_eq!(f("b/data-1-0.AVRO").unwrap(), DataFormat::Avro);
+        let e = f("b/data-1-0.csv").unwrap_err().to_string();
+        assert!(e.contains("data-1-0.csv") && e.contains("'csv'"), "{e}");
+    }
+}
