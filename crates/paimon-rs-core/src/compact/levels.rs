@@ -219,7 +219,8 @@ impl Levels {
     /// Sort level `i + 1` by key and check it is a sorted run (key-disjoint files).
     fn sort_level(&mut self, i: usize) -> Result<()> {
         let types = &self.key_types;
-        let mut keyed: Vec<(Vec<Option<Datum>>, Vec<Option<Datum>>, DataFileMeta)> = self.levels[i]
+        type Keyed = (Vec<Option<Datum>>, Vec<Option<Datum>>, DataFileMeta);
+        let mut keyed: Vec<Keyed> = self.levels[i]
             .drain(..)
             .map(|f| {
                 Ok((

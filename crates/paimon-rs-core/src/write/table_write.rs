@@ -819,7 +819,7 @@ fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
 }
 
 /// Arrow schema contexts for the files a writer of `table` produces.
-fn file_context(
+pub(crate) fn file_context(
     table: &FileStoreTable,
     kv_schema: Option<&SchemaRef>,
     key_types: &[DataType],
