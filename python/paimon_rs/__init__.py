@@ -8,11 +8,17 @@ Switching from pypaimon is an import change::
 from __future__ import annotations
 
 from paimon_rs._core import __version__
-from paimon_rs.catalog import Catalog, CatalogFactory, FileSystemCatalog, Identifier
+from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.exceptions import (
+    CatalogError,
+    CatalogException,
     CommitConflictError,
     CorruptFileError,
+    DatabaseAlreadyExistException,
     DatabaseAlreadyExistsError,
+    DatabaseNotEmptyError,
+    DatabaseNotEmptyException,
+    DatabaseNotExistException,
     DatabaseNotFoundError,
     DuplicateCommitError,
     InvalidArgumentError,
@@ -20,27 +26,57 @@ from paimon_rs.exceptions import (
     PaimonRsError,
     SchemaMismatchError,
     StaleCommitMessageError,
+    TableAlreadyExistException,
     TableAlreadyExistsError,
+    TableNotExistException,
     TableNotFoundError,
     UnsupportedError,
 )
+from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
-from paimon_rs.schema import Schema
+from paimon_rs.schema import DataField, Schema, TableSchema
 from paimon_rs.table import (
     BatchTableCommit,
     BatchTableWrite,
     BatchWriteBuilder,
+    BucketMode,
     CommitMessage,
+    DataFileMeta,
+    GenericRow,
     Plan,
     ReadBuilder,
     Split,
     Table,
+    TableOptions,
     TableRead,
     TableScan,
 )
 
+# pypaimon's class names for the same objects
+FileStoreTable = Table
+DataSplit = Split
+
 __all__ = [
     "__version__",
+    "BucketMode",
+    "CatalogError",
+    "CatalogException",
+    "ConfigOption",
+    "CoreOptions",
+    "DataField",
+    "DataFileMeta",
+    "DataSplit",
+    "Database",
+    "DatabaseAlreadyExistException",
+    "DatabaseNotEmptyError",
+    "DatabaseNotEmptyException",
+    "DatabaseNotExistException",
+    "FileStoreTable",
+    "GenericRow",
+    "TableAlreadyExistException",
+    "TableNotExistException",
+    "TableOptions",
+    "TableSchema",
     "BatchTableCommit",
     "BatchTableWrite",
     "BatchWriteBuilder",

@@ -2,37 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Dict, List, Optional, Union
+import os
+import shutil
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Union
 
 from paimon_rs import _core
-from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
-from paimon_rs.schema import Schema
+from paimon_rs.exceptions import (
+    DatabaseNotEmptyError,
+    DatabaseNotFoundError,
+    InvalidArgumentError,
+    TableAlreadyExistsError,
+    UnsupportedError,
+)
+from paimon_rs.identifier import Identifier
+from paimon_rs.schema import Schema, TableSchema
 from paimon_rs.table import Table
-
-
-@dataclass(frozen=True)
-class Identifier:
-    """``database.table``."""
-
-    database: str
-    object: str
-
-    @staticmethod
-    def from_string(s: str) -> Identifier:
-        parts = s.split(".")
-        if len(parts) != 2 or not all(parts):
-            raise InvalidArgumentError(f"table identifier '{s}' must look like 'database.table'")
-        return Identifier(parts[0], parts[1])
-
-    def get_full_name(self) -> str:
-        return f"{self.database}.{self.object}"
-
-    def get_database_name(self) -> str:
-        return self.database
-
-    def get_table_name(self) -> str:
-        return self.object
 
 
 def _identifier(identifier: Union[str, Identifier]) -> str:
@@ -43,6 +29,23 @@ def _identifier(identifier: Union[str, Identifier]) -> str:
 
 class Catalog:
     """Base class of catalogs."""
+
+    DB_SUFFIX = ".db"
+    DEFAULT_DATABASE = "default"
+    SYSTEM_DATABASE_NAME = "sys"
+    DB_LOCATION_PROP = "location"
+    COMMENT_PROP = "comment"
+    OWNER_PROP = "owner"
+
+
+@dataclass
+class Database:
+    """A database of the catalog, as pypaimon's ``Database`` (a filesystem catalog stores no
+    database properties: ``options`` is empty, ``comment`` None)."""
+
+    name: str
+    options: Dict[str, str] = field(default_factory=dict)
+    comment: Optional[str] = None
 
 
 class FileSystemCatalog(Catalog):
@@ -62,6 +65,15 @@ class FileSystemCatalog(Catalog):
     def create_database(
         self, name: str, ignore_if_exists: bool, properties: Optional[Dict[str, str]] = None
     ) -> None:
+        """Create ``<warehouse>/<name>.db``. A filesystem catalog has nowhere to keep database
+        properties: ``location`` is refused, others are dropped with a warning (Java's
+        ``FileSystemCatalog`` does both)."""
+        if properties and Catalog.DB_LOCATION_PROP in properties:
+            raise InvalidArgumentError(
+                "Cannot specify location for a database when using fileSystem catalog.")
+        if properties:
+            warnings.warn(f"filesystem catalog cannot store database properties, discarded: "
+                          f"{sorted(properties)}", RuntimeWarning, stacklevel=2)
         self._core.create_database(name, ignore_if_exists)
 
     def list_databases(self) -> List[str]:
@@ -91,12 +103,97 @@ class FileSystemCatalog(Catalog):
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)
 
+    # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
+
+    @property
+    def catalog_options(self) -> Dict[str, str]:
+        """The options the catalog was created with."""
+        return dict(self.options)
+
+    def get_database_path(self, name: str) -> str:
+        return os.path.join(self.warehouse, f"{name}{Catalog.DB_SUFFIX}")
+
+    def get_table_path(self, identifier: Union[str, Identifier]) -> str:
+        ident = Identifier.from_string(_identifier(identifier))
+        return os.path.join(self.get_database_path(ident.database), ident.object)
+
+    def get_database(self, name: str) -> Database:
+        """The database, or ``DatabaseNotExistException`` (``DatabaseNotFoundError``)."""
+        if not os.path.isdir(self.get_database_path(name)):
+            raise DatabaseNotFoundError(f"database '{name}' does not exist")
+        return Database(name)
+
+    def drop_database(self, name: str, ignore_if_not_exists: bool = False, cascade: bool = False) -> None:
+        """Drop a database. One that still holds tables needs ``cascade=True`` (which drops
+        them) and otherwise raises ``DatabaseNotEmptyError`` (a ``ValueError``, as pypaimon)."""
+        try:
+            self.get_database(name)
+        except DatabaseNotFoundError:
+            if ignore_if_not_exists:
+                return
+            raise
+        tables = self.list_tables(name)
+        if tables and not cascade:
+            raise DatabaseNotEmptyError(
+                f"database '{name}' is not empty ({len(tables)} tables); use cascade=True")
+        for t in tables:
+            self.drop_table(f"{name}.{t}", True)
+        shutil.rmtree(self.get_database_path(name))
+
+    def alter_database(self, name: str, changes: List[Any]) -> None:
+        """Refused, as by pypaimon's and Java's filesystem catalogs: it stores no database
+        properties."""
+        self.get_database(name)
+        raise UnsupportedError("alter_database: a filesystem catalog stores no database properties")
+
+    def rename_table(self, source_identifier: Union[str, Identifier],
+                     target_identifier: Union[str, Identifier]) -> None:
+        """Rename (or move to another database of this catalog) a table: its directory is
+        renamed, as Java's ``FileSystemCatalog`` does. The source must exist
+        (``TableNotExistException``), the target database too, the target table must not
+        (``TableAlreadyExistException``). Do not rename a table that is being written."""
+        src = Identifier.from_string(_identifier(source_identifier))
+        dst = Identifier.from_string(_identifier(target_identifier))
+        self.get_table(src)
+        self.get_database(dst.database)
+        dst_path = self.get_table_path(dst)
+        if os.path.lexists(dst_path):
+            raise TableAlreadyExistsError(f"table '{dst}' already exists")
+        os.rename(self.get_table_path(src), dst_path)
+
+    def get_table_schema(self, identifier: Union[str, Identifier]) -> TableSchema:
+        """The table's latest stored schema."""
+        return self.get_table(identifier).table_schema
+
+    def supports_version_management(self) -> bool:
+        return False
+
+    def load_snapshot(self, identifier: Union[str, Identifier]) -> Any:
+        raise UnsupportedError("load_snapshot: a filesystem catalog does not manage versions (REST catalogs do)")
+
+    def commit_snapshot(self, identifier: Union[str, Identifier], *args: Any, **kwargs: Any) -> bool:
+        raise UnsupportedError("commit_snapshot: a filesystem catalog does not manage versions "
+                               "(REST catalogs do); commit through a table's write builder")
+
+    def create_partitions(self, identifier: Union[str, Identifier], partitions: List[Dict[str, str]],
+                          ignore_if_exists: bool = True) -> None:
+        raise UnsupportedError("create_partitions: a filesystem catalog has no partition metadata "
+                               "(REST catalogs do); partitions appear when data is written")
+
+    def drop_partitions(self, identifier: Union[str, Identifier], partitions: List[Dict[str, str]]) -> None:
+        """Delete the rows of one partition (``[{"dt": "..."}]``) in one commit; several
+        partitions are refused (``BatchTableCommit.truncate_partitions``)."""
+        if not partitions:
+            raise InvalidArgumentError("drop_partitions: the partitions list is empty")
+        commit = self.get_table(identifier).new_batch_write_builder().new_commit()
+        commit.truncate_partitions(partitions)
+
 
 class CatalogFactory:
     """``CatalogFactory.create({"warehouse": "/path"})`` as in pypaimon."""
 
     @staticmethod
-    def create(options: Dict[str, str]) -> Catalog:
+    def create(options: Dict[str, str]) -> FileSystemCatalog:
         metastore = options.get("metastore", "filesystem")
         if metastore != "filesystem":
             raise UnsupportedError(f"metastore '{metastore}' (only 'filesystem' is supported)")

@@ -8,20 +8,30 @@ class PaimonRsError(Exception):
     """Base class of every error raised by paimon_rs."""
 
 
-class TableNotFoundError(PaimonRsError, FileNotFoundError):
+class CatalogError(PaimonRsError):
+    """A catalog operation failed: a database or table is missing, exists already, or a
+    database is not empty (pypaimon's ``CatalogException``)."""
+
+
+class TableNotFoundError(CatalogError, FileNotFoundError):
     """The table does not exist in the catalog."""
 
 
-class TableAlreadyExistsError(PaimonRsError, FileExistsError):
+class TableAlreadyExistsError(CatalogError, FileExistsError):
     """A table with that name exists already."""
 
 
-class DatabaseNotFoundError(PaimonRsError, FileNotFoundError):
+class DatabaseNotFoundError(CatalogError, FileNotFoundError):
     """The database does not exist in the catalog."""
 
 
-class DatabaseAlreadyExistsError(PaimonRsError, FileExistsError):
+class DatabaseAlreadyExistsError(CatalogError, FileExistsError):
     """A database with that name exists already."""
+
+
+class DatabaseNotEmptyError(CatalogError, ValueError):
+    """``drop_database`` without ``cascade`` on a database that still holds tables (Java's
+    ``DatabaseNotEmptyException``; pypaimon raises a ``ValueError``, which this is too)."""
 
 
 class SchemaMismatchError(PaimonRsError, ValueError):
@@ -60,8 +70,27 @@ class PaimonIOError(PaimonRsError, OSError):
     """An operating-system I/O error, with the path involved."""
 
 
+# pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
+# keeps working after the import switch. They are the same classes, not copies.
+CatalogException = CatalogError
+TableNotExistException = TableNotFoundError
+TableAlreadyExistException = TableAlreadyExistsError
+DatabaseNotExistException = DatabaseNotFoundError
+DatabaseAlreadyExistException = DatabaseAlreadyExistsError
+DatabaseNotEmptyException = DatabaseNotEmptyError
+IllegalArgumentError = InvalidArgumentError
+
 __all__ = [
     "PaimonRsError",
+    "CatalogError",
+    "DatabaseNotEmptyError",
+    "CatalogException",
+    "TableNotExistException",
+    "TableAlreadyExistException",
+    "DatabaseNotExistException",
+    "DatabaseAlreadyExistException",
+    "DatabaseNotEmptyException",
+    "IllegalArgumentError",
     "TableNotFoundError",
     "TableAlreadyExistsError",
     "DatabaseNotFoundError",

@@ -45,6 +45,7 @@ class PredicateBuilder:
 
     def __init__(self, schema: pa.Schema):
         self._names = set(schema.names)
+        self.field_names: List[str] = list(schema.names)
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._names:
@@ -87,6 +88,34 @@ class PredicateBuilder:
     def between(self, field: str, included_lower_bound: Any, included_upper_bound: Any) -> Predicate:
         return self._leaf("between", field, [included_lower_bound, included_upper_bound])
 
+    # --- pypaimon 2.1.0 names: string matchers never prune files by statistics (a file's
+    # min/max bound no suffix, substring or pattern), only partitions and rows ---
+
+    def endswith(self, field: str, pattern_literal: str) -> Predicate:
+        """Rows whose string ends with ``pattern_literal``."""
+        return self._leaf("endswith", field, [_string_literal("endswith", pattern_literal)])
+
+    def contains(self, field: str, pattern_literal: str) -> Predicate:
+        """Rows whose string contains ``pattern_literal``."""
+        return self._leaf("contains", field, [_string_literal("contains", pattern_literal)])
+
+    def like(self, field: str, pattern_literal: str) -> Predicate:
+        """SQL LIKE: ``%`` any sequence, ``_`` one character, ``\\`` escapes ``%``, ``_`` and
+        itself (any other escape is refused, as pypaimon does)."""
+        pattern = _string_literal("like", pattern_literal)
+        i = 0
+        while i < len(pattern):
+            if pattern[i] == "\\":
+                if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
+                    raise InvalidArgumentError(f"like: invalid escape in '{pattern}' at position {i}")
+                i += 1
+            i += 1
+        return self._leaf("like", field, [pattern])
+
+    def not_between(self, field: str, included_lower_bound: Any, included_upper_bound: Any) -> Predicate:
+        """Rows below ``included_lower_bound`` or above ``included_upper_bound`` (NULL: no)."""
+        return self._leaf("not_between", field, [included_lower_bound, included_upper_bound])
+
     def and_predicates(self, predicates: Sequence[Predicate]) -> Optional[Predicate]:
         ps = [p for p in predicates if p is not None]
         if not ps:
@@ -98,3 +127,9 @@ class PredicateBuilder:
         if not ps:
             return None
         return ps[0] if len(ps) == 1 else Predicate(method="or", children=ps)
+
+
+def _string_literal(method: str, v: Any) -> str:
+    if not isinstance(v, str):
+        raise InvalidArgumentError(f"{method} takes a string pattern, got {type(v).__name__}")
+    return v

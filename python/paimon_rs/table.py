@@ -2,16 +2,28 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 import warnings
-from typing import Any, Dict, Iterator, List, Optional
+from enum import Enum
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
 from paimon_rs import _core
-from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.exceptions import (
+    InvalidArgumentError,
+    PaimonRsError,
+    SchemaMismatchError,
+    TableNotFoundError,
+    UnsupportedError,
+)
+from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
+from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
+from paimon_rs.progress import Progress, ProgressCallback
+from paimon_rs.schema import DataField, TableSchema
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -26,8 +38,9 @@ class Table:
         self._arrow_schema: pa.Schema = core.arrow_schema()
 
     @property
-    def identifier(self) -> str:
-        return self._core.name
+    def identifier(self) -> Identifier:
+        """``db.table`` (``str(identifier)`` is the full name), as pypaimon."""
+        return Identifier.from_string(self._core.name)
 
     @property
     def table_path(self) -> str:
@@ -42,8 +55,10 @@ class Table:
         return self._core.primary_keys
 
     @property
-    def options(self) -> Dict[str, str]:
-        return self._core.options
+    def options(self) -> TableOptions:
+        """The table's options (stored plus dynamic ones): a ``dict`` that also answers
+        pypaimon's ``CoreOptions`` calls (``options.bucket()``, ``options.options.to_map()``)."""
+        return TableOptions(self._core.options, bool(self.primary_keys))
 
     @property
     def arrow_schema(self) -> pa.Schema:
@@ -75,7 +90,165 @@ class Table:
         return remove_orphan_files(self._core, older_than, dry_run)
 
     def __repr__(self) -> str:
-        return f"Table({self.identifier!r})"
+        return f"Table({str(self.identifier)!r})"
+
+    # --- pypaimon 2.1.0 names (FileStoreTable), see docs/pypaimon-parity.md ---
+
+    @property
+    def table_schema(self) -> TableSchema:
+        """The stored schema (field ids, Paimon types, keys, options, comment)."""
+        return TableSchema.from_json(self._core.schema_json)
+
+    def schema(self) -> TableSchema:
+        """The stored schema (pypaimon's ``table.schema()``)."""
+        return self.table_schema
+
+    def comment(self) -> Optional[str]:
+        """The table comment."""
+        return self._core.comment
+
+    @property
+    def fields(self) -> List[DataField]:
+        return self.table_schema.fields
+
+    @property
+    def field_names(self) -> List[str]:
+        return list(self._arrow_schema.names)
+
+    @property
+    def field_dict(self) -> Dict[str, DataField]:
+        return {f.name: f for f in self.fields}
+
+    @property
+    def partition_keys_fields(self) -> List[DataField]:
+        d = self.field_dict
+        return [d[k] for k in self.partition_keys]
+
+    @property
+    def primary_keys_fields(self) -> List[DataField]:
+        d = self.field_dict
+        return [d[k] for k in self.primary_keys]
+
+    @property
+    def trimmed_primary_keys(self) -> List[str]:
+        """The primary key without the partition keys (what files are sorted by)."""
+        return [k for k in self.primary_keys if k not in self.partition_keys]
+
+    @property
+    def trimmed_primary_keys_fields(self) -> List[DataField]:
+        d = self.field_dict
+        return [d[k] for k in self.trimmed_primary_keys]
+
+    @property
+    def is_primary_key_table(self) -> bool:
+        return bool(self.primary_keys)
+
+    @property
+    def cross_partition_update(self) -> bool:
+        return self.table_schema.cross_partition_update()
+
+    @property
+    def total_buckets(self) -> int:
+        """The ``bucket`` option (-1: dynamic or unaware bucket mode)."""
+        return self.options.bucket()
+
+    def bucket_mode(self) -> BucketMode:
+        """How rows are assigned to buckets (pypaimon's ``BucketMode``)."""
+        b = self.total_buckets
+        if b == -2:
+            return BucketMode.POSTPONE_MODE
+        if b > 0:
+            return BucketMode.HASH_FIXED
+        if not self.is_primary_key_table:
+            return BucketMode.BUCKET_UNAWARE
+        return BucketMode.CROSS_PARTITION if self.cross_partition_update else BucketMode.HASH_DYNAMIC
+
+    def current_branch(self) -> str:
+        """Always ``"main"``: paimon_rs reads and writes the main branch only."""
+        return "main"
+
+    def list_tags(self) -> List[str]:
+        """Names of the table's tags (``tag/tag-<name>``), sorted."""
+        tag_dir = os.path.join(self.table_path, "tag")
+        if not os.path.isdir(tag_dir):
+            return []
+        return sorted(n[len("tag-"):] for n in os.listdir(tag_dir)
+                      if n.startswith("tag-") and not n.startswith(".") and not n.endswith(".tmp"))
+
+    @staticmethod
+    def from_path(table_path: str, file_io_options: Optional[Dict[str, str]] = None) -> Table:
+        """Open the table at ``<warehouse>/<db>.db/<table>`` without a catalog (e.g. one Java
+        wrote). Only local paths in the catalog layout; ``file_io_options`` must be empty."""
+        if file_io_options:
+            raise UnsupportedError(f"from_path: file_io_options {sorted(file_io_options)} "
+                                   "(paimon_rs reads local filesystems only)")
+        path = os.path.abspath(str(table_path)).rstrip(os.sep)
+        db_dir, name = os.path.split(path)
+        warehouse, db = os.path.split(db_dir)
+        if not db.endswith(".db") or not name:
+            raise InvalidArgumentError(
+                f"from_path: '{table_path}' is not <warehouse>/<database>.db/<table>")
+        if not os.path.isdir(os.path.join(path, "schema")):
+            raise TableNotFoundError(f"from_path: no table at '{table_path}' (no schema directory)")
+        return Table(_core.Catalog(warehouse).get_table(f"{db[:-3]}.{name}"))
+
+
+class BucketMode(Enum):
+    """pypaimon's ``BucketMode``."""
+
+    HASH_FIXED = "HASH_FIXED"
+    HASH_DYNAMIC = "HASH_DYNAMIC"
+    CROSS_PARTITION = "CROSS_PARTITION"
+    BUCKET_UNAWARE = "BUCKET_UNAWARE"
+    POSTPONE_MODE = "POSTPONE_MODE"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class TableOptions(Dict[str, str]):
+    """A table's options: a plain ``dict`` of strings that also answers the pypaimon
+    ``CoreOptions`` calls users make (``bucket()``, ``file_format()``, ``merge_engine()``,
+    ``options.to_map()``, ``get(CoreOptions.X)``, ``contains(...)``)."""
+
+    def __init__(self, options: Dict[str, str], primary_key: bool = False):
+        super().__init__(options)
+        self._primary_key = primary_key
+
+    @property
+    def options(self) -> TableOptions:
+        """pypaimon's ``CoreOptions.options`` (its ``Options``): this mapping itself."""
+        return self
+
+    def to_map(self) -> Dict[str, str]:
+        return dict(self)
+
+    def get(self, key: Any, default: Any = None) -> Any:  # type: ignore[override]
+        """``get("bucket")`` or ``get(CoreOptions.BUCKET)``."""
+        k = key.key() if isinstance(key, ConfigOption) else key
+        return super().get(k, default)
+
+    def contains(self, key: Union[str, ConfigOption]) -> bool:
+        return (key.key() if isinstance(key, ConfigOption) else key) in self
+
+    def bucket(self) -> int:
+        return int(super().get("bucket", "-1"))
+
+    def file_format(self) -> str:
+        return super().get("file.format", "parquet")
+
+    def merge_engine(self) -> str:
+        return super().get("merge-engine", "deduplicate")
+
+    def sequence_field(self) -> List[str]:
+        v = super().get("sequence.field")
+        return [f.strip() for f in v.split(",")] if v else []
+
+    def changelog_producer(self) -> str:
+        return super().get("changelog-producer", "none")
+
+    def deletion_vectors_enabled(self) -> bool:
+        return super().get("deletion-vectors.enabled", "false").lower() == "true"
 
 
 class BatchWriteBuilder:
@@ -115,11 +288,29 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> BatchTableWrite:
-        return BatchTableWrite(self.table)
+        w = BatchTableWrite(self.table)
+        w._progress = getattr(self, "_progress", None)
+        return w
+
+    def with_progress(self, callback: Optional[ProgressCallback]) -> BatchWriteBuilder:
+        """Call ``callback(paimon_rs.progress.Progress)`` as the writes of this builder go:
+        after each ``write_*`` call (rows and bytes handed over) and at ``prepare_commit`` (data
+        files written). ``paimon_rs.progress.TqdmProgress()`` shows a tqdm bar."""
+        self._progress = callback
+        return self
 
     def new_commit(self) -> BatchTableCommit:
         return BatchTableCommit(self.table, self.commit_user, self.static_partition,
                                 dynamic_overwrite=self._overwrite and self.static_partition is None)
+
+    # --- pypaimon 2.1.0 names ---
+
+    def with_restore_snapshot(self, snapshot_id: int) -> BatchWriteBuilder:
+        """pypaimon restores a writer from a given snapshot; paimon_rs writers always continue
+        from the latest one (and a commit checks for conflicting writers since): refused."""
+        raise UnsupportedError(
+            "with_restore_snapshot: paimon_rs writers restore from the latest snapshot; a commit "
+            "checks writers that committed in between (README, 'Concurrent writers')")
 
 
 def _refuse_non_tables(data: Any) -> None:
@@ -146,6 +337,10 @@ class BatchTableWrite:
         self._core = table._core.new_write()
         self._closed = False
         self._prepared = False
+        self._rows: List[Dict[str, Any]] = []
+        self._write_cols: Optional[List[str]] = None
+        self._progress: Optional[ProgressCallback] = None
+        self._done = (0, 0)  # rows, bytes handed over (progress)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -160,6 +355,7 @@ class BatchTableWrite:
         is checked for valid UTF-8 and offsets."""
         self._check_open()
         _refuse_non_tables(data)
+        data = self._fill_left_out(data)
         if hasattr(data, "__arrow_c_stream__"):
             self._core.write_stream(data)
         elif hasattr(data, "__arrow_c_array__"):
@@ -168,6 +364,18 @@ class BatchTableWrite:
             raise TypeError(
                 f"write_arrow expects an Arrow table or stream, got {type(data).__name__}"
             )
+        self._report_written(data)
+
+    def _report_written(self, data: Any) -> None:
+        if self._progress is None:
+            return
+        rows, nbytes = self._done
+        # row and byte counts where the object tells them (pyarrow, polars); streams: unknown
+        rows += int(getattr(data, "num_rows", None) or getattr(data, "height", 0) or 0)
+        size = getattr(data, "nbytes", None)
+        nbytes += int(size if isinstance(size, int) else 0)
+        self._done = (rows, nbytes)
+        self._progress(Progress("write", rows, nbytes, 0))
 
     def write_arrow_batch(self, batch: Any) -> None:
         """Write one pyarrow RecordBatch (or any ``__arrow_c_array__`` exporter)."""
@@ -189,12 +397,124 @@ class BatchTableWrite:
                 data = pa.Table.from_pandas(df, preserve_index=False)
         else:
             data = pa.Table.from_pandas(df, preserve_index=False)
+        data = self._fill_left_out(data)
         self._core.write_stream(data)
+        self._report_written(data)
 
     def prepare_commit(self) -> List[CommitMessage]:
+        """Write the buffered rows as data files; returns the messages to commit."""
         self._check_open()
+        self._flush_rows()
         self._prepared = True
-        return self._core.prepare_commit()
+        messages = self._core.prepare_commit()
+        if self._progress is not None:
+            files = sum(len(m.file_names) for m in messages)
+            self._progress(Progress("prepare_commit", self._done[0], self._done[1], files, done=True))
+        return messages
+
+    # --- pypaimon 2.1.0 names ---
+
+    _ROW_BATCH = 4096
+
+    @property
+    def commit_user(self) -> Optional[str]:
+        """pypaimon's write carries the builder's commit user; a paimon_rs write does not need
+        one (the commit has it): None."""
+        return None
+
+    @property
+    def table_pyarrow_schema(self) -> pa.Schema:
+        return self.table.arrow_schema
+
+    def write_row(self, row: Any) -> None:
+        """Write one row: a ``dict`` by column name, a tuple/list in the table's column order
+        (or the ``with_write_type`` columns), or a row object with ``fields`` and ``values``
+        (pypaimon's ``GenericRow``). Rows are buffered and written in batches."""
+        self._check_open()
+        cols = self._write_cols or self.table.arrow_schema.names
+        if isinstance(row, dict):
+            values = row
+        elif hasattr(row, "fields") and hasattr(row, "values"):
+            values = {getattr(f, "name", f): v for f, v in zip(row.fields, row.values)}
+        elif isinstance(row, (tuple, list)):
+            if len(row) != len(cols):
+                raise SchemaMismatchError(
+                    f"write_row on {self.table.identifier}: a row of {len(row)} values for "
+                    f"{len(cols)} columns {list(cols)}")
+            values = dict(zip(cols, row))
+        else:
+            raise TypeError(f"write_row expects a dict, tuple, list or row, got {type(row).__name__}")
+        missing = [c for c in cols if c not in values]
+        unknown = [c for c in values if c not in cols]
+        if missing or unknown:
+            raise SchemaMismatchError(
+                f"write_row on {self.table.identifier}: missing columns {missing}, unknown {unknown}")
+        self._rows.append(values)
+        if len(self._rows) >= self._ROW_BATCH:
+            self._flush_rows()
+
+    def _flush_rows(self) -> None:
+        if not getattr(self, "_rows", None):
+            return
+        rows, self._rows = self._rows, []
+        schema = self.table.arrow_schema
+        target = pa.schema([schema.field(c) for c in (self._write_cols or schema.names)])
+        try:
+            data = pa.Table.from_pylist(rows, schema=target)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
+            raise SchemaMismatchError(f"write_row on {self.table.identifier}: {e}") from e
+        self.write_arrow(data)
+
+    def with_write_type(self, write_cols: List[str]) -> BatchTableWrite:
+        """Write only these columns; the others are written as nulls (they must be nullable).
+        For append tables and primary-key tables whose merge engine keeps the old value of a
+        null field (``partial-update``; ``aggregation`` with ignore-null functions). A
+        ``deduplicate`` table is refused: its nulls would replace the stored values."""
+        schema = self.table.arrow_schema
+        for c in write_cols:
+            if c not in schema.names:
+                raise SchemaMismatchError(f"with_write_type: column '{c}' is not in {self.table.identifier}")
+        cols = list(write_cols)
+        if len(set(cols)) == len(schema.names):
+            self._write_cols = None
+            return self
+        engine = self.table.options.merge_engine()
+        if self.table.is_primary_key_table and engine not in ("partial-update", "aggregation"):
+            raise UnsupportedError(
+                f"with_write_type on {self.table.identifier}: a '{engine}' primary-key table would "
+                "overwrite the columns left out with nulls; write every column")
+        for c in self.table.primary_keys + self.table.partition_keys:
+            if c not in cols:
+                raise SchemaMismatchError(f"with_write_type: key column '{c}' must be written")
+        left_out = [f for f in schema if f.name not in cols]
+        not_null = [f.name for f in left_out if not f.nullable]
+        if not_null:
+            raise SchemaMismatchError(
+                f"with_write_type on {self.table.identifier}: NOT NULL columns {not_null} left out")
+        self._write_cols = cols
+        return self
+
+    def _fill_left_out(self, data: Any) -> Any:
+        """The input of a ``with_write_type`` write with the left-out columns as nulls."""
+        if not self._write_cols:
+            return data
+        if not isinstance(data, (pa.Table, pa.RecordBatch)):
+            data = pa.table(data)
+        if sorted(data.schema.names) != sorted(self._write_cols):
+            raise SchemaMismatchError(
+                f"write on {self.table.identifier}: columns {data.schema.names}, expected the "
+                f"with_write_type columns {self._write_cols}")
+        schema = self.table.arrow_schema
+        cols = [data.column(f.name) if f.name in self._write_cols else pa.nulls(data.num_rows, f.type)
+                for f in schema]
+        return pa.Table.from_arrays(cols, names=schema.names)
+
+    def abort(self) -> None:
+        """Drop everything this write buffered or flushed (nothing reaches the table)."""
+        if not self._closed:
+            self._closed = True
+            self._rows = []
+            self._core.abort()
 
     def close(self) -> None:
         """Release buffers and spill files; without a prepare_commit, the files flushed under
@@ -305,7 +625,45 @@ class BatchTableCommit:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> BatchTableCommit:
+    # --- pypaimon 2.1.0 names ---
+
+    @property
+    def batch_committed(self) -> bool:
+        """Whether this commit object has committed (a batch commit commits once)."""
+        return self._committed
+
+    @property
+    def overwrite_partition(self) -> Optional[Dict[str, Any]]:
+        """The static partition of an ``overwrite(...)`` builder (``{}``: the whole table)."""
+        return self._static_partition
+
+    def truncate_table(self) -> Optional[int]:
+        """Delete every row (an INSERT OVERWRITE of the whole table with no data); returns the
+        new snapshot id."""
+        if self._committed:
+            raise PaimonRsError("a batch commit can only commit once")
+        empty = pa.RecordBatch.from_arrays([], schema=pa.schema([]))
+        snapshot_id = self._core.commit([], BATCH_COMMIT_IDENTIFIER, empty, False)
+        self._committed = True
+        return snapshot_id
+
+    def truncate_partitions(self, partitions: List[Dict[str, Any]]) -> Optional[int]:
+        """Delete the rows of one partition (``[{"dt": "2024-01-01"}]``, every partition key
+        given). Several partitions in one commit are refused: paimon_rs overwrites one static
+        partition per commit, and separate commits would not be atomic."""
+        if self._committed:
+            raise PaimonRsError("a batch commit can only commit once")
+        if len(partitions) != 1:
+            raise UnsupportedError(
+                f"truncate_partitions of {len(partitions)} partitions: one partition per commit")
+        spec = dict(partitions[0])
+        keys = self.table.partition_keys
+        if sorted(spec) != sorted(keys):
+            raise InvalidArgumentError(
+                f"truncate_partitions: give every partition key {keys}, got {sorted(spec)}")
+        self._static_partition = spec
+        return self.commit([])
+
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -313,6 +671,37 @@ class BatchTableCommit:
 
 
 Split = _core.Split
+DataFileMeta = _core.DataFileMeta
+
+
+class GenericRow:
+    """A split's partition, as pypaimon's ``GenericRow``: ``values`` in the order of
+    ``fields`` (the partition columns as pyarrow fields); ``to_dict()`` by name."""
+
+    def __init__(self, values: List[Any], fields: List[pa.Field]):
+        self.values = values
+        self.fields = fields
+
+    @staticmethod
+    def from_arrow(batch: pa.RecordBatch) -> GenericRow:
+        """The row of a one-row batch (what ``Split.partition`` decodes)."""
+        return GenericRow([batch.column(i)[0].as_py() for i in range(batch.num_columns)],
+                          list(batch.schema))
+
+    def get_field(self, pos: int) -> Any:
+        return self.values[pos]
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {f.name: v for f, v in zip(self.fields, self.values)}
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, GenericRow) and self.to_dict() == other.to_dict()
+
+    def __repr__(self) -> str:
+        return f"GenericRow({self.to_dict()!r})"
 
 
 class Plan:
@@ -329,20 +718,53 @@ class TableScan:
         self.table = table
         self.predicate = predicate
         self.snapshot_id = snapshot_id
+        self._shard: Optional[tuple] = None
+        self.limit: Optional[int] = None
+        self.partition_predicate: Optional[Predicate] = None
 
     def plan(self) -> Plan:
+        """The splits to read (only this worker's with ``with_shard``)."""
         filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
         snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id)
+        if self._shard is not None:
+            splits = _shard_splits(splits, self.table.is_primary_key_table, *self._shard)
         return Plan(snapshot_id, splits)
+
+    # --- pypaimon 2.1.0 names ---
+
+    def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> TableScan:
+        """Plan only worker ``idx_of_this_subtask``'s share of ``number_of_para_subtasks``:
+        the workers' plans (of the same snapshot) are disjoint and together hold every split.
+        Primary-key tables go by bucket (``bucket % count``, as Java and pypaimon, so every
+        version of a key stays with one worker); append tables split by split, round-robin in
+        plan order."""
+        _validate_shard(idx_of_this_subtask, number_of_para_subtasks)
+        self._shard = (idx_of_this_subtask, number_of_para_subtasks)
+        return self
+
+
+def _validate_shard(index: int, count: int) -> None:
+    if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+        raise InvalidArgumentError(f"with_shard: the worker count must be a positive int, got {count!r}")
+    if isinstance(index, bool) or not isinstance(index, int) or not 0 <= index < count:
+        raise InvalidArgumentError(f"with_shard: the worker index must be in [0, {count}), got {index!r}")
+
+
+def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int) -> List[Split]:
+    if primary_key:
+        return [s for s in splits if s.bucket % count == index]
+    return [s for i, s in enumerate(splits) if i % count == index]
 
 
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
                  limit: Optional[int] = None):
         self.table = table
+        self.predicate = predicate
         filt = predicate.to_core(table.arrow_schema) if predicate else None
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
+        self._progress: Optional[ProgressCallback] = None
 
     @property
     def schema(self) -> pa.Schema:
@@ -362,18 +784,115 @@ class TableRead:
                 yield b
         return pa.RecordBatchReader.from_batches(self.schema, batches())
 
-    def to_arrow(self, splits: List[Split]) -> pa.Table:
-        t = self._core.read(list(splits)).read_all()
+    def to_arrow(self, splits: List[Split], parallelism: Optional[int] = None,
+                 blob_parallelism: Optional[int] = None) -> pa.Table:
+        """Read the splits into one table, in split order. ``parallelism``: threads reading
+        splits at once (1: one after the other; default: one per core). ``blob_parallelism`` is
+        pypaimon's for BLOB columns, which paimon_rs does not have (accepted, unused)."""
+        if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int)
+                                        or parallelism < 1):
+            raise InvalidArgumentError(f"parallelism must be an int >= 1, got {parallelism!r}")
+        if self._progress is not None:
+            t = self._read_with_progress(list(splits), parallelism)
+        else:
+            t = self._core.read(list(splits), parallelism).read_all()
         if self._limit is not None:
             t = t.slice(0, self._limit)
         return t
 
-    def to_pandas(self, splits: List[Split]) -> Any:
-        return self.to_arrow(splits).to_pandas()
+    def to_pandas(self, splits: List[Split], parallelism: Optional[int] = None) -> Any:
+        """Read into a pandas DataFrame, as ``to_arrow(...).to_pandas()`` (pypaimon's), except
+        that integer and boolean columns holding NULLs come back as pandas nullable dtypes
+        (``Int64``, ``boolean``: NULL stays ``<NA>``, large integers stay exact) instead of
+        float64 / object. TIME columns come back as ``datetime.time`` (milliseconds, what
+        Paimon stores)."""
+        return _arrow_to_pandas(self.to_arrow(splits, parallelism=parallelism))
+
+    def _read_with_progress(self, splits: List[Split], parallelism: Optional[int]) -> pa.Table:
+        """``to_arrow`` in chunks of as many splits as read at once, reporting after each."""
+        assert self._progress is not None
+        step = parallelism or os.cpu_count() or 1
+        total_rows = sum(s.row_count for s in splits)
+        total_files = sum(len(s.file_paths) for s in splits)
+        parts, rows, nbytes, files = [], 0, 0, 0
+        for i in range(0, len(splits), step):
+            chunk = splits[i:i + step]
+            part = self._core.read(chunk, parallelism).read_all()
+            parts.append(part)
+            rows, nbytes = rows + part.num_rows, nbytes + part.nbytes
+            files += sum(len(s.file_paths) for s in chunk)
+            self._progress(Progress("read", rows, nbytes, files, total_rows, total_files,
+                                    done=i + step >= len(splits)))
+        if not parts:
+            self._progress(Progress("read", 0, 0, 0, 0, 0, done=True))
+            return self.schema.empty_table()
+        return pa.concat_tables(parts)
+
+    # --- pypaimon 2.1.0 names, and the other engines ---
+
+    @property
+    def limit(self) -> Optional[int]:
+        return self._limit
+
+    def to_duckdb(self, splits: List[Split], table_name: str, connection: Any = None,
+                  parallelism: Optional[int] = None) -> Any:
+        """Register the rows as ``table_name`` in a DuckDB connection (a new in-memory one by
+        default) and return the connection. Needs the ``duckdb`` package."""
+        duckdb = _optional_import("duckdb", "to_duckdb")
+        con = connection if connection is not None else duckdb.connect(database=":memory:")
+        con.register(table_name, self.to_arrow(splits, parallelism=parallelism))
+        return con
+
+    def to_polars(self, splits: List[Split], parallelism: Optional[int] = None) -> Any:
+        """Read into a polars DataFrame (zero-copy from Arrow). Needs the ``polars`` package."""
+        pl = _optional_import("polars", "to_polars")
+        return pl.from_arrow(self.to_arrow(splits, parallelism=parallelism))
+
+    def to_ray(self, splits: List[Split], *, ray_remote_args: Optional[Dict[str, Any]] = None,
+               concurrency: Optional[int] = None, override_num_blocks: Optional[int] = None,
+               **read_args: Any) -> Any:
+        """A Ray Dataset of the rows. Needs the ``ray`` package. The splits are read here, in
+        this process, and handed to Ray as Arrow (pypaimon reads them in Ray tasks); the Ray
+        arguments are refused rather than ignored."""
+        ray = _optional_import("ray", "to_ray")
+        given = {k: v for k, v in dict(ray_remote_args=ray_remote_args, concurrency=concurrency,
+                                        override_num_blocks=override_num_blocks, **read_args).items()
+                 if v is not None}
+        if given:
+            raise UnsupportedError(f"to_ray: {sorted(given)} (paimon_rs reads the splits in this "
+                                   "process and hands Ray the Arrow table)")
+        return ray.data.from_arrow(self.to_arrow(splits))
+
 
     def to_iterator(self, splits: List[Split]) -> Iterator[Dict[str, Any]]:
         for b in self.to_arrow_batch_reader(splits):
             yield from b.to_pylist()
+
+
+def _optional_import(module: str, method: str) -> Any:
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        raise ImportError(f"{method} needs the '{module}' package: pip install {module}") from e
+
+
+def _arrow_to_pandas(table: pa.Table) -> Any:
+    """``table.to_pandas()`` (as pypaimon), except integer and boolean columns holding NULLs:
+    those become pandas nullable dtypes (``Int64``, ``boolean``) instead of float64 / object,
+    which would round integers above 2**53 and turn NULL into NaN."""
+    import pandas as pd
+
+    nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
+                pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
+                pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
+    df = table.to_pandas()
+    for name in table.column_names:
+        col = table.column(name)
+        if col.null_count and col.type in nullable:
+            df[name] = col.to_pandas(types_mapper=nullable.get).values
+    return df
 
 
 class ReadBuilder:
@@ -402,7 +921,63 @@ class ReadBuilder:
         return self.new_read().schema
 
     def new_scan(self) -> TableScan:
-        return TableScan(self.table, self._predicate)
+        scan = TableScan(self.table, self._combined_filter())
+        scan.limit = self._limit
+        scan.partition_predicate = getattr(self, "_partition_filter", None)
+        if getattr(self, "_shard", None) is not None:
+            scan.with_shard(*self._shard)
+        return scan
 
     def new_read(self) -> TableRead:
-        return TableRead(self.table, self._projection, self._predicate, self._limit)
+        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit)
+        r._progress = getattr(self, "_progress", None)
+        return r
+
+    # --- pypaimon 2.1.0 names ---
+
+    def with_partition_filter(self, partition_filter: Optional[Predicate]) -> ReadBuilder:
+        """A filter on partition columns only (ANDed with ``with_filter``'s); prunes
+        partitions when the scan plans."""
+        if partition_filter is not None:
+            cols = _predicate_fields(partition_filter)
+            outside = sorted(cols - set(self.table.partition_keys))
+            if outside:
+                raise InvalidArgumentError(
+                    f"with_partition_filter: {outside} are not partition keys of {self.table.identifier}")
+        self._partition_filter = partition_filter
+        return self
+
+    def with_read_type(self, read_type: Sequence[Any]) -> ReadBuilder:
+        """Read these fields (``DataField``s, pyarrow fields or names), as a projection."""
+        return self.with_projection([getattr(f, "name", f) for f in read_type])
+
+    def with_progress(self, callback: Optional[ProgressCallback]) -> ReadBuilder:
+        """Reads of this builder call ``callback(paimon_rs.progress.Progress)`` as ``to_arrow``
+        / ``to_pandas`` / ``to_polars`` / ``to_duckdb`` go: rows, bytes and files read of the
+        total (``paimon_rs.progress.TqdmProgress()`` shows a tqdm bar). The splits are then read
+        in chunks of ``parallelism`` (default: one per core) so that progress can be reported."""
+        self._progress = callback
+        return self
+
+    def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> ReadBuilder:
+        """Scans of this builder plan only this worker's splits (``TableScan.with_shard``)."""
+        _validate_shard(idx_of_this_subtask, number_of_para_subtasks)
+        self._shard = (idx_of_this_subtask, number_of_para_subtasks)
+        return self
+
+    def _combined_filter(self) -> Optional[Predicate]:
+        pf = getattr(self, "_partition_filter", None)
+        if pf is None:
+            return self._predicate
+        if self._predicate is None:
+            return pf
+        return Predicate(method="and", children=[self._predicate, pf])
+
+
+def _predicate_fields(p: Predicate) -> set:
+    if p.field is not None:
+        return {p.field}
+    out: set = set()
+    for c in p.children:
+        out |= _predicate_fields(c)
+    return out

@@ -4,6 +4,7 @@ pub mod commit;
 pub mod compact;
 pub mod error;
 pub mod io;
+pub mod kv;
 pub mod merge;
 pub mod options;
 pub mod predicate;

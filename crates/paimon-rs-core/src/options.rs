@@ -56,6 +56,11 @@ const SUPPORTED: &[&str] = &[
     "path",
 ];
 
+/// Options that only describe the table to people and other tools (catalog metadata, the
+/// partition-expiry policy other engines run): stored, never change what this engine writes or
+/// reads, so they never block a write.
+const DESCRIPTIVE: &[&str] = &["owner", "partition.expiration-"];
+
 /// Prefixes of per-field options (`fields.<f>.aggregate-function`, `fields.<g>.sequence-group`,
 /// ...); validated in detail by `MergeEngine::from_table`.
 const FIELD_PREFIX: &str = "fields.";
@@ -80,6 +85,68 @@ pub enum StatsMode {
     Counts,
     Full,
     Truncate(usize),
+}
+
+/// `merge-engine` (paimon-behaviour.md §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeEngineKind {
+    Deduplicate,
+    PartialUpdate,
+    Aggregation,
+    FirstRow,
+}
+
+impl MergeEngineKind {
+    pub fn parse(v: &str) -> Result<Self> {
+        Ok(match v {
+            "deduplicate" => MergeEngineKind::Deduplicate,
+            "partial-update" => MergeEngineKind::PartialUpdate,
+            "aggregation" => MergeEngineKind::Aggregation,
+            "first-row" => MergeEngineKind::FirstRow,
+            other => {
+                return Err(Error::invalid(format!(
+                    "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
+                     aggregation or first-row"
+                )))
+            }
+        })
+    }
+
+    /// The engine's own `<engine>.ignore-delete` key (a fallback of `ignore-delete`).
+    pub fn ignore_delete_key(self) -> &'static str {
+        match self {
+            MergeEngineKind::FirstRow => "first-row.ignore-delete",
+            MergeEngineKind::PartialUpdate => "partial-update.ignore-delete",
+            _ => "deduplicate.ignore-delete",
+        }
+    }
+}
+
+/// `changelog-producer`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChangelogProducer {
+    None,
+    Input,
+    FullCompaction,
+    Lookup,
+}
+
+impl ChangelogProducer {
+    pub fn parse(v: &str) -> Result<Self> {
+        Ok(match v.trim().to_ascii_lowercase().as_str() {
+            "none" => ChangelogProducer::None,
+            "input" => ChangelogProducer::Input,
+            "full-compaction" => ChangelogProducer::FullCompaction,
+            "lookup" => ChangelogProducer::Lookup,
+            _ => {
+                return Err(bad(
+                    "changelog-producer",
+                    v,
+                    "expected none, input, full-compaction or lookup",
+                ))
+            }
+        })
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -130,8 +197,62 @@ pub struct CoreOptions {
     pub split_target_size: u64,
     pub split_open_file_cost: u64,
     pub data_file_prefix: String,
+    /// `merge-engine` (default deduplicate).
+    pub merge_engine: MergeEngineKind,
+    /// `changelog-producer` (default none).
+    pub changelog_producer: ChangelogProducer,
+    /// `num-sorted-run.compaction-trigger` (default 5): sorted runs of a bucket that trigger a
+    /// compaction.
+    pub num_sorted_run_compaction_trigger: usize,
+    /// `num-sorted-run.stop-trigger` (default compaction trigger + 3): sorted runs that stall
+    /// writes. Java's effective value is never below the compaction trigger.
+    pub num_sorted_run_stop_trigger: usize,
+    /// `num-levels` (default compaction trigger + 1).
+    pub num_levels: usize,
+    /// `compaction.max-size-amplification-percent` (default 200).
+    pub compaction_max_size_amplification_percent: u64,
+    /// `compaction.size-ratio` (default 1, percent).
+    pub compaction_size_ratio: u64,
+    /// `full-compaction.delta-commits` (default unset).
+    pub full_compaction_delta_commits: Option<u32>,
+    /// `write-only` (default false): this writer never compacts.
+    pub write_only: bool,
+    /// `compaction.min.file-num` (default 5): append-table compaction needs at least this many
+    /// small files.
+    pub compaction_min_file_num: usize,
+    /// `compaction.max.file-num` (default 50, Java 1.x): append-table compaction picks at most
+    /// this many files.
+    pub compaction_max_file_num: usize,
     /// Where a batch scan starts (`scan.mode`, `scan.snapshot-id`, ...); writers ignore it.
     pub scan: crate::scan_options::ScanStart,
+}
+
+/// The known option closest to a misspelt `key`: at most 2 edits away (1 for short keys).
+fn did_you_mean(key: &str) -> Option<&'static str> {
+    let max = if key.len() <= 6 { 1 } else { 2 };
+    SUPPORTED
+        .iter()
+        .chain(crate::scan_options::STARTING_KEYS)
+        .chain(&["scan.mode"])
+        .map(|k| (edit_distance(key, k), *k))
+        .filter(|(d, _)| *d <= max)
+        .min()
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance over bytes (option keys are ASCII).
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = sub.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
 }
 
 fn bad(key: &str, value: &str, expect: &str) -> Error {
@@ -208,8 +329,70 @@ impl CoreOptions {
             Some(v) => Some(parse_memory_size("target-file-size", v)?),
             None => None,
         };
+        let merge_engine = MergeEngineKind::parse(get("merge-engine").unwrap_or("deduplicate"))?;
+        let changelog_producer = match get("changelog-producer") {
+            Some(v) => ChangelogProducer::parse(v)?,
+            None => ChangelogProducer::None,
+        };
+        let positive = |k: &str, default: usize| -> Result<usize> {
+            match get(k) {
+                Some(v) => {
+                    let n: usize = parse_int(k, v)?;
+                    if n < 1 {
+                        return Err(bad(k, v, "must be at least 1"));
+                    }
+                    Ok(n)
+                }
+                None => Ok(default),
+            }
+        };
+        let trigger = positive("num-sorted-run.compaction-trigger", 5)?;
+        let stop_trigger = positive("num-sorted-run.stop-trigger", trigger + 3)?;
+        let num_levels = positive("num-levels", trigger + 1)?;
+        if num_levels < 2 {
+            return Err(bad(
+                "num-levels",
+                &num_levels.to_string(),
+                "must be at least 2",
+            ));
+        }
         let opts = CoreOptions {
             raw: raw.clone(),
+            merge_engine,
+            changelog_producer,
+            num_sorted_run_compaction_trigger: trigger,
+            num_sorted_run_stop_trigger: stop_trigger,
+            num_levels,
+            compaction_max_size_amplification_percent: match get(
+                "compaction.max-size-amplification-percent",
+            ) {
+                Some(v) => parse_int("compaction.max-size-amplification-percent", v)?,
+                None => 200,
+            },
+            compaction_size_ratio: match get("compaction.size-ratio") {
+                Some(v) => parse_int("compaction.size-ratio", v)?,
+                None => 1,
+            },
+            full_compaction_delta_commits: match get("full-compaction.delta-commits") {
+                Some(v) => {
+                    let n: u32 = parse_int("full-compaction.delta-commits", v)?;
+                    if n < 1 {
+                        return Err(bad(
+                            "full-compaction.delta-commits",
+                            v,
+                            "must be at least 1",
+                        ));
+                    }
+                    Some(n)
+                }
+                None => None,
+            },
+            write_only: match get("write-only") {
+                Some(v) => parse_bool("write-only", v)?,
+                None => false,
+            },
+            compaction_min_file_num: positive("compaction.min.file-num", 5)?,
+            compaction_max_file_num: positive("compaction.max.file-num", 50)?,
             bucket,
             bucket_key: get("bucket-key").map(|s| {
                 s.split(',')
@@ -306,13 +489,8 @@ impl CoreOptions {
             },
             rowkind_field: get("rowkind.field").map(str::to_string),
             ignore_delete: {
-                let fallback = match get("merge-engine").unwrap_or("deduplicate") {
-                    "first-row" => "first-row.ignore-delete",
-                    "partial-update" => "partial-update.ignore-delete",
-                    _ => "deduplicate.ignore-delete",
-                };
                 let mut b = false;
-                for k in ["ignore-delete", fallback] {
+                for k in ["ignore-delete", merge_engine.ignore_delete_key()] {
                     if let Some(v) = get(k) {
                         b |= parse_bool(k, v)?;
                     }
@@ -385,22 +563,12 @@ impl CoreOptions {
     /// table whose write-side options it does not implement.
     pub fn check_supported(&self, primary_key: bool, for_write: bool) -> Result<()> {
         let get = |k: &str| self.raw.get(k).map(String::as_str);
-        match get("merge-engine").unwrap_or("deduplicate") {
-            "deduplicate" | "partial-update" | "aggregation" => {}
-            "first-row" if for_write => {
-                return Err(Error::unsupported(
-                    "writing a merge-engine 'first-row' table: first-row tables hide level-0 \
-                     files from reads until lookup compaction moves them up, and paimon_rs \
-                     cannot compact yet (reading first-row tables is supported)",
-                ))
-            }
-            "first-row" => {}
-            other => {
-                return Err(Error::invalid(format!(
-                    "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
-                     aggregation or first-row"
-                )))
-            }
+        if self.merge_engine == MergeEngineKind::FirstRow && for_write {
+            return Err(Error::unsupported(
+                "writing a merge-engine 'first-row' table: first-row tables hide level-0 \
+                 files from reads until lookup compaction moves them up, and paimon_rs \
+                 cannot compact yet (reading first-row tables is supported)",
+            ));
         }
         if let Some(v) = get("sequence.snapshot-ordering") {
             if parse_bool("sequence.snapshot-ordering", v)? {
@@ -433,10 +601,9 @@ impl CoreOptions {
             ));
         }
         if for_write {
-            if let Some(p) = get("changelog-producer") {
-                if p != "none" {
-                    return Err(Error::unsupported(format!("changelog-producer '{p}'")));
-                }
+            if self.changelog_producer != ChangelogProducer::None {
+                let p = get("changelog-producer").unwrap_or_default();
+                return Err(Error::unsupported(format!("changelog-producer '{p}'")));
             }
             if self.file_format != "parquet" {
                 return Err(Error::unsupported(format!(
@@ -448,10 +615,14 @@ impl CoreOptions {
                 let known = SUPPORTED.contains(&key.as_str())
                     || crate::scan_options::is_scan_option(key)
                     || key.starts_with(FIELD_PREFIX)
-                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p));
+                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p))
+                    || DESCRIPTIVE.iter().any(|p| key.starts_with(p));
                 if !known {
+                    let hint = did_you_mean(key)
+                        .map(|k| format!(" (did you mean '{k}'?)"))
+                        .unwrap_or_default();
                     return Err(Error::unsupported(format!(
-                        "table option '{key}' is not implemented by paimon_rs"
+                        "table option '{key}' is not implemented by paimon_rs{hint}"
                     )));
                 }
             }
@@ -477,7 +648,7 @@ impl CoreOptions {
                 None => false,
             });
         }
-        Ok(self.raw.get("merge-engine").map(String::as_str) == Some("first-row"))
+        Ok(self.merge_engine == MergeEngineKind::FirstRow)
     }
 
     pub fn target_file_size(&self) -> u64 {
@@ -573,12 +744,12 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("first-row"));
-        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engine", "x")]), true).unwrap();
-        assert!(o
-            .check_supported(true, false)
-            .unwrap_err()
-            .to_string()
-            .contains("'merge-engine'"));
+        assert!(
+            CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engine", "x")]), true)
+                .unwrap_err()
+                .to_string()
+                .contains("'merge-engine'")
+        );
         let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
         assert!(o
             .check_supported(true, true)
@@ -589,6 +760,87 @@ mod tests {
         assert!(CoreOptions::new(&opts(&[("bucket", "0")]), true).is_err());
         let o = CoreOptions::new(
             &opts(&[("bucket", "2"), ("compaction.size-ratio", "1")]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+    }
+
+    #[test]
+    fn compaction_settings_have_paimons_defaults_and_follow_the_trigger() {
+        let o = CoreOptions::new(&opts(&[]), true).unwrap();
+        assert_eq!(o.merge_engine, MergeEngineKind::Deduplicate);
+        assert_eq!(o.changelog_producer, ChangelogProducer::None);
+        assert_eq!(o.num_sorted_run_compaction_trigger, 5);
+        assert_eq!(o.num_sorted_run_stop_trigger, 8);
+        assert_eq!(o.num_levels, 6);
+        assert_eq!(o.compaction_max_size_amplification_percent, 200);
+        assert_eq!(o.compaction_size_ratio, 1);
+        assert_eq!(o.full_compaction_delta_commits, None);
+        assert!(!o.write_only);
+        assert_eq!(
+            (o.compaction_min_file_num, o.compaction_max_file_num),
+            (5, 50)
+        );
+        let o = CoreOptions::new(
+            &opts(&[
+                ("num-sorted-run.compaction-trigger", "3"),
+                ("merge-engine", "partial-update"),
+                ("changelog-producer", "lookup"),
+                ("full-compaction.delta-commits", "2"),
+                ("write-only", "true"),
+            ]),
+            true,
+        )
+        .unwrap();
+        assert_eq!(
+            (o.num_sorted_run_stop_trigger, o.num_levels),
+            (6, 4),
+            "defaults follow the trigger"
+        );
+        assert_eq!(o.merge_engine, MergeEngineKind::PartialUpdate);
+        assert_eq!(o.changelog_producer, ChangelogProducer::Lookup);
+        assert_eq!(o.full_compaction_delta_commits, Some(2));
+        assert!(o.write_only);
+        for (k, v) in [
+            ("num-sorted-run.compaction-trigger", "0"),
+            ("num-levels", "1"),
+            ("changelog-producer", "sometimes"),
+            ("write-only", "yes"),
+        ] {
+            let e = CoreOptions::new(&opts(&[(k, v)]), true).unwrap_err();
+            assert!(e.to_string().contains(k), "{e}");
+        }
+    }
+
+    #[test]
+    fn misspelt_option_names_the_one_meant() {
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engin", "x")]), true).unwrap();
+        let msg = o.check_supported(true, true).unwrap_err().to_string();
+        assert!(msg.contains("did you mean 'merge-engine'"), "{msg}");
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("scan.snapshotid", "1")]), true);
+        let msg = o
+            .unwrap()
+            .check_supported(true, true)
+            .unwrap_err()
+            .to_string();
+        assert!(msg.contains("did you mean 'scan.snapshot-id'"), "{msg}");
+        // nothing close: no guess
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        let msg = o.check_supported(true, true).unwrap_err().to_string();
+        assert!(!msg.contains("did you mean"), "{msg}");
+    }
+
+    #[test]
+    fn descriptive_options_never_block_a_write() {
+        let o = CoreOptions::new(
+            &opts(&[
+                ("bucket", "2"),
+                ("owner", "data-team"),
+                ("comment", "orders"),
+                ("partition.expiration-time", "7 d"),
+                ("partition.expiration-check-interval", "1 h"),
+            ]),
             true,
         )
         .unwrap();

@@ -26,7 +26,12 @@ pub enum LeafOp {
     In,
     NotIn,
     Between,
+    NotBetween,
     StartsWith,
+    EndsWith,
+    Contains,
+    /// SQL LIKE: `%` any sequence, `_` one character, `\` escapes them (and itself).
+    Like,
 }
 
 impl LeafOp {
@@ -44,7 +49,11 @@ impl LeafOp {
             "is_in" => In,
             "is_not_in" => NotIn,
             "between" => Between,
+            "not_between" => NotBetween,
             "startswith" => StartsWith,
+            "endswith" => EndsWith,
+            "contains" => Contains,
+            "like" => Like,
             other => return Err(Error::invalid(format!("unknown predicate '{other}'"))),
         })
     }
@@ -53,7 +62,7 @@ impl LeafOp {
         use LeafOp::*;
         match self {
             IsNull | IsNotNull => Some(0),
-            Between => Some(2),
+            Between | NotBetween => Some(2),
             In | NotIn => None,
             _ => Some(1),
         }
@@ -249,6 +258,13 @@ fn test_leaf(s: &ColumnStat, op: LeafOp, lits: &[Option<Datum>]) -> bool {
                     }
                     _ => true,
                 },
+                NotBetween => match (lit(0), lit(1)) {
+                    // some row lies outside [a, b]
+                    (Some(a), Some(b)) => lt(min, a) || lt(b, max),
+                    _ => false,
+                },
+                // no bound on where a suffix, substring or pattern falls: never prune
+                EndsWith | Contains | Like => true,
                 IsNull | IsNotNull => true,
             }
         }
@@ -318,17 +334,156 @@ fn eval_leaf(
                 &cmp::lt_eq(col, &scalar(t, b)?)?,
             )?
         }
-        StartsWith => {
+        NotBetween => {
+            let (Some(a), Some(b)) = (lits.first(), lits.get(1)) else {
+                return Ok(none());
+            };
+            if a.is_none() || b.is_none() {
+                return Ok(none());
+            }
+            arrow::compute::or(
+                &cmp::lt(col, &scalar(t, a)?)?,
+                &cmp::gt(col, &scalar(t, b)?)?,
+            )?
+        }
+        StartsWith | EndsWith | Contains | Like => {
+            let name = format!("{op:?}").to_lowercase();
             let Some(Some(Datum::String(p))) = lits.first() else {
-                return Err(Error::invalid("startswith takes a string literal"));
+                return Err(Error::invalid(format!("{name} takes a string literal")));
             };
             if !t.is_string() {
                 return Err(Error::invalid(format!(
-                    "startswith on non-string column of type {t}"
+                    "{name} on non-string column of type {t}"
                 )));
             }
             let pat: ArrayRef = Arc::new(arrow_array::StringArray::from(vec![p.as_str()]));
-            arrow::compute::kernels::comparison::starts_with(col, &Scalar::new(pat))?
+            let pat = Scalar::new(pat);
+            use arrow::compute::kernels::comparison as k;
+            match op {
+                StartsWith => k::starts_with(col, &pat)?,
+                EndsWith => k::ends_with(col, &pat)?,
+                Contains => k::contains(col, &pat)?,
+                _ => k::like(col, &pat)?,
+            }
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use arrow_schema::{Field, Schema};
+
+    fn stat(min: Datum, max: Datum) -> ColumnStat {
+        ColumnStat {
+            min: Some(min),
+            max: Some(max),
+            null_count: Some(0),
+            row_count: 10,
+        }
+    }
+
+    fn s(v: &str) -> Option<Datum> {
+        Some(Datum::String(v.to_string()))
+    }
+
+    #[test]
+    fn string_matchers_never_prune_a_file_that_may_hold_a_match() {
+        // "abc".."abd" holds "abcz", which ends with "z", contains "cz" and is like "%z"
+        let st = stat(Datum::String("abc".into()), Datum::String("abd".into()));
+        for (op, lit) in [
+            (LeafOp::EndsWith, "z"),
+            (LeafOp::Contains, "cz"),
+            (LeafOp::Like, "%z"),
+        ] {
+            let p = Predicate::leaf("c", op, vec![s(lit)]).unwrap();
+            assert!(p.test(&|_| Some(st.clone())), "{op:?} pruned a file");
+        }
+        // a column that is all null in the file cannot match
+        let nulls = ColumnStat {
+            min: None,
+            max: None,
+            null_count: Some(10),
+            row_count: 10,
+        };
+        let p = Predicate::leaf("c", LeafOp::Contains, vec![s("x")]).unwrap();
+        assert!(!p.test(&|_| Some(nulls.clone())));
+    }
+
+    #[test]
+    fn not_between_prunes_only_files_inside_the_range() {
+        let p = Predicate::leaf(
+            "x",
+            LeafOp::NotBetween,
+            vec![Some(Datum::BigInt(10)), Some(Datum::BigInt(20))],
+        )
+        .unwrap();
+        let t = |lo: i64, hi: i64| p.test(&|_| Some(stat(Datum::BigInt(lo), Datum::BigInt(hi))));
+        assert!(!t(10, 20), "every row inside [10, 20]");
+        assert!(!t(12, 15));
+        assert!(t(9, 15), "9 lies outside");
+        assert!(t(15, 21), "21 lies outside");
+        assert!(t(0, 100));
+    }
+
+    #[test]
+    fn evaluation_of_the_new_operators() {
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("c", arrow_schema::DataType::Utf8, true),
+            Field::new("x", arrow_schema::DataType::Int64, true),
+        ]));
+        let batch = RecordBatch::try_new(
+            schema,
+            vec![
+                Arc::new(StringArray::from(vec![
+                    Some("apple"),
+                    Some("a_c"),
+                    Some("abc"),
+                    None,
+                ])),
+                Arc::new(Int64Array::from(vec![Some(5), Some(10), Some(25), None])),
+            ],
+        )
+        .unwrap();
+        let type_of = |f: &str| -> Option<DataType> {
+            Some(if f == "c" {
+                DataType::new(crate::spec::types::TypeKind::VarChar(i32::MAX as u32))
+            } else {
+                DataType::new(crate::spec::types::TypeKind::BigInt)
+            })
+        };
+        let eval = |op: LeafOp, lits: Vec<Option<Datum>>| -> Vec<bool> {
+            let p = Predicate::leaf(if lits.len() == 2 { "x" } else { "c" }, op, lits).unwrap();
+            let r = p.evaluate(&batch, &type_of).unwrap();
+            (0..r.len()).map(|i| r.value(i)).collect()
+        };
+        assert_eq!(
+            eval(LeafOp::EndsWith, vec![s("c")]),
+            [false, true, true, false]
+        );
+        assert_eq!(
+            eval(LeafOp::Contains, vec![s("pp")]),
+            [true, false, false, false]
+        );
+        assert_eq!(
+            eval(LeafOp::Like, vec![s("a_c")]),
+            [false, true, true, false]
+        );
+        assert_eq!(
+            eval(LeafOp::Like, vec![s("a\\_c")]),
+            [false, true, false, false]
+        );
+        assert_eq!(
+            eval(LeafOp::Like, vec![s("%e")]),
+            [true, false, false, false]
+        );
+        assert_eq!(
+            eval(
+                LeafOp::NotBetween,
+                vec![Some(Datum::BigInt(6)), Some(Datum::BigInt(20))]
+            ),
+            [true, false, true, false]
+        );
+    }
 }

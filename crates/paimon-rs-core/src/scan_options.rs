@@ -23,7 +23,7 @@ const INCREMENTAL_BETWEEN_SCAN_MODE: &str = "incremental-between-scan-mode";
 const INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT: &str = "incremental-between-tag-to-snapshot";
 
 /// Every option that chooses where a scan starts.
-const STARTING_KEYS: &[&str] = &[
+pub(crate) const STARTING_KEYS: &[&str] = &[
     SNAPSHOT_ID,
     TAG_NAME,
     WATERMARK,

@@ -70,10 +70,10 @@ fn first_row_reads_skip_level_zero_and_keep_the_oldest() {
     commit(&dedup, &[(1, 10), (2, 20)]);
     commit(&dedup, &[(2, 21), (3, 31)]);
 
-    let mut fr = dedup.clone();
-    fr.options
-        .raw
-        .insert("merge-engine".into(), "first-row".into());
+    // options are parsed once: re-label through `copy`, which parses them again
+    let fr = dedup
+        .copy(&[("merge-engine".to_string(), "first-row".to_string())].into())
+        .unwrap();
     // Level 0 is invisible to batch reads of a first-row table.
     let plan = TableScan::new(fr.clone(), None).plan().unwrap();
     assert!(plan.splits.is_empty());

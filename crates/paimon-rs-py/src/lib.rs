@@ -4,6 +4,7 @@
 mod catalog;
 mod compaction;
 mod errors;
+mod logbridge;
 mod predicate;
 mod table;
 
@@ -12,6 +13,8 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    logbridge::init(m.py());
+    m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;
@@ -19,6 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableCommit>()?;
     m.add_class::<table::CommitMessage>()?;
     m.add_class::<table::Split>()?;
+    m.add_class::<table::DataFileMeta>()?;
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;

@@ -11,8 +11,9 @@ use paimon_rs_core::commit::{
 use paimon_rs_core::read::scan::TableScan;
 use paimon_rs_core::read::split::Split as CoreSplit;
 use paimon_rs_core::read::table_read::TableRead as CoreRead;
-use paimon_rs_core::spec::binary_row::datum_from_arrow;
+use paimon_rs_core::spec::binary_row::{datum_from_arrow, datums_to_arrow, deserialize_row};
 use paimon_rs_core::spec::bucket::compute_buckets;
+use paimon_rs_core::spec::types::DataField;
 use paimon_rs_core::table::{orphan, FileStoreTable};
 use paimon_rs_core::write::table_write::table_arrow_schema;
 use paimon_rs_core::write::TableWrite as CoreWrite;
@@ -121,11 +122,20 @@ impl Table {
             scan = scan.with_snapshot(id);
         }
         let plan = py.detach(|| scan.plan()).py_err()?;
+        let partition_fields = std::sync::Arc::new(
+            self.inner
+                .schema
+                .fields_of(self.inner.partition_keys())
+                .py_err()?,
+        );
         Ok((
             plan.snapshot_id,
             plan.splits
                 .into_iter()
-                .map(|s| Split { inner: s })
+                .map(|s| Split {
+                    inner: s,
+                    partition_fields: partition_fields.clone(),
+                })
                 .collect(),
         ))
     }
@@ -182,7 +192,8 @@ impl TableWrite {
         let schema = reader.schema();
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| -> Result<(), Error> {
+        crate::logbridge::flush(py);
+        let r = py.detach(|| -> Result<(), Error> {
             // Check every batch before buffering any, so a bad batch leaves nothing behind.
             let mut batches: Vec<RecordBatch> = reader
                 .collect::<Result<_, ArrowError>>()
@@ -192,8 +203,9 @@ impl TableWrite {
                 batches.push(RecordBatch::new_empty(schema));
             }
             write_all(w, &batches)
-        })
-        .py_err()
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     /// Write one record batch (any object with `__arrow_c_array__`).
@@ -201,13 +213,19 @@ impl TableWrite {
         let batch = RecordBatch::from_pyarrow_bound(data)?;
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        py.detach(|| write_all(w, &[batch])).py_err()
+        crate::logbridge::flush(py);
+        let r = py.detach(|| write_all(w, &[batch]));
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     fn prepare_commit(&self, py: Python<'_>) -> PyResult<Vec<CommitMessage>> {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
-        let msgs = py.detach(|| w.prepare_commit()).py_err()?;
+        crate::logbridge::flush(py);
+        let msgs = py.detach(|| w.prepare_commit());
+        crate::logbridge::flush(py);
+        let msgs = msgs.py_err()?;
         Ok(msgs
             .into_iter()
             .map(|m| CommitMessage { inner: m })
@@ -306,6 +324,24 @@ impl CommitMessage {
     fn row_count(&self) -> i64 {
         self.inner.new_files.iter().map(|f| f.row_count).sum()
     }
+    /// Names of the compaction inputs this message removes.
+    #[getter]
+    fn compact_before(&self) -> Vec<String> {
+        self.inner
+            .compact_before
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
+    /// Names of the compaction outputs this message adds.
+    #[getter]
+    fn compact_after(&self) -> Vec<String> {
+        self.inner
+            .compact_after
+            .iter()
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
     fn is_empty(&self) -> bool {
         self.inner.is_empty()
     }
@@ -360,8 +396,10 @@ impl TableCommit {
             (None, false) => None,
         };
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode))
-            .py_err()
+        crate::logbridge::flush(py);
+        let r = py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode));
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     /// Delete the messages' data files that no snapshot or tag references; returns the paths
@@ -412,6 +450,45 @@ impl TableCommit {
 #[derive(Clone)]
 pub struct Split {
     pub inner: CoreSplit,
+    /// The table's partition columns, to decode `inner.partition` (pickled along).
+    pub partition_fields: std::sync::Arc<Vec<DataField>>,
+}
+
+/// `Split.__reduce__`: `from_bytes` with the split's bytes and its partition fields (JSON).
+type SplitReduce<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, String));
+
+/// One data file of a split, as pypaimon's `DataFileMeta` (the fields a user reads).
+#[pyclass(module = "paimon_rs._core", frozen, get_all)]
+pub struct DataFileMeta {
+    file_name: String,
+    file_path: String,
+    file_size: i64,
+    row_count: i64,
+    min_sequence_number: i64,
+    max_sequence_number: i64,
+    schema_id: i64,
+    level: i32,
+    extra_files: Vec<String>,
+    /// Epoch millis of the writer's local wall clock, as Paimon stores it.
+    creation_time: Option<i64>,
+    delete_row_count: Option<i64>,
+}
+
+#[pymethods]
+impl DataFileMeta {
+    fn __repr__(&self) -> String {
+        format!(
+            "DataFileMeta(file_name={:?}, row_count={}, file_size={}, level={})",
+            self.file_name, self.row_count, self.file_size, self.level
+        )
+    }
+}
+
+impl Split {
+    fn partition_fields_json(&self) -> String {
+        serde_json::Value::Array(self.partition_fields.iter().map(|f| f.to_json()).collect())
+            .to_string()
+    }
 }
 
 #[pymethods]
@@ -448,20 +525,96 @@ impl Split {
     fn snapshot_id(&self) -> i64 {
         self.inner.snapshot_id
     }
+    #[getter]
+    fn total_buckets(&self) -> i32 {
+        self.inner.total_buckets
+    }
+    /// The data files of this split (pypaimon's `DataFileMeta` fields a user reads).
+    #[getter]
+    fn files(&self) -> Vec<DataFileMeta> {
+        self.inner
+            .files
+            .iter()
+            .map(|f| DataFileMeta {
+                file_name: f.file_name.clone(),
+                file_path: format!("{}/{}", self.inner.bucket_path, f.file_name),
+                file_size: f.file_size,
+                row_count: f.row_count,
+                min_sequence_number: f.min_sequence_number,
+                max_sequence_number: f.max_sequence_number,
+                schema_id: f.schema_id,
+                level: f.level,
+                extra_files: f.extra_files.clone(),
+                creation_time: f.creation_time,
+                delete_row_count: f.delete_row_count,
+            })
+            .collect()
+    }
+    /// The partition values, as pypaimon's `GenericRow` (`paimon_rs.table.GenericRow`).
+    #[getter]
+    fn partition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let batch = self.partition_batch()?;
+        py.import("paimon_rs.table")?
+            .getattr("GenericRow")?
+            .call_method1("from_arrow", (batch,))
+    }
+    /// The partition as a one-row Arrow batch of the partition columns (zero columns for an
+    /// unpartitioned table); `paimon_rs.table` wraps it as pypaimon's `GenericRow`.
+    fn partition_batch(&self) -> PyResult<PyArrowType<RecordBatch>> {
+        let types: Vec<_> = self
+            .partition_fields
+            .iter()
+            .map(|f| f.data_type.clone())
+            .collect();
+        let values = if types.is_empty() {
+            vec![]
+        } else {
+            deserialize_row(&types, &self.inner.partition).py_err()?
+        };
+        let mut cols = Vec::with_capacity(types.len());
+        for (t, v) in types.iter().zip(values) {
+            cols.push(datums_to_arrow(t, &[v]).py_err()?);
+        }
+        let schema = std::sync::Arc::new(Schema::new(
+            self.partition_fields
+                .iter()
+                .map(|f| f.to_arrow())
+                .collect::<Vec<_>>(),
+        ));
+        let opts = arrow::array::RecordBatchOptions::new().with_row_count(Some(1));
+        Ok(PyArrowType(
+            RecordBatch::try_new_with_options(schema, cols, &opts)
+                .map_err(Error::from)
+                .py_err()?,
+        ))
+    }
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &self.inner.to_bytes().py_err()?))
     }
     /// Picklable (Spark ships splits to tasks and commit messages back to the driver).
-    fn __reduce__<'py>(
-        slf: &Bound<'py, Self>,
-    ) -> PyResult<(Bound<'py, PyAny>, (Bound<'py, PyBytes>,))> {
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<SplitReduce<'py>> {
         let f = slf.get_type().getattr("from_bytes")?;
-        Ok((f, (slf.get().to_bytes(slf.py())?,)))
+        let me = slf.get();
+        Ok((f, (me.to_bytes(slf.py())?, me.partition_fields_json())))
     }
     #[staticmethod]
-    fn from_bytes(b: &[u8]) -> PyResult<Self> {
+    #[pyo3(signature = (b, partition_fields=None))]
+    fn from_bytes(b: &[u8], partition_fields: Option<&str>) -> PyResult<Self> {
+        let fields = match partition_fields {
+            None => vec![],
+            Some(j) => {
+                let v: serde_json::Value = serde_json::from_str(j)
+                    .map_err(|e| Error::invalid(format!("split partition fields: {e}")))
+                    .py_err()?;
+                v.as_array()
+                    .map(|a| a.iter().map(DataField::from_json).collect())
+                    .unwrap_or_else(|| Ok(vec![]))
+                    .py_err()?
+            }
+        };
         Ok(Split {
             inner: CoreSplit::from_bytes(b).py_err()?,
+            partition_fields: std::sync::Arc::new(fields),
         })
     }
 }
@@ -478,13 +631,33 @@ impl TableRead {
     }
 
     /// Read splits (in parallel, GIL released); returns a pyarrow.RecordBatchReader.
+    /// `parallelism`: read on a pool of that many threads (1: one split after the other);
+    /// default: the shared pool, one thread per core.
+    #[pyo3(signature = (splits, parallelism=None))]
     fn read(
         &self,
         py: Python<'_>,
         splits: Vec<Split>,
+        parallelism: Option<usize>,
     ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
         let core: Vec<CoreSplit> = splits.into_iter().map(|s| s.inner).collect();
-        let batches = py.detach(|| self.inner.read_splits(&core)).py_err()?;
+        let pool = match parallelism {
+            None => None,
+            Some(0) => return Err(Error::invalid("parallelism must be >= 1")).py_err(),
+            Some(n) => Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| Error::invalid(format!("read pool of {n} threads: {e}")))
+                    .py_err()?,
+            ),
+        };
+        let batches = py
+            .detach(|| match &pool {
+                Some(p) => p.install(|| self.inner.read_splits(&core)),
+                None => self.inner.read_splits(&core),
+            })
+            .py_err()?;
         let schema = self.inner.output_schema();
         let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         Ok(PyArrowType(Box::new(it)))

@@ -4,6 +4,10 @@
 //! the new latest snapshot. A commit that fails leaves the table as it was, and keeps the
 //! messages' data files (as Java does): a retry can land them, `abort` removes them.
 //!
+//! A commit writes one snapshot per kind of change, as Java: APPEND (or OVERWRITE) for the
+//! messages' new files, then COMPACT for their compaction results (`compact_before` removed,
+//! `compact_after` added; [`compaction`] holds its conflict checks).
+//!
 //! Safety (issue #9, [`safety`]): a file already live is never added again
 //! (`DuplicateCommit`), a file that does not exist is never referenced (`StaleCommitMessage`),
 //! `abort` never deletes a file a snapshot references, and a primary-key bucket written by a
@@ -26,6 +30,7 @@ use crate::spec::manifest::{
 use crate::spec::snapshot::{CommitKind, Snapshot, BATCH_COMMIT_IDENTIFIER};
 use crate::table::FileStoreTable;
 
+mod compaction;
 mod manifest_merge;
 mod safety;
 
@@ -41,8 +46,12 @@ pub struct CommitMessage {
     pub bucket: i32,
     pub total_buckets: i32,
     pub new_files: Vec<DataFileMeta>,
-    /// Compaction inputs removed and outputs added (empty until compaction lands).
+    /// Compaction inputs, removed by the COMPACT snapshot (DELETE entries): files live in the
+    /// latest snapshot (or added by `new_files` of the same commit), at their current level.
     pub compact_before: Vec<DataFileMeta>,
+    /// Compaction outputs, added by the COMPACT snapshot (ADD entries). A file of
+    /// `compact_before` may reappear here under the same name at a higher level (an upgrade:
+    /// the file is moved up without being rewritten).
     pub compact_after: Vec<DataFileMeta>,
     /// The snapshot the writer restored this bucket's sequence numbers from: `Some(None)` =
     /// the table was empty. `None` = not recorded (a message serialized by an older paimon_rs):
@@ -97,6 +106,51 @@ enum Replace {
     Spec(PartitionSpec),
     /// Every live file the partition filter of the new files' partitions admits.
     Written,
+}
+
+/// The changes of one snapshot a commit writes.
+enum Phase {
+    /// New files (APPEND), replacing live files if `replace` is set (OVERWRITE).
+    Append {
+        adds: Vec<ManifestEntry>,
+        replace: Option<Replace>,
+        sequences: Option<SequenceCheck>,
+    },
+    /// Compaction results (COMPACT): DELETE entries of `compact_before`, then ADD entries of
+    /// `compact_after`, message by message (Java's `ManifestEntryChanges`).
+    Compact { entries: Vec<ManifestEntry> },
+}
+
+/// The messages' changes: new files, and compaction results.
+struct Changes {
+    adds: Vec<ManifestEntry>,
+    compact: Vec<ManifestEntry>,
+}
+
+fn collect_changes(messages: &[CommitMessage]) -> Changes {
+    let entry = |kind, m: &CommitMessage, f: &DataFileMeta| ManifestEntry {
+        kind,
+        partition: m.partition.clone(),
+        bucket: m.bucket,
+        total_buckets: m.total_buckets,
+        file: f.clone(),
+    };
+    let mut out = Changes {
+        adds: vec![],
+        compact: vec![],
+    };
+    for m in messages {
+        out.adds
+            .extend(m.new_files.iter().map(|f| entry(FileKind::Add, m, f)));
+        out.compact.extend(
+            m.compact_before
+                .iter()
+                .map(|f| entry(FileKind::Delete, m, f)),
+        );
+        out.compact
+            .extend(m.compact_after.iter().map(|f| entry(FileKind::Add, m, f)));
+    }
+    out
 }
 
 pub struct FileStoreCommit {
@@ -197,34 +251,70 @@ impl FileStoreCommit {
         Ok(self.table.bucket_dir(&pp, bucket))
     }
 
+    /// A commit in steps, as Java's `FileStoreCommitImpl.commit`: collect the changes, check
+    /// the messages, then one snapshot per kind of change (APPEND or OVERWRITE for new files,
+    /// then COMPACT for compaction results), each written by [`Self::try_commit`].
     fn commit_inner(
         &self,
         messages: &[CommitMessage],
         commit_identifier: i64,
         overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
-        // Compaction results need DELETE entries for the inputs and a COMPACT snapshot; until
-        // compaction lands (#11) such messages are refused, never committed as plain adds.
-        if let Some(m) = messages
-            .iter()
-            .find(|m| !m.compact_before.is_empty() || !m.compact_after.is_empty())
-        {
-            return Err(Error::unsupported(format!(
-                "a commit message of bucket {} carries compaction results ({} files before, {} \
-                 after), which paimon_rs cannot commit yet",
-                m.bucket,
-                m.compact_before.len(),
-                m.compact_after.len()
-            )));
+        let replace = self.resolve_overwrite(messages, overwrite)?;
+        let Changes { adds, compact } = collect_changes(messages);
+        // dynamic overwrite of no data replaces nothing (Java skips the commit)
+        let write_first = !(adds.is_empty() && matches!(replace, None | Some(Replace::Written)));
+        if !write_first && compact.is_empty() {
+            return Ok(None);
         }
-        let kind = if overwrite.is_some() {
-            CommitKind::Overwrite
-        } else {
-            CommitKind::Append
-        };
+        let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
+        if explicit {
+            if let Some(id) = self.committed_identifier(commit_identifier, None)? {
+                return Ok(Some(id));
+            }
+        }
+        self.check_messages(messages)?;
+        let mut last = None;
+        if write_first {
+            if !compact.is_empty() && replace.is_none() {
+                // a compaction that would conflict fails before the APPEND snapshot lands
+                self.precheck_compaction(&adds, &compact)?;
+            }
+            // Only appends can be hidden: an overwrite replaces every live file of its partitions.
+            let sequences = match replace {
+                None => Some(SequenceCheck::new(self, messages)?),
+                Some(_) => None,
+            };
+            let kind = if replace.is_some() {
+                CommitKind::Overwrite
+            } else {
+                CommitKind::Append
+            };
+            let mut phase = Phase::Append {
+                adds,
+                replace,
+                sequences,
+            };
+            last = self.try_commit(&mut phase, kind, commit_identifier)?;
+        }
+        if !compact.is_empty() {
+            let mut phase = Phase::Compact { entries: compact };
+            if let Some(id) = self.try_commit(&mut phase, CommitKind::Compact, commit_identifier)? {
+                last = Some(id);
+            }
+        }
+        Ok(last)
+    }
+
+    /// What an overwrite replaces; a static overwrite's new files must lie in its partitions.
+    fn resolve_overwrite(
+        &self,
+        messages: &[CommitMessage],
+        overwrite: Option<Overwrite<'_>>,
+    ) -> Result<Option<Replace>> {
         let dynamic = !self.table.partition_keys().is_empty()
             && self.table.options.dynamic_partition_overwrite;
-        let replace = match overwrite {
+        Ok(match overwrite {
             None => None,
             Some(Overwrite::Dynamic) if dynamic => Some(Replace::Written),
             Some(Overwrite::Dynamic) => Some(Replace::Spec(vec![])),
@@ -238,37 +328,24 @@ impl FileStoreCommit {
                 }
                 Some(Replace::Spec(spec.clone()))
             }
-        };
-        let mut adds: Vec<ManifestEntry> = vec![];
-        for m in messages {
-            for f in &m.new_files {
-                adds.push(ManifestEntry {
-                    kind: FileKind::Add,
-                    partition: m.partition.clone(),
-                    bucket: m.bucket,
-                    total_buckets: m.total_buckets,
-                    file: f.clone(),
-                });
-            }
-        }
-        // dynamic overwrite of no data replaces nothing (Java skips the commit)
-        if adds.is_empty() && matches!(replace, None | Some(Replace::Written)) {
-            return Ok(None);
-        }
-        let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
-        if explicit {
-            if let Some(id) = self.committed_identifier(commit_identifier, None)? {
-                return Ok(Some(id));
-            }
-        }
-        self.check_messages(messages)?;
-        // Only appends can be hidden: an overwrite replaces every live file of its partitions.
-        let mut sequences = match replace {
-            None => Some(SequenceCheck::new(self, messages)?),
-            Some(_) => None,
-        };
+        })
+    }
+
+    /// Write one snapshot of `kind` holding `phase`'s changes, retrying against each new latest
+    /// snapshot when a concurrent commit wins the race: (1) read the latest snapshot's live
+    /// files, (2) build the delta and check it for conflicts, (3) write the delta manifest and
+    /// the (merged) base manifest list, (4) create the snapshot file exclusively. Returns None if
+    /// the delta is empty.
+    fn try_commit(
+        &self,
+        phase: &mut Phase,
+        kind: CommitKind,
+        commit_identifier: i64,
+    ) -> Result<Option<i64>> {
         let sm = self.table.snapshot_manager();
         let o = &self.table.options;
+        let started = std::time::Instant::now();
+        let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
         let base_id = sm.latest_id()?;
         let mut wait = o.commit_min_retry_wait_ms.max(1);
         let mut written: Vec<PathBuf> = vec![];
@@ -285,35 +362,114 @@ impl FileStoreCommit {
                         return Ok(own);
                     }
                 }
-                let previous: Vec<ManifestFileMeta> = match &latest {
-                    Some(s) => {
-                        let mut v = self.read_list(&s.base_manifest_list)?;
-                        v.extend(self.read_list(&s.delta_manifest_list)?);
-                        v
-                    }
-                    None => vec![],
-                };
-                let mut delta = vec![];
+                let previous = self.manifests_of(latest.as_ref())?;
+                let delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
+                if delta.is_empty() {
+                    return Ok(None);
+                }
+                let (base_name, base_size, delta_name, delta_size) =
+                    self.write_manifests(previous, &delta, &mut written)?;
+                let snapshot = self.new_snapshot(
+                    latest.as_ref(),
+                    &delta,
+                    [base_name, delta_name],
+                    [base_size, delta_size],
+                    kind.clone(),
+                    commit_identifier,
+                );
+                if sm.try_commit(&snapshot)? {
+                    log::info!(
+                        target: "paimon_rs.commit",
+                        "{}: committed snapshot {} ({kind:?}, {} files added, {} deleted, {} rows \
+                         delta)",
+                        self.table.name,
+                        snapshot.id,
+                        delta.iter().filter(|e| e.kind == FileKind::Add).count(),
+                        delta.iter().filter(|e| e.kind == FileKind::Delete).count(),
+                        snapshot.delta_record_count,
+                    );
+                    log::debug!(
+                        target: "paimon_rs.commit",
+                        "{}: commit of snapshot {} took {} ms ({} attempt(s))",
+                        self.table.name,
+                        snapshot.id,
+                        started.elapsed().as_millis(),
+                        attempt + 1
+                    );
+                    return Ok(Some(snapshot.id));
+                }
+                // Lost the race: drop this attempt's metadata files and retry.
+                log::info!(
+                    target: "paimon_rs.commit",
+                    "{}: snapshot {} was taken by a concurrent commit; retrying in {wait} ms \
+                     (attempt {} of {})",
+                    self.table.name,
+                    snapshot.id,
+                    attempt + 1,
+                    o.commit_max_retries + 1
+                );
+                for p in written.drain(..) {
+                    let _ = std::fs::remove_file(p);
+                }
+                std::thread::sleep(Duration::from_millis(wait));
+                wait = (wait * 2).min(o.commit_max_retry_wait_ms.max(1));
+            }
+            log::warn!(
+                target: "paimon_rs.commit",
+                "{}: commit gave up after {} attempts",
+                self.table.name,
+                o.commit_max_retries + 1
+            );
+            Err(Error::CommitConflict {
+                table: self.table.name.clone(),
+                message: format!(
+                    "gave up after {} attempts: other writers kept committing",
+                    o.commit_max_retries + 1
+                ),
+            })
+        })();
+        if result.is_err() {
+            for p in written {
+                let _ = std::fs::remove_file(p);
+            }
+        }
+        result
+    }
+
+    /// Steps 1–2 of an attempt: the live files `phase` concerns (of the partitions it changes),
+    /// the conflict checks against them, and the delta entries (ADD, and DELETE of replaced or
+    /// compacted files).
+    fn build_delta(
+        &self,
+        phase: &mut Phase,
+        previous: Vec<ManifestFileMeta>,
+        latest: Option<&Snapshot>,
+    ) -> Result<Vec<ManifestEntry>> {
+        let latest_id = latest.map(|s| s.id);
+        match phase {
+            Phase::Append {
+                adds,
+                replace,
+                sequences,
+            } => {
                 // An append (and a dynamic overwrite) only needs the live files of the
                 // partitions it writes to; a static overwrite needs all it may replace.
-                let filter = match &replace {
+                let filter = match replace {
                     Some(Replace::Spec(_)) => None,
                     None | Some(Replace::Written) => crate::read::scan::partitions_filter(
                         &self.table,
                         adds.iter().map(|e| e.partition.as_slice()),
                     )?,
                 };
-                let live = crate::read::scan::live_entries_of(
-                    &self.table,
-                    previous.clone(),
-                    filter.as_ref(),
-                )?;
-                self.check_total_buckets(&live, &adds)?;
-                self.check_not_live(&live, &adds, latest.as_ref().map(|s| s.id))?;
+                let live =
+                    crate::read::scan::live_entries_of(&self.table, previous, filter.as_ref())?;
+                self.check_total_buckets(&live, adds)?;
+                self.check_not_live(&live, adds, latest_id)?;
                 if let Some(check) = sequences.as_mut() {
-                    check.run(self, latest.as_ref())?;
+                    check.run(self, latest)?;
                 }
-                match &replace {
+                let mut delta = vec![];
+                match replace {
                     None => {}
                     // the filter admitted exactly the written partitions
                     Some(Replace::Written) => {
@@ -334,81 +490,92 @@ impl FileStoreCommit {
                     }
                 }
                 delta.extend(adds.iter().cloned());
-                if delta.is_empty() {
-                    return Ok(None);
-                }
-                let mut new_metas = vec![];
-                let manifest_name = new_file_name("manifest", 0);
-                new_metas.push(self.write_manifest(&manifest_name, &delta, &mut written)?);
-                let list_prefix = new_file_name("manifest-list", 0);
-                let list_prefix = list_prefix.trim_end_matches("-0");
-                let base_name = format!("{list_prefix}-0");
-                let delta_name = format!("{list_prefix}-1");
-                let base = self.merge_manifests(previous, &mut written)?;
-                let base_size = self.write_list(&base_name, &base, &mut written)?;
-                let delta_size = self.write_list(&delta_name, &new_metas, &mut written)?;
-                let added: i64 = delta
+                Ok(delta)
+            }
+            Phase::Compact { entries } => {
+                let filter = crate::read::scan::partitions_filter(
+                    &self.table,
+                    entries.iter().map(|e| e.partition.as_slice()),
+                )?;
+                let live =
+                    crate::read::scan::live_entries_of(&self.table, previous, filter.as_ref())?;
+                let adds: Vec<ManifestEntry> = entries
                     .iter()
                     .filter(|e| e.kind == FileKind::Add)
-                    .map(|e| e.file.row_count)
-                    .sum();
-                let deleted: i64 = delta
-                    .iter()
-                    .filter(|e| e.kind == FileKind::Delete)
-                    .map(|e| e.file.row_count)
-                    .sum();
-                let id = latest.as_ref().map(|s| s.id + 1).unwrap_or(1);
-                let snapshot = Snapshot {
-                    version: 3,
-                    id,
-                    schema_id: self.table.schema.id,
-                    base_manifest_list: base_name,
-                    base_manifest_list_size: Some(base_size),
-                    delta_manifest_list: delta_name,
-                    delta_manifest_list_size: Some(delta_size),
-                    changelog_manifest_list: None,
-                    changelog_manifest_list_size: None,
-                    index_manifest: latest.as_ref().and_then(|s| s.index_manifest.clone()),
-                    commit_user: self.commit_user.clone(),
-                    commit_identifier,
-                    commit_kind: kind.clone(),
-                    time_millis: chrono::Utc::now().timestamp_millis(),
-                    total_record_count: latest.as_ref().map(|s| s.total_record_count).unwrap_or(0)
-                        + added
-                        - deleted,
-                    delta_record_count: added - deleted,
-                    changelog_record_count: None,
-                    watermark: latest.as_ref().and_then(|s| s.watermark),
-                    statistics: None,
-                    properties: None,
-                    next_row_id: latest.as_ref().and_then(|s| s.next_row_id),
-                    uuid: Some(uuid::Uuid::new_v4().to_string()),
-                    writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
-                };
-                if sm.try_commit(&snapshot)? {
-                    return Ok(Some(id));
-                }
-                // Lost the race: drop this attempt's metadata files and retry.
-                for p in written.drain(..) {
-                    let _ = std::fs::remove_file(p);
-                }
-                std::thread::sleep(Duration::from_millis(wait));
-                wait = (wait * 2).min(o.commit_max_retry_wait_ms.max(1));
-            }
-            Err(Error::CommitConflict {
-                table: self.table.name.clone(),
-                message: format!(
-                    "gave up after {} attempts: other writers kept committing",
-                    o.commit_max_retries + 1
-                ),
-            })
-        })();
-        if result.is_err() {
-            for p in written {
-                let _ = std::fs::remove_file(p);
+                    .cloned()
+                    .collect();
+                self.check_total_buckets(&live, &adds)?;
+                self.check_compaction(&live, entries, latest_id)?;
+                Ok(entries.clone())
             }
         }
-        result
+    }
+
+    /// Step 3: the delta manifest, its list, and the base list of the latest snapshot's
+    /// manifests (merged). Returns (base list, size, delta list, size).
+    fn write_manifests(
+        &self,
+        previous: Vec<ManifestFileMeta>,
+        delta: &[ManifestEntry],
+        written: &mut Vec<PathBuf>,
+    ) -> Result<(String, i64, String, i64)> {
+        let manifest_name = new_file_name("manifest", 0);
+        let new_metas = vec![self.write_manifest(&manifest_name, delta, written)?];
+        let list_prefix = new_file_name("manifest-list", 0);
+        let list_prefix = list_prefix.trim_end_matches("-0");
+        let base_name = format!("{list_prefix}-0");
+        let delta_name = format!("{list_prefix}-1");
+        let base = self.merge_manifests(previous, written)?;
+        let base_size = self.write_list(&base_name, &base, written)?;
+        let delta_size = self.write_list(&delta_name, &new_metas, written)?;
+        Ok((base_name, base_size, delta_name, delta_size))
+    }
+
+    /// Step 4: the snapshot following `latest`. Record counts as Java: the delta counts the
+    /// rows of ADD entries minus those of DELETE entries (0 for a compaction that only
+    /// upgrades files), the total adds it to the latest snapshot's.
+    fn new_snapshot(
+        &self,
+        latest: Option<&Snapshot>,
+        delta: &[ManifestEntry],
+        [base_name, delta_name]: [String; 2],
+        [base_size, delta_size]: [i64; 2],
+        kind: CommitKind,
+        commit_identifier: i64,
+    ) -> Snapshot {
+        let rows = |k: FileKind| -> i64 {
+            delta
+                .iter()
+                .filter(|e| e.kind == k)
+                .map(|e| e.file.row_count)
+                .sum()
+        };
+        let delta_rows = rows(FileKind::Add) - rows(FileKind::Delete);
+        Snapshot {
+            version: 3,
+            id: latest.map(|s| s.id + 1).unwrap_or(1),
+            schema_id: self.table.schema.id,
+            base_manifest_list: base_name,
+            base_manifest_list_size: Some(base_size),
+            delta_manifest_list: delta_name,
+            delta_manifest_list_size: Some(delta_size),
+            changelog_manifest_list: None,
+            changelog_manifest_list_size: None,
+            index_manifest: latest.and_then(|s| s.index_manifest.clone()),
+            commit_user: self.commit_user.clone(),
+            commit_identifier,
+            commit_kind: kind,
+            time_millis: chrono::Utc::now().timestamp_millis(),
+            total_record_count: latest.map(|s| s.total_record_count).unwrap_or(0) + delta_rows,
+            delta_record_count: delta_rows,
+            changelog_record_count: None,
+            watermark: latest.and_then(|s| s.watermark),
+            statistics: None,
+            properties: None,
+            next_row_id: latest.and_then(|s| s.next_row_id),
+            uuid: Some(uuid::Uuid::new_v4().to_string()),
+            writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
+        }
     }
 
     /// A snapshot after `base` by this commit user with `ident` and `kind` (a retry of a
@@ -455,6 +622,16 @@ impl FileStoreCommit {
             }
         }
         Ok(())
+    }
+
+    /// The manifests of `snapshot`, base then delta (none for an empty table).
+    fn manifests_of(&self, snapshot: Option<&Snapshot>) -> Result<Vec<ManifestFileMeta>> {
+        let Some(s) = snapshot else {
+            return Ok(vec![]);
+        };
+        let mut v = self.read_list(&s.base_manifest_list)?;
+        v.extend(self.read_list(&s.delta_manifest_list)?);
+        Ok(v)
     }
 
     fn read_list(&self, name: &str) -> Result<Vec<ManifestFileMeta>> {

@@ -65,7 +65,7 @@ impl FileStoreCommit {
     }
 
     /// `dt=a/bucket-0/data-….parquet`, for messages.
-    fn file_label(&self, partition: &[u8], bucket: i32, name: &str) -> String {
+    pub(super) fn file_label(&self, partition: &[u8], bucket: i32, name: &str) -> String {
         match self.bucket_dir_of(partition, bucket) {
             Ok(d) => {
                 let rel = d
@@ -78,42 +78,82 @@ impl FileStoreCommit {
         }
     }
 
-    /// Before any attempt: no file twice in the messages, and every file exists (messages
-    /// whose files were aborted or cleaned can never be committed).
+    /// Before any attempt: no file twice in the messages, and every file added exists
+    /// (messages whose files were aborted or cleaned can never be committed). A compaction
+    /// output may carry the name of one of its message's inputs only at a higher level (an
+    /// upgrade: the same file moved up).
     pub(super) fn check_messages(&self, messages: &[CommitMessage]) -> Result<()> {
         let mut seen: HashSet<FileKey> = HashSet::new();
+        let mut removed: HashSet<FileKey> = HashSet::new();
         for m in messages {
-            for f in &m.new_files {
+            let mut inputs: HashMap<&str, i32> = HashMap::new();
+            for f in &m.compact_before {
+                inputs.insert(&f.file_name, f.level);
+                if !removed.insert((m.partition.clone(), m.bucket, f.file_name.clone())) {
+                    return Err(Error::DuplicateCommit {
+                        table: self.table().name.clone(),
+                        message: format!(
+                            "trying to remove compaction input {} twice: it appears more than \
+                             once in compact_before of these commit messages",
+                            self.file_label(&m.partition, m.bucket, &f.file_name)
+                        ),
+                    });
+                }
+            }
+            let outputs = m.new_files.iter().chain(&m.compact_after);
+            for (i, f) in outputs.enumerate() {
+                self.check_exists(m, f)?;
+                if i >= m.new_files.len() {
+                    match inputs.get(f.file_name.as_str()) {
+                        Some(&level) if f.level > level => continue, // an upgrade
+                        Some(&level) => {
+                            return Err(Error::DuplicateCommit {
+                                table: self.table().name.clone(),
+                                message: format!(
+                                    "compaction output {} at level {} is also an input, at \
+                                     level {level}: only an upgrade to a higher level may keep \
+                                     an input file",
+                                    self.file_label(&m.partition, m.bucket, &f.file_name),
+                                    f.level
+                                ),
+                            });
+                        }
+                        None => {}
+                    }
+                }
                 let key = (m.partition.clone(), m.bucket, f.file_name.clone());
                 if !seen.insert(key) {
                     return Err(Error::DuplicateCommit {
                         table: self.table().name.clone(),
                         message: format!(
-                            "trying to add file {} twice: it appears in more than one commit \
-                             message (the same messages were passed twice?)",
+                            "trying to add file {} twice: it appears more than once in the \
+                             new files and compaction outputs of these commit messages (the \
+                             same messages were passed twice?)",
                             self.file_label(&m.partition, m.bucket, &f.file_name)
                         ),
                     });
                 }
-                let path = self.data_file_path(m, f)?;
-                match std::fs::metadata(&path) {
-                    Ok(_) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                        return Err(Error::StaleCommitMessage {
-                            table: self.table().name.clone(),
-                            message: format!(
-                                "data file {} of these commit messages does not exist (the \
-                                 messages were aborted, or their files removed): they can never \
-                                 be committed; write the data again",
-                                path.display()
-                            ),
-                        });
-                    }
-                    Err(e) => return Err(Error::io(path, e)),
-                }
             }
         }
         Ok(())
+    }
+
+    /// A file a message adds must exist.
+    fn check_exists(&self, m: &CommitMessage, f: &DataFileMeta) -> Result<()> {
+        let path = self.data_file_path(m, f)?;
+        match std::fs::metadata(&path) {
+            Ok(_) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::StaleCommitMessage {
+                table: self.table().name.clone(),
+                message: format!(
+                    "data file {} of these commit messages does not exist (the messages were \
+                     aborted, or their files removed): they can never be committed; write the \
+                     data again",
+                    path.display()
+                ),
+            }),
+            Err(e) => Err(Error::io(path, e)),
+        }
     }
 
     /// Java's "Trying to add file ... which is already added": refuse adds that are live in
@@ -202,14 +242,21 @@ impl FileStoreCommit {
         }
     }
 
-    /// Delete the data files of messages that will not be committed, except files that any
+    /// Delete the data files of messages that will not be committed (new files and compaction
+    /// outputs; an upgraded output is its input and is kept), except files that any
     /// snapshot or tag references (messages that were committed: deleting their files would
     /// break the table, and time travel to older snapshots). Deletes nothing if the table's
     /// metadata cannot be read.
     pub fn abort(&self, messages: &[CommitMessage]) -> Result<AbortOutcome> {
         let mut candidates: Vec<(FileKey, PathBuf)> = vec![];
         for m in messages {
-            for f in &m.new_files {
+            // an upgraded compaction output is its input file: never the message's to delete
+            let inputs: HashSet<&str> = m.compact_before.iter().map(|f| &*f.file_name).collect();
+            let outputs = m
+                .compact_after
+                .iter()
+                .filter(|f| !inputs.contains(&*f.file_name));
+            for f in m.new_files.iter().chain(outputs) {
                 let path = self.data_file_path(m, f)?;
                 if path.exists() {
                     candidates.push(((m.partition.clone(), m.bucket, f.file_name.clone()), path));
@@ -461,7 +508,7 @@ impl SequenceCheck {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
     use std::sync::Arc;
 
@@ -475,7 +522,7 @@ mod tests {
     use crate::write::TableWrite;
 
     /// `p` INT partition, `k` BIGINT; primary key (p, k) or none; one bucket.
-    fn table(dir: &std::path::Path, pk: bool) -> FileStoreTable {
+    pub(crate) fn table(dir: &std::path::Path, pk: bool) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -496,7 +543,7 @@ mod tests {
         cat.get_table("db.t").unwrap()
     }
 
-    fn rows(p: i32, ks: std::ops::Range<i64>) -> RecordBatch {
+    pub(crate) fn rows(p: i32, ks: std::ops::Range<i64>) -> RecordBatch {
         let n = (ks.end - ks.start) as usize;
         let schema = Arc::new(Schema::new(vec![
             Field::new("p", AT::Int32, false),
@@ -512,7 +559,7 @@ mod tests {
         .unwrap()
     }
 
-    fn written(t: &FileStoreTable, batches: &[RecordBatch]) -> Vec<CommitMessage> {
+    pub(crate) fn written(t: &FileStoreTable, batches: &[RecordBatch]) -> Vec<CommitMessage> {
         let mut w = TableWrite::new(t.clone()).unwrap();
         for b in batches {
             w.write(b).unwrap();
@@ -522,7 +569,7 @@ mod tests {
         msgs
     }
 
-    fn commit(t: &FileStoreTable, msgs: &[CommitMessage]) -> Result<Option<i64>> {
+    pub(crate) fn commit(t: &FileStoreTable, msgs: &[CommitMessage]) -> Result<Option<i64>> {
         FileStoreCommit::new(t.clone(), uuid::Uuid::new_v4().to_string()).commit(
             msgs,
             BATCH_COMMIT_IDENTIFIER,
@@ -530,13 +577,13 @@ mod tests {
         )
     }
 
-    fn paths(c: &FileStoreCommit, msgs: &[CommitMessage]) -> Vec<PathBuf> {
+    pub(crate) fn paths(c: &FileStoreCommit, msgs: &[CommitMessage]) -> Vec<PathBuf> {
         msgs.iter()
             .flat_map(|m| m.new_files.iter().map(|f| c.data_file_path(m, f).unwrap()))
             .collect()
     }
 
-    fn live_rows(t: &FileStoreTable) -> i64 {
+    pub(crate) fn live_rows(t: &FileStoreTable) -> i64 {
         let s = t.snapshot_manager().latest().unwrap().unwrap();
         crate::read::scan::live_entries(t, &s)
             .unwrap()
@@ -587,18 +634,6 @@ mod tests {
         let c = FileStoreCommit::new(t.clone(), "x".into());
         assert!(paths(&c, &msgs).iter().all(|p| p.exists()));
         assert_eq!(live_rows(&t), 20);
-    }
-
-    #[test]
-    fn compaction_results_are_refused_until_compaction_lands() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = table(dir.path(), true);
-        let mut msgs = written(&t, &[rows(1, 0..10)]);
-        msgs[0].compact_after = msgs[0].new_files.clone();
-        let e = commit(&t, &msgs).unwrap_err();
-        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-        assert!(e.to_string().contains("compaction results"), "{e}");
-        assert_eq!(t.snapshot_manager().latest_id().unwrap(), None);
     }
 
     #[test]

@@ -8,38 +8,33 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::levels::{num_levels_option, Levels};
+use super::levels::Levels;
 use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
 use super::universal::{PickClock, UniversalCompaction};
 use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
 use crate::error::{Error, Result};
-use crate::merge::{merge_sorted_runs, KvLayout, MergeEngine};
-use crate::options::parse_memory_size;
-use crate::read::scan::live_entries;
-use crate::read::table_read::KvRunReader;
+use crate::kv::{file_context, FileSource, KvFileReader};
+use crate::merge::{merge_sorted_runs, MergeEngine};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::compare_nullable;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
+use crate::table::live::live_entries;
 use crate::table::FileStoreTable;
-use crate::write::rolling::{FileWriterContext, RollingFileWriter, FILE_SOURCE_COMPACT};
-use crate::write::table_write::{file_context, kv_arrow_schema};
+use crate::write::rolling::{FileWriterContext, RollingFileWriter};
 
-/// The compaction options of a table (paimon-behaviour.md §13), parsed once.
+/// The compaction options of a table (paimon-behaviour.md §13) a bucket compactor needs.
 #[derive(Debug, Clone)]
 pub struct CompactSettings {
     pub num_levels: usize,
-    /// `num-sorted-run.stop-trigger` (default trigger + 3, never below the trigger).
+    /// `num-sorted-run.stop-trigger`, never below the compaction trigger.
     pub stop_trigger: usize,
     /// `target-file-size × compaction.small-file-ratio`.
     pub min_file_size: u64,
+    /// `compaction.force-rewrite-all-files`.
     pub force_rewrite_all: bool,
-    /// `write-only`: writers never compact.
-    pub write_only: bool,
-    /// `full-compaction.delta-commits`.
-    pub full_compaction_delta_commits: Option<u64>,
     options: BTreeMap<String, String>,
 }
 
@@ -56,19 +51,8 @@ fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
 
 impl CompactSettings {
     pub fn from_table(table: &FileStoreTable) -> Result<Self> {
-        let o = &table.options.raw;
-        let picker = UniversalCompaction::from_options(o)?;
-        let trigger = picker.compaction_trigger();
-        let stop_trigger = match o.get("num-sorted-run.stop-trigger") {
-            None => trigger + 3,
-            Some(v) => v.trim().parse::<usize>().map_err(|_| {
-                Error::invalid(format!(
-                    "option 'num-sorted-run.stop-trigger' = '{v}' is not a valid number"
-                ))
-            })?,
-        }
-        .max(trigger);
-        let ratio: f64 = match o.get("compaction.small-file-ratio") {
+        let o = &table.options;
+        let ratio: f64 = match o.raw.get("compaction.small-file-ratio") {
             None => 0.7,
             Some(v) => v
                 .trim()
@@ -81,29 +65,14 @@ impl CompactSettings {
                     ))
                 })?,
         };
-        let target = match o.get("target-file-size") {
-            Some(v) => parse_memory_size("target-file-size", v)?,
-            None => table.options.target_file_size(),
-        };
-        let full_compaction_delta_commits =
-            match o.get("full-compaction.delta-commits") {
-                None => None,
-                Some(v) => Some(v.trim().parse::<u64>().ok().filter(|n| *n > 0).ok_or_else(
-                    || {
-                        Error::invalid(format!(
-                            "option 'full-compaction.delta-commits' = '{v}': expected a number > 0"
-                        ))
-                    },
-                )?),
-            };
         Ok(CompactSettings {
-            num_levels: num_levels_option(o, trigger)?,
-            stop_trigger,
-            min_file_size: (target as f64 * ratio) as u64,
-            force_rewrite_all: bool_opt(o, "compaction.force-rewrite-all-files")?,
-            write_only: bool_opt(o, "write-only")?,
-            full_compaction_delta_commits,
-            options: o.clone(),
+            num_levels: o.num_levels,
+            stop_trigger: o
+                .num_sorted_run_stop_trigger
+                .max(o.num_sorted_run_compaction_trigger),
+            min_file_size: (o.target_file_size() as f64 * ratio) as u64,
+            force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
+            options: o.raw.clone(),
         })
     }
 
@@ -117,27 +86,19 @@ impl CompactSettings {
 /// rolling writer at the output level with file source COMPACT.
 pub struct MergeTreeRewriter {
     dir: PathBuf,
-    reader: KvRunReader,
+    reader: KvFileReader,
     file_ctx: FileWriterContext,
-    layout: KvLayout,
     engine: MergeEngine,
 }
 
 impl MergeTreeRewriter {
     pub fn new(table: &FileStoreTable, bucket_dir: PathBuf) -> Result<Self> {
-        let keys = table.trimmed_primary_keys();
-        let key_types = table.schema.types_of(&keys)?;
-        let kv_file_schema = kv_arrow_schema(table, true)?;
-        let mut file_ctx = file_context(table, Some(&kv_file_schema), &key_types)?;
+        let mut file_ctx = file_context(table, 0, FileSource::Compact)?;
         file_ctx.dir = bucket_dir.clone();
-        file_ctx.file_source = FILE_SOURCE_COMPACT;
         Ok(MergeTreeRewriter {
             dir: bucket_dir,
-            reader: KvRunReader::new(table)?,
+            reader: KvFileReader::new(table)?,
             file_ctx,
-            layout: KvLayout {
-                num_keys: key_types.len(),
-            },
             engine: MergeEngine::from_table(table)?,
         })
     }
@@ -154,9 +115,15 @@ impl CompactRewriter for MergeTreeRewriter {
         ctx.level = output_level;
         // an error drops the writer, which removes the files it wrote
         let mut writer = RollingFileWriter::new(ctx, 0);
+        let no_dvs = BTreeMap::new();
         for runs in sections {
-            let iters = runs.iter().map(|r| self.reader.run(&self.dir, r)).collect();
-            let merged = merge_sorted_runs(iters, self.layout, self.engine.clone(), drop_delete)?;
+            let iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
+            let merged = merge_sorted_runs(
+                iters,
+                self.reader.layout(),
+                self.engine.clone(),
+                drop_delete,
+            )?;
             for b in merged {
                 let b = b?;
                 if b.num_rows() > 0 {

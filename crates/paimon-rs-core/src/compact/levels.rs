@@ -44,22 +44,6 @@ fn level0_order(a: &DataFileMeta, b: &DataFileMeta) -> Ordering {
         .then(a.file_name.cmp(&b.file_name))
 }
 
-/// `num-levels`, default `num-sorted-run.compaction-trigger + 1` (§2.1).
-pub fn num_levels_option(
-    o: &std::collections::BTreeMap<String, String>,
-    compaction_trigger: usize,
-) -> Result<usize> {
-    match o.get("num-levels").map(|v| v.trim()) {
-        None => Ok(compaction_trigger + 1),
-        Some(v) => match v.parse::<usize>() {
-            Ok(n) if n >= 2 => Ok(n),
-            _ => Err(Error::invalid(format!(
-                "option 'num-levels' = '{v}': expected a number of levels of at least 2"
-            ))),
-        },
-    }
-}
-
 impl Levels {
     /// Levels of `files` (one bucket's live files). The level count is
     /// `max(num_levels, highest file level + 1)`, as Java widens it for files written by a
@@ -334,19 +318,6 @@ pub(crate) mod tests {
         );
         let only0 = Levels::new(&key_types(), vec![file("a", 0, 1, 2, 1, 0)], 3).unwrap();
         assert_eq!(only0.non_empty_highest_level(), 0);
-    }
-
-    #[test]
-    fn num_levels_defaults_to_the_trigger_plus_one() {
-        let mut o = std::collections::BTreeMap::new();
-        assert_eq!(num_levels_option(&o, 5).unwrap(), 6);
-        o.insert("num-levels".to_string(), "3".to_string());
-        assert_eq!(num_levels_option(&o, 5).unwrap(), 3);
-        o.insert("num-levels".to_string(), "1".to_string());
-        assert!(num_levels_option(&o, 5)
-            .unwrap_err()
-            .to_string()
-            .contains("num-levels"));
     }
 
     #[test]

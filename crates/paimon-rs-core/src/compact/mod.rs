@@ -1,13 +1,15 @@
-//! Compaction of a bucket's LSM tree (paimon-behaviour.md §2–§5): the universal picker, a pure
+//! Compaction of a bucket's LSM tree (paimon-behaviour.md §2–§5): the interval partition of a
+//! bucket's files into sections of sorted runs, and the universal picker, a pure
 //! policy over run shapes. The compact task and the writer integration build on it.
 
 mod bucket;
+pub mod interval;
 mod levels;
 mod task;
 mod universal;
 
 pub use bucket::{compact_table, BucketCompactor, CompactSettings, MergeTreeRewriter};
-pub use levels::{num_levels_option, LevelRun, Levels};
+pub use levels::{LevelRun, Levels};
 pub use task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, Step, TaskOptions};
 
 pub use universal::{

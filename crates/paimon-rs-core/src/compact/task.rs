@@ -5,8 +5,8 @@
 //! The decisions ([`plan_task`]) are pure and tested on hand-built file sets; the I/O is behind
 //! [`CompactRewriter`].
 
+use super::interval::interval_partition;
 use crate::error::Result;
-use crate::read::interval::interval_partition;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::DataType;
 

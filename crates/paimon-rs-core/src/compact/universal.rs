@@ -6,7 +6,9 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::options::{parse_duration_ms, parse_memory_size};
+use crate::options::{
+    parse_duration_ms, parse_memory_size, ChangelogProducer, CoreOptions, MergeEngineKind,
+};
 
 /// What the picker sees of one sorted run: its level and total size in bytes. Runs are handed
 /// over newest first (paimon-behaviour.md §2.2): level-0 files by descending max sequence
@@ -102,17 +104,20 @@ fn int_opt<T: std::str::FromStr>(o: &BTreeMap<String, String>, k: &str) -> Resul
 }
 
 impl UniversalCompaction {
-    /// Build from table options with Paimon's keys and defaults (§3, §13).
+    /// Build from table options with Paimon's keys and defaults (§3, §13), parsed as the
+    /// table's [`CoreOptions`] (a primary-key table's).
     pub fn from_options(o: &BTreeMap<String, String>) -> Result<Self> {
-        let trigger: usize = int_opt(o, "num-sorted-run.compaction-trigger")?.unwrap_or(5);
-        if trigger < 1 {
-            return Err(Error::invalid(
-                "option 'num-sorted-run.compaction-trigger' must be at least 1",
-            ));
-        }
-        let max_size_amp: u64 =
-            int_opt(o, "compaction.max-size-amplification-percent")?.unwrap_or(200);
-        let size_ratio: u64 = int_opt(o, "compaction.size-ratio")?.unwrap_or(1);
+        Self::from_core_options(&CoreOptions::new(o, true)?)
+    }
+
+    /// Build from a table's parsed options: the compaction settings of [`CoreOptions`], and
+    /// the picker-only options (off-peak hours, early full compaction, lookup-compact) from
+    /// its raw map.
+    pub fn from_core_options(core: &CoreOptions) -> Result<Self> {
+        let o = &core.raw;
+        let trigger = core.num_sorted_run_compaction_trigger;
+        let max_size_amp = core.compaction_max_size_amplification_percent;
+        let size_ratio = core.compaction_size_ratio;
         let start: i64 = int_opt(o, "compaction.offpeak.start.hour")?.unwrap_or(-1);
         let end: i64 = int_opt(o, "compaction.offpeak.end.hour")?.unwrap_or(-1);
         let offpeak_ratio: u64 = int_opt(o, "compaction.offpeak-ratio")?.unwrap_or(0);
@@ -157,10 +162,10 @@ impl UniversalCompaction {
             }
         };
         let truthy = |k: &str| opt(o, k).is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        let needs_lookup = truthy("deletion-vectors.enabled")
+        let needs_lookup = core.deletion_vectors()?
             || truthy("force-lookup")
-            || opt(o, "changelog-producer").is_some_and(|v| v.eq_ignore_ascii_case("lookup"))
-            || opt(o, "merge-engine").is_some_and(|v| v.eq_ignore_ascii_case("first-row"));
+            || core.changelog_producer == ChangelogProducer::Lookup
+            || core.merge_engine == MergeEngineKind::FirstRow;
         let force_up_level0 = if truthy("compaction.force-up-level-0") {
             // Without lookup the forced pick is always radical (§3.5 step 2).
             Some(if needs_lookup {

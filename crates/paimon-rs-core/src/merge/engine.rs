@@ -14,11 +14,13 @@ use super::agg::{AggFunc, AggState, Cell, CellReader, FieldAgg};
 use super::reader::{Rec, Source};
 use super::KvLayout;
 use crate::error::{Error, Result};
+use crate::options::{CoreOptions, MergeEngineKind};
 use crate::spec::binary_row::{datum_from_arrow, datums_to_arrow};
 use crate::spec::datum::{compare_nullable, Datum};
+use crate::spec::row_kind::{is_retract_byte as is_retract, RowKind};
+use crate::spec::schema::TableSchema;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
-use crate::write::input::{is_retract, KIND_DELETE, KIND_INSERT};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
@@ -97,9 +99,20 @@ impl MergeEngine {
         }
     }
 
-    /// Parse and validate the table's `merge-engine` and its options.
+    /// The merge engine of a table with this schema and these (parsed) options: its
+    /// `merge-engine` and the options of that engine, validated against the schema's columns.
+    /// `table_name` names the table in errors.
+    pub fn new(
+        table_name: &str,
+        schema: &TableSchema,
+        options: &CoreOptions,
+    ) -> Result<MergeEngine> {
+        parse(table_name, schema, options).map_err(|e| e.with_table(table_name))
+    }
+
+    /// [`Self::new`] with the table's schema and options.
     pub fn from_table(table: &FileStoreTable) -> Result<MergeEngine> {
-        parse(table).map_err(|e| e.with_table(&table.name))
+        Self::new(&table.name, &table.schema, &table.options)
     }
 
     /// Value columns the merge needs besides the ones a reader projects: the sequence fields
@@ -221,6 +234,11 @@ impl MergeEngine {
         }
         let num_values = names.len();
         Ok(Bound {
+            func: Some(merge_function(self.kind)),
+            values_computed: matches!(
+                self.kind,
+                EngineKind::PartialUpdate | EngineKind::Aggregation
+            ),
             kind: self.kind,
             table: cfg.table.clone(),
             layout,
@@ -264,40 +282,24 @@ fn split_list(v: &str) -> Vec<String> {
         .collect()
 }
 
-fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
-    let raw = &table.options.raw;
+fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Result<MergeEngine> {
+    let raw = &options.raw;
     let get = |k: &str| raw.get(k).map(String::as_str);
-    let kind = match get("merge-engine").unwrap_or("deduplicate") {
-        "deduplicate" => EngineKind::Deduplicate,
-        "partial-update" => EngineKind::PartialUpdate,
-        "aggregation" => EngineKind::Aggregation,
-        "first-row" => EngineKind::FirstRow,
-        other => {
-            return Err(Error::invalid(format!(
-                "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
-                 aggregation or first-row"
-            )))
-        }
+    let kind = match options.merge_engine {
+        MergeEngineKind::Deduplicate => EngineKind::Deduplicate,
+        MergeEngineKind::PartialUpdate => EngineKind::PartialUpdate,
+        MergeEngineKind::Aggregation => EngineKind::Aggregation,
+        MergeEngineKind::FirstRow => EngineKind::FirstRow,
     };
-    let fields: Vec<(String, DataType)> = table
-        .schema
+    let fields: Vec<(String, DataType)> = schema
         .fields
         .iter()
         .map(|f| (f.name.clone(), f.data_type.clone()))
         .collect();
     let exists = |f: &str| fields.iter().any(|(n, _)| n == f);
-    let pks = table.schema.primary_keys.clone();
-    let engine_ignore_key = match kind {
-        EngineKind::FirstRow => "first-row.ignore-delete",
-        EngineKind::PartialUpdate => "partial-update.ignore-delete",
-        _ => "deduplicate.ignore-delete",
-    };
-    let mut ignore_delete = false;
-    for k in ["ignore-delete", engine_ignore_key] {
-        if let Some(v) = get(k) {
-            ignore_delete |= parse_bool(k, v)?;
-        }
-    }
+    let pks = schema.primary_keys.clone();
+    // parsed once, with the options (`ignore-delete` or the engine's fallback key)
+    let ignore_delete = options.ignore_delete;
     let seq_fields = get("sequence.field").map(split_list).unwrap_or_default();
     let mut seen = BTreeSet::new();
     for f in &seq_fields {
@@ -529,7 +531,7 @@ fn parse(table: &FileStoreTable) -> Result<MergeEngine> {
     Ok(MergeEngine {
         kind,
         config: Some(Arc::new(EngineConfig {
-            table: table.name.clone(),
+            table: table_name.to_string(),
             fields,
             primary_keys: pks,
             seq_fields,
@@ -574,7 +576,115 @@ impl Out {
     }
 }
 
+/// The merge function of one engine: what the result of a group of records with one key is.
+/// The sort-merge reader collects each group (records of one key, at least two; a lone record
+/// passes through untouched, §8.1) and [`Bound::finish`] orders it (`sequence.field`,
+/// sequence number, retraction first) and hands it here. An implementation writes its result
+/// into the bound output ([`Bound::push_pick`] for a whole input row, or the computed rows of
+/// partial-update / aggregation). A wrapper (a changelog producer, as Java's
+/// `FullChangelogMergeFunctionWrapper`) can implement this trait around an engine's function
+/// and see every group and its result.
+pub(crate) trait MergeFunction: Send {
+    /// Merge one ordered group (records of one key, oldest first) into `b`'s output.
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], sources: &[Source]) -> Result<()>;
+}
+
+/// The merge function of each engine.
+pub(crate) fn merge_function(kind: EngineKind) -> Box<dyn MergeFunction> {
+    match kind {
+        EngineKind::Deduplicate => Box::new(DeduplicateFunction),
+        EngineKind::KeepAll => Box::new(KeepAllFunction),
+        EngineKind::PartialUpdate => Box::new(PartialUpdateFunction),
+        EngineKind::Aggregation => Box::new(AggregateFunction),
+        EngineKind::FirstRow => Box::new(FirstRowFunction),
+    }
+}
+
+/// `deduplicate`: the newest record (with ignore-delete: the newest that is no retraction).
+pub(crate) struct DeduplicateFunction;
+
+impl MergeFunction for DeduplicateFunction {
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], sources: &[Source]) -> Result<()> {
+        let w = if b.ignore_delete {
+            group
+                .iter()
+                .rev()
+                .find(|r| !is_retract(b.kind_of(sources, **r)))
+        } else {
+            group.last()
+        };
+        if let Some(&w) = w {
+            b.push_pick(w);
+        }
+        Ok(())
+    }
+}
+
+/// No merging (pre-merge of spilled runs): every record, in order.
+pub(crate) struct KeepAllFunction;
+
+impl MergeFunction for KeepAllFunction {
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], _sources: &[Source]) -> Result<()> {
+        for &r in group {
+            b.push_pick(r);
+        }
+        Ok(())
+    }
+}
+
+/// `first-row`: the oldest record; retractions are refused (or ignored with
+/// `first-row.ignore-delete`).
+pub(crate) struct FirstRowFunction;
+
+impl MergeFunction for FirstRowFunction {
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], sources: &[Source]) -> Result<()> {
+        let mut first = None;
+        for &r in group {
+            if is_retract(b.kind_of(sources, r)) {
+                if b.ignore_delete {
+                    continue;
+                }
+                return Err(Error::unsupported(format!(
+                    "table '{}': merge-engine 'first-row' cannot accept -U/-D records \
+                     (set 'first-row.ignore-delete' = 'true')",
+                    b.table
+                )));
+            }
+            if first.is_none() {
+                first = Some(r);
+            }
+        }
+        if let Some(w) = first {
+            b.push_pick(w);
+        }
+        Ok(())
+    }
+}
+
+/// `partial-update`: the newest non-null value of each field (sequence groups, aggregators).
+pub(crate) struct PartialUpdateFunction;
+
+impl MergeFunction for PartialUpdateFunction {
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], sources: &[Source]) -> Result<()> {
+        b.partial_update(group, sources)
+    }
+}
+
+/// `aggregation`: each field's aggregate function over the group.
+pub(crate) struct AggregateFunction;
+
+impl MergeFunction for AggregateFunction {
+    fn merge(&mut self, b: &mut Bound, group: &[Rec], sources: &[Source]) -> Result<()> {
+        b.aggregate(group, sources)
+    }
+}
+
 pub(crate) struct Bound {
+    /// The engine's merge function (taken out while it runs, so it can write into the output).
+    func: Option<Box<dyn MergeFunction>>,
+    /// Partial-update and aggregation compute their output rows cell by cell, so a lone record
+    /// is output as cells too.
+    values_computed: bool,
     kind: EngineKind,
     table: String,
     layout: KvLayout,
@@ -780,10 +890,7 @@ impl Bound {
     #[inline]
     pub(crate) fn push_row(&mut self, rec: Rec, sources: &[Source]) {
         let (s, r) = (rec.src as usize, rec.row as usize);
-        if matches!(
-            self.kind,
-            EngineKind::PartialUpdate | EngineKind::Aggregation
-        ) {
+        if self.values_computed {
             self.out.key.push((s, r));
             self.out.seq.push(sources[s].seq[r]);
             self.out.kind.push(sources[s].kind[r]);
@@ -811,48 +918,19 @@ impl Bound {
         if !self.seq_cols.is_empty() {
             self.sort_group(group, sources)?;
         }
-        let kind_of = |r: &Rec| sources[r.src as usize].kind[r.row as usize];
-        match self.kind {
-            EngineKind::KeepAll => {
-                for &r in group.iter() {
-                    self.out.picks.push((r.src as usize, r.row as usize));
-                }
-            }
-            EngineKind::Deduplicate => {
-                let w = if self.ignore_delete {
-                    group.iter().rev().find(|r| !is_retract(kind_of(r)))
-                } else {
-                    group.last()
-                };
-                if let Some(&w) = w {
-                    self.out.picks.push((w.src as usize, w.row as usize));
-                }
-            }
-            EngineKind::FirstRow => {
-                let mut first = None;
-                for r in group.iter() {
-                    if is_retract(kind_of(r)) {
-                        if self.ignore_delete {
-                            continue;
-                        }
-                        return Err(Error::unsupported(format!(
-                            "table '{}': merge-engine 'first-row' cannot accept -U/-D records \
-                             (set 'first-row.ignore-delete' = 'true')",
-                            self.table
-                        )));
-                    }
-                    if first.is_none() {
-                        first = Some(*r);
-                    }
-                }
-                if let Some(w) = first {
-                    self.out.picks.push((w.src as usize, w.row as usize));
-                }
-            }
-            EngineKind::PartialUpdate => self.partial_update(group, sources)?,
-            EngineKind::Aggregation => self.aggregate(group, sources)?,
-        }
-        Ok(())
+        let mut func = self
+            .func
+            .take()
+            .ok_or_else(|| Error::Internal("merge function re-entered".into()))?;
+        let r = func.merge(self, group, sources);
+        self.func = Some(func);
+        r
+    }
+
+    /// The row kind byte of a record.
+    #[inline]
+    pub(crate) fn kind_of(&self, sources: &[Source], r: Rec) -> i8 {
+        sources[r.src as usize].kind[r.row as usize]
     }
 
     fn emit_cells(&mut self, key: Rec, seq: i64, kind: i8, row: Vec<Cell>) {
@@ -865,7 +943,7 @@ impl Bound {
         }
     }
 
-    fn aggregate(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
+    pub(crate) fn aggregate(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
         let n = self.num_values;
         let mut st: Vec<AggState> = (0..n).map(|_| AggState::new()).collect();
         let mut deleted = false;
@@ -873,7 +951,7 @@ impl Bound {
         for &rec in group {
             last = rec;
             let kind = sources[rec.src as usize].kind[rec.row as usize];
-            deleted = self.remove_record_on_delete && kind == KIND_DELETE;
+            deleted = self.remove_record_on_delete && kind == RowKind::Delete.byte();
             if deleted {
                 for (j, s) in st.iter_mut().enumerate() {
                     s.acc = self.input_cell(sources, rec, j);
@@ -894,7 +972,11 @@ impl Bound {
             }
         }
         let seq = sources[last.src as usize].seq[last.row as usize];
-        let kind = if deleted { KIND_DELETE } else { KIND_INSERT };
+        let kind = if deleted {
+            RowKind::Delete.byte()
+        } else {
+            RowKind::Insert.byte()
+        };
         self.emit_cells(last, seq, kind, st.into_iter().map(|s| s.acc).collect());
         Ok(())
     }
@@ -950,7 +1032,7 @@ impl Bound {
         false
     }
 
-    fn partial_update(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
+    pub(crate) fn partial_update(&mut self, group: &[Rec], sources: &[Source]) -> Result<()> {
         let n = self.num_values;
         let mut st: Vec<AggState> = (0..n).map(|_| AggState::new()).collect();
         let mut filled = false;
@@ -982,7 +1064,7 @@ impl Bound {
                     continue;
                 }
                 if self.remove_record_on_delete {
-                    if kind == KIND_DELETE {
+                    if kind == RowKind::Delete.byte() {
                         self.check_not_null(sources, rec)?;
                         deleted = true;
                         for (j, a) in st.iter_mut().enumerate() {
@@ -1015,9 +1097,9 @@ impl Bound {
         }
         let seq = last_seq.unwrap_or(sources[key.src as usize].seq[key.row as usize]);
         let kind = if deleted || !meet_insert {
-            KIND_DELETE
+            RowKind::Delete.byte()
         } else {
-            KIND_INSERT
+            RowKind::Insert.byte()
         };
         self.emit_cells(key, seq, kind, st.into_iter().map(|s| s.acc).collect());
         Ok(())
@@ -1104,7 +1186,7 @@ impl Bound {
                 if self.groups[g].ordering.contains(&j) {
                     for &f in &self.groups[g].ordering {
                         if !updated[f] {
-                            if kind == KIND_DELETE && self.groups[g].remove_on_delete {
+                            if kind == RowKind::Delete.byte() && self.groups[g].remove_on_delete {
                                 for (i, a) in st.iter_mut().enumerate() {
                                     a.acc = self.input_cell(sources, rec, i);
                                 }

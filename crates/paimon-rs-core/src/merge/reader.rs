@@ -22,7 +22,7 @@ use super::engine::{Bound, MergeEngine};
 use super::loser_tree::{KeyedLoserTree, LoserTree};
 use super::{BatchIter, KvLayout};
 use crate::error::{Error, Result};
-use crate::write::input::is_retract;
+use crate::spec::row_kind::is_retract_byte as is_retract;
 
 /// Output batch size in rows.
 pub const BATCH_ROWS: usize = 8192;

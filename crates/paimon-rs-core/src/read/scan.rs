@@ -3,66 +3,25 @@
 
 use std::collections::BTreeMap;
 
-use rayon::prelude::*;
-
 use super::deletion::deletion_files_of;
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::{Error, Result};
-use crate::io;
-use crate::predicate::{ColumnStat, LeafOp, Predicate};
+use crate::predicate::{ColumnStat, Predicate};
 use crate::scan_options::{local_to_epoch_millis, ScanStart};
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::datum::Datum;
-use crate::spec::manifest::{
-    merge_entries, read_manifest_entries, read_manifest_list, DataFileMeta, ManifestEntry,
-    ManifestFileMeta, SimpleStats,
-};
+use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
 use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::spec::types::DataType;
+pub use crate::table::live::{
+    live_entries, live_entries_filtered, live_entries_of, manifest_may_match, partition_matches,
+    partitions_filter,
+};
+use crate::table::live::{stats_lookup, test_stats};
 use crate::table::FileStoreTable;
-
-/// A manifest list of `snapshot` (`what`: its base or delta list).
-fn read_list(
-    table: &FileStoreTable,
-    snapshot: &Snapshot,
-    name: &str,
-) -> Result<Vec<ManifestFileMeta>> {
-    let p = table.manifest_dir().join(name);
-    let referrer = format!("snapshot {} of table {}", snapshot.id, table.name);
-    read_manifest_list(&io::read_referenced(&p, &referrer)?, &p)
-}
-
-/// Column stats by name from a SimpleStats over `names`/`types`.
-fn stats_lookup(
-    stats: &SimpleStats,
-    names: &[String],
-    types: &[DataType],
-    row_count: i64,
-) -> Option<Vec<(String, ColumnStat)>> {
-    let mins = deserialize_row(types, &stats.min_values).ok()?;
-    let maxs = deserialize_row(types, &stats.max_values).ok()?;
-    Some(
-        names
-            .iter()
-            .enumerate()
-            .map(|(i, n)| {
-                (
-                    n.clone(),
-                    ColumnStat {
-                        min: mins.get(i).cloned().flatten(),
-                        max: maxs.get(i).cloned().flatten(),
-                        null_count: stats.null_counts.get(i).copied().flatten(),
-                        row_count,
-                    },
-                )
-            })
-            .collect(),
-    )
-}
 
 /// Column stats of a file written with `file_schema`, named by the current schema (Java's
 /// `SimpleStatsEvolution`): matched by field id; a column the file lacks is all NULL there; a
@@ -96,138 +55,6 @@ fn evolve_stats(
             )),
         })
         .collect()
-}
-
-fn test_stats(pred: &Predicate, stats: &[(String, ColumnStat)]) -> bool {
-    pred.test(&|f: &str| stats.iter().find(|(n, _)| n == f).map(|(_, s)| s.clone()))
-}
-
-/// May manifest `m` hold entries of partitions matching `filter` (by its partition stats)?
-pub fn manifest_may_match(
-    m: &ManifestFileMeta,
-    partition_keys: &[String],
-    partition_types: &[DataType],
-    filter: &Predicate,
-) -> bool {
-    match stats_lookup(
-        &m.partition_stats,
-        partition_keys,
-        partition_types,
-        m.num_added_files + m.num_deleted_files,
-    ) {
-        Some(s) => test_stats(filter, &s),
-        None => true,
-    }
-}
-
-/// Live files of a snapshot, keeping only partitions that may match `partition_filter`.
-pub fn live_entries_filtered(
-    table: &FileStoreTable,
-    snapshot: &Snapshot,
-    partition_filter: Option<&Predicate>,
-) -> Result<Vec<ManifestEntry>> {
-    let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
-    metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
-    live_entries_of(table, metas, partition_filter).map_err(|e| match e {
-        Error::CorruptFile { path, message } => Error::CorruptFile {
-            path,
-            message: format!("{message} (reading snapshot {})", snapshot.id),
-        },
-        e => e,
-    })
-}
-
-/// A filter admitting exactly these partitions (serialized BinaryRows); None for an
-/// unpartitioned table.
-pub fn partitions_filter<'a>(
-    table: &FileStoreTable,
-    partitions: impl IntoIterator<Item = &'a [u8]>,
-) -> Result<Option<Predicate>> {
-    let keys = table.partition_keys();
-    if keys.is_empty() {
-        return Ok(None);
-    }
-    let types = table.partition_types()?;
-    let partitions: std::collections::HashSet<&[u8]> = partitions.into_iter().collect();
-    let mut any = Vec::with_capacity(partitions.len());
-    for p in partitions {
-        let mut all = Vec::with_capacity(keys.len());
-        for (k, v) in keys.iter().zip(deserialize_row(&types, p)?) {
-            all.push(match v {
-                None => Predicate::leaf(k, LeafOp::IsNull, vec![])?,
-                Some(d) => Predicate::leaf(k, LeafOp::Equal, vec![Some(d)])?,
-            });
-        }
-        any.push(Predicate::And(all));
-    }
-    Ok(Some(Predicate::Or(any)))
-}
-
-/// Live files listed by `metas` (a snapshot's base then delta manifests, already read),
-/// keeping only partitions that may match `partition_filter`.
-pub fn live_entries_of(
-    table: &FileStoreTable,
-    mut metas: Vec<ManifestFileMeta>,
-    partition_filter: Option<&Predicate>,
-) -> Result<Vec<ManifestEntry>> {
-    let pkeys = table.partition_keys().to_vec();
-    let ptypes = table.partition_types()?;
-    if let Some(f) = partition_filter {
-        // Manifest-level pruning with the partition stats; DELETE entries of a pruned manifest
-        // can only concern files in partitions the filter rejects, so this is safe.
-        metas.retain(|m| manifest_may_match(m, &pkeys, &ptypes, f));
-    }
-    let per_manifest: Vec<Result<Vec<ManifestEntry>>> = metas
-        .par_iter()
-        .map(|m| {
-            let p = table.manifest_dir().join(&m.file_name);
-            let referrer = format!("a manifest list of table {}", table.name);
-            read_manifest_entries(&io::read_referenced(&p, &referrer)?, &p)
-        })
-        .collect();
-    let mut all = vec![];
-    for r in per_manifest {
-        all.extend(r?);
-    }
-    let mut live = merge_entries(all)?;
-    if let Some(f) = partition_filter {
-        let mut keep = Vec::with_capacity(live.len());
-        let mut cache: BTreeMap<Vec<u8>, bool> = BTreeMap::new();
-        for e in live {
-            let ok = match cache.get(&e.partition) {
-                Some(&b) => b,
-                None => {
-                    let vals = deserialize_row(&ptypes, &e.partition)?;
-                    let b = partition_matches(f, &pkeys, &vals);
-                    cache.insert(e.partition.clone(), b);
-                    b
-                }
-            };
-            if ok {
-                keep.push(e);
-            }
-        }
-        live = keep;
-    }
-    Ok(live)
-}
-
-pub fn partition_matches(f: &Predicate, keys: &[String], vals: &[Option<Datum>]) -> bool {
-    f.test(&|name: &str| {
-        let i = keys.iter().position(|k| k == name)?;
-        let v = vals.get(i).cloned().flatten();
-        Some(ColumnStat {
-            null_count: Some(if v.is_none() { 1 } else { 0 }),
-            min: v.clone(),
-            max: v,
-            row_count: 1,
-        })
-    })
-}
-
-/// All live files of a snapshot.
-pub fn live_entries(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
-    live_entries_filtered(table, snapshot, None)
 }
 
 pub struct TableScan {
@@ -516,6 +343,8 @@ impl TableScan {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::predicate::LeafOp;
+    use crate::spec::datum::Datum;
     use serde_json::json;
 
     fn schema(id: i64, fields: serde_json::Value) -> TableSchema {

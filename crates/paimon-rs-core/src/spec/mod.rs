@@ -4,6 +4,7 @@ pub mod bucket;
 pub mod datum;
 pub mod manifest;
 pub mod partition;
+pub mod row_kind;
 pub mod schema;
 pub mod snapshot;
 pub mod types;

@@ -313,10 +313,24 @@ impl SortBuffer {
     /// Sort the in-memory rows and write them to a spill file.
     pub fn spill(&mut self, spiller: &Spiller) -> Result<()> {
         self.spilled_row_bytes = self.spilled_row_bytes.max(self.row_bytes());
+        let started = std::time::Instant::now();
         let Some(run) = self.take_sorted_run()? else {
             return Ok(());
         };
         let f = spiller.spill(&self.schema, run)?;
+        log::info!(
+            target: "paimon_rs.spill",
+            "spilled a sorted run of {} rows ({} bytes) to {}",
+            f.rows,
+            f.bytes,
+            f.path().display()
+        );
+        log::debug!(
+            target: "paimon_rs.spill",
+            "sorting and spilling {} rows took {} ms",
+            f.rows,
+            started.elapsed().as_millis()
+        );
         self.spills.push(f);
         Ok(())
     }

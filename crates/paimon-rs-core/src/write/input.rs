@@ -14,23 +14,18 @@ use crate::error::{Error, Result};
 use crate::spec::schema::TableSchema;
 use crate::spec::types::{DataType, TypeKind};
 
-pub const KIND_INSERT: i8 = 0;
-pub const KIND_UPDATE_BEFORE: i8 = 1;
-pub const KIND_UPDATE_AFTER: i8 = 2;
-pub const KIND_DELETE: i8 = 3;
+use crate::spec::row_kind::RowKind;
 
-pub fn is_retract(kind: i8) -> bool {
-    kind == KIND_UPDATE_BEFORE || kind == KIND_DELETE
-}
+// The `_VALUE_KIND` bytes, kept as aliases of [`RowKind`] for code written against them.
+pub const KIND_INSERT: i8 = RowKind::Insert.byte();
+pub const KIND_UPDATE_BEFORE: i8 = RowKind::UpdateBefore.byte();
+pub const KIND_UPDATE_AFTER: i8 = RowKind::UpdateAfter.byte();
+pub const KIND_DELETE: i8 = RowKind::Delete.byte();
+
+pub use crate::spec::row_kind::is_retract_byte as is_retract;
 
 pub fn parse_row_kind(s: &str) -> Option<i8> {
-    match s {
-        "+I" => Some(KIND_INSERT),
-        "-U" => Some(KIND_UPDATE_BEFORE),
-        "+U" => Some(KIND_UPDATE_AFTER),
-        "-D" => Some(KIND_DELETE),
-        _ => None,
-    }
+    RowKind::from_short_string(s).map(RowKind::byte)
 }
 
 /// A batch with exactly the table's columns, in schema order, with the table's Arrow types, and
@@ -111,6 +106,9 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
              convert to {target} without loss; cast the column first"
         )));
     }
+    if let (ArrowType::Time64(unit), TypeKind::Time(_)) = (src, &target.kind) {
+        check_whole_millis(name, col, unit)?;
+    }
     let opts = CastOptions {
         safe: false,
         ..Default::default()
@@ -123,6 +121,41 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
             "column '{name}': cannot convert {src} to {target}{row}: {e}"
         ))
     })
+}
+
+/// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse
+/// a value with sub-millisecond digits instead of dropping them.
+fn check_whole_millis(name: &str, col: &ArrayRef, unit: &arrow_schema::TimeUnit) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Time64MicrosecondType, Time64NanosecondType};
+    fn first_bad<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
+        a: &arrow_array::PrimitiveArray<T>,
+        per_ms: i64,
+    ) -> Option<(usize, i64)> {
+        (0..a.len())
+            .filter(|&i| a.is_valid(i))
+            .map(|i| (i, a.value(i)))
+            .find(|(_, v)| v % per_ms != 0)
+    }
+    let (bad, unit_name) = match unit {
+        arrow_schema::TimeUnit::Microsecond => (
+            first_bad(col.as_primitive::<Time64MicrosecondType>(), 1_000),
+            "us",
+        ),
+        arrow_schema::TimeUnit::Nanosecond => (
+            first_bad(col.as_primitive::<Time64NanosecondType>(), 1_000_000),
+            "ns",
+        ),
+        _ => return Ok(()),
+    };
+    match bad {
+        None => Ok(()),
+        Some((row, v)) => Err(Error::schema(format!(
+            "column '{name}': row {row} holds the time {v} {unit_name}, which has \
+             sub-millisecond digits; Paimon's TIME stores milliseconds, so writing it would \
+             drop them: round or truncate the column to milliseconds first"
+        ))),
+    }
 }
 
 /// The first row whose value a cast to `want` turns into null (the value that does not fit);

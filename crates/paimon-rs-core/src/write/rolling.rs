@@ -16,13 +16,14 @@ use crate::io::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::options::StatsMode;
 use crate::spec::binary_row::{empty_row, RowEncoder};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
+use crate::spec::row_kind::is_retract_byte;
 use crate::spec::types::DataType;
 
 /// Rows written between two checks of the file size (Paimon checks every 1000 records).
 const CHUNK_ROWS: usize = 4096;
 
-pub const FILE_SOURCE_APPEND: i32 = 0;
-pub const FILE_SOURCE_COMPACT: i32 = 1;
+pub const FILE_SOURCE_APPEND: i32 = crate::kv::FileSource::Append.as_i32();
+pub const FILE_SOURCE_COMPACT: i32 = crate::kv::FileSource::Compact.as_i32();
 
 /// Everything that is fixed for the files one writer produces.
 #[derive(Clone)]
@@ -178,7 +179,7 @@ impl RollingFileWriter {
         }
         if let Some(i) = self.ctx.kind_col {
             let k = chunk.column(i).as_primitive::<Int8Type>();
-            file.deletes += k.values().iter().filter(|&&v| v == 1 || v == 3).count() as i64;
+            file.deletes += k.values().iter().filter(|&&v| is_retract_byte(v)).count() as i64;
         }
         self.current = Some(file);
         Ok(())

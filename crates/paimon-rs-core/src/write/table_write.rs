@@ -5,16 +5,17 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
-use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
+use arrow_schema::{Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::buffer::{MemoryCounter, SharedInput, SortBuffer, RUN_BATCH_ROWS};
 use super::input::{align_batch, filter_rows, is_retract, AlignedBatch};
 use super::pipeline::write_pipelined;
-use super::rolling::{FileWriterContext, RollingFileWriter, FILE_SOURCE_APPEND};
+use super::rolling::{FileWriterContext, RollingFileWriter};
 use crate::commit::CommitMessage;
 use crate::error::{Error, Result};
-use crate::io::parquet::{writer_properties, ROW_GROUP_BYTES};
+use crate::io::parquet::ROW_GROUP_BYTES;
+use crate::kv::{file_context, FileSource};
 use crate::merge::{merge_sorted_runs, KvLayout, MergeEngine};
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
@@ -22,22 +23,11 @@ use crate::spec::bucket::compute_buckets;
 use crate::spec::datum::Datum;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
+use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
-const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
-const SEQUENCE_FIELD_ID: i32 = i32::MAX - 1;
-const VALUE_KIND_FIELD_ID: i32 = i32::MAX - 2;
-pub const KEY_PREFIX: &str = "_KEY_";
-pub const SEQUENCE_NUMBER: &str = "_SEQUENCE_NUMBER";
-pub const VALUE_KIND: &str = "_VALUE_KIND";
-
-fn with_id(f: Field, id: i32) -> Field {
-    f.with_metadata(HashMap::from([(
-        "PARQUET:field_id".to_string(),
-        id.to_string(),
-    )]))
-}
+pub use crate::kv::{kv_arrow_schema, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
@@ -49,46 +39,6 @@ pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
             .map(|f| f.to_arrow())
             .collect::<Vec<_>>(),
     ))
-}
-
-/// Arrow schema of primary-key data files: `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then
-/// the table columns (paimon-format.md §6.1). With `file` the types are those stored in
-/// Parquet ([`DataType::to_arrow_file`]), else those of the in-memory batches.
-pub fn kv_arrow_schema(table: &FileStoreTable, file: bool) -> Result<SchemaRef> {
-    let conv = |t: &DataType| {
-        if file {
-            t.to_arrow_file()
-        } else {
-            t.to_arrow()
-        }
-    };
-    let mut fields = vec![];
-    for k in table.trimmed_primary_keys() {
-        let f = table
-            .schema
-            .field(&k)
-            .ok_or_else(|| Error::schema(format!("primary key '{k}' is not a column")))?;
-        fields.push(with_id(
-            Field::new(format!("{KEY_PREFIX}{k}"), conv(&f.data_type), false),
-            KEY_FIELD_ID_START + f.id,
-        ));
-    }
-    fields.push(with_id(
-        Field::new(SEQUENCE_NUMBER, ArrowType::Int64, false),
-        SEQUENCE_FIELD_ID,
-    ));
-    fields.push(with_id(
-        Field::new(VALUE_KIND, ArrowType::Int8, false),
-        VALUE_KIND_FIELD_ID,
-    ));
-    fields.extend(table.schema.fields.iter().map(|f| {
-        if file {
-            f.to_arrow_file()
-        } else {
-            f.to_arrow()
-        }
-    }));
-    Ok(Arc::new(Schema::new(fields)))
 }
 
 /// What a bucket buffers: key-value rows (primary-key tables) or plain rows (append tables),
@@ -205,11 +155,6 @@ impl TableWrite {
         let trimmed = table.trimmed_primary_keys();
         let key_idx = idx_of(&trimmed)?;
         let key_types = table.schema.types_of(&trimmed)?;
-        let kv_file_schema = if pk {
-            Some(kv_arrow_schema(&table, true)?)
-        } else {
-            None
-        };
         let kv_schema = if pk {
             Some(kv_arrow_schema(&table, false)?)
         } else {
@@ -217,7 +162,7 @@ impl TableWrite {
         };
         let o = &table.options;
         let spiller = Spiller::new(SpillOptions::from_options(o));
-        let file_ctx = file_context(&table, kv_file_schema.as_ref(), &key_types)?;
+        let file_ctx = file_context(&table, 0, FileSource::Append)?;
         Ok(TableWrite {
             partition_types: table.partition_types()?,
             bucket_types: table.schema.types_of(&bucket_keys)?,
@@ -314,7 +259,12 @@ impl TableWrite {
                 let keep: BooleanArray = k
                     .values()
                     .iter()
-                    .map(|&v| Some(!(ign_del && is_retract(v) || ign_ub && v == 1)))
+                    .map(|&v| {
+                        Some(
+                            !(ign_del && is_retract(v)
+                                || ign_ub && v == RowKind::UpdateBefore.byte()),
+                        )
+                    })
                     .collect();
                 aligned = filter_rows(&aligned, &keep)?;
             }
@@ -485,10 +435,10 @@ impl TableWrite {
             let filter = if everything {
                 None
             } else {
-                crate::read::scan::partitions_filter(&self.table, missing.clone())?
+                crate::table::live::partitions_filter(&self.table, missing.clone())?
             };
             let entries =
-                crate::read::scan::live_entries_filtered(&self.table, snap, filter.as_ref())?;
+                crate::table::live::live_entries_filtered(&self.table, snap, filter.as_ref())?;
             // only once the read succeeded: a failed read leaves what is known intact
             if everything {
                 self.restored.max_seq.clear();
@@ -818,81 +768,6 @@ fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
     (budget / run_footprint(buf)).max(2)
 }
 
-/// Arrow schema contexts for the files a writer of `table` produces.
-pub(crate) fn file_context(
-    table: &FileStoreTable,
-    kv_schema: Option<&SchemaRef>,
-    key_types: &[DataType],
-) -> Result<FileWriterContext> {
-    let o = &table.options;
-    let pk = table.is_primary_key();
-    let nk = if pk { key_types.len() } else { 0 };
-    let value_offset = if pk { nk + 2 } else { 0 };
-    let fields = &table.schema.fields;
-    let stat_fields: Vec<usize> = (0..fields.len())
-        .filter(|&i| !fields[i].data_type.is_nested())
-        .collect();
-    let names = if stat_fields.len() == fields.len() {
-        None
-    } else {
-        Some(
-            stat_fields
-                .iter()
-                .map(|&i| fields[i].name.clone())
-                .collect(),
-        )
-    };
-    Ok(FileWriterContext {
-        dir: table.path.clone(),
-        prefix: o.data_file_prefix.clone(),
-        file_schema: match kv_schema {
-            Some(s) => s.clone(),
-            None => Arc::new(Schema::new(
-                table
-                    .schema
-                    .fields
-                    .iter()
-                    .map(|f| f.to_arrow_file())
-                    .collect::<Vec<_>>(),
-            )),
-        },
-        props: writer_properties(
-            &o.file_compression,
-            o.zstd_level,
-            &unique_columns(table, pk),
-        )?,
-        target_size: o.target_file_size(),
-        schema_id: table.schema.id,
-        level: 0,
-        file_source: FILE_SOURCE_APPEND,
-        key_types: if pk { key_types.to_vec() } else { vec![] },
-        seq_col: if pk { Some(nk) } else { None },
-        kind_col: if pk { Some(nk + 1) } else { None },
-        value_stats_cols: stat_fields.iter().map(|&i| i + value_offset).collect(),
-        value_stats_types: stat_fields
-            .iter()
-            .map(|&i| fields[i].data_type.clone())
-            .collect(),
-        value_stats_names: names,
-        stats_mode: o.stats_mode,
-    })
-}
-
-/// Columns of a data file that never repeat a value: a single-column key (its `_KEY_` copy and
-/// the value column itself) and the sequence number (each key is once per file).
-fn unique_columns(table: &FileStoreTable, pk: bool) -> Vec<String> {
-    if !pk {
-        return vec![];
-    }
-    let keys = table.trimmed_primary_keys();
-    let mut out = vec![SEQUENCE_NUMBER.to_string()];
-    if keys.len() == 1 {
-        out.push(format!("{KEY_PREFIX}{}", keys[0]));
-        out.push(keys[0].clone());
-    }
-    out
-}
-
 /// Write what a bucket buffers into level-0 files. For primary-key buckets the in-memory and
 /// spilled runs are merged through the merge function (each key once per flush). With `last`
 /// the append writer is closed too (prepare_commit).
@@ -996,6 +871,7 @@ mod tests {
 
     use arrow_array::{Int64Array, StringArray};
     use arrow_schema::DataType as AT;
+    use arrow_schema::Field;
 
     use super::*;
     use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
