@@ -89,6 +89,28 @@ class Table:
         ``directories``)."""
         return remove_orphan_files(self._core, older_than, dry_run)
 
+    def compact(self, full: bool = False,
+                partitions: Optional[Sequence[Dict[str, Any]]] = None) -> Optional[int]:
+        """Compact the table and commit the result as one COMPACT snapshot; returns its id, or
+        None if nothing needed compacting. ``full=True`` compacts everything (primary-key
+        buckets into one run at the max level; append buckets: their small files), else what
+        the pickers choose now (see :meth:`compaction_plan`). ``partitions``: only partitions
+        matching one of these specs (``{"dt": "2024-01-01"}``; values may be strings). Raises
+        ``CommitConflictError`` if a concurrent commit removed the input files."""
+        from paimon_rs.compaction import partition_batches
+        specs = None
+        if partitions is not None:
+            types = {f.name: f.type for f in self._core.arrow_schema() if f.name in self.partition_keys}
+            specs = partition_batches(self._core, types, partitions)
+        return _core.compact_table(self._core, full, specs)
+
+    def compaction_plan(self) -> List[Any]:
+        """Per (partition, bucket) of the latest snapshot: the sorted runs and what a compaction
+        would do now and why — a list of ``paimon_rs.compaction.BucketCompactionPlan``
+        (printable)."""
+        from paimon_rs.compaction import compaction_plan
+        return list(compaction_plan(self._core))
+
     def __repr__(self) -> str:
         return f"Table({str(self.identifier)!r})"
 

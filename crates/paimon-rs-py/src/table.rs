@@ -33,6 +33,10 @@ impl Table {
     pub fn from_core(inner: FileStoreTable) -> Self {
         Table { inner }
     }
+
+    pub fn core(&self) -> &FileStoreTable {
+        &self.inner
+    }
 }
 
 /// Removed files with their sizes, and removed directories.

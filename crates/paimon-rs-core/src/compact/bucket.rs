@@ -249,7 +249,7 @@ impl BucketCompactor {
 
 /// Whether a partition (serialized) matches one of `specs` (each: equality on some partition
 /// columns; an empty spec matches all).
-fn partition_selected(
+pub(super) fn partition_selected(
     table: &FileStoreTable,
     partition: &[u8],
     specs: &[PartitionSpec],
@@ -297,9 +297,7 @@ fn compact_table_inner(
     partitions: Option<&[PartitionSpec]>,
 ) -> Result<Option<i64>> {
     if !table.is_primary_key() {
-        return Err(Error::unsupported(
-            "compacting an append table (only primary-key tables are compacted)",
-        ));
+        return super::append::compact_append_table(table, full, partitions);
     }
     table.options.check_supported(true, true)?;
     let settings = CompactSettings::from_table(table)?;

@@ -2,9 +2,11 @@
 //! bucket's files into sections of sorted runs, and the universal picker, a pure
 //! policy over run shapes. The compact task and the writer integration build on it.
 
+pub mod append;
 mod bucket;
 pub mod interval;
 mod levels;
+pub mod plan;
 mod task;
 mod universal;
 
