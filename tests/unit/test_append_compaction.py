@@ -4,9 +4,7 @@ bucket = -1), committed as one COMPACT snapshot; ``compaction_plan()`` explains 
 
 from __future__ import annotations
 
-import json
-import os
-from typing import Any, Dict, List
+from typing import Dict, List
 
 import pyarrow as pa
 import pytest
@@ -14,7 +12,7 @@ import pytest
 from paimon_rs import Schema
 from paimon_rs.compaction import BucketCompactionPlan
 
-from unit_helpers import read, write
+from unit_helpers import read, snapshots, write
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
@@ -28,16 +26,6 @@ def make(catalog, name: str, options: Dict[str, str], partitioned: bool = False)
 
 def batch(ids: List[int], dt: str = "a") -> pa.Table:
     return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"v{i}" for i in ids]}, schema=SCHEMA)
-
-
-def snapshots(table) -> List[Dict[str, Any]]:
-    d = os.path.join(table.table_path, "snapshot")
-    ids = sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
-    out = []
-    for i in ids:
-        with open(os.path.join(d, f"snapshot-{i}")) as f:
-            out.append(json.load(f))
-    return out
 
 
 def file_count(table) -> int:
@@ -121,3 +109,26 @@ def test_deletion_vector_append_table_is_refused(catalog):
     t = t.copy({"deletion-vectors.enabled": "true"})
     with pytest.raises(UnsupportedError, match="deletion-vectors"):
         t.compact(full=True)
+
+
+def test_plan_of_a_primary_key_table_names_the_picker_rule(pk_table):
+    from unit_helpers import PK_SCHEMA
+    t = pk_table
+    data = pa.table({"dt": ["a"] * 4, "id": [1, 2, 3, 4], "name": ["x"] * 4, "price": [1.0] * 4},
+                    schema=PK_SCHEMA)
+    write(t, data)
+    plan = t.compaction_plan()
+    assert plan and all(p.primary_key and p.picks == [] for p in plan)
+    assert all("no rule fired" in p.explanation for p in plan)
+    for _ in range(6):
+        write(t, data)
+    plan = [p for p in t.compaction_plan() if p.picks]
+    assert plan, [str(p) for p in t.compaction_plan()]
+    for p in plan:
+        assert len(p.runs) == 7 and all(r.level == 0 for r in p.runs)
+        (pick,) = p.picks
+        assert pick.reason in {"size-amplification", "run-count", "size-ratio"}
+        assert pick.reason in p.explanation and pick.reason in str(p)
+    sid = t.compact()
+    assert sid is not None
+    assert all(len(p.runs) < 7 for p in t.compaction_plan())

@@ -17,7 +17,7 @@ import pytest
 from paimon_rs import Schema
 from paimon_rs.__main__ import main
 
-from unit_helpers import read, write
+from unit_helpers import read, snapshots, write
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
@@ -107,17 +107,6 @@ def check_compactor(c: Compactor) -> None:
           f"{sum(code == 1 for code, _, _ in c.results)} conflicts")
 
 
-def compact_snapshots(path: str) -> int:
-    import json
-    d = os.path.join(path, "snapshot")
-    n = 0
-    for f in os.listdir(d):
-        if f.startswith("snapshot-"):
-            with open(os.path.join(d, f)) as fh:
-                n += json.load(fh)["commitKind"] == "COMPACT"
-    return n
-
-
 def test_dedicated_compaction_of_an_append_table(catalog):
     t = append_table(catalog, "da", {"bucket": "2", "bucket-key": "id", "write-only": "true",
                                      "compaction.min.file-num": "2"})
@@ -135,7 +124,7 @@ def test_dedicated_compaction_of_an_append_table(catalog):
     got = read(t)
     assert sorted(got.column("id").to_pylist()) == sorted(model)
     assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == model
-    assert compact_snapshots(t.table_path) >= 1
+    assert sum(s["commitKind"] == "COMPACT" for s in snapshots(t)) >= 1
 
 
 def test_dedicated_compaction_of_a_primary_key_table(catalog):
@@ -157,7 +146,7 @@ def test_dedicated_compaction_of_a_primary_key_table(catalog):
     got = read(t)
     assert dict(zip(got.column("id").to_pylist(), got.column("v").to_pylist())) == model
     assert got.num_rows == len(model)
-    assert compact_snapshots(t.table_path) >= 1
+    assert sum(s["commitKind"] == "COMPACT" for s in snapshots(t)) >= 1
 
 
 @pytest.mark.parametrize("full", [False, True])
