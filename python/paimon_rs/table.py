@@ -322,7 +322,13 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> BatchTableWrite:
-        w = BatchTableWrite(self.table)
+        table = self.table
+        if self._overwrite and table.primary_keys:
+            # the overwrite replaces the partitions' live files: a writer compacting its new
+            # files with them would hand the commit inputs that are gone (Java's overwrite
+            # writers ignore previous files); the new files stay level 0 for later compactions
+            table = table.copy({"write-only": "true"})
+        w = BatchTableWrite(table)
         w._progress = getattr(self, "_progress", None)
         return w
 

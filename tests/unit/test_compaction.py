@@ -182,3 +182,18 @@ def test_first_row_tables_are_written_and_visible(catalog):
     assert content(wo) == []
     assert wo.compact(full=False) is not None
     assert content(wo) == [("a", 1, 1), ("a", 2, 2)]
+
+
+def test_overwrite_after_enough_commits_to_compact(catalog):
+    """An overwrite writer does not compact with the files it replaces (which the commit
+    removes), so the overwrite lands even when the picker would fire."""
+    t = make(catalog, "ow", {"bucket": "1", "full-compaction.delta-commits": "1"})
+    for i in range(4):
+        write(t, [("a", k, i, "+I") for k in range(10)] + [("b", 1, i, "+I")])
+    wb = t.new_batch_write_builder().overwrite({"dt": "a"})
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"dt": ["a"], "id": [100], "v": [1], "op": ["+I"]}, schema=SCHEMA))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    assert content(t) == [("a", 100, 1), ("b", 1, 3)]
