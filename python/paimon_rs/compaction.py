@@ -4,9 +4,7 @@ writer would merge, and into which level (paimon-behaviour.md §3)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
-
-import pyarrow as pa
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from paimon_rs import _core
 
@@ -133,28 +131,6 @@ def compaction_plan(core_table: Any) -> List[BucketCompactionPlan]:
     for part, bucket, pk, runs, picks, why in _core.compaction_plan(core_table):
         out.append(BucketCompactionPlan(
             part, bucket, pk, [SortedRun(*r) for r in runs], [CompactionPick(*p) for p in picks], why))
-    return out
-
-
-def partition_batches(core_table: Any, partition_fields: Mapping[str, pa.DataType],
-                      partitions: Sequence[Mapping[str, Any]]) -> List[pa.RecordBatch]:
-    """One-row Arrow batches of the partition specs (values may be strings, cast to the
-    partition column's type)."""
-    out = []
-    for spec in partitions:
-        arrays, names = [], []
-        for k, v in spec.items():
-            if k not in partition_fields:
-                from paimon_rs.exceptions import InvalidArgumentError
-                raise InvalidArgumentError(f"compact: '{k}' is not a partition key of {core_table.name}")
-            t = partition_fields[k]
-            if isinstance(v, str) and not pa.types.is_string(t) and not pa.types.is_large_string(t):
-                arr = pa.array([v]).cast(t)
-            else:
-                arr = pa.array([v], type=t)
-            arrays.append(arr)
-            names.append(k)
-        out.append(pa.RecordBatch.from_arrays(arrays, names=names))
     return out
 
 

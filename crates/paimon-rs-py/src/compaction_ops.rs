@@ -1,72 +1,11 @@
-//! Compaction of a table from Python: `Table.compact`, `Table.compaction_plan` and the
-//! summary the CLI prints.
+//! What a compaction would do and did, from Python: `Table.compaction_plan` and the summary
+//! the CLI prints (`Table.compact` is a method of `_core.Table`).
 
-use arrow::array::RecordBatch;
-use arrow_pyarrow::FromPyArrow;
-use paimon_rs_core::commit::PartitionSpec;
-use paimon_rs_core::compact::{compact_table as core_compact, plan};
-use paimon_rs_core::error::Error;
-use paimon_rs_core::spec::binary_row::datum_from_arrow;
-use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::compact::plan;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
 use crate::table::Table;
-
-/// A one-row batch of partition columns → a partition spec.
-fn spec_of(table: &FileStoreTable, batch: &RecordBatch) -> Result<PartitionSpec, Error> {
-    let mut spec = vec![];
-    for (i, f) in batch.schema().fields().iter().enumerate() {
-        if !table.partition_keys().contains(f.name()) {
-            return Err(Error::invalid(format!(
-                "compact: '{}' is not a partition key of table {}",
-                f.name(),
-                table.name
-            )));
-        }
-        let t = table
-            .schema
-            .field(f.name())
-            .map(|x| x.data_type.clone())
-            .ok_or_else(|| Error::invalid(format!("unknown column {}", f.name())))?;
-        if batch.num_rows() != 1 {
-            return Err(Error::invalid("compact: a partition spec is one row"));
-        }
-        spec.push((
-            f.name().clone(),
-            datum_from_arrow(batch.column(i).as_ref(), 0, &t)?,
-        ));
-    }
-    Ok(spec)
-}
-
-/// Compact `table` (full or picked), only partitions matching one of `partitions` (one-row
-/// Arrow batches of partition columns); returns the COMPACT snapshot id or None.
-#[pyfunction]
-#[pyo3(signature = (table, full=false, partitions=None))]
-pub fn compact_table(
-    py: Python<'_>,
-    table: &Table,
-    full: bool,
-    partitions: Option<Vec<Bound<'_, PyAny>>>,
-) -> PyResult<Option<i64>> {
-    let t = table.core().clone();
-    let specs: Option<Vec<PartitionSpec>> = match partitions {
-        None => None,
-        Some(list) => Some(
-            list.iter()
-                .map(|o| {
-                    let b = RecordBatch::from_pyarrow_bound(o)?;
-                    spec_of(&t, &b).py_err()
-                })
-                .collect::<PyResult<_>>()?,
-        ),
-    };
-    crate::logbridge::flush(py);
-    let r = py.detach(|| core_compact(&t, full, specs.as_deref()));
-    crate::logbridge::flush(py);
-    r.py_err()
-}
 
 type PlanRow = (
     String,

@@ -27,7 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(compaction_ops::compact_table, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     Ok(())

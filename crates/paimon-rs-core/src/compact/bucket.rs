@@ -15,6 +15,7 @@ use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::merge::{merge_sorted_runs, MergeEngine};
+use crate::options::MergeEngineKind;
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::compare_nullable;
 use crate::spec::manifest::DataFileMeta;
@@ -35,6 +36,11 @@ pub struct CompactSettings {
     pub min_file_size: u64,
     /// `compaction.force-rewrite-all-files`.
     pub force_rewrite_all: bool,
+    /// First-row tables: reads skip level 0 and read every file raw, so a key may never be in
+    /// two levels. Java's lookup compaction drops records whose key a higher level holds; we
+    /// have no lookup yet, so any level-0 file triggers a full compaction instead (same
+    /// result, more rewriting).
+    pub full_when_level0: bool,
     options: BTreeMap<String, String>,
 }
 
@@ -72,6 +78,7 @@ impl CompactSettings {
                 .max(o.num_sorted_run_compaction_trigger),
             min_file_size: (o.target_file_size() as f64 * ratio) as u64,
             force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
+            full_when_level0: o.merge_engine == MergeEngineKind::FirstRow,
             options: o.raw.clone(),
         })
     }
@@ -184,6 +191,7 @@ impl BucketCompactor {
     /// (§3, discarded when empty or a lone file already at its output level). Returns the files
     /// and the output level.
     fn pick(&mut self, full: bool) -> Option<(Vec<DataFileMeta>, i32)> {
+        let full = full || (self.settings.full_when_level0 && !self.levels.level0().is_empty());
         let runs = self.levels.level_sorted_runs();
         let max_level = self.levels.max_level();
         if full {
