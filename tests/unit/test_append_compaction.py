@@ -33,7 +33,7 @@ def file_count(table) -> int:
 
 
 def test_bucketed_auto_compaction_keeps_sequence_order(catalog):
-    t = make(catalog, "b1", {"bucket": "1", "bucket-key": "id"})
+    t = make(catalog, "b1", {"bucket": "1", "bucket-key": "id", "write-only": "true"})
     for c in range(6):
         write(t, batch(list(range(c * 10, c * 10 + 10))))
     assert file_count(t) == 6
@@ -53,7 +53,7 @@ def test_bucketed_auto_compaction_keeps_sequence_order(catalog):
 
 
 def test_full_compaction_of_a_bucketed_table(catalog):
-    t = make(catalog, "b2", {"bucket": "2", "bucket-key": "id"})
+    t = make(catalog, "b2", {"bucket": "2", "bucket-key": "id", "write-only": "true"})
     for c in range(3):
         write(t, batch(list(range(c * 100, c * 100 + 100))))
     assert t.compact(full=False) is None  # 3 files per bucket < compaction.min.file-num
@@ -81,7 +81,7 @@ def test_bucket_unaware_table_packs_small_files(catalog):
 
 
 def test_partition_filter_compacts_only_that_partition(catalog):
-    t = make(catalog, "p", {"bucket": "1", "bucket-key": "id"}, partitioned=True)
+    t = make(catalog, "p", {"bucket": "1", "bucket-key": "id", "write-only": "true"}, partitioned=True)
     for c in range(5):
         write(t, pa.concat_tables([batch([c], "a"), batch([c], "b")]))
     assert t.compact(partitions=[{"dt": "b"}]) is not None
@@ -91,7 +91,8 @@ def test_partition_filter_compacts_only_that_partition(catalog):
 
 
 def test_target_file_size_rolls_the_output(catalog):
-    t = make(catalog, "r", {"bucket": "1", "bucket-key": "id", "compaction.min.file-num": "2"})
+    t = make(catalog, "r", {"bucket": "1", "bucket-key": "id", "write-only": "true",
+                            "compaction.min.file-num": "2"})
     for c in range(4):
         write(t, batch(list(range(c * 20000, (c + 1) * 20000))))
     # every file is small against a target that rolls the rewrite into several files
@@ -132,3 +133,21 @@ def test_plan_of_a_primary_key_table_names_the_picker_rule(pk_table):
     sid = t.compact(full=False)
     assert sid is not None
     assert all(len(p.runs) < 7 for p in t.compaction_plan())
+
+
+def test_bucketed_append_writers_compact_at_prepare_commit(catalog):
+    """As Java's writer (BucketedAppendCompactManager): once a bucket holds
+    compaction.min.file-num small files, prepare_commit compacts them (APPEND then COMPACT
+    snapshot); write-only writers and bucket-unaware tables do not."""
+    t = make(catalog, "w", {"bucket": "1", "bucket-key": "id"})
+    for c in range(5):
+        write(t, batch([c]))
+    assert [s["commitKind"] for s in snapshots(t)] == ["APPEND"] * 5 + ["COMPACT"]
+    assert file_count(t) == 1
+    assert read(t).column("id").to_pylist() == list(range(5))
+    wo = make(catalog, "wo", {"bucket": "1", "bucket-key": "id", "write-only": "true"})
+    un = make(catalog, "un", {"bucket": "-1"})
+    for c in range(6):
+        write(wo, batch([c]))
+        write(un, batch([c]))
+    assert file_count(wo) == 6 and file_count(un) == 6

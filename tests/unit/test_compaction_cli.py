@@ -40,7 +40,7 @@ def run_cli(args: List[str]) -> Tuple[int, str, str]:
 
 
 def test_cli_compacts_and_prints_a_summary(catalog, capsys):
-    t = append_table(catalog, "s", {"bucket": "1", "bucket-key": "id"})
+    t = append_table(catalog, "s", {"bucket": "1", "bucket-key": "id", "write-only": "true"})
     for c in range(6):
         write(t, rows([c * 10 + i for i in range(10)]))
     assert main(["compact", t.table_path, "--quiet"]) == 0
@@ -57,7 +57,7 @@ def test_cli_compacts_and_prints_a_summary(catalog, capsys):
 
 
 def test_cli_plan_prints_the_picks(catalog, capsys):
-    t = append_table(catalog, "pl", {"bucket": "1", "bucket-key": "id"})
+    t = append_table(catalog, "pl", {"bucket": "1", "bucket-key": "id", "write-only": "true"})
     for c in range(5):
         write(t, rows([c], "a"))
         write(t, rows([c], "b"))

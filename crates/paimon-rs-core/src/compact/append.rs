@@ -228,6 +228,38 @@ fn rewrite_group(
     writer.close()
 }
 
+/// A writer's compaction of one bucketed append bucket at `prepare_commit` (Java's
+/// `BucketedAppendCompactManager` triggered by the writer, one task): the first group
+/// [`pick_bucketed`] finds in `files` (the bucket's live files plus the new ones), rewritten.
+/// Returns (before, after), or None if nothing was picked.
+pub fn compact_written_bucket(
+    table: &FileStoreTable,
+    bucket_dir: &std::path::Path,
+    partition: &[u8],
+    bucket: i32,
+    total_buckets: i32,
+    files: &[DataFileMeta],
+) -> Result<Option<(Vec<DataFileMeta>, Vec<DataFileMeta>)>> {
+    let s = AppendCompactSettings::from_table(table)?;
+    let Some(group) = pick_bucketed(files, &s, false).into_iter().next() else {
+        return Ok(None);
+    };
+    let reader = TableRead::new(table.clone(), None, None)?;
+    let split = Split {
+        snapshot_id: 0,
+        partition: partition.to_vec(),
+        bucket,
+        total_buckets,
+        // absolute: joined onto the table path it stays itself
+        bucket_path: bucket_dir.to_string_lossy().into_owned(),
+        files: group.clone(),
+        raw_convertible: true,
+        deletion_files: Default::default(),
+    };
+    let after = rewrite_group(table, &reader, &s, &split)?;
+    Ok(Some((group, after)))
+}
+
 fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
     for f in files {
         let _ = std::fs::remove_file(table.path.join(bucket_path).join(&f.file_name));

@@ -652,7 +652,10 @@ impl TableWrite {
     /// Whether this writer compacts (paimon-behaviour.md §1.6): primary-key tables unless
     /// `write-only`.
     fn compacts(&self) -> bool {
-        self.table.is_primary_key() && !self.table.options.write_only
+        // append tables: bucketed ones, as Java's BucketedAppendCompactManager (bucket-unaware
+        // tables are compacted by a dedicated job, Table.compact)
+        (self.table.is_primary_key() || self.table.options.bucket > 0)
+            && !self.table.options.write_only
     }
 
     /// Compaction at `prepare_commit` (a batch write waits for it, §1.6): each written bucket's
@@ -685,6 +688,20 @@ impl TableWrite {
                 };
                 let mut files = restored.get(&key).cloned().unwrap_or_default();
                 files.extend(m.new_files.iter().cloned());
+                if !table.is_primary_key() {
+                    if let Some((before, after)) = crate::compact::append::compact_written_bucket(
+                        table,
+                        &dir,
+                        &m.partition,
+                        m.bucket,
+                        m.total_buckets,
+                        &files,
+                    )? {
+                        m.compact_before = before;
+                        m.compact_after = after;
+                    }
+                    return Ok(());
+                }
                 let mut c = BucketCompactor::new(table, &settings, dir, files)?;
                 if let Some(r) = c.compact(full)? {
                     m.compact_before = r.before;
