@@ -52,6 +52,8 @@ const SUPPORTED: &[&str] = &[
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
     "data-file.prefix",
+    "record-level.expire-time",
+    "record-level.time-field",
     "comment",
     "path",
 ];

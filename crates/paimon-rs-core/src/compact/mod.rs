@@ -3,12 +3,14 @@
 //! policy over run shapes. The compact task and the writer integration build on it.
 
 mod bucket;
+mod expire;
 pub mod interval;
 mod levels;
 mod task;
 mod universal;
 
 pub use bucket::{compact_table, BucketCompactor, CompactSettings, MergeTreeRewriter};
+pub use expire::RecordExpire;
 pub use levels::{LevelRun, Levels};
 pub use task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, Step, TaskOptions};
 
