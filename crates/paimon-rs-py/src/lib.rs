@@ -5,6 +5,7 @@ mod catalog;
 mod compaction;
 mod errors;
 mod logbridge;
+mod pool;
 mod predicate;
 mod table;
 
@@ -26,5 +27,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     Ok(())
 }
