@@ -33,9 +33,26 @@ CommitMessage = _core.CommitMessage
 class Table:
     """A Paimon table (pypaimon's ``FileStoreTable``)."""
 
-    def __init__(self, core: _core.Table):
+    def __init__(self, core: _core.Table, dynamic_options: Optional[Dict[str, str]] = None):
         self._core = core
         self._arrow_schema: pa.Schema = core.arrow_schema()
+        self._dynamic_options: Dict[str, str] = dict(dynamic_options or {})
+
+    @staticmethod
+    def open(path: str, options: Optional[Dict[str, str]] = None, name: Optional[str] = None) -> Table:
+        """The table stored at ``path`` (``<warehouse>/<db>.db/<table>``), with ``options`` on
+        top as ``copy`` does. ``name`` (default ``<db>.<table>`` from the path) is used in
+        messages."""
+        if name is None:
+            parts = str(path).rstrip("/").split("/")
+            db = parts[-2][:-3] if len(parts) >= 2 and parts[-2].endswith(".db") else "default"
+            name = f"{db}.{parts[-1]}"
+        return Table(_core.Table.open(name, str(path), dict(options or {})), options)
+
+    def __reduce__(self) -> Any:
+        # a table pickles as its path, name and dynamic options, never the native object (Spark
+        # ships it to tasks, which reopen it)
+        return (_reopen, (self.table_path, self._dynamic_options, self.identifier))
 
     @property
     def identifier(self) -> Identifier:
@@ -67,7 +84,7 @@ class Table:
     def copy(self, options: Dict[str, str]) -> Table:
         """This table with dynamic options on top of its own (for this job only; the stored
         schema is unchanged), e.g. ``table.copy({"write-buffer-size": "64 mb"})``."""
-        return Table(self._core.copy(dict(options)))
+        return Table(self._core.copy(dict(options)), {**self._dynamic_options, **options})
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
@@ -293,6 +310,10 @@ def _partition_batch(schema: pa.Schema, spec: Dict[str, Any], what: str) -> pa.R
             raise InvalidArgumentError(f"{what}: value {v!r} does not fit '{k}' ({f.type}): {e}") from e
         fields.append(pa.field(k, f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _reopen(path: str, options: Dict[str, str], name: str) -> Table:
+    return Table.open(path, options, name)
 
 
 class BatchWriteBuilder:

@@ -957,23 +957,37 @@ def test_universal_compaction_picker_is_exposed(java):
 # --------------------------------------------------------------------------- Paimon 0.9.0
 
 
+# The main table kinds in both directions against 0.9.0: primary key with every merge engine,
+# partitioned, Java's automatic compaction, deletion vectors, dynamic and cross-partition
+# buckets, append (unaware, partitioned, bucketed). The ORC / Avro / changelog kinds are 1.0's.
+JAVA09_KINDS = ["pk_dedup", "pk_dedup_part", "pk_partial", "pk_agg", "pk_first_row", "pk_auto_compact",
+                "pk_deletion_vectors", "pk_dv_part", "pk_dynamic_bucket", "pk_cross_partition", "append",
+                "append_part", "append_bucketed"]
+JAVA09_OURS_KINDS = [k for k in JAVA09_KINDS if k in OURS_KINDS]
+
+
 @pytest.mark.java09
-@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_partial", "append_part", "pk_deletion_vectors",
-                                       "pk_dynamic_bucket"])
+@pytest.mark.parametrize("kind_name", JAVA09_KINDS)
 def test_java09_writes_we_read(java09, tmp_path, request, kind_name):
     test_java_writes_we_read(java09, tmp_path, request, kind_name)
 
 
 @pytest.mark.java09
-@pytest.mark.parametrize("kind_name", ["pk_dedup_part", "pk_agg", "append_bucketed"])
+@pytest.mark.parametrize("kind_name", JAVA09_OURS_KINDS)
 def test_java09_reads_what_we_wrote(java09, tmp_path, request, kind_name):
     test_we_write_java_reads(java09, tmp_path, request, kind_name)
 
 
 @pytest.mark.java09
-@pytest.mark.parametrize("kind_name", ["pk_dedup", "append_bucketed"])
+@pytest.mark.parametrize("kind_name", JAVA09_KINDS)
 def test_java09_mixed_history(java09, tmp_path, request, kind_name):
     test_mixed_history(java09, tmp_path, request, kind_name)
+
+
+@pytest.mark.java09
+@pytest.mark.parametrize("kind_name", ["pk_deletion_vectors", "pk_dv_part"])
+def test_java09_deletion_vectors_compacted_we_read(java09, tmp_path, request, kind_name):
+    test_deletion_vectors_java_writes_compacts_we_read(java09, tmp_path, request, kind_name)
 
 
 @pytest.mark.java09

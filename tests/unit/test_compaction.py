@@ -197,3 +197,25 @@ def test_overwrite_after_enough_commits_to_compact(catalog):
     w.close()
     c.close()
     assert content(t) == [("a", 100, 1), ("b", 1, 3)]
+
+
+def test_record_level_expire_drops_old_records_when_compacting(catalog):
+    """``record-level.expire-time``: compaction keeps a record iff its time is null or recent
+    (reads never filter); a top-level file with expired records is rewritten by a full
+    compaction."""
+    import time
+    now = int(time.time())
+    t = make(catalog, "exp", {"bucket": "1", "write-only": "true", "record-level.expire-time": "1 h",
+                              "record-level.time-field": "v"})
+    write(t, [("a", 1, now, "+I"), ("a", 2, now - 7200, "+I"), ("a", 3, None, "+I")])
+    write(t, [("a", 4, (now - 10) * 1000, "+I"), ("a", 5, 5, "+I")])  # millis, and 1970
+    assert len(content(t)) == 5  # reads never filter
+    assert t.compact() is not None
+    assert content(t) == [("a", 1, now), ("a", 3, None), ("a", 4, (now - 10) * 1000)]
+    # an expired record lands in the top-level run: the next full compaction rewrites that file
+    t2 = make(catalog, "exp2", {"bucket": "1", "write-only": "true"})
+    write(t2, [("a", 1, now, "+I"), ("a", 2, 5, "+I")])
+    assert t2.compact() is not None
+    t2 = t2.copy({"record-level.expire-time": "1 h", "record-level.time-field": "v"})
+    assert t2.compact() is not None
+    assert content(t2) == [("a", 1, now)]

@@ -112,6 +112,9 @@ impl Error {
     }
     /// Attach the table name to the variants that carry one and do not have it yet.
     pub fn with_table(self, name: &str) -> Self {
+        if name.is_empty() {
+            return self; // a table not named yet (create_table names it)
+        }
         match self {
             Error::SchemaMismatch {
                 table: None,

@@ -52,6 +52,8 @@ const SUPPORTED: &[&str] = &[
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
     "data-file.prefix",
+    "record-level.expire-time",
+    "record-level.time-field",
     "comment",
     "path",
 ];
@@ -104,10 +106,11 @@ impl MergeEngineKind {
             "aggregation" => MergeEngineKind::Aggregation,
             "first-row" => MergeEngineKind::FirstRow,
             other => {
-                return Err(Error::invalid(format!(
-                    "option 'merge-engine' = '{other}': expected deduplicate, partial-update, \
-                     aggregation or first-row"
-                )))
+                return Err(cannot_parse(
+                    "merge-engine",
+                    other,
+                    "deduplicate, partial-update, aggregation or first-row",
+                ))
             }
         })
     }
@@ -300,14 +303,21 @@ fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
-        _ => Err(bad(key, v, "expected true or false")),
+        _ => Err(cannot_parse(key, v, "true or false")),
     }
+}
+
+/// Java's `Options.get` refusing a value (its words), with what paimon_rs expected.
+fn cannot_parse(key: &str, v: &str, expected: &str) -> Error {
+    Error::invalid(format!(
+        "Could not parse value '{v}' for key '{key}'. (expected {expected})"
+    ))
 }
 
 fn parse_int<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
     v.trim()
         .parse::<T>()
-        .map_err(|_| bad(key, v, "expected an integer"))
+        .map_err(|_| cannot_parse(key, v, "an integer"))
 }
 
 impl CoreOptions {
@@ -319,7 +329,12 @@ impl CoreOptions {
             None => -1,
         };
         if bucket == 0 || bucket < -2 {
-            return Err(bad("bucket", &bucket.to_string(), "must be > 0, -1 or -2"));
+            return Err(bad(
+                "bucket",
+                &bucket.to_string(),
+                "The number of buckets needs to be greater than 0. (or -1: dynamic bucket mode, \
+                 -2: postpone bucket mode)",
+            ));
         }
         let stats_mode = match get("metadata.stats-mode") {
             None => StatsMode::Truncate(16),
@@ -582,9 +597,11 @@ impl CoreOptions {
                 return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
             }
         } else if self.bucket > 0 && self.bucket_key.is_none() {
-            return Err(Error::invalid(
-                "an append table with a fixed bucket count needs the 'bucket-key' option",
-            ));
+            return Err(Error::invalid(format!(
+                "option 'bucket' = '{}': You should define a 'bucket-key' for bucketed append \
+                 mode.",
+                self.bucket
+            )));
         } else if self.bucket == -2 {
             return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
         }

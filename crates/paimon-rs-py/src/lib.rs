@@ -6,6 +6,7 @@ mod compaction;
 mod compaction_ops;
 mod errors;
 mod logbridge;
+mod pool;
 mod predicate;
 mod table;
 
@@ -29,5 +30,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     Ok(())
 }

@@ -1,7 +1,9 @@
 use std::collections::BTreeMap;
 use std::sync::Mutex;
 
-use arrow::array::{RecordBatch, RecordBatchIterator, RecordBatchReader};
+use arrow::array::{
+    Array, ArrayData, Int32Array, RecordBatch, RecordBatchIterator, RecordBatchReader,
+};
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
@@ -16,6 +18,7 @@ use paimon_rs_core::spec::binary_row::{datum_from_arrow, datums_to_arrow, deseri
 use paimon_rs_core::spec::bucket::compute_buckets;
 use paimon_rs_core::spec::types::DataField;
 use paimon_rs_core::table::{orphan, FileStoreTable};
+use paimon_rs_core::write::assign::partition_bucket_of as partition_bucket_of_core;
 use paimon_rs_core::write::table_write::table_arrow_schema;
 use paimon_rs_core::write::TableWrite as CoreWrite;
 use paimon_rs_core::Error;
@@ -50,6 +53,19 @@ fn lock<T>(m: &Mutex<T>) -> PyResult<std::sync::MutexGuard<'_, T>> {
 
 #[pymethods]
 impl Table {
+    /// Open the table stored at `path` (its latest schema) with `options` on top (dynamic
+    /// options, as `copy`): how a table handle is rebuilt after pickling, e.g. in a Spark task.
+    #[staticmethod]
+    fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
+        let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
+        let inner = if options.is_empty() {
+            t
+        } else {
+            t.copy(&options).py_err()?
+        };
+        Ok(Table { inner })
+    }
+
     #[getter]
     fn name(&self) -> String {
         self.inner.name.clone()
@@ -126,7 +142,7 @@ impl Table {
         if let Some(id) = snapshot_id {
             scan = scan.with_snapshot(id);
         }
-        let plan = py.detach(|| scan.plan()).py_err()?;
+        let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
         let partition_fields = std::sync::Arc::new(
             self.inner
                 .schema
@@ -198,9 +214,10 @@ impl Table {
         older_than_millis: i64,
         dry_run: bool,
     ) -> PyResult<RemovedOrphans> {
-        let r = py
-            .detach(|| orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run))
-            .py_err()?;
+        let r = crate::pool::detach(py, || {
+            orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run)
+        })
+        .py_err()?;
         let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
         Ok((
             r.files.iter().map(|f| (path(&f.path), f.bytes)).collect(),
@@ -223,7 +240,7 @@ impl TableWrite {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
-        let r = py.detach(|| -> Result<(), Error> {
+        let r = crate::pool::detach(py, || -> Result<(), Error> {
             // Check every batch before buffering any, so a bad batch leaves nothing behind.
             let mut batches: Vec<RecordBatch> = reader
                 .collect::<Result<_, ArrowError>>()
@@ -244,7 +261,7 @@ impl TableWrite {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
-        let r = py.detach(|| write_all(w, &[batch]));
+        let r = crate::pool::detach(py, || write_all(w, &[batch]));
         crate::logbridge::flush(py);
         r.py_err()
     }
@@ -253,7 +270,7 @@ impl TableWrite {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
-        let msgs = py.detach(|| w.prepare_commit());
+        let msgs = crate::pool::detach(py, || w.prepare_commit());
         crate::logbridge::flush(py);
         let msgs = msgs.py_err()?;
         Ok(msgs
@@ -342,6 +359,11 @@ impl CommitMessage {
     fn bucket(&self) -> i32 {
         self.inner.bucket
     }
+    /// The partition as Paimon's serialized BinaryRow (equal partitions, equal bytes).
+    #[getter]
+    fn partition<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
+        PyBytes::new(py, &self.inner.partition)
+    }
     #[getter]
     fn file_names(&self) -> Vec<String> {
         self.inner
@@ -427,7 +449,7 @@ impl TableCommit {
         };
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
         crate::logbridge::flush(py);
-        let r = py.detach(|| self.inner.commit_as(&msgs, commit_identifier, mode));
+        let r = crate::pool::detach(py, || self.inner.commit_as(&msgs, commit_identifier, mode));
         crate::logbridge::flush(py);
         r.py_err()
     }
@@ -437,7 +459,7 @@ impl TableCommit {
     /// table's metadata cannot be read.
     fn abort(&self, py: Python<'_>, messages: Vec<CommitMessage>) -> PyResult<Vec<String>> {
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
-        let out = py.detach(|| self.inner.abort(&msgs)).py_err()?;
+        let out = crate::pool::detach(py, || self.inner.abort(&msgs)).py_err()?;
         Ok(out
             .referenced
             .iter()
@@ -448,6 +470,11 @@ impl TableCommit {
     #[getter]
     fn commit_user(&self) -> String {
         self.inner.commit_user().to_string()
+    }
+
+    /// The snapshot in which this commit user committed `commit_identifier`, if any.
+    fn committed_snapshot(&self, py: Python<'_>, commit_identifier: i64) -> PyResult<Option<i64>> {
+        crate::pool::detach(py, || self.inner.committed_snapshot(commit_identifier)).py_err()
     }
 }
 
@@ -691,12 +718,11 @@ impl TableRead {
                     .py_err()?,
             ),
         };
-        let batches = py
-            .detach(|| match &pool {
-                Some(p) => p.install(|| self.inner.read_splits(&core)),
-                None => self.inner.read_splits(&core),
-            })
-            .py_err()?;
+        let batches = crate::pool::detach(py, || match &pool {
+            Some(p) => p.install(|| self.inner.read_splits(&core)),
+            None => self.inner.read_splits(&core),
+        })
+        .py_err()?;
         let schema = self.inner.output_schema();
         let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
         Ok(PyArrowType(Box::new(it)))
@@ -725,7 +751,7 @@ impl BatchStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyArrowType<RecordBatch>>> {
-        let next = py.detach(|| -> PyResult<Option<Result<RecordBatch, Error>>> {
+        let next = crate::pool::detach(py, || -> PyResult<Option<Result<RecordBatch, Error>>> {
             let mut g = lock(&self.inner)?;
             let r = g.as_mut().and_then(|it| it.next());
             if r.is_none() {
@@ -759,4 +785,21 @@ pub fn bucket_of_rows(table: &Table, keys: &Bound<'_, PyAny>) -> PyResult<Vec<i3
         );
     }
     compute_buckets(&cols, &types, t.options.bucket).py_err()
+}
+
+/// Per row of `batch` (at least the partition and bucket-key columns, by name): a hash of its
+/// partition and its bucket, as two pyarrow int32 arrays (`paimon_rs.spark` shuffles by them).
+#[pyfunction]
+pub fn partition_bucket_of(
+    py: Python<'_>,
+    table: &Table,
+    batch: &Bound<'_, PyAny>,
+) -> PyResult<(PyArrowType<ArrayData>, PyArrowType<ArrayData>)> {
+    let batch = RecordBatch::from_pyarrow_bound(batch)?;
+    let (p, b) =
+        crate::pool::detach(py, || partition_bucket_of_core(&table.inner, &batch)).py_err()?;
+    Ok((
+        PyArrowType(Int32Array::from(p).into_data()),
+        PyArrowType(Int32Array::from(b).into_data()),
+    ))
 }

@@ -175,6 +175,14 @@ impl FileStoreCommit {
         &self.commit_user
     }
 
+    /// The snapshot in which this commit user committed `ident`, if any: a driver that
+    /// distributes a write (paimon_rs.spark) checks it before running a job again under the
+    /// same identifier, so a retried job writes nothing.
+    pub fn committed_snapshot(&self, ident: i64) -> Result<Option<i64>> {
+        self.committed_identifier(ident, None)
+            .map_err(|e| e.with_table(&self.table.name))
+    }
+
     fn manifest_path(&self, name: &str) -> PathBuf {
         self.table.manifest_dir().join(name)
     }

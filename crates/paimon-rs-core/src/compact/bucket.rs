@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use super::expire::RecordExpire;
 use super::levels::Levels;
 use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
 use super::universal::{PickClock, UniversalCompaction};
@@ -41,6 +42,8 @@ pub struct CompactSettings {
     /// have no lookup yet, so any level-0 file triggers a full compaction instead (same
     /// result, more rewriting).
     pub full_when_level0: bool,
+    /// `record-level.expire-time` / `record-level.time-field` (§11).
+    pub expire: Option<RecordExpire>,
     options: BTreeMap<String, String>,
 }
 
@@ -79,6 +82,7 @@ impl CompactSettings {
             min_file_size: (o.target_file_size() as f64 * ratio) as u64,
             force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
             full_when_level0: o.merge_engine == MergeEngineKind::FirstRow,
+            expire: RecordExpire::from_table(table)?,
             options: o.raw.clone(),
         })
     }
@@ -93,18 +97,31 @@ impl CompactSettings {
 /// rolling writer at the output level with file source COMPACT.
 pub struct MergeTreeRewriter {
     dir: PathBuf,
+    /// Expired records are dropped from every run before the merge (§11): the expiry and the
+    /// time field's column in the KV batches.
+    expire: Option<(RecordExpire, usize)>,
     reader: KvFileReader,
     file_ctx: FileWriterContext,
     engine: MergeEngine,
 }
 
 impl MergeTreeRewriter {
-    pub fn new(table: &FileStoreTable, bucket_dir: PathBuf) -> Result<Self> {
+    pub fn new(
+        table: &FileStoreTable,
+        bucket_dir: PathBuf,
+        expire: Option<RecordExpire>,
+    ) -> Result<Self> {
         let mut file_ctx = file_context(table, 0, FileSource::Compact)?;
         file_ctx.dir = bucket_dir.clone();
+        let reader = KvFileReader::new(table)?;
+        let offset = reader.layout().value_offset();
         Ok(MergeTreeRewriter {
             dir: bucket_dir,
-            reader: KvFileReader::new(table)?,
+            expire: expire.map(|e| {
+                let col = offset + e.field_index();
+                (e, col)
+            }),
+            reader,
             file_ctx,
             engine: MergeEngine::from_table(table)?,
         })
@@ -124,7 +141,10 @@ impl CompactRewriter for MergeTreeRewriter {
         let mut writer = RollingFileWriter::new(ctx, 0);
         let no_dvs = BTreeMap::new();
         for runs in sections {
-            let iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
+            let mut iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
+            if let Some((e, col)) = &self.expire {
+                iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
+            }
             let merged = merge_sorted_runs(
                 iters,
                 self.reader.layout(),
@@ -181,7 +201,7 @@ impl BucketCompactor {
         Ok(BucketCompactor {
             levels,
             picker,
-            rewriter: MergeTreeRewriter::new(table, bucket_dir)?,
+            rewriter: MergeTreeRewriter::new(table, bucket_dir, settings.expire.clone())?,
             settings: settings.clone(),
             key_types,
         })
@@ -200,11 +220,12 @@ impl BucketCompactor {
             }
             if runs.len() == 1 && runs[0].level == max_level {
                 // one run at the max level: only files that must be rewritten
-                let files: Vec<DataFileMeta> = if self.settings.force_rewrite_all {
-                    runs[0].files.clone()
-                } else {
-                    vec![]
-                };
+                let files: Vec<DataFileMeta> = runs[0]
+                    .files
+                    .iter()
+                    .filter(|f| self.settings.force_rewrite_all || self.is_expire_file(f))
+                    .cloned()
+                    .collect();
                 return (!files.is_empty()).then_some((files, max_level));
             }
             return Some((runs.into_iter().flat_map(|r| r.files).collect(), max_level));
@@ -240,13 +261,20 @@ impl BucketCompactor {
             min_file_size: self.settings.min_file_size,
             force_rewrite_all: self.settings.force_rewrite_all,
         };
-        let steps = plan_task(files, &self.key_types, &opts, &|_| false)?;
+        let steps = plan_task(files, &self.key_types, &opts, &|f| self.is_expire_file(f))?;
         let result = run_task(steps, &opts, &self.rewriter)?;
         if let Err(e) = self.levels.update(&result.before, &result.after) {
             self.rewriter.discard(&result.written());
             return Err(e);
         }
         Ok(Some(result))
+    }
+
+    fn is_expire_file(&self, f: &DataFileMeta) -> bool {
+        self.settings
+            .expire
+            .as_ref()
+            .is_some_and(|e| e.is_expire_file(f))
     }
 
     /// Remove the files a result wrote (its commit failed).

@@ -4,6 +4,7 @@
 
 pub mod append;
 mod bucket;
+mod expire;
 pub mod interval;
 mod levels;
 pub mod plan;
@@ -11,6 +12,7 @@ mod task;
 mod universal;
 
 pub use bucket::{compact_table, BucketCompactor, CompactSettings, MergeTreeRewriter};
+pub use expire::RecordExpire;
 pub use levels::{LevelRun, Levels};
 pub use task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, Step, TaskOptions};
 

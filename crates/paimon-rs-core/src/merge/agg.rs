@@ -96,7 +96,8 @@ impl AggFunc {
             "rbm64" => AggFunc::Rbm64,
             other => {
                 return Err(Error::invalid(format!(
-                    "option '{option}' = '{other}': unknown aggregate function (expected sum, \
+                    "option '{option}': Use unsupported aggregation: {other} or spell aggregate \
+                     function incorrectly! (expected sum, \
                      product, max, min, last_value, last_non_null_value, first_value, \
                      first_non_null_value, listagg, bool_and, bool_or, collect, merge_map, \
                      merge_map_with_keytime, nested_update, nested_partial_update, rbm32, \
@@ -143,53 +144,102 @@ impl AggFunc {
         opt: &dyn Fn(&str) -> Option<String>,
     ) -> Result<AggFunc> {
         let f = self.name();
-        let need = |what: &str| {
+        let sql = t.sql_string();
+        // Java's factory refusing the type (its words), with the function and field around it
+        let java = |sentence: String| {
             Error::invalid(format!(
-                "aggregate function '{f}' of field '{field}' needs {what} column, but the column \
-                 is {t}"
+                "aggregate function '{f}' of field '{field}': {sentence}"
             ))
         };
+        let need = |what: &str| java(format!("Data type for {what} but was '{sql}'."));
         let key = |s: &str| format!("fields.{field}.{s}");
         let list = |s: &str| -> Vec<String> {
             opt(s)
                 .map(|v| v.split(',').map(|x| x.trim().to_string()).collect())
                 .unwrap_or_default()
         };
+        let numeric = matches!(
+            t.kind,
+            TypeKind::TinyInt
+                | TypeKind::SmallInt
+                | TypeKind::Int
+                | TypeKind::BigInt
+                | TypeKind::Float
+                | TypeKind::Double
+                | TypeKind::Decimal { .. }
+        );
+        let comparable = !matches!(
+            t.kind,
+            TypeKind::Array(_) | TypeKind::Multiset(_) | TypeKind::Map(..) | TypeKind::Row(_)
+        );
         Ok(match self {
+            AggFunc::Sum | AggFunc::Product if !numeric => {
+                return Err(need(&format!("{f} column must be 'NumericType'")))
+            }
+            AggFunc::Max | AggFunc::Min if !comparable => {
+                return Err(need(&format!("{f} column '{field}' must be comparable")))
+            }
+            AggFunc::ListAgg if !matches!(t.kind, TypeKind::VarChar(_)) => {
+                return Err(need("list agg column must be 'VarCharType'"))
+            }
+            AggFunc::BoolAnd | AggFunc::BoolOr if !matches!(t.kind, TypeKind::Boolean) => {
+                let op = if self == AggFunc::BoolAnd {
+                    "and"
+                } else {
+                    "or"
+                };
+                return Err(need(&format!("bool {op} column must be 'BooleanType'")));
+            }
             AggFunc::Rbm32 | AggFunc::Rbm64 | AggFunc::ThetaSketch | AggFunc::HllSketch => {
                 if !matches!(t.kind, TypeKind::VarBinary(_)) {
-                    return Err(need("a VARBINARY (BYTES)"));
+                    let what = match self {
+                        AggFunc::ThetaSketch => "theta sketch",
+                        AggFunc::HllSketch => "hll sketch",
+                        _ => "roaring bitmap",
+                    };
+                    return Err(need(&format!("{what} column must be 'VarBinaryType'")));
                 }
                 self
             }
             AggFunc::Collect => {
                 if !matches!(t.kind, TypeKind::Array(_)) {
-                    return Err(need("an ARRAY"));
+                    return Err(need("collect column must be 'Array'"));
                 }
                 self
             }
             AggFunc::MergeMap => {
                 if !matches!(t.kind, TypeKind::Map(..)) {
-                    return Err(need("a MAP"));
+                    // Java's sentence has no full stop
+                    return Err(java(format!(
+                        "Data type for merge map column must be 'MAP' but was '{sql}'"
+                    )));
                 }
                 self
             }
             AggFunc::MergeMapWithKeyTime(_) => {
                 let TypeKind::Map(_, v) = &t.kind else {
-                    return Err(need("a MAP<K, ROW>"));
+                    return Err(java(format!(
+                        "Data type for field '{field}' must be 'MAP' but was '{sql}'"
+                    )));
                 };
                 let TypeKind::Row(rf) = &v.kind else {
-                    return Err(need("a MAP<K, ROW>"));
+                    return Err(java(format!(
+                        "Value type of MAP for field '{field}' must be ROW but was '{}'",
+                        v.sql_string()
+                    )));
                 };
                 if rf.len() < 2 {
-                    return Err(need("a MAP<K, ROW> with at least 2 ROW fields,"));
+                    return Err(java(format!(
+                        "ROW type for field '{field}' must have at least 2 fields, but found {}",
+                        rf.len()
+                    )));
                 }
                 let ts = match opt("ts-field") {
                     None => rf.len() - 1,
                     Some(n) => rf.iter().position(|x| x.name == n.trim()).ok_or_else(|| {
                         Error::invalid(format!(
-                            "option '{}' = '{n}': no such field in the ROW of field '{field}' \
-                             (fields: {})",
+                            "option '{}' = '{n}': Timestamp field '{n}' not found in ROW type for \
+                             field '{field}'. Available fields: [{}]",
                             key("ts-field"),
                             rf.iter()
                                 .map(|x| x.name.as_str())
@@ -215,9 +265,9 @@ impl AggFunc {
                 let rf = match &t.kind {
                     TypeKind::Array(e) => match &e.kind {
                         TypeKind::Row(rf) => rf,
-                        _ => return Err(need("an ARRAY<ROW>")),
+                        _ => return Err(need("nested table column must be 'Array<Row>'")),
                     },
-                    _ => return Err(need("an ARRAY<ROW>")),
+                    _ => return Err(need("nested table column must be 'Array<Row>'")),
                 };
                 let idx = |opt_name: &str, names: Vec<String>| -> Result<Vec<usize>> {
                     names
@@ -643,8 +693,10 @@ impl FieldAgg {
             },
             _ => {
                 return Err(Error::unsupported(format!(
-                    "aggregate function '{f}' of field '{}' cannot retract a -U/-D record; set \
-                     'fields.{}.ignore-retract' = 'true' or use ignore-delete",
+                    "field '{}' (a -U/-D record): Aggregate function '{f}' does not support \
+                     retraction, If you allow this function to ignore retraction messages, you \
+                     can configure 'fields.${{field_name}}.ignore-retract'='true'. (here \
+                     'fields.{}.ignore-retract' = 'true', or use ignore-delete)",
                     self.field, self.field
                 )))
             }

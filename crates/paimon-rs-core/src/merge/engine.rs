@@ -255,6 +255,17 @@ impl MergeEngine {
     }
 }
 
+/// Java's PartialUpdateMergeFunction refusing a retraction (its words, so a search finds
+/// Paimon's documentation).
+const PARTIAL_UPDATE_DELETE: &str = "By default, Partial update can not accept delete records, \
+     you can choose one of the following solutions:\n\
+     1. Configure 'ignore-delete' to ignore delete records.\n\
+     2. Configure 'partial-update.remove-record-on-delete' to remove the whole row when receiving \
+     delete records.\n\
+     3. Configure 'sequence-group's to retract partial columns. Also configure \
+     'partial-update.remove-record-on-sequence-group' to remove the whole row when receiving \
+     deleted records of `specified sequence group`.";
+
 fn pk_agg(n: &str) -> FieldAgg {
     FieldAgg {
         field: n.to_string(),
@@ -270,7 +281,7 @@ fn parse_bool(key: &str, v: &str) -> Result<bool> {
         "true" => Ok(true),
         "false" => Ok(false),
         _ => Err(Error::invalid(format!(
-            "option '{key}' = '{v}': expected true or false"
+            "Could not parse value '{v}' for key '{key}'. (expected true or false)"
         ))),
     }
 }
@@ -305,18 +316,18 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
     for f in &seq_fields {
         if !exists(f) {
             return Err(Error::invalid(format!(
-                "option 'sequence.field': field '{f}' is not in the table"
+                "option 'sequence.field': Sequence field: '{f}' can not be found in table schema."
             )));
         }
         if !seen.insert(f.clone()) {
             return Err(Error::invalid(format!(
-                "option 'sequence.field': field '{f}' is listed twice"
+                "option 'sequence.field': Sequence field '{f}' is defined repeatedly."
             )));
         }
     }
     if !seq_fields.is_empty() && kind == EngineKind::FirstRow {
         return Err(Error::invalid(
-            "option 'sequence.field' cannot be used with merge-engine 'first-row'",
+            "option 'sequence.field': Do not support use sequence field on FIRST_ROW merge engine.",
         ));
     }
     let seq_descending = match get("sequence.field.sort-order") {
@@ -372,12 +383,14 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
             for x in ordering.iter().chain(protected.iter()) {
                 if !exists(x) {
                     return Err(Error::invalid(format!(
-                        "option '{k}': field '{x}' is not in the table"
+                        "option '{k}': Field {x} can not be found in table schema."
                     )));
                 }
                 if pks.contains(x) {
                     return Err(Error::invalid(format!(
-                        "option '{k}': primary-key field '{x}' cannot be in a sequence group"
+                        "option '{k}': The sequence-group '{k}' contains primary key field \
+                         '{x}', which is not allowed. Primary key columns cannot be put in \
+                         sequence-group."
                     )));
                 }
                 if groups
@@ -385,7 +398,7 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
                     .any(|g| g.ordering.contains(x) || g.protected.contains(x))
                 {
                     return Err(Error::invalid(format!(
-                        "option '{k}': field '{x}' belongs to more than one sequence group"
+                        "option '{k}': Field {x} is defined repeatedly by multiple groups: {k}"
                     )));
                 }
             }
@@ -398,7 +411,7 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
         }
         if !exists(f) {
             return Err(Error::invalid(format!(
-                "option '{k}': field '{f}' is not in the table"
+                "option '{k}': Field {f} can not be found in table schema."
             )));
         }
         field_opts
@@ -406,10 +419,8 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
             .or_default()
             .insert(suffix.to_string(), v.clone());
     }
-    if !groups.is_empty() && kind != EngineKind::PartialUpdate {
-        return Err(Error::invalid(
-            "option 'fields.<f>.sequence-group' is only valid with merge-engine 'partial-update'",
-        ));
+    if kind != EngineKind::PartialUpdate {
+        groups.clear(); // as Java: only partial-update reads sequence groups, others ignore them
     }
     let rrod_key = match kind {
         EngineKind::Aggregation => "aggregation.remove-record-on-delete",
@@ -426,30 +437,31 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
                 .find(|g| g.ordering.contains(&f))
                 .ok_or_else(|| {
                     Error::invalid(format!(
-                        "option 'partial-update.remove-record-on-sequence-group': '{f}' is not \
-                         an ordering field of a sequence group"
+                        "option 'partial-update.remove-record-on-sequence-group': field '{v}' \
+                         defined in 'partial-update.remove-record-on-sequence-group' option \
+                         must be part of sequence groups ('{f}' is not an ordering field of one)"
                     ))
                 })?;
             g.remove_on_delete = true;
         }
         if ignore_delete {
             return Err(Error::invalid(
-                "option 'partial-update.remove-record-on-sequence-group' cannot be combined with \
-                 ignore-delete",
+                "ignore-delete and partial-update.remove-record-on-sequence-group have \
+                 conflicting behavior so should not be enabled at the same time.",
             ));
         }
     }
     if kind == EngineKind::PartialUpdate && remove_record_on_delete {
         if !groups.is_empty() {
             return Err(Error::invalid(
-                "option 'partial-update.remove-record-on-delete' cannot be combined with \
-                 sequence groups",
+                "sequence-group and partial-update.remove-record-on-delete have conflicting \
+                 behavior so should not be enabled at the same time.",
             ));
         }
         if ignore_delete {
             return Err(Error::invalid(
-                "option 'partial-update.remove-record-on-delete' cannot be combined with \
-                 ignore-delete",
+                "ignore-delete and partial-update.remove-record-on-delete have conflicting \
+                 behavior so should not be enabled at the same time.",
             ));
         }
     }
@@ -462,32 +474,25 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
         let opt = |s: &str| opts.and_then(|o| o.get(s)).map(String::as_str);
         let opt_owned = |s: &str| opt(s).map(str::to_string);
         let key = format!("fields.{name}.aggregate-function");
+        if seq_fields.contains(name) && opt("aggregate-function").is_some() {
+            return Err(Error::invalid(format!(
+                "option '{key}': Should not define aggregation on sequence field: '{name}'."
+            )));
+        }
+        // As Java: deduplicate and first-row have no aggregators, and the primary-key fields
+        // and the ordering fields of sequence groups are never aggregated, whatever is
+        // configured for them (Java's getAggFuncName).
+        if !uses_aggs
+            || pks.contains(name)
+            || ordering_fields.contains(name)
+            || seq_fields.contains(name)
+        {
+            continue;
+        }
         let func = match opt("aggregate-function") {
             Some(v) => Some(AggFunc::parse(&key, v)?),
             None => None,
         };
-        if !uses_aggs {
-            if func.is_some() || default_agg.is_some() {
-                return Err(Error::invalid(format!(
-                    "option '{key}': aggregate functions need merge-engine 'aggregation' or \
-                     'partial-update'"
-                )));
-            }
-            continue;
-        }
-        if seq_fields.contains(name) && func.is_some() {
-            return Err(Error::invalid(format!(
-                "option '{key}': sequence field '{name}' cannot have an aggregate function"
-            )));
-        }
-        if pks.contains(name) || ordering_fields.contains(name) || seq_fields.contains(name) {
-            if func.is_some() {
-                return Err(Error::invalid(format!(
-                    "option '{key}': key, sequence and ordering fields cannot be aggregated"
-                )));
-            }
-            continue;
-        }
         let func = match func.or_else(|| default_agg.clone()) {
             Some(f) => f.configure(name, dtype, &opt_owned)?,
             None if kind == EngineKind::Aggregation => AggFunc::LastNonNullValue,
@@ -498,8 +503,8 @@ fn parse(table_name: &str, schema: &TableSchema, options: &CoreOptions) -> Resul
             && !protected_fields.contains(name)
         {
             return Err(Error::invalid(format!(
-                "option '{key}' = '{}': in a partial-update table only fields protected by a \
-                 sequence group may be aggregated (except last_non_null_value)",
+                "option '{key}' = '{}': Must use sequence group for aggregation functions but \
+                 not found for field {name}.",
                 func.name()
             )));
         }
@@ -645,8 +650,9 @@ impl MergeFunction for FirstRowFunction {
                     continue;
                 }
                 return Err(Error::unsupported(format!(
-                    "table '{}': merge-engine 'first-row' cannot accept -U/-D records \
-                     (set 'first-row.ignore-delete' = 'true')",
+                    "table '{}' (merge-engine 'first-row'): By default, First row merge engine \
+                     can not accept DELETE/UPDATE_BEFORE records.\nYou can config \
+                     'ignore-delete' to ignore the DELETE/UPDATE_BEFORE records.",
                     b.table
                 )));
             }
@@ -1074,10 +1080,7 @@ impl Bound {
                     continue;
                 }
                 return Err(Error::invalid(format!(
-                    "table '{}': partial-update cannot accept -U/-D records; set 'ignore-delete', \
-                     'partial-update.remove-record-on-delete', or sequence groups \
-                     ('fields.<f>.sequence-group', optionally \
-                     'partial-update.remove-record-on-sequence-group')",
+                    "table '{}': {PARTIAL_UPDATE_DELETE}",
                     self.table
                 )));
             }

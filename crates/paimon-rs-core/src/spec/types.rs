@@ -122,6 +122,30 @@ impl DataType {
         }
     }
 
+    /// Java's `DataType.asSQLString()` (its `toString()`), as Java's messages print a type:
+    /// `BIGINT NOT NULL`, `ARRAY<INT>`, `MAP<STRING, INT>`, ``ROW<`a` INT, `b` STRING>``.
+    pub fn sql_string(&self) -> String {
+        let nn = if self.nullable { "" } else { " NOT NULL" };
+        if let Some(name) = self.atomic_name() {
+            return format!("{name}{nn}");
+        }
+        let inner = match &self.kind {
+            TypeKind::Array(e) => format!("ARRAY<{}>", e.sql_string()),
+            TypeKind::Multiset(e) => format!("MULTISET<{}>", e.sql_string()),
+            TypeKind::Map(k, v) => format!("MAP<{}, {}>", k.sql_string(), v.sql_string()),
+            TypeKind::Row(fields) => format!(
+                "ROW<{}>",
+                fields
+                    .iter()
+                    .map(|f| format!("`{}` {}", f.name, f.data_type.sql_string()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+            _ => String::new(), // unreachable: atomic handled above
+        };
+        format!("{inner}{nn}")
+    }
+
     pub fn from_json(v: &Value) -> Result<Self> {
         match v {
             Value::String(s) => parse_atomic(s),

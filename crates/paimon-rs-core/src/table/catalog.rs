@@ -91,13 +91,23 @@ impl NewTableSchema {
                 }
             }
             if self.partition_keys.len() == self.primary_keys.len() {
-                return Err(Error::schema(
-                    "primary key must contain a column that is not a partition key",
-                ));
+                return Err(Error::schema(format!(
+                    "Primary key constraint {} should not be same with partition fields {}, this \
+                     will result in only one record in a partition",
+                    java_list(&self.primary_keys),
+                    java_list(&self.partition_keys)
+                )));
             }
         }
         let opts = CoreOptions::new(&self.options, pk)?;
-        opts.check_supported(pk, true)?;
+        if let Some(rk) = self.options.get("rowkind.field") {
+            if !seen.contains(rk.as_str()) {
+                return Err(Error::schema(format!(
+                    "option 'rowkind.field': Rowkind field: '{rk}' can not be found in table \
+                     schema."
+                )));
+            }
+        }
         // Ids as Java's Schema.Builder assigns them: each column, then its nested fields depth
         // first, from one counter.
         let mut fields = Vec::with_capacity(self.fields.len());
@@ -105,8 +115,16 @@ impl NewTableSchema {
         for (name, mut t) in self.fields.into_iter() {
             let is_key = self.primary_keys.contains(&name) || self.partition_keys.contains(&name);
             if is_key && t.is_nested() {
+                let what = if self.primary_keys.contains(&name) {
+                    "primary key"
+                } else {
+                    "partition"
+                };
                 return Err(Error::schema(format!(
-                    "column '{name}' of type {t} cannot be a primary or partition key"
+                    "column '{name}' of type {}: The type {} in {what} field {name} is \
+                     unsupported",
+                    t.sql_string(),
+                    java_type_class(&t)
                 )));
             }
             if self.primary_keys.contains(&name) {
@@ -118,15 +136,46 @@ impl NewTableSchema {
             fields.push(DataField::new(id, name, t));
         }
         if let Some(bk) = &opts.bucket_key {
-            for k in bk {
-                if !fields.iter().any(|f| &f.name == k) {
-                    return Err(Error::schema(format!("bucket-key '{k}' is not a column")));
-                }
-                if pk && !self.primary_keys.contains(k) {
-                    return Err(Error::schema(format!(
-                        "bucket-key '{k}' must be part of the primary key"
-                    )));
-                }
+            // Java's TableSchema and SchemaValidation.validateBucket, in their order
+            let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+            let (bks, missing) = (java_list(bk), |ks: &[String]| {
+                bk.iter().any(|k| !ks.contains(k))
+            });
+            if missing(&names) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Field names {} should contains all bucket keys {bks}.",
+                    java_list(&names)
+                )));
+            }
+            if bk.iter().any(|k| self.partition_keys.contains(k)) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Bucket keys {bks} should not in partition keys {}.",
+                    java_list(&self.partition_keys)
+                )));
+            }
+            if pk && missing(&self.primary_keys) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Primary keys {} should contains all bucket keys {bks}.",
+                    java_list(&self.primary_keys)
+                )));
+            }
+            if opts.bucket == -1 {
+                return Err(Error::invalid(
+                    "option 'bucket-key': Cannot define 'bucket-key' with bucket = -1, please \
+                     remove the 'bucket-key' setting or specify a bucket number.",
+                ));
+            }
+            let nested: Vec<String> = fields
+                .iter()
+                .filter(|f| bk.contains(&f.name) && f.data_type.is_nested())
+                .map(|f| f.name.clone())
+                .collect();
+            if !nested.is_empty() {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': nested type can not in bucket-key, in your table these \
+                     key are {}",
+                    java_list(&nested)
+                )));
             }
         }
         let highest = highest_field_id(&fields);
@@ -150,7 +199,26 @@ impl NewTableSchema {
                 options: opts.clone(),
             })?;
         }
+        // after the definition's own checks, so a definition Java refuses gets Java's sentence
+        // even where paimon_rs could not write the table anyway
+        opts.check_supported(pk, true)?;
         Ok(schema)
+    }
+}
+
+/// A list as Java's `List.toString` prints it (`[a, b]`), for messages in Java's words.
+fn java_list(items: &[String]) -> String {
+    format!("[{}]", items.join(", "))
+}
+
+/// The simple class name of a nested type in Java (`ArrayType`), as Java's messages print it.
+fn java_type_class(t: &crate::spec::types::DataType) -> &'static str {
+    use crate::spec::types::TypeKind;
+    match t.kind {
+        TypeKind::Array(_) => "ArrayType",
+        TypeKind::Multiset(_) => "MultisetType",
+        TypeKind::Map(..) => "MapType",
+        _ => "RowType",
     }
 }
 

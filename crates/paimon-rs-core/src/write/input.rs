@@ -235,9 +235,12 @@ pub fn align_batch(
     let kinds = match rowkind_field {
         None => None,
         Some(name) => {
-            let idx = schema
-                .field_index(name)
-                .ok_or_else(|| Error::schema(format!("rowkind.field '{name}' is not a column")))?;
+            let idx = schema.field_index(name).ok_or_else(|| {
+                Error::schema(format!(
+                    "option 'rowkind.field': Rowkind field: '{name}' can not be found in table \
+                     schema."
+                ))
+            })?;
             Some(parse_kinds(name, out.column(idx))?)
         }
     };

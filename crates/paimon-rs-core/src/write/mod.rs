@@ -1,6 +1,7 @@
 //! The write path: check and route input rows to (partition, bucket), buffer them per bucket,
 //! and at flush sort, merge and write them as level-0 files through the rolling writer.
 
+pub mod assign;
 pub mod buffer;
 pub mod input;
 pub mod pipeline;

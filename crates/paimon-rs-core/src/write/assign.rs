@@ -1,0 +1,183 @@
+//! Where the rows of a batch belong, for engines that distribute a write: `paimon_rs.spark`
+//! shuffles rows so that every row of one (partition, bucket) meets in one task, and needs each
+//! row's bucket (the table's own bucket hash, as the writer computes it) and a stable hash of
+//! its partition, without writing anything.
+
+use arrow_array::{ArrayRef, RecordBatch};
+
+use crate::error::{Error, Result};
+use crate::spec::binary_row::RowEncoder;
+use crate::spec::bucket::{compute_buckets, hash_bytes};
+use crate::table::FileStoreTable;
+
+/// Per row of `batch`: a hash of its partition (MurmurHash3 of the partition's BinaryRow, 0 on
+/// an unpartitioned table) and its bucket (0 on a bucket-unaware append table). `batch` holds at
+/// least the partition and bucket-key columns, by name; other columns are ignored. Columns are
+/// cast to the table's types first (an engine may send `int64` for an INT column).
+pub fn partition_bucket_of(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+) -> Result<(Vec<i32>, Vec<i32>)> {
+    let n = batch.num_rows();
+    let column = |name: &String| -> Result<ArrayRef> {
+        let field = table.schema.field(name).ok_or_else(|| {
+            Error::schema(format!("'{name}' is not a column")).with_table(&table.name)
+        })?;
+        let c = batch.column_by_name(name).ok_or_else(|| {
+            Error::schema(format!(
+                "the batch lacks column '{name}' (a partition or bucket key)"
+            ))
+            .with_table(&table.name)
+        })?;
+        let want = field.data_type.to_arrow();
+        if c.data_type() == &want {
+            return Ok(c.clone());
+        }
+        arrow::compute::cast(c, &want).map_err(|e| {
+            Error::schema(format!(
+                "column '{name}': {} cannot be cast to {}: {e}",
+                c.data_type(),
+                field.data_type
+            ))
+            .with_table(&table.name)
+        })
+    };
+    let partition_hash = if table.partition_keys().is_empty() {
+        vec![0; n]
+    } else {
+        let types = table.partition_types()?;
+        let cols: Vec<ArrayRef> = table
+            .partition_keys()
+            .iter()
+            .map(column)
+            .collect::<Result<_>>()?;
+        let enc = RowEncoder::new(&types, &cols)?;
+        let mut buf = Vec::new();
+        let mut out = Vec::with_capacity(n);
+        for r in 0..n {
+            buf.clear();
+            enc.encode(r, &mut buf)?;
+            out.push(hash_bytes(&buf));
+        }
+        out
+    };
+    let num_buckets = table.options.bucket;
+    let bucket = if num_buckets <= 0 {
+        if table.is_primary_key() {
+            return Err(Error::unsupported(format!(
+                "writing a primary-key table with bucket = {num_buckets} (dynamic bucket mode); \
+                 set a fixed 'bucket' > 0"
+            ))
+            .with_table(&table.name));
+        }
+        vec![0; n]
+    } else {
+        let keys = table.bucket_keys();
+        let types = table.schema.types_of(&keys)?;
+        let cols: Vec<ArrayRef> = keys.iter().map(column).collect::<Result<_>>()?;
+        compute_buckets(&cols, &types, num_buckets)?
+    };
+    Ok((partition_hash, bucket))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::sync::Arc;
+
+    use arrow_array::{Int32Array, Int64Array, StringArray};
+    use arrow_schema::{DataType as AT, Field, Schema};
+
+    use super::*;
+    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::write::TableWrite;
+
+    fn table(dir: &std::path::Path, bucket: &str) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+            Field::new("v", AT::Utf8, true),
+        ]);
+        let opts = BTreeMap::from([("bucket".to_string(), bucket.to_string())]);
+        let s = NewTableSchema::from_arrow(
+            &schema,
+            vec!["p".into()],
+            vec!["p".into(), "k".into()],
+            opts,
+            None,
+        )
+        .unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    /// The (partition, bucket) groups of the assignment are exactly the writer's buckets, and
+    /// equal partitions hash equal: a shuffle by them puts each bucket in one task.
+    #[test]
+    fn assignment_matches_the_writers_buckets() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), "4");
+        let n = 2_000;
+        let ps: Vec<i32> = (0..n).map(|i| i % 3).collect();
+        let ks: Vec<i64> = (0..n as i64).map(|i| i * 7919).collect();
+        let vs: Vec<String> = ks.iter().map(|k| format!("v{k}")).collect();
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("p", AT::Int32, false),
+                Field::new("k", AT::Int64, false),
+                Field::new("v", AT::Utf8, true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(ps.clone())),
+                Arc::new(Int64Array::from(ks)),
+                Arc::new(StringArray::from(vs)),
+            ],
+        )
+        .unwrap();
+        let (ph, b) = partition_bucket_of(&t, &batch).unwrap();
+        let mut hash_of_p = BTreeMap::new();
+        for (p, h) in ps.iter().zip(&ph) {
+            assert_eq!(*hash_of_p.entry(*p).or_insert(*h), *h);
+        }
+        assert_eq!(hash_of_p.len(), 3);
+        let ours: BTreeSet<(i32, i32)> = ps.iter().copied().zip(b.iter().copied()).collect();
+        let mut w = TableWrite::new(t).unwrap();
+        w.write(&batch).unwrap();
+        let msgs = w.prepare_commit().unwrap();
+        // per message: its partition's value (INT at offset 8 of the BinaryRow) and its bucket
+        let written: BTreeSet<(i32, i32)> = msgs
+            .iter()
+            .map(|m| {
+                let v = i32::from_le_bytes(m.partition[12..16].try_into().unwrap());
+                (v, m.bucket)
+            })
+            .collect();
+        assert_eq!(ours, written);
+        // per (partition, bucket) the row counts agree too
+        for m in &msgs {
+            let v = i32::from_le_bytes(m.partition[12..16].try_into().unwrap());
+            let rows: i64 = m.new_files.iter().map(|f| f.row_count).sum();
+            let want = ps
+                .iter()
+                .zip(&b)
+                .filter(|(p, bk)| **p == v && **bk == m.bucket)
+                .count() as i64;
+            assert_eq!(rows, want);
+        }
+    }
+
+    #[test]
+    fn a_missing_key_column_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), "2");
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new("p", AT::Int32, false)])),
+            vec![Arc::new(Int32Array::from(vec![1]))],
+        )
+        .unwrap();
+        let e = partition_bucket_of(&t, &batch).unwrap_err().to_string();
+        assert!(e.contains("'k'") && e.contains("db.t"), "{e}");
+    }
+}

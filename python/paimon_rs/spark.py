@@ -1,0 +1,615 @@
+"""PySpark integration without a JVM connector: any PySpark 4 drives the engine through
+``DataFrame.mapInArrow`` (docs/spark-integration.md has the design and its measurements).
+
+- ``write(df, table, overwrite=False)``: a key-only Arrow UDF computes each row's (partition,
+  bucket) with the engine's own bucket hash; the frame is shuffled so that every row of one
+  (partition, bucket) meets in one task; a second ``mapInArrow`` runs the table's writer per task
+  and yields serialized commit messages; the driver collects them once and commits one
+  snapshot, keeping exactly one task attempt per Spark partition and deleting the files of the
+  others (failed, retried or speculative attempts).
+- ``read(spark, table, columns=None, filter=None, snapshot_id=None)``: splits are planned on
+  the driver and shipped as rows of a DataFrame (one split per task); ``mapInArrow`` reads them
+  into the table's schema mapped to Spark types.
+- ``register_data_source(spark)``: ``spark.read.format("paimon_rs")`` and
+  ``df.write.format("paimon_rs")`` through the Python Data Source API (paimon_rs.spark_source).
+
+Nothing a task runs depends on driver-local state: tables pickle as path plus options and are
+reopened once per Python worker process.
+
+Not yet: ``compact`` (see ``_run_bucket_tasks``, the seam it will use).
+"""
+
+import os
+import threading
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+
+import pyarrow as pa
+
+from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.predicate import Predicate
+from paimon_rs.table import CommitMessage, Table
+
+__all__ = ["write", "read", "distribute", "register_data_source", "spark_schema_of", "WRITE_KEY_COLUMN"]
+
+#: the column the write adds for its shuffle (dropped before the rows reach the writer)
+WRITE_KEY_COLUMN = "_paimon_rs_shuffle_key"
+
+#: one row per commit message a write task yields
+_MESSAGE_SCHEMA = (
+    "spark_partition int, attempt int, task_attempt_id long, bucket int, "
+    "partition binary, message binary"
+)
+
+# Directories of a table that never hold data files of a write.
+_METADATA_DIRS = {"snapshot", "schema", "manifest", "index", "statistics", "tag", "changelog", "branch"}
+
+
+# ---------------------------------------------------------------------------------------------
+# per-process state (Spark's Python workers are forked; a forked child starts afresh)
+
+_state_lock = threading.Lock()
+_state_pid: Optional[int] = None
+_tables: Dict[Tuple[str, str, Tuple[Tuple[str, str], ...]], Table] = {}
+
+
+def _open_cached(table: Table) -> Table:
+    """The table reopened once per Python worker process (a task receives the pickled handle,
+    path plus options; reopening reads the schema file)."""
+    global _state_pid
+    key = (table.table_path, table.identifier, tuple(sorted(table._dynamic_options.items())))
+    with _state_lock:
+        if _state_pid != os.getpid():
+            _tables.clear()
+            _state_pid = os.getpid()
+        t = _tables.get(key)
+        if t is None:
+            t = _tables[key] = Table.open(table.table_path, table._dynamic_options, table.identifier)
+        return t
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark's hash partitioner (Murmur3_x86_32 of an int, seed 42, then pmod): for the identity
+# shuffle, where task i receives exactly bucket i
+
+
+def _spark_hash_int(v: int) -> int:
+    """Spark's ``hash(int_column)`` (``Murmur3_x86_32.hashInt(v, 42)``), as a signed int."""
+    m = 0xFFFFFFFF
+
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & m
+
+    k1 = (v & m) * 0xCC9E2D51 & m
+    k1 = rotl(k1, 15) * 0x1B873593 & m
+    h1 = 42 ^ k1
+    h1 = (rotl(h1, 13) * 5 + 0xE6546B64) & m
+    h1 ^= 4
+    h1 ^= h1 >> 16
+    h1 = h1 * 0x85EBCA6B & m
+    h1 ^= h1 >> 13
+    h1 = h1 * 0xC2B2AE35 & m
+    h1 ^= h1 >> 16
+    return h1 - (1 << 32) if h1 & 0x80000000 else h1
+
+
+def _identity_keys(n: int) -> List[int]:
+    """``keys[b]`` is an int that ``repartition(n, col)`` sends to shuffle partition ``b``."""
+    keys: List[Optional[int]] = [None] * n
+    missing, v = n, 0
+    while missing:
+        p = _spark_hash_int(v) % n
+        if keys[p] is None:
+            keys[p] = v
+            missing -= 1
+        v += 1
+    return [int(k) for k in keys if k is not None]
+
+
+# ---------------------------------------------------------------------------------------------
+# types
+
+
+def spark_schema_of(schema: pa.Schema) -> Any:
+    """The Spark ``StructType`` of an Arrow schema of the engine (Paimon types): TIMESTAMP
+    (without time zone) is ``TimestampNTZType``, TIMESTAMP_LTZ ``TimestampType``, DECIMAL(p, s)
+    ``DecimalType(p, s)``, ARRAY/MAP/ROW the nested types; nullability is kept."""
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import StructField, StructType
+
+    fields = []
+    for f in schema:
+        if pa.types.is_time(f.type):
+            raise _unsupported(f"column '{f.name}' is a TIME ({f.type}), which Spark cannot read from Arrow")
+        fields.append(StructField(f.name, from_arrow_type(f.type, prefer_timestamp_ntz=True), f.nullable))
+    return StructType(fields)
+
+
+def _unsupported(msg: str) -> PaimonRsError:
+    from paimon_rs.exceptions import UnsupportedError
+
+    return UnsupportedError(msg)
+
+
+def _arrow_target(spark_schema: Any, large_var_types: bool) -> pa.Schema:
+    """The Arrow schema Spark expects of ``mapInArrow`` output for ``spark_schema`` (names,
+    order, types: Spark takes the columns by position)."""
+    from pyspark.sql.pandas.types import to_arrow_type
+
+    return pa.schema([
+        pa.field(f.name, to_arrow_type(f.dataType, timezone="UTC", prefers_large_types=large_var_types),
+                 f.nullable)
+        for f in spark_schema.fields
+    ])
+
+
+def _conform(batch: pa.RecordBatch, target: pa.Schema, what: str) -> pa.RecordBatch:
+    """``batch`` with exactly the names, order and types of ``target`` (a safe cast: a value
+    that would change, e.g. nanoseconds into Spark's microseconds, is refused)."""
+    if batch.schema.equals(target):
+        return batch
+    cols = []
+    for f in target:
+        c = batch.column(batch.schema.get_field_index(f.name))
+        if c.type != f.type:
+            try:
+                c = c.cast(f.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as e:
+                raise InvalidArgumentError(f"{what}: column '{f.name}' ({c.type}) cannot be given "
+                                           f"to Spark as {f.type}: {e}") from e
+        cols.append(c)
+    return pa.RecordBatch.from_arrays(cols, schema=target)
+
+
+def _large_var_types(spark: Any) -> bool:
+    try:
+        return str(spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false")).lower() == "true"
+    except Exception:  # noqa: BLE001 (a conf that cannot be read: Spark's default)
+        return False
+
+
+# ---------------------------------------------------------------------------------------------
+# write
+
+
+@dataclass
+class _WriteSpec:
+    """What a write task needs: small and picklable (the table pickles as path + options)."""
+
+    table: Table
+    write_id: str
+    file_prefix: str
+    columns: List[str]
+    #: test hook: a path; while it exists, the first attempt of every task fails after writing
+    fail_first_attempt_marker: Optional[str] = None
+    #: test hook: (marker path, seconds); while it exists, attempt 0 of Spark partition 0 sleeps
+    #: after writing (a straggler for speculative execution)
+    slow_first_attempt: Optional[Tuple[str, float]] = None
+
+    def task_prefix(self, spark_partition: int, attempt: int) -> str:
+        return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
+
+
+@dataclass
+class _ShuffleSpec:
+    """What the key UDF needs: the table, the columns it receives, and for the identity shuffle
+    (unpartitioned tables) the shuffle key of each bucket."""
+
+    table: Table
+    key_columns: List[str]
+    #: bucket -> shuffle key (identity shuffle), or None: hash of (partition, bucket)
+    identity_keys: Optional[List[int]]
+
+
+def _shuffle_key_fn(spec: _ShuffleSpec) -> Callable[..., pa.Array]:
+    """The key UDF's body: (partition, bucket) of each row -> an int32 shuffle key."""
+    names = list(spec.key_columns)
+
+    def key(*cols: pa.Array) -> pa.Array:
+        import pyarrow.compute as pc
+
+        table = _open_cached(spec.table)
+        batch = pa.RecordBatch.from_arrays([c if isinstance(c, pa.Array) else pa.array(c) for c in cols],
+                                           names=names)
+        phash, bucket = _core.partition_bucket_of(table._core, batch)
+        if spec.identity_keys is not None:
+            return pc.take(pa.array(spec.identity_keys, pa.int32()), bucket)
+        # partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key
+        k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
+        return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
+
+    return key
+
+
+def _num_buckets(table: Table) -> int:
+    return int(table.options.get("bucket", "-1"))
+
+
+def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
+    """``df`` shuffled so that every row of one (partition, bucket) of ``table`` lands in one
+    task, with the shuffle key as an extra column ``WRITE_KEY_COLUMN`` (writers drop it): the
+    first half of ``write``, for ``df.write.format("paimon_rs")``. Unpartitioned tables get one
+    task per bucket (task i holds bucket i); partitioned ones ``num_tasks`` (default: the
+    bucket count, at least Spark's default parallelism). A bucket-unaware append table
+    (``bucket`` = -1) is returned as it is: any task may write any partition."""
+    from pyspark.sql import functions as F
+
+    num_buckets = _num_buckets(table)
+    bucketed = num_buckets > 0
+    if not bucketed:
+        if table.primary_keys:
+            raise _unsupported(f"paimon_rs.spark: writing {table.identifier}, a primary-key table, needs a "
+                               f"fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')})")
+        return df
+    partitioned = bool(table.partition_keys)
+    spec = _ShuffleSpec(
+        table=table,
+        key_columns=list(dict.fromkeys(table.partition_keys + _bucket_keys(table))),
+        identity_keys=None if partitioned else _identity_keys(num_buckets),
+    )
+    missing = [c for c in spec.key_columns if c not in df.columns]
+    if missing:
+        raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
+                                   f"key columns of {table.identifier}")
+    frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
+    if not partitioned:
+        n = num_buckets
+    else:
+        spark = df.sparkSession
+        parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
+        n = num_tasks or max(num_buckets, parallelism)
+    return frame.repartition(n, F.col(WRITE_KEY_COLUMN))
+
+
+def _with_context(e: BaseException, where: str) -> BaseException:
+    """``e`` with ``where`` (table, Spark partition, partition and bucket) in front of its
+    message, keeping its type where the type can be rebuilt from a message (Spark passes the
+    message, not the type, to the driver)."""
+    msg = f"{where}: {e}"
+    try:
+        return type(e)(msg)
+    except Exception:  # noqa: BLE001
+        return PaimonRsError(msg)
+
+
+def _task_context() -> Tuple[int, int, int]:
+    from pyspark import TaskContext
+
+    ctx = TaskContext.get()
+    if ctx is None:
+        return 0, 0, 0
+    return ctx.partitionId(), ctx.attemptNumber(), ctx.taskAttemptId()
+
+
+def _groups_of(table: Table, batch: pa.RecordBatch) -> str:
+    """The (partition, bucket) pairs of ``batch``, for error messages."""
+    try:
+        cols = [c for c in table.partition_keys + _bucket_keys(table) if c in batch.schema.names]
+        cols = list(dict.fromkeys(cols))
+        sub = batch.select(cols)
+        _, bucket = _core.partition_bucket_of(table._core, sub)
+        pairs = set()
+        for i in range(min(sub.num_rows, 100_000)):
+            part = ", ".join(f"{k}={sub.column(k)[i].as_py()!r}" for k in table.partition_keys)
+            pairs.add((part, bucket[i].as_py()))
+            if len(pairs) >= 5:
+                break
+        return "; ".join(f"partition {{{p}}} bucket {b}" if p else f"bucket {b}" for p, b in sorted(pairs))
+    except Exception:  # noqa: BLE001 (the original error matters more)
+        return "partition/bucket unknown"
+
+
+def _bucket_keys(table: Table) -> List[str]:
+    keys = table.options.get("bucket-key")
+    if keys:
+        return [k.strip() for k in keys.split(",")]
+    return [k for k in table.primary_keys if k not in table.partition_keys]
+
+
+def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One write task: every row it receives goes through the table's writer; yields one row
+    per commit message (none for an empty task)."""
+    pid, attempt, task_attempt_id = _task_context()
+    base = _open_cached(spec.table)
+    table = base.copy({"data-file.prefix": spec.task_prefix(pid, attempt)})
+    where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
+    w = table.new_batch_write_builder().new_write()
+    try:
+        target = table.arrow_schema
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            b = b.select(spec.columns)
+            try:
+                b = _conform(b, pa.schema([target.field(c) for c in spec.columns]), where)
+                w.write_arrow_batch(b)
+            except Exception as e:
+                raise _with_context(e, f"{where}, {_groups_of(table, b)}") from e
+        try:
+            msgs = w.prepare_commit()
+        except Exception as e:
+            raise _with_context(e, f"{where}: writing the buffered buckets failed") from e
+        if spec.slow_first_attempt and pid == 0 and attempt == 0 and os.path.exists(spec.slow_first_attempt[0]):
+            import time
+
+            time.sleep(spec.slow_first_attempt[1])
+        if spec.fail_first_attempt_marker and attempt == 0 and os.path.exists(spec.fail_first_attempt_marker):
+            raise RuntimeError(f"{where}: injected failure after writing {len(msgs)} bucket(s) (test hook)")
+        msgs = [m for m in msgs if not m.is_empty()]
+        if msgs:
+            yield pa.RecordBatch.from_pydict({
+                "spark_partition": pa.array([pid] * len(msgs), pa.int32()),
+                "attempt": pa.array([attempt] * len(msgs), pa.int32()),
+                "task_attempt_id": pa.array([task_attempt_id] * len(msgs), pa.int64()),
+                "bucket": pa.array([m.bucket for m in msgs], pa.int32()),
+                "partition": pa.array([m.partition for m in msgs], pa.binary()),
+                "message": pa.array([m.to_bytes() for m in msgs], pa.binary()),
+            })
+    finally:
+        w.close()
+
+
+def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
+    """Delete the data files named ``file_prefix*`` (this write's, any task attempt) that are
+    not in ``keep``. Returns the deleted paths."""
+    deleted: List[str] = []
+    root = table.table_path
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS]
+        for f in filenames:
+            if f.startswith(file_prefix) and f not in keep:
+                p = os.path.join(dirpath, f)
+                try:
+                    os.remove(p)
+                    deleted.append(p)
+                except FileNotFoundError:
+                    pass
+    return deleted
+
+
+@dataclass
+class _Collected:
+    """Commit messages of a distributed job, one task attempt per Spark partition."""
+
+    messages: List[CommitMessage]
+    files: Set[str]
+
+
+def _choose_attempts(rows: Sequence[Any], bucketed: bool, table: Table) -> _Collected:
+    """Keep one attempt per Spark partition (Spark returns one per partition; a second would be
+    a bug) and check that no (partition, bucket) came from two tasks."""
+    by_part: Dict[int, int] = {}
+    for r in rows:
+        by_part.setdefault(r["spark_partition"], r["task_attempt_id"])
+    msgs: List[CommitMessage] = []
+    owner: Dict[Tuple[bytes, int], int] = {}
+    for r in rows:
+        if by_part[r["spark_partition"]] != r["task_attempt_id"]:
+            continue
+        key = (bytes(r["partition"]), r["bucket"])
+        if bucketed and owner.setdefault(key, r["spark_partition"]) != r["spark_partition"]:
+            raise PaimonRsError(
+                f"paimon_rs.spark.write into {table.identifier}: bucket {r['bucket']} of one partition "
+                f"was written by Spark partitions {owner[key]} and {r['spark_partition']} (the shuffle must "
+                "put a bucket in one task); nothing was committed"
+            )
+        msgs.append(CommitMessage.from_bytes(bytes(r["message"])))
+    files = {f for m in msgs for f in m.file_names}
+    return _Collected(msgs, files)
+
+
+def _commit_collected(table: Table, builder: Any, collected: _Collected, file_prefix: str,
+                      commit_identifier: Optional[int]) -> Optional[int]:
+    """Commit once; then delete this write's files that are not committed. On a failed commit
+    the files go too, unless the commit landed all the same (its identifier is found)."""
+    commit = builder.new_commit()
+    try:
+        snapshot = commit.commit(collected.messages, commit_identifier=commit_identifier)
+    except BaseException:
+        landed = None
+        if commit_identifier is not None:
+            try:
+                landed = builder.new_commit()._core.committed_snapshot(commit_identifier)
+            except Exception:  # noqa: BLE001 (cannot tell: delete nothing but the losers)
+                _sweep(table, file_prefix, collected.files)
+                raise
+        if landed is None:
+            commit.abort(collected.messages)  # never deletes a file a snapshot references
+            _sweep(table, file_prefix, set())
+        else:
+            _sweep(table, file_prefix, collected.files)
+        raise
+    if commit_identifier is not None and collected.messages:
+        # Another run of this job may have committed the identifier meanwhile: the commit then
+        # returned that snapshot and wrote nothing. abort deletes our files unless a snapshot
+        # references them (ours landed), so they never outlive a commit that did not take them.
+        try:
+            commit._core.abort(collected.messages)
+        except PaimonRsError:
+            pass  # the snapshots could not be read: keep what the commit may hold
+    _sweep(table, file_prefix, collected.files)
+    return snapshot
+
+
+def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False, *,
+          commit_user: Optional[str] = None, commit_identifier: Optional[int] = None,
+          num_tasks: Optional[int] = None, _fail_first_attempt_marker: Optional[str] = None,
+          _slow_first_attempt: Optional[Tuple[str, float]] = None) -> Optional[int]:
+    """Write a Spark DataFrame into ``table`` as one snapshot; returns its id (None if nothing
+    was written).
+
+    Columns are matched by name (all of the table's, in any order; ``rowkind.field`` carries
+    -U/-D rows). ``overwrite=True`` is INSERT OVERWRITE as ``BatchWriteBuilder.overwrite()``
+    (the partitions written, with ``dynamic-partition-overwrite``, else the table);
+    ``overwrite={"dt": ...}`` replaces that static partition.
+
+    Exactly once: each Spark partition's winning task attempt is committed, once; the files of
+    failed, retried and speculative attempts are deleted after the commit; a failed job commits
+    nothing and deletes its files. With ``commit_user`` and ``commit_identifier`` (increasing per
+    user) a job run again after it committed writes nothing and returns the same snapshot.
+
+    ``num_tasks``: write tasks of a partitioned table (default: the bucket count, at least
+    Spark's default parallelism); an unpartitioned table gets one task per bucket.
+    """
+    if not isinstance(table, Table):
+        raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
+    builder = table.new_batch_write_builder()
+    if commit_user is not None:
+        builder.with_commit_user(commit_user)
+    if overwrite is True:
+        builder.overwrite()
+    elif isinstance(overwrite, dict):
+        builder.overwrite(overwrite)
+    elif overwrite is not False:
+        raise InvalidArgumentError(f"overwrite must be False, True or a partition dict, got {overwrite!r}")
+    if commit_identifier is not None:
+        landed = builder.new_commit()._core.committed_snapshot(commit_identifier)
+        if landed is not None:
+            return landed
+
+    names = list(table.arrow_schema.names)
+    missing = [c for c in names if c not in df.columns]
+    extra = [c for c in df.columns if c not in names]
+    if missing or extra:
+        raise InvalidArgumentError(
+            f"paimon_rs.spark.write into {table.identifier}: the DataFrame's columns do not match the table's"
+            + (f"; missing {missing}" if missing else "") + (f"; not in the table {extra}" if extra else "")
+        )
+    bucketed = _num_buckets(table) > 0
+    write_id = uuid.uuid4().hex
+    file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
+    spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
+                      fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt)
+    frame = distribute(df.select(*names), table, num_tasks)
+    msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
+    try:
+        rows = msgs_df.collect()  # once: a second action would run every writer again
+    except BaseException:
+        _sweep(table, file_prefix, set())
+        raise
+    try:
+        collected = _choose_attempts(rows, bucketed, table)
+    except BaseException:
+        _sweep(table, file_prefix, set())
+        raise
+    return _commit_collected(table, builder, collected, file_prefix, commit_identifier)
+
+
+def _has_spark_context(spark: Any) -> bool:
+    try:
+        spark.sparkContext  # noqa: B018 (Spark Connect has none)
+        return True
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _bind(fn: Callable[..., Any], *args: Any) -> Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]:
+    def task(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return fn(*args, batches)
+
+    return task
+
+
+def _key_udf(spec: _ShuffleSpec) -> Any:
+    body = _shuffle_key_fn(spec)
+    try:
+        from pyspark.sql.functions import arrow_udf  # Spark >= 4.1
+
+        return arrow_udf(body, "int")  # scalar, from the type hints (pa.Array -> pa.Array)
+    except ImportError:
+        import pandas as pd
+        from pyspark.sql.functions import pandas_udf
+
+        def via_pandas(*cols: pd.Series) -> pd.Series:
+            return body(*[pa.Array.from_pandas(c) for c in cols]).to_pandas()
+
+        return pandas_udf(via_pandas, "int")
+
+
+# ---------------------------------------------------------------------------------------------
+# read
+
+
+def _read_task(table: Table, projection: Optional[List[str]], filt: Any, target: pa.Schema,
+               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    t = _open_cached(table)
+    reader = t._core.new_read(projection, filt)
+    for b in batches:
+        for raw in b.column("split").to_pylist():
+            split = _core.Split.from_bytes(raw)
+            where = f"paimon_rs.spark.read of {t.identifier} ({split.bucket_path})"
+            try:
+                for out in reader.stream([split]):
+                    if out.num_rows:
+                        yield _conform(out, target, where)
+            except PaimonRsError as e:
+                raise _with_context(e, where) from e
+
+
+def plan_splits(table: Table, columns: Optional[List[str]] = None, filter: Optional[Predicate] = None,
+                snapshot_id: Optional[int] = None) -> Tuple[Any, List[bytes], Any]:
+    """Driver side of a read: (core filter, serialized splits, Arrow schema of the rows)."""
+    filt = filter.to_core(table.arrow_schema) if filter is not None else None
+    _, splits = table._core.plan(filt, snapshot_id)
+    schema = table._core.new_read(columns, filt).output_schema()
+    return filt, [s.to_bytes() for s in splits], schema
+
+
+def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: Optional[Predicate] = None,
+         snapshot_id: Optional[int] = None) -> Any:
+    """The table (``columns`` of it, the rows ``filter`` keeps, at ``snapshot_id``: default the
+    latest) as a Spark DataFrame: one task per split, read by the engine in the executors."""
+    if not isinstance(table, Table):
+        raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
+    columns = list(columns) if columns is not None else None
+    filt, splits, schema = plan_splits(table, columns, filter, snapshot_id)
+    spark_schema = spark_schema_of(schema)
+    if not splits:
+        return spark.createDataFrame([], spark_schema)
+    target = _arrow_target(spark_schema, _large_var_types(spark))
+    rows = list(enumerate(splits))
+    if _has_spark_context(spark):
+        idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
+    else:  # Spark Connect
+        idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
+    return idx.mapInArrow(_bind(_read_task, table, columns, filt, target), spark_schema)
+
+
+# ---------------------------------------------------------------------------------------------
+# the seam of distributed maintenance (compaction, #11)
+
+
+def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
+                      task: Callable[[Table, bytes], Iterable[CommitMessage]],
+                      commit: Callable[[List[CommitMessage]], Optional[int]]) -> Optional[int]:
+    """Run ``task(table, item)`` for each serialized per-bucket work item, one Spark task each,
+    collect the commit messages once and hand them to ``commit`` on the driver (which commits
+    one snapshot). ``paimon_rs.spark.compact`` will plan its work items on the driver with the
+    compaction picker and pass a task that rewrites one bucket's files."""
+    if not work:
+        return None
+
+    def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        t = _open_cached(table)
+        out: List[bytes] = []
+        for b in batches:
+            for item in b.column("item").to_pylist():
+                out.extend(m.to_bytes() for m in task(t, item))
+        if out:
+            yield pa.RecordBatch.from_pydict({"message": pa.array(out, pa.binary())})
+
+    rows = list(enumerate(work))
+    idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")
+    got = idx.mapInArrow(run, "message binary").collect()
+    return commit([CommitMessage.from_bytes(bytes(r["message"])) for r in got])
+
+
+def register_data_source(spark: Any) -> None:
+    """Register the ``paimon_rs`` Python Data Source: ``spark.read.format("paimon_rs").load(path)``,
+    ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``."""
+    from paimon_rs.spark_source import PaimonRsDataSource
+
+    spark.dataSource.register(PaimonRsDataSource)

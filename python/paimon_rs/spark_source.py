@@ -1,0 +1,295 @@
+"""The ``paimon_rs`` Python Data Source (Spark >= 4.0), backed by the same engine and the same
+split planning as ``paimon_rs.spark``; register it with ``paimon_rs.spark.register_data_source``.
+
+Read: ``spark.read.format("paimon_rs").load(path)``. Options: ``columns`` (comma list:
+projection push-down; a schema given with ``.schema(...)`` projects too), ``snapshot_id``;
+any other option is a dynamic table option (``scan.tag-name``, ...) and is validated as such.
+Filters Spark hands to ``pushFilters`` (``spark.sql.python.filterPushdown.enabled=true``) become
+engine predicates (partition and file pruning, exact filtering); those the engine cannot take
+stay with Spark.
+
+Write: ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``. The Data Source
+API cannot ask Spark for a distribution, so each task writes the rows it has: on a table with
+fixed buckets, pass the frame through ``paimon_rs.spark.distribute(df, table)`` first (one task
+per (partition, bucket)); a primary-key commit where two tasks wrote one bucket is refused,
+nothing is committed and the files are deleted. ``paimon_rs.spark.write`` does all this itself
+and is the faster path.
+"""
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+import pyarrow as pa
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
+
+from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.predicate import Predicate
+from paimon_rs.table import CommitMessage, Table
+
+
+def _spark():
+    from paimon_rs import spark as ps
+
+    return ps
+
+
+class PaimonRsDataSource(DataSource):
+    """``format("paimon_rs")``: a table directory as a Spark source and sink."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon_rs"
+
+    def _split_options(self) -> Tuple[str, Optional[List[str]], Optional[int], Dict[str, str]]:
+        opts = {str(k): str(v) for k, v in self.options.items()}
+        path = opts.pop("path", None)
+        if not path:
+            raise InvalidArgumentError("format('paimon_rs') needs a table path: .load(path) / .save(path)")
+        opts.pop("filter_pushdown", None)
+        cols = opts.pop("columns", None)
+        columns = [c.strip() for c in cols.split(",") if c.strip()] if cols else None
+        snap = opts.pop("snapshot_id", None)
+        return path, columns, int(snap) if snap is not None else None, opts
+
+    def _table(self) -> Table:
+        path, _, _, dynamic = self._split_options()
+        return Table.open(path, dynamic)
+
+    def _check_read_options(self) -> None:
+        _, _, _, dynamic = self._split_options()
+        bad = sorted(k for k in dynamic if not k.startswith(("scan.", "source.split.")))
+        if bad:
+            raise InvalidArgumentError(
+                f"format('paimon_rs') read: option(s) {bad} are not read options (path, columns, snapshot_id, "
+                "filter_pushdown, scan.*, source.split.*); nothing is ignored"
+            )
+
+    def schema(self) -> Any:
+        self._check_read_options()
+        _, columns, _, _ = self._split_options()
+        t = self._table()
+        schema = t._core.new_read(columns, None).output_schema()
+        return _spark().spark_schema_of(schema)
+
+    def reader(self, schema: Any) -> "DataSourceReader":
+        self._check_read_options()
+        _, columns, snapshot_id, _ = self._split_options()
+        t = self._table()
+        names = [f.name for f in schema.fields]
+        if names != list(t.arrow_schema.names):
+            columns = names  # a schema given with .schema(...) or the columns option: projection
+        opt = self.options.get("filter_pushdown")
+        pushdown = _pushdown_enabled() if opt is None else str(opt).lower() == "true"
+        return (_PushdownReader if pushdown else _Reader)(t, columns, snapshot_id, schema)
+
+    def writer(self, schema: Any, overwrite: bool) -> "_Writer":
+        t = self._table()
+        return _Writer(t, overwrite, uuid.uuid4().hex)
+
+
+# ---------------------------------------------------------------------------------------------
+# read
+
+
+def _predicate_of(table: Table, f: Any) -> Optional[Predicate]:
+    """An engine predicate for a Spark data source filter, None if it has none."""
+    from pyspark.sql import datasource as ds
+
+    pb = table.new_read_builder().new_predicate_builder()
+    names = set(table.arrow_schema.names)
+
+    def col(f: Any) -> Optional[str]:
+        a = getattr(f, "attribute", None)
+        return a[0] if a and len(a) == 1 and a[0] in names else None
+
+    c = col(f)
+    if isinstance(f, ds.Not):
+        inner = f.child
+        ci = col(inner)
+        if ci is None:
+            return None
+        if isinstance(inner, ds.EqualTo):
+            return pb.not_equal(ci, inner.value)
+        if isinstance(inner, ds.In):
+            return pb.is_not_in(ci, list(inner.value))
+        if isinstance(inner, ds.IsNull):
+            return pb.is_not_null(ci)
+        return None
+    if c is None:
+        return None
+    if isinstance(f, ds.EqualTo):
+        return pb.equal(c, f.value)
+    if isinstance(f, ds.GreaterThan):
+        return pb.greater_than(c, f.value)
+    if isinstance(f, ds.GreaterThanOrEqual):
+        return pb.greater_or_equal(c, f.value)
+    if isinstance(f, ds.LessThan):
+        return pb.less_than(c, f.value)
+    if isinstance(f, ds.LessThanOrEqual):
+        return pb.less_or_equal(c, f.value)
+    if isinstance(f, ds.In):
+        return pb.is_in(c, list(f.value))
+    if isinstance(f, ds.IsNull):
+        return pb.is_null(c)
+    if isinstance(f, ds.IsNotNull):
+        return pb.is_not_null(c)
+    if isinstance(f, ds.StringStartsWith):
+        return pb.startswith(c, f.value)
+    return None
+
+
+def _pushdown_enabled() -> bool:
+    """Whether Spark will call ``pushFilters``: Spark (4.1+) refuses a reader that implements it
+    while ``spark.sql.python.filterPushdown.enabled`` is false, and tells the planner worker,
+    not the data source. Read from the planner's frame; not found (another Spark): no push-down,
+    Spark filters (the rows are the same). Spark 4.3 creates the reader of a push-down in a
+    worker of its own (``data_source_pushdown_filters``), run only when the conf is on."""
+    import sys
+
+    f = sys._getframe(1)
+    while f is not None:
+        if f.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
+            return True
+        v = f.f_locals.get("enable_pushdown")
+        if isinstance(v, bool):
+            return v
+        f = f.f_back
+    return False
+
+
+class _Split(InputPartition):
+    def __init__(self, split: Optional[bytes]):
+        super().__init__(split)
+
+
+class _Reader(DataSourceReader):
+    def __init__(self, table: Table, columns: Optional[List[str]], snapshot_id: Optional[int], schema: Any):
+        self.table = table
+        self.columns = columns
+        self.snapshot_id = snapshot_id
+        self.target = _spark()._arrow_target(schema, False)
+        self.predicates: List[Predicate] = []
+
+    def _predicate(self) -> Optional[Predicate]:
+        if not self.predicates:
+            return None
+        pb = self.table.new_read_builder().new_predicate_builder()
+        return self.predicates[0] if len(self.predicates) == 1 else pb.and_predicates(self.predicates)
+
+    def partitions(self) -> Sequence[InputPartition]:
+        _, splits, _ = _spark().plan_splits(self.table, self.columns, self._predicate(), self.snapshot_id)
+        return [_Split(s) for s in splits] or [_Split(None)]
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        if partition.value is None:
+            return
+        ps = _spark()
+        p = self._predicate()
+        filt = p.to_core(self.table.arrow_schema) if p is not None else None
+        t = ps._open_cached(self.table)
+        split = _core.Split.from_bytes(partition.value)
+        where = f"format('paimon_rs') read of {t.identifier} ({split.bucket_path})"
+        try:
+            for b in t._core.new_read(self.columns, filt).stream([split]):
+                if b.num_rows:
+                    yield ps._conform(b, self.target, where)
+        except PaimonRsError as e:
+            raise ps._with_context(e, where) from e
+
+
+class _PushdownReader(_Reader):
+    """A reader that takes Spark's filters (partition and file pruning, exact filtering)."""
+
+    def pushFilters(self, filters: List[Any]) -> Iterator[Any]:
+        for f in filters:
+            try:
+                p = _predicate_of(self.table, f)
+                if p is not None:
+                    p.to_core(self.table.arrow_schema)  # a value the column cannot take: keep it in Spark
+            except (PaimonRsError, ValueError, TypeError, pa.ArrowException):
+                p = None
+            if p is None:
+                yield f
+            else:
+                self.predicates.append(p)
+
+
+# ---------------------------------------------------------------------------------------------
+# write
+
+
+@dataclass
+class _TaskMessages(WriterCommitMessage):
+    spark_partition: int
+    task_attempt_id: int
+    #: (partition bytes, bucket, serialized commit message)
+    messages: List[Tuple[bytes, int, bytes]] = field(default_factory=list)
+
+
+class _Writer(DataSourceArrowWriter):
+    def __init__(self, table: Table, overwrite: bool, write_id: str):
+        self.table = table
+        self.overwrite = overwrite
+        self.file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
+        ps = _spark()
+        pid, attempt, tid = ps._task_context()
+        base = ps._open_cached(self.table)
+        table = base.copy({"data-file.prefix": f"{self.file_prefix}p{pid}-a{attempt}-"})
+        where = f"format('paimon_rs') write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
+        names = list(table.arrow_schema.names)
+        target = table.arrow_schema
+        w = table.new_batch_write_builder().new_write()
+        try:
+            for b in iterator:
+                if b.num_rows == 0:
+                    continue
+                b = b.select(names)
+                try:
+                    w.write_arrow_batch(ps._conform(b, target, where))
+                except Exception as e:
+                    raise ps._with_context(e, f"{where}, {ps._groups_of(table, b)}") from e
+            msgs = [m for m in w.prepare_commit() if not m.is_empty()]
+        finally:
+            w.close()
+        return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs])
+
+    def _rows(self, messages: List[Optional[_TaskMessages]]) -> List[Dict[str, Any]]:
+        return [
+            {"spark_partition": m.spark_partition, "task_attempt_id": m.task_attempt_id, "partition": p,
+             "bucket": b, "message": raw}
+            for m in messages if m is not None for (p, b, raw) in m.messages
+        ]
+
+    def commit(self, messages: List[Optional[_TaskMessages]]) -> None:
+        ps = _spark()
+        table = ps._open_cached(self.table)
+        builder = table.new_batch_write_builder()
+        if self.overwrite:
+            builder.overwrite()
+        try:
+            collected = ps._choose_attempts(self._rows(messages), bool(table.primary_keys), table)
+        except BaseException:
+            ps._sweep(table, self.file_prefix, set())
+            raise
+        ps._commit_collected(table, builder, collected, self.file_prefix, None)
+
+    def abort(self, messages: List[Optional[_TaskMessages]]) -> None:
+        ps = _spark()
+        table = ps._open_cached(self.table)
+        msgs = [CommitMessage.from_bytes(r["message"]) for r in self._rows(messages)]
+        if msgs:
+            table.new_batch_write_builder().new_commit().abort(msgs)
+        ps._sweep(table, self.file_prefix, set())
+
+
+DefaultSource = PaimonRsDataSource

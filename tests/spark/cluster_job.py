@@ -1,0 +1,62 @@
+"""The round trip of test_cluster.py, run in a process of its own (one SparkContext per
+process): ``python cluster_job.py MASTER WAREHOUSE MARKER`` prints one JSON line."""
+
+import datetime
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pyarrow as pa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import paimon_rs.spark as ps  # noqa: E402
+from paimon_rs import CatalogFactory, Schema  # noqa: E402
+
+from standalone import session  # noqa: E402
+
+SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+                    pa.field("v", pa.string()), pa.field("op", pa.string())])
+
+
+def main(master: str, wh: str, marker: str) -> dict:
+    t0 = time.monotonic()
+    spark = session(master, "paimon_rs-cluster-test")
+    started = time.monotonic() - t0
+    cat = CatalogFactory.create({"warehouse": wh})
+    cat.create_database("db", True)
+    cat.create_table("db.c", Schema.from_pyarrow_schema(SCHEMA, ["dt"], ["dt", "id"],
+                                                        {"bucket": "4", "rowkind.field": "op"}), False)
+    t = cat.get_table("db.c")
+    n = 20_000
+    df = spark.range(n).selectExpr("CASE WHEN id % 3 = 0 THEN 'a' ELSE 'b' END AS dt", "id",
+                                   "concat('v', id) AS v", "'+I' AS op")
+    t1 = time.monotonic()
+    s1 = ps.write(df, t, _fail_first_attempt_marker=marker)  # every first attempt fails after writing
+    write_s = time.monotonic() - t1
+    upd = spark.range(0, 100).selectExpr("CASE WHEN id % 3 = 0 THEN 'a' ELSE 'b' END AS dt", "id",
+                                         "'new' AS v", "CASE WHEN id < 50 THEN '+U' ELSE '-D' END AS op")
+    s2 = ps.write(upd, t)
+    t2 = time.monotonic()
+    rows = ps.read(spark, t).collect()
+    read_s = time.monotonic() - t2
+    executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - 1
+    driver_pid = os.getpid()
+    pids = set(spark.sparkContext.parallelize(range(4), 4).map(lambda _: os.getpid()).collect())
+    spark.stop()
+    rb = t.new_read_builder()
+    plain = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+    left = t.remove_orphan_files(older_than=datetime.timedelta(0), dry_run=True).files
+    orphans = [f for f in left if f.endswith(".parquet")]
+    return {
+        "snapshots": [s1, s2], "spark_rows": len(rows), "plain_rows": plain.num_rows,
+        "updated": sum(1 for r in rows if r["v"] == "new"), "ids_unique": len({r["id"] for r in rows}) == len(rows),
+        "orphans": orphans, "executors": executors, "driver_in_executor": driver_pid in pids,
+        "session_s": round(started, 1), "write_s": round(write_s, 1), "read_s": round(read_s, 1),
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(main(*sys.argv[1:4])), flush=True)

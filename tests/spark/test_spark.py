@@ -1,0 +1,221 @@
+"""paimon_rs.spark in local[2,4]: write, read, exactly once, errors, pickling."""
+
+import pickle
+
+import pyarrow as pa
+import pytest
+
+import paimon_rs
+import paimon_rs.spark as ps
+from paimon_rs import CatalogFactory
+
+from spark_helpers import WIDE, create, data_files, live_files, orphans, plain_read, to_spark, wide_rows
+
+PK_SCHEMA = pa.schema([
+    pa.field("dt", pa.string(), nullable=False),
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("v", pa.string()),
+    pa.field("op", pa.string()),
+])
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
+
+
+def pk_rows(ids, dts, v="a", op="+I"):
+    ids = list(ids)
+    return pa.table({"dt": [dts[i % len(dts)] for i in range(len(ids))], "id": ids,
+                     "v": [f"{v}{i}" for i in ids], "op": [op] * len(ids)}, schema=PK_SCHEMA)
+
+
+def test_identity_shuffle_keys_are_sparks_own_hash(spark):
+    from pyspark.sql import functions as F
+
+    vals = list(range(-50, 2000, 7)) + [2**31 - 1, -(2**31)]
+    df = spark.createDataFrame([(v,) for v in vals], "v int").select("v", F.hash("v").alias("h"))
+    got = {r["v"]: r["h"] for r in df.collect()}
+    assert got == {v: ps._spark_hash_int(v) for v in vals}
+    # task i receives exactly bucket i
+    for n in (1, 3, 8):
+        keys = ps._identity_keys(n)
+        parts = (spark.createDataFrame([(k,) for k in keys], "k int").repartition(n, "k")
+                 .rdd.mapPartitionsWithIndex(lambda i, it: [(i, r["k"]) for r in it]).collect())
+        assert sorted(parts) == [(b, keys[b]) for b in range(n)]
+
+
+def test_table_pickles_as_path_and_options(catalog):
+    t = create(catalog, "db.p", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    c = t.copy({"write-buffer-size": "64 mb"})
+    data = pickle.dumps(c)
+    assert len(data) < 400 and b"write-buffer-size" in data
+    back = pickle.loads(data)
+    assert back.identifier == "db.p" and back.table_path == t.table_path
+    assert back.options["write-buffer-size"] == "64 mb"
+
+
+def test_round_trip_partitioned_pk_table(spark, catalog):
+    t = create(catalog, "db.wide", WIDE, ["dt"], ["dt", "id"], bucket="3")
+    data = wide_rows(range(0, 600), ["2026-01-01", "2026-01-02", "2026-01-03"])
+    snap = ps.write(to_spark(spark, data), t)
+    assert snap == 1
+    expected = data.sort_by([("dt", "ascending"), ("id", "ascending")])
+    assert plain_read(t, ["dt", "id"]).equals(expected)
+    df = ps.read(spark, t)
+    assert df.schema.simpleString().startswith("struct<dt:string,id:bigint,v:string,i8:tinyint")
+    types = {f.name: f.dataType.simpleString() for f in df.schema.fields}
+    assert types["amount"] == "decimal(12,3)" and types["ts"] == "timestamp_ntz" and types["tsz"] == "timestamp"
+    assert types["attrs"] == "map<string,bigint>" and types["point"] == "struct<x:double,y:int>"
+    back = pa.Table.from_batches(df._collect_as_arrow()).sort_by([("dt", "ascending"), ("id", "ascending")])
+    assert back.num_rows == 600
+    for name in expected.column_names:
+        want = expected.column(name)
+        got = back.column(name)
+        if name == "tsz":
+            got = got.cast(pa.timestamp("us", tz="UTC"))
+        assert got.to_pylist() == want.to_pylist(), name
+    # projection, filter, time travel
+    pb = t.new_read_builder().new_predicate_builder()
+    f = pb.and_predicates([pb.equal("dt", "2026-01-02"), pb.less_than("id", 50)])
+    rows = ps.read(spark, t, columns=["id", "v"], filter=f).collect()
+    assert sorted(r["id"] for r in rows) == [i for i in range(50) if i % 3 == 1]
+    assert ps.read(spark, t, snapshot_id=1).count() == 600
+
+
+def test_upserts_and_deletes_from_spark(spark, catalog):
+    t = create(catalog, "db.kinds", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="4", **{"rowkind.field": "op"})
+    ps.write(to_spark(spark, pk_rows(range(100), ["a", "b"])), t)
+    changes = pa.concat_tables([
+        pk_rows(range(0, 20), ["a", "b"], v="new"),        # upserts
+        pk_rows(range(20, 30), ["a", "b"], op="-D"),       # deletes
+        pk_rows(range(100, 105), ["a", "b"], v="n"),       # inserts
+    ])
+    ps.write(to_spark(spark, changes), t)
+    got = {(r["dt"], r["id"]): r["v"] for r in ps.read(spark, t).collect()}
+    want = {(["a", "b"][i % 2], i): f"a{i}" for i in range(100)}
+    for i in range(20):
+        want[(["a", "b"][i % 2], i)] = f"new{i}"
+    for i in range(20, 30):
+        del want[(["a", "b"][i % 2], i)]
+    for i in range(100, 105):
+        want[(["a", "b"][i % 2], i)] = f"n{i}"
+    assert got == want
+    assert plain_read(t).num_rows == len(want)
+
+
+def test_unpartitioned_table_one_task_per_bucket(spark, catalog):
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    t = create(catalog, "db.u", schema, [], ["id"], bucket="5")
+    data = pa.table({"id": list(range(1000)), "v": [str(i) for i in range(1000)]}, schema=schema)
+    ps.write(to_spark(spark, data).repartition(3), t)
+    # one writer per bucket: one file per bucket, 5 buckets
+    files = data_files(t)
+    assert len(files) == 5 and {f.split("/")[-2] for f in files} == {f"bucket-{b}" for b in range(5)}
+    assert plain_read(t, ["id"]).equals(data)
+
+
+def test_empty_dataframe_and_empty_tasks(spark, catalog):
+    t = create(catalog, "db.e", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="8")
+    empty = spark.createDataFrame([], "dt string, id bigint, v string, op string")
+    assert ps.write(empty, t) is None
+    assert t.latest_snapshot_id() is None
+    assert ps.read(spark, t).count() == 0
+    # 3 rows into 8 buckets: most tasks get nothing
+    assert ps.write(to_spark(spark, pk_rows(range(3), ["x"])), t) == 1
+    assert ps.read(spark, t).count() == 3
+    assert len(data_files(t)) <= 3 and not orphans(t)
+
+
+def test_overwrite_dynamic_and_static(spark, catalog):
+    t = create(catalog, "db.o", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    ps.write(to_spark(spark, pk_rows(range(10), ["a", "b"])), t)
+    ps.write(to_spark(spark, pk_rows(range(100, 103), ["a"], v="o")), t, overwrite=True)
+    got = sorted((r["dt"], r["id"]) for r in ps.read(spark, t).collect())
+    assert got == sorted([("a", i) for i in range(100, 103)] + [("b", i) for i in range(1, 10, 2)])
+    ps.write(to_spark(spark, pk_rows(range(200, 201), ["b"])), t, overwrite={"dt": "b"})
+    got = sorted((r["dt"], r["id"]) for r in ps.read(spark, t).collect())
+    assert got == sorted([("a", i) for i in range(100, 103)] + [("b", 200)])
+    with pytest.raises(paimon_rs.PaimonRsError, match="outside the partition"):
+        ps.write(to_spark(spark, pk_rows(range(1), ["a"])), t, overwrite={"dt": "b"})
+    assert not orphans(t)
+
+
+def test_a_task_that_fails_after_writing_is_retried_once_committed(spark, catalog, tmp_path):
+    """Every task's first attempt writes its files, then fails; the retries commit. No duplicate
+    rows, and the failed attempts' files are gone."""
+    t = create(catalog, "db.retry", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="3")
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    ps.write(to_spark(spark, pk_rows(range(300), ["a", "b"])), t, num_tasks=4,
+             _fail_first_attempt_marker=str(marker))
+    assert plain_read(t).num_rows == 300
+    names = {f.split("/")[-1] for f in data_files(t)}
+    assert all("-a1-" in n for n in names), names  # only the retries' files
+    assert data_files(t) == live_files(t) and not orphans(t)
+
+
+def test_a_failed_job_leaves_the_table_and_no_files(spark, catalog):
+    t = create(catalog, "db.fail", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2", **{"rowkind.field": "op"})
+    ps.write(to_spark(spark, pk_rows(range(10), ["a"])), t)
+    before = plain_read(t, ["id"])
+    files_before = data_files(t)
+    # a row kind the table cannot take: every attempt fails in the writer, after other rows
+    bad = pa.concat_tables([pk_rows(range(10, 200), ["a", "b"]), pk_rows([7], ["a"], op="?X")])
+    with pytest.raises(Exception) as e:
+        ps.write(to_spark(spark, bad), t)
+    msg = str(e.value)
+    assert "paimon_rs.spark.write into db.fail" in msg and "bucket" in msg and "dt='a'" in msg, msg
+    assert t.latest_snapshot_id() == 1
+    assert plain_read(t, ["id"]).equals(before)
+    assert data_files(t) == files_before
+
+
+def test_a_job_retried_with_its_commit_identifier_lands_once(spark, catalog):
+    t = create(catalog, "db.ident", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    df = to_spark(spark, pk_rows(range(50), ["a"]))
+    s1 = ps.write(df, t, commit_user="job-42", commit_identifier=7)
+    s2 = ps.write(df, t, commit_user="job-42", commit_identifier=7)
+    assert s1 == s2 == 1 and t.latest_snapshot_id() == 1
+    assert ps.write(df, t, commit_user="job-42", commit_identifier=8) == 2
+    assert plain_read(t).num_rows == 50 and not orphans(t)
+
+
+def test_append_tables_bucketed_and_unaware(spark, catalog):
+    schema = pa.schema([pa.field("dt", pa.string()), pa.field("id", pa.int64()), pa.field("v", pa.string())])
+    t1 = create(catalog, "db.a1", schema, ["dt"], [], bucket="2", **{"bucket-key": "id"})
+    t2 = create(catalog, "db.a2", schema, ["dt"], [])
+    data = pa.table({"dt": ["x", "y"] * 50, "id": list(range(100)), "v": ["v"] * 100}, schema=schema)
+    for t in (t1, t2):
+        ps.write(to_spark(spark, data).repartition(3), t)
+        ps.write(to_spark(spark, data), t)
+        assert ps.read(spark, t).count() == 200 and plain_read(t).num_rows == 200
+
+
+def test_columns_must_match(spark, catalog):
+    t = create(catalog, "db.cols", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    df = spark.createDataFrame([("a", 1, "x")], "dt string, id bigint, w string")
+    with pytest.raises(paimon_rs.InvalidArgumentError, match=r"missing \['v', 'op'\].*not in the table \['w'\]"):
+        ps.write(df, t)
+
+
+def test_a_second_run_racing_past_the_identifier_check_leaves_no_files(catalog):
+    """Two runs of one job (same commit user and identifier) both pass the driver's check before
+    either commits: the second commit returns the first's snapshot and writes nothing, and its
+    files are deleted, not left as orphans. (No Spark needed: the driver's commit step.)"""
+    t = create(catalog, "db.race", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+
+    def run(prefix):
+        w = t.copy({"data-file.prefix": prefix}).new_batch_write_builder().new_write()
+        w.write_arrow(pk_rows(range(20), ["a"]))
+        msgs = w.prepare_commit()
+        w.close()
+        builder = t.new_batch_write_builder().with_commit_user("job")
+        collected = ps._Collected(msgs, {f for m in msgs for f in m.file_names})
+        return ps._commit_collected(t, builder, collected, prefix, 5)
+
+    assert run("data-run1-") == 1
+    assert run("data-run2-") == 1
+    names = {f.split("/")[-1] for f in data_files(t)}
+    assert names and all(n.startswith("data-run1-") for n in names), names
+    assert plain_read(t).num_rows == 20 and not orphans(t)
