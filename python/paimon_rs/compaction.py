@@ -4,7 +4,7 @@ writer would merge, and into which level (paimon-behaviour.md §3)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from paimon_rs import _core
 
@@ -42,4 +42,97 @@ class UniversalCompaction:
         return None if got is None else CompactUnit(*got)
 
 
-__all__: List[str] = ["CompactUnit", "UniversalCompaction"]
+@dataclass(frozen=True)
+class SortedRun:
+    """A sorted run of a bucket: a level-0 file or all files of a level ≥ 1 (append buckets: all
+    files at one level). ``bytes`` and ``rows`` are the files' totals."""
+
+    level: int
+    files: int
+    bytes: int
+    rows: int
+
+    def __str__(self) -> str:
+        return f"L{self.level}: {self.files} file(s), {_size(self.bytes)}, {self.rows} rows"
+
+
+@dataclass(frozen=True)
+class CompactionPick:
+    """One compaction a bucket would run now: ``files`` input files (``bytes``, ``rows``) into
+    ``output_level``, because of ``reason`` (``size-amplification``, ``size-ratio``,
+    ``run-count``, ``early-full``, ``force-up-level-0`` for primary-key buckets, ``small-files``
+    for append buckets)."""
+
+    files: int
+    bytes: int
+    rows: int
+    output_level: int
+    reason: str
+
+    def __str__(self) -> str:
+        return (f"{self.reason}: {self.files} file(s), {_size(self.bytes)}, {self.rows} rows "
+                f"-> level {self.output_level}")
+
+
+@dataclass(frozen=True)
+class BucketCompactionPlan:
+    """What ``Table.compact()`` would do in one (partition, bucket) of the latest snapshot:
+    its sorted runs (newest first), the picks (empty: nothing to compact) and why."""
+
+    partition: str
+    bucket: int
+    primary_key: bool
+    runs: List[SortedRun]
+    picks: List[CompactionPick]
+    explanation: str
+
+    def __str__(self) -> str:
+        where = f"{self.partition}bucket-{self.bucket}"
+        lines = [f"{where}: {len(self.runs)} run(s); {self.explanation}"]
+        lines += [f"  run {r}" for r in self.runs]
+        lines += [f"  pick {p}" for p in self.picks]
+        return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class CompactionSummary:
+    """What a compaction snapshot changed: files, bytes and rows removed (``*_before``) and
+    written (``*_after``)."""
+
+    snapshot_id: Optional[int]
+    files_before: int = 0
+    files_after: int = 0
+    bytes_before: int = 0
+    bytes_after: int = 0
+    rows_before: int = 0
+    rows_after: int = 0
+    seconds: float = 0.0
+
+    def __str__(self) -> str:
+        if self.snapshot_id is None:
+            return f"nothing to compact ({self.seconds:.2f} s)"
+        return (f"snapshot {self.snapshot_id}: files {self.files_before} -> {self.files_after}, "
+                f"bytes {_size(self.bytes_before)} -> {_size(self.bytes_after)}, "
+                f"rows {self.rows_before} -> {self.rows_after}, {self.seconds:.2f} s")
+
+
+def _size(n: int) -> str:
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if v < 1024 or unit == "GiB":
+            return f"{v:.0f} {unit}" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{n} B"
+
+
+def compaction_plan(core_table: Any) -> List[BucketCompactionPlan]:
+    """The plan of a ``_core.Table`` (``Table.compaction_plan()`` calls this)."""
+    out = []
+    for part, bucket, pk, runs, picks, why in _core.compaction_plan(core_table):
+        out.append(BucketCompactionPlan(
+            part, bucket, pk, [SortedRun(*r) for r in runs], [CompactionPick(*p) for p in picks], why))
+    return out
+
+
+__all__: List[str] = ["BucketCompactionPlan", "CompactUnit", "CompactionPick", "CompactionSummary",
+                      "SortedRun", "UniversalCompaction", "compaction_plan"]

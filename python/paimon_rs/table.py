@@ -107,6 +107,34 @@ class Table:
         ``directories``)."""
         return remove_orphan_files(self._core, older_than, dry_run)
 
+    def compact(self, full: bool = True,
+                partitions: Optional[List[Dict[str, Any]]] = None) -> Optional[int]:
+        """Compact the table and commit the result as one COMPACT snapshot.
+
+        ``full=True`` merges every bucket's sorted runs into one run at the top level (reads
+        then need no merging; deletes are dropped); ``full=False`` runs, per bucket, what the
+        universal compaction picker chooses (``num-sorted-run.compaction-trigger``,
+        ``compaction.size-ratio``, ...), as Java Paimon's compaction job does. ``partitions``
+        limits it to the partitions matching one of the given ``{column: value}`` specs.
+        Returns the new snapshot id, or ``None`` if nothing needed compacting. Reads before and
+        after give the same rows. Append tables: their small files are rewritten into
+        target-size files (``full=False``: Java's small-file pick; README "Append tables, plan and
+        CLI"). See :meth:`compaction_plan` for what ``full=False`` would do. A concurrent
+        commit that removed the inputs raises ``CommitConflictError`` and leaves the table as it
+        was."""
+        batches = None
+        if partitions is not None:
+            schema = self.arrow_schema
+            batches = [_partition_batch(schema, p, "compact") for p in partitions]
+        return self._core.compact(full, batches)
+
+    def compaction_plan(self) -> List[Any]:
+        """Per (partition, bucket) of the latest snapshot: the sorted runs and what a compaction
+        would do now and why — a list of ``paimon_rs.compaction.BucketCompactionPlan``
+        (printable)."""
+        from paimon_rs.compaction import compaction_plan
+        return list(compaction_plan(self._core))
+
     def __repr__(self) -> str:
         return f"Table({str(self.identifier)!r})"
 
@@ -269,6 +297,22 @@ class TableOptions(Dict[str, str]):
         return super().get("deletion-vectors.enabled", "false").lower() == "true"
 
 
+def _partition_batch(schema: pa.Schema, spec: Dict[str, Any], what: str) -> pa.RecordBatch:
+    """A one-row batch of the partition values of ``spec`` (typed as the table's columns)."""
+    arrays, fields = [], []
+    for k, v in spec.items():
+        if k not in schema.names:
+            raise InvalidArgumentError(f"{what}: '{k}' is not a column of the table")
+        f = schema.field(k)
+        try:
+            arrays.append(pa.array([v], type=f.type) if not isinstance(v, str) or pa.types.is_string(f.type)
+                          else pa.array([v]).cast(f.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
+            raise InvalidArgumentError(f"{what}: value {v!r} does not fit '{k}' ({f.type}): {e}") from e
+        fields.append(pa.field(k, f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
 def _reopen(path: str, options: Dict[str, str], name: str) -> Table:
     return Table.open(path, options, name)
 
@@ -310,7 +354,13 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> BatchTableWrite:
-        w = BatchTableWrite(self.table)
+        table = self.table
+        if self._overwrite and table.primary_keys:
+            # the overwrite replaces the partitions' live files: a writer compacting its new
+            # files with them would hand the commit inputs that are gone (Java's overwrite
+            # writers ignore previous files); the new files stay level 0 for later compactions
+            table = table.copy({"write-only": "true"})
+        w = BatchTableWrite(table)
         w._progress = getattr(self, "_progress", None)
         return w
 
@@ -580,17 +630,7 @@ class BatchTableCommit:
     def _overwrite_batch(self) -> Optional[pa.RecordBatch]:
         if self._static_partition is None:
             return None
-        schema = self.table.arrow_schema
-        arrays, fields = [], []
-        for k, v in self._static_partition.items():
-            f = schema.field(k)
-            try:
-                arrays.append(pa.array([v], type=f.type) if not isinstance(v, str) or pa.types.is_string(f.type)
-                              else pa.array([v]).cast(f.type))
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as e:
-                raise InvalidArgumentError(f"overwrite: value {v!r} does not fit '{k}' ({f.type}): {e}") from e
-            fields.append(pa.field(k, f.type))
-        return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+        return _partition_batch(self.table.arrow_schema, self._static_partition, "overwrite")
 
     def commit(self, commit_messages: List[CommitMessage],
                commit_identifier: Optional[int] = None) -> Optional[int]:

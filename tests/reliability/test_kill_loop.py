@@ -126,7 +126,8 @@ def kill_loop(tmp_path: Any, kills: int, seed: int, acked_out: Optional[Dict[int
     wh = str(tmp_path / "wh")
     spill = str(tmp_path / "spill")
     os.makedirs(spill)
-    table = create_table(wh, "k", KILL_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    # write-only: no compaction runs here, so every file a snapshot committed stays live
+    table = create_table(wh, "k", KILL_SCHEMA, primary_keys=["id"], options={"bucket": "2", "write-only": "true"})
     ids = list(range(SEED_ROWS))
     write_commit(table, pa.table({"id": ids, "v": ["seed"] * SEED_ROWS, "b": [-1] * SEED_ROWS}, schema=KILL_SCHEMA))
     rng = random.Random(seed)

@@ -31,7 +31,9 @@ def race(tmp_path: Any, shared: bool, commits: int) -> Tuple[Any, Dict[Tuple[int
     wh = str(tmp_path / "wh")
     spill = str(tmp_path / "spill")
     os.makedirs(spill, exist_ok=True)
-    table = create_table(wh, "r", RACE_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    # write-only: one snapshot per commit (compacting writers add COMPACT snapshots and their
+    # compactions of shared buckets conflict, as Java's concurrent writers do)
+    table = create_table(wh, "r", RACE_SCHEMA, primary_keys=["id"], options={"bucket": "2", "write-only": "true"})
     cfg = {"warehouse": wh, "table": "db.r", "commits": commits, "shared": shared, "keys": 64, "rows": 50}
     procs = []
     for p in range(PROCS):

@@ -46,7 +46,6 @@ def test_catalog_errors(catalog, tmp_path):
 
 @pytest.mark.parametrize("options,exc,match", [
     ({}, paimon_rs.UnsupportedError, "dynamic bucket"),
-    ({"bucket": "2", "merge-engine": "first-row"}, paimon_rs.UnsupportedError, "first-row"),
     ({"bucket": "2", "no.such.option": "1"}, paimon_rs.UnsupportedError, "no.such.option"),
     ({"bucket": "two"}, paimon_rs.InvalidArgumentError, "'bucket'"),
     ({"bucket": "2", "write-buffer-size": "lots"}, paimon_rs.InvalidArgumentError, "write-buffer-size"),

@@ -137,7 +137,8 @@ def test_buckets_share_the_input_batch(catalog, tmp_path):
 def test_sort_spill_threshold_premerges_small_runs_on_read(catalog, tmp_path):
     """More sorted runs than `sort-spill-threshold`: the smallest are merged into one spilled run
     first. Same result; the spill file exists while the read streams and is gone after."""
-    t = make(catalog, tmp_path, bucket="1")
+    # write-only: the six commits stay six sorted runs (a writer would compact them)
+    t = make(catalog, tmp_path, bucket="1").copy({"write-only": "true"})
     for c in range(6):
         wb = t.new_batch_write_builder()
         w, cm = wb.new_write(), wb.new_commit()

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import os
+from typing import Any, Dict, List
+
 import pyarrow as pa
 
 PK_SCHEMA = pa.schema([
@@ -35,3 +39,14 @@ def read(table, projection=None, predicate=None, sort=None):
     if sort:
         t = t.sort_by([(k, "ascending") for k in sort])
     return t
+
+
+def snapshots(table) -> List[Dict[str, Any]]:
+    """The table's snapshot files (JSON), oldest first."""
+    d = os.path.join(table.table_path, "snapshot")
+    ids = sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
+    out = []
+    for i in ids:
+        with open(os.path.join(d, f"snapshot-{i}")) as f:
+            out.append(json.load(f))
+    return out

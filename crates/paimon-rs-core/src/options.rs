@@ -52,6 +52,8 @@ const SUPPORTED: &[&str] = &[
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
     "data-file.prefix",
+    "record-level.expire-time",
+    "record-level.time-field",
     "comment",
     "path",
 ];
@@ -576,13 +578,8 @@ impl CoreOptions {
     /// table whose write-side options it does not implement.
     pub fn check_supported(&self, primary_key: bool, for_write: bool) -> Result<()> {
         let get = |k: &str| self.raw.get(k).map(String::as_str);
-        if self.merge_engine == MergeEngineKind::FirstRow && for_write {
-            return Err(Error::unsupported(
-                "writing a merge-engine 'first-row' table: first-row tables hide level-0 \
-                 files from reads until lookup compaction moves them up, and paimon_rs \
-                 cannot compact yet (reading first-row tables is supported)",
-            ));
-        }
+        // first-row tables hide level-0 files from reads: a writer that does not compact them
+        // up (`write-only`) leaves its data invisible until a compaction job runs, as in Java
         if let Some(v) = get("sequence.snapshot-ordering") {
             if parse_bool("sequence.snapshot-ordering", v)? {
                 return Err(Error::unsupported("sequence.snapshot-ordering = true"));
@@ -754,11 +751,8 @@ mod tests {
         )
         .unwrap();
         o.check_supported(true, false).unwrap();
-        assert!(o
-            .check_supported(true, true)
-            .unwrap_err()
-            .to_string()
-            .contains("first-row"));
+        // writable since writers compact level 0 up (issue #11)
+        o.check_supported(true, true).unwrap();
         assert!(
             CoreOptions::new(&opts(&[("bucket", "2"), ("merge-engine", "x")]), true)
                 .unwrap_err()

@@ -3,7 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use paimon_rs_core::compact::{PickClock, PickReason, RunShape, UniversalCompaction as Picker};
+use paimon_rs_core::compact::plan::reason_name;
+use paimon_rs_core::compact::{PickClock, RunShape, UniversalCompaction as Picker};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -11,16 +12,6 @@ use crate::errors::IntoPy;
 #[pyclass(module = "paimon_rs._core")]
 pub struct UniversalCompaction {
     inner: Picker,
-}
-
-fn reason_name(r: PickReason) -> &'static str {
-    match r {
-        PickReason::EarlyFull => "early-full",
-        PickReason::SizeAmplification => "size-amplification",
-        PickReason::SizeRatio => "size-ratio",
-        PickReason::RunCount => "run-count",
-        PickReason::ForceUpLevel0 => "force-up-level-0",
-    }
 }
 
 #[pymethods]

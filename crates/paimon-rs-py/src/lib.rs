@@ -3,6 +3,7 @@
 
 mod catalog;
 mod compaction;
+mod compaction_ops;
 mod errors;
 mod logbridge;
 mod pool;
@@ -27,6 +28,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     Ok(())
 }

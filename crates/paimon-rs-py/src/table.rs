@@ -10,6 +10,7 @@ use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use paimon_rs_core::commit::{
     CommitMessage as CoreMessage, FileStoreCommit, Overwrite, PartitionSpec,
 };
+use paimon_rs_core::compact;
 use paimon_rs_core::read::scan::TableScan;
 use paimon_rs_core::read::split::Split as CoreSplit;
 use paimon_rs_core::read::table_read::TableRead as CoreRead;
@@ -35,6 +36,10 @@ pub struct Table {
 impl Table {
     pub fn from_core(inner: FileStoreTable) -> Self {
         Table { inner }
+    }
+
+    pub fn core(&self) -> &FileStoreTable {
+        &self.inner
     }
 }
 
@@ -172,6 +177,31 @@ impl Table {
 
     fn latest_snapshot_id(&self) -> PyResult<Option<i64>> {
         self.inner.snapshot_manager().latest_id().py_err()
+    }
+
+    /// Compact every bucket (of the partitions given as one-row batches of partition values,
+    /// all if None): `full` = each bucket into one run at the top level, else what the
+    /// universal picker chooses. One COMPACT snapshot; its id, or None if nothing was compacted.
+    #[pyo3(signature = (full=true, partitions=None))]
+    fn compact(
+        &self,
+        py: Python<'_>,
+        full: bool,
+        partitions: Option<Vec<Bound<'_, PyAny>>>,
+    ) -> PyResult<Option<i64>> {
+        let specs: Option<Vec<PartitionSpec>> = match partitions {
+            None => None,
+            Some(list) => Some(
+                list.iter()
+                    .map(|b| {
+                        let batch = RecordBatch::from_pyarrow_bound(b)?;
+                        spec_from_batch(&self.inner, &batch, "compact").py_err()
+                    })
+                    .collect::<PyResult<_>>()?,
+            ),
+        };
+        py.detach(|| compact::compact_table(&self.inner, full, specs.as_deref()))
+            .py_err()
     }
 
     /// Remove orphan files last modified before `older_than_millis` (epoch millis); returns the
@@ -450,27 +480,36 @@ impl TableCommit {
 
 impl TableCommit {
     fn spec_from_batch(&self, batch: &RecordBatch) -> Result<PartitionSpec, Error> {
-        let table = self.inner.table();
-        let mut spec = vec![];
-        for (i, f) in batch.schema().fields().iter().enumerate() {
-            if !table.partition_keys().contains(f.name()) {
-                return Err(Error::invalid(format!(
-                    "overwrite: '{}' is not a partition key",
-                    f.name()
-                )));
-            }
-            let t = table
-                .schema
-                .field(f.name())
-                .map(|x| x.data_type.clone())
-                .ok_or_else(|| Error::invalid(format!("unknown column {}", f.name())))?;
-            spec.push((
-                f.name().clone(),
-                datum_from_arrow(batch.column(i).as_ref(), 0, &t)?,
-            ));
-        }
-        Ok(spec)
+        spec_from_batch(self.inner.table(), batch, "overwrite")
     }
+}
+
+/// A partition spec from a one-row batch of partition values (zero columns = every partition);
+/// `what` names the operation in errors.
+fn spec_from_batch(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+    what: &str,
+) -> Result<PartitionSpec, Error> {
+    let mut spec = vec![];
+    for (i, f) in batch.schema().fields().iter().enumerate() {
+        if !table.partition_keys().contains(f.name()) {
+            return Err(Error::invalid(format!(
+                "{what}: '{}' is not a partition key",
+                f.name()
+            )));
+        }
+        let t = table
+            .schema
+            .field(f.name())
+            .map(|x| x.data_type.clone())
+            .ok_or_else(|| Error::invalid(format!("unknown column {}", f.name())))?;
+        spec.push((
+            f.name().clone(),
+            datum_from_arrow(batch.column(i).as_ref(), 0, &t)?,
+        ));
+    }
+    Ok(spec)
 }
 
 #[pyclass(module = "paimon_rs._core", frozen, from_py_object)]

@@ -13,6 +13,7 @@ use super::input::{align_batch, filter_rows, is_retract, AlignedBatch};
 use super::pipeline::write_pipelined;
 use super::rolling::{FileWriterContext, RollingFileWriter};
 use crate::commit::CommitMessage;
+use crate::compact::{BucketCompactor, CompactResult, CompactSettings};
 use crate::error::{Error, Result};
 use crate::io::parquet::ROW_GROUP_BYTES;
 use crate::kv::{file_context, FileSource};
@@ -100,6 +101,9 @@ struct Restored {
     all: bool,
     /// Max sequence number per (partition, bucket) of those partitions' live files.
     max_seq: HashMap<WriterKey, i64>,
+    /// Live files per (partition, bucket) of those partitions (primary-key tables that compact:
+    /// a bucket's levels), kept up to date with what this writer hands out.
+    files: HashMap<WriterKey, Vec<DataFileMeta>>,
 }
 
 /// Everything a flush needs that does not change per bucket.
@@ -442,8 +446,17 @@ impl TableWrite {
             // only once the read succeeded: a failed read leaves what is known intact
             if everything {
                 self.restored.max_seq.clear();
+                self.restored.files.clear();
             }
+            let keep_files = self.compacts();
             for e in entries {
+                if keep_files {
+                    self.restored
+                        .files
+                        .entry((e.partition.clone(), e.bucket))
+                        .or_default()
+                        .push(e.file.clone());
+                }
                 let v = self
                     .restored
                     .max_seq
@@ -608,10 +621,20 @@ impl TableWrite {
                 Err(_) => {}
             }
         }
+        if first_err.is_none() {
+            if let Err(e) = self.compact_written(&mut msgs) {
+                first_err = Some(e);
+            }
+        }
         let mut paths = vec![];
         for m in &msgs {
             let ppath = self.partition_path_of(m);
-            for f in &m.new_files {
+            let written = CompactResult {
+                before: m.compact_before.clone(),
+                after: m.compact_after.clone(),
+            }
+            .written();
+            for f in m.new_files.iter().chain(&written) {
                 paths.push(self.table.bucket_dir(&ppath, m.bucket).join(&f.file_name));
             }
         }
@@ -624,6 +647,87 @@ impl TableWrite {
         // every run was consumed: drop the (now empty) spill directory
         self.reset_spiller();
         Ok(msgs)
+    }
+
+    /// Whether this writer compacts (paimon-behaviour.md §1.6): primary-key tables unless
+    /// `write-only`.
+    fn compacts(&self) -> bool {
+        // append tables: bucketed ones, as Java's BucketedAppendCompactManager (bucket-unaware
+        // tables are compacted by a dedicated job, Table.compact)
+        (self.table.is_primary_key() || self.table.options.bucket > 0)
+            && !self.table.options.write_only
+    }
+
+    /// Compaction at `prepare_commit` (a batch write waits for it, §1.6): each written bucket's
+    /// levels (its restored live files plus the new files) are handed to the universal picker
+    /// (a full compaction with `full-compaction.delta-commits`, which batch writes apply at
+    /// every commit, §12) and the task's before/after files go into the bucket's message.
+    fn compact_written(&mut self, msgs: &mut [CommitMessage]) -> Result<()> {
+        if !self.compacts() || msgs.is_empty() {
+            return Ok(());
+        }
+        let settings = CompactSettings::from_table(&self.table)?;
+        let full = self.table.options.full_compaction_delta_commits.is_some();
+        let dirs: HashMap<WriterKey, std::path::PathBuf> = self
+            .writers
+            .iter()
+            .map(|(k, w)| {
+                (
+                    k.clone(),
+                    self.table.bucket_dir(&w.partition_path, w.bucket),
+                )
+            })
+            .collect();
+        let (table, restored) = (&self.table, &self.restored.files);
+        let results: Vec<Result<()>> = msgs
+            .par_iter_mut()
+            .map(|m| {
+                let key = (m.partition.clone(), m.bucket);
+                let Some(dir) = dirs.get(&key).cloned() else {
+                    return Ok(());
+                };
+                let mut files = restored.get(&key).cloned().unwrap_or_default();
+                files.extend(m.new_files.iter().cloned());
+                if !table.is_primary_key() {
+                    if let Some((before, after)) = crate::compact::append::compact_written_bucket(
+                        table,
+                        &dir,
+                        &m.partition,
+                        m.bucket,
+                        m.total_buckets,
+                        &files,
+                    )? {
+                        m.compact_before = before;
+                        m.compact_after = after;
+                    }
+                    return Ok(());
+                }
+                let mut c = BucketCompactor::new(table, &settings, dir, files)?;
+                if let Some(r) = c.compact(full)? {
+                    m.compact_before = r.before;
+                    m.compact_after = r.after;
+                }
+                Ok(())
+            })
+            .collect();
+        results.into_iter().collect::<Result<Vec<()>>>()?;
+        // the writer's view of each bucket: this commit's new files and compaction applied
+        for m in msgs.iter() {
+            let files = self
+                .restored
+                .files
+                .entry((m.partition.clone(), m.bucket))
+                .or_default();
+            files.extend(m.new_files.iter().cloned());
+            let gone: HashSet<&str> = m
+                .compact_before
+                .iter()
+                .map(|f| f.file_name.as_str())
+                .collect();
+            files.retain(|f| !gone.contains(f.file_name.as_str()));
+            files.extend(m.compact_after.iter().cloned());
+        }
+        Ok(())
     }
 
     /// The budget covers the final merge too: a bucket that spilled merges its runs into a

@@ -1,0 +1,513 @@
+//! Compaction of append tables (paimon-behaviour.md §11): small files of a (partition, bucket)
+//! are rewritten into files of about `target-file-size`, committed as a COMPACT snapshot.
+//!
+//! Bucketed tables follow Java's `BucketedAppendCompactManager`: the bucket's files in sequence
+//! order (an append bucket's row order), a window sliding over them that fires once it holds
+//! `compaction.min.file-num` files while staying under twice the target size; full compaction
+//! skips the leading files of at least `target-file-size × compaction.small-file-ratio` and
+//! rewrites the rest when small files outnumber large ones and there are at least 3 (or always
+//! with `compaction.force-rewrite-all-files`). Bucket-unaware tables (`bucket = -1`) follow
+//! `AppendCompactCoordinator`: the small files of a partition, smallest first, packed into bins
+//! of twice the target size (each file counted with `source.split.open-file-cost`); a last bin
+//! of at least `compaction.min.file-num` files is kept too (with `full`: of at least 2 files).
+
+use std::collections::HashMap;
+
+use rayon::prelude::*;
+
+use super::bucket::partition_selected;
+use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
+use crate::error::{Error, Result};
+use crate::kv::{file_context, FileSource};
+use crate::read::split::Split;
+use crate::read::table_read::TableRead;
+use crate::spec::binary_row::deserialize_row;
+use crate::spec::manifest::DataFileMeta;
+use crate::spec::partition::partition_path;
+use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
+use crate::table::live::live_entries;
+use crate::table::FileStoreTable;
+use crate::write::rolling::RollingFileWriter;
+
+/// Java's `FULL_COMPACT_MIN_FILE`: fewer files are not worth a full compaction.
+const FULL_COMPACT_MIN_FILE: usize = 3;
+
+/// The append-compaction options of a table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendCompactSettings {
+    /// `target-file-size` (Java's default for append tables: 256 MB).
+    pub target_file_size: u64,
+    /// Files below `target × compaction.small-file-ratio` are small.
+    pub compaction_file_size: u64,
+    /// `compaction.min.file-num`.
+    pub min_file_num: usize,
+    /// `source.split.open-file-cost` (bucket-unaware packing).
+    pub open_file_cost: u64,
+    /// `compaction.force-rewrite-all-files`.
+    pub force_rewrite_all: bool,
+}
+
+impl AppendCompactSettings {
+    pub fn from_table(table: &FileStoreTable) -> Result<Self> {
+        let o = &table.options;
+        let ratio: f64 = match o.raw.get("compaction.small-file-ratio") {
+            None => 0.7,
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
+                    ))
+                })?,
+        };
+        let force = match o.raw.get("compaction.force-rewrite-all-files") {
+            None => false,
+            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" => false,
+                _ => {
+                    return Err(Error::invalid(format!(
+                    "option 'compaction.force-rewrite-all-files' = '{v}': expected true or false"
+                )))
+                }
+            },
+        };
+        let target = o.target_file_size.unwrap_or(256 << 20);
+        Ok(AppendCompactSettings {
+            target_file_size: target,
+            compaction_file_size: (target as f64 * ratio) as u64,
+            min_file_num: o.compaction_min_file_num,
+            open_file_cost: o.split_open_file_cost,
+            force_rewrite_all: force,
+        })
+    }
+}
+
+fn size(f: &DataFileMeta) -> u64 {
+    f.file_size.max(0) as u64
+}
+
+/// A bucket's files in sequence order (Java's queue ordered by min sequence number).
+pub fn sequence_order(files: &mut [DataFileMeta]) {
+    files.sort_by(|a, b| {
+        a.min_sequence_number
+            .cmp(&b.min_sequence_number)
+            .then(a.file_name.cmp(&b.file_name))
+    });
+}
+
+/// The groups a bucketed append compaction rewrites. Without `full`: Java's
+/// `pickCompactBefore` applied until the files run out (each pick a contiguous stretch of
+/// `min_file_num` files whose total stays under twice the target size). With `full`: the files
+/// after the leading large ones, if small files outnumber large ones and there are at least 3.
+pub fn pick_bucketed(
+    files: &[DataFileMeta],
+    s: &AppendCompactSettings,
+    full: bool,
+) -> Vec<Vec<DataFileMeta>> {
+    let mut files = files.to_vec();
+    sequence_order(&mut files);
+    if full {
+        if !s.force_rewrite_all && files.len() < FULL_COMPACT_MIN_FILE {
+            return vec![];
+        }
+        let skip = if s.force_rewrite_all {
+            0
+        } else {
+            files
+                .iter()
+                .take_while(|f| size(f) >= s.compaction_file_size)
+                .count()
+        };
+        let rest = files.split_off(skip);
+        let small = rest
+            .iter()
+            .filter(|f| size(f) < s.compaction_file_size)
+            .count();
+        let big = rest.len() - small;
+        let go = !rest.is_empty()
+            && (s.force_rewrite_all || (small > big && rest.len() >= FULL_COMPACT_MIN_FILE));
+        return if go { vec![rest] } else { vec![] };
+    }
+    let mut picks = vec![];
+    let mut window: std::collections::VecDeque<DataFileMeta> = Default::default();
+    let mut total = 0u64;
+    for f in files {
+        total += size(&f);
+        window.push_back(f);
+        if window.len() >= s.min_file_num {
+            picks.push(window.drain(..).collect());
+            total = 0;
+        } else if total >= s.target_file_size.saturating_mul(2) {
+            if let Some(r) = window.pop_front() {
+                total -= size(&r);
+            }
+        }
+    }
+    picks
+}
+
+/// The groups a bucket-unaware compaction rewrites from one partition's files (Java's
+/// `AppendCompactCoordinator` packing): the small files, smallest first, in bins of at least
+/// twice the target size; a last bin of `min_file_num` files (with `full`: 2) is kept too.
+/// Each group is returned in sequence order.
+pub fn pick_unaware(
+    files: &[DataFileMeta],
+    s: &AppendCompactSettings,
+    full: bool,
+) -> Vec<Vec<DataFileMeta>> {
+    let mut small: Vec<DataFileMeta> = files
+        .iter()
+        .filter(|f| s.force_rewrite_all || size(f) < s.compaction_file_size)
+        .cloned()
+        .collect();
+    small.sort_by(|a, b| size(a).cmp(&size(b)).then(a.file_name.cmp(&b.file_name)));
+    let mut out = vec![];
+    let mut bin: Vec<DataFileMeta> = vec![];
+    let mut total = 0u64;
+    for f in small {
+        total += size(&f) + s.open_file_cost;
+        bin.push(f);
+        if bin.len() > 1 && total >= s.target_file_size.saturating_mul(2) {
+            out.push(std::mem::take(&mut bin));
+            total = 0;
+        }
+    }
+    let last_min = if full { 2 } else { s.min_file_num.max(2) };
+    if bin.len() >= last_min {
+        out.push(bin);
+    }
+    for g in &mut out {
+        sequence_order(g);
+    }
+    out
+}
+
+/// What to rewrite in one (partition, bucket): bucketed or bucket-unaware picking.
+pub fn pick_append(
+    files: &[DataFileMeta],
+    bucket_unaware: bool,
+    s: &AppendCompactSettings,
+    full: bool,
+) -> Vec<Vec<DataFileMeta>> {
+    if bucket_unaware {
+        pick_unaware(files, s, full)
+    } else {
+        pick_bucketed(files, s, full)
+    }
+}
+
+/// Rewrite the files of `split` (in this order) into new level-0 COMPACT files of about the
+/// target size, sequence numbers continuing from the first file's (as Java's rewrite). The
+/// files written are removed again on error.
+fn rewrite_group(
+    table: &FileStoreTable,
+    reader: &TableRead,
+    s: &AppendCompactSettings,
+    split: &Split,
+) -> Result<Vec<DataFileMeta>> {
+    let mut ctx = file_context(table, 0, FileSource::Compact)?;
+    ctx.dir = table.path.join(&split.bucket_path);
+    ctx.target_size = s.target_file_size;
+    let first_seq = split
+        .files
+        .first()
+        .map(|f| f.min_sequence_number)
+        .unwrap_or(0);
+    // an error drops the writer, which removes the files it wrote
+    let mut writer = RollingFileWriter::new(ctx, first_seq);
+    for b in reader.split_stream(split)? {
+        let b = b?;
+        if b.num_rows() > 0 {
+            writer.write(&b)?;
+        }
+    }
+    writer.close()
+}
+
+/// A writer's compaction of one bucketed append bucket at `prepare_commit` (Java's
+/// `BucketedAppendCompactManager` triggered by the writer, one task): the first group
+/// [`pick_bucketed`] finds in `files` (the bucket's live files plus the new ones), rewritten.
+/// Returns (before, after), or None if nothing was picked.
+pub fn compact_written_bucket(
+    table: &FileStoreTable,
+    bucket_dir: &std::path::Path,
+    partition: &[u8],
+    bucket: i32,
+    total_buckets: i32,
+    files: &[DataFileMeta],
+) -> Result<Option<(Vec<DataFileMeta>, Vec<DataFileMeta>)>> {
+    let s = AppendCompactSettings::from_table(table)?;
+    let Some(group) = pick_bucketed(files, &s, false).into_iter().next() else {
+        return Ok(None);
+    };
+    let reader = TableRead::new(table.clone(), None, None)?;
+    let split = Split {
+        snapshot_id: 0,
+        partition: partition.to_vec(),
+        bucket,
+        total_buckets,
+        // absolute: joined onto the table path it stays itself
+        bucket_path: bucket_dir.to_string_lossy().into_owned(),
+        files: group.clone(),
+        raw_convertible: true,
+        deletion_files: Default::default(),
+    };
+    let after = rewrite_group(table, &reader, &s, &split)?;
+    Ok(Some((group, after)))
+}
+
+fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
+    for f in files {
+        let _ = std::fs::remove_file(table.path.join(bucket_path).join(&f.file_name));
+    }
+}
+
+/// Compact an append table (`compact_table` dispatches here): every selected (partition,
+/// bucket)'s picked groups rewritten, committed as one COMPACT snapshot whose id is returned;
+/// None if nothing needed compacting. On error the files written are removed.
+pub fn compact_append_table(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<i64>> {
+    if table.options.deletion_vectors()? {
+        return Err(Error::unsupported(
+            "compacting an append table with deletion-vectors.enabled = true",
+        ));
+    }
+    for k in ["row-tracking.enabled", "data-evolution.enabled"] {
+        if table
+            .options
+            .raw
+            .get(k)
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+        {
+            return Err(Error::unsupported(format!(
+                "compacting an append table with {k} = true"
+            )));
+        }
+    }
+    table.options.check_supported(false, true)?;
+    let s = AppendCompactSettings::from_table(table)?;
+    let Some(snapshot) = table.snapshot_manager().latest()? else {
+        return Ok(None);
+    };
+    let buckets = bucket_files(table, &live_entries(table, &snapshot)?, partitions)?;
+    let reader = TableRead::new(table.clone(), None, None)?;
+    let work: Vec<_> = buckets.into_iter().collect();
+    let results: Vec<Result<Option<(CommitMessage, String)>>> = work
+        .into_par_iter()
+        .map(
+            |((partition, bucket), (total_buckets, files, bucket_path))| {
+                let groups = pick_append(&files, bucket == -1 || total_buckets == -1, &s, full);
+                if groups.is_empty() {
+                    return Ok(None);
+                }
+                let (mut before, mut after) = (vec![], vec![]);
+                for g in &groups {
+                    let split = Split {
+                        snapshot_id: snapshot.id,
+                        partition: partition.clone(),
+                        bucket,
+                        total_buckets,
+                        bucket_path: bucket_path.clone(),
+                        files: g.clone(),
+                        raw_convertible: true,
+                        deletion_files: Default::default(),
+                    };
+                    match rewrite_group(table, &reader, &s, &split) {
+                        Ok(out) => {
+                            before.extend(g.iter().cloned());
+                            after.extend(out);
+                        }
+                        Err(e) => {
+                            discard(table, &bucket_path, &after);
+                            return Err(e);
+                        }
+                    }
+                }
+                let msg = CommitMessage {
+                    partition,
+                    bucket,
+                    total_buckets,
+                    new_files: vec![],
+                    compact_before: before,
+                    compact_after: after,
+                    restored_snapshot: Some(Some(snapshot.id)),
+                };
+                Ok(Some((msg, bucket_path)))
+            },
+        )
+        .collect();
+    let mut done = vec![];
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(Some(x)) => done.push(x),
+            Ok(None) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let discard_all = |done: &[(CommitMessage, String)]| {
+        for (m, p) in done {
+            discard(table, p, &m.compact_after);
+        }
+    };
+    if let Some(e) = first_err {
+        discard_all(&done);
+        return Err(e);
+    }
+    if done.is_empty() {
+        return Ok(None);
+    }
+    let messages: Vec<CommitMessage> = done.iter().map(|(m, _)| m.clone()).collect();
+    let commit = FileStoreCommit::new(table.clone(), format!("compact-{}", uuid::Uuid::new_v4()));
+    match commit.commit(&messages, BATCH_COMMIT_IDENTIFIER, None) {
+        Ok(id) => Ok(id),
+        Err(e) => {
+            discard_all(&done);
+            Err(e)
+        }
+    }
+}
+
+/// Live files grouped by (partition, bucket), with the total bucket count and the bucket
+/// directory relative to the table; only partitions matching one of `partitions` (all if None).
+#[allow(clippy::type_complexity)]
+pub(crate) fn bucket_files(
+    table: &FileStoreTable,
+    entries: &[crate::spec::manifest::ManifestEntry],
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>, String)>> {
+    let types = table.partition_types()?;
+    let o = &table.options;
+    let mut selected: HashMap<Vec<u8>, Option<String>> = HashMap::new();
+    let mut out: HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>, String)> = HashMap::new();
+    for e in entries {
+        let pp = match selected.get(&e.partition) {
+            Some(p) => p.clone(),
+            None => {
+                let keep = match partitions {
+                    None => true,
+                    Some(specs) => partition_selected(table, &e.partition, specs)?,
+                };
+                let p = if keep {
+                    let values = deserialize_row(&types, &e.partition)?;
+                    Some(partition_path(
+                        table.partition_keys(),
+                        &types,
+                        &values,
+                        &o.partition_default_name,
+                        o.partition_legacy_name,
+                    )?)
+                } else {
+                    None
+                };
+                selected.insert(e.partition.clone(), p.clone());
+                p
+            }
+        };
+        let Some(pp) = pp else { continue };
+        let slot = out
+            .entry((e.partition.clone(), e.bucket))
+            .or_insert_with(|| (e.total_buckets, vec![], format!("{pp}bucket-{}", e.bucket)));
+        slot.1.push(e.file.clone());
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(name: &str, size: i64, seq: i64) -> DataFileMeta {
+        crate::compact::levels::tests::file(name, 0, 0, 0, size, seq)
+    }
+
+    fn settings() -> AppendCompactSettings {
+        AppendCompactSettings {
+            target_file_size: 100,
+            compaction_file_size: 70,
+            min_file_num: 3,
+            open_file_cost: 0,
+            force_rewrite_all: false,
+        }
+    }
+
+    fn names(g: &[Vec<DataFileMeta>]) -> Vec<Vec<String>> {
+        g.iter()
+            .map(|v| v.iter().map(|f| f.file_name.clone()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn bucketed_window_slides_past_large_stretches() {
+        // a(150) b(60) c(10) d(10) e(10): the window [a,b] reaches 2×target → a leaves;
+        // [b,c,d] has 3 files → picked; [e] alone stays
+        let fs = vec![
+            file("e", 10, 5),
+            file("a", 150, 1),
+            file("b", 60, 2),
+            file("c", 10, 3),
+            file("d", 10, 4),
+        ];
+        let g = pick_bucketed(&fs, &settings(), false);
+        assert_eq!(names(&g), vec![vec!["b", "c", "d"]]);
+    }
+
+    #[test]
+    fn bucketed_full_skips_leading_large_files_and_needs_more_small_than_large() {
+        let s = settings();
+        let fs = vec![
+            file("a", 90, 1),
+            file("b", 10, 2),
+            file("c", 80, 3),
+            file("d", 10, 4),
+            file("e", 10, 5),
+        ];
+        assert_eq!(
+            names(&pick_bucketed(&fs, &s, true)),
+            vec![vec!["b", "c", "d", "e"]]
+        );
+        // 2 small vs 2 large after the skip: nothing
+        let fs2 = vec![
+            file("b", 10, 2),
+            file("c", 80, 3),
+            file("d", 10, 4),
+            file("x", 80, 5),
+        ];
+        assert!(pick_bucketed(&fs2, &s, true).is_empty());
+        // fewer than 3 files: nothing
+        assert!(pick_bucketed(&fs[..2], &s, true).is_empty());
+    }
+
+    #[test]
+    fn unaware_packs_small_files_smallest_first() {
+        let s = settings();
+        let fs = vec![
+            file("big", 90, 1),
+            file("s1", 60, 2),
+            file("s2", 50, 3),
+            file("s3", 65, 4),
+            file("s4", 5, 5),
+        ];
+        // sorted by size: s4 5, s2 50, s1 60, s3 65 → bins at ≥200: [s4,s2,s1,s3] = 180 < 200,
+        // the last bin has 4 ≥ min 3 files → kept, in sequence order
+        assert_eq!(
+            names(&pick_unaware(&fs, &s, false)),
+            vec![vec!["s1", "s2", "s3", "s4"]]
+        );
+        // two small files: only a full compaction takes them
+        assert!(pick_unaware(&fs[..3], &s, false).is_empty());
+        assert_eq!(
+            names(&pick_unaware(&fs[..3], &s, true)),
+            vec![vec!["s1", "s2"]]
+        );
+    }
+}

@@ -1,0 +1,435 @@
+//! Compaction of primary-key buckets: the rewriter that merges sorted runs into new files, a
+//! bucket's compactor (levels + picker + task, Java's `MergeTreeCompactManager`), and
+//! `compact_table` (a full or picked compaction of every bucket, committed as one COMPACT
+//! snapshot).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+
+use rayon::prelude::*;
+
+use super::expire::RecordExpire;
+use super::levels::Levels;
+use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
+use super::universal::{PickClock, UniversalCompaction};
+use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
+use crate::error::{Error, Result};
+use crate::kv::{file_context, FileSource, KvFileReader};
+use crate::merge::{merge_sorted_runs, MergeEngine};
+use crate::options::MergeEngineKind;
+use crate::spec::binary_row::deserialize_row;
+use crate::spec::datum::compare_nullable;
+use crate::spec::manifest::DataFileMeta;
+use crate::spec::partition::partition_path;
+use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
+use crate::spec::types::DataType;
+use crate::table::live::live_entries;
+use crate::table::FileStoreTable;
+use crate::write::rolling::{FileWriterContext, RollingFileWriter};
+
+/// The compaction options of a table (paimon-behaviour.md §13) a bucket compactor needs.
+#[derive(Debug, Clone)]
+pub struct CompactSettings {
+    pub num_levels: usize,
+    /// `num-sorted-run.stop-trigger`, never below the compaction trigger.
+    pub stop_trigger: usize,
+    /// `target-file-size × compaction.small-file-ratio`.
+    pub min_file_size: u64,
+    /// `compaction.force-rewrite-all-files`.
+    pub force_rewrite_all: bool,
+    /// First-row tables: reads skip level 0 and read every file raw, so a key may never be in
+    /// two levels. Java's lookup compaction drops records whose key a higher level holds; we
+    /// have no lookup yet, so any level-0 file triggers a full compaction instead (same
+    /// result, more rewriting).
+    pub full_when_level0: bool,
+    /// `record-level.expire-time` / `record-level.time-field` (§11).
+    pub expire: Option<RecordExpire>,
+    options: BTreeMap<String, String>,
+}
+
+fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
+    match o.get(k).map(|v| v.trim().to_ascii_lowercase()) {
+        None => Ok(false),
+        Some(v) if v == "true" => Ok(true),
+        Some(v) if v == "false" => Ok(false),
+        Some(v) => Err(Error::invalid(format!(
+            "option '{k}' = '{v}': expected true or false"
+        ))),
+    }
+}
+
+impl CompactSettings {
+    pub fn from_table(table: &FileStoreTable) -> Result<Self> {
+        let o = &table.options;
+        let ratio: f64 = match o.raw.get("compaction.small-file-ratio") {
+            None => 0.7,
+            Some(v) => v
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|r| (0.0..=1.0).contains(r))
+                .ok_or_else(|| {
+                    Error::invalid(format!(
+                        "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
+                    ))
+                })?,
+        };
+        Ok(CompactSettings {
+            num_levels: o.num_levels,
+            stop_trigger: o
+                .num_sorted_run_stop_trigger
+                .max(o.num_sorted_run_compaction_trigger),
+            min_file_size: (o.target_file_size() as f64 * ratio) as u64,
+            force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
+            full_when_level0: o.merge_engine == MergeEngineKind::FirstRow,
+            expire: RecordExpire::from_table(table)?,
+            options: o.raw.clone(),
+        })
+    }
+
+    pub fn picker(&self) -> Result<UniversalCompaction> {
+        UniversalCompaction::from_options(&self.options)
+    }
+}
+
+/// Merges sections of a bucket's sorted runs into new files (§4.2): each run a lazy chain of
+/// its files, sort-merged, equal keys combined by the table's merge engine, written by a
+/// rolling writer at the output level with file source COMPACT.
+pub struct MergeTreeRewriter {
+    dir: PathBuf,
+    /// Expired records are dropped from every run before the merge (§11): the expiry and the
+    /// time field's column in the KV batches.
+    expire: Option<(RecordExpire, usize)>,
+    reader: KvFileReader,
+    file_ctx: FileWriterContext,
+    engine: MergeEngine,
+}
+
+impl MergeTreeRewriter {
+    pub fn new(
+        table: &FileStoreTable,
+        bucket_dir: PathBuf,
+        expire: Option<RecordExpire>,
+    ) -> Result<Self> {
+        let mut file_ctx = file_context(table, 0, FileSource::Compact)?;
+        file_ctx.dir = bucket_dir.clone();
+        let reader = KvFileReader::new(table)?;
+        let offset = reader.layout().value_offset();
+        Ok(MergeTreeRewriter {
+            dir: bucket_dir,
+            expire: expire.map(|e| {
+                let col = offset + e.field_index();
+                (e, col)
+            }),
+            reader,
+            file_ctx,
+            engine: MergeEngine::from_table(table)?,
+        })
+    }
+}
+
+impl CompactRewriter for MergeTreeRewriter {
+    fn rewrite(
+        &self,
+        output_level: i32,
+        drop_delete: bool,
+        sections: &Sections,
+    ) -> Result<Vec<DataFileMeta>> {
+        let mut ctx = self.file_ctx.clone();
+        ctx.level = output_level;
+        // an error drops the writer, which removes the files it wrote
+        let mut writer = RollingFileWriter::new(ctx, 0);
+        let no_dvs = BTreeMap::new();
+        for runs in sections {
+            let mut iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
+            if let Some((e, col)) = &self.expire {
+                iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
+            }
+            let merged = merge_sorted_runs(
+                iters,
+                self.reader.layout(),
+                self.engine.clone(),
+                drop_delete,
+            )?;
+            for b in merged {
+                let b = b?;
+                if b.num_rows() > 0 {
+                    writer.write(&b)?;
+                }
+            }
+        }
+        writer.close()
+    }
+
+    fn discard(&self, files: &[DataFileMeta]) {
+        for f in files {
+            let _ = std::fs::remove_file(self.dir.join(&f.file_name));
+        }
+    }
+}
+
+/// One bucket's compaction state: its levels, the picker and the rewriter.
+pub struct BucketCompactor {
+    pub levels: Levels,
+    picker: UniversalCompaction,
+    rewriter: MergeTreeRewriter,
+    settings: CompactSettings,
+    key_types: Vec<DataType>,
+}
+
+impl BucketCompactor {
+    /// The compactor of a bucket whose live files are `files`.
+    pub fn new(
+        table: &FileStoreTable,
+        settings: &CompactSettings,
+        bucket_dir: PathBuf,
+        files: Vec<DataFileMeta>,
+    ) -> Result<Self> {
+        let key_types = table.schema.types_of(&table.trimmed_primary_keys())?;
+        let levels = Levels::new(&key_types, files, settings.num_levels)?;
+        let mut picker = settings.picker()?;
+        // the interval clock starts at the newest file already at the max level (§3.3)
+        let max = levels.max_level();
+        picker.set_last_full_compaction(
+            levels
+                .all_files()
+                .iter()
+                .filter(|f| f.level == max)
+                .filter_map(|f| f.creation_time)
+                .max(),
+        );
+        Ok(BucketCompactor {
+            levels,
+            picker,
+            rewriter: MergeTreeRewriter::new(table, bucket_dir, settings.expire.clone())?,
+            settings: settings.clone(),
+            key_types,
+        })
+    }
+
+    /// The unit to compact now: all runs to the max level (`full`, §3.7) or the picker's choice
+    /// (§3, discarded when empty or a lone file already at its output level). Returns the files
+    /// and the output level.
+    fn pick(&mut self, full: bool) -> Option<(Vec<DataFileMeta>, i32)> {
+        let full = full || (self.settings.full_when_level0 && !self.levels.level0().is_empty());
+        let runs = self.levels.level_sorted_runs();
+        let max_level = self.levels.max_level();
+        if full {
+            if runs.is_empty() {
+                return None;
+            }
+            if runs.len() == 1 && runs[0].level == max_level {
+                // one run at the max level: only files that must be rewritten
+                let files: Vec<DataFileMeta> = runs[0]
+                    .files
+                    .iter()
+                    .filter(|f| self.settings.force_rewrite_all || self.is_expire_file(f))
+                    .cloned()
+                    .collect();
+                return (!files.is_empty()).then_some((files, max_level));
+            }
+            return Some((runs.into_iter().flat_map(|r| r.files).collect(), max_level));
+        }
+        let shapes = self.levels.run_shapes();
+        let pick = self
+            .picker
+            .pick(self.levels.number_of_levels(), &shapes, PickClock::now())?;
+        let files: Vec<DataFileMeta> = runs
+            .into_iter()
+            .take(pick.runs)
+            .flat_map(|r| r.files)
+            .collect();
+        if files.is_empty() || (files.len() == 1 && files[0].level == pick.output_level) {
+            return None;
+        }
+        Some((files, pick.output_level))
+    }
+
+    /// Pick and run one compaction; the levels are updated with its result. None if nothing
+    /// was picked.
+    pub fn compact(&mut self, full: bool) -> Result<Option<CompactResult>> {
+        let Some((files, output_level)) = self.pick(full) else {
+            return Ok(None);
+        };
+        // §3.6: retractions may go only when nothing older can lie below the output
+        let drop_delete =
+            output_level != 0 && output_level >= self.levels.non_empty_highest_level();
+        let opts = TaskOptions {
+            output_level,
+            max_level: self.levels.max_level(),
+            drop_delete,
+            min_file_size: self.settings.min_file_size,
+            force_rewrite_all: self.settings.force_rewrite_all,
+        };
+        let steps = plan_task(files, &self.key_types, &opts, &|f| self.is_expire_file(f))?;
+        let result = run_task(steps, &opts, &self.rewriter)?;
+        if let Err(e) = self.levels.update(&result.before, &result.after) {
+            self.rewriter.discard(&result.written());
+            return Err(e);
+        }
+        Ok(Some(result))
+    }
+
+    fn is_expire_file(&self, f: &DataFileMeta) -> bool {
+        self.settings
+            .expire
+            .as_ref()
+            .is_some_and(|e| e.is_expire_file(f))
+    }
+
+    /// Remove the files a result wrote (its commit failed).
+    pub fn discard(&self, result: &CompactResult) {
+        self.rewriter.discard(&result.written());
+    }
+}
+
+/// Whether a partition (serialized) matches one of `specs` (each: equality on some partition
+/// columns; an empty spec matches all).
+pub(super) fn partition_selected(
+    table: &FileStoreTable,
+    partition: &[u8],
+    specs: &[PartitionSpec],
+) -> Result<bool> {
+    let types = table.partition_types()?;
+    let values = deserialize_row(&types, partition)?;
+    for spec in specs {
+        let mut all = true;
+        for (name, want) in spec {
+            let i = table
+                .partition_keys()
+                .iter()
+                .position(|k| k == name)
+                .ok_or_else(|| {
+                    Error::invalid(format!("compact: '{name}' is not a partition key"))
+                })?;
+            if compare_nullable(&values[i], want) != std::cmp::Ordering::Equal {
+                all = false;
+                break;
+            }
+        }
+        if all {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// Compact every bucket of `table` (of the partitions matching one of `partitions`, all if
+/// None): `full` = every bucket's runs into one run at the max level (§3.7), else what the
+/// picker chooses per bucket (§3). The results are committed as one COMPACT snapshot, whose id
+/// is returned; None if nothing needed compacting. If the commit fails, the files written are
+/// removed and the table is as before.
+pub fn compact_table(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<i64>> {
+    compact_table_inner(table, full, partitions).map_err(|e| e.with_table(&table.name))
+}
+
+fn compact_table_inner(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<i64>> {
+    if !table.is_primary_key() {
+        return super::append::compact_append_table(table, full, partitions);
+    }
+    table.options.check_supported(true, true)?;
+    let settings = CompactSettings::from_table(table)?;
+    let Some(snapshot) = table.snapshot_manager().latest()? else {
+        return Ok(None);
+    };
+    let mut buckets: HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = HashMap::new();
+    let mut selected: HashMap<Vec<u8>, bool> = HashMap::new();
+    for e in live_entries(table, &snapshot)? {
+        let keep = match partitions {
+            None => true,
+            Some(specs) => match selected.get(&e.partition) {
+                Some(&b) => b,
+                None => {
+                    let b = partition_selected(table, &e.partition, specs)?;
+                    selected.insert(e.partition.clone(), b);
+                    b
+                }
+            },
+        };
+        if keep {
+            let slot = buckets
+                .entry((e.partition, e.bucket))
+                .or_insert((e.total_buckets, vec![]));
+            slot.1.push(e.file);
+        }
+    }
+    let types = table.partition_types()?;
+    let o = &table.options;
+    let work: Vec<_> = buckets.into_iter().collect();
+    let results: Vec<Result<Option<(CommitMessage, BucketCompactor)>>> = work
+        .into_par_iter()
+        .map(|((partition, bucket), (total_buckets, files))| {
+            let values = deserialize_row(&types, &partition)?;
+            let pp = partition_path(
+                table.partition_keys(),
+                &types,
+                &values,
+                &o.partition_default_name,
+                o.partition_legacy_name,
+            )?;
+            let dir = table.bucket_dir(&pp, bucket);
+            let mut c = BucketCompactor::new(table, &settings, dir, files)?;
+            // one task per bucket, as Java's compaction job triggers one per bucket
+            let Some(r) = c.compact(full)? else {
+                return Ok(None);
+            };
+            if r.is_empty() {
+                return Ok(None);
+            }
+            let (before, after) = (r.before, r.after);
+            let msg = CommitMessage {
+                partition,
+                bucket,
+                total_buckets,
+                new_files: vec![],
+                compact_before: before,
+                compact_after: after,
+                restored_snapshot: Some(Some(snapshot.id)),
+            };
+            Ok(Some((msg, c)))
+        })
+        .collect();
+    let mut done = vec![];
+    let mut first_err = None;
+    for r in results {
+        match r {
+            Ok(Some(x)) => done.push(x),
+            Ok(None) => {}
+            Err(e) => {
+                first_err.get_or_insert(e);
+            }
+        }
+    }
+    let discard_all = |done: &[(CommitMessage, BucketCompactor)]| {
+        for (m, c) in done {
+            c.discard(&CompactResult {
+                before: m.compact_before.clone(),
+                after: m.compact_after.clone(),
+            });
+        }
+    };
+    if let Some(e) = first_err {
+        discard_all(&done);
+        return Err(e);
+    }
+    if done.is_empty() {
+        return Ok(None);
+    }
+    let messages: Vec<CommitMessage> = done.iter().map(|(m, _)| m.clone()).collect();
+    let commit = FileStoreCommit::new(table.clone(), format!("compact-{}", uuid::Uuid::new_v4()));
+    match commit.commit(&messages, BATCH_COMMIT_IDENTIFIER, None) {
+        Ok(id) => Ok(id),
+        Err(e) => {
+            discard_all(&done);
+            Err(e)
+        }
+    }
+}

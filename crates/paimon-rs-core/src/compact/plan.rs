@@ -1,0 +1,280 @@
+//! `compaction_plan`: per (partition, bucket) of the latest snapshot, the sorted runs and what a
+//! compaction would do now and why (the universal picker's rule for primary-key buckets, the
+//! small-file pick for append buckets). Reads metadata only; writes nothing.
+
+use super::append::{bucket_files, pick_append, AppendCompactSettings};
+use super::bucket::CompactSettings;
+use super::levels::Levels;
+use super::universal::{PickClock, PickReason};
+use crate::error::Result;
+use crate::spec::manifest::DataFileMeta;
+use crate::table::live::live_entries;
+use crate::table::FileStoreTable;
+
+/// One sorted run: a level-0 file, or all files of a level ≥ 1 (append buckets: all files of
+/// the bucket at their level).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanRun {
+    pub level: i32,
+    pub files: usize,
+    pub bytes: u64,
+    pub rows: i64,
+}
+
+/// One compaction a bucket would run: its input and where it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlanPick {
+    pub files: usize,
+    pub bytes: u64,
+    pub rows: i64,
+    pub output_level: i32,
+    /// `size-amplification`, `size-ratio`, `run-count`, `early-full`, `force-up-level-0`
+    /// (primary-key buckets) or `small-files` (append buckets).
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BucketPlan {
+    /// The partition's path (`dt=2024-01-01/`), empty for an unpartitioned table.
+    pub partition: String,
+    pub bucket: i32,
+    pub primary_key: bool,
+    /// Newest first (primary-key buckets).
+    pub runs: Vec<PlanRun>,
+    /// Empty: nothing to compact now.
+    pub picks: Vec<PlanPick>,
+    /// Why (not): the rule that fired or the thresholds that did not.
+    pub explanation: String,
+}
+
+pub fn reason_name(r: PickReason) -> &'static str {
+    match r {
+        PickReason::EarlyFull => "early-full",
+        PickReason::SizeAmplification => "size-amplification",
+        PickReason::SizeRatio => "size-ratio",
+        PickReason::RunCount => "run-count",
+        PickReason::ForceUpLevel0 => "force-up-level-0",
+    }
+}
+
+fn totals(files: &[DataFileMeta]) -> (u64, i64) {
+    (
+        files.iter().map(|f| f.file_size.max(0) as u64).sum(),
+        files.iter().map(|f| f.row_count).sum(),
+    )
+}
+
+fn pick_of(files: &[DataFileMeta], output_level: i32, reason: &str) -> PlanPick {
+    let (bytes, rows) = totals(files);
+    PlanPick {
+        files: files.len(),
+        bytes,
+        rows,
+        output_level,
+        reason: reason.to_string(),
+    }
+}
+
+fn pk_plan(
+    table: &FileStoreTable,
+    settings: &CompactSettings,
+    files: Vec<DataFileMeta>,
+) -> Result<(Vec<PlanRun>, Vec<PlanPick>, String)> {
+    let key_types = table.schema.types_of(&table.trimmed_primary_keys())?;
+    let levels = Levels::new(&key_types, files, settings.num_levels)?;
+    let mut picker = settings.picker()?;
+    let max = levels.max_level();
+    // as the bucket compactor: the interval clock starts at the newest max-level file
+    picker.set_last_full_compaction(
+        levels
+            .all_files()
+            .iter()
+            .filter(|f| f.level == max)
+            .filter_map(|f| f.creation_time)
+            .max(),
+    );
+    let runs = levels.level_sorted_runs();
+    let plan_runs = runs
+        .iter()
+        .map(|r| {
+            let (bytes, rows) = totals(&r.files);
+            PlanRun {
+                level: r.level,
+                files: r.files.len(),
+                bytes,
+                rows,
+            }
+        })
+        .collect();
+    let trigger = picker.compaction_trigger();
+    let shapes = levels.run_shapes();
+    let Some(p) = picker.pick(levels.number_of_levels(), &shapes, PickClock::now()) else {
+        return Ok((
+            plan_runs,
+            vec![],
+            format!(
+                "no rule fired: {} sorted runs (trigger {trigger}), size amplification and \
+                 size ratio below their thresholds",
+                runs.len()
+            ),
+        ));
+    };
+    let files: Vec<DataFileMeta> = runs
+        .into_iter()
+        .take(p.runs)
+        .flat_map(|r| r.files)
+        .collect();
+    let reason = reason_name(p.reason);
+    if files.is_empty() || (files.len() == 1 && files[0].level == p.output_level) {
+        return Ok((
+            plan_runs,
+            vec![],
+            format!(
+                "{reason} fired but the pick is a lone file already at level {}: nothing to do",
+                p.output_level
+            ),
+        ));
+    }
+    let explanation = format!(
+        "{reason}: merge the newest {} runs ({} files) into level {}",
+        p.runs,
+        files.len(),
+        p.output_level
+    );
+    Ok((
+        plan_runs,
+        vec![pick_of(&files, p.output_level, reason)],
+        explanation,
+    ))
+}
+
+fn append_plan(
+    settings: &AppendCompactSettings,
+    unaware: bool,
+    files: Vec<DataFileMeta>,
+) -> (Vec<PlanRun>, Vec<PlanPick>, String) {
+    let mut by_level: std::collections::BTreeMap<i32, Vec<&DataFileMeta>> = Default::default();
+    for f in &files {
+        by_level.entry(f.level).or_default().push(f);
+    }
+    let runs = by_level
+        .into_iter()
+        .map(|(level, fs)| PlanRun {
+            level,
+            files: fs.len(),
+            bytes: fs.iter().map(|f| f.file_size.max(0) as u64).sum(),
+            rows: fs.iter().map(|f| f.row_count).sum(),
+        })
+        .collect();
+    let small = files
+        .iter()
+        .filter(|f| (f.file_size.max(0) as u64) < settings.compaction_file_size)
+        .count();
+    let groups = pick_append(&files, unaware, settings, false);
+    let picks: Vec<PlanPick> = groups
+        .iter()
+        .map(|g| pick_of(g, 0, "small-files"))
+        .collect();
+    let head = format!(
+        "{small} of {} files are small (< {} bytes); compaction.min.file-num {}, target {} bytes",
+        files.len(),
+        settings.compaction_file_size,
+        settings.min_file_num,
+        settings.target_file_size
+    );
+    let explanation = if picks.is_empty() {
+        format!("{head}: nothing to compact")
+    } else {
+        format!(
+            "{head}: rewrite {} group(s) of {} files",
+            picks.len(),
+            picks.iter().map(|p| p.files).sum::<usize>()
+        )
+    };
+    (runs, picks, explanation)
+}
+
+/// The compaction plan of every (partition, bucket) of the latest snapshot, ordered by
+/// partition path then bucket. Empty for a table without snapshots.
+pub fn compaction_plan(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
+    compaction_plan_inner(table).map_err(|e| e.with_table(&table.name))
+}
+
+fn compaction_plan_inner(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
+    let Some(snapshot) = table.snapshot_manager().latest()? else {
+        return Ok(vec![]);
+    };
+    let pk = table.is_primary_key();
+    let buckets = bucket_files(table, &live_entries(table, &snapshot)?, None)?;
+    let pk_settings = if pk {
+        Some(CompactSettings::from_table(table)?)
+    } else {
+        None
+    };
+    let append_settings = AppendCompactSettings::from_table(table)?;
+    let mut out = vec![];
+    for ((_, bucket), (total_buckets, files, bucket_path)) in buckets {
+        let partition = bucket_path
+            .strip_suffix(&format!("bucket-{bucket}"))
+            .unwrap_or("")
+            .to_string();
+        let (runs, picks, explanation) = match &pk_settings {
+            Some(s) => pk_plan(table, s, files)?,
+            None => append_plan(&append_settings, bucket == -1 || total_buckets == -1, files),
+        };
+        out.push(BucketPlan {
+            partition,
+            bucket,
+            primary_key: pk,
+            runs,
+            picks,
+            explanation,
+        });
+    }
+    out.sort_by(|a, b| (&a.partition, a.bucket).cmp(&(&b.partition, b.bucket)));
+    Ok(out)
+}
+
+/// What a compaction snapshot changed: files, bytes and rows it removed (`before`) and added
+/// (`after`), the difference of the live files of `snapshot_id - 1` and `snapshot_id`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CompactionSummary {
+    pub files_before: usize,
+    pub files_after: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+    pub rows_before: i64,
+    pub rows_after: i64,
+}
+
+pub fn compaction_summary(table: &FileStoreTable, snapshot_id: i64) -> Result<CompactionSummary> {
+    use std::collections::HashMap;
+    let sm = table.snapshot_manager();
+    let after = live_entries(table, &sm.snapshot(snapshot_id)?)?;
+    let before = if snapshot_id > 1 {
+        live_entries(table, &sm.snapshot(snapshot_id - 1)?)?
+    } else {
+        vec![]
+    };
+    let key = |e: &crate::spec::manifest::ManifestEntry| {
+        (e.partition.clone(), e.bucket, e.file.file_name.clone())
+    };
+    let old: HashMap<_, _> = before.iter().map(|e| (key(e), &e.file)).collect();
+    let new: HashMap<_, _> = after.iter().map(|e| (key(e), &e.file)).collect();
+    let mut s = CompactionSummary::default();
+    for (k, f) in &old {
+        if !new.contains_key(k) {
+            s.files_before += 1;
+            s.bytes_before += f.file_size.max(0) as u64;
+            s.rows_before += f.row_count;
+        }
+    }
+    for (k, f) in &new {
+        if !old.contains_key(k) {
+            s.files_after += 1;
+            s.bytes_after += f.file_size.max(0) as u64;
+            s.rows_after += f.row_count;
+        }
+    }
+    Ok(s)
+}

@@ -1,0 +1,238 @@
+//! The compaction task on real tables (issue #11): every bucket of a table written in several
+//! commits is compacted by `BucketCompactor`; reading the compacted files gives what reading
+//! the table gave, for each merge engine, with retractions dropped at the top level.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, Schema};
+use paimon_rs_core::commit::FileStoreCommit;
+use paimon_rs_core::compact::{BucketCompactor, CompactSettings};
+use paimon_rs_core::read::scan::{live_entries, TableScan};
+use paimon_rs_core::read::split::Split;
+use paimon_rs_core::read::table_read::TableRead;
+use paimon_rs_core::spec::manifest::DataFileMeta;
+use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
+use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
+use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::write::TableWrite;
+
+fn schema() -> Arc<Schema> {
+    Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int64, false),
+        Field::new("v", DataType::Int64, true),
+        Field::new("op", DataType::Utf8, true),
+    ]))
+}
+
+fn create(dir: &std::path::Path, extra: &[(&str, &str)]) -> FileStoreTable {
+    let cat = FileSystemCatalog::new(dir).unwrap();
+    cat.create_database("db", true).unwrap();
+    let mut opts: BTreeMap<String, String> = [
+        ("bucket".to_string(), "2".to_string()),
+        ("rowkind.field".to_string(), "op".to_string()),
+    ]
+    .into();
+    for (k, v) in extra {
+        opts.insert(k.to_string(), v.to_string());
+    }
+    let s = NewTableSchema::from_arrow(&schema(), vec![], vec!["k".into()], opts, None).unwrap();
+    cat.create_table("db.t", s, false).unwrap();
+    cat.get_table("db.t").unwrap()
+}
+
+fn batch(rows: &[(i64, Option<i64>, &str)]) -> RecordBatch {
+    let cols: Vec<ArrayRef> = vec![
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
+        )),
+        Arc::new(Int64Array::from(
+            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        )),
+        Arc::new(StringArray::from(
+            rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+        )),
+    ];
+    RecordBatch::try_new(schema(), cols).unwrap()
+}
+
+fn commit(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) {
+    let mut w = TableWrite::new(table.clone()).unwrap();
+    w.write(&batch(rows)).unwrap();
+    let msgs = w.prepare_commit().unwrap();
+    FileStoreCommit::new(table.clone(), "u".into())
+        .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
+        .unwrap();
+}
+
+fn rows_of(batches: Vec<RecordBatch>) -> HashMap<i64, Option<i64>> {
+    let mut out = HashMap::new();
+    for b in batches {
+        let k = b.column(0).as_primitive::<Int64Type>();
+        let v = b.column(1).as_primitive::<Int64Type>();
+        for i in 0..b.num_rows() {
+            let prev = out.insert(k.value(i), (!v.is_null(i)).then(|| v.value(i)));
+            assert!(prev.is_none(), "key {} read twice", k.value(i));
+        }
+    }
+    out
+}
+
+fn read_table(table: &FileStoreTable) -> HashMap<i64, Option<i64>> {
+    let plan = TableScan::new(table.clone(), None).plan().unwrap();
+    let r = TableRead::new(table.clone(), Some(vec!["k".into(), "v".into()]), None).unwrap();
+    rows_of(r.read_splits(&plan.splits).unwrap())
+}
+
+/// Compact each bucket fully; read what the compacted files hold (merged, as a split of them).
+fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<DataFileMeta>) {
+    let snap = table.snapshot_manager().latest().unwrap().unwrap();
+    let mut buckets: BTreeMap<i32, Vec<DataFileMeta>> = BTreeMap::new();
+    for e in live_entries(table, &snap).unwrap() {
+        buckets.entry(e.bucket).or_default().push(e.file);
+    }
+    let settings = CompactSettings::from_table(table).unwrap();
+    let r = TableRead::new(table.clone(), Some(vec!["k".into(), "v".into()]), None).unwrap();
+    let mut all = HashMap::new();
+    let mut after_all = vec![];
+    for (bucket, files) in buckets {
+        let dir = table.bucket_dir("", bucket);
+        let mut c = BucketCompactor::new(table, &settings, dir, files).unwrap();
+        let res = c
+            .compact(true)
+            .unwrap()
+            .expect("a full compaction of several runs");
+        // one run, or none if every record of the bucket was deleted
+        assert!(c.levels.number_of_sorted_runs() <= 1);
+        assert!(res.after.iter().all(|f| f.level == 5), "{:?}", res.after);
+        let split = Split {
+            snapshot_id: snap.id,
+            partition: snap_partition(),
+            bucket,
+            total_buckets: 2,
+            bucket_path: format!("bucket-{bucket}"),
+            files: res.after.clone(),
+            raw_convertible: false,
+            deletion_files: BTreeMap::new(),
+        };
+        all.extend(rows_of(r.read_split(&split).unwrap()));
+        after_all.extend(res.after);
+    }
+    (all, after_all)
+}
+
+fn snap_partition() -> Vec<u8> {
+    paimon_rs_core::spec::binary_row::serialize_row(&[], &[]).unwrap()
+}
+
+fn history(table: &FileStoreTable) {
+    commit(
+        table,
+        &[(1, Some(1), "+I"), (2, Some(2), "+I"), (3, Some(3), "+I")],
+    );
+    commit(table, &[(2, Some(20), "+I"), (4, Some(4), "+I")]);
+    commit(table, &[(3, Some(3), "-D"), (5, None, "+I")]);
+    commit(
+        table,
+        &[(1, Some(100), "+I"), (6, Some(6), "+I"), (6, Some(6), "-D")],
+    );
+}
+
+#[test]
+fn full_compaction_keeps_what_every_merge_engine_reads() {
+    for opts in [
+        vec![],
+        vec![
+            ("merge-engine", "partial-update"),
+            ("partial-update.remove-record-on-delete", "true"),
+        ],
+        vec![
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+        ],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let table = create(dir.path(), &opts);
+        history(&table);
+        let before = read_table(&table);
+        assert!(!before.is_empty());
+        let (after, files) = compact_and_read(&table);
+        assert_eq!(before, after, "options {opts:?}");
+        // the top level holds no retraction: nothing older can need one
+        assert!(
+            files.iter().all(|f| f.delete_row_count == Some(0)),
+            "{opts:?}: {files:?}"
+        );
+        assert!(files.iter().all(|f| f.file_source == Some(1)));
+    }
+}
+
+#[test]
+fn a_picked_compaction_keeps_retractions_when_older_data_lies_below() {
+    let dir = tempfile::tempdir().unwrap();
+    let table = create(
+        dir.path(),
+        &[
+            ("bucket", "1"),
+            ("num-sorted-run.compaction-trigger", "2"),
+            ("num-levels", "3"),
+        ],
+    );
+    // a big top level, so that the size ratio stops the pick below it
+    let big: Vec<(i64, Option<i64>, &str)> = (1..5000).map(|k| (k, Some(k * 7), "+I")).collect();
+    commit(&table, &big);
+    // move everything to the top level first
+    let snap = table.snapshot_manager().latest().unwrap().unwrap();
+    let files: Vec<DataFileMeta> = live_entries(&table, &snap)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.file)
+        .collect();
+    let settings = CompactSettings::from_table(&table).unwrap();
+    let mut c = BucketCompactor::new(&table, &settings, table.bucket_dir("", 0), files).unwrap();
+    let top = c.compact(true).unwrap().unwrap();
+    assert!(top.after.iter().all(|f| f.level == 2));
+    // two newer level-0 files, one deleting key 1: the picker merges them into level 1, above
+    // the top level that still holds key 1, so the -D must survive
+    let (a, b) = (
+        write_level0(&table, &[(1, None, "-D")]),
+        write_level0(&table, &[(3, Some(3), "+I")]),
+    );
+    c.levels.update(&[], &[a, b]).unwrap();
+    let r = c
+        .compact(false)
+        .unwrap()
+        .expect("two level-0 runs reach the trigger");
+    assert!(r.after.iter().all(|f| f.level == 1), "{:?}", r.after);
+    let deletes: i64 = r.after.iter().map(|f| f.delete_row_count.unwrap()).sum();
+    assert_eq!(deletes, 1, "the retraction of key 1 is kept: {:?}", r.after);
+}
+
+/// Write rows into new level-0 files of bucket 0 without committing them.
+fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> DataFileMeta {
+    let mut w = TableWrite::new(table.clone()).unwrap();
+    w.write(&batch(rows)).unwrap();
+    let mut msgs = w.prepare_commit().unwrap();
+    assert_eq!(msgs.len(), 1);
+    let f = msgs.remove(0).new_files.remove(0);
+    // commit it so that the next writer continues its sequence numbers
+    FileStoreCommit::new(table.clone(), "u".into())
+        .commit(
+            &[paimon_rs_core::commit::CommitMessage {
+                partition: snap_partition(),
+                bucket: 0,
+                total_buckets: 1,
+                new_files: vec![f.clone()],
+                compact_before: vec![],
+                compact_after: vec![],
+                restored_snapshot: None,
+            }],
+            BATCH_COMMIT_IDENTIFIER,
+            None,
+        )
+        .unwrap();
+    f
+}

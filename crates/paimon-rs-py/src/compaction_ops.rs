@@ -1,0 +1,66 @@
+//! What a compaction would do and did, from Python: `Table.compaction_plan` and the summary
+//! the CLI prints (`Table.compact` is a method of `_core.Table`).
+
+use paimon_rs_core::compact::plan;
+use pyo3::prelude::*;
+
+use crate::errors::IntoPy;
+use crate::table::Table;
+
+type PlanRow = (
+    String,
+    i32,
+    bool,
+    Vec<(i32, usize, u64, i64)>,
+    Vec<(usize, u64, i64, i32, String)>,
+    String,
+);
+
+/// Per (partition, bucket): (partition path, bucket, primary key?, runs (level, files, bytes,
+/// rows), picks (files, bytes, rows, output level, reason), explanation).
+#[pyfunction]
+pub fn compaction_plan(py: Python<'_>, table: &Table) -> PyResult<Vec<PlanRow>> {
+    let t = table.core().clone();
+    let plans = py.detach(|| plan::compaction_plan(&t)).py_err()?;
+    Ok(plans
+        .into_iter()
+        .map(|p| {
+            (
+                p.partition,
+                p.bucket,
+                p.primary_key,
+                p.runs
+                    .iter()
+                    .map(|r| (r.level, r.files, r.bytes, r.rows))
+                    .collect(),
+                p.picks
+                    .into_iter()
+                    .map(|k| (k.files, k.bytes, k.rows, k.output_level, k.reason))
+                    .collect(),
+                p.explanation,
+            )
+        })
+        .collect())
+}
+
+/// (files before, files after, bytes before, bytes after, rows before, rows after) of the
+/// compaction snapshot `snapshot_id`.
+#[pyfunction]
+pub fn compaction_summary(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: i64,
+) -> PyResult<(usize, usize, u64, u64, i64, i64)> {
+    let t = table.core().clone();
+    let s = py
+        .detach(|| plan::compaction_summary(&t, snapshot_id))
+        .py_err()?;
+    Ok((
+        s.files_before,
+        s.files_after,
+        s.bytes_before,
+        s.bytes_after,
+        s.rows_before,
+        s.rows_after,
+    ))
+}
