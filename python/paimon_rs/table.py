@@ -354,13 +354,9 @@ class BatchWriteBuilder:
         return self
 
     def new_write(self) -> BatchTableWrite:
-        table = self.table
-        if self._overwrite and table.primary_keys:
-            # the overwrite replaces the partitions' live files: a writer compacting its new
-            # files with them would hand the commit inputs that are gone (Java's overwrite
-            # writers ignore previous files); the new files stay level 0 for later compactions
-            table = table.copy({"write-only": "true"})
-        w = BatchTableWrite(table)
+        # the overwrite replaces the partitions' live files: its writer compacts only its new
+        # files (Java's overwrite writers ignore previous files)
+        w = BatchTableWrite(self.table, ignore_previous_files=self._overwrite)
         w._progress = getattr(self, "_progress", None)
         return w
 
@@ -404,9 +400,9 @@ def _refuse_non_tables(data: Any) -> None:
 class BatchTableWrite:
     """Buffers rows per (partition, bucket); ``prepare_commit`` writes them as files."""
 
-    def __init__(self, table: Table):
+    def __init__(self, table: Table, ignore_previous_files: bool = False):
         self.table = table
-        self._core = table._core.new_write()
+        self._core = table._core.new_write(ignore_previous_files)
         self._closed = False
         self._prepared = False
         self._rows: List[Dict[str, Any]] = []

@@ -112,7 +112,7 @@ HKINDS = {k.name: k for k in [
     HKind("agg_part", "aggregation", True, {"bucket": "2", **_AGG}, retract=True),
     HKind("agg_seq", "aggregation", False, {"bucket": "1", "fields.v.aggregate-function": "sum",
                                             "fields.s.aggregate-function": "last_value"}, seq=True),
-    HKind("first_row", "first-row", True, {"bucket": "2"}, ours_writes=False),
+    HKind("first_row", "first-row", True, {"bucket": "2"}),
 ]}
 
 

@@ -219,3 +219,17 @@ def test_record_level_expire_drops_old_records_when_compacting(catalog):
     t2 = t2.copy({"record-level.expire-time": "1 h", "record-level.time-field": "v"})
     assert t2.compact() is not None
     assert content(t2) == [("a", 1, now)]
+
+
+def test_first_row_overwrite_is_visible(catalog):
+    """An overwrite's writer compacts its own new files (ignoring the replaced ones), so a
+    first-row table shows the overwritten partition at once."""
+    t = make(catalog, "frow", {"merge-engine": "first-row", "bucket": "1"})
+    write(t, [("a", 1, 1, "+I"), ("b", 2, 2, "+I")])
+    wb = t.new_batch_write_builder().overwrite({"dt": "a"})
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"dt": ["a"], "id": [7], "v": [7], "op": ["+I"]}, schema=SCHEMA))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    assert content(t) == [("a", 7, 7), ("b", 2, 2)]

@@ -116,9 +116,13 @@ impl Table {
         })
     }
 
-    fn new_write(&self) -> PyResult<TableWrite> {
+    /// A writer; `ignore_previous_files` (an overwrite's writer) compacts only its new files.
+    #[pyo3(signature = (ignore_previous_files=false))]
+    fn new_write(&self, ignore_previous_files: bool) -> PyResult<TableWrite> {
+        let mut w = CoreWrite::new(self.inner.clone()).py_err()?;
+        w.ignore_previous_files(ignore_previous_files);
         Ok(TableWrite {
-            inner: Mutex::new(CoreWrite::new(self.inner.clone()).py_err()?),
+            inner: Mutex::new(w),
         })
     }
 

@@ -132,6 +132,8 @@ pub struct TableWrite {
     spiller: Spiller,
     /// Memory of the key-value buffers' input batches.
     memory: MemoryCounter,
+    /// See [`Self::ignore_previous_files`].
+    ignore_previous: bool,
 }
 
 impl TableWrite {
@@ -186,6 +188,7 @@ impl TableWrite {
             spillable: o.write_buffer_spillable,
             spiller,
             memory: MemoryCounter::default(),
+            ignore_previous: false,
             kv_schema,
             row_schema,
             partition_idx,
@@ -649,6 +652,12 @@ impl TableWrite {
         Ok(msgs)
     }
 
+    /// An overwrite's writer (Java's `withIgnorePreviousFiles`): its compactions see only the
+    /// files it writes, since the commit replaces the live ones.
+    pub fn ignore_previous_files(&mut self, ignore: bool) {
+        self.ignore_previous = ignore;
+    }
+
     /// Whether this writer compacts (paimon-behaviour.md §1.6): primary-key tables unless
     /// `write-only`.
     fn compacts(&self) -> bool {
@@ -679,6 +688,7 @@ impl TableWrite {
             })
             .collect();
         let (table, restored) = (&self.table, &self.restored.files);
+        let ignore_previous = self.ignore_previous;
         let results: Vec<Result<()>> = msgs
             .par_iter_mut()
             .map(|m| {
@@ -686,7 +696,11 @@ impl TableWrite {
                 let Some(dir) = dirs.get(&key).cloned() else {
                     return Ok(());
                 };
-                let mut files = restored.get(&key).cloned().unwrap_or_default();
+                let mut files = if ignore_previous {
+                    vec![]
+                } else {
+                    restored.get(&key).cloned().unwrap_or_default()
+                };
                 files.extend(m.new_files.iter().cloned());
                 if !table.is_primary_key() {
                     if let Some((before, after)) = crate::compact::append::compact_written_bucket(
