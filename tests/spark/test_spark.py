@@ -51,7 +51,7 @@ def test_table_pickles_as_path_and_options(catalog):
     data = pickle.dumps(c)
     assert len(data) < 400 and b"write-buffer-size" in data
     back = pickle.loads(data)
-    assert back.identifier == "db.p" and back.table_path == t.table_path
+    assert str(back.identifier) == "db.p" and back.table_path == t.table_path
     assert back.options["write-buffer-size"] == "64 mb"
 
 

@@ -128,3 +128,16 @@ def test_tqdm_adapter_without_tqdm_names_the_package(monkeypatch):
     monkeypatch.setitem(sys.modules, "tqdm.auto", None)
     with pytest.raises(ImportError, match="pip install tqdm"):
         TqdmProgress()(Progress("read", 1, 1, 1))
+
+
+def test_compactions_are_logged(catalog, caplog):
+    t = table(catalog, **{"write-only": "true"})
+    for lo in range(0, 30, 10):
+        write(t, data(lo, lo + 10))
+    with caplog.at_level(logging.DEBUG, logger="paimon_rs"):
+        assert t.compact(full=True) is not None
+    recs = [r for r in caplog.records if r.name == "paimon_rs.compaction"]
+    infos = [r.getMessage() for r in recs if r.levelno == logging.INFO]
+    assert any("db.l (bucket-0): compacted 3 files" in m and "30 rows" in m and "full" in m
+               for m in infos), infos
+    assert any("compaction took" in r.getMessage() for r in recs if r.levelno == logging.DEBUG)

@@ -21,7 +21,7 @@ type PlanRow = (
 #[pyfunction]
 pub fn compaction_plan(py: Python<'_>, table: &Table) -> PyResult<Vec<PlanRow>> {
     let t = table.core().clone();
-    let plans = py.detach(|| plan::compaction_plan(&t)).py_err()?;
+    let plans = crate::pool::detach(py, || plan::compaction_plan(&t)).py_err()?;
     Ok(plans
         .into_iter()
         .map(|p| {

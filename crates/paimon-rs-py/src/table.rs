@@ -204,8 +204,12 @@ impl Table {
                     .collect::<PyResult<_>>()?,
             ),
         };
-        py.detach(|| compact::compact_table(&self.inner, full, specs.as_deref()))
-            .py_err()
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || {
+            compact::compact_table(&self.inner, full, specs.as_deref())
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
     }
 
     /// Remove orphan files last modified before `older_than_millis` (epoch millis); returns the

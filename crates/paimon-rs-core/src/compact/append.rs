@@ -217,6 +217,7 @@ fn rewrite_group(
         .first()
         .map(|f| f.min_sequence_number)
         .unwrap_or(0);
+    let started = std::time::Instant::now();
     // an error drops the writer, which removes the files it wrote
     let mut writer = RollingFileWriter::new(ctx, first_seq);
     for b in reader.split_stream(split)? {
@@ -225,7 +226,26 @@ fn rewrite_group(
             writer.write(&b)?;
         }
     }
-    writer.close()
+    let after = writer.close()?;
+    log::info!(
+        target: "paimon_rs.compaction",
+        "{} ({}): compacted {} append files ({} bytes) into {} files ({} bytes, {} rows)",
+        table.name,
+        split.bucket_path,
+        split.files.len(),
+        split.files.iter().map(|f| f.file_size).sum::<i64>(),
+        after.len(),
+        after.iter().map(|f| f.file_size).sum::<i64>(),
+        after.iter().map(|f| f.row_count).sum::<i64>(),
+    );
+    log::debug!(
+        target: "paimon_rs.compaction",
+        "{} ({}): append compaction took {} ms",
+        table.name,
+        split.bucket_path,
+        started.elapsed().as_millis()
+    );
+    Ok(after)
 }
 
 /// A writer's compaction of one bucketed append bucket at `prepare_commit` (Java's

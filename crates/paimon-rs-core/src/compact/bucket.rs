@@ -175,6 +175,8 @@ pub struct BucketCompactor {
     rewriter: MergeTreeRewriter,
     settings: CompactSettings,
     key_types: Vec<DataType>,
+    /// `table (partition/bucket-n)`, for the `paimon_rs.compaction` log records.
+    label: String,
 }
 
 impl BucketCompactor {
@@ -198,12 +200,21 @@ impl BucketCompactor {
                 .filter_map(|f| f.creation_time)
                 .max(),
         );
+        let label = format!(
+            "{} ({})",
+            table.name,
+            bucket_dir
+                .strip_prefix(&table.path)
+                .unwrap_or(&bucket_dir)
+                .display()
+        );
         Ok(BucketCompactor {
             levels,
             picker,
             rewriter: MergeTreeRewriter::new(table, bucket_dir, settings.expire.clone())?,
             settings: settings.clone(),
             key_types,
+            label,
         })
     }
 
@@ -261,12 +272,35 @@ impl BucketCompactor {
             min_file_size: self.settings.min_file_size,
             force_rewrite_all: self.settings.force_rewrite_all,
         };
+        let started = std::time::Instant::now();
         let steps = plan_task(files, &self.key_types, &opts, &|f| self.is_expire_file(f))?;
         let result = run_task(steps, &opts, &self.rewriter)?;
         if let Err(e) = self.levels.update(&result.before, &result.after) {
             self.rewriter.discard(&result.written());
             return Err(e);
         }
+        let sum = |fs: &[DataFileMeta]| -> (i64, i64) {
+            fs.iter()
+                .fold((0, 0), |(b, r), f| (b + f.file_size, r + f.row_count))
+        };
+        let ((bytes_in, rows_in), (bytes_out, rows_out)) =
+            (sum(&result.before), sum(&result.after));
+        log::info!(
+            target: "paimon_rs.compaction",
+            "{}: compacted {} files ({bytes_in} bytes, {rows_in} rows) into {} files at level \
+             {output_level} ({bytes_out} bytes, {rows_out} rows, {} rewritten){}",
+            self.label,
+            result.before.len(),
+            result.after.len(),
+            result.written().len(),
+            if full { ", full" } else { "" }
+        );
+        log::debug!(
+            target: "paimon_rs.compaction",
+            "{}: compaction took {} ms",
+            self.label,
+            started.elapsed().as_millis()
+        );
         Ok(Some(result))
     }
 
