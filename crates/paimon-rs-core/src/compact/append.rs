@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::bucket::partition_selected;
-use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
+use crate::commit::{CommitMessage, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
 use crate::read::split::Split;
@@ -24,7 +24,6 @@ use crate::read::table_read::TableRead;
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
-use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::table::live::live_entries;
 use crate::table::FileStoreTable;
 use crate::write::rolling::RollingFileWriter;
@@ -363,38 +362,9 @@ pub fn compact_append_table(
             },
         )
         .collect();
-    let mut done = vec![];
-    let mut first_err = None;
-    for r in results {
-        match r {
-            Ok(Some(x)) => done.push(x),
-            Ok(None) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    let discard_all = |done: &[(CommitMessage, String)]| {
-        for (m, p) in done {
-            discard(table, p, &m.compact_after);
-        }
-    };
-    if let Some(e) = first_err {
-        discard_all(&done);
-        return Err(e);
-    }
-    if done.is_empty() {
-        return Ok(None);
-    }
-    let messages: Vec<CommitMessage> = done.iter().map(|(m, _)| m.clone()).collect();
-    let commit = FileStoreCommit::new(table.clone(), format!("compact-{}", uuid::Uuid::new_v4()));
-    match commit.commit(&messages, BATCH_COMMIT_IDENTIFIER, None) {
-        Ok(id) => Ok(id),
-        Err(e) => {
-            discard_all(&done);
-            Err(e)
-        }
-    }
+    super::bucket::commit_compactions(table, results, |m, p: &String| {
+        discard(table, p, &m.compact_after)
+    })
 }
 
 /// Live files grouped by (partition, bucket), with the total bucket count and the bucket

@@ -431,6 +431,22 @@ fn compact_table_inner(
             Ok(Some((msg, c)))
         })
         .collect();
+    commit_compactions(table, results, |m, c: &BucketCompactor| {
+        c.discard(&CompactResult {
+            before: m.compact_before.clone(),
+            after: m.compact_after.clone(),
+        })
+    })
+}
+
+/// Commit the compaction messages of a table's buckets (`results`: one per bucket, None when
+/// it had nothing to do) as one COMPACT snapshot; on any bucket's error, or a failed commit,
+/// every bucket's written files are removed through `discard`. None if nothing was compacted.
+pub(super) fn commit_compactions<T>(
+    table: &FileStoreTable,
+    results: Vec<Result<Option<(CommitMessage, T)>>>,
+    discard: impl Fn(&CommitMessage, &T),
+) -> Result<Option<i64>> {
     let mut done = vec![];
     let mut first_err = None;
     for r in results {
@@ -442,12 +458,9 @@ fn compact_table_inner(
             }
         }
     }
-    let discard_all = |done: &[(CommitMessage, BucketCompactor)]| {
-        for (m, c) in done {
-            c.discard(&CompactResult {
-                before: m.compact_before.clone(),
-                after: m.compact_after.clone(),
-            });
+    let discard_all = |done: &[(CommitMessage, T)]| {
+        for (m, t) in done {
+            discard(m, t);
         }
     };
     if let Some(e) = first_err {
