@@ -1,6 +1,7 @@
 //! Catalog, tables and their metadata files (schemas, snapshots).
 
 pub mod catalog;
+pub mod inspect;
 pub mod live;
 pub mod orphan;
 pub mod snapshot_manager;
