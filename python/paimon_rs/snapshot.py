@@ -214,11 +214,36 @@ class Partition:
     path: str = ""
 
 
+@dataclass(frozen=True)
+class PagedList:
+    """One page of a listing (pypaimon's ``PagedList``): ``elements`` and the token of the next
+    page (``None`` on the last)."""
+
+    elements: List[Any]
+    next_page_token: Optional[str] = None
+
+
+def paged_partitions(parts: List[Partition], max_results: Optional[int], page_token: Optional[str],
+                     partition_name_pattern: Optional[str]) -> PagedList:
+    """pypaimon's ``list_partitions_paged`` over ``parts``: ``partition_name_pattern`` matches
+    ``k=v,k=v`` with ``*`` as a wildcard; the page token is the index of the next partition."""
+    import re
+    if partition_name_pattern:
+        rx = re.compile(re.escape(partition_name_pattern).replace(r"\*", ".*"))
+        parts = [p for p in parts if rx.fullmatch(",".join(f"{k}={v}" for k, v in p.spec.items()))]
+    try:
+        start = int(page_token) if page_token is not None else 0
+    except ValueError:
+        start = 0
+    end = len(parts) if not max_results or max_results <= 0 else min(start + max_results, len(parts))
+    return PagedList(parts[start:end], str(end) if max_results and end < len(parts) else None)
+
+
 def list_partitions(core: _core.Table, snapshot_id: Optional[int] = None) -> List[Partition]:
     """See ``Table.list_partitions``."""
     return [Partition(dict(spec), rows, size, files, last or 0, buckets, path)
             for spec, path, rows, size, files, last, buckets in _core.partition_stats(core, snapshot_id)]
 
 
-__all__ = ["BATCH_COMMIT_IDENTIFIER", "Partition", "SNAPSHOTS_SCHEMA", "Snapshot", "SnapshotManager",
-           "list_partitions", "snapshots_table"]
+__all__ = ["BATCH_COMMIT_IDENTIFIER", "PagedList", "Partition", "SNAPSHOTS_SCHEMA", "Snapshot", "SnapshotManager",
+           "list_partitions", "paged_partitions", "snapshots_table"]

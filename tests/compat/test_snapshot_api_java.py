@@ -37,7 +37,7 @@ def test_we_read_what_java_committed(java, tmp_path, capsys):
     java.call("compact", warehouse=wh, table=f"{DB}.s", full=True)
     java.call("create_tag", warehouse=wh, table=f"{DB}.s", name="t1")
     java.call("write", warehouse=wh, table=f"{DB}.s", commits=[{"rows": [["2026-11-03", 1, 9]], "kinds": None}])
-    java.call("expire_snapshots", warehouse=wh, table=f"{DB}.s", retain_max=3, retain_min=1)
+    java.call("expire_snapshots", warehouse=wh, table=f"{DB}.s", retain_max=3, retain_min=3)
 
     t = CatalogFactory.create({"warehouse": wh}).get_table(f"{DB}.s")
     sdir = os.path.join(t.table_path, "snapshot")

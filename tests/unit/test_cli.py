@@ -210,3 +210,15 @@ def test_console_script_is_declared():
     from importlib.metadata import entry_points
     eps: List[Any] = [e for e in entry_points(group="console_scripts") if e.name == "paimon-rs"]
     assert eps and eps[0].value == "paimon_rs.cli:console_main"
+
+
+def test_compact_shows_progress_per_bucket_on_stderr(t, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "tqdm", None)
+    write(t, rows(list(range(20, 30)), "a"))
+    assert main(["compact", t.table_path, "--full"]) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    # 4 buckets (dt=a and dt=b have 2 each; dt=b's have one file: nothing to do)
+    assert lines[0] == "compacting db.t: 0/4 buckets, 0 files (0 B, 0 rows) -> 0 files"
+    assert lines[-1].startswith("compacting db.t: 4/4 buckets, 6 files (") and lines[-1].endswith("30 rows) -> 2 files")
+    assert len(lines) == 5 and "files 6 -> 2" in captured.out

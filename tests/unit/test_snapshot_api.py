@@ -157,3 +157,18 @@ def test_list_partitions_of_an_unknown_snapshot_is_refused(catalog):
     write(t, rows([1]))
     with pytest.raises(Exception, match="snapshot"):
         t.list_partitions(5)
+
+
+def test_catalog_list_partitions_paged(catalog):
+    t = table(catalog)
+    for dt in ("2024-01-01", "2024-01-02", "2024-02-01", "x"):
+        write(t, rows([1], dt))
+    page = catalog.list_partitions_paged("db.t")
+    assert [p.spec["dt"] for p in page.elements] == ["2024-01-01", "2024-01-02", "2024-02-01", "x"]
+    assert page.next_page_token is None
+    first = catalog.list_partitions_paged("db.t", max_results=3)
+    assert len(first.elements) == 3 and first.next_page_token == "3"
+    rest = catalog.list_partitions_paged("db.t", max_results=3, page_token=first.next_page_token)
+    assert [p.spec["dt"] for p in rest.elements] == ["x"] and rest.next_page_token is None
+    jan = catalog.list_partitions_paged("db.t", partition_name_pattern="dt=2024-01-*")
+    assert [p.spec["dt"] for p in jan.elements] == ["2024-01-01", "2024-01-02"]

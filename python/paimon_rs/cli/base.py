@@ -75,9 +75,14 @@ class Record:
     fields: Dict[str, Any]
     title: Optional[str] = None
     kinds: Dict[str, str] = field(default_factory=dict)
+    hide_none: bool = False
+    """A terminal leaves out fields whose value is None (``--json`` keeps them as null)."""
 
     def to_json(self) -> Any:
         return dict(self.fields)
+
+    def shown(self) -> Dict[str, Any]:
+        return {k: v for k, v in self.fields.items() if not (self.hide_none and v is None)}
 
 
 @dataclass
@@ -195,15 +200,16 @@ def _render_rich(console: Any, r: Result) -> None:
     if isinstance(r, Rows):
         t = RichTable(title=r.title, title_justify="left")
         for c in r.columns:
-            t.add_column(c.header, justify="right" if c.kind in ("int", "bytes") else "left")
+            t.add_column(c.header, justify="right" if c.kind in ("int", "bytes") else "left",
+                         no_wrap=c.kind != "text", overflow="fold")
         for row in r.rows:
             t.add_row(*(format_value(row.get(c.name), c.kind) for c in r.columns))
         console.print(t)
     else:
         t = RichTable(title=r.title, title_justify="left", show_header=False)
-        t.add_column("field", style="bold")
-        t.add_column("value")
-        for k, v in r.fields.items():
+        t.add_column("field", style="bold", no_wrap=True)
+        t.add_column("value", overflow="fold")
+        for k, v in r.shown().items():
             t.add_row(k, format_value(v, r.kinds.get(k, "text")))
         console.print(t)
 
@@ -226,8 +232,8 @@ def _render_plain(r: Result) -> str:
         if not r.rows:
             lines.append("(none)")
     else:
-        width = max((len(k) for k in r.fields), default=0)
-        for k, v in r.fields.items():
+        width = max((len(k) for k in r.shown()), default=0)
+        for k, v in r.shown().items():
             lines.append(f"{k.ljust(width)}  {format_value(v, r.kinds.get(k, 'text'))}")
     return "\n".join(lines) + "\n"
 

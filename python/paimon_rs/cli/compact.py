@@ -35,10 +35,10 @@ class _StderrProgress:
     def __call__(self, p: Progress) -> None:
         total = p.total_buckets or 0
         step = 10 * (p.buckets or 0) // total if total else 10
-        if step > self._shown or p.done:
+        if step > self._shown:  # the summary follows the done event
             self._shown = step
             print(f"{self._desc}: {p.buckets}/{total} buckets, {p.files} files ({human_size(p.bytes)}, "
-                  f"{p.rows} rows) rewritten into {p.files_out}{' (done)' if p.done else ''}",
+                  f"{p.rows} rows) -> {p.files_out} files",
                   file=sys.stderr, flush=True)
 
 

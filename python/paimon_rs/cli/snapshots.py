@@ -20,8 +20,7 @@ COLUMNS = [
     Column("id", "int"), Column("schema_id", "int", "schema"), Column("commit_kind", title="kind"),
     Column("time_millis", "millis", "committed"), Column("total_record_count", "int", "records"),
     Column("delta_record_count", "int", "delta"), Column("commit_user", title="user"),
-    Column("commit_identifier", "int", "identifier"), Column("watermark", "int"),
-]
+]  # --json and --id give every field
 
 
 def run(args: argparse.Namespace) -> Output:
@@ -30,7 +29,7 @@ def run(args: argparse.Namespace) -> Output:
         s = sm.get_snapshot_by_id(args.id)
         if s is None:
             raise UsageError(f"snapshots: no snapshot {args.id} in {args.table[-1]}")
-        return Record("snapshot", s.to_dict(), kinds={"time_millis": "millis"})
+        return Record("snapshot", s.to_dict(), kinds={"time_millis": "millis"}, hide_none=True)
     if args.limit is not None and args.limit < 0:
         raise UsageError("snapshots: --limit must be >= 0")
     ids = sm.snapshot_ids()
