@@ -4,6 +4,8 @@ snapshot's summary; an exception from the callback stops the compaction before t
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from typing import List
 
 import pyarrow as pa
@@ -105,3 +107,36 @@ def test_tqdm_adapter_counts_buckets_for_a_compaction(monkeypatch):
     (bar,) = bars
     assert (bar.total, bar.desc, bar.unit, bar.n, bar.closed) == (4, "compact", "buckets", 4, True)
     assert bar.postfix == {"rows": 100, "bytes": "4.0 kB", "files": "8->2"}
+
+
+def test_a_callback_may_use_the_engine_meanwhile(catalog, tmp_path):
+    # the callback runs while the compaction's pool threads work: one that reads the table (its
+    # own parallel work on the same pool) must not wait for them forever. In a subprocess so that
+    # a deadlock fails the test instead of hanging the suite.
+    t = make(catalog, "cb", True)
+    script = tmp_path / "cb.py"
+    script.write_text(f"""
+from paimon_rs.table import Table
+t = Table.from_path({t.table_path!r})
+seen = []
+def cb(p):
+    seen.append((p.buckets, sum(x.record_count for x in t.list_partitions())))
+assert t.compact(full=True, progress=cb) is not None
+assert [b for b, _ in seen] == list(range(7)) + [6], seen
+print("ok", seen[-1][1])
+""")
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0 and p.stdout.split() == ["ok", "240"], p.stderr[-2000:]
+
+
+def test_a_callback_raising_at_the_last_bucket_stops_the_commit(catalog):
+    t = make(catalog, "last", False)
+    latest = t.latest_snapshot_id()
+
+    def boom(p: Progress) -> None:
+        if p.buckets == p.total_buckets and not p.done:
+            raise RuntimeError("no")
+
+    with pytest.raises(RuntimeError, match="no"):
+        t.compact(full=True, progress=boom)
+    assert t.latest_snapshot_id() == latest
