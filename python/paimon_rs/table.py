@@ -25,6 +25,7 @@ from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import DataField, TableSchema
+from paimon_rs.snapshot import Partition, SnapshotManager
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -155,20 +156,19 @@ class Table:
 
     # ---- snapshots and partitions, read-only (paimon_rs.snapshot; issue 15) ----
 
-    def snapshot_manager(self) -> Any:
+    def snapshot_manager(self) -> SnapshotManager:
         """The table's snapshots (``paimon_rs.snapshot.SnapshotManager``, pypaimon's names):
         ``get_latest_snapshot()``, ``get_snapshot_by_id(id)``, ``try_get_earliest_snapshot()``,
         ``list_snapshots()``; iterating yields every snapshot still present, oldest first."""
-        from paimon_rs.snapshot import SnapshotManager
         return SnapshotManager(self._core)
 
     def snapshots(self) -> pa.Table:
         """Every snapshot still present as an Arrow table (one row each, oldest first, the
         columns of Paimon's ``$snapshots`` system table)."""
-        from paimon_rs.snapshot import SnapshotManager, snapshots_table
+        from paimon_rs.snapshot import snapshots_table
         return snapshots_table(SnapshotManager(self._core).list_snapshots())
 
-    def list_partitions(self, snapshot_id: Optional[int] = None) -> List[Any]:
+    def list_partitions(self, snapshot_id: Optional[int] = None) -> List[Partition]:
         """Per partition of the latest snapshot (or ``snapshot_id``), sorted by partition
         path: a ``paimon_rs.snapshot.Partition`` (pypaimon's fields: ``spec``,
         ``record_count``, ``file_size_in_bytes``, ``file_count``, ``last_file_creation_time``,

@@ -162,7 +162,7 @@ def parse_partition(arg: str) -> Dict[str, str]:
 def render(out: Output, as_json: bool, plain: bool, stream: Optional[IO[str]] = None) -> None:
     """Print a command's output: JSON, a rich table (a terminal with ``rich`` installed and not
     ``plain``) or aligned text."""
-    stream = stream or sys.stdout
+    out_stream: IO[str] = stream if stream is not None else sys.stdout
     results: List[Result] = [] if out is None else (list(out) if isinstance(out, list) else [out])
     if as_json:
         data: Any
@@ -170,19 +170,19 @@ def render(out: Output, as_json: bool, plain: bool, stream: Optional[IO[str]] = 
             data = results[0].to_json()
         else:
             data = {r.name: r.to_json() for r in results}
-        json.dump(data, stream, indent=2, default=str)
-        stream.write("\n")
+        json.dump(data, out_stream, indent=2, default=str)
+        out_stream.write("\n")
         return
-    console = None if plain else _rich_console(stream)
+    console = None if plain else _rich_console(out_stream)
     for i, r in enumerate(results):
         if isinstance(r, Text):
-            stream.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
+            out_stream.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
         elif console is not None:
             _render_rich(console, r)
         else:
             if i:
-                stream.write("\n")
-            stream.write(_render_plain(r))
+                out_stream.write("\n")
+            out_stream.write(_render_plain(r))
 
 
 def _rich_console(stream: IO[str]) -> Any:
@@ -195,7 +195,7 @@ def _rich_console(stream: IO[str]) -> Any:
     return Console(file=stream)
 
 
-def _render_rich(console: Any, r: Result) -> None:
+def _render_rich(console: Any, r: Union[Rows, Record]) -> None:
     from rich.table import Table as RichTable
     if isinstance(r, Rows):
         t = RichTable(title=r.title, title_justify="left")
@@ -214,7 +214,7 @@ def _render_rich(console: Any, r: Result) -> None:
         console.print(t)
 
 
-def _render_plain(r: Result) -> str:
+def _render_plain(r: Union[Rows, Record]) -> str:
     lines: List[str] = []
     if r.title:
         lines.append(r.title)
