@@ -113,6 +113,8 @@ def test_files(t, capsys):
                      for s in t.new_read_builder().new_scan().plan().splits() for f in s.files)
     assert sorted((g["bucket"], g["file_name"], g["row_count"], g["file_size"], g["level"]) for g in got) == planned
     assert {g["partition"] for g in got} == {"dt=a/", "dt=b/"}
+    last = max(p.last_file_creation_time for p in t.list_partitions())
+    assert max(g["creation_time"] for g in got) == last
     assert [(g["partition"], g["bucket"]) for g in got] == sorted((g["partition"], g["bucket"]) for g in got)
     summary = run_json(capsys, "files", t.table_path, "--summary")
     assert sum(b["files"] for b in summary) == len(got) and sum(b["rows"] for b in summary) == 22

@@ -1,10 +1,12 @@
 """``paimon-rs files <table>``: the live data files per partition and bucket, with levels, sizes,
-rows and sequence numbers (``--summary``: one line per partition and bucket)."""
+rows and sequence numbers (``--summary``: one line per partition and bucket). ``--json`` adds
+``total_buckets`` and ``creation_time`` (epoch millis)."""
 
 from __future__ import annotations
 
 import argparse
-from typing import Any, Dict, List, Tuple
+import datetime as _dt
+from typing import Any, Dict, List, Optional, Tuple
 
 from paimon_rs import _core
 from paimon_rs.cli.base import Column, Output, Rows, add_command, add_table_argument, open_table
@@ -23,7 +25,7 @@ def run(args: argparse.Namespace) -> Output:
     files = [{"partition": part or "/", "bucket": bucket, "total_buckets": total, "file_name": name,
               "level": level, "file_size": size, "row_count": rows, "delete_row_count": deletes,
               "min_sequence_number": min_seq, "max_sequence_number": max_seq, "schema_id": schema_id,
-              "creation_time": created}
+              "creation_time": _epoch_millis(created)}
              for (part, bucket, total, name, level, size, rows, deletes, min_seq, max_seq, schema_id,
                   created) in _core.live_files(t._core, args.snapshot)]
     if args.summary:
@@ -34,6 +36,16 @@ def run(args: argparse.Namespace) -> Output:
         Column("delete_row_count", "int", "deletes"), Column("min_sequence_number", "int", "min seq"),
         Column("max_sequence_number", "int", "max seq"), Column("schema_id", "int", "schema"),
     ], files)
+
+
+def _epoch_millis(local_millis: Optional[int]) -> Optional[int]:
+    """A manifest's creation time (the writer's local wall clock encoded as UTC millis) as epoch
+    millis, reading the wall clock in this process's time zone (as Java's
+    ``creationTimeEpochMillis``)."""
+    if local_millis is None:
+        return None
+    wall = _dt.datetime.fromtimestamp(local_millis / 1000, tz=_dt.timezone.utc).replace(tzinfo=None)
+    return int(wall.timestamp() * 1000)
 
 
 def _summary(files: List[Dict[str, Any]]) -> Rows:
