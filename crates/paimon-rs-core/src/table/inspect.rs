@@ -152,3 +152,101 @@ pub fn partition_stats(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Ve
         })
         .collect())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use arrow_array::{Int64Array, RecordBatch, StringArray};
+    use arrow_schema::{DataType, Field, Schema};
+
+    use super::*;
+    use crate::commit::FileStoreCommit;
+    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::write::TableWrite;
+
+    fn schema() -> Schema {
+        Schema::new(vec![
+            Field::new("dt", DataType::Utf8, true),
+            Field::new("k", DataType::Int64, false),
+        ])
+    }
+
+    fn table(dir: &Path) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        // an append table: a null partition value is allowed
+        let opts = [
+            ("bucket".to_string(), "2".to_string()),
+            ("bucket-key".to_string(), "k".to_string()),
+        ]
+        .into();
+        let s =
+            NewTableSchema::from_arrow(&schema(), vec!["dt".into()], vec![], opts, None).unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    fn commit(t: &FileStoreTable, dt: Option<&str>, ks: &[i64]) {
+        let batch = RecordBatch::try_new(
+            Arc::new(schema()),
+            vec![
+                Arc::new(StringArray::from(vec![dt; ks.len()])),
+                Arc::new(Int64Array::from(ks.to_vec())),
+            ],
+        )
+        .unwrap();
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&batch).unwrap();
+        let msgs = w.prepare_commit().unwrap();
+        FileStoreCommit::new(t.clone(), "u".into())
+            .commit(&msgs, i64::MAX, None)
+            .unwrap();
+    }
+
+    #[test]
+    fn partition_stats_sum_the_live_files_per_partition() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        commit(&t, Some("a"), &(0..20).collect::<Vec<_>>());
+        commit(&t, Some("a"), &[100]);
+        commit(&t, None, &[1]);
+        let snap = t.snapshot_manager().latest().unwrap().unwrap();
+        let files = live_files(&t, &snap).unwrap();
+        let stats = partition_stats(&t, &snap).unwrap();
+        assert_eq!(
+            stats.iter().map(|s| s.path.as_str()).collect::<Vec<_>>(),
+            ["dt=__DEFAULT_PARTITION__/", "dt=a/"]
+        );
+        let a = &stats[1];
+        assert_eq!(a.spec, [("dt".to_string(), "a".to_string())]);
+        assert_eq!(a.record_count, 21);
+        let in_a: Vec<_> = files.iter().filter(|f| f.partition == "dt=a/").collect();
+        assert_eq!(a.file_count as usize, in_a.len());
+        assert_eq!(
+            a.file_size_in_bytes,
+            in_a.iter().map(|f| f.entry.file.file_size).sum::<i64>()
+        );
+        assert_eq!(a.buckets, 2);
+        assert!(a.last_file_creation_time.is_some());
+        assert_eq!(
+            stats[0].spec,
+            [("dt".to_string(), "__DEFAULT_PARTITION__".to_string())]
+        );
+        // sorted by partition, bucket, level, name
+        let keys: Vec<_> = files
+            .iter()
+            .map(|f| {
+                (
+                    f.partition.clone(),
+                    f.entry.bucket,
+                    f.entry.file.file_name.clone(),
+                )
+            })
+            .collect();
+        let mut sorted = keys.clone();
+        sorted.sort();
+        assert_eq!(keys, sorted);
+    }
+}
