@@ -30,6 +30,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::compact_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     Ok(())
 }
