@@ -255,7 +255,15 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     if missing:
         raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
                                    f"key columns of {table.identifier}")
-    frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
+    jvm_key = _jvm_bucket_column(table, df, num_buckets) if not partitioned else None
+    if jvm_key is not None and spec.identity_keys is not None:
+        # the engine's bucket hash as a Spark expression: no Python hop before the shuffle
+        frame = _with_steps(df, jvm_key[0]).withColumn(
+            WRITE_KEY_COLUMN,
+            F.element_at(F.array(*[F.lit(k) for k in spec.identity_keys]), F.col(jvm_key[1]) + 1).cast("int"),
+        ).drop(*[name for name, _ in jvm_key[0]])
+    else:
+        frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
     if not partitioned:
         n = num_buckets
     else:
@@ -263,6 +271,94 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
         parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
         n = num_tasks or max(num_buckets, parallelism)
     return frame.repartition(n, F.col(WRITE_KEY_COLUMN))
+
+
+# Paimon's bucket hash of a one-column INT/BIGINT bucket key as Spark SQL (spec/bucket.rs): the
+# key's BinaryRow is 16 bytes, an 8-byte header (all zero) and the value's 8-byte slot; its
+# hash is MurmurHash3-x86_32 over the four little-endian words with seed 42, then
+# ``abs(hash % buckets)``. Everything is computed in BIGINT on values below 2**49 (no overflow
+# under ANSI mode): products by 32-bit constants are split in 16-bit halves.
+
+_M32 = 0xFFFFFFFF
+_C1, _C2 = 0xCC9E2D51, 0x1B873593
+
+
+def _mix_h1_int(h: int, k: int) -> int:
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & _M32
+
+    k = rotl(k * _C1 & _M32, 15) * _C2 & _M32
+    return (rotl(h ^ k, 13) * 5 + 0xE6546B64) & _M32
+
+
+_H_HEADER = _mix_h1_int(_mix_h1_int(42, 0), 0)
+
+
+def _fmix_int(h: int, length: int) -> int:
+    h ^= length
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & _M32
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & _M32
+    return h ^ (h >> 16)
+
+
+def _sql_mul(x: str, c: int) -> str:
+    """``x * c mod 2**32`` for ``0 <= x < 2**32`` in BIGINT without overflow."""
+    return f"((({x}) * {c & 0xFFFF}L + shiftleft((({x}) * {c >> 16}L) & 65535L, 16)) & {_M32}L)"
+
+
+def _sql_rotl(x: str, r: int) -> str:
+    return f"((shiftleft({x}, {r}) | shiftrightunsigned({x}, {32 - r})) & {_M32}L)"
+
+
+def _jvm_bucket_column(table: Table, df: Any, num_buckets: int) -> Optional[Tuple[List[Tuple[str, str]], str]]:
+    """For a bucket key of one INT or BIGINT column: the steps (column name, SQL expression),
+    each referring to earlier ones by name so the plan stays linear, whose last column is the
+    row's bucket; None for any other bucket key (the Arrow UDF computes it)."""
+    keys = _bucket_keys(table)
+    if len(keys) != 1 or num_buckets <= 0:
+        return None
+    t = table.arrow_schema.field(keys[0]).type
+    if t not in (pa.int32(), pa.int64()):
+        return None
+    p = "_paimon_rs_h"
+    k = f"`{keys[0]}`"
+    steps: List[Tuple[str, str]] = []
+
+    def step(expr: str) -> str:
+        name = f"{p}{len(steps)}"
+        steps.append((name, expr))
+        return name
+
+    lo = step(f"CAST({k} AS BIGINT) & {_M32}L")
+    hi = step(f"shiftrightunsigned(CAST({k} AS BIGINT), 32)" if t == pa.int64() else "0L")
+    h = f"{_H_HEADER}L"
+    for word in (lo, hi):
+        m = step(_sql_mul(word, _C1))
+        m = step(_sql_mul(_sql_rotl(m, 15), _C2))
+        x = step(f"({h} ^ {m})")
+        h = step(f"(({_sql_rotl(x, 13)} * 5L + {0xE6546B64}L) & {_M32}L)")
+    f = step(f"({h} ^ 16L)")
+    f = step(f"({f} ^ shiftrightunsigned({f}, 16))")
+    f = step(_sql_mul(f, 0x85EBCA6B))
+    f = step(f"({f} ^ shiftrightunsigned({f}, 13))")
+    f = step(_sql_mul(f, 0xC2B2AE35))
+    f = step(f"({f} ^ shiftrightunsigned({f}, 16))")
+    signed = step(f"IF({f} >= 2147483648L, {f} - 4294967296L, {f})")
+    null_hash = _fmix_int(_mix_h1_int(_mix_h1_int(_mix_h1_int(_mix_h1_int(42, 0x100), 0), 0), 0), 16)
+    null_hash = null_hash - (1 << 32) if null_hash & 0x80000000 else null_hash
+    null_bucket = abs(null_hash) % num_buckets  # = abs(Java's truncating %)
+    bucket = step(f"CAST(IF({k} IS NULL, {null_bucket}L, abs({signed} % {num_buckets}L)) AS INT)")
+    return steps, bucket
+
+
+def _with_steps(df: Any, steps: List[Tuple[str, str]]) -> Any:
+    from pyspark.sql import functions as F
+
+    for name, expr in steps:
+        df = df.withColumn(name, F.expr(expr))
+    return df
 
 
 def _with_context(e: BaseException, where: str) -> BaseException:
