@@ -255,13 +255,16 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     if missing:
         raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
                                    f"key columns of {table.identifier}")
-    jvm_key = _jvm_bucket_column(table, df, num_buckets) if not partitioned else None
-    if jvm_key is not None and spec.identity_keys is not None:
+    jvm_key = _jvm_bucket_column(table, df, num_buckets)
+    if jvm_key is not None:
         # the engine's bucket hash as a Spark expression: no Python hop before the shuffle
-        frame = _with_steps(df, jvm_key[0]).withColumn(
-            WRITE_KEY_COLUMN,
-            F.element_at(F.array(*[F.lit(k) for k in spec.identity_keys]), F.col(jvm_key[1]) + 1).cast("int"),
-        ).drop(*[name for name, _ in jvm_key[0]])
+        steps, bucket = jvm_key
+        frame = _with_steps(df, steps)
+        if spec.identity_keys is not None:
+            key = F.element_at(F.array(*[F.lit(k) for k in spec.identity_keys]), F.col(bucket) + 1).cast("int")
+        else:
+            key = F.col(bucket)
+        frame = frame.withColumn(WRITE_KEY_COLUMN, key).drop(*[name for name, _ in steps])
     else:
         frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
     if not partitioned:
@@ -270,6 +273,9 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
         spark = df.sparkSession
         parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
         n = num_tasks or max(num_buckets, parallelism)
+        if jvm_key is not None:
+            # equal (partition values, bucket), equal Spark hash: a group never spans two tasks
+            return frame.repartition(n, *[F.col(c) for c in table.partition_keys], F.col(WRITE_KEY_COLUMN))
     return frame.repartition(n, F.col(WRITE_KEY_COLUMN))
 
 
