@@ -723,8 +723,8 @@ def compact(spark: Any, table: Table, full: bool = False, *,
 
     The driver plans: the buckets the table's universal compaction picker would compact now
     (``num-sorted-run.compaction-trigger``, ``compaction.size-ratio``, ...; append tables: their
-    small files), or with ``full=True`` every bucket with more than one sorted run or a
-    level-0 file (merged into one run at the top level). Each bucket is one Spark task, which
+    small files), or with ``full=True`` every bucket that is not already one sorted run at
+    the top level (merged into one run there, as Java's full compaction). Each bucket is one Spark task, which
     rewrites its files and returns a commit message; the driver commits them all at once.
     Exactly once as ``write``: one attempt per task is committed, the files of failed, retried
     and speculative attempts are deleted, a failed job or a conflicting commit (another writer
