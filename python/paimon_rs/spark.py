@@ -16,14 +16,16 @@
 Nothing a task runs depends on driver-local state: tables pickle as path plus options and are
 reopened once per Python worker process.
 
-Not yet: ``compact`` (see ``_run_bucket_tasks``, the seam it will use).
+- ``compact(spark, table, full=False)``: the driver plans the buckets that need compaction,
+  one task per bucket rewrites them and returns a commit message, the driver commits one
+  COMPACT snapshot (exactly once, as ``write``).
 """
 
 import os
 import threading
 import uuid
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Set, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
 
 import pyarrow as pa
 
@@ -32,7 +34,7 @@ from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
 from paimon_rs.predicate import Predicate
 from paimon_rs.table import CommitMessage, Table
 
-__all__ = ["write", "read", "distribute", "register_data_source", "spark_schema_of", "WRITE_KEY_COLUMN"]
+__all__ = ["write", "read", "compact", "distribute", "register_data_source", "spark_schema_of", "WRITE_KEY_COLUMN"]
 
 #: the column the write adds for its shuffle (dropped before the rows reach the writer)
 WRITE_KEY_COLUMN = "_paimon_rs_shuffle_key"
@@ -253,14 +255,116 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     if missing:
         raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
                                    f"key columns of {table.identifier}")
-    frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
+    jvm_key = _jvm_bucket_column(table, df, num_buckets)
+    if jvm_key is not None:
+        # the engine's bucket hash as a Spark expression: no Python hop before the shuffle
+        steps, bucket = jvm_key
+        frame = _with_steps(df, steps)
+        if spec.identity_keys is not None:
+            key = F.element_at(F.array(*[F.lit(k) for k in spec.identity_keys]), F.col(bucket) + 1).cast("int")
+        else:
+            key = F.col(bucket)
+        frame = frame.withColumn(WRITE_KEY_COLUMN, key).drop(*[name for name, _ in steps])
+    else:
+        frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
     if not partitioned:
         n = num_buckets
     else:
         spark = df.sparkSession
         parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
         n = num_tasks or max(num_buckets, parallelism)
+        if jvm_key is not None:
+            # equal (partition values, bucket), equal Spark hash: a group never spans two tasks
+            return frame.repartition(n, *[F.col(c) for c in table.partition_keys], F.col(WRITE_KEY_COLUMN))
     return frame.repartition(n, F.col(WRITE_KEY_COLUMN))
+
+
+# Paimon's bucket hash of a one-column INT/BIGINT bucket key as Spark SQL (spec/bucket.rs): the
+# key's BinaryRow is 16 bytes, an 8-byte header (all zero) and the value's 8-byte slot; its
+# hash is MurmurHash3-x86_32 over the four little-endian words with seed 42, then
+# ``abs(hash % buckets)``. Everything is computed in BIGINT on values below 2**49 (no overflow
+# under ANSI mode): products by 32-bit constants are split in 16-bit halves.
+
+_M32 = 0xFFFFFFFF
+_C1, _C2 = 0xCC9E2D51, 0x1B873593
+
+
+def _mix_h1_int(h: int, k: int) -> int:
+    def rotl(x: int, r: int) -> int:
+        return ((x << r) | (x >> (32 - r))) & _M32
+
+    k = rotl(k * _C1 & _M32, 15) * _C2 & _M32
+    return (rotl(h ^ k, 13) * 5 + 0xE6546B64) & _M32
+
+
+_H_HEADER = _mix_h1_int(_mix_h1_int(42, 0), 0)
+
+
+def _fmix_int(h: int, length: int) -> int:
+    h ^= length
+    h ^= h >> 16
+    h = h * 0x85EBCA6B & _M32
+    h ^= h >> 13
+    h = h * 0xC2B2AE35 & _M32
+    return h ^ (h >> 16)
+
+
+def _sql_mul(x: str, c: int) -> str:
+    """``x * c mod 2**32`` for ``0 <= x < 2**32`` in BIGINT without overflow."""
+    return f"((({x}) * {c & 0xFFFF}L + shiftleft((({x}) * {c >> 16}L) & 65535L, 16)) & {_M32}L)"
+
+
+def _sql_rotl(x: str, r: int) -> str:
+    return f"((shiftleft({x}, {r}) | shiftrightunsigned({x}, {32 - r})) & {_M32}L)"
+
+
+def _jvm_bucket_column(table: Table, df: Any, num_buckets: int) -> Optional[Tuple[List[Tuple[str, str]], str]]:
+    """For a bucket key of one INT or BIGINT column: the steps (column name, SQL expression),
+    each referring to earlier ones by name so the plan stays linear, whose last column is the
+    row's bucket; None for any other bucket key (the Arrow UDF computes it)."""
+    keys = _bucket_keys(table)
+    if len(keys) != 1 or num_buckets <= 0:
+        return None
+    t = table.arrow_schema.field(keys[0]).type
+    if t not in (pa.int32(), pa.int64()):
+        return None
+    p = "_paimon_rs_h"
+    k = f"`{keys[0]}`"
+    steps: List[Tuple[str, str]] = []
+
+    def step(expr: str) -> str:
+        name = f"{p}{len(steps)}"
+        steps.append((name, expr))
+        return name
+
+    lo = step(f"CAST({k} AS BIGINT) & {_M32}L")
+    hi = step(f"shiftrightunsigned(CAST({k} AS BIGINT), 32)" if t == pa.int64() else "0L")
+    h = f"{_H_HEADER}L"
+    for word in (lo, hi):
+        m = step(_sql_mul(word, _C1))
+        m = step(_sql_mul(_sql_rotl(m, 15), _C2))
+        x = step(f"({h} ^ {m})")
+        h = step(f"(({_sql_rotl(x, 13)} * 5L + {0xE6546B64}L) & {_M32}L)")
+    f = step(f"({h} ^ 16L)")
+    f = step(f"({f} ^ shiftrightunsigned({f}, 16))")
+    f = step(_sql_mul(f, 0x85EBCA6B))
+    f = step(f"({f} ^ shiftrightunsigned({f}, 13))")
+    f = step(_sql_mul(f, 0xC2B2AE35))
+    f = step(f"({f} ^ shiftrightunsigned({f}, 16))")
+    signed = step(f"IF({f} >= 2147483648L, {f} - 4294967296L, {f})")
+    null_hash = _fmix_int(_mix_h1_int(_mix_h1_int(_mix_h1_int(_mix_h1_int(42, 0x100), 0), 0), 0), 16)
+    null_hash = null_hash - (1 << 32) if null_hash & 0x80000000 else null_hash
+    null_bucket = abs(null_hash) % num_buckets  # = abs(Java's truncating %)
+    bucket = step(f"CAST(IF({k} IS NULL, {null_bucket}L, abs({signed} % {num_buckets}L)) AS INT)")
+    return steps, bucket
+
+
+def _with_steps(df: Any, steps: List[Tuple[str, str]]) -> Any:
+    from pyspark.sql import functions as F
+
+    for name, expr in steps:
+        df = df.withColumn(name, F.expr(expr))
+    return df
 
 
 def _with_context(e: BaseException, where: str) -> BaseException:
@@ -397,7 +501,7 @@ def _choose_attempts(rows: Sequence[Any], bucketed: bool, table: Table) -> _Coll
                 "put a bucket in one task); nothing was committed"
             )
         msgs.append(CommitMessage.from_bytes(bytes(r["message"])))
-    files = {f for m in msgs for f in m.file_names}
+    files = {f for m in msgs for f in m.file_names + m.compact_after}
     return _Collected(msgs, files)
 
 
@@ -579,32 +683,110 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
 
 
 # ---------------------------------------------------------------------------------------------
-# the seam of distributed maintenance (compaction, #11)
+# compact: the driver plans the buckets, one task per bucket compacts it, the driver commits
+
+
+@dataclass
+class _CompactSpec:
+    """What a compaction task needs: small and picklable."""
+
+    table: Table
+    full: bool
+    file_prefix: str
+    #: test hook: a path; while it exists, the first attempt of every task fails after compacting
+    fail_first_attempt_marker: Optional[str] = None
+
+    def task_prefix(self, spark_partition: int, attempt: int) -> str:
+        return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
+
+
+def _compact_task(spec: _CompactSpec, table: Table, item: bytes, spark_partition: int,
+                  attempt: int) -> List[CommitMessage]:
+    """One bucket compacted by this task attempt (files named with the attempt's prefix)."""
+    t = table.copy({"data-file.prefix": spec.task_prefix(spark_partition, attempt)})
+    split = _core.Split.from_bytes(item)
+    where = (f"paimon_rs.spark.compact of {t.identifier} ({split.bucket_path}, Spark partition "
+             f"{spark_partition}, attempt {attempt})")
+    try:
+        msg = _core.compact_bucket(t._core, item, spec.full)
+    except Exception as e:
+        raise _with_context(e, where) from e
+    if spec.fail_first_attempt_marker and attempt == 0 and os.path.exists(spec.fail_first_attempt_marker):
+        raise RuntimeError(f"{where}: injected failure after compacting (test hook)")
+    return [] if msg is None else [msg]
+
+
+def compact(spark: Any, table: Table, full: bool = False, *,
+            _fail_first_attempt_marker: Optional[str] = None) -> Optional[int]:
+    """Compact ``table`` from Spark and commit one COMPACT snapshot; returns its id (None if
+    nothing needed compacting).
+
+    The driver plans: the buckets the table's universal compaction picker would compact now
+    (``num-sorted-run.compaction-trigger``, ``compaction.size-ratio``, ...; append tables: their
+    small files), or with ``full=True`` every bucket that is not already one sorted run at
+    the top level (merged into one run there, as Java's full compaction). Each bucket is one Spark task, which
+    rewrites its files and returns a commit message; the driver commits them all at once.
+    Exactly once as ``write``: one attempt per task is committed, the files of failed, retried
+    and speculative attempts are deleted, a failed job or a conflicting commit (another writer
+    removed the inputs: ``CommitConflictError``) leaves the table as it was."""
+    if not isinstance(table, Table):
+        raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
+    work = list(_core.compaction_work(table._core, bool(full)))
+    if not work:
+        return None
+    file_prefix = f"{table.options.get('data-file.prefix', 'data-')}compact-{uuid.uuid4().hex}-"
+    spec = _CompactSpec(table=table, full=bool(full), file_prefix=file_prefix,
+                        fail_first_attempt_marker=_fail_first_attempt_marker)
+    builder = table.new_batch_write_builder()
+    builder.with_commit_user(f"compact-{uuid.uuid4()}")
+    return _run_bucket_tasks(spark, table, work, _bind_compact(spec), builder, file_prefix,
+                             f"paimon_rs.spark.compact of {table.identifier}")
+
+
+def _bind_compact(spec: _CompactSpec) -> Callable[[Table, bytes, int, int], List[CommitMessage]]:
+    def task(table: Table, item: bytes, spark_partition: int, attempt: int) -> List[CommitMessage]:
+        return _compact_task(spec, table, item, spark_partition, attempt)
+
+    return task
 
 
 def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
-                      task: Callable[[Table, bytes], Iterable[CommitMessage]],
-                      commit: Callable[[List[CommitMessage]], Optional[int]]) -> Optional[int]:
-    """Run ``task(table, item)`` for each serialized per-bucket work item, one Spark task each,
-    collect the commit messages once and hand them to ``commit`` on the driver (which commits
-    one snapshot). ``paimon_rs.spark.compact`` will plan its work items on the driver with the
-    compaction picker and pass a task that rewrites one bucket's files."""
-    if not work:
-        return None
+                      task: Callable[[Table, bytes, int, int], List[CommitMessage]],
+                      builder: Any, file_prefix: str, what: str) -> Optional[int]:
+    """Run ``task(table, item, spark_partition, attempt)`` for each serialized per-bucket work
+    item, one Spark task each (it names its files ``file_prefix`` + attempt), collect the commit
+    messages once, keep one attempt per task and commit them as one snapshot; then delete every
+    file named ``file_prefix*`` the commit did not take."""
 
     def run(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        pid, attempt, task_attempt_id = _task_context()
         t = _open_cached(table)
         out: List[bytes] = []
         for b in batches:
             for item in b.column("item").to_pylist():
-                out.extend(m.to_bytes() for m in task(t, item))
+                out.extend(m.to_bytes() for m in task(t, item, pid, attempt) if not m.is_empty())
         if out:
-            yield pa.RecordBatch.from_pydict({"message": pa.array(out, pa.binary())})
+            yield pa.RecordBatch.from_pydict({
+                "spark_partition": pa.array([pid] * len(out), pa.int32()),
+                "attempt": pa.array([attempt] * len(out), pa.int32()),
+                "task_attempt_id": pa.array([task_attempt_id] * len(out), pa.int64()),
+                "bucket": pa.array([0] * len(out), pa.int32()),
+                "partition": pa.array([b""] * len(out), pa.binary()),
+                "message": pa.array(out, pa.binary()),
+            })
 
     rows = list(enumerate(work))
     idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")
-    got = idx.mapInArrow(run, "message binary").collect()
-    return commit([CommitMessage.from_bytes(bytes(r["message"])) for r in got])
+    try:
+        got = idx.mapInArrow(run, _MESSAGE_SCHEMA).collect()  # once: a second action reruns the tasks
+        collected = _choose_attempts(got, False, table)
+    except BaseException:
+        _sweep(table, file_prefix, set())
+        raise
+    if not collected.messages:
+        _sweep(table, file_prefix, set())
+        return None
+    return _commit_collected(table, builder, collected, file_prefix, None)
 
 
 def register_data_source(spark: Any) -> None:

@@ -1,5 +1,5 @@
-"""The round trip of test_cluster.py, run in a process of its own (one SparkContext per
-process): ``python cluster_job.py MASTER WAREHOUSE MARKER`` prints one JSON line."""
+"""The round trip of test_cluster.py (write, update, full compaction, read), run in a process
+of its own (one SparkContext per process): ``python cluster_job.py MASTER WAREHOUSE MARKER`` prints one JSON line."""
 
 import datetime
 import json
@@ -39,6 +39,10 @@ def main(master: str, wh: str, marker: str) -> dict:
     upd = spark.range(0, 100).selectExpr("CASE WHEN id % 3 = 0 THEN 'a' ELSE 'b' END AS dt", "id",
                                          "'new' AS v", "CASE WHEN id < 50 THEN '+U' ELSE '-D' END AS op")
     s2 = ps.write(upd, t)
+    t3 = time.monotonic()
+    sc = ps.compact(spark, t, full=True, _fail_first_attempt_marker=marker)  # first attempts fail too
+    compact_s = time.monotonic() - t3
+    runs_after = sorted({len(p.runs) for p in t.compaction_plan()})
     t2 = time.monotonic()
     rows = ps.read(spark, t).collect()
     read_s = time.monotonic() - t2
@@ -51,7 +55,8 @@ def main(master: str, wh: str, marker: str) -> dict:
     left = t.remove_orphan_files(older_than=datetime.timedelta(0), dry_run=True).files
     orphans = [f for f in left if f.endswith(".parquet")]
     return {
-        "snapshots": [s1, s2], "spark_rows": len(rows), "plain_rows": plain.num_rows,
+        "snapshots": [s1, s2, sc], "runs_after": runs_after, "compact_s": round(compact_s, 1),
+        "spark_rows": len(rows), "plain_rows": plain.num_rows,
         "updated": sum(1 for r in rows if r["v"] == "new"), "ids_unique": len({r["id"] for r in rows}) == len(rows),
         "orphans": orphans, "executors": executors, "driver_in_executor": driver_pid in pids,
         "session_s": round(started, 1), "write_s": round(write_s, 1), "read_s": round(read_s, 1),

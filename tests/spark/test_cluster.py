@@ -1,6 +1,7 @@
 """A real cluster: a Spark standalone master and worker on 127.0.0.1 (the pip package's
 ``spark-class``), executors in processes of their own, the round trip of the local tests through
-``spark://127.0.0.1:<port>`` with every first task attempt failing after writing its files.
+``spark://127.0.0.1:<port>`` (write, update, full compaction, read) with every first task attempt
+failing after writing its files.
 Excluded by default: ``pytest -m cluster tests/spark/test_cluster.py`` (~1-2 min)."""
 
 import json
@@ -25,7 +26,7 @@ def test_round_trip_on_a_standalone_cluster(tmp_path):
     assert out.returncode == 0, out.stderr[-5000:]
     r = json.loads(out.stdout.strip().splitlines()[-1])
     print(r)
-    assert r["snapshots"] == [1, 2]
+    assert r["snapshots"] == [1, 2, 3] and r["runs_after"] == [1]
     assert r["executors"] == 1 and not r["driver_in_executor"]
     assert r["spark_rows"] == r["plain_rows"] == 20_000 - 50 and r["ids_unique"]
     assert r["updated"] == 50

@@ -236,3 +236,37 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
         .unwrap();
     f
 }
+
+/// The distributed compaction (`paimon_rs.spark.compact`): the plan lists every bucket with
+/// more than one run, each bucket compacted on its own gives a COMPACT message, committing them
+/// all reads as before with one run per bucket, and the plan is then empty.
+#[test]
+fn distributed_plan_then_per_bucket_compaction_commits_once() {
+    use paimon_rs_core::compact::distributed::{compact_one_bucket, plan_buckets};
+    let dir = tempfile::tempdir().unwrap();
+    let table = create(dir.path(), &[("write-only", "true")]);
+    history(&table);
+    let before = read_table(&table);
+    let work = plan_buckets(&table, true, None).unwrap();
+    assert_eq!(
+        work.iter().map(|s| s.bucket).collect::<Vec<_>>(),
+        vec![0, 1]
+    );
+    // work items travel serialized, as to a Spark task
+    let msgs: Vec<_> = work
+        .iter()
+        .map(|s| Split::from_bytes(&s.to_bytes().unwrap()).unwrap())
+        .filter_map(|s| compact_one_bucket(&table, &s, true).unwrap())
+        .collect();
+    assert_eq!(msgs.len(), 2);
+    assert!(msgs
+        .iter()
+        .all(|m| m.new_files.is_empty() && !m.compact_before.is_empty()));
+    FileStoreCommit::new(table.clone(), "compact".into())
+        .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
+        .unwrap();
+    assert_eq!(read_table(&table), before);
+    assert!(plan_buckets(&table, true, None).unwrap().is_empty());
+    // the picker (trigger 5) has nothing to do with one run per bucket
+    assert!(plan_buckets(&table, false, None).unwrap().is_empty());
+}

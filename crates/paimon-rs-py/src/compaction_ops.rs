@@ -5,13 +5,15 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
 use paimon_rs_core::commit::PartitionSpec;
-use paimon_rs_core::compact::{self, plan, progress::CompactProgress};
+use paimon_rs_core::compact::{self, distributed, plan, progress::CompactProgress};
+use paimon_rs_core::read::split::Split as CoreSplit;
 use paimon_rs_core::table::FileStoreTable;
 use paimon_rs_core::Error;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::errors::IntoPy;
-use crate::table::Table;
+use crate::table::{CommitMessage, Table};
 
 type PlanRow = (
     String,
@@ -170,4 +172,37 @@ fn wait_helping_the_pool(rx: &mpsc::Receiver<bool>) -> bool {
             }
         }
     }
+}
+
+/// The buckets a compaction (`full`, or the picker's choice) would rewrite now, each as a
+/// serialized split of its live files: the driver's plan of `paimon_rs.spark.compact`.
+#[pyfunction]
+pub fn compaction_work<'py>(
+    py: Python<'py>,
+    table: &Table,
+    full: bool,
+) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+    let t = table.core().clone();
+    let splits = crate::pool::detach(py, || distributed::plan_buckets(&t, full, None)).py_err()?;
+    splits
+        .iter()
+        .map(|s| Ok(PyBytes::new(py, &s.to_bytes().py_err()?)))
+        .collect()
+}
+
+/// Compact one bucket planned by `compaction_work` (a task of `paimon_rs.spark.compact`): its
+/// COMPACT commit message, not committed; None if nothing was left to do.
+#[pyfunction]
+pub fn compact_bucket(
+    py: Python<'_>,
+    table: &Table,
+    work: &[u8],
+    full: bool,
+) -> PyResult<Option<CommitMessage>> {
+    let t = table.core().clone();
+    let split = CoreSplit::from_bytes(work).py_err()?;
+    crate::logbridge::flush(py);
+    let r = crate::pool::detach(py, || distributed::compact_one_bucket(&t, &split, full));
+    crate::logbridge::flush(py);
+    Ok(r.py_err()?.map(CommitMessage::from_core))
 }

@@ -372,6 +372,12 @@ pub struct CommitMessage {
     inner: CoreMessage,
 }
 
+impl CommitMessage {
+    pub fn from_core(inner: CoreMessage) -> Self {
+        CommitMessage { inner }
+    }
+}
+
 #[pymethods]
 impl CommitMessage {
     #[getter]

@@ -286,15 +286,8 @@ fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
     }
 }
 
-/// Compact an append table (`compact_table` dispatches here): every selected (partition,
-/// bucket)'s picked groups rewritten, committed as one COMPACT snapshot whose id is returned;
-/// None if nothing needed compacting. On error the files written are removed.
-pub fn compact_append_table(
-    table: &FileStoreTable,
-    full: bool,
-    partitions: Option<&[PartitionSpec]>,
-    progress: ProgressSink<'_>,
-) -> Result<Option<i64>> {
+/// Refuses append tables whose compaction we cannot do.
+pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
     if table.options.deletion_vectors()? {
         return Err(Error::unsupported(
             "compacting an append table with deletion-vectors.enabled = true",
@@ -312,67 +305,120 @@ pub fn compact_append_table(
             )));
         }
     }
-    table.options.check_supported(false, true)?;
+    table.options.check_supported(false, true)
+}
+
+/// Compact an append table (`compact_table` dispatches here): every selected (partition,
+/// bucket)'s picked groups rewritten, committed as one COMPACT snapshot whose id is returned;
+/// None if nothing needed compacting. On error the files written are removed.
+pub fn compact_append_table(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+    progress: ProgressSink<'_>,
+) -> Result<Option<i64>> {
+    check_compactable(table)?;
     let s = AppendCompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
     };
-    let buckets = bucket_files(table, &live_entries(table, &snapshot)?, partitions)?;
     let reader = TableRead::new(table.clone(), None, None)?;
-    let work: Vec<_> = buckets.into_iter().collect();
+    let work = bucket_splits(table, &snapshot, partitions)?;
     let tracker = Tracker::start(work.len(), progress)?;
     let results: Vec<Result<Option<(CommitMessage, String)>>> = work
         .into_par_iter()
-        .map(
-            |((partition, bucket), (total_buckets, files, bucket_path))| {
-                let groups = pick_append(&files, bucket == -1 || total_buckets == -1, &s, full);
-                if groups.is_empty() {
-                    tracker.bucket_done(&[], &[])?;
-                    return Ok(None);
+        .map(|b| {
+            let path = b.bucket_path.clone();
+            let r = compact_append_bucket(table, &reader, &s, b, full)?;
+            let (before, after): (&[DataFileMeta], &[DataFileMeta]) = match &r {
+                None => (&[], &[]),
+                Some(m) => (&m.compact_before, &m.compact_after),
+            };
+            if let Err(e) = tracker.bucket_done(before, after) {
+                if let Some(m) = &r {
+                    discard(table, &path, &m.compact_after);
                 }
-                let (mut before, mut after) = (vec![], vec![]);
-                for g in &groups {
-                    let split = Split {
-                        snapshot_id: snapshot.id,
-                        partition: partition.clone(),
-                        bucket,
-                        total_buckets,
-                        bucket_path: bucket_path.clone(),
-                        files: g.clone(),
-                        raw_convertible: true,
-                        deletion_files: Default::default(),
-                    };
-                    match rewrite_group(table, &reader, &s, &split) {
-                        Ok(out) => {
-                            before.extend(g.iter().cloned());
-                            after.extend(out);
-                        }
-                        Err(e) => {
-                            discard(table, &bucket_path, &after);
-                            return Err(e);
-                        }
-                    }
-                }
-                if let Err(e) = tracker.bucket_done(&before, &after) {
-                    discard(table, &bucket_path, &after);
-                    return Err(e);
-                }
-                let msg = CommitMessage {
-                    partition,
-                    bucket,
-                    total_buckets,
-                    new_files: vec![],
-                    compact_before: before,
-                    compact_after: after,
-                    restored_snapshot: Some(Some(snapshot.id)),
-                };
-                Ok(Some((msg, bucket_path)))
-            },
-        )
+                return Err(e);
+            }
+            Ok(r.map(|m| (m, path)))
+        })
         .collect();
     super::bucket::commit_compactions(table, results, |m, p: &String| {
         discard(table, p, &m.compact_after)
     })
+}
+
+/// Compact one append bucket: its picked groups rewritten, as one commit message (COMPACT);
+/// None if nothing was picked. On error the files written are removed.
+pub(super) fn compact_append_bucket(
+    table: &FileStoreTable,
+    reader: &TableRead,
+    s: &AppendCompactSettings,
+    b: Split,
+    full: bool,
+) -> Result<Option<CommitMessage>> {
+    let unaware = b.bucket == -1 || b.total_buckets == -1;
+    let groups = pick_append(&b.files, unaware, s, full);
+    if groups.is_empty() {
+        return Ok(None);
+    }
+    let (mut before, mut after) = (vec![], vec![]);
+    for g in &groups {
+        let split = Split {
+            snapshot_id: b.snapshot_id,
+            partition: b.partition.clone(),
+            bucket: b.bucket,
+            total_buckets: b.total_buckets,
+            bucket_path: b.bucket_path.clone(),
+            files: g.clone(),
+            raw_convertible: true,
+            deletion_files: Default::default(),
+        };
+        match rewrite_group(table, reader, s, &split) {
+            Ok(out) => {
+                before.extend(g.iter().cloned());
+                after.extend(out);
+            }
+            Err(e) => {
+                discard(table, &b.bucket_path, &after);
+                return Err(e);
+            }
+        }
+    }
+    Ok(Some(CommitMessage {
+        partition: b.partition,
+        bucket: b.bucket,
+        total_buckets: b.total_buckets,
+        new_files: vec![],
+        compact_before: before,
+        compact_after: after,
+        restored_snapshot: Some(Some(b.snapshot_id)),
+    }))
+}
+
+/// The live files of each selected (partition, bucket) of `snapshot`, as one split each (in
+/// no particular order): the units of work of a table compaction.
+pub(crate) fn bucket_splits(
+    table: &FileStoreTable,
+    snapshot: &crate::spec::snapshot::Snapshot,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Vec<Split>> {
+    let buckets = bucket_files(table, &live_entries(table, snapshot)?, partitions)?;
+    Ok(buckets
+        .into_iter()
+        .map(
+            |((partition, bucket), (total_buckets, files, bucket_path))| Split {
+                snapshot_id: snapshot.id,
+                partition,
+                bucket,
+                total_buckets,
+                bucket_path,
+                files,
+                raw_convertible: false,
+                deletion_files: Default::default(),
+            },
+        )
+        .collect())
 }
 
 /// Live files grouped by (partition, bucket), with the total bucket count and the bucket

@@ -3,11 +3,12 @@
 //! `compact_table` (a full or picked compaction of every bucket, committed as one COMPACT
 //! snapshot).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use rayon::prelude::*;
 
+use super::append::bucket_splits;
 use super::expire::RecordExpire;
 use super::levels::Levels;
 use super::progress::{ProgressSink, Tracker};
@@ -18,13 +19,12 @@ use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::merge::{merge_sorted_runs, MergeEngine};
 use crate::options::MergeEngineKind;
+use crate::read::split::Split;
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::compare_nullable;
 use crate::spec::manifest::DataFileMeta;
-use crate::spec::partition::partition_path;
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
-use crate::table::live::live_entries;
 use crate::table::FileStoreTable;
 use crate::write::rolling::{FileWriterContext, RollingFileWriter};
 
@@ -257,6 +257,12 @@ impl BucketCompactor {
         Some((files, pick.output_level))
     }
 
+    /// Whether [`Self::compact`] would compact anything now (the driver's plan of a
+    /// distributed compaction).
+    pub fn would_compact(&mut self, full: bool) -> bool {
+        self.pick(full).is_some()
+    }
+
     /// Pick and run one compaction; the levels are updated with its result. None if nothing
     /// was picked.
     pub fn compact(&mut self, full: bool) -> Result<Option<CompactResult>> {
@@ -388,68 +394,26 @@ fn compact_table_inner(
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
     };
-    let mut buckets: HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = HashMap::new();
-    let mut selected: HashMap<Vec<u8>, bool> = HashMap::new();
-    for e in live_entries(table, &snapshot)? {
-        let keep = match partitions {
-            None => true,
-            Some(specs) => match selected.get(&e.partition) {
-                Some(&b) => b,
-                None => {
-                    let b = partition_selected(table, &e.partition, specs)?;
-                    selected.insert(e.partition.clone(), b);
-                    b
-                }
-            },
-        };
-        if keep {
-            let slot = buckets
-                .entry((e.partition, e.bucket))
-                .or_insert((e.total_buckets, vec![]));
-            slot.1.push(e.file);
-        }
-    }
-    let types = table.partition_types()?;
-    let o = &table.options;
-    let work: Vec<_> = buckets.into_iter().collect();
+    let work = bucket_splits(table, &snapshot, partitions)?;
     let tracker = Tracker::start(work.len(), progress)?;
     let results: Vec<Result<Option<(CommitMessage, BucketCompactor)>>> = work
         .into_par_iter()
-        .map(|((partition, bucket), (total_buckets, files))| {
-            let values = deserialize_row(&types, &partition)?;
-            let pp = partition_path(
-                table.partition_keys(),
-                &types,
-                &values,
-                &o.partition_default_name,
-                o.partition_legacy_name,
-            )?;
-            let dir = table.bucket_dir(&pp, bucket);
-            let mut c = BucketCompactor::new(table, &settings, dir, files)?;
-            // one task per bucket, as Java's compaction job triggers one per bucket
-            let Some(r) = c.compact(full)? else {
-                tracker.bucket_done(&[], &[])?;
-                return Ok(None);
+        .map(|b| {
+            let r = compact_pk_bucket(table, &settings, b, full)?;
+            let (before, after): (&[DataFileMeta], &[DataFileMeta]) = match &r {
+                None => (&[], &[]),
+                Some((m, _)) => (&m.compact_before, &m.compact_after),
             };
-            if r.is_empty() {
-                tracker.bucket_done(&[], &[])?;
-                return Ok(None);
-            }
-            if let Err(e) = tracker.bucket_done(&r.before, &r.after) {
-                c.discard(&r);
+            if let Err(e) = tracker.bucket_done(before, after) {
+                if let Some((m, c)) = &r {
+                    c.discard(&CompactResult {
+                        before: m.compact_before.clone(),
+                        after: m.compact_after.clone(),
+                    });
+                }
                 return Err(e);
             }
-            let (before, after) = (r.before, r.after);
-            let msg = CommitMessage {
-                partition,
-                bucket,
-                total_buckets,
-                new_files: vec![],
-                compact_before: before,
-                compact_after: after,
-                restored_snapshot: Some(Some(snapshot.id)),
-            };
-            Ok(Some((msg, c)))
+            Ok(r)
         })
         .collect();
     commit_compactions(table, results, |m, c: &BucketCompactor| {
@@ -458,6 +422,35 @@ fn compact_table_inner(
             after: m.compact_after.clone(),
         })
     })
+}
+
+/// Compact one primary-key bucket (`full`, or what the picker chooses): its commit message
+/// (COMPACT) and the compactor that can discard the files written; None if nothing to do.
+pub(super) fn compact_pk_bucket(
+    table: &FileStoreTable,
+    settings: &CompactSettings,
+    b: Split,
+    full: bool,
+) -> Result<Option<(CommitMessage, BucketCompactor)>> {
+    let dir = table.path.join(&b.bucket_path);
+    let mut c = BucketCompactor::new(table, settings, dir, b.files)?;
+    // one task per bucket, as Java's compaction job triggers one per bucket
+    let Some(r) = c.compact(full)? else {
+        return Ok(None);
+    };
+    if r.is_empty() {
+        return Ok(None);
+    }
+    let msg = CommitMessage {
+        partition: b.partition,
+        bucket: b.bucket,
+        total_buckets: b.total_buckets,
+        new_files: vec![],
+        compact_before: r.before,
+        compact_after: r.after,
+        restored_snapshot: Some(Some(b.snapshot_id)),
+    };
+    Ok(Some((msg, c)))
 }
 
 /// Commit the compaction messages of a table's buckets (`results`: one per bucket, None when

@@ -4,6 +4,7 @@
 
 pub mod append;
 mod bucket;
+pub mod distributed;
 mod expire;
 pub mod interval;
 mod levels;

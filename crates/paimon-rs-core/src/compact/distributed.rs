@@ -1,0 +1,105 @@
+//! Table compaction split across processes (`paimon_rs.spark.compact`): the driver plans the
+//! buckets that need work ([`plan_buckets`]), one task per bucket compacts it
+//! ([`compact_one_bucket`]) and returns its commit message, and the driver commits all messages
+//! as one COMPACT snapshot. A work item is a [`Split`] holding the bucket's live files (it
+//! serializes with `Split::to_bytes`).
+
+use super::append::{
+    bucket_splits, check_compactable, compact_append_bucket, pick_append, AppendCompactSettings,
+};
+use super::bucket::compact_pk_bucket;
+use super::{BucketCompactor, CompactSettings};
+use crate::commit::{CommitMessage, PartitionSpec};
+use crate::error::Result;
+use crate::read::split::Split;
+use crate::read::table_read::TableRead;
+use crate::table::FileStoreTable;
+
+fn check(table: &FileStoreTable) -> Result<()> {
+    if table.is_primary_key() {
+        table.options.check_supported(true, true)
+    } else {
+        check_compactable(table)
+    }
+}
+
+/// The buckets of the latest snapshot that a compaction (`full`, or the picker's choice per
+/// bucket) would rewrite, of the partitions matching one of `partitions` (all if None), each
+/// as a split of its live files. Empty if the table has no snapshot or nothing to compact.
+pub fn plan_buckets(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Vec<Split>> {
+    plan_inner(table, full, partitions).map_err(|e| e.with_table(&table.name))
+}
+
+fn plan_inner(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Vec<Split>> {
+    check(table)?;
+    let Some(snapshot) = table.snapshot_manager().latest()? else {
+        return Ok(vec![]);
+    };
+    let pk = table.is_primary_key();
+    let pk_settings = if pk {
+        Some(CompactSettings::from_table(table)?)
+    } else {
+        None
+    };
+    let append_settings = if pk {
+        None
+    } else {
+        Some(AppendCompactSettings::from_table(table)?)
+    };
+    let mut out = vec![];
+    for b in bucket_splits(table, &snapshot, partitions)? {
+        let needed = match (&pk_settings, &append_settings) {
+            (Some(s), _) => {
+                let dir = table.path.join(&b.bucket_path);
+                BucketCompactor::new(table, s, dir, b.files.clone())?.would_compact(full)
+            }
+            (None, Some(s)) => {
+                let unaware = b.bucket == -1 || b.total_buckets == -1;
+                !pick_append(&b.files, unaware, s, full).is_empty()
+            }
+            (None, None) => false,
+        };
+        if needed {
+            out.push(b);
+        }
+    }
+    // a stable order: the same plan gives the same task numbering
+    out.sort_by(|a, b| (&a.partition, a.bucket).cmp(&(&b.partition, b.bucket)));
+    Ok(out)
+}
+
+/// Compact one bucket planned by [`plan_buckets`] (`full`, or what the picker chooses now):
+/// its COMPACT commit message, not committed; None if nothing was left to do. On error the
+/// files written are removed. The files are named with the table's `data-file.prefix`.
+pub fn compact_one_bucket(
+    table: &FileStoreTable,
+    work: &Split,
+    full: bool,
+) -> Result<Option<CommitMessage>> {
+    compact_one_inner(table, work, full).map_err(|e| e.with_table(&table.name))
+}
+
+fn compact_one_inner(
+    table: &FileStoreTable,
+    work: &Split,
+    full: bool,
+) -> Result<Option<CommitMessage>> {
+    check(table)?;
+    let b = work.clone();
+    if table.is_primary_key() {
+        let s = CompactSettings::from_table(table)?;
+        Ok(compact_pk_bucket(table, &s, b, full)?.map(|(m, _)| m))
+    } else {
+        let s = AppendCompactSettings::from_table(table)?;
+        let reader = TableRead::new(table.clone(), None, None)?;
+        compact_append_bucket(table, &reader, &s, b, full)
+    }
+}
