@@ -5,6 +5,7 @@ compaction leaves each bucket one sorted run at the top level with no retraction
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import defaultdict
 from typing import Any, Dict, List
@@ -233,3 +234,58 @@ def test_first_row_overwrite_is_visible(catalog):
     w.close()
     c.close()
     assert content(t) == [("a", 7, 7), ("b", 2, 2)]
+
+
+def _many_flushes(t, batches: int) -> None:
+    """One commit of `batches` overlapping upserts; the table's tiny buffer flushes each."""
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        for i in range(batches):
+            rows = [("a", k, i, "+I") for k in range(i % 4 * 10, i % 4 * 10 + 30)]
+            w.write_arrow(pa.table({"dt": [r[0] for r in rows], "id": [r[1] for r in rows],
+                                    "v": [r[2] for r in rows], "op": [r[3] for r in rows]},
+                                   schema=SCHEMA))
+        c.commit(w.prepare_commit())
+    finally:
+        w.close()
+        c.close()
+
+
+STALL = {"bucket": "1", "write-buffer-spillable": "false", "write-buffer-size": "1 b",
+         "num-sorted-run.compaction-trigger": "2", "num-sorted-run.stop-trigger": "3"}
+
+
+def _expected(batches: int) -> List[tuple]:
+    last: Dict[int, int] = {}
+    for i in range(batches):
+        for k in range(i % 4 * 10, i % 4 * 10 + 30):
+            last[k] = i
+    return sorted(("a", k, v) for k, v in last.items())
+
+
+def test_flushes_stall_for_compaction_above_the_stop_trigger(catalog, caplog):
+    """num-sorted-run.stop-trigger (Java's write stall): 20 flushes in one commit, yet the bucket
+    never holds more than 3 sorted runs; the stalls are logged and the rows are right."""
+    t = make(catalog, "stall", STALL)
+    with caplog.at_level(logging.INFO, logger="paimon_rs"):
+        _many_flushes(t, 20)
+        _many_flushes(t, 20)
+    stalls = [r.getMessage() for r in caplog.records
+              if "exceed num-sorted-run.stop-trigger 3" in r.getMessage()]
+    assert len(stalls) >= 10, stalls
+    assert all("4 sorted runs" in m for m in stalls), stalls
+    assert max(len(p.runs) for p in t.compaction_plan()) <= 3
+    assert content(t) == _expected(20)
+    # the APPEND snapshot of the second commit added 20 files, its COMPACT one left <= 3 runs
+    files = live_files(t)
+    assert len(files) == 1 and len(next(iter(files.values()))) <= 3 * 2
+
+
+def test_write_only_writers_do_not_stall(catalog, caplog):
+    t = make(catalog, "nostall", {**STALL, "write-only": "true"})
+    with caplog.at_level(logging.INFO, logger="paimon_rs"):
+        _many_flushes(t, 20)
+    assert not [r for r in caplog.records if "stop-trigger" in r.getMessage()]
+    assert max(len(p.runs) for p in t.compaction_plan()) == 20
+    assert content(t) == _expected(20)
