@@ -669,7 +669,7 @@ impl TableWrite {
         }
         if let Some(e) = first_err {
             for p in paths {
-                let _ = std::fs::remove_file(p);
+                let _ = crate::io::remove_file_if_exists(&p);
             }
             return Err(e.with_table(&name));
         }
