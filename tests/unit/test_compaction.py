@@ -289,3 +289,38 @@ def test_write_only_writers_do_not_stall(catalog, caplog):
     assert not [r for r in caplog.records if "stop-trigger" in r.getMessage()]
     assert max(len(p.runs) for p in t.compaction_plan()) == 20
     assert content(t) == _expected(20)
+
+
+def test_a_retraction_may_not_null_a_not_null_rowkind_field(catalog):
+    """Aggregation: the `op` (rowkind.field) column's default aggregate, last_non_null_value,
+    retracts to null (as Java's). In a NOT NULL `op` the merged row could never be written:
+    the writer's compaction refuses it naming table and column (it was Arrow's bare "declared
+    as non-nullable but contains null values"), and the failed commit leaves the table as it
+    was."""
+    from paimon_rs.exceptions import InvalidArgumentError
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64()),
+                        pa.field("op", pa.string(), False)])
+    # full-compaction.delta-commits: every commit's writer merges the key's records
+    opts = {"bucket": "1", "rowkind.field": "op", "merge-engine": "aggregation",
+            "fields.v.aggregate-function": "sum", "full-compaction.delta-commits": "1"}
+    catalog.create_table("db.aggnn", Schema.from_pyarrow_schema(
+        schema, primary_keys=["id"], options=opts), False)
+    t = catalog.get_table("db.aggnn")
+
+    def commit(rows):
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        try:
+            w.write_arrow(pa.Table.from_pylist(
+                [dict(zip(schema.names, r)) for r in rows], schema=schema))
+            c.commit(w.prepare_commit())
+        finally:
+            w.close()
+            c.close()
+
+    commit([(1, 5, "+I"), (2, 7, "+I")])
+    with pytest.raises(InvalidArgumentError, match="db.aggnn.*NOT NULL column 'op' null"):
+        commit([(1, 5, "-U")])
+    rb = t.new_read_builder()
+    got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    assert got == [{"id": 1, "v": 5, "op": "+I"}, {"id": 2, "v": 7, "op": "+I"}]
