@@ -5,6 +5,7 @@ compaction leaves each bucket one sorted run at the top level with no retraction
 from __future__ import annotations
 
 import json
+import logging
 import os
 from collections import defaultdict
 from typing import Any, Dict, List
@@ -233,3 +234,93 @@ def test_first_row_overwrite_is_visible(catalog):
     w.close()
     c.close()
     assert content(t) == [("a", 7, 7), ("b", 2, 2)]
+
+
+def _many_flushes(t, batches: int) -> None:
+    """One commit of `batches` overlapping upserts; the table's tiny buffer flushes each."""
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        for i in range(batches):
+            rows = [("a", k, i, "+I") for k in range(i % 4 * 10, i % 4 * 10 + 30)]
+            w.write_arrow(pa.table({"dt": [r[0] for r in rows], "id": [r[1] for r in rows],
+                                    "v": [r[2] for r in rows], "op": [r[3] for r in rows]},
+                                   schema=SCHEMA))
+        c.commit(w.prepare_commit())
+    finally:
+        w.close()
+        c.close()
+
+
+STALL = {"bucket": "1", "write-buffer-spillable": "false", "write-buffer-size": "1 b",
+         "num-sorted-run.compaction-trigger": "2", "num-sorted-run.stop-trigger": "3"}
+
+
+def _expected(batches: int) -> List[tuple]:
+    last: Dict[int, int] = {}
+    for i in range(batches):
+        for k in range(i % 4 * 10, i % 4 * 10 + 30):
+            last[k] = i
+    return sorted(("a", k, v) for k, v in last.items())
+
+
+def test_flushes_stall_for_compaction_above_the_stop_trigger(catalog, caplog):
+    """num-sorted-run.stop-trigger (Java's write stall): 20 flushes in one commit, yet the bucket
+    never holds more than 3 sorted runs; the stalls are logged and the rows are right."""
+    t = make(catalog, "stall", STALL)
+    with caplog.at_level(logging.INFO, logger="paimon_rs"):
+        _many_flushes(t, 20)
+        _many_flushes(t, 20)
+    stalls = [r.getMessage() for r in caplog.records
+              if "exceed num-sorted-run.stop-trigger 3" in r.getMessage()]
+    assert len(stalls) >= 10, stalls
+    assert all("4 sorted runs" in m for m in stalls), stalls
+    assert max(len(p.runs) for p in t.compaction_plan()) <= 3
+    assert content(t) == _expected(20)
+    # the APPEND snapshot of the second commit added 20 files, its COMPACT one left <= 3 runs
+    files = live_files(t)
+    assert len(files) == 1 and len(next(iter(files.values()))) <= 3 * 2
+
+
+def test_write_only_writers_do_not_stall(catalog, caplog):
+    t = make(catalog, "nostall", {**STALL, "write-only": "true"})
+    with caplog.at_level(logging.INFO, logger="paimon_rs"):
+        _many_flushes(t, 20)
+    assert not [r for r in caplog.records if "stop-trigger" in r.getMessage()]
+    assert max(len(p.runs) for p in t.compaction_plan()) == 20
+    assert content(t) == _expected(20)
+
+
+def test_a_retraction_may_not_null_a_not_null_rowkind_field(catalog):
+    """Aggregation: the `op` (rowkind.field) column's default aggregate, last_non_null_value,
+    retracts to null (as Java's). In a NOT NULL `op` the merged row could never be written:
+    the writer's compaction refuses it naming table and column (it was Arrow's bare "declared
+    as non-nullable but contains null values"), and the failed commit leaves the table as it
+    was."""
+    from paimon_rs.exceptions import InvalidArgumentError
+    schema = pa.schema([pa.field("id", pa.int64(), False), ("v", pa.int64()),
+                        pa.field("op", pa.string(), False)])
+    # full-compaction.delta-commits: every commit's writer merges the key's records
+    opts = {"bucket": "1", "rowkind.field": "op", "merge-engine": "aggregation",
+            "fields.v.aggregate-function": "sum", "full-compaction.delta-commits": "1"}
+    catalog.create_table("db.aggnn", Schema.from_pyarrow_schema(
+        schema, primary_keys=["id"], options=opts), False)
+    t = catalog.get_table("db.aggnn")
+
+    def commit(rows):
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        try:
+            w.write_arrow(pa.Table.from_pylist(
+                [dict(zip(schema.names, r)) for r in rows], schema=schema))
+            c.commit(w.prepare_commit())
+        finally:
+            w.close()
+            c.close()
+
+    commit([(1, 5, "+I"), (2, 7, "+I")])
+    with pytest.raises(InvalidArgumentError, match="db.aggnn.*NOT NULL column 'op' null"):
+        commit([(1, 5, "-U")])
+    rb = t.new_read_builder()
+    got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    assert got == [{"id": 1, "v": 5, "op": "+I"}, {"id": 2, "v": 7, "op": "+I"}]

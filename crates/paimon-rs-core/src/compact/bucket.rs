@@ -26,6 +26,7 @@ use crate::spec::manifest::DataFileMeta;
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
+use crate::write::pipeline::write_pipelined;
 use crate::write::rolling::{FileWriterContext, RollingFileWriter};
 
 /// The compaction options of a table (paimon-behaviour.md §13) a bucket compactor needs.
@@ -139,32 +140,33 @@ impl CompactRewriter for MergeTreeRewriter {
         let mut ctx = self.file_ctx.clone();
         ctx.level = output_level;
         // an error drops the writer, which removes the files it wrote
-        let mut writer = RollingFileWriter::new(ctx, 0);
+        let writer = RollingFileWriter::new(ctx, 0);
         let no_dvs = BTreeMap::new();
-        for runs in sections {
-            let mut iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
-            if let Some((e, col)) = &self.expire {
-                iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
-            }
-            let merged = merge_sorted_runs(
-                iters,
-                self.reader.layout(),
-                self.engine.clone(),
-                drop_delete,
-            )?;
-            for b in merged {
-                let b = b?;
-                if b.num_rows() > 0 {
-                    writer.write(&b)?;
+        // section after section, each lazily: its runs' files decoded, sort-merged
+        let merged = sections
+            .iter()
+            .flat_map(|runs| {
+                let mut iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
+                if let Some((e, col)) = &self.expire {
+                    iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
                 }
-            }
-        }
-        writer.close()
+                merge_sorted_runs(
+                    iters,
+                    self.reader.layout(),
+                    self.engine.clone(),
+                    drop_delete,
+                )
+                .unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
+            })
+            .filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0));
+        // decoding and merging on this thread, Parquet encoding on a second one (a writer
+        // compacts one bucket at a time, and often only one bucket needs it)
+        write_pipelined(writer, merged)
     }
 
     fn discard(&self, files: &[DataFileMeta]) {
         for f in files {
-            let _ = std::fs::remove_file(self.dir.join(&f.file_name));
+            let _ = crate::io::remove_file_if_exists(&self.dir.join(&f.file_name));
         }
     }
 }

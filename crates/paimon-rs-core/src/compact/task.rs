@@ -153,6 +153,30 @@ impl CompactResult {
             .cloned()
             .collect()
     }
+
+    /// Add a later compaction of the same bucket within one commit to this (accumulated)
+    /// result, as Java's `MergeTreeWriter.updateCompactResult`: an input that an earlier
+    /// compaction of this commit wrote leaves `after` (returned, for the caller to delete,
+    /// unless it is an upgrade's input or output and so still named by a snapshot); any other
+    /// input joins `before`.
+    pub fn absorb(&mut self, r: CompactResult) -> Vec<DataFileMeta> {
+        let after_names: std::collections::HashSet<&str> =
+            r.after.iter().map(|f| f.file_name.as_str()).collect();
+        let mut intermediate = vec![];
+        for f in &r.before {
+            if let Some(i) = self.after.iter().position(|a| a == f) {
+                self.after.remove(i);
+                let named_before = self.before.iter().any(|b| b.file_name == f.file_name);
+                if !named_before && !after_names.contains(f.file_name.as_str()) {
+                    intermediate.push(f.clone());
+                }
+            } else if !self.before.iter().any(|b| b.file_name == f.file_name) {
+                self.before.push(f.clone());
+            }
+        }
+        self.after.extend(r.after);
+        intermediate
+    }
 }
 
 /// Run the steps of a task. On an error the files already written are discarded.

@@ -981,9 +981,30 @@ impl Bound {
         let kind = if deleted {
             RowKind::Delete.byte()
         } else {
+            self.check_result_not_null(sources, &st, "aggregation")?;
             RowKind::Insert.byte()
         };
         self.emit_cells(last, seq, kind, st.into_iter().map(|s| s.acc).collect());
+        Ok(())
+    }
+
+    /// A merged row that stays (INSERT) may not leave a NOT NULL column null. Retractions can
+    /// (Java's aggregators: `last_non_null_value` retracts to null, so does a field of a
+    /// partial-update sequence group), e.g. the NOT NULL `rowkind.field` column of an
+    /// aggregation table after a `-U`. Such a row could never be written to a data file (nor
+    /// read), so it is refused here, naming the table and column, before a flush or a
+    /// compaction gets as far as the Parquet writer.
+    fn check_result_not_null(&self, sources: &[Source], st: &[AggState], what: &str) -> Result<()> {
+        for (j, c) in self.cols.iter().enumerate() {
+            if !c.dtype.nullable && self.reader(sources, j).is_null(&st[j].acc) {
+                return Err(Error::invalid(format!(
+                    "table '{}': {what}: merging a key's records (a retraction among them) left \
+                     the NOT NULL column '{}' null; declare it nullable or give it an aggregate \
+                     function whose retraction keeps a value",
+                    self.table, self.names[j]
+                )));
+            }
+        }
         Ok(())
     }
 
@@ -1102,6 +1123,7 @@ impl Bound {
         let kind = if deleted || !meet_insert {
             RowKind::Delete.byte()
         } else {
+            self.check_result_not_null(sources, &st, "partial-update")?;
             RowKind::Insert.byte()
         };
         self.emit_cells(key, seq, kind, st.into_iter().map(|s| s.acc).collect());
@@ -1307,9 +1329,14 @@ mod tests {
     }
 
     fn partial_update(remove_record_on_delete: bool) -> MergeEngine {
+        k_v_w_engine(EngineKind::PartialUpdate, remove_record_on_delete)
+    }
+
+    /// Table t(k BIGINT NOT NULL key, v BIGINT NOT NULL, w BIGINT) with the `kind` engine.
+    fn k_v_w_engine(kind: EngineKind, remove_record_on_delete: bool) -> MergeEngine {
         let t = |k| DataType::new(k);
         MergeEngine {
-            kind: EngineKind::PartialUpdate,
+            kind,
             config: Some(Arc::new(EngineConfig {
                 table: "t".into(),
                 fields: vec![
@@ -1331,6 +1358,23 @@ mod tests {
             n += b?.num_rows();
         }
         Ok(n)
+    }
+
+    #[test]
+    fn aggregation_refuses_a_retraction_that_nulls_a_not_null_column() {
+        let e = k_v_w_engine(EngineKind::Aggregation, false);
+        // last_non_null_value (the default) retracts to null: fine in nullable 'w'
+        assert_eq!(
+            merge(e.clone(), &[(0, Some(1), Some(2)), (1, None, Some(2))]).unwrap(),
+            1
+        );
+        // in NOT NULL 'v' the merged row could never be written: a clear error, not Arrow's
+        let err = merge(e, &[(0, Some(1), Some(2)), (1, Some(1), None)]).unwrap_err();
+        assert!(
+            err.to_string().contains("table 't'")
+                && err.to_string().contains("NOT NULL column 'v' null"),
+            "{err}"
+        );
     }
 
     #[test]

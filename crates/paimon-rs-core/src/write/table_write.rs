@@ -61,6 +61,9 @@ struct BucketWriter {
     next_seq: i64,
     /// Level-0 files written by flushes under memory pressure, not yet handed to a commit.
     flushed: Vec<DataFileMeta>,
+    /// Compactions run since the last commit because the bucket's sorted runs exceeded
+    /// `num-sorted-run.stop-trigger` after a flush ([`stall_compact`]), accumulated.
+    compacted: CompactResult,
 }
 
 impl BucketWriter {
@@ -134,6 +137,8 @@ pub struct TableWrite {
     memory: MemoryCounter,
     /// See [`Self::ignore_previous_files`].
     ignore_previous: bool,
+    /// Compaction settings of a primary-key writer that compacts (not `write-only`).
+    compact_settings: Option<CompactSettings>,
 }
 
 impl TableWrite {
@@ -169,6 +174,11 @@ impl TableWrite {
         let o = &table.options;
         let spiller = Spiller::new(SpillOptions::from_options(o));
         let file_ctx = file_context(&table, 0, FileSource::Append)?;
+        let compact_settings = if pk && !o.write_only {
+            Some(CompactSettings::from_table(&table).map_err(|e| e.with_table(&table.name))?)
+        } else {
+            None
+        };
         Ok(TableWrite {
             partition_types: table.partition_types()?,
             bucket_types: table.schema.types_of(&bucket_keys)?,
@@ -189,6 +199,7 @@ impl TableWrite {
             spiller,
             memory: MemoryCounter::default(),
             ignore_previous: false,
+            compact_settings,
             kv_schema,
             row_schema,
             partition_idx,
@@ -325,6 +336,7 @@ impl TableWrite {
                         buffer,
                         next_seq,
                         flushed: vec![],
+                        compacted: CompactResult::default(),
                     },
                 );
             }
@@ -397,6 +409,8 @@ impl TableWrite {
             }
             let table = &self.table;
             let flush = &self.flush;
+            let stall = self.compact_settings.as_ref();
+            let (restored, ignore_previous) = (&self.restored.files, self.ignore_previous);
             first_error(
                 chosen
                     .into_par_iter()
@@ -404,7 +418,18 @@ impl TableWrite {
                         BucketBuffer::Kv(buf) if spill => buf.spill(spiller),
                         _ => {
                             let dir = table.bucket_dir(&w.partition_path, w.bucket);
-                            flush_bucket(flush, spiller, w, dir, false, false)
+                            flush_bucket(flush, spiller, w, dir.clone(), false, false)?;
+                            match stall {
+                                Some(settings) => {
+                                    let previous = match ignore_previous {
+                                        true => None,
+                                        false => restored.get(&(w.partition.clone(), w.bucket)),
+                                    };
+                                    let previous = previous.map_or(&[][..], Vec::as_slice);
+                                    stall_compact(table, settings, previous, w, dir)
+                                }
+                                None => Ok(()),
+                            }
                         }
                     }),
             )?;
@@ -593,8 +618,9 @@ impl TableWrite {
                 bucket: w.bucket,
                 total_buckets,
                 new_files: std::mem::take(&mut w.flushed),
-                compact_before: vec![],
-                compact_after: vec![],
+                // the stalls' compactions; compact_written continues from them
+                compact_before: std::mem::take(&mut w.compacted.before),
+                compact_after: std::mem::take(&mut w.compacted.after),
                 restored_snapshot,
             })
         };
@@ -643,7 +669,7 @@ impl TableWrite {
         }
         if let Some(e) = first_err {
             for p in paths {
-                let _ = std::fs::remove_file(p);
+                let _ = crate::io::remove_file_if_exists(&p);
             }
             return Err(e.with_table(&name));
         }
@@ -702,6 +728,8 @@ impl TableWrite {
                     restored.get(&key).cloned().unwrap_or_default()
                 };
                 files.extend(m.new_files.iter().cloned());
+                // the stalls' compactions of this commit (primary-key buckets only)
+                apply_compaction(&mut files, &m.compact_before, &m.compact_after);
                 if !table.is_primary_key() {
                     if let Some((before, after)) = crate::compact::append::compact_written_bucket(
                         table,
@@ -716,10 +744,17 @@ impl TableWrite {
                     }
                     return Ok(());
                 }
-                let mut c = BucketCompactor::new(table, &settings, dir, files)?;
+                let mut c = BucketCompactor::new(table, &settings, dir.clone(), files)?;
                 if let Some(r) = c.compact(full)? {
-                    m.compact_before = r.before;
-                    m.compact_after = r.after;
+                    let mut acc = CompactResult {
+                        before: std::mem::take(&mut m.compact_before),
+                        after: std::mem::take(&mut m.compact_after),
+                    };
+                    let intermediate = acc.absorb(r);
+                    (m.compact_before, m.compact_after) = (acc.before, acc.after);
+                    for f in intermediate {
+                        crate::io::remove_file_if_exists(&dir.join(&f.file_name))?;
+                    }
                 }
                 Ok(())
             })
@@ -733,13 +768,7 @@ impl TableWrite {
                 .entry((m.partition.clone(), m.bucket))
                 .or_default();
             files.extend(m.new_files.iter().cloned());
-            let gone: HashSet<&str> = m
-                .compact_before
-                .iter()
-                .map(|f| f.file_name.as_str())
-                .collect();
-            files.retain(|f| !gone.contains(f.file_name.as_str()));
-            files.extend(m.compact_after.iter().cloned());
+            apply_compaction(files, &m.compact_before, &m.compact_after);
         }
         Ok(())
     }
@@ -824,8 +853,8 @@ impl TableWrite {
     pub fn abort(&mut self) {
         for w in self.writers.values() {
             let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
-            for f in &w.flushed {
-                let _ = std::fs::remove_file(dir.join(&f.file_name));
+            for f in w.flushed.iter().chain(&w.compacted.written()) {
+                let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
             }
         }
         // dropping the writers drops buffers, spill files and open file writers (which delete
@@ -954,6 +983,74 @@ fn flush_bucket(
     Ok(())
 }
 
+/// A bucket's files as this writer sees them: `previous` live files plus this commit's flushes,
+/// with this commit's compactions so far applied.
+fn bucket_files(previous: &[DataFileMeta], w: &BucketWriter) -> Vec<DataFileMeta> {
+    let mut files: Vec<DataFileMeta> = previous.iter().chain(&w.flushed).cloned().collect();
+    apply_compaction(&mut files, &w.compacted.before, &w.compacted.after);
+    files
+}
+
+/// Apply a compaction's result to a bucket's files: drop `before` (by name), add `after`.
+fn apply_compaction(
+    files: &mut Vec<DataFileMeta>,
+    before: &[DataFileMeta],
+    after: &[DataFileMeta],
+) {
+    let gone: HashSet<&str> = before.iter().map(|f| f.file_name.as_str()).collect();
+    files.retain(|f| !gone.contains(f.file_name.as_str()));
+    files.extend(after.iter().cloned());
+}
+
+/// Sorted runs of a bucket's files: each level-0 file, plus one per non-empty level above.
+fn sorted_runs(files: &[DataFileMeta]) -> usize {
+    let upper: HashSet<i32> = files.iter().map(|f| f.level).filter(|&l| l > 0).collect();
+    files.iter().filter(|f| f.level == 0).count() + upper.len()
+}
+
+/// Java's write stall (`MergeTreeWriter.flushWriteBuffer` waiting for compaction while
+/// `MergeTreeCompactManager.shouldWaitForLatestCompaction`): after a flush under memory
+/// pressure, while the bucket's sorted runs (`previous` live files plus this commit's flushes,
+/// with this commit's compactions applied) exceed `num-sorted-run.stop-trigger`, the picker's
+/// compaction runs before the write goes on. Its result accumulates in `w.compacted` (files an
+/// earlier compaction of this commit wrote and this one consumed are deleted at once).
+fn stall_compact(
+    table: &FileStoreTable,
+    settings: &CompactSettings,
+    previous: &[DataFileMeta],
+    w: &mut BucketWriter,
+    dir: std::path::PathBuf,
+) -> Result<()> {
+    let files = bucket_files(previous, w);
+    let mut n = sorted_runs(&files);
+    if n <= settings.stop_trigger {
+        return Ok(());
+    }
+    log::info!(
+        target: "paimon_rs.compaction",
+        "{} ({}): {n} sorted runs exceed num-sorted-run.stop-trigger {}: writes wait for \
+         compaction",
+        table.name,
+        dir.strip_prefix(&table.path).unwrap_or(&dir).display(),
+        settings.stop_trigger
+    );
+    let mut c = BucketCompactor::new(table, settings, dir.clone(), files)?;
+    while n > settings.stop_trigger {
+        let Some(r) = c.compact(false)? else {
+            break;
+        };
+        for f in w.compacted.absorb(r) {
+            crate::io::remove_file_if_exists(&dir.join(&f.file_name))?;
+        }
+        let after = c.levels.number_of_sorted_runs();
+        if after >= n {
+            break;
+        }
+        n = after;
+    }
+    Ok(())
+}
+
 /// Write sorted batches into `writer` and close it, encoding on a second thread if `pipelined`.
 fn write_all(
     mut writer: RollingFileWriter,
@@ -1035,6 +1132,93 @@ mod tests {
                 _ => 0,
             })
             .sum()
+    }
+
+    /// The largest number of sorted runs of any bucket, as the writer sees its buckets now.
+    fn max_runs(w: &TableWrite) -> usize {
+        w.writers
+            .iter()
+            .map(|(key, b)| {
+                let previous = w.restored.files.get(key).map_or(&[][..], Vec::as_slice);
+                sorted_runs(&bucket_files(previous, b))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// One bucket, no spilling, a 64 kb buffer (a flush every ~1,500 rows), stop trigger 4.
+    fn stall_table(dir: &std::path::Path, write_only: &str) -> FileStoreTable {
+        let opts = [
+            ("bucket", "1"),
+            ("write-buffer-spillable", "false"),
+            ("write-buffer-size", "64 kb"),
+            ("num-sorted-run.compaction-trigger", "3"),
+            ("num-sorted-run.stop-trigger", "4"),
+            ("write-only", write_only),
+        ];
+        table(dir, &opts)
+    }
+
+    /// Many flushes per commit (no spilling, a tiny buffer): after every write and after the
+    /// commit no bucket holds more sorted runs than the stop trigger, and every key reads back
+    /// with its newest value. Without the stall the single bucket reaches dozens of runs.
+    #[test]
+    fn flushes_stall_for_compaction_above_the_stop_trigger() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = stall_table(dir.path(), "false");
+        for commit in 0..2 {
+            let mut w = TableWrite::new(t.clone()).unwrap();
+            let mut flushes = 0;
+            for i in 0..30 {
+                let before = w.writers.values().map(|b| b.flushed.len()).sum::<usize>();
+                // upserts over 5,000 keys
+                w.write(&rows((i % 5) * 1000, 1000)).unwrap();
+                flushes += w.writers.values().map(|b| b.flushed.len()).sum::<usize>() - before;
+                assert!(
+                    max_runs(&w) <= 4,
+                    "commit {commit} write {i}: {} runs",
+                    max_runs(&w)
+                );
+            }
+            assert!(flushes > 10, "{flushes} flushes");
+            let msgs = w.prepare_commit().unwrap();
+            crate::commit::FileStoreCommit::new(t.clone(), "u".into())
+                .commit(&msgs, commit, None)
+                .unwrap();
+            assert!(max_runs(&w) <= 4);
+        }
+        for b in crate::compact::plan::compaction_plan(&t).unwrap() {
+            assert!(b.runs.len() <= 4, "{} runs after the commits", b.runs.len());
+        }
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+        let mut got = BTreeMap::new();
+        for b in r.read_splits(&plan.splits).unwrap() {
+            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            let v = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+            for i in 0..b.num_rows() {
+                assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
+            }
+        }
+        let want: BTreeMap<i64, String> =
+            (0..5000).map(|k| (k, format!("value-{k:012}"))).collect();
+        assert_eq!(got, want);
+    }
+
+    /// `write-only=true` turns the stall off with all compaction (Java: no compact manager).
+    #[test]
+    fn write_only_writers_do_not_stall() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = stall_table(dir.path(), "true");
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        for i in 0..30 {
+            w.write(&rows((i % 5) * 1000, 1000)).unwrap();
+        }
+        assert!(max_runs(&w) > 10, "{} runs", max_runs(&w));
+        let msgs = w.prepare_commit().unwrap();
+        assert!(msgs.iter().all(|m| m.compact_before.is_empty()));
     }
 
     #[test]
