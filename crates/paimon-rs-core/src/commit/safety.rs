@@ -13,6 +13,7 @@ use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::{compare_rows, Datum};
 use crate::spec::manifest::{read_manifest_entries, DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
+use crate::table::references::{Missing, Walker};
 
 /// (serialized partition, bucket, file name): a data file of the table.
 type FileKey = (Vec<u8>, i32, String);
@@ -283,56 +284,31 @@ impl FileStoreCommit {
         Ok(out)
     }
 
-    /// Every snapshot and tag of the table (a tag is a snapshot file under `tag/`).
-    fn all_snapshots(&self) -> Result<Vec<Snapshot>> {
-        let sm = self.table().snapshot_manager();
-        let mut out = vec![];
-        for id in sm.ids()? {
-            match sm.snapshot(id) {
-                Ok(s) => out.push(s),
-                Err(e) if is_not_found(&e) => {} // expired meanwhile
-                Err(e) => return Err(e),
-            }
-        }
-        out.extend(sm.tags()?.into_iter().map(|(_, s)| s));
-        Ok(out)
-    }
-
-    /// Which of `wanted` any snapshot or tag references (reads each manifest once).
+    /// Which of `wanted` any snapshot or tag references (reads each manifest once, only those
+    /// whose partitions may hold one of them).
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
-        let mut lists: HashSet<String> = HashSet::new();
-        for s in self.all_snapshots()? {
-            lists.insert(s.base_manifest_list);
-            lists.insert(s.delta_manifest_list);
-        }
+        let snapshots = crate::table::references::snapshots_and_tags(&self.table().path)?;
         let filter = crate::read::scan::partitions_filter(
             self.table(),
             wanted.iter().map(|k| k.0.as_slice()),
         )?;
         let keys = self.table().partition_keys().to_vec();
         let types = self.table().partition_types()?;
-        let mut manifests: HashSet<String> = HashSet::new();
-        for l in lists {
-            for m in self.read_list(&l)? {
-                let may = filter
-                    .as_ref()
-                    .is_none_or(|f| crate::read::scan::manifest_may_match(&m, &keys, &types, f));
-                if may {
-                    manifests.insert(m.file_name);
-                }
-            }
-        }
-        let mut found = HashSet::new();
-        for name in manifests {
-            let p = self.table().manifest_dir().join(&name);
-            for e in read_manifest_entries(&io::read(&p)?, &p)? {
-                let key = (e.partition, e.bucket, e.file.file_name);
-                if e.kind == FileKind::Add && wanted.contains(&key) {
-                    found.insert(key);
-                }
-            }
-        }
-        Ok(found)
+        let walker = Walker::new(
+            self.table(),
+            Missing::Refuse("refusing to delete the messages' files"),
+        )
+        .with_manifest_filter(|m| {
+            filter
+                .as_ref()
+                .is_none_or(|f| crate::read::scan::manifest_may_match(m, &keys, &types, f))
+        });
+        let referenced = walker.referenced(&snapshots)?;
+        Ok(wanted
+            .iter()
+            .filter(|k| referenced.data.contains(&k.2))
+            .map(|k| (*k).clone())
+            .collect())
     }
 }
 

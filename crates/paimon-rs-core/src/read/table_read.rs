@@ -147,25 +147,55 @@ impl TableRead {
 
     /// Read one split lazily: batches are decoded and merged as they are pulled.
     pub fn split_stream(&self, split: &Split) -> Result<BatchIter> {
-        let name = self.ctx.table.name.clone();
-        let it = split_stream(self.ctx.clone(), split).map_err(|e| e.with_table(&name))?;
+        let table = self.ctx.table.clone();
+        let id = split.snapshot_id;
+        let it = split_stream(self.ctx.clone(), split).map_err(|e| expired_or(&table, id, e))?;
         Ok(Box::new(
-            it.map(move |r| r.map_err(|e| e.with_table(&name))),
+            it.map(move |r| r.map_err(|e| expired_or(&table, id, e))),
         ))
     }
 
     /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
     pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
         let ctx = self.ctx.clone();
-        let name = ctx.table.name.clone();
         let it = splits.into_iter().flat_map(move |s| -> BatchIter {
+            let table = ctx.table.clone();
+            let id = s.snapshot_id;
             match split_stream(ctx.clone(), &s) {
-                Ok(it) => it,
-                Err(e) => Box::new(std::iter::once(Err(e))),
+                Ok(it) => Box::new(it.map(move |r| r.map_err(|e| expired_or(&table, id, e)))),
+                Err(e) => Box::new(std::iter::once(Err(expired_or(&table, id, e)))),
             }
         });
-        Box::new(it.map(move |r| r.map_err(|e| e.with_table(&name))))
+        Box::new(it)
     }
+}
+
+/// A file missing while a split of snapshot `id` is read: if the snapshot is gone (expired or
+/// rolled back since the plan), say so (`SnapshotExpired`), never return fewer rows.
+pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
+    let missing = match &e {
+        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        Error::CorruptFile { message, .. } => message.contains("missing"),
+        _ => false,
+    };
+    let sm = table.snapshot_manager();
+    if missing && !sm.snapshot_path(id).exists() && !tagged(&sm, id) {
+        return Error::SnapshotExpired {
+            table: table.name.clone(),
+            message: format!(
+                "snapshot {id} was expired (or rolled back) while it was being read, and its \
+                 files are being deleted ({e}); read a retained snapshot or a tag \
+                 (snapshot.num-retained.min / snapshot.time-retained keep snapshots longer)"
+            ),
+        };
+    }
+    e.with_table(&table.name)
+}
+
+fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool {
+    sm.tags()
+        .map(|t| t.iter().any(|(_, s)| s.id == id))
+        .unwrap_or(false)
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
