@@ -8,9 +8,9 @@ import threading
 
 import pyarrow as pa
 import pytest
+from table_ops_helpers import SCHEMA, Model, make_table, orphans, read_rows, snapshot_ids
 
 import paimon_rs
-from table_ops_helpers import SCHEMA, Model, make_table, orphans, read_rows, snapshot_ids
 
 
 def history(t, n=6) -> Model:

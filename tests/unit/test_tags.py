@@ -9,9 +9,9 @@ import os
 import time
 
 import pytest
+from table_ops_helpers import Model, disk_usage, make_table, orphans, read_rows, snapshot_ids
 
 import paimon_rs
-from table_ops_helpers import Model, disk_usage, make_table, orphans, read_rows, snapshot_ids
 
 
 def tag_json(table, name):
