@@ -27,6 +27,7 @@ use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::row_kind::is_retract_byte as is_retract;
+use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
@@ -48,7 +49,13 @@ struct ReadCtx {
     engine: MergeEngine,
     /// Schemas of the data files (schema evolution: files are read by field id).
     schemas: Arc<SchemaCache>,
+    /// An incremental read of a primary-key table: retractions are kept and each row's kind
+    /// (`+I`, `-U`, `+U`, `-D`) is the leading `rowkind` column, as Java's `audit_log`.
+    row_kind: bool,
 }
+
+/// The leading column of an incremental read of a primary-key table.
+pub const ROW_KIND_COLUMN: &str = "rowkind";
 
 impl TableRead {
     pub fn new(
@@ -99,10 +106,21 @@ impl TableRead {
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
         let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
+        let row_kind = table.is_primary_key()
+            && matches!(
+                table.options.scan,
+                crate::scan_options::ScanStart::Incremental(_)
+            );
+        let kind_field =
+            row_kind.then(|| Field::new(ROW_KIND_COLUMN, arrow_schema::DataType::Utf8, false));
         let output_schema = Arc::new(Schema::new(
-            projection
-                .iter()
-                .map(|&i| field_of(i, fields[i].data_type.nullable))
+            kind_field
+                .into_iter()
+                .chain(
+                    projection
+                        .iter()
+                        .map(|&i| field_of(i, fields[i].data_type.nullable)),
+                )
                 .collect::<Vec<_>>(),
         ));
         let needed_schema = Arc::new(Schema::new(
@@ -121,6 +139,7 @@ impl TableRead {
                 output_schema,
                 engine,
                 schemas,
+                row_kind,
             }),
         })
     }
@@ -202,7 +221,8 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
     let dir = ctx.table.path.join(&split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
-    let merge = pk && !split.raw_convertible;
+    let merge = pk && (!split.raw_convertible || ctx.row_kind);
+    let row_kind = ctx.row_kind;
     let required = ctx.engine.required_fields();
     let plan = Arc::new(column_plan(
         PlanInput {
@@ -260,7 +280,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                     iters = spill_smallest_runs(iters, *threshold, spiller, &plan.schema, layout)?;
                 }
                 let iters = iters.into_iter().map(|(_, it)| it).collect();
-                merge_sorted_runs(iters, layout, engine.clone(), true)
+                merge_sorted_runs(iters, layout, engine.clone(), !row_kind)
             })();
             match merged {
                 Ok(it) => it,
@@ -341,12 +361,27 @@ impl ReadCtx {
                 .ok_or_else(|| Error::Internal("projected column not read".into()))?;
             Ok(batch.column(plan.needed_at[pos]).clone())
         };
-        let cols: Vec<ArrayRef> = match &self.filter {
-            None => self
-                .projection
-                .iter()
-                .map(|&i| col_of(i))
-                .collect::<Result<_>>()?,
+        let kinds: Option<ArrayRef> = match (self.row_kind, plan.check.kind_at) {
+            (false, _) => None,
+            (true, Some(k)) => {
+                let kinds = batch.column(k).as_primitive::<Int8Type>();
+                let names: arrow_array::StringArray = kinds
+                    .values()
+                    .iter()
+                    .map(|&b| Some(RowKind::from_byte(b).map_or("?", RowKind::short_string)))
+                    .collect();
+                Some(Arc::new(names))
+            }
+            (true, None) => Err(Error::Internal("row kinds not decoded".into()))?,
+        };
+        let (kinds, cols): (Option<ArrayRef>, Vec<ArrayRef>) = match &self.filter {
+            None => (
+                kinds,
+                self.projection
+                    .iter()
+                    .map(|&i| col_of(i))
+                    .collect::<Result<_>>()?,
+            ),
             Some(f) => {
                 let values = RecordBatch::try_new(
                     self.needed_schema.clone(),
@@ -360,15 +395,21 @@ impl ReadCtx {
                 };
                 let mask = f.evaluate(&values, &type_of)?;
                 let values = arrow_select::filter::filter_record_batch(&values, &mask)?;
-                self.projection
+                let kinds = kinds
+                    .map(|k| arrow_select::filter::filter(&k, &mask))
+                    .transpose()?;
+                let cols = self
+                    .projection
                     .iter()
                     .map(|&i| {
                         let pos = self.needed.iter().position(|&x| x == i).unwrap_or(0);
                         values.column(pos).clone()
                     })
-                    .collect()
+                    .collect();
+                (kinds, cols)
             }
         };
+        let cols: Vec<ArrayRef> = kinds.into_iter().chain(cols).collect();
         RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
             Error::corrupt(
                 &self.table.path,
