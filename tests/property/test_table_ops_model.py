@@ -42,7 +42,8 @@ def rows(table, options=None) -> dict:
     return dict(zip(d["k"], d["v"]))
 
 
-@settings(max_examples=int(os.environ.get("PAIMON_RS_OPS_EXAMPLES", "25")), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=int(os.environ.get("PAIMON_RS_OPS_EXAMPLES", "25")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(op_st, min_size=1, max_size=14))
 def test_operations_match_model(ops):
     with tempfile.TemporaryDirectory() as wh:
