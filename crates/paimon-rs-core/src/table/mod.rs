@@ -2,6 +2,7 @@
 
 pub mod catalog;
 pub mod expire;
+pub mod inspect;
 pub mod live;
 pub mod orphan;
 pub mod references;
