@@ -668,7 +668,9 @@ impl FileStoreCommit {
             if Some(id) <= base {
                 continue;
             }
-            let s = sm.snapshot(id)?;
+            let Some(s) = sm.try_snapshot(id)? else {
+                continue; // expired meanwhile (its files were live in a newer snapshot)
+            };
             if s.commit_user == self.commit_user
                 && s.commit_identifier == ident
                 && &s.commit_kind == kind

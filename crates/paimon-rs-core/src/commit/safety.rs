@@ -21,10 +21,6 @@ type FileKey = (Vec<u8>, i32, String);
 /// A decoded key.
 type Row = Vec<Option<Datum>>;
 
-fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}
-
 /// What `abort` did with the messages' data files.
 #[derive(Debug, Default)]
 pub struct AbortOutcome {
@@ -214,10 +210,8 @@ impl FileStoreCommit {
             if Some(id) <= after {
                 break;
             }
-            let s = match sm.snapshot(id) {
-                Ok(s) => s,
-                Err(e) if is_not_found(&e) => continue, // expired meanwhile
-                Err(e) => return Err(e),
+            let Some(s) = sm.try_snapshot(id)? else {
+                continue; // expired meanwhile
             };
             if s.commit_user != self.commit_user() || s.commit_identifier == BATCH_COMMIT_IDENTIFIER
             {
@@ -309,6 +303,18 @@ impl FileStoreCommit {
             .filter(|k| referenced.data.contains(&k.2))
             .map(|k| (*k).clone())
             .collect())
+    }
+}
+
+/// A snapshot the concurrent-writer check must read was expired meanwhile.
+fn expired_between(c: &FileStoreCommit, id: i64) -> Error {
+    Error::CommitConflict {
+        table: c.table().name.clone(),
+        message: format!(
+            "snapshot {id}, committed after the snapshot these messages' writer started from, \
+             has expired: the commit cannot verify that no concurrent writer wrote the same \
+             keys; write the data again"
+        ),
     }
 }
 
@@ -444,19 +450,9 @@ impl SequenceCheck {
         let snap = if id == latest.id {
             latest.clone()
         } else {
-            match c.table().snapshot_manager().snapshot(id) {
-                Ok(s) => s,
-                Err(e) if is_not_found(&e) => {
-                    return Err(Error::CommitConflict {
-                        table: c.table().name.clone(),
-                        message: format!(
-                            "snapshot {id}, committed after the snapshot these messages' writer \
-                             started from, has expired: the commit cannot verify that no \
-                             concurrent writer wrote the same keys; write the data again"
-                        ),
-                    })
-                }
-                Err(e) => return Err(e),
+            match c.table().snapshot_manager().try_snapshot(id)? {
+                Some(s) => s,
+                None => return Err(expired_between(c, id)),
             }
         };
         let (min_b, max_b) = self
@@ -466,12 +462,17 @@ impl SequenceCheck {
                 (lo.min(*b), hi.max(*b))
             });
         let mut out = vec![];
-        for m in c.read_list(&snap.delta_manifest_list)? {
+        let sm = c.table().snapshot_manager();
+        let gone = |e: Error| match sm.try_snapshot(id) {
+            Ok(None) => expired_between(c, id),
+            _ => e,
+        };
+        for m in c.read_list(&snap.delta_manifest_list).map_err(&gone)? {
             if m.min_bucket.is_some_and(|b| b > max_b) || m.max_bucket.is_some_and(|b| b < min_b) {
                 continue;
             }
             let p = c.table().manifest_dir().join(&m.file_name);
-            for e in read_manifest_entries(&io::read(&p)?, &p)? {
+            for e in read_manifest_entries(&io::read(&p).map_err(&gone)?, &p)? {
                 if e.kind == FileKind::Add
                     && self.ours.contains_key(&(e.partition.clone(), e.bucket))
                 {

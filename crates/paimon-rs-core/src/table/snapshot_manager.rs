@@ -366,7 +366,19 @@ impl SnapshotManager {
         self.snapshot(latest).map(Some)
     }
 
+    /// The newest snapshot. One that vanishes between finding and reading it was expired (or
+    /// rolled back) after a newer one landed: look again.
     pub fn latest(&self) -> Result<Option<Snapshot>> {
+        for _ in 0..16 {
+            match self.latest_id()? {
+                None => return Ok(None),
+                Some(id) => {
+                    if let Some(s) = self.try_snapshot(id)? {
+                        return Ok(Some(s));
+                    }
+                }
+            }
+        }
         match self.latest_id()? {
             None => Ok(None),
             Some(id) => self.snapshot(id).map(Some),
