@@ -371,3 +371,53 @@ fn expire_until(
     );
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn config_defaults_and_javas_refusals() {
+        let c = ExpireConfig::from_options(&opts(&[])).unwrap();
+        assert_eq!(
+            (
+                c.num_retained_min,
+                c.num_retained_max,
+                c.time_retained_ms,
+                c.expire_limit
+            ),
+            (10, i32::MAX as i64, 3_600_000, 50)
+        );
+        let c = ExpireConfig::from_options(&opts(&[
+            ("snapshot.num-retained.min", "2"),
+            ("snapshot.num-retained.max", "5"),
+            ("snapshot.time-retained", "1 d"),
+            ("snapshot.expire.limit", "3"),
+        ]))
+        .unwrap();
+        assert_eq!(
+            (
+                c.num_retained_min,
+                c.num_retained_max,
+                c.time_retained_ms,
+                c.expire_limit
+            ),
+            (2, 5, 86_400_000, 3)
+        );
+        for kv in [
+            &[("snapshot.num-retained.min", "0")][..],
+            &[("snapshot.num-retained.max", "3")],
+            &[("snapshot.expire.limit", "0")],
+            &[("snapshot.time-retained", "soon")],
+            &[("snapshot.num-retained.min", "x")],
+        ] {
+            assert!(ExpireConfig::from_options(&opts(kv)).is_err(), "{kv:?}");
+        }
+    }
+}
