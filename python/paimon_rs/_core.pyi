@@ -57,6 +57,26 @@ class Table:
     def compact(
         self, full: bool = True, partitions: Optional[List[Any]] = None, progress: Optional[Any] = None
     ) -> Optional[int]: ...
+    def create_tag(
+        self,
+        name: str,
+        snapshot_id: Optional[int] = None,
+        time_retained: Optional[str] = None,
+        ignore_if_exists: bool = False,
+    ) -> None: ...
+    def delete_tag(self, name: str) -> Optional[Tuple[List[int], List[Tuple[str, int]]]]: ...
+    def list_tags(self) -> List[Tuple[str, int, int, Optional[str], Optional[int]]]: ...
+    def rollback_to(
+        self, snapshot_id: Optional[int] = None, tag: Optional[str] = None
+    ) -> Tuple[List[int], List[Tuple[str, int]]]: ...
+    def expire_snapshots(
+        self,
+        retain_min: Optional[int] = None,
+        retain_max: Optional[int] = None,
+        older_than_ms: Optional[int] = None,
+        max_deletes: Optional[int] = None,
+        now_ms: Optional[int] = None,
+    ) -> Tuple[List[int], List[Tuple[str, int]]]: ...
 
 class TableWrite:
     def write_stream(self, data: Any) -> None: ...

@@ -62,6 +62,11 @@ class StaleCommitMessageError(PaimonRsError, ValueError):
     after a failed commit): they can never be committed. Write the data again."""
 
 
+class SnapshotExpiredError(PaimonRsError, ValueError):
+    """The snapshot being read was expired or rolled back meanwhile (its files may be gone);
+    the message names the snapshot. Read a retained snapshot or a tag."""
+
+
 class CorruptFileError(PaimonRsError, OSError):
     """A table file exists but cannot be decoded; the message names the file."""
 
@@ -101,6 +106,7 @@ __all__ = [
     "CommitConflictError",
     "DuplicateCommitError",
     "StaleCommitMessageError",
+    "SnapshotExpiredError",
     "CorruptFileError",
     "PaimonIOError",
 ]

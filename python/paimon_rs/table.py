@@ -11,7 +11,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
-from paimon_rs import _core
+from paimon_rs import _core, table_ops
 from paimon_rs.exceptions import (
     InvalidArgumentError,
     PaimonRsError,
@@ -259,11 +259,42 @@ class Table:
 
     def list_tags(self) -> List[str]:
         """Names of the table's tags (``tag/tag-<name>``), sorted."""
-        tag_dir = os.path.join(self.table_path, "tag")
-        if not os.path.isdir(tag_dir):
-            return []
-        return sorted(n[len("tag-"):] for n in os.listdir(tag_dir)
-                      if n.startswith("tag-") and not n.startswith(".") and not n.endswith(".tmp"))
+        return [t.name for t in table_ops.list_tag_infos(self._core)]
+
+    def tags(self) -> List[table_ops.TagInfo]:
+        """The tags with their snapshot ids, commit times and retentions, by name."""
+        return table_ops.list_tag_infos(self._core)
+
+    def create_tag(self, tag_name: str, snapshot_id: Optional[int] = None, ignore_if_exists: bool = False,
+                   time_retained: table_ops.Duration = None) -> None:
+        """Tag a snapshot (the latest if ``snapshot_id`` is None), as pypaimon: the tag file
+        ``tag/tag-<name>`` is Paimon's (Java reads it). ``time_retained`` (``"1 d"``, a
+        ``timedelta``; default ``tag.default-time-retained``) lets a commit delete the tag once it
+        is that old. Raises ``InvalidArgumentError`` (a ``ValueError``) if the tag exists (unless
+        ``ignore_if_exists``) or the snapshot does not."""
+        table_ops.create_tag(self._core, tag_name, snapshot_id, ignore_if_exists, time_retained)
+
+    def delete_tag(self, tag_name: str) -> bool:
+        """Delete a tag and the files only it kept (its snapshot expired); False if it did not
+        exist."""
+        return table_ops.delete_tag(self._core, tag_name)
+
+    def rollback_to(self, target: Union[int, str]) -> table_ops.ReclaimResult:
+        """Roll back to a snapshot id (int) or a tag name (str), as Java's ``RollbackHelper``:
+        newer snapshots and the tags on them are deleted, then the files only they referenced.
+        Returns what was deleted (``ReclaimResult``)."""
+        return table_ops.rollback_to(self._core, target)
+
+    def expire_snapshots(self, retain_min: Optional[int] = None, retain_max: Optional[int] = None,
+                         older_than: table_ops.Duration = None,
+                         max_deletes: Optional[int] = None) -> table_ops.ReclaimResult:
+        """Expire snapshots now, as a commit does (Java's ``ExpireSnapshots``): keep at least
+        ``retain_min`` (``snapshot.num-retained.min``, 10) and at most ``retain_max``
+        (``snapshot.num-retained.max``), expire those older than ``older_than``
+        (``snapshot.time-retained``, 1 h: a ``timedelta``, millis or ``"1 h"``), at most
+        ``max_deletes`` (``snapshot.expire.limit``, 50) per call. Deletes every file no remaining
+        snapshot, tag or branch references; returns a ``ReclaimResult``."""
+        return table_ops.expire_snapshots(self._core, retain_min, retain_max, older_than, max_deletes)
 
     @staticmethod
     def from_path(table_path: str, file_io_options: Optional[Dict[str, str]] = None) -> Table:

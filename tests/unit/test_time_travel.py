@@ -144,9 +144,8 @@ def test_bad_combinations_are_refused_at_copy(history, options, match):
 
 
 @pytest.mark.parametrize("options", [
-    {"scan.mode": "incremental", "incremental-between": "1,2"},
-    {"incremental-between": "1,2"},
-    {"incremental-between-timestamp": "1,2"},
+    {"incremental-between": "1,2", "incremental-between-scan-mode": "changelog"},
+    {"scan.mode": "incremental", "incremental-to-auto-tag": "t"},
     {"scan.mode": "latest-delta"},
     {"scan.watermark": "5"},
 ])

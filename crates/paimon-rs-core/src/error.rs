@@ -45,6 +45,10 @@ pub enum Error {
     /// commit): they can never be committed; the data must be written again.
     #[error("stale commit messages for table {table}: {message}")]
     StaleCommitMessage { table: String, message: String },
+    /// A snapshot a read or operation needs was expired (or rolled back) meanwhile: its files
+    /// may be gone. Read a retained snapshot or a tag instead.
+    #[error("snapshot expired on table {table}: {message}")]
+    SnapshotExpired { table: String, message: String },
     /// A file that exists but cannot be decoded as what it should be.
     #[error("corrupt file {}: {message}", .path.display())]
     CorruptFile { path: PathBuf, message: String },

@@ -67,13 +67,17 @@ const DESCRIPTIVE: &[&str] = &["owner", "partition.expiration-"];
 /// ...); validated in detail by `MergeEngine::from_table`.
 const FIELD_PREFIX: &str = "fields.";
 
-/// Options that only tune table maintenance (compaction, expiry) which this
-/// engine does not perform yet. They are kept in the schema, where other engines (Java Paimon)
-/// honour them; they cannot change what this engine writes or reads.
+/// Options that tune table maintenance (compaction, snapshot expiry, tags: honoured after each
+/// commit, see `table::expire` and `table::tags`, and validated in `check_supported`); they
+/// cannot change what this engine writes or reads.
 const MAINTENANCE_PREFIXES: &[&str] = &[
     "snapshot.num-retained.",
     "snapshot.time-retained",
     "snapshot.expire.",
+    "snapshot.clean-empty-directories",
+    "changelog.num-retained.",
+    "changelog.time-retained",
+    "tag.",
     "num-sorted-run.",
     "num-levels",
     "compaction.",
@@ -294,6 +298,7 @@ pub fn parse_duration_ms(key: &str, v: &str) -> Result<u64> {
         "s" | "sec" | "secs" | "second" | "seconds" => 1000,
         "min" | "m" | "minute" | "minutes" => 60_000,
         "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
         _ => return Err(bad(key, v, "unknown duration unit")),
     };
     Ok(n * mult)
@@ -636,6 +641,19 @@ impl CoreOptions {
                     return Err(Error::unsupported(format!(
                         "table option '{key}' is not implemented by paimon_rs{hint}"
                     )));
+                }
+            }
+            // expiry and automatic tags run after each commit: their options are checked here
+            crate::table::expire::ExpireConfig::from_options(&self.raw)?;
+            crate::table::tags::AutoTag::from_options(&self.raw)?;
+            if let Some(v) = get("snapshot.expire.execution-mode") {
+                let v = v.trim().to_ascii_lowercase();
+                if v != "sync" && v != "async" {
+                    return Err(cannot_parse(
+                        "snapshot.expire.execution-mode",
+                        &v,
+                        "sync or async",
+                    ));
                 }
             }
         }

@@ -65,8 +65,75 @@ pub enum ScanStart {
     CompactedFull {
         full_compaction_delta_commits: Option<i64>,
     },
+    /// `incremental-between` / `incremental-between-timestamp`: what changed after the start
+    /// (exclusive) up to the end (inclusive).
+    Incremental(Incremental),
     /// A mode whose read paimon_rs does not implement: refused when a scan plans.
     Unsupported(String),
+}
+
+/// The range of an incremental read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Incremental {
+    /// Snapshot ids.
+    Snapshots(i64, i64),
+    /// Tag names.
+    Tags(String, String),
+    /// Epoch millis.
+    Timestamps(i64, i64),
+}
+
+/// `a,b` of an incremental option.
+fn pair<'a>(key: &str, v: &'a str) -> Result<(&'a str, &'a str)> {
+    match v.split(',').map(str::trim).collect::<Vec<_>>()[..] {
+        [a, b] if !a.is_empty() && !b.is_empty() => Ok((a, b)),
+        _ => Err(Error::invalid(format!(
+            "option '{key}' = '{v}': expected 'start,end' (start exclusive, end inclusive)"
+        ))),
+    }
+}
+
+fn incremental(raw: &BTreeMap<String, String>) -> Result<ScanStart> {
+    let unsupported = |what: String| Ok(ScanStart::Unsupported(what));
+    for k in [INCREMENTAL_TO_AUTO_TAG, INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT] {
+        if raw.contains_key(k) {
+            return unsupported(format!("option '{k}' (incremental reads take incremental-between or incremental-between-timestamp)"));
+        }
+    }
+    match raw.get(INCREMENTAL_BETWEEN_SCAN_MODE).map(|s| s.trim().to_ascii_lowercase()) {
+        None => {}
+        Some(m) if m == "auto" || m == "delta" => {}
+        Some(m) if m == "changelog" || m == "diff" => {
+            return unsupported(format!(
+                "{INCREMENTAL_BETWEEN_SCAN_MODE} = '{m}' (paimon_rs reads the delta files: auto, delta)"
+            ))
+        }
+        Some(m) => {
+            return Err(Error::invalid(format!(
+                "Could not parse value '{m}' for key '{INCREMENTAL_BETWEEN_SCAN_MODE}'. (expected auto, delta, changelog or diff)"
+            )))
+        }
+    }
+    if let Some(v) = raw.get(INCREMENTAL_BETWEEN) {
+        let (a, b) = pair(INCREMENTAL_BETWEEN, v)?;
+        return Ok(ScanStart::Incremental(
+            match (a.parse::<i64>(), b.parse::<i64>()) {
+                (Ok(a), Ok(b)) => Incremental::Snapshots(a, b),
+                _ => Incremental::Tags(a.to_string(), b.to_string()),
+            },
+        ));
+    }
+    let v = raw
+        .get(INCREMENTAL_BETWEEN_TIMESTAMP)
+        .map(String::as_str)
+        .unwrap_or_default();
+    let (a, b) = pair(INCREMENTAL_BETWEEN_TIMESTAMP, v)?;
+    match (a.parse::<i64>(), b.parse::<i64>()) {
+        (Ok(a), Ok(b)) => Ok(ScanStart::Incremental(Incremental::Timestamps(a, b))),
+        _ => Err(Error::invalid(format!(
+            "option '{INCREMENTAL_BETWEEN_TIMESTAMP}' = '{v}': expected epoch millis 'start,end'"
+        ))),
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -235,9 +302,7 @@ pub fn parse_scan_start(raw: &BTreeMap<String, String>) -> Result<ScanStart> {
     Ok(match mode {
         Mode::Default | Mode::Full | Mode::LatestFull | Mode::Latest => ScanStart::Latest,
         Mode::LatestDelta => return unsupported("scan.mode 'latest-delta' (a delta read)"),
-        Mode::Incremental => {
-            return unsupported("incremental reads (scan.mode 'incremental', incremental-between*)")
-        }
+        Mode::Incremental => return incremental(raw),
         Mode::FromCreationTimestamp => {
             return unsupported("scan.mode 'from-creation-timestamp' (scan.creation-time-millis)")
         }
@@ -446,10 +511,24 @@ mod tests {
         assert!(err(&[(SCAN_MODE, "sideways")]).contains("expected one of"));
         assert!(err(&[(SNAPSHOT_ID, "one")]).contains("integer"));
         assert!(err(&[(TIMESTAMP, "yesterday")]).contains("yyyy-MM-dd"));
+        assert_eq!(
+            start(&[(SCAN_MODE, "incremental"), (INCREMENTAL_BETWEEN, "1,2")]).unwrap(),
+            ScanStart::Incremental(Incremental::Snapshots(1, 2))
+        );
+        assert_eq!(
+            start(&[(INCREMENTAL_BETWEEN, "t1,t2")]).unwrap(),
+            ScanStart::Incremental(Incremental::Tags("t1".into(), "t2".into()))
+        );
+        assert_eq!(
+            start(&[(INCREMENTAL_BETWEEN_TIMESTAMP, "1,2")]).unwrap(),
+            ScanStart::Incremental(Incremental::Timestamps(1, 2))
+        );
+        assert!(start(&[(INCREMENTAL_BETWEEN, "1")]).is_err());
         for kv in [
-            &[(SCAN_MODE, "incremental"), (INCREMENTAL_BETWEEN, "1,2")][..],
-            &[(INCREMENTAL_BETWEEN, "1,2")],
-            &[(INCREMENTAL_BETWEEN_TIMESTAMP, "1,2")],
+            &[
+                (INCREMENTAL_BETWEEN, "1,2"),
+                (INCREMENTAL_BETWEEN_SCAN_MODE, "diff"),
+            ][..],
             &[(SCAN_MODE, "latest-delta")],
             &[(WATERMARK, "5")],
             &[(CREATION_TIME_MILLIS, "5")],

@@ -17,6 +17,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::CommitConflict { .. } => "CommitConflictError",
         Error::DuplicateCommit { .. } => "DuplicateCommitError",
         Error::StaleCommitMessage { .. } => "StaleCommitMessageError",
+        Error::SnapshotExpired { .. } => "SnapshotExpiredError",
         Error::CorruptFile { .. } | Error::Parquet { .. } => "CorruptFileError",
         Error::Io { .. } => "PaimonIOError",
         Error::Arrow { .. } | Error::Internal(_) => "PaimonRsError",

@@ -17,7 +17,7 @@ use paimon_rs_core::read::table_read::TableRead as CoreRead;
 use paimon_rs_core::spec::binary_row::{datum_from_arrow, datums_to_arrow, deserialize_row};
 use paimon_rs_core::spec::bucket::compute_buckets;
 use paimon_rs_core::spec::types::DataField;
-use paimon_rs_core::table::{orphan, FileStoreTable};
+use paimon_rs_core::table::{expire, orphan, rollback, tags, FileStoreTable};
 use paimon_rs_core::write::assign::partition_bucket_of as partition_bucket_of_core;
 use paimon_rs_core::write::table_write::table_arrow_schema;
 use paimon_rs_core::write::TableWrite as CoreWrite;
@@ -243,6 +243,127 @@ impl Table {
             r.directories.iter().map(|d| path(d)).collect(),
         ))
     }
+
+    /// Create tag `name` on a snapshot (the latest if None).
+    #[pyo3(signature = (name, snapshot_id=None, time_retained=None, ignore_if_exists=false))]
+    fn create_tag(
+        &self,
+        py: Python<'_>,
+        name: &str,
+        snapshot_id: Option<i64>,
+        time_retained: Option<&str>,
+        ignore_if_exists: bool,
+    ) -> PyResult<()> {
+        let r = crate::pool::detach(py, || {
+            tags::create_tag(
+                &self.inner,
+                name,
+                snapshot_id,
+                time_retained,
+                ignore_if_exists,
+            )
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Delete tag `name`; the files only it referenced go too. None if there was no such tag.
+    fn delete_tag(&self, py: Python<'_>, name: &str) -> PyResult<Option<Reclaimed>> {
+        let r = crate::pool::detach(py, || tags::delete_tag(&self.inner, name));
+        crate::logbridge::flush(py);
+        Ok(r.py_err()?.map(|r| reclaimed(&r)))
+    }
+
+    /// Tags as (name, snapshot id, snapshot commit millis, create time ISO, retained millis).
+    fn list_tags(&self) -> PyResult<Vec<TagRow>> {
+        Ok(tags::list_tags(&self.inner)
+            .py_err()?
+            .into_iter()
+            .map(|t| {
+                (
+                    t.name,
+                    t.snapshot.id,
+                    t.snapshot.time_millis,
+                    t.create_time
+                        .map(|c| c.format("%Y-%m-%dT%H:%M:%S%.f").to_string()),
+                    t.time_retained_ms,
+                )
+            })
+            .collect())
+    }
+
+    /// Roll back to a snapshot id or a tag name.
+    #[pyo3(signature = (snapshot_id=None, tag=None))]
+    fn rollback_to(
+        &self,
+        py: Python<'_>,
+        snapshot_id: Option<i64>,
+        tag: Option<String>,
+    ) -> PyResult<Reclaimed> {
+        let target = match (snapshot_id, tag) {
+            (Some(id), None) => rollback::RollbackTarget::Snapshot(id),
+            (None, Some(t)) => rollback::RollbackTarget::Tag(t),
+            _ => {
+                return Err(crate::errors::to_py(Error::invalid(
+                    "rollback_to: give a snapshot id or a tag name",
+                )))
+            }
+        };
+        let r = crate::pool::detach(py, || rollback::rollback_to(&self.inner, &target));
+        crate::logbridge::flush(py);
+        Ok(reclaimed(&r.py_err()?))
+    }
+
+    /// Expire snapshots; each argument overrides the table option of the same meaning.
+    #[pyo3(signature = (retain_min=None, retain_max=None, older_than_ms=None, max_deletes=None, now_ms=None))]
+    fn expire_snapshots(
+        &self,
+        py: Python<'_>,
+        retain_min: Option<i64>,
+        retain_max: Option<i64>,
+        older_than_ms: Option<i64>,
+        max_deletes: Option<i64>,
+        now_ms: Option<i64>,
+    ) -> PyResult<Reclaimed> {
+        let mut c = expire::ExpireConfig::from_options(&self.inner.options.raw)
+            .map_err(|e| e.with_table(&self.inner.name))
+            .py_err()?;
+        if let Some(v) = retain_min {
+            c.num_retained_min = v;
+        }
+        if let Some(v) = retain_max {
+            c.num_retained_max = v;
+        }
+        if let Some(v) = older_than_ms {
+            c.time_retained_ms = v;
+        }
+        if let Some(v) = max_deletes {
+            c.expire_limit = v;
+        }
+        let now = now_ms.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis() as i64)
+                .unwrap_or(0)
+        });
+        let r = crate::pool::detach(py, || expire::expire_snapshots(&self.inner, &c, now));
+        crate::logbridge::flush(py);
+        Ok(reclaimed(&r.py_err()?))
+    }
+}
+
+/// (snapshot ids deleted, [(path, bytes)] of the other files deleted).
+type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
+type TagRow = (String, i64, i64, Option<String>, Option<i64>);
+
+fn reclaimed(r: &expire::Reclaimed) -> Reclaimed {
+    (
+        r.snapshots.clone(),
+        r.files
+            .iter()
+            .map(|(p, b)| (p.to_string_lossy().into_owned(), *b))
+            .collect(),
+    )
 }
 
 #[pyclass(module = "paimon_rs._core")]

@@ -161,6 +161,12 @@ public final class PaimonDriver {
                 return createTag(req);
             case "expire_snapshots":
                 return expireSnapshots(req);
+            case "delete_tag":
+                return deleteTag(req);
+            case "list_tags":
+                return listTags(req);
+            case "rollback":
+                return rollback(req);
             case "alter":
                 return alter(req);
             case "universal_pick":
@@ -606,6 +612,33 @@ public final class PaimonDriver {
             t.createTag(name);
         }
         return NODES.textNode(name);
+    }
+
+    private static JsonNode deleteTag(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        t.deleteTag(req.get("name").asText());
+        return NODES.nullNode();
+    }
+
+    /** Tag names with their snapshot ids. */
+    private static JsonNode listTags(JsonNode req) throws Exception {
+        FileStoreTable t = (FileStoreTable) catalog(req).getTable(ident(req));
+        ObjectNode o = NODES.objectNode();
+        for (String name : t.tagManager().allTagNames()) {
+            o.put(name, t.tagManager().taggedSnapshot(name).id());
+        }
+        return o;
+    }
+
+    /** Roll back to a snapshot id ("snapshot_id") or a tag ("tag"). */
+    private static JsonNode rollback(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        if (req.hasNonNull("tag")) {
+            t.rollbackTo(req.get("tag").asText());
+        } else {
+            t.rollbackTo(req.get("snapshot_id").asLong());
+        }
+        return NODES.nullNode();
     }
 
     private static JsonNode expireSnapshots(JsonNode req) throws Exception {

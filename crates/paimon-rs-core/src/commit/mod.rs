@@ -311,7 +311,40 @@ impl FileStoreCommit {
                 last = Some(id);
             }
         }
+        if let Some(id) = last {
+            self.maintain(id);
+        }
         Ok(last)
+    }
+
+    /// After a commit, as Java's `TableCommitImpl`: expire snapshots (not for `write-only`
+    /// writers), then create the automatic tag that is due and expire tags past their
+    /// retention. The commit has landed: a failure here is logged as a warning, never raised
+    /// over the acknowledged commit (the next commit or `expire_snapshots` tries again).
+    fn maintain(&self, snapshot_id: i64) {
+        let t = &self.table;
+        let run = || -> Result<()> {
+            if !t.options.write_only {
+                let config = crate::table::expire::ExpireConfig::from_options(&t.options.raw)?;
+                let now = chrono::Utc::now().timestamp_millis();
+                crate::table::expire::expire_snapshots(t, &config, now)?;
+            }
+            if let Some(auto) = crate::table::tags::AutoTag::from_options(&t.options.raw)? {
+                if let Some(s) = t.snapshot_manager().try_snapshot(snapshot_id)? {
+                    auto.run(t, &s)?;
+                }
+            }
+            crate::table::tags::expire_tags_by_time(t, chrono::Local::now().naive_local())?;
+            Ok(())
+        };
+        if let Err(e) = run() {
+            log::warn!(
+                target: "paimon_rs.commit",
+                "{}: snapshot {snapshot_id} committed, but its maintenance (snapshot expiry, \
+                 tags) failed: {e}",
+                t.name
+            );
+        }
     }
 
     /// What an overwrite replaces; a static overwrite's new files must lie in its partitions.
@@ -385,7 +418,10 @@ impl FileStoreCommit {
                     kind.clone(),
                     commit_identifier,
                 );
-                if sm.try_commit(&snapshot)? {
+                // a snapshot withdrawn after a concurrent rollback is retried as a lost race
+                let created = sm.try_create(&snapshot)?;
+                if created && !self.withdrawn(&sm, &snapshot, latest.as_ref())? {
+                    sm.write_latest_hint_best_effort(snapshot.id);
                     log::info!(
                         target: "paimon_rs.commit",
                         "{}: committed snapshot {} ({kind:?}, {} files added, {} deleted, {} rows \
@@ -442,6 +478,39 @@ impl FileStoreCommit {
             }
         }
         result
+    }
+
+    /// A rollback deleted the snapshot this attempt was based on while we created ours on top of
+    /// it (an expiry only deletes snapshots below `EARLIEST`, never the latest): our snapshot
+    /// would reference what the rollback cleans, so it is withdrawn and the commit retried.
+    fn withdrawn(
+        &self,
+        sm: &crate::table::snapshot_manager::SnapshotManager,
+        ours: &Snapshot,
+        base: Option<&Snapshot>,
+    ) -> Result<bool> {
+        let Some(base) = base else {
+            return Ok(false);
+        };
+        if sm.try_snapshot(base.id)?.is_some() {
+            return Ok(false);
+        }
+        if sm
+            .earliest_id()?
+            .is_some_and(|e| base.id < e && e != ours.id)
+        {
+            return Ok(false); // expired after ours landed
+        }
+        io::remove_file_if_exists(&sm.snapshot_path(ours.id))?;
+        log::warn!(
+            target: "paimon_rs.commit",
+            "{}: snapshot {} was based on snapshot {}, which a concurrent rollback deleted; \
+             withdrawn, retrying on the rolled-back table",
+            self.table.name,
+            ours.id,
+            base.id
+        );
+        Ok(true)
     }
 
     /// Steps 1–2 of an attempt: the live files `phase` concerns (of the partitions it changes),
@@ -599,7 +668,9 @@ impl FileStoreCommit {
             if Some(id) <= base {
                 continue;
             }
-            let s = sm.snapshot(id)?;
+            let Some(s) = sm.try_snapshot(id)? else {
+                continue; // expired meanwhile (its files were live in a newer snapshot)
+            };
             if s.commit_user == self.commit_user
                 && s.commit_identifier == ident
                 && &s.commit_kind == kind

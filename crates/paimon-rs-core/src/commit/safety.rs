@@ -13,16 +13,13 @@ use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::{compare_rows, Datum};
 use crate::spec::manifest::{read_manifest_entries, DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
+use crate::table::references::{Missing, Walker};
 
 /// (serialized partition, bucket, file name): a data file of the table.
 type FileKey = (Vec<u8>, i32, String);
 
 /// A decoded key.
 type Row = Vec<Option<Datum>>;
-
-fn is_not_found(e: &Error) -> bool {
-    matches!(e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound)
-}
 
 /// What `abort` did with the messages' data files.
 #[derive(Debug, Default)]
@@ -213,10 +210,8 @@ impl FileStoreCommit {
             if Some(id) <= after {
                 break;
             }
-            let s = match sm.snapshot(id) {
-                Ok(s) => s,
-                Err(e) if is_not_found(&e) => continue, // expired meanwhile
-                Err(e) => return Err(e),
+            let Some(s) = sm.try_snapshot(id)? else {
+                continue; // expired meanwhile
             };
             if s.commit_user != self.commit_user() || s.commit_identifier == BATCH_COMMIT_IDENTIFIER
             {
@@ -283,56 +278,43 @@ impl FileStoreCommit {
         Ok(out)
     }
 
-    /// Every snapshot and tag of the table (a tag is a snapshot file under `tag/`).
-    fn all_snapshots(&self) -> Result<Vec<Snapshot>> {
-        let sm = self.table().snapshot_manager();
-        let mut out = vec![];
-        for id in sm.ids()? {
-            match sm.snapshot(id) {
-                Ok(s) => out.push(s),
-                Err(e) if is_not_found(&e) => {} // expired meanwhile
-                Err(e) => return Err(e),
-            }
-        }
-        out.extend(sm.tags()?.into_iter().map(|(_, s)| s));
-        Ok(out)
-    }
-
-    /// Which of `wanted` any snapshot or tag references (reads each manifest once).
+    /// Which of `wanted` any snapshot or tag references (reads each manifest once, only those
+    /// whose partitions may hold one of them).
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
-        let mut lists: HashSet<String> = HashSet::new();
-        for s in self.all_snapshots()? {
-            lists.insert(s.base_manifest_list);
-            lists.insert(s.delta_manifest_list);
-        }
+        let snapshots = crate::table::references::snapshots_and_tags(&self.table().path)?;
         let filter = crate::read::scan::partitions_filter(
             self.table(),
             wanted.iter().map(|k| k.0.as_slice()),
         )?;
         let keys = self.table().partition_keys().to_vec();
         let types = self.table().partition_types()?;
-        let mut manifests: HashSet<String> = HashSet::new();
-        for l in lists {
-            for m in self.read_list(&l)? {
-                let may = filter
-                    .as_ref()
-                    .is_none_or(|f| crate::read::scan::manifest_may_match(&m, &keys, &types, f));
-                if may {
-                    manifests.insert(m.file_name);
-                }
-            }
-        }
-        let mut found = HashSet::new();
-        for name in manifests {
-            let p = self.table().manifest_dir().join(&name);
-            for e in read_manifest_entries(&io::read(&p)?, &p)? {
-                let key = (e.partition, e.bucket, e.file.file_name);
-                if e.kind == FileKind::Add && wanted.contains(&key) {
-                    found.insert(key);
-                }
-            }
-        }
-        Ok(found)
+        let walker = Walker::new(
+            self.table(),
+            Missing::Refuse("refusing to delete the messages' files"),
+        )
+        .with_manifest_filter(|m| {
+            filter
+                .as_ref()
+                .is_none_or(|f| crate::read::scan::manifest_may_match(m, &keys, &types, f))
+        });
+        let referenced = walker.referenced(&snapshots)?;
+        Ok(wanted
+            .iter()
+            .filter(|k| referenced.data.contains(&k.2))
+            .map(|k| (*k).clone())
+            .collect())
+    }
+}
+
+/// A snapshot the concurrent-writer check must read was expired meanwhile.
+fn expired_between(c: &FileStoreCommit, id: i64) -> Error {
+    Error::CommitConflict {
+        table: c.table().name.clone(),
+        message: format!(
+            "snapshot {id}, committed after the snapshot these messages' writer started from, \
+             has expired: the commit cannot verify that no concurrent writer wrote the same \
+             keys; write the data again"
+        ),
     }
 }
 
@@ -468,19 +450,9 @@ impl SequenceCheck {
         let snap = if id == latest.id {
             latest.clone()
         } else {
-            match c.table().snapshot_manager().snapshot(id) {
-                Ok(s) => s,
-                Err(e) if is_not_found(&e) => {
-                    return Err(Error::CommitConflict {
-                        table: c.table().name.clone(),
-                        message: format!(
-                            "snapshot {id}, committed after the snapshot these messages' writer \
-                             started from, has expired: the commit cannot verify that no \
-                             concurrent writer wrote the same keys; write the data again"
-                        ),
-                    })
-                }
-                Err(e) => return Err(e),
+            match c.table().snapshot_manager().try_snapshot(id)? {
+                Some(s) => s,
+                None => return Err(expired_between(c, id)),
             }
         };
         let (min_b, max_b) = self
@@ -490,12 +462,17 @@ impl SequenceCheck {
                 (lo.min(*b), hi.max(*b))
             });
         let mut out = vec![];
-        for m in c.read_list(&snap.delta_manifest_list)? {
+        let sm = c.table().snapshot_manager();
+        let gone = |e: Error| match sm.try_snapshot(id) {
+            Ok(None) => expired_between(c, id),
+            _ => e,
+        };
+        for m in c.read_list(&snap.delta_manifest_list).map_err(&gone)? {
             if m.min_bucket.is_some_and(|b| b > max_b) || m.max_bucket.is_some_and(|b| b < min_b) {
                 continue;
             }
             let p = c.table().manifest_dir().join(&m.file_name);
-            for e in read_manifest_entries(&io::read(&p)?, &p)? {
+            for e in read_manifest_entries(&io::read(&p).map_err(&gone)?, &p)? {
                 if e.kind == FileKind::Add
                     && self.ours.contains_key(&(e.partition.clone(), e.bucket))
                 {

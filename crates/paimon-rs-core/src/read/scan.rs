@@ -9,9 +9,9 @@ use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::{Error, Result};
 use crate::predicate::{ColumnStat, Predicate};
-use crate::scan_options::{local_to_epoch_millis, ScanStart};
+use crate::scan_options::{local_to_epoch_millis, Incremental, ScanStart};
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::manifest::DataFileMeta;
+use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::partition::partition_path;
 use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::{CommitKind, Snapshot};
@@ -214,10 +214,113 @@ impl TableScan {
             ScanStart::Unsupported(what) => {
                 return Err(Error::unsupported(what.clone()).with_table(name))
             }
+            ScanStart::Incremental(_) => {
+                return Err(Error::Internal("incremental scans plan elsewhere".into()))
+            }
         })
     }
 
+    /// The files an incremental read returns, and the snapshot it ends at: the ADD entries of
+    /// the APPEND snapshots after the start up to the end (Java's delta mode; compactions and
+    /// overwrites are not changes of the data), or, between two tags, the files live in the
+    /// end tag and not in the start tag (Java's tag diff).
+    fn incremental_entries(
+        &self,
+        range: &Incremental,
+        pfilter: Option<&Predicate>,
+    ) -> Result<Option<(Snapshot, Vec<ManifestEntry>)>> {
+        let sm = self.table.snapshot_manager();
+        let (start, end) = match range {
+            Incremental::Tags(a, b) => {
+                let (s1, s2) = (sm.tag(a)?, sm.tag(b)?);
+                if s1.id > s2.id {
+                    return Err(Error::invalid(format!(
+                        "incremental-between: tag '{a}' (snapshot {}) is newer than tag '{b}' \
+                         (snapshot {})",
+                        s1.id, s2.id
+                    )));
+                }
+                let before: std::collections::HashSet<String> =
+                    live_entries_filtered(&self.table, &s1, pfilter)?
+                        .into_iter()
+                        .map(|e| e.file.file_name)
+                        .collect();
+                let mut entries = live_entries_filtered(&self.table, &s2, pfilter)?;
+                entries.retain(|e| !before.contains(&e.file.file_name));
+                return Ok(Some((s2, entries)));
+            }
+            Incremental::Snapshots(a, b) => {
+                if a > b {
+                    return Err(Error::invalid(format!(
+                        "incremental-between: the start snapshot {a} is after the end {b}"
+                    )));
+                }
+                (*a, *b)
+            }
+            Incremental::Timestamps(t1, t2) => {
+                if t1 > t2 {
+                    return Err(Error::invalid(format!(
+                        "Ending timestamp {t2} should be >= starting timestamp {t1}."
+                    )));
+                }
+                let (Some(earliest), Some(latest)) = (sm.earliest_id()?, sm.latest_id()?) else {
+                    return Ok(None);
+                };
+                let (first, last) = (sm.snapshot_for_read(earliest)?, sm.snapshot(latest)?);
+                if t1 == t2 || *t1 > last.time_millis || *t2 < first.time_millis {
+                    return Ok(Some((last, vec![])));
+                }
+                let start = match sm.earlier_or_equal_time_millis(*t1)? {
+                    Some(s) if first.time_millis <= *t1 => s.id,
+                    _ => earliest - 1,
+                };
+                let end = sm
+                    .earlier_or_equal_time_millis(*t2)?
+                    .map_or(latest, |s| s.id);
+                (start, end)
+            }
+        };
+        let end_snapshot = sm.snapshot_for_read(end)?;
+        let mut entries: Vec<ManifestEntry> = vec![];
+        for id in start + 1..=end {
+            let s = sm.snapshot_for_read(id)?;
+            if s.commit_kind != CommitKind::Append {
+                continue;
+            }
+            let metas = crate::table::live::read_list(&self.table, &s, &s.delta_manifest_list)?;
+            // ADD entries only: an APPEND snapshot deletes nothing
+            entries.extend(
+                live_entries_of(&self.table, metas, pfilter)?
+                    .into_iter()
+                    .filter(|e| e.kind == FileKind::Add),
+            );
+        }
+        Ok(Some((end_snapshot, entries)))
+    }
+
     pub fn plan(&self) -> Result<Plan> {
+        let pkeys = self.table.partition_keys().to_vec();
+        let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
+        if let (None, ScanStart::Incremental(range)) = (self.snapshot_id, &self.table.options.scan)
+        {
+            if self.table.options.deletion_vectors()? {
+                return Err(
+                    Error::unsupported("incremental reads of deletion-vector tables")
+                        .with_table(&self.table.name),
+                );
+            }
+            let name = &self.table.name;
+            let Some((end, entries)) = self
+                .incremental_entries(range, pfilter.as_ref())
+                .map_err(|e| e.with_table(name))?
+            else {
+                return Ok(Plan {
+                    snapshot_id: None,
+                    splits: vec![],
+                });
+            };
+            return self.splits_of(&end, entries, true);
+        }
         let (snapshot, created_since) = self.starting_snapshot()?;
         let Some(snapshot) = snapshot else {
             return Ok(Plan {
@@ -225,8 +328,6 @@ impl TableScan {
                 splits: vec![],
             });
         };
-        let pkeys = self.table.partition_keys().to_vec();
-        let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
         let mut entries = live_entries_filtered(&self.table, &snapshot, pfilter.as_ref())?;
         if let Some(ms) = created_since {
             // Java's FileCreationTimeStartingScanner: files created at or after the time; the
@@ -239,6 +340,17 @@ impl TableScan {
                     .is_some_and(|t| t >= ms)
             });
         }
+        self.splits_of(&snapshot, entries, false)
+    }
+
+    /// Splits of `entries` (live files of `snapshot`, or an incremental read's files).
+    fn splits_of(
+        &self,
+        snapshot: &Snapshot,
+        entries: Vec<ManifestEntry>,
+        incremental: bool,
+    ) -> Result<Plan> {
+        let pkeys = self.table.partition_keys().to_vec();
         let key_names = self.table.trimmed_primary_keys();
         let key_types = self.table.schema.types_of(&key_names)?;
         let ptypes = self.table.partition_types()?;
@@ -257,7 +369,8 @@ impl TableScan {
             BTreeMap::new()
         };
         let o = &self.table.options;
-        let skip_level0 = self.table.is_primary_key() && o.batch_scan_skip_level0()?;
+        let skip_level0 =
+            !incremental && self.table.is_primary_key() && o.batch_scan_skip_level0()?;
         // deletion-vector tables: each data file's deletion vector, from the index manifest
         let mut deletion_files = if o.deletion_vectors()? {
             deletion_files_of(&self.table, snapshot.index_manifest.as_deref())?

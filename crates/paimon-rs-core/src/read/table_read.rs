@@ -27,6 +27,7 @@ use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::row_kind::is_retract_byte as is_retract;
+use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
@@ -48,7 +49,13 @@ struct ReadCtx {
     engine: MergeEngine,
     /// Schemas of the data files (schema evolution: files are read by field id).
     schemas: Arc<SchemaCache>,
+    /// An incremental read of a primary-key table: retractions are kept and each row's kind
+    /// (`+I`, `-U`, `+U`, `-D`) is the leading `rowkind` column, as Java's `audit_log`.
+    row_kind: bool,
 }
+
+/// The leading column of an incremental read of a primary-key table.
+pub const ROW_KIND_COLUMN: &str = "rowkind";
 
 impl TableRead {
     pub fn new(
@@ -99,10 +106,21 @@ impl TableRead {
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
         let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
+        let row_kind = table.is_primary_key()
+            && matches!(
+                table.options.scan,
+                crate::scan_options::ScanStart::Incremental(_)
+            );
+        let kind_field =
+            row_kind.then(|| Field::new(ROW_KIND_COLUMN, arrow_schema::DataType::Utf8, false));
         let output_schema = Arc::new(Schema::new(
-            projection
-                .iter()
-                .map(|&i| field_of(i, fields[i].data_type.nullable))
+            kind_field
+                .into_iter()
+                .chain(
+                    projection
+                        .iter()
+                        .map(|&i| field_of(i, fields[i].data_type.nullable)),
+                )
                 .collect::<Vec<_>>(),
         ));
         let needed_schema = Arc::new(Schema::new(
@@ -121,6 +139,7 @@ impl TableRead {
                 output_schema,
                 engine,
                 schemas,
+                row_kind,
             }),
         })
     }
@@ -147,32 +166,63 @@ impl TableRead {
 
     /// Read one split lazily: batches are decoded and merged as they are pulled.
     pub fn split_stream(&self, split: &Split) -> Result<BatchIter> {
-        let name = self.ctx.table.name.clone();
-        let it = split_stream(self.ctx.clone(), split).map_err(|e| e.with_table(&name))?;
+        let table = self.ctx.table.clone();
+        let id = split.snapshot_id;
+        let it = split_stream(self.ctx.clone(), split).map_err(|e| expired_or(&table, id, e))?;
         Ok(Box::new(
-            it.map(move |r| r.map_err(|e| e.with_table(&name))),
+            it.map(move |r| r.map_err(|e| expired_or(&table, id, e))),
         ))
     }
 
     /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
     pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
         let ctx = self.ctx.clone();
-        let name = ctx.table.name.clone();
         let it = splits.into_iter().flat_map(move |s| -> BatchIter {
+            let table = ctx.table.clone();
+            let id = s.snapshot_id;
             match split_stream(ctx.clone(), &s) {
-                Ok(it) => it,
-                Err(e) => Box::new(std::iter::once(Err(e))),
+                Ok(it) => Box::new(it.map(move |r| r.map_err(|e| expired_or(&table, id, e)))),
+                Err(e) => Box::new(std::iter::once(Err(expired_or(&table, id, e)))),
             }
         });
-        Box::new(it.map(move |r| r.map_err(|e| e.with_table(&name))))
+        Box::new(it)
     }
+}
+
+/// A file missing while a split of snapshot `id` is read: if the snapshot is gone (expired or
+/// rolled back since the plan), say so (`SnapshotExpired`), never return fewer rows.
+pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
+    let missing = match &e {
+        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        Error::CorruptFile { message, .. } => message.contains("missing"),
+        _ => false,
+    };
+    let sm = table.snapshot_manager();
+    if missing && !sm.snapshot_path(id).exists() && !tagged(&sm, id) {
+        return Error::SnapshotExpired {
+            table: table.name.clone(),
+            message: format!(
+                "snapshot {id} was expired (or rolled back) while it was being read, and its \
+                 files are being deleted ({e}); read a retained snapshot or a tag \
+                 (snapshot.num-retained.min / snapshot.time-retained keep snapshots longer)"
+            ),
+        };
+    }
+    e.with_table(&table.name)
+}
+
+fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool {
+    sm.tags()
+        .map(|t| t.iter().any(|(_, s)| s.id == id))
+        .unwrap_or(false)
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
     let dir = ctx.table.path.join(&split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
-    let merge = pk && !split.raw_convertible;
+    let merge = pk && (!split.raw_convertible || ctx.row_kind);
+    let row_kind = ctx.row_kind;
     let required = ctx.engine.required_fields();
     let plan = Arc::new(column_plan(
         PlanInput {
@@ -230,7 +280,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                     iters = spill_smallest_runs(iters, *threshold, spiller, &plan.schema, layout)?;
                 }
                 let iters = iters.into_iter().map(|(_, it)| it).collect();
-                merge_sorted_runs(iters, layout, engine.clone(), true)
+                merge_sorted_runs(iters, layout, engine.clone(), !row_kind)
             })();
             match merged {
                 Ok(it) => it,
@@ -311,12 +361,27 @@ impl ReadCtx {
                 .ok_or_else(|| Error::Internal("projected column not read".into()))?;
             Ok(batch.column(plan.needed_at[pos]).clone())
         };
-        let cols: Vec<ArrayRef> = match &self.filter {
-            None => self
-                .projection
-                .iter()
-                .map(|&i| col_of(i))
-                .collect::<Result<_>>()?,
+        let kinds: Option<ArrayRef> = match (self.row_kind, plan.check.kind_at) {
+            (false, _) => None,
+            (true, Some(k)) => {
+                let kinds = batch.column(k).as_primitive::<Int8Type>();
+                let names: arrow_array::StringArray = kinds
+                    .values()
+                    .iter()
+                    .map(|&b| Some(RowKind::from_byte(b).map_or("?", RowKind::short_string)))
+                    .collect();
+                Some(Arc::new(names))
+            }
+            (true, None) => Err(Error::Internal("row kinds not decoded".into()))?,
+        };
+        let (kinds, cols): (Option<ArrayRef>, Vec<ArrayRef>) = match &self.filter {
+            None => (
+                kinds,
+                self.projection
+                    .iter()
+                    .map(|&i| col_of(i))
+                    .collect::<Result<_>>()?,
+            ),
             Some(f) => {
                 let values = RecordBatch::try_new(
                     self.needed_schema.clone(),
@@ -330,15 +395,21 @@ impl ReadCtx {
                 };
                 let mask = f.evaluate(&values, &type_of)?;
                 let values = arrow_select::filter::filter_record_batch(&values, &mask)?;
-                self.projection
+                let kinds = kinds
+                    .map(|k| arrow_select::filter::filter(&k, &mask))
+                    .transpose()?;
+                let cols = self
+                    .projection
                     .iter()
                     .map(|&i| {
                         let pos = self.needed.iter().position(|&x| x == i).unwrap_or(0);
                         values.column(pos).clone()
                     })
-                    .collect()
+                    .collect();
+                (kinds, cols)
             }
         };
+        let cols: Vec<ArrayRef> = kinds.into_iter().chain(cols).collect();
         RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
             Error::corrupt(
                 &self.table.path,

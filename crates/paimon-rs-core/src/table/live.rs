@@ -86,13 +86,20 @@ pub fn live_entries_filtered(
     snapshot: &Snapshot,
     partition_filter: Option<&Predicate>,
 ) -> Result<Vec<ManifestEntry>> {
-    let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
-    metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
-    live_entries_of(table, metas, partition_filter).map_err(|e| match e {
-        Error::CorruptFile { path, message } => Error::CorruptFile {
-            path,
-            message: format!("{message} (reading snapshot {})", snapshot.id),
-        },
+    let entries = (|| {
+        let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
+        metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
+        live_entries_of(table, metas, partition_filter)
+    })();
+    entries.map_err(|e| match e {
+        Error::CorruptFile { path, message } => crate::read::table_read::expired_or(
+            table,
+            snapshot.id,
+            Error::CorruptFile {
+                path,
+                message: format!("{message} (reading snapshot {})", snapshot.id),
+            },
+        ),
         e => e,
     })
 }

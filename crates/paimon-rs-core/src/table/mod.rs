@@ -1,10 +1,14 @@
 //! Catalog, tables and their metadata files (schemas, snapshots).
 
 pub mod catalog;
+pub mod expire;
 pub mod inspect;
 pub mod live;
 pub mod orphan;
+pub mod references;
+pub mod rollback;
 pub mod snapshot_manager;
+pub mod tags;
 
 use std::path::{Path, PathBuf};
 

@@ -33,8 +33,8 @@ use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
 use crate::error::{Error, Result};
-use crate::spec::manifest::{read_manifest_entries, read_manifest_list};
 use crate::spec::snapshot::Snapshot;
+use crate::table::references::{Missing, Walker};
 use crate::table::FileStoreTable;
 
 /// Java's default limit: files younger than one day are never removed.
@@ -277,46 +277,12 @@ impl Cleaner<'_> {
         &self,
         snapshots: &[(PathBuf, Snapshot)],
     ) -> Result<(HashSet<String>, HashSet<String>)> {
-        let manifest_dir = self.table.manifest_dir();
-        let mut meta: HashSet<String> = HashSet::new();
-        let mut manifests: Vec<(String, PathBuf)> = vec![];
-        for (from, s) in snapshots {
-            let lists = [
-                Some(&s.base_manifest_list),
-                Some(&s.delta_manifest_list),
-                s.changelog_manifest_list.as_ref(),
-            ];
-            for list in lists.into_iter().flatten() {
-                if !meta.insert(list.clone()) {
-                    continue;
-                }
-                let p = manifest_dir.join(list);
-                for m in read_manifest_list(&read_referenced(&p, from)?, &p)? {
-                    if meta.insert(m.file_name.clone()) {
-                        manifests.push((m.file_name, p.clone()));
-                    }
-                }
-            }
-            if let Some(index) = &s.index_manifest {
-                // index files live in index/, which is never cleaned; the manifest must exist
-                let p = manifest_dir.join(index);
-                require_exists(&p, from)?;
-                meta.insert(index.clone());
-            }
-            if let Some(stats) = &s.statistics {
-                require_exists(&self.table.path.join("statistics").join(stats), from)?;
-                meta.insert(stats.clone());
-            }
-        }
-        let mut data: HashSet<String> = HashSet::new();
-        for (name, list) in manifests {
-            let p = manifest_dir.join(&name);
-            for e in read_manifest_entries(&read_referenced(&p, &list)?, &p)? {
-                data.extend(e.file.extra_files);
-                data.insert(e.file.file_name);
-            }
-        }
-        Ok((meta, data))
+        let r = Walker::new(
+            self.table,
+            Missing::Refuse("refusing to remove orphan files"),
+        )
+        .referenced(snapshots)?;
+        Ok((r.meta, r.data))
     }
 }
 
@@ -403,36 +369,6 @@ fn read_snapshot_file(path: &Path) -> Result<Snapshot> {
     serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(path, e.to_string()))
 }
 
-/// Read a file that `from` references: missing or unreadable is corruption, never "unused".
-fn read_referenced(path: &Path, from: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| {
-        Error::corrupt(
-            path,
-            format!(
-                "referenced by {} but unreadable ({e}); refusing to remove orphan files",
-                from.display()
-            ),
-        )
-    })
-}
-
-fn require_exists(path: &Path, from: &Path) -> Result<()> {
-    match fs::metadata(path) {
-        Ok(md) if md.is_file() => Ok(()),
-        Ok(_) => Err(Error::corrupt(
-            path,
-            format!("referenced by {} but not a file", from.display()),
-        )),
-        Err(e) => Err(Error::corrupt(
-            path,
-            format!(
-                "referenced by {} but unreadable ({e}); refusing to remove orphan files",
-                from.display()
-            ),
-        )),
-    }
-}
-
 /// Remove the orphan files of `table` last modified before `older_than_millis` (epoch millis),
 /// then the bucket and partition directories this leaves empty. With `dry_run`, nothing is
 /// deleted and the result lists what would be. See the module documentation for what is never
@@ -513,6 +449,7 @@ pub fn remove_orphan_files(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::manifest::read_manifest_list;
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
 

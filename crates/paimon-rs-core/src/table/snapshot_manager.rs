@@ -268,12 +268,33 @@ impl SnapshotManager {
         ))
     }
 
-    /// The snapshot of tag `name` (`tag/tag-<name>`: a snapshot JSON with extra fields).
-    pub fn tag(&self, name: &str) -> Result<Snapshot> {
+    /// `tag/tag-<name>`.
+    pub fn tag_path(&self, name: &str) -> PathBuf {
+        self.table.join("tag").join(format!("tag-{name}"))
+    }
+
+    /// Refuse a tag name that is not one file name (Java refuses blank names).
+    pub fn check_tag_name(name: &str) -> Result<()> {
         if name.trim().is_empty() || name.contains(['/', '\\']) || name == "." || name == ".." {
             return Err(Error::invalid(format!("'{name}' is not a valid tag name")));
         }
-        let p = self.table.join("tag").join(format!("tag-{name}"));
+        Ok(())
+    }
+
+    /// Move the `EARLIEST` hint (expiry, rollback to an expired tag).
+    pub fn write_earliest_hint(&self, id: i64) -> Result<()> {
+        io::overwrite_hint(&self.hint_path(EARLIEST), id.to_string().as_bytes())
+    }
+
+    /// Move the `LATEST` hint (rollback).
+    pub fn write_latest_hint(&self, id: i64) -> Result<()> {
+        io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes())
+    }
+
+    /// The snapshot of tag `name` (`tag/tag-<name>`: a snapshot JSON with extra fields).
+    pub fn tag(&self, name: &str) -> Result<Snapshot> {
+        Self::check_tag_name(name)?;
+        let p = self.tag_path(name);
         match read_json_text(&p)? {
             None => Err(Error::invalid(format!(
                 "tag '{name}' does not exist (no file {})",
@@ -293,6 +314,7 @@ impl SnapshotManager {
         }
         let mut names: Vec<String> = io::list_names(&dir)?
             .into_iter()
+            .filter(|n| !n.ends_with(".tmp"))
             .filter_map(|n| n.strip_prefix("tag-").map(str::to_string))
             .collect();
         names.sort();
@@ -344,7 +366,19 @@ impl SnapshotManager {
         self.snapshot(latest).map(Some)
     }
 
+    /// The newest snapshot. One that vanishes between finding and reading it was expired (or
+    /// rolled back) after a newer one landed: look again.
     pub fn latest(&self) -> Result<Option<Snapshot>> {
+        for _ in 0..16 {
+            match self.latest_id()? {
+                None => return Ok(None),
+                Some(id) => {
+                    if let Some(s) = self.try_snapshot(id)? {
+                        return Ok(Some(s));
+                    }
+                }
+            }
+        }
         match self.latest_id()? {
             None => Ok(None),
             Some(id) => self.snapshot(id).map(Some),
@@ -358,15 +392,23 @@ impl SnapshotManager {
 
     /// Atomically create `snapshot-<id>`; false if another writer took the id.
     pub fn try_commit(&self, snapshot: &Snapshot) -> Result<bool> {
-        let bytes = serde_json::to_vec_pretty(snapshot)
-            .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
-        let created = io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)?;
+        let created = self.try_create(snapshot)?;
         if created {
-            // LATEST is only a hint: a failure to update it is harmless.
-            let _ =
-                io::overwrite_hint(&self.dir.join("LATEST"), snapshot.id.to_string().as_bytes());
+            self.write_latest_hint_best_effort(snapshot.id);
         }
         Ok(created)
+    }
+
+    /// Atomically create `snapshot-<id>` without moving `LATEST`; false if the id is taken.
+    pub fn try_create(&self, snapshot: &Snapshot) -> Result<bool> {
+        let bytes = serde_json::to_vec_pretty(snapshot)
+            .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
+        io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)
+    }
+
+    /// LATEST is only a hint: a failure to update it is harmless.
+    pub fn write_latest_hint_best_effort(&self, id: i64) {
+        let _ = io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes());
     }
 }
 

@@ -1,0 +1,137 @@
+//! Rollback (Java's `RollbackHelper`): the table goes back to a snapshot or a tag; the newer
+//! snapshots, the tags on them and the newer long-lived changelogs are deleted, then every file
+//! only they referenced.
+//!
+//! Order, so that every intermediate state is a valid, shorter history: (1) `LATEST` is pointed
+//! at the target; (2) rolling back to a tag whose snapshot expired, the snapshot file is created
+//! again from the tag; (3) snapshot files are deleted newest first, until none above the target
+//! remains (a commit landing meanwhile on top of one being deleted is rolled back too: it came
+//! before the rollback finished); (4) tags on discarded snapshots; (5) `EARLIEST` and `LATEST`
+//! are set; (6) the files that only the snapshots and tags read in (1) referenced are deleted,
+//! never files of commits that landed during the rollback (those are left for the orphan clean).
+//! A writer that commits on top of a snapshot the rollback deleted withdraws its snapshot and
+//! retries on the new latest (see `commit`), so nothing it acknowledges after the rollback is
+//! lost. An interrupted rollback leaves a valid table; running it again finishes it.
+
+use crate::error::{Error, Result};
+use crate::io;
+use crate::spec::snapshot::Snapshot;
+use crate::table::expire::{all_kept, delete_unreferenced, Reclaimed};
+use crate::table::references::Labeled;
+use crate::table::FileStoreTable;
+
+/// What to roll back to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RollbackTarget {
+    Snapshot(i64),
+    Tag(String),
+}
+
+/// Roll `table` back to `target`; returns what was deleted.
+pub fn rollback_to(table: &FileStoreTable, target: &RollbackTarget) -> Result<Reclaimed> {
+    rollback_inner(table, target).map_err(|e| e.with_table(&table.name))
+}
+
+/// The target snapshot, and whether its snapshot file must be created again from a tag.
+fn resolve(table: &FileStoreTable, target: &RollbackTarget) -> Result<(Snapshot, bool)> {
+    let sm = table.snapshot_manager();
+    match target {
+        RollbackTarget::Snapshot(id) => {
+            if let Some(s) = sm.try_snapshot(*id)? {
+                return Ok((s, false));
+            }
+            // expired, but maybe tagged (as Java and pypaimon)
+            for (_, s) in sm.tags()? {
+                if s.id == *id {
+                    return Ok((s, true));
+                }
+            }
+            Err(Error::invalid(format!(
+                "Rollback snapshot '{id}' doesn't exist (neither a snapshot nor a tag)."
+            )))
+        }
+        RollbackTarget::Tag(name) => {
+            let s = sm.tag(name)?;
+            let missing = sm.try_snapshot(s.id)?.is_none();
+            Ok((s, missing))
+        }
+    }
+}
+
+fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Reclaimed> {
+    let sm = table.snapshot_manager();
+    let (snapshot, recreate) = resolve(table, target)?;
+    let r = snapshot.id;
+    let Some(latest) = sm.latest_id()? else {
+        return Err(Error::invalid("the table has no snapshot to roll back"));
+    };
+    if r > latest {
+        return Err(Error::invalid(format!(
+            "cannot roll back to snapshot {r}: the latest snapshot is {latest}"
+        )));
+    }
+    // what the rollback discards, read before anything changes
+    let mut discarded: Vec<Labeled> = vec![];
+    for id in sm.ids()?.into_iter().filter(|&id| id > r) {
+        if let Some(s) = sm.try_snapshot(id)? {
+            discarded.push((sm.snapshot_path(id), s));
+        }
+    }
+    let mut doomed_tags = vec![];
+    for (name, s) in sm.tags()? {
+        if s.id > r {
+            doomed_tags.push(name.clone());
+            discarded.push((sm.tag_path(&name), s));
+        }
+    }
+    let changelog_dir = table.path.join("changelog");
+    let mut doomed_changelogs = vec![];
+    for name in io::list_names(&changelog_dir)? {
+        let id = name
+            .strip_prefix("changelog-")
+            .and_then(|n| n.parse::<i64>().ok());
+        if id.is_some_and(|id| id > r) {
+            doomed_changelogs.push(changelog_dir.join(name));
+        }
+    }
+    sm.write_latest_hint(r)?;
+    if recreate {
+        let bytes = serde_json::to_vec_pretty(&snapshot)
+            .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
+        io::create_exclusive(&sm.snapshot_path(r), &bytes)?;
+    }
+    let mut out = Reclaimed::default();
+    // newest first, including commits that land meanwhile on top of the ones being deleted
+    loop {
+        let above: Vec<i64> = sm.ids()?.into_iter().filter(|&id| id > r).collect();
+        let Some(&top) = above.last() else { break };
+        io::remove_file_if_exists(&sm.snapshot_path(top))?;
+        out.snapshots.push(top);
+    }
+    for name in &doomed_tags {
+        io::remove_file_if_exists(&sm.tag_path(name))?;
+    }
+    for p in &doomed_changelogs {
+        io::remove_file_if_exists(p)?;
+    }
+    if recreate || sm.earliest_id()?.is_some_and(|e| e > r) {
+        sm.write_earliest_hint(r)?;
+    }
+    sm.write_latest_hint(r)?;
+    let kept = all_kept(table)?;
+    out.files = delete_unreferenced(
+        table,
+        &discarded,
+        &kept,
+        "refusing to clean after the rollback",
+    )?;
+    log::info!(
+        target: "paimon_rs.rollback",
+        "{}: rolled back to snapshot {r} ({} snapshots, {} tags, {} files deleted)",
+        table.name,
+        out.snapshots.len(),
+        doomed_tags.len(),
+        out.files.len()
+    );
+    Ok(out)
+}

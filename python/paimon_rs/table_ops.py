@@ -1,0 +1,117 @@
+"""Table operations: tags, rollback and snapshot expiry (``Table.create_tag``, ``delete_tag``,
+``list_tags``, ``tags``, ``rollback_to``, ``expire_snapshots``), with pypaimon 2.1.0's names."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from typing import List, Optional, Union
+
+from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError
+
+Duration = Union[_dt.timedelta, str, int, None]
+
+
+@dataclass(frozen=True)
+class TagInfo:
+    """One tag: its name, the snapshot it holds, and its retention if any."""
+
+    name: str
+    snapshot_id: int
+    snapshot_time_millis: int
+    create_time: Optional[str] = None
+    """``tagCreateTime`` (local time, ISO format), set for tags with a retention."""
+    time_retained_millis: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class ReclaimResult:
+    """What an expiry, rollback or tag deletion deleted."""
+
+    snapshots: List[int] = field(default_factory=list)
+    """Snapshot ids whose files were deleted (expired or rolled back)."""
+    files: List[str] = field(default_factory=list)
+    """Other deleted files: data files, manifests, manifest lists, index files."""
+    bytes: int = 0
+    """Their total size."""
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+
+def _result(raw: tuple) -> ReclaimResult:
+    ids, files = raw
+    return ReclaimResult(snapshots=list(ids), files=[p for p, _ in files], bytes=sum(b for _, b in files))
+
+
+def duration_text(value: Duration, what: str) -> Optional[str]:
+    """A retention as Paimon's duration text: ``timedelta`` and ints (millis) are converted,
+    strings (``"1 d"``, ``"2h"``, ``"30 min"``) passed on."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.timedelta):
+        return f"{int(value.total_seconds() * 1000)} ms"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value} ms"
+    if isinstance(value, str):
+        return value
+    raise InvalidArgumentError(f"{what}: expected a datetime.timedelta, a duration string or millis, "
+                               f"not {type(value).__name__}")
+
+
+def duration_millis(value: Duration, what: str) -> Optional[int]:
+    """A retention in milliseconds (``timedelta``, int millis, or ``"<n> <unit>"``)."""
+    if value is None:
+        return None
+    if isinstance(value, _dt.timedelta):
+        return int(value.total_seconds() * 1000)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower()
+        digits = len(text) - len(text.lstrip("0123456789"))
+        units = {"": 1, "ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000,
+                 "hour": 3_600_000, "hours": 3_600_000, "d": 86_400_000, "day": 86_400_000,
+                 "days": 86_400_000}
+        unit = text[digits:].strip()
+        if digits and unit in units:
+            return int(text[:digits]) * units[unit]
+    raise InvalidArgumentError(f"{what}: cannot read {value!r} as a duration (a timedelta, millis, or e.g. '1 h')")
+
+
+def create_tag(core: _core.Table, tag_name: str, snapshot_id: Optional[int], ignore_if_exists: bool,
+               time_retained: Duration) -> None:
+    """See ``Table.create_tag``."""
+    core.create_tag(tag_name, snapshot_id, duration_text(time_retained, "time_retained"), ignore_if_exists)
+
+
+def delete_tag(core: _core.Table, tag_name: str) -> bool:
+    """See ``Table.delete_tag``."""
+    return core.delete_tag(tag_name) is not None
+
+
+def list_tag_infos(core: _core.Table) -> List[TagInfo]:
+    """Every tag with its snapshot and retention, by name."""
+    return [TagInfo(n, i, t, c, r) for n, i, t, c, r in core.list_tags()]
+
+
+def rollback_to(core: _core.Table, target: Union[int, str]) -> ReclaimResult:
+    """See ``Table.rollback_to``."""
+    if isinstance(target, bool) or not isinstance(target, (int, str)):
+        raise InvalidArgumentError(f"Unsupported rollback target type: {type(target).__name__} "
+                                   "(a snapshot id or a tag name)")
+    if isinstance(target, int):
+        return _result(core.rollback_to(snapshot_id=target))
+    return _result(core.rollback_to(tag=target))
+
+
+def expire_snapshots(core: _core.Table, retain_min: Optional[int], retain_max: Optional[int],
+                     older_than: Duration, max_deletes: Optional[int]) -> ReclaimResult:
+    """See ``Table.expire_snapshots``."""
+    return _result(core.expire_snapshots(retain_min, retain_max, duration_millis(older_than, "older_than"),
+                                         max_deletes))
+
+
+__all__ = ["ReclaimResult", "TagInfo", "create_tag", "delete_tag", "expire_snapshots", "list_tag_infos",
+           "rollback_to"]

@@ -1,0 +1,90 @@
+"""Helpers of the table-operation tests (tags, rollback, expiry): a primary-key table written
+commit by commit next to a model of every snapshot's rows."""
+
+from __future__ import annotations
+
+import os
+import time
+from typing import Dict, List, Tuple
+
+import pyarrow as pa
+
+from paimon_rs import Schema
+
+SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
+
+Rows = Dict[int, str]
+
+
+def make_table(catalog, name: str = "db.ops", options: Dict[str, str] = None, pk: bool = True):
+    opts = {"bucket": "2"} if pk else {"bucket": "-1"}
+    opts.update(options or {})
+    schema = Schema.from_pyarrow_schema(SCHEMA, primary_keys=["k"] if pk else None, options=opts)
+    catalog.create_table(name, schema, False)
+    return catalog.get_table(name)
+
+
+class Model:
+    """The rows of every snapshot of a primary-key table (key -> value)."""
+
+    def __init__(self, table) -> None:
+        self.table = table
+        self.snapshots: Dict[int, Rows] = {}
+
+    def current(self) -> Rows:
+        latest = self.table.latest_snapshot_id()
+        return dict(self.snapshots.get(latest, {})) if latest else {}
+
+    def _record(self, before, state: Rows) -> int:
+        """A commit may write an APPEND and a COMPACT snapshot: both hold the new state."""
+        sid = self.table.latest_snapshot_id()
+        for i in range((before or 0) + 1, sid + 1):
+            self.snapshots[i] = dict(state)
+        return sid
+
+    def upsert(self, rows: Dict[int, str]) -> int:
+        before = self.table.latest_snapshot_id()
+        wb = self.table.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        try:
+            w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=SCHEMA))
+            c.commit(w.prepare_commit())
+        finally:
+            w.close()
+            c.close()
+        state = dict(self.snapshots.get(before, {})) if before else {}
+        state.update(rows)
+        return self._record(before, state)
+
+    def compact(self) -> None:
+        before = self.table.latest_snapshot_id()
+        state = self.current()
+        self.table.compact(full=True)
+        self._record(before, state)
+
+
+def read_rows(table, options: Dict[str, str] = None) -> Rows:
+    t = table.copy(options) if options else table
+    rb = t.new_read_builder()
+    out = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pydict()
+    return dict(zip(out["k"], out["v"]))
+
+
+def snapshot_ids(table) -> List[int]:
+    d = os.path.join(table.table_path, "snapshot")
+    return sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
+
+
+def disk_usage(table) -> Tuple[int, int]:
+    """(files, bytes) under the table directory."""
+    n = b = 0
+    for root, _, files in os.walk(table.table_path):
+        for f in files:
+            n += 1
+            b += os.path.getsize(os.path.join(root, f))
+    return n, b
+
+
+def orphans(table) -> List[str]:
+    """Files no snapshot or tag references (a dry-run orphan clean of everything up to now)."""
+    return table.remove_orphan_files(older_than=int(time.time() * 1000), dry_run=True).files
