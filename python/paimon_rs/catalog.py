@@ -103,6 +103,21 @@ class FileSystemCatalog(Catalog):
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)
 
+    def alter_table(self, identifier: Union[str, Identifier], changes: List[Any],
+                    ignore_if_not_exists: bool = False) -> None:
+        """Apply ``SchemaChange``s (``paimon_rs.SchemaChange``, pypaimon's names) in order and
+        commit the result as the table's next schema (``schema/schema-<id>``, created
+        exclusively; a concurrent alter makes this one apply again on top of it). Refusals are
+        Paimon's, in Java's words: ``ColumnNotExistException`` / ``ColumnAlreadyExistException``,
+        ``InvalidArgumentError`` for what Paimon refuses (changing partition or primary-key
+        columns, narrowing a type without explicit casts, immutable options of a table with
+        snapshots), ``UnsupportedError`` for what Paimon allows but paimon_rs cannot honour.
+        A missing table raises ``TableNotExistException`` unless ``ignore_if_not_exists``."""
+        from paimon_rs.schema_change import changes_json
+
+        self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
+                               ignore_if_not_exists)
+
     # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
 
     @property

@@ -56,6 +56,10 @@ const SUPPORTED: &[&str] = &[
     "record-level.time-field",
     "comment",
     "path",
+    // honoured by alter_table (table::alter)
+    "alter-column-null-to-not-null.disabled",
+    "disable-explicit-type-casting",
+    "add-column-before-partition",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the

@@ -19,6 +19,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::StaleCommitMessage { .. } => "StaleCommitMessageError",
         Error::CorruptFile { .. } | Error::Parquet { .. } => "CorruptFileError",
         Error::Io { .. } => "PaimonIOError",
+        Error::ColumnNotFound { .. } => "ColumnNotExistException",
+        Error::ColumnAlreadyExists { .. } => "ColumnAlreadyExistException",
         Error::Arrow { .. } | Error::Internal(_) => "PaimonRsError",
     }
 }

@@ -31,5 +31,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::paimon_type_json, m)?)?;
     Ok(())
 }

@@ -1,5 +1,6 @@
 //! Catalog, tables and their metadata files (schemas, snapshots).
 
+pub mod alter;
 pub mod catalog;
 pub mod live;
 pub mod orphan;
