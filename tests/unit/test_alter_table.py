@@ -334,3 +334,22 @@ def test_schema_file_is_java_shaped(catalog, kv):
     assert s["id"] == 1 and s["highestFieldId"] == 4 and s["version"] == 3
     assert s["fields"][-1] == {"id": 4, "name": "c", "type": "BIGINT", "description": "note"}
     assert s["primaryKeys"] == ["id"] and s["options"] == {"bucket": "2"}
+
+
+def test_time_travel_reads_with_the_snapshots_schema(catalog, kv):
+    """Java's tryTimeTravel: a table copied to a past snapshot has that snapshot's columns."""
+    write(kv, _rows([1, 2], a=(pa.int32(), lambda i: i), b=(pa.string(), lambda i: f"b{i}"),
+                    f=(pa.float32(), lambda i: 0.5)))
+    catalog.alter_table("db.kv", [SchemaChange.rename_column("b", "b2"), SchemaChange.add_column("c", pa.int64()),
+                                  SchemaChange.update_column_type("a", pa.int64())])
+    t = catalog.get_table("db.kv")
+    write(t, pa.table({"id": [2, 3], "a": [20, 30], "b2": ["x", "y"], "f": pa.array([1.0, 2.0], pa.float32()),
+                       "c": [7, 8]}))
+    old = t.copy({"scan.snapshot-id": "1"})
+    assert old.field_names == ["id", "a", "b", "f"]
+    got = read(old, sort=["id"])
+    assert got.schema.field("a").type == pa.int32()
+    assert got.to_pylist() == [{"id": 1, "a": 1, "b": "b1", "f": 0.5}, {"id": 2, "a": 2, "b": "b2", "f": 0.5}]
+    now = t.copy({"scan.snapshot-id": "2"})
+    assert now.field_names == ["id", "a", "b2", "f", "c"]
+    assert read(now, sort=["id"]).column("c").to_pylist() == [None, 7, 8]
