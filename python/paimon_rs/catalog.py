@@ -196,12 +196,11 @@ class FileSystemCatalog(Catalog):
                                "(REST catalogs do); partitions appear when data is written")
 
     def drop_partitions(self, identifier: Union[str, Identifier], partitions: List[Dict[str, str]]) -> None:
-        """Delete the rows of one partition (``[{"dt": "..."}]``) in one commit; several
-        partitions are refused (``BatchTableCommit.truncate_partitions``)."""
+        """Drop partitions (``[{"dt": "..."}, ...]``) in one OVERWRITE snapshot, as pypaimon's
+        and Java's ``dropPartitions`` (``Table.drop_partitions``)."""
         if not partitions:
-            raise InvalidArgumentError("drop_partitions: the partitions list is empty")
-        commit = self.get_table(identifier).new_batch_write_builder().new_commit()
-        commit.truncate_partitions(partitions)
+            raise InvalidArgumentError("Partitions list cannot be empty.")
+        self.get_table(identifier).drop_partitions(partitions)
 
 
 class CatalogFactory:

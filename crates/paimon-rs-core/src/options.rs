@@ -60,6 +60,10 @@ const SUPPORTED: &[&str] = &[
     "alter-column-null-to-not-null.disabled",
     "disable-explicit-type-casting",
     "add-column-before-partition",
+    // partition expiration (table::partition_expire)
+    "partition.timestamp-formatter",
+    "partition.timestamp-pattern",
+    "end-input.check-partition-expire",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the
@@ -298,6 +302,7 @@ pub fn parse_duration_ms(key: &str, v: &str) -> Result<u64> {
         "s" | "sec" | "secs" | "second" | "seconds" => 1000,
         "min" | "m" | "minute" | "minutes" => 60_000,
         "h" | "hour" | "hours" => 3_600_000,
+        "d" | "day" | "days" => 86_400_000,
         _ => return Err(bad(key, v, "unknown duration unit")),
     };
     Ok(n * mult)

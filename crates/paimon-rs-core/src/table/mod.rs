@@ -4,6 +4,7 @@ pub mod alter;
 pub mod catalog;
 pub mod live;
 pub mod orphan;
+pub mod partition_expire;
 pub mod snapshot_manager;
 
 use std::path::{Path, PathBuf};
