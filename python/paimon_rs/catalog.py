@@ -195,6 +195,17 @@ class FileSystemCatalog(Catalog):
         raise UnsupportedError("create_partitions: a filesystem catalog has no partition metadata "
                                "(REST catalogs do); partitions appear when data is written")
 
+    def list_partitions_paged(self, identifier: Union[str, Identifier], max_results: Optional[int] = None,
+                              page_token: Optional[str] = None,
+                              partition_name_pattern: Optional[str] = None) -> Any:
+        """The table's partitions with statistics (``Table.list_partitions``), sorted, as
+        pypaimon: a ``paimon_rs.snapshot.PagedList`` of at most ``max_results``
+        ``Partition`` entries from ``page_token`` on, filtered by ``partition_name_pattern``
+        (``dt=2024-*``)."""
+        from paimon_rs.snapshot import paged_partitions
+        return paged_partitions(self.get_table(identifier).list_partitions(), max_results, page_token,
+                                partition_name_pattern)
+
     def drop_partitions(self, identifier: Union[str, Identifier], partitions: List[Dict[str, str]]) -> None:
         """Drop partitions (``[{"dt": "..."}, ...]``) in one OVERWRITE snapshot, as pypaimon's
         and Java's ``dropPartitions`` (``Table.drop_partitions``)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import uuid
 import warnings
@@ -121,8 +122,8 @@ class Table:
         ``directories``)."""
         return remove_orphan_files(self._core, older_than, dry_run)
 
-    def compact(self, full: bool = True,
-                partitions: Optional[List[Dict[str, Any]]] = None) -> Optional[int]:
+    def compact(self, full: bool = True, partitions: Optional[List[Dict[str, Any]]] = None,
+                progress: Optional[ProgressCallback] = None) -> Optional[int]:
         """Compact the table and commit the result as one COMPACT snapshot.
 
         ``full=True`` merges every bucket's sorted runs into one run at the top level (reads
@@ -135,12 +136,29 @@ class Table:
         target-size files (``full=False``: Java's small-file pick; README "Append tables, plan and
         CLI"). See :meth:`compaction_plan` for what ``full=False`` would do. A concurrent
         commit that removed the inputs raises ``CommitConflictError`` and leaves the table as it
-        was."""
+        was. ``progress`` (a ``paimon_rs.progress.ProgressCallback``, e.g. ``TqdmProgress()``)
+        gets a ``Progress(phase="compact")`` before the work, after each finished (partition,
+        bucket) and, with ``done=True``, after the commit; an exception from it stops the
+        compaction before anything is committed."""
         batches = None
         if partitions is not None:
             schema = self.arrow_schema
             batches = [_partition_batch(schema, p, "compact") for p in partitions]
-        return self._core.compact(full, batches)
+        if progress is None:
+            return self._core.compact(full, batches)
+        last: List[Progress] = []
+
+        def report(buckets: int, total: int, files: int, nbytes: int, rows: int,
+                   files_out: int, bytes_out: int, rows_out: int) -> None:
+            p = Progress("compact", rows, nbytes, files, buckets=buckets, total_buckets=total,
+                         rows_out=rows_out, bytes_out=bytes_out, files_out=files_out)
+            last[:] = [p]
+            progress(p)
+        sid = self._core.compact(full, batches, report)
+        end = last[0] if last else Progress("compact", 0, 0, 0, buckets=0, total_buckets=0,
+                                            rows_out=0, bytes_out=0, files_out=0)
+        progress(dataclasses.replace(end, done=True))
+        return sid
 
     def compaction_plan(self) -> List[Any]:
         """Per (partition, bucket) of the latest snapshot: the sorted runs and what a compaction
@@ -148,6 +166,32 @@ class Table:
         (printable)."""
         from paimon_rs.compaction import compaction_plan
         return list(compaction_plan(self._core))
+
+    # ---- snapshots and partitions, read-only (paimon_rs.snapshot; issue 15) ----
+
+    def snapshot_manager(self) -> Any:
+        """The table's snapshots (``paimon_rs.snapshot.SnapshotManager``, pypaimon's names):
+        ``get_latest_snapshot()``, ``get_snapshot_by_id(id)``, ``try_get_earliest_snapshot()``,
+        ``list_snapshots()``; iterating yields every snapshot still present, oldest first."""
+        from paimon_rs.snapshot import SnapshotManager
+        return SnapshotManager(self._core)
+
+    def snapshots(self) -> pa.Table:
+        """Every snapshot still present as an Arrow table (one row each, oldest first, the
+        columns of Paimon's ``$snapshots`` system table)."""
+        from paimon_rs.snapshot import SnapshotManager, snapshots_table
+        return snapshots_table(SnapshotManager(self._core).list_snapshots())
+
+    def list_partitions(self, snapshot_id: Optional[int] = None) -> List[Any]:
+        """Per partition of the latest snapshot (or ``snapshot_id``), sorted by partition
+        path: a ``paimon_rs.snapshot.Partition`` (pypaimon's fields: ``spec``,
+        ``record_count``, ``file_size_in_bytes``, ``file_count``, ``last_file_creation_time``,
+        ``total_buckets``), from the manifests only (no data file is read). An unpartitioned
+        table has one entry with an empty spec once it holds files."""
+        from paimon_rs.snapshot import list_partitions
+        return list_partitions(self._core, snapshot_id)
+
+    # ---- end of snapshots and partitions ----
 
     def __repr__(self) -> str:
         return f"Table({str(self.identifier)!r})"

@@ -353,3 +353,23 @@ def test_time_travel_reads_with_the_snapshots_schema(catalog, kv):
     now = t.copy({"scan.snapshot-id": "2"})
     assert now.field_names == ["id", "a", "b2", "f", "c"]
     assert read(now, sort=["id"]).column("c").to_pylist() == [None, 7, 8]
+
+
+def test_cli_alter(catalog, kv, capsys):
+    """`paimon-rs alter`: the changes in one new schema, then the schema as `schema` shows it."""
+    from paimon_rs.cli import main
+
+    assert main(["alter", kv.table_path, "--set", "write-buffer-size=32 mb", "--rename", "b", "b2",
+                 "--add", "c", "DECIMAL(10, 2)", "--type", "a", "BIGINT", "--move", "c", "after:id",
+                 "--column-comment", "c", "money", "--comment", "altered", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["table"]["schema_id"] == 1 and got["table"]["comment"] == "altered"
+    assert [(f["name"], f["type"]) for f in got["fields"]] == [
+        ("id", "BIGINT NOT NULL"), ("c", "DECIMAL(10, 2)"), ("a", "BIGINT"), ("b2", "STRING"), ("f", "FLOAT")]
+    assert got["fields"][1]["description"] == "money" and got["options"]["write-buffer-size"] == "32 mb"
+    # a refusal: exit 1, Java's message, nothing written
+    wh = os.path.dirname(os.path.dirname(kv.table_path))
+    assert main(["alter", wh, "db.kv", "--drop", "id"]) == 1
+    assert "Cannot drop partition key or primary key: [id]" in capsys.readouterr().err
+    assert main(["alter", kv.table_path]) == 2
+    assert _schema_files(kv) == [0, 1]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import sys
-import types
 
 import pyarrow as pa
 import pytest
@@ -13,7 +12,7 @@ import pytest
 from paimon_rs import Schema
 from paimon_rs.progress import Progress, TqdmProgress
 
-from unit_helpers import write
+from unit_helpers import fake_tqdm, write
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
 
@@ -95,26 +94,7 @@ def test_write_progress(catalog):
 
 
 def test_tqdm_adapter(monkeypatch):
-    bars = []
-
-    class FakeBar:
-        def __init__(self, total=None, desc=None, **kw):
-            self.total, self.desc, self.n, self.postfix, self.closed = total, desc, 0, None, False
-            bars.append(self)
-
-        def update(self, n):
-            self.n += n
-
-        def set_postfix(self, refresh=True, **kw):
-            self.postfix = kw
-
-        def close(self):
-            self.closed = True
-
-    auto = types.ModuleType("tqdm.auto")
-    auto.tqdm = FakeBar  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
-    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    bars = fake_tqdm(monkeypatch)
     p = TqdmProgress(desc="read")
     p(Progress("read", 10, 2048, 1, total_rows=30, total_files=3))
     p(Progress("read", 30, 4096, 3, total_rows=30, total_files=3, done=True))

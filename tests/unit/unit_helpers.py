@@ -50,3 +50,31 @@ def snapshots(table) -> List[Dict[str, Any]]:
         with open(os.path.join(d, f"snapshot-{i}")) as f:
             out.append(json.load(f))
     return out
+
+
+def fake_tqdm(monkeypatch) -> List[Any]:
+    """Install a fake ``tqdm.auto.tqdm`` recording its bars (total, desc, unit, n, postfix,
+    closed); returns the list the bars are appended to."""
+    import sys
+    import types
+    bars: List[Any] = []
+
+    class FakeBar:
+        def __init__(self, total=None, desc=None, unit=None, **kw):
+            self.total, self.desc, self.unit, self.n, self.postfix, self.closed = total, desc, unit, 0, None, False
+            bars.append(self)
+
+        def update(self, n):
+            self.n += n
+
+        def set_postfix(self, refresh=True, **kw):
+            self.postfix = kw
+
+        def close(self):
+            self.closed = True
+
+    auto = types.ModuleType("tqdm.auto")
+    auto.tqdm = FakeBar  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
+    monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
+    return bars

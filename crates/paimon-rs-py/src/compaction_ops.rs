@@ -1,7 +1,12 @@
 //! What a compaction would do and did, from Python: `Table.compaction_plan` and the summary
-//! the CLI prints (`Table.compact` is a method of `_core.Table`).
+//! the CLI prints, and `Table.compact` with progress (`compact` is a method of `_core.Table`).
 
-use paimon_rs_core::compact::plan;
+use std::sync::mpsc;
+
+use paimon_rs_core::commit::PartitionSpec;
+use paimon_rs_core::compact::{self, plan, progress::CompactProgress};
+use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::Error;
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -63,4 +68,75 @@ pub fn compaction_summary(
         s.rows_before,
         s.rows_after,
     ))
+}
+
+/// `Table.compact` with a progress callback: the compaction runs on a thread of its own (no
+/// GIL) and sends each report here; this thread takes the GIL only to call `callback` with
+/// `(buckets_done, buckets_total, files_in, bytes_in, rows_in, files_out, bytes_out, rows_out)`
+/// and answers whether it returned. The worker waits for the answer, so an exception from the
+/// callback stops the compaction before anything is committed (and is raised here).
+pub fn compact_with_progress(
+    py: Python<'_>,
+    table: &FileStoreTable,
+    full: bool,
+    specs: Option<&[PartitionSpec]>,
+    callback: &Bound<'_, PyAny>,
+) -> PyResult<Option<i64>> {
+    type Report = (CompactProgress, mpsc::SyncSender<bool>);
+    let callback: Py<PyAny> = callback.clone().unbind();
+    let mut raised: Option<PyErr> = None;
+    crate::logbridge::flush(py);
+    let result = py.detach(|| {
+        let (tx, rx) = mpsc::channel::<Report>();
+        std::thread::scope(|s| {
+            let worker = s.spawn(move || {
+                let sink = |p: &CompactProgress| -> Result<(), Error> {
+                    let (reply_tx, reply_rx) = mpsc::sync_channel(1);
+                    let stopped =
+                        || Error::invalid("compaction stopped: the progress callback raised");
+                    tx.send((*p, reply_tx)).map_err(|_| stopped())?;
+                    match reply_rx.recv() {
+                        Ok(true) => Ok(()),
+                        _ => Err(stopped()),
+                    }
+                };
+                crate::pool::install(|| {
+                    compact::compact_table_with_progress(table, full, specs, &sink)
+                })
+            });
+            // ends when the worker drops its sender
+            for (p, reply) in rx {
+                let ok = raised.is_none()
+                    && Python::attach(|py| {
+                        let args = (
+                            p.buckets_done,
+                            p.buckets_total,
+                            p.files_in,
+                            p.bytes_in,
+                            p.rows_in,
+                            p.files_out,
+                            p.bytes_out,
+                            p.rows_out,
+                        );
+                        match callback.call1(py, args) {
+                            Ok(_) => true,
+                            Err(e) => {
+                                raised = Some(e);
+                                false
+                            }
+                        }
+                    });
+                // the worker may have stopped waiting (it never does before answering)
+                let _ = reply.send(ok);
+            }
+            worker
+                .join()
+                .unwrap_or_else(|_| Err(Error::Internal("the compaction thread panicked".into())))
+        })
+    });
+    crate::logbridge::flush(py);
+    if let Some(e) = raised {
+        return Err(e);
+    }
+    result.py_err()
 }

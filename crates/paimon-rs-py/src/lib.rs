@@ -8,6 +8,7 @@ mod errors;
 mod logbridge;
 mod pool;
 mod predicate;
+mod snapshots;
 mod table;
 
 use pyo3::prelude::*;
@@ -32,5 +33,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::paimon_type_json, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::snapshot_ids, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::earliest_snapshot_id, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::snapshot_json, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::snapshots_json, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::partition_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::live_files, m)?)?;
     Ok(())
 }

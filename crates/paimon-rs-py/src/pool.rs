@@ -46,3 +46,16 @@ where
         None => f(),
     })
 }
+
+/// Run `f` on this process's pool from a thread that does not hold the GIL (a thread the
+/// binding spawned inside [`detach`]).
+pub fn install<T, F>(f: F) -> T
+where
+    F: FnOnce() -> T + Send,
+    T: Send,
+{
+    match pool() {
+        Some(p) => p.install(f),
+        None => f(),
+    }
+}

@@ -186,12 +186,14 @@ impl Table {
     /// Compact every bucket (of the partitions given as one-row batches of partition values,
     /// all if None): `full` = each bucket into one run at the top level, else what the
     /// universal picker chooses. One COMPACT snapshot; its id, or None if nothing was compacted.
-    #[pyo3(signature = (full=true, partitions=None))]
+    /// `progress`: called with the running totals (`compaction_ops::compact_with_progress`).
+    #[pyo3(signature = (full=true, partitions=None, progress=None))]
     fn compact(
         &self,
         py: Python<'_>,
         full: bool,
         partitions: Option<Vec<Bound<'_, PyAny>>>,
+        progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Option<i64>> {
         let specs: Option<Vec<PartitionSpec>> = match partitions {
             None => None,
@@ -204,6 +206,15 @@ impl Table {
                     .collect::<PyResult<_>>()?,
             ),
         };
+        if let Some(cb) = progress {
+            return crate::compaction_ops::compact_with_progress(
+                py,
+                &self.inner,
+                full,
+                specs.as_deref(),
+                &cb,
+            );
+        }
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || {
             compact::compact_table(&self.inner, full, specs.as_deref())

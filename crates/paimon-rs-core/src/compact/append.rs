@@ -16,6 +16,7 @@ use std::collections::HashMap;
 use rayon::prelude::*;
 
 use super::bucket::partition_selected;
+use super::progress::{ProgressSink, Tracker};
 use crate::commit::{CommitMessage, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
@@ -292,6 +293,7 @@ pub fn compact_append_table(
     table: &FileStoreTable,
     full: bool,
     partitions: Option<&[PartitionSpec]>,
+    progress: ProgressSink<'_>,
 ) -> Result<Option<i64>> {
     if table.options.deletion_vectors()? {
         return Err(Error::unsupported(
@@ -318,12 +320,14 @@ pub fn compact_append_table(
     let buckets = bucket_files(table, &live_entries(table, &snapshot)?, partitions)?;
     let reader = TableRead::new(table.clone(), None, None)?;
     let work: Vec<_> = buckets.into_iter().collect();
+    let tracker = Tracker::start(work.len(), progress)?;
     let results: Vec<Result<Option<(CommitMessage, String)>>> = work
         .into_par_iter()
         .map(
             |((partition, bucket), (total_buckets, files, bucket_path))| {
                 let groups = pick_append(&files, bucket == -1 || total_buckets == -1, &s, full);
                 if groups.is_empty() {
+                    tracker.bucket_done(&[], &[])?;
                     return Ok(None);
                 }
                 let (mut before, mut after) = (vec![], vec![]);
@@ -348,6 +352,10 @@ pub fn compact_append_table(
                             return Err(e);
                         }
                     }
+                }
+                if let Err(e) = tracker.bucket_done(&before, &after) {
+                    discard(table, &bucket_path, &after);
+                    return Err(e);
                 }
                 let msg = CommitMessage {
                     partition,

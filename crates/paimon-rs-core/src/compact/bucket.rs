@@ -10,6 +10,7 @@ use rayon::prelude::*;
 
 use super::expire::RecordExpire;
 use super::levels::Levels;
+use super::progress::{ProgressSink, Tracker};
 use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
 use super::universal::{PickClock, UniversalCompaction};
 use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
@@ -358,16 +359,29 @@ pub fn compact_table(
     full: bool,
     partitions: Option<&[PartitionSpec]>,
 ) -> Result<Option<i64>> {
-    compact_table_inner(table, full, partitions).map_err(|e| e.with_table(&table.name))
+    compact_table_with_progress(table, full, partitions, &super::progress::no_progress)
+}
+
+/// [`compact_table`], reporting to `progress` once before the work and after each
+/// (partition, bucket) finishes (cumulative totals, in order); an error from `progress` stops
+/// the compaction, committing nothing.
+pub fn compact_table_with_progress(
+    table: &FileStoreTable,
+    full: bool,
+    partitions: Option<&[PartitionSpec]>,
+    progress: ProgressSink<'_>,
+) -> Result<Option<i64>> {
+    compact_table_inner(table, full, partitions, progress).map_err(|e| e.with_table(&table.name))
 }
 
 fn compact_table_inner(
     table: &FileStoreTable,
     full: bool,
     partitions: Option<&[PartitionSpec]>,
+    progress: ProgressSink<'_>,
 ) -> Result<Option<i64>> {
     if !table.is_primary_key() {
-        return super::append::compact_append_table(table, full, partitions);
+        return super::append::compact_append_table(table, full, partitions, progress);
     }
     table.options.check_supported(true, true)?;
     let settings = CompactSettings::from_table(table)?;
@@ -398,6 +412,7 @@ fn compact_table_inner(
     let types = table.partition_types()?;
     let o = &table.options;
     let work: Vec<_> = buckets.into_iter().collect();
+    let tracker = Tracker::start(work.len(), progress)?;
     let results: Vec<Result<Option<(CommitMessage, BucketCompactor)>>> = work
         .into_par_iter()
         .map(|((partition, bucket), (total_buckets, files))| {
@@ -413,10 +428,16 @@ fn compact_table_inner(
             let mut c = BucketCompactor::new(table, &settings, dir, files)?;
             // one task per bucket, as Java's compaction job triggers one per bucket
             let Some(r) = c.compact(full)? else {
+                tracker.bucket_done(&[], &[])?;
                 return Ok(None);
             };
             if r.is_empty() {
+                tracker.bucket_done(&[], &[])?;
                 return Ok(None);
+            }
+            if let Err(e) = tracker.bucket_done(&r.before, &r.after) {
+                c.discard(&r);
+                return Err(e);
             }
             let (before, after) = (r.before, r.after);
             let msg = CommitMessage {

@@ -8,10 +8,13 @@ mod expire;
 pub mod interval;
 mod levels;
 pub mod plan;
+pub mod progress;
 mod task;
 mod universal;
 
-pub use bucket::{compact_table, BucketCompactor, CompactSettings, MergeTreeRewriter};
+pub use bucket::{
+    compact_table, compact_table_with_progress, BucketCompactor, CompactSettings, MergeTreeRewriter,
+};
 pub use expire::RecordExpire;
 pub use levels::{LevelRun, Levels};
 pub use task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, Step, TaskOptions};

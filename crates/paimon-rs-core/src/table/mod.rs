@@ -2,6 +2,7 @@
 
 pub mod alter;
 pub mod catalog;
+pub mod inspect;
 pub mod live;
 pub mod orphan;
 pub mod partition_expire;

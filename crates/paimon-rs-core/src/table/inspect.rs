@@ -1,0 +1,154 @@
+//! Read-only views of a snapshot's metadata for users and the CLI: per-partition statistics
+//! (Java's `PartitionEntry` / pypaimon's `list_partitions_paged`) and the live data files with
+//! their partition directory, from the manifests only (no data file is read).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+use crate::error::Result;
+use crate::scan_options::local_to_epoch_millis;
+use crate::spec::binary_row::deserialize_row;
+use crate::spec::manifest::ManifestEntry;
+use crate::spec::partition::{partition_path, partition_value_string};
+use crate::spec::snapshot::Snapshot;
+use crate::table::live::live_entries;
+use crate::table::FileStoreTable;
+
+/// Totals of the live files of one partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionStats {
+    /// `(key, value)` per partition key, the values as in the partition path (a null or blank
+    /// value is `partition.default-name`).
+    pub spec: Vec<(String, String)>,
+    /// The partition directory relative to the table, `k=v/` (`""` unpartitioned).
+    pub path: String,
+    /// Rows of the live files (primary-key tables: including -U/-D rows, as Java counts).
+    pub record_count: i64,
+    pub file_size_in_bytes: i64,
+    pub file_count: i64,
+    /// Newest file creation time as epoch millis (the manifest's local wall-clock time read in
+    /// this process's time zone, as Java's `creationTimeEpochMillis`); `None` if no file has one.
+    pub last_file_creation_time: Option<i64>,
+    /// Distinct buckets holding live files.
+    pub buckets: usize,
+}
+
+/// One live data file and where it lives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveFile {
+    /// The partition directory relative to the table, `k=v/` (`""` unpartitioned).
+    pub partition: String,
+    pub entry: ManifestEntry,
+}
+
+/// A partition's directory (`k=v/`) and spec.
+type PartitionName = (String, Vec<(String, String)>);
+
+/// The partition directory and spec of each distinct partition row of `entries`.
+fn partition_names(
+    table: &FileStoreTable,
+    entries: &[ManifestEntry],
+) -> Result<HashMap<Vec<u8>, PartitionName>> {
+    let types = table.partition_types()?;
+    let keys = table.partition_keys();
+    let o = &table.options;
+    let mut out = HashMap::new();
+    for e in entries {
+        if out.contains_key(&e.partition) {
+            continue;
+        }
+        let values = deserialize_row(&types, &e.partition)?;
+        let path = partition_path(
+            keys,
+            &types,
+            &values,
+            &o.partition_default_name,
+            o.partition_legacy_name,
+        )?;
+        let mut spec = Vec::with_capacity(keys.len());
+        for ((k, t), v) in keys.iter().zip(&types).zip(&values) {
+            let text = partition_value_string(v, t, o.partition_legacy_name)?
+                .filter(|s| !s.trim().is_empty())
+                .unwrap_or_else(|| o.partition_default_name.clone());
+            spec.push((k.clone(), text));
+        }
+        out.insert(e.partition.clone(), (path, spec));
+    }
+    Ok(out)
+}
+
+/// The live files of `snapshot`, sorted by partition directory, bucket, level and file name.
+pub fn live_files(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<LiveFile>> {
+    let entries = live_entries(table, snapshot).map_err(|e| e.with_table(&table.name))?;
+    let names = partition_names(table, &entries)?;
+    let mut out: Vec<LiveFile> = entries
+        .into_iter()
+        .map(|entry| LiveFile {
+            partition: names
+                .get(&entry.partition)
+                .map(|(p, _)| p.clone())
+                .unwrap_or_default(),
+            entry,
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        (
+            &a.partition,
+            a.entry.bucket,
+            a.entry.file.level,
+            &a.entry.file.file_name,
+        )
+            .cmp(&(
+                &b.partition,
+                b.entry.bucket,
+                b.entry.file.level,
+                &b.entry.file.file_name,
+            ))
+    });
+    Ok(out)
+}
+
+/// Per partition of `snapshot`: record count, bytes, files, newest file creation time and
+/// buckets, sorted by partition directory.
+pub fn partition_stats(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<PartitionStats>> {
+    let entries = live_entries(table, snapshot).map_err(|e| e.with_table(&table.name))?;
+    let names = partition_names(table, &entries)?;
+    let mut acc: BTreeMap<String, (PartitionStats, BTreeSet<i32>)> = BTreeMap::new();
+    for e in &entries {
+        let Some((path, spec)) = names.get(&e.partition) else {
+            continue;
+        };
+        let (s, buckets) = acc.entry(path.clone()).or_insert_with(|| {
+            (
+                PartitionStats {
+                    spec: spec.clone(),
+                    path: path.clone(),
+                    record_count: 0,
+                    file_size_in_bytes: 0,
+                    file_count: 0,
+                    last_file_creation_time: None,
+                    buckets: 0,
+                },
+                BTreeSet::new(),
+            )
+        });
+        s.record_count += e.file.row_count;
+        s.file_size_in_bytes += e.file.file_size;
+        s.file_count += 1;
+        let created = e
+            .file
+            .creation_time
+            .and_then(chrono::DateTime::from_timestamp_millis)
+            .and_then(|t| local_to_epoch_millis(t.naive_utc()));
+        if let Some(c) = created {
+            s.last_file_creation_time = Some(s.last_file_creation_time.map_or(c, |m| m.max(c)));
+        }
+        buckets.insert(e.bucket);
+    }
+    Ok(acc
+        .into_values()
+        .map(|(mut s, b)| {
+            s.buckets = b.len();
+            s
+        })
+        .collect())
+}

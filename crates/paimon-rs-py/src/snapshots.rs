@@ -1,0 +1,161 @@
+//! Read-only metadata from Python: snapshots (as their JSON, which `paimon_rs.snapshot` parses
+//! into pypaimon's `Snapshot`), per-partition statistics and the live data files, for
+//! `Table.snapshot_manager()`, `Table.list_partitions()` and the CLI.
+
+use paimon_rs_core::spec::snapshot::Snapshot;
+use paimon_rs_core::table::inspect;
+use paimon_rs_core::table::FileStoreTable;
+use paimon_rs_core::Error;
+use pyo3::prelude::*;
+
+use crate::errors::IntoPy;
+use crate::table::Table;
+
+/// Ids of the snapshot files present, ascending.
+#[pyfunction]
+pub fn snapshot_ids(py: Python<'_>, table: &Table) -> PyResult<Vec<i64>> {
+    let t = table.core().clone();
+    py.detach(|| t.snapshot_manager().ids()).py_err()
+}
+
+/// The id of the oldest snapshot still present (the `EARLIEST` hint if its snapshot exists).
+#[pyfunction]
+pub fn earliest_snapshot_id(py: Python<'_>, table: &Table) -> PyResult<Option<i64>> {
+    let t = table.core().clone();
+    py.detach(|| t.snapshot_manager().earliest_id()).py_err()
+}
+
+fn to_json(t: &FileStoreTable, s: &Snapshot) -> Result<String, Error> {
+    serde_json::to_string(s)
+        .map_err(|e| Error::Internal(format!("table {}: snapshot {} to JSON: {e}", t.name, s.id)))
+}
+
+/// Snapshot `id` as Paimon's JSON, None if its file does not exist.
+#[pyfunction]
+pub fn snapshot_json(py: Python<'_>, table: &Table, id: i64) -> PyResult<Option<String>> {
+    let t = table.core().clone();
+    py.detach(|| {
+        t.snapshot_manager()
+            .try_snapshot(id)?
+            .map(|s| to_json(&t, &s))
+            .transpose()
+    })
+    .py_err()
+}
+
+/// The JSON of each snapshot in `ids` that exists (read in parallel), in the order given.
+#[pyfunction]
+pub fn snapshots_json(py: Python<'_>, table: &Table, ids: Vec<i64>) -> PyResult<Vec<String>> {
+    use rayon::prelude::*;
+    let t = table.core().clone();
+    let got: Result<Vec<Option<String>>, Error> = crate::pool::detach(py, || {
+        let sm = t.snapshot_manager();
+        ids.par_iter()
+            .map(|&id| sm.try_snapshot(id)?.map(|s| to_json(&t, &s)).transpose())
+            .collect()
+    });
+    Ok(got.py_err()?.into_iter().flatten().collect())
+}
+
+fn snapshot_or_latest(t: &FileStoreTable, id: Option<i64>) -> Result<Option<Snapshot>, Error> {
+    let sm = t.snapshot_manager();
+    match id {
+        Some(id) => sm.snapshot_for_read(id).map(Some),
+        None => sm.latest(),
+    }
+}
+
+type PartitionRow = (
+    Vec<(String, String)>,
+    String,
+    i64,
+    i64,
+    i64,
+    Option<i64>,
+    usize,
+);
+
+/// Per partition of snapshot `snapshot_id` (the latest if None): (spec, path, record count,
+/// file size in bytes, file count, last file creation time (epoch millis), buckets).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn partition_stats(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<PartitionRow>> {
+    let t = table.core().clone();
+    let stats = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => inspect::partition_stats(&t, &s),
+    })
+    .py_err()?;
+    Ok(stats
+        .into_iter()
+        .map(|s| {
+            (
+                s.spec,
+                s.path,
+                s.record_count,
+                s.file_size_in_bytes,
+                s.file_count,
+                s.last_file_creation_time,
+                s.buckets,
+            )
+        })
+        .collect())
+}
+
+type FileRow = (
+    String,
+    i32,
+    i32,
+    String,
+    i32,
+    i64,
+    i64,
+    Option<i64>,
+    i64,
+    i64,
+    i64,
+    Option<i64>,
+);
+
+/// The live data files of snapshot `snapshot_id` (the latest if None), sorted by partition,
+/// bucket, level, name: (partition path, bucket, total buckets, file name, level, file size,
+/// row count, delete row count, min sequence, max sequence, schema id, creation time (the
+/// manifest's local wall-clock millis)).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn live_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<FileRow>> {
+    let t = table.core().clone();
+    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => inspect::live_files(&t, &s),
+    })
+    .py_err()?;
+    Ok(files
+        .into_iter()
+        .map(|f| {
+            let e = f.entry;
+            (
+                f.partition,
+                e.bucket,
+                e.total_buckets,
+                e.file.file_name,
+                e.file.level,
+                e.file.file_size,
+                e.file.row_count,
+                e.file.delete_row_count,
+                e.file.min_sequence_number,
+                e.file.max_sequence_number,
+                e.file.schema_id,
+                e.file.creation_time,
+            )
+        })
+        .collect())
+}

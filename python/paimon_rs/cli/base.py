@@ -1,0 +1,269 @@
+"""The pieces every CLI command uses: registering a sub-command, naming a table, and results
+that render as a rich table in a terminal (when ``rich`` is installed), as plain aligned text
+otherwise, or as JSON with ``--json``.
+
+A command module (listed in :data:`paimon_rs.cli.COMMAND_MODULES`) has one function::
+
+    def register(subparsers):
+        p = add_command(subparsers, "snapshots", run, help="list the table's snapshots")
+        add_table_argument(p)
+
+    def run(args) -> Output:
+        table = open_table(args)
+        return Rows("snapshots", [Column("id", "int"), ...], [{"id": 1, ...}, ...])
+
+``run`` returns what to show (:class:`Rows`, :class:`Record`, or a list of them); the framework
+prints it. Raise :class:`UsageError` for a bad command line (exit code 2); any other
+``PaimonRsError`` or ``OSError`` exits with 1 and its message on stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+
+from paimon_rs.exceptions import InvalidArgumentError
+
+
+class UsageError(InvalidArgumentError):
+    """A bad command line (exit code 2)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column of a :class:`Rows` result. ``kind`` says how a terminal shows its values
+    (``--json`` always prints them raw): ``"text"``, ``"int"`` (right-aligned), ``"bytes"``
+    (a size: ``1.5 MiB``), ``"millis"`` (epoch millis as local date and time), ``"bool"``."""
+
+    name: str
+    kind: str = "text"
+    title: Optional[str] = None
+
+    @property
+    def header(self) -> str:
+        return self.title or self.name
+
+
+@dataclass
+class Rows:
+    """A table of results: ``rows`` are dicts keyed by the columns' names (``--json`` prints
+    them as a list of objects, with any keys no column shows after the columns' ones). ``name``
+    is the key when a command prints several results."""
+
+    name: str
+    columns: List[Column]
+    rows: List[Dict[str, Any]]
+    title: Optional[str] = None
+
+    def to_json(self) -> Any:
+        names = [c.name for c in self.columns]
+        return [{**{n: r.get(n) for n in names}, **{k: v for k, v in r.items() if k not in names}}
+                for r in self.rows]
+
+
+@dataclass
+class Record:
+    """One object: ``fields`` shown as ``key  value`` lines (``--json``: an object). ``kinds``
+    gives a field a :class:`Column` kind (``bytes``, ``millis``, ...)."""
+
+    name: str
+    fields: Dict[str, Any]
+    title: Optional[str] = None
+    kinds: Dict[str, str] = field(default_factory=dict)
+    hide_none: bool = False
+    """A terminal leaves out fields whose value is None (``--json`` keeps them as null)."""
+
+    def to_json(self) -> Any:
+        return dict(self.fields)
+
+    def shown(self) -> Dict[str, Any]:
+        return {k: v for k, v in self.fields.items() if not (self.hide_none and v is None)}
+
+
+@dataclass
+class Text:
+    """Free text for a terminal (printed as is, plain or rich) with ``data`` for ``--json``."""
+
+    name: str
+    text: str
+    data: Any = None
+
+    def to_json(self) -> Any:
+        return self.data
+
+
+Result = Union[Rows, Record, Text]
+Output = Union[Result, List[Result], None]
+
+RunFn = Callable[[argparse.Namespace], Output]
+
+
+def add_command(subparsers: Any, name: str, run: RunFn, help: str,
+                description: Optional[str] = None) -> argparse.ArgumentParser:
+    """Add sub-command ``name`` whose ``run(args)`` computes the output; the parser gets the
+    common options (``--json``, ``--plain``). Returns the parser for the command's own
+    arguments."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        name, help=help, description=description or help, parents=[_common_options()])
+    p.set_defaults(run=run, command=name)
+    return p
+
+
+def _common_options() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    g = p.add_argument_group("output")
+    g.add_argument("--json", action="store_true", help="print the result as JSON")
+    g.add_argument("--plain", action="store_true",
+                   help="plain aligned text even in a terminal with rich installed")
+    return p
+
+
+def add_table_argument(p: argparse.ArgumentParser) -> None:
+    """The table a command works on: ``<warehouse>/<db>.db/<table>`` or ``<warehouse>
+    <db>.<table>`` (``args.table``, a list of one or two strings; :func:`open_table`)."""
+    p.add_argument("table", nargs="+", metavar="TABLE",
+                   help="a table directory <warehouse>/<db>.db/<table>, or <warehouse> <db>.<table>")
+
+
+def open_table(args: argparse.Namespace) -> Any:
+    """The ``paimon_rs.Table`` named by ``args.table`` (see :func:`add_table_argument`)."""
+    return open_table_from(args.table, args.command)
+
+
+def open_table_from(spec: Sequence[str], command: str) -> Any:
+    """Open ``[path]`` or ``[warehouse, "db.table"]``."""
+    if len(spec) == 1:
+        from paimon_rs.table import Table
+        return Table.from_path(spec[0])
+    if len(spec) == 2:
+        from paimon_rs.catalog import CatalogFactory
+        return CatalogFactory.create({"warehouse": spec[0]}).get_table(spec[1])
+    raise UsageError(f"{command}: expected <table path> or <warehouse> <db>.<table>")
+
+
+def parse_partition(arg: str) -> Dict[str, str]:
+    """``k=v[,k=v]`` as a partition spec (values as in the partition path)."""
+    spec: Dict[str, str] = {}
+    for part in arg.split(","):
+        k, sep, v = part.partition("=")
+        if not sep or not k:
+            raise UsageError(f"--partition '{arg}': expected k=v[,k=v]")
+        spec[k.strip()] = v
+    return spec
+
+
+# ---- rendering ---------------------------------------------------------------------------------
+
+def render(out: Output, as_json: bool, plain: bool, stream: Optional[IO[str]] = None) -> None:
+    """Print a command's output: JSON, a rich table (a terminal with ``rich`` installed and not
+    ``plain``) or aligned text."""
+    stream = stream or sys.stdout
+    results: List[Result] = [] if out is None else (list(out) if isinstance(out, list) else [out])
+    if as_json:
+        data: Any
+        if len(results) == 1:
+            data = results[0].to_json()
+        else:
+            data = {r.name: r.to_json() for r in results}
+        json.dump(data, stream, indent=2, default=str)
+        stream.write("\n")
+        return
+    console = None if plain else _rich_console(stream)
+    for i, r in enumerate(results):
+        if isinstance(r, Text):
+            stream.write(r.text if r.text.endswith("\n") or not r.text else r.text + "\n")
+        elif console is not None:
+            _render_rich(console, r)
+        else:
+            if i:
+                stream.write("\n")
+            stream.write(_render_plain(r))
+
+
+def _rich_console(stream: IO[str]) -> Any:
+    if os.environ.get("PAIMON_RS_PLAIN") or not stream.isatty():
+        return None
+    try:
+        from rich.console import Console
+    except ImportError:
+        return None
+    return Console(file=stream)
+
+
+def _render_rich(console: Any, r: Result) -> None:
+    from rich.table import Table as RichTable
+    if isinstance(r, Rows):
+        t = RichTable(title=r.title, title_justify="left")
+        for c in r.columns:
+            t.add_column(c.header, justify="right" if c.kind in ("int", "bytes") else "left",
+                         no_wrap=c.kind != "text", overflow="fold")
+        for row in r.rows:
+            t.add_row(*(format_value(row.get(c.name), c.kind) for c in r.columns))
+        console.print(t)
+    else:
+        t = RichTable(title=r.title, title_justify="left", show_header=False)
+        t.add_column("field", style="bold", no_wrap=True)
+        t.add_column("value", overflow="fold")
+        for k, v in r.shown().items():
+            t.add_row(k, format_value(v, r.kinds.get(k, "text")))
+        console.print(t)
+
+
+def _render_plain(r: Result) -> str:
+    lines: List[str] = []
+    if r.title:
+        lines.append(r.title)
+    if isinstance(r, Rows):
+        cells = [[format_value(row.get(c.name), c.kind) for c in r.columns] for row in r.rows]
+        widths = [max([len(c.header)] + [len(row[i]) for row in cells]) for i, c in enumerate(r.columns)]
+        right = [c.kind in ("int", "bytes") for c in r.columns]
+
+        def line(vals: List[str]) -> str:
+            return "  ".join(v.rjust(w) if rt else v.ljust(w)
+                             for v, w, rt in zip(vals, widths, right)).rstrip()
+        lines.append(line([c.header for c in r.columns]))
+        lines.append("  ".join("-" * w for w in widths))
+        lines.extend(line(row) for row in cells)
+        if not r.rows:
+            lines.append("(none)")
+    else:
+        width = max((len(k) for k in r.shown()), default=0)
+        for k, v in r.shown().items():
+            lines.append(f"{k.ljust(width)}  {format_value(v, r.kinds.get(k, 'text'))}")
+    return "\n".join(lines) + "\n"
+
+
+def format_value(v: Any, kind: str = "text") -> str:
+    """A value as a terminal shows it (see :class:`Column` for the kinds)."""
+    if v is None:
+        return ""
+    if kind == "bytes" and isinstance(v, int):
+        return human_size(v)
+    if kind == "millis" and isinstance(v, int):
+        return _dt.datetime.fromtimestamp(v / 1000).isoformat(sep=" ", timespec="milliseconds")
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (list, tuple)):
+        return ", ".join(format_value(x) for x in v)
+    if isinstance(v, dict):
+        return ", ".join(f"{k}={format_value(x)}" for k, x in v.items())
+    return str(v)
+
+
+def human_size(n: int) -> str:
+    """``1536`` -> ``1.5 KiB``."""
+    v = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if v < 1024 or unit == "TiB":
+            return f"{n} B" if unit == "B" else f"{v:.1f} {unit}"
+        v /= 1024
+    return f"{n} B"
+
+
+__all__ = ["Column", "Output", "Record", "Result", "Rows", "Text", "add_command", "add_table_argument",
+           "format_value", "human_size", "open_table", "open_table_from", "parse_partition", "render", "UsageError"]
