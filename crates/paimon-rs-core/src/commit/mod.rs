@@ -274,8 +274,18 @@ impl FileStoreCommit {
             if !matches!(overwrite, Some(Overwrite::Partitions(_))) {
                 // Java's TableCommitImpl: partitions expire after a commit, in their own
                 // OVERWRITE snapshot
-                if let Some(expired) = pe.expire_on_commit(self, commit_identifier)? {
-                    return Ok(Some(expired));
+                match pe.expire_on_commit(self, commit_identifier) {
+                    Ok(Some(expired)) => return Ok(Some(expired)),
+                    Ok(None) => {}
+                    // the data is committed: say so, or a caller would think it must retry
+                    Err(e) => {
+                        return Err(Error::Internal(format!(
+                            "table {}: the commit landed as snapshot {}, but expiring partitions \
+                             (partition.expiration-time) then failed: {e}",
+                            self.table.name,
+                            id.unwrap_or_default()
+                        )))
+                    }
                 }
             }
         }
