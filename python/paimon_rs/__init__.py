@@ -12,6 +12,8 @@ from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatal
 from paimon_rs.exceptions import (
     CatalogError,
     CatalogException,
+    ColumnAlreadyExistException,
+    ColumnNotExistException,
     CommitConflictError,
     CorruptFileError,
     DatabaseAlreadyExistException,
@@ -36,6 +38,7 @@ from paimon_rs.exceptions import (
 from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import DataField, Schema, TableSchema
+from paimon_rs.schema_change import Move, SchemaChange
 from paimon_rs.table import (
     BatchTableCommit,
     BatchTableWrite,
@@ -62,6 +65,10 @@ __all__ = [
     "BucketMode",
     "CatalogError",
     "CatalogException",
+    "ColumnAlreadyExistException",
+    "ColumnNotExistException",
+    "Move",
+    "SchemaChange",
     "ConfigOption",
     "CoreOptions",
     "DataField",

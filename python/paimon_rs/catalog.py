@@ -103,6 +103,21 @@ class FileSystemCatalog(Catalog):
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)
 
+    def alter_table(self, identifier: Union[str, Identifier], changes: List[Any],
+                    ignore_if_not_exists: bool = False) -> None:
+        """Apply ``SchemaChange``s (``paimon_rs.SchemaChange``, pypaimon's names) in order and
+        commit the result as the table's next schema (``schema/schema-<id>``, created
+        exclusively; a concurrent alter makes this one apply again on top of it). Refusals are
+        Paimon's, in Java's words: ``ColumnNotExistException`` / ``ColumnAlreadyExistException``,
+        ``InvalidArgumentError`` for what Paimon refuses (changing partition or primary-key
+        columns, narrowing a type without explicit casts, immutable options of a table with
+        snapshots), ``UnsupportedError`` for what Paimon allows but paimon_rs cannot honour.
+        A missing table raises ``TableNotExistException`` unless ``ignore_if_not_exists``."""
+        from paimon_rs.schema_change import changes_json
+
+        self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
+                               ignore_if_not_exists)
+
     # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
 
     @property
@@ -192,12 +207,11 @@ class FileSystemCatalog(Catalog):
                                 partition_name_pattern)
 
     def drop_partitions(self, identifier: Union[str, Identifier], partitions: List[Dict[str, str]]) -> None:
-        """Delete the rows of one partition (``[{"dt": "..."}]``) in one commit; several
-        partitions are refused (``BatchTableCommit.truncate_partitions``)."""
+        """Drop partitions (``[{"dt": "..."}, ...]``) in one OVERWRITE snapshot, as pypaimon's
+        and Java's ``dropPartitions`` (``Table.drop_partitions``)."""
         if not partitions:
-            raise InvalidArgumentError("drop_partitions: the partitions list is empty")
-        commit = self.get_table(identifier).new_batch_write_builder().new_commit()
-        commit.truncate_partitions(partitions)
+            raise InvalidArgumentError("Partitions list cannot be empty.")
+        self.get_table(identifier).drop_partitions(partitions)
 
 
 class CatalogFactory:

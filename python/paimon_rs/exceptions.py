@@ -75,6 +75,16 @@ class PaimonIOError(PaimonRsError, OSError):
     """An operating-system I/O error, with the path involved."""
 
 
+class ColumnNotExistException(CatalogError, ValueError):
+    """``alter_table`` names a column the table does not have (Java's and pypaimon's
+    ``ColumnNotExistException``)."""
+
+
+class ColumnAlreadyExistException(CatalogError, ValueError):
+    """``alter_table`` adds a column, or renames one, into a name the table already has (Java's
+    and pypaimon's ``ColumnAlreadyExistException``)."""
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError
@@ -109,4 +119,6 @@ __all__ = [
     "SnapshotExpiredError",
     "CorruptFileError",
     "PaimonIOError",
+    "ColumnNotExistException",
+    "ColumnAlreadyExistException",
 ]

@@ -98,6 +98,20 @@ class Table:
     def latest_snapshot_id(self) -> Optional[int]:
         return self._core.latest_snapshot_id()
 
+    def drop_partitions(self, partitions: List[Dict[str, Any]]) -> Optional[int]:
+        """Drop partitions (``[{"dt": "2024-01-01"}, ...]``, a prefix of the keys allowed) in one
+        OVERWRITE snapshot (Java's ``dropPartitions``); returns its id, None if nothing was in
+        them. See "Partitions" in the README."""
+        return self.new_batch_write_builder().new_commit().truncate_partitions(partitions)
+
+    def expire_partitions(self) -> List[Dict[str, Optional[str]]]:
+        """Drop the partitions older than ``partition.expiration-time`` now, whatever the check
+        interval (Java's ``expire_partitions`` procedure with the table's options); returns them
+        ({key: value text}). Nothing without the option or on an unpartitioned table."""
+        commit = self._core.new_commit(str(uuid.uuid4()))
+        expired, _snapshot = commit.expire_partitions(BATCH_COMMIT_IDENTIFIER)
+        return expired
+
     def remove_orphan_files(self, older_than: OlderThan = None, dry_run: bool = False) -> RemoveOrphanFilesResult:
         """Remove files no snapshot, tag, changelog or branch references (crash leftovers:
         uncommitted data files, manifests and manifest lists, temp files) that were last modified
@@ -386,6 +400,26 @@ def _partition_batch(schema: pa.Schema, spec: Dict[str, Any], what: str) -> pa.R
             raise InvalidArgumentError(f"{what}: value {v!r} does not fit '{k}' ({f.type}): {e}") from e
         fields.append(pa.field(k, f.type))
     return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def _drop_specs(table: Table, partitions: List[Dict[str, Any]], what: str) -> List[pa.RecordBatch]:
+    """Partition specs to drop as one-row batches: not empty, partition keys only (pypaimon's
+    checks), the default partition name read as NULL."""
+    if not partitions:
+        raise InvalidArgumentError("Partitions list cannot be empty.")
+    keys = table.partition_keys
+    default = table.options.get("partition.default-name", "__DEFAULT_PARTITION__")
+    out = []
+    for part in partitions:
+        if not part:
+            raise InvalidArgumentError(f"{what}: an empty partition spec")
+        for k in part:
+            if k not in keys:
+                raise InvalidArgumentError(
+                    f"Partition spec key '{k}' is not a partition column. Partition keys are: {keys}.")
+        spec = {k: None if v == default else v for k, v in part.items()}
+        out.append(_partition_batch(table.arrow_schema, spec, what))
+    return out
 
 
 def _reopen(path: str, options: Dict[str, str], name: str) -> Table:
@@ -781,22 +815,18 @@ class BatchTableCommit:
         return snapshot_id
 
     def truncate_partitions(self, partitions: List[Dict[str, Any]]) -> Optional[int]:
-        """Delete the rows of one partition (``[{"dt": "2024-01-01"}]``, every partition key
-        given). Several partitions in one commit are refused: paimon_rs overwrites one static
-        partition per commit, and separate commits would not be atomic."""
+        """Delete the rows of the partitions (``[{"dt": "2024-01-01"}, ...]``; a spec may give a
+        prefix of the partition keys, and the default partition name or None stands for NULL)
+        in one OVERWRITE snapshot, as Java's ``FileStoreCommit.dropPartitions``; returns its id
+        (None if no file was in them)."""
         if self._committed:
             raise PaimonRsError("a batch commit can only commit once")
-        if len(partitions) != 1:
-            raise UnsupportedError(
-                f"truncate_partitions of {len(partitions)} partitions: one partition per commit")
-        spec = dict(partitions[0])
-        keys = self.table.partition_keys
-        if sorted(spec) != sorted(keys):
-            raise InvalidArgumentError(
-                f"truncate_partitions: give every partition key {keys}, got {sorted(spec)}")
-        self._static_partition = spec
-        return self.commit([])
+        batches = _drop_specs(self.table, partitions, "truncate_partitions")
+        snapshot_id = self._core.drop_partitions(batches, BATCH_COMMIT_IDENTIFIER)
+        self._committed = True
+        return snapshot_id
 
+    def __enter__(self) -> BatchTableCommit:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -382,8 +382,6 @@ def test_truncate_table_and_partition(catalog, pk_table):
     c.truncate_partitions([{"dt": "a"}])
     assert c.batch_committed
     assert read(pk_table)["dt"].to_pylist() == ["b"]
-    with pytest.raises(UnsupportedError, match="one partition per commit"):
-        pk_table.new_batch_write_builder().new_commit().truncate_partitions([{"dt": "a"}, {"dt": "b"}])
     catalog.drop_partitions("db.t", [{"dt": "b"}])
     assert read(pk_table).num_rows == 0
     a = append_table(catalog)

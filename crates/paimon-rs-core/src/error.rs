@@ -70,6 +70,12 @@ pub enum Error {
         #[source]
         source: parquet::errors::ParquetError,
     },
+    /// Java's `ColumnNotExistException` (an alter naming a column the table lacks).
+    #[error("Column {column} does not exist in the {table} table.")]
+    ColumnNotFound { table: String, column: String },
+    /// Java's `ColumnAlreadyExistException` (an alter adding or renaming into a taken name).
+    #[error("Column {column} already exists in the {table} table.")]
+    ColumnAlreadyExists { table: String, column: String },
     #[error("internal error: {0}")]
     Internal(String),
 }

@@ -56,6 +56,14 @@ const SUPPORTED: &[&str] = &[
     "record-level.time-field",
     "comment",
     "path",
+    // honoured by alter_table (table::alter)
+    "alter-column-null-to-not-null.disabled",
+    "disable-explicit-type-casting",
+    "add-column-before-partition",
+    // partition expiration (table::partition_expire)
+    "partition.timestamp-formatter",
+    "partition.timestamp-pattern",
+    "end-input.check-partition-expire",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the

@@ -2,6 +2,8 @@ use std::collections::BTreeMap;
 
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
+use paimon_rs_core::spec::types::DataType;
+use paimon_rs_core::table::alter::SchemaChange;
 use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
 use pyo3::prelude::*;
 
@@ -63,9 +65,49 @@ impl Catalog {
         Ok(Table::from_core(self.inner.get_table(identifier).py_err()?))
     }
 
+    /// `changes_json`: a JSON list of pypaimon `SchemaChange`s; returns the new schema's JSON
+    /// (None: a missing table with `ignore_if_not_exists`).
+    fn alter_table(
+        &self,
+        py: Python<'_>,
+        identifier: &str,
+        changes_json: &str,
+        ignore_if_not_exists: bool,
+    ) -> PyResult<Option<String>> {
+        let v: serde_json::Value = serde_json::from_str(changes_json).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("schema changes: bad JSON: {e}"))
+        })?;
+        let changes = v
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .map(SchemaChange::from_json)
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .unwrap_or_else(|| Ok(vec![]))
+            .map_err(|e| e.with_table(identifier))
+            .py_err()?;
+        py.detach(|| {
+            self.inner
+                .alter_table(identifier, &changes, ignore_if_not_exists)
+        })
+        .map(|s| s.map(|s| s.to_json_string()))
+        .py_err()
+    }
+
     fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> PyResult<()> {
         self.inner
             .drop_table(identifier, ignore_if_not_exists)
             .py_err()
     }
+}
+
+/// The Paimon type (schema-JSON form, as a JSON string) of an Arrow field: how
+/// `SchemaChange.add_column(name, pa.int64())` names its type.
+#[pyfunction]
+pub fn paimon_type_json(field: PyArrowType<arrow_schema::Field>) -> PyResult<String> {
+    let t = DataType::from_arrow(field.0.data_type(), field.0.is_nullable())
+        .map_err(|e| e.with_table(""))
+        .py_err()?;
+    Ok(t.to_json().to_string())
 }

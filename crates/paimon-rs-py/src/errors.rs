@@ -20,6 +20,8 @@ fn class_name(e: &Error) -> &'static str {
         Error::SnapshotExpired { .. } => "SnapshotExpiredError",
         Error::CorruptFile { .. } | Error::Parquet { .. } => "CorruptFileError",
         Error::Io { .. } => "PaimonIOError",
+        Error::ColumnNotFound { .. } => "ColumnNotExistException",
+        Error::ColumnAlreadyExists { .. } => "ColumnAlreadyExistException",
         Error::Arrow { .. } | Error::Internal(_) => "PaimonRsError",
     }
 }

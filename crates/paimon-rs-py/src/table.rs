@@ -600,6 +600,63 @@ impl TableCommit {
         r.py_err()
     }
 
+    /// Drop the partitions (one-row batches of partition values, a prefix of the keys allowed)
+    /// in one OVERWRITE snapshot; its id, None if no live file was in them.
+    fn drop_partitions(
+        &self,
+        py: Python<'_>,
+        partitions: Vec<Bound<'_, PyAny>>,
+        commit_identifier: i64,
+    ) -> PyResult<Option<i64>> {
+        let mut specs = Vec::with_capacity(partitions.len());
+        for obj in &partitions {
+            let batch = RecordBatch::from_pyarrow_bound(obj)?;
+            specs.push(spec_from_batch(self.inner.table(), &batch, "drop_partitions").py_err()?);
+        }
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || self.inner.drop_partitions(&specs, commit_identifier));
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Expire partitions now (`partition.expiration-time`, whatever the check interval):
+    /// returns the dropped partitions as {key: value text} and the snapshot id.
+    fn expire_partitions(
+        &self,
+        py: Python<'_>,
+        commit_identifier: i64,
+    ) -> PyResult<(Vec<PartitionText>, Option<i64>)> {
+        let table = self.inner.table();
+        let pe = paimon_rs_core::table::partition_expire::PartitionExpire::from_table(table)
+            .map_err(|e| e.with_table(&table.name))
+            .py_err()?;
+        let Some(pe) = pe else {
+            return Ok((vec![], None));
+        };
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || pe.expire_now(&self.inner, commit_identifier));
+        crate::logbridge::flush(py);
+        let (specs, id) = r.py_err()?;
+        let legacy = table.options.partition_legacy_name;
+        let mut out = vec![];
+        for spec in specs {
+            let mut m = BTreeMap::new();
+            for (k, v) in spec {
+                let t = table
+                    .schema
+                    .field(&k)
+                    .map(|f| f.data_type.clone())
+                    .ok_or_else(|| Error::invalid(format!("unknown column {k}")))
+                    .py_err()?;
+                let text = paimon_rs_core::spec::partition::partition_value_string(&v, &t, legacy)
+                    .py_err()?;
+                m.insert(k, text);
+            }
+            out.push(m);
+        }
+        Ok((out, id))
+    }
+
     /// Delete the messages' data files that no snapshot or tag references; returns the paths
     /// kept because one does (the messages were committed). Deletes nothing and raises if the
     /// table's metadata cannot be read.
@@ -657,6 +714,9 @@ fn spec_from_batch(
     }
     Ok(spec)
 }
+
+/// A partition as {key: value text} (None: NULL).
+type PartitionText = BTreeMap<String, Option<String>>;
 
 #[pyclass(module = "paimon_rs._core", frozen, from_py_object)]
 #[derive(Clone)]

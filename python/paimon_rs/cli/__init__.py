@@ -20,6 +20,7 @@ from paimon_rs.exceptions import PaimonRsError
 COMMAND_MODULES: List[str] = [
     "paimon_rs.cli.tables",
     "paimon_rs.cli.schema",
+    "paimon_rs.cli.alter",
     "paimon_rs.cli.snapshots",
     "paimon_rs.cli.partitions",
     "paimon_rs.cli.files",

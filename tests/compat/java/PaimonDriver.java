@@ -187,6 +187,8 @@ public final class PaimonDriver {
                 w -> {
                     Options o = new Options();
                     o.set("warehouse", w);
+                    // no table cache: paimon_rs alters the tables between calls
+                    o.set("cache-enabled", "false");
                     return CatalogFactory.createCatalog(CatalogContext.create(o));
                 });
     }
@@ -658,7 +660,22 @@ public final class PaimonDriver {
             switch (op) {
                 case "add_column":
                     changes.add(SchemaChange.addColumn(
-                            name, DataTypeJsonParser.parseDataType(c.get("type"))));
+                            name, DataTypeJsonParser.parseDataType(c.get("type")),
+                            c.hasNonNull("comment") ? c.get("comment").asText() : null,
+                            c.hasNonNull("move") ? move(c.get("move")) : null));
+                    break;
+                case "update_column_position":
+                    changes.add(SchemaChange.updateColumnPosition(move(c.get("move"))));
+                    break;
+                case "update_column_nullability":
+                    changes.add(SchemaChange.updateColumnNullability(
+                            name, c.get("nullable").asBoolean()));
+                    break;
+                case "update_column_comment":
+                    changes.add(SchemaChange.updateColumnComment(name, c.get("comment").asText()));
+                    break;
+                case "update_comment":
+                    changes.add(SchemaChange.updateComment(c.get("comment").asText()));
                     break;
                 case "rename_column":
                     changes.add(SchemaChange.renameColumn(name, c.get("new_name").asText()));
@@ -682,6 +699,23 @@ public final class PaimonDriver {
         }
         catalog(req).alterTable(ident(req), changes, false);
         return schema(req);
+    }
+
+    /** {"type": "FIRST"|"LAST"|"AFTER"|"BEFORE", "field": .., "ref": ..} as a SchemaChange.Move. */
+    private static SchemaChange.Move move(JsonNode m) {
+        String f = m.get("field").asText();
+        switch (m.get("type").asText()) {
+            case "FIRST":
+                return SchemaChange.Move.first(f);
+            case "LAST":
+                return SchemaChange.Move.last(f);
+            case "AFTER":
+                return SchemaChange.Move.after(f, m.get("ref").asText());
+            case "BEFORE":
+                return SchemaChange.Move.before(f, m.get("ref").asText());
+            default:
+                throw new IllegalArgumentException("unknown move " + m);
+        }
     }
 
     /**

@@ -98,6 +98,10 @@ pub enum Overwrite<'a> {
     /// true) on a partitioned table, only the partitions the new files are in (no snapshot at
     /// all if there is none, as Java); otherwise the whole table.
     Dynamic,
+    /// Drop partitions (Java's `FileStoreCommit.dropPartitions`): every live file of the
+    /// partitions matching any of the specs (a spec may name a prefix of the partition keys);
+    /// no new files.
+    Partitions(&'a [PartitionSpec]),
 }
 
 /// An overwrite resolved against the table and the new files.
@@ -106,6 +110,8 @@ enum Replace {
     Spec(PartitionSpec),
     /// Every live file the partition filter of the new files' partitions admits.
     Written,
+    /// Live files of the partitions matching any of the specs.
+    Specs(Vec<PartitionSpec>),
 }
 
 /// The changes of one snapshot a commit writes.
@@ -156,6 +162,8 @@ fn collect_changes(messages: &[CommitMessage]) -> Changes {
 pub struct FileStoreCommit {
     table: FileStoreTable,
     commit_user: String,
+    /// When this commit object last checked for expired partitions (epoch millis).
+    last_partition_check: std::sync::Mutex<i64>,
 }
 
 fn new_file_name(prefix: &str, n: usize) -> String {
@@ -164,7 +172,23 @@ fn new_file_name(prefix: &str, n: usize) -> String {
 
 impl FileStoreCommit {
     pub fn new(table: FileStoreTable, commit_user: String) -> Self {
-        FileStoreCommit { table, commit_user }
+        let interval = crate::table::partition_expire::PartitionExpire::from_table(&table)
+            .ok()
+            .flatten()
+            .map_or(0, |p| p.check_interval_ms);
+        let last = crate::table::partition_expire::PartitionExpire::initial_last_check(interval);
+        FileStoreCommit {
+            table,
+            commit_user,
+            last_partition_check: std::sync::Mutex::new(last),
+        }
+    }
+
+    pub(crate) fn last_partition_check(&self) -> std::sync::MutexGuard<'_, i64> {
+        // an i64 cannot be left half-written by a panic
+        self.last_partition_check
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn table(&self) -> &FileStoreTable {
@@ -241,8 +265,46 @@ impl FileStoreCommit {
         commit_identifier: i64,
         overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
-        self.commit_inner(messages, commit_identifier, overwrite)
-            .map_err(|e| e.with_table(&self.table.name))
+        let expire = crate::table::partition_expire::PartitionExpire::from_table(&self.table)
+            .map_err(|e| e.with_table(&self.table.name))?;
+        let id = self
+            .commit_inner(messages, commit_identifier, overwrite)
+            .map_err(|e| e.with_table(&self.table.name))?;
+        if let (Some(pe), Some(_)) = (expire, id) {
+            if !matches!(overwrite, Some(Overwrite::Partitions(_))) {
+                // Java's TableCommitImpl: partitions expire after a commit, in their own
+                // OVERWRITE snapshot
+                match pe.expire_on_commit(self, commit_identifier) {
+                    Ok(Some(expired)) => return Ok(Some(expired)),
+                    Ok(None) => {}
+                    // the data is committed: say so, or a caller would think it must retry
+                    Err(e) => {
+                        return Err(Error::Internal(format!(
+                            "table {}: the commit landed as snapshot {}, but expiring partitions \
+                             (partition.expiration-time) then failed: {e}",
+                            self.table.name,
+                            id.unwrap_or_default()
+                        )))
+                    }
+                }
+            }
+        }
+        Ok(id)
+    }
+
+    /// Drop `partitions` in one OVERWRITE snapshot (Java's `FileStoreCommit.dropPartitions`).
+    /// Returns its id, None when no live file was in them.
+    pub fn drop_partitions(
+        &self,
+        partitions: &[PartitionSpec],
+        commit_identifier: i64,
+    ) -> Result<Option<i64>> {
+        self.commit_inner(
+            &[],
+            commit_identifier,
+            Some(Overwrite::Partitions(partitions)),
+        )
+        .map_err(|e| e.with_table(&self.table.name))
     }
 
     fn bucket_dir_of(&self, partition: &[u8], bucket: i32) -> Result<PathBuf> {
@@ -359,6 +421,17 @@ impl FileStoreCommit {
             None => None,
             Some(Overwrite::Dynamic) if dynamic => Some(Replace::Written),
             Some(Overwrite::Dynamic) => Some(Replace::Spec(vec![])),
+            Some(Overwrite::Partitions(specs)) => {
+                if specs.is_empty() || specs.iter().any(|s| s.is_empty()) {
+                    return Err(Error::invalid(
+                        "drop_partitions: give at least one partition, each with its values",
+                    ));
+                }
+                if messages.iter().any(|m| !m.new_files.is_empty()) {
+                    return Err(Error::invalid("drop_partitions: commits no new files"));
+                }
+                Some(Replace::Specs(specs.to_vec()))
+            }
             Some(Overwrite::Static(spec)) => {
                 for m in messages {
                     if !m.new_files.is_empty() && !self.partition_matches(&m.partition, spec)? {
@@ -532,7 +605,7 @@ impl FileStoreCommit {
                 // An append (and a dynamic overwrite) only needs the live files of the
                 // partitions it writes to; a static overwrite needs all it may replace.
                 let filter = match replace {
-                    Some(Replace::Spec(_)) => None,
+                    Some(Replace::Spec(_) | Replace::Specs(_)) => None,
                     None | Some(Replace::Written) => crate::read::scan::partitions_filter(
                         &self.table,
                         adds.iter().map(|e| e.partition.as_slice()),
@@ -554,6 +627,20 @@ impl FileStoreCommit {
                             kind: FileKind::Delete,
                             ..e
                         }))
+                    }
+                    Some(Replace::Specs(specs)) => {
+                        for e in live {
+                            let mut hit = false;
+                            for spec in specs.iter() {
+                                hit = hit || self.partition_matches(&e.partition, spec)?;
+                            }
+                            if hit {
+                                delta.push(ManifestEntry {
+                                    kind: FileKind::Delete,
+                                    ..e
+                                });
+                            }
+                        }
                     }
                     Some(Replace::Spec(spec)) => {
                         for e in live {

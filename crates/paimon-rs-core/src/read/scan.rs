@@ -173,7 +173,7 @@ impl TableScan {
 
     /// The snapshot this scan reads (an explicit `with_snapshot`, else the table's scan
     /// options) and, for `scan.file-creation-time-millis`, the creation time files must have.
-    fn starting_snapshot(&self) -> Result<(Option<Snapshot>, Option<i64>)> {
+    pub(crate) fn starting_snapshot(&self) -> Result<(Option<Snapshot>, Option<i64>)> {
         let sm = self.table.snapshot_manager();
         if let Some(id) = self.snapshot_id {
             return Ok((Some(sm.snapshot_for_read(id)?), None));

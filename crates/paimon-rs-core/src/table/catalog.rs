@@ -52,6 +52,12 @@ impl NewTableSchema {
 
     /// Validate and assign field ids, as Paimon does on create.
     pub fn into_table_schema(self) -> Result<TableSchema> {
+        self.build(true)
+    }
+
+    /// [`Self::into_table_schema`]; `for_write`: also refuse options paimon_rs cannot write
+    /// (an altered schema of a table only read is checked as for a read).
+    pub(crate) fn build(self, for_write: bool) -> Result<TableSchema> {
         let mut seen = std::collections::HashSet::new();
         for (n, _) in &self.fields {
             if n.is_empty() {
@@ -201,7 +207,7 @@ impl NewTableSchema {
         }
         // after the definition's own checks, so a definition Java refuses gets Java's sentence
         // even where paimon_rs could not write the table anyway
-        opts.check_supported(pk, true)?;
+        opts.check_supported(pk, for_write)?;
         Ok(schema)
     }
 }
@@ -339,6 +345,25 @@ impl FileSystemCatalog {
             return Err(Error::TableNotFound(identifier.to_string()));
         }
         FileStoreTable::open(identifier, &path)
+    }
+
+    /// `ALTER TABLE`: apply `changes` and commit the new schema (see [`super::alter`]).
+    /// Returns the new schema, None for a missing table with `ignore_if_not_exists`.
+    pub fn alter_table(
+        &self,
+        identifier: &str,
+        changes: &[super::alter::SchemaChange],
+        ignore_if_not_exists: bool,
+    ) -> Result<Option<TableSchema>> {
+        let path = self.table_path(identifier)?;
+        if snapshot_manager::latest_schema(&path)?.is_none() {
+            return if ignore_if_not_exists {
+                Ok(None)
+            } else {
+                Err(Error::TableNotFound(identifier.to_string()))
+            };
+        }
+        super::alter::commit_changes(&path, identifier, changes).map(Some)
     }
 
     pub fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> Result<()> {

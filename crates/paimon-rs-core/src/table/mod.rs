@@ -1,10 +1,12 @@
 //! Catalog, tables and their metadata files (schemas, snapshots).
 
+pub mod alter;
 pub mod catalog;
 pub mod expire;
 pub mod inspect;
 pub mod live;
 pub mod orphan;
+pub mod partition_expire;
 pub mod references;
 pub mod rollback;
 pub mod snapshot_manager;
@@ -65,7 +67,42 @@ impl FileStoreTable {
         t.options
             .check_supported(t.is_primary_key(), false)
             .map_err(|e| e.with_table(&t.name))?;
-        Ok(t)
+        t.with_time_travel_schema(dynamic)
+    }
+
+    /// A table travelling to a past snapshot (`scan.snapshot-id`, `scan.tag-name`,
+    /// `scan.timestamp*`) reads with that snapshot's schema, its options under `dynamic`
+    /// (Java's `AbstractFileStoreTable.tryTimeTravel`): the columns as they were then. A
+    /// snapshot that cannot be resolved leaves the table as it is; planning reports why.
+    fn with_time_travel_schema(
+        self,
+        dynamic: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self> {
+        use crate::scan_options::ScanStart;
+        if !matches!(
+            self.options.scan,
+            ScanStart::Snapshot(_) | ScanStart::Tag(_) | ScanStart::Timestamp(_)
+        ) {
+            return Ok(self);
+        }
+        let scan = crate::read::scan::TableScan::new(self.clone(), None);
+        let Ok((Some(snapshot), _)) = scan.starting_snapshot() else {
+            return Ok(self);
+        };
+        if snapshot.schema_id == self.schema.id {
+            return Ok(self);
+        }
+        let mut schema = snapshot_manager::read_schema(&self.path, snapshot.schema_id)?;
+        for (k, v) in dynamic {
+            schema.options.insert(k.clone(), v.clone());
+        }
+        let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())
+            .map_err(|e| e.with_table(&self.name))?;
+        Ok(FileStoreTable {
+            schema,
+            options,
+            ..self
+        })
     }
 
     pub fn is_primary_key(&self) -> bool {

@@ -1,0 +1,118 @@
+"""ALTER TABLE across engines: Java Paimon reads (and writes) tables paimon_rs altered, and
+paimon_rs alters further, writes and reads tables Java altered. Java's own view of the schema
+(field ids, names, types) must equal ours after each alter."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from test_java_interop import DB, _alter, _tname, check, java_create, java_read, java_write, ours_create, ours_read
+
+from paimon_rs import CatalogFactory, Move, SchemaChange
+
+pytestmark = pytest.mark.java
+
+
+def _ours(wh):
+    return CatalogFactory.create({"warehouse": str(wh)})
+
+
+def _write(wh, t: str, rows: list) -> None:
+    table = _ours(wh).get_table(f"{DB}.{t}")
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    try:
+        w.write_arrow(pa.Table.from_pylist(rows, schema=table.arrow_schema))
+        c.commit(w.prepare_commit())
+    finally:
+        w.close()
+        c.close()
+
+
+def _same_schema(java, wh, t: str) -> list:
+    """Java's fields of the table equal ours (id, name, type); returns Java's [(name, type)]."""
+    js = java.call("schema", warehouse=str(wh), table=f"{DB}.{t}")
+    ours = _ours(wh).get_table(f"{DB}.{t}").table_schema
+    assert [(f["id"], f["name"]) for f in js["fields"]] == [(f.id, f.name) for f in ours.fields]
+    assert [f["type"] for f in js["fields"]] == [f.type for f in ours.fields]
+    return [(f["name"], f["type"]) for f in js["fields"]]
+
+
+@pytest.mark.parametrize("pk", [True, False], ids=["pk", "append"])
+def test_java_reads_and_writes_a_table_paimon_rs_altered(java, tmp_path, request, pk):
+    t, wh = _tname(request), tmp_path
+    ours_create(wh, t, [("id", "INT", pa.int32()), ("a", "INT", pa.int32()), ("b", "STRING", pa.string()),
+                        ("f", "FLOAT", pa.float32())],
+                ["id"] if pk else [], [], {"bucket": "2"} if pk else {})
+    model: dict = {}
+    rows0 = [{"id": i, "a": i * 10, "b": f"b{i}", "f": i / 4} for i in range(20)]
+    _write(wh, t, rows0)
+    for r in rows0:
+        model[r["id"]] = {"id": r["id"], "c": None, "a": r["a"], "b2": r["b"]}
+    _ours(wh).alter_table(f"{DB}.{t}", [
+        SchemaChange.add_column("c", pa.string(), "added by paimon_rs", Move.after("c", "id")),
+        SchemaChange.rename_column("b", "b2"),
+        SchemaChange.update_column_type("a", pa.int64()),
+        SchemaChange.drop_column("f"),
+        SchemaChange.set_option("write-buffer-size", "64 mb"),
+        SchemaChange.update_comment("altered"),
+    ])
+    types = [ty for _n, ty in _same_schema(java, wh, t)]
+    assert types == ["INT NOT NULL" if pk else "INT", "STRING", "BIGINT", "STRING"]
+    rows1 = [{"id": i, "c": f"c{i}", "a": 2**40 + i, "b2": f"n{i}"} for i in range(10, 30)]
+    _write(wh, t, rows1)
+    for r in rows1:
+        key = r["id"] if pk else ("new", r["id"])
+        model[key] = r
+    expected = [[r["id"], r["c"], r["a"], r["b2"]] for r in model.values()]
+    check(java_read(java, wh, t), expected, types, "Java reads paimon_rs's altered table")
+    # Java writes under the new schema; we read both engines' files of both schemas
+    java_write(java, wh, t, [[100, "j", 7, "java"]])
+    expected.append([100, "j", 7, "java"])
+    check(ours_read(wh, t), expected, types, "paimon_rs reads after Java's write")
+    check(java_read(java, wh, t), expected, types, "Java reads after its write")
+
+
+def test_paimon_rs_alters_a_table_java_altered(java, tmp_path, request):
+    """Java alters (add with a position, rename, comment), then paimon_rs alters again on top
+    (widen, drop, re-add), writes; both read the same rows."""
+    t, wh = _tname(request), tmp_path
+    java_create(java, wh, t, [("dt", "STRING"), ("id", "INT"), ("a", "INT"), ("b", "STRING")], ["dt", "id"],
+                ["dt"], {"bucket": "2"})
+    java_write(java, wh, t, [["d1", i, i, f"b{i}"] for i in range(10)])
+    _alter(java, wh, t, {"op": "add_column", "name": "c", "type": "INT", "comment": "by java",
+                         "move": {"type": "AFTER", "field": "c", "ref": "id"}},
+           {"op": "rename_column", "name": "b", "new_name": "b2"})
+    java_write(java, wh, t, [["d2", i, i, i * 2, f"j{i}"] for i in range(5)])
+    assert [n for n, _ in _same_schema(java, wh, t)] == ["dt", "id", "c", "a", "b2"]
+    _ours(wh).alter_table(f"{DB}.{t}", [
+        SchemaChange.update_column_type("c", pa.int64()),
+        SchemaChange.drop_column("a"),
+        SchemaChange.add_column("a", pa.string(), move=Move.first("a")),
+    ])
+    fields = _same_schema(java, wh, t)
+    assert fields == [("a", "STRING"), ("dt", "STRING NOT NULL"), ("id", "INT NOT NULL"), ("c", "BIGINT"),
+                      ("b2", "STRING")]
+    _write(wh, t, [{"a": "ours", "dt": "d3", "id": 1, "c": 2**40, "b2": "o"}])
+    types = [ty for _n, ty in fields]
+    expected = ([[None, "d1", i, None, f"b{i}"] for i in range(10)]
+                + [[None, "d2", i, i, f"j{i}"] for i in range(5)]
+                + [["ours", "d3", 1, 2**40, "o"]])
+    check(java_read(java, wh, t), expected, types, "Java reads after paimon_rs's alter and write")
+    check(ours_read(wh, t), expected, types, "paimon_rs reads its alter over Java's")
+    # the comment Java gave the column survived our alter
+    assert _ours(wh).get_table(f"{DB}.{t}").table_schema.fields[3].description == "by java"
+
+
+def test_java_position_and_nullability_changes_read_by_paimon_rs(java, tmp_path, request):
+    t, wh = _tname(request), tmp_path
+    java_create(java, wh, t, [("id", "INT"), ("a", "INT"), ("b", "STRING")], [], [], {})
+    java_write(java, wh, t, [[1, 1, "x"], [2, None, "y"]])
+    _alter(java, wh, t, {"op": "update_column_position", "move": {"type": "FIRST", "field": "b"}},
+           {"op": "update_column_comment", "name": "a", "comment": "ca"},
+           {"op": "update_comment", "comment": "tc"})
+    fields = _same_schema(java, wh, t)
+    table = _ours(wh).get_table(f"{DB}.{t}")
+    assert table.table_schema.comment == "tc" and table.table_schema.fields[2].description == "ca"
+    check(ours_read(wh, t), [["x", 1, 1], ["y", 2, None]], [ty for _n, ty in fields],
+          "paimon_rs reads Java's reordered columns")
