@@ -281,7 +281,7 @@ pub fn compact_written_bucket(
 
 fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
     for f in files {
-        let _ = std::fs::remove_file(table.path.join(bucket_path).join(&f.file_name));
+        let _ = crate::io::remove_file_if_exists(&table.path.join(bucket_path).join(&f.file_name));
     }
 }
 

@@ -163,7 +163,7 @@ impl CompactRewriter for MergeTreeRewriter {
 
     fn discard(&self, files: &[DataFileMeta]) {
         for f in files {
-            let _ = std::fs::remove_file(self.dir.join(&f.file_name));
+            let _ = crate::io::remove_file_if_exists(&self.dir.join(&f.file_name));
         }
     }
 }

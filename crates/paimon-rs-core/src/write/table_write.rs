@@ -643,7 +643,7 @@ impl TableWrite {
         }
         if let Some(e) = first_err {
             for p in paths {
-                let _ = std::fs::remove_file(p);
+                let _ = crate::io::remove_file_if_exists(&p);
             }
             return Err(e.with_table(&name));
         }
@@ -825,7 +825,7 @@ impl TableWrite {
         for w in self.writers.values() {
             let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
             for f in &w.flushed {
-                let _ = std::fs::remove_file(dir.join(&f.file_name));
+                let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
             }
         }
         // dropping the writers drops buffers, spill files and open file writers (which delete
