@@ -29,7 +29,6 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.compute as pc
 
 ROOT = Path(__file__).resolve().parents[1]

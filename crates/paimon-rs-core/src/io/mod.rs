@@ -42,6 +42,17 @@ fn remote_of(path: &Path) -> Result<Option<Remote>> {
     store::remote(path)
 }
 
+/// `p` under `base`, or `p` itself if it is absolute or an object store URI (`Path::join`
+/// keeps an absolute `p`, but a URI is not absolute to it).
+pub fn resolve(base: &Path, p: impl AsRef<Path>) -> PathBuf {
+    let p = p.as_ref();
+    if is_remote(p) {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
 /// Whether `path` is on an object store (not a local file).
 pub fn is_remote(path: &Path) -> bool {
     path.to_str().and_then(store::parse_uri).is_some()
@@ -459,5 +470,37 @@ mod tests {
             list_names(dir.path()).unwrap(),
             vec!["snapshot-1".to_string()]
         );
+    }
+
+    #[test]
+    fn object_store_paths_go_through_the_same_functions() {
+        let root = Path::new("memory://io-fns/wh/t");
+        let snap = root.join("snapshot").join("snapshot-1");
+        assert!(!exists(&snap));
+        assert!(create_exclusive(&snap, b"a").unwrap());
+        assert!(!create_exclusive(&snap, b"b").unwrap(), "create-only: never overwritten");
+        assert_eq!(read(&snap).unwrap(), b"a");
+        assert!(exists(&snap));
+        write_new(&root.join("dt=a").join("bucket-0").join("data-1.parquet"), b"xyz").unwrap();
+        overwrite_hint(&root.join("snapshot").join("LATEST"), b"1").unwrap();
+        overwrite_hint(&root.join("snapshot").join("LATEST"), b"2").unwrap();
+        assert_eq!(read_to_string(&root.join("snapshot").join("LATEST")).unwrap(), "2");
+        let mut names = list_names(root).unwrap();
+        names.sort();
+        assert_eq!(names, vec!["dt=a".to_string(), "snapshot".to_string()]);
+        let st = list_status(&root.join("dt=a").join("bucket-0")).unwrap();
+        assert_eq!(st.len(), 1);
+        assert!(st[0].is_file && st[0].size == 3 && st[0].mtime_millis.is_some());
+        assert_eq!(st[0].path, root.join("dt=a").join("bucket-0").join("data-1.parquet"));
+        assert!(is_dir(&root.join("dt=a")));
+        assert!(!is_dir(&root.join("dt=b")));
+        assert_eq!(file_size(&snap).unwrap(), 1);
+        let e = read_referenced(&root.join("manifest").join("manifest-x"), "snapshot 1");
+        assert!(e.unwrap_err().to_string().contains("missing"));
+        remove_file_if_exists(&snap).unwrap();
+        remove_file_if_exists(&snap).unwrap();
+        assert!(!exists(&snap));
+        remove_dir_all(root).unwrap();
+        assert!(list_names(root).unwrap().is_empty());
     }
 }

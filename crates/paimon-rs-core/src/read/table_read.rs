@@ -169,7 +169,7 @@ impl TableRead {
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
-    let dir = ctx.table.path.join(&split.bucket_path);
+    let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
     let merge = pk && !split.raw_convertible;
