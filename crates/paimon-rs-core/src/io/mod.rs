@@ -478,20 +478,33 @@ mod tests {
         let snap = root.join("snapshot").join("snapshot-1");
         assert!(!exists(&snap));
         assert!(create_exclusive(&snap, b"a").unwrap());
-        assert!(!create_exclusive(&snap, b"b").unwrap(), "create-only: never overwritten");
+        assert!(
+            !create_exclusive(&snap, b"b").unwrap(),
+            "create-only: never overwritten"
+        );
         assert_eq!(read(&snap).unwrap(), b"a");
         assert!(exists(&snap));
-        write_new(&root.join("dt=a").join("bucket-0").join("data-1.parquet"), b"xyz").unwrap();
+        write_new(
+            &root.join("dt=a").join("bucket-0").join("data-1.parquet"),
+            b"xyz",
+        )
+        .unwrap();
         overwrite_hint(&root.join("snapshot").join("LATEST"), b"1").unwrap();
         overwrite_hint(&root.join("snapshot").join("LATEST"), b"2").unwrap();
-        assert_eq!(read_to_string(&root.join("snapshot").join("LATEST")).unwrap(), "2");
+        assert_eq!(
+            read_to_string(&root.join("snapshot").join("LATEST")).unwrap(),
+            "2"
+        );
         let mut names = list_names(root).unwrap();
         names.sort();
         assert_eq!(names, vec!["dt=a".to_string(), "snapshot".to_string()]);
         let st = list_status(&root.join("dt=a").join("bucket-0")).unwrap();
         assert_eq!(st.len(), 1);
         assert!(st[0].is_file && st[0].size == 3 && st[0].mtime_millis.is_some());
-        assert_eq!(st[0].path, root.join("dt=a").join("bucket-0").join("data-1.parquet"));
+        assert_eq!(
+            st[0].path,
+            root.join("dt=a").join("bucket-0").join("data-1.parquet")
+        );
         assert!(is_dir(&root.join("dt=a")));
         assert!(!is_dir(&root.join("dt=b")));
         assert_eq!(file_size(&snap).unwrap(), 1);

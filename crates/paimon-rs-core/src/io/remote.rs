@@ -59,7 +59,15 @@ pub struct RemoteObject {
     size: u64,
     cached_from: u64,
     cached: Bytes,
+    /// Blocks of [`READ_BLOCK`] bytes fetched for smaller reads (the Parquet reader asks page
+    /// by page): `(start, bytes)`, the newest last, at most [`BLOCKS_KEPT`].
+    blocks: std::sync::Mutex<Vec<(u64, Bytes)>>,
 }
+
+/// A read smaller than this that misses the cached bytes fetches this much from its start (one
+/// GET for many pages of a column chunk instead of one per page).
+const READ_BLOCK: u64 = 8 << 20;
+const BLOCKS_KEPT: usize = 2;
 
 impl RemoteObject {
     /// Open `path` with one GET: the whole object if `whole` or its `size` (what the manifest
@@ -96,6 +104,7 @@ impl RemoteObject {
             size,
             cached_from,
             cached,
+            blocks: Default::default(),
         })
     }
 
@@ -129,8 +138,34 @@ impl ReadAt for RemoteObject {
             let off = (start - self.cached_from) as usize;
             return Ok(self.cached.slice(off..off + len));
         }
+        if let Ok(blocks) = self.blocks.lock() {
+            if let Some((from, b)) = blocks
+                .iter()
+                .rev()
+                .find(|(from, b)| start >= *from && end <= from + b.len() as u64)
+            {
+                let off = (start - from) as usize;
+                return Ok(b.slice(off..off + len));
+            }
+        }
+        if len as u64 >= READ_BLOCK {
+            count(Req::Get);
+            return block_on(self.remote.store.get_range(&self.remote.key, start..end))
+                .map_err(obj_err);
+        }
+        // fetch a block from `start` (up to the cached tail or the end of the object)
+        let to = (start + READ_BLOCK).min(self.cached_from).max(end);
         count(Req::Get);
-        block_on(self.remote.store.get_range(&self.remote.key, start..end)).map_err(obj_err)
+        let b =
+            block_on(self.remote.store.get_range(&self.remote.key, start..to)).map_err(obj_err)?;
+        let out = b.slice(0..len);
+        if let Ok(mut blocks) = self.blocks.lock() {
+            if blocks.len() >= BLOCKS_KEPT {
+                blocks.remove(0);
+            }
+            blocks.push((start, b));
+        }
+        Ok(out)
     }
 }
 
@@ -316,6 +351,10 @@ mod tests {
         assert!(obj.whole().is_none(), "a large object keeps its tail only");
         let b = obj.read_at(100, 5000).unwrap();
         assert_eq!(&b[..], &data[100..5100]);
+        // a later read inside the block fetched for the first one is served from it
+        assert_eq!(obj.blocks.lock().unwrap().len(), 1);
+        assert_eq!(&obj.read_at(6000, 100).unwrap()[..], &data[6000..6100]);
+        assert_eq!(obj.blocks.lock().unwrap().len(), 1, "served from the block");
         let tail = obj.read_at(data.len() as u64 - 8, 8).unwrap();
         assert_eq!(&tail[..], &data[data.len() - 8..]);
         let mut all = vec![];

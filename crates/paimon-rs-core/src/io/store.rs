@@ -532,7 +532,10 @@ mod tests {
         assert_eq!(f.file_name().unwrap(), "snapshot-1");
         let abs = crate::io::resolve(t, &f);
         assert_eq!(abs, f, "a URI is kept whole, never joined under another");
-        assert_eq!(crate::io::resolve(t, "dt=a/bucket-0"), t.join("dt=a/bucket-0"));
+        assert_eq!(
+            crate::io::resolve(t, "dt=a/bucket-0"),
+            t.join("dt=a/bucket-0")
+        );
         let r = remote(&f).unwrap().unwrap();
         assert_eq!(r.key.as_ref(), "wh/db.db/t/snapshot/snapshot-1");
         assert_eq!(r.root, "s3://bucket");
