@@ -99,6 +99,7 @@ def main(argv=None) -> int:
     ap.add_argument("--commits", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--smoke", action="store_true", help="20,000 rows, 1 repeat")
+    ap.add_argument("--no-peer", action="store_true", help="leave pypaimon out (it takes minutes)")
     args = ap.parse_args(argv)
     if args.smoke:
         args.rows, args.update_rows, args.repeat = 20_000, 4_000, 1
@@ -116,6 +117,8 @@ def main(argv=None) -> int:
         cases = [("paimon_rs local", "ours", str(workdir / "wh-local"), {}),
                  ("paimon_rs S3", "ours", f"s3://{server.new_bucket()}/wh", s3),
                  ("pypaimon 2.1.0 S3", "peer", f"s3://{server.new_bucket()}/wh", s3)]
+        if args.no_peer:
+            cases = cases[:2]
         results = {}
         for name, impl, wh, cat in cases:
             try:
