@@ -267,7 +267,8 @@ for i in range(n):
 
 def race(moto: MotoServer, procs: int, commits: int) -> None:
     c = s3_catalog(moto)
-    t = make(c)
+    # a long race keeps every writer retrying: more attempts than the default 10
+    t = make(c, **{"commit.max-retries": "1000"})
     uri = t.table_path.rsplit("/db.db/", 1)[0]
     ps = [subprocess.Popen([sys.executable, "-c", RACER, uri, moto.endpoint, str(i), str(commits)],
                            stderr=subprocess.PIPE) for i in range(procs)]
