@@ -49,14 +49,22 @@ class Database:
 
 
 class FileSystemCatalog(Catalog):
-    """Tables stored under ``<warehouse>/<db>.db/<table>`` on a local filesystem."""
+    """Tables stored under ``<warehouse>/<db>.db/<table>`` on a local filesystem or an object
+    store (``s3://bucket/path`` and the other URIs of README's "Object stores", configured by
+    the file system options among the catalog's options)."""
 
     def __init__(self, options: Dict[str, str]):
         warehouse = options.get("warehouse")
         if not warehouse:
             raise InvalidArgumentError("catalog option 'warehouse' is required")
         self.options = dict(options)
-        self._core = _core.Catalog(str(warehouse))
+        self._core = _core.Catalog(str(warehouse), {str(k): str(v) for k, v in options.items()})
+        # carried by every table handle, so that a pickled one (a Spark task) reopens the store
+        self._store_options: Dict[str, str] = _core.store_options(
+            {str(k): str(v) for k, v in options.items()})
+
+    def _remote(self) -> bool:
+        return "://" in self.warehouse
 
     @property
     def warehouse(self) -> str:
@@ -98,7 +106,7 @@ class FileSystemCatalog(Catalog):
         )
 
     def get_table(self, identifier: Union[str, Identifier]) -> Table:
-        return Table(self._core.get_table(_identifier(identifier)))
+        return Table(self._core.get_table(_identifier(identifier)), self._store_options or None)
 
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)
@@ -134,7 +142,9 @@ class FileSystemCatalog(Catalog):
 
     def get_database(self, name: str) -> Database:
         """The database, or ``DatabaseNotExistException`` (``DatabaseNotFoundError``)."""
-        if not os.path.isdir(self.get_database_path(name)):
+        exists = (name in self.list_databases() if self._remote()
+                  else os.path.isdir(self.get_database_path(name)))
+        if not exists:
             raise DatabaseNotFoundError(f"database '{name}' does not exist")
         return Database(name)
 
@@ -147,6 +157,9 @@ class FileSystemCatalog(Catalog):
             if ignore_if_not_exists:
                 return
             raise
+        if self._remote():
+            raise UnsupportedError(f"drop_database on an object store warehouse ({self.warehouse}): "
+                                   "not supported yet; drop its tables with drop_table")
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(
@@ -169,6 +182,9 @@ class FileSystemCatalog(Catalog):
         (``TableAlreadyExistException``). Do not rename a table that is being written."""
         src = Identifier.from_string(_identifier(source_identifier))
         dst = Identifier.from_string(_identifier(target_identifier))
+        if self._remote():
+            raise UnsupportedError(f"rename_table on an object store warehouse ({self.warehouse}): "
+                                   "an object store has no rename")
         self.get_table(src)
         self.get_database(dst.database)
         dst_path = self.get_table_path(dst)

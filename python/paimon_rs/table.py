@@ -313,7 +313,10 @@ class Table:
     @staticmethod
     def from_path(table_path: str, file_io_options: Optional[Dict[str, str]] = None) -> Table:
         """Open the table at ``<warehouse>/<db>.db/<table>`` without a catalog (e.g. one Java
-        wrote). Only local paths in the catalog layout; ``file_io_options`` must be empty."""
+        wrote). A local path (``file_io_options`` must be empty), or an object store URI whose
+        store ``file_io_options`` configure (README, "Object stores")."""
+        if "://" in str(table_path) and not str(table_path).startswith("file://"):
+            return Table.open(str(table_path).rstrip("/"), file_io_options)
         if file_io_options:
             raise UnsupportedError(f"from_path: file_io_options {sorted(file_io_options)} "
                                    "(paimon_rs reads local filesystems only)")

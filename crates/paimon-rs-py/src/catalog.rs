@@ -17,10 +17,13 @@ pub struct Catalog {
 
 #[pymethods]
 impl Catalog {
+    /// A catalog over `warehouse` (a local path or an object store URI); the file system
+    /// options among `options` (`s3.endpoint`, ...) configure its object store.
     #[new]
-    fn new(warehouse: String) -> PyResult<Self> {
+    #[pyo3(signature = (warehouse, options=BTreeMap::new()))]
+    fn new(warehouse: String, options: BTreeMap<String, String>) -> PyResult<Self> {
         Ok(Catalog {
-            inner: FileSystemCatalog::new(warehouse).py_err()?,
+            inner: FileSystemCatalog::with_options(warehouse, &options).py_err()?,
         })
     }
 

@@ -41,5 +41,26 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshots::snapshots_json, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::partition_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::live_files, m)?)?;
+    m.add_function(wrap_pyfunction!(object_store_requests, m)?)?;
+    m.add_function(wrap_pyfunction!(store_options, m)?)?;
     Ok(())
+}
+
+/// Requests this process sent to object stores (GET, PUT, LIST, HEAD, DELETE) since it started
+/// or the last `reset`; with `reset`, the counters restart from zero.
+#[pyfunction]
+#[pyo3(signature = (reset=false))]
+fn object_store_requests(reset: bool) -> std::collections::BTreeMap<String, u64> {
+    paimon_rs_core::io::store::request_counts(reset)
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect()
+}
+
+/// The file system options (`s3.*`, `fs.oss.*`, `gs.*`, `azure.*`) among `options`.
+#[pyfunction]
+fn store_options(
+    options: std::collections::BTreeMap<String, String>,
+) -> std::collections::BTreeMap<String, String> {
+    paimon_rs_core::io::store::store_options(&options)
 }

@@ -57,6 +57,9 @@ impl Table {
     /// options, as `copy`): how a table handle is rebuilt after pickling, e.g. in a Spark task.
     #[staticmethod]
     fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
+        let path = path.trim_end_matches('/');
+        let store = paimon_rs_core::io::store::store_options(&options);
+        paimon_rs_core::io::store::configure(path, &store).py_err()?;
         let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
         let inner = if options.is_empty() {
             t

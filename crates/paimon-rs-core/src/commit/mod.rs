@@ -526,7 +526,7 @@ impl FileStoreCommit {
                     o.commit_max_retries + 1
                 );
                 for p in written.drain(..) {
-                    let _ = std::fs::remove_file(p);
+                    let _ = crate::io::remove_file_if_exists(&p);
                 }
                 std::thread::sleep(Duration::from_millis(wait));
                 wait = (wait * 2).min(o.commit_max_retry_wait_ms.max(1));
@@ -547,7 +547,7 @@ impl FileStoreCommit {
         })();
         if result.is_err() {
             for p in written {
-                let _ = std::fs::remove_file(p);
+                let _ = crate::io::remove_file_if_exists(&p);
             }
         }
         result

@@ -138,7 +138,7 @@ impl FileStoreCommit {
     /// A file a message adds must exist.
     fn check_exists(&self, m: &CommitMessage, f: &DataFileMeta) -> Result<()> {
         let path = self.data_file_path(m, f)?;
-        match std::fs::metadata(&path) {
+        match crate::io::file_size(&path) {
             Ok(_) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::StaleCommitMessage {
                 table: self.table().name.clone(),
@@ -253,7 +253,7 @@ impl FileStoreCommit {
                 .filter(|f| !inputs.contains(&*f.file_name));
             for f in m.new_files.iter().chain(outputs) {
                 let path = self.data_file_path(m, f)?;
-                if path.exists() {
+                if crate::io::exists(&path) {
                     candidates.push(((m.partition.clone(), m.bucket, f.file_name.clone()), path));
                 }
             }
@@ -269,11 +269,8 @@ impl FileStoreCommit {
                 out.referenced.push(path.clone());
                 continue;
             }
-            match std::fs::remove_file(path) {
-                Ok(()) => out.deleted.push(path.clone()),
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(path, e)),
-            }
+            crate::io::remove_file_if_exists(path)?;
+            out.deleted.push(path.clone());
         }
         Ok(out)
     }

@@ -210,7 +210,7 @@ fn rewrite_group(
     split: &Split,
 ) -> Result<Vec<DataFileMeta>> {
     let mut ctx = file_context(table, 0, FileSource::Compact)?;
-    ctx.dir = table.path.join(&split.bucket_path);
+    ctx.dir = crate::io::resolve(&table.path, &split.bucket_path);
     ctx.target_size = s.target_file_size;
     let first_seq = split
         .files
@@ -282,7 +282,9 @@ pub fn compact_written_bucket(
 
 fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
     for f in files {
-        let _ = crate::io::remove_file_if_exists(&table.path.join(bucket_path).join(&f.file_name));
+        let _ = crate::io::remove_file_if_exists(
+            &crate::io::resolve(&table.path, bucket_path).join(&f.file_name),
+        );
     }
 }
 

@@ -61,7 +61,7 @@ pub fn open_reader(
 /// Name of the column standing for the row's union branch (see [`row_record_input`]).
 const BRANCH: &str = "_paimon_rs_row_branch";
 
-type Input = BufReader<std::io::Chain<Cursor<Vec<u8>>, BufReader<std::fs::File>>>;
+type Input = BufReader<std::io::Chain<Cursor<Vec<u8>>, BufReader<Box<dyn Read + Send>>>>;
 
 /// The Avro object container file `path` as arrow-avro 60 can read it. Java writes the rows as a
 /// nullable row, the union `["null", record]`, and arrow-avro reads only a record at the top. A
@@ -72,8 +72,8 @@ type Input = BufReader<std::io::Chain<Cursor<Vec<u8>>, BufReader<std::fs::File>>
 /// never projected. A file whose schema is a record already is read as it is.
 fn row_record_input(path: &Path, expect: Option<FileExpect>) -> Result<Input> {
     let bad = |m: String| Error::corrupt(path, format!("Avro header: {m}"));
-    let (f, _) = open_checked(path, expect)?;
-    let mut r = BufReader::new(f);
+    let (f, _) = open_checked(path, expect, true)?;
+    let mut r = BufReader::new(f.into_read());
     let mut magic = [0u8; 4];
     r.read_exact(&mut magic).map_err(|e| bad(e.to_string()))?;
     if &magic != b"Obj\x01" {

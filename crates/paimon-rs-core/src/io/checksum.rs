@@ -10,9 +10,9 @@
 //!
 //! Value of [`KEY`]: `v1:<block size>:<data length>:<CRC-32 of each block, 8 hex digits each>`.
 
+use super::remote::ReadAt;
 use std::fs::File;
 use std::io::{self, Write};
-use std::os::unix::fs::FileExt;
 
 use bytes::Bytes;
 use parquet::errors::{ParquetError, Result as PqResult};
@@ -131,33 +131,31 @@ impl Blocks {
 /// A data file read through its block checksums: every byte handed to the Parquet reader below
 /// `covered` comes from a block whose CRC-32 matched (bytes past it, the footer's page indexes,
 /// are read as they are).
-pub struct VerifiedFile {
-    file: File,
+pub struct VerifiedFile<R: ReadAt = File> {
+    file: R,
     len: u64,
     blocks: Blocks,
 }
 
-impl VerifiedFile {
-    pub fn new(file: File, len: u64, blocks: Blocks) -> Self {
+impl<R: ReadAt> VerifiedFile<R> {
+    pub fn new(file: R, len: u64, blocks: Blocks) -> Self {
         VerifiedFile { file, len, blocks }
     }
 
-    fn read_at(&self, start: u64, len: usize) -> PqResult<Vec<u8>> {
-        let mut buf = vec![0u8; len];
+    fn read_at(&self, start: u64, len: usize) -> PqResult<Bytes> {
         self.file
-            .read_exact_at(&mut buf, start)
-            .map_err(|e| ParquetError::EOF(format!("reading {len} bytes at {start}: {e}")))?;
-        Ok(buf)
+            .read_at(start, len)
+            .map_err(|e| ParquetError::EOF(format!("reading {len} bytes at {start}: {e}")))
     }
 }
 
-impl Length for VerifiedFile {
+impl<R: ReadAt> Length for VerifiedFile<R> {
     fn len(&self) -> u64 {
         self.len
     }
 }
 
-impl ChunkReader for VerifiedFile {
+impl<R: ReadAt + 'static> ChunkReader for VerifiedFile<R> {
     type T = io::Cursor<Bytes>;
 
     /// A page header (tens of bytes: our files carry no page statistics): the verified bytes
@@ -177,7 +175,7 @@ impl ChunkReader for VerifiedFile {
     fn get_bytes(&self, start: u64, length: usize) -> PqResult<Bytes> {
         let end = start + length as u64;
         if start >= self.blocks.covered {
-            return Ok(self.read_at(start, length)?.into());
+            return self.read_at(start, length);
         }
         // read whole blocks around the covered part of the range, verify each, cut the range
         let b = self.blocks.block;
@@ -201,7 +199,7 @@ impl ChunkReader for VerifiedFile {
             }
         }
         let off = (start - from) as usize;
-        Ok(Bytes::from(buf).slice(off..off + length))
+        Ok(buf.slice(off..off + length))
     }
 }
 

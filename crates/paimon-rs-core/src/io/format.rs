@@ -14,10 +14,12 @@
 //! of the decoder is a [`Error::CorruptFile`] naming the file.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use arrow_array::RecordBatch;
 
+use super::remote::{ObjectCursor, RemoteObject};
 use crate::error::{Error, Result};
 
 /// What the manifest records of a data file: checked against the file when it is opened.
@@ -75,17 +77,53 @@ pub fn open_data_file(
     }
 }
 
+/// An opened data file: a local file, or an object (see [`super::remote`]).
+pub(crate) enum Source {
+    Local(File),
+    Remote(RemoteObject),
+}
+
+impl Source {
+    /// The bytes as a sequential reader (Avro): a local file, or an object's bytes fetched as
+    /// they are read.
+    pub(crate) fn into_read(self) -> Box<dyn Read + Send> {
+        match self {
+            Source::Local(f) => Box::new(f),
+            Source::Remote(o) => match o.whole() {
+                Some(b) => Box::new(std::io::Cursor::new(b)),
+                None => Box::new(ObjectCursor::new(o)),
+            },
+        }
+    }
+}
+
 /// Open `path`, a data file the manifest references: missing is corruption of the table; with
-/// `expect`, a length other than the manifest's is too. Returns the file and its length.
-pub(crate) fn open_checked(path: &Path, expect: Option<FileExpect>) -> Result<(File, u64)> {
-    let f = File::open(path).map_err(|e| {
+/// `expect`, a length other than the manifest's is too. Returns the file and its length. An
+/// object is opened with one GET (the whole object if small or `whole`, else its tail).
+pub(crate) fn open_checked(
+    path: &Path,
+    expect: Option<FileExpect>,
+    whole: bool,
+) -> Result<(Source, u64)> {
+    let missing = |e: std::io::Error| {
         if e.kind() == std::io::ErrorKind::NotFound {
             Error::corrupt(path, "data file referenced by the manifest is missing")
         } else {
             Error::io(path, e)
         }
-    })?;
-    let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    };
+    let (src, len) = match super::store::remote(path)? {
+        Some(r) => {
+            let o = RemoteObject::open(r, path, expect.map(|x| x.size), whole).map_err(missing)?;
+            let len = o.size();
+            (Source::Remote(o), len)
+        }
+        None => {
+            let f = File::open(path).map_err(missing)?;
+            let len = f.metadata().map_err(|e| Error::io(path, e))?.len();
+            (Source::Local(f), len)
+        }
+    };
     if let Some(x) = expect {
         if len != x.size {
             return Err(Error::corrupt(
@@ -94,7 +132,7 @@ pub(crate) fn open_checked(path: &Path, expect: Option<FileExpect>) -> Result<(F
             ));
         }
     }
-    Ok((f, len))
+    Ok((src, len))
 }
 
 type Batches = Box<dyn Iterator<Item = Result<RecordBatch>> + Send>;

@@ -1,6 +1,7 @@
-//! File access. Local filesystem first; object stores later behind a feature, through the same
-//! functions. Data and manifest files have unique names and are written once; snapshot and schema
-//! files are created exclusively so that a concurrent writer can never overwrite them.
+//! File access: local files, and object stores ([`store`]: s3://, oss://, gs://, az://) through
+//! the same functions, chosen by the path's URI scheme. Data and manifest files have unique
+//! names and are written once; snapshot and schema files are created exclusively so that a
+//! concurrent writer can never overwrite them.
 
 pub mod avro;
 pub mod checksum;
@@ -8,22 +9,112 @@ pub mod format;
 pub mod int96;
 pub mod orc;
 pub mod parquet;
+pub mod remote;
+pub mod store;
 
 use std::fs::{self, File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use object_store::{ObjectStore, ObjectStoreExt, PutMode, PutOptions, PutPayload};
+
 use crate::error::{Error, Result};
+use store::{block_on, count, Remote, Req};
+
+/// An `object_store` error as an `std::io::Error` of the matching kind (callers match
+/// `NotFound` and `AlreadyExists` as they do for local files).
+pub(crate) fn obj_err(e: object_store::Error) -> std::io::Error {
+    use std::io::ErrorKind as K;
+    let kind = match &e {
+        object_store::Error::NotFound { .. } => K::NotFound,
+        object_store::Error::AlreadyExists { .. } | object_store::Error::Precondition { .. } => {
+            K::AlreadyExists
+        }
+        object_store::Error::NotImplemented { .. } => K::Unsupported,
+        object_store::Error::PermissionDenied { .. }
+        | object_store::Error::Unauthenticated { .. } => K::PermissionDenied,
+        _ => K::Other,
+    };
+    std::io::Error::new(kind, e.to_string())
+}
+
+fn remote_of(path: &Path) -> Result<Option<Remote>> {
+    store::remote(path)
+}
+
+/// `p` under `base`, or `p` itself if it is absolute or an object store URI (`Path::join`
+/// keeps an absolute `p`, but a URI is not absolute to it).
+pub fn resolve(base: &Path, p: impl AsRef<Path>) -> PathBuf {
+    let p = p.as_ref();
+    if is_remote(p) {
+        p.to_path_buf()
+    } else {
+        base.join(p)
+    }
+}
+
+/// Whether `path` is on an object store (not a local file).
+pub fn is_remote(path: &Path) -> bool {
+    path.to_str().and_then(store::parse_uri).is_some()
+}
+
+pub(crate) fn get_bytes(r: &Remote) -> std::io::Result<bytes::Bytes> {
+    count(Req::Get);
+    block_on(async { r.store.get(&r.key).await?.bytes().await }).map_err(obj_err)
+}
+
+fn read_io(path: &Path) -> std::io::Result<Vec<u8>> {
+    match remote_of(path).map_err(|e| std::io::Error::other(e.to_string()))? {
+        None => fs::read(path),
+        Some(r) => get_bytes(&r).map(|b| b.to_vec()),
+    }
+}
 
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| Error::io(path, e))
+    read_io(path).map_err(|e| Error::io(path, e))
+}
+
+/// Immutable metadata files (manifests, manifest lists, index manifests: unique names, written
+/// once) read from object stores are kept per process, up to this many bytes.
+const META_CACHE_BYTES: usize = 64 << 20;
+
+fn meta_cache(
+) -> &'static std::sync::Mutex<(usize, std::collections::HashMap<PathBuf, bytes::Bytes>)> {
+    static C: std::sync::OnceLock<
+        std::sync::Mutex<(usize, std::collections::HashMap<PathBuf, bytes::Bytes>)>,
+    > = std::sync::OnceLock::new();
+    C.get_or_init(Default::default)
 }
 
 /// Read a file the table's metadata references (a manifest list, a manifest): a missing one is
-/// corruption of the table, reported naming the file and `referrer` (what references it).
+/// corruption of the table, reported naming the file and `referrer` (what references it). On
+/// an object store, manifests are cached per process (they are never rewritten).
 pub fn read_referenced(path: &Path, referrer: &str) -> Result<Vec<u8>> {
-    match fs::read(path) {
-        Ok(b) => Ok(b),
+    let cacheable = is_remote(path)
+        && path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("manifest-") || n.starts_with("index-manifest-"));
+    if cacheable {
+        if let Ok(c) = meta_cache().lock() {
+            if let Some(b) = c.1.get(path) {
+                return Ok(b.to_vec());
+            }
+        }
+    }
+    match read_io(path) {
+        Ok(b) => {
+            if cacheable {
+                if let Ok(mut c) = meta_cache().lock() {
+                    if c.0 + b.len() > META_CACHE_BYTES {
+                        *c = Default::default();
+                    }
+                    c.0 += b.len();
+                    c.1.insert(path.to_path_buf(), bytes::Bytes::from(b.clone()));
+                }
+            }
+            Ok(b)
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::corrupt(
             path,
             format!("missing, but referenced by {referrer}"),
@@ -33,18 +124,71 @@ pub fn read_referenced(path: &Path, referrer: &str) -> Result<Vec<u8>> {
 }
 
 pub fn read_to_string(path: &Path) -> Result<String> {
-    fs::read_to_string(path).map_err(|e| Error::io(path, e))
+    let b = read(path)?;
+    String::from_utf8(b).map_err(|e| {
+        Error::io(
+            path,
+            std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()),
+        )
+    })
 }
 
+/// Whether the file (or, locally, the directory) `path` exists. On an object store this is one
+/// HEAD of the object, never a LIST: use [`is_dir`] for a "directory" (a key prefix).
 pub fn exists(path: &Path) -> bool {
-    path.exists()
+    match remote_of(path) {
+        Ok(None) => path.exists(),
+        Ok(Some(r)) => {
+            count(Req::Head);
+            block_on(r.store.head(&r.key)).is_ok()
+        }
+        Err(_) => false,
+    }
 }
 
+/// Whether the directory `path` exists; on an object store, whether any key lies under it.
+pub fn is_dir(path: &Path) -> bool {
+    match remote_of(path) {
+        Ok(None) => path.is_dir(),
+        Ok(Some(r)) => {
+            use futures::StreamExt;
+            count(Req::List);
+            block_on(async { r.store.list(Some(&r.key)).next().await }).is_some_and(|x| x.is_ok())
+        }
+        Err(_) => false,
+    }
+}
+
+/// The size of the file `path` (a HEAD on an object store).
+pub fn file_size(path: &Path) -> std::io::Result<u64> {
+    match remote_of(path).map_err(|e| std::io::Error::other(e.to_string()))? {
+        None => fs::metadata(path).map(|m| m.len()),
+        Some(r) => {
+            count(Req::Head);
+            block_on(r.store.head(&r.key))
+                .map(|m| m.size)
+                .map_err(obj_err)
+        }
+    }
+}
+
+/// Create the directory `path` and its parents; nothing on an object store (no directories).
 pub fn mkdirs(path: &Path) -> Result<()> {
+    if is_remote(path) {
+        return Ok(());
+    }
     fs::create_dir_all(path).map_err(|e| Error::io(path, e))
 }
 
 pub fn remove_file_if_exists(path: &Path) -> Result<()> {
+    if let Some(r) = remote_of(path)? {
+        count(Req::Delete);
+        return match block_on(r.store.delete(&r.key)) {
+            Ok(()) => Ok(()),
+            Err(object_store::Error::NotFound { .. }) => Ok(()),
+            Err(e) => Err(Error::io(path, obj_err(e))),
+        };
+    }
     match fs::remove_file(path) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -52,28 +196,124 @@ pub fn remove_file_if_exists(path: &Path) -> Result<()> {
     }
 }
 
-/// `read_dir`, or None if `dir` does not exist.
-pub fn read_dir_if_exists(dir: &Path) -> Result<Option<fs::ReadDir>> {
-    match fs::read_dir(dir) {
-        Ok(rd) => Ok(Some(rd)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(Error::io(dir, e)),
+/// Remove the directory `path` if it is empty (Ok(false) if not); on an object store there are
+/// no directories to remove (Ok(true)).
+pub fn remove_empty_dir(path: &Path) -> Result<bool> {
+    if is_remote(path) {
+        return Ok(true);
     }
+    Ok(fs::remove_dir(path).is_ok())
 }
 
-/// File names in `dir` (not recursive); empty if `dir` does not exist.
-pub fn list_names(dir: &Path) -> Result<Vec<String>> {
-    let Some(rd) = read_dir_if_exists(dir)? else {
-        return Ok(vec![]);
+/// Remove `path` and everything under it.
+pub fn remove_dir_all(path: &Path) -> Result<()> {
+    if let Some(r) = remote_of(path)? {
+        use futures::TryStreamExt;
+        count(Req::List);
+        let keys: Vec<_> = block_on(
+            r.store
+                .list(Some(&r.key))
+                .map_ok(|m| m.location)
+                .try_collect::<Vec<_>>(),
+        )
+        .map_err(|e| Error::io(path, obj_err(e)))?;
+        for k in keys {
+            count(Req::Delete);
+            match block_on(r.store.delete(&k)) {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                Err(e) => return Err(Error::io(path, obj_err(e))),
+            }
+        }
+        return Ok(());
+    }
+    fs::remove_dir_all(path).map_err(|e| Error::io(path, e))
+}
+
+/// An entry of a directory listing with its metadata (orphan clean).
+#[derive(Debug, Clone)]
+pub struct FileStatus {
+    pub name: String,
+    pub path: PathBuf,
+    pub is_dir: bool,
+    /// A regular file (not a directory, not a symbolic link).
+    pub is_file: bool,
+    pub size: u64,
+    /// Last modification, milliseconds since the epoch; None where unknown (object store
+    /// "directories").
+    pub mtime_millis: Option<i64>,
+}
+
+/// The entries of `dir` (not recursive, not following symbolic links) with their metadata;
+/// empty if `dir` does not exist. One LIST request on an object store, where "directories"
+/// are common key prefixes.
+pub fn list_status(dir: &Path) -> Result<Vec<FileStatus>> {
+    if let Some(r) = remote_of(dir)? {
+        count(Req::List);
+        let l = block_on(r.store.list_with_delimiter(Some(&r.key)))
+            .map_err(|e| Error::io(dir, obj_err(e)))?;
+        let mut out = vec![];
+        for p in l.common_prefixes {
+            if let Some(n) = p.filename() {
+                out.push(FileStatus {
+                    name: n.to_string(),
+                    path: dir.join(n),
+                    is_dir: true,
+                    is_file: false,
+                    size: 0,
+                    mtime_millis: None,
+                });
+            }
+        }
+        for m in l.objects {
+            if let Some(n) = m.location.filename() {
+                out.push(FileStatus {
+                    name: n.to_string(),
+                    path: dir.join(n),
+                    is_dir: false,
+                    is_file: true,
+                    size: m.size,
+                    mtime_millis: Some(m.last_modified.timestamp_millis()),
+                });
+            }
+        }
+        return Ok(out);
+    }
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(Error::io(dir, e)),
     };
     let mut out = vec![];
     for entry in rd {
         let entry = entry.map_err(|e| Error::io(dir, e))?;
-        if let Some(n) = entry.file_name().to_str() {
-            out.push(n.to_string());
-        }
+        let path = entry.path();
+        let md = match fs::symlink_metadata(&path) {
+            Ok(md) => md,
+            // removed since it was listed (a concurrent writer's temp file)
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(Error::io(&path, e)),
+        };
+        let mtime_millis = md
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        out.push(FileStatus {
+            name: entry.file_name().to_string_lossy().into_owned(),
+            path,
+            is_dir: md.is_dir(),
+            is_file: md.is_file(),
+            size: md.len(),
+            mtime_millis,
+        });
     }
     Ok(out)
+}
+
+/// File names in `dir` (not recursive); empty if `dir` does not exist. On an object store, one
+/// LIST request; sub-"directories" are listed by name as locally.
+pub fn list_names(dir: &Path) -> Result<Vec<String>> {
+    Ok(list_status(dir)?.into_iter().map(|s| s.name).collect())
 }
 
 fn temp_path_for(path: &Path) -> PathBuf {
@@ -82,9 +322,9 @@ fn temp_path_for(path: &Path) -> PathBuf {
     path.with_file_name(tmp)
 }
 
-/// Create the new file `path`, and its directory if missing. If the directory vanishes between
-/// the two (`remove_orphan_files` removes empty bucket and partition directories), it is created
-/// again, once.
+/// Create the new local file `path`, and its directory if missing. If the directory vanishes
+/// between the two (`remove_orphan_files` removes empty bucket and partition directories), it
+/// is created again, once.
 pub fn create_new_file(path: &Path) -> Result<File> {
     let open = || OpenOptions::new().write(true).create_new(true).open(path);
     if let Some(parent) = path.parent() {
@@ -107,9 +347,25 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     f.sync_all().map_err(|e| Error::io(path, e))
 }
 
-/// Write a file that has a unique name (data files, manifests): temp file, fsync, rename. Readers
-/// never see a partial file under the final name.
+fn put(r: &Remote, path: &Path, bytes: &[u8], mode: PutMode) -> std::io::Result<()> {
+    count(Req::Put);
+    let opts = PutOptions {
+        mode,
+        ..Default::default()
+    };
+    let payload = PutPayload::from(bytes::Bytes::copy_from_slice(bytes));
+    block_on(r.store.put_opts(&r.key, payload, opts))
+        .map(|_| ())
+        .map_err(obj_err)
+        .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
+}
+
+/// Write a file that has a unique name (data files, manifests): temp file, fsync, rename.
+/// Readers never see a partial file under the final name (on an object store a PUT is atomic).
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(r) = remote_of(path)? {
+        return put(&r, path, bytes, PutMode::Overwrite).map_err(|e| Error::io(path, e));
+    }
     if let Some(parent) = path.parent() {
         mkdirs(parent)?;
     }
@@ -122,11 +378,45 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
     res
 }
 
+/// Upload the local file `local` as `path` (a data file written to local disk first): one PUT,
+/// or a multipart upload for a large file. Local `path`: a rename.
+pub fn upload_file(local: &Path, path: &Path) -> Result<()> {
+    let Some(r) = remote_of(path)? else {
+        return fs::rename(local, path).map_err(|e| Error::io(path, e));
+    };
+    remote::upload(&r, local, path)
+}
+
 /// Create `path` with `bytes` only if it does not exist yet, atomically: the content is written
 /// and fsynced to a temp file which is then hard-linked to the final name. `link` fails if the
 /// name exists, so two racing writers can never both succeed nor overwrite each other.
+/// On an object store, a conditional create-only PUT (`If-None-Match: *`); a store that cannot
+/// do one is refused (paimon_rs has no commit lock).
 /// Returns `Ok(false)` if the name was taken.
 pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
+    if let Some(r) = remote_of(path)? {
+        if !r.create_only {
+            return Err(Error::unsupported(format!(
+                "{}: the object store {} is not configured for conditional create-only puts \
+                 (If-None-Match: *), so a commit could overwrite a concurrent one; paimon_rs \
+                 has no commit lock to fall back on. Use a store that supports them and say so \
+                 with 's3.conditional-put' = 'etag' (or 'fs.oss.conditional-put')",
+                path.display(),
+                r.root
+            )));
+        }
+        return match put(&r, path, bytes, PutMode::Create) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                Err(Error::unsupported(format!(
+                    "{}: the store refuses conditional create-only puts: {e}",
+                    path.display()
+                )))
+            }
+            Err(e) => Err(Error::io(path, e)),
+        };
+    }
     if let Some(parent) = path.parent() {
         mkdirs(parent)?;
     }
@@ -149,8 +439,12 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
     }
 }
 
-/// Overwrite a hint file (`LATEST`): temp file then rename (atomic replace).
+/// Overwrite a hint file (`LATEST`): temp file then rename (atomic replace); a plain PUT on an
+/// object store.
 pub fn overwrite_hint(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(r) = remote_of(path)? {
+        return put(&r, path, bytes, PutMode::Overwrite).map_err(|e| Error::io(path, e));
+    }
     let tmp = temp_path_for(path);
     let res = write_synced(&tmp, bytes)
         .and_then(|_| fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
@@ -176,5 +470,50 @@ mod tests {
             list_names(dir.path()).unwrap(),
             vec!["snapshot-1".to_string()]
         );
+    }
+
+    #[test]
+    fn object_store_paths_go_through_the_same_functions() {
+        let root = Path::new("memory://io-fns/wh/t");
+        let snap = root.join("snapshot").join("snapshot-1");
+        assert!(!exists(&snap));
+        assert!(create_exclusive(&snap, b"a").unwrap());
+        assert!(
+            !create_exclusive(&snap, b"b").unwrap(),
+            "create-only: never overwritten"
+        );
+        assert_eq!(read(&snap).unwrap(), b"a");
+        assert!(exists(&snap));
+        write_new(
+            &root.join("dt=a").join("bucket-0").join("data-1.parquet"),
+            b"xyz",
+        )
+        .unwrap();
+        overwrite_hint(&root.join("snapshot").join("LATEST"), b"1").unwrap();
+        overwrite_hint(&root.join("snapshot").join("LATEST"), b"2").unwrap();
+        assert_eq!(
+            read_to_string(&root.join("snapshot").join("LATEST")).unwrap(),
+            "2"
+        );
+        let mut names = list_names(root).unwrap();
+        names.sort();
+        assert_eq!(names, vec!["dt=a".to_string(), "snapshot".to_string()]);
+        let st = list_status(&root.join("dt=a").join("bucket-0")).unwrap();
+        assert_eq!(st.len(), 1);
+        assert!(st[0].is_file && st[0].size == 3 && st[0].mtime_millis.is_some());
+        assert_eq!(
+            st[0].path,
+            root.join("dt=a").join("bucket-0").join("data-1.parquet")
+        );
+        assert!(is_dir(&root.join("dt=a")));
+        assert!(!is_dir(&root.join("dt=b")));
+        assert_eq!(file_size(&snap).unwrap(), 1);
+        let e = read_referenced(&root.join("manifest").join("manifest-x"), "snapshot 1");
+        assert!(e.unwrap_err().to_string().contains("missing"));
+        remove_file_if_exists(&snap).unwrap();
+        remove_file_if_exists(&snap).unwrap();
+        assert!(!exists(&snap));
+        remove_dir_all(root).unwrap();
+        assert!(list_names(root).unwrap().is_empty());
     }
 }

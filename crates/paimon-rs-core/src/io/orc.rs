@@ -15,7 +15,7 @@ use arrow_array::RecordBatch;
 use orc_rust::projection::ProjectionMask;
 use orc_rust::ArrowReaderBuilder;
 
-use super::format::{contain_panic, open_checked, DataFileReader, FileExpect};
+use super::format::{contain_panic, open_checked, DataFileReader, FileExpect, Source};
 use crate::error::{Error, Result};
 
 /// Open an ORC data file (see [`super::format::open_data_file`]).
@@ -26,30 +26,28 @@ pub fn open_reader(
     expect: Option<FileExpect>,
 ) -> Result<DataFileReader> {
     let reader = contain_panic(path, "ORC", || {
-        let (f, _) = open_checked(path, expect)?;
-        let builder =
-            ArrowReaderBuilder::try_new(f).map_err(|e| Error::corrupt(path, e.to_string()))?;
-        let meta = builder.file_metadata();
-        if let Some(x) = expect {
-            let rows = meta.number_of_rows();
-            if rows != x.rows {
-                return Err(Error::corrupt(
+        let (src, _) = open_checked(path, expect, true)?;
+        match src {
+            Source::Local(f) => build(
+                path,
+                ArrowReaderBuilder::try_new(f),
+                columns,
+                batch_size,
+                expect,
+            ),
+            Source::Remote(o) => {
+                let b = o
+                    .whole()
+                    .ok_or_else(|| Error::Internal("an ORC object is read whole".into()))?;
+                build(
                     path,
-                    format!(
-                        "row count: the footer records {rows} rows, the manifest {}",
-                        x.rows
-                    ),
-                ));
+                    ArrowReaderBuilder::try_new(b),
+                    columns,
+                    batch_size,
+                    expect,
+                )
             }
         }
-        let mask = match columns {
-            None => ProjectionMask::all(),
-            Some(cols) => ProjectionMask::named_roots(meta.root_data_type(), cols),
-        };
-        Ok(builder
-            .with_projection(mask)
-            .with_batch_size(batch_size)
-            .build())
     })?;
     let p = path.to_path_buf();
     Ok(DataFileReader::new(
@@ -60,6 +58,44 @@ pub fn open_reader(
                 .and_then(|b| from_arrow59(&b))
                 .map_err(|e| Error::corrupt(&p, e))
         }),
+    ))
+}
+
+type Batches59 =
+    Box<dyn Iterator<Item = std::result::Result<arrow_array_orc::RecordBatch, String>> + Send>;
+
+/// Check the footer's row count, project, and build the batch iterator.
+fn build<R: orc_rust::reader::ChunkReader + Send + 'static>(
+    path: &Path,
+    builder: orc_rust::error::Result<ArrowReaderBuilder<R>>,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+) -> Result<Batches59> {
+    let builder = builder.map_err(|e| Error::corrupt(path, e.to_string()))?;
+    let meta = builder.file_metadata();
+    if let Some(x) = expect {
+        let rows = meta.number_of_rows();
+        if rows != x.rows {
+            return Err(Error::corrupt(
+                path,
+                format!(
+                    "row count: the footer records {rows} rows, the manifest {}",
+                    x.rows
+                ),
+            ));
+        }
+    }
+    let mask = match columns {
+        None => ProjectionMask::all(),
+        Some(cols) => ProjectionMask::named_roots(meta.root_data_type(), cols),
+    };
+    Ok(Box::new(
+        builder
+            .with_projection(mask)
+            .with_batch_size(batch_size)
+            .build()
+            .map(|r| r.map_err(|e| e.to_string())),
     ))
 }
 

@@ -22,9 +22,10 @@ use parquet::file::reader::ChunkReader;
 use parquet::schema::types::ColumnPath;
 
 use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
-use super::format::{contain_panic, open_checked};
+use super::format::{contain_panic, open_checked, Source};
 pub use super::format::{DataFileReader, FileExpect};
 use super::int96::{has_nanos, Int96FileWriter};
+use super::remote::ReadAt;
 use crate::error::{Error, Result};
 
 /// Dictionary page size before a column falls back to plain encoding.
@@ -210,15 +211,21 @@ impl Inner {
 
 impl ParquetFileWriter {
     pub fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
-        if let Some(parent) = path.parent() {
-            super::mkdirs(parent)?;
-        }
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
             .unwrap_or("data")
             .to_string();
-        let tmp = path.with_file_name(format!(".{name}.{}.tmp", uuid::Uuid::new_v4()));
+        let tmp_name = format!(".{name}.{}.tmp", uuid::Uuid::new_v4());
+        // a file for an object store is written to local disk first, then uploaded on close
+        let tmp = if super::is_remote(&path) {
+            std::env::temp_dir().join(tmp_name)
+        } else {
+            if let Some(parent) = path.parent() {
+                super::mkdirs(parent)?;
+            }
+            path.with_file_name(tmp_name)
+        };
         let f = super::create_new_file(&tmp)?;
         let sink = ChecksumWriter::new(f);
         let writer = if schema.fields().iter().any(|f| has_nanos(f.data_type())) {
@@ -301,10 +308,10 @@ impl ParquetFileWriter {
         let file = w.into_inner().map_err(parquet_err)?.into_inner();
         file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         drop(file);
-        fs::rename(&self.tmp, &self.path).map_err(|e| Error::io(&self.path, e))?;
-        let size = fs::metadata(&self.path)
-            .map_err(|e| Error::io(&self.path, e))?
+        let size = fs::metadata(&self.tmp)
+            .map_err(|e| Error::io(&self.tmp, e))?
             .len();
+        super::upload_file(&self.tmp, &self.path)?;
         Ok(size)
     }
 }
@@ -350,7 +357,25 @@ fn open_parquet(
     batch_size: usize,
     expect: Option<FileExpect>,
 ) -> Result<ParquetRecordBatchReader> {
-    let (f, len) = open_checked(path, expect)?;
+    let (src, len) = open_checked(path, expect, false)?;
+    match src {
+        Source::Local(f) => open_parquet_from(path, f, len, columns, batch_size, expect),
+        Source::Remote(o) => match o.whole() {
+            // a small object came whole with its first GET
+            Some(b) => open_parquet_from(path, b, len, columns, batch_size, expect),
+            None => open_parquet_from(path, o, len, columns, batch_size, expect),
+        },
+    }
+}
+
+fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
+    path: &Path,
+    f: R,
+    len: u64,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+) -> Result<ParquetRecordBatchReader> {
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
     let meta = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(corrupt)?;
     let blocks = meta

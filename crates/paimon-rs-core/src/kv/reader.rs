@@ -641,7 +641,7 @@ impl KvFileReader {
         run: &[DataFileMeta],
         deletion_files: &BTreeMap<String, DeletionFile>,
     ) -> BatchIter {
-        let dir = self.table_path.join(bucket_dir);
+        let dir = crate::io::resolve(&self.table_path, bucket_dir);
         if deletion_files.is_empty() {
             let files = run
                 .iter()

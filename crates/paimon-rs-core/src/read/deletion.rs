@@ -20,9 +20,9 @@
 //! recorded cardinality and that no position lies beyond the data file's rows: a mismatch is a
 //! `CorruptFileError` naming the index file and the data file.
 
+use crate::io::remote::ReadAt;
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use arrow_array::{BooleanArray, RecordBatch};
@@ -57,6 +57,9 @@ pub struct DeletionFile {
 
 impl DeletionFile {
     fn resolve(&self, table_root: &Path) -> PathBuf {
+        if crate::io::store::parse_uri(&self.path).is_some() {
+            return PathBuf::from(&self.path);
+        }
         let p = self.path.strip_prefix("file:").unwrap_or(&self.path);
         let p = Path::new(p);
         if p.is_absolute() {
@@ -129,10 +132,22 @@ pub fn read_deletion_vector(
 ) -> Result<RoaringBitmap> {
     let path = df.resolve(table_root);
     let corrupt = |m: String| Error::corrupt(&path, format!("deletion vector of {data_file}: {m}"));
-    let mut f = File::open(&path).map_err(|e| Error::io(&path, e))?;
-    let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
-    let mut version = [0u8; 1];
-    f.read_exact(&mut version)
+    // a local file, or the index object (one GET of it whole when small, else ranged GETs)
+    let (src, len): (Box<dyn ReadAt>, u64) = match crate::io::store::remote(&path)? {
+        None => {
+            let f = File::open(&path).map_err(|e| Error::io(&path, e))?;
+            let len = f.metadata().map_err(|e| Error::io(&path, e))?.len();
+            (Box::new(f), len)
+        }
+        Some(r) => {
+            let o = crate::io::remote::RemoteObject::open(r, &path, None, false)
+                .map_err(|e| Error::io(&path, e))?;
+            let len = o.size();
+            (Box::new(o), len)
+        }
+    };
+    let version = src
+        .read_at(0, 1)
         .map_err(|e| corrupt(format!("cannot read the version byte: {e}")))?;
     if version[0] != DV_FILE_VERSION {
         return Err(corrupt(format!(
@@ -149,12 +164,10 @@ pub fn read_deletion_vector(
                 df.offset
             ))
         })?;
-    f.seek(SeekFrom::Start(offset))
-        .map_err(|e| Error::io(&path, e))?;
-    let mut head = [0u8; 4];
-    f.read_exact(&mut head)
+    let head = src
+        .read_at(offset, 4)
         .map_err(|e| corrupt(format!("cannot read the size: {e}")))?;
-    let size = i32::from_be_bytes(head);
+    let size = i32::from_be_bytes([head[0], head[1], head[2], head[3]]);
     let total = u64::try_from(size)
         .ok()
         .filter(|&s| s >= 4)
@@ -165,9 +178,8 @@ pub fn read_deletion_vector(
                 "size {size} at offset {offset} does not fit in the file ({len} bytes)"
             ))
         })?;
-    let mut entry = vec![0u8; total as usize];
-    entry[..4].copy_from_slice(&head);
-    f.read_exact(&mut entry[4..])
+    let entry = src
+        .read_at(offset, total as usize)
         .map_err(|e| corrupt(format!("cannot read the entry: {e}")))?;
     let dv = decode_entry(&entry, df.length).map_err(corrupt)?;
     let card = dv.len();

@@ -198,7 +198,7 @@ pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
         _ => false,
     };
     let sm = table.snapshot_manager();
-    if missing && !sm.snapshot_path(id).exists() && !tagged(&sm, id) {
+    if missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id) {
         return Error::SnapshotExpired {
             table: table.name.clone(),
             message: format!(
@@ -218,7 +218,7 @@ fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
-    let dir = ctx.table.path.join(&split.bucket_path);
+    let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
     let merge = pk && (!split.raw_convertible || ctx.row_kind);

@@ -13,6 +13,8 @@ use crate::spec::schema::{TableSchema, CURRENT_SCHEMA_VERSION};
 use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType};
 
 const DB_SUFFIX: &str = ".db";
+/// The empty object that makes a database exist on an object store (no directories there).
+const DB_MARKER: &str = ".paimon-database";
 
 /// What a user declares for a new table (pypaimon's `Schema`).
 #[derive(Debug, Clone)]
@@ -247,16 +249,25 @@ pub fn parse_identifier(identifier: &str) -> Result<(String, String)> {
 
 impl FileSystemCatalog {
     pub fn new(warehouse: impl Into<PathBuf>) -> Result<Self> {
+        Self::with_options(warehouse, &BTreeMap::new())
+    }
+
+    /// A catalog over `warehouse`: a local path, `file://...`, or an object store URI
+    /// (`s3://bucket/path`, `oss://`, `gs://`, `az://`, `abfss://`) whose store is configured
+    /// from the file system options among `options` (README, "Object stores").
+    pub fn with_options(
+        warehouse: impl Into<PathBuf>,
+        options: &BTreeMap<String, String>,
+    ) -> Result<Self> {
         let warehouse: PathBuf = warehouse.into();
-        let s = warehouse.to_string_lossy();
-        let warehouse = match s.strip_prefix("file://") {
-            Some(rest) => PathBuf::from(rest),
-            None if s.contains("://") => {
-                return Err(Error::unsupported(format!(
-                    "warehouse '{s}': only local paths (or file://) are supported so far"
-                )))
-            }
-            None => warehouse,
+        let s = warehouse.to_string_lossy().into_owned();
+        let warehouse = if io::store::parse_uri(&s).is_some() {
+            let trimmed = s.trim_end_matches('/');
+            io::store::configure(trimmed, options)?;
+            PathBuf::from(trimmed)
+        } else {
+            io::store::configure(&s, options)?;
+            PathBuf::from(io::store::local_path(&s))
         };
         io::mkdirs(&warehouse)?;
         Ok(FileSystemCatalog { warehouse })
@@ -280,12 +291,16 @@ impl FileSystemCatalog {
             return Err(Error::invalid(format!("bad database name '{name}'")));
         }
         let p = self.db_path(name);
-        if p.exists() {
+        if io::is_dir(&p) {
             return if ignore_if_exists {
                 Ok(())
             } else {
                 Err(Error::DatabaseAlreadyExists(name.to_string()))
             };
+        }
+        if io::is_remote(&p) {
+            // an object store has no directories: a marker object makes the database exist
+            return io::write_new(&p.join(DB_MARKER), b"");
         }
         io::mkdirs(&p)
     }
@@ -301,12 +316,12 @@ impl FileSystemCatalog {
 
     pub fn list_tables(&self, db: &str) -> Result<Vec<String>> {
         let p = self.db_path(db);
-        if !p.exists() {
+        if !io::is_dir(&p) {
             return Err(Error::DatabaseNotFound(db.to_string()));
         }
         let mut v: Vec<String> = io::list_names(&p)?
             .into_iter()
-            .filter(|n| p.join(n).join("schema").is_dir())
+            .filter(|n| io::is_dir(&p.join(n).join("schema")))
             .collect();
         v.sort();
         Ok(v)
@@ -319,7 +334,7 @@ impl FileSystemCatalog {
         ignore_if_exists: bool,
     ) -> Result<()> {
         let (db, _) = parse_identifier(identifier)?;
-        if !self.db_path(&db).exists() {
+        if !io::is_dir(&self.db_path(&db)) {
             return Err(Error::DatabaseNotFound(db));
         }
         let path = self.table_path(identifier)?;
@@ -341,7 +356,7 @@ impl FileSystemCatalog {
 
     pub fn get_table(&self, identifier: &str) -> Result<FileStoreTable> {
         let path = self.table_path(identifier)?;
-        if !path.join("schema").is_dir() {
+        if !io::is_dir(&path.join("schema")) {
             return Err(Error::TableNotFound(identifier.to_string()));
         }
         FileStoreTable::open(identifier, &path)
@@ -368,13 +383,13 @@ impl FileSystemCatalog {
 
     pub fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> Result<()> {
         let path = self.table_path(identifier)?;
-        if !path.join("schema").is_dir() {
+        if !io::is_dir(&path.join("schema")) {
             return if ignore_if_not_exists {
                 Ok(())
             } else {
                 Err(Error::TableNotFound(identifier.to_string()))
             };
         }
-        std::fs::remove_dir_all(&path).map_err(|e| Error::io(&path, e))
+        io::remove_dir_all(&path)
     }
 }

@@ -124,7 +124,7 @@ fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
     let mut roots = vec![table.to_path_buf()];
     for name in io::list_names(&table.join("branch"))? {
         let p = table.join("branch").join(&name);
-        if name.starts_with("branch-") && p.is_dir() {
+        if name.starts_with("branch-") && io::is_dir(&p) {
             roots.push(p);
         }
     }
@@ -232,7 +232,7 @@ pub(crate) fn delete_unreferenced(
     paths.extend(meta.into_iter().map(|m| table.manifest_dir().join(m)));
     let mut out = vec![];
     for p in paths {
-        let bytes = std::fs::metadata(&p).map(|m| m.len()).unwrap_or(0);
+        let bytes = io::file_size(&p).unwrap_or(0);
         if io::exists(&p) {
             io::remove_file_if_exists(&p)?;
             out.push((p, bytes));

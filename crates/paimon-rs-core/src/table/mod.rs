@@ -53,8 +53,17 @@ impl FileStoreTable {
     /// (pypaimon's `table.copy`): e.g. a bigger `write-buffer-size` for one job.
     pub fn copy(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
         let mut schema = self.schema.clone();
+        // file system options (`s3.endpoint`, ...) configure the table's object store, they
+        // are not table options
+        let store = crate::io::store::store_options(dynamic);
+        if !store.is_empty() {
+            crate::io::store::configure(&self.path.to_string_lossy(), &store)
+                .map_err(|e| e.with_table(&self.name))?;
+        }
         for (k, v) in dynamic {
-            schema.options.insert(k.clone(), v.clone());
+            if !crate::io::store::is_store_option(k) {
+                schema.options.insert(k.clone(), v.clone());
+            }
         }
         let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())
             .map_err(|e| e.with_table(&self.name))?;

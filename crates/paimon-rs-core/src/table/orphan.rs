@@ -28,11 +28,10 @@
 //! the clean runs either is seen, or only references files younger than the limit.
 
 use std::collections::HashSet;
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::UNIX_EPOCH;
 
 use crate::error::{Error, Result};
+use crate::io::FileStatus;
 use crate::spec::snapshot::Snapshot;
 use crate::table::references::{Missing, Walker};
 use crate::table::FileStoreTable;
@@ -105,31 +104,12 @@ fn is_temp_name(name: &str) -> bool {
     name.starts_with('.') && name.ends_with(".tmp")
 }
 
-fn mtime_millis(md: &fs::Metadata) -> Option<i64> {
-    let t = md.modified().ok()?;
-    let d = t.duration_since(UNIX_EPOCH).ok()?;
-    i64::try_from(d.as_millis()).ok()
-}
-
 /// Entries of `dir` with their metadata (not following symbolic links); empty if it is missing.
-fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, fs::Metadata)>> {
-    let Some(rd) = crate::io::read_dir_if_exists(dir)? else {
-        return Ok(vec![]);
-    };
-    let mut out = vec![];
-    for entry in rd {
-        let entry = entry.map_err(|e| Error::io(dir, e))?;
-        let path = entry.path();
-        let md = match fs::symlink_metadata(&path) {
-            Ok(md) => md,
-            // removed since it was listed (a concurrent writer's temp file)
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(Error::io(&path, e)),
-        };
-        let name = entry.file_name().to_string_lossy().into_owned();
-        out.push((name, path, md));
-    }
-    Ok(out)
+fn entries(dir: &Path) -> Result<Vec<(String, PathBuf, FileStatus)>> {
+    Ok(crate::io::list_status(dir)?
+        .into_iter()
+        .map(|st| (st.name.clone(), st.path.clone(), st))
+        .collect())
 }
 
 struct Cleaner<'a> {
@@ -138,15 +118,15 @@ struct Cleaner<'a> {
 }
 
 impl Cleaner<'_> {
-    fn old_enough(&self, md: &fs::Metadata) -> bool {
-        mtime_millis(md).is_some_and(|m| m < self.older_than_millis)
+    fn old_enough(&self, md: &FileStatus) -> bool {
+        md.mtime_millis.is_some_and(|m| m < self.older_than_millis)
     }
 
-    fn candidate(&self, path: PathBuf, name: String, md: &fs::Metadata, area: Area) -> Candidate {
+    fn candidate(&self, path: PathBuf, name: String, md: &FileStatus, area: Area) -> Candidate {
         Candidate {
             path,
             name,
-            bytes: md.len(),
+            bytes: md.size,
             area,
             dir: None,
         }
@@ -156,7 +136,7 @@ impl Cleaner<'_> {
         let root = &self.table.path;
         let mut l = Listing::default();
         for (name, path, md) in entries(&root.join("manifest"))? {
-            if !md.is_file() {
+            if !md.is_file {
                 continue;
             }
             if name.starts_with("manifest-list-") {
@@ -176,7 +156,7 @@ impl Cleaner<'_> {
         for meta_root in self.metadata_roots()? {
             for sub in ["snapshot", "schema", "tag", "changelog"] {
                 for (name, path, md) in entries(&meta_root.join(sub))? {
-                    if md.is_file() && is_temp_name(&name) && self.old_enough(&md) {
+                    if md.is_file && is_temp_name(&name) && self.old_enough(&md) {
                         l.candidates
                             .push(self.candidate(path, name, &md, Area::Temp));
                     }
@@ -197,7 +177,7 @@ impl Cleaner<'_> {
         l: &mut Listing,
     ) -> Result<()> {
         for (name, path, md) in entries(dir)? {
-            if !md.is_dir() {
+            if !md.is_dir {
                 continue;
             }
             let is_bucket = levels == 0 && name.starts_with("bucket-");
@@ -217,7 +197,7 @@ impl Cleaner<'_> {
                 continue;
             }
             for (fname, fpath, fmd) in inner {
-                if fmd.is_file() && self.old_enough(&fmd) {
+                if fmd.is_file && self.old_enough(&fmd) {
                     let area = if is_temp_name(&fname) {
                         Area::Temp
                     } else {
@@ -237,7 +217,7 @@ impl Cleaner<'_> {
     fn metadata_roots(&self) -> Result<Vec<PathBuf>> {
         let mut roots = vec![self.table.path.clone()];
         for (name, path, md) in entries(&self.table.path.join("branch"))? {
-            if md.is_dir() && name.starts_with("branch-") {
+            if md.is_dir && name.starts_with("branch-") {
                 roots.push(path);
             }
         }
@@ -260,7 +240,7 @@ impl Cleaner<'_> {
                 let prefix = format!("{sub}-");
                 for (name, path, md) in entries(&root.join(sub))? {
                     if name.starts_with(&prefix) && !is_temp_name(&name) {
-                        if !md.is_file() {
+                        if !md.is_file {
                             return Err(Error::corrupt(&path, "not a regular file"));
                         }
                         let s = read_snapshot_file(&path)?;
@@ -297,7 +277,7 @@ fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
         let id = id
             .parse::<i64>()
             .map_err(|_| Error::corrupt(&path, "a snapshot file whose id is not a number"))?;
-        if !md.is_file() {
+        if !md.is_file {
             return Err(Error::corrupt(&path, "not a regular file"));
         }
         ids.push(id);
@@ -317,9 +297,11 @@ fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
     let mut has_earliest = false;
     for hint in ["LATEST", "EARLIEST"] {
         let p = dir.join(hint);
-        let text = match fs::read_to_string(&p) {
+        let text = match crate::io::read_to_string(&p) {
             Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+                continue
+            }
             Err(e) => return Err(Error::corrupt(&p, format!("unreadable hint: {e}"))),
         };
         let named: i64 = text
@@ -360,7 +342,7 @@ fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
 }
 
 fn read_snapshot_file(path: &Path) -> Result<Snapshot> {
-    let bytes = fs::read(path).map_err(|e| {
+    let bytes = crate::io::read(path).map_err(|e| {
         Error::corrupt(
             path,
             format!("unreadable ({e}); refusing to remove orphan files"),
@@ -414,11 +396,7 @@ pub fn remove_orphan_files(
             continue;
         }
         if !dry_run {
-            match fs::remove_file(&cand.path) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(Error::io(&cand.path, e)),
-            }
+            crate::io::remove_file_if_exists(&cand.path)?;
         }
         if let Some(d) = cand.dir {
             removed_in[d] += 1;
@@ -436,7 +414,7 @@ pub fn remove_orphan_files(
         }
         // remove_dir refuses a directory that is not empty: a file a writer has just added keeps
         // it; a failure only leaves an empty directory behind
-        if dry_run || fs::remove_dir(&dir.path).is_ok() {
+        if dry_run || crate::io::remove_empty_dir(&dir.path)? {
             result.directories.push(dir.path.clone());
             if let Some(p) = dir.parent {
                 removed_in[p] += 1;
@@ -450,6 +428,7 @@ pub fn remove_orphan_files(
 mod tests {
     use super::*;
     use crate::spec::manifest::read_manifest_list;
+    use std::fs;
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
 

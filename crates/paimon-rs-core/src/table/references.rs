@@ -98,7 +98,12 @@ impl<'a> Walker<'a> {
     }
 
     fn require_exists(&self, path: &Path, from: &Path) -> Result<bool> {
-        if path.is_file() {
+        let present = if crate::io::is_remote(path) {
+            crate::io::file_size(path).is_ok()
+        } else {
+            path.is_file()
+        };
+        if present {
             return Ok(true);
         }
         match self.missing {

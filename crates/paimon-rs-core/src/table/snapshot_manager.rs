@@ -45,10 +45,12 @@ fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
 /// A JSON metadata file (snapshot, schema, tag): missing is reported by the caller, which knows
 /// what references it; bytes that are not UTF-8 are corruption of the file.
 fn read_json_text(p: &Path) -> Result<Option<String>> {
-    let bytes = match std::fs::read(p) {
+    let bytes = match io::read(p) {
         Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(Error::io(p, e)),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(None)
+        }
+        Err(e) => return Err(e),
     };
     String::from_utf8(bytes)
         .map(Some)
@@ -107,7 +109,7 @@ impl SnapshotManager {
     /// A hint's snapshot id; None if the file is absent or does not hold a number (Java ignores
     /// an unreadable hint and lists the directory).
     fn read_hint(&self, name: &str) -> Option<i64> {
-        std::fs::read_to_string(self.hint_path(name))
+        io::read_to_string(&self.hint_path(name))
             .ok()
             .and_then(|t| t.trim().parse::<i64>().ok())
     }
@@ -115,8 +117,8 @@ impl SnapshotManager {
     /// The newest snapshot id, None for a table that never committed.
     pub fn latest_id(&self) -> Result<Option<i64>> {
         if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
-            if !self.snapshot_path(n + 1).exists() {
-                if self.snapshot_path(n).exists() {
+            if !io::exists(&self.snapshot_path(n + 1)) {
+                if io::exists(&self.snapshot_path(n)) {
                     return Ok(Some(n));
                 }
                 // The hint is only ever moved to a snapshot that exists, and the latest
@@ -158,7 +160,7 @@ impl SnapshotManager {
     fn check_never_committed(&self) -> Result<()> {
         for hint in [LATEST, EARLIEST] {
             let p = self.hint_path(hint);
-            if p.exists() {
+            if io::exists(&p) {
                 return Err(Error::corrupt(
                     &p,
                     format!(
@@ -171,17 +173,15 @@ impl SnapshotManager {
             }
         }
         let manifest_dir = self.table.join("manifest");
-        let now = std::time::SystemTime::now();
-        for name in io::list_names(&manifest_dir)? {
-            if name.starts_with('.') {
+        let now = chrono::Utc::now().timestamp_millis();
+        for st in io::list_status(&manifest_dir)? {
+            if st.name.starts_with('.') {
                 continue; // temp file of an atomic write
             }
-            let p = manifest_dir.join(&name);
-            let old = std::fs::metadata(&p)
-                .and_then(|m| m.modified())
-                .ok()
-                .and_then(|t| now.duration_since(t).ok())
-                .is_some_and(|age| age.as_millis() as i64 >= FIRST_COMMIT_GRACE_MILLIS);
+            let p = st.path;
+            let old = st
+                .mtime_millis
+                .is_some_and(|m| now - m >= FIRST_COMMIT_GRACE_MILLIS);
             if old {
                 return Err(Error::corrupt(
                     &p,
@@ -207,7 +207,7 @@ impl SnapshotManager {
     /// smallest listed (as Java's `findEarliest`).
     pub fn earliest_id(&self) -> Result<Option<i64>> {
         if let Some(e) = self.read_hint(EARLIEST) {
-            if self.snapshot_path(e).exists() {
+            if io::exists(&self.snapshot_path(e)) {
                 return Ok(Some(e));
             }
         }
@@ -309,9 +309,6 @@ impl SnapshotManager {
     /// Every tag of the table, by name (`tag/tag-<name>`), in name order.
     pub fn tags(&self) -> Result<Vec<(String, Snapshot)>> {
         let dir = self.table.join("tag");
-        if !dir.is_dir() {
-            return Ok(vec![]);
-        }
         let mut names: Vec<String> = io::list_names(&dir)?
             .into_iter()
             .filter(|n| !n.ends_with(".tmp"))

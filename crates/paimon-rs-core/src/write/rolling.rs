@@ -279,7 +279,7 @@ impl Drop for RollingFileWriter {
         // removed by ParquetFileWriter's own Drop.
         if !self.done.is_empty() {
             for p in self.written_paths() {
-                let _ = std::fs::remove_file(p);
+                let _ = crate::io::remove_file_if_exists(&p);
             }
         }
     }

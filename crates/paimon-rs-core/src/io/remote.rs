@@ -1,0 +1,365 @@
+//! Data files on object stores: ranged reads for the Parquet reader (its footer and the column
+//! chunks it asks for, never a LIST), whole-object reads of small files, and uploads (one PUT,
+//! or a multipart upload for a large file) of data files written to local disk first.
+
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use bytes::Bytes;
+use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, WriteMultipart};
+use parquet::errors::{ParquetError, Result as PqResult};
+use parquet::file::reader::{ChunkReader, Length};
+
+use super::obj_err;
+use super::store::{block_on, count, Remote, Req};
+use crate::error::{Error, Result};
+
+/// A file this small (or smaller) is read with one GET of the whole object.
+pub const WHOLE_OBJECT_BYTES: u64 = 8 << 20;
+/// The tail fetched with the first GET of a larger file: its Parquet footer, usually whole.
+const TAIL_BYTES: u64 = 256 << 10;
+/// Multipart uploads for files above this size, in parts of this size.
+pub const PART_BYTES: usize = 16 << 20;
+/// Parts uploaded at the same time.
+const PART_CONCURRENCY: usize = 4;
+
+/// Positional reads: a local file, or an object.
+pub trait ReadAt: Send + Sync {
+    fn read_at(&self, start: u64, len: usize) -> io::Result<Bytes>;
+}
+
+impl ReadAt for std::fs::File {
+    fn read_at(&self, start: u64, len: usize) -> io::Result<Bytes> {
+        use std::os::unix::fs::FileExt;
+        let mut buf = vec![0u8; len];
+        self.read_exact_at(&mut buf, start)?;
+        Ok(buf.into())
+    }
+}
+
+impl ReadAt for Bytes {
+    fn read_at(&self, start: u64, len: usize) -> io::Result<Bytes> {
+        let s = usize::try_from(start).unwrap_or(usize::MAX);
+        if s.checked_add(len).is_none_or(|e| e > self.len()) {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!("reading {len} bytes at {start} of {}", self.len()),
+            ));
+        }
+        Ok(self.slice(s..s + len))
+    }
+}
+
+/// An object opened for reading: its size, and its bytes from `cached_from` to the end (the
+/// whole object if small, else its tail) fetched by the first GET.
+#[derive(Debug)]
+pub struct RemoteObject {
+    remote: Remote,
+    path: PathBuf,
+    size: u64,
+    cached_from: u64,
+    cached: Bytes,
+    /// Blocks of [`READ_BLOCK`] bytes fetched for smaller reads (the Parquet reader asks page
+    /// by page): `(start, bytes)`, the newest last, at most [`BLOCKS_KEPT`].
+    blocks: std::sync::Mutex<Vec<(u64, Bytes)>>,
+}
+
+/// A read smaller than this that misses the cached bytes fetches this much from its start (one
+/// GET for many pages of a column chunk instead of one per page).
+const READ_BLOCK: u64 = 8 << 20;
+const BLOCKS_KEPT: usize = 2;
+
+impl RemoteObject {
+    /// Open `path` with one GET: the whole object if `whole` or its `size` (what the manifest
+    /// records, where known) is at most [`WHOLE_OBJECT_BYTES`], else its tail (a small object
+    /// of unknown size comes whole with it). The caller checks the size.
+    pub fn open(
+        remote: Remote,
+        path: &Path,
+        size: Option<u64>,
+        whole: bool,
+    ) -> io::Result<RemoteObject> {
+        count(Req::Get);
+        let whole = whole || size.is_some_and(|s| s <= WHOLE_OBJECT_BYTES);
+        let range = if whole {
+            None
+        } else {
+            Some(GetRange::Suffix(TAIL_BYTES))
+        };
+        let opts = GetOptions {
+            range,
+            ..Default::default()
+        };
+        let (size, cached_from, first) = block_on(async {
+            let r = remote.store.get_opts(&remote.key, opts).await?;
+            let size = r.meta.size;
+            let from = r.range.start;
+            Ok::<_, object_store::Error>((size, from, r.bytes().await?))
+        })
+        .map_err(obj_err)?;
+        let cached = first;
+        Ok(RemoteObject {
+            remote,
+            path: path.to_path_buf(),
+            size,
+            cached_from,
+            cached,
+            blocks: Default::default(),
+        })
+    }
+
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The whole object, if the first GET fetched it.
+    pub fn whole(&self) -> Option<Bytes> {
+        (self.cached_from == 0).then(|| self.cached.clone())
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl ReadAt for RemoteObject {
+    fn read_at(&self, start: u64, len: usize) -> io::Result<Bytes> {
+        let end = start + len as u64;
+        if end > self.size {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "reading {len} bytes at {start} of a {} byte object",
+                    self.size
+                ),
+            ));
+        }
+        if start >= self.cached_from {
+            let off = (start - self.cached_from) as usize;
+            return Ok(self.cached.slice(off..off + len));
+        }
+        if let Ok(blocks) = self.blocks.lock() {
+            if let Some((from, b)) = blocks
+                .iter()
+                .rev()
+                .find(|(from, b)| start >= *from && end <= from + b.len() as u64)
+            {
+                let off = (start - from) as usize;
+                return Ok(b.slice(off..off + len));
+            }
+        }
+        if len as u64 >= READ_BLOCK {
+            count(Req::Get);
+            return block_on(self.remote.store.get_range(&self.remote.key, start..end))
+                .map_err(obj_err);
+        }
+        // fetch a block from `start` (up to the cached tail or the end of the object)
+        let to = (start + READ_BLOCK).min(self.cached_from).max(end);
+        count(Req::Get);
+        let b =
+            block_on(self.remote.store.get_range(&self.remote.key, start..to)).map_err(obj_err)?;
+        let out = b.slice(0..len);
+        if let Ok(mut blocks) = self.blocks.lock() {
+            if blocks.len() >= BLOCKS_KEPT {
+                blocks.remove(0);
+            }
+            blocks.push((start, b));
+        }
+        Ok(out)
+    }
+}
+
+impl Length for RemoteObject {
+    fn len(&self) -> u64 {
+        self.size
+    }
+}
+
+const READ_CHUNK: u64 = 1 << 20;
+
+/// A `Read` over an owned object (ORC and Avro readers of large remote files).
+pub struct ObjectCursor {
+    obj: RemoteObject,
+    pos: u64,
+}
+
+impl ObjectCursor {
+    pub fn new(obj: RemoteObject) -> Self {
+        ObjectCursor { obj, pos: 0 }
+    }
+}
+
+impl Read for ObjectCursor {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let left = self.obj.size.saturating_sub(self.pos);
+        let n = (out.len() as u64).min(left).min(READ_CHUNK) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        let b = self.obj.read_at(self.pos, n)?;
+        out[..n].copy_from_slice(&b);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl Seek for ObjectCursor {
+    fn seek(&mut self, pos: SeekFrom) -> io::Result<u64> {
+        let p = match pos {
+            SeekFrom::Start(p) => p as i128,
+            SeekFrom::End(d) => self.obj.size as i128 + d as i128,
+            SeekFrom::Current(d) => self.pos as i128 + d as i128,
+        };
+        if p < 0 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "seek before 0"));
+        }
+        self.pos = p as u64;
+        Ok(self.pos)
+    }
+}
+
+impl ChunkReader for RemoteObject {
+    type T = ChunkedReadOwned;
+
+    fn get_read(&self, start: u64) -> PqResult<Self::T> {
+        // parquet asks for a reader to the end of the file; hand out the bytes lazily
+        let n = READ_CHUNK.min(self.size.saturating_sub(start));
+        let first = self
+            .read_at(start, n as usize)
+            .map_err(|e| ParquetError::External(Box::new(e)))?;
+        Ok(ChunkedReadOwned {
+            remote: self.remote.clone(),
+            pos: start + n,
+            end: self.size,
+            buf: first,
+        })
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> PqResult<Bytes> {
+        self.read_at(start, length)
+            .map_err(|e| ParquetError::External(Box::new(e)))
+    }
+}
+
+/// [`ChunkedRead`] owning its object handle (parquet's `ChunkReader::T` is `'static`).
+pub struct ChunkedReadOwned {
+    remote: Remote,
+    pos: u64,
+    end: u64,
+    buf: Bytes,
+}
+
+impl Read for ChunkedReadOwned {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.buf.is_empty() {
+            if self.pos >= self.end {
+                return Ok(0);
+            }
+            let n = READ_CHUNK.min(self.end - self.pos);
+            count(Req::Get);
+            self.buf = block_on(
+                self.remote
+                    .store
+                    .get_range(&self.remote.key, self.pos..self.pos + n),
+            )
+            .map_err(obj_err)?;
+            self.pos += n;
+        }
+        let n = out.len().min(self.buf.len());
+        out[..n].copy_from_slice(&self.buf[..n]);
+        self.buf = self.buf.slice(n..);
+        Ok(n)
+    }
+}
+
+/// Upload the local file `local` to `r` (the object of `path`), then remove `local`: one PUT
+/// up to [`PART_BYTES`], else a multipart upload ([`PART_CONCURRENCY`] parts in flight), aborted
+/// on error.
+pub fn upload(r: &Remote, local: &Path, path: &Path) -> Result<()> {
+    let res = upload_inner(r, local, path);
+    let _ = std::fs::remove_file(local);
+    res
+}
+
+fn upload_inner(r: &Remote, local: &Path, path: &Path) -> Result<()> {
+    let size = std::fs::metadata(local)
+        .map_err(|e| Error::io(local, e))?
+        .len();
+    if size <= PART_BYTES as u64 {
+        let bytes = std::fs::read(local).map_err(|e| Error::io(local, e))?;
+        count(Req::Put);
+        return block_on(r.store.put(&r.key, bytes.into()))
+            .map(|_| ())
+            .map_err(|e| Error::io(path, obj_err(e)));
+    }
+    let mut f = std::fs::File::open(local).map_err(|e| Error::io(local, e))?;
+    block_on(async {
+        count(Req::Put);
+        let upload = r.store.put_multipart(&r.key).await?;
+        let mut w = WriteMultipart::new_with_chunk_size(upload, PART_BYTES);
+        let mut buf = vec![0u8; PART_BYTES];
+        loop {
+            let n = read_full(&mut f, &mut buf).map_err(|e| object_store::Error::Generic {
+                store: "upload",
+                source: Box::new(e),
+            })?;
+            if n == 0 {
+                break;
+            }
+            w.wait_for_capacity(PART_CONCURRENCY).await?;
+            count(Req::Put);
+            w.write(&buf[..n]);
+        }
+        match w.finish().await {
+            Ok(_) => Ok(()),
+            Err(e) => Err(e),
+        }
+    })
+    .map_err(|e| Error::io(path, obj_err(e)))
+}
+
+fn read_full(f: &mut std::fs::File, buf: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match f.read(&mut buf[n..])? {
+            0 => break,
+            k => n += k,
+        }
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn ranged_reads_and_uploads_through_the_memory_store() {
+        let p = Path::new("memory://remote-test/wh/f.bin");
+        let r = super::super::store::remote(p).unwrap().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("x");
+        let data: Vec<u8> = (0..(PART_BYTES as u32 + 1000))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&local, &data).unwrap();
+        upload(&r, &local, p).unwrap();
+        assert!(!local.exists(), "the local copy is removed");
+        let obj = RemoteObject::open(r, p, None, false).unwrap();
+        assert_eq!(obj.size(), data.len() as u64);
+        assert!(obj.whole().is_none(), "a large object keeps its tail only");
+        let b = obj.read_at(100, 5000).unwrap();
+        assert_eq!(&b[..], &data[100..5100]);
+        // a later read inside the block fetched for the first one is served from it
+        assert_eq!(obj.blocks.lock().unwrap().len(), 1);
+        assert_eq!(&obj.read_at(6000, 100).unwrap()[..], &data[6000..6100]);
+        assert_eq!(obj.blocks.lock().unwrap().len(), 1, "served from the block");
+        let tail = obj.read_at(data.len() as u64 - 8, 8).unwrap();
+        assert_eq!(&tail[..], &data[data.len() - 8..]);
+        let mut all = vec![];
+        obj.get_read(10).unwrap().read_to_end(&mut all).unwrap();
+        assert_eq!(&all[..], &data[10..]);
+        assert!(obj.read_at(data.len() as u64 - 2, 8).is_err());
+    }
+}

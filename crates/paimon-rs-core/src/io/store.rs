@@ -1,0 +1,598 @@
+//! Object stores behind [`crate::io`]: a process-wide registry of configured stores keyed by
+//! `scheme://authority` (as Hadoop's `FileSystem` cache), filled from the catalog's or table's
+//! options when a catalog or table is opened, and from the standard environment variables and
+//! credential chains for a store nobody configured.
+//!
+//! Paths stay `Path`/`PathBuf`: a table at `s3://bucket/wh/db.db/t` is the `PathBuf` of that
+//! string, and `join`, `parent`, `file_name` keep the `//` after the scheme intact (only
+//! `components()` would collapse it, and nothing rebuilds a path from its components). A path
+//! without `://` (or with `file://`) is a local file.
+//!
+//! The client is `object_store` (arrow-rs's own: Parquet's async reader is built on it, and
+//! 0.14 is the version parquet 60 depends on). Its async calls run on one small tokio runtime
+//! owned by this module; [`block_on`] is called from the engine's (rayon and Python) threads,
+//! never from the runtime's own.
+
+use std::collections::{BTreeMap, HashMap};
+use std::future::Future;
+use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
+
+use object_store::path::Path as ObjPath;
+use object_store::ObjectStore;
+
+use crate::error::{Error, Result};
+
+/// Where a remote path lives: its store and the key in it.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    pub store: Arc<dyn ObjectStore>,
+    pub key: ObjPath,
+    /// `scheme://authority`, the registry key.
+    pub root: String,
+    /// Whether the store can create a file only if it does not exist (snapshot commits).
+    pub create_only: bool,
+}
+
+/// A URI split into scheme, authority and key; None for a local path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Uri<'a> {
+    pub scheme: &'a str,
+    pub authority: &'a str,
+    pub key: &'a str,
+}
+
+/// `scheme://authority/key` of `path`, or None if `path` is local (no `://`, or `file://`).
+pub fn parse_uri(path: &str) -> Option<Uri<'_>> {
+    let (scheme, rest) = path.split_once("://")?;
+    if scheme.eq_ignore_ascii_case("file")
+        || scheme.is_empty()
+        || !scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '+' || c == '-' || c == '.')
+    {
+        return None;
+    }
+    let (authority, key) = rest.split_once('/').unwrap_or((rest, ""));
+    Some(Uri {
+        scheme,
+        authority,
+        key: key.trim_matches('/'),
+    })
+}
+
+/// A local path with any `file://` (or `file:`) prefix removed.
+pub fn local_path(path: &str) -> &str {
+    path.strip_prefix("file://")
+        .or_else(|| path.strip_prefix("file:"))
+        .unwrap_or(path)
+}
+
+// ---- request counters (README, "Object stores": requests per commit and per read) ----
+
+static GETS: AtomicU64 = AtomicU64::new(0);
+static PUTS: AtomicU64 = AtomicU64::new(0);
+static LISTS: AtomicU64 = AtomicU64::new(0);
+static HEADS: AtomicU64 = AtomicU64::new(0);
+static DELETES: AtomicU64 = AtomicU64::new(0);
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Req {
+    Get,
+    Put,
+    List,
+    Head,
+    Delete,
+}
+
+pub(crate) fn count(r: Req) {
+    let c = match r {
+        Req::Get => &GETS,
+        Req::Put => &PUTS,
+        Req::List => &LISTS,
+        Req::Head => &HEADS,
+        Req::Delete => &DELETES,
+    };
+    c.fetch_add(1, Ordering::Relaxed);
+}
+
+/// Requests this process sent to object stores since it started (or the last reset):
+/// `(name, count)` for GET, PUT (a multipart part counts as one), LIST, HEAD, DELETE.
+pub fn request_counts(reset: bool) -> Vec<(&'static str, u64)> {
+    let take = |c: &AtomicU64| {
+        if reset {
+            c.swap(0, Ordering::Relaxed)
+        } else {
+            c.load(Ordering::Relaxed)
+        }
+    };
+    vec![
+        ("GET", take(&GETS)),
+        ("PUT", take(&PUTS)),
+        ("LIST", take(&LISTS)),
+        ("HEAD", take(&HEADS)),
+        ("DELETE", take(&DELETES)),
+    ]
+}
+
+// ---- runtime ----
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RT.get_or_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("paimon-rs-io")
+            .enable_all()
+            .build()
+            .expect("the object store runtime starts (threads and a timer)")
+    })
+}
+
+/// Run `f` to completion on the object store runtime. Called from threads outside it only.
+pub(crate) fn block_on<F: Future>(f: F) -> F::Output {
+    runtime().block_on(f)
+}
+
+// ---- options ----
+
+/// Option keys (or key prefixes ending in `.`) that configure a store, by back-end.
+const S3_KEYS: &[&str] = &[
+    "s3.endpoint",
+    "s3.access-key",
+    "s3.secret-key",
+    "s3.session-token",
+    "s3.session.token",
+    "s3.region",
+    "s3.path.style.access",
+    "s3.allow-http",
+    "s3.conditional-put",
+    "s3.access.key",
+    "s3.secret.key",
+    "s3.path-style-access",
+    "s3.security-token",
+    "fs.s3.endpoint",
+    "fs.s3.accessKeyId",
+    "fs.s3.accessKeySecret",
+    "fs.s3.securityToken",
+    "fs.s3.region",
+    "fs.s3a.endpoint",
+    "fs.s3a.access.key",
+    "fs.s3a.secret.key",
+    "fs.s3a.session.token",
+    "fs.s3a.endpoint.region",
+    "fs.s3a.path.style.access",
+];
+const OSS_KEYS: &[&str] = &[
+    "fs.oss.endpoint",
+    "fs.oss.accessKeyId",
+    "fs.oss.accessKeySecret",
+    "fs.oss.securityToken",
+    "fs.oss.region",
+    "fs.oss.conditional-put",
+];
+const GCS_KEYS: &[&str] = &[
+    "gs.service-account-path",
+    "gs.service-account-key",
+    "gs.application-credentials",
+];
+const AZURE_KEYS: &[&str] = &[
+    "azure.account-name",
+    "azure.account-key",
+    "azure.sas-token",
+    "azure.endpoint",
+    "azure.use-emulator",
+];
+
+/// Prefixes that mark an option as a file system option (a key under one of them that is not
+/// known is refused, never dropped).
+const PREFIXES: &[&str] = &[
+    "s3.",
+    "fs.s3.",
+    "fs.s3a.",
+    "fs.oss.",
+    "gs.",
+    "azure.",
+    "fs.azure.",
+];
+
+/// Whether `key` configures an object store (and is not a table option).
+pub fn is_store_option(key: &str) -> bool {
+    PREFIXES.iter().any(|p| key.starts_with(p))
+}
+
+/// The store options among `options`.
+pub fn store_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    options
+        .iter()
+        .filter(|(k, _)| is_store_option(k))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+fn check_known(options: &BTreeMap<String, String>) -> Result<()> {
+    for k in options.keys().filter(|k| is_store_option(k)) {
+        let known = [S3_KEYS, OSS_KEYS, GCS_KEYS, AZURE_KEYS]
+            .iter()
+            .any(|ks| ks.contains(&k.as_str()));
+        if !known {
+            return Err(Error::invalid(format!(
+                "file system option '{k}' is not known to paimon_rs (README, \"Object stores\", \
+                 lists the options of s3://, oss://, gs:// and az:// warehouses)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn opt<'a>(o: &'a BTreeMap<String, String>, keys: &[&str]) -> Option<&'a str> {
+    keys.iter().find_map(|k| o.get(*k).map(String::as_str))
+}
+
+fn parse_bool(o: &BTreeMap<String, String>, keys: &[&str]) -> Result<Option<bool>> {
+    match keys.iter().find_map(|k| o.get(*k).map(|v| (k, v))) {
+        None => Ok(None),
+        Some((k, v)) => match v.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(Some(true)),
+            "false" => Ok(Some(false)),
+            _ => Err(Error::invalid(format!(
+                "option '{k}': '{v}' is not true or false"
+            ))),
+        },
+    }
+}
+
+fn store_err(root: &str, e: object_store::Error) -> Error {
+    Error::invalid(format!("object store {root}: {e}"))
+}
+
+// ---- registry ----
+
+struct Entry {
+    store: Arc<dyn ObjectStore>,
+    create_only: bool,
+}
+
+fn registry() -> &'static RwLock<HashMap<String, Arc<Entry>>> {
+    static R: OnceLock<RwLock<HashMap<String, Arc<Entry>>>> = OnceLock::new();
+    R.get_or_init(Default::default)
+}
+
+/// Configure the store that serves `path` from `options` (store options only are looked at;
+/// unknown ones under a store prefix are refused), replacing the one registered for its
+/// `scheme://authority`. A local path needs nothing (its store options are still checked).
+pub fn configure(path: &str, options: &BTreeMap<String, String>) -> Result<()> {
+    check_known(options)?;
+    let Some(uri) = parse_uri(path) else {
+        return Ok(());
+    };
+    let root = format!("{}://{}", uri.scheme, uri.authority);
+    let has_own = options.keys().any(|k| is_store_option(k));
+    if !has_own
+        && registry()
+            .read()
+            .map(|r| r.contains_key(&root))
+            .unwrap_or(false)
+    {
+        // opened again without options (e.g. a table handle made by the catalog): keep the
+        // configured store
+        return Ok(());
+    }
+    let entry = build(&uri, path, options)?;
+    registry()
+        .write()
+        .map_err(|_| Error::Internal("object store registry poisoned".into()))?
+        .insert(root, Arc::new(entry));
+    Ok(())
+}
+
+/// The store serving `path` and its key there; None if `path` is local. A store nobody
+/// configured is built from the environment (credential chains, `AWS_*`, `GOOGLE_*`,
+/// `AZURE_*`) on first use.
+pub fn remote(path: &Path) -> Result<Option<Remote>> {
+    let Some(s) = path.to_str() else {
+        return Ok(None);
+    };
+    let Some(uri) = parse_uri(s) else {
+        return Ok(None);
+    };
+    let root = format!("{}://{}", uri.scheme, uri.authority);
+    let key = ObjPath::parse(uri.key)
+        .map_err(|e| Error::invalid(format!("path '{s}' is not a valid object key: {e}")))?;
+    let found = registry()
+        .read()
+        .map_err(|_| Error::Internal("object store registry poisoned".into()))?
+        .get(&root)
+        .cloned();
+    let entry = match found {
+        Some(e) => e,
+        None => {
+            let e = Arc::new(build(&uri, s, &BTreeMap::new())?);
+            registry()
+                .write()
+                .map_err(|_| Error::Internal("object store registry poisoned".into()))?
+                .entry(root.clone())
+                .or_insert(e)
+                .clone()
+        }
+    };
+    Ok(Some(Remote {
+        store: entry.store.clone(),
+        key,
+        root,
+        create_only: entry.create_only,
+    }))
+}
+
+fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entry> {
+    let root = format!("{}://{}", uri.scheme, uri.authority);
+    if uri.authority.is_empty() {
+        return Err(Error::invalid(format!(
+            "path '{full}': no bucket (expected {}://<bucket>/<path>)",
+            uri.scheme
+        )));
+    }
+    match uri.scheme.to_ascii_lowercase().as_str() {
+        "memory" => Ok(Entry {
+            store: Arc::new(object_store::memory::InMemory::new()),
+            create_only: true,
+        }),
+        #[cfg(feature = "object-stores")]
+        "s3" | "s3a" => build_s3(uri.authority, &root, o, false),
+        #[cfg(feature = "object-stores")]
+        "oss" => build_s3(uri.authority, &root, o, true),
+        #[cfg(feature = "object-stores")]
+        "gs" | "gcs" => {
+            use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
+            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(uri.authority);
+            for (k, key) in [
+                ("gs.service-account-path", K::ServiceAccount),
+                ("gs.service-account-key", K::ServiceAccountKey),
+                ("gs.application-credentials", K::ApplicationCredentials),
+            ] {
+                if let Some(v) = o.get(k) {
+                    b = b.with_config(key, v);
+                }
+            }
+            Ok(Entry {
+                store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
+                create_only: true,
+            })
+        }
+        #[cfg(feature = "object-stores")]
+        "az" | "azure" | "abfs" | "abfss" | "adl" => {
+            use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
+            let mut b = MicrosoftAzureBuilder::from_env().with_url(root.clone());
+            for (k, key) in [
+                ("azure.account-name", K::AccountName),
+                ("azure.account-key", K::AccessKey),
+                ("azure.sas-token", K::SasKey),
+                ("azure.endpoint", K::Endpoint),
+                ("azure.use-emulator", K::UseEmulator),
+            ] {
+                if let Some(v) = o.get(k) {
+                    b = b.with_config(key, v);
+                }
+            }
+            Ok(Entry {
+                store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
+                create_only: true,
+            })
+        }
+        other => Err(Error::unsupported(format!(
+            "path '{full}': scheme '{other}://' (paimon_rs serves local paths, file://, s3://, \
+             s3a://, oss://, gs://, az://, abfs(s)://{})",
+            if cfg!(feature = "object-stores") {
+                ""
+            } else {
+                "; this build lacks the `object-stores` feature: local paths and memory:// only"
+            }
+        ))),
+    }
+}
+
+#[cfg(feature = "object-stores")]
+fn build_s3(bucket: &str, root: &str, o: &BTreeMap<String, String>, oss: bool) -> Result<Entry> {
+    use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
+    let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
+    let (endpoint, ak, sk, token, region, style, cond) = if oss {
+        (
+            opt(o, &["fs.oss.endpoint"]),
+            opt(o, &["fs.oss.accessKeyId"]),
+            opt(o, &["fs.oss.accessKeySecret"]),
+            opt(o, &["fs.oss.securityToken"]),
+            opt(o, &["fs.oss.region"]),
+            None,
+            opt(o, &["fs.oss.conditional-put"]),
+        )
+    } else {
+        (
+            opt(o, &["s3.endpoint", "fs.s3a.endpoint"]),
+            opt(o, &["s3.access-key", "fs.s3a.access.key"]),
+            opt(o, &["s3.secret-key", "fs.s3a.secret.key"]),
+            opt(
+                o,
+                &[
+                    "s3.session-token",
+                    "s3.session.token",
+                    "fs.s3a.session.token",
+                ],
+            ),
+            opt(o, &["s3.region", "fs.s3a.endpoint.region"]),
+            parse_bool(o, &["s3.path.style.access", "fs.s3a.path.style.access"])?,
+            opt(o, &["s3.conditional-put"]),
+        )
+    };
+    if let Some(e) = endpoint {
+        // Hadoop-style endpoints may omit the scheme
+        let e = if e.contains("://") {
+            e.to_string()
+        } else {
+            format!("https://{e}")
+        };
+        if e.starts_with("http://") {
+            b = b.with_allow_http(true);
+        }
+        b = b.with_endpoint(e);
+    } else if oss {
+        return Err(Error::invalid(format!(
+            "{root}: option 'fs.oss.endpoint' is required (e.g. oss-cn-hangzhou.aliyuncs.com)"
+        )));
+    }
+    if let Some(v) = parse_bool(o, &["s3.allow-http"])? {
+        b = b.with_allow_http(v);
+    }
+    if let Some(v) = ak {
+        b = b.with_access_key_id(v);
+    }
+    if let Some(v) = sk {
+        b = b.with_secret_access_key(v);
+    }
+    if let Some(v) = token {
+        b = b.with_token(v);
+    }
+    match region {
+        Some(r) => b = b.with_region(r),
+        None if std::env::var_os("AWS_REGION").is_none()
+            && std::env::var_os("AWS_DEFAULT_REGION").is_none() =>
+        {
+            b = b.with_region("us-east-1")
+        }
+        None => {}
+    }
+    match style {
+        Some(path_style) => b = b.with_virtual_hosted_style_request(!path_style),
+        None if oss => b = b.with_virtual_hosted_style_request(true),
+        None => {}
+    }
+    // S3 (since 2024), MinIO, R2 and moto honour `If-None-Match: *` on PUT; Aliyun OSS's S3
+    // API is not known to, so its commits are refused unless the user says it does.
+    let create_only = match cond.map(|s| s.trim().to_ascii_lowercase()) {
+        None => !oss,
+        Some(v) if v == "etag" || v == "true" => true,
+        Some(v) if v == "disabled" || v == "false" => false,
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "option '{}conditional-put': '{v}' (etag or disabled)",
+                if oss { "fs.oss." } else { "s3." }
+            )))
+        }
+    };
+    b = b.with_conditional_put(if create_only {
+        S3ConditionalPut::ETagMatch
+    } else {
+        S3ConditionalPut::Disabled
+    });
+    Ok(Entry {
+        store: Arc::new(b.build().map_err(|e| store_err(root, e))?),
+        create_only,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn o(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+        kv.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn uris_split_into_scheme_authority_key() {
+        let u = parse_uri("s3://bucket/wh/db.db/t/snapshot/LATEST").unwrap();
+        assert_eq!(
+            (u.scheme, u.authority, u.key),
+            ("s3", "bucket", "wh/db.db/t/snapshot/LATEST")
+        );
+        let u = parse_uri("abfss://c@acct.dfs.core.windows.net/wh/").unwrap();
+        assert_eq!((u.authority, u.key), ("c@acct.dfs.core.windows.net", "wh"));
+        assert_eq!(parse_uri("gs://b").unwrap().key, "");
+        assert!(parse_uri("/tmp/wh").is_none());
+        assert!(parse_uri("file:///tmp/wh").is_none());
+        assert!(parse_uri("relative/wh").is_none());
+        assert_eq!(local_path("file:///tmp/wh"), "/tmp/wh");
+        assert_eq!(local_path("/tmp/wh"), "/tmp/wh");
+    }
+
+    #[test]
+    fn pathbuf_keeps_the_uri_through_join_parent_file_name() {
+        let t = Path::new("s3://bucket/wh/db.db/t");
+        let f = t.join("snapshot").join("snapshot-1");
+        assert_eq!(
+            f.to_str().unwrap(),
+            "s3://bucket/wh/db.db/t/snapshot/snapshot-1"
+        );
+        assert_eq!(
+            f.parent().unwrap().to_str().unwrap(),
+            "s3://bucket/wh/db.db/t/snapshot"
+        );
+        assert_eq!(f.file_name().unwrap(), "snapshot-1");
+        let abs = crate::io::resolve(t, &f);
+        assert_eq!(abs, f, "a URI is kept whole, never joined under another");
+        assert_eq!(
+            crate::io::resolve(t, "dt=a/bucket-0"),
+            t.join("dt=a/bucket-0")
+        );
+        let r = remote(&f).unwrap().unwrap();
+        assert_eq!(r.key.as_ref(), "wh/db.db/t/snapshot/snapshot-1");
+        assert_eq!(r.root, "s3://bucket");
+        assert!(remote(Path::new("/tmp/x")).unwrap().is_none());
+    }
+
+    #[test]
+    fn the_registry_is_keyed_by_scheme_and_authority() {
+        configure("memory://reg-a/wh", &o(&[])).unwrap();
+        let a1 = remote(Path::new("memory://reg-a/wh/x")).unwrap().unwrap();
+        let a2 = remote(Path::new("memory://reg-a/other")).unwrap().unwrap();
+        let b = remote(Path::new("memory://reg-b/wh/x")).unwrap().unwrap();
+        assert!(Arc::ptr_eq(&a1.store, &a2.store));
+        assert!(!Arc::ptr_eq(&a1.store, &b.store));
+    }
+
+    #[test]
+    fn store_options_are_recognised_and_unknown_ones_refused() {
+        assert!(is_store_option("s3.endpoint"));
+        assert!(is_store_option("fs.oss.endpoint"));
+        assert!(!is_store_option("bucket"));
+        let e = configure("s3://b/wh", &o(&[("s3.endpiont", "http://x")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("s3.endpiont"), "{e}");
+        let e = remote(Path::new("ftp://b/x")).unwrap_err().to_string();
+        assert!(e.contains("ftp"), "{e}");
+    }
+
+    #[cfg(feature = "object-stores")]
+    #[test]
+    fn s3_options_build_a_store_and_oss_refuses_create_only_by_default() {
+        let opts = o(&[
+            ("s3.endpoint", "http://127.0.0.1:1"),
+            ("s3.access-key", "a"),
+            ("s3.secret-key", "b"),
+            ("s3.path.style.access", "true"),
+        ]);
+        configure("s3://opt-bucket/wh", &opts).unwrap();
+        let r = remote(Path::new("s3://opt-bucket/wh/t")).unwrap().unwrap();
+        assert!(r.create_only);
+        let e = configure("s3://b2/wh", &o(&[("s3.path.style.access", "yes")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("s3.path.style.access"), "{e}");
+        configure(
+            "oss://ob/wh",
+            &o(&[("fs.oss.endpoint", "oss-cn-hangzhou.aliyuncs.com")]),
+        )
+        .unwrap();
+        assert!(
+            !remote(Path::new("oss://ob/wh"))
+                .unwrap()
+                .unwrap()
+                .create_only
+        );
+        let e = configure("oss://ob2/wh", &o(&[])).unwrap_err().to_string();
+        assert!(e.contains("fs.oss.endpoint"), "{e}");
+    }
+}

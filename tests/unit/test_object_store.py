@@ -1,0 +1,296 @@
+"""Tables on object stores (issue #14): the same table behaviours on a local warehouse and on a
+real S3 API (moto's server on 127.0.0.1), through the public API only; the atomic commit's
+conditional create-only put and its refusal; request counts; a pickled table reopening its store
+in a fresh process (how Spark executors open the warehouse); a race of 4 committing processes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import pickle
+import subprocess
+import sys
+import textwrap
+import time
+from typing import Dict, Iterator, Tuple
+
+import pyarrow as pa
+import pytest
+
+import paimon_rs
+from paimon_rs import CatalogFactory, Schema, _core
+
+from s3_server import MotoServer
+from unit_helpers import PK_SCHEMA, read, write
+
+
+@pytest.fixture(scope="session")
+def moto() -> Iterator[MotoServer]:
+    pytest.importorskip("moto")
+    pytest.importorskip("boto3")
+    server = MotoServer()
+    yield server
+    server.stop()
+
+
+Warehouse = Tuple[str, Dict[str, str]]
+
+
+@pytest.fixture(params=["local", "s3"])
+def warehouse(request, tmp_path) -> Warehouse:
+    """A warehouse URI and the catalog options that reach it."""
+    if request.param == "local":
+        return str(tmp_path / "wh"), {}
+    moto: MotoServer = request.getfixturevalue("moto")
+    return f"s3://{moto.new_bucket()}/wh", moto.options()
+
+
+@pytest.fixture
+def catalog(warehouse):
+    uri, opts = warehouse
+    c = CatalogFactory.create({"warehouse": uri, **opts})
+    c.create_database("db", True)
+    return c
+
+
+def make(catalog, name="db.t", pk=True, **options):
+    schema = Schema.from_pyarrow_schema(
+        PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"] if pk else None,
+        options={"bucket": "2", **options} if pk else dict(options))
+    catalog.create_table(name, schema, False)
+    return catalog.get_table(name)
+
+
+def rows(dt_, ids, name="n", price=None):
+    ids = list(ids)
+    return pa.table({"dt": [dt_] * len(ids), "id": ids, "name": [name] * len(ids),
+                     "price": [float(price if price is not None else i) for i in ids]}, schema=PK_SCHEMA)
+
+
+def as_list(t):
+    return sorted(zip(*[t.column(c).to_pylist() for c in ["dt", "id", "name", "price"]]))
+
+
+def test_catalog_lists_databases_and_tables(catalog, warehouse):
+    make(catalog)
+    assert "db" in catalog.list_databases()
+    assert catalog.list_tables("db") == ["t"]
+    assert catalog.get_database("db").name == "db"
+    assert catalog.get_table("db.t").table_path.startswith(warehouse[0])
+    catalog.drop_table("db.t")
+    assert catalog.list_tables("db") == []
+
+
+def test_pk_write_upsert_delete_read(catalog):
+    t = make(catalog)
+    assert write(t, rows("a", range(100), "v1")) == 1
+    assert write(t, pa.concat_tables([rows("a", range(50, 150), "v2"), rows("b", range(10), "b")])) == 2
+    got = as_list(read(t))
+    assert len(got) == 160
+    assert got[:1] == [("a", 0, "v1", 0.0)] and ("a", 120, "v2", 120.0) in got
+    # deletes (row kind column) and projection/filter reads
+    pb = t.new_read_builder().new_predicate_builder()
+    assert read(t, projection=["id"], predicate=pb.equal("dt", "b")).num_rows == 10
+
+
+def test_append_table(catalog):
+    t = make(catalog, pk=False)
+    write(t, rows("a", range(10)))
+    write(t, rows("a", range(5)))
+    assert read(t).num_rows == 15
+
+
+@pytest.mark.parametrize("options,expect", [
+    ({"merge-engine": "partial-update"}, ("a", 1, "x", 9.0)),
+    ({"merge-engine": "aggregation", "fields.price.aggregate-function": "sum"}, ("a", 1, "y", 10.0)),
+    ({"merge-engine": "first-row"}, ("a", 1, "x", 1.0)),
+])
+def test_merge_engines(catalog, options, expect):
+    t = make(catalog, **options)
+    write(t, rows("a", [1], "x", 1.0))
+    write(t, pa.table({"dt": ["a"], "id": [1], "name": [None if "partial" in str(options) else "y"],
+                       "price": [9.0]}, schema=PK_SCHEMA))
+    assert as_list(read(t)) == [expect]
+
+
+def test_compaction_keeps_the_rows(catalog):
+    t = make(catalog)
+    for i in range(4):
+        write(t, rows("a", range(i * 10, i * 10 + 20), f"v{i}"))
+    before = as_list(read(t))
+    t.compact(full=True)
+    assert as_list(read(t)) == before
+    assert t.latest_snapshot_id() == 5
+
+
+def test_overwrite_a_partition(catalog):
+    t = make(catalog)
+    write(t, pa.concat_tables([rows("a", range(5)), rows("b", range(5))]))
+    write(t, rows("a", [100]), overwrite={"dt": "a"})
+    assert [r[:2] for r in as_list(read(t))] == [("a", 100)] + [("b", i) for i in range(5)]
+
+
+def test_time_travel(catalog):
+    t = make(catalog)
+    write(t, rows("a", [1, 2], "v1"))
+    write(t, rows("a", [1], "v2"))
+    assert as_list(read(t.copy({"scan.snapshot-id": "1"}))) == [("a", 1, "v1", 1.0), ("a", 2, "v1", 2.0)]
+    assert as_list(read(t))[0][2] == "v2"
+
+
+def test_orphan_clean_removes_only_orphans(catalog, warehouse, moto_or_none):
+    t = make(catalog)
+    write(t, rows("a", range(10)))
+    orphan = t.table_path + "/dt=a/bucket-0/data-orphan-0.parquet"
+    if warehouse[1]:
+        bucket, key = orphan[len("s3://"):].split("/", 1)
+        moto_or_none.client().put_object(Bucket=bucket, Key=key, Body=b"x")
+    else:
+        with open(orphan, "wb") as f:
+            f.write(b"x")
+    time.sleep(1.1)  # S3 times are whole seconds
+    res = t.remove_orphan_files(older_than=dt.datetime.now(dt.timezone.utc))
+    assert [str(p).rsplit("/", 1)[-1] for p in res.files] == ["data-orphan-0.parquet"]
+    assert read(t).num_rows == 10
+
+
+@pytest.fixture
+def moto_or_none(warehouse, request):
+    return request.getfixturevalue("moto") if warehouse[1] else None
+
+
+def test_commit_conflict_retries_and_keeps_everything(catalog):
+    t = make(catalog)
+    # two writers prepared against the same base; both commits land, one after a retry
+    w1 = t.new_batch_write_builder()
+    w2 = t.new_batch_write_builder()
+    a, b = w1.new_write(), w2.new_write()
+    a.write_arrow(rows("a", range(5)))
+    b.write_arrow(rows("a", range(5, 10)))
+    ma, mb = a.prepare_commit(), b.prepare_commit()
+    assert w1.new_commit().commit(ma) == 1
+    assert w2.new_commit().commit(mb) == 2
+    assert read(t).num_rows == 10
+
+
+def test_pickled_table_reopens_its_store_in_a_fresh_process(catalog, warehouse):
+    """A Spark executor unpickles the table and opens the warehouse itself: the store options
+    travel with the table."""
+    t = make(catalog)
+    write(t, rows("a", range(7)))
+    code = textwrap.dedent("""
+        import pickle, sys
+        t = pickle.loads(sys.stdin.buffer.read())
+        rb = t.new_read_builder()
+        print(rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows)
+    """)
+    out = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(t), capture_output=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr.decode()
+    assert out.stdout.decode().strip() == "7"
+    if warehouse[1]:
+        # Table.open with the options alone (no catalog) reaches the store too
+        t2 = paimon_rs.Table.open(t.table_path, warehouse[1])
+        assert read(t2).num_rows == 7
+
+
+# ---- S3 only --------------------------------------------------------------------------------
+
+def s3_catalog(moto: MotoServer, **extra: str):
+    c = CatalogFactory.create({"warehouse": f"s3://{moto.new_bucket()}/wh", **moto.options(), **extra})
+    c.create_database("db", True)
+    return c
+
+
+def test_the_server_honours_conditional_puts(moto):
+    """The race below proves something only if the server refuses a second create-only PUT
+    (If-None-Match: *) of a key, as S3 does: moto 5.1+ does."""
+    import botocore.exceptions
+    bucket = moto.new_bucket()
+    moto.client().put_object(Bucket=bucket, Key="k", Body=b"1", IfNoneMatch="*")
+    with pytest.raises(botocore.exceptions.ClientError, match="PreconditionFailed"):
+        moto.client().put_object(Bucket=bucket, Key="k", Body=b"2", IfNoneMatch="*")
+
+
+def test_a_store_without_conditional_puts_refuses_to_commit(moto):
+    c = s3_catalog(moto)
+    t = make(c)
+    # the same bucket again, configured as a store that cannot create only-if-absent
+    t2 = paimon_rs.Table.open(t.table_path, {**moto.options(), "s3.conditional-put": "disabled"})
+    try:
+        with pytest.raises(paimon_rs.UnsupportedError, match="conditional create-only puts"):
+            write(t2, rows("a", [1]))
+        assert t2.latest_snapshot_id() is None
+    finally:
+        paimon_rs.Table.open(t.table_path, moto.options())
+
+
+def test_unknown_store_options_are_refused(moto):
+    with pytest.raises(paimon_rs.InvalidArgumentError, match="s3.endpiont"):
+        CatalogFactory.create({"warehouse": "s3://x/wh", "s3.endpiont": moto.endpoint})
+
+
+def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
+    c = s3_catalog(moto)
+    t = make(c)
+    write(t, rows("a", range(1000)))
+    _core.object_store_requests(reset=True)
+    write(t, rows("a", range(500, 1500)))
+    commit = _core.object_store_requests(reset=True)
+    assert read(t).num_rows == 1500
+    reading = _core.object_store_requests(reset=True)
+    print(f"\nrequests per commit (2 buckets): {commit}\nrequests per read: {reading}")
+    assert reading["LIST"] == 0, reading
+    assert reading["PUT"] == 0 and reading["DELETE"] == 0
+    assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
+
+
+RACER = """
+import sys
+import pyarrow as pa
+from paimon_rs import CatalogFactory
+uri, endpoint, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+opts = {"s3.endpoint": endpoint, "s3.access-key": "testing", "s3.secret-key": "testing",
+        "s3.path.style.access": "true", "s3.region": "us-east-1"}
+t = CatalogFactory.create({"warehouse": uri, **opts}).get_table("db.t")
+for i in range(n):
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    k = who * 1000 + i
+    # a partition per process: the race is on the snapshot ids, not on the same keys (writers of
+    # the same bucket that both start from an empty table conflict by design)
+    w.write_arrow(pa.table({"dt": [f"p{who}"], "id": [k], "name": [str(who)], "price": [float(i)]}))
+    c.commit(w.prepare_commit())
+    w.close(); c.close()
+"""
+
+
+def race(moto: MotoServer, procs: int, commits: int) -> None:
+    c = s3_catalog(moto)
+    # a long race keeps every writer retrying: more attempts than the default 10
+    t = make(c, **{"commit.max-retries": "1000"})
+    uri = t.table_path.rsplit("/db.db/", 1)[0]
+    ps = [subprocess.Popen([sys.executable, "-c", RACER, uri, moto.endpoint, str(i), str(commits)],
+                           stderr=subprocess.PIPE) for i in range(procs)]
+    for p in ps:
+        _, err = p.communicate(timeout=600)
+        assert p.returncode == 0, err.decode()
+    bucket = uri[len("s3://"):].split("/", 1)[0]
+    snaps = sorted(int(k.rsplit("-", 1)[1]) for k in moto.keys(bucket, "wh/db.db/t/snapshot/snapshot-"))
+    # contiguous ids; one APPEND snapshot per commit (writers may add COMPACT ones)
+    assert snaps == list(range(1, len(snaps) + 1)), snaps
+    kinds = [json.loads(moto.client().get_object(Bucket=bucket, Key=f"wh/db.db/t/snapshot/snapshot-{i}")["Body"]
+                        .read())["commitKind"] for i in snaps]
+    assert kinds.count("APPEND") == procs * commits, kinds
+    got = read(t)
+    assert sorted(got.column("id").to_pylist()) == sorted(
+        w * 1000 + i for w in range(procs) for i in range(commits))
+
+
+def test_four_processes_commit_to_one_s3_table(moto):
+    race(moto, 4, 5)
+
+
+@pytest.mark.long
+def test_four_processes_commit_to_one_s3_table_long(moto):
+    race(moto, 4, 40)
