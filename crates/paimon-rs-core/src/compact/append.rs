@@ -50,31 +50,8 @@ pub struct AppendCompactSettings {
 impl AppendCompactSettings {
     pub fn from_table(table: &FileStoreTable) -> Result<Self> {
         let o = &table.options;
-        let ratio: f64 = match o.raw.get("compaction.small-file-ratio") {
-            None => 0.7,
-            Some(v) => v
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
-                    ))
-                })?,
-        };
-        let force = match o.raw.get("compaction.force-rewrite-all-files") {
-            None => false,
-            Some(v) => match v.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" => false,
-                _ => {
-                    return Err(Error::invalid(format!(
-                    "option 'compaction.force-rewrite-all-files' = '{v}': expected true or false"
-                )))
-                }
-            },
-        };
+        let ratio = super::bucket::small_file_ratio(&o.raw)?;
+        let force = super::bucket::bool_opt(&o.raw, "compaction.force-rewrite-all-files")?;
         let target = o.target_file_size.unwrap_or(256 << 20);
         Ok(AppendCompactSettings {
             target_file_size: target,

@@ -49,7 +49,24 @@ pub struct CompactSettings {
     options: BTreeMap<String, String>,
 }
 
-fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
+/// `compaction.small-file-ratio` (default 0.7), shared by primary-key and append compaction.
+pub(super) fn small_file_ratio(o: &BTreeMap<String, String>) -> Result<f64> {
+    match o.get("compaction.small-file-ratio") {
+        None => Ok(0.7),
+        Some(v) => v
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .filter(|r| (0.0..=1.0).contains(r))
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
+                ))
+            }),
+    }
+}
+
+pub(super) fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
     match o.get(k).map(|v| v.trim().to_ascii_lowercase()) {
         None => Ok(false),
         Some(v) if v == "true" => Ok(true),
@@ -63,19 +80,7 @@ fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
 impl CompactSettings {
     pub fn from_table(table: &FileStoreTable) -> Result<Self> {
         let o = &table.options;
-        let ratio: f64 = match o.raw.get("compaction.small-file-ratio") {
-            None => 0.7,
-            Some(v) => v
-                .trim()
-                .parse::<f64>()
-                .ok()
-                .filter(|r| (0.0..=1.0).contains(r))
-                .ok_or_else(|| {
-                    Error::invalid(format!(
-                        "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
-                    ))
-                })?,
-        };
+        let ratio = small_file_ratio(&o.raw)?;
         Ok(CompactSettings {
             num_levels: o.num_levels,
             stop_trigger: o
@@ -182,6 +187,27 @@ pub struct BucketCompactor {
     label: String,
 }
 
+/// A bucket's levels from its live `files`, and the picker whose interval clock starts at the
+/// newest file already at the max level (§3.3): for the compactor and for the plan.
+pub(super) fn levels_and_picker(
+    key_types: &[DataType],
+    settings: &CompactSettings,
+    files: Vec<DataFileMeta>,
+) -> Result<(Levels, UniversalCompaction)> {
+    let levels = Levels::new(key_types, files, settings.num_levels)?;
+    let mut picker = settings.picker()?;
+    let max = levels.max_level();
+    picker.set_last_full_compaction(
+        levels
+            .all_files()
+            .iter()
+            .filter(|f| f.level == max)
+            .filter_map(|f| f.creation_time)
+            .max(),
+    );
+    Ok((levels, picker))
+}
+
 impl BucketCompactor {
     /// The compactor of a bucket whose live files are `files`.
     pub fn new(
@@ -191,18 +217,7 @@ impl BucketCompactor {
         files: Vec<DataFileMeta>,
     ) -> Result<Self> {
         let key_types = table.schema.types_of(&table.trimmed_primary_keys())?;
-        let levels = Levels::new(&key_types, files, settings.num_levels)?;
-        let mut picker = settings.picker()?;
-        // the interval clock starts at the newest file already at the max level (§3.3)
-        let max = levels.max_level();
-        picker.set_last_full_compaction(
-            levels
-                .all_files()
-                .iter()
-                .filter(|f| f.level == max)
-                .filter_map(|f| f.creation_time)
-                .max(),
-        );
+        let (levels, picker) = levels_and_picker(&key_types, settings, files)?;
         let label = format!(
             "{} ({})",
             table.name,

@@ -3,8 +3,7 @@
 //! small-file pick for append buckets). Reads metadata only; writes nothing.
 
 use super::append::{bucket_files, pick_append, AppendCompactSettings};
-use super::bucket::CompactSettings;
-use super::levels::Levels;
+use super::bucket::{levels_and_picker, CompactSettings};
 use super::universal::{PickClock, PickReason};
 use crate::error::Result;
 use crate::spec::manifest::DataFileMeta;
@@ -81,18 +80,7 @@ fn pk_plan(
     files: Vec<DataFileMeta>,
 ) -> Result<(Vec<PlanRun>, Vec<PlanPick>, String)> {
     let key_types = table.schema.types_of(&table.trimmed_primary_keys())?;
-    let levels = Levels::new(&key_types, files, settings.num_levels)?;
-    let mut picker = settings.picker()?;
-    let max = levels.max_level();
-    // as the bucket compactor: the interval clock starts at the newest max-level file
-    picker.set_last_full_compaction(
-        levels
-            .all_files()
-            .iter()
-            .filter(|f| f.level == max)
-            .filter_map(|f| f.creation_time)
-            .max(),
-    );
+    let (levels, mut picker) = levels_and_picker(&key_types, settings, files)?;
     let runs = levels.level_sorted_runs();
     let plan_runs = runs
         .iter()
