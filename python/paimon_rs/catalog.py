@@ -126,6 +126,31 @@ class FileSystemCatalog(Catalog):
         self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
                                ignore_if_not_exists)
 
+    # --- branches (pypaimon 2.1.0's FileSystemCatalog names; README "Branches") ---
+
+    def create_branch(self, identifier: Union[str, Identifier], branch_name: str,
+                      tag_name: Optional[str] = None) -> None:
+        """Create branch ``branch_name`` of the table: empty with its latest schema, or from
+        tag ``tag_name`` (``Table.create_branch``)."""
+        self.get_table(identifier).create_branch(branch_name, tag_name)
+
+    def drop_branch(self, identifier: Union[str, Identifier], branch_name: str) -> None:
+        """Delete a branch of the table (``Table.delete_branch``)."""
+        self.get_table(identifier).delete_branch(branch_name)
+
+    def rename_branch(self, identifier: Union[str, Identifier], from_branch: str, to_branch: str) -> None:
+        """Rename a branch of the table."""
+        self.get_table(identifier).rename_branch(from_branch, to_branch)
+
+    def fast_forward(self, identifier: Union[str, Identifier], branch_name: str) -> None:
+        """Make the table (or the branch ``identifier`` names) take over ``branch_name``'s
+        history (``Table.fast_forward``)."""
+        self.get_table(identifier).fast_forward(branch_name)
+
+    def list_branches(self, identifier: Union[str, Identifier]) -> List[str]:
+        """The table's branches (``main`` not included), sorted."""
+        return self.get_table(identifier).list_branches()
+
     # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
 
     @property
@@ -138,7 +163,7 @@ class FileSystemCatalog(Catalog):
 
     def get_table_path(self, identifier: Union[str, Identifier]) -> str:
         ident = Identifier.from_string(_identifier(identifier))
-        return os.path.join(self.get_database_path(ident.database), ident.object)
+        return os.path.join(self.get_database_path(ident.database), ident.get_table_name())
 
     def get_database(self, name: str) -> Database:
         """The database, or ``DatabaseNotExistException`` (``DatabaseNotFoundError``)."""

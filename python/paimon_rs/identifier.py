@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from paimon_rs.exceptions import InvalidArgumentError
 
@@ -28,11 +29,25 @@ class Identifier:
         return self.database
 
     def get_table_name(self) -> str:
-        return self.object
+        """The table, without a ``$branch_<name>`` suffix."""
+        return self.object.split("$", 1)[0]
+
+    def get_branch_name(self) -> Optional[str]:
+        """The branch ``t$branch_b`` names (``"b"``), None for ``t`` (Java's ``Identifier``)."""
+        parts = self.object.split("$")
+        if len(parts) >= 2 and parts[1].startswith("branch_"):
+            return parts[1][len("branch_"):]
+        return None
+
+    def get_branch_name_or_default(self) -> str:
+        return self.get_branch_name() or "main"
 
     @staticmethod
-    def create(database: str, object: str) -> Identifier:  # noqa: A002 (pypaimon's name)
-        """``Identifier.create("db", "t")``, as pypaimon."""
+    def create(database: str, object: str, branch: Optional[str] = None) -> Identifier:  # noqa: A002 (pypaimon's name)
+        """``Identifier.create("db", "t")``, as pypaimon; ``branch`` (not ``main``) makes
+        ``t$branch_<branch>``."""
+        if branch is not None and branch.lower() != "main":
+            object = f"{object}$branch_{branch}"  # noqa: A001
         return Identifier(database, object)
 
     def get_object_name(self) -> str:

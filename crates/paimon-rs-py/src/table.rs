@@ -356,10 +356,10 @@ impl Table {
 }
 
 /// (snapshot ids deleted, [(path, bytes)] of the other files deleted).
-type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
+pub(crate) type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
 type TagRow = (String, i64, i64, Option<String>, Option<i64>);
 
-fn reclaimed(r: &expire::Reclaimed) -> Reclaimed {
+pub(crate) fn reclaimed(r: &expire::Reclaimed) -> Reclaimed {
     (
         r.snapshots.clone(),
         r.files

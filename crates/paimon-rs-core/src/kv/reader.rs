@@ -597,7 +597,7 @@ impl KvFileReader {
             )));
         }
         let key_names = table.trimmed_primary_keys();
-        let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
+        let schemas = Arc::new(SchemaCache::new(table.meta_path(), &table.schema));
         let needed: Vec<usize> = (0..table.schema.fields.len()).collect();
         let plan = column_plan(
             PlanInput {

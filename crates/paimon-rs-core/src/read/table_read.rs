@@ -105,7 +105,7 @@ impl TableRead {
             let f = &fields[i];
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
-        let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
+        let schemas = Arc::new(SchemaCache::new(table.meta_path(), &table.schema));
         let row_kind = table.is_primary_key()
             && matches!(
                 table.options.scan,
