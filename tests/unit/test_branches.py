@@ -293,3 +293,31 @@ def test_random_branch_histories_match_the_model(catalog, seed):
     for br, snaps in model.items():
         for sid in ids_in(branch_dir(t, br) if br != "main" else t.table_path):
             assert read_rows(handles[br], {"scan.snapshot-id": str(sid)}) == snaps[sid], (seed, br, sid)
+
+
+def test_cli_branch_commands(catalog, capsys):
+    import json
+
+    from paimon_rs.cli import main
+
+    def run_json(*args: str):
+        assert main([*args, "--json"]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    t = make_table(catalog, "db.t")
+    m = history(t, 3)
+    t.create_tag("t1", snapshot_id=1)
+    path = t.table_path
+    assert run_json("create-branch", path, "--name", "b", "--tag", "t1") == {"name": "b", "from_tag": "t1"}
+    assert run_json("create-branch", path, "--name", "e")["name"] == "e"
+    got = run_json("branches", path)
+    assert [(x["name"], x["latest_snapshot"], x["tags"]) for x in got] == [("b", 1, 1), ("e", None, 0)]
+    # any command reads a branch named <db>.<table>$branch_<b>
+    wh = os.path.dirname(os.path.dirname(path))
+    assert [s["id"] for s in run_json("snapshots", wh, "db.t$branch_b")] == [1]
+    Model(t.copy({"branch": "b"})).upsert({77: "b"})
+    assert run_json("fast-forward", path, "--name", "b") == {"name": "b", "latest": 2}
+    assert read_rows(catalog.get_table("db.t")) == {**m.snapshots[1], 77: "b"}
+    assert run_json("delete-branch", path, "--name", "e") == {"name": "e"}
+    assert main(["delete-branch", path, "--name", "e"]) == 1
+    assert "doesn't exist" in capsys.readouterr().err
