@@ -322,3 +322,30 @@ def test_table_operations_on_local_and_s3(catalog):
     assert read(t2).num_rows == 30
     assert t2.delete_tag("v2")
     assert t2.list_tags() == []
+
+
+def test_branches_on_local_and_s3(catalog):
+    """Branches (create from a tag and empty, write, read through db.t$branch_b, rename,
+    fast-forward, delete) work the same on an object store as on local disk."""
+    t = make(catalog)
+    for i in range(3):
+        write(t, rows("a", range(i * 10, i * 10 + 10)))
+    t.create_tag("v1", snapshot_id=1)
+    t.create_branch("b", "v1")
+    t.create_branch("e")
+    assert t.list_branches() == ["b", "e"] and catalog.list_branches("db.t") == ["b", "e"]
+    b = catalog.get_table("db.t$branch_b")
+    assert b.current_branch() == "b" and len(as_list(read(b))) == 10
+    write(b, rows("a", range(100, 105)))
+    assert len(as_list(read(b))) == 15 and len(as_list(read(t))) == 30
+    e = t.copy({"branch": "e"})
+    assert read(e).num_rows == 0
+    write(e, rows("z", range(3)))
+    assert len(as_list(read(e))) == 3
+    t.rename_branch("e", "e2")
+    assert t.list_branches() == ["b", "e2"] and len(as_list(read(t.copy({"branch": "e2"})))) == 3
+    t.fast_forward("b")
+    t = catalog.get_table("db.t")
+    assert len(as_list(read(t))) == 15 and t.latest_snapshot_id() == 2
+    t.delete_branch("e2")
+    assert t.list_branches() == ["b"]
