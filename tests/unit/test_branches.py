@@ -12,7 +12,7 @@ import time
 
 import pyarrow as pa
 import pytest
-from table_ops_helpers import Model, make_table, orphans, read_rows
+from table_ops_helpers import SCHEMA, Model, make_table, orphans, read_rows
 
 from paimon_rs import SchemaChange
 from paimon_rs.exceptions import InvalidArgumentError, TableNotFoundError, UnsupportedError
@@ -321,3 +321,21 @@ def test_cli_branch_commands(catalog, capsys):
     assert run_json("delete-branch", path, "--name", "e") == {"name": "e"}
     assert main(["delete-branch", path, "--name", "e"]) == 1
     assert "doesn't exist" in capsys.readouterr().err
+
+
+def test_abort_never_deletes_files_another_branch_committed(catalog):
+    """A commit's abort keeps files any branch references: messages committed on a branch and
+    then aborted from a main handle (or a stale retry) leave the branch readable."""
+    t = make_table(catalog, "db.t")
+    history(t, 1)
+    t.create_branch("b")
+    b = t.copy({"branch": "b"})
+    wb = b.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"k": [1, 2], "v": ["x", "y"]}, schema=SCHEMA))
+    msgs = w.prepare_commit()
+    c.commit(msgs)
+    w.close()
+    with pytest.warns(RuntimeWarning):
+        t.new_batch_write_builder().new_commit().abort(msgs)
+    assert read_rows(b) == {1: "x", 2: "y"}
