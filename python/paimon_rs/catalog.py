@@ -10,10 +10,13 @@ from typing import Any, Dict, List, Optional, Union
 
 from paimon_rs import _core
 from paimon_rs.exceptions import (
+    BranchAlreadyExistException,
+    BranchNotExistException,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
     TableAlreadyExistsError,
+    TagNotExistException,
     UnsupportedError,
 )
 from paimon_rs.identifier import Identifier
@@ -126,26 +129,52 @@ class FileSystemCatalog(Catalog):
         self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
                                ignore_if_not_exists)
 
-    # --- branches (pypaimon 2.1.0's FileSystemCatalog names; README "Branches") ---
+    # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; README "Branches") ---
 
     def create_branch(self, identifier: Union[str, Identifier], branch_name: str,
                       tag_name: Optional[str] = None) -> None:
         """Create branch ``branch_name`` of the table: empty with its latest schema, or from
-        tag ``tag_name`` (``Table.create_branch``)."""
-        self.get_table(identifier).create_branch(branch_name, tag_name)
+        tag ``tag_name`` (``Table.create_branch``). ``BranchAlreadyExistException``,
+        ``TagNotExistException`` as pypaimon."""
+        try:
+            self.get_table(identifier).create_branch(branch_name, tag_name)
+        except InvalidArgumentError as e:
+            if tag_name is not None and f"Tag '{tag_name}' doesn't exist." in str(e):
+                raise TagNotExistException(tag_name, str(e)) from e
+            if f"Branch name '{branch_name}' already exists." in str(e):
+                raise BranchAlreadyExistException(branch_name, str(e)) from e
+            raise
 
     def drop_branch(self, identifier: Union[str, Identifier], branch_name: str) -> None:
-        """Delete a branch of the table (``Table.delete_branch``)."""
-        self.get_table(identifier).delete_branch(branch_name)
+        """Delete a branch of the table (``Table.delete_branch``); ``BranchNotExistException``."""
+        try:
+            self.get_table(identifier).delete_branch(branch_name)
+        except InvalidArgumentError as e:
+            if f"Branch name '{branch_name}' doesn't exist." in str(e):
+                raise BranchNotExistException(branch_name, str(e)) from e
+            raise
 
     def rename_branch(self, identifier: Union[str, Identifier], from_branch: str, to_branch: str) -> None:
-        """Rename a branch of the table."""
-        self.get_table(identifier).rename_branch(from_branch, to_branch)
+        """Rename a branch of the table; ``BranchNotExistException``,
+        ``BranchAlreadyExistException``."""
+        try:
+            self.get_table(identifier).rename_branch(from_branch, to_branch)
+        except InvalidArgumentError as e:
+            if f"Branch name '{from_branch}' doesn't exist." in str(e):
+                raise BranchNotExistException(from_branch, str(e)) from e
+            if f"Branch name '{to_branch}' already exists." in str(e):
+                raise BranchAlreadyExistException(to_branch, str(e)) from e
+            raise
 
     def fast_forward(self, identifier: Union[str, Identifier], branch_name: str) -> None:
         """Make the table (or the branch ``identifier`` names) take over ``branch_name``'s
-        history (``Table.fast_forward``)."""
-        self.get_table(identifier).fast_forward(branch_name)
+        history (``Table.fast_forward``); ``BranchNotExistException``."""
+        try:
+            self.get_table(identifier).fast_forward(branch_name)
+        except InvalidArgumentError as e:
+            if f"Branch name '{branch_name}' doesn't exist." in str(e):
+                raise BranchNotExistException(branch_name, str(e)) from e
+            raise
 
     def list_branches(self, identifier: Union[str, Identifier]) -> List[str]:
         """The table's branches (``main`` not included), sorted."""

@@ -8,12 +8,20 @@ from typing import Optional
 from paimon_rs.exceptions import InvalidArgumentError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Identifier:
-    """``database.table``."""
+    """``database.table``, or ``database.table$branch_<b>`` for a branch (Java's encoding)."""
 
     database: str
     object: str
+
+    def __init__(self, database: str, object: str, branch: Optional[str] = None):  # noqa: A002
+        """``Identifier(db, t)``; ``Identifier(db, t, branch="b")`` is ``db.t$branch_b``
+        (pypaimon's form; ``main`` is not encoded)."""
+        if branch is not None and branch.lower() != "main":
+            object = f"{object}$branch_{branch}"  # noqa: A001
+        super().__setattr__("database", database)
+        super().__setattr__("object", object)
 
     @staticmethod
     def from_string(s: str) -> Identifier:
@@ -46,9 +54,7 @@ class Identifier:
     def create(database: str, object: str, branch: Optional[str] = None) -> Identifier:  # noqa: A002 (pypaimon's name)
         """``Identifier.create("db", "t")``, as pypaimon; ``branch`` (not ``main``) makes
         ``t$branch_<branch>``."""
-        if branch is not None and branch.lower() != "main":
-            object = f"{object}$branch_{branch}"  # noqa: A001
-        return Identifier(database, object)
+        return Identifier(database, object, branch)
 
     def get_object_name(self) -> str:
         return self.object

@@ -339,3 +339,46 @@ def test_abort_never_deletes_files_another_branch_committed(catalog):
     with pytest.warns(RuntimeWarning):
         t.new_batch_write_builder().new_commit().abort(msgs)
     assert read_rows(b) == {1: "x", 2: "y"}
+
+
+def test_catalog_branch_exceptions_are_pypaimons(catalog):
+    """pypaimon's FileSystemCatalog branch CRUD: its typed exceptions and identifier forms."""
+    from paimon_rs import (
+        BranchAlreadyExistException,
+        BranchNotExistException,
+        Identifier,
+        TableNotExistException,
+        TagNotExistException,
+    )
+
+    t = make_table(catalog, "db.t")
+    history(t, 1)
+    ident = Identifier.from_string("db.t")
+    catalog.create_branch(ident, "b1")
+    with pytest.raises(BranchAlreadyExistException) as e:
+        catalog.create_branch(ident, "b1")
+    assert e.value.branch == "b1" and isinstance(e.value, InvalidArgumentError)
+    with pytest.raises(TagNotExistException) as e:
+        catalog.create_branch(ident, "b2", tag_name="absent")
+    assert e.value.tag == "absent"
+    with pytest.raises(BranchNotExistException) as e:
+        catalog.drop_branch(ident, "absent")
+    assert e.value.branch == "absent"
+    with pytest.raises(BranchNotExistException):
+        catalog.fast_forward(ident, "absent")
+    catalog.create_branch(ident, "b2")
+    with pytest.raises(BranchAlreadyExistException) as e:
+        catalog.rename_branch(ident, "b1", "b2")
+    assert e.value.branch == "b2"
+    with pytest.raises(BranchNotExistException):
+        catalog.rename_branch(ident, "absent", "b3")
+    with pytest.raises(TableNotExistException):
+        catalog.list_branches("db.nope")
+    # Identifier(db, table, branch=...) names the branch, as pypaimon's
+    bi = Identifier("db", "t", branch="b1")
+    assert str(bi) == "db.t$branch_b1" and bi.get_branch_name() == "b1" and bi.get_table_name() == "t"
+    assert Identifier("db", "t", branch="main") == ident
+    catalog.alter_table(bi, [SchemaChange.add_column("c", pa.string())])
+    assert "c" in catalog.get_table(bi).arrow_schema.names
+    assert "c" not in catalog.get_table(ident).arrow_schema.names
+    assert catalog.get_table_path(bi) == catalog.get_table_path(ident)
