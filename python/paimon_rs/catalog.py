@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 import shutil
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from paimon_rs import _core
 from paimon_rs.exceptions import (
@@ -28,6 +29,23 @@ def _identifier(identifier: Union[str, Identifier]) -> str:
     if isinstance(identifier, Identifier):
         return identifier.get_full_name()
     return Identifier.from_string(identifier).get_full_name()
+
+
+@contextmanager
+def _branch_errors(missing: Optional[str] = None, exists: Optional[str] = None,
+                   tag: Optional[str] = None) -> Iterator[None]:
+    """The table's branch refusals (Java's messages) as pypaimon's catalog exceptions."""
+    try:
+        yield
+    except InvalidArgumentError as e:
+        msg = str(e)
+        if tag is not None and f"Tag '{tag}' doesn't exist." in msg:
+            raise TagNotExistException(tag, msg) from e
+        if missing is not None and f"Branch name '{missing}' doesn't exist." in msg:
+            raise BranchNotExistException(missing, msg) from e
+        if exists is not None and f"Branch name '{exists}' already exists." in msg:
+            raise BranchAlreadyExistException(exists, msg) from e
+        raise
 
 
 class Catalog:
@@ -136,45 +154,25 @@ class FileSystemCatalog(Catalog):
         """Create branch ``branch_name`` of the table: empty with its latest schema, or from
         tag ``tag_name`` (``Table.create_branch``). ``BranchAlreadyExistException``,
         ``TagNotExistException`` as pypaimon."""
-        try:
+        with _branch_errors(exists=branch_name, tag=tag_name):
             self.get_table(identifier).create_branch(branch_name, tag_name)
-        except InvalidArgumentError as e:
-            if tag_name is not None and f"Tag '{tag_name}' doesn't exist." in str(e):
-                raise TagNotExistException(tag_name, str(e)) from e
-            if f"Branch name '{branch_name}' already exists." in str(e):
-                raise BranchAlreadyExistException(branch_name, str(e)) from e
-            raise
 
     def drop_branch(self, identifier: Union[str, Identifier], branch_name: str) -> None:
         """Delete a branch of the table (``Table.delete_branch``); ``BranchNotExistException``."""
-        try:
+        with _branch_errors(missing=branch_name):
             self.get_table(identifier).delete_branch(branch_name)
-        except InvalidArgumentError as e:
-            if f"Branch name '{branch_name}' doesn't exist." in str(e):
-                raise BranchNotExistException(branch_name, str(e)) from e
-            raise
 
     def rename_branch(self, identifier: Union[str, Identifier], from_branch: str, to_branch: str) -> None:
         """Rename a branch of the table; ``BranchNotExistException``,
         ``BranchAlreadyExistException``."""
-        try:
+        with _branch_errors(missing=from_branch, exists=to_branch):
             self.get_table(identifier).rename_branch(from_branch, to_branch)
-        except InvalidArgumentError as e:
-            if f"Branch name '{from_branch}' doesn't exist." in str(e):
-                raise BranchNotExistException(from_branch, str(e)) from e
-            if f"Branch name '{to_branch}' already exists." in str(e):
-                raise BranchAlreadyExistException(to_branch, str(e)) from e
-            raise
 
     def fast_forward(self, identifier: Union[str, Identifier], branch_name: str) -> None:
         """Make the table (or the branch ``identifier`` names) take over ``branch_name``'s
         history (``Table.fast_forward``); ``BranchNotExistException``."""
-        try:
+        with _branch_errors(missing=branch_name):
             self.get_table(identifier).fast_forward(branch_name)
-        except InvalidArgumentError as e:
-            if f"Branch name '{branch_name}' doesn't exist." in str(e):
-                raise BranchNotExistException(branch_name, str(e)) from e
-            raise
 
     def list_branches(self, identifier: Union[str, Identifier]) -> List[str]:
         """The table's branches (``main`` not included), sorted."""

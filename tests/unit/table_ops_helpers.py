@@ -88,3 +88,11 @@ def disk_usage(table) -> Tuple[int, int]:
 def orphans(table) -> List[str]:
     """Files no snapshot or tag references (a dry-run orphan clean of everything up to now)."""
     return table.remove_orphan_files(older_than=int(time.time() * 1000), dry_run=True).files
+
+
+def history(t, n: int = 5) -> Model:
+    """``n`` upserts (two keys overwritten in turn, one new key each) recorded in a model."""
+    m = Model(t)
+    for i in range(n):
+        m.upsert({i % 2: f"v{i}", 10 + i: "x"})
+    return m

@@ -12,7 +12,7 @@ import time
 
 import pyarrow as pa
 import pytest
-from table_ops_helpers import SCHEMA, Model, make_table, orphans, read_rows
+from table_ops_helpers import SCHEMA, Model, history, make_table, orphans, read_rows
 
 from paimon_rs import SchemaChange
 from paimon_rs.exceptions import InvalidArgumentError, TableNotFoundError, UnsupportedError
@@ -29,16 +29,10 @@ def ids_in(d: str) -> list:
     return sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
 
 
-def history(t, n: int = 4) -> Model:
-    m = Model(t)
-    for i in range(n):
-        m.upsert({i % 2: f"v{i}", 10 + i: "x"})
-    return m
-
 
 def test_branch_from_tag_reads_the_tag_then_writes_its_own_snapshots(catalog):
     t = make_table(catalog, "db.t")
-    m = history(t)
+    m = history(t, 4)
     t.create_tag("t2", snapshot_id=2)
     t.create_branch("b", "t2")
     d = branch_dir(t, "b")

@@ -7,16 +7,9 @@ import json
 import os
 
 import pytest
-from table_ops_helpers import Model, make_table, orphans, read_rows, snapshot_ids
+from table_ops_helpers import history, make_table, orphans, read_rows, snapshot_ids
 
 from paimon_rs.exceptions import InvalidArgumentError
-
-
-def history(t, n: int = 5) -> Model:
-    m = Model(t)
-    for i in range(n):
-        m.upsert({i % 2: f"v{i}", 10 + i: "x"})
-    return m
 
 
 def test_rename_tag(catalog):
