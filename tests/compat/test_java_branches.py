@@ -7,9 +7,9 @@ from __future__ import annotations
 import os
 import time
 
-import pyarrow as pa
 import pytest
-from test_java_table_ops import ARROW, Both, history, tname
+from test_java_table_ops import Both, history, tname
+from test_java_table_ops import write_rows as write
 
 from paimon_rs import CatalogFactory
 
@@ -26,15 +26,6 @@ def rows_of(t, options=None) -> dict:
     rb = t.new_read_builder()
     d = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pydict()
     return dict(zip(d["k"], d["v"]))
-
-
-def write(t, rows: dict) -> None:
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=ARROW))
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
 
 
 def java_rows(b: Both, branch: str, **kw) -> dict:
