@@ -376,3 +376,23 @@ def test_catalog_branch_exceptions_are_pypaimons(catalog):
     assert "c" in catalog.get_table(bi).arrow_schema.names
     assert "c" not in catalog.get_table(ident).arrow_schema.names
     assert catalog.get_table_path(bi) == catalog.get_table_path(ident)
+
+
+def test_compaction_and_inspection_of_a_branch(catalog):
+    t = make_table(catalog, "db.t")
+    history(t, 2)
+    t.create_tag("t1", snapshot_id=1)
+    t.create_branch("b", "t1")
+    b = t.switch_to_branch("b")
+    bm = Model(b)
+    bm.snapshots = {1: read_rows(b)}
+    for i in range(3):
+        bm.upsert({i: f"b{i}"})
+    main_ids, before = ids_in(t.table_path), bm.current()
+    sid = b.compact(full=True)
+    assert sid is not None and ids_in(branch_dir(t, "b"))[-1] == sid
+    assert ids_in(t.table_path) == main_ids, "the branch's compaction commits into the branch"
+    assert read_rows(b) == before
+    bm.snapshots[sid] = before
+    assert sum(p.record_count for p in b.list_partitions()) == len(bm.current())
+    assert [s.id for s in b.snapshot_manager()] == ids_in(branch_dir(t, "b"))
