@@ -4,9 +4,7 @@ compaction leaves each bucket one sorted run at the top level with no retraction
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from collections import defaultdict
 from typing import Any, Dict, List
 
@@ -14,6 +12,11 @@ import pyarrow as pa
 import pytest
 
 from paimon_rs import Schema
+
+import stores
+
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
 
 SCHEMA = pa.schema([
     ("dt", pa.string()),
@@ -73,8 +76,7 @@ def live_files(table) -> Dict[Any, List[Any]]:
 
 
 def snapshot(table, sid: int) -> Dict[str, Any]:
-    with open(os.path.join(table.table_path, "snapshot", f"snapshot-{sid}")) as f:
-        return json.load(f)
+    return stores.read_json(stores.join(table.table_path, "snapshot", f"snapshot-{sid}"))
 
 
 @pytest.mark.parametrize("engine", list(ENGINES))

@@ -14,6 +14,9 @@ from paimon_rs import Schema
 
 from unit_helpers import read, write
 
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
+
 N = None
 
 
