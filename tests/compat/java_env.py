@@ -275,7 +275,7 @@ class JavaPaimon:
 
 
 def main() -> int:
-    for version in JARS:
+    for version in [*JARS, "1.0-s3"]:
         t0 = time.monotonic()
         jvm = JavaPaimon.start(version)
         print(json.dumps({"version": version, "class_path": [str(p) for p in class_path(version)],

@@ -4,9 +4,10 @@ reopened and read: every acknowledged commit is there with its exact rows, an un
 there completely or not at all, upserts show the latest committed batch, snapshot ids are 1..n.
 
 Every test runs on local disk and on S3 (moto: a kill there lands between the PUTs of a commit, or
-during the conditional PUT of its snapshot file).
+during the conditional PUT of its snapshot file); on S3 the CI loop in CI, the others under
+``-m long``.
 
-CI: 100 kills on local disk, 25 on S3. Long (``-m long``): ``PAIMON_RS_RELIABILITY_KILLS`` kills
+CI: 100 kills on local disk, 12 on S3. Long (``-m long``): ``PAIMON_RS_RELIABILITY_KILLS`` kills
 (default 1000).
 """
 
@@ -45,7 +46,8 @@ from rel_helpers import (
 from rel_worker import KILL_SCHEMA, upserted_keys
 from stores import Warehouse
 
-pytestmark = pytest.mark.stores
+# the CI loop runs on S3 with fewer kills; the other S3 variants only under -m long (moto is slow)
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 SEED_ROWS = 2000
 ROWS = 200
@@ -213,8 +215,9 @@ def full_path(table_path: str, p: str) -> str:
     return os.path.normpath(os.path.join(table_path, p)) if "://" not in table_path else f"{table_path}/{p}"
 
 
+@pytest.mark.stores
 def test_kill_loop_ci(tmp_path, warehouse):
-    kills = 25 if warehouse.is_s3 else 100
+    kills = 12 if warehouse.is_s3 else 100
     figure(f"kill -9 loop (CI, {warehouse.store})", **kill_loop(tmp_path, warehouse, kills, seed=9))
 
 
