@@ -3,6 +3,7 @@ on local disk or, for tests marked ``stores``, on local disk and on S3 (see stor
 
 from __future__ import annotations
 
+import os
 from typing import Iterator
 
 import pytest
@@ -41,7 +42,7 @@ def moto() -> Iterator[MotoServer]:
 @pytest.fixture
 def warehouse(request: pytest.FixtureRequest, tmp_path) -> Warehouse:
     """A warehouse on local disk (``tmp_path/wh``) or in a new bucket of the S3 server."""
-    store = getattr(request, "param", "local")
+    store = getattr(request, "param", os.environ.get("PAIMON_RS_TEST_STORE", "local"))
     if store == "local":
         return Warehouse(str(tmp_path / "wh"))
     server: MotoServer = request.getfixturevalue("moto")

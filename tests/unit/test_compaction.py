@@ -16,7 +16,8 @@ from paimon_rs import Schema
 import stores
 
 # every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long but for the
-# tests marked stores below (full compaction per merge engine, writes that compact, record expiry), to keep CI short: moto costs ~0.5 s of CPU per test
+# tests marked stores below (full compaction per merge engine, writes that compact, record expiry),
+# to keep CI short: moto costs ~0.5 s of CPU per test
 pytestmark = pytest.mark.stores("local", "s3-long")
 
 SCHEMA = pa.schema([
