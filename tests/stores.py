@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import pyarrow as pa
 
@@ -78,6 +78,20 @@ def walk_files(path: str) -> List[str]:
     client, bucket, key = s3
     prefix = key.rstrip("/") + "/"
     return sorted(f"{path.split('://', 1)[0]}://{bucket}/{k}" for k in _keys(client, bucket, prefix))
+
+
+def usage(path: str) -> Tuple[int, int]:
+    """(files, bytes) under ``path``."""
+    s3 = _s3(path)
+    if s3 is None:
+        files = walk_files(path)
+        return len(files), sum(os.path.getsize(f) for f in files)
+    client, bucket, key = s3
+    n = b = 0
+    for page in client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=key.rstrip("/") + "/"):
+        for o in page.get("Contents", []):
+            n, b = n + 1, b + int(o["Size"])
+    return n, b
 
 
 def listdir(path: str) -> List[str]:
