@@ -277,7 +277,11 @@ class JavaPaimon:
 def main() -> int:
     for version in [*JARS, "1.0-s3"]:
         t0 = time.monotonic()
-        jvm = JavaPaimon.start(version)
+        try:
+            jvm = JavaPaimon.start(version)
+        except JavaUnavailable as e:
+            print(json.dumps({"version": version, "unavailable": str(e)}))
+            continue
         print(json.dumps({"version": version, "class_path": [str(p) for p in class_path(version)],
                           "driver": str(compiled_driver(version)), "seconds": round(time.monotonic() - t0, 1)}))
         jvm.close()
