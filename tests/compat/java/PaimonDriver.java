@@ -197,6 +197,8 @@ public final class PaimonDriver {
                     o.set("warehouse", w);
                     // no table cache: paimon_rs alters the tables between calls
                     o.set("cache-enabled", "false");
+                    // e.g. hadoop.fs.s3a.* of a warehouse on S3 (java_env.s3_catalog_options)
+                    stringMap(req.get("catalog_options")).forEach(o::set);
                     return CatalogFactory.createCatalog(CatalogContext.create(o));
                 });
     }
