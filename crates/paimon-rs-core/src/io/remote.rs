@@ -81,6 +81,9 @@ const ALIGN: u64 = 64 << 10;
 const MERGE_GAP: u64 = 1 << 20;
 /// GETs of one object in flight at once.
 const FETCH_CONCURRENCY: usize = 8;
+/// At most this much of one object is fetched ahead (the first ranges; the rest is read as
+/// asked for): the memory of an open file, of which a merge holds two per sorted run.
+const PREFETCH_OBJECT_BYTES: u64 = 64 << 20;
 
 /// Bytes `start..end` from `pieces`, if they hold all of them (a slice of one piece, or a copy
 /// across adjacent ones).
@@ -259,7 +262,14 @@ impl ReadAt for RemoteObject {
             .filter(|r| r.start < self.cached_from)
             .map(|r| r.start..r.end.min(self.cached_from))
             .collect();
-        let plan = plan_pieces(&wanted, self.cached_from);
+        let mut total = 0;
+        let plan: Vec<_> = plan_pieces(&wanted, self.cached_from)
+            .into_iter()
+            .take_while(|r| {
+                total += r.end - r.start;
+                total <= PREFETCH_OBJECT_BYTES
+            })
+            .collect();
         if plan.is_empty() {
             return Ok(());
         }
