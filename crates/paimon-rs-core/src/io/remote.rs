@@ -79,6 +79,9 @@ type Pieces = std::sync::Arc<std::sync::RwLock<Vec<(u64, Bytes)>>>;
 /// reader reads whole), and ranges less than [`MERGE_GAP`] apart are fetched as one.
 const ALIGN: u64 = 64 << 10;
 const MERGE_GAP: u64 = 1 << 20;
+/// Largest ranged GET of a prefetch (S3's guidance for ranged reads is 8-16 MiB; a store that
+/// charges per request, or per object touched as moto does, prefers fewer).
+const PIECE_BYTES: u64 = 16 << 20;
 /// GETs of one object in flight at once.
 const FETCH_CONCURRENCY: usize = 8;
 /// At most this much of one object is fetched ahead (the first ranges; the rest is read as
@@ -116,7 +119,7 @@ fn from_pieces(pieces: &[(u64, Bytes)], start: u64, end: u64) -> Option<Bytes> {
 }
 
 /// `ranges` rounded out to [`ALIGN`] (within `0..size`), sorted, merged across small gaps, cut
-/// into pieces of at most [`READ_BLOCK`] bytes.
+/// into pieces of at most [`PIECE_BYTES`].
 fn plan_pieces(ranges: &[std::ops::Range<u64>], size: u64) -> Vec<std::ops::Range<u64>> {
     let mut rs: Vec<_> = ranges
         .iter()
@@ -135,8 +138,8 @@ fn plan_pieces(ranges: &[std::ops::Range<u64>], size: u64) -> Vec<std::ops::Rang
         .into_iter()
         .flat_map(|r| {
             (r.start..r.end)
-                .step_by(READ_BLOCK as usize)
-                .map(move |s| s..(s + READ_BLOCK).min(r.end))
+                .step_by(PIECE_BYTES as usize)
+                .map(move |s| s..(s + PIECE_BYTES).min(r.end))
         })
         .collect()
 }
@@ -503,7 +506,7 @@ mod tests {
     fn prefetched_ranges_serve_later_reads() {
         let p = Path::new("memory://remote-test/wh/pre.bin");
         let r = super::super::store::remote(p).unwrap().unwrap();
-        let data: Vec<u8> = (0..(READ_BLOCK as u32 * 2 + 5000))
+        let data: Vec<u8> = (0..(PIECE_BYTES as u32 + READ_BLOCK as u32 + 5000))
             .map(|i| (i % 241) as u8)
             .collect();
         let dir = tempfile::tempdir().unwrap();
@@ -513,10 +516,11 @@ mod tests {
         let obj = RemoteObject::open(r, p, None, false).unwrap();
         // two column chunks a small gap apart, one far off, one inside the cached tail
         let end = data.len() as u64;
+        let far = PIECE_BYTES + (4 << 20);
         obj.prefetch(&[
             100..70_000,
-            80_000..READ_BLOCK + 10,
-            12 << 20..(12 << 20) + 10,
+            80_000..PIECE_BYTES + 10,
+            far..far + 10,
             end - 5..end,
         ])
         .unwrap();
@@ -528,14 +532,18 @@ mod tests {
         assert_eq!(
             spans,
             vec![
-                (0, READ_BLOCK),
-                (READ_BLOCK, READ_BLOCK + ALIGN),
-                (12 << 20, (12 << 20) + ALIGN)
+                (0, PIECE_BYTES),
+                (PIECE_BYTES, PIECE_BYTES + ALIGN),
+                (far, far + ALIGN)
             ],
-            "aligned, merged across the gap, cut at {READ_BLOCK} bytes; the tail not fetched"
+            "aligned, merged across the gap, cut at {PIECE_BYTES} bytes; the tail not fetched"
         );
         // within a piece, across two pieces, and a miss (fetched as before)
-        for (s, n) in [(100u64, 50usize), (READ_BLOCK - 10, 30), (11 << 20, 64)] {
+        for (s, n) in [
+            (100u64, 50usize),
+            (PIECE_BYTES - 10, 30),
+            (PIECE_BYTES + (2 << 20), 64),
+        ] {
             let got = obj.read_at(s, n).unwrap();
             assert_eq!(&got[..], &data[s as usize..s as usize + n]);
         }
