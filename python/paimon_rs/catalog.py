@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +15,6 @@ from paimon_rs.exceptions import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
-    TableAlreadyExistsError,
     TagNotExistException,
     UnsupportedError,
 )
@@ -209,16 +207,12 @@ class FileSystemCatalog(Catalog):
             if ignore_if_not_exists:
                 return
             raise
-        if self._remote():
-            raise UnsupportedError(f"drop_database on an object store warehouse ({self.warehouse}): "
-                                   "not supported yet; drop its tables with drop_table")
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(
                 f"database '{name}' is not empty ({len(tables)} tables); use cascade=True")
-        for t in tables:
-            self.drop_table(f"{name}.{t}", True)
-        shutil.rmtree(self.get_database_path(name))
+        # its directory, or on an object store every object under its prefix
+        self._core.remove_database(name)
 
     def alter_database(self, name: str, changes: List[Any]) -> None:
         """Refused, as by pypaimon's and Java's filesystem catalogs: it stores no database
@@ -229,20 +223,13 @@ class FileSystemCatalog(Catalog):
     def rename_table(self, source_identifier: Union[str, Identifier],
                      target_identifier: Union[str, Identifier]) -> None:
         """Rename (or move to another database of this catalog) a table: its directory is
-        renamed, as Java's ``FileSystemCatalog`` does. The source must exist
+        renamed, as Java's ``FileSystemCatalog`` does (``FileIO.rename``). The source must exist
         (``TableNotExistException``), the target database too, the target table must not
-        (``TableAlreadyExistException``). Do not rename a table that is being written."""
-        src = Identifier.from_string(_identifier(source_identifier))
-        dst = Identifier.from_string(_identifier(target_identifier))
-        if self._remote():
-            raise UnsupportedError(f"rename_table on an object store warehouse ({self.warehouse}): "
-                                   "an object store has no rename")
-        self.get_table(src)
-        self.get_database(dst.database)
-        dst_path = self.get_table_path(dst)
-        if os.path.lexists(dst_path):
-            raise TableAlreadyExistsError(f"table '{dst}' already exists")
-        os.rename(self.get_table_path(src), dst_path)
+        (``TableAlreadyExistException``). Do not rename a table that is being written. On an
+        object store, which has no rename, its objects are copied (server side) then deleted,
+        as Hadoop's S3A rename that Java uses there: not atomic; a failure names what is left
+        where (README, "Object stores")."""
+        self._core.rename_table(_identifier(source_identifier), _identifier(target_identifier))
 
     def get_table_schema(self, identifier: Union[str, Identifier]) -> TableSchema:
         """The table's latest stored schema."""

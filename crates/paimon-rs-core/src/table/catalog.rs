@@ -430,4 +430,34 @@ impl FileSystemCatalog {
         }
         io::remove_dir_all(&path)
     }
+
+    /// Delete the database `name` and everything under it (its directory; on an object store,
+    /// every object under its prefix). The caller checks emptiness (`cascade`), as Java's
+    /// `AbstractCatalog.dropDatabase` does before `dropDatabaseImpl`.
+    pub fn remove_database(&self, name: &str) -> Result<()> {
+        let p = self.db_path(name);
+        if !io::is_dir(&p) {
+            return Err(Error::DatabaseNotFound(name.to_string()));
+        }
+        io::remove_dir_all(&p)
+    }
+
+    /// Rename (or move to another database) the table `from`, as Java's
+    /// `FileSystemCatalog.renameTableImpl` (`FileIO.rename` of its directory): a rename on a
+    /// local disk; on an object store, a copy then a delete (see [`io::rename_dir`]), not atomic.
+    pub fn rename_table(&self, from: &str, to: &str) -> Result<()> {
+        let src = self.table_path(from)?;
+        let (db, _) = parse_identifier(to)?;
+        let dst = self.table_path(to)?;
+        if !io::is_dir(&src.join("schema")) {
+            return Err(Error::TableNotFound(from.to_string()));
+        }
+        if !io::is_dir(&self.db_path(&db)) {
+            return Err(Error::DatabaseNotFound(db));
+        }
+        if io::is_dir(&dst) || io::exists(&dst) {
+            return Err(Error::TableAlreadyExists(to.to_string()));
+        }
+        io::rename_dir(&src, &dst, "schema").map_err(|e| e.with_table(from))
+    }
 }
