@@ -296,7 +296,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
             .iter()
             .map(|f| (file_path(&dir, f), f.clone()))
             .collect();
-        Box::new(FileChain::new(files, plan.clone()))
+        Box::new(FileChain::raw(files, plan.clone()))
     };
     Ok(Box::new(batches.filter_map(move |b| match b {
         Ok(b) => match ctx.finish_batch(&b, &plan) {
