@@ -189,13 +189,11 @@ impl SnapshotManager {
                         "manifest file without any snapshot in {}: either the snapshots were \
                          lost (restore them from a backup; do not remove files), or the table's \
                          very first commit crashed after writing its manifests. In that case \
-                         (no commit ever succeeded on this table) delete the files in {} \
-                         (remove_orphan_files refuses while manifest lists without a snapshot \
-                         remain), then write again; table.remove_orphan_files(older_than=...) \
-                         reclaims the crashed commit's data files. Refusing to read or write \
-                         the table as empty",
-                        self.dir.display(),
-                        manifest_dir.display()
+                         (no commit ever succeeded on this table) \
+                         table.remove_orphan_files(older_than=...) removes the crashed commit's \
+                         manifests and data files (it refuses what looks like a lost history), \
+                         then write again. Refusing to read or write the table as empty",
+                        self.dir.display()
                     ),
                 ));
             }
@@ -403,9 +401,26 @@ impl SnapshotManager {
         io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)
     }
 
-    /// LATEST is only a hint: a failure to update it is harmless.
+    /// LATEST is only a hint: a failure to update it is harmless. But it must never be left
+    /// naming a snapshot that is gone with none newer ([`Self::latest_id`] takes that for lost
+    /// snapshots), and a rollback may delete the commit's snapshot between its creation and this
+    /// write, then set `LATEST` before this write lands: so once written, the snapshot named is
+    /// checked, and while it is gone the hint is moved to the newest snapshot listed. A check
+    /// that finds it present comes after the write, so a rollback deleting it later also sets
+    /// `LATEST` later.
     pub fn write_latest_hint_best_effort(&self, id: i64) {
-        let _ = io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes());
+        let mut id = id;
+        for _ in 0..100 {
+            if io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes()).is_err()
+                || io::exists(&self.snapshot_path(id))
+            {
+                return;
+            }
+            match self.ids().ok().and_then(|ids| ids.last().copied()) {
+                Some(newest) => id = newest,
+                None => return,
+            }
+        }
     }
 }
 
@@ -474,6 +489,19 @@ mod tests {
         }
         let e = corrupt_path(sm.latest_id().unwrap_err());
         assert!(e.contains("no snapshot is left"), "{e}");
+    }
+
+    #[test]
+    fn a_commit_rolled_back_before_its_hint_is_written_leaves_no_lost_latest() {
+        let (_d, sm) = table(3);
+        // a rollback to 1 deleted 3 and 2 and set LATEST, then the writer of 3 writes its hint
+        for id in [3, 2] {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        sm.write_latest_hint(1).unwrap();
+        sm.write_latest_hint_best_effort(3);
+        assert_eq!(sm.read_hint(LATEST), Some(1));
+        assert_eq!(sm.latest_id().unwrap(), Some(1));
     }
 
     #[test]
