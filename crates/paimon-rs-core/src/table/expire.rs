@@ -10,10 +10,12 @@
 //! manifest lists, index manifests and index files, statistics) that no remaining snapshot, tag,
 //! long-lived changelog or branch references. What is read to decide it is what Java reads (see
 //! [`delete_expired`]): the expired range's deltas and lists, and the lists of the first
-//! retained snapshot and of the tags around the range, not the retained history. Order: `EARLIEST` is moved first, then snapshot
-//! files are deleted lowest first (so the history never has a gap), then the files, read after
-//! the snapshots are gone; a reader of an expired snapshot then finds its snapshot file missing
-//! and gets [`Error::SnapshotExpired`]. An interrupted expiry leaves only orphans.
+//! retained snapshot and of the tags around the range, not the retained history.
+//!
+//! Order: `EARLIEST` is moved first, then snapshot files are deleted lowest first (so the
+//! history never has a gap), then the files, read after the snapshots are gone; a reader of an
+//! expired snapshot then finds its snapshot file missing and gets [`Error::SnapshotExpired`]. An
+//! interrupted expiry leaves only orphans.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};

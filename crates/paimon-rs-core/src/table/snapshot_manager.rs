@@ -31,6 +31,10 @@ const EARLIEST: &str = "EARLIEST";
 /// manifests, then its snapshot, within seconds).
 pub const FIRST_COMMIT_GRACE_MILLIS: i64 = 10 * 60 * 1000;
 
+/// How long `LATEST` may name a missing snapshot, with older ones present, before that is taken
+/// for lost snapshots rather than a rollback in progress (see [`SnapshotManager::latest_id`]).
+pub const LOST_LATEST_WAIT_MILLIS: u64 = 2000;
+
 fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = io::list_names(dir)?
         .iter()
@@ -115,7 +119,25 @@ impl SnapshotManager {
     }
 
     /// The newest snapshot id, None for a table that never committed.
+    ///
+    /// A commit racing a rollback may write `LATEST` naming its snapshot just before the rollback
+    /// deletes it; the hint is then wrong until the rollback sets it again at its end, moments
+    /// later. So a hint naming a missing snapshot while older ones exist is only taken for lost
+    /// snapshots once it stays so for [`LOST_LATEST_WAIT_MILLIS`].
     pub fn latest_id(&self) -> Result<Option<i64>> {
+        let step = 50;
+        for _ in 0..LOST_LATEST_WAIT_MILLIS / step {
+            match self.latest_id_once() {
+                Err(Error::CorruptFile { .. }) if !self.ids()?.is_empty() => {
+                    std::thread::sleep(std::time::Duration::from_millis(step))
+                }
+                r => return r,
+            }
+        }
+        self.latest_id_once()
+    }
+
+    fn latest_id_once(&self) -> Result<Option<i64>> {
         if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
             if !io::exists(&self.snapshot_path(n + 1)) {
                 if io::exists(&self.snapshot_path(n)) {
@@ -502,6 +524,25 @@ mod tests {
         sm.write_latest_hint_best_effort(3);
         assert_eq!(sm.read_hint(LATEST), Some(1));
         assert_eq!(sm.latest_id().unwrap(), Some(1));
+    }
+
+    #[test]
+    fn a_rollback_in_progress_is_not_taken_for_lost_snapshots() {
+        let (d, sm) = table(3);
+        // a commit wrote LATEST = 3, then the rollback to 1 deleted 3 and 2 and has yet to set
+        // LATEST again
+        for id in [3, 2] {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        let rollback = {
+            let sm = SnapshotManager::new(d.path());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                sm.write_latest_hint(1).unwrap();
+            })
+        };
+        assert_eq!(sm.latest_id().unwrap(), Some(1));
+        rollback.join().unwrap();
     }
 
     #[test]
