@@ -215,3 +215,26 @@ def test_expiry_racing_writers_loses_nothing_acknowledged(catalog):
     assert len(acked) + len(errors) == 16 and len(acked) >= 8
     if not errors:  # a failed commit keeps its files for a retry (abort deletes them)
         assert orphans(t) == []
+
+
+def test_failed_expiry_after_a_commit_is_a_warning_naming_table_and_snapshot(catalog, caplog):
+    """The commit has landed when its expiry runs: a failure there (here: a corrupt manifest list
+    of the snapshot being expired) is a warning naming the table and the landed snapshot, the
+    commit returns normally, and the data is intact."""
+    import logging
+
+    t = make_table(catalog, options={"snapshot.num-retained.min": "1", "snapshot.num-retained.max": "2"})
+    m = Model(t)
+    m.upsert({1: "a"})
+    m.upsert({2: "b"})
+    with open(os.path.join(t.table_path, "snapshot", "snapshot-1")) as f:
+        delta = json.load(f)["deltaManifestList"]
+    with open(os.path.join(t.table_path, "manifest", delta), "wb") as f:
+        f.write(b"not avro")
+    with caplog.at_level(logging.WARNING, logger="paimon_rs"):
+        sid = m.upsert({3: "c"})  # returns: no exception over the landed commit
+    warnings = [r.getMessage() for r in caplog.records if r.name == "paimon_rs.commit" and r.levelno == logging.WARNING]
+    assert any(f"db.ops: snapshot {sid} committed, but the maintenance (snapshot expiry, tags) after it failed" in w
+               and delta in w for w in warnings), warnings
+    assert read_rows(t) == m.snapshots[sid] == {1: "a", 2: "b", 3: "c"}
+    check_retained(t, m)

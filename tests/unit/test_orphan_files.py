@@ -309,3 +309,58 @@ def test_killed_writers_spill_directory_is_swept_live_ones_are_not(catalog, tmp_
     spill_once(t)
     assert not os.path.exists(child_dir)
     assert os.listdir(spill) == []
+
+
+def _crash_first_commit(t, data: pa.Table) -> None:
+    """What a first commit killed after writing its manifests and manifest lists, before
+    ``snapshot-1``, leaves: its files without the snapshot (and without the hint written after
+    it)."""
+    write(t, data)
+    sdir = os.path.join(t.table_path, "snapshot")
+    for f in os.listdir(sdir):
+        os.remove(os.path.join(sdir, f))
+
+
+def test_crashed_first_commit_next_commit_and_clean(catalog):
+    """The next commit (within the grace period) starts the table with its own rows only; the
+    crashed commit's manifests, lists and data files are then ordinary orphans."""
+    t = make_table(catalog)
+    _crash_first_commit(t, rows("a", range(10), "crashed"))
+    crashed = files_under(t.table_path) - files_under(os.path.join(t.table_path, "schema"))
+    assert any("manifest-list-" in f for f in crashed)
+    write(t, rows("b", range(5)))
+    assert t.latest_snapshot_id() == 1
+    assert read(t).column("dt").to_pylist() == ["b"] * 5
+    age(t.table_path)
+    res = t.remove_orphan_files(older_than=dt.timedelta(hours=1))
+    assert set(res.files) == crashed
+    assert read(t).column("dt").to_pylist() == ["b"] * 5
+
+
+def test_crashed_first_commit_cleaned_when_old(catalog):
+    """Once old, manifests without any snapshot refuse reads and writes (they could be a lost
+    history); the message names remove_orphan_files, which recognises a crashed first commit and
+    removes everything it wrote; then the next commit starts the table. A lost history of two
+    snapshots is refused, nothing deleted."""
+    t = make_table(catalog)
+    _crash_first_commit(t, rows("a", range(10), "crashed"))
+    schema = files_under(os.path.join(t.table_path, "schema"))
+    age(t.table_path)
+    with pytest.raises(paimon_rs.CorruptFileError, match="remove_orphan_files"):
+        write(t, rows("b", range(5)))
+    res = t.remove_orphan_files(older_than=dt.timedelta(hours=1))
+    assert res.files and files_under(t.table_path) == schema
+    write(t, rows("b", range(5)))
+    assert t.latest_snapshot_id() == 1
+    assert read(t).column("dt").to_pylist() == ["b"] * 5
+    assert len(t.remove_orphan_files(older_than=dt.timedelta(hours=1))) == 0
+
+    lost = make_table(catalog, "db.lost")
+    write(lost, rows("a", range(3)))
+    write(lost, rows("a", range(3), "upd"))
+    _crash_first_commit(lost, rows("c", range(3)))  # the snapshots go with it
+    age(lost.table_path)
+    before = files_under(lost.table_path)
+    with pytest.raises(paimon_rs.CorruptFileError, match="snapshots lost"):
+        lost.remove_orphan_files(older_than=dt.timedelta(hours=1))
+    assert files_under(lost.table_path) == before

@@ -143,3 +143,39 @@ def test_unsupported_expiration_settings_refuse_the_commit(catalog):
                                    options={"partition.expiration-time": "1 d"})
     catalog.create_table("db.u", s, False)
     write(catalog.get_table("db.u"), pa.table({"id": [1]}))
+
+
+def test_failed_partition_expiry_after_a_commit_is_a_warning(catalog, caplog):
+    """Partition expiry after a landed commit fails (here: the manifest of the old partition is
+    corrupt; the commit itself never reads it): a warning naming the table and the landed
+    snapshot, as snapshot expiry's, and the commit returns its snapshot."""
+    import logging
+    import os
+
+    from unit_helpers import snapshots as snaps
+
+    t = _table(catalog, pk=False)
+    old, new = _day(30), _day(0)
+    write(t, _rows([(old, 1)]))
+    mdir = os.path.join(t.table_path, "manifest")
+    manifests = [f for f in os.listdir(mdir) if f.startswith("manifest-") and not f.startswith("manifest-list-")]
+    assert len(manifests) == 1
+    path = os.path.join(mdir, manifests[0])
+    with open(path, "rb") as f:
+        good = f.read()
+    with open(path, "wb") as f:
+        f.write(b"not avro")
+    expiring = t.copy({"partition.expiration-time": "2 d", "partition.expiration-check-interval": "0 s",
+                       "partition.timestamp-formatter": "yyyyMMdd"})
+    with caplog.at_level(logging.WARNING, logger="paimon_rs"):
+        write(expiring, _rows([(new, 1)]))  # no exception: the commit landed
+    warnings = [r.getMessage() for r in caplog.records if r.name == "paimon_rs.commit" and r.levelno == logging.WARNING]
+    assert any("db.p: snapshot 2 committed, but the partition expiry after it failed" in w and manifests[0] in w
+               for w in warnings), warnings
+    assert [s["commitKind"] for s in snaps(t)] == ["APPEND", "APPEND"]
+    with open(path, "wb") as f:
+        f.write(good)
+    assert _left(t) == _model([(old, 1), (new, 1)])
+    # the next commit expires the old partition
+    write(expiring, _rows([(new, 2)]))
+    assert _left(t) == _model([(new, 1), (new, 2)])

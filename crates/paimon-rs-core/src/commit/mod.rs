@@ -270,26 +270,29 @@ impl FileStoreCommit {
         let id = self
             .commit_inner(messages, commit_identifier, overwrite)
             .map_err(|e| e.with_table(&self.table.name))?;
-        if let (Some(pe), Some(_)) = (expire, id) {
+        if let (Some(pe), Some(landed)) = (expire, id) {
             if !matches!(overwrite, Some(Overwrite::Partitions(_))) {
                 // Java's TableCommitImpl: partitions expire after a commit, in their own
                 // OVERWRITE snapshot
                 match pe.expire_on_commit(self, commit_identifier) {
                     Ok(Some(expired)) => return Ok(Some(expired)),
                     Ok(None) => {}
-                    // the data is committed: say so, or a caller would think it must retry
-                    Err(e) => {
-                        return Err(Error::Internal(format!(
-                            "table {}: the commit landed as snapshot {}, but expiring partitions \
-                             (partition.expiration-time) then failed: {e}",
-                            self.table.name,
-                            id.unwrap_or_default()
-                        )))
-                    }
+                    Err(e) => self.warn_after_commit(landed, "partition expiry", &e),
                 }
             }
         }
         Ok(id)
+    }
+
+    /// Maintenance after a commit failed: the commit has landed as snapshot `landed`, so this is
+    /// a warning naming both, never an error over the acknowledged commit (a caller would think
+    /// it must retry); the next commit, `expire_snapshots` or `expire_partitions` tries again.
+    fn warn_after_commit(&self, landed: i64, what: &str, e: &Error) {
+        log::warn!(
+            target: "paimon_rs.commit",
+            "{}: snapshot {landed} committed, but the {what} after it failed: {e}",
+            self.table.name
+        );
     }
 
     /// Drop `partitions` in one OVERWRITE snapshot (Java's `FileStoreCommit.dropPartitions`).
@@ -400,12 +403,7 @@ impl FileStoreCommit {
             Ok(())
         };
         if let Err(e) = run() {
-            log::warn!(
-                target: "paimon_rs.commit",
-                "{}: snapshot {snapshot_id} committed, but its maintenance (snapshot expiry, \
-                 tags) failed: {e}",
-                t.name
-            );
+            self.warn_after_commit(snapshot_id, "maintenance (snapshot expiry, tags)", &e);
         }
     }
 

@@ -6,14 +6,16 @@
 //! than `snapshot.time-retained`, up to `latest - snapshot.num-retained.min + 1` (exclusive), and
 //! at most `snapshot.expire.limit` in one run; a consumer's next snapshot (`consumer/`) is kept.
 //!
-//! What is deleted differs in method, not in result: every file an expired snapshot referenced
-//! (data and extra files, manifests, manifest lists, index manifests and index files,
-//! statistics) that no remaining snapshot, tag, long-lived changelog or branch references. The
-//! remaining ones are all read (each manifest once), where Java reads the expired deltas and
-//! trusts that a deleted file never comes back. Order: `EARLIEST` is moved first, then snapshot
-//! files are deleted lowest first (so the history never has a gap), then the files, read after
-//! the snapshots are gone; a reader of an expired snapshot then finds its snapshot file missing
-//! and gets [`Error::SnapshotExpired`]. An interrupted expiry leaves only orphans.
+//! What is deleted: every file an expired snapshot referenced (data and extra files, manifests,
+//! manifest lists, index manifests and index files, statistics) that no remaining snapshot, tag,
+//! long-lived changelog or branch references. What is read to decide it is what Java reads (see
+//! [`delete_expired`]): the expired range's deltas and lists, and the lists of the first
+//! retained snapshot and of the tags around the range, not the retained history.
+//!
+//! Order: `EARLIEST` is moved first, then snapshot files are deleted lowest first (so the
+//! history never has a gap), then the files, read after the snapshots are gone; a reader of an
+//! expired snapshot then finds its snapshot file missing and gets [`Error::SnapshotExpired`]. An
+//! interrupted expiry leaves only orphans.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -22,9 +24,12 @@ use crate::error::{Error, Result};
 use crate::io;
 use crate::options::parse_duration_ms;
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::manifest::ManifestEntry;
+use crate::spec::manifest::{
+    read_manifest_entries, read_manifest_list, FileKind, IndexManifestEntry, ManifestEntry,
+};
 use crate::spec::partition::partition_path;
-use crate::table::references::{Labeled, Missing, Walker};
+use crate::spec::snapshot::Snapshot;
+use crate::table::references::{Labeled, Missing, Referenced, Walker};
 use crate::table::snapshot_manager::SnapshotManager;
 use crate::table::FileStoreTable;
 
@@ -134,62 +139,43 @@ fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
 /// Everything that keeps files alive: every snapshot, tag and long-lived changelog of the table
 /// and of its branches, read now.
 pub(crate) fn all_kept(table: &FileStoreTable) -> Result<Vec<Labeled>> {
-    let mut out = vec![];
-    for root in metadata_roots(&table.path)? {
-        out.extend(crate::table::references::snapshots_and_tags(&root)?);
-        let dir = root.join("changelog");
-        for name in io::list_names(&dir)? {
-            if name.starts_with("changelog-") && !name.ends_with(".tmp") {
-                let p = dir.join(&name);
-                let bytes = io::read(&p)?;
-                let s = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::corrupt(&p, e.to_string()))?;
-                out.push((p, s));
-            }
-        }
-    }
+    let mut out = crate::table::references::snapshots_and_tags(&table.path)?;
+    out.extend(kept_elsewhere(table)?);
     Ok(out)
 }
 
-/// Delete what `discarded` references and `kept` does not. `discarded` is read tolerantly
-/// (what is already gone is skipped), `kept` strictly: if a kept snapshot's metadata cannot be
-/// read nothing is deleted.
-pub(crate) fn delete_unreferenced(
-    table: &FileStoreTable,
-    discarded: &[Labeled],
-    kept: &[Labeled],
-    why: &'static str,
-) -> Result<Vec<(PathBuf, u64)>> {
-    if discarded.is_empty() {
-        return Ok(vec![]);
+/// Files to delete, in the order they go: data files (with their extra files), index files,
+/// statistics, then the metadata in `manifest/` that names them.
+#[derive(Default)]
+struct Doomed {
+    data: Vec<ManifestEntry>,
+    index: Vec<PathBuf>,
+    statistics: Vec<String>,
+    meta: Vec<String>,
+}
+
+/// The path of an index file an index manifest lists.
+fn index_path(table: &FileStoreTable, e: &IndexManifestEntry) -> PathBuf {
+    match &e.external_path {
+        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+        None => table.path.join("index").join(&e.file_name),
     }
-    let keep = Walker::new(table, Missing::Refuse(why))
-        .live_only()
-        .referenced(kept)?;
-    let mut data: Vec<ManifestEntry> = vec![];
-    let mut index: Vec<PathBuf> = vec![];
-    let gone = Walker::new(table, Missing::Skip).walk(
-        discarded,
-        |e| {
-            if !keep.data.contains(&e.file.file_name) {
-                data.push(e.clone());
-            }
-        },
-        |e| {
-            if !keep.index.contains(&e.file_name) {
-                index.push(match &e.external_path {
-                    Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
-                    None => table.path.join("index").join(&e.file_name),
-                });
-            }
-        },
-    )?;
+}
+
+/// Delete `doomed` (what is already gone is skipped); an extra file of a doomed data file is
+/// kept if `keep_extra` says so. Data first, then the metadata that names it: an interruption
+/// leaves orphans only.
+fn remove_doomed(
+    table: &FileStoreTable,
+    doomed: Doomed,
+    keep_extra: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(PathBuf, u64)>> {
     let mut paths: Vec<PathBuf> = vec![];
     let mut seen: HashSet<String> = HashSet::new();
     let mut dirs: HashMap<(Vec<u8>, i32), PathBuf> = HashMap::new();
     let ptypes = table.partition_types()?;
     let o = &table.options;
-    for e in data {
+    for e in doomed.data {
         if !seen.insert(e.file.file_name.clone()) {
             continue;
         }
@@ -217,19 +203,18 @@ pub(crate) fn delete_unreferenced(
         };
         paths.push(dir.join(&e.file.file_name));
         for x in &e.file.extra_files {
-            if !keep.data.contains(x) {
+            if !keep_extra(x) {
                 paths.push(dir.join(x));
             }
         }
     }
-    paths.extend(index);
-    for s in gone.statistics.difference(&keep.statistics) {
-        paths.push(table.path.join("statistics").join(s));
-    }
-    // data first, then the metadata that names it: an interruption leaves orphans only
-    let mut meta: Vec<&String> = gone.meta.difference(&keep.meta).collect();
+    paths.extend(doomed.index);
+    let stats = table.path.join("statistics");
+    paths.extend(doomed.statistics.iter().map(|s| stats.join(s)));
+    let mut meta = doomed.meta;
     meta.sort();
-    paths.extend(meta.into_iter().map(|m| table.manifest_dir().join(m)));
+    meta.dedup();
+    paths.extend(meta.iter().map(|m| table.manifest_dir().join(m)));
     let mut out = vec![];
     for p in paths {
         let bytes = io::file_size(&p).unwrap_or(0);
@@ -239,6 +224,246 @@ pub(crate) fn delete_unreferenced(
         }
     }
     Ok(out)
+}
+
+/// Walk `discarded` with `walker` (`on_entry` sees the manifest entries it reads): the index
+/// files, statistics and metadata they reference that `keep` does not.
+fn doom_unkept(
+    table: &FileStoreTable,
+    walker: Walker<'_>,
+    discarded: &[Labeled],
+    keep: &Referenced,
+    on_entry: impl FnMut(&ManifestEntry),
+) -> Result<Doomed> {
+    let mut index = vec![];
+    let gone = walker.walk(discarded, on_entry, |e| {
+        if !keep.index.contains(&e.file_name) {
+            index.push(index_path(table, e));
+        }
+    })?;
+    Ok(Doomed {
+        data: vec![],
+        index,
+        statistics: gone
+            .statistics
+            .difference(&keep.statistics)
+            .cloned()
+            .collect(),
+        meta: gone.meta.difference(&keep.meta).cloned().collect(),
+    })
+}
+
+/// Delete what `discarded` references and `kept` does not (rollback, tag deletion). `discarded`
+/// is read tolerantly (what is already gone is skipped), `kept` strictly: if a kept snapshot's
+/// metadata cannot be read nothing is deleted.
+pub(crate) fn delete_unreferenced(
+    table: &FileStoreTable,
+    discarded: &[Labeled],
+    kept: &[Labeled],
+    why: &'static str,
+) -> Result<Vec<(PathBuf, u64)>> {
+    if discarded.is_empty() {
+        return Ok(vec![]);
+    }
+    let keep = Walker::new(table, Missing::Refuse(why))
+        .live_only()
+        .referenced(kept)?;
+    let mut data = vec![];
+    let mut doomed = doom_unkept(
+        table,
+        Walker::new(table, Missing::Skip),
+        discarded,
+        &keep,
+        |e| {
+            if !keep.data.contains(&e.file.file_name) {
+                data.push(e.clone());
+            }
+        },
+    )?;
+    doomed.data = data;
+    remove_doomed(table, doomed, &|x| keep.data.contains(x))
+}
+
+/// Manifest entries of a manifest list that an expiry reads tolerantly (Java's
+/// `tryReadManifestList`): a list or manifest that is missing or unreadable is skipped (its
+/// files stay for the orphan clean); one that is there but corrupt is an error.
+fn entries_of_list(table: &FileStoreTable, list: &str) -> Result<Option<Vec<ManifestEntry>>> {
+    let dir = table.manifest_dir();
+    let p = dir.join(list);
+    let Ok(bytes) = io::read(&p) else {
+        return Ok(None);
+    };
+    let mut out = vec![];
+    for m in read_manifest_list(&bytes, &p)? {
+        let mp = dir.join(&m.file_name);
+        let Ok(b) = io::read(&mp) else {
+            return Ok(None);
+        };
+        out.extend(read_manifest_entries(&b, &mp)?);
+    }
+    Ok(Some(out))
+}
+
+/// The data files snapshot `s` deleted (Java's `planDeletedInDeltaManifest`): DELETE entries
+/// of its delta that no later entry of the delta adds again (a compaction that only changes a
+/// file's level deletes and adds it). None if its delta cannot be read.
+fn deleted_in_delta(table: &FileStoreTable, s: &Snapshot) -> Result<Option<Vec<ManifestEntry>>> {
+    let Some(entries) = entries_of_list(table, &s.delta_manifest_list)? else {
+        return Ok(None);
+    };
+    let mut last: HashMap<String, ManifestEntry> = HashMap::new();
+    for e in entries {
+        last.insert(e.file.file_name.clone(), e);
+    }
+    let mut out: Vec<ManifestEntry> = last
+        .into_values()
+        .filter(|e| e.kind == FileKind::Delete)
+        .collect();
+    out.sort_by(|a, b| a.file.file_name.cmp(&b.file.file_name));
+    Ok(Some(out))
+}
+
+/// What keeps files alive besides the main table's own history: the snapshots and tags of its
+/// branches, and the long-lived changelogs of all.
+fn kept_elsewhere(table: &FileStoreTable) -> Result<Vec<Labeled>> {
+    let mut out = vec![];
+    for root in metadata_roots(&table.path)? {
+        if root != table.path {
+            out.extend(crate::table::references::snapshots_and_tags(&root)?);
+        }
+        let dir = root.join("changelog");
+        for name in io::list_names(&dir)? {
+            if name.starts_with("changelog-") && !name.ends_with(".tmp") {
+                let p = dir.join(&name);
+                let bytes = io::read(&p)?;
+                let s = serde_json::from_slice(&bytes)
+                    .map_err(|e| Error::corrupt(&p, e.to_string()))?;
+                out.push((p, s));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Delete the files of the expired snapshots `expiring` (ids from `begin`, all below `end`'s)
+/// that nothing kept references, reading what Java's `ExpireSnapshotsImpl` and
+/// `SnapshotDeletion` read rather than every kept snapshot. The history is linear and a file,
+/// once deleted from it, never comes back, so:
+/// - a data file dies in the delta of the snapshot that deletes it: the DELETE entries of the
+///   deltas of snapshots `begin+1 ..= end` (those of `begin` were handled when its predecessor
+///   expired) are deleted unless the newest tag before that snapshot holds the file live (older
+///   tags hold it only if that one does; newer ones and `end` never do);
+/// - a manifest, manifest list, index manifest, index or statistics file of an expired snapshot
+///   stays if `end` or a tag from the one at or before `begin` to the last before `end`
+///   references it (what older tags reference and the expired snapshots still carry, that tag
+///   carries too; later snapshots carry forward only what `end` has);
+/// - a changelog file (in a changelog manifest of an expired snapshot) is deleted with its
+///   snapshot, unless a tag keeps that changelog manifest list.
+///
+/// Branches and long-lived changelogs share the data files and manifests without belonging to
+/// this history: what they reference is read (all of it, only if there are any) and kept.
+/// `end` and the tags are read strictly (an unreadable one refuses the clean, see
+/// [`Missing::Refuse`]), the expired snapshots tolerantly.
+fn delete_expired(
+    table: &FileStoreTable,
+    expiring: &[Labeled],
+    end: &Labeled,
+) -> Result<Vec<(PathBuf, u64)>> {
+    let Some((_, first)) = expiring.first() else {
+        return Ok(vec![]);
+    };
+    let begin = first.id;
+    let why = "refusing to expire snapshots";
+    let sm = table.snapshot_manager();
+    let mut tags: Vec<Labeled> = sm
+        .tags()?
+        .into_iter()
+        .map(|(name, s)| (sm.tag_path(&name), s))
+        .collect();
+    tags.sort_by_key(|(_, s)| s.id);
+    let elsewhere = kept_elsewhere(table)?;
+    let other = if elsewhere.is_empty() {
+        Referenced::default()
+    } else {
+        Walker::new(table, Missing::Refuse(why))
+            .live_only()
+            .referenced(&elsewhere)?
+    };
+
+    // data files deleted in the deltas of begin+1 ..= end, unless the previous tag keeps them
+    let mut doomed = Doomed::default();
+    let mut tag_files: HashMap<i64, HashSet<String>> = HashMap::new();
+    for (_, s) in expiring.iter().skip(1).chain([end]) {
+        let Some(deleted) = deleted_in_delta(table, s)? else {
+            continue;
+        };
+        let tag = tags.iter().rev().find(|(_, t)| t.id < s.id);
+        let held = match tag {
+            None => None,
+            Some((p, t)) => {
+                if let std::collections::hash_map::Entry::Vacant(slot) = tag_files.entry(t.id) {
+                    let live = Walker::new(table, Missing::Refuse(why))
+                        .live_only()
+                        .referenced(&[(p.clone(), t.clone())])?
+                        .data;
+                    slot.insert(live);
+                }
+                tag_files.get(&t.id)
+            }
+        };
+        for e in deleted {
+            let name = &e.file.file_name;
+            if !held.is_some_and(|h| h.contains(name)) && !other.data.contains(name) {
+                doomed.data.push(e);
+            }
+        }
+    }
+    // changelog files of the expired snapshots
+    for (_, s) in expiring {
+        let Some(list) = &s.changelog_manifest_list else {
+            continue;
+        };
+        let tagged = tags
+            .iter()
+            .chain(&elsewhere)
+            .any(|(_, t)| t.changelog_manifest_list.as_ref() == Some(list));
+        if tagged {
+            continue;
+        }
+        for e in entries_of_list(table, list)?.into_iter().flatten() {
+            if e.kind == FileKind::Add && !other.data.contains(&e.file.file_name) {
+                doomed.data.push(e);
+            }
+        }
+    }
+
+    // metadata: what `end`, the tags around the expired range and the rest keep
+    let mut keepers: Vec<Labeled> = vec![end.clone()];
+    let from = tags.iter().rposition(|(_, t)| t.id <= begin).unwrap_or(0);
+    keepers.extend(
+        tags.iter()
+            .skip(from)
+            .filter(|(_, t)| t.id < end.1.id)
+            .cloned(),
+    );
+    let mut keep = Walker::new(table, Missing::Refuse(why))
+        .lists_only()
+        .referenced(&keepers)?;
+    keep.meta.extend(other.meta);
+    keep.index.extend(other.index);
+    keep.statistics.extend(other.statistics);
+    let meta = doom_unkept(
+        table,
+        Walker::new(table, Missing::Skip).lists_only(),
+        expiring,
+        &keep,
+        |_| {},
+    )?;
+    doomed.index = meta.index;
+    doomed.statistics = meta.statistics;
+    doomed.meta = meta.meta;
+    let keep_extra = |x: &str| other.data.contains(x) || tag_files.values().any(|h| h.contains(x));
+    remove_doomed(table, doomed, &keep_extra)
 }
 
 /// The smallest `nextSnapshot` of the table's consumers (`consumer/consumer-<id>`), which Java
@@ -340,17 +565,29 @@ fn expire_until(
     }
     let mut expiring: Vec<Labeled> = vec![];
     for id in earliest..end {
-        if let Some(s) = sm.try_snapshot(id)? {
-            expiring.push((sm.snapshot_path(id), s));
+        match sm.try_snapshot(id)? {
+            Some(s) => expiring.push((sm.snapshot_path(id), s)),
+            // a gap: a commit based on a snapshot a rollback deleted, about to withdraw itself
+            // (see `commit`), or a rollback in progress; `end` may be that commit: expire nothing
+            None if id > earliest => {
+                log::info!(
+                    target: "paimon_rs.expire",
+                    "{}: snapshot {id} is missing below {end} (a rollback or a withdrawn commit \
+                     in progress); not expiring now",
+                    table.name
+                );
+                return Ok(Reclaimed::default());
+            }
+            None => {}
         }
     }
     check_changelog_decoupling(table, &expiring)?;
-    if sm.try_snapshot(end)?.is_none() {
+    let Some(end_snapshot) = sm.try_snapshot(end)? else {
         return Err(Error::corrupt(
             sm.snapshot_path(end),
             "missing: the snapshot that becomes the earliest after this expiry; refusing to expire",
         ));
-    }
+    };
     // the new earliest first: readers never see a gap, an interrupted expiry resumes from it
     sm.write_earliest_hint(end)?;
     let mut out = Reclaimed::default();
@@ -358,8 +595,7 @@ fn expire_until(
         io::remove_file_if_exists(p)?;
         out.snapshots.push(s.id);
     }
-    let kept = all_kept(table)?;
-    out.files = delete_unreferenced(table, &expiring, &kept, "refusing to expire snapshots")?;
+    out.files = delete_expired(table, &expiring, &(sm.snapshot_path(end), end_snapshot))?;
     log::info!(
         target: "paimon_rs.expire",
         "{}: expired snapshots {}..={} ({} files, {} bytes deleted)",
@@ -375,6 +611,157 @@ fn expire_until(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commit::FileStoreCommit;
+    use crate::spec::datum::Datum;
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::orphan::tests::{all_files, commit, prepare, table};
+    use crate::table::rollback::{rollback_to, RollbackTarget};
+    use std::fs;
+
+    fn keep(min: i64, max: i64, limit: i64) -> ExpireConfig {
+        ExpireConfig {
+            num_retained_min: min,
+            num_retained_max: max,
+            time_retained_ms: DEFAULT_TIME_RETAINED_MS,
+            expire_limit: limit,
+        }
+    }
+
+    fn now() -> i64 {
+        chrono::Utc::now().timestamp_millis()
+    }
+
+    /// 50 commits over two partitions (writer compactions add COMPACT snapshots).
+    fn history(t: &FileStoreTable, commits: i64) {
+        for i in 0..commits {
+            commit(t, if i % 2 == 0 { "a" } else { "b" }, &[i % 13, 100 + i]);
+        }
+    }
+
+    #[test]
+    fn expiry_reads_the_expired_deltas_not_the_retained_history() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        history(&t, 50);
+        let latest = t.snapshot_manager().latest_id().unwrap().unwrap();
+        assert!(latest > 50, "compactions happened: {latest}");
+        // what the expiry read before (all retained snapshots), on a copy
+        let copy_dir_path = dir.path().join("copy");
+        copy_dir(&t.path, &copy_dir_path);
+        let mut copy = t.clone();
+        copy.path = copy_dir_path;
+        let before = io::metadata_reads_on_this_thread();
+        let old = expire_reading_everything(&copy, &(1..=10).collect::<Vec<_>>());
+        let old_reads = io::metadata_reads_on_this_thread() - before;
+        // expire the 10 oldest, retain the other 40+
+        let before = io::metadata_reads_on_this_thread();
+        let r = expire_snapshots(&t, &keep(1, latest - 10, 1000), now()).unwrap();
+        let reads = io::metadata_reads_on_this_thread() - before;
+        assert_eq!(r.snapshots, (1..=10).collect::<Vec<_>>());
+        assert!(!r.files.is_empty());
+        // per expired snapshot: its two lists, and one delta (list and manifest) of the range;
+        // then the two lists of the first retained snapshot. Reading the retained snapshots'
+        // manifests (what expiry did before) is several hundred reads.
+        println!(
+            "expired 10 of {latest} snapshots: {reads} metadata files read ({old_reads} reading \
+             every retained snapshot)"
+        );
+        assert_eq!(r.files.len(), old.len());
+        assert!(reads <= 4 * 10 + 4, "{reads} metadata files read");
+    }
+
+    fn copy_dir(from: &Path, to: &Path) {
+        fs::create_dir_all(to).unwrap();
+        for e in fs::read_dir(from).unwrap() {
+            let e = e.unwrap();
+            let dest = to.join(e.file_name());
+            if e.file_type().unwrap().is_dir() {
+                copy_dir(&e.path(), &dest);
+            } else {
+                fs::copy(e.path(), &dest).unwrap();
+            }
+        }
+    }
+
+    fn relative(root: &Path, paths: impl IntoIterator<Item = PathBuf>) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = paths
+            .into_iter()
+            .map(|p| p.strip_prefix(root).unwrap().to_path_buf())
+            .collect();
+        out.sort();
+        out
+    }
+
+    /// The expiry before Java's method: delete the snapshots, then whatever they reference that
+    /// no snapshot, tag or changelog left references, all read.
+    fn expire_reading_everything(t: &FileStoreTable, ids: &[i64]) -> Vec<(PathBuf, u64)> {
+        let sm = t.snapshot_manager();
+        let discarded: Vec<Labeled> = ids
+            .iter()
+            .map(|&id| (sm.snapshot_path(id), sm.snapshot(id).unwrap()))
+            .collect();
+        sm.write_earliest_hint(ids.last().unwrap() + 1).unwrap();
+        for (p, _) in &discarded {
+            io::remove_file_if_exists(p).unwrap();
+        }
+        let kept = all_kept(t).unwrap();
+        delete_unreferenced(t, &discarded, &kept, "test").unwrap()
+    }
+
+    #[test]
+    fn expiry_deletes_what_reading_everything_deletes() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(&dir.path().join("a"), true);
+        let overwrite: crate::commit::PartitionSpec =
+            vec![("dt".into(), Some(Datum::String("b".into())))];
+        let mut compared = 0;
+        for i in 0..60i64 {
+            if i % 7 == 6 {
+                let msgs = prepare(&t, "b", &[i]);
+                FileStoreCommit::new(t.clone(), "u".into())
+                    .commit(&msgs, i64::MAX, Some(&overwrite))
+                    .unwrap();
+            } else {
+                commit(&t, ["a", "b", "c"][(i % 3) as usize], &[i % 11, 50 + i]);
+            }
+            let latest = t.snapshot_manager().latest_id().unwrap().unwrap();
+            if i % 9 == 4 {
+                crate::table::tags::create_tag(&t, &format!("t{i}"), Some(latest - 2), None, false)
+                    .unwrap();
+            }
+            if i == 40 {
+                crate::table::tags::delete_tag(&t, "t22").unwrap();
+                // back to a tag whose snapshot expired: it is created again, the earliest
+                rollback_to(&t, &RollbackTarget::Tag("t13".into())).unwrap();
+            }
+            if i % 5 != 4 || i < 10 {
+                continue;
+            }
+            fs::remove_dir_all(dir.path().join("b")).ok();
+            copy_dir(&dir.path().join("a"), &dir.path().join("b"));
+            let copy = FileSystemCatalog::new(dir.path().join("b"))
+                .unwrap()
+                .get_table("db.t")
+                .unwrap();
+            let r = expire_snapshots(&t, &keep(2, 6, 5), now()).unwrap();
+            if r.snapshots.is_empty() {
+                continue;
+            }
+            let old = expire_reading_everything(&copy, &r.snapshots);
+            assert_eq!(
+                relative(&t.path, r.files.iter().map(|(p, _)| p.clone())),
+                relative(&copy.path, old.into_iter().map(|(p, _)| p)),
+                "files deleted by the expiry of {:?}",
+                r.snapshots
+            );
+            assert_eq!(
+                relative(&t.path, all_files(&t.path)),
+                relative(&copy.path, all_files(&copy.path))
+            );
+            compared += usize::from(!r.files.is_empty());
+        }
+        assert!(compared >= 5, "{compared} expiries deleted files");
+    }
 
     fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
         kv.iter()

@@ -13,8 +13,9 @@
 //!   skips such snapshots);
 //! - a gap in the snapshot ids, a `LATEST` or `EARLIEST` hint beyond the newest snapshot, hints
 //!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint (snapshots
-//!   lost rather than expired), or manifest lists without any snapshot, tag or changelog are
-//!   refused the same way;
+//!   lost rather than expired), or manifest lists without any snapshot, tag or changelog that do
+//!   not look like crashed first commits (see [`crashed_first_commits`]) are refused the same
+//!   way;
 //! - only files in `manifest/` (manifests, manifest lists, index manifests, temp files) and in
 //!   partition / bucket directories (data, changelog and sidecar files, temp files), plus temp
 //!   files of crashed atomic writes in `snapshot/`, `schema/`, `tag/` and `changelog/`, are
@@ -32,6 +33,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::io::FileStatus;
+use crate::spec::manifest::{read_manifest_entries, read_manifest_list, FileKind};
 use crate::spec::snapshot::Snapshot;
 use crate::table::references::{Missing, Walker};
 use crate::table::FileStoreTable;
@@ -349,6 +351,53 @@ fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
         .collect()
 }
 
+/// Whether the manifest lists of a table without any snapshot, tag, changelog or hint are what
+/// first commits that crashed before creating `snapshot-1` leave: Ok(Err(why)) if not. Each
+/// attempt of a first commit writes an empty base list and a delta list of manifests that only
+/// add files; a lost history also has non-empty base lists (every snapshot after the first),
+/// manifests listed twice (a snapshot's delta in the next one's base) or DELETE entries
+/// (compactions, overwrites). A lost history of one snapshot looks the same as a crashed first
+/// commit: its hint (`LATEST`, written after every commit) is what tells them apart.
+fn crashed_first_commits(table: &FileStoreTable) -> Result<std::result::Result<(), String>> {
+    let dir = table.manifest_dir();
+    let (mut empty, mut full) = (0usize, 0usize);
+    let mut listed: HashSet<String> = HashSet::new();
+    for name in crate::io::list_names(&dir)? {
+        if !name.starts_with("manifest-list-") {
+            continue;
+        }
+        let p = dir.join(&name);
+        let metas = read_manifest_list(&crate::io::read(&p)?, &p)?;
+        if metas.is_empty() {
+            empty += 1;
+            continue;
+        }
+        full += 1;
+        for m in metas {
+            if !listed.insert(m.file_name.clone()) {
+                return Ok(Err(format!("{} is listed twice", m.file_name)));
+            }
+            let mp = dir.join(&m.file_name);
+            let bytes = match crate::io::read(&mp) {
+                Ok(b) => b,
+                Err(e) => return Ok(Err(format!("{name} lists {}: {e}", m.file_name))),
+            };
+            if read_manifest_entries(&bytes, &mp)?
+                .iter()
+                .any(|e| e.kind != FileKind::Add)
+            {
+                return Ok(Err(format!("{} deletes files", m.file_name)));
+            }
+        }
+    }
+    if full > empty {
+        return Ok(Err(format!(
+            "{full} non-empty manifest lists but {empty} empty ones"
+        )));
+    }
+    Ok(Ok(()))
+}
+
 fn read_snapshot_file(path: &Path) -> Result<Snapshot> {
     let bytes = crate::io::read(path).map_err(|e| {
         Error::corrupt(
@@ -385,11 +434,16 @@ pub fn remove_orphan_files(
     let listing = c.list()?;
     let snapshots = c.all_snapshots()?;
     if snapshots.is_empty() && listing.has_manifest_lists {
-        return Err(Error::corrupt(
-            table.path.join("snapshot"),
-            "manifest lists exist but no snapshot, tag or changelog references them (snapshots \
-             lost?); refusing to remove orphan files",
-        ));
+        if let Err(why) = crashed_first_commits(table)? {
+            return Err(Error::corrupt(
+                table.path.join("snapshot"),
+                format!(
+                    "manifest lists exist but no snapshot, tag or changelog references them, and \
+                     they are not what crashed first commits leave ({why}): snapshots lost? \
+                     refusing to remove orphan files"
+                ),
+            ));
+        }
     }
     let (meta, data) = c.referenced(&snapshots)?;
     let mut result = OrphanCleanResult::default();
@@ -433,9 +487,8 @@ pub fn remove_orphan_files(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
-    use crate::spec::manifest::read_manifest_list;
     use std::fs;
     use std::sync::Arc;
     use std::time::{Duration, SystemTime};
@@ -449,7 +502,7 @@ mod tests {
 
     /// Table `db.t`: key (`dt` STRING, `k` BIGINT), value `v` STRING, one bucket;
     /// partitioned by `dt` if asked.
-    fn table(dir: &Path, partitioned: bool) -> FileStoreTable {
+    pub(crate) fn table(dir: &Path, partitioned: bool) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -470,7 +523,7 @@ mod tests {
         cat.get_table("db.t").unwrap()
     }
 
-    fn batch(dt: &str, ks: &[i64]) -> RecordBatch {
+    pub(crate) fn batch(dt: &str, ks: &[i64]) -> RecordBatch {
         let schema = Arc::new(Schema::new(vec![
             Field::new("dt", DataType::Utf8, false),
             Field::new("k", DataType::Int64, false),
@@ -487,20 +540,24 @@ mod tests {
         .unwrap()
     }
 
-    fn prepare(t: &FileStoreTable, dt: &str, ks: &[i64]) -> Vec<crate::commit::CommitMessage> {
+    pub(crate) fn prepare(
+        t: &FileStoreTable,
+        dt: &str,
+        ks: &[i64],
+    ) -> Vec<crate::commit::CommitMessage> {
         let mut w = TableWrite::new(t.clone()).unwrap();
         w.write(&batch(dt, ks)).unwrap();
         w.prepare_commit().unwrap()
     }
 
-    fn commit(t: &FileStoreTable, dt: &str, ks: &[i64]) {
+    pub(crate) fn commit(t: &FileStoreTable, dt: &str, ks: &[i64]) {
         let msgs = prepare(t, dt, ks);
         FileStoreCommit::new(t.clone(), "u".into())
             .commit(&msgs, i64::MAX, None)
             .unwrap();
     }
 
-    fn all_files(dir: &Path) -> Vec<PathBuf> {
+    pub(crate) fn all_files(dir: &Path) -> Vec<PathBuf> {
         let mut out = vec![];
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -515,7 +572,7 @@ mod tests {
     }
 
     /// Age every file and directory under `dir` by two days.
-    fn age(dir: &Path) {
+    pub(crate) fn age(dir: &Path) {
         let old = SystemTime::now() - Duration::from_secs(2 * 86_400);
         for e in fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
@@ -697,6 +754,60 @@ mod tests {
         age(&t.path);
         let r = remove_orphan_files(&t, default_limit(), false);
         assert!(matches!(r, Err(Error::CorruptFile { .. })), "{r:?}");
+    }
+
+    /// What a first commit killed after its manifest lists and before `snapshot-1` leaves: a
+    /// committed table without its snapshot files and hints.
+    fn drop_snapshots(t: &FileStoreTable) {
+        let sdir = t.path.join("snapshot");
+        for e in fs::read_dir(&sdir).unwrap() {
+            fs::remove_file(e.unwrap().path()).unwrap();
+        }
+    }
+
+    #[test]
+    fn crashed_first_commits_are_cleaned_lost_histories_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        // two attempts of the first commit, each killed before its snapshot
+        commit(&t, "a", &[1]);
+        drop_snapshots(&t);
+        commit(&t, "b", &[2]);
+        drop_snapshots(&t);
+        let left = all_files(&t.path);
+        // young: kept (a first commit may be in flight)
+        assert!(remove_orphan_files(&t, default_limit(), false)
+            .unwrap()
+            .files
+            .is_empty());
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        let schema = all_files(&t.path.join("schema"));
+        assert_eq!(all_files(&t.path), schema, "only the schema is left");
+        assert_eq!(res.files.len(), left.len() - schema.len());
+        // the next commit starts the table
+        commit(&t, "c", &[3]);
+        let sm = t.snapshot_manager();
+        assert_eq!(sm.ids().unwrap(), vec![1]);
+        let live = crate::table::live::live_entries(&t, &sm.snapshot(1).unwrap()).unwrap();
+        assert_eq!(live.len(), 1);
+        assert_eq!(live[0].file.row_count, 1);
+
+        // a lost history of two snapshots is not mistaken for crashed first commits
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), true);
+        commit(&t, "a", &[1]);
+        commit(&t, "b", &[2]);
+        drop_snapshots(&t);
+        age(&t.path);
+        let before = all_files(&t.path);
+        let r = remove_orphan_files(&t, default_limit(), false);
+        let refused = |m: &str| m.contains("not what crashed first commits leave");
+        assert!(
+            matches!(&r, Err(Error::CorruptFile { message, .. }) if refused(message)),
+            "{r:?}"
+        );
+        assert_eq!(all_files(&t.path), before);
     }
 
     #[cfg(unix)]

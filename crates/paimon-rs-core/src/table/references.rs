@@ -61,6 +61,7 @@ pub struct Walker<'a> {
     /// files). Default: all.
     manifest_filter: Option<ManifestFilter<'a>>,
     live_only: bool,
+    lists_only: bool,
 }
 
 impl<'a> Walker<'a> {
@@ -70,6 +71,7 @@ impl<'a> Walker<'a> {
             missing,
             manifest_filter: None,
             live_only: false,
+            lists_only: false,
         }
     }
 
@@ -127,6 +129,14 @@ impl<'a> Walker<'a> {
         self
     }
 
+    /// Read manifest lists (and index manifests) but not the manifests they list: the walk
+    /// names the manifests without their data files (`data` stays empty, `on_entry` is never
+    /// called). What expiry needs to know which metadata a snapshot keeps.
+    pub fn lists_only(mut self) -> Self {
+        self.lists_only = true;
+        self
+    }
+
     /// Everything `snapshots` reference. `on_entry` sees every manifest entry read (each
     /// manifest once) and `on_index` every index manifest entry.
     pub fn walk(
@@ -162,6 +172,9 @@ impl<'a> Walker<'a> {
                             continue;
                         }
                         r.meta.insert(m.file_name.clone());
+                        if self.lists_only {
+                            continue;
+                        }
                         let mp = dir.join(&m.file_name);
                         let entries = match self.read(&mp, &p)? {
                             Some(b) => read_manifest_entries(&b, &mp)?,

@@ -134,7 +134,13 @@ fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Rec
         sm.write_earliest_hint(r)?;
     }
     sm.write_latest_hint(r)?;
-    let kept = all_kept(table)?;
+    // snapshots above the target now are commits that landed on a discarded one and are
+    // withdrawing themselves (see `commit`), or commits on the target, which reference nothing
+    // discarded: neither keeps anything
+    let kept: Vec<Labeled> = all_kept(table)?
+        .into_iter()
+        .filter(|(p, s)| s.id <= r || *p != sm.snapshot_path(s.id))
+        .collect();
     out.files = delete_unreferenced(
         table,
         &discarded,

@@ -31,6 +31,10 @@ const EARLIEST: &str = "EARLIEST";
 /// manifests, then its snapshot, within seconds).
 pub const FIRST_COMMIT_GRACE_MILLIS: i64 = 10 * 60 * 1000;
 
+/// How long `LATEST` may name a missing snapshot, with older ones present, before that is taken
+/// for lost snapshots rather than a rollback in progress (see [`SnapshotManager::latest_id`]).
+pub const LOST_LATEST_WAIT_MILLIS: u64 = 2000;
+
 fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = io::list_names(dir)?
         .iter()
@@ -115,7 +119,25 @@ impl SnapshotManager {
     }
 
     /// The newest snapshot id, None for a table that never committed.
+    ///
+    /// A commit racing a rollback may write `LATEST` naming its snapshot just before the rollback
+    /// deletes it; the hint is then wrong until the rollback sets it again at its end, moments
+    /// later. So a hint naming a missing snapshot while older ones exist is only taken for lost
+    /// snapshots once it stays so for [`LOST_LATEST_WAIT_MILLIS`].
     pub fn latest_id(&self) -> Result<Option<i64>> {
+        let step = 50;
+        for _ in 0..LOST_LATEST_WAIT_MILLIS / step {
+            match self.latest_id_once() {
+                Err(Error::CorruptFile { .. }) if !self.ids()?.is_empty() => {
+                    std::thread::sleep(std::time::Duration::from_millis(step))
+                }
+                r => return r,
+            }
+        }
+        self.latest_id_once()
+    }
+
+    fn latest_id_once(&self) -> Result<Option<i64>> {
         if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
             if !io::exists(&self.snapshot_path(n + 1)) {
                 if io::exists(&self.snapshot_path(n)) {
@@ -189,13 +211,11 @@ impl SnapshotManager {
                         "manifest file without any snapshot in {}: either the snapshots were \
                          lost (restore them from a backup; do not remove files), or the table's \
                          very first commit crashed after writing its manifests. In that case \
-                         (no commit ever succeeded on this table) delete the files in {} \
-                         (remove_orphan_files refuses while manifest lists without a snapshot \
-                         remain), then write again; table.remove_orphan_files(older_than=...) \
-                         reclaims the crashed commit's data files. Refusing to read or write \
-                         the table as empty",
-                        self.dir.display(),
-                        manifest_dir.display()
+                         (no commit ever succeeded on this table) \
+                         table.remove_orphan_files(older_than=...) removes the crashed commit's \
+                         manifests and data files (it refuses what looks like a lost history), \
+                         then write again. Refusing to read or write the table as empty",
+                        self.dir.display()
                     ),
                 ));
             }
@@ -403,9 +423,26 @@ impl SnapshotManager {
         io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)
     }
 
-    /// LATEST is only a hint: a failure to update it is harmless.
+    /// LATEST is only a hint: a failure to update it is harmless. But it must never be left
+    /// naming a snapshot that is gone with none newer ([`Self::latest_id`] takes that for lost
+    /// snapshots), and a rollback may delete the commit's snapshot between its creation and this
+    /// write, then set `LATEST` before this write lands: so once written, the snapshot named is
+    /// checked, and while it is gone the hint is moved to the newest snapshot listed. A check
+    /// that finds it present comes after the write, so a rollback deleting it later also sets
+    /// `LATEST` later.
     pub fn write_latest_hint_best_effort(&self, id: i64) {
-        let _ = io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes());
+        let mut id = id;
+        for _ in 0..100 {
+            if io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes()).is_err()
+                || io::exists(&self.snapshot_path(id))
+            {
+                return;
+            }
+            match self.ids().ok().and_then(|ids| ids.last().copied()) {
+                Some(newest) => id = newest,
+                None => return,
+            }
+        }
     }
 }
 
@@ -474,6 +511,38 @@ mod tests {
         }
         let e = corrupt_path(sm.latest_id().unwrap_err());
         assert!(e.contains("no snapshot is left"), "{e}");
+    }
+
+    #[test]
+    fn a_commit_rolled_back_before_its_hint_is_written_leaves_no_lost_latest() {
+        let (_d, sm) = table(3);
+        // a rollback to 1 deleted 3 and 2 and set LATEST, then the writer of 3 writes its hint
+        for id in [3, 2] {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        sm.write_latest_hint(1).unwrap();
+        sm.write_latest_hint_best_effort(3);
+        assert_eq!(sm.read_hint(LATEST), Some(1));
+        assert_eq!(sm.latest_id().unwrap(), Some(1));
+    }
+
+    #[test]
+    fn a_rollback_in_progress_is_not_taken_for_lost_snapshots() {
+        let (d, sm) = table(3);
+        // a commit wrote LATEST = 3, then the rollback to 1 deleted 3 and 2 and has yet to set
+        // LATEST again
+        for id in [3, 2] {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        let rollback = {
+            let sm = SnapshotManager::new(d.path());
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                sm.write_latest_hint(1).unwrap();
+            })
+        };
+        assert_eq!(sm.latest_id().unwrap(), Some(1));
+        rollback.join().unwrap();
     }
 
     #[test]
