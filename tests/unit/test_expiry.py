@@ -227,10 +227,8 @@ def test_failed_expiry_after_a_commit_is_a_warning_naming_table_and_snapshot(cat
     m = Model(t)
     m.upsert({1: "a"})
     m.upsert({2: "b"})
-    with open(os.path.join(t.table_path, "snapshot", "snapshot-1")) as f:
-        delta = json.load(f)["deltaManifestList"]
-    with open(os.path.join(t.table_path, "manifest", delta), "wb") as f:
-        f.write(b"not avro")
+    delta = stores.read_json(stores.join(t.table_path, "snapshot", "snapshot-1"))["deltaManifestList"]
+    stores.write_bytes(stores.join(t.table_path, "manifest", delta), b"not avro")
     with caplog.at_level(logging.WARNING, logger="paimon_rs"):
         sid = m.upsert({3: "c"})  # returns: no exception over the landed commit
     warnings = [r.getMessage() for r in caplog.records if r.name == "paimon_rs.commit" and r.levelno == logging.WARNING]
