@@ -34,6 +34,7 @@ import pyarrow.compute as pc
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
 sys.path.insert(0, str(ROOT / "tests" / "unit"))
+sys.path.insert(0, str(ROOT / "tests"))  # s3_server
 sys.path.insert(0, str(ROOT / "benches"))
 
 from bench_merge_read import _load, data_sets  # noqa: E402
