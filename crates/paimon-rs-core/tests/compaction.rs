@@ -9,16 +9,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::compact::{BucketCompactor, CompactSettings};
-use paimon_rs_core::read::scan::{live_entries, TableScan};
-use paimon_rs_core::read::split::Split;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::manifest::DataFileMeta;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
+use paimon_rs_core::{
+    live_entries, BucketCompactor, CompactSettings, DataFileMeta, FileStoreCommit, FileStoreTable,
+    FileSystemCatalog, NewTableSchema, Split, TableRead, TableScan, TableWrite,
+    BATCH_COMMIT_IDENTIFIER,
+};
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
@@ -125,7 +120,7 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
 }
 
 fn snap_partition() -> Vec<u8> {
-    paimon_rs_core::spec::binary_row::serialize_row(&[], &[]).unwrap()
+    paimon_rs_core::serialize_row(&[], &[]).unwrap()
 }
 
 fn history(table: &FileStoreTable) {
@@ -221,7 +216,7 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
     // commit it so that the next writer continues its sequence numbers
     FileStoreCommit::new(table.clone(), "u".into())
         .commit(
-            &[paimon_rs_core::commit::CommitMessage {
+            &[paimon_rs_core::CommitMessage {
                 partition: snap_partition(),
                 bucket: 0,
                 total_buckets: 1,
@@ -242,7 +237,7 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
 /// all reads as before with one run per bucket, and the plan is then empty.
 #[test]
 fn distributed_plan_then_per_bucket_compaction_commits_once() {
-    use paimon_rs_core::compact::distributed::{compact_one_bucket, plan_buckets};
+    use paimon_rs_core::{compact_one_bucket, plan_buckets};
     let dir = tempfile::tempdir().unwrap();
     let table = create(dir.path(), &[("write-only", "true")]);
     history(&table);

@@ -10,14 +10,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::split::Split;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
+use paimon_rs_core::{
+    FileStoreCommit, FileStoreTable, FileSystemCatalog, NewTableSchema, Split, TableRead,
+    TableScan, TableWrite, BATCH_COMMIT_IDENTIFIER,
+};
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![

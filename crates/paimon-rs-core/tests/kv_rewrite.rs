@@ -1,6 +1,6 @@
 //! The KV file API a compaction task uses: read a bucket's files as sorted runs of KV batches
 //! (`kv::KvFileReader`), merge them with the table's merge engine, and write the result through
-//! a rolling writer made by `kv::file_context` at a chosen level with file source COMPACT. The
+//! a rolling writer made by `kv_file_context` at a chosen level with file source COMPACT. The
 //! rewritten file reads back as the table's merged rows.
 
 use std::collections::BTreeMap;
@@ -11,16 +11,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::kv::{file_context, FileSource, KvFileReader, SEQUENCE_NUMBER, VALUE_KIND};
-use paimon_rs_core::merge::{merge_sorted_runs, MergeEngine};
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::spec::row_kind::RowKind;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::rolling::RollingFileWriter;
-use paimon_rs_core::write::TableWrite;
+use paimon_rs_core::{
+    kv_file_context, merge_sorted_runs, FileSource, FileStoreCommit, FileStoreTable,
+    FileSystemCatalog, KvFileReader, MergeEngine, NewTableSchema, RollingFileWriter, RowKind,
+    TableScan, TableWrite, BATCH_COMMIT_IDENTIFIER, SEQUENCE_NUMBER, VALUE_KIND,
+};
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
@@ -72,7 +67,7 @@ fn sorted_runs_read_merged_and_rewritten_at_a_level() {
     let engine = MergeEngine::new(&t.name, &t.schema, &t.options).unwrap();
     let merged = merge_sorted_runs(iters, reader.layout(), engine, false).unwrap();
 
-    let mut ctx = file_context(&t, 3, FileSource::Compact).unwrap();
+    let mut ctx = kv_file_context(&t, 3, FileSource::Compact).unwrap();
     ctx.dir = t.path.join(&split.bucket_path);
     let mut w = RollingFileWriter::new(ctx, 0);
     for b in merged {

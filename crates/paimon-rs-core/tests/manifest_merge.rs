@@ -8,17 +8,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::datum::Datum;
-use paimon_rs_core::spec::manifest::{
-    read_manifest_entries, read_manifest_list, FileKind, ManifestFileMeta,
+use paimon_rs_core::{
+    read_manifest_entries, read_manifest_list, Datum, FileKind, FileStoreCommit, FileStoreTable,
+    FileSystemCatalog, ManifestFileMeta, NewTableSchema, TableRead, TableScan, TableWrite,
+    BATCH_COMMIT_IDENTIFIER,
 };
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![

@@ -7,13 +7,10 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
+use paimon_rs_core::{
+    FileStoreCommit, FileStoreTable, FileSystemCatalog, NewTableSchema, TableRead, TableScan,
+    TableWrite, BATCH_COMMIT_IDENTIFIER,
+};
 use proptest::prelude::*;
 
 fn schema() -> Arc<Schema> {
@@ -290,14 +287,13 @@ fn rolling_writer_cuts_files_with_disjoint_increasing_keys() {
         "expected several files, got {}",
         files.len()
     );
-    let types = vec![paimon_rs_core::spec::types::DataType::new(
-        paimon_rs_core::spec::types::TypeKind::BigInt,
+    let types = vec![paimon_rs_core::DataType::new(
+        paimon_rs_core::TypeKind::BigInt,
     )];
-    let key =
-        |b: &[u8]| match paimon_rs_core::spec::binary_row::deserialize_row(&types, b).unwrap()[0] {
-            Some(paimon_rs_core::spec::datum::Datum::BigInt(v)) => v,
-            ref other => panic!("bad key {other:?}"),
-        };
+    let key = |b: &[u8]| match paimon_rs_core::deserialize_row(&types, b).unwrap()[0] {
+        Some(paimon_rs_core::Datum::BigInt(v)) => v,
+        ref other => panic!("bad key {other:?}"),
+    };
     let mut ranges: Vec<(i64, i64)> = files
         .iter()
         .map(|f| (key(&f.min_key), key(&f.max_key)))

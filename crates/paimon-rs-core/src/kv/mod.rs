@@ -16,7 +16,6 @@ use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::rolling::FileWriterContext;
 
-pub use crate::merge::KvLayout;
 pub use reader::KvFileReader;
 
 pub const KEY_FIELD_ID_START: i32 = i32::MAX / 2;

@@ -28,7 +28,7 @@ use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
-pub use crate::kv::{kv_arrow_schema, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+pub use crate::kv::kv_arrow_schema;
 
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
