@@ -35,9 +35,9 @@ def create_bench_table(cat: Any, schema_cls: Any, first: pa.Table, options: dict
         first.schema, primary_keys=["id"], options=options), False)
 
 
-def commit_arrow(cat: Any, data: pa.Table) -> None:
-    """Write ``data`` to ``db.bench`` of ``cat`` as one batch commit (pypaimon-style API)."""
-    t = cat.get_table(TABLE)
+def commit_arrow(cat: Any, data: pa.Table, name: str = TABLE) -> None:
+    """Write ``data`` to the table ``name`` of ``cat`` as one batch commit (pypaimon-style API)."""
+    t = cat.get_table(name)
     wb = t.new_batch_write_builder()
     w, c = wb.new_write(), wb.new_commit()
     w.write_arrow(data)

@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches"))
 
-from _peer_common import check_sum, create_bench_table, load_ipc, read_table, run_peer  # noqa: E402
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table, run_peer  # noqa: E402
 from bench_merge_read import data_sets  # noqa: E402
 
 CHECKPOINTS = (1, 5, 10, 20)
@@ -89,12 +89,7 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoint
         data = load_ipc(ipc)
         gc.collect()
         t0 = time.perf_counter()
-        t = cat.get_table("db.bench")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-        w.close()
+        commit_arrow(cat, data)
         commit_s.append(time.perf_counter() - t0)
         del data
         plans = cat.get_table("db.bench").compaction_plan()
@@ -138,12 +133,7 @@ def _child_full(cfg: dict) -> dict:
             live.schema, primary_keys=["id"], options=cfg["options"]), False)
         gc.collect()
         t0 = time.perf_counter()
-        t = cat.get_table(name)
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(live)
-        c.commit(w.prepare_commit())
-        w.close()
+        commit_arrow(cat, live, name)
         write_s.append(time.perf_counter() - t0)
         cat.drop_table(name, False)
     return {"snapshot": sid, "summary": summary, "compact_s": compact_s, "baseline": baseline,
