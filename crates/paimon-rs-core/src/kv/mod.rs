@@ -49,14 +49,6 @@ impl FileSource {
             FileSource::Compact => 1,
         }
     }
-
-    pub fn from_i32(v: i32) -> Option<FileSource> {
-        match v {
-            0 => Some(FileSource::Append),
-            1 => Some(FileSource::Compact),
-            _ => None,
-        }
-    }
 }
 
 /// Arrow schema of primary-key data files: `_KEY_*`, `_SEQUENCE_NUMBER`, `_VALUE_KIND`, then

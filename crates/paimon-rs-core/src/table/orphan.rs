@@ -53,6 +53,7 @@ pub struct OrphanCleanResult {
 
 impl OrphanCleanResult {
     /// Total size of the removed files.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.bytes).sum()
     }

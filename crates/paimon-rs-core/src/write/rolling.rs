@@ -264,10 +264,6 @@ impl RollingFileWriter {
             .map(|f| self.ctx.dir.join(&f.file_name))
             .collect()
     }
-
-    pub fn context(&self) -> &FileWriterContext {
-        &self.ctx
-    }
 }
 
 impl Drop for RollingFileWriter {

@@ -215,10 +215,6 @@ impl TableWrite {
         &self.table
     }
 
-    pub fn row_schema(&self) -> &SchemaRef {
-        &self.row_schema
-    }
-
     /// Check, route and buffer one batch. Nothing is buffered if any check fails.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
         self.write_batches(std::slice::from_ref(batch))
