@@ -13,6 +13,8 @@ buckets; local[2].
          (f) format("paimon_rs") (the Python Data Source) of (c)'s table
          (g) the floor of any mapInArrow reader: the same tasks yielding (c)'s batches already
              decoded (cached in the Python workers by a first pass), no engine work
+         (h) spark.read.parquet of (c)'s own data files (the table's columns only): Spark's
+             reader on the same bytes and codec as (e) (Paimon writes zstd, Spark's (a) snappy)
   cluster (--cluster) (c) again on a standalone master + worker on 127.0.0.1 (2 cores)
 
 Every read ends in write.format("noop") (all rows materialised, nothing written).
@@ -105,7 +107,7 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     df = frame(spark, n)
     ps.register_data_source(spark)
-    times = {k: [] for k in "abcsdefg"}
+    times = {k: [] for k in "abcsdefgh"}
     spark.range(1000).mapInArrow(lambda it: it, "id long").count()  # start the Python workers
     for rep in range(args.reps):
         pq = root / f"parquet-{rep}"
@@ -120,6 +122,9 @@ def main() -> int:
                                 .mode("overwrite").save()))
         times["e"].append(timed(lambda t=t: ps.read(spark, t).write.format("noop").mode("overwrite").save()))
         times["f"].append(timed(lambda t=t: spark.read.format("paimon_rs").load(t.table_path)
+                                .write.format("noop").mode("overwrite").save()))
+        data_dirs = sorted(str(p) for p in Path(t.table_path).glob("bucket-*"))
+        times["h"].append(timed(lambda d=data_dirs: spark.read.parquet(*d).select(*SCHEMA.names)
                                 .write.format("noop").mode("overwrite").save()))
         floor = cached_batches(spark, t)
         floor.write.format("noop").mode("overwrite").save()  # fill the caches
@@ -144,6 +149,7 @@ def main() -> int:
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
         "g": "(g) mapInArrow of cached decoded batches",
+        "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }
     print(f"\n{n:,} rows, {BUCKETS} buckets, local[2], median of {args.reps}")
     print(f"| {'case':42} | {'s':>7} | {'M rows/s':>8} | runs (s) |")
@@ -157,7 +163,8 @@ def main() -> int:
               f"{', '.join(f'{x:.1f}' for x in cluster)} |")
     print(f"\nwrite (c)/(a) = {med['a'] / med['c']:.2f}x, (c)/(b) = {med['b'] / med['c']:.2f}x of the "
           f"pass-through (floor (b)/((b)+(s)) = {med['b'] / (med['b'] + med['s']):.2f}x); read (e)/(d) = "
-          f"{med['d'] / med['e']:.2f}x, (g)/(d) = {med['d'] / med['g']:.2f}x, (f)/(d) = {med['d'] / med['f']:.2f}x")
+          f"{med['d'] / med['e']:.2f}x, (g)/(d) = {med['d'] / med['g']:.2f}x, (f)/(d) = {med['d'] / med['f']:.2f}x, "
+          f"(e)/(h) = {med['h'] / med['e']:.2f}x (same files)")
     shutil.rmtree(root, ignore_errors=True)
     return 0
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.exceptions import (
+    BranchAlreadyExistException,
+    BranchNotExistException,
     CatalogError,
     CatalogException,
     ColumnAlreadyExistException,
@@ -33,6 +35,7 @@ from paimon_rs.exceptions import (
     TableAlreadyExistsError,
     TableNotExistException,
     TableNotFoundError,
+    TagNotExistException,
     UnsupportedError,
 )
 from paimon_rs.options import ConfigOption, CoreOptions
@@ -62,11 +65,14 @@ DataSplit = Split
 
 __all__ = [
     "__version__",
+    "BranchAlreadyExistException",
+    "BranchNotExistException",
     "BucketMode",
     "CatalogError",
     "CatalogException",
     "ColumnAlreadyExistException",
     "ColumnNotExistException",
+    "TagNotExistException",
     "Move",
     "SchemaChange",
     "ConfigOption",

@@ -3,17 +3,19 @@
 from __future__ import annotations
 
 import os
-import shutil
 import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 from paimon_rs import _core
 from paimon_rs.exceptions import (
+    BranchAlreadyExistException,
+    BranchNotExistException,
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
-    TableAlreadyExistsError,
+    TagNotExistException,
     UnsupportedError,
 )
 from paimon_rs.identifier import Identifier
@@ -25,6 +27,23 @@ def _identifier(identifier: Union[str, Identifier]) -> str:
     if isinstance(identifier, Identifier):
         return identifier.get_full_name()
     return Identifier.from_string(identifier).get_full_name()
+
+
+@contextmanager
+def _branch_errors(missing: Optional[str] = None, exists: Optional[str] = None,
+                   tag: Optional[str] = None) -> Iterator[None]:
+    """The table's branch refusals (Java's messages) as pypaimon's catalog exceptions."""
+    try:
+        yield
+    except InvalidArgumentError as e:
+        msg = str(e)
+        if tag is not None and f"Tag '{tag}' doesn't exist." in msg:
+            raise TagNotExistException(tag, msg) from e
+        if missing is not None and f"Branch name '{missing}' doesn't exist." in msg:
+            raise BranchNotExistException(missing, msg) from e
+        if exists is not None and f"Branch name '{exists}' already exists." in msg:
+            raise BranchAlreadyExistException(exists, msg) from e
+        raise
 
 
 class Catalog:
@@ -126,6 +145,37 @@ class FileSystemCatalog(Catalog):
         self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
                                ignore_if_not_exists)
 
+    # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; README "Branches") ---
+
+    def create_branch(self, identifier: Union[str, Identifier], branch_name: str,
+                      tag_name: Optional[str] = None) -> None:
+        """Create branch ``branch_name`` of the table: empty with its latest schema, or from
+        tag ``tag_name`` (``Table.create_branch``). ``BranchAlreadyExistException``,
+        ``TagNotExistException`` as pypaimon."""
+        with _branch_errors(exists=branch_name, tag=tag_name):
+            self.get_table(identifier).create_branch(branch_name, tag_name)
+
+    def drop_branch(self, identifier: Union[str, Identifier], branch_name: str) -> None:
+        """Delete a branch of the table (``Table.delete_branch``); ``BranchNotExistException``."""
+        with _branch_errors(missing=branch_name):
+            self.get_table(identifier).delete_branch(branch_name)
+
+    def rename_branch(self, identifier: Union[str, Identifier], from_branch: str, to_branch: str) -> None:
+        """Rename a branch of the table; ``BranchNotExistException``,
+        ``BranchAlreadyExistException``."""
+        with _branch_errors(missing=from_branch, exists=to_branch):
+            self.get_table(identifier).rename_branch(from_branch, to_branch)
+
+    def fast_forward(self, identifier: Union[str, Identifier], branch_name: str) -> None:
+        """Make the table (or the branch ``identifier`` names) take over ``branch_name``'s
+        history (``Table.fast_forward``); ``BranchNotExistException``."""
+        with _branch_errors(missing=branch_name):
+            self.get_table(identifier).fast_forward(branch_name)
+
+    def list_branches(self, identifier: Union[str, Identifier]) -> List[str]:
+        """The table's branches (``main`` not included), sorted."""
+        return self.get_table(identifier).list_branches()
+
     # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
 
     @property
@@ -138,7 +188,7 @@ class FileSystemCatalog(Catalog):
 
     def get_table_path(self, identifier: Union[str, Identifier]) -> str:
         ident = Identifier.from_string(_identifier(identifier))
-        return os.path.join(self.get_database_path(ident.database), ident.object)
+        return os.path.join(self.get_database_path(ident.database), ident.get_table_name())
 
     def get_database(self, name: str) -> Database:
         """The database, or ``DatabaseNotExistException`` (``DatabaseNotFoundError``)."""
@@ -157,16 +207,12 @@ class FileSystemCatalog(Catalog):
             if ignore_if_not_exists:
                 return
             raise
-        if self._remote():
-            raise UnsupportedError(f"drop_database on an object store warehouse ({self.warehouse}): "
-                                   "not supported yet; drop its tables with drop_table")
         tables = self.list_tables(name)
         if tables and not cascade:
             raise DatabaseNotEmptyError(
                 f"database '{name}' is not empty ({len(tables)} tables); use cascade=True")
-        for t in tables:
-            self.drop_table(f"{name}.{t}", True)
-        shutil.rmtree(self.get_database_path(name))
+        # its directory, or on an object store every object under its prefix
+        self._core.remove_database(name)
 
     def alter_database(self, name: str, changes: List[Any]) -> None:
         """Refused, as by pypaimon's and Java's filesystem catalogs: it stores no database
@@ -177,20 +223,13 @@ class FileSystemCatalog(Catalog):
     def rename_table(self, source_identifier: Union[str, Identifier],
                      target_identifier: Union[str, Identifier]) -> None:
         """Rename (or move to another database of this catalog) a table: its directory is
-        renamed, as Java's ``FileSystemCatalog`` does. The source must exist
+        renamed, as Java's ``FileSystemCatalog`` does (``FileIO.rename``). The source must exist
         (``TableNotExistException``), the target database too, the target table must not
-        (``TableAlreadyExistException``). Do not rename a table that is being written."""
-        src = Identifier.from_string(_identifier(source_identifier))
-        dst = Identifier.from_string(_identifier(target_identifier))
-        if self._remote():
-            raise UnsupportedError(f"rename_table on an object store warehouse ({self.warehouse}): "
-                                   "an object store has no rename")
-        self.get_table(src)
-        self.get_database(dst.database)
-        dst_path = self.get_table_path(dst)
-        if os.path.lexists(dst_path):
-            raise TableAlreadyExistsError(f"table '{dst}' already exists")
-        os.rename(self.get_table_path(src), dst_path)
+        (``TableAlreadyExistException``). Do not rename a table that is being written. On an
+        object store, which has no rename, its objects are copied (server side) then deleted,
+        as Hadoop's S3A rename that Java uses there: not atomic; a failure names what is left
+        where (README, "Object stores")."""
+        self._core.rename_table(_identifier(source_identifier), _identifier(target_identifier))
 
     def get_table_schema(self, identifier: Union[str, Identifier]) -> TableSchema:
         """The table's latest stored schema."""

@@ -85,6 +85,31 @@ class ColumnAlreadyExistException(CatalogError, ValueError):
     and pypaimon's ``ColumnAlreadyExistException``)."""
 
 
+class BranchNotExistException(CatalogError, InvalidArgumentError):
+    """The catalog's branch operations name a branch that does not exist (pypaimon's; also an
+    ``InvalidArgumentError``, as the table's branch methods raise). ``branch``: its name."""
+
+    def __init__(self, branch: str, message: str = ""):
+        super().__init__(message or f"Branch {branch} does not exist.")
+        self.branch = branch
+
+
+class BranchAlreadyExistException(CatalogError, InvalidArgumentError):
+    """A branch is created or renamed onto a name that exists (pypaimon's). ``branch``: it."""
+
+    def __init__(self, branch: str, message: str = ""):
+        super().__init__(message or f"Branch {branch} already exists.")
+        self.branch = branch
+
+
+class TagNotExistException(CatalogError, InvalidArgumentError):
+    """A branch is created from a tag that does not exist (pypaimon's). ``tag``: its name."""
+
+    def __init__(self, tag: str, message: str = ""):
+        super().__init__(message or f"Tag {tag} does not exist.")
+        self.tag = tag
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError
@@ -121,4 +146,7 @@ __all__ = [
     "PaimonIOError",
     "ColumnNotExistException",
     "ColumnAlreadyExistException",
+    "BranchNotExistException",
+    "BranchAlreadyExistException",
+    "TagNotExistException",
 ]

@@ -3,16 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Optional
 
 from paimon_rs.exceptions import InvalidArgumentError
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, init=False)
 class Identifier:
-    """``database.table``."""
+    """``database.table``, or ``database.table$branch_<b>`` for a branch (Java's encoding)."""
 
     database: str
     object: str
+
+    def __init__(self, database: str, object: str, branch: Optional[str] = None):  # noqa: A002
+        """``Identifier(db, t)``; ``Identifier(db, t, branch="b")`` is ``db.t$branch_b``
+        (pypaimon's form; ``main`` is not encoded)."""
+        if branch is not None and branch.lower() != "main":
+            object = f"{object}$branch_{branch}"  # noqa: A001
+        super().__setattr__("database", database)
+        super().__setattr__("object", object)
 
     @staticmethod
     def from_string(s: str) -> Identifier:
@@ -28,12 +37,24 @@ class Identifier:
         return self.database
 
     def get_table_name(self) -> str:
-        return self.object
+        """The table, without a ``$branch_<name>`` suffix."""
+        return self.object.split("$", 1)[0]
+
+    def get_branch_name(self) -> Optional[str]:
+        """The branch ``t$branch_b`` names (``"b"``), None for ``t`` (Java's ``Identifier``)."""
+        parts = self.object.split("$")
+        if len(parts) >= 2 and parts[1].startswith("branch_"):
+            return parts[1][len("branch_"):]
+        return None
+
+    def get_branch_name_or_default(self) -> str:
+        return self.get_branch_name() or "main"
 
     @staticmethod
-    def create(database: str, object: str) -> Identifier:  # noqa: A002 (pypaimon's name)
-        """``Identifier.create("db", "t")``, as pypaimon."""
-        return Identifier(database, object)
+    def create(database: str, object: str, branch: Optional[str] = None) -> Identifier:  # noqa: A002 (pypaimon's name)
+        """``Identifier.create("db", "t")``, as pypaimon; ``branch`` (not ``main``) makes
+        ``t$branch_<branch>``."""
+        return Identifier(database, object, branch)
 
     def get_object_name(self) -> str:
         return self.object

@@ -98,7 +98,9 @@ class SnapshotManager:
 
     @property
     def snapshot_dir(self) -> str:
-        return f"{self._core.path.rstrip('/')}/snapshot"
+        branch = _core.current_branch(self._core)
+        root = self._core.path.rstrip("/")
+        return f"{root}/snapshot" if branch == "main" else f"{root}/branch/branch-{branch}/snapshot"
 
     def get_snapshot_path(self, snapshot_id: int) -> str:
         """The file of snapshot ``snapshot_id``."""

@@ -16,7 +16,7 @@
 Nothing a task runs depends on driver-local state: tables pickle as path plus options and are
 reopened once per Python worker process.
 
-- ``compact(spark, table, full=False)``: the driver plans the buckets that need compaction,
+- ``compact(spark, table, full=False, partitions=None)``: the driver plans the buckets that need compaction,
   one task per bucket rewrites them and returns a commit message, the driver commits one
   COMPACT snapshot (exactly once, as ``write``).
 """
@@ -716,7 +716,7 @@ def _compact_task(spec: _CompactSpec, table: Table, item: bytes, spark_partition
     return [] if msg is None else [msg]
 
 
-def compact(spark: Any, table: Table, full: bool = False, *,
+def compact(spark: Any, table: Table, full: bool = False, partitions: Optional[List[Dict[str, Any]]] = None, *,
             _fail_first_attempt_marker: Optional[str] = None) -> Optional[int]:
     """Compact ``table`` from Spark and commit one COMPACT snapshot; returns its id (None if
     nothing needed compacting).
@@ -724,14 +724,24 @@ def compact(spark: Any, table: Table, full: bool = False, *,
     The driver plans: the buckets the table's universal compaction picker would compact now
     (``num-sorted-run.compaction-trigger``, ``compaction.size-ratio``, ...; append tables: their
     small files), or with ``full=True`` every bucket that is not already one sorted run at
-    the top level (merged into one run there, as Java's full compaction). Each bucket is one Spark task, which
+    the top level (merged into one run there, as Java's full compaction). ``partitions``
+    (``[{"dt": "2024-01-01"}, ...]``, partition keys only, a prefix of them allowed) limits it to
+    the buckets of the partitions matching one of the specs, as the ``partitions`` argument of
+    Java's compact procedure; other partitions are left as they are. Each bucket is one Spark task, which
     rewrites its files and returns a commit message; the driver commits them all at once.
     Exactly once as ``write``: one attempt per task is committed, the files of failed, retried
     and speculative attempts are deleted, a failed job or a conflicting commit (another writer
     removed the inputs: ``CommitConflictError``) leaves the table as it was."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
-    work = list(_core.compaction_work(table._core, bool(full)))
+    specs = None
+    if partitions is not None:
+        from paimon_rs.table import _partition_batch
+
+        if isinstance(partitions, dict):
+            raise InvalidArgumentError("paimon_rs.spark.compact: partitions is a list of {column: value} dicts")
+        specs = [_partition_batch(table.arrow_schema, p, "compact") for p in partitions]
+    work = list(_core.compaction_work(table._core, bool(full), specs))
     if not work:
         return None
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}compact-{uuid.uuid4().hex}-"
@@ -789,9 +799,20 @@ def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
     return _commit_collected(table, builder, collected, file_prefix, None)
 
 
-def register_data_source(spark: Any) -> None:
+#: Spark's switch for ``DataSourceReader.pushFilters`` (off by default in Spark 4.1-4.3)
+FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
+
+
+def register_data_source(spark: Any, filter_pushdown: bool = True) -> None:
     """Register the ``paimon_rs`` Python Data Source: ``spark.read.format("paimon_rs").load(path)``,
-    ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``."""
+    ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``.
+
+    ``filter_pushdown=True`` also sets ``spark.sql.python.filterPushdown.enabled=true`` in this
+    session: the source's reader implements ``pushFilters``, which Spark refuses
+    (``DATA_SOURCE_PUSHDOWN_DISABLED``) while that conf is off. With ``False`` the conf is left
+    as it is; a session that keeps it off reads with ``.option("filter_pushdown", "false")``."""
     from paimon_rs.spark_source import PaimonRsDataSource
 
+    if filter_pushdown:
+        spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     spark.dataSource.register(PaimonRsDataSource)

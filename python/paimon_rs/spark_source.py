@@ -4,9 +4,17 @@ split planning as ``paimon_rs.spark``; register it with ``paimon_rs.spark.regist
 Read: ``spark.read.format("paimon_rs").load(path)``. Options: ``columns`` (comma list:
 projection push-down; a schema given with ``.schema(...)`` projects too), ``snapshot_id``;
 any other option is a dynamic table option (``scan.tag-name``, ...) and is validated as such.
-Filters Spark hands to ``pushFilters`` (``spark.sql.python.filterPushdown.enabled=true``) become
-engine predicates (partition and file pruning, exact filtering); those the engine cannot take
-stay with Spark.
+Filters Spark hands to ``pushFilters`` become engine predicates (partition and file pruning,
+exact filtering); those the engine cannot take stay with Spark.
+
+Filter push-down and Spark's conf: Spark (4.1+) calls ``pushFilters`` only when
+``spark.sql.python.filterPushdown.enabled`` is true, and refuses a reader that implements it
+while the conf is false (``DATA_SOURCE_PUSHDOWN_DISABLED``). The conf is not passed to
+``DataSource.reader()`` (the planner worker keeps it to itself), so a reader cannot adapt to it;
+the API's contract is "implement ``pushFilters`` and require the conf". So the reader always
+implements it, ``register_data_source`` switches the conf on for its session (unless
+``filter_pushdown=False``), and ``.option("filter_pushdown", "false")`` gives a reader without
+it, for a session that keeps the conf off (Spark then filters every row itself).
 
 Write: ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``. The Data Source
 API cannot ask Spark for a distribution, so each task writes the rows it has: on a table with
@@ -86,9 +94,10 @@ class PaimonRsDataSource(DataSource):
         names = [f.name for f in schema.fields]
         if names != list(t.arrow_schema.names):
             columns = names  # a schema given with .schema(...) or the columns option: projection
-        opt = self.options.get("filter_pushdown")
-        pushdown = _pushdown_enabled() if opt is None else str(opt).lower() == "true"
-        return (_PushdownReader if pushdown else _Reader)(t, columns, snapshot_id, schema)
+        opt = str(self.options.get("filter_pushdown", "true")).lower()
+        if opt not in ("true", "false"):
+            raise InvalidArgumentError(f"format('paimon_rs'): option filter_pushdown is true or false, not {opt!r}")
+        return (_PushdownReader if opt == "true" else _Reader)(t, columns, snapshot_id, schema)
 
     def writer(self, schema: Any, overwrite: bool) -> "_Writer":
         t = self._table()
@@ -146,25 +155,6 @@ def _predicate_of(table: Table, f: Any) -> Optional[Predicate]:
     return None
 
 
-def _pushdown_enabled() -> bool:
-    """Whether Spark will call ``pushFilters``: Spark (4.1+) refuses a reader that implements it
-    while ``spark.sql.python.filterPushdown.enabled`` is false, and tells the planner worker,
-    not the data source. Read from the planner's frame; not found (another Spark): no push-down,
-    Spark filters (the rows are the same). Spark 4.3 creates the reader of a push-down in a
-    worker of its own (``data_source_pushdown_filters``), run only when the conf is on."""
-    import sys
-
-    f = sys._getframe(1)
-    while f is not None:
-        if f.f_code.co_filename.endswith("data_source_pushdown_filters.py"):
-            return True
-        v = f.f_locals.get("enable_pushdown")
-        if isinstance(v, bool):
-            return v
-        f = f.f_back
-    return False
-
-
 class _Split(InputPartition):
     def __init__(self, split: Optional[bytes]):
         super().__init__(split)
@@ -206,7 +196,8 @@ class _Reader(DataSourceReader):
 
 
 class _PushdownReader(_Reader):
-    """A reader that takes Spark's filters (partition and file pruning, exact filtering)."""
+    """A reader that takes Spark's filters (partition and file pruning, exact filtering); Spark
+    needs ``spark.sql.python.filterPushdown.enabled=true`` for it (see the module's doc)."""
 
     def pushFilters(self, filters: List[Any]) -> Iterator[Any]:
         for f in filters:

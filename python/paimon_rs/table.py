@@ -55,7 +55,10 @@ class Table:
     def __reduce__(self) -> Any:
         # a table pickles as its path, name and dynamic options, never the native object (Spark
         # ships it to tasks, which reopen it)
-        return (_reopen, (self.table_path, self._dynamic_options, str(self.identifier)))
+        options = dict(self._dynamic_options)
+        if self.current_branch() != "main":  # a branch handle reopens on its branch
+            options["branch"] = self.current_branch()
+        return (_reopen, (self.table_path, options, str(self.identifier)))
 
     @property
     def identifier(self) -> Identifier:
@@ -268,8 +271,52 @@ class Table:
         return BucketMode.CROSS_PARTITION if self.cross_partition_update else BucketMode.HASH_DYNAMIC
 
     def current_branch(self) -> str:
-        """Always ``"main"``: paimon_rs reads and writes the main branch only."""
-        return "main"
+        """The branch this handle reads and writes: ``"main"``, or the one named by the
+        ``branch`` option or a ``db.t$branch_<name>`` identifier."""
+        return _core.current_branch(self._core)
+
+    # --- branches (README "Branches"); Java's Table names, pypaimon's on the catalog ---
+
+    def create_branch(self, branch_name: str, tag_name: Optional[str] = None,
+                      ignore_if_exists: bool = False) -> None:
+        """Create branch ``branch_name`` (``<table>/branch/branch-<name>/``, as Java lays it
+        out): empty with the current schema, or from tag ``tag_name`` (its snapshot and schemas
+        are copied, so the branch starts at the tagged state). Java's refusals (``main``, blank,
+        numeric-only or existing names, a missing tag) raise ``InvalidArgumentError``."""
+        _core.create_branch(self._core, branch_name, tag_name, ignore_if_exists)
+
+    def delete_branch(self, branch_name: str) -> None:
+        """Delete a branch (its directory); files only it referenced are left for expiry and
+        ``remove_orphan_files``."""
+        _core.drop_branch(self._core, branch_name)
+
+    def drop_branch(self, branch_name: str) -> None:
+        """``delete_branch`` (pypaimon's branch-manager name)."""
+        self.delete_branch(branch_name)
+
+    def rename_branch(self, from_branch: str, to_branch: str) -> None:
+        """Rename a branch (its files are copied to the new name, then the old one is deleted)."""
+        _core.rename_branch(self._core, from_branch, to_branch)
+
+    def list_branches(self) -> List[str]:
+        """The table's branches (``main`` not included), sorted."""
+        return list(_core.list_branches(self._core))
+
+    def branch_manager(self) -> BranchManager:
+        """pypaimon's ``branch_manager()``: ``create_branch``, ``drop_branch``,
+        ``rename_branch``, ``fast_forward``, ``branches``, ``branch_exists``."""
+        return BranchManager(self)
+
+    def fast_forward(self, branch_name: str) -> None:
+        """Make this handle's branch (``main`` usually) take over ``branch_name``'s history, as
+        Java's ``fastForward``: the branch's snapshots, schemas and tags from its earliest
+        snapshot on replace this branch's, whose later ones are deleted."""
+        _core.fast_forward(self._core, branch_name)
+
+    def switch_to_branch(self, branch_name: str) -> Table:
+        """This table on branch ``branch_name`` (``copy({"branch": name})``, Java's
+        ``switchToBranch``): reads and writes go to the branch."""
+        return self.copy({"branch": branch_name})
 
     def list_tags(self) -> List[str]:
         """Names of the table's tags (``tag/tag-<name>``), sorted."""
@@ -292,6 +339,23 @@ class Table:
         """Delete a tag and the files only it kept (its snapshot expired); False if it did not
         exist."""
         return table_ops.delete_tag(self._core, tag_name)
+
+    def rename_tag(self, old_name: str, new_name: str) -> None:
+        """Rename a tag (Java's ``renameTag``: the old one must exist, the new one must not)."""
+        _core.rename_tag(self._core, old_name, new_name)
+
+    def replace_tag(self, tag_name: str, snapshot_id: Optional[int] = None,
+                    time_retained: table_ops.Duration = None) -> table_ops.ReclaimResult:
+        """Point the existing tag ``tag_name`` at ``snapshot_id`` (the latest if None), with
+        ``time_retained`` if given (Java's and pypaimon's ``replace_tag``). Files only the old
+        tag kept are deleted, as ``delete_tag`` does; returns them."""
+        return table_ops._result(_core.replace_tag(
+            self._core, tag_name, snapshot_id, table_ops.duration_text(time_retained, "time_retained")))
+
+    def rollback_to_timestamp(self, timestamp_millis: int) -> table_ops.ReclaimResult:
+        """Roll back to the newest snapshot committed at or before ``timestamp_millis``
+        (pypaimon's ``rollback_to_timestamp``); ``InvalidArgumentError`` if there is none."""
+        return table_ops._result(_core.rollback_to_timestamp(self._core, int(timestamp_millis)))
 
     def rollback_to(self, target: Union[int, str]) -> table_ops.ReclaimResult:
         """Roll back to a snapshot id (int) or a tag name (str), as Java's ``RollbackHelper``:
@@ -329,6 +393,32 @@ class Table:
         if not os.path.isdir(os.path.join(path, "schema")):
             raise TableNotFoundError(f"from_path: no table at '{table_path}' (no schema directory)")
         return Table(_core.Catalog(warehouse).get_table(f"{db[:-3]}.{name}"))
+
+
+class BranchManager:
+    """pypaimon's ``FileSystemBranchManager`` over a table (``table.branch_manager()``)."""
+
+    def __init__(self, table: Table):
+        self._table = table
+
+    def create_branch(self, branch_name: str, tag_name: Optional[str] = None,
+                      ignore_if_exists: bool = False) -> None:
+        self._table.create_branch(branch_name, tag_name, ignore_if_exists)
+
+    def drop_branch(self, branch_name: str) -> None:
+        self._table.delete_branch(branch_name)
+
+    def rename_branch(self, from_branch: str, to_branch: str) -> None:
+        self._table.rename_branch(from_branch, to_branch)
+
+    def fast_forward(self, branch_name: str) -> None:
+        self._table.fast_forward(branch_name)
+
+    def branches(self) -> List[str]:
+        return self._table.list_branches()
+
+    def branch_exists(self, branch_name: str) -> bool:
+        return branch_name == "main" or branch_name in self.branches()
 
 
 class BucketMode(Enum):

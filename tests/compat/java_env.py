@@ -8,6 +8,8 @@ package version:
   and Hadoop inside — the default reference;
 * ``pypaimon==0.2.0`` (sdist): Paimon 0.9.0 without Hadoop, run with the 1.0 jar after it on the
   class path for the Hadoop classes (the 0.9 classes come first and win).
+* ``1.0-s3``: the 1.0 bundle with Hadoop 3 and S3A before it on the class path (``class_path``),
+  for warehouses on S3; commands then take ``catalog_options=s3_catalog_options(...)``.
 
 ``java/PaimonDriver.java`` is compiled once per (jar, source) with ``javac -cp <jar>`` and runs as
 ONE JVM per pytest session, speaking JSON lines (see the Java file for the value encoding):
@@ -70,16 +72,15 @@ def _locked(name: str):
     return f
 
 
-def jar(version: str) -> Path:
-    """The bundle jar of ``version`` ("1.0" or "0.9"), downloaded and extracted once."""
-    req, flags, member = JARS[version]
+def _fetch(req: str, flags: list[str], members: list[str]) -> list[Path]:
+    """Files ``members`` of the PyPI archive of ``req``, downloaded and extracted once."""
     key = req.replace("==", "-")
-    out = CACHE / key / Path(member).name
-    if out.exists():
-        return out
+    outs = [CACHE / key / Path(m).name for m in members]
+    if all(o.exists() for o in outs):
+        return outs
     with _locked(key):
-        if out.exists():
-            return out
+        if all(o.exists() for o in outs):
+            return outs
         with tempfile.TemporaryDirectory(prefix="paimon-jar-", dir=CACHE) as tmp:
             proc = subprocess.run(
                 [sys.executable, "-m", "pip", "download", "--no-deps", "--no-input", "-q", *flags,
@@ -88,24 +89,77 @@ def jar(version: str) -> Path:
             if proc.returncode != 0:
                 raise RuntimeError(f"pip download {req} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}")
             (archive,) = list(Path(tmp).iterdir())
-            part = Path(tmp) / "jar.part"
-            if archive.suffix in (".whl", ".zip"):
-                with zipfile.ZipFile(archive) as z, z.open(member) as src, open(part, "wb") as dst:
-                    shutil.copyfileobj(src, dst)
-            else:
-                with tarfile.open(archive) as t:
-                    src = t.extractfile(member)
-                    if src is None:
-                        raise RuntimeError(f"{member} missing from {archive.name}")
-                    with open(part, "wb") as dst:
+            for member, out in zip(members, outs):
+                part = Path(tmp) / "jar.part"
+                if archive.suffix in (".whl", ".zip"):
+                    with zipfile.ZipFile(archive) as z, z.open(member) as src, open(part, "wb") as dst:
                         shutil.copyfileobj(src, dst)
-            out.parent.mkdir(parents=True, exist_ok=True)
-            os.replace(part, out)
-    return out
+                else:
+                    with tarfile.open(archive) as t:
+                        src = t.extractfile(member)
+                        if src is None:
+                            raise RuntimeError(f"{member} missing from {archive.name}")
+                        with open(part, "wb") as dst:
+                            shutil.copyfileobj(src, dst)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                os.replace(part, out)
+    return outs
+
+
+def jar(version: str) -> Path:
+    """The bundle jar of ``version`` ("1.0" or "0.9"), downloaded and extracted once."""
+    req, flags, member = JARS[version]
+    return _fetch(req, flags, [member])[0]
+
+
+# Java Paimon on S3 ("1.0-s3"): the 1.0 bundle holds Hadoop 2.8.5 without S3A (and without the
+# htrace its FileSystem needs for any non-local path), and no paimon-s3. Hadoop 3.5 (pyspark's
+# shaded hadoop-client jars, with its commons-lang3) goes before the bundle on the class path, and
+# S3A: hadoop-aws 3.3.1 with the AWS SDK bundle 1.11.901 it was built against, both shipped in the
+# sagemaker_pyspark 1.4.5 sdist. S3A_OPTIONS (catalog options, ``hadoop.`` + a Hadoop key) make it
+# reach the S3 server; hadoop-aws 3.3.1 reads Hadoop 3.5's duration defaults ("60s") as numbers.
+S3A_JARS = ("sagemaker_pyspark==1.4.5", ["--no-binary", ":all:"],
+            ["sagemaker_pyspark-1.4.5/deps/jars/hadoop-aws-3.3.1.jar",
+             "sagemaker_pyspark-1.4.5/deps/jars/aws-java-sdk-bundle-1.11.901.jar"])
+S3A_OPTIONS = {
+    "fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",  # s3:// URIs, as paimon_rs writes them
+    "fs.s3a.path.style.access": "true",
+    "fs.s3a.connection.ssl.enabled": "false",
+    "fs.s3a.endpoint.region": "us-east-1",
+    "fs.s3a.aws.credentials.provider": "org.apache.hadoop.fs.s3a.SimpleAWSCredentialsProvider",
+    "fs.s3a.threads.keepalivetime": "60",
+    "fs.s3a.connection.establish.timeout": "30000",
+    "fs.s3a.connection.timeout": "200000",
+    "fs.s3a.multipart.purge.age": "86400",
+}
+
+
+def hadoop_jars() -> list[Path]:
+    """Hadoop 3 from the pyspark installed beside (requirements-dev.txt)."""
+    try:
+        import pyspark
+    except ImportError as e:
+        raise JavaUnavailable("Java Paimon on S3 takes Hadoop 3 from pyspark (requirements-dev.txt)") from e
+    d = Path(pyspark.__file__).parent / "jars"
+    out = [next(iter(sorted(d.glob(g))), None) for g in
+           ["hadoop-client-api-*.jar", "hadoop-client-runtime-*.jar", "commons-lang3-*.jar"]]
+    if None in out:
+        raise JavaUnavailable(f"pyspark's Hadoop client jars or commons-lang3 not found in {d}")
+    return [p for p in out if p is not None]
+
+
+def s3_catalog_options(endpoint: str, access_key: str, secret_key: str) -> dict[str, str]:
+    """Java catalog options that reach an S3 server at ``endpoint`` (JVM "1.0-s3")."""
+    opts = {**S3A_OPTIONS, "fs.s3a.endpoint": endpoint, "fs.s3a.access.key": access_key,
+            "fs.s3a.secret.key": secret_key}
+    return {f"hadoop.{k}": v for k, v in opts.items()}
 
 
 def class_path(version: str) -> list[Path]:
-    """The jars a JVM of ``version`` runs with (0.9 borrows Hadoop from the 1.0 bundle)."""
+    """The jars a JVM of ``version`` runs with (0.9 borrows Hadoop from the 1.0 bundle; 1.0-s3
+    puts Hadoop 3 and S3A before the 1.0 bundle)."""
+    if version == "1.0-s3":
+        return [*hadoop_jars(), *_fetch(*S3A_JARS), jar("1.0")]
     return [jar(version)] if version == "1.0" else [jar(version), jar("1.0")]
 
 
@@ -221,9 +275,13 @@ class JavaPaimon:
 
 
 def main() -> int:
-    for version in JARS:
+    for version in [*JARS, "1.0-s3"]:
         t0 = time.monotonic()
-        jvm = JavaPaimon.start(version)
+        try:
+            jvm = JavaPaimon.start(version)
+        except JavaUnavailable as e:
+            print(json.dumps({"version": version, "unavailable": str(e)}))
+            continue
         print(json.dumps({"version": version, "class_path": [str(p) for p in class_path(version)],
                           "driver": str(compiled_driver(version)), "seconds": round(time.monotonic() - t0, 1)}))
         jvm.close()

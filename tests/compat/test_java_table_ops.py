@@ -22,6 +22,16 @@ def tname(request) -> str:
     return "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[-60:]
 
 
+def write_rows(t, rows: dict) -> None:
+    """One commit of ``{k: v}`` rows through our writer."""
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=ARROW))
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+
+
 class Both:
     """One table, written by either engine, with the rows of each snapshot."""
 
@@ -53,12 +63,7 @@ class Both:
     def write_ours(self, rows: dict) -> None:
         t = self.ours()
         before, state = t.latest_snapshot_id(), self.state()
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=ARROW))
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        write_rows(t, rows)
         state.update(rows)
         self._record(before, state)
 

@@ -17,6 +17,8 @@ import pyarrow as pa
 
 from paimon_rs import CatalogFactory, Schema
 
+import stores
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "rel_worker.py")
 
@@ -59,15 +61,18 @@ def run_worker(mode: str, cfg: Dict[str, Any], tmp_dir: str, timeout: float = 30
     return p.returncode, p.stdout.splitlines(), p.stderr
 
 
-def open_catalog(warehouse: str) -> Any:
-    c = CatalogFactory.create({"warehouse": warehouse})
+def open_catalog(warehouse: str, store: Optional[Dict[str, str]] = None) -> Any:
+    """A catalog on ``warehouse`` (a path or an object store URI reached with the ``store``
+    options), with database ``db``."""
+    c = CatalogFactory.create({"warehouse": warehouse, **(store or {})})
     c.create_database("db", True)
     return c
 
 
 def create_table(warehouse: str, name: str, schema: pa.Schema, primary_keys: Optional[List[str]] = None,
-                 partition_keys: Optional[List[str]] = None, options: Optional[Dict[str, str]] = None) -> Any:
-    c = open_catalog(warehouse)
+                 partition_keys: Optional[List[str]] = None, options: Optional[Dict[str, str]] = None,
+                 store: Optional[Dict[str, str]] = None) -> Any:
+    c = open_catalog(warehouse, store)
     c.create_table(f"db.{name}", Schema.from_pyarrow_schema(
         schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options or {}), False)
     return c.get_table(f"db.{name}")
@@ -91,20 +96,18 @@ def read_table(table: Any) -> pa.Table:
     return rb.new_read().to_arrow(rb.new_scan().plan().splits())
 
 
-def reopen_and_read(warehouse: str, name: str) -> Tuple[pa.Table, float]:
+def reopen_and_read(warehouse: str, name: str, store: Optional[Dict[str, str]] = None) -> Tuple[pa.Table, float]:
     """Open the table afresh (a new catalog, as a restarted process would) and read it all;
     returns the rows and the seconds it took."""
     t0 = time.perf_counter()
-    table = CatalogFactory.create({"warehouse": warehouse}).get_table(f"db.{name}")
+    table = CatalogFactory.create({"warehouse": warehouse, **(store or {})}).get_table(f"db.{name}")
     rows = read_table(table)
     return rows, time.perf_counter() - t0
 
 
 def snapshot_ids(table_path: str) -> List[int]:
-    d = os.path.join(table_path, "snapshot")
-    if not os.path.isdir(d):
-        return []
-    return sorted(int(f.split("-", 1)[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
+    """Ids of the snapshot files of a table on local disk or S3 (tests/stores.py)."""
+    return stores.snapshot_ids(table_path)
 
 
 def check_snapshots(table_path: str) -> List[int]:
@@ -113,17 +116,18 @@ def check_snapshots(table_path: str) -> List[int]:
     ids = snapshot_ids(table_path)
     assert ids == list(range(1, len(ids) + 1)), f"snapshot ids not contiguous: {ids}"
     for i in ids:
-        with open(os.path.join(table_path, "snapshot", f"snapshot-{i}")) as f:
-            snap = json.load(f)
+        snap = stores.read_json(stores.join(table_path, "snapshot", f"snapshot-{i}"))
         assert snap["id"] == i
     return ids
 
 
 def data_files(table_path: str) -> List[str]:
+    """Data files under the bucket directories of a table on local disk or S3."""
     out = []
-    for root, _dirs, files in os.walk(table_path):
-        if os.path.basename(root).startswith("bucket-"):
-            out += [os.path.join(root, f) for f in files if f.startswith("data-")]
+    for f in stores.walk_files(table_path):
+        parent, name = f.rsplit("/", 2)[-2:]
+        if parent.startswith("bucket-") and name.startswith("data-"):
+            out.append(f)
     return sorted(out)
 
 

@@ -28,6 +28,12 @@ from paimon_rs import CatalogFactory, CommitConflictError, PaimonRsError
 KILL_SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string()), ("b", pa.int64())])
 
 
+def open_table(cfg: Dict[str, Any]) -> Any:
+    """The table ``cfg["table"]`` of ``cfg["warehouse"]``, reached with the store options
+    ``cfg["store"]`` (an S3 warehouse) if any."""
+    return CatalogFactory.create({"warehouse": cfg["warehouse"], **cfg.get("store", {})}).get_table(cfg["table"])
+
+
 def say(*parts: Any) -> None:
     sys.stdout.write(" ".join(str(p) for p in parts) + "\n")
     sys.stdout.flush()
@@ -46,7 +52,7 @@ def upserted_keys(b: int, seed_rows: int, upserts: int) -> List[int]:
 
 
 def mode_killwriter(cfg: Dict[str, Any]) -> None:
-    table = CatalogFactory.create({"warehouse": cfg["warehouse"]}).get_table(cfg["table"])
+    table = open_table(cfg)
     if cfg.get("options"):
         table = table.copy(cfg["options"])
     for b in range(cfg["start"], cfg["start"] + cfg["batches"]):
@@ -75,7 +81,7 @@ def race_batch(proc: int, c: int, cfg: Dict[str, Any]) -> pa.Table:
 def mode_race(cfg: Dict[str, Any]) -> None:
     """In rounds: on ``go`` write and prepare (print ``P``), on the next ``go`` commit, so that
     the racers of a round all start from the same snapshot and commit at once."""
-    table = CatalogFactory.create({"warehouse": cfg["warehouse"]}).get_table(cfg["table"])
+    table = open_table(cfg)
     proc = cfg["proc"]
     race_batch(proc, 0, cfg)  # pa.table() imports pandas on first use
     say("READY")

@@ -7,7 +7,8 @@
   that wrote it: a later commit is never hidden by an earlier one (a commit that could be hidden
   must raise CommitConflictError instead; the conflicts raised are counted).
 
-CI: 4 x 25 commits each. Long (``-m long``): 4 x ``PAIMON_RS_RELIABILITY_RACE_COMMITS`` (200).
+CI: 4 x 25 commits each, on local disk and on S3 (moto; the snapshot file is a conditional
+create-only PUT there). Long (``-m long``): 4 x ``PAIMON_RS_RELIABILITY_RACE_COMMITS`` (200).
 """
 
 from __future__ import annotations
@@ -22,19 +23,27 @@ import pytest
 
 from rel_helpers import check_snapshots, create_table, env_int, figure, read_table, worker_cmd, worker_env
 from rel_worker import race_batch
+from stores import Warehouse
+
+# on S3 only under -m long (~40 s of CPU per race on moto); CI races 4 processes on S3 in
+# tests/unit/test_object_store.py
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 PROCS = 4
 RACE_SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])
 
 
-def race(tmp_path: Any, shared: bool, commits: int) -> Tuple[Any, Dict[Tuple[int, int], int], int]:
-    wh = str(tmp_path / "wh")
+def race(tmp_path: Any, warehouse: Warehouse, shared: bool,
+         commits: int) -> Tuple[Any, Dict[Tuple[int, int], int], int]:
+    wh = warehouse.uri
     spill = str(tmp_path / "spill")
     os.makedirs(spill, exist_ok=True)
     # write-only: one snapshot per commit (compacting writers add COMPACT snapshots and their
     # compactions of shared buckets conflict, as Java's concurrent writers do)
-    table = create_table(wh, "r", RACE_SCHEMA, primary_keys=["id"], options={"bucket": "2", "write-only": "true"})
-    cfg = {"warehouse": wh, "table": "db.r", "commits": commits, "shared": shared, "keys": 64, "rows": 50}
+    table = create_table(wh, "r", RACE_SCHEMA, primary_keys=["id"], options={"bucket": "2", "write-only": "true"},
+                         store=warehouse.options)
+    cfg = {"warehouse": wh, "store": warehouse.options, "table": "db.r", "commits": commits, "shared": shared,
+           "keys": 64, "rows": 50}
     procs = []
     for p in range(PROCS):
         err = open(tmp_path / f"err{p}.txt", "w")
@@ -75,14 +84,14 @@ def race(tmp_path: Any, shared: bool, commits: int) -> Tuple[Any, Dict[Tuple[int
     return table, acked, conflicts
 
 
-def test_race_distinct_keys(tmp_path, commits=25):
-    table, acked, conflicts = race(tmp_path, shared=False, commits=commits)
+def test_race_distinct_keys(tmp_path, warehouse, commits=25):
+    table, acked, conflicts = race(tmp_path, warehouse, shared=False, commits=commits)
     got = sorted((r["id"], r["v"]) for r in read_table(table).to_pylist())
     cfg = {"shared": False, "rows": 50, "keys": 64}
     want = sorted((i, proc * 100_000 + c) for (proc, c) in acked
                   for i in race_batch(proc, c, cfg).column("id").to_pylist())
     assert got == want
-    figure(f"4-process race, distinct keys ({commits}/process)", commits=PROCS * commits,
+    figure(f"4-process race, distinct keys ({commits}/process, {warehouse.store})", commits=PROCS * commits,
            acknowledged=len(acked), conflicts_raised=conflicts, lost_rows=0, failures=0)
 
 
@@ -95,8 +104,8 @@ def shared_expected(acked: Dict[Tuple[int, int], int]) -> Dict[int, int]:
     return want
 
 
-def check_shared(tmp_path: Any, commits: int) -> Dict[str, Any]:
-    table, acked, conflicts = race(tmp_path, shared=True, commits=commits)
+def check_shared(tmp_path: Any, warehouse: Warehouse, commits: int) -> Dict[str, Any]:
+    table, acked, conflicts = race(tmp_path, warehouse, shared=True, commits=commits)
     got = {r["id"]: r["v"] for r in read_table(table).to_pylist()}
     want = shared_expected(acked)
     by_value = {proc * 100_000 + c: sid for (proc, c), sid in acked.items()}
@@ -109,16 +118,16 @@ def check_shared(tmp_path: Any, commits: int) -> Dict[str, Any]:
             "hidden_keys": 0, "failures": 0}
 
 
-def test_race_shared_keys(tmp_path):
-    figure("4-process race, shared keys (25/process)", **check_shared(tmp_path, 25))
+def test_race_shared_keys(tmp_path, warehouse):
+    figure(f"4-process race, shared keys (25/process, {warehouse.store})", **check_shared(tmp_path, warehouse, 25))
 
 
 @pytest.mark.long
-def test_race_distinct_keys_long(tmp_path):
-    test_race_distinct_keys(tmp_path, commits=env_int("PAIMON_RS_RELIABILITY_RACE_COMMITS", 200))
+def test_race_distinct_keys_long(tmp_path, warehouse):
+    test_race_distinct_keys(tmp_path, warehouse, commits=env_int("PAIMON_RS_RELIABILITY_RACE_COMMITS", 200))
 
 
 @pytest.mark.long
-def test_race_shared_keys_long(tmp_path):
+def test_race_shared_keys_long(tmp_path, warehouse):
     n = env_int("PAIMON_RS_RELIABILITY_RACE_COMMITS", 200)
-    figure(f"4-process race, shared keys ({n}/process)", **check_shared(tmp_path, n))
+    figure(f"4-process race, shared keys ({n}/process, {warehouse.store})", **check_shared(tmp_path, warehouse, n))

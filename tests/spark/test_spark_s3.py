@@ -12,7 +12,7 @@ import pytest
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory, Schema
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from s3_server import MotoServer  # noqa: E402
 
 SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),

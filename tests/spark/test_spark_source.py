@@ -77,3 +77,36 @@ def test_a_pk_bucket_written_by_two_tasks_is_refused(registered, catalog):
     with pytest.raises(Exception, match="written by Spark partitions"):
         df.write.format("paimon_rs").mode("append").save(t.table_path)
     assert t.latest_snapshot_id() is None and not data_files(t)
+
+
+def test_push_down_follows_the_documented_conf_not_the_call_stack(spark, catalog):
+    """The reader implements pushFilters unless told otherwise (no guess from Spark's call
+    stack: called outside any Spark worker it still does), register_data_source switches Spark's
+    conf on, and a session that keeps it off reads with the filter_pushdown option."""
+    from pyspark.sql.datasource import DataSourceReader
+
+    from paimon_rs.spark_source import PaimonRsDataSource
+
+    t = create(catalog, "db.conf", SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    ps.write(to_spark(spark, rows(range(40), ["a", "b"])), t)
+    src = PaimonRsDataSource({"path": t.table_path})
+    reader = src.reader(src.schema())
+    assert getattr(reader.pushFilters, "__func__", None) is not DataSourceReader.pushFilters
+    off = PaimonRsDataSource({"path": t.table_path, "filter_pushdown": "false"})
+    assert getattr(off.reader(off.schema()).pushFilters, "__func__", None) is DataSourceReader.pushFilters
+    conf = ps.FILTER_PUSHDOWN_CONF
+    try:
+        spark.conf.set(conf, "false")
+        ps.register_data_source(spark, filter_pushdown=False)
+        assert spark.conf.get(conf) == "false"
+        df = spark.read.format("paimon_rs").option("filter_pushdown", "false").load(t.table_path)
+        assert sorted(r["id"] for r in df.filter("id < 6").collect()) == list(range(6))
+        with pytest.raises(Exception, match="filterPushdown"):  # Spark's refusal names the conf
+            spark.read.format("paimon_rs").load(t.table_path).filter("id < 6").collect()
+        ps.register_data_source(spark)
+        assert spark.conf.get(conf) == "true"
+        q = spark.read.format("paimon_rs").load(t.table_path).filter("dt = 'a' AND id < 6")
+        assert "Filter" not in q._jdf.queryExecution().executedPlan().toString().replace("RuntimeFilters", "")
+        assert sorted(r["id"] for r in q.collect()) == [0, 2, 4]
+    finally:
+        spark.conf.set(conf, "true")

@@ -2,16 +2,16 @@ from __future__ import annotations
 
 import pytest
 
-from paimon_rs import CatalogFactory, Schema
+from paimon_rs import Schema
 
 from unit_helpers import PK_SCHEMA
 
 
 @pytest.fixture
-def catalog(tmp_path):
-    c = CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
-    c.create_database("db", True)
-    return c
+def catalog(warehouse):
+    """A catalog with database ``db`` on the test's warehouse (local disk, or local and S3 for
+    tests marked ``stores``: tests/stores.py)."""
+    return warehouse.catalog()
 
 
 @pytest.fixture

@@ -3,13 +3,14 @@ commit by commit next to a model of every snapshot's rows."""
 
 from __future__ import annotations
 
-import os
 import time
 from typing import Dict, List, Tuple
 
 import pyarrow as pa
 
 from paimon_rs import Schema
+
+import stores
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -71,20 +72,22 @@ def read_rows(table, options: Dict[str, str] = None) -> Rows:
 
 
 def snapshot_ids(table) -> List[int]:
-    d = os.path.join(table.table_path, "snapshot")
-    return sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
+    return stores.snapshot_ids(table.table_path)
 
 
 def disk_usage(table) -> Tuple[int, int]:
-    """(files, bytes) under the table directory."""
-    n = b = 0
-    for root, _, files in os.walk(table.table_path):
-        for f in files:
-            n += 1
-            b += os.path.getsize(os.path.join(root, f))
-    return n, b
+    """(files, bytes) under the table directory (on local disk or S3: tests/stores.py)."""
+    return stores.usage(table.table_path)
 
 
 def orphans(table) -> List[str]:
     """Files no snapshot or tag references (a dry-run orphan clean of everything up to now)."""
     return table.remove_orphan_files(older_than=int(time.time() * 1000), dry_run=True).files
+
+
+def history(t, n: int = 5) -> Model:
+    """``n`` upserts (two keys overwritten in turn, one new key each) recorded in a model."""
+    m = Model(t)
+    for i in range(n):
+        m.upsert({i % 2: f"v{i}", 10 + i: "x"})
+    return m

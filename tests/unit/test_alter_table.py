@@ -24,12 +24,13 @@ from paimon_rs import (
     UnsupportedError,
 )
 
+import stores
 from unit_helpers import read, write
 
 
 def _schema_files(table):
-    d = os.path.join(table.table_path, "schema")
-    return sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("schema-"))
+    d = stores.join(table.table_path, "schema")
+    return sorted(int(f.split("-")[1]) for f in stores.listdir(d) if f.startswith("schema-"))
 
 
 class Model:
@@ -355,6 +356,7 @@ def test_time_travel_reads_with_the_snapshots_schema(catalog, kv):
     assert read(now, sort=["id"]).column("c").to_pylist() == [None, 7, 8]
 
 
+@pytest.mark.stores
 def test_cli_alter(catalog, kv, capsys):
     """`paimon-rs alter`: the changes in one new schema, then the schema as `schema` shows it."""
     from paimon_rs.cli import main
@@ -368,7 +370,7 @@ def test_cli_alter(catalog, kv, capsys):
         ("id", "BIGINT NOT NULL"), ("c", "DECIMAL(10, 2)"), ("a", "BIGINT"), ("b2", "STRING"), ("f", "FLOAT")]
     assert got["fields"][1]["description"] == "money" and got["options"]["write-buffer-size"] == "32 mb"
     # a refusal: exit 1, Java's message, nothing written
-    wh = os.path.dirname(os.path.dirname(kv.table_path))
+    wh = kv.table_path.rsplit("/", 2)[0]
     assert main(["alter", wh, "db.kv", "--drop", "id"]) == 1
     assert "Cannot drop partition key or primary key: [id]" in capsys.readouterr().err
     assert main(["alter", kv.table_path]) == 2

@@ -14,6 +14,9 @@ from paimon_rs.compaction import BucketCompactionPlan
 
 from unit_helpers import read, snapshots, write
 
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
+
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 
 

@@ -13,6 +13,9 @@ from paimon_rs import Schema
 
 from unit_helpers import read, write
 
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
+
 
 def test_append_unaware_bucket(catalog):
     schema = pa.schema([("k", pa.string()), ("v", pa.int64())])

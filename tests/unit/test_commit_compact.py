@@ -7,7 +7,6 @@ refused with CommitConflictError and leave the table unchanged."""
 from __future__ import annotations
 
 import json
-import os
 import pickle
 from typing import Any, Dict, List
 
@@ -17,7 +16,11 @@ import pytest
 from paimon_rs import CommitConflictError, DuplicateCommitError, Schema
 from paimon_rs._core import CommitMessage
 
-from unit_helpers import PK_SCHEMA, read
+import stores
+from unit_helpers import PK_SCHEMA, read, snapshots
+
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
 
 MAX_LEVEL = 5  # num-levels defaults to num-sorted-run.compaction-trigger (5) + 1
 
@@ -65,16 +68,6 @@ def compaction(template: CommitMessage, before, after, new_files=()) -> CommitMe
     d.update(new_files=[f for m in new_files for f in json.loads(m.to_bytes())["new_files"]],
              compact_before=before, compact_after=after)
     return CommitMessage.from_bytes(json.dumps(d).encode())
-
-
-def snapshots(table) -> List[Dict[str, Any]]:
-    d = os.path.join(table.table_path, "snapshot")
-    ids = sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
-    out = []
-    for i in ids:
-        with open(os.path.join(d, f"snapshot-{i}")) as f:
-            out.append(json.load(f))
-    return out
 
 
 def content(table) -> List[tuple]:
@@ -149,8 +142,8 @@ def test_second_compaction_of_the_same_files_conflicts(table):
     c = table.new_batch_write_builder().new_commit()
     c.abort([second])
     c.close()
-    assert not any(os.path.exists(p) for p in outputs)
-    assert all(os.path.exists(p) for p in inputs)
+    assert not any(stores.exists(p) for p in outputs)
+    assert all(stores.exists(p) for p in inputs)
     assert content(table) == before
 
 
@@ -177,4 +170,4 @@ def test_an_output_reusing_an_input_name_must_move_up(table):
 
 def _paths(table, msgs: List[CommitMessage]) -> List[str]:
     names = {f for m in msgs for f in m.file_names}
-    return [os.path.join(r, f) for r, _, fs in os.walk(table.table_path) for f in fs if f in names]
+    return [p for p in stores.walk_files(table.table_path) if p.rsplit("/", 1)[1] in names]

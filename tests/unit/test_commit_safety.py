@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing as mp
-import os
 import pickle
 import subprocess
 import sys
@@ -23,7 +22,13 @@ from paimon_rs import (
 )
 from paimon_rs._core import CommitMessage
 
+import stores
 from unit_helpers import PK_SCHEMA, read, write
+
+# every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long but for the
+# tests marked stores below (a retry after a conflict, stale messages, abort, a commit identifier
+# across processes), to keep CI short
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 
 def rows(dts, ids, names=None):
@@ -41,18 +46,14 @@ def prepared(table, data):
 
 
 def snapshot_ids(table):
-    d = os.path.join(table.table_path, "snapshot")
-    if not os.path.isdir(d):
-        return []
-    return sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
+    return stores.snapshot_ids(table.table_path)
 
 
 def data_files(table, msgs):
     """Paths of the messages' data files (each message is one bucket of one partition)."""
     out = []
     for m in msgs:
-        for root, _, files in os.walk(table.table_path):
-            out += [os.path.join(root, f) for f in files if f in m.file_names]
+        out += [p for p in stores.walk_files(table.table_path) if p.rsplit("/", 1)[1] in m.file_names]
     return out
 
 
@@ -80,7 +81,7 @@ def test_same_messages_twice_are_refused_and_kept(pk_table, how):
         with pytest.raises(DuplicateCommitError, match="twice"):
             wb.new_commit().commit(msgs + msgs)
         assert snapshot_ids(pk_table) == []
-        assert all(os.path.exists(p) for p in data_files(pk_table, msgs))
+        assert all(stores.exists(p) for p in data_files(pk_table, msgs))
         return
     assert wb.new_commit().commit(msgs) == 1
     if how == "same_builder":
@@ -97,7 +98,7 @@ def test_same_messages_twice_are_refused_and_kept(pk_table, how):
     assert any(f in str(e.value) for m in msgs for f in m.file_names)
     # refused before anything was written; the live files are intact and the table reads
     assert snapshot_ids(pk_table) == [1]
-    assert all(os.path.exists(p) for p in data_files(pk_table, msgs))
+    assert all(stores.exists(p) for p in data_files(pk_table, msgs))
     assert ids_names(read(pk_table)) == [(1, "n1"), (2, "n2"), (3, "n3")]
     write(pk_table, rows(["a"], [4]))
     assert len(read(pk_table)) == 4
@@ -105,6 +106,7 @@ def test_same_messages_twice_are_refused_and_kept(pk_table, how):
 
 # -- 2: retry after CommitConflictError, stale messages -----------------------------------------
 
+@pytest.mark.stores
 def test_conflict_keeps_files_and_a_retry_lands(pk_table):
     """A commit that fails with CommitConflictError (here: the partition's bucket count
     differs) leaves the table unchanged and keeps the data files, so once the cause is gone the
@@ -118,13 +120,14 @@ def test_conflict_keeps_files_and_a_retry_lands(pk_table):
         c.commit(msgs)
     assert isinstance(CommitConflictError("x"), RuntimeError)
     assert snapshot_ids(pk_table) == [1]
-    assert all(os.path.exists(p) for p in data_files(pk_table, msgs))
+    assert all(stores.exists(p) for p in data_files(pk_table, msgs))
     # the cause goes away: partition a is emptied
     write(pk_table, pa.table({c: [] for c in PK_SCHEMA.names}, schema=PK_SCHEMA), overwrite={"dt": "a"})
     assert c.commit(msgs) == 3  # the same commit object may retry after a failure
     assert ids_names(read(pk_table)) == [(2, "n2"), (10, "n10"), (11, "n11")]
 
 
+@pytest.mark.stores
 def test_messages_whose_files_are_gone_are_stale(pk_table):
     wb = pk_table.new_batch_write_builder()
     msgs = prepared(pk_table, rows(["a", "b"], [1, 2]))
@@ -135,7 +138,7 @@ def test_messages_whose_files_are_gone_are_stale(pk_table):
     assert snapshot_ids(pk_table) == []
     # a file removed by hand
     msgs = prepared(pk_table, rows(["a"], [1]))
-    os.remove(data_files(pk_table, msgs)[0])
+    stores.remove(data_files(pk_table, msgs)[0])
     with pytest.raises(StaleCommitMessageError, match=msgs[0].file_names[0]):
         wb.new_commit().commit(msgs)
     assert snapshot_ids(pk_table) == []
@@ -149,7 +152,7 @@ def test_abort_of_committed_messages_keeps_live_files(pk_table):
     wb.new_commit().commit(msgs)
     with pytest.warns(RuntimeWarning, match="kept 2 data file"):
         wb.new_commit().abort(msgs)
-    assert all(os.path.exists(p) for p in data_files(pk_table, msgs))
+    assert all(stores.exists(p) for p in data_files(pk_table, msgs))
     assert ids_names(read(pk_table)) == [(1, "n1"), (2, "n2")]
 
 
@@ -164,6 +167,7 @@ def test_abort_keeps_files_older_snapshots_reference(pk_table):
     assert ids_names(read_at(pk_table, 1)) == [(1, "n1"), (2, "n2")]
 
 
+@pytest.mark.stores
 def test_abort_of_uncommitted_messages_deletes_their_files(pk_table):
     msgs = prepared(pk_table, rows(["a", "b"], [1, 2]))
     paths = data_files(pk_table, msgs)
@@ -171,7 +175,7 @@ def test_abort_of_uncommitted_messages_deletes_their_files(pk_table):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         pk_table.new_batch_write_builder().new_commit().abort(msgs)
-    assert not any(os.path.exists(p) for p in paths)
+    assert not any(stores.exists(p) for p in paths)
 
 
 def test_abort_in_except_does_not_mask_the_commit_error(pk_table):
@@ -190,12 +194,10 @@ def test_abort_in_except_does_not_mask_the_commit_error(pk_table):
 def test_abort_with_unreadable_metadata_deletes_nothing(pk_table):
     write(pk_table, rows(["a"], [1]))
     msgs = prepared(pk_table, rows(["a"], [2]))
-    snap = os.path.join(pk_table.table_path, "snapshot", "snapshot-1")
-    with open(snap, "w") as f:
-        f.write("{not json")
+    stores.write_bytes(stores.join(pk_table.table_path, "snapshot", "snapshot-1"), b"{not json")
     with pytest.warns(RuntimeWarning, match="deleted no file"):
         pk_table.new_batch_write_builder().new_commit().abort(msgs)
-    assert all(os.path.exists(p) for p in data_files(pk_table, msgs))
+    assert all(stores.exists(p) for p in data_files(pk_table, msgs))
 
 
 # -- 5: dynamic partition overwrite ---------------------------------------------------------------
@@ -269,7 +271,7 @@ def test_second_writer_of_the_same_keys_conflicts(pk_table):
     assert ids_names(read(pk_table)) == [(1, "first")]
     # the files were kept; abort them and write again: the new write continues after snapshot 2
     c.abort(second)
-    assert not any(os.path.exists(p) for p in data_files(pk_table, second))
+    assert not any(stores.exists(p) for p in data_files(pk_table, second))
     write(pk_table, rows(["a"], [1], ["second"]))
     assert ids_names(read(pk_table)) == [(1, "second")]
 
@@ -297,11 +299,11 @@ def test_old_messages_without_a_restored_snapshot_still_load(pk_table):
     assert ids_names(read(pk_table)) == [(1, "n1")]
 
 
-def _race_worker(warehouse, worker, rounds, out):
+def _race_worker(warehouse, options, worker, rounds, out):
     from paimon_rs import CatalogFactory, CommitConflictError
     # write-only: a commit is one snapshot (a compacting writer adds a COMPACT one, and its
     # compactions of the shared bucket would conflict, as Java's concurrent writers do)
-    table = CatalogFactory.create({"warehouse": warehouse}).get_table("db.t").copy({"write-only": "true"})
+    table = CatalogFactory.create({"warehouse": warehouse, **options}).get_table("db.t").copy({"write-only": "true"})
     landed = []
     for i in range(rounds):
         value = f"w{worker}-{i}"
@@ -319,13 +321,12 @@ def _race_worker(warehouse, worker, rounds, out):
     out.put(landed)
 
 
-def test_multi_process_race_no_commit_is_hidden(pk_table, tmp_path):
+def test_multi_process_race_no_commit_is_hidden(pk_table, warehouse):
     """Writers in several processes upsert one key; every snapshot must read the value of the
     commit that made it (before: a later commit was often hidden by an earlier one)."""
     ctx = mp.get_context("spawn")
     out = ctx.Queue()
-    warehouse = str(tmp_path / "wh")
-    procs = [ctx.Process(target=_race_worker, args=(warehouse, i, 5, out)) for i in range(3)]
+    procs = [ctx.Process(target=_race_worker, args=(warehouse.uri, warehouse.options, i, 5, out)) for i in range(3)]
     for p in procs:
         p.start()
     landed = [x for _ in procs for x in out.get(timeout=300)]
@@ -339,7 +340,8 @@ def test_multi_process_race_no_commit_is_hidden(pk_table, tmp_path):
 
 # -- commit identifier and commit user -------------------------------------------------------------
 
-def test_commit_identifier_lands_once_across_processes(pk_table, tmp_path):
+@pytest.mark.stores
+def test_commit_identifier_lands_once_across_processes(pk_table, tmp_path, warehouse):
     msgs = prepared(pk_table, rows(["a", "b"], [1, 2]))
     wb = pk_table.new_batch_write_builder().with_commit_user("job-7")
     assert wb.new_commit().commit_user == "job-7"
@@ -353,7 +355,7 @@ def test_commit_identifier_lands_once_across_processes(pk_table, tmp_path):
     code = (
         "import pickle, sys\n"
         "from paimon_rs import CatalogFactory\n"
-        f"t = CatalogFactory.create({{'warehouse': {str(tmp_path / 'wh')!r}}}).get_table('db.t')\n"
+        f"t = CatalogFactory.create({{'warehouse': {warehouse.uri!r}, **{warehouse.options!r}}}).get_table('db.t')\n"
         f"msgs = pickle.loads(open({str(blob)!r}, 'rb').read())\n"
         "wb = t.new_batch_write_builder().with_commit_user('job-7')\n"
         "print(wb.new_commit().commit(msgs, commit_identifier=5))\n"
@@ -361,7 +363,7 @@ def test_commit_identifier_lands_once_across_processes(pk_table, tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert res.stdout.strip() == "1"
     assert snapshot_ids(pk_table) == [1]
-    snap = json.load(open(os.path.join(pk_table.table_path, "snapshot", "snapshot-1")))
+    snap = stores.read_json(stores.join(pk_table.table_path, "snapshot", "snapshot-1"))
     assert (snap["commitUser"], snap["commitIdentifier"]) == ("job-7", 5)
     # without an identifier (or by another user) it is a duplicate
     with pytest.raises(DuplicateCommitError):

@@ -4,9 +4,7 @@ compaction leaves each bucket one sorted run at the top level with no retraction
 
 from __future__ import annotations
 
-import json
 import logging
-import os
 from collections import defaultdict
 from typing import Any, Dict, List
 
@@ -14,6 +12,13 @@ import pyarrow as pa
 import pytest
 
 from paimon_rs import Schema
+
+import stores
+
+# every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long but for the
+# tests marked stores below (full compaction per merge engine, writes that compact, record expiry),
+# to keep CI short: moto costs ~0.5 s of CPU per test
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 SCHEMA = pa.schema([
     ("dt", pa.string()),
@@ -73,10 +78,10 @@ def live_files(table) -> Dict[Any, List[Any]]:
 
 
 def snapshot(table, sid: int) -> Dict[str, Any]:
-    with open(os.path.join(table.table_path, "snapshot", f"snapshot-{sid}")) as f:
-        return json.load(f)
+    return stores.read_json(stores.join(table.table_path, "snapshot", f"snapshot-{sid}"))
 
 
+@pytest.mark.stores
 @pytest.mark.parametrize("engine", list(ENGINES))
 def test_full_compaction_keeps_reads_and_leaves_one_top_run_per_bucket(catalog, engine):
     t = make(catalog, engine.replace("-", "_"), ENGINES[engine])
@@ -137,6 +142,7 @@ def test_compacting_an_empty_table_or_an_append_table(catalog):
     assert catalog.get_table("db.app").compact() is None
 
 
+@pytest.mark.stores
 def test_writes_compact_as_java_batch_writes(catalog):
     """A batch write picks a compaction per written bucket at prepare_commit: the sorted runs
     never pile up past the compaction trigger, and reads stay the same."""
@@ -200,6 +206,7 @@ def test_overwrite_after_enough_commits_to_compact(catalog):
     assert content(t) == [("a", 100, 1), ("b", 1, 3)]
 
 
+@pytest.mark.stores
 def test_record_level_expire_drops_old_records_when_compacting(catalog):
     """``record-level.expire-time``: compaction keeps a record iff its time is null or recent
     (reads never filter); a top-level file with expired records is rewritten by a full

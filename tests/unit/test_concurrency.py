@@ -1,14 +1,16 @@
-"""Concurrent commits: every one lands exactly once, snapshot ids stay consecutive."""
+"""Concurrent commits: every one lands exactly once, snapshot ids stay consecutive (on local disk
+and on S3, where the snapshot file is a conditional create-only PUT)."""
 
 from __future__ import annotations
 
-import json
-import os
 import threading
 
 import pyarrow as pa
+import pytest
 
-from unit_helpers import PK_SCHEMA, read
+from unit_helpers import PK_SCHEMA, read, snapshots
+
+pytestmark = pytest.mark.stores
 
 
 def test_concurrent_writers_all_land(pk_table):
@@ -35,10 +37,7 @@ def test_concurrent_writers_all_land(pk_table):
         t.join()
     assert not errors
     assert sorted(read(pk_table).column("id").to_pylist()) == list(range(n))
-    snap_dir = os.path.join(pk_table.table_path, "snapshot")
-    ids = sorted(int(f.split("-")[1]) for f in os.listdir(snap_dir) if f.startswith("snapshot-"))
-    assert ids == list(range(1, n + 1))
-    users = {json.load(open(os.path.join(snap_dir, f"snapshot-{i}")))["commitUser"] for i in ids}
-    assert len(users) == n
-    last = json.load(open(os.path.join(snap_dir, f"snapshot-{n}")))
-    assert last["totalRecordCount"] == n
+    snaps = snapshots(pk_table)
+    assert [s["id"] for s in snaps] == list(range(1, n + 1))
+    assert len({s["commitUser"] for s in snaps}) == n
+    assert snaps[-1]["totalRecordCount"] == n

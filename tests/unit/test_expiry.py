@@ -5,12 +5,17 @@ references."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 from table_ops_helpers import Model, disk_usage, make_table, orphans, read_rows, snapshot_ids
 
 import paimon_rs
+
+import stores
+
+# every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long (CI covers
+# expiry on S3 in test_object_store.py and test_expire_keeps_retain_max_and_reclaims_unreferenced_files)
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 
 def history(table, n: int) -> Model:
@@ -27,6 +32,7 @@ def check_retained(table, m: Model) -> None:
         assert read_rows(table, {"scan.snapshot-id": str(sid)}) == m.snapshots[sid], sid
 
 
+@pytest.mark.stores
 def test_expire_keeps_retain_max_and_reclaims_unreferenced_files(catalog):
     t = make_table(catalog)
     m = history(t, 12)
@@ -38,8 +44,7 @@ def test_expire_keeps_retain_max_and_reclaims_unreferenced_files(catalog):
     assert r.bytes > 0 and len(r.files) > 0
     after = disk_usage(t)
     assert after[1] <= before[1] - r.bytes  # and the snapshot files
-    with open(os.path.join(t.table_path, "snapshot", "EARLIEST")) as f:
-        assert int(f.read()) == latest - 2
+    assert int(stores.read_text(stores.join(t.table_path, "snapshot", "EARLIEST"))) == latest - 2
     check_retained(t, m)
     assert orphans(t) == [], "everything left is referenced"
     # nothing referenced was deleted: every file of the retained snapshots exists (reads passed)
@@ -139,12 +144,10 @@ def test_changelog_options_without_changelogs_expire_normally(catalog):
 def test_changelog_decoupling_with_changelogs_is_refused(catalog):
     t = make_table(catalog, options={"changelog.num-retained.max": "100"})
     history(t, 3)
-    p = os.path.join(t.table_path, "snapshot", "snapshot-1")
-    with open(p) as f:
-        s = json.load(f)
+    p = stores.join(t.table_path, "snapshot", "snapshot-1")
+    s = stores.read_json(p)
     s["changelogManifestList"] = s["deltaManifestList"]
-    with open(p, "w") as f:
-        json.dump(s, f)
+    stores.write_bytes(p, json.dumps(s).encode())
     with pytest.raises(paimon_rs.UnsupportedError, match="changelog"):
         t.expire_snapshots(retain_min=1, older_than=0)
     assert snapshot_ids(t) == [1, 2, 3]

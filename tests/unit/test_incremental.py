@@ -13,6 +13,11 @@ from table_ops_helpers import SCHEMA, Model, make_table
 import paimon_rs
 from paimon_rs import Schema
 
+import stores
+
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 
 def read(table, options):
     t = table.copy(options)
@@ -84,12 +89,8 @@ def test_between_tags_and_timestamps(catalog):
     snaps = t.latest_snapshot_id()
     sm = paimon_rs.Table.from_path(t.table_path)
     assert sm.latest_snapshot_id() == snaps
-    import json
-    import os
-    with open(os.path.join(t.table_path, "snapshot", "snapshot-1")) as f:
-        t1 = json.load(f)["timeMillis"]
-    with open(os.path.join(t.table_path, "snapshot", f"snapshot-{snaps}")) as f:
-        t3 = json.load(f)["timeMillis"]
+    t1 = stores.read_json(stores.join(t.table_path, "snapshot", "snapshot-1"))["timeMillis"]
+    t3 = stores.read_json(stores.join(t.table_path, "snapshot", f"snapshot-{snaps}"))["timeMillis"]
     assert changes(t, {"incremental-between-timestamp": f"{t1},{t3}"}) == [("+I", 2, "b"), ("+I", 3, "c")]
     assert changes(t, {"incremental-between-timestamp": f"{t1 - 1000},{t1}"}) == [("+I", 1, "a")]
     with pytest.raises(ValueError, match="should be >="):

@@ -19,6 +19,9 @@ from test_merge_engines import both, make
 
 import paimon_rs
 
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 N = None
 I64 = pa.int64()
 AGG = {"merge-engine": "aggregation"}

@@ -14,6 +14,10 @@ from paimon_rs import Schema
 
 from unit_helpers import read, write
 
+# every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long but for the
+# tests marked stores below (one per merge engine), to keep CI short: moto costs ~0.5 s of CPU per test
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 N = None
 
 
@@ -65,6 +69,7 @@ def f(*names, t=I64):
     return [(n, t) for n in names]
 
 
+@pytest.mark.stores
 def test_partial_update_basic(catalog):
     fields = [("k", I64), ("a", pa.float64()), ("b", I64), ("c", pa.string())]
     got = both(catalog, "pu", fields, {"merge-engine": "partial-update"},
@@ -148,6 +153,7 @@ def test_sequence_group_retract_and_remove_on_sequence_group(catalog):
                 ["+I", "-D"]) == []
 
 
+@pytest.mark.stores
 def test_aggregation_doc_example(catalog):
     fields = [("k", I64), ("price", pa.float64()), ("sales", I64)]
     opts = {"merge-engine": "aggregation", "fields.price.aggregate-function": "max",
@@ -210,6 +216,7 @@ def test_deduplicate_retractions_and_ignore_delete(catalog):
                 [(1, 1), (1, 1)], ["+I", "-U"]) == [(1, 1)]
 
 
+@pytest.mark.stores
 def test_sequence_field_ordering(catalog):
     fields = f("k", "ts", "v")
     opts = {"sequence.field": "ts"}
@@ -235,6 +242,7 @@ def test_sequence_field_projection_reads_it(catalog):
     assert got.column_names == ["v"] and got.to_pylist() == [{"v": 50}]
 
 
+@pytest.mark.stores
 def test_first_row_tables_are_writable(catalog):
     """Writers compact first-row tables' level-0 files up (issue #11), so writes are visible."""
     t = make(catalog, "fr", f("k", "v"), {"merge-engine": "first-row"})

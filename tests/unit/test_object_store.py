@@ -12,7 +12,6 @@ import subprocess
 import sys
 import textwrap
 import time
-from typing import Dict, Iterator, Tuple
 
 import pyarrow as pa
 import pytest
@@ -20,37 +19,12 @@ import pytest
 import paimon_rs
 from paimon_rs import CatalogFactory, Schema, _core
 
+import stores
 from s3_server import MotoServer
 from unit_helpers import PK_SCHEMA, read, write
 
-
-@pytest.fixture(scope="session")
-def moto() -> Iterator[MotoServer]:
-    pytest.importorskip("moto")
-    pytest.importorskip("boto3")
-    server = MotoServer()
-    yield server
-    server.stop()
-
-
-Warehouse = Tuple[str, Dict[str, str]]
-
-
-@pytest.fixture(params=["local", "s3"])
-def warehouse(request, tmp_path) -> Warehouse:
-    """A warehouse URI and the catalog options that reach it."""
-    if request.param == "local":
-        return str(tmp_path / "wh"), {}
-    moto: MotoServer = request.getfixturevalue("moto")
-    return f"s3://{moto.new_bucket()}/wh", moto.options()
-
-
-@pytest.fixture
-def catalog(warehouse):
-    uri, opts = warehouse
-    c = CatalogFactory.create({"warehouse": uri, **opts})
-    c.create_database("db", True)
-    return c
+# every test taking ``warehouse`` (or ``catalog``) runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
 
 
 def make(catalog, name="db.t", pk=True, **options):
@@ -76,7 +50,7 @@ def test_catalog_lists_databases_and_tables(catalog, warehouse):
     assert "db" in catalog.list_databases()
     assert catalog.list_tables("db") == ["t"]
     assert catalog.get_database("db").name == "db"
-    assert catalog.get_table("db.t").table_path.startswith(warehouse[0])
+    assert catalog.get_table("db.t").table_path.startswith(warehouse.uri)
     catalog.drop_table("db.t")
     assert catalog.list_tables("db") == []
 
@@ -138,25 +112,15 @@ def test_time_travel(catalog):
     assert as_list(read(t))[0][2] == "v2"
 
 
-def test_orphan_clean_removes_only_orphans(catalog, warehouse, moto_or_none):
+def test_orphan_clean_removes_only_orphans(catalog):
     t = make(catalog)
     write(t, rows("a", range(10)))
     orphan = t.table_path + "/dt=a/bucket-0/data-orphan-0.parquet"
-    if warehouse[1]:
-        bucket, key = orphan[len("s3://"):].split("/", 1)
-        moto_or_none.client().put_object(Bucket=bucket, Key=key, Body=b"x")
-    else:
-        with open(orphan, "wb") as f:
-            f.write(b"x")
+    stores.write_bytes(orphan, b"x")
     time.sleep(1.1)  # S3 times are whole seconds
     res = t.remove_orphan_files(older_than=dt.datetime.now(dt.timezone.utc))
     assert [str(p).rsplit("/", 1)[-1] for p in res.files] == ["data-orphan-0.parquet"]
     assert read(t).num_rows == 10
-
-
-@pytest.fixture
-def moto_or_none(warehouse, request):
-    return request.getfixturevalue("moto") if warehouse[1] else None
 
 
 def test_commit_conflict_retries_and_keeps_everything(catalog):
@@ -188,9 +152,9 @@ def test_pickled_table_reopens_its_store_in_a_fresh_process(catalog, warehouse):
                          timeout=120)
     assert out.returncode == 0, out.stderr.decode()
     assert out.stdout.decode().strip() == "7"
-    if warehouse[1]:
+    if warehouse.options:
         # Table.open with the options alone (no catalog) reaches the store too
-        t2 = paimon_rs.Table.open(t.table_path, warehouse[1])
+        t2 = paimon_rs.Table.open(t.table_path, warehouse.options)
         assert read(t2).num_rows == 7
 
 
@@ -322,3 +286,30 @@ def test_table_operations_on_local_and_s3(catalog):
     assert read(t2).num_rows == 30
     assert t2.delete_tag("v2")
     assert t2.list_tags() == []
+
+
+def test_branches_on_local_and_s3(catalog):
+    """Branches (create from a tag and empty, write, read through db.t$branch_b, rename,
+    fast-forward, delete) work the same on an object store as on local disk."""
+    t = make(catalog)
+    for i in range(3):
+        write(t, rows("a", range(i * 10, i * 10 + 10)))
+    t.create_tag("v1", snapshot_id=1)
+    t.create_branch("b", "v1")
+    t.create_branch("e")
+    assert t.list_branches() == ["b", "e"] and catalog.list_branches("db.t") == ["b", "e"]
+    b = catalog.get_table("db.t$branch_b")
+    assert b.current_branch() == "b" and len(as_list(read(b))) == 10
+    write(b, rows("a", range(100, 105)))
+    assert len(as_list(read(b))) == 15 and len(as_list(read(t))) == 30
+    e = t.copy({"branch": "e"})
+    assert read(e).num_rows == 0
+    write(e, rows("z", range(3)))
+    assert len(as_list(read(e))) == 3
+    t.rename_branch("e", "e2")
+    assert t.list_branches() == ["b", "e2"] and len(as_list(read(t.copy({"branch": "e2"})))) == 3
+    t.fast_forward("b")
+    t = catalog.get_table("db.t")
+    assert len(as_list(read(t))) == 15 and t.latest_snapshot_id() == 2
+    t.delete_branch("e2")
+    assert t.list_branches() == ["b"]

@@ -12,6 +12,9 @@ from paimon_rs import InvalidArgumentError, Schema, UnsupportedError
 
 from unit_helpers import read, snapshots, write
 
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 SCHEMA = pa.schema([("dt", pa.string()), ("hr", pa.int32()), ("id", pa.int64()), ("v", pa.string())])
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 import pickle
 
 import pyarrow as pa
@@ -13,7 +11,11 @@ import pytest
 import paimon_rs
 from paimon_rs import Schema
 
+import stores
 from unit_helpers import PK_SCHEMA, read, write
+
+# every test runs on local disk and on S3 (tests/stores.py)
+pytestmark = pytest.mark.stores
 
 
 def rows(dt, ids, names, prices):
@@ -36,9 +38,9 @@ def test_duplicates_in_one_batch_last_wins(pk_table):
     write(pk_table, rows(["a"] * 4, [1, 1, 2, 1], ["p", "q", "r", "s"], [1.0, 2.0, 3.0, 4.0]))
     assert as_dict(read(pk_table)) == {("a", 1): ("s", 4.0), ("a", 2): ("r", 3.0)}
     # the file holds each key once
-    files = [os.path.join(d, f) for d, _, fs in os.walk(pk_table.table_path) for f in fs
-             if f.startswith("data-") and f.endswith(".parquet")]
-    total = sum(pq.read_metadata(f).num_rows for f in files)
+    files = [f for f in stores.walk_files(pk_table.table_path)
+             if f.rsplit("/", 1)[1].startswith("data-") and f.endswith(".parquet")]
+    total = sum(pq.read_metadata(stores.parquet(f)).num_rows for f in files)
     assert total == 2
 
 
@@ -73,32 +75,31 @@ def test_ignore_delete(catalog):
 def test_layout_on_disk(pk_table):
     write(pk_table, rows(["2026-11-01", "x/y"], [1, 2], ["a", "b"], [1.0, 2.0]))
     root = pk_table.table_path
-    assert open(os.path.join(root, "snapshot", "LATEST")).read() == "1"
-    snap = json.load(open(os.path.join(root, "snapshot", "snapshot-1")))
+    assert stores.read_text(stores.join(root, "snapshot", "LATEST")) == "1"
+    snap = stores.read_json(stores.join(root, "snapshot", "snapshot-1"))
     for key in ["version", "id", "schemaId", "baseManifestList", "deltaManifestList", "commitUser",
                 "commitIdentifier", "commitKind", "timeMillis", "totalRecordCount", "deltaRecordCount"]:
         assert key in snap
     assert snap["commitKind"] == "APPEND" and snap["totalRecordCount"] == 2
-    assert os.path.isdir(os.path.join(root, "dt=2026-11-01"))
-    assert os.path.isdir(os.path.join(root, "dt=x%2Fy"))
-    schema = json.load(open(os.path.join(root, "schema", "schema-0")))
+    assert stores.isdir(stores.join(root, "dt=2026-11-01"))
+    assert stores.isdir(stores.join(root, "dt=x%2Fy"))
+    schema = stores.read_json(stores.join(root, "schema", "schema-0"))
     assert schema["primaryKeys"] == ["dt", "id"]
     assert [f["type"] for f in schema["fields"]] == ["STRING NOT NULL", "BIGINT NOT NULL", "STRING", "DOUBLE"]
-    f = next(os.path.join(d, x) for d, _, fs in os.walk(root) for x in fs if x.endswith(".parquet"))
-    names = pq.read_schema(f).names
+    f = next(x for x in stores.walk_files(root) if x.endswith(".parquet"))
+    names = pq.read_schema(stores.parquet(f)).names
     assert names == ["_KEY_id", "_SEQUENCE_NUMBER", "_VALUE_KIND", "dt", "id", "name", "price"]
     # no temp files left anywhere
-    assert not [x for _, _, fs in os.walk(root) for x in fs if x.endswith(".tmp")]
+    assert not [x for x in stores.walk_files(root) if x.endswith(".tmp")]
 
 
 def test_sequence_numbers_continue_per_bucket(pk_table):
     write(pk_table, rows(["a", "a"], [1, 1], ["x", "y"], [1.0, 2.0]))
     write(pk_table, rows(["a"], [1], ["z"], [3.0]))
     seqs = []
-    for d, _, fs in os.walk(pk_table.table_path):
-        for x in fs:
-            if x.endswith(".parquet"):
-                seqs.append(pq.read_table(os.path.join(d, x)).column("_SEQUENCE_NUMBER").to_pylist())
+    for x in stores.walk_files(pk_table.table_path):
+        if x.endswith(".parquet"):
+            seqs.append(pq.read_table(stores.parquet(x)).column("_SEQUENCE_NUMBER").to_pylist())
     # first commit assigned 0,1 and kept 1; second continues at 2
     assert sorted(seqs) == [[1], [2]]
     assert as_dict(read(pk_table)) == {("a", 1): ("z", 3.0)}
@@ -158,7 +159,7 @@ def test_overwrite_partition_and_table(pk_table):
         write(pk_table, rows(["b"], [1], ["n"], [1.0]), overwrite={"dt": "a"})
     write(pk_table, rows(["c"], [5], ["q"], [5.0]), overwrite={})
     assert as_dict(read(pk_table)) == {("c", 5): ("q", 5.0)}
-    snap = json.load(open(os.path.join(pk_table.table_path, "snapshot", "snapshot-3")))
+    snap = stores.read_json(stores.join(pk_table.table_path, "snapshot", "snapshot-3"))
     assert snap["commitKind"] == "OVERWRITE"
 
 
@@ -194,3 +195,26 @@ def test_batch_reader_pandas_and_pickle(pk_table):
     msgs = [pickle.loads(pickle.dumps(m)) for m in w.prepare_commit()]
     c.commit(msgs)
     assert read(pk_table).num_rows == 3
+
+
+def test_a_raw_read_yields_large_batches_and_a_merge_read_the_same_rows(catalog):
+    """A split read without a merge (one sorted run) holds one batch at a time, so it decodes
+    batches far larger than a merge's 16K rows (a consumer such as Spark's Arrow hop pays per
+    batch); a split that needs a merge still reads the same rows."""
+    schema = Schema.from_pyarrow_schema(pa.schema([pa.field("id", pa.int64(), nullable=False),
+                                                   pa.field("v", pa.int32())]),
+                                        primary_keys=["id"], options={"bucket": "1"})
+    catalog.create_table("db.big", schema, False)
+    t = catalog.get_table("db.big")
+    n = 200_000
+    write(t, pa.table({"id": pa.array(range(n), pa.int64()), "v": pa.array(range(n), pa.int32())}))
+    rb = t.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    assert len(splits) == 1 and splits[0].raw_convertible
+    sizes = [b.num_rows for b in t._core.new_read(None, None).stream(splits)]
+    assert sum(sizes) == n and max(sizes) > 16 * 1024, sizes
+    write(t, pa.table({"id": pa.array([5], pa.int64()), "v": pa.array([-5], pa.int32())}))
+    splits = rb.new_scan().plan().splits()
+    assert not splits[0].raw_convertible
+    got = rb.new_read().to_arrow(splits)
+    assert got.num_rows == n and got.filter(pa.compute.equal(got["id"], 5))["v"].to_pylist() == [-5]

@@ -3,7 +3,6 @@ rows; a rollback racing a writer loses no commit acknowledged after the rollback
 
 from __future__ import annotations
 
-import os
 import threading
 
 import pyarrow as pa
@@ -11,6 +10,11 @@ import pytest
 from table_ops_helpers import SCHEMA, Model, make_table, orphans, read_rows, snapshot_ids
 
 import paimon_rs
+
+import stores
+
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 
 def history(t, n=6) -> Model:
@@ -33,8 +37,7 @@ def test_rollback_to_snapshot(catalog):
     assert t.list_tags() == ["early"], "tags on discarded snapshots go, as in Java"
     assert r.files and r.bytes > 0
     assert orphans(t) == [], "what only the discarded snapshots referenced is deleted"
-    with open(os.path.join(t.table_path, "snapshot", "LATEST")) as f:
-        assert f.read().strip() == "3"
+    assert stores.read_text(stores.join(t.table_path, "snapshot", "LATEST")).strip() == "3"
     # the table goes on from snapshot 3
     m2 = Model(t)
     m2.snapshots = {k: v for k, v in m.snapshots.items() if k <= 3}
@@ -51,8 +54,7 @@ def test_rollback_to_tag_of_an_expired_snapshot(catalog):
     t.rollback_to("t2")
     assert snapshot_ids(t) == [2]
     assert read_rows(t) == m.snapshots[2]
-    with open(os.path.join(t.table_path, "snapshot", "EARLIEST")) as f:
-        assert f.read().strip() == "2"
+    assert stores.read_text(stores.join(t.table_path, "snapshot", "EARLIEST")).strip() == "2"
     assert orphans(t) == []
     # rolling back to the expired snapshot's id finds it through the tag too
     t2 = make_table(catalog, "db.other")

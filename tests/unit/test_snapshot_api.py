@@ -4,7 +4,6 @@ checked against the snapshot files we committed and the files our scans see."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections import defaultdict
 
@@ -14,7 +13,11 @@ import pytest
 from paimon_rs import Schema
 from paimon_rs.snapshot import BATCH_COMMIT_IDENTIFIER, Partition, Snapshot
 
+import stores
 from unit_helpers import snapshots, write
+
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
 JSON_NAMES = {"schemaId": "schema_id", "baseManifestList": "base_manifest_list",
@@ -98,7 +101,7 @@ def test_earliest_follows_expired_snapshots(catalog):
     t = table(catalog)
     for i in range(3):
         write(t, rows([i]))
-    os.remove(os.path.join(t.table_path, "snapshot", "snapshot-1"))
+    stores.remove(stores.join(t.table_path, "snapshot", "snapshot-1"))
     sm = t.snapshot_manager()
     assert sm.try_get_earliest_snapshot().id == 2 and sm.get_snapshot_by_id(1) is None
     assert [s.id for s in sm] == [2, 3]

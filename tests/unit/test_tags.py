@@ -4,8 +4,6 @@ retention, and automatic creation on commit, against a model of every snapshot's
 from __future__ import annotations
 
 import datetime as dt
-import json
-import os
 import time
 
 import pytest
@@ -13,10 +11,14 @@ from table_ops_helpers import Model, disk_usage, make_table, orphans, read_rows,
 
 import paimon_rs
 
+import stores
+
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 
 def tag_json(table, name):
-    with open(os.path.join(table.table_path, "tag", f"tag-{name}")) as f:
-        return json.load(f)
+    return stores.read_json(stores.join(table.table_path, "tag", f"tag-{name}"))
 
 
 def test_create_list_read_and_delete(catalog):

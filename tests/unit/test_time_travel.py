@@ -14,7 +14,11 @@ import pytest
 
 import paimon_rs
 
+import stores
 from unit_helpers import PK_SCHEMA, read, write
+
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
 
 
 def rows(ids, name):
@@ -24,8 +28,7 @@ def rows(ids, name):
 
 
 def snapshot_json(table, sid):
-    with open(os.path.join(table.table_path, "snapshot", f"snapshot-{sid}")) as f:
-        return json.load(f)
+    return stores.read_json(stores.join(table.table_path, "snapshot", f"snapshot-{sid}"))
 
 
 def names(table):
@@ -96,9 +99,7 @@ def test_tag_name_reads_the_tagged_snapshot(history):
     snap = snapshot_json(history, 1)
     snap["tagCreateTime"] = [2024, 1, 1, 0, 0, 0, 0]  # a tag is a snapshot with extra fields
     snap["tagTimeRetained"] = None
-    os.makedirs(os.path.join(history.table_path, "tag"))
-    with open(os.path.join(history.table_path, "tag", "tag-first"), "w") as f:
-        json.dump(snap, f)
+    stores.write_bytes(stores.join(history.table_path, "tag", "tag-first"), json.dumps(snap).encode())
     assert names(history.copy({"scan.tag-name": "first"})) == V1
     assert names(history.copy({"scan.mode": "from-snapshot", "scan.tag-name": "first"})) == V1
     with pytest.raises(paimon_rs.InvalidArgumentError, match="tag 'nope' does not exist"):
@@ -118,12 +119,12 @@ def test_file_creation_time_keeps_only_newer_files(history):
 
 def test_compacted_full_reads_the_newest_compact_snapshot(history):
     assert names(history.copy({"scan.mode": "compacted-full"})) == V3  # none: the latest
-    p = os.path.join(history.table_path, "snapshot", "snapshot-2")
+    p = stores.join(history.table_path, "snapshot", "snapshot-2")
     snap = snapshot_json(history, 2)
     snap["commitKind"] = "COMPACT"
-    os.chmod(p, 0o644)
-    with open(p, "w") as f:
-        json.dump(snap, f)
+    if "://" not in p:
+        os.chmod(p, 0o644)
+    stores.write_bytes(p, json.dumps(snap).encode())
     assert names(history.copy({"scan.mode": "compacted-full"})) == V2
 
 
@@ -159,10 +160,9 @@ def test_missing_snapshot_ids_are_named(history):
     with pytest.raises(paimon_rs.InvalidArgumentError, match="snapshot 9 does not exist.*1..=3"):
         read(history.copy({"scan.snapshot-id": "9"}))
     # expiry deletes from the low end and moves EARLIEST
-    snap_dir = os.path.join(history.table_path, "snapshot")
-    os.remove(os.path.join(snap_dir, "snapshot-1"))
-    with open(os.path.join(snap_dir, "EARLIEST"), "w") as f:
-        f.write("2")
+    snap_dir = stores.join(history.table_path, "snapshot")
+    stores.remove(stores.join(snap_dir, "snapshot-1"))
+    stores.write_bytes(stores.join(snap_dir, "EARLIEST"), b"2")
     with pytest.raises(paimon_rs.InvalidArgumentError, match="snapshot 1 has expired.*2..=3"):
         read(history.copy({"scan.snapshot-id": "1"}))
     assert names(history.copy({"scan.snapshot-id": "2"})) == V2
@@ -170,7 +170,7 @@ def test_missing_snapshot_ids_are_named(history):
 
 
 def test_gap_above_earliest_is_corruption(history):
-    os.remove(os.path.join(history.table_path, "snapshot", "snapshot-2"))
+    stores.remove(stores.join(history.table_path, "snapshot", "snapshot-2"))
     with pytest.raises(paimon_rs.CorruptFileError, match="snapshot-2.*gap"):
         read(history.copy({"scan.snapshot-id": "2"}))
     t3 = snapshot_json(history, 3)["timeMillis"]

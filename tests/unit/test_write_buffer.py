@@ -12,6 +12,9 @@ from paimon_rs import Schema
 
 from unit_helpers import read
 
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
 

@@ -14,6 +14,9 @@ from paimon_rs import Schema
 
 from unit_helpers import read, write
 
+# on local disk, and on S3 under -m long (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3-long")
+
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any, Dict, List
 
 import pyarrow as pa
@@ -42,14 +40,10 @@ def read(table, projection=None, predicate=None, sort=None):
 
 
 def snapshots(table) -> List[Dict[str, Any]]:
-    """The table's snapshot files (JSON), oldest first."""
-    d = os.path.join(table.table_path, "snapshot")
-    ids = sorted(int(f.split("-")[1]) for f in os.listdir(d) if f.startswith("snapshot-"))
-    out = []
-    for i in ids:
-        with open(os.path.join(d, f"snapshot-{i}")) as f:
-            out.append(json.load(f))
-    return out
+    """The table's snapshot files (JSON), oldest first (on local disk or S3: tests/stores.py)."""
+    import stores
+
+    return stores.snapshots(table.table_path)
 
 
 def fake_tqdm(monkeypatch) -> List[Any]:

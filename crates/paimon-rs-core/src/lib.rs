@@ -24,13 +24,14 @@ pub use error::{Error, Result};
 
 // Tables: the catalog, the table handle and its operations.
 pub use table::alter::SchemaChange;
+pub use table::branches::{create_branch, drop_branch, fast_forward, list_branches, rename_branch};
 pub use table::catalog::{FileSystemCatalog, NewTableSchema};
 pub use table::expire::{expire_snapshots, ExpireConfig, Reclaimed};
 pub use table::inspect::{live_files, partition_stats};
 pub use table::orphan::remove_orphan_files;
 pub use table::partition_expire::PartitionExpire;
-pub use table::rollback::{rollback_to, RollbackTarget};
-pub use table::tags::{create_tag, delete_tag, list_tags};
+pub use table::rollback::{rollback_to, rollback_to_timestamp, RollbackTarget};
+pub use table::tags::{create_tag, delete_tag, list_tags, rename_tag, replace_tag};
 pub use table::FileStoreTable;
 
 // Write, commit, scan and read.

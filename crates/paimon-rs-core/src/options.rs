@@ -56,6 +56,8 @@ const SUPPORTED: &[&str] = &[
     "record-level.time-field",
     "comment",
     "path",
+    // the branch a handle reads and writes (table::branches)
+    "branch",
     // honoured by alter_table (table::alter)
     "alter-column-null-to-not-null.disabled",
     "disable-explicit-type-casting",

@@ -101,6 +101,16 @@ impl Catalog {
             .drop_table(identifier, ignore_if_not_exists)
             .py_err()
     }
+
+    /// Delete the database and everything in it (the caller checked `cascade`).
+    fn remove_database(&self, py: Python<'_>, name: &str) -> PyResult<()> {
+        py.detach(|| self.inner.remove_database(name)).py_err()
+    }
+
+    /// Rename a table (a copy then a delete on an object store).
+    fn rename_table(&self, py: Python<'_>, from: &str, to: &str) -> PyResult<()> {
+        py.detach(|| self.inner.rename_table(from, to)).py_err()
+    }
 }
 
 /// The Paimon type (schema-JSON form, as a JSON string) of an Arrow field: how

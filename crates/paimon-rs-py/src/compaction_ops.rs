@@ -172,15 +172,22 @@ fn wait_helping_the_pool(rx: &mpsc::Receiver<bool>) -> bool {
 
 /// The buckets a compaction (`full`, or the picker's choice) would rewrite now, each as a
 /// serialized split of its live files: the driver's plan of `paimon_rs.spark.compact`.
+/// `partitions`: one-row batches of partition values (as `Table.compact`); only the buckets of
+/// the partitions matching one of them (all if None).
 #[pyfunction]
+#[pyo3(signature = (table, full, partitions=None))]
 pub fn compaction_work<'py>(
     py: Python<'py>,
     table: &Table,
     full: bool,
+    partitions: Option<Vec<Bound<'py, PyAny>>>,
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let t = table.core().clone();
-    let splits =
-        crate::pool::detach(py, || paimon_rs_core::plan_buckets(&t, full, None)).py_err()?;
+    let specs = crate::table::partition_specs(&t, partitions, "compact")?;
+    let splits = crate::pool::detach(py, || {
+        paimon_rs_core::plan_buckets(&t, full, specs.as_deref())
+    })
+    .py_err()?;
     splits
         .iter()
         .map(|s| Ok(PyBytes::new(py, &s.to_bytes().py_err()?)))

@@ -1,6 +1,7 @@
 //! `paimon_rs._core`: the thin binding of paimon-rs-core. Converts arguments, releases the GIL
 //! around engine work, converts results. The pypaimon-shaped API is in `python/paimon_rs`.
 
+mod branches;
 mod catalog;
 mod compaction;
 mod compaction_ops;
@@ -41,6 +42,19 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshots::snapshots_json, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::partition_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::live_files, m)?)?;
+    for f in [
+        wrap_pyfunction!(branches::current_branch, m)?,
+        wrap_pyfunction!(branches::list_branches, m)?,
+        wrap_pyfunction!(branches::create_branch, m)?,
+        wrap_pyfunction!(branches::drop_branch, m)?,
+        wrap_pyfunction!(branches::rename_branch, m)?,
+        wrap_pyfunction!(branches::fast_forward, m)?,
+        wrap_pyfunction!(branches::rename_tag, m)?,
+        wrap_pyfunction!(branches::replace_tag, m)?,
+        wrap_pyfunction!(branches::rollback_to_timestamp, m)?,
+    ] {
+        m.add_function(f)?;
+    }
     m.add_function(wrap_pyfunction!(object_store_requests, m)?)?;
     m.add_function(wrap_pyfunction!(store_options, m)?)?;
     Ok(())

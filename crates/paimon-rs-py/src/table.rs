@@ -189,17 +189,7 @@ impl Table {
         partitions: Option<Vec<Bound<'_, PyAny>>>,
         progress: Option<Bound<'_, PyAny>>,
     ) -> PyResult<Option<i64>> {
-        let specs: Option<Vec<PartitionSpec>> = match partitions {
-            None => None,
-            Some(list) => Some(
-                list.iter()
-                    .map(|b| {
-                        let batch = RecordBatch::from_pyarrow_bound(b)?;
-                        spec_from_batch(&self.inner, &batch, "compact").py_err()
-                    })
-                    .collect::<PyResult<_>>()?,
-            ),
-        };
+        let specs = partition_specs(&self.inner, partitions, "compact")?;
         if let Some(cb) = progress {
             return crate::compaction_ops::compact_with_progress(
                 py,
@@ -349,10 +339,10 @@ impl Table {
 }
 
 /// (snapshot ids deleted, [(path, bytes)] of the other files deleted).
-type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
+pub(crate) type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
 type TagRow = (String, i64, i64, Option<String>, Option<i64>);
 
-fn reclaimed(r: &paimon_rs_core::Reclaimed) -> Reclaimed {
+pub(crate) fn reclaimed(r: &paimon_rs_core::Reclaimed) -> Reclaimed {
     (
         r.snapshots.clone(),
         r.files
@@ -680,6 +670,25 @@ impl TableCommit {
     fn spec_from_batch(&self, batch: &RecordBatch) -> Result<PartitionSpec, Error> {
         spec_from_batch(self.inner.table(), batch, "overwrite")
     }
+}
+
+/// Partition specs from one-row batches of partition values (None: every partition); `what`
+/// names the operation in errors.
+pub(crate) fn partition_specs(
+    table: &FileStoreTable,
+    partitions: Option<Vec<Bound<'_, PyAny>>>,
+    what: &str,
+) -> PyResult<Option<Vec<PartitionSpec>>> {
+    let Some(list) = partitions else {
+        return Ok(None);
+    };
+    list.iter()
+        .map(|b| {
+            let batch = RecordBatch::from_pyarrow_bound(b)?;
+            spec_from_batch(table, &batch, what).py_err()
+        })
+        .collect::<PyResult<Vec<_>>>()
+        .map(Some)
 }
 
 /// A partition spec from a one-row batch of partition values (zero columns = every partition);

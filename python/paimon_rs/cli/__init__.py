@@ -27,6 +27,7 @@ COMMAND_MODULES: List[str] = [
     "paimon_rs.cli.compact",
     "paimon_rs.cli.orphans",
     "paimon_rs.cli.table_ops",
+    "paimon_rs.cli.branches",
 ]
 
 

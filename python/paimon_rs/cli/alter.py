@@ -79,10 +79,16 @@ def run(args: argparse.Namespace) -> Output:
     if not changes:
         raise UsageError("alter: give at least one change (--set, --add, --rename, ...; see --help)")
     table = open_table(args)
-    # <warehouse>/<db>.db/<table>: the catalog that owns the table
-    path = os.path.normpath(table.table_path)
-    db_dir, name = os.path.split(path)
-    warehouse, db = os.path.split(db_dir)
+    # <warehouse>/<db>.db/<table>: the catalog that owns the table (an object store URI is split
+    # on "/": normpath would turn s3://b/wh into the local path s3:/b/wh)
+    if "://" in table.table_path:
+        path = table.table_path.rstrip("/")
+        db_dir, _, name = path.rpartition("/")
+        warehouse, _, db = db_dir.rpartition("/")
+    else:
+        path = os.path.normpath(table.table_path)
+        db_dir, name = os.path.split(path)
+        warehouse, db = os.path.split(db_dir)
     if not db.endswith(".db"):
         raise UsageError(f"alter: {path} is not in a warehouse (<warehouse>/<db>.db/<table>)")
     from paimon_rs.catalog import CatalogFactory

@@ -167,6 +167,14 @@ public final class PaimonDriver {
                 return listTags(req);
             case "rollback":
                 return rollback(req);
+            case "create_branch":
+                return createBranch(req);
+            case "delete_branch":
+                return deleteBranch(req);
+            case "fast_forward":
+                return fastForward(req);
+            case "list_branches":
+                return listBranches(req);
             case "alter":
                 return alter(req);
             case "universal_pick":
@@ -189,6 +197,8 @@ public final class PaimonDriver {
                     o.set("warehouse", w);
                     // no table cache: paimon_rs alters the tables between calls
                     o.set("cache-enabled", "false");
+                    // e.g. hadoop.fs.s3a.* of a warehouse on S3 (java_env.s3_catalog_options)
+                    stringMap(req.get("catalog_options")).forEach(o::set);
                     return CatalogFactory.createCatalog(CatalogContext.create(o));
                 });
     }
@@ -641,6 +651,35 @@ public final class PaimonDriver {
             t.rollbackTo(req.get("snapshot_id").asLong());
         }
         return NODES.nullNode();
+    }
+
+    /** Branch "name" of the table, from tag "tag" if given (else empty, latest schema). */
+    private static JsonNode createBranch(JsonNode req) throws Exception {
+        Table t = catalog(req).getTable(ident(req));
+        String name = req.get("name").asText();
+        if (req.hasNonNull("tag")) {
+            t.createBranch(name, req.get("tag").asText());
+        } else {
+            t.createBranch(name);
+        }
+        return NODES.textNode(name);
+    }
+
+    private static JsonNode deleteBranch(JsonNode req) throws Exception {
+        catalog(req).getTable(ident(req)).deleteBranch(req.get("name").asText());
+        return NODES.nullNode();
+    }
+
+    private static JsonNode fastForward(JsonNode req) throws Exception {
+        catalog(req).getTable(ident(req)).fastForward(req.get("name").asText());
+        return NODES.nullNode();
+    }
+
+    private static JsonNode listBranches(JsonNode req) throws Exception {
+        FileStoreTable t = (FileStoreTable) catalog(req).getTable(ident(req));
+        List<String> names = new ArrayList<>(t.branchManager().branches());
+        java.util.Collections.sort(names);
+        return MAPPER.valueToTree(names);
     }
 
     private static JsonNode expireSnapshots(JsonNode req) throws Exception {

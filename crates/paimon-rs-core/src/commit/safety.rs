@@ -278,7 +278,8 @@ impl FileStoreCommit {
     /// Which of `wanted` any snapshot or tag references (reads each manifest once, only those
     /// whose partitions may hold one of them).
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
-        let snapshots = crate::table::references::snapshots_and_tags(&self.table().path)?;
+        // every branch's snapshots and tags: a branch shares the data files
+        let snapshots = crate::table::expire::all_kept(self.table())?;
         let filter = crate::read::scan::partitions_filter(
             self.table(),
             wanted.iter().map(|k| k.0.as_slice()),

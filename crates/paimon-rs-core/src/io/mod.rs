@@ -205,28 +205,170 @@ pub fn remove_empty_dir(path: &Path) -> Result<bool> {
     Ok(fs::remove_dir(path).is_ok())
 }
 
-/// Remove `path` and everything under it.
+/// Remove `path` and everything under it. On an object store: one LIST of the prefix, then
+/// the objects' DELETEs, [`STORE_CONCURRENCY`] at a time.
 pub fn remove_dir_all(path: &Path) -> Result<()> {
     if let Some(r) = remote_of(path)? {
-        use futures::TryStreamExt;
-        count(Req::List);
-        let keys: Vec<_> = block_on(
-            r.store
-                .list(Some(&r.key))
-                .map_ok(|m| m.location)
-                .try_collect::<Vec<_>>(),
-        )
-        .map_err(|e| Error::io(path, obj_err(e)))?;
-        for k in keys {
-            count(Req::Delete);
-            match block_on(r.store.delete(&k)) {
-                Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                Err(e) => return Err(Error::io(path, obj_err(e))),
-            }
-        }
-        return Ok(());
+        let keys = list_keys(&r).map_err(|e| Error::io(path, e))?;
+        return delete_keys(&r, keys).map_err(|(_, e)| Error::io(path, e));
     }
     fs::remove_dir_all(path).map_err(|e| Error::io(path, e))
+}
+
+/// Requests in flight at once for the many-object operations (deleting or copying a prefix).
+const STORE_CONCURRENCY: usize = 16;
+
+/// Every key under the "directory" `r.key` (one LIST, paginated by the store).
+fn list_keys(r: &Remote) -> std::io::Result<Vec<object_store::path::Path>> {
+    use futures::TryStreamExt;
+    count(Req::List);
+    block_on(
+        r.store
+            .list(Some(&r.key))
+            .map_ok(|m| m.location)
+            .try_collect::<Vec<_>>(),
+    )
+    .map_err(obj_err)
+}
+
+/// Delete `keys` (a missing one is not an error); on failure, how many were deleted and the error.
+fn delete_keys(
+    r: &Remote,
+    keys: Vec<object_store::path::Path>,
+) -> std::result::Result<(), (usize, std::io::Error)> {
+    use futures::StreamExt;
+    let results: Vec<_> = block_on(
+        futures::stream::iter(keys.into_iter().map(|k| async move {
+            count(Req::Delete);
+            match r.store.delete(&k).await {
+                Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
+                Err(e) => {
+                    let e = obj_err(e);
+                    Err(std::io::Error::new(e.kind(), format!("deleting {k}: {e}")))
+                }
+            }
+        }))
+        .buffer_unordered(STORE_CONCURRENCY)
+        .collect(),
+    );
+    let done = results.iter().filter(|x| x.is_ok()).count();
+    match results.into_iter().find_map(|x| x.err()) {
+        None => Ok(()),
+        Some(e) => Err((done, e)),
+    }
+}
+
+/// Move the directory `from` to `to` (which the caller checked is free). Locally a rename,
+/// atomic. An object store has no rename: as Hadoop's S3A `rename` (which Java Paimon's
+/// `FileSystemCatalog.renameTableImpl` calls through `FileIO.rename` on S3), every object under
+/// `from` is copied server side to `to`, then the objects under `from` are deleted. The objects
+/// under `from/<last>` are copied last and deleted first (`last` = a table's `schema`
+/// directory: the copy becomes a table only once complete, and the source stops being one
+/// before anything else of it goes). A failed copy removes what it copied and leaves `from`
+/// as it was; a failed delete says which objects are left at `from`.
+pub fn rename_dir(from: &Path, to: &Path, last: &str) -> Result<()> {
+    let (Some(src), Some(dst)) = (remote_of(from)?, remote_of(to)?) else {
+        if is_remote(from) || is_remote(to) {
+            return Err(Error::unsupported(format!(
+                "moving {} to {}: between a local disk and an object store",
+                from.display(),
+                to.display()
+            )));
+        }
+        return fs::rename(from, to).map_err(|e| Error::io(from, e));
+    };
+    if src.root != dst.root {
+        return Err(Error::unsupported(format!(
+            "moving {} to {}: between two object stores",
+            from.display(),
+            to.display()
+        )));
+    }
+    let keys = list_keys(&src).map_err(|e| Error::io(from, e))?;
+    if keys.is_empty() {
+        return Err(Error::io(
+            from,
+            std::io::Error::new(std::io::ErrorKind::NotFound, "nothing to move"),
+        ));
+    }
+    let prefix = format!("{}/", src.key.as_ref());
+    let last_prefix = format!("{prefix}{last}/");
+    let (tail, head): (Vec<_>, Vec<_>) = keys
+        .into_iter()
+        .partition(|k| k.as_ref().starts_with(&last_prefix));
+    let target = |k: &object_store::path::Path| {
+        let rel = k.as_ref().strip_prefix(&prefix).unwrap_or(k.as_ref());
+        object_store::path::Path::from(format!("{}/{rel}", dst.key.as_ref()))
+    };
+    for group in [&head, &tail] {
+        if let Err(e) = copy_keys(&src, group.iter().map(|k| (k.clone(), target(k))).collect()) {
+            let cleanup = list_keys(&dst)
+                .map_err(|e| (0, e))
+                .and_then(|ks| delete_keys(&dst, ks));
+            let left = match cleanup {
+                Ok(()) => "the partial copy was removed".to_string(),
+                Err((_, c)) => format!(
+                    "removing the partial copy failed too ({c}): delete what is under {} by hand",
+                    to.display()
+                ),
+            };
+            return Err(Error::io(
+                from,
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "moving to {}: {e}; nothing was deleted from {}, {left}",
+                        to.display(),
+                        from.display()
+                    ),
+                ),
+            ));
+        }
+    }
+    let total = head.len() + tail.len();
+    let mut deleted = 0;
+    // the `last` objects first, then the rest
+    for group in [tail, head] {
+        let n = group.len();
+        if let Err((done, e)) = delete_keys(&src, group) {
+            deleted += done;
+            return Err(Error::io(
+                from,
+                std::io::Error::new(
+                    e.kind(),
+                    format!(
+                        "moved to {} (complete there), but deleting the source failed ({e}): \
+                         {} of its {total} objects are left under {}; delete them by hand",
+                        to.display(),
+                        total - deleted,
+                        from.display()
+                    ),
+                ),
+            ));
+        }
+        deleted += n;
+    }
+    Ok(())
+}
+
+/// Server-side copies `(from, to)` within `r`'s store, [`STORE_CONCURRENCY`] at a time.
+fn copy_keys(
+    r: &Remote,
+    pairs: Vec<(object_store::path::Path, object_store::path::Path)>,
+) -> std::io::Result<()> {
+    use futures::StreamExt;
+    let results: Vec<_> = block_on(
+        futures::stream::iter(pairs.into_iter().map(|(a, b)| async move {
+            count(Req::Put);
+            r.store.copy(&a, &b).await.map_err(|e| {
+                let e = obj_err(e);
+                std::io::Error::new(e.kind(), format!("copying {a}: {e}"))
+            })
+        }))
+        .buffer_unordered(STORE_CONCURRENCY)
+        .collect(),
+    );
+    results.into_iter().collect()
 }
 
 /// An entry of a directory listing with its metadata (orphan clean).
@@ -515,5 +657,36 @@ mod tests {
         assert!(!exists(&snap));
         remove_dir_all(root).unwrap();
         assert!(list_names(root).unwrap().is_empty());
+    }
+
+    #[test]
+    fn rename_dir_on_an_object_store_copies_then_deletes() {
+        let from = Path::new("memory://io-rename/wh/db.db/a");
+        let to = Path::new("memory://io-rename/wh/d2.db/b");
+        let names = [
+            "schema/schema-0",
+            "snapshot/snapshot-1",
+            "dt=a/bucket-0/data-1.parquet",
+        ];
+        for n in names {
+            write_new(&from.join(n), n.as_bytes()).unwrap();
+        }
+        // a sibling sharing the name's prefix is not part of the directory
+        write_new(Path::new("memory://io-rename/wh/db.db/ab/x"), b"x").unwrap();
+        rename_dir(from, to, "schema").unwrap();
+        for n in names {
+            assert_eq!(read(&to.join(n)).unwrap(), n.as_bytes());
+            assert!(!exists(&from.join(n)));
+        }
+        assert!(!is_dir(from));
+        assert!(exists(Path::new("memory://io-rename/wh/db.db/ab/x")));
+        let e = rename_dir(from, to, "schema").unwrap_err().to_string();
+        assert!(e.contains("nothing to move"), "{e}");
+        // locally, a rename
+        let dir = tempfile::tempdir().unwrap();
+        write_new(&dir.path().join("a").join("f"), b"1").unwrap();
+        rename_dir(&dir.path().join("a"), &dir.path().join("b"), "schema").unwrap();
+        assert_eq!(read(&dir.path().join("b").join("f")).unwrap(), b"1");
+        assert!(rename_dir(&dir.path().join("b"), to, "schema").is_err());
     }
 }

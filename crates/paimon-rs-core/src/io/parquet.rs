@@ -381,6 +381,9 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
         .map(|x| Blocks::parse(x.value.as_deref().unwrap_or("")))
         .transpose()
         .map_err(|m| Error::corrupt(path, m))?;
+    // an object fetches the projected column chunks now, concurrently (a no-op locally)
+    f.prefetch(&chunk_ranges(&meta, columns))
+        .map_err(|e| Error::io(path, e))?;
     match blocks {
         // a file this engine wrote: every byte of its pages is checked against its block CRC
         Some(blocks) => {
@@ -393,6 +396,25 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
             build_reader(path, builder, columns, batch_size, expect)
         }
     }
+}
+
+/// The byte ranges of the column chunks of the top-level `columns` (all if None), every row
+/// group.
+fn chunk_ranges(
+    meta: &ArrowReaderMetadata,
+    columns: Option<&[String]>,
+) -> Vec<std::ops::Range<u64>> {
+    let mut out = vec![];
+    for rg in meta.metadata().row_groups() {
+        for cc in rg.columns() {
+            let root = cc.column_path().parts().first().map(String::as_str);
+            if columns.is_none_or(|cols| root.is_some_and(|r| cols.iter().any(|c| c == r))) {
+                let (start, len) = cc.byte_range();
+                out.push(start..start + len);
+            }
+        }
+    }
+    out
 }
 
 /// Check the footer's row counts, then project and build.

@@ -26,6 +26,12 @@ const PART_CONCURRENCY: usize = 4;
 /// Positional reads: a local file, or an object.
 pub trait ReadAt: Send + Sync {
     fn read_at(&self, start: u64, len: usize) -> io::Result<Bytes>;
+
+    /// The byte ranges a reader is about to ask for (a Parquet file's projected column
+    /// chunks): an object fetches them ahead, concurrently; a local file does nothing.
+    fn prefetch(&self, _ranges: &[std::ops::Range<u64>]) -> io::Result<()> {
+        Ok(())
+    }
 }
 
 impl ReadAt for std::fs::File {
@@ -61,6 +67,80 @@ pub struct RemoteObject {
     /// Blocks of [`READ_BLOCK`] bytes fetched for smaller reads (the Parquet reader asks page
     /// by page): `(start, bytes)`, the newest last, at most [`BLOCKS_KEPT`].
     blocks: std::sync::Mutex<Vec<(u64, Bytes)>>,
+    /// Ranges fetched ahead by [`ReadAt::prefetch`], kept while the object is open.
+    pieces: Pieces,
+}
+
+/// `(start, bytes)` sorted by start, not overlapping.
+type Pieces = std::sync::Arc<std::sync::RwLock<Vec<(u64, Bytes)>>>;
+
+/// Prefetched ranges are rounded out to this (a multiple of the checksum block the verified
+/// reader reads whole), and ranges less than [`MERGE_GAP`] apart are fetched as one.
+const ALIGN: u64 = 64 << 10;
+const MERGE_GAP: u64 = 1 << 20;
+/// Largest ranged GET of a prefetch (S3's guidance for ranged reads is 8-16 MiB; a store that
+/// charges per request, or per object touched as moto does, prefers fewer).
+const PIECE_BYTES: u64 = 16 << 20;
+/// GETs of one object in flight at once.
+const FETCH_CONCURRENCY: usize = 8;
+/// At most this much of one object is fetched ahead (the first ranges; the rest is read as
+/// asked for): the memory of an open file, of which a merge holds two per sorted run.
+const PREFETCH_OBJECT_BYTES: u64 = 64 << 20;
+
+/// Bytes `start..end` from `pieces`, if they hold all of them (a slice of one piece, or a copy
+/// across adjacent ones).
+fn from_pieces(pieces: &[(u64, Bytes)], start: u64, end: u64) -> Option<Bytes> {
+    let i = pieces
+        .partition_point(|(s, _)| *s <= start)
+        .checked_sub(1)?;
+    let (s, b) = &pieces[i];
+    let piece_end = s + b.len() as u64;
+    if start >= piece_end {
+        return None;
+    }
+    if end <= piece_end {
+        return Some(b.slice((start - s) as usize..(end - s) as usize));
+    }
+    let mut out = Vec::with_capacity((end - start) as usize);
+    let mut pos = start;
+    for (s, b) in &pieces[i..] {
+        if *s > pos {
+            return None;
+        }
+        let e = (s + b.len() as u64).min(end);
+        out.extend_from_slice(&b[(pos - s) as usize..(e - s) as usize]);
+        pos = e;
+        if pos >= end {
+            return Some(out.into());
+        }
+    }
+    None
+}
+
+/// `ranges` rounded out to [`ALIGN`] (within `0..size`), sorted, merged across small gaps, cut
+/// into pieces of at most [`PIECE_BYTES`].
+fn plan_pieces(ranges: &[std::ops::Range<u64>], size: u64) -> Vec<std::ops::Range<u64>> {
+    let mut rs: Vec<_> = ranges
+        .iter()
+        .filter(|r| r.start < r.end)
+        .map(|r| (r.start / ALIGN * ALIGN)..(r.end.div_ceil(ALIGN) * ALIGN).min(size))
+        .collect();
+    rs.sort_by_key(|r| r.start);
+    let mut merged: Vec<std::ops::Range<u64>> = vec![];
+    for r in rs {
+        match merged.last_mut() {
+            Some(m) if r.start <= m.end + MERGE_GAP => m.end = m.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    merged
+        .into_iter()
+        .flat_map(|r| {
+            (r.start..r.end)
+                .step_by(PIECE_BYTES as usize)
+                .map(move |s| s..(s + PIECE_BYTES).min(r.end))
+        })
+        .collect()
 }
 
 /// A read smaller than this that misses the cached bytes fetches this much from its start (one
@@ -98,6 +178,7 @@ impl RemoteObject {
             cached_from,
             cached,
             blocks: Default::default(),
+            pieces: Default::default(),
         })
     }
 
@@ -127,6 +208,14 @@ impl ReadAt for RemoteObject {
             let off = (start - self.cached_from) as usize;
             return Ok(self.cached.slice(off..off + len));
         }
+        if let Some(b) = self
+            .pieces
+            .read()
+            .ok()
+            .and_then(|p| from_pieces(&p, start, end))
+        {
+            return Ok(b);
+        }
         if let Ok(blocks) = self.blocks.lock() {
             if let Some((from, b)) = blocks
                 .iter()
@@ -155,6 +244,44 @@ impl ReadAt for RemoteObject {
             blocks.push((start, b));
         }
         Ok(out)
+    }
+
+    fn prefetch(&self, ranges: &[std::ops::Range<u64>]) -> io::Result<()> {
+        use futures::StreamExt;
+        // what the first GET brought (the tail) is not fetched again
+        let wanted: Vec<_> = ranges
+            .iter()
+            .filter(|r| r.start < self.cached_from)
+            .map(|r| r.start..r.end.min(self.cached_from))
+            .collect();
+        let mut total = 0;
+        let plan: Vec<_> = plan_pieces(&wanted, self.cached_from)
+            .into_iter()
+            .take_while(|r| {
+                total += r.end - r.start;
+                total <= PREFETCH_OBJECT_BYTES
+            })
+            .collect();
+        if plan.is_empty() {
+            return Ok(());
+        }
+        let store = &self.remote.store;
+        let key = &self.remote.key;
+        let fetched: Vec<io::Result<(u64, Bytes)>> = block_on(
+            futures::stream::iter(plan.into_iter().map(|r| async move {
+                count(Req::Get);
+                let b = store.get_range(key, r.clone()).await.map_err(obj_err)?;
+                Ok((r.start, b))
+            }))
+            .buffer_unordered(FETCH_CONCURRENCY)
+            .collect(),
+        );
+        let mut got = fetched.into_iter().collect::<io::Result<Vec<_>>>()?;
+        if let Ok(mut p) = self.pieces.write() {
+            p.append(&mut got);
+            p.sort_by_key(|(s, _)| *s);
+        }
+        Ok(())
     }
 }
 
@@ -218,6 +345,7 @@ impl ChunkReader for RemoteObject {
             .map_err(|e| ParquetError::External(Box::new(e)))?;
         Ok(ChunkedReadOwned {
             remote: self.remote.clone(),
+            pieces: self.pieces.clone(),
             pos: start + n,
             end: self.size,
             buf: first,
@@ -233,6 +361,7 @@ impl ChunkReader for RemoteObject {
 /// [`ChunkedRead`] owning its object handle (parquet's `ChunkReader::T` is `'static`).
 pub struct ChunkedReadOwned {
     remote: Remote,
+    pieces: Pieces,
     pos: u64,
     end: u64,
     buf: Bytes,
@@ -245,13 +374,23 @@ impl Read for ChunkedReadOwned {
                 return Ok(0);
             }
             let n = READ_CHUNK.min(self.end - self.pos);
-            count(Req::Get);
-            self.buf = block_on(
-                self.remote
-                    .store
-                    .get_range(&self.remote.key, self.pos..self.pos + n),
-            )
-            .map_err(obj_err)?;
+            let pre = self
+                .pieces
+                .read()
+                .ok()
+                .and_then(|p| from_pieces(&p, self.pos, self.pos + n));
+            self.buf = match pre {
+                Some(b) => b,
+                None => {
+                    count(Req::Get);
+                    block_on(
+                        self.remote
+                            .store
+                            .get_range(&self.remote.key, self.pos..self.pos + n),
+                    )
+                    .map_err(obj_err)?
+                }
+            };
             self.pos += n;
         }
         let n = out.len().min(self.buf.len());
@@ -350,5 +489,59 @@ mod tests {
         obj.get_read(10).unwrap().read_to_end(&mut all).unwrap();
         assert_eq!(&all[..], &data[10..]);
         assert!(obj.read_at(data.len() as u64 - 2, 8).is_err());
+    }
+
+    #[test]
+    fn prefetched_ranges_serve_later_reads() {
+        let p = Path::new("memory://remote-test/wh/pre.bin");
+        let r = super::super::store::remote(p).unwrap().unwrap();
+        let data: Vec<u8> = (0..(PIECE_BYTES as u32 + READ_BLOCK as u32 + 5000))
+            .map(|i| (i % 241) as u8)
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("x");
+        std::fs::write(&local, &data).unwrap();
+        upload(&r, &local, p).unwrap();
+        let obj = RemoteObject::open(r, None, false).unwrap();
+        // two column chunks a small gap apart, one far off, one inside the cached tail
+        let end = data.len() as u64;
+        let far = PIECE_BYTES + (4 << 20);
+        obj.prefetch(&[
+            100..70_000,
+            80_000..PIECE_BYTES + 10,
+            far..far + 10,
+            end - 5..end,
+        ])
+        .unwrap();
+        let pieces = obj.pieces.read().unwrap().clone();
+        let spans: Vec<_> = pieces
+            .iter()
+            .map(|(s, b)| (*s, *s + b.len() as u64))
+            .collect();
+        assert_eq!(
+            spans,
+            vec![
+                (0, PIECE_BYTES),
+                (PIECE_BYTES, PIECE_BYTES + ALIGN),
+                (far, far + ALIGN)
+            ],
+            "aligned, merged across the gap, cut at {PIECE_BYTES} bytes; the tail not fetched"
+        );
+        // within a piece, across two pieces, and a miss (fetched as before)
+        for (s, n) in [
+            (100u64, 50usize),
+            (PIECE_BYTES - 10, 30),
+            (PIECE_BYTES + (2 << 20), 64),
+        ] {
+            let got = obj.read_at(s, n).unwrap();
+            assert_eq!(&got[..], &data[s as usize..s as usize + n]);
+        }
+        assert!(
+            obj.blocks.lock().unwrap().len() == 1,
+            "only the miss fetched a block"
+        );
+        let mut all = vec![];
+        obj.get_read(10).unwrap().read_to_end(&mut all).unwrap();
+        assert_eq!(&all[..], &data[10..]);
     }
 }

@@ -118,16 +118,39 @@ pub fn request_counts(reset: bool) -> Vec<(&'static str, u64)> {
 
 // ---- runtime ----
 
+/// The runtime of this process, with the id of the process that built it. A process forked
+/// after using a store (`multiprocessing`'s default child, Spark's forked Python workers)
+/// inherits the runtime's state but not its worker threads, which drive the sockets and timers:
+/// its first request would wait forever. So the runtime is per process id, as the engine's
+/// rayon pool (`paimon-rs-py`'s `pool.rs`), and so are the stores' clients (their connection
+/// pools belong to the parent's runtime; see [`remote`]).
+static RT: RwLock<Option<(u32, &'static tokio::runtime::Runtime)>> = RwLock::new(None);
+
 fn runtime() -> &'static tokio::runtime::Runtime {
-    static RT: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RT.get_or_init(|| {
+    let pid = std::process::id();
+    if let Some((p, rt)) = *RT.read().unwrap_or_else(|e| e.into_inner()) {
+        if p == pid {
+            return rt;
+        }
+    }
+    let mut g = RT.write().unwrap_or_else(|e| e.into_inner());
+    if let Some((p, rt)) = *g {
+        if p == pid {
+            return rt;
+        }
+    }
+    // A runtime of the parent process (if any) is left as it is, never dropped: dropping it
+    // would signal and wait for threads that do not exist here (one leaked per fork).
+    let rt: &'static tokio::runtime::Runtime = Box::leak(Box::new(
         tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("paimon-rs-io")
             .enable_all()
             .build()
-            .expect("the object store runtime starts (threads and a timer)")
-    })
+            .expect("the object store runtime starts (threads and a timer)"),
+    ));
+    *g = Some((pid, rt));
+    rt
 }
 
 /// Run `f` to completion on the object store runtime. Called from threads outside it only.
@@ -249,9 +272,19 @@ fn store_err(root: &str, e: object_store::Error) -> Error {
 
 // ---- registry ----
 
+/// A store's client and whether it can create an object only if absent.
+struct Client {
+    store: Arc<dyn ObjectStore>,
+    create_only: bool,
+}
+
 struct Entry {
     store: Arc<dyn ObjectStore>,
     create_only: bool,
+    /// The process that built the store's client, and what it was built from (a path and the
+    /// options): a forked child builds its own from them (see [`runtime`]).
+    pid: u32,
+    spec: (String, BTreeMap<String, String>),
 }
 
 fn registry() -> &'static RwLock<HashMap<String, Arc<Entry>>> {
@@ -305,8 +338,24 @@ pub fn remote(path: &Path) -> Result<Option<Remote>> {
         .map_err(|_| Error::Internal("object store registry poisoned".into()))?
         .get(&root)
         .cloned();
+    let pid = std::process::id();
     let entry = match found {
-        Some(e) => e,
+        // memory:// stores hold their objects: a child keeps its copy of them
+        Some(e) if e.pid == pid || uri.scheme.eq_ignore_ascii_case("memory") => e,
+        Some(e) => {
+            // a store of the parent process: its client's connections are the parent's
+            let (p, o) = &e.spec;
+            let uri = parse_uri(p).ok_or_else(|| Error::Internal("store path".into()))?;
+            let fresh = Arc::new(build(&uri, p, o)?);
+            let mut reg = registry()
+                .write()
+                .map_err(|_| Error::Internal("object store registry poisoned".into()))?;
+            let cur = reg.entry(root.clone()).or_insert_with(|| fresh.clone());
+            if cur.pid != pid {
+                *cur = fresh;
+            }
+            cur.clone()
+        }
         None => {
             let e = Arc::new(build(&uri, s, &BTreeMap::new())?);
             registry()
@@ -326,6 +375,16 @@ pub fn remote(path: &Path) -> Result<Option<Remote>> {
 }
 
 fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entry> {
+    let c = build_client(uri, full, o)?;
+    Ok(Entry {
+        store: c.store,
+        create_only: c.create_only,
+        pid: std::process::id(),
+        spec: (full.to_string(), o.clone()),
+    })
+}
+
+fn build_client(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Client> {
     let root = format!("{}://{}", uri.scheme, uri.authority);
     if uri.authority.is_empty() {
         return Err(Error::invalid(format!(
@@ -334,7 +393,7 @@ fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entr
         )));
     }
     match uri.scheme.to_ascii_lowercase().as_str() {
-        "memory" => Ok(Entry {
+        "memory" => Ok(Client {
             store: Arc::new(object_store::memory::InMemory::new()),
             create_only: true,
         }),
@@ -355,7 +414,7 @@ fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entr
                     b = b.with_config(key, v);
                 }
             }
-            Ok(Entry {
+            Ok(Client {
                 store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
                 create_only: true,
             })
@@ -375,7 +434,7 @@ fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entr
                     b = b.with_config(key, v);
                 }
             }
-            Ok(Entry {
+            Ok(Client {
                 store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
                 create_only: true,
             })
@@ -393,7 +452,7 @@ fn build(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Result<Entr
 }
 
 #[cfg(feature = "object-stores")]
-fn build_s3(bucket: &str, root: &str, o: &BTreeMap<String, String>, oss: bool) -> Result<Entry> {
+fn build_s3(bucket: &str, root: &str, o: &BTreeMap<String, String>, oss: bool) -> Result<Client> {
     use object_store::aws::{AmazonS3Builder, S3ConditionalPut};
     let mut b = AmazonS3Builder::from_env().with_bucket_name(bucket);
     let (endpoint, ak, sk, token, region, style, cond) = if oss {
@@ -484,7 +543,7 @@ fn build_s3(bucket: &str, root: &str, o: &BTreeMap<String, String>, oss: bool) -
     } else {
         S3ConditionalPut::Disabled
     });
-    Ok(Entry {
+    Ok(Client {
         store: Arc::new(b.build().map_err(|e| store_err(root, e))?),
         create_only,
     })

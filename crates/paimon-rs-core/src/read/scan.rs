@@ -298,6 +298,15 @@ impl TableScan {
     }
 
     pub fn plan(&self) -> Result<Plan> {
+        // a fallback branch fills the partitions this branch lacks: a read without it would
+        // miss rows (Java's `FallbackReadFileStoreTable`)
+        if self.table.options.raw.contains_key("scan.fallback-branch") {
+            return Err(Error::unsupported(
+                "reading a table with 'scan.fallback-branch' (paimon_rs does not read the \
+                 fallback branch's partitions; read each branch with the 'branch' option)",
+            )
+            .with_table(&self.table.name));
+        }
         let pkeys = self.table.partition_keys().to_vec();
         let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
         if let (None, ScanStart::Incremental(range)) = (self.snapshot_id, &self.table.options.scan)
@@ -361,7 +370,7 @@ impl TableScan {
                 .or_insert((e.total_buckets, vec![]));
             g.1.push(e.file);
         }
-        let schemas = SchemaCache::new(self.table.path.clone(), &self.table.schema);
+        let schemas = SchemaCache::new(self.table.meta_path(), &self.table.schema);
         let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
             self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
         } else {

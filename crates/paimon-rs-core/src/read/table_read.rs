@@ -105,7 +105,7 @@ impl TableRead {
             let f = &fields[i];
             Field::new(&f.name, f.data_type.to_arrow(), nullable)
         };
-        let schemas = Arc::new(SchemaCache::new(table.path.clone(), &table.schema));
+        let schemas = Arc::new(SchemaCache::new(table.meta_path(), &table.schema));
         let row_kind = table.is_primary_key()
             && matches!(
                 table.options.scan,
@@ -296,7 +296,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
             .iter()
             .map(|f| (file_path(&dir, f), f.clone()))
             .collect();
-        Box::new(FileChain::new(files, plan.clone()))
+        Box::new(FileChain::raw(files, plan.clone()))
     };
     Ok(Box::new(batches.filter_map(move |b| match b {
         Ok(b) => match ctx.finish_batch(&b, &plan) {

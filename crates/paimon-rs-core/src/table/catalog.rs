@@ -283,7 +283,27 @@ impl FileSystemCatalog {
 
     pub fn table_path(&self, identifier: &str) -> Result<PathBuf> {
         let (db, t) = parse_identifier(identifier)?;
+        let (t, _) = super::branches::split_object_name(&t)?;
         Ok(self.db_path(&db).join(t))
+    }
+
+    /// The branch `db.t$branch_b` names, None for `db.t`.
+    fn branch_of(identifier: &str) -> Result<Option<String>> {
+        let (_, t) = parse_identifier(identifier)?;
+        Ok(super::branches::split_object_name(&t)?
+            .1
+            .map(str::to_string))
+    }
+
+    /// Refuse `db.t$branch_b` where only a table can be meant (create, drop).
+    fn no_branch(identifier: &str, what: &str) -> Result<()> {
+        match Self::branch_of(identifier)? {
+            Some(_) => Err(Error::invalid(format!(
+                "cannot {what} '{identifier}': it names a branch (use create_branch / \
+                 drop_branch)"
+            ))),
+            None => Ok(()),
+        }
     }
 
     pub fn create_database(&self, name: &str, ignore_if_exists: bool) -> Result<()> {
@@ -334,6 +354,7 @@ impl FileSystemCatalog {
         ignore_if_exists: bool,
     ) -> Result<()> {
         let (db, _) = parse_identifier(identifier)?;
+        Self::no_branch(identifier, "create table")?;
         if !io::is_dir(&self.db_path(&db)) {
             return Err(Error::DatabaseNotFound(db));
         }
@@ -359,7 +380,19 @@ impl FileSystemCatalog {
         if !io::is_dir(&path.join("schema")) {
             return Err(Error::TableNotFound(identifier.to_string()));
         }
-        FileStoreTable::open(identifier, &path)
+        match Self::branch_of(identifier)? {
+            None => FileStoreTable::open(identifier, &path),
+            Some(b) => {
+                let (db, t) = parse_identifier(identifier)?;
+                let main = format!("{db}.{}", super::branches::split_object_name(&t)?.0);
+                let branch = super::branches::normalize(Some(&b)).to_string();
+                if !io::is_dir(&super::branches::branch_path(&path, &branch)) {
+                    return Err(Error::TableNotFound(identifier.to_string()));
+                }
+                FileStoreTable::open(&main, &path)?
+                    .copy(&BTreeMap::from([("branch".to_string(), branch)]))
+            }
+        }
     }
 
     /// `ALTER TABLE`: apply `changes` and commit the new schema (see [`super::alter`]).
@@ -370,7 +403,11 @@ impl FileSystemCatalog {
         changes: &[super::alter::SchemaChange],
         ignore_if_not_exists: bool,
     ) -> Result<Option<TableSchema>> {
-        let path = self.table_path(identifier)?;
+        let mut path = self.table_path(identifier)?;
+        if let Some(b) = Self::branch_of(identifier)? {
+            // a branch's schema is its own (`branch/branch-<b>/schema/`)
+            path = super::branches::branch_path(&path, super::branches::normalize(Some(&b)));
+        }
         if snapshot_manager::latest_schema(&path)?.is_none() {
             return if ignore_if_not_exists {
                 Ok(None)
@@ -382,6 +419,7 @@ impl FileSystemCatalog {
     }
 
     pub fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> Result<()> {
+        Self::no_branch(identifier, "drop table")?;
         let path = self.table_path(identifier)?;
         if !io::is_dir(&path.join("schema")) {
             return if ignore_if_not_exists {
@@ -391,5 +429,35 @@ impl FileSystemCatalog {
             };
         }
         io::remove_dir_all(&path)
+    }
+
+    /// Delete the database `name` and everything under it (its directory; on an object store,
+    /// every object under its prefix). The caller checks emptiness (`cascade`), as Java's
+    /// `AbstractCatalog.dropDatabase` does before `dropDatabaseImpl`.
+    pub fn remove_database(&self, name: &str) -> Result<()> {
+        let p = self.db_path(name);
+        if !io::is_dir(&p) {
+            return Err(Error::DatabaseNotFound(name.to_string()));
+        }
+        io::remove_dir_all(&p)
+    }
+
+    /// Rename (or move to another database) the table `from`, as Java's
+    /// `FileSystemCatalog.renameTableImpl` (`FileIO.rename` of its directory): a rename on a
+    /// local disk; on an object store, a copy then a delete (see [`io::rename_dir`]), not atomic.
+    pub fn rename_table(&self, from: &str, to: &str) -> Result<()> {
+        let src = self.table_path(from)?;
+        let (db, _) = parse_identifier(to)?;
+        let dst = self.table_path(to)?;
+        if !io::is_dir(&src.join("schema")) {
+            return Err(Error::TableNotFound(from.to_string()));
+        }
+        if !io::is_dir(&self.db_path(&db)) {
+            return Err(Error::DatabaseNotFound(db));
+        }
+        if io::is_dir(&dst) || io::exists(&dst) {
+            return Err(Error::TableAlreadyExists(to.to_string()));
+        }
+        io::rename_dir(&src, &dst, "schema").map_err(|e| e.with_table(from))
     }
 }

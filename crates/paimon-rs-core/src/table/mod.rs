@@ -1,6 +1,7 @@
 //! Catalog, tables and their metadata files (schemas, snapshots).
 
 pub mod alter;
+pub mod branches;
 pub mod catalog;
 pub mod expire;
 pub mod inspect;
@@ -60,6 +61,15 @@ impl FileStoreTable {
             crate::io::store::configure(&self.path.to_string_lossy(), &store)
                 .map_err(|e| e.with_table(&self.name))?;
         }
+        // `branch`: the branch's own latest schema (Java's `switchToBranch`)
+        let branch = dynamic.get("branch").map(|b| branches::normalize(Some(b)));
+        let mut name = self.name.clone();
+        if let Some(b) = branch.filter(|&b| b != self.branch()) {
+            schema = snapshot_manager::latest_schema(&branches::branch_path(&self.path, b))?
+                .ok_or_else(|| Error::invalid(format!("Branch {b} does not exist")))
+                .map_err(|e| e.with_table(&self.name))?;
+            name = branches::identifier_with_branch(&self.name, b);
+        }
         for (k, v) in dynamic {
             if !crate::io::store::is_store_option(k) {
                 schema.options.insert(k.clone(), v.clone());
@@ -68,7 +78,7 @@ impl FileStoreTable {
         let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())
             .map_err(|e| e.with_table(&self.name))?;
         let t = FileStoreTable {
-            name: self.name.clone(),
+            name,
             path: self.path.clone(),
             schema,
             options,
@@ -101,7 +111,7 @@ impl FileStoreTable {
         if snapshot.schema_id == self.schema.id {
             return Ok(self);
         }
-        let mut schema = snapshot_manager::read_schema(&self.path, snapshot.schema_id)?;
+        let mut schema = snapshot_manager::read_schema(&self.meta_path(), snapshot.schema_id)?;
         for (k, v) in dynamic {
             schema.options.insert(k.clone(), v.clone());
         }
@@ -138,8 +148,20 @@ impl FileStoreTable {
         }
     }
 
+    /// The branch this handle reads and writes (the `branch` option; `main` by default).
+    pub fn branch(&self) -> &str {
+        branches::normalize(self.options.raw.get("branch").map(String::as_str))
+    }
+
+    /// Where the branch's `snapshot/`, `schema/` and `tag/` live: the table directory for
+    /// `main`, else `branch/branch-<name>` (data files and manifests are the table's).
+    pub fn meta_path(&self) -> PathBuf {
+        branches::branch_path(&self.path, self.branch())
+    }
+
+    /// The snapshots and tags of the handle's branch.
     pub fn snapshot_manager(&self) -> snapshot_manager::SnapshotManager {
-        snapshot_manager::SnapshotManager::new(&self.path)
+        snapshot_manager::SnapshotManager::new(&self.meta_path())
     }
 
     pub fn manifest_dir(&self) -> PathBuf {

@@ -233,7 +233,8 @@ impl Cleaner<'_> {
                     "a branch without any schema; refusing to remove orphan files",
                 ));
             }
-            out.extend(snapshots_of(&root)?);
+            let branch = root != self.table.path;
+            out.extend(snapshots_of(&root, branch)?);
             for sub in ["tag", "changelog"] {
                 let prefix = format!("{sub}-");
                 for (name, path, md) in entries(&root.join(sub))? {
@@ -264,8 +265,15 @@ impl Cleaner<'_> {
     }
 }
 
+/// Whether a tag of the branch at `root` is on snapshot `id`: a branch created from a tag
+/// starts at the tagged snapshot (Java's `createBranch(name, tag)` writes no EARLIEST hint).
+fn tagged_start(root: &Path, id: i64) -> Result<bool> {
+    let sm = crate::table::snapshot_manager::SnapshotManager::new(root);
+    Ok(sm.tags()?.iter().any(|(_, s)| s.id == id))
+}
+
 /// Snapshots of one branch, refusing gaps and hints that name snapshots which are gone.
-fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
+fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
     let dir = root.join("snapshot");
     let mut ids = vec![];
     for (name, path, md) in entries(&dir)? {
@@ -321,7 +329,7 @@ fn snapshots_of(root: &Path) -> Result<Vec<(PathBuf, Snapshot)>> {
     }
     // snapshots before the first are only gone legitimately if an expiry recorded it
     if let Some(&min) = ids.first() {
-        if min > 1 && !has_earliest {
+        if min > 1 && !has_earliest && !(branch && tagged_start(root, min)?) {
             return Err(Error::corrupt(
                 dir.join(format!("snapshot-{}", min - 1)),
                 format!(

@@ -32,6 +32,22 @@ pub fn rollback_to(table: &FileStoreTable, target: &RollbackTarget) -> Result<Re
     rollback_inner(table, target).map_err(|e| e.with_table(&table.name))
 }
 
+/// Roll `table` back to the newest snapshot committed at or before `millis` (Java's
+/// `rollback_to_timestamp` procedure, pypaimon's `rollback_to_timestamp`).
+pub fn rollback_to_timestamp(table: &FileStoreTable, millis: i64) -> Result<Reclaimed> {
+    let s = table
+        .snapshot_manager()
+        .earlier_or_equal_time_millis(millis)
+        .map_err(|e| e.with_table(&table.name))?
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "No snapshot found with timestamp earlier than or equal to {millis}ms."
+            ))
+            .with_table(&table.name)
+        })?;
+    rollback_to(table, &RollbackTarget::Snapshot(s.id))
+}
+
 /// The target snapshot, and whether its snapshot file must be created again from a tag.
 fn resolve(table: &FileStoreTable, target: &RollbackTarget) -> Result<(Snapshot, bool)> {
     let sm = table.snapshot_manager();
@@ -84,7 +100,7 @@ fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Rec
             discarded.push((sm.tag_path(&name), s));
         }
     }
-    let changelog_dir = table.path.join("changelog");
+    let changelog_dir = table.meta_path().join("changelog");
     let mut doomed_changelogs = vec![];
     for name in io::list_names(&changelog_dir)? {
         let id = name

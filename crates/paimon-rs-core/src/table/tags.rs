@@ -202,6 +202,94 @@ pub fn delete_tag(table: &FileStoreTable, name: &str) -> Result<Option<Reclaimed
     Ok(Some(out))
 }
 
+/// Rename tag `from` to `to` (Java's `TagManager.renameTag`, its refusals and messages). The
+/// new tag file is created exclusively, then the old one deleted.
+pub fn rename_tag(table: &FileStoreTable, from: &str, to: &str) -> Result<()> {
+    rename_tag_inner(table, from, to).map_err(|e| e.with_table(&table.name))
+}
+
+fn rename_tag_inner(table: &FileStoreTable, from: &str, to: &str) -> Result<()> {
+    let sm = table.snapshot_manager();
+    if from.trim().is_empty() {
+        return Err(Error::invalid("Original tag name shouldn't be blank."));
+    }
+    SnapshotManager::check_tag_name(from)?;
+    if !io::exists(&sm.tag_path(from)) {
+        return Err(Error::invalid(format!("Tag '{from}' doesn't exist.")));
+    }
+    if to.trim().is_empty() {
+        return Err(Error::invalid("New tag name shouldn't be blank."));
+    }
+    SnapshotManager::check_tag_name(to)?;
+    let bytes = io::read(&sm.tag_path(from))?;
+    if io::exists(&sm.tag_path(to)) || !io::create_exclusive(&sm.tag_path(to), &bytes)? {
+        return Err(Error::invalid(format!("Tag '{to}' already exists.")));
+    }
+    io::remove_file_if_exists(&sm.tag_path(from))?;
+    log::info!(target: "paimon_rs.tags", "{}: renamed tag '{from}' to '{to}'", table.name);
+    Ok(())
+}
+
+/// Point the existing tag `name` at snapshot `snapshot_id` (the latest if None), with
+/// `time_retained` (none if None), as Java's `replaceTag`. The files only the old tag kept
+/// (its snapshot expired) are deleted, as `delete_tag` does.
+pub fn replace_tag(
+    table: &FileStoreTable,
+    name: &str,
+    snapshot_id: Option<i64>,
+    time_retained: Option<&str>,
+) -> Result<Reclaimed> {
+    replace_tag_inner(table, name, snapshot_id, time_retained)
+        .map_err(|e| e.with_table(&table.name))
+}
+
+fn replace_tag_inner(
+    table: &FileStoreTable,
+    name: &str,
+    snapshot_id: Option<i64>,
+    time_retained: Option<&str>,
+) -> Result<Reclaimed> {
+    let sm = table.snapshot_manager();
+    let snapshot = match snapshot_id {
+        None => sm.latest()?.ok_or_else(|| {
+            Error::invalid("Cannot replace tag because latest snapshot doesn't exist.")
+        })?,
+        Some(id) => sm
+            .try_snapshot(id)?
+            .ok_or_else(|| Error::invalid(format!("Snapshot id '{id}' doesn't exist.")))?,
+    };
+    if name.trim().is_empty() {
+        return Err(Error::invalid("Tag name shouldn't be blank."));
+    }
+    SnapshotManager::check_tag_name(name)?;
+    let p = sm.tag_path(name);
+    if !io::exists(&p) {
+        return Err(Error::invalid(format!("Tag '{name}' doesn't exist.")));
+    }
+    let retained = time_retained
+        .map(|v| parse_duration_ms("time_retained", v).map(|ms| ms as i64))
+        .transpose()?;
+    let old = sm.tag(name)?;
+    io::write_new(&p, &tag_json(&snapshot, retained)?)?;
+    let mut out = Reclaimed::default();
+    let old_alive = sm.try_snapshot(old.id)?.is_some_and(|s| {
+        s.base_manifest_list == old.base_manifest_list
+            && s.delta_manifest_list == old.delta_manifest_list
+    });
+    if !old_alive && old.id != snapshot.id {
+        let kept = all_kept(table)?;
+        out.files = delete_unreferenced(
+            table,
+            &[(p.clone(), old.clone())],
+            &kept,
+            "refusing to clean the replaced tag's files",
+        )?;
+    }
+    log::info!(target: "paimon_rs.tags", "{}: tag '{name}' now on snapshot {} (was {})",
+        table.name, snapshot.id, old.id);
+    Ok(out)
+}
+
 /// Delete tags whose `tagCreateTime + tagTimeRetained` is before `now` (Java's `TagTimeExpire`).
 pub fn expire_tags_by_time(table: &FileStoreTable, now: NaiveDateTime) -> Result<Vec<String>> {
     let mut out = vec![];

@@ -73,8 +73,12 @@ pub struct SharedInput {
 
 impl SharedInput {
     pub fn new(batch: RecordBatch, kinds: Option<Int8Array>, counter: &MemoryCounter) -> Self {
-        let bytes =
-            batch.get_array_memory_size() + kinds.as_ref().map_or(0, |k| k.get_array_memory_size());
+        let bytes = batch
+            .columns()
+            .iter()
+            .map(|c| slice_bytes(c))
+            .sum::<usize>()
+            + kinds.as_ref().map_or(0, |k| slice_bytes(k));
         SharedInput {
             batch,
             kinds,
@@ -85,6 +89,15 @@ impl SharedInput {
     fn bytes(&self) -> usize {
         self._charge.bytes
     }
+}
+
+/// Bytes of `a`'s rows: a slice of a bigger array (pyarrow's `to_batches(n)`, `slice`) counts
+/// only its own rows, not the whole buffers it shares with its siblings, which would charge the
+/// same memory once per slice (13x for `to_batches` of one array, and a spill every few rows).
+fn slice_bytes(a: &dyn Array) -> usize {
+    a.to_data()
+        .get_slice_memory_size()
+        .unwrap_or_else(|_| a.get_array_memory_size())
 }
 
 /// Rows of one input batch routed to one bucket, with consecutive sequence numbers from
@@ -503,6 +516,24 @@ mod tests {
             kinds.map(|k| Int8Array::from(k.to_vec())),
             counter,
         ))
+    }
+
+    #[test]
+    fn a_slice_of_a_bigger_batch_charges_its_own_rows() {
+        let counter = MemoryCounter::default();
+        let keys: Vec<i64> = (0..100_000).collect();
+        let whole = input(&keys, None, &counter);
+        let whole_bytes = whole.bytes();
+        let slices: Vec<SharedInput> = (0..10)
+            .map(|i| SharedInput::new(whole.batch.slice(i * 10_000, 10_000), None, &counter))
+            .collect();
+        let sliced: usize = slices.iter().map(|s| s.bytes()).sum();
+        // ten slices of one batch hold its rows once, not ten times
+        assert!(
+            sliced <= whole_bytes + whole_bytes / 10,
+            "10 slices charged {sliced} bytes, the batch {whole_bytes}"
+        );
+        assert!(sliced >= whole_bytes / 2, "{sliced} vs {whole_bytes}");
     }
 
     fn buffer(counter: &MemoryCounter) -> SortBuffer {

@@ -1147,7 +1147,7 @@ mod tests {
         let opts = [
             ("bucket", "1"),
             ("write-buffer-spillable", "false"),
-            ("write-buffer-size", "64 kb"),
+            ("write-buffer-size", "32 kb"),
             ("num-sorted-run.compaction-trigger", "3"),
             ("num-sorted-run.stop-trigger", "4"),
             ("write-only", write_only),
@@ -1223,8 +1223,12 @@ mod tests {
         let mut w = TableWrite::new(table(dir.path(), &[("bucket", "4")])).unwrap();
         let b = rows(0, 10_000);
         w.write(&b).unwrap();
-        let input = b.get_array_memory_size();
-        // the batch once plus the buckets' row indices (4 bytes a row, Vec growth)
+        let input: usize = b
+            .columns()
+            .iter()
+            .map(|c| c.to_data().get_slice_memory_size().unwrap())
+            .sum();
+        // the batch's rows once plus the buckets' row indices (4 bytes a row, Vec growth)
         assert!(w.memory_size() >= input);
         assert!(w.memory_size() <= input + 8 * 10_000, "{}", w.memory_size());
         w.abort();
