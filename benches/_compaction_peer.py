@@ -19,58 +19,36 @@ import json
 import sys
 import time
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from _peer_common import check_sum, create_bench_table, load_ipc, rust_commit, rust_read
 
 
-def _load(path):
-    with pa.memory_map(path) as f:
-        return pa.ipc.open_file(f).read_all()
-
-
-def main():
+def main() -> None:
     p = json.loads(sys.argv[1])
     from pypaimon import CatalogFactory, Schema
-    from pypaimon_rust.datafusion import PaimonCatalog
 
-    wh, name = p["warehouse"], "db.bench"
+    wh = p["warehouse"]
     cat = CatalogFactory.create({"warehouse": wh})
-    cat.create_database("db", True)
-    first = _load(p["ipcs"][0])
-    cat.create_table(name, Schema.from_pyarrow_schema(
-        first.schema, primary_keys=["id"], options=p["options"]), False)
-    del first
-
-    def read():
-        t = PaimonCatalog({"warehouse": wh}).get_table(name)
-        rb = t.new_read_builder()
-        return pa.Table.from_batches(list(rb.new_read().read_arrow(rb.new_scan().plan().splits())))
+    create_bench_table(cat, Schema, load_ipc(p["ipcs"][0]), p["options"])
 
     checkpoints = {int(k) for k in p["checkpoints"]}
     commit_s, reads = [], {}
     for i, ipc in enumerate(p["ipcs"]):
-        batches = _load(ipc).to_batches()
+        batches = load_ipc(ipc).to_batches()
         gc.collect()
         t0 = time.perf_counter()
-        t = PaimonCatalog({"warehouse": wh}).get_table(name)
-        wb = t.new_batch_write_builder()
-        w = wb.new_write()
-        for b in batches:
-            w.write_arrow(b)
-        wb.new_commit().commit(w.prepare_commit())
-        w.close()
+        rust_commit(wh, batches)
         commit_s.append(time.perf_counter() - t0)
         del batches
         if i in checkpoints:
-            read()  # warm-up
+            rust_read(wh)  # warm-up
             times, rows, check = [], 0, 0
             for _ in range(int(p["repeat"])):
                 gc.collect()
                 t0 = time.perf_counter()
-                result = read()
+                result = rust_read(wh)
                 times.append(time.perf_counter() - t0)
                 rows = result.num_rows
-                check = pc.sum(pc.bit_wise_and(result.column("v"), 0xFFFF)).as_py() or 0
+                check = check_sum(result)
                 del result
             reads[str(i)] = {"read_s": times, "rows": rows, "check": check}
     print(json.dumps({"base_s": commit_s[0], "commit_s": commit_s[1:], "reads": reads}))

@@ -15,57 +15,28 @@ import json
 import sys
 import time
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table, rust_commit, rust_read
 
 
-def _load(path):
-    with pa.memory_map(path) as f:
-        return pa.ipc.open_file(f).read_all()
-
-
-def main():
+def main() -> None:
     p = json.loads(sys.argv[1])
     from pypaimon import CatalogFactory, Schema
 
-    wh, name = p["warehouse"], "db.bench"
+    wh = p["warehouse"]
     cat = CatalogFactory.create({"warehouse": wh})
-    cat.create_database("db", True)
-    first = _load(p["ipcs"][0])
-    cat.create_table(name, Schema.from_pyarrow_schema(
-        first.schema, primary_keys=["id"], options=p["options"]), False)
-    del first
+    create_bench_table(cat, Schema, load_ipc(p["ipcs"][0]), p["options"])
     if p["impl"] == "pypaimon_rust":
-        from pypaimon_rust.datafusion import PaimonCatalog
-
         for ipc in p["ipcs"]:
-            t = PaimonCatalog({"warehouse": wh}).get_table(name)
-            wb = t.new_batch_write_builder()
-            w = wb.new_write()
-            for b in _load(ipc).to_batches():
-                w.write_arrow(b)
-            wb.new_commit().commit(w.prepare_commit())
-            w.close()
+            rust_commit(wh, load_ipc(ipc).to_batches())
 
         def read():
-            t = PaimonCatalog({"warehouse": wh}).get_table(name)
-            rb = t.new_read_builder()
-            batches = list(rb.new_read().read_arrow(rb.new_scan().plan().splits()))
-            return pa.Table.from_batches(batches)
+            return rust_read(wh)
     else:
         for ipc in p["ipcs"]:
-            t = cat.get_table(name)
-            wb = t.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            w.write_arrow(_load(ipc))
-            c.commit(w.prepare_commit())
-            w.close()
-            c.close()
+            commit_arrow(cat, load_ipc(ipc))
 
         def read():
-            t = cat.get_table(name)
-            rb = t.new_read_builder()
-            return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+            return read_table(cat)
 
     read()  # warm-up (imports, native library load)
     times, rows, check = [], 0, 0
@@ -75,7 +46,7 @@ def main():
         result = read()
         times.append(time.perf_counter() - t0)
         rows = result.num_rows
-        check = pc.sum(pc.bit_wise_and(result.column("v"), 0xFFFF)).as_py() or 0
+        check = check_sum(result)
         del result
     print(json.dumps({"read_s": times, "rows": rows, "check": check}))
 

@@ -14,49 +14,28 @@ import json
 import sys
 import time
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table
 
 
-def _load(path):
-    with pa.memory_map(path) as f:
-        return pa.ipc.open_file(f).read_all()
-
-
-def main():
+def main() -> None:
     p = json.loads(sys.argv[1])
     from pypaimon import CatalogFactory, Schema
 
     cat = CatalogFactory.create({"warehouse": p["warehouse"], **p["catalog"]})
-    cat.create_database("db", True)
-    first = _load(p["ipcs"][0])
-    cat.create_table("db.bench", Schema.from_pyarrow_schema(
-        first.schema, primary_keys=["id"], options=p["options"]), False)
-    data = [_load(i) for i in p["ipcs"]]
+    data = [load_ipc(i) for i in p["ipcs"]]
+    create_bench_table(cat, Schema, data[0], p["options"])
     t0 = time.perf_counter()
     for d in data:
-        t = cat.get_table("db.bench")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(d)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        commit_arrow(cat, d)
     write_s = time.perf_counter() - t0
 
-    def read():
-        t = cat.get_table("db.bench")
-        rb = t.new_read_builder()
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
-
-    read()
+    read_table(cat)
     times = []
     for _ in range(int(p["repeat"])):
         t0 = time.perf_counter()
-        r = read()
+        r = read_table(cat)
         times.append(time.perf_counter() - t0)
-    check = pc.sum(pc.bit_wise_and(r.column("v"), 0xFFFF)).as_py() or 0
-    print(json.dumps({"write_s": write_s, "read_s": times, "rows": r.num_rows, "check": check}))
+    print(json.dumps({"write_s": write_s, "read_s": times, "rows": r.num_rows, "check": check_sum(r)}))
 
 
 if __name__ == "__main__":

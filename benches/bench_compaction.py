@@ -42,20 +42,14 @@ import tempfile
 import time
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.compute as pc
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benches"))
 
-from bench_merge_read import _load, data_sets  # noqa: E402
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table, run_peer  # noqa: E402
+from bench_merge_read import data_sets  # noqa: E402
 
 CHECKPOINTS = (1, 5, 10, 20)
 MB = 1024 * 1024
-
-
-def _check(t: pa.Table) -> int:
-    return pc.sum(pc.bit_wise_and(t.column("v"), 0xFFFF)).as_py() or 0
 
 
 def _parse_size(s: str) -> int:
@@ -72,43 +66,30 @@ def stop_trigger(options: dict) -> int:
     return int(options.get("num-sorted-run.compaction-trigger", 5)) + 3
 
 
-def _read(cat) -> pa.Table:
-    t = cat.get_table("db.bench")
-    rb = t.new_read_builder()
-    return rb.new_read().to_arrow(rb.new_scan().plan().splits())
-
-
 def _timed_reads(cat, repeat: int) -> dict:
-    _read(cat)  # warm-up
+    read_table(cat)  # warm-up
     times, r = [], None
     for _ in range(repeat):
         r = None
         gc.collect()
         t0 = time.perf_counter()
-        r = _read(cat)
+        r = read_table(cat)
         times.append(time.perf_counter() - t0)
     assert r is not None
-    return {"read_s": times, "rows": r.num_rows, "check": _check(r)}
+    return {"read_s": times, "rows": r.num_rows, "check": check_sum(r)}
 
 
 def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoints) -> dict:
     from paimon_rs import CatalogFactory, Schema
 
     cat = CatalogFactory.create({"warehouse": str(wh)})
-    cat.create_database("db", True)
-    cat.create_table("db.bench", Schema.from_pyarrow_schema(
-        _load(ipcs[0]).schema, primary_keys=["id"], options=options), False)
+    create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
     commit_s, runs, reads = [], [], {}
     for i, ipc in enumerate(ipcs):
-        data = _load(ipc)
+        data = load_ipc(ipc)
         gc.collect()
         t0 = time.perf_counter()
-        t = cat.get_table("db.bench")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-        w.close()
+        commit_arrow(cat, data)
         commit_s.append(time.perf_counter() - t0)
         del data
         plans = cat.get_table("db.bench").compaction_plan()
@@ -120,17 +101,9 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoint
 
 
 def bench_peer(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoints) -> dict:
-    from pypaimon_env import _clean_env, _venv_python, ensure_venv
-
-    ensure_venv()
     payload = {"warehouse": str(wh), "ipcs": ipcs, "options": options, "repeat": repeat,
                "checkpoints": sorted(checkpoints)}
-    r = subprocess.run([str(_venv_python()), str(ROOT / "benches" / "_compaction_peer.py"),
-                        json.dumps(payload)], capture_output=True, text=True, env=_clean_env(),
-                       timeout=7200)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip()[-2000:])
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_peer("_compaction_peer.py", payload, timeout=7200)
 
 
 def _child_full(cfg: dict) -> dict:
@@ -151,8 +124,8 @@ def _child_full(cfg: dict) -> dict:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # KiB on Linux
     summary = list(_core.compaction_summary(table._core, sid)) if sid is not None else None
     runs = max((len(p.runs) for p in cat.get_table("db.bench").compaction_plan()), default=0)
-    live = _read(cat)
-    rows, check = live.num_rows, _check(live)
+    live = read_table(cat)
+    rows, check = live.num_rows, check_sum(live)
     write_s = []
     for k in range(int(cfg["repeat"])):
         name = f"db.fresh{k}"
@@ -160,12 +133,7 @@ def _child_full(cfg: dict) -> dict:
             live.schema, primary_keys=["id"], options=cfg["options"]), False)
         gc.collect()
         t0 = time.perf_counter()
-        t = cat.get_table(name)
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(live)
-        c.commit(w.prepare_commit())
-        w.close()
+        commit_arrow(cat, live, name)
         write_s.append(time.perf_counter() - t0)
         cat.drop_table(name, False)
     return {"snapshot": sid, "summary": summary, "compact_s": compact_s, "baseline": baseline,

@@ -35,10 +35,12 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
+sys.path.insert(0, str(ROOT / "benches"))
+
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table, run_peer  # noqa: E402
 
 NATIVE = {"read.native.enabled": "true", "scan.native-plan.enabled": "true",
           "write.native.enabled": "true"}
@@ -75,31 +77,16 @@ def _ipc(path: Path, t: pa.Table) -> str:
     return str(path)
 
 
-def _load(path: str) -> pa.Table:
-    with pa.memory_map(path) as f:
-        return pa.ipc.open_file(f).read_all()
-
-
 def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
     from paimon_rs import CatalogFactory, Schema
 
     cat = CatalogFactory.create({"warehouse": str(wh)})
-    cat.create_database("db", True)
-    first = _load(ipcs[0])
-    cat.create_table("db.bench", Schema.from_pyarrow_schema(
-        first.schema, primary_keys=["id"], options=options), False)
+    create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
     for ipc in ipcs:
-        t = cat.get_table("db.bench")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(_load(ipc))
-        c.commit(w.prepare_commit())
-        w.close()
+        commit_arrow(cat, load_ipc(ipc))
 
     def read():
-        t = cat.get_table("db.bench")
-        rb = t.new_read_builder()
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        return read_table(cat)
 
     read()
     times, cpu = [], []
@@ -108,8 +95,7 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
         r = read()
         times.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-    check = pc.sum(pc.bit_wise_and(r.column("v"), 0xFFFF)).as_py() or 0
-    return {"read_s": times, "cpu_s": cpu, "rows": r.num_rows, "check": check}
+    return {"read_s": times, "cpu_s": cpu, "rows": r.num_rows, "check": check_sum(r)}
 
 
 def bench_baseline(path: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
@@ -128,20 +114,12 @@ def bench_baseline(path: str, wh: Path, ipcs: list[str], options: dict, repeat: 
 
 
 def bench_peer(impl: str, wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
-    from pypaimon_env import _clean_env, _venv_python, ensure_venv
-
-    ensure_venv()
     opts = dict(options)
     if impl == "pypaimon-native":
         opts.update(NATIVE)
     payload = {"impl": "pypaimon_rust" if impl == "pypaimon-rust" else "pypaimon",
                "warehouse": str(wh), "ipcs": ipcs, "options": opts, "repeat": repeat}
-    r = subprocess.run([str(_venv_python()), str(ROOT / "benches" / "_merge_read_peer.py"),
-                        json.dumps(payload)], capture_output=True, text=True, env=_clean_env(),
-                       timeout=3600)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip()[-2000:])
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_peer("_merge_read_peer.py", payload, timeout=3600)
 
 
 def main(argv=None) -> int:

@@ -20,16 +20,12 @@ server); both implementations pay the same server.
 from __future__ import annotations
 
 import argparse
-import json
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-
-import pyarrow.compute as pc
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "compat"))
@@ -37,60 +33,40 @@ sys.path.insert(0, str(ROOT / "tests" / "unit"))
 sys.path.insert(0, str(ROOT / "tests"))  # s3_server
 sys.path.insert(0, str(ROOT / "benches"))
 
-from bench_merge_read import _load, data_sets  # noqa: E402
+from _peer_common import check_sum, commit_arrow, create_bench_table, load_ipc, read_table, run_peer  # noqa: E402
+from bench_merge_read import data_sets  # noqa: E402
 
 
 def bench_ours(wh: str, catalog: dict, ipcs: list, options: dict, repeat: int) -> dict:
     from paimon_rs import CatalogFactory, Schema, _core
 
     cat = CatalogFactory.create({"warehouse": wh, **catalog})
-    cat.create_database("db", True)
-    data = [_load(i) for i in ipcs]
-    cat.create_table("db.bench", Schema.from_pyarrow_schema(
-        data[0].schema, primary_keys=["id"], options=options), False)
+    data = [load_ipc(i) for i in ipcs]
+    create_bench_table(cat, Schema, data[0], options)
     _core.object_store_requests(reset=True)
     t0 = time.perf_counter()
     commits = []
     for d in data:
-        t = cat.get_table("db.bench")
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(d)
-        c.commit(w.prepare_commit())
-        w.close()
-        c.close()
+        commit_arrow(cat, d)
         commits.append(_core.object_store_requests(reset=True))
     write_s = time.perf_counter() - t0
 
-    def read():
-        t = cat.get_table("db.bench")
-        rb = t.new_read_builder()
-        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
-
-    read()
+    read_table(cat)
     _core.object_store_requests(reset=True)
     times = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        r = read()
+        r = read_table(cat)
         times.append(time.perf_counter() - t0)
     reads = _core.object_store_requests(reset=True)
     per_read = {k: v // max(repeat, 1) for k, v in reads.items()}
-    check = pc.sum(pc.bit_wise_and(r.column("v"), 0xFFFF)).as_py() or 0
-    return {"write_s": write_s, "read_s": times, "rows": r.num_rows, "check": check,
+    return {"write_s": write_s, "read_s": times, "rows": r.num_rows, "check": check_sum(r),
             "requests_per_commit": commits, "requests_per_read": per_read}
 
 
 def bench_peer(wh: str, catalog: dict, ipcs: list, options: dict, repeat: int) -> dict:
-    from pypaimon_env import _clean_env, _venv_python, ensure_venv
-
-    ensure_venv()
     payload = {"warehouse": wh, "catalog": catalog, "ipcs": ipcs, "options": options, "repeat": repeat}
-    r = subprocess.run([str(_venv_python()), str(ROOT / "benches" / "_s3_peer.py"), json.dumps(payload)],
-                       capture_output=True, text=True, env=_clean_env(), timeout=7200)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr.strip()[-2000:])
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return run_peer("_s3_peer.py", payload, timeout=7200)
 
 
 def main(argv=None) -> int:

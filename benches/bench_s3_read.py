@@ -35,7 +35,8 @@ def s3_options(endpoint: str) -> dict:
 
 def setup(args) -> None:
     import boto3
-    from bench_merge_read import _load, data_sets
+    from _peer_common import commit_arrow, create_bench_table, load_ipc
+    from bench_merge_read import data_sets
 
     from paimon_rs import CatalogFactory, Schema
 
@@ -46,20 +47,15 @@ def setup(args) -> None:
     ipcs, _ = data_sets(args.rows, args.update_rows, args.commits, work)
     for wh, opts in [(str(work / "wh"), {}), (f"s3://{BUCKET}/wh", s3_options(args.endpoint))]:
         cat = CatalogFactory.create({"warehouse": wh, **opts})
-        cat.create_database("db", True)
-        data = [_load(i) for i in ipcs]
-        cat.create_table("db.bench", Schema.from_pyarrow_schema(
-            data[0].schema, primary_keys=["id"], options={"bucket": "4"}), False)
+        data = [load_ipc(i) for i in ipcs]
+        create_bench_table(cat, Schema, data[0], {"bucket": "4"})
         for d in data:
-            wb = cat.get_table("db.bench").new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            w.write_arrow(d)
-            c.commit(w.prepare_commit())
-            w.close()
-            c.close()
+            commit_arrow(cat, d)
 
 
 def read(args) -> None:
+    from _peer_common import read_table
+
     from paimon_rs import CatalogFactory, _core
 
     cats = {"local": CatalogFactory.create({"warehouse": str(Path(args.dir) / "wh")}),
@@ -67,9 +63,7 @@ def read(args) -> None:
 
     def once(name: str) -> float:
         t0 = time.perf_counter()
-        t = cats[name].get_table("db.bench")
-        rb = t.new_read_builder()
-        n = rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
+        n = read_table(cats[name]).num_rows
         assert n > 0
         return time.perf_counter() - t0
 

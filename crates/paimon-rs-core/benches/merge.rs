@@ -11,7 +11,7 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, Schema};
 use criterion::{criterion_group, BenchmarkId, Criterion, Throughput};
-use paimon_rs_core::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
+use paimon_rs_core::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 
 const ROWS: usize = 1 << 20;
 const BATCH: usize = 8192;

@@ -28,16 +28,11 @@ use arrow_array::{
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
-use paimon_rs_core::io::parquet::writer_properties;
-use paimon_rs_core::merge::{sort_by_key, KvLayout};
-use paimon_rs_core::options::StatsMode;
-use paimon_rs_core::sort::{SpillOptions, Spiller};
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::buffer::{MemoryCounter, SharedInput, SortBuffer};
-use paimon_rs_core::write::rolling::{FileWriterContext, RollingFileWriter};
-use paimon_rs_core::write::table_write::kv_arrow_schema;
-use paimon_rs_core::write::TableWrite;
+use paimon_rs_core::{
+    kv_arrow_schema, parquet_writer_properties, sort_by_key, FileStoreTable, FileSystemCatalog,
+    FileWriterContext, KvLayout, MemoryCounter, NewTableSchema, RollingFileWriter, SharedInput,
+    SortBuffer, SpillOptions, Spiller, StatsMode, TableWrite,
+};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
@@ -358,13 +353,13 @@ fn bench_rolling_writer(c: &mut Criterion) {
     let configs = [
         (
             "table_props",
-            writer_properties("zstd", 1, &unique).unwrap(),
+            parquet_writer_properties("zstd", 1, &unique).unwrap(),
         ),
         ("dict_everywhere_1mb", props(true)),
         ("no_dict", props(false)),
         (
             "table_props_uncompressed",
-            writer_properties("none", 1, &unique).unwrap(),
+            parquet_writer_properties("none", 1, &unique).unwrap(),
         ),
     ];
     let mut g = c.benchmark_group("rolling_writer");

@@ -511,7 +511,7 @@ impl CoreOptions {
                 None => 16 << 20,
             },
             partition_default_name: get("partition.default-name")
-                .unwrap_or("__DEFAULT_PARTITION__")
+                .unwrap_or(crate::spec::partition::DEFAULT_PARTITION_NAME)
                 .to_string(),
             partition_legacy_name: match get("partition.legacy-name") {
                 Some(v) => parse_bool("partition.legacy-name", v)?,

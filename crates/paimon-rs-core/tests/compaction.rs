@@ -2,90 +2,15 @@
 //! commits is compacted by `BucketCompactor`; reading the compacted files gives what reading
 //! the table gave, for each merge engine, with retractions dropped at the top level.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::compact::{BucketCompactor, CompactSettings};
-use paimon_rs_core::read::scan::{live_entries, TableScan};
-use paimon_rs_core::read::split::Split;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::manifest::DataFileMeta;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
-
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Int64, false),
-        Field::new("v", DataType::Int64, true),
-        Field::new("op", DataType::Utf8, true),
-    ]))
-}
-
-fn create(dir: &std::path::Path, extra: &[(&str, &str)]) -> FileStoreTable {
-    let cat = FileSystemCatalog::new(dir).unwrap();
-    cat.create_database("db", true).unwrap();
-    let mut opts: BTreeMap<String, String> = [
-        ("bucket".to_string(), "2".to_string()),
-        ("rowkind.field".to_string(), "op".to_string()),
-    ]
-    .into();
-    for (k, v) in extra {
-        opts.insert(k.to_string(), v.to_string());
-    }
-    let s = NewTableSchema::from_arrow(&schema(), vec![], vec!["k".into()], opts, None).unwrap();
-    cat.create_table("db.t", s, false).unwrap();
-    cat.get_table("db.t").unwrap()
-}
-
-fn batch(rows: &[(i64, Option<i64>, &str)]) -> RecordBatch {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(
-            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-        )),
-        Arc::new(Int64Array::from(
-            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-        )),
-        Arc::new(StringArray::from(
-            rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-        )),
-    ];
-    RecordBatch::try_new(schema(), cols).unwrap()
-}
-
-fn commit(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) {
-    let mut w = TableWrite::new(table.clone()).unwrap();
-    w.write(&batch(rows)).unwrap();
-    let msgs = w.prepare_commit().unwrap();
-    FileStoreCommit::new(table.clone(), "u".into())
-        .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
-        .unwrap();
-}
-
-fn rows_of(batches: Vec<RecordBatch>) -> HashMap<i64, Option<i64>> {
-    let mut out = HashMap::new();
-    for b in batches {
-        let k = b.column(0).as_primitive::<Int64Type>();
-        let v = b.column(1).as_primitive::<Int64Type>();
-        for i in 0..b.num_rows() {
-            let prev = out.insert(k.value(i), (!v.is_null(i)).then(|| v.value(i)));
-            assert!(prev.is_none(), "key {} read twice", k.value(i));
-        }
-    }
-    out
-}
-
-fn read_table(table: &FileStoreTable) -> HashMap<i64, Option<i64>> {
-    let plan = TableScan::new(table.clone(), None).plan().unwrap();
-    let r = TableRead::new(table.clone(), Some(vec!["k".into(), "v".into()]), None).unwrap();
-    rows_of(r.read_splits(&plan.splits).unwrap())
-}
+use common::{commit_kvo, create_kvo, kvo_batch, read_kv, read_splits};
+use paimon_rs_core::{
+    live_entries, BucketCompactor, CompactSettings, DataFileMeta, FileStoreCommit, FileStoreTable,
+    Split, TableWrite, BATCH_COMMIT_IDENTIFIER,
+};
 
 /// Compact each bucket fully; read what the compacted files hold (merged, as a split of them).
 fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<DataFileMeta>) {
@@ -95,7 +20,6 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
         buckets.entry(e.bucket).or_default().push(e.file);
     }
     let settings = CompactSettings::from_table(table).unwrap();
-    let r = TableRead::new(table.clone(), Some(vec!["k".into(), "v".into()]), None).unwrap();
     let mut all = HashMap::new();
     let mut after_all = vec![];
     for (bucket, files) in buckets {
@@ -118,24 +42,24 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
             raw_convertible: false,
             deletion_files: BTreeMap::new(),
         };
-        all.extend(rows_of(r.read_split(&split).unwrap()));
+        all.extend(read_splits(table, std::slice::from_ref(&split)));
         after_all.extend(res.after);
     }
     (all, after_all)
 }
 
 fn snap_partition() -> Vec<u8> {
-    paimon_rs_core::spec::binary_row::serialize_row(&[], &[]).unwrap()
+    paimon_rs_core::serialize_row(&[], &[]).unwrap()
 }
 
 fn history(table: &FileStoreTable) {
-    commit(
+    commit_kvo(
         table,
         &[(1, Some(1), "+I"), (2, Some(2), "+I"), (3, Some(3), "+I")],
     );
-    commit(table, &[(2, Some(20), "+I"), (4, Some(4), "+I")]);
-    commit(table, &[(3, Some(3), "-D"), (5, None, "+I")]);
-    commit(
+    commit_kvo(table, &[(2, Some(20), "+I"), (4, Some(4), "+I")]);
+    commit_kvo(table, &[(3, Some(3), "-D"), (5, None, "+I")]);
+    commit_kvo(
         table,
         &[(1, Some(100), "+I"), (6, Some(6), "+I"), (6, Some(6), "-D")],
     );
@@ -155,9 +79,9 @@ fn full_compaction_keeps_what_every_merge_engine_reads() {
         ],
     ] {
         let dir = tempfile::tempdir().unwrap();
-        let table = create(dir.path(), &opts);
+        let table = create_kvo(dir.path(), 2, &opts);
         history(&table);
-        let before = read_table(&table);
+        let before = read_kv(&table);
         assert!(!before.is_empty());
         let (after, files) = compact_and_read(&table);
         assert_eq!(before, after, "options {opts:?}");
@@ -173,17 +97,17 @@ fn full_compaction_keeps_what_every_merge_engine_reads() {
 #[test]
 fn a_picked_compaction_keeps_retractions_when_older_data_lies_below() {
     let dir = tempfile::tempdir().unwrap();
-    let table = create(
+    let table = create_kvo(
         dir.path(),
+        1,
         &[
-            ("bucket", "1"),
             ("num-sorted-run.compaction-trigger", "2"),
             ("num-levels", "3"),
         ],
     );
     // a big top level, so that the size ratio stops the pick below it
     let big: Vec<(i64, Option<i64>, &str)> = (1..5000).map(|k| (k, Some(k * 7), "+I")).collect();
-    commit(&table, &big);
+    commit_kvo(&table, &big);
     // move everything to the top level first
     let snap = table.snapshot_manager().latest().unwrap().unwrap();
     let files: Vec<DataFileMeta> = live_entries(&table, &snap)
@@ -214,14 +138,14 @@ fn a_picked_compaction_keeps_retractions_when_older_data_lies_below() {
 /// Write rows into new level-0 files of bucket 0 without committing them.
 fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> DataFileMeta {
     let mut w = TableWrite::new(table.clone()).unwrap();
-    w.write(&batch(rows)).unwrap();
+    w.write(&kvo_batch(rows)).unwrap();
     let mut msgs = w.prepare_commit().unwrap();
     assert_eq!(msgs.len(), 1);
     let f = msgs.remove(0).new_files.remove(0);
     // commit it so that the next writer continues its sequence numbers
     FileStoreCommit::new(table.clone(), "u".into())
         .commit(
-            &[paimon_rs_core::commit::CommitMessage {
+            &[paimon_rs_core::CommitMessage {
                 partition: snap_partition(),
                 bucket: 0,
                 total_buckets: 1,
@@ -242,11 +166,11 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
 /// all reads as before with one run per bucket, and the plan is then empty.
 #[test]
 fn distributed_plan_then_per_bucket_compaction_commits_once() {
-    use paimon_rs_core::compact::distributed::{compact_one_bucket, plan_buckets};
+    use paimon_rs_core::{compact_one_bucket, plan_buckets};
     let dir = tempfile::tempdir().unwrap();
-    let table = create(dir.path(), &[("write-only", "true")]);
+    let table = create_kvo(dir.path(), 2, &[("write-only", "true")]);
     history(&table);
-    let before = read_table(&table);
+    let before = read_kv(&table);
     let work = plan_buckets(&table, true, None).unwrap();
     assert_eq!(
         work.iter().map(|s| s.bucket).collect::<Vec<_>>(),
@@ -265,7 +189,7 @@ fn distributed_plan_then_per_bucket_compaction_commits_once() {
     FileStoreCommit::new(table.clone(), "compact".into())
         .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
         .unwrap();
-    assert_eq!(read_table(&table), before);
+    assert_eq!(read_kv(&table), before);
     assert!(plan_buckets(&table, true, None).unwrap().is_empty());
     // the picker (trigger 5) has nothing to do with one run per bucket
     assert!(plan_buckets(&table, false, None).unwrap().is_empty());

@@ -1,59 +1,29 @@
 //! The KV file API a compaction task uses: read a bucket's files as sorted runs of KV batches
 //! (`kv::KvFileReader`), merge them with the table's merge engine, and write the result through
-//! a rolling writer made by `kv::file_context` at a chosen level with file source COMPACT. The
+//! a rolling writer made by `kv_file_context` at a chosen level with file source COMPACT. The
 //! rewritten file reads back as the table's merged rows.
+
+mod common;
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
-use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::kv::{file_context, FileSource, KvFileReader, SEQUENCE_NUMBER, VALUE_KIND};
-use paimon_rs_core::merge::{merge_sorted_runs, MergeEngine};
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::spec::row_kind::RowKind;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::rolling::RollingFileWriter;
-use paimon_rs_core::write::TableWrite;
-
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Int64, false),
-        Field::new("v", DataType::Int64, true),
-    ]))
-}
-
-fn commit(table: &FileStoreTable, rows: &[(i64, i64)]) {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.0))),
-        Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.1))),
-    ];
-    let mut w = TableWrite::new(table.clone()).unwrap();
-    w.write(&RecordBatch::try_new(schema(), cols).unwrap())
-        .unwrap();
-    let msgs = w.prepare_commit().unwrap();
-    FileStoreCommit::new(table.clone(), "kv-test".into())
-        .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
-        .unwrap();
-}
+use arrow_array::RecordBatch;
+use common::{catalog, commit_kv, create_table, kv_schema};
+use paimon_rs_core::{
+    kv_file_context, merge_sorted_runs, FileSource, KvFileReader, MergeEngine, RollingFileWriter,
+    RowKind, TableScan, SEQUENCE_NUMBER, VALUE_KIND,
+};
 
 #[test]
 fn sorted_runs_read_merged_and_rewritten_at_a_level() {
     let dir = tempfile::tempdir().unwrap();
-    let cat = FileSystemCatalog::new(dir.path()).unwrap();
-    cat.create_database("db", true).unwrap();
-    let opts: BTreeMap<String, String> = [("bucket".to_string(), "1".to_string())].into();
-    let s = NewTableSchema::from_arrow(&schema(), vec![], vec!["k".into()], opts, None).unwrap();
-    cat.create_table("db.t", s, false).unwrap();
-    let t = cat.get_table("db.t").unwrap();
-    commit(&t, &[(1, 10), (2, 20)]);
-    commit(&t, &[(2, 21), (3, 31)]);
+    let cat = catalog(dir.path());
+    let t = create_table(&cat, "db.t", &kv_schema(), &[], &["k"], &[("bucket", "1")]);
+    commit_kv(&t, &[(1, 10), (2, 20)]);
+    commit_kv(&t, &[(2, 21), (3, 31)]);
 
     let plan = TableScan::new(t.clone(), None).plan().unwrap();
     let split = &plan.splits[0];
@@ -72,7 +42,7 @@ fn sorted_runs_read_merged_and_rewritten_at_a_level() {
     let engine = MergeEngine::new(&t.name, &t.schema, &t.options).unwrap();
     let merged = merge_sorted_runs(iters, reader.layout(), engine, false).unwrap();
 
-    let mut ctx = file_context(&t, 3, FileSource::Compact).unwrap();
+    let mut ctx = kv_file_context(&t, 3, FileSource::Compact).unwrap();
     ctx.dir = t.path.join(&split.bucket_path);
     let mut w = RollingFileWriter::new(ctx, 0);
     for b in merged {
@@ -94,11 +64,6 @@ fn sorted_runs_read_merged_and_rewritten_at_a_level() {
     assert_eq!(k, [1, 2, 3]);
     assert_eq!(v, [10, 21, 31]);
     assert!(kind.iter().all(|&x| x == RowKind::Insert.byte()));
-    assert!(KvFileReader::new(&append_table(&cat)).is_err());
-}
-
-fn append_table(cat: &FileSystemCatalog) -> FileStoreTable {
-    let s = NewTableSchema::from_arrow(&schema(), vec![], vec![], BTreeMap::new(), None).unwrap();
-    cat.create_table("db.a", s, false).unwrap();
-    cat.get_table("db.a").unwrap()
+    let append = create_table(&cat, "db.a", &kv_schema(), &[], &[], &[]);
+    assert!(KvFileReader::new(&append).is_err());
 }

@@ -1,6 +1,8 @@
 //! Manifest merging at commit: the base manifest list stays short over many commits, ADD/DELETE
 //! pairs cancel in a full compaction, and the table reads the same before and after.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
 
@@ -8,17 +10,11 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch};
 use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::datum::Datum;
-use paimon_rs_core::spec::manifest::{
-    read_manifest_entries, read_manifest_list, FileKind, ManifestFileMeta,
+use common::{catalog, create_table};
+use paimon_rs_core::{
+    read_manifest_entries, read_manifest_list, Datum, FileKind, FileStoreCommit, FileStoreTable,
+    ManifestFileMeta, NewTableSchema, TableRead, TableScan, TableWrite, BATCH_COMMIT_IDENTIFIER,
 };
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
 
 fn schema() -> Arc<Schema> {
     Arc::new(Schema::new(vec![
@@ -29,22 +25,9 @@ fn schema() -> Arc<Schema> {
 }
 
 fn create(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
-    let cat = FileSystemCatalog::new(dir).unwrap();
-    cat.create_database("db", true).unwrap();
-    let mut o: BTreeMap<String, String> = [("bucket".to_string(), "2".to_string())].into();
-    for (k, v) in opts {
-        o.insert(k.to_string(), v.to_string());
-    }
-    let s = NewTableSchema::from_arrow(
-        &schema(),
-        vec!["p".into()],
-        vec!["p".into(), "k".into()],
-        o,
-        None,
-    )
-    .unwrap();
-    cat.create_table("db.t", s, false).unwrap();
-    cat.get_table("db.t").unwrap()
+    let mut o = vec![("bucket", "2")];
+    o.extend_from_slice(opts);
+    create_table(&catalog(dir), "db.t", &schema(), &["p"], &["p", "k"], &o)
 }
 
 /// Commit `rows` (overwriting partition `overwrite_p`); returns the number of new files.
@@ -201,8 +184,7 @@ fn merged_away_manifests_are_not_deleted_from_older_snapshots() {
 #[test]
 fn bad_manifest_options_are_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let cat = FileSystemCatalog::new(dir.path()).unwrap();
-    cat.create_database("db", true).unwrap();
+    let cat = catalog(dir.path());
     for (k, v) in [
         ("manifest.merge-min-count", "x"),
         ("manifest.target-file-size", "0"),

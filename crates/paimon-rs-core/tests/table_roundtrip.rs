@@ -1,118 +1,49 @@
 //! End-to-end through the core API: create, write, commit, scan, read.
 
+mod common;
+
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::Int64Type;
-use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, Schema};
-use paimon_rs_core::commit::FileStoreCommit;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::table_read::TableRead;
-use paimon_rs_core::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::write::TableWrite;
+use common::{commit_kvo, create_kvo, kvo_batch, read_kv, with_options};
+use paimon_rs_core::{
+    FileStoreCommit, FileStoreTable, TableScan, TableWrite, BATCH_COMMIT_IDENTIFIER,
+};
 use proptest::prelude::*;
-
-fn schema() -> Arc<Schema> {
-    Arc::new(Schema::new(vec![
-        Field::new("k", DataType::Int64, false),
-        Field::new("v", DataType::Int64, true),
-        Field::new("op", DataType::Utf8, false),
-    ]))
-}
-
-fn create(dir: &std::path::Path, buckets: i32) -> FileStoreTable {
-    let cat = FileSystemCatalog::new(dir).unwrap();
-    cat.create_database("db", true).unwrap();
-    let opts: BTreeMap<String, String> = [
-        ("bucket".to_string(), buckets.to_string()),
-        ("rowkind.field".to_string(), "op".to_string()),
-    ]
-    .into();
-    let s = NewTableSchema::from_arrow(&schema(), vec![], vec!["k".into()], opts, None).unwrap();
-    cat.create_table("db.t", s, false).unwrap();
-    cat.get_table("db.t").unwrap()
-}
-
-fn batch(rows: &[(i64, Option<i64>, &str)]) -> RecordBatch {
-    let cols: Vec<ArrayRef> = vec![
-        Arc::new(Int64Array::from(
-            rows.iter().map(|r| r.0).collect::<Vec<_>>(),
-        )),
-        Arc::new(Int64Array::from(
-            rows.iter().map(|r| r.1).collect::<Vec<_>>(),
-        )),
-        Arc::new(StringArray::from(
-            rows.iter().map(|r| r.2).collect::<Vec<_>>(),
-        )),
-    ];
-    RecordBatch::try_new(schema(), cols).unwrap()
-}
-
-fn commit(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Option<i64> {
-    let mut w = TableWrite::new(table.clone()).unwrap();
-    w.write(&batch(rows)).unwrap();
-    let msgs = w.prepare_commit().unwrap();
-    let c = FileStoreCommit::new(table.clone(), uuid_like());
-    c.commit(&msgs, BATCH_COMMIT_IDENTIFIER, None).unwrap()
-}
-
-fn uuid_like() -> String {
-    format!("user-{}", std::process::id())
-}
-
-fn read_all(table: &FileStoreTable) -> HashMap<i64, Option<i64>> {
-    let plan = TableScan::new(table.clone(), None).plan().unwrap();
-    let r = TableRead::new(table.clone(), Some(vec!["k".into(), "v".into()]), None).unwrap();
-    let mut out = HashMap::new();
-    for b in r.read_splits(&plan.splits).unwrap() {
-        let k = b.column(0).as_primitive::<Int64Type>();
-        let v = b.column(1).as_primitive::<Int64Type>();
-        for i in 0..b.num_rows() {
-            let prev = out.insert(k.value(i), (!v.is_null(i)).then(|| v.value(i)));
-            assert!(prev.is_none(), "key {} read twice", k.value(i));
-        }
-    }
-    out
-}
 
 #[test]
 fn upsert_and_delete_across_commits() {
     let dir = tempfile::tempdir().unwrap();
-    let t = create(dir.path(), 2);
+    let t = create_kvo(dir.path(), 2, &[]);
     assert_eq!(
-        commit(
+        commit_kvo(
             &t,
             &[(1, Some(1), "+I"), (2, Some(2), "+I"), (1, Some(3), "+U")]
         ),
         Some(1)
     );
-    assert_eq!(commit(&t, &[(2, None, "-D"), (3, None, "+I")]), Some(2));
-    let got = read_all(&t);
+    assert_eq!(commit_kvo(&t, &[(2, None, "-D"), (3, None, "+I")]), Some(2));
+    let got = read_kv(&t);
     assert_eq!(got, HashMap::from([(1, Some(3)), (3, None)]));
     // empty commit creates no snapshot
-    assert_eq!(commit(&t, &[]), None);
+    assert_eq!(commit_kvo(&t, &[]), None);
 }
 
 #[test]
 fn lost_race_is_retried_with_the_next_id() {
     let dir = tempfile::tempdir().unwrap();
-    let t = create(dir.path(), 1);
-    commit(&t, &[(1, Some(1), "+I")]);
+    let t = create_kvo(dir.path(), 1, &[]);
+    commit_kvo(&t, &[(1, Some(1), "+I")]);
     let mut w = TableWrite::new(t.clone()).unwrap();
-    w.write(&batch(&[(2, Some(2), "+I")])).unwrap();
+    w.write(&kvo_batch(&[(2, Some(2), "+I")])).unwrap();
     let msgs = w.prepare_commit().unwrap();
     // another writer takes snapshot-2 between our prepare and our commit
-    commit(&t, &[(3, Some(3), "+I")]);
+    commit_kvo(&t, &[(3, Some(3), "+I")]);
     let c = FileStoreCommit::new(t.clone(), "late".into());
     assert_eq!(
         c.commit(&msgs, BATCH_COMMIT_IDENTIFIER, None).unwrap(),
         Some(3)
     );
-    assert_eq!(read_all(&t).len(), 3);
+    assert_eq!(read_kv(&t).len(), 3);
 }
 
 #[derive(Debug, Clone)]
@@ -134,33 +65,25 @@ proptest! {
     fn matches_btreemap_model(commits in prop::collection::vec(prop::collection::vec(op_strategy(), 0..30), 1..5),
                               buckets in 1i32..4) {
         let dir = tempfile::tempdir().unwrap();
-        let t = create(dir.path(), buckets);
+        let t = create_kvo(dir.path(), buckets, &[]);
         let mut model: BTreeMap<i64, i64> = BTreeMap::new();
         for ops in commits {
             let rows: Vec<(i64, Option<i64>, &str)> = ops.iter().map(|o| match o {
                 Op::Upsert(k, v) => (*k, Some(*v), "+I"),
                 Op::Delete(k) => (*k, None, "-D"),
             }).collect();
-            commit(&t, &rows);
+            commit_kvo(&t, &rows);
             for o in &ops {
                 match o {
                     Op::Upsert(k, v) => { model.insert(*k, *v); }
                     Op::Delete(k) => { model.remove(k); }
                 }
             }
-            let got = read_all(&t);
+            let got = read_kv(&t);
             let want: HashMap<i64, Option<i64>> = model.iter().map(|(k, v)| (*k, Some(*v))).collect();
             prop_assert_eq!(got, want);
         }
     }
-}
-
-fn with_options(t: &FileStoreTable, kv: &[(&str, &str)]) -> FileStoreTable {
-    let m: BTreeMap<String, String> = kv
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    t.copy(&m).unwrap()
 }
 
 fn commit_in_batches(
@@ -170,11 +93,11 @@ fn commit_in_batches(
 ) -> usize {
     let mut w = TableWrite::new(table.clone()).unwrap();
     for part in rows.chunks(chunk.max(1)) {
-        w.write(&batch(part)).unwrap();
+        w.write(&kvo_batch(part)).unwrap();
     }
     let spills = w.spill_count();
     let msgs = w.prepare_commit().unwrap();
-    let c = FileStoreCommit::new(table.clone(), uuid_like());
+    let c = FileStoreCommit::new(table.clone(), "test".into());
     c.commit(&msgs, BATCH_COMMIT_IDENTIFIER, None).unwrap();
     spills
 }
@@ -200,8 +123,8 @@ proptest! {
         let d1 = tempfile::tempdir().unwrap();
         let d2 = tempfile::tempdir().unwrap();
         let spill_dir = tempfile::tempdir().unwrap();
-        let huge = create(d1.path(), 2);
-        let tiny = with_options(&create(d2.path(), 2), &[
+        let huge = create_kvo(d1.path(), 2, &[]);
+        let tiny = with_options(&create_kvo(d2.path(), 2, &[]), &[
             ("write-buffer-size", "1 b"),
             ("local-sort.max-num-file-handles", "2"),
             ("write-buffer-spill.dir", spill_dir.path().to_str().unwrap()),
@@ -219,8 +142,8 @@ proptest! {
                 }
             }
             let want: HashMap<i64, Option<i64>> = model.iter().map(|(k, v)| (*k, Some(*v))).collect();
-            prop_assert_eq!(read_all(&huge), want.clone());
-            prop_assert_eq!(read_all(&tiny), want);
+            prop_assert_eq!(read_kv(&huge), want.clone());
+            prop_assert_eq!(read_kv(&tiny), want);
         }
         let total_rows: usize = commits.iter().map(Vec::len).sum();
         prop_assert!(total_rows < 2 || spilled > 0);
@@ -232,7 +155,7 @@ proptest! {
     #[test]
     fn non_spillable_buffer_flushes_early(ops in prop::collection::vec(op_strategy(), 1..80)) {
         let d = tempfile::tempdir().unwrap();
-        let t = with_options(&create(d.path(), 1), &[
+        let t = with_options(&create_kvo(d.path(), 1, &[]), &[
             ("write-buffer-size", "1 b"),
             ("write-buffer-spillable", "false"),
         ]);
@@ -246,7 +169,7 @@ proptest! {
             }
         }
         let want: HashMap<i64, Option<i64>> = model.iter().map(|(k, v)| (*k, Some(*v))).collect();
-        prop_assert_eq!(read_all(&t), want);
+        prop_assert_eq!(read_kv(&t), want);
     }
 }
 
@@ -254,7 +177,7 @@ proptest! {
 fn spill_disk_cap_falls_back_to_flushing() {
     let d = tempfile::tempdir().unwrap();
     let t = with_options(
-        &create(d.path(), 1),
+        &create_kvo(d.path(), 1, &[]),
         &[
             ("write-buffer-size", "1 b"),
             ("write-buffer-spill.max-disk-size", "1 b"),
@@ -268,7 +191,7 @@ fn spill_disk_cap_falls_back_to_flushing() {
         0,
         "the disk cap forbids every spill"
     );
-    let got = read_all(&t);
+    let got = read_kv(&t);
     assert_eq!(got.len(), 7);
     assert_eq!(got[&6], Some(48));
     // several level-0 files were flushed within one commit
@@ -279,7 +202,10 @@ fn spill_disk_cap_falls_back_to_flushing() {
 #[test]
 fn rolling_writer_cuts_files_with_disjoint_increasing_keys() {
     let d = tempfile::tempdir().unwrap();
-    let t = with_options(&create(d.path(), 1), &[("target-file-size", "1 kb")]);
+    let t = with_options(
+        &create_kvo(d.path(), 1, &[]),
+        &[("target-file-size", "1 kb")],
+    );
     let rows: Vec<(i64, Option<i64>, &str)> =
         (0..20_000).rev().map(|i| (i, Some(i * 3), "+I")).collect();
     commit_in_batches(&t, &rows, 20_000);
@@ -290,14 +216,13 @@ fn rolling_writer_cuts_files_with_disjoint_increasing_keys() {
         "expected several files, got {}",
         files.len()
     );
-    let types = vec![paimon_rs_core::spec::types::DataType::new(
-        paimon_rs_core::spec::types::TypeKind::BigInt,
+    let types = vec![paimon_rs_core::DataType::new(
+        paimon_rs_core::TypeKind::BigInt,
     )];
-    let key =
-        |b: &[u8]| match paimon_rs_core::spec::binary_row::deserialize_row(&types, b).unwrap()[0] {
-            Some(paimon_rs_core::spec::datum::Datum::BigInt(v)) => v,
-            ref other => panic!("bad key {other:?}"),
-        };
+    let key = |b: &[u8]| match paimon_rs_core::deserialize_row(&types, b).unwrap()[0] {
+        Some(paimon_rs_core::Datum::BigInt(v)) => v,
+        ref other => panic!("bad key {other:?}"),
+    };
     let mut ranges: Vec<(i64, i64)> = files
         .iter()
         .map(|f| (key(&f.min_key), key(&f.max_key)))
@@ -309,5 +234,5 @@ fn rolling_writer_cuts_files_with_disjoint_increasing_keys() {
     assert_eq!(ranges.first().unwrap().0, 0);
     assert_eq!(ranges.last().unwrap().1, 19_999);
     assert_eq!(files.iter().map(|f| f.row_count).sum::<i64>(), 20_000);
-    assert_eq!(read_all(&t).len(), 20_000);
+    assert_eq!(read_kv(&t).len(), 20_000);
 }

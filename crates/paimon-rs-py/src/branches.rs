@@ -1,8 +1,7 @@
-//! Branches (`table::branches`) and the tag and rollback operations added with them
+//! Branches (`paimon_rs_core::create_branch` ...) and the tag and rollback operations added with them
 //! (`rename_tag`, `replace_tag`, `rollback_to_timestamp`), for `paimon_rs.Table` and the
 //! catalog's branch methods.
 
-use paimon_rs_core::table::{branches, rollback, tags};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -18,7 +17,7 @@ pub fn current_branch(table: &Table) -> String {
 #[pyfunction]
 pub fn list_branches(py: Python<'_>, table: &Table) -> PyResult<Vec<String>> {
     let t = table.core().clone();
-    py.detach(|| branches::list_branches(&t)).py_err()
+    py.detach(|| paimon_rs_core::list_branches(&t)).py_err()
 }
 
 /// Create branch `name`, empty with the latest schema or from tag `tag`.
@@ -32,7 +31,7 @@ pub fn create_branch(
     ignore_if_exists: bool,
 ) -> PyResult<()> {
     let t = table.core().clone();
-    let r = py.detach(|| branches::create_branch(&t, name, tag.as_deref(), ignore_if_exists));
+    let r = py.detach(|| paimon_rs_core::create_branch(&t, name, tag.as_deref(), ignore_if_exists));
     crate::logbridge::flush(py);
     r.py_err()
 }
@@ -41,7 +40,7 @@ pub fn create_branch(
 #[pyfunction]
 pub fn drop_branch(py: Python<'_>, table: &Table, name: &str) -> PyResult<()> {
     let t = table.core().clone();
-    let r = py.detach(|| branches::drop_branch(&t, name));
+    let r = py.detach(|| paimon_rs_core::drop_branch(&t, name));
     crate::logbridge::flush(py);
     r.py_err()
 }
@@ -50,14 +49,15 @@ pub fn drop_branch(py: Python<'_>, table: &Table, name: &str) -> PyResult<()> {
 #[pyfunction]
 pub fn rename_branch(py: Python<'_>, table: &Table, from: &str, to: &str) -> PyResult<()> {
     let t = table.core().clone();
-    py.detach(|| branches::rename_branch(&t, from, to)).py_err()
+    py.detach(|| paimon_rs_core::rename_branch(&t, from, to))
+        .py_err()
 }
 
 /// Make the handle's branch take over branch `name`'s history.
 #[pyfunction]
 pub fn fast_forward(py: Python<'_>, table: &Table, name: &str) -> PyResult<()> {
     let t = table.core().clone();
-    let r = py.detach(|| branches::fast_forward(&t, name));
+    let r = py.detach(|| paimon_rs_core::fast_forward(&t, name));
     crate::logbridge::flush(py);
     r.py_err()
 }
@@ -66,7 +66,7 @@ pub fn fast_forward(py: Python<'_>, table: &Table, name: &str) -> PyResult<()> {
 #[pyfunction]
 pub fn rename_tag(py: Python<'_>, table: &Table, from: &str, to: &str) -> PyResult<()> {
     let t = table.core().clone();
-    let r = py.detach(|| tags::rename_tag(&t, from, to));
+    let r = py.detach(|| paimon_rs_core::rename_tag(&t, from, to));
     crate::logbridge::flush(py);
     r.py_err()
 }
@@ -83,7 +83,7 @@ pub fn replace_tag(
 ) -> PyResult<Reclaimed> {
     let t = table.core().clone();
     let r = crate::pool::detach(py, || {
-        tags::replace_tag(&t, name, snapshot_id, time_retained.as_deref())
+        paimon_rs_core::replace_tag(&t, name, snapshot_id, time_retained.as_deref())
     });
     crate::logbridge::flush(py);
     Ok(reclaimed(&r.py_err()?))
@@ -93,7 +93,7 @@ pub fn replace_tag(
 #[pyfunction]
 pub fn rollback_to_timestamp(py: Python<'_>, table: &Table, millis: i64) -> PyResult<Reclaimed> {
     let t = table.core().clone();
-    let r = crate::pool::detach(py, || rollback::rollback_to_timestamp(&t, millis));
+    let r = crate::pool::detach(py, || paimon_rs_core::rollback_to_timestamp(&t, millis));
     crate::logbridge::flush(py);
     Ok(reclaimed(&r.py_err()?))
 }

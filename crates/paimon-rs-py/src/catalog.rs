@@ -2,9 +2,7 @@ use std::collections::BTreeMap;
 
 use arrow_pyarrow::PyArrowType;
 use arrow_schema::Schema;
-use paimon_rs_core::spec::types::DataType;
-use paimon_rs_core::table::alter::SchemaChange;
-use paimon_rs_core::table::catalog::{FileSystemCatalog, NewTableSchema};
+use paimon_rs_core::{DataType, FileSystemCatalog, NewTableSchema, SchemaChange};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;

@@ -3,8 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use paimon_rs_core::compact::plan::reason_name;
-use paimon_rs_core::compact::{PickClock, RunShape, UniversalCompaction as Picker};
+use paimon_rs_core::{reason_name, PickClock, RunShape, UniversalCompaction as Picker};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;

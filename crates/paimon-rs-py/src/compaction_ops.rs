@@ -4,11 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 
-use paimon_rs_core::commit::PartitionSpec;
-use paimon_rs_core::compact::{self, distributed, plan, progress::CompactProgress};
-use paimon_rs_core::read::split::Split as CoreSplit;
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::Error;
+use paimon_rs_core::{CompactProgress, Error, FileStoreTable, PartitionSpec, Split as CoreSplit};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -29,7 +25,7 @@ type PlanRow = (
 #[pyfunction]
 pub fn compaction_plan(py: Python<'_>, table: &Table) -> PyResult<Vec<PlanRow>> {
     let t = table.core().clone();
-    let plans = crate::pool::detach(py, || plan::compaction_plan(&t)).py_err()?;
+    let plans = crate::pool::detach(py, || paimon_rs_core::compaction_plan(&t)).py_err()?;
     Ok(plans
         .into_iter()
         .map(|p| {
@@ -61,7 +57,7 @@ pub fn compaction_summary(
 ) -> PyResult<(usize, usize, u64, u64, i64, i64)> {
     let t = table.core().clone();
     let s = py
-        .detach(|| plan::compaction_summary(&t, snapshot_id))
+        .detach(|| paimon_rs_core::compaction_summary(&t, snapshot_id))
         .py_err()?;
     Ok((
         s.files_before,
@@ -118,7 +114,7 @@ pub fn compact_with_progress(
                     }
                 };
                 crate::pool::install(|| {
-                    compact::compact_table_with_progress(table, full, specs, &sink)
+                    paimon_rs_core::compact_table_with_progress(table, full, specs, &sink)
                 })
             });
             // ends when the worker drops its sender
@@ -188,8 +184,10 @@ pub fn compaction_work<'py>(
 ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
     let t = table.core().clone();
     let specs = crate::table::partition_specs(&t, partitions, "compact")?;
-    let splits = crate::pool::detach(py, || distributed::plan_buckets(&t, full, specs.as_deref()))
-        .py_err()?;
+    let splits = crate::pool::detach(py, || {
+        paimon_rs_core::plan_buckets(&t, full, specs.as_deref())
+    })
+    .py_err()?;
     splits
         .iter()
         .map(|s| Ok(PyBytes::new(py, &s.to_bytes().py_err()?)))
@@ -208,7 +206,7 @@ pub fn compact_bucket(
     let t = table.core().clone();
     let split = CoreSplit::from_bytes(work).py_err()?;
     crate::logbridge::flush(py);
-    let r = crate::pool::detach(py, || distributed::compact_one_bucket(&t, &split, full));
+    let r = crate::pool::detach(py, || paimon_rs_core::compact_one_bucket(&t, &split, full));
     crate::logbridge::flush(py);
     Ok(r.py_err()?.map(CommitMessage::from_core))
 }

@@ -65,7 +65,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
 #[pyfunction]
 #[pyo3(signature = (reset=false))]
 fn object_store_requests(reset: bool) -> std::collections::BTreeMap<String, u64> {
-    paimon_rs_core::io::store::request_counts(reset)
+    paimon_rs_core::store_request_counts(reset)
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect()
@@ -76,5 +76,5 @@ fn object_store_requests(reset: bool) -> std::collections::BTreeMap<String, u64>
 fn store_options(
     options: std::collections::BTreeMap<String, String>,
 ) -> std::collections::BTreeMap<String, String> {
-    paimon_rs_core::io::store::store_options(&options)
+    paimon_rs_core::store_options(&options)
 }

@@ -4,10 +4,7 @@
 
 use arrow::array::{make_array, ArrayData};
 use arrow_pyarrow::FromPyArrow;
-use paimon_rs_core::predicate::{LeafOp, Predicate};
-use paimon_rs_core::spec::binary_row::datum_from_arrow;
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::Error;
+use paimon_rs_core::{datum_from_arrow, Error, FileStoreTable, LeafOp, Predicate};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 

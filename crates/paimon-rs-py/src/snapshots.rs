@@ -2,10 +2,7 @@
 //! into pypaimon's `Snapshot`), per-partition statistics and the live data files, for
 //! `Table.snapshot_manager()`, `Table.list_partitions()` and the CLI.
 
-use paimon_rs_core::spec::snapshot::Snapshot;
-use paimon_rs_core::table::inspect;
-use paimon_rs_core::table::FileStoreTable;
-use paimon_rs_core::Error;
+use paimon_rs_core::{Error, FileStoreTable, Snapshot};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -87,7 +84,7 @@ pub fn partition_stats(
     let t = table.core().clone();
     let stats = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
         None => Ok(vec![]),
-        Some(s) => inspect::partition_stats(&t, &s),
+        Some(s) => paimon_rs_core::partition_stats(&t, &s),
     })
     .py_err()?;
     Ok(stats
@@ -135,7 +132,7 @@ pub fn live_files(
     let t = table.core().clone();
     let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
         None => Ok(vec![]),
-        Some(s) => inspect::live_files(&t, &s),
+        Some(s) => paimon_rs_core::live_files(&t, &s),
     })
     .py_err()?;
     Ok(files

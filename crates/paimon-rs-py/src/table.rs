@@ -7,21 +7,12 @@ use arrow::array::{
 use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
-use paimon_rs_core::commit::{
-    CommitMessage as CoreMessage, FileStoreCommit, Overwrite, PartitionSpec,
+use paimon_rs_core::{
+    compute_buckets, datum_from_arrow, datums_to_arrow, deserialize_row,
+    partition_bucket_of as partition_bucket_of_core, table_arrow_schema,
+    CommitMessage as CoreMessage, DataField, Error, FileStoreCommit, FileStoreTable, Overwrite,
+    PartitionSpec, Split as CoreSplit, TableRead as CoreRead, TableScan, TableWrite as CoreWrite,
 };
-use paimon_rs_core::compact;
-use paimon_rs_core::read::scan::TableScan;
-use paimon_rs_core::read::split::Split as CoreSplit;
-use paimon_rs_core::read::table_read::TableRead as CoreRead;
-use paimon_rs_core::spec::binary_row::{datum_from_arrow, datums_to_arrow, deserialize_row};
-use paimon_rs_core::spec::bucket::compute_buckets;
-use paimon_rs_core::spec::types::DataField;
-use paimon_rs_core::table::{expire, orphan, rollback, tags, FileStoreTable};
-use paimon_rs_core::write::assign::partition_bucket_of as partition_bucket_of_core;
-use paimon_rs_core::write::table_write::table_arrow_schema;
-use paimon_rs_core::write::TableWrite as CoreWrite;
-use paimon_rs_core::Error;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -58,8 +49,8 @@ impl Table {
     #[staticmethod]
     fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
         let path = path.trim_end_matches('/');
-        let store = paimon_rs_core::io::store::store_options(&options);
-        paimon_rs_core::io::store::configure(path, &store).py_err()?;
+        let store = paimon_rs_core::store_options(&options);
+        paimon_rs_core::configure_store(path, &store).py_err()?;
         let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
         let inner = if options.is_empty() {
             t
@@ -210,7 +201,7 @@ impl Table {
         }
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || {
-            compact::compact_table(&self.inner, full, specs.as_deref())
+            paimon_rs_core::compact_table(&self.inner, full, specs.as_deref())
         });
         crate::logbridge::flush(py);
         r.py_err()
@@ -227,7 +218,7 @@ impl Table {
         dry_run: bool,
     ) -> PyResult<RemovedOrphans> {
         let r = crate::pool::detach(py, || {
-            orphan::remove_orphan_files(&self.inner, older_than_millis, dry_run)
+            paimon_rs_core::remove_orphan_files(&self.inner, older_than_millis, dry_run)
         })
         .py_err()?;
         let path = |p: &std::path::Path| p.to_string_lossy().into_owned();
@@ -248,7 +239,7 @@ impl Table {
         ignore_if_exists: bool,
     ) -> PyResult<()> {
         let r = crate::pool::detach(py, || {
-            tags::create_tag(
+            paimon_rs_core::create_tag(
                 &self.inner,
                 name,
                 snapshot_id,
@@ -262,14 +253,14 @@ impl Table {
 
     /// Delete tag `name`; the files only it referenced go too. None if there was no such tag.
     fn delete_tag(&self, py: Python<'_>, name: &str) -> PyResult<Option<Reclaimed>> {
-        let r = crate::pool::detach(py, || tags::delete_tag(&self.inner, name));
+        let r = crate::pool::detach(py, || paimon_rs_core::delete_tag(&self.inner, name));
         crate::logbridge::flush(py);
         Ok(r.py_err()?.map(|r| reclaimed(&r)))
     }
 
     /// Tags as (name, snapshot id, snapshot commit millis, create time ISO, retained millis).
     fn list_tags(&self) -> PyResult<Vec<TagRow>> {
-        Ok(tags::list_tags(&self.inner)
+        Ok(paimon_rs_core::list_tags(&self.inner)
             .py_err()?
             .into_iter()
             .map(|t| {
@@ -294,15 +285,15 @@ impl Table {
         tag: Option<String>,
     ) -> PyResult<Reclaimed> {
         let target = match (snapshot_id, tag) {
-            (Some(id), None) => rollback::RollbackTarget::Snapshot(id),
-            (None, Some(t)) => rollback::RollbackTarget::Tag(t),
+            (Some(id), None) => paimon_rs_core::RollbackTarget::Snapshot(id),
+            (None, Some(t)) => paimon_rs_core::RollbackTarget::Tag(t),
             _ => {
                 return Err(crate::errors::to_py(Error::invalid(
                     "rollback_to: give a snapshot id or a tag name",
                 )))
             }
         };
-        let r = crate::pool::detach(py, || rollback::rollback_to(&self.inner, &target));
+        let r = crate::pool::detach(py, || paimon_rs_core::rollback_to(&self.inner, &target));
         crate::logbridge::flush(py);
         Ok(reclaimed(&r.py_err()?))
     }
@@ -318,7 +309,7 @@ impl Table {
         max_deletes: Option<i64>,
         now_ms: Option<i64>,
     ) -> PyResult<Reclaimed> {
-        let mut c = expire::ExpireConfig::from_options(&self.inner.options.raw)
+        let mut c = paimon_rs_core::ExpireConfig::from_options(&self.inner.options.raw)
             .map_err(|e| e.with_table(&self.inner.name))
             .py_err()?;
         if let Some(v) = retain_min {
@@ -339,7 +330,9 @@ impl Table {
                 .map(|d| d.as_millis() as i64)
                 .unwrap_or(0)
         });
-        let r = crate::pool::detach(py, || expire::expire_snapshots(&self.inner, &c, now));
+        let r = crate::pool::detach(py, || {
+            paimon_rs_core::expire_snapshots(&self.inner, &c, now)
+        });
         crate::logbridge::flush(py);
         Ok(reclaimed(&r.py_err()?))
     }
@@ -349,7 +342,7 @@ impl Table {
 pub(crate) type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
 type TagRow = (String, i64, i64, Option<String>, Option<i64>);
 
-pub(crate) fn reclaimed(r: &expire::Reclaimed) -> Reclaimed {
+pub(crate) fn reclaimed(r: &paimon_rs_core::Reclaimed) -> Reclaimed {
     (
         r.snapshots.clone(),
         r.files
@@ -620,7 +613,7 @@ impl TableCommit {
         commit_identifier: i64,
     ) -> PyResult<(Vec<PartitionText>, Option<i64>)> {
         let table = self.inner.table();
-        let pe = paimon_rs_core::table::partition_expire::PartitionExpire::from_table(table)
+        let pe = paimon_rs_core::PartitionExpire::from_table(table)
             .map_err(|e| e.with_table(&table.name))
             .py_err()?;
         let Some(pe) = pe else {
@@ -641,8 +634,7 @@ impl TableCommit {
                     .map(|f| f.data_type.clone())
                     .ok_or_else(|| Error::invalid(format!("unknown column {k}")))
                     .py_err()?;
-                let text = paimon_rs_core::spec::partition::partition_value_string(&v, &t, legacy)
-                    .py_err()?;
+                let text = paimon_rs_core::partition_value_string(&v, &t, legacy).py_err()?;
                 m.insert(k, text);
             }
             out.push(m);
@@ -959,7 +951,7 @@ impl TableRead {
 /// An iterator of pyarrow RecordBatches over a lazy read (`TableRead.stream`).
 #[pyclass(module = "paimon_rs._core", frozen)]
 pub struct BatchStream {
-    inner: Mutex<Option<paimon_rs_core::merge::BatchIter>>,
+    inner: Mutex<Option<paimon_rs_core::BatchIter>>,
 }
 
 #[pymethods]

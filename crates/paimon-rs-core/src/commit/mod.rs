@@ -34,7 +34,6 @@ mod compaction;
 mod manifest_merge;
 mod safety;
 
-pub use safety::AbortOutcome;
 use safety::SequenceCheck;
 
 /// What one bucket writer hands to the committer. Serializable, so that distributed tasks

@@ -86,12 +86,6 @@ impl RecordExpire {
         }))
     }
 
-    /// The clock (tests).
-    pub fn with_now_secs(mut self, now: i64) -> Self {
-        self.now_secs = now;
-        self
-    }
-
     pub fn field_index(&self) -> usize {
         self.field_idx
     }

@@ -13,13 +13,6 @@ pub mod progress;
 mod task;
 mod universal;
 
-pub use bucket::{
-    compact_table, compact_table_with_progress, BucketCompactor, CompactSettings, MergeTreeRewriter,
-};
-pub use expire::RecordExpire;
-pub use levels::{LevelRun, Levels};
-pub use task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, Step, TaskOptions};
-
-pub use universal::{
-    CompactPick, LookupCompact, PickClock, PickReason, RunShape, UniversalCompaction,
-};
+pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
+pub use task::CompactResult;
+pub use universal::{PickClock, RunShape, UniversalCompaction};

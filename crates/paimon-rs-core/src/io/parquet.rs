@@ -3,7 +3,6 @@
 
 use std::fs::{self, File};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use std::collections::HashSet;
 
@@ -286,10 +285,6 @@ impl ParquetFileWriter {
         Ok(())
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Finish the file; returns its size in bytes.
     pub fn close(mut self) -> Result<u64> {
         let mut w = self
@@ -465,12 +460,9 @@ fn build_reader<T: ChunkReader + 'static>(
 }
 
 /// Read a whole file (projected) into batches.
+#[cfg(test)]
 pub fn read_all(path: &Path, columns: Option<&[String]>) -> Result<Vec<RecordBatch>> {
     open_reader(path, columns, 64 * 1024, None)?.collect()
-}
-
-pub fn schema_ref(s: arrow_schema::Schema) -> SchemaRef {
-    Arc::new(s)
 }
 
 #[cfg(test)]
@@ -479,6 +471,7 @@ mod tests {
     use arrow_schema::{Field, Schema};
     use parquet::basic::Encoding;
     use parquet::file::reader::{FileReader, SerializedFileReader};
+    use std::sync::Arc;
 
     use super::*;
 

@@ -3,7 +3,7 @@
 //! or a multipart upload for a large file) of data files written to local disk first.
 
 use std::io::{self, Read, Seek, SeekFrom};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use bytes::Bytes;
 use object_store::{GetOptions, GetRange, ObjectStore, ObjectStoreExt, WriteMultipart};
@@ -61,7 +61,6 @@ impl ReadAt for Bytes {
 #[derive(Debug)]
 pub struct RemoteObject {
     remote: Remote,
-    path: PathBuf,
     size: u64,
     cached_from: u64,
     cached: Bytes,
@@ -150,15 +149,10 @@ const READ_BLOCK: u64 = 8 << 20;
 const BLOCKS_KEPT: usize = 2;
 
 impl RemoteObject {
-    /// Open `path` with one GET: the whole object if `whole` or its `size` (what the manifest
+    /// Open the object of `remote` with one GET: the whole object if `whole` or its `size` (what the manifest
     /// records, where known) is at most [`WHOLE_OBJECT_BYTES`], else its tail (a small object
     /// of unknown size comes whole with it). The caller checks the size.
-    pub fn open(
-        remote: Remote,
-        path: &Path,
-        size: Option<u64>,
-        whole: bool,
-    ) -> io::Result<RemoteObject> {
+    pub fn open(remote: Remote, size: Option<u64>, whole: bool) -> io::Result<RemoteObject> {
         count(Req::Get);
         let whole = whole || size.is_some_and(|s| s <= WHOLE_OBJECT_BYTES);
         let range = if whole {
@@ -180,7 +174,6 @@ impl RemoteObject {
         let cached = first;
         Ok(RemoteObject {
             remote,
-            path: path.to_path_buf(),
             size,
             cached_from,
             cached,
@@ -196,10 +189,6 @@ impl RemoteObject {
     /// The whole object, if the first GET fetched it.
     pub fn whole(&self) -> Option<Bytes> {
         (self.cached_from == 0).then(|| self.cached.clone())
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 }
 
@@ -485,7 +474,7 @@ mod tests {
         std::fs::write(&local, &data).unwrap();
         upload(&r, &local, p).unwrap();
         assert!(!local.exists(), "the local copy is removed");
-        let obj = RemoteObject::open(r, p, None, false).unwrap();
+        let obj = RemoteObject::open(r, None, false).unwrap();
         assert_eq!(obj.size(), data.len() as u64);
         assert!(obj.whole().is_none(), "a large object keeps its tail only");
         let b = obj.read_at(100, 5000).unwrap();
@@ -513,7 +502,7 @@ mod tests {
         let local = dir.path().join("x");
         std::fs::write(&local, &data).unwrap();
         upload(&r, &local, p).unwrap();
-        let obj = RemoteObject::open(r, p, None, false).unwrap();
+        let obj = RemoteObject::open(r, None, false).unwrap();
         // two column chunks a small gap apart, one far off, one inside the cached tail
         let end = data.len() as u64;
         let far = PIECE_BYTES + (4 << 20);

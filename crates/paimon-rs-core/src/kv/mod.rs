@@ -16,7 +16,6 @@ use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::rolling::FileWriterContext;
 
-pub use crate::merge::KvLayout;
 pub use reader::KvFileReader;
 
 pub const KEY_FIELD_ID_START: i32 = i32::MAX / 2;
@@ -48,14 +47,6 @@ impl FileSource {
         match self {
             FileSource::Append => 0,
             FileSource::Compact => 1,
-        }
-    }
-
-    pub fn from_i32(v: i32) -> Option<FileSource> {
-        match v {
-            0 => Some(FileSource::Append),
-            1 => Some(FileSource::Compact),
-            _ => None,
         }
     }
 }

@@ -91,14 +91,6 @@ impl MergeEngine {
                 .is_none_or(|c| c.seq_fields.is_empty() && !c.ignore_delete)
     }
 
-    /// The same ordering configuration (sequence.field), but keeping every record.
-    pub fn keep_all(&self) -> MergeEngine {
-        MergeEngine {
-            kind: EngineKind::KeepAll,
-            config: self.config.clone(),
-        }
-    }
-
     /// The merge engine of a table with this schema and these (parsed) options: its
     /// `merge-engine` and the options of that engine, validated against the schema's columns.
     /// `table_name` names the table in errors.

@@ -8,7 +8,9 @@ pub mod engine;
 pub mod loser_tree;
 pub mod reader;
 
-pub use engine::{EngineConfig, EngineKind, MergeEngine, SeqGroup};
+pub use engine::MergeEngine;
+#[cfg(test)]
+pub use engine::{EngineConfig, EngineKind};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};

@@ -346,6 +346,7 @@ impl SortMergeReader {
 
     /// Batches currently held (the current batch of each live run plus exhausted batches the
     /// pending output still refers to).
+    #[cfg(test)]
     pub fn held_batches(&self) -> usize {
         self.sources.len()
     }

@@ -140,7 +140,7 @@ pub fn read_deletion_vector(
             (Box::new(f), len)
         }
         Some(r) => {
-            let o = crate::io::remote::RemoteObject::open(r, &path, None, false)
+            let o = crate::io::remote::RemoteObject::open(r, None, false)
                 .map_err(|e| Error::io(&path, e))?;
             let len = o.size();
             (Box::new(o), len)

@@ -17,8 +17,7 @@ use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::spec::types::DataType;
 pub use crate::table::live::{
-    live_entries, live_entries_filtered, live_entries_of, manifest_may_match, partition_matches,
-    partitions_filter,
+    live_entries, live_entries_filtered, live_entries_of, manifest_may_match, partitions_filter,
 };
 use crate::table::live::{stats_lookup, test_stats};
 use crate::table::FileStoreTable;

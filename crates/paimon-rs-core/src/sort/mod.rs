@@ -2,7 +2,6 @@
 //! with a bounded fan-in (paimon-behaviour.md §1.3). Spill files live in a temp directory that
 //! is removed when the writer finishes, fails or is dropped.
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -279,11 +278,6 @@ pub fn check_spill_zstd_level(level: i32) -> Result<i32> {
             "option 'spill-compression.zstd-level' = '{level}': expected a zstd level, at most 22"
         )))
     }
-}
-
-/// Open a file for reading (used by tests).
-pub fn open(path: &Path) -> Result<File> {
-    File::open(path).map_err(|e| Error::io(path, e))
 }
 
 #[cfg(test)]

@@ -795,11 +795,6 @@ impl RowEncoder {
         self.num_rows
     }
 
-    /// Number of fields of the encoded rows.
-    pub fn arity(&self) -> usize {
-        self.cols.len()
-    }
-
     /// Write the row bytes (no arity prefix) of row `row` into `out` (cleared first).
     #[inline]
     pub fn encode(&self, row: usize, out: &mut Vec<u8>) -> Result<()> {
@@ -817,6 +812,7 @@ impl RowEncoder {
     }
 
     /// The value of column `col` at row `row` as a [`Datum`] (see [`datum_from_arrow`]).
+    #[cfg(test)]
     pub fn datum(&self, col: usize, row: usize) -> Result<Option<Datum>> {
         self.cols
             .get(col)

@@ -56,6 +56,7 @@ impl RowKind {
     }
 
     /// `-U` or `-D`: the record retracts its key.
+    #[cfg(test)]
     pub const fn is_retract(self) -> bool {
         matches!(self, RowKind::UpdateBefore | RowKind::Delete)
     }

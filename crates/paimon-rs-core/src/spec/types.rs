@@ -56,6 +56,7 @@ impl DataType {
             nullable: true,
         }
     }
+    #[cfg(test)]
     pub fn not_null(mut self) -> Self {
         self.nullable = false;
         self

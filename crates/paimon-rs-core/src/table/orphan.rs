@@ -38,9 +38,6 @@ use crate::spec::snapshot::Snapshot;
 use crate::table::references::{Missing, Walker};
 use crate::table::FileStoreTable;
 
-/// Java's default limit: files younger than one day are never removed.
-pub const DEFAULT_OLDER_THAN_MILLIS: i64 = 24 * 60 * 60 * 1000;
-
 /// One removed (or, in a dry run, removable) file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrphanFile {
@@ -58,6 +55,7 @@ pub struct OrphanCleanResult {
 
 impl OrphanCleanResult {
     /// Total size of the removed files.
+    #[cfg(test)]
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.bytes).sum()
     }
@@ -583,6 +581,10 @@ pub(crate) mod tests {
             f.set_modified(old).unwrap();
         }
     }
+
+    /// Java's default limit (the Python API's default too): files younger than one day are
+    /// never removed.
+    const DEFAULT_OLDER_THAN_MILLIS: i64 = 24 * 60 * 60 * 1000;
 
     fn default_limit() -> i64 {
         chrono::Utc::now().timestamp_millis() - DEFAULT_OLDER_THAN_MILLIS

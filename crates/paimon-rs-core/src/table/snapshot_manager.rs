@@ -408,6 +408,7 @@ impl SnapshotManager {
     }
 
     /// Atomically create `snapshot-<id>`; false if another writer took the id.
+    #[cfg(test)]
     pub fn try_commit(&self, snapshot: &Snapshot) -> Result<bool> {
         let created = self.try_create(snapshot)?;
         if created {

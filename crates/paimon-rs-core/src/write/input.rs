@@ -3,7 +3,6 @@
 //! batch that fails a check reaches the table.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch, StringArray};
 use arrow_cast::cast::{can_cast_types, cast_with_options, CastOptions};
@@ -15,12 +14,6 @@ use crate::spec::schema::TableSchema;
 use crate::spec::types::{DataType, TypeKind};
 
 use crate::spec::row_kind::RowKind;
-
-// The `_VALUE_KIND` bytes, kept as aliases of [`RowKind`] for code written against them.
-pub const KIND_INSERT: i8 = RowKind::Insert.byte();
-pub const KIND_UPDATE_BEFORE: i8 = RowKind::UpdateBefore.byte();
-pub const KIND_UPDATE_AFTER: i8 = RowKind::UpdateAfter.byte();
-pub const KIND_DELETE: i8 = RowKind::Delete.byte();
 
 pub use crate::spec::row_kind::is_retract_byte as is_retract;
 
@@ -287,8 +280,4 @@ pub fn filter_rows(b: &AlignedBatch, keep: &arrow_array::BooleanArray) -> Result
         None => None,
     };
     Ok(AlignedBatch { batch, kinds })
-}
-
-pub fn arc(a: impl Array + 'static) -> ArrayRef {
-    Arc::new(a)
 }

@@ -75,9 +75,10 @@ mod tests {
 
     use super::*;
     use crate::io::parquet::writer_properties;
+    use crate::kv::FileSource;
     use crate::options::StatsMode;
     use crate::spec::types::{DataType, TypeKind, MAX_LEN};
-    use crate::write::rolling::{FileWriterContext, FILE_SOURCE_APPEND};
+    use crate::write::rolling::FileWriterContext;
 
     fn writer(dir: &std::path::Path, target_size: u64) -> RollingFileWriter {
         let schema = Arc::new(Schema::new(vec![
@@ -93,7 +94,7 @@ mod tests {
                 target_size,
                 schema_id: 0,
                 level: 0,
-                file_source: FILE_SOURCE_APPEND,
+                file_source: FileSource::Append.as_i32(),
                 key_types: vec![],
                 seq_col: None,
                 kind_col: None,

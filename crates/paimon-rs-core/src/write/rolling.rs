@@ -11,7 +11,7 @@ use arrow_schema::SchemaRef;
 use parquet::file::properties::WriterProperties;
 
 use super::stats::StatsCollector;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::io::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::options::StatsMode;
 use crate::spec::binary_row::{empty_row, RowEncoder};
@@ -21,9 +21,6 @@ use crate::spec::types::DataType;
 
 /// Rows written between two checks of the file size (Paimon checks every 1000 records).
 const CHUNK_ROWS: usize = 4096;
-
-pub const FILE_SOURCE_APPEND: i32 = crate::kv::FileSource::Append.as_i32();
-pub const FILE_SOURCE_COMPACT: i32 = crate::kv::FileSource::Compact.as_i32();
 
 /// Everything that is fixed for the files one writer produces.
 #[derive(Clone)]
@@ -267,10 +264,6 @@ impl RollingFileWriter {
             .map(|f| self.ctx.dir.join(&f.file_name))
             .collect()
     }
-
-    pub fn context(&self) -> &FileWriterContext {
-        &self.ctx
-    }
 }
 
 impl Drop for RollingFileWriter {
@@ -312,12 +305,4 @@ fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordB
         })
         .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
-}
-
-pub fn check_same_len(cols: &[ArrayRef]) -> Result<()> {
-    let n = cols.first().map(|c| c.len()).unwrap_or(0);
-    if cols.iter().any(|c| c.len() != n) {
-        return Err(Error::Internal("columns of different lengths".into()));
-    }
-    Ok(())
 }

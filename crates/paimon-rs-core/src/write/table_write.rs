@@ -28,7 +28,7 @@ use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
-pub use crate::kv::{kv_arrow_schema, KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
+pub use crate::kv::kv_arrow_schema;
 
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
@@ -213,10 +213,6 @@ impl TableWrite {
 
     pub fn table(&self) -> &FileStoreTable {
         &self.table
-    }
-
-    pub fn row_schema(&self) -> &SchemaRef {
-        &self.row_schema
     }
 
     /// Check, route and buffer one batch. Nothing is buffered if any check fails.
