@@ -63,6 +63,7 @@ pub(crate) fn get_bytes(r: &Remote) -> std::io::Result<bytes::Bytes> {
     block_on(async { r.store.get(&r.key).await?.bytes().await }).map_err(obj_err)
 }
 
+#[cfg(test)]
 thread_local! {
     static METADATA_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
@@ -70,14 +71,18 @@ thread_local! {
 /// Manifests, manifest lists and index manifests (files named `manifest-*`, `index-manifest-*`)
 /// this thread has read from storage (not from the object-store cache) since it started: how
 /// tests see how much metadata an operation reads.
+#[cfg(test)]
 pub fn metadata_reads_on_this_thread() -> u64 {
     METADATA_READS.with(|c| c.get())
 }
 
 fn read_io(path: &Path) -> std::io::Result<Vec<u8>> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-    if name.starts_with("manifest-") || name.starts_with("index-manifest-") {
-        METADATA_READS.with(|c| c.set(c.get() + 1));
+    #[cfg(test)]
+    {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("manifest-") || name.starts_with("index-manifest-") {
+            METADATA_READS.with(|c| c.set(c.get() + 1));
+        }
     }
     match remote_of(path).map_err(|e| std::io::Error::other(e.to_string()))? {
         None => fs::read(path),
