@@ -562,7 +562,8 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
                 "{}: the object store {} is not configured for conditional create-only puts \
                  (If-None-Match: *), so a commit could overwrite a concurrent one; paimon_rs \
                  has no commit lock to fall back on. Use a store that supports them and say so \
-                 with 's3.conditional-put' = 'etag' (or 'fs.oss.conditional-put')",
+                 with 's3.conditional-put' = 'etag' (or 'fs.oss.conditional-put'; on GCS, \
+                 'gs.conditional-put' = 'generation')",
                 path.display(),
                 r.root
             )));

@@ -199,6 +199,17 @@ const GCS_KEYS: &[&str] = &[
     "gs.service-account-path",
     "gs.service-account-key",
     "gs.application-credentials",
+    "gs.endpoint",
+    "gs.conditional-put",
+    // Java Paimon's (Hadoop's GCS connector's) names
+    "fs.gs.storage.root.url",
+    "fs.gs.auth.type",
+    "fs.gs.auth.service.account.json.keyfile",
+    "fs.gs.project.id",
+    // pypaimon's names
+    "gcs.access-token",
+    "gcs.access-token.expiration",
+    "gcs.project-id",
 ];
 const AZURE_KEYS: &[&str] = &[
     "azure.account-name",
@@ -208,6 +219,15 @@ const AZURE_KEYS: &[&str] = &[
     "azure.use-emulator",
 ];
 
+/// Java Paimon's (Hadoop ABFS's) account key option: `fs.azure.account.key.<account>.<host>`
+/// with `<host>` `dfs.core.windows.net` or `blob.core.windows.net`; the account it names.
+fn azure_hadoop_account_key(key: &str) -> Option<&str> {
+    let rest = key.strip_prefix("fs.azure.account.key.")?;
+    let (account, host) = rest.split_once('.')?;
+    (!account.is_empty() && (host == "dfs.core.windows.net" || host == "blob.core.windows.net"))
+        .then_some(account)
+}
+
 /// Prefixes that mark an option as a file system option (a key under one of them that is not
 /// known is refused, never dropped).
 const PREFIXES: &[&str] = &[
@@ -216,6 +236,8 @@ const PREFIXES: &[&str] = &[
     "fs.s3a.",
     "fs.oss.",
     "gs.",
+    "fs.gs.",
+    "gcs.",
     "azure.",
     "fs.azure.",
 ];
@@ -238,7 +260,8 @@ fn check_known(options: &BTreeMap<String, String>) -> Result<()> {
     for k in options.keys().filter(|k| is_store_option(k)) {
         let known = [S3_KEYS, OSS_KEYS, GCS_KEYS, AZURE_KEYS]
             .iter()
-            .any(|ks| ks.contains(&k.as_str()));
+            .any(|ks| ks.contains(&k.as_str()))
+            || azure_hadoop_account_key(k).is_some();
         if !known {
             return Err(Error::invalid(format!(
                 "file system option '{k}' is not known to paimon_rs (README, \"Object stores\", \
@@ -402,43 +425,9 @@ fn build_client(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Resu
         #[cfg(feature = "object-stores")]
         "oss" => build_s3(uri.authority, &root, o, true),
         #[cfg(feature = "object-stores")]
-        "gs" | "gcs" => {
-            use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
-            let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(uri.authority);
-            for (k, key) in [
-                ("gs.service-account-path", K::ServiceAccount),
-                ("gs.service-account-key", K::ServiceAccountKey),
-                ("gs.application-credentials", K::ApplicationCredentials),
-            ] {
-                if let Some(v) = o.get(k) {
-                    b = b.with_config(key, v);
-                }
-            }
-            Ok(Client {
-                store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
-                create_only: true,
-            })
-        }
+        "gs" | "gcs" => build_gcs(uri.authority, &root, o),
         #[cfg(feature = "object-stores")]
-        "az" | "azure" | "abfs" | "abfss" | "adl" => {
-            use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
-            let mut b = MicrosoftAzureBuilder::from_env().with_url(root.clone());
-            for (k, key) in [
-                ("azure.account-name", K::AccountName),
-                ("azure.account-key", K::AccessKey),
-                ("azure.sas-token", K::SasKey),
-                ("azure.endpoint", K::Endpoint),
-                ("azure.use-emulator", K::UseEmulator),
-            ] {
-                if let Some(v) = o.get(k) {
-                    b = b.with_config(key, v);
-                }
-            }
-            Ok(Client {
-                store: Arc::new(b.build().map_err(|e| store_err(&root, e))?),
-                create_only: true,
-            })
-        }
+        "az" | "azure" | "abfs" | "abfss" | "adl" => build_azure(uri.authority, &root, o),
         other => Err(Error::unsupported(format!(
             "path '{full}': scheme '{other}://' (paimon_rs serves local paths, file://, s3://, \
              s3a://, oss://, gs://, az://, abfs(s)://{})",
@@ -449,6 +438,216 @@ fn build_client(uri: &Uri<'_>, full: &str, o: &BTreeMap<String, String>) -> Resu
             }
         ))),
     }
+}
+
+/// A GCS client from Paimon's, Java Paimon's (Hadoop GCS connector's) and pypaimon's option
+/// names. At most one way to authenticate may be given; without any, the standard chain
+/// (`GOOGLE_APPLICATION_CREDENTIALS`, gcloud's application default credentials, then the
+/// instance metadata server).
+#[cfg(feature = "object-stores")]
+fn build_gcs(bucket: &str, root: &str, o: &BTreeMap<String, String>) -> Result<Client> {
+    use object_store::gcp::{GoogleCloudStorageBuilder, GoogleConfigKey as K};
+    let mut b = GoogleCloudStorageBuilder::from_env().with_bucket_name(bucket);
+    let keyfile_keys = [
+        "gs.service-account-path",
+        "fs.gs.auth.service.account.json.keyfile",
+    ];
+    if keyfile_keys.iter().all(|k| o.contains_key(*k)) && o[keyfile_keys[0]] != o[keyfile_keys[1]] {
+        return Err(Error::invalid(format!(
+            "{root}: options '{}' and '{}' name different key files",
+            keyfile_keys[0], keyfile_keys[1]
+        )));
+    }
+    let keyfile = opt(o, &keyfile_keys);
+    let key = opt(o, &["gs.service-account-key"]);
+    let adc = opt(o, &["gs.application-credentials"]);
+    let token = opt(o, &["gcs.access-token"]);
+    let auth = opt(o, &["fs.gs.auth.type"]).map(|s| s.trim().to_ascii_uppercase());
+    let given: Vec<&str> = [
+        (keyfile.is_some(), "a service account key file"),
+        (key.is_some(), "'gs.service-account-key'"),
+        (adc.is_some(), "'gs.application-credentials'"),
+        (token.is_some(), "'gcs.access-token'"),
+    ]
+    .iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, name)| *name)
+    .collect();
+    if given.len() > 1 {
+        return Err(Error::invalid(format!(
+            "{root}: more than one GCS credential given ({}); give one",
+            given.join(", ")
+        )));
+    }
+    match auth.as_deref() {
+        None => {}
+        Some("SERVICE_ACCOUNT_JSON_KEYFILE") if keyfile.is_none() => {
+            return Err(Error::invalid(format!(
+                "{root}: 'fs.gs.auth.type' = SERVICE_ACCOUNT_JSON_KEYFILE needs \
+                 'fs.gs.auth.service.account.json.keyfile'"
+            )))
+        }
+        Some("SERVICE_ACCOUNT_JSON_KEYFILE") => {}
+        Some(a @ ("APPLICATION_DEFAULT" | "UNAUTHENTICATED")) if !given.is_empty() => {
+            return Err(Error::invalid(format!(
+                "{root}: 'fs.gs.auth.type' = {a} conflicts with {}",
+                given.join(", ")
+            )))
+        }
+        Some("APPLICATION_DEFAULT") => {}
+        Some("UNAUTHENTICATED") => b = b.with_config(K::SkipSignature, "true"),
+        Some(other) => {
+            return Err(Error::unsupported(format!(
+                "{root}: 'fs.gs.auth.type' = {other} is not supported by paimon_rs \
+                 (APPLICATION_DEFAULT, SERVICE_ACCOUNT_JSON_KEYFILE, UNAUTHENTICATED; or \
+                 'gcs.access-token')"
+            )))
+        }
+    }
+    if let Some(v) = keyfile {
+        b = b.with_config(K::ServiceAccount, v);
+    }
+    if let Some(v) = key {
+        b = b.with_config(K::ServiceAccountKey, v);
+    }
+    if let Some(v) = adc {
+        b = b.with_config(K::ApplicationCredentials, v);
+    }
+    match (token, opt(o, &["gcs.access-token.expiration"])) {
+        (None, Some(_)) => {
+            return Err(Error::invalid(format!(
+                "{root}: 'gcs.access-token.expiration' without 'gcs.access-token'"
+            )))
+        }
+        (Some(t), exp) => {
+            if let Some(exp) = exp {
+                check_token_expiry(root, exp)?;
+            }
+            b = b.with_config(K::BearerToken, t);
+        }
+        (None, None) => {}
+    }
+    if let Some(e) = opt(o, &["gs.endpoint", "fs.gs.storage.root.url"]) {
+        let e = e.trim().trim_end_matches('/');
+        if !(e.starts_with("http://") || e.starts_with("https://")) {
+            return Err(Error::invalid(format!(
+                "{root}: GCS endpoint '{e}' is not an http:// or https:// URL"
+            )));
+        }
+        b = b.with_config(K::BaseUrl, e);
+    }
+    // GCS honours `x-goog-if-generation-match: 0` (object_store's PutMode::Create); a
+    // GCS-compatible server that does not can say so, and its commits are refused.
+    let create_only = match opt(o, &["gs.conditional-put"]).map(|s| s.trim().to_ascii_lowercase()) {
+        None => true,
+        Some(v) if v == "generation" || v == "true" => true,
+        Some(v) if v == "disabled" || v == "false" => false,
+        Some(v) => {
+            return Err(Error::invalid(format!(
+                "option 'gs.conditional-put': '{v}' (generation or disabled)"
+            )))
+        }
+    };
+    Ok(Client {
+        store: Arc::new(b.build().map_err(|e| store_err(root, e))?),
+        create_only,
+    })
+}
+
+/// pypaimon's `gcs.access-token.expiration` (ISO 8601, as Python's `datetime.fromisoformat`;
+/// without an offset it is UTC): a token already expired is refused, never sent.
+#[cfg(feature = "object-stores")]
+fn check_token_expiry(root: &str, exp: &str) -> Result<()> {
+    let s = exp.trim();
+    let at = chrono::DateTime::parse_from_rfc3339(s)
+        .map(|d| d.with_timezone(&chrono::Utc))
+        .or_else(|_| {
+            chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%dT%H:%M:%S%.f")
+                .or_else(|_| chrono::NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S%.f"))
+                .map(|d| d.and_utc())
+        })
+        .map_err(|_| {
+            Error::invalid(format!(
+                "{root}: 'gcs.access-token.expiration' = '{exp}' is not an ISO 8601 date-time"
+            ))
+        })?;
+    if at <= chrono::Utc::now() {
+        return Err(Error::invalid(format!(
+            "{root}: 'gcs.access-token' expired at {exp} ('gcs.access-token.expiration')"
+        )));
+    }
+    Ok(())
+}
+
+/// An Azure Blob / ADLS Gen2 client: the account and container come from the URI
+/// (`abfss://container@account.dfs.core.windows.net`) or from `azure.account-name` (and the
+/// environment) for `az://container`; the key from `azure.account-key` or Java Paimon's
+/// `fs.azure.account.key.<account>.dfs.core.windows.net`.
+#[cfg(feature = "object-stores")]
+fn build_azure(authority: &str, root: &str, o: &BTreeMap<String, String>) -> Result<Client> {
+    use object_store::azure::{AzureConfigKey as K, MicrosoftAzureBuilder};
+    let mut b = MicrosoftAzureBuilder::from_env().with_url(root);
+    // the account named by an abfs(s)://container@account.<host> URI
+    let uri_account = authority
+        .split_once('@')
+        .and_then(|(_, host)| host.split_once('.'))
+        .map(|(a, _)| a);
+    let mut account = opt(o, &["azure.account-name"]);
+    if let (Some(a), Some(u)) = (account, uri_account) {
+        if a != u {
+            return Err(Error::invalid(format!(
+                "{root}: 'azure.account-name' = '{a}' but the path is on account '{u}'"
+            )));
+        }
+    }
+    let hadoop_keys: Vec<(&str, &str)> = o
+        .iter()
+        .filter_map(|(k, v)| azure_hadoop_account_key(k).map(|a| (a, v.as_str())))
+        .collect();
+    let mut key = opt(o, &["azure.account-key"]);
+    if !hadoop_keys.is_empty() {
+        let want = account.or(uri_account);
+        let found = match want {
+            Some(w) => hadoop_keys.iter().find(|(a, _)| *a == w),
+            None if hadoop_keys.len() == 1 => hadoop_keys.first(),
+            None => None,
+        };
+        let Some((a, v)) = found else {
+            let named: Vec<&str> = hadoop_keys.iter().map(|(a, _)| *a).collect();
+            return Err(Error::invalid(format!(
+                "{root}: 'fs.azure.account.key.*' names account(s) {} but not the account \
+                 of this path ({})",
+                named.join(", "),
+                want.unwrap_or("none: set 'azure.account-name' or use abfss://container@account.dfs.core.windows.net")
+            )));
+        };
+        if key.is_some_and(|k| k != *v) {
+            return Err(Error::invalid(format!(
+                "{root}: 'azure.account-key' and 'fs.azure.account.key.{a}...' differ"
+            )));
+        }
+        account = Some(a);
+        key = Some(v);
+    }
+    if let Some(a) = account {
+        b = b.with_config(K::AccountName, a);
+    }
+    if let Some(k) = key {
+        b = b.with_config(K::AccessKey, k);
+    }
+    for (k, key) in [
+        ("azure.sas-token", K::SasKey),
+        ("azure.endpoint", K::Endpoint),
+        ("azure.use-emulator", K::UseEmulator),
+    ] {
+        if let Some(v) = o.get(k) {
+            b = b.with_config(key, v);
+        }
+    }
+    Ok(Client {
+        store: Arc::new(b.build().map_err(|e| store_err(root, e))?),
+        create_only: true,
+    })
 }
 
 #[cfg(feature = "object-stores")]
@@ -653,5 +852,144 @@ mod tests {
         );
         let e = configure("oss://ob2/wh", &o(&[])).unwrap_err().to_string();
         assert!(e.contains("fs.oss.endpoint"), "{e}");
+    }
+
+    #[cfg(feature = "object-stores")]
+    #[test]
+    fn gcs_options_map_paimon_hadoop_and_pypaimon_names() {
+        let emu = [
+            ("gs.endpoint", "http://127.0.0.1:1/"),
+            ("fs.gs.auth.type", "UNAUTHENTICATED"),
+        ];
+        configure("gs://g-anon/wh", &o(&emu)).unwrap();
+        assert!(
+            remote(Path::new("gs://g-anon/wh"))
+                .unwrap()
+                .unwrap()
+                .create_only
+        );
+        // the emulator's service account JSON (object_store's own escape hatch)
+        let key = r#"{"disable_oauth": true, "gcs_base_url": "http://127.0.0.1:1",
+                      "client_email": "", "private_key": "", "private_key_id": ""}"#;
+        configure("gs://g-key/wh", &o(&[("gs.service-account-key", key)])).unwrap();
+        // Hadoop's and pypaimon's names are known; project ids are accepted
+        configure(
+            "gs://g-tok/wh",
+            &o(&[
+                ("gcs.access-token", "ya29.x"),
+                ("gcs.access-token.expiration", "2999-01-01T00:00:00"),
+                ("gcs.project-id", "p"),
+                ("fs.gs.project.id", "p"),
+                ("fs.gs.storage.root.url", "http://127.0.0.1:1"),
+            ]),
+        )
+        .unwrap();
+        let err = |opts: &[(&str, &str)]| {
+            configure("gs://g-bad/wh", &o(opts))
+                .unwrap_err()
+                .to_string()
+        };
+        let e = err(&[
+            ("gcs.access-token", "t"),
+            ("gcs.access-token.expiration", "2001-01-01T00:00:00+00:00"),
+        ]);
+        assert!(e.contains("expired"), "{e}");
+        let e = err(&[("gcs.access-token.expiration", "2999-01-01T00:00:00")]);
+        assert!(e.contains("without 'gcs.access-token'"), "{e}");
+        let e = err(&[
+            ("gcs.access-token", "t"),
+            ("gcs.access-token.expiration", "soon"),
+        ]);
+        assert!(e.contains("ISO 8601"), "{e}");
+        let e = err(&[("fs.gs.auth.type", "SERVICE_ACCOUNT_JSON_KEYFILE")]);
+        assert!(e.contains("fs.gs.auth.service.account.json.keyfile"), "{e}");
+        let e = err(&[("fs.gs.auth.type", "COMPUTE_ENGINE")]);
+        assert!(e.contains("COMPUTE_ENGINE"), "{e}");
+        let e = err(&[
+            ("fs.gs.auth.type", "UNAUTHENTICATED"),
+            ("gcs.access-token", "t"),
+        ]);
+        assert!(e.contains("conflicts"), "{e}");
+        let e = err(&[("gs.service-account-key", key), ("gcs.access-token", "t")]);
+        assert!(e.contains("more than one GCS credential"), "{e}");
+        let e = err(&[("gs.endpoint", "127.0.0.1:1")]);
+        assert!(e.contains("not an http"), "{e}");
+        let e = err(&[("gs.conditional-put", "maybe")]);
+        assert!(e.contains("gs.conditional-put"), "{e}");
+        let e = err(&[(
+            "fs.gs.auth.service.account.json.keyfile",
+            "/nonexistent/key.json",
+        )]);
+        assert!(e.contains("gs://g-bad"), "{e}");
+        let e = err(&[("gs.service-acount-path", "/k.json")]);
+        assert!(e.contains("gs.service-acount-path"), "{e}");
+        // a server known to ignore preconditions: commits are refused, not made unsafe
+        let no_cond = [emu[0], emu[1], ("gs.conditional-put", "disabled")];
+        configure("gs://g-nocond/wh", &o(&no_cond)).unwrap();
+        assert!(
+            !remote(Path::new("gs://g-nocond/wh"))
+                .unwrap()
+                .unwrap()
+                .create_only
+        );
+        let e =
+            crate::io::create_exclusive(Path::new("gs://g-nocond/wh/snapshot/snapshot-1"), b"{}")
+                .unwrap_err()
+                .to_string();
+        assert!(
+            e.contains("gs.conditional-put") && e.contains("commit lock"),
+            "{e}"
+        );
+    }
+
+    #[cfg(feature = "object-stores")]
+    #[test]
+    fn azure_uris_and_options() {
+        for (uri, store) in [
+            ("az://cont/wh/db.db/t", "az://cont"),
+            ("azure://cont/wh", "azure://cont"),
+            (
+                "abfss://cont@acct.dfs.core.windows.net/wh",
+                "abfss://cont@acct.dfs.core.windows.net",
+            ),
+        ] {
+            let u = parse_uri(uri).unwrap();
+            assert_eq!(format!("{}://{}", u.scheme, u.authority), store);
+        }
+        let key = "YWJj"; // base64 "abc"
+        configure(
+            "az://ca/wh",
+            &o(&[("azure.account-name", "acct"), ("azure.account-key", key)]),
+        )
+        .unwrap();
+        configure(
+            "azure://cb/wh",
+            &o(&[
+                ("azure.account-name", "acct"),
+                ("azure.sas-token", "sv=1&sig=x"),
+            ]),
+        )
+        .unwrap();
+        // Java Paimon's (Hadoop ABFS's) key option names the account
+        let hk = "fs.azure.account.key.acct.dfs.core.windows.net";
+        configure("abfss://cc@acct.dfs.core.windows.net/wh", &o(&[(hk, key)])).unwrap();
+        configure("az://cd/wh", &o(&[(hk, key)])).unwrap();
+        let err = |p: &str, opts: &[(&str, &str)]| configure(p, &o(opts)).unwrap_err().to_string();
+        let e = err("abfss://cc@other.dfs.core.windows.net/wh", &[(hk, key)]);
+        assert!(e.contains("acct") && e.contains("other"), "{e}");
+        let e = err(
+            "abfss://cc@other.dfs.core.windows.net/wh",
+            &[("azure.account-name", "acct")],
+        );
+        assert!(e.contains("other"), "{e}");
+        let e = err(
+            "az://ce/wh",
+            &[("fs.azure.account.keyy.acct.dfs.core.windows.net", key)],
+        );
+        assert!(e.contains("not known"), "{e}");
+        let e = err("az://ce/wh", &[("azure.acount-name", "acct")]);
+        assert!(e.contains("azure.acount-name"), "{e}");
+        let e = err("abfss://x.y/wh", &[("azure.account-name", "acct")]);
+        assert!(e.contains("abfss://x.y"), "{e}");
     }
 }
