@@ -495,7 +495,18 @@ fn build_gcs(bucket: &str, root: &str, o: &BTreeMap<String, String>) -> Result<C
             )))
         }
         Some("APPLICATION_DEFAULT") => {}
-        Some("UNAUTHENTICATED") => b = b.with_config(K::SkipSignature, "true"),
+        Some("UNAUTHENTICATED") => {
+            // object_store 0.14.2 skips the token for every request but PUT, which still asks
+            // the credential provider (the metadata server, without one): give it an empty one,
+            // as its own `disable_oauth` key file does
+            b = b
+                .with_config(K::SkipSignature, "true")
+                .with_credentials(Arc::new(object_store::StaticCredentialProvider::new(
+                    object_store::gcp::GcpCredential {
+                        bearer: String::new(),
+                    },
+                )))
+        }
         Some(other) => {
             return Err(Error::unsupported(format!(
                 "{root}: 'fs.gs.auth.type' = {other} is not supported by paimon_rs \
