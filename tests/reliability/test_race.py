@@ -25,9 +25,9 @@ from rel_helpers import check_snapshots, create_table, env_int, figure, read_tab
 from rel_worker import race_batch
 from stores import Warehouse
 
-# on S3 only under -m long (~40 s of CPU per race on moto); CI races 4 processes on S3 in
-# tests/unit/test_object_store.py
-pytestmark = pytest.mark.stores("local", "s3-long")
+# on S3 and GCS only under -m long (~40 s of CPU per race on moto); CI races 4 processes on S3
+# and on GCS in tests/unit/test_object_store.py
+pytestmark = pytest.mark.stores("local", "s3-long", "gcs-long")
 
 PROCS = 4
 RACE_SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.int64())])

@@ -1,7 +1,8 @@
-"""Tables on object stores (issue #14): the same table behaviours on a local warehouse and on a
-real S3 API (moto's server on 127.0.0.1), through the public API only; the atomic commit's
-conditional create-only put and its refusal; request counts; a pickled table reopening its store
-in a fresh process (how Spark executors open the warehouse); a race of 4 committing processes."""
+"""Tables on object stores (issue #14): the same table behaviours on a local warehouse, on a
+real S3 API (moto's server on 127.0.0.1) and on GCS (gcp-storage-emulator, tests/gcs_server.py),
+through the public API only; the atomic commit's conditional create-only put and its refusal;
+request counts; a pickled table reopening its store in a fresh process (how Spark executors open
+the warehouse); a race of 4 committing processes on each store."""
 
 from __future__ import annotations
 
@@ -20,11 +21,12 @@ import paimon_rs
 from paimon_rs import CatalogFactory, Schema, _core
 
 import stores
+from gcs_server import GcsServer
 from s3_server import MotoServer
 from unit_helpers import PK_SCHEMA, read, write
 
-# every test taking ``warehouse`` (or ``catalog``) runs on local disk and on S3 (tests/stores.py)
-pytestmark = pytest.mark.stores
+# every test taking ``warehouse`` (or ``catalog``) runs on local disk, S3 and GCS (tests/stores.py)
+pytestmark = pytest.mark.stores("local", "s3", "gcs")
 
 
 def make(catalog, name="db.t", pk=True, **options):
@@ -117,7 +119,7 @@ def test_orphan_clean_removes_only_orphans(catalog):
     write(t, rows("a", range(10)))
     orphan = t.table_path + "/dt=a/bucket-0/data-orphan-0.parquet"
     stores.write_bytes(orphan, b"x")
-    time.sleep(1.1)  # S3 times are whole seconds
+    time.sleep(1.1)  # S3 times are whole seconds (the GCS emulator's microseconds)
     res = t.remove_orphan_files(older_than=dt.datetime.now(dt.timezone.utc))
     assert [str(p).rsplit("/", 1)[-1] for p in res.files] == ["data-orphan-0.parquet"]
     assert read(t).num_rows == 10
@@ -210,12 +212,10 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
 
 
 RACER = """
-import sys
+import json, sys
 import pyarrow as pa
 from paimon_rs import CatalogFactory
-uri, endpoint, who, n = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-opts = {"s3.endpoint": endpoint, "s3.access-key": "testing", "s3.secret-key": "testing",
-        "s3.path.style.access": "true", "s3.region": "us-east-1"}
+uri, opts, who, n = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 t = CatalogFactory.create({"warehouse": uri, **opts}).get_table("db.t")
 for i in range(n):
     wb = t.new_batch_write_builder()
@@ -229,35 +229,137 @@ for i in range(n):
 """
 
 
-def race(moto: MotoServer, procs: int, commits: int) -> None:
-    c = s3_catalog(moto)
+def race(wh: stores.Warehouse, procs: int, commits: int) -> None:
+    c = wh.catalog()
     # a long race keeps every writer retrying: more attempts than the default 10
     t = make(c, **{"commit.max-retries": "1000"})
-    uri = t.table_path.rsplit("/db.db/", 1)[0]
-    ps = [subprocess.Popen([sys.executable, "-c", RACER, uri, moto.endpoint, str(i), str(commits)],
+    ps = [subprocess.Popen([sys.executable, "-c", RACER, wh.uri, json.dumps(wh.options), str(i), str(commits)],
                            stderr=subprocess.PIPE) for i in range(procs)]
     for p in ps:
         _, err = p.communicate(timeout=600)
         assert p.returncode == 0, err.decode()
-    bucket = uri[len("s3://"):].split("/", 1)[0]
-    snaps = sorted(int(k.rsplit("-", 1)[1]) for k in moto.keys(bucket, "wh/db.db/t/snapshot/snapshot-"))
+    snaps = stores.snapshot_ids(t.table_path)
     # contiguous ids; one APPEND snapshot per commit (writers may add COMPACT ones)
     assert snaps == list(range(1, len(snaps) + 1)), snaps
-    kinds = [json.loads(moto.client().get_object(Bucket=bucket, Key=f"wh/db.db/t/snapshot/snapshot-{i}")["Body"]
-                        .read())["commitKind"] for i in snaps]
+    kinds = [s["commitKind"] for s in stores.snapshots(t.table_path)]
     assert kinds.count("APPEND") == procs * commits, kinds
     got = read(t)
     assert sorted(got.column("id").to_pylist()) == sorted(
         w * 1000 + i for w in range(procs) for i in range(commits))
 
 
+def s3_warehouse(moto: MotoServer) -> stores.Warehouse:
+    return stores.Warehouse(f"s3://{moto.new_bucket()}/wh", moto.options(), "s3")
+
+
 def test_four_processes_commit_to_one_s3_table(moto):
-    race(moto, 4, 5)
+    race(s3_warehouse(moto), 4, 5)
 
 
 @pytest.mark.long
 def test_four_processes_commit_to_one_s3_table_long(moto):
-    race(moto, 4, 40)
+    race(s3_warehouse(moto), 4, 40)
+
+
+# ---- GCS only ---------------------------------------------------------------------------------
+
+def gcs_warehouse(gcs: GcsServer, **extra: str) -> stores.Warehouse:
+    return stores.Warehouse(f"gs://{gcs.new_bucket()}/wh", {**gcs.options(), **extra}, "gcs")
+
+
+@pytest.mark.gcs
+def test_four_processes_commit_to_one_gcs_table(gcs):
+    race(gcs_warehouse(gcs), 4, 5)
+
+
+@pytest.mark.gcs
+@pytest.mark.long
+def test_four_processes_commit_to_one_gcs_table_long(gcs):
+    race(gcs_warehouse(gcs), 4, 40)
+
+
+@pytest.mark.gcs
+def test_the_stock_emulator_ignores_if_generation_match():
+    """What gcp-storage-emulator (2026.7.19) itself does with a create-only upload: two uploads of
+    one name with ifGenerationMatch=0 both succeed and the second overwrites the first (GCS
+    answers the second with 412). Were our commits run on it as shipped, two racing writers could
+    both "create" snapshot N and one commit would be lost; hence tests/gcs_server.py's precondition
+    and 'gs.conditional-put' = 'disabled' for such a server (next tests). Fails, telling us to drop
+    the addition, once the emulator honours the precondition."""
+    import urllib.request
+    stock = GcsServer(honour_preconditions=False)
+    try:
+        bucket = stock.new_bucket()
+        assert stock.put(bucket, "snapshot-1", b"first", if_generation_match=0) == 200
+        assert stock.put(bucket, "snapshot-1", b"second", if_generation_match=0) == 200
+        assert stock.get(bucket, "snapshot-1") == b"second"
+        # served so, the XML PUTs object_store sends for a create (x-goog-if-generation-match: 0)
+        # both "succeed" too: two racing commits would both create snapshot N
+        for body in (b"1", b"2"):
+            req = urllib.request.Request(f"{stock.endpoint}/{bucket}/snapshot-2", body,
+                                         {"x-goog-if-generation-match": "0"}, method="PUT")
+            with urllib.request.urlopen(req) as r:
+                assert r.status == 200
+        assert stock.get(bucket, "snapshot-2") == b"2"
+    finally:
+        stock.stop()
+
+
+@pytest.mark.gcs
+def test_gcs_refuses_a_second_create_of_a_snapshot(gcs):
+    """tests/gcs_server.py serves x-goog-if-generation-match as GCS does: the second of two
+    create-only PUTs of one key is refused (412), which object_store reports as AlreadyExists
+    and our commit as "snapshot taken, retry with the next id"."""
+    import urllib.error
+    import urllib.request
+    bucket = gcs.new_bucket()
+    url = f"{gcs.endpoint}/{bucket}/snapshot-1"
+    hdr = {"x-goog-if-generation-match": "0"}
+    with urllib.request.urlopen(urllib.request.Request(url, b"1", hdr, method="PUT")) as r:
+        assert r.status == 200
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(urllib.request.Request(url, b"2", hdr, method="PUT"))
+    assert e.value.code == 412
+    assert gcs.get(bucket, "snapshot-1") == b"1"
+
+
+@pytest.mark.gcs
+def test_a_gcs_server_without_preconditions_refuses_to_commit(gcs):
+    """A GCS-compatible server that ignores ifGenerationMatch is declared with
+    'gs.conditional-put' = 'disabled': paimon_rs then refuses every commit (it has no commit
+    lock), with an error that says why, and writes no snapshot."""
+    wh = gcs_warehouse(gcs)
+    t = make(wh.catalog())
+    t2 = paimon_rs.Table.open(t.table_path, {**wh.options, "gs.conditional-put": "disabled"})
+    try:
+        with pytest.raises(paimon_rs.UnsupportedError, match="conditional create-only puts.*gs.conditional-put"):
+            write(t2, rows("a", [1]))
+        assert t2.latest_snapshot_id() is None
+    finally:
+        paimon_rs.Table.open(t.table_path, wh.options)
+
+
+@pytest.mark.gcs
+def test_gcs_through_a_service_account_key_and_java_names(gcs):
+    """The emulator reached the other ways: object_store's service-account JSON with
+    disable_oauth and gcs_base_url, and Java Paimon's Hadoop names (fs.gs.storage.root.url)."""
+    key = json.dumps({"disable_oauth": True, "gcs_base_url": gcs.endpoint, "client_email": "",
+                      "private_key": "", "private_key_id": ""})
+    for opts in ({"gs.service-account-key": key},
+                 {"fs.gs.storage.root.url": gcs.endpoint + "/", "fs.gs.auth.type": "UNAUTHENTICATED",
+                  "fs.gs.project.id": "test"}):
+        wh = stores.Warehouse(f"gs://{gcs.new_bucket()}/wh", opts, "gcs")
+        t = make(wh.catalog())
+        write(t, rows("a", range(3)))
+        assert read(paimon_rs.Table.open(t.table_path, opts)).num_rows == 3
+
+
+@pytest.mark.gcs
+def test_unknown_gcs_options_are_refused():
+    with pytest.raises(paimon_rs.InvalidArgumentError, match="gs.endpiont"):
+        CatalogFactory.create({"warehouse": "gs://x/wh", "gs.endpiont": "http://127.0.0.1:1"})
+    with pytest.raises(paimon_rs.UnsupportedError, match="COMPUTE_ENGINE"):
+        CatalogFactory.create({"warehouse": "gs://x/wh", "fs.gs.auth.type": "COMPUTE_ENGINE"})
 
 
 def test_table_operations_on_local_and_s3(catalog):
