@@ -13,7 +13,7 @@ import importlib
 import sys
 from typing import List, Optional, Sequence
 
-from paimon_rs.cli.base import UsageError, render
+from paimon_rs.cli.base import UsageError, add_option_argument, render
 from paimon_rs.exceptions import PaimonRsError
 
 #: The command modules, in the order ``--help`` lists them. One line each.
@@ -34,6 +34,7 @@ COMMAND_MODULES: List[str] = [
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command of :data:`COMMAND_MODULES` registered."""
     p = argparse.ArgumentParser(prog="paimon-rs", description="Inspect and maintain Paimon tables (paimon_rs)")
+    add_option_argument(p, "global_options_kv")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         importlib.import_module(name).register(sub)

@@ -9,11 +9,19 @@ The changes apply in this order, each option in the order given: ``--set``, ``--
 from __future__ import annotations
 
 import argparse
-import os
 from typing import Any, List
 
 from paimon_rs.cli import schema as schema_cmd
-from paimon_rs.cli.base import Output, UsageError, add_command, add_table_argument, open_table
+from paimon_rs.cli.base import (
+    Output,
+    UsageError,
+    add_command,
+    add_table_argument,
+    catalog_options,
+    open_catalog,
+    open_table,
+    split_table_path,
+)
 from paimon_rs.schema_change import Move, SchemaChange
 
 
@@ -79,18 +87,8 @@ def run(args: argparse.Namespace) -> Output:
     if not changes:
         raise UsageError("alter: give at least one change (--set, --add, --rename, ...; see --help)")
     table = open_table(args)
-    # <warehouse>/<db>.db/<table>: the catalog that owns the table (an object store URI is split
-    # on "/": normpath would turn s3://b/wh into the local path s3:/b/wh)
-    if "://" in table.table_path:
-        path = table.table_path.rstrip("/")
-        db_dir, _, name = path.rpartition("/")
-        warehouse, _, db = db_dir.rpartition("/")
-    else:
-        path = os.path.normpath(table.table_path)
-        db_dir, name = os.path.split(path)
-        warehouse, db = os.path.split(db_dir)
-    if not db.endswith(".db"):
-        raise UsageError(f"alter: {path} is not in a warehouse (<warehouse>/<db>.db/<table>)")
-    from paimon_rs.catalog import CatalogFactory
-    CatalogFactory.create({"warehouse": warehouse}).alter_table(f"{db[:-3]}.{name}", changes)
+    # the catalog that owns the table
+    path = table.table_path.rstrip("/")
+    warehouse, db, name = split_table_path(path, "alter")
+    open_catalog(warehouse, catalog_options(args)).alter_table(f"{db}.{name}", changes)
     return schema_cmd.run(argparse.Namespace(**{**vars(args), "table": [path], "command": "schema"}))

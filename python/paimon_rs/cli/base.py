@@ -25,7 +25,7 @@ import json
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Union
+from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 from paimon_rs.exceptions import InvalidArgumentError
 
@@ -120,7 +120,51 @@ def _common_options() -> argparse.ArgumentParser:
     g.add_argument("--json", action="store_true", help="print the result as JSON")
     g.add_argument("--plain", action="store_true",
                    help="plain aligned text even in a terminal with rich installed")
+    add_option_argument(p, "options_kv")
     return p
+
+
+OPTION_HELP = ("a catalog option key=value (repeatable), with the Python API's names: the object "
+               "store's (s3.endpoint, s3.access-key, gs.endpoint, azure.account-name, ...; README "
+               "\"Object stores\"); without them the store is configured from the environment")
+
+
+def add_option_argument(p: argparse.ArgumentParser, dest: str) -> None:
+    """``-o/--option key=value`` (repeatable) into ``args.<dest>`` (see :func:`catalog_options`)."""
+    p.add_argument("-o", "--option", dest=dest, action="append", default=None, metavar="KEY=VALUE",
+                   help=OPTION_HELP)
+
+
+def catalog_options(args: argparse.Namespace) -> Dict[str, str]:
+    """The ``-o key=value`` pairs given before the command and after it, as catalog options. A
+    pair without ``=`` or without a key, or a key given twice with different values, is a usage
+    error."""
+    out: Dict[str, str] = {}
+    for pair in (getattr(args, "global_options_kv", None) or []) + (getattr(args, "options_kv", None) or []):
+        key, sep, value = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"-o '{pair}': expected key=value (e.g. -o s3.endpoint=http://127.0.0.1:9000)")
+        if key in out and out[key] != value:
+            raise UsageError(f"-o {key}: given twice ('{out[key]}' and '{value}')")
+        out[key] = value
+    return out
+
+
+def split_table_path(path: str, command: str) -> Tuple[str, str, str]:
+    """``<warehouse>/<db>.db/<table>`` as (warehouse, db, table). An object store URI is split on
+    ``/`` (normpath would turn ``s3://b/wh`` into the local path ``s3:/b/wh``)."""
+    if "://" in path and not path.startswith("file://"):
+        p = path.rstrip("/")
+        db_dir, _, name = p.rpartition("/")
+        warehouse, _, db = db_dir.rpartition("/")
+    else:
+        p = os.path.normpath(path[len("file://"):] if path.startswith("file://") else path)
+        db_dir, name = os.path.split(p)
+        warehouse, db = os.path.split(db_dir)
+    if not db.endswith(".db") or not name or not warehouse:
+        raise UsageError(f"{command}: {path} is not a table in a warehouse (<warehouse>/<db>.db/<table>)")
+    return warehouse, db[:-3], name
 
 
 def add_table_argument(p: argparse.ArgumentParser) -> None:
@@ -131,18 +175,29 @@ def add_table_argument(p: argparse.ArgumentParser) -> None:
 
 
 def open_table(args: argparse.Namespace) -> Any:
-    """The ``paimon_rs.Table`` named by ``args.table`` (see :func:`add_table_argument`)."""
-    return open_table_from(args.table, args.command)
+    """The ``paimon_rs.Table`` named by ``args.table`` (see :func:`add_table_argument`), through
+    a catalog with the ``-o`` options."""
+    return open_table_from(args.table, args.command, catalog_options(args))
 
 
-def open_table_from(spec: Sequence[str], command: str) -> Any:
-    """Open ``[path]`` or ``[warehouse, "db.table"]``."""
-    if len(spec) == 1:
+def open_catalog(warehouse: str, options: Optional[Dict[str, str]] = None) -> Any:
+    """The filesystem catalog of ``warehouse`` with ``options`` (``-o``)."""
+    from paimon_rs.catalog import CatalogFactory
+    return CatalogFactory.create({**(options or {}), "warehouse": warehouse})
+
+
+def open_table_from(spec: Sequence[str], command: str, options: Optional[Dict[str, str]] = None) -> Any:
+    """Open ``[path]`` or ``[warehouse, "db.table"]``, with catalog ``options`` (``-o``)."""
+    if "warehouse" in (options or {}):
+        raise UsageError(f"{command}: -o warehouse=...: the warehouse is the table argument")
+    if len(spec) == 1 and not options:
         from paimon_rs.table import Table
         return Table.from_path(spec[0])
+    if len(spec) == 1:
+        warehouse, db, name = split_table_path(spec[0], command)
+        return open_catalog(warehouse, options).get_table(f"{db}.{name}")
     if len(spec) == 2:
-        from paimon_rs.catalog import CatalogFactory
-        return CatalogFactory.create({"warehouse": spec[0]}).get_table(spec[1])
+        return open_catalog(spec[0], options).get_table(spec[1])
     raise UsageError(f"{command}: expected <table path> or <warehouse> <db>.<table>")
 
 
@@ -265,5 +320,6 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
-__all__ = ["Column", "Output", "Record", "Result", "Rows", "Text", "add_command", "add_table_argument",
-           "format_value", "human_size", "open_table", "open_table_from", "parse_partition", "render", "UsageError"]
+__all__ = ["Column", "Output", "Record", "Result", "Rows", "Text", "add_command", "add_option_argument",
+           "add_table_argument", "catalog_options", "format_value", "human_size", "open_catalog", "open_table",
+           "open_table_from", "parse_partition", "render", "split_table_path", "UsageError"]

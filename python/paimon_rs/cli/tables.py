@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, Dict, List
 
-from paimon_rs.cli.base import Column, Output, Rows, add_command
+from paimon_rs.cli.base import Column, Output, Rows, UsageError, add_command, catalog_options, open_catalog
 from paimon_rs.exceptions import PaimonRsError
 
 
@@ -17,9 +17,10 @@ def register(subparsers: Any) -> None:
 
 
 def run(args: argparse.Namespace) -> Output:
-    from paimon_rs.catalog import CatalogFactory
     from paimon_rs.table import Table
-    catalog = CatalogFactory.create({"warehouse": args.warehouse})
+    if "warehouse" in catalog_options(args):
+        raise UsageError("tables: -o warehouse=...: the warehouse is the first argument")
+    catalog = open_catalog(args.warehouse, catalog_options(args))
     dbs = [args.database] if args.database else catalog.list_databases()
     rows: List[Dict[str, Any]] = []
     for db in dbs:
