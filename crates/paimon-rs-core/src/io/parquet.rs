@@ -535,6 +535,88 @@ mod tests {
         assert_eq!(read_all(&path, None).unwrap(), vec![b]);
     }
 
+    /// `n` rows of incompressible int64 columns `cols` (8 bytes a value in the file).
+    fn random_columns(cols: &[&str], n: usize) -> RecordBatch {
+        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+        let fields: Vec<Field> = cols
+            .iter()
+            .map(|c| Field::new(*c, DataType::Int64, false))
+            .collect();
+        let arrays: Vec<ArrayRef> = cols
+            .iter()
+            .map(|_| {
+                let a: Int64Array = (0..n)
+                    .map(|_| {
+                        x ^= x << 13;
+                        x ^= x >> 7;
+                        x ^= x << 17;
+                        x as i64
+                    })
+                    .collect();
+                Arc::new(a) as ArrayRef
+            })
+            .collect();
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), arrays).unwrap()
+    }
+
+    /// Write `b` to the in-memory object store at `path`; its size.
+    fn write_object(path: &Path, b: &RecordBatch) -> u64 {
+        let props = writer_properties("none", 1, &[]).unwrap();
+        let mut w = ParquetFileWriter::create(path.to_path_buf(), b.schema(), props).unwrap();
+        w.write(b).unwrap();
+        w.close().unwrap()
+    }
+
+    /// On an object store, a file of at most 16 MiB whose size the manifest records is one GET
+    /// (the old policy sent two: its footer, then its column chunks); a larger file read for
+    /// one of its columns is its footer, then ranged GETs of that column's chunks only.
+    #[test]
+    fn remote_files_whole_or_by_projected_ranges() {
+        use crate::io::remote::WHOLE_OBJECT_BYTES;
+        use crate::io::store::gets_on_this_thread;
+        let read = |path: &Path, cols: Option<&[String]>, size: u64, rows: u64| {
+            let before = gets_on_this_thread();
+            let expect = FileExpect { size, rows };
+            let got: Vec<RecordBatch> = open_reader(path, cols, 64 * 1024, Some(expect))
+                .unwrap()
+                .collect::<Result<_>>()
+                .unwrap();
+            (got, gets_on_this_thread() - before)
+        };
+
+        // 12 MB: more than the old 8 MiB threshold, at most 16 MiB
+        let mid = Path::new("memory://parquet-test/wh/mid.parquet");
+        let b = random_columns(&["a", "b"], 750_000);
+        let size = write_object(mid, &b);
+        assert!(size > 8 << 20 && size <= 16 << 20, "{size}");
+        let (got, gets) = read(mid, None, size, 750_000);
+        assert_eq!(
+            arrow_select::concat::concat_batches(&b.schema(), &got).unwrap(),
+            b
+        );
+        assert_eq!(gets, 1, "one GET of the whole object");
+
+        // 24 MB, one column of three read: not fetched whole
+        let big = Path::new("memory://parquet-test/wh/big.parquet");
+        let b = random_columns(&["a", "b", "c"], 1_000_000);
+        let size = write_object(big, &b);
+        assert!(size > WHOLE_OBJECT_BYTES, "{size}");
+        let a = vec!["a".to_string()];
+        let (got, gets) = read(big, Some(&a), size, 1_000_000);
+        let got = arrow_select::concat::concat_batches(&got[0].schema(), &got).unwrap();
+        assert_eq!(got.column(0), b.column(0));
+        let groups = SerializedFileReader::new(bytes::Bytes::from(crate::io::read(big).unwrap()))
+            .unwrap()
+            .metadata()
+            .num_row_groups() as u64;
+        // the tail, then a ranged GET per row group's chunk of `a` (the chunks of `b` and `c`
+        // lie between them): never one GET of the whole object
+        assert!(
+            gets >= 2 && gets <= 1 + groups,
+            "{gets} GETs, {groups} row groups"
+        );
+    }
+
     /// Read `path` through the manifest checks; Err is the error's message.
     fn read_checked(
         path: &Path,

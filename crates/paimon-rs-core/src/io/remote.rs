@@ -14,8 +14,10 @@ use super::obj_err;
 use super::store::{block_on, count, Remote, Req};
 use crate::error::{Error, Result};
 
-/// A file this small (or smaller) is read with one GET of the whole object.
-pub const WHOLE_OBJECT_BYTES: u64 = 8 << 20;
+/// A file this small (or smaller) is read with one GET of the whole object, not a footer GET
+/// followed by ranged GETs of its column chunks: [`PIECE_BYTES`], the largest ranged GET, so
+/// such a file would cost one body GET anyway (see [`open_plan`]).
+pub const WHOLE_OBJECT_BYTES: u64 = PIECE_BYTES;
 /// The tail fetched with the first GET of a larger file: its Parquet footer, usually whole.
 const TAIL_BYTES: u64 = 256 << 10;
 /// Multipart uploads for files above this size, in parts of this size.
@@ -148,17 +150,38 @@ fn plan_pieces(ranges: &[std::ops::Range<u64>], size: u64) -> Vec<std::ops::Rang
 const READ_BLOCK: u64 = 8 << 20;
 const BLOCKS_KEPT: usize = 2;
 
+/// The first GET of an object being opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OpenGet {
+    /// The whole object, in one GET: no footer GET first.
+    Whole,
+    /// Its last this many bytes (a Parquet footer, usually whole); the column chunks the reader
+    /// projects come after with ranged GETs ([`plan_pieces`]).
+    Tail(u64),
+}
+
+/// How an object of `size` bytes (what the manifest records; None if unknown) is opened:
+/// whole if asked (`whole`: a reader that reads every byte) or at most
+/// [`WHOLE_OBJECT_BYTES`] (one GET instead of a footer GET and a body GET, the bytes of the
+/// columns left out of a projection being cheaper than a round trip at this size); else its
+/// tail, so that a narrow projection of a large file fetches only its columns' chunks. An
+/// object of unknown size is asked for its tail, and a small one comes whole with it.
+pub(crate) fn open_plan(size: Option<u64>, whole: bool) -> OpenGet {
+    if whole || size.is_some_and(|s| s <= WHOLE_OBJECT_BYTES) {
+        OpenGet::Whole
+    } else {
+        OpenGet::Tail(TAIL_BYTES)
+    }
+}
+
 impl RemoteObject {
-    /// Open the object of `remote` with one GET: the whole object if `whole` or its `size` (what the manifest
-    /// records, where known) is at most [`WHOLE_OBJECT_BYTES`], else its tail (a small object
-    /// of unknown size comes whole with it). The caller checks the size.
+    /// Open the object of `remote` with one GET, as [`open_plan`] says for its `size` (what
+    /// the manifest records, where known) and `whole`. The caller checks the size.
     pub fn open(remote: Remote, size: Option<u64>, whole: bool) -> io::Result<RemoteObject> {
         count(Req::Get);
-        let whole = whole || size.is_some_and(|s| s <= WHOLE_OBJECT_BYTES);
-        let range = if whole {
-            None
-        } else {
-            Some(GetRange::Suffix(TAIL_BYTES))
+        let range = match open_plan(size, whole) {
+            OpenGet::Whole => None,
+            OpenGet::Tail(n) => Some(GetRange::Suffix(n)),
         };
         let opts = GetOptions {
             range,
@@ -489,6 +512,24 @@ mod tests {
         obj.get_read(10).unwrap().read_to_end(&mut all).unwrap();
         assert_eq!(&all[..], &data[10..]);
         assert!(obj.read_at(data.len() as u64 - 2, 8).is_err());
+    }
+
+    /// The GET plan: whole up to [`WHOLE_OBJECT_BYTES`] (16 MiB, a file that one ranged GET
+    /// would fetch anyway) or when asked; a larger file, or one of unknown size, by its tail
+    /// first. The old policy (whole only up to 8 MiB) sent a 13 MB file's footer GET first.
+    #[test]
+    fn open_plan_fetches_small_and_mid_sized_files_whole() {
+        assert_eq!(open_plan(Some(13_300_000), false), OpenGet::Whole);
+        assert_eq!(open_plan(Some(2_600_000), false), OpenGet::Whole);
+        assert_eq!(open_plan(Some(WHOLE_OBJECT_BYTES), false), OpenGet::Whole);
+        assert_eq!(
+            open_plan(Some(WHOLE_OBJECT_BYTES + 1), false),
+            OpenGet::Tail(TAIL_BYTES)
+        );
+        assert_eq!(open_plan(Some(128 << 20), false), OpenGet::Tail(TAIL_BYTES));
+        assert_eq!(open_plan(None, false), OpenGet::Tail(TAIL_BYTES));
+        assert_eq!(open_plan(Some(128 << 20), true), OpenGet::Whole);
+        assert_eq!(open_plan(None, true), OpenGet::Whole);
     }
 
     #[test]

@@ -95,6 +95,22 @@ pub(crate) fn count(r: Req) {
         Req::Delete => &DELETES,
     };
     c.fetch_add(1, Ordering::Relaxed);
+    #[cfg(test)]
+    if matches!(r, Req::Get) {
+        THREAD_GETS.with(|c| c.set(c.get() + 1));
+    }
+}
+
+#[cfg(test)]
+thread_local! {
+    static THREAD_GETS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// GETs sent from this thread (a read's, in a test: the process-wide counts are shared by the
+/// tests running beside it).
+#[cfg(test)]
+pub(crate) fn gets_on_this_thread() -> u64 {
+    THREAD_GETS.with(|c| c.get())
 }
 
 /// Requests this process sent to object stores since it started (or the last reset):
