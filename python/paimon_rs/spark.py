@@ -639,7 +639,7 @@ def _key_udf(spec: _ShuffleSpec) -> Any:
 
 #: batches the engine decodes ahead of the one a read task hands to Spark (a thread per task,
 #: GIL released: decoding overlaps the Arrow hop to the JVM); 0 decodes on demand
-_DECODE_AHEAD = 1
+_DECODE_AHEAD = 2
 
 
 def _read_split(t: Table, reader: Any, raw: bytes, target: pa.Schema, decode_ahead: int,

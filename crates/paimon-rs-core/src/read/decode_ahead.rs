@@ -72,7 +72,7 @@ impl DecodeAhead {
                         Ok(None) => break,
                         Err(p) => Err(Error::Internal(format!(
                             "the decode-ahead thread panicked: {}",
-                            panic_message(&p)
+                            panic_message(&*p)
                         ))),
                     };
                     let failed = item.is_err();
