@@ -15,11 +15,14 @@ buckets; local[2].
              decoded (cached in the Python workers by a first pass), no engine work
          (h) spark.read.parquet of (c)'s own data files (the table's columns only): Spark's
              reader on the same bytes and codec as (e) (Paimon writes zstd, Spark's (a) snappy)
+         (e0) (e) without decode-ahead (each task decodes a batch, then hands it to Spark)
   cluster (--cluster) (c) again on a standalone master + worker on 127.0.0.1 (2 cores)
 
-Every read ends in write.format("noop") (all rows materialised, nothing written).
+Every read ends in write.format("noop") (all rows materialised, nothing written). The first
+``--warmup`` rep(s) (default 1) run every case but are not timed: the JVM's JIT and the Python
+workers warm up there, so the medians compare steady states of every case alike.
 
-    python benches/bench_spark.py --rows 10000000 [--reps 3] [--cluster]
+    python benches/bench_spark.py --rows 10000000 [--reps 3] [--warmup 1] [--cluster]
 """
 
 import argparse
@@ -97,6 +100,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--reps", type=int, default=1)
+    ap.add_argument("--warmup", type=int, default=1, help="untimed reps first (JIT and worker warm-up)")
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
@@ -107,9 +111,9 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     df = frame(spark, n)
     ps.register_data_source(spark)
-    times = {k: [] for k in "abcsdefgh"}
+    times = {k: [] for k in ["a", "b", "c", "s", "d", "e", "e0", "f", "g", "h"]}
     spark.range(1000).mapInArrow(lambda it: it, "id long").count()  # start the Python workers
-    for rep in range(args.reps):
+    for rep in range(args.warmup + args.reps):
         pq = root / f"parquet-{rep}"
         times["a"].append(timed(lambda pq=pq: df.withColumn("b", (df.id % BUCKETS)).repartition(BUCKETS, "b")
                                 .sortWithinPartitions("id").drop("b").write.parquet(str(pq))))
@@ -120,7 +124,11 @@ def main() -> int:
         times["s"].append(timed(lambda t=t: ps.distribute(df, t).write.format("noop").mode("overwrite").save()))
         times["d"].append(timed(lambda pq=pq: spark.read.parquet(str(pq)).write.format("noop")
                                 .mode("overwrite").save()))
-        times["e"].append(timed(lambda t=t: ps.read(spark, t).write.format("noop").mode("overwrite").save()))
+        ahead = ps._DECODE_AHEAD
+        for k in (["e", "e0"] if rep % 2 == 0 else ["e0", "e"]):  # neither always reads the fresh table first
+            ps._DECODE_AHEAD = ahead if k == "e" else 0
+            times[k].append(timed(lambda t=t: ps.read(spark, t).write.format("noop").mode("overwrite").save()))
+        ps._DECODE_AHEAD = ahead
         times["f"].append(timed(lambda t=t: spark.read.format("paimon_rs").load(t.table_path)
                                 .write.format("noop").mode("overwrite").save()))
         data_dirs = sorted(str(p) for p in Path(t.table_path).glob("bucket-*"))
@@ -131,6 +139,8 @@ def main() -> int:
         times["g"].append(timed(lambda floor=floor: floor.write.format("noop").mode("overwrite").save()))
         assert ps.read(spark, t).count() == n
         shutil.rmtree(pq)
+        shutil.rmtree(root / f"wh-{rep}", ignore_errors=True)
+    times = {k: v[args.warmup:] for k, v in times.items()}  # the warm-up reps are not counted
     spark.stop()
     cluster = []
     if args.cluster:
@@ -147,11 +157,13 @@ def main() -> int:
     names = {
         "a": "(a) Spark bucketed+sorted parquet write", "b": "(b) mapInArrow pass-through",
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
+        "e0": "(e0) (e) without decode-ahead",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
         "g": "(g) mapInArrow of cached decoded batches",
         "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }
-    print(f"\n{n:,} rows, {BUCKETS} buckets, local[2], median of {args.reps}")
+    print(f"\n{n:,} rows, {BUCKETS} buckets, local[2], median of {args.reps} "
+          f"(after {args.warmup} untimed warm-up rep(s))")
     print(f"| {'case':42} | {'s':>7} | {'M rows/s':>8} | runs (s) |")
     print(f"|{'-' * 44}|{'-' * 9}|{'-' * 10}|----------|")
     for k, label in names.items():
@@ -163,7 +175,8 @@ def main() -> int:
               f"{', '.join(f'{x:.1f}' for x in cluster)} |")
     print(f"\nwrite (c)/(a) = {med['a'] / med['c']:.2f}x, (c)/(b) = {med['b'] / med['c']:.2f}x of the "
           f"pass-through (floor (b)/((b)+(s)) = {med['b'] / (med['b'] + med['s']):.2f}x); read (e)/(d) = "
-          f"{med['d'] / med['e']:.2f}x, (g)/(d) = {med['d'] / med['g']:.2f}x, (f)/(d) = {med['d'] / med['f']:.2f}x, "
+          f"{med['d'] / med['e']:.2f}x (without decode-ahead {med['d'] / med['e0']:.2f}x), "
+          f"(g)/(d) = {med['d'] / med['g']:.2f}x, (f)/(d) = {med['d'] / med['f']:.2f}x, "
           f"(e)/(h) = {med['h'] / med['e']:.2f}x (same files)")
     shutil.rmtree(root, ignore_errors=True)
     return 0

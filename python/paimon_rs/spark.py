@@ -637,20 +637,35 @@ def _key_udf(spec: _ShuffleSpec) -> Any:
 # read
 
 
+#: batches the engine decodes ahead of the one a read task hands to Spark (a thread per task,
+#: GIL released: decoding overlaps the Arrow hop to the JVM); 0 decodes on demand
+_DECODE_AHEAD = 2
+
+
+def _read_split(t: Table, reader: Any, raw: bytes, target: pa.Schema, decode_ahead: int,
+                where_prefix: str) -> Iterator[pa.RecordBatch]:
+    """One serialized split's batches, conformed to ``target``; the decode-ahead thread is
+    stopped when the consumer stops early (a limit) or fails."""
+    split = _core.Split.from_bytes(raw)
+    where = f"{where_prefix} of {t.identifier} ({split.bucket_path})"
+    stream = reader.stream([split], decode_ahead)
+    try:
+        for out in stream:
+            if out.num_rows:
+                yield _conform(out, target, where)
+    except PaimonRsError as e:
+        raise _with_context(e, where) from e
+    finally:
+        stream.close()
+
+
 def _read_task(table: Table, projection: Optional[List[str]], filt: Any, target: pa.Schema,
-               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+               decode_ahead: int, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     t = _open_cached(table)
     reader = t._core.new_read(projection, filt)
     for b in batches:
         for raw in b.column("split").to_pylist():
-            split = _core.Split.from_bytes(raw)
-            where = f"paimon_rs.spark.read of {t.identifier} ({split.bucket_path})"
-            try:
-                for out in reader.stream([split]):
-                    if out.num_rows:
-                        yield _conform(out, target, where)
-            except PaimonRsError as e:
-                raise _with_context(e, where) from e
+            yield from _read_split(t, reader, raw, target, decode_ahead, "paimon_rs.spark.read")
 
 
 def plan_splits(table: Table, columns: Optional[List[str]] = None, filter: Optional[Predicate] = None,
@@ -679,7 +694,7 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
         idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
     else:  # Spark Connect
         idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
-    return idx.mapInArrow(_bind(_read_task, table, columns, filt, target), spark_schema)
+    return idx.mapInArrow(_bind(_read_task, table, columns, filt, target, _DECODE_AHEAD), spark_schema)
 
 
 # ---------------------------------------------------------------------------------------------

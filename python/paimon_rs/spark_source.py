@@ -37,7 +37,6 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
 from paimon_rs.predicate import Predicate
 from paimon_rs.table import CommitMessage, Table
@@ -167,6 +166,7 @@ class _Reader(DataSourceReader):
         self.snapshot_id = snapshot_id
         self.target = _spark()._arrow_target(schema, False)
         self.predicates: List[Predicate] = []
+        self.decode_ahead = _spark()._DECODE_AHEAD
 
     def _predicate(self) -> Optional[Predicate]:
         if not self.predicates:
@@ -185,14 +185,8 @@ class _Reader(DataSourceReader):
         p = self._predicate()
         filt = p.to_core(self.table.arrow_schema) if p is not None else None
         t = ps._open_cached(self.table)
-        split = _core.Split.from_bytes(partition.value)
-        where = f"format('paimon_rs') read of {t.identifier} ({split.bucket_path})"
-        try:
-            for b in t._core.new_read(self.columns, filt).stream([split]):
-                if b.num_rows:
-                    yield ps._conform(b, self.target, where)
-        except PaimonRsError as e:
-            raise ps._with_context(e, where) from e
+        yield from ps._read_split(t, t._core.new_read(self.columns, filt), partition.value, self.target,
+                                  self.decode_ahead, "format('paimon_rs') read")
 
 
 class _PushdownReader(_Reader):

@@ -242,3 +242,43 @@ def test_bucket_hash_in_spark_sql_is_the_engines(spark, catalog, arrow_type):
     s2 = pa.schema([pa.field("k", pa.string())])
     t2 = create(catalog, "db.hs", s2, [], [], bucket="2", **{"bucket-key": "k"})
     assert ps._jvm_bucket_column(t2, None, 2) is None
+
+
+def _many_batches_table(catalog, name):
+    """An append table of 2 buckets, 2 files each, ~200K rows per split: several batches per
+    read task, so decode-ahead runs ahead and a limit stops a task in the middle."""
+    schema = pa.schema([pa.field("id", pa.int64()), pa.field("v", pa.string())])
+    catalog.create_database("db", True)
+    catalog.create_table(name, paimon_rs.Schema.from_pyarrow_schema(schema, options={"bucket": "2",
+                                                                                       "bucket-key": "id"}), False)
+    t = catalog.get_table(name)
+    for c in range(2):
+        ids = pa.array(range(c * 200_000, (c + 1) * 200_000), pa.int64())
+        wb = t.new_batch_write_builder()
+        w = wb.new_write()
+        w.write_arrow(pa.table({"id": ids, "v": ids.cast(pa.string())}, schema=schema))
+        wb.new_commit().commit(w.prepare_commit())
+        w.close()
+    return t
+
+
+def test_read_decodes_ahead_stops_at_a_limit_and_names_a_damaged_file(spark, catalog):
+    import glob
+    import os
+
+    t = _many_batches_table(catalog, "db.many")
+    ps.register_data_source(spark)
+    # a limit stops the tasks early (their decode-ahead threads with them); the workers read on
+    assert len(ps.read(spark, t).limit(5).collect()) == 5
+    assert len(spark.read.format("paimon_rs").load(t.table_path).limit(5).collect()) == 5
+    assert ps.read(spark, t).count() == 400_000
+    assert ps.read(spark, t).agg({"id": "sum"}).collect()[0][0] == sum(range(400_000))
+    assert spark.read.format("paimon_rs").load(t.table_path).count() == 400_000
+    # a damaged file in the middle of a split: the error reaches the driver naming it
+    victim = sorted(glob.glob(os.path.join(t.table_path, "bucket-1", "data-*")))[-1]
+    with open(victim, "r+b") as f:
+        f.truncate(os.path.getsize(victim) // 2)
+    for df in (ps.read(spark, t), spark.read.format("paimon_rs").load(t.table_path)):
+        with pytest.raises(Exception) as e:
+            df.count()
+        assert os.path.basename(victim) in str(e.value) and "bucket-1" in str(e.value)

@@ -37,6 +37,7 @@ pub use table::FileStoreTable;
 // Write, commit, scan and read.
 pub use commit::{CommitMessage, FileStoreCommit, Overwrite, PartitionSpec};
 pub use predicate::{LeafOp, Predicate};
+pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
 pub use read::scan::{live_entries, TableScan};
 pub use read::split::Split;
 pub use read::table_read::TableRead;

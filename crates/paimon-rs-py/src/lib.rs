@@ -30,6 +30,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;

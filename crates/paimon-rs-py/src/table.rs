@@ -940,18 +940,34 @@ impl TableRead {
 
     /// Read splits lazily, one after the other: each `next` decodes and merges just enough for
     /// one batch (GIL released), so memory stays bounded by the merge, not by the splits.
-    fn stream(&self, splits: Vec<Split>) -> BatchStream {
+    /// `decode_ahead` = n > 0: a thread of its own decodes up to n batches ahead while the
+    /// caller works on the current one (started on the first `next`; `close` stops it).
+    #[pyo3(signature = (splits, decode_ahead=0))]
+    fn stream(&self, splits: Vec<Split>, decode_ahead: usize) -> BatchStream {
         let core: Vec<CoreSplit> = splits.into_iter().map(|s| s.inner).collect();
+        let it = self.inner.stream(core);
         BatchStream {
-            inner: Mutex::new(Some(self.inner.stream(core))),
+            inner: Mutex::new(if decode_ahead == 0 {
+                StreamState::Plain(it)
+            } else {
+                StreamState::NotStarted(it, decode_ahead)
+            }),
         }
     }
+}
+
+enum StreamState {
+    Plain(paimon_rs_core::BatchIter),
+    /// decode-ahead, its thread not started yet (started lazily: fork-safe until then)
+    NotStarted(paimon_rs_core::BatchIter, usize),
+    Ahead(paimon_rs_core::DecodeAhead),
+    Done,
 }
 
 /// An iterator of pyarrow RecordBatches over a lazy read (`TableRead.stream`).
 #[pyclass(module = "paimon_rs._core", frozen)]
 pub struct BatchStream {
-    inner: Mutex<Option<paimon_rs_core::BatchIter>>,
+    inner: Mutex<StreamState>,
 }
 
 #[pymethods]
@@ -961,11 +977,31 @@ impl BatchStream {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyArrowType<RecordBatch>>> {
-        let next = crate::pool::detach(py, || -> PyResult<Option<Result<RecordBatch, Error>>> {
+        // Waiting for the decode-ahead thread must not occupy a thread of the pool (the decode
+        // itself may need one): only the plain stream runs inside the pool.
+        let next = py.detach(|| -> PyResult<Option<Result<RecordBatch, Error>>> {
             let mut g = lock(&self.inner)?;
-            let r = g.as_mut().and_then(|it| it.next());
+            if matches!(*g, StreamState::NotStarted(..)) {
+                let StreamState::NotStarted(it, depth) =
+                    std::mem::replace(&mut *g, StreamState::Done)
+                else {
+                    unreachable!("matched above")
+                };
+                let step: paimon_rs_core::DecodeAheadStep =
+                    Box::new(|it: &mut paimon_rs_core::BatchIter| {
+                        crate::pool::install(|| it.next())
+                    });
+                *g = StreamState::Ahead(
+                    paimon_rs_core::DecodeAhead::spawn(it, depth, step).py_err()?,
+                );
+            }
+            let r = match &mut *g {
+                StreamState::Plain(it) => crate::pool::install(|| it.next()),
+                StreamState::Ahead(d) => d.next_batch(),
+                StreamState::NotStarted(..) | StreamState::Done => None,
+            };
             if r.is_none() {
-                *g = None; // exhausted: release the readers
+                *g = StreamState::Done; // exhausted: release the readers (and the thread)
             }
             Ok(r)
         })?;
@@ -974,6 +1010,22 @@ impl BatchStream {
             Some(r) => Ok(Some(PyArrowType(r.py_err()?))),
         }
     }
+
+    /// Stop reading: release the readers; a decode-ahead thread is stopped and joined (it
+    /// finishes the batch it is decoding). Iterating afterwards yields nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let state = std::mem::replace(&mut *lock(&self.inner)?, StreamState::Done);
+        if let StreamState::Ahead(mut d) = state {
+            py.detach(move || d.close());
+        }
+        Ok(())
+    }
+}
+
+/// Decode-ahead threads running in this process (tests: an early stop must free them).
+#[pyfunction]
+pub fn decode_ahead_threads() -> usize {
+    paimon_rs_core::decode_ahead_threads()
 }
 
 /// Buckets Paimon's fixed-bucket hash assigns to rows of `keys` (columns = bucket key columns,
