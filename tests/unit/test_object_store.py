@@ -211,6 +211,18 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
     assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
 
 
+def test_get_table_lists_the_schema_directory_once(moto):
+    c = s3_catalog(moto)
+    make(c)
+    _core.object_store_requests(reset=True)
+    c.get_table("db.t")
+    opening = _core.object_store_requests(reset=True)
+    # LIST schema/ to find the latest schema, GET it: no separate existence check
+    assert opening["LIST"] == 1 and opening["GET"] == 1, opening
+    with pytest.raises(paimon_rs.TableNotExistException):
+        c.get_table("db.missing")
+
+
 RACER = """
 import json, sys
 import pyarrow as pa

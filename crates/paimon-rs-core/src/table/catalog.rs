@@ -377,9 +377,8 @@ impl FileSystemCatalog {
 
     pub fn get_table(&self, identifier: &str) -> Result<FileStoreTable> {
         let path = self.table_path(identifier)?;
-        if !io::is_dir(&path.join("schema")) {
-            return Err(Error::TableNotFound(identifier.to_string()));
-        }
+        // no existence check of `schema/` first: `open` lists it to find the latest schema and
+        // reports a missing table itself (one LIST fewer per `get_table` on an object store)
         match Self::branch_of(identifier)? {
             None => FileStoreTable::open(identifier, &path),
             Some(b) => {
