@@ -11,6 +11,8 @@ import pytest
 
 from paimon_rs import CatalogFactory, Schema
 
+from table_writes import write_rows
+
 pytestmark = pytest.mark.java
 
 DB = "db"
@@ -20,16 +22,6 @@ ARROW = pa.schema([("k", pa.int32(), False), ("v", pa.string())])
 
 def tname(request) -> str:
     return "t_" + "".join(c if c.isalnum() else "_" for c in request.node.name)[-60:]
-
-
-def write_rows(t, rows: dict) -> None:
-    """One commit of ``{k: v}`` rows through our writer."""
-    wb = t.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=ARROW))
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
 
 
 class Both:
@@ -63,7 +55,7 @@ class Both:
     def write_ours(self, rows: dict) -> None:
         t = self.ours()
         before, state = t.latest_snapshot_id(), self.state()
-        write_rows(t, rows)
+        write_rows(t, rows, ARROW)
         state.update(rows)
         self._record(before, state)
 

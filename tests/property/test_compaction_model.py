@@ -37,6 +37,8 @@ from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
 
+from table_writes import write
+
 SCHEMA = pa.schema([
     pa.field("k", pa.int64(), False),
     ("s1", pa.int64()),
@@ -129,18 +131,26 @@ class Model:
         return recs[0][1:5]
 
     @staticmethod
-    def partial_update(recs: List[Row]) -> Optional[Tuple[Any, ...]]:
-        acc: List[Any] = [None] * 4
-        alive = False
+    def _fold(recs: List[Row], step) -> Optional[Tuple[Any, ...]]:
+        """``step(acc, r)`` over the records in order from four nulls; a delete removes the key
+        (what follows starts from nulls again)."""
+        acc: Optional[List[Any]] = None
         for r in recs:
             if r[5] == "-D":
-                acc, alive = [None] * 4, False
+                acc = None
                 continue
+            if acc is None:
+                acc = [None] * 4
+            step(acc, r)
+        return tuple(acc) if acc is not None else None
+
+    @staticmethod
+    def partial_update(recs: List[Row]) -> Optional[Tuple[Any, ...]]:
+        def step(acc: List[Any], r: Row) -> None:
             for i in range(4):
                 if r[1 + i] is not None:
                     acc[i] = r[1 + i]
-            alive = True
-        return tuple(acc) if alive else None
+        return Model._fold(recs, step)
 
     @staticmethod
     def partial_update_groups(recs: List[Row]) -> Optional[Tuple[Any, ...]]:
@@ -148,40 +158,29 @@ class Model:
             # a lone record is never merged (Java's ReducerMergeFunctionWrapper): its groups
             # with a null sequence field keep their values
             return recs[0][1:5]
-        s1 = s2 = a = b = None
-        alive = False
-        for r in recs:
-            if r[5] == "-D":
-                # s1 grows, so a delete always wins its group: the record is removed
-                s1 = s2 = a = b = None
-                alive = False
-                continue
-            if r[1] is not None and (s1 is None or r[1] >= s1):
-                s1, a = r[1], r[3]
-            if r[2] is not None and (s2 is None or r[2] >= s2):
-                s2, b = r[2], r[4]
-            alive = True
-        return (s1, s2, a, b) if alive else None
+
+        # (s1, s2, a, b): a follows sequence field s1, b follows s2; s1 grows, so a delete always
+        # wins its group: the record is removed
+        def step(acc: List[Any], r: Row) -> None:
+            if r[1] is not None and (acc[0] is None or r[1] >= acc[0]):
+                acc[0], acc[2] = r[1], r[3]
+            if r[2] is not None and (acc[1] is None or r[2] >= acc[1]):
+                acc[1], acc[3] = r[2], r[4]
+        return Model._fold(recs, step)
 
     @staticmethod
     def aggregation(recs: List[Row]) -> Optional[Tuple[Any, ...]]:
-        s1 = s2 = a = b = None
-        alive = False
-        for r in recs:
-            if r[5] == "-D":
-                s1 = s2 = a = b = None
-                alive = False
-                continue
+        # s1 last non-null, s2 min, a sum, b max
+        def step(acc: List[Any], r: Row) -> None:
             if r[1] is not None:
-                s1 = r[1]
+                acc[0] = r[1]
             if r[2] is not None:
-                s2 = r[2] if s2 is None else min(s2, r[2])
+                acc[1] = r[2] if acc[1] is None else min(acc[1], r[2])
             if r[3] is not None:
-                a = r[3] if a is None else a + r[3]
+                acc[2] = r[3] if acc[2] is None else acc[2] + r[3]
             if r[4] is not None:
-                b = r[4] if b is None else max(b, r[4])
-            alive = True
-        return (s1, s2, a, b) if alive else None
+                acc[3] = r[4] if acc[3] is None else max(acc[3], r[4])
+        return Model._fold(recs, step)
 
 
 def make_table(engine: str, t: Dict[str, Any]):
@@ -205,16 +204,8 @@ def make_table(engine: str, t: Dict[str, Any]):
 
 
 def commit(table, batches: List[List[Row]]) -> None:
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        for rows in batches:
-            w.write_arrow(pa.Table.from_pylist(
-                [dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
+    write(table, [pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA)
+                  for rows in batches])
 
 
 def read(table) -> Dict[int, Tuple[Any, ...]]:

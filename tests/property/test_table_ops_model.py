@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
 
+from table_writes import write_rows
+
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
 op_st = st.one_of(
@@ -66,12 +68,7 @@ def test_operations_match_model(ops):
             state = dict(model.get(latest, {})) if latest else {}
             cleans = False
             if op == "write":
-                wb = t.new_batch_write_builder()
-                w, c = wb.new_write(), wb.new_commit()
-                w.write_arrow(pa.table({"k": list(arg), "v": list(arg.values())}, schema=SCHEMA))
-                c.commit(w.prepare_commit())
-                w.close()
-                c.close()
+                write_rows(t, arg, SCHEMA)
                 state.update(arg)
                 record(latest, state)
             elif op == "compact" and latest:

@@ -11,6 +11,7 @@ import pyarrow as pa
 from paimon_rs import Schema
 
 import stores
+from table_writes import write_rows
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.string())])
 
@@ -45,14 +46,7 @@ class Model:
 
     def upsert(self, rows: Dict[int, str]) -> int:
         before = self.table.latest_snapshot_id()
-        wb = self.table.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        try:
-            w.write_arrow(pa.table({"k": list(rows), "v": list(rows.values())}, schema=SCHEMA))
-            c.commit(w.prepare_commit())
-        finally:
-            w.close()
-            c.close()
+        write_rows(self.table, rows, SCHEMA)
         state = dict(self.snapshots.get(before, {})) if before else {}
         state.update(rows)
         return self._record(before, state)

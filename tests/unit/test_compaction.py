@@ -14,6 +14,7 @@ import pytest
 from paimon_rs import Schema
 
 import stores
+import table_writes
 
 # every test runs on local disk and on S3 (tests/stores.py); on S3 only under -m long but for the
 # tests marked stores below (full compaction per merge engine, writes that compact, record expiry),
@@ -47,14 +48,7 @@ def make(catalog, name: str, options: Dict[str, str]):
 def write(table, rows: List[tuple]) -> None:
     data = pa.table({"dt": [r[0] for r in rows], "id": [r[1] for r in rows],
                      "v": [r[2] for r in rows], "op": [r[3] for r in rows]}, schema=SCHEMA)
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
+    table_writes.write(table, data)
 
 
 def history(table) -> None:
@@ -315,15 +309,7 @@ def test_a_retraction_may_not_null_a_not_null_rowkind_field(catalog):
     t = catalog.get_table("db.aggnn")
 
     def commit(rows):
-        wb = t.new_batch_write_builder()
-        w, c = wb.new_write(), wb.new_commit()
-        try:
-            w.write_arrow(pa.Table.from_pylist(
-                [dict(zip(schema.names, r)) for r in rows], schema=schema))
-            c.commit(w.prepare_commit())
-        finally:
-            w.close()
-            c.close()
+        table_writes.write(t, pa.Table.from_pylist([dict(zip(schema.names, r)) for r in rows], schema=schema))
 
     commit([(1, 5, "+I"), (2, 7, "+I")])
     with pytest.raises(InvalidArgumentError, match="db.aggnn.*NOT NULL column 'op' null"):

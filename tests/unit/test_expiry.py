@@ -10,6 +10,7 @@ import pytest
 from table_ops_helpers import Model, disk_usage, make_table, orphans, read_rows, snapshot_ids
 
 import paimon_rs
+from paimon_rs import _core
 
 import stores
 
@@ -98,6 +99,33 @@ def test_expiry_on_commit_follows_table_options(catalog):
     assert snapshot_ids(t) == [latest - 2, latest - 1, latest]
     check_retained(t, m)
     assert orphans(t) == []
+
+
+@pytest.mark.stores("s3")
+def test_a_commit_with_nothing_to_expire_sends_no_list(catalog):
+    """Issue #14: the expiry after a commit lists `snapshot/` and `consumer/` only when it may
+    expire something (the `EARLIEST` hint, written by the first expiry, names the earliest)."""
+    t = make_table(catalog, options={"snapshot.num-retained.min": "2", "snapshot.num-retained.max": "3",
+                                     "tag.time-expire-enabled": "false"})
+    m = Model(t)
+    m.upsert({0: "v"})
+    earliest = stores.join(t.table_path, "snapshot", "EARLIEST")
+    assert stores.read_text(earliest) == "1", "written by the first commit's expiry"
+    _core.object_store_requests(reset=True)
+    m.upsert({1: "v"})  # two snapshots, two retained at least
+    quiet = _core.object_store_requests(reset=True)
+    assert quiet["LIST"] == 0, quiet
+    while len(snapshot_ids(t)) < 3:
+        m.upsert({2: "v"})
+    _core.object_store_requests(reset=True)
+    m.upsert({3: "v"})  # more than three: the oldest expire
+    expiring = _core.object_store_requests(reset=True)
+    latest = t.latest_snapshot_id()
+    assert snapshot_ids(t) == [latest - 2, latest - 1, latest]
+    assert stores.read_text(earliest) == str(latest - 2)
+    assert expiring["LIST"] >= 1 and expiring["DELETE"] >= 1, expiring  # consumer/ is read
+    check_retained(t, m)
+    print(f"\nrequests of a commit with nothing to expire: {quiet}\nwith an expiry: {expiring}")
 
 
 def test_write_only_does_not_expire(catalog):

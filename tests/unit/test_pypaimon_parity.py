@@ -28,6 +28,7 @@ from paimon_rs.exceptions import (
     UnsupportedError,
 )
 
+import stores
 from unit_helpers import read, write
 
 APPEND_SCHEMA = pa.schema([("id", pa.int64()), ("s", pa.string())])
@@ -84,15 +85,20 @@ def test_create_database_refuses_a_location_and_warns_on_other_properties(catalo
     assert "y" in catalog.list_databases()
 
 
-def test_drop_database(catalog):
+@pytest.mark.stores
+def test_drop_database(catalog, warehouse):
     catalog.create_database("d2", False)
-    append_table(catalog, "d2.a")
+    write(append_table(catalog, "d2.a"), rows(0, 10))
+    d2 = stores.join(warehouse.uri, "d2.db")
+    assert stores.walk_files(d2)
     with pytest.raises(DatabaseNotEmptyError, match="cascade"):
         catalog.drop_database("d2")
     with pytest.raises(ValueError):  # pypaimon raises ValueError here
         catalog.drop_database("d2", cascade=False)
+    assert catalog.list_tables("d2") == ["a"], "refused: nothing deleted"
     catalog.drop_database("d2", cascade=True)
-    assert "d2" not in catalog.list_databases()
+    assert "d2" not in catalog.list_databases() and "db" in catalog.list_databases()
+    assert stores.walk_files(d2) == []
     with pytest.raises(DatabaseNotExistException):
         catalog.drop_database("d2")
     catalog.drop_database("d2", ignore_if_not_exists=True)
@@ -101,13 +107,23 @@ def test_drop_database(catalog):
     assert "d3" not in catalog.list_databases()
 
 
-def test_rename_table(catalog):
+@pytest.mark.stores
+def test_rename_table(catalog, warehouse):
+    """On an object store the table's objects are copied, then deleted."""
     t = append_table(catalog)
     write(t, rows(0, 3))
+    write(t, rows(3, 5))
+    files = [f[len(t.table_path):] for f in stores.walk_files(t.table_path)]
     catalog.create_database("d2", False)
     catalog.rename_table("db.a", "d2.b")
     assert "a" not in catalog.list_tables("db") and catalog.list_tables("d2") == ["b"]
-    assert read(catalog.get_table("d2.b"), sort=["id"])["id"].to_pylist() == [0, 1, 2]
+    moved = catalog.get_table("d2.b")
+    assert stores.walk_files(t.table_path) == []
+    assert [f[len(moved.table_path):] for f in stores.walk_files(moved.table_path)] == files
+    assert read(moved, sort=["id"])["id"].to_pylist() == [0, 1, 2, 3, 4]
+    # the moved table takes commits at its new place
+    write(moved, rows(100, 101))
+    assert read(moved).num_rows == 6
     with pytest.raises(TableNotExistException):
         catalog.rename_table("db.a", "db.c")
     append_table(catalog, "db.c")

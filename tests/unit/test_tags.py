@@ -74,6 +74,18 @@ def test_retention_fields_and_time_expiry(catalog):
     assert t.list_tags() == ["day"]
 
 
+def test_time_expiry_follows_tag_time_expire_enabled(catalog):
+    t = make_table(catalog, options={"tag.time-expire-enabled": "false"})
+    m = Model(t)
+    m.upsert({1: "a"})
+    t.create_tag("short", time_retained=dt.timedelta(milliseconds=1))
+    time.sleep(0.05)
+    m.upsert({2: "b"})  # Java's commit expires no tag by time under this option
+    assert t.list_tags() == ["short"]
+    with pytest.raises(ValueError, match="tag.time-expire-enabled"):
+        make_table(catalog, name="db.bad", options={"tag.time-expire-enabled": "sometimes"})
+
+
 def test_deleting_the_tag_of_an_expired_snapshot_frees_its_files(catalog):
     t = make_table(catalog)
     m = Model(t)

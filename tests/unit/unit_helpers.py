@@ -6,25 +6,14 @@ from typing import Any, Dict, List
 
 import pyarrow as pa
 
+from table_writes import write  # noqa: F401 - the unit tests import it from here
+
 PK_SCHEMA = pa.schema([
     ("dt", pa.string()),
     ("id", pa.int64()),
     ("name", pa.string()),
     ("price", pa.float64()),
 ])
-
-
-def write(table, data, overwrite=None):
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        return c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
 
 
 def read(table, projection=None, predicate=None, sort=None):

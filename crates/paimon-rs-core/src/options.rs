@@ -314,7 +314,7 @@ pub fn parse_duration_ms(key: &str, v: &str) -> Result<u64> {
     Ok(n * mult)
 }
 
-fn parse_bool(key: &str, v: &str) -> Result<bool> {
+pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -656,6 +656,7 @@ impl CoreOptions {
             // expiry and automatic tags run after each commit: their options are checked here
             crate::table::expire::ExpireConfig::from_options(&self.raw)?;
             crate::table::tags::AutoTag::from_options(&self.raw)?;
+            crate::table::tags::time_expire_enabled(&self.raw)?;
             if let Some(v) = get("snapshot.expire.execution-mode") {
                 let v = v.trim().to_ascii_lowercase();
                 if v != "sync" && v != "async" {
@@ -716,15 +717,17 @@ fn parse_stats_mode(v: &str) -> Result<StatsMode> {
     })
 }
 
+/// Options from `(key, value)` pairs (tests).
+#[cfg(test)]
+pub(crate) fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+    kv.iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
 
     #[test]
     fn memory_sizes() {

@@ -438,12 +438,7 @@ pub fn parse_local_timestamp_millis(s: &str) -> Option<i64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::options::opts;
 
     fn start(kv: &[(&str, &str)]) -> Result<ScanStart> {
         parse_scan_start(&opts(kv))

@@ -66,6 +66,14 @@ pub(crate) fn get_bytes(r: &Remote) -> std::io::Result<bytes::Bytes> {
 #[cfg(test)]
 thread_local! {
     static METADATA_READS: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+    static LISTED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(vec![]) };
+}
+
+/// The directories this thread listed since the last call (and empties the record): how tests
+/// see which LIST requests an operation would send to an object store.
+#[cfg(test)]
+pub fn take_listed_on_this_thread() -> Vec<PathBuf> {
+    LISTED.with(|l| std::mem::take(&mut *l.borrow_mut()))
 }
 
 /// Manifests, manifest lists and index manifests (files named `manifest-*`, `index-manifest-*`)
@@ -409,6 +417,8 @@ pub struct FileStatus {
 /// empty if `dir` does not exist. One LIST request on an object store, where "directories"
 /// are common key prefixes.
 pub fn list_status(dir: &Path) -> Result<Vec<FileStatus>> {
+    #[cfg(test)]
+    LISTED.with(|l| l.borrow_mut().push(dir.to_path_buf()));
     if let Some(r) = remote_of(dir)? {
         count(Req::List);
         let l = block_on(r.store.list_with_delimiter(Some(&r.key)))

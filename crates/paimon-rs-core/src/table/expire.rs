@@ -2,9 +2,12 @@
 //! what discarded snapshots alone referenced, shared with rollback and tag deletion.
 //!
 //! Which snapshots expire is Java's rule: of snapshots `earliest..=latest`, those below
-//! `latest - snapshot.num-retained.max + 1` expire; the next ones expire while they are older
-//! than `snapshot.time-retained`, up to `latest - snapshot.num-retained.min + 1` (exclusive), and
-//! at most `snapshot.expire.limit` in one run; a consumer's next snapshot (`consumer/`) is kept.
+//! `latest - snapshot.num-retained.max + 1` expire; the next ones expire while the snapshot after
+//! each is older than `snapshot.time-retained` (a snapshot was the table's state until its
+//! successor was committed), up to `latest - snapshot.num-retained.min + 1` (exclusive), and at
+//! most `snapshot.expire.limit` in one run; the next snapshot of a consumer of the branch
+//! (`consumer/` in the branch's directory) is kept. When nothing can expire, neither `consumer/`
+//! nor (with an `EARLIEST` hint, written then if missing) `snapshot/` is listed.
 //!
 //! What is deleted: every file an expired snapshot referenced (data and extra files, manifests,
 //! manifest lists, index manifests and index files, statistics) that no remaining snapshot, tag,
@@ -466,10 +469,10 @@ fn delete_expired(
     remove_doomed(table, doomed, &keep_extra)
 }
 
-/// The smallest `nextSnapshot` of the table's consumers (`consumer/consumer-<id>`), which Java
-/// never expires.
+/// The smallest `nextSnapshot` of the consumers of the handle's branch (`consumer/consumer-<id>`
+/// under the branch's directory, as Java's `ConsumerManager`), which Java never expires.
 fn min_consumer_snapshot(table: &FileStoreTable) -> Result<Option<i64>> {
-    let dir = table.path.join("consumer");
+    let dir = table.meta_path().join("consumer");
     let mut min: Option<i64> = None;
     for name in io::list_names(&dir)? {
         if !name.starts_with("consumer-") || name.ends_with(".tmp") {
@@ -525,32 +528,49 @@ pub fn expire_snapshots(
     config: &ExpireConfig,
     now_ms: i64,
 ) -> Result<Reclaimed> {
-    config.validate().map_err(|e| e.with_table(&table.name))?;
-    expire_inner(table, config, now_ms).map_err(|e| e.with_table(&table.name))
-}
-
-fn expire_inner(table: &FileStoreTable, config: &ExpireConfig, now_ms: i64) -> Result<Reclaimed> {
-    let sm = table.snapshot_manager();
-    let (Some(earliest), Some(latest)) = (sm.earliest_id()?, sm.latest_id()?) else {
-        return Ok(Reclaimed::default());
-    };
-    let min = (latest - config.num_retained_max + 1).max(earliest);
-    let mut max_exclusive = latest - config.num_retained_min + 1;
-    if let Some(c) = min_consumer_snapshot(table)? {
-        max_exclusive = max_exclusive.min(c);
-    }
-    max_exclusive = max_exclusive.min(earliest.saturating_add(config.expire_limit));
-    let older_than = now_ms - config.time_retained_ms;
-    let mut end = max_exclusive;
-    for id in min..max_exclusive {
-        if let Some(s) = sm.try_snapshot(id)? {
-            if older_than <= s.time_millis {
-                end = id;
-                break;
+    table.named(|| {
+        config.validate()?;
+        let sm = table.snapshot_manager();
+        let Some(latest) = sm.latest_id()? else {
+            return Ok(Reclaimed::default());
+        };
+        let (Some(earliest), earliest_hinted) = sm.earliest_id_and_hint()? else {
+            return Ok(Reclaimed::default());
+        };
+        let min = (latest - config.num_retained_max + 1).max(earliest);
+        let max_exclusive = (latest - config.num_retained_min + 1)
+            .min(earliest.saturating_add(config.expire_limit));
+        // Snapshot `id` expires only once its successor is older than the retention: `id` was
+        // the table's state until then (Java's loop tests `id + 1`; a missing one is skipped).
+        let older_than = now_ms - config.time_retained_ms;
+        let mut end = max_exclusive;
+        for id in min..max_exclusive {
+            if let Some(next) = sm.try_snapshot(id + 1)? {
+                if older_than <= next.time_millis {
+                    end = id;
+                    break;
+                }
             }
         }
-    }
-    expire_until(table, &sm, earliest, end)
+        // Java bounds `max_exclusive` by the consumers' next snapshot before the loop; bounding
+        // the loop's `end` after it is the same (the loop stops at the same id, or at the
+        // bound), and lists `consumer/` only when something is left to expire (fewer requests
+        // per commit).
+        if end > earliest {
+            if let Some(c) = min_consumer_snapshot(table)? {
+                end = end.min(c);
+            }
+        }
+        if end <= earliest {
+            // nothing expires: Java writes the hint if it is missing, so the next expiry (the
+            // next commit's) finds the earliest without listing `snapshot/`
+            if !earliest_hinted {
+                sm.write_earliest_hint(earliest)?;
+            }
+            return Ok(Reclaimed::default());
+        }
+        expire_until(table, &sm, earliest, end)
+    })
 }
 
 /// Expire snapshots `earliest..end` (Java's `expireUntil`).
@@ -560,19 +580,19 @@ fn expire_until(
     earliest: i64,
     end: i64,
 ) -> Result<Reclaimed> {
-    if end <= earliest {
-        return Ok(Reclaimed::default());
-    }
     let mut expiring: Vec<Labeled> = vec![];
-    for id in earliest..end {
+    let mut end_snapshot = None;
+    for id in earliest..=end {
         match sm.try_snapshot(id)? {
+            Some(s) if id == end => end_snapshot = Some(s),
             Some(s) => expiring.push((sm.snapshot_path(id), s)),
             // a gap: a commit based on a snapshot a rollback deleted, about to withdraw itself
-            // (see `commit`), or a rollback in progress; `end` may be that commit: expire nothing
+            // (see `commit`), or a rollback in progress; `end` may be that commit: expire
+            // nothing (Java, finding `end` missing, deletes no snapshot either)
             None if id > earliest => {
                 log::info!(
                     target: "paimon_rs.expire",
-                    "{}: snapshot {id} is missing below {end} (a rollback or a withdrawn commit \
+                    "{}: snapshot {id} is missing up to {end} (a rollback or a withdrawn commit \
                      in progress); not expiring now",
                     table.name
                 );
@@ -581,13 +601,10 @@ fn expire_until(
             None => {}
         }
     }
-    check_changelog_decoupling(table, &expiring)?;
-    let Some(end_snapshot) = sm.try_snapshot(end)? else {
-        return Err(Error::corrupt(
-            sm.snapshot_path(end),
-            "missing: the snapshot that becomes the earliest after this expiry; refusing to expire",
-        ));
+    let Some(end_snapshot) = end_snapshot else {
+        return Ok(Reclaimed::default()); // end <= earliest
     };
+    check_changelog_decoupling(table, &expiring)?;
     // the new earliest first: readers never see a gap, an interrupted expiry resumes from it
     sm.write_earliest_hint(end)?;
     let mut out = Reclaimed::default();
@@ -612,6 +629,7 @@ fn expire_until(
 mod tests {
     use super::*;
     use crate::commit::FileStoreCommit;
+    use crate::options::opts;
     use crate::spec::datum::Datum;
     use crate::table::catalog::FileSystemCatalog;
     use crate::table::orphan::tests::{all_files, commit, prepare, table};
@@ -763,10 +781,149 @@ mod tests {
         assert!(compared >= 5, "{compared} expiries deleted files");
     }
 
-    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
+    /// Set snapshot `id`'s commit time (`timeMillis`) in its file.
+    fn set_time(t: &FileStoreTable, id: i64, millis: i64) {
+        let p = t.snapshot_manager().snapshot_path(id);
+        let mut v: serde_json::Value = serde_json::from_slice(&fs::read(&p).unwrap()).unwrap();
+        v["timeMillis"] = millis.into();
+        fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+    }
+
+    /// Snapshots 1..=5 committed at 1000, 2000, ... 5000 ms (by a write-only writer: no
+    /// compaction snapshots, no expiry).
+    fn five_timed(dir: &Path) -> FileStoreTable {
+        let t = table(dir, false);
+        timed_commits(&t);
+        t
+    }
+
+    fn timed_commits(t: &FileStoreTable) {
+        let w = t
+            .copy(&[("write-only".to_string(), "true".to_string())].into())
+            .unwrap();
+        for i in 1..=5 {
+            commit(&w, "a", &[i]);
+            set_time(t, i, i * 1000);
+        }
+        assert_eq!(t.snapshot_manager().latest_id().unwrap(), Some(5));
+    }
+
+    #[test]
+    fn a_snapshot_expires_once_its_successor_is_older_than_the_retention() {
+        // Java's ExpireSnapshotsImpl.expire: snapshot n stays while n + 1 is younger than
+        // `snapshot.time-retained`, n having been the table's state until n + 1 was committed
+        let dir = tempfile::tempdir().unwrap();
+        let t = five_timed(dir.path());
+        let config = ExpireConfig {
+            time_retained_ms: 1000,
+            ..keep(1, DEFAULT_NUM_RETAINED_MAX, 50)
+        };
+        // older than 3500: snapshots 1, 2, 3; 3 stays, 4 being younger
+        let r = expire_snapshots(&t, &config, 4500).unwrap();
+        assert_eq!(r.snapshots, vec![1, 2]);
+        assert_eq!(t.snapshot_manager().earliest_id().unwrap(), Some(3));
+        // a missing successor is skipped (as Java's `FileNotFoundException`), the next decides
+        fs::remove_file(t.snapshot_manager().snapshot_path(4)).unwrap();
+        let r = expire_snapshots(&t, &config, 5500).unwrap();
+        assert_eq!(
+            r.snapshots,
+            Vec::<i64>::new(),
+            "the gap at 4 stops the expiry"
+        );
+        // num-retained.max expires regardless of time, num-retained.min and the limit bound it
+        let t = five_timed(&dir.path().join("b"));
+        let r = expire_snapshots(&t, &keep(1, 2, 50), 0).unwrap();
+        assert_eq!(r.snapshots, vec![1, 2, 3], "max 2 kept, however young");
+        let t = five_timed(&dir.path().join("c"));
+        let old = ExpireConfig {
+            time_retained_ms: 0,
+            ..keep(2, DEFAULT_NUM_RETAINED_MAX, 2)
+        };
+        assert_eq!(
+            expire_snapshots(&t, &old, 10_000).unwrap().snapshots,
+            vec![1, 2]
+        );
+        assert_eq!(
+            expire_snapshots(&t, &old, 10_000).unwrap().snapshots,
+            vec![3]
+        );
+        assert!(expire_snapshots(&t, &old, 10_000)
+            .unwrap()
+            .snapshots
+            .is_empty());
+    }
+
+    #[test]
+    fn nothing_to_expire_lists_neither_snapshots_nor_consumers() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        for i in 0..3 {
+            commit(&t, "a", &[i]);
+        }
+        assert_eq!(t.snapshot_manager().latest_id().unwrap(), Some(3));
+        let hint = t.path.join("snapshot").join("EARLIEST");
+        fs::remove_file(&hint).ok();
+        // no hint: the listing finds the earliest, and nothing expiring, the hint is written
+        io::take_listed_on_this_thread();
+        let config = ExpireConfig::from_options(&t.options.raw).unwrap();
+        assert!(expire_snapshots(&t, &config, now())
+            .unwrap()
+            .snapshots
+            .is_empty());
+        assert_eq!(
+            io::take_listed_on_this_thread(),
+            vec![t.path.join("snapshot")]
+        );
+        assert_eq!(fs::read_to_string(&hint).unwrap(), "1");
+        // with it: no listing at all (3 snapshots, 10 retained at minimum; or all young)
+        assert!(expire_snapshots(&t, &config, now())
+            .unwrap()
+            .snapshots
+            .is_empty());
+        assert!(expire_snapshots(&t, &keep(1, 100, 50), now())
+            .unwrap()
+            .snapshots
+            .is_empty());
+        assert_eq!(io::take_listed_on_this_thread(), Vec::<PathBuf>::new());
+        // a hint naming an expired snapshot is not trusted
+        fs::write(&hint, "0").unwrap();
+        let r = expire_snapshots(&t, &keep(1, 1, 50), now()).unwrap();
+        assert_eq!(r.snapshots, vec![1, 2]);
+        let listed = io::take_listed_on_this_thread();
+        assert!(listed.contains(&t.path.join("snapshot")), "{listed:?}");
+        assert!(listed.contains(&t.path.join("consumer")), "{listed:?}");
+        assert_eq!(fs::read_to_string(&hint).unwrap(), "3");
+    }
+
+    #[test]
+    fn consumers_are_read_from_the_handles_branch() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = five_timed(dir.path());
+        crate::table::branches::create_branch(&t, "b", None, false).unwrap();
+        let b = t
+            .copy(&[("branch".to_string(), "b".to_string())].into())
+            .unwrap();
+        timed_commits(&b);
+        let consumer = |root: &Path, next: i64| {
+            fs::create_dir_all(root.join("consumer")).unwrap();
+            let body = format!("{{\"nextSnapshot\":{next}}}");
+            fs::write(root.join("consumer").join("consumer-c"), body).unwrap();
+        };
+        // the main branch's consumer holds main's snapshot 3, the branch's its snapshot 2
+        consumer(&t.path, 3);
+        consumer(&b.meta_path(), 2);
+        let all = ExpireConfig {
+            time_retained_ms: 0,
+            ..keep(1, DEFAULT_NUM_RETAINED_MAX, 50)
+        };
+        assert_eq!(
+            expire_snapshots(&b, &all, 10_000).unwrap().snapshots,
+            vec![1]
+        );
+        assert_eq!(
+            expire_snapshots(&t, &all, 10_000).unwrap().snapshots,
+            vec![1, 2]
+        );
     }
 
     #[test]

@@ -124,6 +124,11 @@ impl FileStoreTable {
         })
     }
 
+    /// Run a table operation, naming this table in its error (`Error::with_table`).
+    pub(crate) fn named<T>(&self, op: impl FnOnce() -> Result<T>) -> Result<T> {
+        op().map_err(|e| e.with_table(&self.name))
+    }
+
     pub fn is_primary_key(&self) -> bool {
         !self.schema.primary_keys.is_empty()
     }

@@ -12,10 +12,10 @@
 //!   [`Error::CorruptFile`] before anything is deleted (never delete on a partial view; Java
 //!   skips such snapshots);
 //! - a gap in the snapshot ids, a `LATEST` or `EARLIEST` hint beyond the newest snapshot, hints
-//!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint (snapshots
-//!   lost rather than expired), or manifest lists without any snapshot, tag or changelog that do
-//!   not look like crashed first commits (see [`crashed_first_commits`]) are refused the same
-//!   way;
+//!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint naming it
+//!   or a later one (snapshots lost rather than expired), or manifest lists without any
+//!   snapshot, tag or changelog that do not look like crashed first commits (see
+//!   [`crashed_first_commits`]) are refused the same way;
 //! - only files in `manifest/` (manifests, manifest lists, index manifests, temp files) and in
 //!   partition / bucket directories (data, changelog and sidecar files, temp files), plus temp
 //!   files of crashed atomic writes in `snapshot/`, `schema/`, `tag/` and `changelog/`, are
@@ -302,7 +302,7 @@ fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
             ));
         }
     }
-    let mut has_earliest = false;
+    let mut earliest_hint = None;
     for hint in ["LATEST", "EARLIEST"] {
         let p = dir.join(hint);
         let text = match crate::io::read_to_string(&p) {
@@ -327,16 +327,24 @@ fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
                 ),
             ));
         }
-        has_earliest |= hint == "EARLIEST";
+        if hint == "EARLIEST" {
+            earliest_hint = Some(named);
+        }
     }
-    // snapshots before the first are only gone legitimately if an expiry recorded it
+    // snapshots before the first are only gone legitimately if an expiry recorded it: it moves
+    // EARLIEST to the new first snapshot before deleting the older ones (an expiry that finds
+    // nothing to expire writes EARLIEST naming the first snapshot, as Java's)
     if let Some(&min) = ids.first() {
-        if min > 1 && !has_earliest && !(branch && tagged_start(root, min)?) {
+        let expired = earliest_hint.is_some_and(|e| e >= min);
+        if min > 1 && !expired && !(branch && tagged_start(root, min)?) {
             return Err(Error::corrupt(
                 dir.join(format!("snapshot-{}", min - 1)),
                 format!(
                     "the first snapshot is {min} but no EARLIEST hint records an expiry of the \
-                     earlier ones; refusing to remove orphan files"
+                     earlier ones (EARLIEST: {}; a Java expiry interrupted after deleting them \
+                     leaves it behind: the next expiry that expires moves it); refusing to \
+                     remove orphan files",
+                    earliest_hint.map_or("none".to_string(), |e| e.to_string())
                 ),
             ));
         }

@@ -226,12 +226,19 @@ impl SnapshotManager {
     /// The oldest snapshot id still present: `EARLIEST` if its snapshot exists, else the
     /// smallest listed (as Java's `findEarliest`).
     pub fn earliest_id(&self) -> Result<Option<i64>> {
-        if let Some(e) = self.read_hint(EARLIEST) {
+        Ok(self.earliest_id_and_hint()?.0)
+    }
+
+    /// [`Self::earliest_id`], and whether the `EARLIEST` hint exists (Java's
+    /// `earliestFileNotExists`, negated: a hint that does not hold a number counts as absent).
+    pub fn earliest_id_and_hint(&self) -> Result<(Option<i64>, bool)> {
+        let hint = self.read_hint(EARLIEST);
+        if let Some(e) = hint {
             if io::exists(&self.snapshot_path(e)) {
-                return Ok(Some(e));
+                return Ok((Some(e), true));
             }
         }
-        Ok(self.ids()?.first().copied())
+        Ok((self.ids()?.first().copied(), hint.is_some()))
     }
 
     /// Snapshot `id`, None if its file does not exist.

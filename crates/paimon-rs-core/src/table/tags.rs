@@ -4,12 +4,13 @@
 //! tag has a retention, as Java and pypaimon write them.
 
 use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use chrono::{Datelike, NaiveDateTime, TimeZone, Timelike};
 
 use crate::error::{Error, Result};
 use crate::io;
-use crate::options::parse_duration_ms;
+use crate::options::{parse_bool, parse_duration_ms};
 use crate::spec::snapshot::Snapshot;
 use crate::table::expire::{all_kept, delete_unreferenced, Reclaimed};
 use crate::table::snapshot_manager::SnapshotManager;
@@ -120,114 +121,118 @@ pub fn create_tag(
     time_retained: Option<&str>,
     ignore_if_exists: bool,
 ) -> Result<()> {
-    create_tag_inner(table, name, snapshot_id, time_retained, ignore_if_exists)
-        .map_err(|e| e.with_table(&table.name))
+    table.named(|| {
+        SnapshotManager::check_tag_name(name)?;
+        let sm = table.snapshot_manager();
+        let retained = match time_retained {
+            Some(v) => Some(parse_duration_ms("time_retained", v)? as i64),
+            None => default_time_retained(table)?,
+        };
+        let snapshot = match snapshot_id {
+            Some(id) => sm.snapshot_for_read(id)?,
+            None => sm
+                .latest()?
+                .ok_or_else(|| Error::invalid("No snapshot exists in this table."))?,
+        };
+        if io::exists(&sm.tag_path(name)) {
+            if ignore_if_exists {
+                return Ok(());
+            }
+            return Err(Error::invalid(format!("Tag name '{name}' already exists.")));
+        }
+        let bytes = tag_json(&snapshot, retained)?;
+        if !io::create_exclusive(&sm.tag_path(name), &bytes)? {
+            if ignore_if_exists {
+                return Ok(());
+            }
+            return Err(Error::invalid(format!("Tag name '{name}' already exists.")));
+        }
+        if sm.try_snapshot(snapshot.id)?.is_none() {
+            io::remove_file_if_exists(&sm.tag_path(name))?;
+            return Err(Error::SnapshotExpired {
+                table: table.name.clone(),
+                message: format!(
+                    "snapshot {} was expired while tag '{name}' was being created; the tag was not \
+                     created",
+                    snapshot.id
+                ),
+            });
+        }
+        log::info!(target: "paimon_rs.tags", "{}: created tag '{name}' on snapshot {}",
+            table.name, snapshot.id);
+        Ok(())
+    })
 }
 
-fn create_tag_inner(
+/// Delete the files only tag `tag` (file `p`, deleted or replaced) kept: none while its
+/// snapshot is still present (that references everything the tag does).
+fn clean_after_tag(
     table: &FileStoreTable,
-    name: &str,
-    snapshot_id: Option<i64>,
-    time_retained: Option<&str>,
-    ignore_if_exists: bool,
-) -> Result<()> {
-    SnapshotManager::check_tag_name(name)?;
-    let sm = table.snapshot_manager();
-    let retained = match time_retained {
-        Some(v) => Some(parse_duration_ms("time_retained", v)? as i64),
-        None => default_time_retained(table)?,
-    };
-    let snapshot = match snapshot_id {
-        Some(id) => sm.snapshot_for_read(id)?,
-        None => sm
-            .latest()?
-            .ok_or_else(|| Error::invalid("No snapshot exists in this table."))?,
-    };
-    if io::exists(&sm.tag_path(name)) {
-        if ignore_if_exists {
-            return Ok(());
-        }
-        return Err(Error::invalid(format!("Tag name '{name}' already exists.")));
-    }
-    let bytes = tag_json(&snapshot, retained)?;
-    if !io::create_exclusive(&sm.tag_path(name), &bytes)? {
-        if ignore_if_exists {
-            return Ok(());
-        }
-        return Err(Error::invalid(format!("Tag name '{name}' already exists.")));
-    }
-    if sm.try_snapshot(snapshot.id)?.is_none() {
-        io::remove_file_if_exists(&sm.tag_path(name))?;
-        return Err(Error::SnapshotExpired {
-            table: table.name.clone(),
-            message: format!(
-                "snapshot {} was expired while tag '{name}' was being created; the tag was not \
-                 created",
-                snapshot.id
-            ),
+    p: &Path,
+    tag: &Snapshot,
+    why: &'static str,
+) -> Result<Vec<(PathBuf, u64)>> {
+    let alive = table
+        .snapshot_manager()
+        .try_snapshot(tag.id)?
+        .is_some_and(|s| {
+            s.base_manifest_list == tag.base_manifest_list
+                && s.delta_manifest_list == tag.delta_manifest_list
         });
+    if alive {
+        return Ok(vec![]);
     }
-    log::info!(target: "paimon_rs.tags", "{}: created tag '{name}' on snapshot {}", table.name, snapshot.id);
-    Ok(())
+    let kept = all_kept(table)?;
+    delete_unreferenced(table, &[(p.to_path_buf(), tag.clone())], &kept, why)
 }
 
 /// Delete tag `name` and the files only it referenced (its snapshot expired). Returns None if
 /// there is no such tag.
 pub fn delete_tag(table: &FileStoreTable, name: &str) -> Result<Option<Reclaimed>> {
-    let sm = table.snapshot_manager();
-    SnapshotManager::check_tag_name(name).map_err(|e| e.with_table(&table.name))?;
-    let p = sm.tag_path(name);
-    if !io::exists(&p) {
-        return Ok(None);
-    }
-    let tag = sm.tag(name)?;
-    io::remove_file_if_exists(&p)?;
-    let mut out = Reclaimed::default();
-    // a snapshot still present references everything the tag does
-    let snapshot_alive = sm.try_snapshot(tag.id)?.is_some_and(|s| {
-        s.base_manifest_list == tag.base_manifest_list
-            && s.delta_manifest_list == tag.delta_manifest_list
-    });
-    if !snapshot_alive {
-        let kept = all_kept(table)?;
-        out.files = delete_unreferenced(
-            table,
-            &[(p.clone(), tag.clone())],
-            &kept,
-            "refusing to clean the deleted tag's files",
-        )
-        .map_err(|e| e.with_table(&table.name))?;
-    }
-    log::info!(target: "paimon_rs.tags", "{}: deleted tag '{name}' ({} files deleted)", table.name, out.files.len());
-    Ok(Some(out))
+    table.named(|| {
+        let sm = table.snapshot_manager();
+        SnapshotManager::check_tag_name(name)?;
+        let p = sm.tag_path(name);
+        if !io::exists(&p) {
+            return Ok(None);
+        }
+        let tag = sm.tag(name)?;
+        io::remove_file_if_exists(&p)?;
+        let why = "refusing to clean the deleted tag's files";
+        let out = Reclaimed {
+            files: clean_after_tag(table, &p, &tag, why)?,
+            ..Reclaimed::default()
+        };
+        log::info!(target: "paimon_rs.tags", "{}: deleted tag '{name}' ({} files deleted)",
+            table.name, out.files.len());
+        Ok(Some(out))
+    })
 }
 
 /// Rename tag `from` to `to` (Java's `TagManager.renameTag`, its refusals and messages). The
 /// new tag file is created exclusively, then the old one deleted.
 pub fn rename_tag(table: &FileStoreTable, from: &str, to: &str) -> Result<()> {
-    rename_tag_inner(table, from, to).map_err(|e| e.with_table(&table.name))
-}
-
-fn rename_tag_inner(table: &FileStoreTable, from: &str, to: &str) -> Result<()> {
-    let sm = table.snapshot_manager();
-    if from.trim().is_empty() {
-        return Err(Error::invalid("Original tag name shouldn't be blank."));
-    }
-    SnapshotManager::check_tag_name(from)?;
-    if !io::exists(&sm.tag_path(from)) {
-        return Err(Error::invalid(format!("Tag '{from}' doesn't exist.")));
-    }
-    if to.trim().is_empty() {
-        return Err(Error::invalid("New tag name shouldn't be blank."));
-    }
-    SnapshotManager::check_tag_name(to)?;
-    let bytes = io::read(&sm.tag_path(from))?;
-    if io::exists(&sm.tag_path(to)) || !io::create_exclusive(&sm.tag_path(to), &bytes)? {
-        return Err(Error::invalid(format!("Tag '{to}' already exists.")));
-    }
-    io::remove_file_if_exists(&sm.tag_path(from))?;
-    log::info!(target: "paimon_rs.tags", "{}: renamed tag '{from}' to '{to}'", table.name);
-    Ok(())
+    table.named(|| {
+        let sm = table.snapshot_manager();
+        if from.trim().is_empty() {
+            return Err(Error::invalid("Original tag name shouldn't be blank."));
+        }
+        SnapshotManager::check_tag_name(from)?;
+        if !io::exists(&sm.tag_path(from)) {
+            return Err(Error::invalid(format!("Tag '{from}' doesn't exist.")));
+        }
+        if to.trim().is_empty() {
+            return Err(Error::invalid("New tag name shouldn't be blank."));
+        }
+        SnapshotManager::check_tag_name(to)?;
+        let bytes = io::read(&sm.tag_path(from))?;
+        if io::exists(&sm.tag_path(to)) || !io::create_exclusive(&sm.tag_path(to), &bytes)? {
+            return Err(Error::invalid(format!("Tag '{to}' already exists.")));
+        }
+        io::remove_file_if_exists(&sm.tag_path(from))?;
+        log::info!(target: "paimon_rs.tags", "{}: renamed tag '{from}' to '{to}'", table.name);
+        Ok(())
+    })
 }
 
 /// Point the existing tag `name` at snapshot `snapshot_id` (the latest if None), with
@@ -239,59 +244,52 @@ pub fn replace_tag(
     snapshot_id: Option<i64>,
     time_retained: Option<&str>,
 ) -> Result<Reclaimed> {
-    replace_tag_inner(table, name, snapshot_id, time_retained)
-        .map_err(|e| e.with_table(&table.name))
+    table.named(|| {
+        let sm = table.snapshot_manager();
+        let snapshot = match snapshot_id {
+            None => sm.latest()?.ok_or_else(|| {
+                Error::invalid("Cannot replace tag because latest snapshot doesn't exist.")
+            })?,
+            Some(id) => sm
+                .try_snapshot(id)?
+                .ok_or_else(|| Error::invalid(format!("Snapshot id '{id}' doesn't exist.")))?,
+        };
+        if name.trim().is_empty() {
+            return Err(Error::invalid("Tag name shouldn't be blank."));
+        }
+        SnapshotManager::check_tag_name(name)?;
+        let p = sm.tag_path(name);
+        if !io::exists(&p) {
+            return Err(Error::invalid(format!("Tag '{name}' doesn't exist.")));
+        }
+        let retained = time_retained
+            .map(|v| parse_duration_ms("time_retained", v).map(|ms| ms as i64))
+            .transpose()?;
+        let old = sm.tag(name)?;
+        io::write_new(&p, &tag_json(&snapshot, retained)?)?;
+        let mut out = Reclaimed::default();
+        if old.id != snapshot.id {
+            let why = "refusing to clean the replaced tag's files";
+            out.files = clean_after_tag(table, &p, &old, why)?;
+        }
+        log::info!(target: "paimon_rs.tags", "{}: tag '{name}' now on snapshot {} (was {})",
+            table.name, snapshot.id, old.id);
+        Ok(out)
+    })
 }
 
-fn replace_tag_inner(
-    table: &FileStoreTable,
-    name: &str,
-    snapshot_id: Option<i64>,
-    time_retained: Option<&str>,
-) -> Result<Reclaimed> {
-    let sm = table.snapshot_manager();
-    let snapshot = match snapshot_id {
-        None => sm.latest()?.ok_or_else(|| {
-            Error::invalid("Cannot replace tag because latest snapshot doesn't exist.")
-        })?,
-        Some(id) => sm
-            .try_snapshot(id)?
-            .ok_or_else(|| Error::invalid(format!("Snapshot id '{id}' doesn't exist.")))?,
-    };
-    if name.trim().is_empty() {
-        return Err(Error::invalid("Tag name shouldn't be blank."));
-    }
-    SnapshotManager::check_tag_name(name)?;
-    let p = sm.tag_path(name);
-    if !io::exists(&p) {
-        return Err(Error::invalid(format!("Tag '{name}' doesn't exist.")));
-    }
-    let retained = time_retained
-        .map(|v| parse_duration_ms("time_retained", v).map(|ms| ms as i64))
-        .transpose()?;
-    let old = sm.tag(name)?;
-    io::write_new(&p, &tag_json(&snapshot, retained)?)?;
-    let mut out = Reclaimed::default();
-    let old_alive = sm.try_snapshot(old.id)?.is_some_and(|s| {
-        s.base_manifest_list == old.base_manifest_list
-            && s.delta_manifest_list == old.delta_manifest_list
-    });
-    if !old_alive && old.id != snapshot.id {
-        let kept = all_kept(table)?;
-        out.files = delete_unreferenced(
-            table,
-            &[(p.clone(), old.clone())],
-            &kept,
-            "refusing to clean the replaced tag's files",
-        )?;
-    }
-    log::info!(target: "paimon_rs.tags", "{}: tag '{name}' now on snapshot {} (was {})",
-        table.name, snapshot.id, old.id);
-    Ok(out)
+/// `tag.time-expire-enabled` (true): whether a commit expires tags by their retained time.
+pub fn time_expire_enabled(raw: &BTreeMap<String, String>) -> Result<bool> {
+    raw.get("tag.time-expire-enabled")
+        .map_or(Ok(true), |v| parse_bool("tag.time-expire-enabled", v))
 }
 
-/// Delete tags whose `tagCreateTime + tagTimeRetained` is before `now` (Java's `TagTimeExpire`).
+/// After a commit, delete tags whose `tagCreateTime + tagTimeRetained` is before `now` (Java's
+/// `TagTimeExpire`, which its commit creates only under `tag.time-expire-enabled`).
 pub fn expire_tags_by_time(table: &FileStoreTable, now: NaiveDateTime) -> Result<Vec<String>> {
+    if !time_expire_enabled(&table.options.raw).map_err(|e| e.with_table(&table.name))? {
+        return Ok(vec![]);
+    }
     let mut out = vec![];
     for t in list_tags(table)? {
         if let (Some(created), Some(ms)) = (t.create_time, t.time_retained_ms) {
@@ -519,12 +517,7 @@ impl AutoTag {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
-        kv.iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect()
-    }
+    use crate::options::opts;
 
     fn t(s: &str) -> NaiveDateTime {
         NaiveDateTime::parse_from_str(s, "%Y-%m-%d %H:%M:%S").unwrap()
