@@ -588,6 +588,10 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
     spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
                       fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt)
     frame = distribute(df.select(*names), table, num_tasks)
+    if WRITE_KEY_COLUMN in frame.columns:
+        # the shuffle has used it; dropped after the exchange, the JVM converts one column
+        # fewer to Arrow for the writers
+        frame = frame.drop(WRITE_KEY_COLUMN)
     msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
     try:
         rows = msgs_df.collect()  # once: a second action would run every writer again
