@@ -3,20 +3,20 @@ of all of them): ``write`` commits Arrow tables, ``write_rows`` a ``{key: value}
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Union
+from typing import Any, Dict, Optional
 
 import pyarrow as pa
 
 
-def write(table: Any, data: Union[pa.Table, Sequence[pa.Table]], overwrite: Optional[dict] = None) -> Any:
-    """One commit of ``data`` (a table, or tables written in order); ``overwrite`` as the write
-    builder's. Returns what the commit returns."""
+def write(table: Any, data: Any, overwrite: Optional[dict] = None) -> Any:
+    """One commit of ``data`` (anything ``write_arrow`` takes, or a list/tuple of those written in
+    order); ``overwrite`` as the write builder's. Returns what the commit returns."""
     wb = table.new_batch_write_builder()
     if overwrite is not None:
         wb.overwrite(overwrite)
     w, c = wb.new_write(), wb.new_commit()
     try:
-        for t in [data] if isinstance(data, pa.Table) else data:
+        for t in data if isinstance(data, (list, tuple)) else [data]:
             w.write_arrow(t)
         return c.commit(w.prepare_commit())
     finally:

@@ -8,10 +8,11 @@ import os
 import time
 
 import pytest
-from test_java_table_ops import Both, history, tname
-from test_java_table_ops import write_rows as write
+from test_java_table_ops import ARROW, Both, history, tname
 
 from paimon_rs import CatalogFactory
+
+from table_writes import write_rows
 
 pytestmark = pytest.mark.java
 
@@ -47,8 +48,8 @@ def test_java_reads_and_writes_our_branches(java, tmp_path, request):
     t.create_branch("empty")
     assert java.call("list_branches", warehouse=b.wh, table=b.ident) == ["empty", "fromtag"]
     # our writes into both branches, Java reads them
-    write(ours(b, "fromtag"), {100: "ours"})
-    write(ours(b, "empty"), {7: "e"})
+    write_rows(ours(b, "fromtag"), {100: "ours"}, ARROW)
+    write_rows(ours(b, "empty"), {7: "e"}, ARROW)
     expected = {**b.models[2], 100: "ours"}
     assert java_rows(b, "fromtag") == expected
     assert java_rows(b, "empty") == {7: "e"}
@@ -61,7 +62,7 @@ def test_java_reads_and_writes_our_branches(java, tmp_path, request):
     # Java fast-forwards main to our branch; we read main as the branch
     java.call("fast_forward", warehouse=b.wh, table=b.ident, name="fromtag")
     assert b.our_rows() == expected
-    write(b.ours(), {102: "after-ff"})
+    write_rows(b.ours(), {102: "after-ff"}, ARROW)
     assert b.java_rows() == {**expected, 102: "after-ff"}
     # Java deletes our branch; we see it gone
     java.call("delete_branch", warehouse=b.wh, table=b.ident, name="empty")
@@ -82,7 +83,7 @@ def test_we_read_and_write_javas_branches(java, tmp_path, request):
     assert rows_of(ours(b, "je")) == {1: "je"}
     assert rows_of(t.copy({"branch": "jb"}), {"scan.tag-name": "j2"}) == b.models[2]
     # we write into Java's branch, Java reads it
-    write(ours(b, "jb"), {201: "ours"})
+    write_rows(ours(b, "jb"), {201: "ours"}, ARROW)
     expected = {**b.models[2], 200: "java", 201: "ours"}
     assert java_rows(b, "jb") == expected
     # main writes go on; expiry of main and our orphan clean keep the branch's files
