@@ -207,6 +207,8 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
     reading = _core.object_store_requests(reset=True)
     print(f"\nrequests per commit (2 buckets): {commit}\nrequests per read: {reading}")
     assert reading["LIST"] == 0, reading
+    # the latest snapshot: GET LATEST, then HEAD snapshot-(n+1) beside GET snapshot-n (no HEAD n)
+    assert reading["HEAD"] == 1, reading
     assert reading["PUT"] == 0 and reading["DELETE"] == 0
     assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
 

@@ -393,6 +393,23 @@ impl SnapshotManager {
     /// The newest snapshot. One that vanishes between finding and reading it was expired (or
     /// rolled back) after a newer one landed: look again.
     pub fn latest(&self) -> Result<Option<Snapshot>> {
+        // On an object store, when `LATEST` names n: whether snapshot-(n+1) exists is asked
+        // while snapshot-n is read (both are needed when the hint is right, the usual case),
+        // two serial requests fewer than `latest_id` (HEAD n+1, HEAD n) and then the GET. Any
+        // other outcome takes the full path below, which tells a stale hint from lost snapshots.
+        if io::is_remote(&self.dir) {
+            if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
+                // a scoped thread, not rayon: this may run outside the process's pool
+                let (next, this) = std::thread::scope(|sc| {
+                    let next = sc.spawn(|| io::exists(&self.snapshot_path(n + 1)));
+                    let this = self.try_snapshot(n);
+                    (next.join().unwrap_or(true), this)
+                });
+                if let (false, Ok(Some(s))) = (next, this) {
+                    return Ok(Some(s));
+                }
+            }
+        }
         for _ in 0..16 {
             match self.latest_id()? {
                 None => return Ok(None),
