@@ -20,41 +20,22 @@ Not served: XML multipart uploads (files over 16 MiB; the suites write none).
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
 import sys
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
 from typing import Any, Dict, List, Optional, Tuple
 
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+from s3_server import ChildServer
 
 
-class GcsServer:
+class GcsServer(ChildServer):
     """gcp-storage-emulator (with the XML calls above) in a child process on 127.0.0.1."""
 
     def __init__(self, honour_preconditions: bool = True) -> None:
-        self.port = free_port()
-        self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, __file__, str(self.port), "1" if honour_preconditions else "0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.time() + 30
-        while True:
-            try:
-                urllib.request.urlopen(self.endpoint + "/", timeout=1)
-                break
-            except Exception:
-                if self.proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("GCS emulator did not start") from None
-                time.sleep(0.1)
+        super().__init__(lambda port: [sys.executable, __file__, str(port), "1" if honour_preconditions else "0"],
+                         "/", "GCS emulator")
 
     def options(self) -> Dict[str, str]:
         """Catalog options for this server: its endpoint and no authentication (Java Paimon's
@@ -118,13 +99,6 @@ class GcsServer:
         status, _ = self._call("DELETE", f"/storage/v1/b/{bucket}/o/{urllib.parse.quote(key, safe='')}")
         if status not in (200, 204):
             raise FileNotFoundError(f"gs://{bucket}/{key}: {status}")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
 
 
 # ---- the child process: the emulator plus the XML API calls object_store makes ----------------

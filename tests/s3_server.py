@@ -9,7 +9,7 @@ import sys
 import time
 import urllib.request
 import uuid
-from typing import Any, Dict, List
+from typing import Any, Callable, Dict, List
 
 ACCESS_KEY = "testing"
 SECRET_KEY = "testing"
@@ -21,25 +21,39 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-class MotoServer:
-    """moto's S3 server in a child process (never a thread of the test process: our engine holds
-    no GIL while it waits on the network, but a server thread would share the process)."""
+class ChildServer:
+    """A test server in a child process on 127.0.0.1 (never a thread of the test process: our
+    engine holds no GIL while it waits on the network, but a server thread would share the
+    process): ``command(port)`` started, then ``probe`` polled until it answers."""
 
-    def __init__(self) -> None:
+    def __init__(self, command: Callable[[int], List[str]], probe: str, what: str) -> None:
         self.port = free_port()
         self.endpoint = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(command(self.port), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.time() + 30
         while True:
             try:
-                urllib.request.urlopen(self.endpoint + "/moto-api/", timeout=1)
+                urllib.request.urlopen(self.endpoint + probe, timeout=1)
                 break
             except Exception:
                 if self.proc.poll() is not None or time.time() > deadline:
-                    raise RuntimeError("moto server did not start") from None
+                    raise RuntimeError(f"{what} did not start") from None
                 time.sleep(0.1)
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+
+
+class MotoServer(ChildServer):
+    """moto's S3 server in a child process."""
+
+    def __init__(self) -> None:
+        super().__init__(lambda port: [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                         "/moto-api/", "moto server")
 
     def options(self) -> Dict[str, str]:
         """Catalog options with Paimon's names for this server."""
@@ -62,10 +76,3 @@ class MotoServer:
         for page in pages:
             out.extend(o["Key"] for o in page.get("Contents", []))
         return out
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
