@@ -245,6 +245,34 @@ def test_expiry_racing_writers_loses_nothing_acknowledged(catalog):
         assert orphans(t) == []
 
 
+def test_writer_whose_restored_snapshot_expires_gets_a_commit_conflict(catalog):
+    """The race behind the racing-writers test, made deterministic: a writer restores a
+    bucket's files, another commit compacts them away and its expiry deletes them and the
+    restored snapshot; the first writer's compaction at prepare_commit finds them missing. That
+    is a commit conflict (write again), not a corrupt table, and nothing committed is lost."""
+    import pyarrow as pa
+    from table_ops_helpers import SCHEMA
+
+    t = make_table(catalog, options={"bucket": "1", "snapshot.num-retained.min": "1",
+                                     "snapshot.num-retained.max": "1",
+                                     "full-compaction.delta-commits": "1"})
+    m = Model(t)
+    m.upsert({1: "a"})
+    m.upsert({2: "b"})
+    restored = t.latest_snapshot_id()
+    wb = t.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    w.write_arrow(pa.table({"k": [3], "v": ["c"]}, schema=SCHEMA))  # restores `restored`
+    m.upsert({4: "d"})  # compacts the bucket; its expiry deletes `restored` and its files
+    assert restored not in snapshot_ids(t)
+    with pytest.raises(paimon_rs.CommitConflictError, match=f"snapshot {restored} .*write the data again"):
+        c.commit(w.prepare_commit())
+    w.close()
+    c.close()
+    assert read_rows(t) == m.current()
+    assert orphans(t) == [], "the failed writer removed what it had written"
+
+
 def test_failed_expiry_after_a_commit_is_a_warning_naming_table_and_snapshot(catalog, caplog):
     """The commit has landed when its expiry runs: a failure there (here: a corrupt manifest list
     of the snapshot being expired) is a warning naming the table and the landed snapshot, the

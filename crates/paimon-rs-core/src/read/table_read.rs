@@ -192,13 +192,7 @@ impl TableRead {
 /// A file missing while a split of snapshot `id` is read: if the snapshot is gone (expired or
 /// rolled back since the plan), say so (`SnapshotExpired`), never return fewer rows.
 pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
-    let missing = match &e {
-        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
-        Error::CorruptFile { message, .. } => message.contains("missing"),
-        _ => false,
-    };
-    let sm = table.snapshot_manager();
-    if missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id) {
+    if missing_since_gone(table, id, &e) {
         return Error::SnapshotExpired {
             table: table.name.clone(),
             message: format!(
@@ -209,6 +203,19 @@ pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
         };
     }
     e.with_table(&table.name)
+}
+
+/// Whether `e` is a file found missing (not found, or a manifest naming a file that is gone)
+/// and snapshot `id` no longer exists and no tag holds it: an expiry or rollback deleted the
+/// files since `id` was read, so the error is a race, not damage.
+pub(crate) fn missing_since_gone(table: &FileStoreTable, id: i64, e: &Error) -> bool {
+    let missing = match e {
+        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        Error::CorruptFile { message, .. } => message.contains("missing"),
+        _ => false,
+    };
+    let sm = table.snapshot_manager();
+    missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id)
 }
 
 fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool {

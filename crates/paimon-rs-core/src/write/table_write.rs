@@ -235,7 +235,9 @@ impl TableWrite {
             .collect::<Result<Vec<_>>>()
             .map_err(|e| e.with_table(&name))?;
         for a in aligned.into_iter().flatten() {
-            self.buffer(a).map_err(|e| e.with_table(&name))?;
+            // a stall's compaction reads restored files
+            self.buffer(a)
+                .map_err(|e| self.conflict_if_restored_gone(e))?;
         }
         Ok(())
     }
@@ -667,11 +669,34 @@ impl TableWrite {
             for p in paths {
                 let _ = crate::io::remove_file_if_exists(&p);
             }
-            return Err(e.with_table(&name));
+            return Err(self.conflict_if_restored_gone(e));
         }
         // every run was consumed: drop the (now empty) spill directory
         self.reset_spiller();
         Ok(msgs)
+    }
+
+    /// A restored file found missing because the snapshot this writer restored from was
+    /// expired (or rolled back) meanwhile and its files deleted: a commit conflict (the data
+    /// must be written again against the table as it is now), not a corrupt table.
+    fn conflict_if_restored_gone(&self, e: Error) -> Error {
+        let name = &self.table.name;
+        match &self.restored.snapshot {
+            Some(Some(snap))
+                if crate::read::table_read::missing_since_gone(&self.table, snap.id, &e) =>
+            {
+                Error::CommitConflict {
+                    table: name.clone(),
+                    message: format!(
+                        "snapshot {} this write restored its files from was expired (or rolled \
+                         back) while it was being written, and files it compacts are gone ({e}); \
+                         nothing was committed: write the data again",
+                        snap.id
+                    ),
+                }
+            }
+            _ => e.with_table(name),
+        }
     }
 
     /// An overwrite's writer (Java's `withIgnorePreviousFiles`): its compactions see only the
