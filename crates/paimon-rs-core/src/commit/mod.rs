@@ -488,9 +488,14 @@ impl FileStoreCommit {
                     kind.clone(),
                     commit_identifier,
                 );
-                // a snapshot withdrawn after a concurrent rollback is retried as a lost race
+                // a snapshot withdrawn after a concurrent rollback or expiry is retried as a
+                // lost race
+                #[cfg(test)]
+                tests::race_point(tests::RacePoint::BeforeCreate);
                 let created = sm.try_create(&snapshot)?;
-                if created && !self.withdrawn(&sm, &snapshot, latest.as_ref())? {
+                #[cfg(test)]
+                tests::race_point(tests::RacePoint::AfterCreate);
+                if created && !self.withdrawn(&sm, &snapshot, latest.as_ref(), &delta)? {
                     sm.write_latest_hint_best_effort(snapshot.id);
                     log::info!(
                         target: "paimon_rs.commit",
@@ -550,37 +555,93 @@ impl FileStoreCommit {
         result
     }
 
-    /// A rollback deleted the snapshot this attempt was based on while we created ours on top of
-    /// it (an expiry only deletes snapshots below `EARLIEST`, never the latest): our snapshot
-    /// would reference what the rollback cleans, so it is withdrawn and the commit retried.
+    /// Whether the snapshot this attempt just created must be withdrawn (deleted, and the commit
+    /// retried on the table as it is now). Two races can make a created snapshot wrong:
+    ///
+    /// - A **rollback** deleted the snapshot this attempt was based on while we created ours on
+    ///   top of it: ours would reference what the rollback cleans. Older snapshots are left.
+    /// - An **expiry** made the id free again: while this attempt was built, other commits
+    ///   created snapshot `ours.id` and newer ones, and an expiry deleted `ours.id` (with all
+    ///   below it). The exclusive create then succeeds, but our snapshot is not on the table's
+    ///   chain (the newer ones do not hold our changes): acknowledged, it would be lost.
+    ///
+    /// While the base exists, neither happened: an expiry deletes snapshots in ascending order
+    /// and deleted files are never re-created. When the base is gone (and nothing older is
+    /// left, or it is a rollback), the snapshots above ours tell the two apart. An expiry never
+    /// deletes the latest snapshot it read, so if ours was taken over, some snapshot above ours
+    /// exists; snapshot `ours.id + 1` missing while a newer one exists means the newer ones
+    /// came before ours (an expiry deletes `ours.id` before `ours.id + 1`, and ours is still
+    /// here); and when `ours.id + 1` exists, it descends from ours exactly when its base holds
+    /// our changes.
     fn withdrawn(
         &self,
         sm: &crate::table::snapshot_manager::SnapshotManager,
         ours: &Snapshot,
         base: Option<&Snapshot>,
+        delta: &[ManifestEntry],
     ) -> Result<bool> {
-        let Some(base) = base else {
-            return Ok(false);
+        if let Some(b) = base {
+            if sm.try_snapshot(b.id)?.is_some() {
+                return Ok(false);
+            }
+        }
+        let below = ours.id - 1; // the base's id (0: the table was empty)
+        let ids = sm.ids()?;
+        let why = if ids.iter().any(|&i| i < below) {
+            format!(
+                "was based on snapshot {below}, which a concurrent rollback deleted; withdrawn, \
+                 retrying on the rolled-back table"
+            )
+        } else {
+            let above = ids.iter().any(|&i| i > ours.id);
+            let next = ids.contains(&(ours.id + 1));
+            let ours_listed = ids.contains(&ours.id);
+            let stale = match (above, next) {
+                (false, _) => false, // ours is the latest; older ones expired after it landed
+                (true, false) => ours_listed,
+                (true, true) => !self.descends_from(sm, ours.id + 1, delta)?,
+            };
+            if !stale {
+                return Ok(false);
+            }
+            format!(
+                "took an id that a concurrent expiry had freed: snapshot {0} and newer ones were \
+                 committed and {0} expired while this commit was prepared, so ours is not on the \
+                 table's chain; withdrawn, retrying on the latest snapshot",
+                ours.id
+            )
         };
-        if sm.try_snapshot(base.id)?.is_some() {
-            return Ok(false);
-        }
-        if sm
-            .earliest_id()?
-            .is_some_and(|e| base.id < e && e != ours.id)
-        {
-            return Ok(false); // expired after ours landed
-        }
         io::remove_file_if_exists(&sm.snapshot_path(ours.id))?;
         log::warn!(
             target: "paimon_rs.commit",
-            "{}: snapshot {} was based on snapshot {}, which a concurrent rollback deleted; \
-             withdrawn, retrying on the rolled-back table",
+            "{}: snapshot {} {why}",
             self.table.name,
             ours.id,
-            base.id
         );
         Ok(true)
+    }
+
+    /// Whether snapshot `id` was committed on top of the snapshot whose changes are `delta`:
+    /// its base manifests (the previous snapshot's live files) hold every file the delta added
+    /// and none it deleted (file names are unique, so another snapshot cannot hold them).
+    fn descends_from(
+        &self,
+        sm: &crate::table::snapshot_manager::SnapshotManager,
+        id: i64,
+        delta: &[ManifestEntry],
+    ) -> Result<bool> {
+        let Some(next) = sm.try_snapshot(id)? else {
+            return Ok(false);
+        };
+        let metas = crate::table::live::read_list(&self.table, &next, &next.base_manifest_list)?;
+        let live: HashSet<String> = crate::read::scan::live_entries_of(&self.table, metas, None)?
+            .into_iter()
+            .map(|e| e.file.file_name)
+            .collect();
+        Ok(delta.iter().all(|e| match e.kind {
+            FileKind::Add => live.contains(&e.file.file_name),
+            FileKind::Delete => !live.contains(&e.file.file_name),
+        }))
     }
 
     /// Steps 1–2 of an attempt: the live files `phase` concerns (of the partitions it changes),
@@ -886,5 +947,119 @@ impl FileStoreCommit {
             min_row_id: None,
             max_row_id: None,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safety::tests::{commit, live_rows, rows, table, written};
+    use super::*;
+    use crate::table::expire::{expire_snapshots, ExpireConfig};
+    use std::cell::RefCell;
+
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    pub(super) enum RacePoint {
+        BeforeCreate,
+        AfterCreate,
+    }
+
+    type Race = (RacePoint, Box<dyn FnOnce()>);
+
+    thread_local! {
+        static RACE: RefCell<Option<Race>> = const { RefCell::new(None) };
+    }
+
+    /// Runs the armed race once, when this thread's commit reaches its point (other commits
+    /// run by the race itself pass through).
+    pub(super) fn race_point(at: RacePoint) {
+        let armed = RACE.with(|r| {
+            let mut r = r.borrow_mut();
+            match r.as_ref() {
+                Some((p, _)) if *p == at => r.take(),
+                _ => None,
+            }
+        });
+        if let Some((_, f)) = armed {
+            f();
+        }
+    }
+
+    fn arm(at: RacePoint, f: impl FnOnce() + 'static) {
+        RACE.with(|r| *r.borrow_mut() = Some((at, Box::new(f))));
+    }
+
+    fn expire_all_but_latest(t: &FileStoreTable) {
+        let keep_one = ExpireConfig {
+            num_retained_min: 1,
+            num_retained_max: 1,
+            time_retained_ms: 0,
+            expire_limit: 100,
+        };
+        let far = chrono::Utc::now().timestamp_millis() + 3_600_000;
+        expire_snapshots(t, &keep_one, far).unwrap();
+    }
+
+    /// While a commit based on snapshot 1 is prepared, others commit 2..=`others + 1` and an
+    /// expiry keeps only the latest: the id 2 is free again when our commit creates it. Ours
+    /// must not stay as snapshot 2 (acknowledged, but invisible: nothing newer holds it): it is
+    /// withdrawn and retried, so an append lands on top of the latest, and a primary-key write
+    /// is refused as a conflict (the snapshots it would check its keys against are gone).
+    #[test]
+    fn a_snapshot_id_freed_by_a_concurrent_expiry_is_not_taken() {
+        for (pk, others) in [(false, 2), (false, 3), (true, 2), (true, 3)] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(dir.path(), pk);
+            commit(&t, &written(&t, &[rows(1, 0..3)])).unwrap();
+            let ours = written(&t, &[rows(1, 10..13)]);
+            let t2 = t.clone();
+            arm(RacePoint::BeforeCreate, move || {
+                for i in 0..others {
+                    let k = 20 + 10 * i;
+                    commit(&t2, &written(&t2, &[rows(1, k..k + 3)])).unwrap();
+                }
+                expire_all_but_latest(&t2);
+                assert!(!crate::io::exists(&t2.snapshot_manager().snapshot_path(2)));
+            });
+            let case = format!("pk {pk}, {others} concurrent commits");
+            let landed = commit(&t, &ours);
+            let sm = t.snapshot_manager();
+            assert!(
+                sm.try_snapshot(2).unwrap().is_none(),
+                "{case}: stale snapshot left"
+            );
+            if pk {
+                let e = landed.unwrap_err();
+                assert!(matches!(e, Error::CommitConflict { .. }), "{case}: {e}");
+                assert_eq!(live_rows(&t), 3 * (others + 1), "{case}");
+                assert_eq!(sm.latest_id().unwrap(), Some(others + 1), "{case}");
+            } else {
+                assert_eq!(landed.unwrap(), Some(others + 2), "{case}");
+                assert_eq!(live_rows(&t), 3 * (others + 2), "{case}");
+                assert_eq!(sm.latest_id().unwrap(), Some(others + 2), "{case}");
+            }
+        }
+    }
+
+    /// The legitimate cases of a base that vanished after ours landed: an expiry ran right after
+    /// our create (ours is the latest), or also a commit on top of ours. Ours stays.
+    #[test]
+    fn a_base_expired_after_ours_landed_keeps_ours() {
+        for on_top in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(dir.path(), true);
+            commit(&t, &written(&t, &[rows(1, 0..3)])).unwrap();
+            let ours = written(&t, &[rows(1, 10..13)]);
+            let next = written(&t, &[rows(1, 20..23)]);
+            let t2 = t.clone();
+            arm(RacePoint::AfterCreate, move || {
+                expire_all_but_latest(&t2);
+                if on_top {
+                    assert_eq!(commit(&t2, &next).unwrap(), Some(3));
+                }
+            });
+            assert_eq!(commit(&t, &ours).unwrap(), Some(2), "on top: {on_top}");
+            let rows_now = if on_top { 9 } else { 6 };
+            assert_eq!(live_rows(&t), rows_now, "on top: {on_top}");
+        }
     }
 }
