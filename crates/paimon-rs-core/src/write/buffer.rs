@@ -292,18 +292,7 @@ impl SortBuffer {
         } else {
             sorted
         };
-        // arrival position -> slice (a table: a search per row costs more), and where each
-        // slice starts
-        // (one slice needs neither)
-        let mut starts = Vec::with_capacity(slices.len());
-        let mut loc: Vec<u32> = Vec::with_capacity(if slices.len() > 1 { n } else { 0 });
-        if slices.len() > 1 {
-            for (i, s) in slices.iter().enumerate() {
-                starts.push(loc.len());
-                loc.resize(loc.len() + s.len, i as u32);
-            }
-        }
-        let starts = Locator { starts, loc };
+        let sources = Sources::new(&slices);
         let schema = self.schema.clone();
         let layout = self.layout;
         let key_idx = self.key_idx.clone();
@@ -315,7 +304,9 @@ impl SortBuffer {
             let end = (pos + batch_rows).min(order.len());
             let chunk = &order[pos..end];
             pos = end;
-            Some(kv_chunk(&schema, layout, &key_idx, &slices, &starts, chunk))
+            Some(kv_chunk(
+                &schema, layout, &key_idx, &slices, &sources, chunk,
+            ))
         }))))
     }
 
@@ -497,11 +488,53 @@ fn gather_rows(
     Ok((batch, kinds))
 }
 
-/// Where the rows of a buffer are: the slice of every arrival position, and the arrival
-/// position of each slice's first row.
-struct Locator {
-    starts: Vec<usize>,
-    loc: Vec<u32>,
+/// Where the rows of a buffer of several slices are, by arrival position: the (slice, input row)
+/// of each, looked up with one read per sorted row (a slice table plus the slice's row list cost
+/// two scattered reads), and their sequence numbers: `base + position` when the slices' numbers
+/// are consecutive (each bucket numbers its rows in arrival order), else a table. Empty for one
+/// slice, which needs neither.
+struct Sources {
+    src: Vec<(u32, u32)>,
+    seqs: Option<Vec<i64>>,
+    base: i64,
+}
+
+impl Sources {
+    fn new(slices: &[Slice]) -> Self {
+        let base = slices.first().map_or(0, |s| s.first_seq);
+        if slices.len() < 2 {
+            return Sources {
+                src: vec![],
+                seqs: None,
+                base,
+            };
+        }
+        let n: usize = slices.iter().map(|s| s.len).sum();
+        let mut src = Vec::with_capacity(n);
+        for (i, sl) in slices.iter().enumerate() {
+            match &sl.rows {
+                Some(r) => src.extend(r.iter().map(|&row| (i as u32, row))),
+                None => src.extend((0..sl.len as u32).map(|row| (i as u32, row))),
+            }
+        }
+        let consecutive = slices
+            .windows(2)
+            .all(|w| w[0].first_seq + w[0].len as i64 == w[1].first_seq);
+        let seqs = (!consecutive).then(|| {
+            slices
+                .iter()
+                .flat_map(|sl| (0..sl.len as i64).map(move |j| sl.first_seq + j))
+                .collect()
+        });
+        Sources { src, seqs, base }
+    }
+
+    fn seq(&self, g: u32) -> i64 {
+        match &self.seqs {
+            None => self.base + i64::from(g),
+            Some(s) => s[g as usize],
+        }
+    }
 }
 
 /// Key-value rows for the arrival positions `chunk`: key columns (shared with the value
@@ -511,7 +544,7 @@ fn kv_chunk(
     layout: KvLayout,
     key_idx: &[usize],
     slices: &[Slice],
-    at: &Locator,
+    at: &Sources,
     chunk: &[u32],
 ) -> Result<RecordBatch> {
     let (rows, kinds, seqs) = if let [sl] = slices {
@@ -530,12 +563,9 @@ fn kv_chunk(
         let mut pairs = Vec::with_capacity(chunk.len());
         let mut seqs = Vec::with_capacity(chunk.len());
         for &g in chunk {
-            let g = g as usize;
-            let s = at.loc[g] as usize;
-            let j = g - at.starts[s];
-            let sl = &slices[s];
-            pairs.push((s, sl.row(j)));
-            seqs.push(sl.first_seq + j as i64);
+            let (s, r) = at.src[g as usize];
+            pairs.push((s as usize, r as usize));
+            seqs.push(at.seq(g));
         }
         let (rows, kinds) = gather_rows(slices, &pairs)?;
         (rows, kinds, seqs)
@@ -818,6 +848,32 @@ mod tests {
             run.iter().all(|r| r.1 == seq_of(r.0)),
             "sequence numbers stay with their rows"
         );
+    }
+
+    #[test]
+    fn sequence_numbers_follow_rows_across_gaps_between_slices() {
+        let counter = MemoryCounter::default();
+        let first = input(&[7, 2, 5], None, &counter);
+        let second = input(&[4, 2, 9, 1], Some(&[0, 3, 0, 0]), &counter);
+        let mut a = buffer(&counter);
+        // shared inputs (the test holds them): gathered from several slices, not consolidated
+        a.put(&first, Some(vec![0, 2]), 10);
+        a.put(&second, None, 40);
+        a.put(&first, Some(vec![1]), 90);
+        let run = drain(a.take_sorted_run().unwrap().unwrap());
+        assert_eq!(
+            run,
+            vec![
+                (1, 43, 0, "value-1".into()),
+                (2, 41, 3, "value-2".into()),
+                (2, 90, 0, "value-2".into()),
+                (4, 40, 0, "value-4".into()),
+                (5, 11, 0, "value-5".into()),
+                (7, 10, 0, "value-7".into()),
+                (9, 42, 0, "value-9".into())
+            ]
+        );
+        drop((first, second));
     }
 
     #[test]
