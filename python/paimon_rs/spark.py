@@ -710,7 +710,7 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
 
         spark_schema = sp.as_nullable(spark_schema)
         why = sp.unfit_read(table.table_path, schema, columns if columns is not None else table.arrow_schema.names,
-                            table.arrow_schema, filter)
+                            table.arrow_schema, filter, _paimon_types(table))
         if why is None:
             parquet_files, retract, splits = sp.route(splits, _schema_id(table), table.table_path)
         else:
@@ -740,6 +740,13 @@ def _schema_id(table: Table) -> int:
     import json
 
     return int(json.loads(table._core.schema_json)["id"])
+
+
+def _paimon_types(table: Table) -> Dict[str, Any]:
+    """Column name -> Paimon type as the schema JSON writes it."""
+    import json
+
+    return {f["name"]: f["type"] for f in json.loads(table._core.schema_json)["fields"]}
 
 
 # ---------------------------------------------------------------------------------------------

@@ -100,10 +100,31 @@ def _filter_unfit(p: Predicate, schema: pa.Schema) -> Optional[str]:
     return f"the filter operator {p.method} on '{p.field}'"
 
 
+def _paimon_type_unfit(t: Any) -> Optional[str]:
+    """A Paimon type (schema JSON) whose Parquet form differs from its Arrow form's: MULTISET
+    (a map of counts in Parquet, a list in Arrow), BINARY(n) (fixed-length in Parquet)."""
+    if isinstance(t, str):
+        base = t.split("(")[0].split(" ")[0].upper()
+        return t if base == "BINARY" or base == "MULTISET" else None
+    if isinstance(t, dict):
+        if str(t.get("type", "")).upper().startswith("MULTISET"):
+            return "MULTISET"
+        for k in ("element", "key", "value"):
+            if k in t:
+                why = _paimon_type_unfit(t[k])
+                if why:
+                    return why
+        for f in t.get("fields", []):
+            why = _paimon_type_unfit(f.get("type"))
+            if why:
+                return why
+    return None
+
+
 def unfit_read(table_path: str, output: pa.Schema, columns: Sequence[str], table_schema: pa.Schema,
-               filter: Optional[Predicate]) -> Optional[str]:
+               filter: Optional[Predicate], paimon_types: Optional[Dict[str, Any]] = None) -> Optional[str]:
     """Why no split of this read can take Spark's Parquet reader (None: splits are judged one by
-    one with ``split_fits``)."""
+    one with ``split_fits``). ``paimon_types``: column -> Paimon type (schema JSON)."""
     if "://" in table_path and not table_path.startswith("file:"):
         return f"the table is on {table_path.split('://')[0]}:// (Spark reads local files only here)"
     if list(output.names) != list(columns):
@@ -113,8 +134,10 @@ def unfit_read(table_path: str, output: pa.Schema, columns: Sequence[str], table
     needed = list(columns) + (sorted(_fields(filter)) if filter is not None else [])
     for name in dict.fromkeys(needed):
         t = table_schema.field(name).type
-        if not _type_fits(t):
-            return f"column '{name}' ({t}) is not read by Spark's Parquet reader as the engine reads it"
+        paimon = _paimon_type_unfit((paimon_types or {}).get(name))
+        if not _type_fits(t) or paimon:
+            return (f"column '{name}' ({paimon or t}) is not read by Spark's Parquet reader as the engine "
+                    f"reads it")
     if filter is not None:
         why = _filter_unfit(filter, table_schema)
         if why:

@@ -5,6 +5,7 @@ nullability: Spark's file sources make every column nullable)."""
 
 import datetime as dt
 import decimal
+from pathlib import Path
 
 import pyarrow as pa
 import pytest
@@ -151,5 +152,32 @@ def test_reads_that_cannot_take_sparks_reader_say_why():
     assert "'f'" in sp.unfit_read("/tmp/t", out, ["id"], small, pb.greater_than("f", 1.0))
     assert "like" in sp.unfit_read("/tmp/t", out, ["id"], small, pb.like("s", "a%"))
     assert "NULL" in sp.unfit_read("/tmp/t", out, ["id"], small, pb.is_in("id", [1, None]))
+    assert "MULTISET" in sp.unfit_read("/tmp/t", out, ["id"], small, None,
+                                       {"id": {"type": "MULTISET", "element": "INT"}})
+    assert "BINARY(4)" in sp.unfit_read("/tmp/t", out, ["id"], small, None,
+                                        {"id": {"type": "ROW", "fields": [{"name": "b", "type": "BINARY(4)"}]}})
+    assert sp.unfit_read("/tmp/t", out, ["id"], small, None, {"id": "VARBINARY(10)"}) is None
     rk = pa.schema([pa.field("rowkind", pa.string())] + list(out))
     assert "row kinds" in sp.unfit_read("/tmp/t", rk, ["id"], small, None)
+
+
+def test_session_confs_do_not_change_what_sparks_reader_returns(spark, catalog):
+    """A session that rebases old dates (LEGACY) or skips missing files still gets the engine's
+    rows, or the engine's error: the read sets its own options."""
+    t = create(catalog, "db.confs", EXT, ["dt"], [], bucket="-1")
+    ps.write(to_spark(spark, ext_rows(range(0, 60), ["2026-01-01"])), t)
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.parquet.datetimeRebaseModeInRead",
+                                            "spark.sql.files.ignoreMissingFiles")}
+    try:
+        spark.conf.set("spark.sql.parquet.datetimeRebaseModeInRead", "LEGACY")
+        spark.conf.set("spark.sql.files.ignoreMissingFiles", "true")
+        assert "FileScan parquet" in same(spark, t, columns=["id", "day", "ts", "tsz_ms"])
+        df = ps.read(spark, t)
+        for s in t._core.plan(None, None)[1]:
+            for f in s.files:
+                (Path(t.table_path) / s.bucket_path / f.file_name).unlink()
+        with pytest.raises(Exception, match="(?i)(not exist|not found|FileNotFound)"):
+            df.collect()
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)
