@@ -9,20 +9,29 @@ buckets; local[2].
          (c) paimon_rs.spark.write
          (s) the shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key + shuffle,
              no writer): with (b), the structural floor of (c)
-  read   (d) spark.read.parquet of (a)'s files      (e) paimon_rs.spark.read of (c)'s table
+  read   (d) spark.read.parquet of (a)'s files
+         (e) paimon_rs.spark.read of (c)'s table (default: splits that are a plain scan of Parquet
+             files go through Spark's own Parquet reader, the rest through mapInArrow)
+         (e1) (e) with spark_parquet=False: every split through the engine and mapInArrow
          (f) format("paimon_rs") (the Python Data Source) of (c)'s table
          (g) the floor of any mapInArrow reader: the same tasks yielding (c)'s batches already
              decoded (cached in the Python workers by a first pass), no engine work
          (h) spark.read.parquet of (c)'s own data files (the table's columns only): Spark's
              reader on the same bytes and codec as (e) (Paimon writes zstd, Spark's (a) snappy)
-         (e0) (e) without decode-ahead (each task decodes a batch, then hands it to Spark)
+         (e0) (e1) without decode-ahead (each task decodes a batch, then hands it to Spark)
   cluster (--cluster) (c) again on a standalone master + worker on 127.0.0.1 (2 cores)
 
 Every read ends in write.format("noop") (all rows materialised, nothing written). The first
 ``--warmup`` rep(s) (default 1) run every case but are not timed: the JVM's JIT and the Python
-workers warm up there, so the medians compare steady states of every case alike.
+workers warm up there, so the medians compare steady states of every case alike. Besides the
+wall time, each case's CPU seconds of the whole process tree (driver, JVM, Python workers;
+psutil) are printed: on a shared box they move far less than wall time.
 
-    python benches/bench_spark.py --rows 10000000 [--reps 3] [--warmup 1] [--cluster]
+``--cases d,e,e1`` runs only those cases (in that order each rep, so paired cases interleave);
+without a write case among them the table and the Parquet copy are written once, untimed, and
+every rep reads them.
+
+    python benches/bench_spark.py --rows 10000000 [--reps 3] [--warmup 1] [--cases ...] [--cluster]
 """
 
 import argparse
@@ -33,6 +42,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Optional
 
 import pyarrow as pa
 
@@ -90,10 +100,37 @@ def cached_batches(spark, table):
     return idx.mapInArrow(task, ps.spark_schema_of(schema))
 
 
-def timed(fn) -> float:
+def tree_cpu() -> float:
+    """CPU seconds (user + system) of this process and all its descendants still alive (the
+    JVM and Spark's Python workers, which are reused across tasks)."""
+    import psutil
+
+    me = psutil.Process()
+    total = 0.0
+    for p in [me] + me.children(recursive=True):
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+CPU = {}
+
+
+def timed(fn, key=None) -> float:
+    c0 = tree_cpu()
     t0 = time.monotonic()
     fn()
-    return time.monotonic() - t0
+    wall = time.monotonic() - t0
+    if key is not None:
+        CPU.setdefault(key, []).append(tree_cpu() - c0)
+    return wall
+
+
+ALL = ["a", "b", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
+WRITES = {"a", "b", "c", "s"}
 
 
 def main() -> int:
@@ -101,9 +138,14 @@ def main() -> int:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--reps", type=int, default=1)
     ap.add_argument("--warmup", type=int, default=1, help="untimed reps first (JIT and worker warm-up)")
+    ap.add_argument("--cases", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--dir", default=None)
     args = ap.parse_args()
+    cases = [c for c in args.cases.split(",") if c]
+    unknown = [c for c in cases if c not in ALL]
+    if unknown:
+        ap.error(f"unknown cases {unknown}; known: {ALL}")
     n = args.rows
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     os.environ["PYSPARK_PYTHON"] = sys.executable
@@ -111,35 +153,74 @@ def main() -> int:
     spark.sparkContext.setLogLevel("ERROR")
     df = frame(spark, n)
     ps.register_data_source(spark)
-    times = {k: [] for k in ["a", "b", "c", "s", "d", "e", "e0", "f", "g", "h"]}
+    times = {k: [] for k in cases}
     spark.range(1000).mapInArrow(lambda it: it, "id long").count()  # start the Python workers
-    for rep in range(args.warmup + args.reps):
-        pq = root / f"parquet-{rep}"
-        times["a"].append(timed(lambda pq=pq: df.withColumn("b", (df.id % BUCKETS)).repartition(BUCKETS, "b")
-                                .sortWithinPartitions("id").drop("b").write.parquet(str(pq))))
-        times["b"].append(timed(lambda: df.mapInArrow(lambda it: it, df.schema).write.format("noop")
-                                .mode("overwrite").save()))
-        t = new_table(root / f"wh-{rep}", "t")
-        times["c"].append(timed(lambda t=t: ps.write(df, t)))
-        times["s"].append(timed(lambda t=t: ps.distribute(df, t).write.format("noop").mode("overwrite").save()))
-        times["d"].append(timed(lambda pq=pq: spark.read.parquet(str(pq)).write.format("noop")
-                                .mode("overwrite").save()))
-        ahead = ps._DECODE_AHEAD
-        for k in (["e", "e0"] if rep % 2 == 0 else ["e0", "e"]):  # neither always reads the fresh table first
-            ps._DECODE_AHEAD = ahead if k == "e" else 0
-            times[k].append(timed(lambda t=t: ps.read(spark, t).write.format("noop").mode("overwrite").save()))
+    write_each_rep = bool(WRITES & set(cases))
+
+    def write_parquet(pq):
+        df.withColumn("b", (df.id % BUCKETS)).repartition(BUCKETS, "b").sortWithinPartitions("id") \
+            .drop("b").write.parquet(str(pq))
+
+    def noop(frame_):
+        frame_.write.format("noop").mode("overwrite").save()
+
+    def read_e(t, spark_parquet, ahead):
+        saved = ps._DECODE_AHEAD
         ps._DECODE_AHEAD = ahead
-        times["f"].append(timed(lambda t=t: spark.read.format("paimon_rs").load(t.table_path)
-                                .write.format("noop").mode("overwrite").save()))
-        data_dirs = sorted(str(p) for p in Path(t.table_path).glob("bucket-*"))
-        times["h"].append(timed(lambda d=data_dirs: spark.read.parquet(*d).select(*SCHEMA.names)
-                                .write.format("noop").mode("overwrite").save()))
-        floor = cached_batches(spark, t)
-        floor.write.format("noop").mode("overwrite").save()  # fill the caches
-        times["g"].append(timed(lambda floor=floor: floor.write.format("noop").mode("overwrite").save()))
-        assert ps.read(spark, t).count() == n
-        shutil.rmtree(pq)
-        shutil.rmtree(root / f"wh-{rep}", ignore_errors=True)
+        try:
+            noop(ps.read(spark, t, spark_parquet=spark_parquet))
+        finally:
+            ps._DECODE_AHEAD = saved
+
+    shared = None
+    if not write_each_rep:
+        pq, t = root / "parquet", new_table(root / "wh", "t")
+        write_parquet(pq)
+        ps.write(df, t)
+        shared = (pq, t)
+    for rep in range(args.warmup + args.reps):
+        timed_rep = rep >= args.warmup
+        if shared is None:
+            pq, t = root / f"parquet-{rep}", new_table(root / f"wh-{rep}", "t")
+        else:
+            pq, t = shared
+        floor = None
+        # rotate the order each rep: no case always runs first (on a fresh table, a cold cache)
+        order = cases[rep % len(cases):] + cases[:rep % len(cases)] if shared is not None else cases
+        for k in order:
+            key = k if timed_rep else None
+            if k == "a":
+                w = timed(lambda pq=pq: write_parquet(pq), key)
+            elif k == "b":
+                w = timed(lambda: noop(df.mapInArrow(lambda it: it, df.schema)), key)
+            elif k == "c":
+                w = timed(lambda t=t: ps.write(df, t), key)
+            elif k == "s":
+                w = timed(lambda t=t: noop(ps.distribute(df, t)), key)
+            elif k == "d":
+                if not pq.exists():
+                    write_parquet(pq)
+                w = timed(lambda pq=pq: noop(spark.read.parquet(str(pq))), key)
+            elif k in ("e", "e1", "e0"):
+                if t._core.latest_snapshot_id() is None:
+                    ps.write(df, t)
+                w = timed(lambda t=t, k=k: read_e(t, k == "e", 0 if k == "e0" else ps._DECODE_AHEAD), key)
+            elif k == "f":
+                w = timed(lambda t=t: noop(spark.read.format("paimon_rs").load(t.table_path)), key)
+            elif k == "h":
+                data_dirs = sorted(str(p) for p in Path(t.table_path).glob("bucket-*"))
+                w = timed(lambda d=data_dirs: noop(spark.read.parquet(*d).select(*SCHEMA.names)), key)
+            elif k == "g":
+                if floor is None:
+                    floor = cached_batches(spark, t)
+                    noop(floor)  # fill the caches
+                w = timed(lambda floor=floor: noop(floor), key)
+            times[k].append(w)
+        if rep == 0:
+            assert ps.read(spark, t).count() == n and ps.read(spark, t, spark_parquet=False).count() == n
+        if shared is None:
+            shutil.rmtree(pq, ignore_errors=True)
+            shutil.rmtree(root / f"wh-{rep}", ignore_errors=True)
     times = {k: v[args.warmup:] for k, v in times.items()}  # the warm-up reps are not counted
     spark.stop()
     cluster = []
@@ -154,30 +235,40 @@ def main() -> int:
                 cluster.append(timed(lambda t=t, cdf=cdf: ps.write(cdf, t)))
             cs.stop()
     med = {k: statistics.median(v) for k, v in times.items()}
+    cpu = {k: statistics.median(v) for k, v in CPU.items()}
     names = {
         "a": "(a) Spark bucketed+sorted parquet write", "b": "(b) mapInArrow pass-through",
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
-        "e0": "(e0) (e) without decode-ahead",
+        "e1": "(e1) (e) engine only (spark_parquet=False)", "e0": "(e0) (e1) without decode-ahead",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
         "g": "(g) mapInArrow of cached decoded batches",
         "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }
     print(f"\n{n:,} rows, {BUCKETS} buckets, local[2], median of {args.reps} "
           f"(after {args.warmup} untimed warm-up rep(s))")
-    print(f"| {'case':42} | {'s':>7} | {'M rows/s':>8} | runs (s) |")
-    print(f"|{'-' * 44}|{'-' * 9}|{'-' * 10}|----------|")
-    for k, label in names.items():
-        runs = ", ".join(f"{x:.1f}" for x in times[k])
-        print(f"| {label:42} | {med[k]:7.2f} | {n / med[k] / 1e6:8.2f} | {runs} |")
+    print(f"| {'case':44} | {'s':>7} | {'M rows/s':>8} | {'cpu s':>6} | runs (s) |")
+    print(f"|{'-' * 46}|{'-' * 9}|{'-' * 10}|{'-' * 8}|----------|")
+    for k in [k for k in ALL if k in times]:
+        runs = ", ".join(f"{x:.2f}" for x in times[k])
+        print(f"| {names[k]:44} | {med[k]:7.2f} | {n / med[k] / 1e6:8.2f} | {cpu.get(k, 0):6.1f} | {runs} |")
     if cluster:
         c = statistics.median(cluster)
-        print(f"| {'(c) on the standalone cluster':42} | {c:7.2f} | {n / c / 1e6:8.2f} | "
+        print(f"| {'(c) on the standalone cluster':44} | {c:7.2f} | {n / c / 1e6:8.2f} | {'':6} | "
               f"{', '.join(f'{x:.1f}' for x in cluster)} |")
-    print(f"\nwrite (c)/(a) = {med['a'] / med['c']:.2f}x, (c)/(b) = {med['b'] / med['c']:.2f}x of the "
-          f"pass-through (floor (b)/((b)+(s)) = {med['b'] / (med['b'] + med['s']):.2f}x); read (e)/(d) = "
-          f"{med['d'] / med['e']:.2f}x (without decode-ahead {med['d'] / med['e0']:.2f}x), "
-          f"(g)/(d) = {med['d'] / med['g']:.2f}x, (f)/(d) = {med['d'] / med['f']:.2f}x, "
-          f"(e)/(h) = {med['h'] / med['e']:.2f}x (same files)")
+
+    def ratio(num: str, den: str, what: str) -> Optional[str]:
+        if num in med and den in med:
+            return (f"{what} = {med[den] / med[num]:.2f}x (cpu {cpu[den] / cpu[num]:.2f}x)"
+                    if num in cpu and den in cpu and cpu[num] else f"{what} = {med[den] / med[num]:.2f}x")
+        return None
+
+    lines = [
+        ratio("c", "a", "write (c)/(a)"), ratio("c", "b", "(c)/(b)"),
+        ratio("e", "d", "read (e)/(d)"), ratio("e1", "d", "(e1)/(d) engine only"),
+        ratio("e0", "d", "(e0)/(d) no decode-ahead"), ratio("g", "d", "(g)/(d) mapInArrow floor"),
+        ratio("f", "d", "(f)/(d)"), ratio("e", "h", "(e)/(h) same files"),
+    ]
+    print("\n" + "\n".join(x for x in lines if x))
     shutil.rmtree(root, ignore_errors=True)
     return 0
 

@@ -140,6 +140,8 @@ class Split:
     @property
     def raw_convertible(self) -> bool: ...
     @property
+    def has_deletion_vectors(self) -> bool: ...
+    @property
     def snapshot_id(self) -> int: ...
     @property
     def total_buckets(self) -> int: ...
@@ -164,6 +166,7 @@ class DataFileMeta:
     extra_files: List[str]
     creation_time: Optional[int]
     delete_row_count: Optional[int]
+    external_path: Optional[str]
 
 class TableRead:
     def output_schema(self) -> pa.Schema: ...

@@ -22,6 +22,7 @@ reopened once per Python worker process.
 """
 
 import contextlib
+import logging
 import os
 import threading
 import uuid
@@ -691,6 +692,9 @@ def _key_udf(spec: _ShuffleSpec) -> Any:
 #: GIL released: decoding overlaps the Arrow hop to the JVM); 0 decodes on demand
 _DECODE_AHEAD = 2
 
+#: why a read takes no split through Spark's Parquet reader (INFO)
+_log = logging.getLogger("paimon_rs.spark")
+
 
 def _read_split(t: Table, reader: Any, raw: bytes, target: pa.Schema, decode_ahead: int,
                 where_prefix: str) -> Iterator[pa.RecordBatch]:
@@ -728,23 +732,67 @@ def plan_splits(table: Table, columns: Optional[List[str]] = None, filter: Optio
 
 
 def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: Optional[Predicate] = None,
-         snapshot_id: Optional[int] = None) -> Any:
+         snapshot_id: Optional[int] = None, *, spark_parquet: bool = True) -> Any:
     """The table (``columns`` of it, the rows ``filter`` keeps, at ``snapshot_id``: default the
-    latest) as a Spark DataFrame: one task per split, read by the engine in the executors."""
+    latest) as a Spark DataFrame: one task per split, read by the engine in the executors.
+
+    ``spark_parquet=True`` (default): splits that are a plain scan of Parquet files of the
+    table's current schema (no merge, no deletion vectors, a local table; see
+    ``paimon_rs.spark_parquet``) are read by Spark's own Parquet reader over their exact file
+    paths, the others by the engine, and the two are unioned: the same rows, but every column
+    is declared nullable (Spark's file sources do). ``False``: every split through the engine,
+    with the table's nullability."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
     columns = list(columns) if columns is not None else None
-    filt, splits, schema = plan_splits(table, columns, filter, snapshot_id)
+    filt = filter.to_core(table.arrow_schema) if filter is not None else None
+    _, splits = table._core.plan(filt, snapshot_id)
+    schema = table._core.new_read(columns, filt).output_schema()
     spark_schema = spark_schema_of(schema)
-    if not splits:
+    parquet_files: List[str] = []
+    retract = False
+    if spark_parquet:
+        from paimon_rs import spark_parquet as sp
+
+        spark_schema = sp.as_nullable(spark_schema)
+        why = sp.unfit_read(table.table_path, schema, columns if columns is not None else table.arrow_schema.names,
+                            table.arrow_schema, filter, _paimon_types(table))
+        if why is None:
+            parquet_files, retract, splits = sp.route(splits, _schema_id(table), table.table_path)
+        else:
+            _log.info("paimon_rs.spark.read of %s: every split through the engine: %s", table.identifier, why)
+    frames = []
+    if parquet_files:
+        frames.append(sp.parquet_frame(spark, parquet_files, spark_schema, table.arrow_schema, filter,
+                                       bool(table.primary_keys), retract))
+    if splits:
+        target = _arrow_target(spark_schema, _large_var_types(spark))
+        rows = list(enumerate(s.to_bytes() for s in splits))
+        if _has_spark_context(spark):
+            idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
+        else:  # Spark Connect
+            idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
+        frames.append(idx.mapInArrow(_bind(_read_task, table, columns, filt, target, _DECODE_AHEAD), spark_schema))
+    if not frames:
         return spark.createDataFrame([], spark_schema)
-    target = _arrow_target(spark_schema, _large_var_types(spark))
-    rows = list(enumerate(splits))
-    if _has_spark_context(spark):
-        idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
-    else:  # Spark Connect
-        idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
-    return idx.mapInArrow(_bind(_read_task, table, columns, filt, target, _DECODE_AHEAD), spark_schema)
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.union(f)
+    return out
+
+
+def _schema_id(table: Table) -> int:
+    """The id of the schema the table handle reads with (files of another id need evolution)."""
+    import json
+
+    return int(json.loads(table._core.schema_json)["id"])
+
+
+def _paimon_types(table: Table) -> Dict[str, Any]:
+    """Column name -> Paimon type as the schema JSON writes it."""
+    import json
+
+    return {f["name"]: f["type"] for f in json.loads(table._core.schema_json)["fields"]}
 
 
 # ---------------------------------------------------------------------------------------------

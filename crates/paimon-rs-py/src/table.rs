@@ -748,6 +748,8 @@ pub struct DataFileMeta {
     /// Epoch millis of the writer's local wall clock, as Paimon stores it.
     creation_time: Option<i64>,
     delete_row_count: Option<i64>,
+    /// Where the file lives when it is outside the bucket directory (`data-file.external-paths`).
+    external_path: Option<String>,
 }
 
 #[pymethods]
@@ -823,8 +825,14 @@ impl Split {
                 extra_files: f.extra_files.clone(),
                 creation_time: f.creation_time,
                 delete_row_count: f.delete_row_count,
+                external_path: f.external_path.clone(),
             })
             .collect()
+    }
+    /// Whether some file of this split has a deletion vector (rows to skip).
+    #[getter]
+    fn has_deletion_vectors(&self) -> bool {
+        !self.inner.deletion_files.is_empty()
     }
     /// The partition values, as pypaimon's `GenericRow` (`paimon_rs.table.GenericRow`).
     #[getter]
