@@ -25,6 +25,7 @@ import contextlib
 import logging
 import os
 import threading
+import time
 import uuid
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple, Union
@@ -474,6 +475,59 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
         w.close()
 
 
+#: how long the driver waits, after a job, for its task attempts still running to end
+SETTLE_TIMEOUT_S = 120.0
+
+#: after attempts were seen running: time for Spark to stop a killed attempt's Python worker
+SETTLE_GRACE_S = 0.5
+
+_JOB_GROUP_PROPS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _collect_settled(spark: Any, frame: Any) -> List[Any]:
+    """``frame.collect()`` once (a second action would run every task again), in a job group of
+    its own; then, succeeded or failed, wait until none of the job's task attempts runs. A job
+    fails (or, with speculation, succeeds) while other attempts still run; Spark kills them, but
+    one may finish writing its files after ``collect`` returned, and the driver's sweep of the
+    files the commit did not take would miss them. The caller's job group is restored."""
+    if not _has_spark_context(spark):  # Spark Connect: no status tracker; sweep as is
+        return frame.collect()
+    sc = spark.sparkContext
+    group = f"paimon_rs-{uuid.uuid4().hex}"
+    previous = {k: sc.getLocalProperty(k) for k in _JOB_GROUP_PROPS}
+    sc.setJobGroup(group, "paimon_rs writers", interruptOnCancel=True)
+    try:
+        return frame.collect()
+    finally:
+        for k, v in previous.items():
+            sc.setLocalProperty(k, v)  # None removes it
+        _wait_for_attempts(sc, group)
+
+
+def _wait_for_attempts(sc: Any, group: str) -> None:
+    """Until no task attempt of the jobs of ``group`` runs (bounded by ``SETTLE_TIMEOUT_S``)."""
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    seen_running = False
+    while True:
+        running = 0
+        for job in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job)
+            for stage in (info.stageIds if info is not None else []):
+                st = tracker.getStageInfo(stage)
+                running += st.numActiveTasks if st is not None else 0
+        if running == 0:
+            break
+        seen_running = True
+        if time.monotonic() > deadline:
+            _log.warning("%d task attempt(s) of job group %s still run after %.0f s; their files, "
+                         "if any, are left for remove_orphan_files", running, group, SETTLE_TIMEOUT_S)
+            return
+        time.sleep(0.05)
+    if seen_running:
+        time.sleep(SETTLE_GRACE_S)
+
+
 def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
     """Delete the data files named ``file_prefix*`` (this write's, any task attempt) that are
     not in ``keep``. Returns the deleted paths."""
@@ -614,7 +668,7 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
     msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
     try:
         with _arrow_batch_rows(df.sparkSession, WRITE_BATCH_ROWS):
-            rows = msgs_df.collect()  # once: a second action would run every writer again
+            rows = _collect_settled(df.sparkSession, msgs_df)
     except BaseException:
         _sweep(table, file_prefix, set())
         raise
@@ -901,7 +955,7 @@ def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
     rows = list(enumerate(work))
     idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")
     try:
-        got = idx.mapInArrow(run, _MESSAGE_SCHEMA).collect()  # once: a second action reruns the tasks
+        got = _collect_settled(spark, idx.mapInArrow(run, _MESSAGE_SCHEMA))
         collected = _choose_attempts(got, False, table)
     except BaseException:
         _sweep(table, file_prefix, set())

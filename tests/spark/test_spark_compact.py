@@ -122,6 +122,37 @@ def test_failed_compaction_job_leaves_the_table_as_it_was(spark, catalog, tmp_pa
     assert as_model(t) == model
 
 
+def test_failed_compaction_job_waits_for_attempts_still_running_before_cleaning(
+        spark, catalog, tmp_path, monkeypatch):
+    """The job fails (partition 0's fourth attempt) while other tasks are still compacting: their
+    files land after Spark aborted the job. The driver waits for those attempts to end before it
+    deletes the job's files, so none is left (before: it swept at once and they stayed)."""
+    import time
+
+    t, model = pk_history(spark, catalog, "db.straggle")
+    files = data_files(t)
+    last_failed = tmp_path / "partition-0-gave-up"
+    orig = ps._compact_task
+
+    def fail_first_partition(spec, table, item, spark_partition, attempt):
+        if spark_partition == 0:
+            if attempt == 3:
+                last_failed.write_text("x")
+            raise RuntimeError("boom in partition 0 (test)")
+        deadline = time.monotonic() + 30
+        while not last_failed.exists() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # the job is aborted by now; compact anyway, as a straggler does
+        return orig(spec, table, item, spark_partition, attempt)
+
+    monkeypatch.setattr(ps, "_compact_task", fail_first_partition)
+    with pytest.raises(Exception, match="boom in partition 0"):
+        ps.compact(spark, t, full=True)
+    time.sleep(3)  # a straggler the driver did not wait for would have written by now
+    assert data_files(t) == files
+    assert as_model(t) == model
+
+
 def test_compact_append_table_from_spark(spark, catalog):
     t = create(catalog, "db.app", APPEND, ["dt"], [])
     want = []
