@@ -32,7 +32,7 @@ use crate::table::FileStoreTable;
 
 mod compaction;
 mod manifest_merge;
-mod safety;
+pub(crate) mod safety;
 
 use safety::SequenceCheck;
 

@@ -5,6 +5,7 @@
 
 pub mod avro;
 pub mod checksum;
+pub mod fetch_ahead;
 pub mod format;
 pub mod int96;
 pub mod orc;
