@@ -32,7 +32,7 @@ use crate::table::FileStoreTable;
 
 mod compaction;
 mod manifest_merge;
-pub(crate) mod safety;
+mod safety;
 
 use safety::SequenceCheck;
 

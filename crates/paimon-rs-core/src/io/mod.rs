@@ -5,7 +5,6 @@
 
 pub mod avro;
 pub mod checksum;
-pub mod fetch_ahead;
 pub mod format;
 pub mod int96;
 pub mod orc;

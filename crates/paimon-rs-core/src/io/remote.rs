@@ -178,27 +178,8 @@ impl RemoteObject {
     /// Open the object of `remote` with one GET, as [`open_plan`] says for its `size` (what
     /// the manifest records, where known) and `whole`. The caller checks the size.
     pub fn open(remote: Remote, size: Option<u64>, whole: bool) -> io::Result<RemoteObject> {
-        let plan = open_plan(size, whole);
-        // a file the read fetches ahead (see [`super::fetch_ahead`]) comes from there
-        let _own_get = match plan {
-            OpenGet::Whole => match super::fetch_ahead::take(&remote) {
-                super::fetch_ahead::Taken::Fetched(size, cached) => {
-                    return Ok(RemoteObject {
-                        remote,
-                        size,
-                        cached_from: 0,
-                        cached,
-                        blocks: Default::default(),
-                        pieces: Default::default(),
-                    });
-                }
-                super::fetch_ahead::Taken::Fetch(g) => Some(g),
-                super::fetch_ahead::Taken::NotRegistered => None,
-            },
-            OpenGet::Tail(_) => None,
-        };
         count(Req::Get);
-        let range = match plan {
+        let range = match open_plan(size, whole) {
             OpenGet::Whole => None,
             OpenGet::Tail(n) => Some(GetRange::Suffix(n)),
         };

@@ -16,8 +16,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Int8Type;
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use rayon::prelude::*;
 
 use super::evolution::SchemaCache;
 use super::interval::interval_partition;
@@ -149,54 +148,15 @@ impl TableRead {
         self.ctx.output_schema.clone()
     }
 
-    /// Read several splits (in parallel on the rayon pool), results in split order. The
-    /// pool's threads take the splits in order, one at a time, so that on an object store the
-    /// files fetched ahead ([`fetch_order`]) come in the order they are opened.
+    /// Read several splits (in parallel on the rayon pool), results in split order.
     pub fn read_splits(&self, splits: &[Split]) -> Result<Vec<RecordBatch>> {
-        let _ahead = self.fetch_ahead(splits);
-        let next = AtomicUsize::new(0);
-        let parts: Vec<Mutex<Option<Result<Vec<RecordBatch>>>>> =
-            splits.iter().map(|_| Mutex::new(None)).collect();
-        let workers = rayon::current_num_threads().clamp(1, splits.len().max(1));
-        rayon::scope(|sc| {
-            for _ in 0..workers {
-                sc.spawn(|_| loop {
-                    let i = next.fetch_add(1, Ordering::SeqCst);
-                    let Some(s) = splits.get(i) else {
-                        return;
-                    };
-                    let r = self.read_split(s);
-                    let failed = r.is_err();
-                    if let Ok(mut p) = parts[i].lock() {
-                        *p = Some(r);
-                    }
-                    if failed {
-                        // the first error is returned: no need to read the rest
-                        next.store(splits.len(), Ordering::SeqCst);
-                    }
-                })
-            }
-        });
+        let parts: Vec<Result<Vec<RecordBatch>>> =
+            splits.par_iter().map(|s| self.read_split(s)).collect();
         let mut out = vec![];
         for p in parts {
-            match p.into_inner() {
-                Ok(Some(r)) => out.extend(r?),
-                // not read: a split before it failed, and its error comes first
-                Ok(None) => continue,
-                Err(_) => return Err(Error::Internal("a split reader panicked".into())),
-            }
+            out.extend(p?);
         }
         Ok(out)
-    }
-
-    /// On an object store, start fetching the data files of `splits` in the order they will
-    /// be opened (see [`crate::io::fetch_ahead`]).
-    fn fetch_ahead(&self, splits: &[Split]) -> Option<crate::io::fetch_ahead::FetchAhead> {
-        if !crate::io::is_remote(&self.ctx.table.path) {
-            return None;
-        }
-        let order = fetch_order(&self.ctx, splits).ok()?;
-        crate::io::fetch_ahead::FetchAhead::start(order)
     }
 
     /// Read one split into memory.
@@ -215,14 +175,9 @@ impl TableRead {
     }
 
     /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
-    /// On an object store the files of the splits are fetched ahead, in order, within
-    /// [`crate::io::fetch_ahead::FETCH_AHEAD_BYTES`] of the process (see there).
     pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
         let ctx = self.ctx.clone();
-        let ahead = self.fetch_ahead(&splits);
         let it = splits.into_iter().flat_map(move |s| -> BatchIter {
-            // the fetcher lives as long as the stream
-            let _ = &ahead;
             let table = ctx.table.clone();
             let id = s.snapshot_id;
             match split_stream(ctx.clone(), &s) {
@@ -248,35 +203,6 @@ pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
         };
     }
     e.with_table(&table.name)
-}
-
-/// The data files of `splits` (path, size) in the order a read opens them: split by split; in
-/// a merged split, section by section, the first file of every sorted run, then the second of
-/// every run, and so on (each run is a chain opened one file after the other); else in order.
-fn fetch_order(ctx: &ReadCtx, splits: &[Split]) -> Result<Vec<(std::path::PathBuf, u64)>> {
-    let pk = ctx.table.is_primary_key();
-    let key_types = ctx
-        .table
-        .schema
-        .types_of(&ctx.table.trimmed_primary_keys())?;
-    let mut out = vec![];
-    for split in splits {
-        let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
-        let mut add = |f: &crate::spec::manifest::DataFileMeta| {
-            out.push((file_path(&dir, f), f.file_size.max(0) as u64))
-        };
-        if pk && (!split.raw_convertible || ctx.row_kind) {
-            for runs in interval_partition(split.files.clone(), &key_types)? {
-                let depth = runs.iter().map(Vec::len).max().unwrap_or(0);
-                for d in 0..depth {
-                    runs.iter().filter_map(|r| r.get(d)).for_each(&mut add);
-                }
-            }
-        } else {
-            split.files.iter().for_each(add);
-        }
-    }
-    Ok(out)
 }
 
 /// Whether `e` is a file found missing (not found, or a manifest naming a file that is gone)
@@ -497,55 +423,5 @@ impl ReadCtx {
                 format!("data does not match the table schema: {e}"),
             )
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::commit::safety::tests::{commit, rows, table, written};
-
-    /// On an object store, a read of several splits fetches every split's files ahead, in the
-    /// order they are opened, and hands each file's bytes to its reader (before, a split's
-    /// files were asked for only when the split started, each split waiting for its GETs).
-    /// One reading thread: the splits after the first are read from what was fetched ahead.
-    #[test]
-    fn a_read_of_splits_on_an_object_store_fetches_their_files_ahead() {
-        let root = std::path::Path::new("memory://table-read-ahead/wh");
-        let t = table(root, true);
-        for round in 0..2 {
-            let batches: Vec<_> = (0..4)
-                .map(|p| rows(p, round * 50..100 + round * 50))
-                .collect();
-            commit(&t, &written(&t, &batches)).unwrap();
-        }
-        let plan = crate::read::scan::TableScan::new(t.clone(), None)
-            .plan()
-            .unwrap();
-        assert_eq!(plan.splits.len(), 4, "one split per partition");
-        let read = TableRead::new(t.clone(), None, None).unwrap();
-        let order = fetch_order(&read.ctx, &plan.splits).unwrap();
-        assert_eq!(order.len(), 8, "two sorted runs of a file each, per split");
-        for (i, (p, _)) in order.iter().enumerate() {
-            assert!(
-                p.to_string_lossy().contains(&format!("p={}/", i / 2)),
-                "split by split: {order:?}"
-            );
-        }
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(1)
-            .build()
-            .unwrap();
-        let got = pool.install(|| read.read_splits(&plan.splits)).unwrap();
-        let n: usize = got.iter().map(RecordBatch::num_rows).sum();
-        assert_eq!(n, 4 * 150, "keys 0..150 of each partition, merged");
-        let handed = crate::io::fetch_ahead::HANDED.lock().unwrap().clone();
-        for (p, _) in &order {
-            let name = p.file_name().unwrap().to_string_lossy().to_string();
-            assert!(
-                handed.iter().any(|h| h.ends_with(&name)),
-                "{name} was fetched ahead and handed over: {handed:?}"
-            );
-        }
     }
 }
