@@ -207,20 +207,34 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
     reading = _core.object_store_requests(reset=True)
     print(f"\nrequests per commit (2 buckets): {commit}\nrequests per read: {reading}")
     assert reading["LIST"] == 0, reading
-    # the latest snapshot: GET LATEST, then HEAD snapshot-(n+1) beside GET snapshot-n (no HEAD n)
+    # the latest snapshot: the one this process committed, read beside a HEAD of the next id
+    # (no GET of LATEST)
     assert reading["HEAD"] == 1, reading
     assert reading["PUT"] == 0 and reading["DELETE"] == 0
     assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
 
 
-def test_get_table_lists_the_schema_directory_once(moto):
+def test_get_table_lists_the_schema_directory_only_when_the_schema_changed(moto):
     c = s3_catalog(moto)
-    make(c)
+    t = make(c)
     _core.object_store_requests(reset=True)
     c.get_table("db.t")
     opening = _core.object_store_requests(reset=True)
-    # LIST schema/ to find the latest schema, GET it: no separate existence check
-    assert opening["LIST"] == 1 and opening["GET"] == 1, opening
+    # the schema this process created, read beside a HEAD of the next id: no LIST
+    assert opening["LIST"] == 0 and opening["GET"] == 1 and opening["HEAD"] == 1, opening
+    # another process's ALTER (schema-1 written behind this process's back): the HEAD finds
+    # it, so schema/ is listed once and the newest schema read
+    bucket, key = t.table_path.removeprefix("s3://").split("/", 1)
+    s3 = moto.client()
+    schema = json.loads(s3.get_object(Bucket=bucket, Key=f"{key}/schema/schema-0")["Body"].read())
+    schema["id"], schema["comment"] = 1, "altered elsewhere"
+    s3.put_object(Bucket=bucket, Key=f"{key}/schema/schema-1", Body=json.dumps(schema).encode())
+    _core.object_store_requests(reset=True)
+    assert c.get_table("db.t").comment() == "altered elsewhere"
+    opening = _core.object_store_requests(reset=True)
+    assert opening["LIST"] == 1, opening
+    c.get_table("db.t")
+    assert _core.object_store_requests(reset=True)["LIST"] == 0
     with pytest.raises(paimon_rs.TableNotExistException):
         c.get_table("db.missing")
 

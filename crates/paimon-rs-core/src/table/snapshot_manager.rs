@@ -75,18 +75,77 @@ pub fn read_schema(table: &Path, id: i64) -> Result<TableSchema> {
 }
 
 pub fn latest_schema(table: &Path) -> Result<Option<TableSchema>> {
-    match ids_in(&table.join("schema"), SCHEMA_PREFIX)?.last() {
+    let dir = table.join("schema");
+    // on an object store, the newest schema this process saw first: no LIST while it is still
+    // the newest
+    if let Some(s) = probe_newest(&dir, SCHEMA_PREFIX, |id| read_schema(table, id).map(Some)) {
+        return Ok(Some(s));
+    }
+    match ids_in(&dir, SCHEMA_PREFIX)?.last() {
         None => Ok(None),
-        Some(&id) => read_schema(table, id).map(Some),
+        Some(&id) => {
+            let s = read_schema(table, id)?;
+            saw(&dir, id);
+            Ok(Some(s))
+        }
+    }
+}
+
+/// Per process, the newest id of a versioned file (`snapshot-<n>`, `schema-<n>`) seen in a
+/// directory on an object store: where to look first next time, never what the file holds.
+fn newest_seen() -> &'static std::sync::Mutex<std::collections::HashMap<PathBuf, i64>> {
+    static SEEN: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<PathBuf, i64>>> =
+        std::sync::OnceLock::new();
+    SEEN.get_or_init(Default::default)
+}
+
+fn saw(dir: &Path, id: i64) {
+    if io::is_remote(dir) {
+        if let Ok(mut m) = newest_seen().lock() {
+            m.insert(dir.to_path_buf(), id);
+        }
+    }
+}
+
+/// On an object store: `<dir>/<prefix><k>` read (`read(k)`), k the newest id this process saw
+/// in `dir`, while a HEAD asks for `<prefix><k+1>`. If `k` is there and `k+1` is not, `k` is
+/// the newest: ids are created one after the other (latest + 1, exclusively), and removed only
+/// from the bottom (expiry) or the top (rollback, fast-forward), as Paimon's own `LATEST` hint
+/// is trusted when the next snapshot does not exist. The file is read afresh (a rollback and a
+/// new commit rewrite a name). Anything else (no id seen, `k` gone, `k+1` there, an error):
+/// None, and the caller takes its full path (a LIST).
+fn probe_newest<T: Send>(
+    dir: &Path,
+    prefix: &str,
+    read: impl FnOnce(i64) -> Result<Option<T>> + Send,
+) -> Option<T> {
+    if !io::is_remote(dir) {
+        return None;
+    }
+    let k = newest_seen().lock().ok()?.get(dir).copied()?;
+    let next = dir.join(format!("{prefix}{}", k + 1));
+    // a scoped thread, not rayon: this may run outside the process's pool
+    let (next_exists, this) = std::thread::scope(|sc| {
+        let next = sc.spawn(|| io::exists(&next));
+        let this = read(k);
+        (next.join().unwrap_or(true), this)
+    });
+    match (next_exists, this) {
+        (false, Ok(Some(x))) => Some(x),
+        _ => None,
     }
 }
 
 /// Create `schema-<id>` exclusively. Returns false if it already exists.
 pub fn create_schema(table: &Path, schema: &TableSchema) -> Result<bool> {
-    io::create_exclusive(
+    let created = io::create_exclusive(
         &schema_path(table, schema.id),
         schema.to_json_string().as_bytes(),
-    )
+    )?;
+    if created {
+        saw(&table.join("schema"), schema.id);
+    }
+    Ok(created)
 }
 
 pub struct SnapshotManager {
@@ -398,6 +457,10 @@ impl SnapshotManager {
         // two serial requests fewer than `latest_id` (HEAD n+1, HEAD n) and then the GET. Any
         // other outcome takes the full path below, which tells a stale hint from lost snapshots.
         if io::is_remote(&self.dir) {
+            // the newest snapshot this process saw, if it still is: no GET of `LATEST` either
+            if let Some(s) = probe_newest(&self.dir, SNAPSHOT_PREFIX, |id| self.try_snapshot(id)) {
+                return Ok(Some(s));
+            }
             if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
                 // a scoped thread, not rayon: this may run outside the process's pool
                 let (next, this) = std::thread::scope(|sc| {
@@ -406,6 +469,7 @@ impl SnapshotManager {
                     (next.join().unwrap_or(true), this)
                 });
                 if let (false, Ok(Some(s))) = (next, this) {
+                    saw(&self.dir, s.id);
                     return Ok(Some(s));
                 }
             }
@@ -415,6 +479,7 @@ impl SnapshotManager {
                 None => return Ok(None),
                 Some(id) => {
                     if let Some(s) = self.try_snapshot(id)? {
+                        saw(&self.dir, s.id);
                         return Ok(Some(s));
                     }
                 }
@@ -422,7 +487,11 @@ impl SnapshotManager {
         }
         match self.latest_id()? {
             None => Ok(None),
-            Some(id) => self.snapshot(id).map(Some),
+            Some(id) => {
+                let s = self.snapshot(id)?;
+                saw(&self.dir, s.id);
+                Ok(Some(s))
+            }
         }
     }
 
@@ -445,7 +514,11 @@ impl SnapshotManager {
     pub fn try_create(&self, snapshot: &Snapshot) -> Result<bool> {
         let bytes = serde_json::to_vec_pretty(snapshot)
             .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
-        io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)
+        let created = io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)?;
+        if created {
+            saw(&self.dir, snapshot.id);
+        }
+        Ok(created)
     }
 
     /// LATEST is only a hint: a failure to update it is harmless. But it must never be left
@@ -475,7 +548,7 @@ impl SnapshotManager {
 mod tests {
     use super::*;
 
-    fn snap(id: i64, time_millis: i64) -> Snapshot {
+    pub(super) fn snap(id: i64, time_millis: i64) -> Snapshot {
         Snapshot {
             version: 3,
             id,
@@ -650,5 +723,101 @@ mod tests {
         std::fs::create_dir_all(d.path().join("schema")).unwrap();
         std::fs::write(schema_path(d.path(), 0), b"\xfe{}").unwrap();
         assert!(corrupt_path(latest_schema(d.path()).unwrap_err()).contains("schema-0"));
+    }
+}
+
+#[cfg(test)]
+mod probe_tests {
+    use super::tests::snap;
+    use super::*;
+    use crate::io::store::gets_on_this_thread;
+
+    fn schema(id: i64, comment: &str) -> TableSchema {
+        let arrow = arrow_schema::Schema::new(vec![arrow_schema::Field::new(
+            "k",
+            arrow_schema::DataType::Int64,
+            false,
+        )]);
+        let mut s = crate::table::catalog::NewTableSchema::from_arrow(
+            &arrow,
+            vec![],
+            vec![],
+            Default::default(),
+            Some(comment.to_string()),
+        )
+        .unwrap()
+        .into_table_schema()
+        .unwrap();
+        s.id = id;
+        s
+    }
+
+    /// On an object store the newest schema this process saw is read first, while a HEAD asks
+    /// for the next one: no LIST of `schema/` while it is still the newest (before: a LIST on
+    /// every `get_table`). A schema added by another process, one removed from the top, and a
+    /// name rewritten are all seen.
+    #[test]
+    fn the_newest_schema_seen_is_probed_before_listing() {
+        let t = Path::new("memory://probe-schema/wh/db.db/t");
+        assert!(create_schema(t, &schema(0, "a")).unwrap());
+        crate::io::take_listed_on_this_thread();
+        assert_eq!(
+            latest_schema(t).unwrap().unwrap().comment.as_deref(),
+            Some("a")
+        );
+        assert!(
+            crate::io::take_listed_on_this_thread().is_empty(),
+            "no LIST"
+        );
+        // another process's ALTER (not through this process's create_schema)
+        let s1 = schema(1, "b");
+        io::create_exclusive(&schema_path(t, 1), s1.to_json_string().as_bytes()).unwrap();
+        assert_eq!(latest_schema(t).unwrap().unwrap().id, 1);
+        assert_eq!(
+            crate::io::take_listed_on_this_thread().len(),
+            1,
+            "listed once"
+        );
+        assert_eq!(latest_schema(t).unwrap().unwrap().id, 1);
+        assert!(crate::io::take_listed_on_this_thread().is_empty());
+        // removed from the top (a fast-forward), then the name rewritten
+        io::remove_file_if_exists(&schema_path(t, 1)).unwrap();
+        assert_eq!(latest_schema(t).unwrap().unwrap().id, 0);
+        let again = schema(1, "c");
+        io::create_exclusive(&schema_path(t, 1), again.to_json_string().as_bytes()).unwrap();
+        assert_eq!(
+            latest_schema(t).unwrap().unwrap().comment.as_deref(),
+            Some("c")
+        );
+        // a dropped table
+        io::remove_dir_all(t).unwrap();
+        assert!(latest_schema(t).unwrap().is_none());
+    }
+
+    /// On an object store the newest snapshot this process saw (read or committed) is read
+    /// while a HEAD asks for the next one: one GET, no GET of `LATEST` (before: two GETs).
+    /// A newer snapshot committed elsewhere, and a rollback that rewrote the name, are seen.
+    #[test]
+    fn the_newest_snapshot_seen_is_probed_before_the_hint() {
+        let sm = SnapshotManager::new(Path::new("memory://probe-snap/wh/db.db/t"));
+        assert!(sm.try_commit(&snap(1, 100)).unwrap());
+        let gets = gets_on_this_thread();
+        assert_eq!(sm.latest().unwrap().unwrap().id, 1);
+        assert_eq!(gets_on_this_thread() - gets, 1, "the snapshot only");
+        // committed by another process: written directly, `LATEST` moved
+        let bytes = serde_json::to_vec(&snap(2, 200)).unwrap();
+        io::create_exclusive(&sm.snapshot_path(2), &bytes).unwrap();
+        sm.write_latest_hint(2).unwrap();
+        assert_eq!(sm.latest().unwrap().unwrap().id, 2);
+        let gets = gets_on_this_thread();
+        assert_eq!(sm.latest().unwrap().unwrap().id, 2);
+        assert_eq!(gets_on_this_thread() - gets, 1);
+        // rolled back to 1, then snapshot 2 committed again with other content
+        io::remove_file_if_exists(&sm.snapshot_path(2)).unwrap();
+        sm.write_latest_hint(1).unwrap();
+        assert_eq!(sm.latest().unwrap().unwrap().id, 1);
+        let bytes = serde_json::to_vec(&snap(2, 999)).unwrap();
+        io::create_exclusive(&sm.snapshot_path(2), &bytes).unwrap();
+        assert_eq!(sm.latest().unwrap().unwrap().time_millis, 999);
     }
 }
