@@ -809,10 +809,11 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
         from paimon_rs import spark_parquet as sp
 
         spark_schema = sp.as_nullable(spark_schema)
+        stored = table.table_schema  # the schema the handle reads with (ids, Paimon types)
         why = sp.unfit_read(table.table_path, schema, columns if columns is not None else table.arrow_schema.names,
-                            table.arrow_schema, filter, _paimon_types(table))
+                            table.arrow_schema, filter, {f.name: f.type for f in stored.fields})
         if why is None:
-            parquet_files, retract, splits = sp.route(splits, _schema_id(table), table.table_path)
+            parquet_files, retract, splits = sp.route(splits, stored.id, table.table_path)
         else:
             _log.info("paimon_rs.spark.read of %s: every split through the engine: %s", table.identifier, why)
     frames = []
@@ -833,20 +834,6 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
     for f in frames[1:]:
         out = out.union(f)
     return out
-
-
-def _schema_id(table: Table) -> int:
-    """The id of the schema the table handle reads with (files of another id need evolution)."""
-    import json
-
-    return int(json.loads(table._core.schema_json)["id"])
-
-
-def _paimon_types(table: Table) -> Dict[str, Any]:
-    """Column name -> Paimon type as the schema JSON writes it."""
-    import json
-
-    return {f["name"]: f["type"] for f in json.loads(table._core.schema_json)["fields"]}
 
 
 # ---------------------------------------------------------------------------------------------

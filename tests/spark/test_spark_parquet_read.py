@@ -129,12 +129,12 @@ def test_older_schema_files_and_compacted_tables(spark, catalog):
     ps.compact(spark, t, full=True)
     same(spark, t)
     splits = t._core.plan(None, None)[1]
-    assert all(sp.split_fits(s, ps._schema_id(t), t.table_path) for s in splits)  # top level, raw
+    assert all(sp.split_fits(s, t.table_schema.id, t.table_path) for s in splits)  # top level, raw
     catalog.alter_table("db.evo", [__import__("paimon_rs").SchemaChange.add_column("extra", pa.int32())], False)
     t = catalog.get_table("db.evo")
     # files of schema 0 are evolved by the engine, never handed to Spark's reader by name
     splits = t._core.plan(None, None)[1]
-    assert not any(sp.split_fits(s, ps._schema_id(t), t.table_path) for s in splits)
+    assert not any(sp.split_fits(s, t.table_schema.id, t.table_path) for s in splits)
     assert "FileScan" not in plan_of(ps.read(spark, t))
     same(spark, t)
 
