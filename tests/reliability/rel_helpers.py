@@ -18,6 +18,7 @@ import pyarrow as pa
 from paimon_rs import CatalogFactory, Schema
 
 import stores
+from table_writes import write as write_commit  # noqa: F401 - the suites import it from here
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "rel_worker.py")
@@ -76,19 +77,6 @@ def create_table(warehouse: str, name: str, schema: pa.Schema, primary_keys: Opt
     c.create_table(f"db.{name}", Schema.from_pyarrow_schema(
         schema, partition_keys=partition_keys, primary_keys=primary_keys, options=options or {}), False)
     return c.get_table(f"db.{name}")
-
-
-def write_commit(table: Any, data: Any, overwrite: Optional[Dict[str, Any]] = None) -> Optional[int]:
-    wb = table.new_batch_write_builder()
-    if overwrite is not None:
-        wb.overwrite(overwrite)
-    w, c = wb.new_write(), wb.new_commit()
-    try:
-        w.write_arrow(data)
-        return c.commit(w.prepare_commit())
-    finally:
-        w.close()
-        c.close()
 
 
 def read_table(table: Any) -> pa.Table:
