@@ -314,6 +314,32 @@ pub fn parse_duration_ms(key: &str, v: &str) -> Result<u64> {
     Ok(n * mult)
 }
 
+/// Map `spill-compression` to an IPC codec.
+fn parse_spill_compression(v: &str) -> Result<Option<arrow_ipc::CompressionType>> {
+    Ok(match v.trim().to_ascii_lowercase().as_str() {
+        "zstd" => Some(arrow_ipc::CompressionType::ZSTD),
+        "lz4" => Some(arrow_ipc::CompressionType::LZ4_FRAME),
+        "none" | "uncompressed" => None,
+        other => {
+            return Err(Error::invalid(format!(
+                "option 'spill-compression' = '{other}': expected zstd, lz4 or none"
+            )))
+        }
+    })
+}
+
+/// Check `spill-compression.zstd-level` against the levels zstd accepts.
+fn check_spill_zstd_level(level: i32) -> Result<i32> {
+    // zstd's ZSTD_minCLevel() ..= ZSTD_maxCLevel()
+    if (-(1 << 17)..=22).contains(&level) {
+        Ok(level)
+    } else {
+        Err(Error::invalid(format!(
+            "option 'spill-compression.zstd-level' = '{level}': expected a zstd level, at most 22"
+        )))
+    }
+}
+
 pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
@@ -455,14 +481,9 @@ impl CoreOptions {
                 Some(v) => Some(parse_memory_size("write-buffer-spill.max-disk-size", v)?),
                 None => None,
             },
-            spill_compression: crate::sort::parse_spill_compression(
-                get("spill-compression").unwrap_or("zstd"),
-            )?,
+            spill_compression: parse_spill_compression(get("spill-compression").unwrap_or("zstd"))?,
             spill_zstd_level: match get("spill-compression.zstd-level") {
-                Some(v) => crate::sort::check_spill_zstd_level(parse_int(
-                    "spill-compression.zstd-level",
-                    v,
-                )?)?,
+                Some(v) => check_spill_zstd_level(parse_int("spill-compression.zstd-level", v)?)?,
                 None => 1,
             },
             local_sort_max_num_file_handles: match get("local-sort.max-num-file-handles") {
@@ -653,10 +674,8 @@ impl CoreOptions {
                     )));
                 }
             }
-            // expiry and automatic tags run after each commit: their options are checked here
-            crate::table::expire::ExpireConfig::from_options(&self.raw)?;
-            crate::table::tags::AutoTag::from_options(&self.raw)?;
-            crate::table::tags::time_expire_enabled(&self.raw)?;
+            // expiry's and automatic tags' options (they run after each commit) are checked by
+            // `FileStoreTable::check_writable`, beside the code that parses them
             if let Some(v) = get("snapshot.expire.execution-mode") {
                 let v = v.trim().to_ascii_lowercase();
                 if v != "sync" && v != "async" {

@@ -284,7 +284,7 @@ pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
             )));
         }
     }
-    table.options.check_supported(false, true)
+    table.check_writable()
 }
 
 /// Compact an append table (`compact_table` dispatches here): every selected (partition,

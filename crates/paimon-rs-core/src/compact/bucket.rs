@@ -406,7 +406,7 @@ fn compact_table_inner(
     if !table.is_primary_key() {
         return super::append::compact_append_table(table, full, partitions, progress);
     }
-    table.options.check_supported(true, true)?;
+    table.check_writable()?;
     let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);

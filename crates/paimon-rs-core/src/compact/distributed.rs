@@ -17,7 +17,7 @@ use crate::table::FileStoreTable;
 
 fn check(table: &FileStoreTable) -> Result<()> {
     if table.is_primary_key() {
-        table.options.check_supported(true, true)
+        table.check_writable()
     } else {
         check_compactable(table)
     }

@@ -254,32 +254,6 @@ impl Spiller {
     }
 }
 
-/// Map `spill-compression` to an IPC codec.
-pub fn parse_spill_compression(v: &str) -> Result<Option<CompressionType>> {
-    Ok(match v.trim().to_ascii_lowercase().as_str() {
-        "zstd" => Some(CompressionType::ZSTD),
-        "lz4" => Some(CompressionType::LZ4_FRAME),
-        "none" | "uncompressed" => None,
-        other => {
-            return Err(Error::invalid(format!(
-                "option 'spill-compression' = '{other}': expected zstd, lz4 or none"
-            )))
-        }
-    })
-}
-
-/// Check `spill-compression.zstd-level` against the levels zstd accepts.
-pub fn check_spill_zstd_level(level: i32) -> Result<i32> {
-    // zstd's ZSTD_minCLevel() ..= ZSTD_maxCLevel()
-    if (-(1 << 17)..=22).contains(&level) {
-        Ok(level)
-    } else {
-        Err(Error::invalid(format!(
-            "option 'spill-compression.zstd-level' = '{level}': expected a zstd level, at most 22"
-        )))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;

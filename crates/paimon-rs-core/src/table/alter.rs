@@ -850,7 +850,7 @@ fn rename_in_options(
 fn validate(old: &TableSchema, new: &TableSchema, table: &str) -> Result<()> {
     let pk = !new.primary_keys.is_empty();
     let writable_before = CoreOptions::new(&old.options, pk)
-        .and_then(|o| o.check_supported(pk, true))
+        .and_then(|o| super::check_options(&o, pk, true))
         .is_ok();
     let decl = NewTableSchema {
         fields: new

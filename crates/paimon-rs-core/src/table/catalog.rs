@@ -209,7 +209,7 @@ impl NewTableSchema {
         }
         // after the definition's own checks, so a definition Java refuses gets Java's sentence
         // even where paimon_rs could not write the table anyway
-        opts.check_supported(pk, for_write)?;
+        super::check_options(&opts, pk, for_write)?;
         Ok(schema)
     }
 }

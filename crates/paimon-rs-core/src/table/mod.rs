@@ -29,6 +29,19 @@ pub struct FileStoreTable {
     pub options: CoreOptions,
 }
 
+/// Refuse options this engine cannot honour: `CoreOptions::check_supported`, and for a write
+/// (`for_write`) also the options of what runs after each commit (snapshot expiry, automatic
+/// tags), parsed here by the code that uses them so `options` stays a leaf.
+pub fn check_options(opts: &CoreOptions, primary_key: bool, for_write: bool) -> Result<()> {
+    opts.check_supported(primary_key, for_write)?;
+    if for_write {
+        expire::ExpireConfig::from_options(&opts.raw)?;
+        tags::AutoTag::from_options(&opts.raw)?;
+        tags::time_expire_enabled(&opts.raw)?;
+    }
+    Ok(())
+}
+
 impl FileStoreTable {
     pub fn open(name: &str, path: &Path) -> Result<Self> {
         let schema = snapshot_manager::latest_schema(path)?
@@ -48,6 +61,11 @@ impl FileStoreTable {
             crate::merge::MergeEngine::from_table(&t)?;
         }
         Ok(t)
+    }
+
+    /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
+    pub fn check_writable(&self) -> Result<()> {
+        check_options(&self.options, self.is_primary_key(), true)
     }
 
     /// This table with `dynamic` options on top of the stored ones, for this process only

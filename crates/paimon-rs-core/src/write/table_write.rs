@@ -145,8 +145,7 @@ impl TableWrite {
     pub fn new(table: FileStoreTable) -> Result<Self> {
         let pk = table.is_primary_key();
         table
-            .options
-            .check_supported(pk, true)
+            .check_writable()
             .map_err(|e| e.with_table(&table.name))?;
         let row_schema = table_arrow_schema(&table);
         let idx_of = |names: &[String]| -> Result<Vec<usize>> {
