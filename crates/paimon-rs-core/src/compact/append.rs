@@ -11,21 +11,16 @@
 //! of twice the target size (each file counted with `source.split.open-file-cost`); a last bin
 //! of at least `compaction.min.file-num` files is kept too (with `full`: of at least 2 files).
 
-use std::collections::HashMap;
-
 use rayon::prelude::*;
 
-use super::bucket::partition_selected;
 use super::progress::{ProgressSink, Tracker};
+use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
 use crate::commit::{CommitMessage, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
-use crate::spec::binary_row::deserialize_row;
 use crate::spec::manifest::DataFileMeta;
-use crate::spec::partition::partition_path;
-use crate::table::live::live_entries;
 use crate::table::FileStoreTable;
 use crate::write::rolling::RollingFileWriter;
 
@@ -50,8 +45,8 @@ pub struct AppendCompactSettings {
 impl AppendCompactSettings {
     pub fn from_table(table: &FileStoreTable) -> Result<Self> {
         let o = &table.options;
-        let ratio = super::bucket::small_file_ratio(&o.raw)?;
-        let force = super::bucket::bool_opt(&o.raw, "compaction.force-rewrite-all-files")?;
+        let ratio = small_file_ratio(&o.raw)?;
+        let force = bool_opt(&o.raw, "compaction.force-rewrite-all-files")?;
         let target = o.target_file_size.unwrap_or(256 << 20);
         Ok(AppendCompactSettings {
             target_file_size: target,
@@ -322,7 +317,7 @@ pub fn compact_append_table(
             Ok(r.map(|m| (m, path)))
         })
         .collect();
-    super::bucket::commit_compactions(table, results, |m, p: &String| {
+    commit_compactions(table, results, |m, p: &String| {
         discard(table, p, &m.compact_after)
     })
 }
@@ -373,76 +368,6 @@ pub(super) fn compact_append_bucket(
         compact_after: after,
         restored_snapshot: Some(Some(b.snapshot_id)),
     }))
-}
-
-/// The live files of each selected (partition, bucket) of `snapshot`, as one split each (in
-/// no particular order): the units of work of a table compaction.
-pub(crate) fn bucket_splits(
-    table: &FileStoreTable,
-    snapshot: &crate::spec::snapshot::Snapshot,
-    partitions: Option<&[PartitionSpec]>,
-) -> Result<Vec<Split>> {
-    let buckets = bucket_files(table, &live_entries(table, snapshot)?, partitions)?;
-    Ok(buckets
-        .into_iter()
-        .map(
-            |((partition, bucket), (total_buckets, files, bucket_path))| Split {
-                snapshot_id: snapshot.id,
-                partition,
-                bucket,
-                total_buckets,
-                bucket_path,
-                files,
-                raw_convertible: false,
-                deletion_files: Default::default(),
-            },
-        )
-        .collect())
-}
-
-/// Live files grouped by (partition, bucket), with the total bucket count and the bucket
-/// directory relative to the table; only partitions matching one of `partitions` (all if None).
-#[allow(clippy::type_complexity)]
-pub(crate) fn bucket_files(
-    table: &FileStoreTable,
-    entries: &[crate::spec::manifest::ManifestEntry],
-    partitions: Option<&[PartitionSpec]>,
-) -> Result<HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>, String)>> {
-    let types = table.partition_types()?;
-    let o = &table.options;
-    let mut selected: HashMap<Vec<u8>, Option<String>> = HashMap::new();
-    let mut out: HashMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>, String)> = HashMap::new();
-    for e in entries {
-        let pp = match selected.get(&e.partition) {
-            Some(p) => p.clone(),
-            None => {
-                let keep = match partitions {
-                    None => true,
-                    Some(specs) => partition_selected(table, &e.partition, specs)?,
-                };
-                let p = if keep {
-                    let values = deserialize_row(&types, &e.partition)?;
-                    Some(partition_path(
-                        table.partition_keys(),
-                        &types,
-                        &values,
-                        &o.partition_default_name,
-                        o.partition_legacy_name,
-                    )?)
-                } else {
-                    None
-                };
-                selected.insert(e.partition.clone(), p.clone());
-                p
-            }
-        };
-        let Some(pp) = pp else { continue };
-        let slot = out
-            .entry((e.partition.clone(), e.bucket))
-            .or_insert_with(|| (e.total_buckets, vec![], format!("{pp}bucket-{}", e.bucket)));
-        slot.1.push(e.file.clone());
-    }
-    Ok(out)
 }
 
 #[cfg(test)]

@@ -8,22 +8,19 @@ use std::path::PathBuf;
 
 use rayon::prelude::*;
 
-use super::append::bucket_splits;
 use super::expire::RecordExpire;
 use super::levels::Levels;
 use super::progress::{ProgressSink, Tracker};
 use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
 use super::universal::{PickClock, UniversalCompaction};
-use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
-use crate::error::{Error, Result};
+use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
+use crate::commit::{CommitMessage, PartitionSpec};
+use crate::error::Result;
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::merge::{merge_sorted_runs, MergeEngine};
 use crate::options::MergeEngineKind;
 use crate::read::split::Split;
-use crate::spec::binary_row::deserialize_row;
-use crate::spec::datum::compare_nullable;
 use crate::spec::manifest::DataFileMeta;
-use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::pipeline::write_pipelined;
@@ -47,34 +44,6 @@ pub struct CompactSettings {
     /// `record-level.expire-time` / `record-level.time-field` (§11).
     pub expire: Option<RecordExpire>,
     options: BTreeMap<String, String>,
-}
-
-/// `compaction.small-file-ratio` (default 0.7), shared by primary-key and append compaction.
-pub(super) fn small_file_ratio(o: &BTreeMap<String, String>) -> Result<f64> {
-    match o.get("compaction.small-file-ratio") {
-        None => Ok(0.7),
-        Some(v) => v
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|r| (0.0..=1.0).contains(r))
-            .ok_or_else(|| {
-                Error::invalid(format!(
-                    "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
-                ))
-            }),
-    }
-}
-
-pub(super) fn bool_opt(o: &BTreeMap<String, String>, k: &str) -> Result<bool> {
-    match o.get(k).map(|v| v.trim().to_ascii_lowercase()) {
-        None => Ok(false),
-        Some(v) if v == "true" => Ok(true),
-        Some(v) if v == "false" => Ok(false),
-        Some(v) => Err(Error::invalid(format!(
-            "option '{k}' = '{v}': expected true or false"
-        ))),
-    }
 }
 
 impl CompactSettings {
@@ -341,37 +310,6 @@ impl BucketCompactor {
     }
 }
 
-/// Whether a partition (serialized) matches one of `specs` (each: equality on some partition
-/// columns; an empty spec matches all).
-pub(super) fn partition_selected(
-    table: &FileStoreTable,
-    partition: &[u8],
-    specs: &[PartitionSpec],
-) -> Result<bool> {
-    let types = table.partition_types()?;
-    let values = deserialize_row(&types, partition)?;
-    for spec in specs {
-        let mut all = true;
-        for (name, want) in spec {
-            let i = table
-                .partition_keys()
-                .iter()
-                .position(|k| k == name)
-                .ok_or_else(|| {
-                    Error::invalid(format!("compact: '{name}' is not a partition key"))
-                })?;
-            if compare_nullable(&values[i], want) != std::cmp::Ordering::Equal {
-                all = false;
-                break;
-            }
-        }
-        if all {
-            return Ok(true);
-        }
-    }
-    Ok(false)
-}
-
 /// Compact every bucket of `table` (of the partitions matching one of `partitions`, all if
 /// None): `full` = every bucket's runs into one run at the max level (§3.7), else what the
 /// picker chooses per bucket (§3). The results are committed as one COMPACT snapshot, whose id
@@ -468,46 +406,4 @@ pub(super) fn compact_pk_bucket(
         restored_snapshot: Some(Some(b.snapshot_id)),
     };
     Ok(Some((msg, c)))
-}
-
-/// Commit the compaction messages of a table's buckets (`results`: one per bucket, None when
-/// it had nothing to do) as one COMPACT snapshot; on any bucket's error, or a failed commit,
-/// every bucket's written files are removed through `discard`. None if nothing was compacted.
-pub(super) fn commit_compactions<T>(
-    table: &FileStoreTable,
-    results: Vec<Result<Option<(CommitMessage, T)>>>,
-    discard: impl Fn(&CommitMessage, &T),
-) -> Result<Option<i64>> {
-    let mut done = vec![];
-    let mut first_err = None;
-    for r in results {
-        match r {
-            Ok(Some(x)) => done.push(x),
-            Ok(None) => {}
-            Err(e) => {
-                first_err.get_or_insert(e);
-            }
-        }
-    }
-    let discard_all = |done: &[(CommitMessage, T)]| {
-        for (m, t) in done {
-            discard(m, t);
-        }
-    };
-    if let Some(e) = first_err {
-        discard_all(&done);
-        return Err(e);
-    }
-    if done.is_empty() {
-        return Ok(None);
-    }
-    let messages: Vec<CommitMessage> = done.iter().map(|(m, _)| m.clone()).collect();
-    let commit = FileStoreCommit::new(table.clone(), format!("compact-{}", uuid::Uuid::new_v4()));
-    match commit.commit(&messages, BATCH_COMMIT_IDENTIFIER, None) {
-        Ok(id) => Ok(id),
-        Err(e) => {
-            discard_all(&done);
-            Err(e)
-        }
-    }
 }

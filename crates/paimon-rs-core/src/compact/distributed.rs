@@ -4,10 +4,9 @@
 //! as one COMPACT snapshot. A work item is a [`Split`] holding the bucket's live files (it
 //! serializes with `Split::to_bytes`).
 
-use super::append::{
-    bucket_splits, check_compactable, compact_append_bucket, pick_append, AppendCompactSettings,
-};
+use super::append::{check_compactable, compact_append_bucket, pick_append, AppendCompactSettings};
 use super::bucket::compact_pk_bucket;
+use super::work::bucket_splits;
 use super::{BucketCompactor, CompactSettings};
 use crate::commit::{CommitMessage, PartitionSpec};
 use crate::error::Result;

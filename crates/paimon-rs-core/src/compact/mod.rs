@@ -12,6 +12,7 @@ pub mod plan;
 pub mod progress;
 mod task;
 mod universal;
+mod work;
 
 pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
 pub use task::CompactResult;

@@ -2,9 +2,10 @@
 //! compaction would do now and why (the universal picker's rule for primary-key buckets, the
 //! small-file pick for append buckets). Reads metadata only; writes nothing.
 
-use super::append::{bucket_files, pick_append, AppendCompactSettings};
+use super::append::{pick_append, AppendCompactSettings};
 use super::bucket::{levels_and_picker, CompactSettings};
 use super::universal::{PickClock, PickReason};
+use super::work::bucket_files;
 use crate::error::Result;
 use crate::spec::manifest::DataFileMeta;
 use crate::table::live::live_entries;
