@@ -14,7 +14,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::catalog::NewTableSchema;
+use super::new_schema::NewTableSchema;
 use super::snapshot_manager::{self, SnapshotManager};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;

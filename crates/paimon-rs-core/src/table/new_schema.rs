@@ -1,0 +1,227 @@
+//! What a user declares for a new table, and its validation into a `TableSchema` with Java
+//! Paimon's checks and messages (`SchemaValidation.validateTableSchema`): shared by creating a
+//! table (catalog) and by schema changes (alter), which re-validate the changed schema.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use arrow_schema::Schema as ArrowSchema;
+
+use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::spec::schema::{TableSchema, CURRENT_SCHEMA_VERSION};
+use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType};
+
+/// What a user declares for a new table (pypaimon's `Schema`).
+#[derive(Debug, Clone)]
+pub struct NewTableSchema {
+    pub fields: Vec<(String, DataType)>,
+    pub partition_keys: Vec<String>,
+    pub primary_keys: Vec<String>,
+    pub options: BTreeMap<String, String>,
+    pub comment: Option<String>,
+}
+
+impl NewTableSchema {
+    pub fn from_arrow(
+        schema: &ArrowSchema,
+        partition_keys: Vec<String>,
+        primary_keys: Vec<String>,
+        options: BTreeMap<String, String>,
+        comment: Option<String>,
+    ) -> Result<Self> {
+        let fields = schema
+            .fields()
+            .iter()
+            .map(|f| {
+                let t = DataType::from_arrow(f.data_type(), f.is_nullable())
+                    .map_err(|e| Error::schema(format!("column '{}': {e}", f.name())))?;
+                Ok((f.name().clone(), t))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(NewTableSchema {
+            fields,
+            partition_keys,
+            primary_keys,
+            options,
+            comment,
+        })
+    }
+
+    /// Validate and assign field ids, as Paimon does on create.
+    pub fn into_table_schema(self) -> Result<TableSchema> {
+        self.build(true)
+    }
+
+    /// [`Self::into_table_schema`]; `for_write`: also refuse options paimon_rs cannot write
+    /// (an altered schema of a table only read is checked as for a read).
+    pub(crate) fn build(self, for_write: bool) -> Result<TableSchema> {
+        let mut seen = std::collections::HashSet::new();
+        for (n, _) in &self.fields {
+            if n.is_empty() {
+                return Err(Error::schema("empty column name"));
+            }
+            if !seen.insert(n.as_str()) {
+                return Err(Error::schema(format!("duplicate column '{n}'")));
+            }
+            if n.starts_with("_KEY_") || n == "_SEQUENCE_NUMBER" || n == "_VALUE_KIND" {
+                return Err(Error::schema(format!(
+                    "column name '{n}' is reserved by Paimon"
+                )));
+            }
+        }
+        for (what, keys) in [
+            ("partition key", &self.partition_keys),
+            ("primary key", &self.primary_keys),
+        ] {
+            let mut ks = std::collections::HashSet::new();
+            for k in keys.iter() {
+                if !seen.contains(k.as_str()) {
+                    return Err(Error::schema(format!("{what} '{k}' is not a column")));
+                }
+                if !ks.insert(k) {
+                    return Err(Error::schema(format!("{what} '{k}' listed twice")));
+                }
+            }
+        }
+        let pk = !self.primary_keys.is_empty();
+        if pk {
+            for p in &self.partition_keys {
+                if !self.primary_keys.contains(p) {
+                    return Err(Error::schema(format!(
+                        "primary key {:?} must include all partition keys; '{p}' is missing",
+                        self.primary_keys
+                    )));
+                }
+            }
+            if self.partition_keys.len() == self.primary_keys.len() {
+                return Err(Error::schema(format!(
+                    "Primary key constraint {} should not be same with partition fields {}, this \
+                     will result in only one record in a partition",
+                    java_list(&self.primary_keys),
+                    java_list(&self.partition_keys)
+                )));
+            }
+        }
+        let opts = CoreOptions::new(&self.options, pk)?;
+        if let Some(rk) = self.options.get("rowkind.field") {
+            if !seen.contains(rk.as_str()) {
+                return Err(Error::schema(format!(
+                    "option 'rowkind.field': Rowkind field: '{rk}' can not be found in table \
+                     schema."
+                )));
+            }
+        }
+        // Ids as Java's Schema.Builder assigns them: each column, then its nested fields depth
+        // first, from one counter.
+        let mut fields = Vec::with_capacity(self.fields.len());
+        let mut next = 0i32;
+        for (name, mut t) in self.fields.into_iter() {
+            let is_key = self.primary_keys.contains(&name) || self.partition_keys.contains(&name);
+            if is_key && t.is_nested() {
+                let what = if self.primary_keys.contains(&name) {
+                    "primary key"
+                } else {
+                    "partition"
+                };
+                return Err(Error::schema(format!(
+                    "column '{name}' of type {}: The type {} in {what} field {name} is \
+                     unsupported",
+                    t.sql_string(),
+                    java_type_class(&t)
+                )));
+            }
+            if self.primary_keys.contains(&name) {
+                t.nullable = false; // Paimon forces primary-key columns NOT NULL
+            }
+            let id = next;
+            next += 1;
+            reassign_nested_ids(&mut t, &mut next);
+            fields.push(DataField::new(id, name, t));
+        }
+        if let Some(bk) = &opts.bucket_key {
+            // Java's TableSchema and SchemaValidation.validateBucket, in their order
+            let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
+            let (bks, missing) = (java_list(bk), |ks: &[String]| {
+                bk.iter().any(|k| !ks.contains(k))
+            });
+            if missing(&names) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Field names {} should contains all bucket keys {bks}.",
+                    java_list(&names)
+                )));
+            }
+            if bk.iter().any(|k| self.partition_keys.contains(k)) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Bucket keys {bks} should not in partition keys {}.",
+                    java_list(&self.partition_keys)
+                )));
+            }
+            if pk && missing(&self.primary_keys) {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': Primary keys {} should contains all bucket keys {bks}.",
+                    java_list(&self.primary_keys)
+                )));
+            }
+            if opts.bucket == -1 {
+                return Err(Error::invalid(
+                    "option 'bucket-key': Cannot define 'bucket-key' with bucket = -1, please \
+                     remove the 'bucket-key' setting or specify a bucket number.",
+                ));
+            }
+            let nested: Vec<String> = fields
+                .iter()
+                .filter(|f| bk.contains(&f.name) && f.data_type.is_nested())
+                .map(|f| f.name.clone())
+                .collect();
+            if !nested.is_empty() {
+                return Err(Error::schema(format!(
+                    "option 'bucket-key': nested type can not in bucket-key, in your table these \
+                     key are {}",
+                    java_list(&nested)
+                )));
+            }
+        }
+        let highest = highest_field_id(&fields);
+        let schema = TableSchema {
+            version: CURRENT_SCHEMA_VERSION,
+            id: 0,
+            fields,
+            highest_field_id: highest,
+            partition_keys: self.partition_keys,
+            primary_keys: self.primary_keys,
+            options: self.options,
+            comment: self.comment,
+            time_millis: chrono::Utc::now().timestamp_millis(),
+        };
+        if pk {
+            // merge-engine options (fields.*, sequence.field, ...) checked against the columns
+            crate::merge::MergeEngine::from_table(&crate::table::FileStoreTable {
+                name: String::new(),
+                path: PathBuf::new(),
+                schema: schema.clone(),
+                options: opts.clone(),
+            })?;
+        }
+        // after the definition's own checks, so a definition Java refuses gets Java's sentence
+        // even where paimon_rs could not write the table anyway
+        super::check_options(&opts, pk, for_write)?;
+        Ok(schema)
+    }
+}
+
+/// A list as Java's `List.toString` prints it (`[a, b]`), for messages in Java's words.
+fn java_list(items: &[String]) -> String {
+    format!("[{}]", items.join(", "))
+}
+
+/// The simple class name of a nested type in Java (`ArrayType`), as Java's messages print it.
+fn java_type_class(t: &crate::spec::types::DataType) -> &'static str {
+    use crate::spec::types::TypeKind;
+    match t.kind {
+        TypeKind::Array(_) => "ArrayType",
+        TypeKind::Multiset(_) => "MultisetType",
+        TypeKind::Map(..) => "MapType",
+        _ => "RowType",
+    }
+}
