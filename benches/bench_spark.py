@@ -5,10 +5,15 @@ buckets; local[2].
 
   write  (a) Spark's bucketed, sorted Parquet write of the same frame
              (repartition(8, bucket).sortWithinPartitions(id).write.parquet)
+         (a-zstd) (a) writing zstd (``.option("compression", "zstd")``): Spark's write at Paimon's
+             default codec (``file.compression`` = zstd; Spark's own default is snappy); (c)'s table
+             options are not changed
          (b) a mapInArrow identity pass-through (the ceiling of any mapInArrow writer)
          (c) paimon_rs.spark.write
-         (s) the shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key + shuffle,
-             no writer): with (b), the structural floor of (c)
+         (s) the row shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key +
+             shuffle, no writer; what df.write.format("paimon_rs") needs)
+         (sb) (c)'s shuffle alone: the Arrow IPC blobs of (partition, bucket) slices, shuffled, into
+             a noop sink (no writer): with (b), the structural floor of (c)
   read   (d) spark.read.parquet of (a)'s files
          (e) paimon_rs.spark.read of (c)'s table (default: splits that are a plain scan of Parquet
              files go through Spark's own Parquet reader, the rest through mapInArrow)
@@ -129,8 +134,8 @@ def timed(fn, key=None) -> float:
     return wall
 
 
-ALL = ["a", "b", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
-WRITES = {"a", "b", "c", "s"}
+ALL = ["a", "a-zstd", "b", "c", "s", "sb", "d", "e", "e1", "e0", "f", "h", "g"]
+WRITES = {"a", "a-zstd", "b", "c", "s", "sb"}
 
 
 def main() -> int:
@@ -157,12 +162,19 @@ def main() -> int:
     spark.range(1000).mapInArrow(lambda it: it, "id long").count()  # start the Python workers
     write_each_rep = bool(WRITES & set(cases))
 
-    def write_parquet(pq):
-        df.withColumn("b", (df.id % BUCKETS)).repartition(BUCKETS, "b").sortWithinPartitions("id") \
-            .drop("b").write.parquet(str(pq))
+    def write_parquet(pq, compression=None):
+        w = df.withColumn("b", (df.id % BUCKETS)).repartition(BUCKETS, "b").sortWithinPartitions("id") \
+            .drop("b").write
+        if compression:
+            w = w.option("compression", compression)
+        w.parquet(str(pq))
 
     def noop(frame_):
         frame_.write.format("noop").mode("overwrite").save()
+
+    def noop_blobs(t):
+        with ps._arrow_batch_rows(spark, ps.WRITE_BATCH_ROWS):  # as write's job
+            noop(ps._blob_shuffle(df, t, SCHEMA.names, None))
 
     def read_e(t, spark_parquet, ahead):
         saved = ps._DECODE_AHEAD
@@ -191,12 +203,17 @@ def main() -> int:
             key = k if timed_rep else None
             if k == "a":
                 w = timed(lambda pq=pq: write_parquet(pq), key)
+            elif k == "a-zstd":
+                w = timed(lambda pq=pq: write_parquet(pq.with_name(pq.name + "-zstd"), "zstd"), key)
+                shutil.rmtree(pq.with_name(pq.name + "-zstd"), ignore_errors=True)
             elif k == "b":
                 w = timed(lambda: noop(df.mapInArrow(lambda it: it, df.schema)), key)
             elif k == "c":
                 w = timed(lambda t=t: ps.write(df, t), key)
             elif k == "s":
                 w = timed(lambda t=t: noop(ps.distribute(df, t)), key)
+            elif k == "sb":
+                w = timed(lambda t=t: noop_blobs(t), key)
             elif k == "d":
                 if not pq.exists():
                     write_parquet(pq)
@@ -237,10 +254,12 @@ def main() -> int:
     med = {k: statistics.median(v) for k, v in times.items()}
     cpu = {k: statistics.median(v) for k, v in CPU.items()}
     names = {
-        "a": "(a) Spark bucketed+sorted parquet write", "b": "(b) mapInArrow pass-through",
+        "a": "(a) Spark bucketed+sorted parquet write", "a-zstd": "(a-zstd) (a) with compression zstd",
+        "b": "(b) mapInArrow pass-through",
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
         "e1": "(e1) (e) engine only (spark_parquet=False)", "e0": "(e0) (e1) without decode-ahead",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
+        "sb": "(sb) (c)'s blob shuffle only (noop)",
         "g": "(g) mapInArrow of cached decoded batches",
         "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }
@@ -264,6 +283,7 @@ def main() -> int:
 
     lines = [
         ratio("c", "a", "write (c)/(a)"), ratio("c", "b", "(c)/(b)"),
+        ratio("c", "a-zstd", "same codec (c)/(a-zstd) (both zstd)"),
         ratio("e", "d", "read (e)/(d)"), ratio("e1", "d", "(e1)/(d) engine only"),
         ratio("e0", "d", "(e0)/(d) no decode-ahead"), ratio("g", "d", "(g)/(d) mapInArrow floor"),
         ratio("f", "d", "(f)/(d)"), ratio("e", "h", "(e)/(h) same files"),
