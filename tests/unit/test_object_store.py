@@ -214,6 +214,32 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
     assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
 
 
+def test_a_read_fetches_the_next_splits_files_ahead_each_data_file_once(moto):
+    """On an object store a read fetches a split's data files ahead (whole-object GETs sent once
+    the split a round before has its files in, taken by their opens): one GET per data file,
+    none twice. With one thread every split after the first is fetched ahead."""
+    c = s3_catalog(moto)
+    t = make(c, bucket="4")
+    write(t, rows("a", range(2000)))
+    write(t, rows("a", range(1000, 3000), name="m"))
+    rb = t.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    assert len(splits) == 4
+    files = [len(s.file_paths) for s in splits]
+    for parallelism in (1, 2):
+        _core.object_store_requests(reset=True)
+        got = rb.new_read().to_arrow(splits, parallelism=parallelism)
+        reading = _core.object_store_requests(reset=True)
+        assert got.num_rows == 3000 and sorted(got.column("name").to_pylist()).count("m") == 2000
+        assert reading["GET"] == sum(files), (parallelism, reading, files)
+        assert reading["HEAD"] == 0 and reading["LIST"] == 0, reading
+        if parallelism == 1:
+            assert reading["GET_AHEAD"] == sum(files[1:]), (reading, files)
+        else:
+            # which split a thread takes second depends on timing
+            assert reading["GET_AHEAD"] <= sum(files[2:]), (reading, files)
+
+
 def test_get_table_lists_the_schema_directory_only_when_the_schema_changed(moto):
     c = s3_catalog(moto)
     t = make(c)

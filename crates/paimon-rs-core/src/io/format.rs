@@ -114,7 +114,8 @@ pub(crate) fn open_checked(
     };
     let (src, len) = match super::store::remote(path)? {
         Some(r) => {
-            let o = RemoteObject::open(r, expect.map(|x| x.size), whole).map_err(missing)?;
+            let o =
+                RemoteObject::open_path(r, path, expect.map(|x| x.size), whole).map_err(missing)?;
             let len = o.size();
             (Source::Remote(o), len)
         }

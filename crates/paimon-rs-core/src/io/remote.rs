@@ -174,7 +174,114 @@ pub(crate) fn open_plan(size: Option<u64>, whole: bool) -> OpenGet {
     }
 }
 
+/// Whole-object GETs sent ahead of the files' opens (the data files of a split a read reaches
+/// next, see [`fetch_ahead`]), by path: `(bytes, the GET's task)`, taken by the open.
+type Ahead = std::collections::HashMap<std::path::PathBuf, (u64, AheadGet)>;
+type AheadGet = tokio::task::JoinHandle<io::Result<(u64, Vec<Bytes>)>>;
+
+fn ahead() -> &'static std::sync::Mutex<Ahead> {
+    static A: std::sync::OnceLock<std::sync::Mutex<Ahead>> = std::sync::OnceLock::new();
+    A.get_or_init(Default::default)
+}
+
+/// At most this many bytes of objects fetched ahead and not yet opened, in the whole process.
+pub const AHEAD_BYTES: u64 = 256 << 20;
+static AHEAD_HELD: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Start whole-object GETs of `files` (`(path, size the manifest records)`) on the I/O runtime,
+/// in this order, for their opens to take ([`RemoteObject::open_path`]): only objects that open
+/// whole anyway ([`open_plan`]), not already on their way, within [`AHEAD_BYTES`]. Returns the
+/// paths it sent GETs for: the caller gives untaken ones up with [`forget_ahead`].
+pub fn fetch_ahead(files: &[(std::path::PathBuf, u64)]) -> Vec<std::path::PathBuf> {
+    use std::sync::atomic::Ordering::SeqCst;
+    let mut sent = vec![];
+    let Ok(mut map) = ahead().lock() else {
+        return sent;
+    };
+    for (path, size) in files {
+        if open_plan(Some(*size), false) != OpenGet::Whole || map.contains_key(path) {
+            continue;
+        }
+        let Ok(Some(r)) = super::store::remote(path) else {
+            continue;
+        };
+        if AHEAD_HELD
+            .fetch_update(SeqCst, SeqCst, |h| {
+                (h + size <= AHEAD_BYTES).then_some(h + size)
+            })
+            .is_err()
+        {
+            break;
+        }
+        count(Req::GetAhead);
+        // the body's chunks as they came: joined by the open, on its thread (as without the
+        // GET ahead), not on the I/O runtime's
+        let get = super::store::spawn(async move {
+            use futures::StreamExt;
+            let res = r.store.get(&r.key).await.map_err(obj_err)?;
+            let size = res.meta.size;
+            let mut body = res.into_stream();
+            let mut chunks = vec![];
+            while let Some(c) = body.next().await {
+                chunks.push(c.map_err(obj_err)?);
+            }
+            Ok((size, chunks))
+        });
+        map.insert(path.clone(), (*size, get));
+        sent.push(path.clone());
+    }
+    sent
+}
+
+/// Give up the GETs [`fetch_ahead`] sent for `paths` that no open took (a read that ended
+/// early, or failed): aborted if still running, their bytes dropped.
+pub fn forget_ahead(paths: &[std::path::PathBuf]) {
+    let Ok(mut map) = ahead().lock() else {
+        return;
+    };
+    for p in paths {
+        if let Some((size, get)) = map.remove(p) {
+            get.abort();
+            AHEAD_HELD.fetch_sub(size, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
 impl RemoteObject {
+    /// Open the object of `path` (served by `remote`): the whole object fetched ahead for it
+    /// ([`fetch_ahead`]), if any, else as [`RemoteObject::open`] does.
+    pub fn open_path(
+        remote: Remote,
+        path: &Path,
+        size: Option<u64>,
+        whole: bool,
+    ) -> io::Result<RemoteObject> {
+        let got = ahead().lock().ok().and_then(|mut m| m.remove(path));
+        let Some((held, get)) = got else {
+            return RemoteObject::open(remote, size, whole);
+        };
+        AHEAD_HELD.fetch_sub(held, std::sync::atomic::Ordering::SeqCst);
+        let (size, chunks) = block_on(get).map_err(io::Error::other)??;
+        let cached = match <[Bytes; 1]>::try_from(chunks) {
+            Ok([one]) => one,
+            Err(chunks) => {
+                let mut all = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+                for c in &chunks {
+                    all.extend_from_slice(c);
+                }
+                Bytes::from(all)
+            }
+        };
+        Ok(RemoteObject {
+            remote,
+            size,
+            cached_from: 0,
+            cached,
+            blocks: Default::default(),
+            pieces: Default::default(),
+        })
+    }
+
     /// Open the object of `remote` with one GET, as [`open_plan`] says for its `size` (what
     /// the manifest records, where known) and `whole`. The caller checks the size.
     pub fn open(remote: Remote, size: Option<u64>, whole: bool) -> io::Result<RemoteObject> {
@@ -530,6 +637,59 @@ mod tests {
         assert_eq!(open_plan(None, false), OpenGet::Tail(TAIL_BYTES));
         assert_eq!(open_plan(Some(128 << 20), true), OpenGet::Whole);
         assert_eq!(open_plan(None, true), OpenGet::Whole);
+    }
+
+    /// Objects fetched ahead (a read's next round of splits) are taken by their opens, one GET
+    /// each; objects opened by their tail are not fetched ahead; one given up is opened with a
+    /// GET of its own; a missing one is NotFound at its open, as without the GET ahead.
+    #[test]
+    fn objects_fetched_ahead_are_taken_by_their_open() {
+        use crate::io::store::gets_on_this_thread;
+        use std::path::PathBuf;
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = vec![];
+        for (i, n) in [(0u8, 1000usize), (1, 2000)] {
+            let p = PathBuf::from(format!("memory://remote-ahead/wh/f{i}.bin"));
+            let r = super::super::store::remote(&p).unwrap().unwrap();
+            let local = dir.path().join(format!("x{i}"));
+            std::fs::write(&local, vec![i + 1; n]).unwrap();
+            upload(&r, &local, &p).unwrap();
+            files.push((p, n as u64));
+        }
+        let open = |p: &PathBuf, size: u64| {
+            let r = super::super::store::remote(p).unwrap().unwrap();
+            RemoteObject::open_path(r, p, Some(size), false)
+        };
+        let big = PathBuf::from("memory://remote-ahead/wh/big.bin");
+        let gets = gets_on_this_thread();
+        let sent = fetch_ahead(&[
+            files[0].clone(),
+            files[1].clone(),
+            (big, WHOLE_OBJECT_BYTES + 1),
+        ]);
+        assert_eq!(sent, vec![files[0].0.clone(), files[1].0.clone()]);
+        assert!(fetch_ahead(&files[..1]).is_empty(), "already on its way");
+        assert_eq!(gets_on_this_thread() - gets, 2);
+        let o = open(&files[0].0, 1000).unwrap();
+        assert_eq!(
+            gets_on_this_thread() - gets,
+            2,
+            "the open took the GET sent ahead"
+        );
+        assert_eq!(o.whole().unwrap(), vec![1u8; 1000]);
+        forget_ahead(&sent);
+        let o = open(&files[1].0, 2000).unwrap();
+        assert_eq!(
+            gets_on_this_thread() - gets,
+            3,
+            "given up: opened with a GET of its own"
+        );
+        assert_eq!(o.whole().unwrap(), vec![2u8; 2000]);
+        let missing = PathBuf::from("memory://remote-ahead/wh/none.bin");
+        let sent = fetch_ahead(&[(missing.clone(), 10)]);
+        assert_eq!(sent.len(), 1);
+        let e = open(&missing, 10).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound, "{e}");
     }
 
     #[test]

@@ -76,6 +76,8 @@ static PUTS: AtomicU64 = AtomicU64::new(0);
 static LISTS: AtomicU64 = AtomicU64::new(0);
 static HEADS: AtomicU64 = AtomicU64::new(0);
 static DELETES: AtomicU64 = AtomicU64::new(0);
+/// Of the GETs, those of data files sent ahead of their opens (`remote::fetch_ahead`).
+static GETS_AHEAD: AtomicU64 = AtomicU64::new(0);
 
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Req {
@@ -84,10 +86,16 @@ pub(crate) enum Req {
     List,
     Head,
     Delete,
+    /// A GET sent ahead of a file's open (counted as a GET too).
+    GetAhead,
 }
 
 pub(crate) fn count(r: Req) {
+    if matches!(r, Req::GetAhead) {
+        GETS_AHEAD.fetch_add(1, Ordering::Relaxed);
+    }
     let c = match r {
+        Req::GetAhead => &GETS,
         Req::Get => &GETS,
         Req::Put => &PUTS,
         Req::List => &LISTS,
@@ -96,7 +104,7 @@ pub(crate) fn count(r: Req) {
     };
     c.fetch_add(1, Ordering::Relaxed);
     #[cfg(test)]
-    if matches!(r, Req::Get) {
+    if matches!(r, Req::Get | Req::GetAhead) {
         THREAD_GETS.with(|c| c.set(c.get() + 1));
     }
 }
@@ -114,7 +122,9 @@ pub(crate) fn gets_on_this_thread() -> u64 {
 }
 
 /// Requests this process sent to object stores since it started (or the last reset):
-/// `(name, count)` for GET, PUT (a multipart part counts as one), LIST, HEAD, DELETE.
+/// `(name, count)` for GET, PUT (a multipart part counts as one), LIST, HEAD, DELETE, and
+/// GET_AHEAD: of the GETs, the whole-object GETs of data files sent ahead of their opens (a
+/// read's next round of splits).
 pub fn request_counts(reset: bool) -> Vec<(&'static str, u64)> {
     let take = |c: &AtomicU64| {
         if reset {
@@ -129,6 +139,7 @@ pub fn request_counts(reset: bool) -> Vec<(&'static str, u64)> {
         ("LIST", take(&LISTS)),
         ("HEAD", take(&HEADS)),
         ("DELETE", take(&DELETES)),
+        ("GET_AHEAD", take(&GETS_AHEAD)),
     ]
 }
 
@@ -167,6 +178,15 @@ fn runtime() -> &'static tokio::runtime::Runtime {
     ));
     *g = Some((pid, rt));
     rt
+}
+
+/// Start `f` on the object store runtime (a request sent ahead of the caller's need).
+pub(crate) fn spawn<F>(f: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    runtime().spawn(f)
 }
 
 /// Run `f` to completion on the object store runtime. Called from threads outside it only.

@@ -149,16 +149,54 @@ impl TableRead {
     }
 
     /// Read several splits (in parallel on the rayon pool), results in split order.
+    ///
+    /// On an object store the splits are taken in order and a split's data files are fetched
+    /// a round ahead ([`in_rounds`]): once a split's first batch is decoded (its files are in),
+    /// the whole-object GETs of the split `threads` further on start, so they arrive while
+    /// this round decodes instead of after it (each split used to wait for its files as it
+    /// started: two rounds of waiting on the 4-bucket bench table).
     pub fn read_splits(&self, splits: &[Split]) -> Result<Vec<RecordBatch>> {
-        let parts: Vec<Result<Vec<RecordBatch>>> =
-            splits.par_iter().map(|s| self.read_split(s)).collect();
-        let mut out = vec![];
-        for p in parts {
-            out.extend(p?);
+        if !crate::io::is_remote(&self.ctx.table.path) {
+            let parts: Vec<Result<Vec<RecordBatch>>> =
+                splits.par_iter().map(|s| self.read_split(s)).collect();
+            return concat_parts(parts);
         }
-        Ok(out)
+        // GETs sent ahead that no open took are given up when the read ends (or unwinds)
+        let sent = ForgetAhead(std::sync::Mutex::new(vec![]));
+        let prepare = |j: usize| {
+            let s = &splits[j];
+            let dir = crate::io::resolve(&self.ctx.table.path, &s.bucket_path);
+            let files: Vec<_> = s
+                .files
+                .iter()
+                .map(|f| (file_path(&dir, f), f.file_size.max(0) as u64))
+                .collect();
+            let got = crate::io::remote::fetch_ahead(&files);
+            if let Ok(mut v) = sent.0.lock() {
+                v.extend(got);
+            }
+        };
+        let read = |i: usize, ahead: &dyn Fn()| -> Result<Vec<RecordBatch>> {
+            let mut it = self.split_stream(&splits[i])?;
+            let mut out = vec![];
+            if let Some(b) = it.next() {
+                out.push(b?);
+            }
+            ahead();
+            for b in it {
+                out.push(b?);
+            }
+            Ok(out)
+        };
+        let parts = in_rounds(splits.len(), rayon::current_num_threads(), prepare, read);
+        drop(sent);
+        concat_parts(
+            parts
+                .into_iter()
+                .map(|p| p.unwrap_or_else(|| Err(Error::Internal("a split was not read".into()))))
+                .collect(),
+        )
     }
-
     /// Read one split into memory.
     pub fn read_split(&self, split: &Split) -> Result<Vec<RecordBatch>> {
         self.split_stream(split)?.collect()
@@ -216,6 +254,68 @@ pub(crate) fn missing_since_gone(table: &FileStoreTable, id: i64, e: &Error) -> 
     };
     let sm = table.snapshot_manager();
     missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id)
+}
+
+/// Paths of whole-object GETs a read sent ahead ([`crate::io::remote::fetch_ahead`]): those no
+/// open took are given up when it is dropped.
+struct ForgetAhead(std::sync::Mutex<Vec<std::path::PathBuf>>);
+
+impl Drop for ForgetAhead {
+    fn drop(&mut self) {
+        if let Ok(paths) = self.0.get_mut() {
+            crate::io::remote::forget_ahead(paths);
+        }
+    }
+}
+
+/// The batches of `parts` (splits' results, in split order) one after the other; the first
+/// error.
+fn concat_parts(parts: Vec<Result<Vec<RecordBatch>>>) -> Result<Vec<RecordBatch>> {
+    let mut out = vec![];
+    for p in parts {
+        out.extend(p?);
+    }
+    Ok(out)
+}
+
+/// `read(i)` for i in `0..n` on `workers` tasks of the rayon pool, which take the indices in
+/// ascending order; results in index order (None only for an index no task reached, which a
+/// panic would propagate first). `read(i, ahead)` calls `ahead()` when its own inputs are in:
+/// that runs `prepare(i + workers)`, the index taken a round later, so its inputs come while
+/// this round works.
+pub(crate) fn in_rounds<T: Send>(
+    n: usize,
+    workers: usize,
+    prepare: impl Fn(usize) + Sync,
+    read: impl Fn(usize, &dyn Fn()) -> T + Sync,
+) -> Vec<Option<T>> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let workers = workers.clamp(1, n.max(1));
+    let next = AtomicUsize::new(0);
+    let out: Vec<std::sync::Mutex<Option<T>>> =
+        (0..n).map(|_| std::sync::Mutex::new(None)).collect();
+    (0..workers)
+        .into_par_iter()
+        .with_max_len(1)
+        .for_each(|_| loop {
+            let i = next.fetch_add(1, Ordering::SeqCst);
+            if i >= n {
+                break;
+            }
+            // not if a task already took that index (it opens its files itself)
+            let ahead = || {
+                if i + workers < n && next.load(Ordering::SeqCst) <= i + workers {
+                    prepare(i + workers)
+                }
+            };
+            let r = read(i, &ahead);
+            if let Ok(mut slot) = out[i].lock() {
+                *slot = Some(r);
+            }
+        });
+    out.into_iter()
+        .map(|m| m.into_inner().ok().flatten())
+        .collect()
 }
 
 fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool {
@@ -423,5 +523,78 @@ impl ReadCtx {
                 format!("data does not match the table schema: {e}"),
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_rounds;
+    use std::sync::Mutex;
+
+    /// One task: every later index is prepared once the one a round before has its inputs in
+    /// (`ahead`), before that index is read; results in index order.
+    #[test]
+    fn in_rounds_prepares_the_next_round_once_this_ones_inputs_are_in() {
+        let log = Mutex::new(vec![]);
+        let got = in_rounds(
+            3,
+            1,
+            |j| log.lock().unwrap().push(format!("prepare {j}")),
+            |i, ahead| {
+                log.lock().unwrap().push(format!("in {i}"));
+                ahead();
+                log.lock().unwrap().push(format!("done {i}"));
+                i * 10
+            },
+        );
+        assert_eq!(got, vec![Some(0), Some(10), Some(20)]);
+        assert_eq!(
+            log.into_inner().unwrap(),
+            [
+                "in 0",
+                "prepare 1",
+                "done 0",
+                "in 1",
+                "prepare 2",
+                "done 1",
+                "in 2",
+                "done 2"
+            ]
+        );
+    }
+
+    /// Several tasks: every index read once, in order of results, and prepared at most once,
+    /// never one of the first round (its own task fetches it) nor one already taken.
+    #[test]
+    fn in_rounds_reads_every_index_once_on_several_tasks() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let prepared = Mutex::new(vec![]);
+        let read = Mutex::new(vec![]);
+        let got = pool.install(|| {
+            in_rounds(
+                10,
+                3,
+                |j| prepared.lock().unwrap().push(j),
+                |i, ahead| {
+                    read.lock().unwrap().push(i);
+                    ahead();
+                    i
+                },
+            )
+        });
+        assert_eq!(got, (0..10).map(Some).collect::<Vec<_>>());
+        let mut r = read.into_inner().unwrap();
+        r.sort();
+        assert_eq!(r, (0..10).collect::<Vec<_>>());
+        let mut p = prepared.into_inner().unwrap();
+        p.sort();
+        let n = p.len();
+        p.dedup();
+        assert_eq!(p.len(), n, "prepared at most once: {p:?}");
+        assert!(p.iter().all(|&j| (3..10).contains(&j)), "{p:?}");
+        assert!(in_rounds(0, 2, |_| {}, |i, _| i).is_empty());
     }
 }
