@@ -33,6 +33,8 @@ use crate::table::FileStoreTable;
 mod compaction;
 mod manifest_merge;
 mod safety;
+#[cfg(test)]
+mod stale_tests;
 
 use safety::SequenceCheck;
 
@@ -809,7 +811,7 @@ impl FileStoreCommit {
         kind: &CommitKind,
     ) -> Result<Option<i64>> {
         let sm = self.table.snapshot_manager();
-        for id in sm.ids()? {
+        for id in sm.live_ids()? {
             if Some(id) <= base {
                 continue;
             }
@@ -984,7 +986,7 @@ mod tests {
         }
     }
 
-    fn arm(at: RacePoint, f: impl FnOnce() + 'static) {
+    pub(super) fn arm(at: RacePoint, f: impl FnOnce() + 'static) {
         RACE.with(|r| *r.borrow_mut() = Some((at, Box::new(f))));
     }
 
