@@ -588,7 +588,12 @@ impl FileStoreCommit {
             }
         }
         let below = ours.id - 1; // the base's id (0: the table was empty)
-        let ids = sm.ids()?;
+                                 // a stale snapshot a crashed commit left (see `snapshot_manager`) is no older history
+                                 // (taking it for one would withdraw ours when an expiry took our base right after our
+                                 // create, leaving the stale one alone); ours may look stale, it is what is asked
+        let mut ids = sm.ids()?;
+        let stale = sm.stale_among(&ids);
+        ids.retain(|i| *i == ours.id || !stale.contains(i));
         let why = if ids.iter().any(|&i| i < below) {
             format!(
                 "was based on snapshot {below}, which a concurrent rollback deleted; withdrawn, \

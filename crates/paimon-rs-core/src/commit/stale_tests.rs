@@ -215,19 +215,20 @@ fn expiry_removes_the_stale_snapshot_and_no_live_file() {
 }
 
 /// Nothing to expire, no `EARLIEST` hint: the expiry writes the hint on the real earliest
-/// snapshot (not on the stale one, which would stop every later expiry at the gap) and removes
-/// the stale snapshot (it listed `snapshot/` anyway).
+/// snapshot (not on the stale one, which would stop every later expiry at the gap); the next
+/// expiry that expires something removes the stale snapshot.
 #[test]
 fn an_expiry_without_its_hint_writes_it_on_the_chain() {
     let c = crashed(false, false, false);
     let sm = c.t.snapshot_manager();
     let r = expire_snapshots(&c.t, &keep(2), far()).unwrap();
-    assert_eq!(r.snapshots, vec![c.stale]);
-    assert_eq!(
-        sm.earliest_id_and_hint().unwrap(),
-        (Some(c.latest - 1), true)
-    );
-    assert_eq!(sm.ids().unwrap(), vec![c.latest - 1, c.latest]);
+    assert!(r.snapshots.is_empty());
+    let hinted = sm.earliest_id_and_hint().unwrap();
+    assert_eq!(hinted, (Some(c.latest - 1), true));
+    assert_eq!(sm.live_ids().unwrap(), vec![c.latest - 1, c.latest]);
+    let r = expire_snapshots(&c.t, &keep(1), far()).unwrap();
+    assert_eq!(r.snapshots, vec![c.stale, c.latest - 1]);
+    assert_eq!(sm.ids().unwrap(), vec![c.latest]);
 }
 
 /// The orphan clean neither refuses the table (a gap below the earliest snapshot) nor deletes a
@@ -278,4 +279,26 @@ fn rollback_and_tags_refuse_the_stale_snapshot() {
     assert_eq!(sm.latest_id().unwrap(), Some(c.latest - 1));
     assert_eq!(live_rows(&c.t), COMMITTED_ROWS - 3);
     live_files_exist(&c.t);
+}
+
+/// With a stale snapshot below, a commit whose base an expiry takes right after the commit's
+/// create keeps its snapshot: the stale one is no older history, which would make the vanished
+/// base look like a rollback and withdraw the table's only live snapshot. The expiry is Java's
+/// (its snapshot files deleted, then `EARLIEST` moved), which leaves stale snapshots alone.
+#[test]
+fn a_base_expired_after_ours_landed_keeps_ours_beside_a_stale_snapshot() {
+    let c = crashed(false, false, true);
+    let next = written(&c.t, &[rows(1, 2000..2003)]);
+    let sm = c.t.snapshot_manager();
+    let (path, latest) = (c.t.path.clone(), c.latest);
+    arm(RacePoint::AfterCreate, move || {
+        let sm = crate::table::snapshot_manager::SnapshotManager::new(&path);
+        for id in [latest - 1, latest] {
+            std::fs::remove_file(sm.snapshot_path(id)).unwrap();
+        }
+        sm.write_earliest_hint(latest + 1).unwrap();
+    });
+    assert_eq!(commit(&c.t, &next).unwrap(), Some(c.latest + 1));
+    assert_eq!(sm.ids().unwrap(), vec![c.stale, c.latest + 1]);
+    assert_eq!(sm.latest_id().unwrap(), Some(c.latest + 1));
 }

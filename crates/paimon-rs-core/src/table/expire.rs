@@ -564,12 +564,12 @@ pub fn expire_snapshots(
         if end <= earliest {
             // nothing expires: Java writes the hint if it is missing, so the next expiry (the
             // next commit's) finds the earliest without listing `snapshot/`
-            let mut out = Reclaimed::default();
+            // (the earliest found without a hint is never a stale snapshot: see
+            // `snapshot_manager`)
             if !earliest_hinted {
                 sm.write_earliest_hint(earliest)?;
-                out.snapshots = remove_stale(table, &sm, earliest)?; // listed anyway
             }
-            return Ok(out);
+            return Ok(Reclaimed::default());
         }
         expire_until(table, &sm, earliest, end)
     })
@@ -580,7 +580,7 @@ pub fn expire_snapshots(
 /// `snapshot_manager`): never the table's state, never served, so nothing else reads them. Their
 /// other files are left to the orphan clean, whose age limit protects a restarted writer that
 /// commits the crashed commit's data files again. Lists `snapshot/` (once per expiry that
-/// expires something, or that had no `EARLIEST` hint).
+/// expires something).
 fn remove_stale(table: &FileStoreTable, sm: &SnapshotManager, earliest: i64) -> Result<Vec<i64>> {
     let ids = sm.ids()?;
     let stale = crate::table::snapshot_manager::stale_among(&ids, Some(earliest));
@@ -629,8 +629,10 @@ fn expire_until(
         return Ok(Reclaimed::default()); // end <= earliest
     };
     check_changelog_decoupling(table, &expiring)?;
-    let mut out = Reclaimed::default();
-    out.snapshots = remove_stale(table, sm, earliest)?;
+    let mut out = Reclaimed {
+        snapshots: remove_stale(table, sm, earliest)?,
+        ..Default::default()
+    };
     // the new earliest first: readers never see a gap, an interrupted expiry resumes from it
     sm.write_earliest_hint(end)?;
     for (p, s) in &expiring {

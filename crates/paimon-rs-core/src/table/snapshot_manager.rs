@@ -346,9 +346,12 @@ impl SnapshotManager {
 
     /// Ids of the stale snapshots present (see the module documentation); lists `snapshot/`.
     pub fn stale_ids(&self) -> Result<Vec<i64>> {
-        let ids = self.ids()?;
-        let e = self.usable_earliest_hint();
-        Ok(stale_among(&ids, e))
+        Ok(self.stale_among(&self.ids()?))
+    }
+
+    /// The stale ones of `ids` (this table's listing).
+    pub fn stale_among(&self, ids: &[i64]) -> Vec<i64> {
+        stale_among(ids, self.usable_earliest_hint())
     }
 
     /// Ids of the snapshots on the table's chain, ascending: those present, less stale ones.
