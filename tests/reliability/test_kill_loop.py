@@ -300,7 +300,7 @@ def stale_snapshot_rounds(tmp_path: Any, rounds: int, seed: int) -> Dict[str, An
     for r in range(rounds):
         n = table.latest_snapshot_id()
         assert n is not None
-        copy = str(tmp_path / f"copy-{r}")
+        copy = str(tmp_path / f"copy-{r}" / "db.db" / "s")
         shutil.copytree(path, copy)
         before = rel_files(copy)
         # write-only: the crashed commit is one APPEND snapshot, nothing compacted or expired
@@ -319,7 +319,7 @@ def stale_snapshot_rounds(tmp_path: Any, rounds: int, seed: int) -> Dict[str, An
             os.makedirs(os.path.dirname(os.path.join(path, f)), exist_ok=True)
             shutil.copy2(os.path.join(copy, f), os.path.join(path, f))
         crashed_files |= {os.path.basename(f) for f in new if f.startswith("bucket-") or "/bucket-" in f}
-        shutil.rmtree(copy)
+        shutil.rmtree(tmp_path / f"copy-{r}")
         if r % 3 == 1:
             with open(os.path.join(path, "snapshot", "LATEST"), "w") as h:
                 h.write(str(n + 1))

@@ -16,12 +16,15 @@
 //!
 //! A **stale** snapshot is one a commit created on an id that a concurrent expiry had freed and
 //! that the commit did not withdraw (it was killed between the create and the withdrawal, or it
-//! is a Java writer, which never checks): `snapshot-7` beside 17 and 18. It is not on the
-//! table's chain (its base is gone, the newer ones do not descend from it) and is told by its
-//! shape ([`stale_among`]): a lone id (neither its predecessor nor its successor exists) below
-//! newer snapshots, and below the `EARLIEST` hint when that names an existing snapshot. It is
-//! never the latest or the earliest, time travel to it is refused, the listings leave it out,
-//! and the next expiry deletes its snapshot file (its other files are left to the orphan clean).
+//! is a Java writer, which never checks): `snapshot-7` beside 17 and 18, or beside 8 and 9. It is
+//! not on the table's chain (its base is gone, the newer ones do not descend from it). The
+//! expiry that freed its id moved `EARLIEST` above it, and ids are contiguous from `EARLIEST` to
+//! the latest (commits take latest + 1, expiry deletes from the bottom after moving the hint,
+//! rollback from the top), so [`stale_among`]: with an `EARLIEST` hint that names an existing
+//! snapshot, every id below it; without one, a lone id (neither its predecessor nor its
+//! successor exists) below newer snapshots. Stale snapshots are never the latest or the
+//! earliest, time travel to them is refused, the listings leave them out, and the next expiry
+//! that expires deletes their snapshot files (their other files are left to the orphan clean).
 
 use std::path::{Path, PathBuf};
 
@@ -55,19 +58,22 @@ fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
     Ok(ids)
 }
 
-/// The stale snapshots among `ids` (a listing, ascending; see the module documentation): lone
-/// ids below the newest one, and below `earliest` (the `EARLIEST` hint, when the snapshot it
-/// names exists). Ids are contiguous from the earliest to the latest snapshot (commits take
-/// latest + 1; expiry deletes from the bottom, rollback from the top), so a lone id below a gap
-/// is not on the chain; a longer run below a gap (snapshots lost in the middle) is left alone.
+/// The stale snapshots among `ids` (a listing, ascending; see the module documentation): those
+/// below `earliest` (the `EARLIEST` hint, when the snapshot it names exists; ids below it that
+/// an expiry in progress has yet to delete are no longer on the chain either), else lone ids
+/// below the newest one. A longer run below a gap (snapshots lost in the middle) is not stale,
+/// nor, without the hint, a stale id right below the earliest (`snapshot-7` beside 8 and 9).
 pub(crate) fn stale_among(ids: &[i64], earliest: Option<i64>) -> Vec<i64> {
+    if let Some(e) = earliest {
+        return ids.iter().copied().filter(|&id| id < e).collect();
+    }
     let Some(&max) = ids.last() else {
         return vec![];
     };
     let has = |id: i64| ids.binary_search(&id).is_ok();
     ids.iter()
         .copied()
-        .filter(|&id| id < max && !has(id - 1) && !has(id + 1) && earliest.is_none_or(|e| id < e))
+        .filter(|&id| id < max && !has(id - 1) && !has(id + 1))
         .collect()
 }
 
@@ -361,9 +367,12 @@ impl SnapshotManager {
         Ok(ids.into_iter().filter(|id| !stale.contains(id)).collect())
     }
 
-    /// Whether snapshot `id` (present) is stale: never when its predecessor or successor
-    /// exists (one or two HEADs), else the listing decides.
+    /// Whether snapshot `id` (present) is stale: below a usable `EARLIEST` hint; without one,
+    /// never when its predecessor or successor exists, else the listing decides.
     pub fn is_stale(&self, id: i64) -> Result<bool> {
+        if let Some(e) = self.usable_earliest_hint() {
+            return Ok(id < e);
+        }
         if io::exists(&self.snapshot_path(id - 1)) || io::exists(&self.snapshot_path(id + 1)) {
             return Ok(false);
         }
@@ -402,10 +411,10 @@ impl SnapshotManager {
         let s = self.snapshot_in_history(id)?;
         if self.is_stale(id)? {
             return Err(Error::invalid(format!(
-                "snapshot {id} is not part of the table's history: it is a stale snapshot that a \
-                 commit left after it lost a race with snapshot expiry (killed before it could \
-                 withdraw it), not a state the table ever had; the next snapshot expiry removes \
-                 it"
+                "snapshot {id} is not part of the table's history: it is below the earliest \
+                 snapshot, either expiring, or a stale snapshot that a commit left after it lost \
+                 a race with snapshot expiry (killed before it could withdraw it), not a state \
+                 the table ever had; the next snapshot expiry removes it"
             )));
         }
         Ok(s)
