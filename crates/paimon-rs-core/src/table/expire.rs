@@ -588,9 +588,9 @@ fn remove_stale(table: &FileStoreTable, sm: &SnapshotManager, earliest: i64) -> 
         io::remove_file_if_exists(&sm.snapshot_path(id))?;
         log::warn!(
             target: "paimon_rs.expire",
-            "{}: removed stale snapshot {id} (lone below the earliest snapshot {earliest}: a \
-             commit that lost a race with expiry was killed before withdrawing it); its files \
-             are left to remove_orphan_files",
+            "{}: removed stale snapshot {id} (below the earliest snapshot {earliest}: a commit \
+             that lost a race with expiry was killed before withdrawing it, or an expiry in \
+             progress); its files are left to remove_orphan_files",
             table.name
         );
     }
