@@ -329,11 +329,15 @@ def stale_snapshot_rounds(tmp_path: Any, rounds: int, seed: int) -> Dict[str, An
         fresh = CatalogFactory.create({"warehouse": wh}).get_table("db.s")
         assert fresh.latest_snapshot_id() == latest
         assert n + 1 in snapshot_ids(path)
-        assert fresh.snapshot_manager().snapshot_ids() == [latest - 1, latest]
+        # without EARLIEST, a stale snapshot right below the retained ones is not told from the
+        # earliest one (README): listed, until the next commit's expiry expires it as one
+        untold = r % 3 == 2 and n + 2 == latest - 1
+        assert fresh.snapshot_manager().snapshot_ids() == [n + 1] * untold + [latest - 1, latest]
         present = verify(read_table(fresh), acked, set(range(b)))
         assert not present & set(crashed), f"crashed batches read: {present & set(crashed)}"
-        with pytest.raises(InvalidArgumentError, match="stale"):
-            read_table(fresh.copy({"scan.snapshot-id": str(n + 1)}))
+        if not untold:
+            with pytest.raises(InvalidArgumentError, match="stale"):
+                read_table(fresh.copy({"scan.snapshot-id": str(n + 1)}))
         # the next commit builds on the newest snapshot; its expiry removes the stale one
         acked[b] = write_commit(fresh, kill_batch(b, SEED_ROWS, ROWS, UPSERTS))
         assert acked[b] in (latest + 1, latest + 2)  # with a writer compaction's snapshot
