@@ -134,7 +134,9 @@ class SnapshotManager:
         return _core.earliest_snapshot_id(self._core)
 
     def snapshot_ids(self) -> List[int]:
-        """Ids of every snapshot file present, ascending."""
+        """Ids of every snapshot present, ascending, less a stale one (a commit killed between
+        creating its snapshot on an id that expiry had freed and withdrawing it leaves one; see
+        README "Concurrent writers")."""
         return list(_core.snapshot_ids(self._core))
 
     def list_snapshots(self) -> List[Snapshot]:

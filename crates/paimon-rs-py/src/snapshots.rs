@@ -8,11 +8,11 @@ use pyo3::prelude::*;
 use crate::errors::IntoPy;
 use crate::table::Table;
 
-/// Ids of the snapshot files present, ascending.
+/// Ids of the snapshots on the table's chain (present, not stale), ascending.
 #[pyfunction]
 pub fn snapshot_ids(py: Python<'_>, table: &Table) -> PyResult<Vec<i64>> {
     let t = table.core().clone();
-    py.detach(|| t.snapshot_manager().ids()).py_err()
+    py.detach(|| t.snapshot_manager().live_ids()).py_err()
 }
 
 /// The id of the oldest snapshot still present (the `EARLIEST` hint if its snapshot exists).

@@ -33,6 +33,8 @@ use crate::table::FileStoreTable;
 mod compaction;
 mod manifest_merge;
 mod safety;
+#[cfg(test)]
+mod stale_tests;
 
 use safety::SequenceCheck;
 
@@ -586,7 +588,12 @@ impl FileStoreCommit {
             }
         }
         let below = ours.id - 1; // the base's id (0: the table was empty)
-        let ids = sm.ids()?;
+                                 // a stale snapshot a crashed commit left (see `snapshot_manager`) is no older history
+                                 // (taking it for one would withdraw ours when an expiry took our base right after our
+                                 // create, leaving the stale one alone); ours may look stale, it is what is asked
+        let mut ids = sm.ids()?;
+        let stale = sm.stale_among(&ids);
+        ids.retain(|i| *i == ours.id || !stale.contains(i));
         let why = if ids.iter().any(|&i| i < below) {
             format!(
                 "was based on snapshot {below}, which a concurrent rollback deleted; withdrawn, \
@@ -809,7 +816,7 @@ impl FileStoreCommit {
         kind: &CommitKind,
     ) -> Result<Option<i64>> {
         let sm = self.table.snapshot_manager();
-        for id in sm.ids()? {
+        for id in sm.live_ids()? {
             if Some(id) <= base {
                 continue;
             }
@@ -984,7 +991,7 @@ mod tests {
         }
     }
 
-    fn arm(at: RacePoint, f: impl FnOnce() + 'static) {
+    pub(super) fn arm(at: RacePoint, f: impl FnOnce() + 'static) {
         RACE.with(|r| *r.borrow_mut() = Some((at, Box::new(f))));
     }
 

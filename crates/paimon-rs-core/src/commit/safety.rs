@@ -206,7 +206,9 @@ impl FileStoreCommit {
     ) -> Result<Option<i64>> {
         let sm = self.table().snapshot_manager();
         let mut above: Option<(i64, i64)> = None;
-        for id in sm.ids()?.into_iter().rev() {
+        // stale snapshots left out: a crashed commit's stale snapshot was never acknowledged,
+        // so a retry of its identifier must land
+        for id in sm.live_ids()?.into_iter().rev() {
             if Some(id) <= after {
                 break;
             }

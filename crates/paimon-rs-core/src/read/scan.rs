@@ -265,7 +265,7 @@ impl TableScan {
                 let (Some(earliest), Some(latest)) = (sm.earliest_id()?, sm.latest_id()?) else {
                     return Ok(None);
                 };
-                let (first, last) = (sm.snapshot_for_read(earliest)?, sm.snapshot(latest)?);
+                let (first, last) = (sm.snapshot_in_history(earliest)?, sm.snapshot(latest)?);
                 if t1 == t2 || *t1 > last.time_millis || *t2 < first.time_millis {
                     return Ok(Some((last, vec![])));
                 }
@@ -282,7 +282,7 @@ impl TableScan {
         let end_snapshot = sm.snapshot_for_read(end)?;
         let mut entries: Vec<ManifestEntry> = vec![];
         for id in start + 1..=end {
-            let s = sm.snapshot_for_read(id)?;
+            let s = sm.snapshot_in_history(id)?;
             if s.commit_kind != CommitKind::Append {
                 continue;
             }

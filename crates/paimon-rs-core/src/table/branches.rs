@@ -309,7 +309,8 @@ fn fast_forward_inner(table: &FileStoreTable, name: &str) -> Result<()> {
         )));
     };
     let earliest_schema = from.snapshot(earliest)?.schema_id;
-    let branch_snapshots = from.ids()?;
+    // stale snapshots (see `snapshot_manager`) are not the branch's history: not copied
+    let branch_snapshots = from.live_ids()?;
     let branch_schemas = ids(&src.join("schema"), "schema-")?;
     let branch_tags: Vec<String> = from.tags()?.into_iter().map(|(n, _)| n).collect();
     let Some(&latest) = branch_snapshots.last() else {
@@ -350,7 +351,7 @@ fn fast_forward_inner(table: &FileStoreTable, name: &str) -> Result<()> {
     }
     // (3) the hints
     into.write_latest_hint(latest)?;
-    if let Some(&first) = into.ids()?.first() {
+    if let Some(&first) = into.live_ids()?.first() {
         into.write_earliest_hint(first)?;
     }
     log::info!(target: "paimon_rs.branches", "{}: fast-forwarded '{}' to branch '{name}' \

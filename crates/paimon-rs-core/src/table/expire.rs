@@ -564,6 +564,8 @@ pub fn expire_snapshots(
         if end <= earliest {
             // nothing expires: Java writes the hint if it is missing, so the next expiry (the
             // next commit's) finds the earliest without listing `snapshot/`
+            // (the earliest found without a hint is never a stale snapshot: see
+            // `snapshot_manager`)
             if !earliest_hinted {
                 sm.write_earliest_hint(earliest)?;
             }
@@ -571,6 +573,28 @@ pub fn expire_snapshots(
         }
         expire_until(table, &sm, earliest, end)
     })
+}
+
+/// Delete the snapshot files of the stale snapshots below `earliest` (a commit killed between
+/// creating a snapshot on an id an expiry had freed and withdrawing it leaves one; see
+/// `snapshot_manager`): never the table's state, never served, so nothing else reads them. Their
+/// other files are left to the orphan clean, whose age limit protects a restarted writer that
+/// commits the crashed commit's data files again. Lists `snapshot/` (once per expiry that
+/// expires something).
+fn remove_stale(table: &FileStoreTable, sm: &SnapshotManager, earliest: i64) -> Result<Vec<i64>> {
+    let ids = sm.ids()?;
+    let stale = crate::table::snapshot_manager::stale_among(&ids, Some(earliest));
+    for &id in &stale {
+        io::remove_file_if_exists(&sm.snapshot_path(id))?;
+        log::warn!(
+            target: "paimon_rs.expire",
+            "{}: removed stale snapshot {id} (below the earliest snapshot {earliest}: a commit \
+             that lost a race with expiry was killed before withdrawing it, or an expiry in \
+             progress); its files are left to remove_orphan_files",
+            table.name
+        );
+    }
+    Ok(stale)
 }
 
 /// Expire snapshots `earliest..end` (Java's `expireUntil`).
@@ -605,9 +629,12 @@ fn expire_until(
         return Ok(Reclaimed::default()); // end <= earliest
     };
     check_changelog_decoupling(table, &expiring)?;
+    let mut out = Reclaimed {
+        snapshots: remove_stale(table, sm, earliest)?,
+        ..Default::default()
+    };
     // the new earliest first: readers never see a gap, an interrupted expiry resumes from it
     sm.write_earliest_hint(end)?;
-    let mut out = Reclaimed::default();
     for (p, s) in &expiring {
         io::remove_file_if_exists(p)?;
         out.snapshots.push(s.id);

@@ -225,9 +225,11 @@ impl Cleaner<'_> {
     }
 
     /// Every snapshot-like file (snapshots, tags, changelogs) of every branch, all read; any
-    /// failure refuses the clean.
-    fn all_snapshots(&self) -> Result<Vec<(PathBuf, Snapshot)>> {
+    /// failure refuses the clean. Apart, the stale snapshots (see `snapshot_manager`).
+    #[allow(clippy::type_complexity)]
+    fn all_snapshots(&self) -> Result<(Vec<(PathBuf, Snapshot)>, Vec<(PathBuf, Snapshot)>)> {
         let mut out = vec![];
+        let mut stale = vec![];
         for root in self.metadata_roots()? {
             if crate::table::snapshot_manager::latest_schema(&root)?.is_none() {
                 return Err(Error::corrupt(
@@ -236,7 +238,9 @@ impl Cleaner<'_> {
                 ));
             }
             let branch = root != self.table.path;
-            out.extend(snapshots_of(&root, branch)?);
+            let (live, st) = snapshots_of(&root, branch)?;
+            out.extend(live);
+            stale.extend(st);
             for sub in ["tag", "changelog"] {
                 let prefix = format!("{sub}-");
                 for (name, path, md) in entries(&root.join(sub))? {
@@ -250,19 +254,26 @@ impl Cleaner<'_> {
                 }
             }
         }
-        Ok(out)
+        Ok((out, stale))
     }
 
     /// Names of every file the snapshots reference: (files in `manifest/`, data files).
+    /// The stale snapshots' files are kept too, those of theirs that are gone skipped.
     fn referenced(
         &self,
         snapshots: &[(PathBuf, Snapshot)],
+        stale: &[(PathBuf, Snapshot)],
     ) -> Result<(HashSet<String>, HashSet<String>)> {
-        let r = Walker::new(
+        let mut r = Walker::new(
             self.table,
             Missing::Refuse("refusing to remove orphan files"),
         )
         .referenced(snapshots)?;
+        if !stale.is_empty() {
+            let s = Walker::new(self.table, Missing::Skip).referenced(stale)?;
+            r.meta.extend(s.meta);
+            r.data.extend(s.data);
+        }
         Ok((r.meta, r.data))
     }
 }
@@ -274,8 +285,13 @@ fn tagged_start(root: &Path, id: i64) -> Result<bool> {
     Ok(sm.tags()?.iter().any(|(_, s)| s.id == id))
 }
 
-/// Snapshots of one branch, refusing gaps and hints that name snapshots which are gone.
-fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
+/// Snapshots of one branch, refusing gaps and hints that name snapshots which are gone; and
+/// apart, its stale snapshots.
+#[allow(clippy::type_complexity)]
+fn snapshots_of(
+    root: &Path,
+    branch: bool,
+) -> Result<(Vec<(PathBuf, Snapshot)>, Vec<(PathBuf, Snapshot)>)> {
     let dir = root.join("snapshot");
     let mut ids = vec![];
     for (name, path, md) in entries(&dir)? {
@@ -291,6 +307,14 @@ fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
         ids.push(id);
     }
     ids.sort_unstable();
+    // stale snapshots (see `snapshot_manager`) are no state of the table and their base may be
+    // gone: no gap in the history, and what they reference is kept only if present
+    let earliest = crate::io::read_to_string(&dir.join("EARLIEST"))
+        .ok()
+        .and_then(|t| t.trim().parse::<i64>().ok())
+        .filter(|e| ids.contains(e));
+    let stale = crate::table::snapshot_manager::stale_among(&ids, earliest);
+    ids.retain(|id| !stale.contains(id));
     for w in ids.windows(2) {
         if w[1] != w[0] + 1 {
             return Err(Error::corrupt(
@@ -349,12 +373,15 @@ fn snapshots_of(root: &Path, branch: bool) -> Result<Vec<(PathBuf, Snapshot)>> {
             ));
         }
     }
-    ids.into_iter()
-        .map(|id| {
-            let p = dir.join(format!("snapshot-{id}"));
-            read_snapshot_file(&p).map(|s| (p, s))
-        })
-        .collect()
+    let read = |ids: Vec<i64>| -> Result<Vec<(PathBuf, Snapshot)>> {
+        ids.into_iter()
+            .map(|id| {
+                let p = dir.join(format!("snapshot-{id}"));
+                read_snapshot_file(&p).map(|s| (p, s))
+            })
+            .collect()
+    };
+    Ok((read(ids)?, read(stale)?))
 }
 
 /// Whether the manifest lists of a table without any snapshot, tag, changelog or hint are what
@@ -438,7 +465,7 @@ pub fn remove_orphan_files(
     // list first, then read the snapshots: a commit landing in between is either seen or
     // references only files younger than the limit
     let listing = c.list()?;
-    let snapshots = c.all_snapshots()?;
+    let (snapshots, stale) = c.all_snapshots()?;
     if snapshots.is_empty() && listing.has_manifest_lists {
         if let Err(why) = crashed_first_commits(table)? {
             return Err(Error::corrupt(
@@ -451,7 +478,7 @@ pub fn remove_orphan_files(
             ));
         }
     }
-    let (meta, data) = c.referenced(&snapshots)?;
+    let (meta, data) = c.referenced(&snapshots, &stale)?;
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {

@@ -242,12 +242,13 @@ fn source_text(e: &Error) -> String {
     }
 }
 
-/// Every snapshot file (those that vanish while listed were expired meanwhile and are left out)
-/// and every tag of the table at `root` (the table or a branch directory), labeled by path.
+/// Every snapshot file (those that vanish while listed were expired meanwhile and are left out;
+/// stale ones, which are no state of the table and whose files may be gone, too) and every tag
+/// of the table at `root` (the table or a branch directory), labeled by path.
 pub fn snapshots_and_tags(root: &Path) -> Result<Vec<Labeled>> {
     let sm = crate::table::snapshot_manager::SnapshotManager::new(root);
     let mut out = vec![];
-    for id in sm.ids()? {
+    for id in sm.live_ids()? {
         if let Some(s) = sm.try_snapshot(id)? {
             out.push((sm.snapshot_path(id), s));
         }

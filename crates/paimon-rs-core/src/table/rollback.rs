@@ -53,14 +53,23 @@ fn resolve(table: &FileStoreTable, target: &RollbackTarget) -> Result<(Snapshot,
     let sm = table.snapshot_manager();
     match target {
         RollbackTarget::Snapshot(id) => {
-            if let Some(s) = sm.try_snapshot(*id)? {
-                return Ok((s, false));
-            }
+            // a stale snapshot (see `snapshot_manager`) is no state of the table: rolling back
+            // to it would delete the live snapshots for a base whose files expiry removed
+            let stale = match sm.try_snapshot(*id)? {
+                Some(s) if !sm.is_stale(*id)? => return Ok((s, false)),
+                found => found.is_some(),
+            };
             // expired, but maybe tagged (as Java and pypaimon)
             for (_, s) in sm.tags()? {
                 if s.id == *id {
                     return Ok((s, true));
                 }
+            }
+            if stale {
+                return Err(Error::invalid(format!(
+                    "Rollback snapshot '{id}' is a stale snapshot (left by a commit that lost a \
+                     race with snapshot expiry), not part of the table's history"
+                )));
             }
             Err(Error::invalid(format!(
                 "Rollback snapshot '{id}' doesn't exist (neither a snapshot nor a tag)."
@@ -68,7 +77,11 @@ fn resolve(table: &FileStoreTable, target: &RollbackTarget) -> Result<(Snapshot,
         }
         RollbackTarget::Tag(name) => {
             let s = sm.tag(name)?;
-            let missing = sm.try_snapshot(s.id)?.is_none();
+            // the tag's snapshot expired and a stale snapshot took its id: recreate from the tag
+            let missing = match sm.try_snapshot(s.id)? {
+                None => true,
+                Some(_) => sm.is_stale(s.id)?,
+            };
             Ok((s, missing))
         }
     }
@@ -112,6 +125,11 @@ fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Rec
     }
     sm.write_latest_hint(r)?;
     if recreate {
+        // EARLIEST first: a recreated snapshot below the earliest one, with the newer ones not
+        // deleted yet, must not look stale to a concurrent expiry; a stale snapshot on its id
+        // goes (its files are left to the orphan clean)
+        sm.write_earliest_hint(r)?;
+        io::remove_file_if_exists(&sm.snapshot_path(r))?;
         let bytes = serde_json::to_vec_pretty(&snapshot)
             .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
         io::create_exclusive(&sm.snapshot_path(r), &bytes)?;

@@ -13,6 +13,18 @@
 //! Snapshots below the earliest one are expired (deleted from the low end, then `EARLIEST` is
 //! moved): asking for one is an invalid argument. A snapshot missing between the earliest and
 //! the latest is a gap: corruption.
+//!
+//! A **stale** snapshot is one a commit created on an id that a concurrent expiry had freed and
+//! that the commit did not withdraw (it was killed between the create and the withdrawal, or it
+//! is a Java writer, which never checks): `snapshot-7` beside 17 and 18, or beside 8 and 9. It is
+//! not on the table's chain (its base is gone, the newer ones do not descend from it). The
+//! expiry that freed its id moved `EARLIEST` above it, and ids are contiguous from `EARLIEST` to
+//! the latest (commits take latest + 1, expiry deletes from the bottom after moving the hint,
+//! rollback from the top), so [`stale_among`]: with an `EARLIEST` hint that names an existing
+//! snapshot, every id below it; without one, a lone id (neither its predecessor nor its
+//! successor exists) below newer snapshots. Stale snapshots are never the latest or the
+//! earliest, time travel to them is refused, the listings leave them out, and the next expiry
+//! that expires deletes their snapshot files (their other files are left to the orphan clean).
 
 use std::path::{Path, PathBuf};
 
@@ -44,6 +56,25 @@ fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
         .collect();
     ids.sort_unstable();
     Ok(ids)
+}
+
+/// The stale snapshots among `ids` (a listing, ascending; see the module documentation): those
+/// below `earliest` (the `EARLIEST` hint, when the snapshot it names exists; ids below it that
+/// an expiry in progress has yet to delete are no longer on the chain either), else lone ids
+/// below the newest one. A longer run below a gap (snapshots lost in the middle) is not stale,
+/// nor, without the hint, a stale id right below the earliest (`snapshot-7` beside 8 and 9).
+pub(crate) fn stale_among(ids: &[i64], earliest: Option<i64>) -> Vec<i64> {
+    if let Some(e) = earliest {
+        return ids.iter().copied().filter(|&id| id < e).collect();
+    }
+    let Some(&max) = ids.last() else {
+        return vec![];
+    };
+    let has = |id: i64| ids.binary_search(&id).is_ok();
+    ids.iter()
+        .copied()
+        .filter(|&id| id < max && !has(id - 1) && !has(id + 1))
+        .collect()
 }
 
 /// A JSON metadata file (snapshot, schema, tag): missing is reported by the caller, which knows
@@ -200,7 +231,16 @@ impl SnapshotManager {
         if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
             if !io::exists(&self.snapshot_path(n + 1)) {
                 if io::exists(&self.snapshot_path(n)) {
-                    return Ok(Some(n));
+                    // a stale snapshot (see the module documentation) may be named by the hint
+                    // (a Java writer writes it after its create): with its predecessor gone
+                    // and the earliest above it, the listing decides (its newest id is never
+                    // stale). One HEAD more in the common case.
+                    if io::exists(&self.snapshot_path(n - 1))
+                        || self.usable_earliest_hint().is_some_and(|e| e <= n)
+                    {
+                        return Ok(Some(n));
+                    }
+                    return Ok(self.ids()?.last().copied().or(Some(n)));
                 }
                 // The hint is only ever moved to a snapshot that exists, and the latest
                 // snapshot is never expired: the snapshot it names was lost.
@@ -290,6 +330,7 @@ impl SnapshotManager {
 
     /// [`Self::earliest_id`], and whether the `EARLIEST` hint exists (Java's
     /// `earliestFileNotExists`, negated: a hint that does not hold a number counts as absent).
+    /// Without a usable hint, the smallest listed id that is not stale.
     pub fn earliest_id_and_hint(&self) -> Result<(Option<i64>, bool)> {
         let hint = self.read_hint(EARLIEST);
         if let Some(e) = hint {
@@ -297,7 +338,45 @@ impl SnapshotManager {
                 return Ok((Some(e), true));
             }
         }
-        Ok((self.ids()?.first().copied(), hint.is_some()))
+        let ids = self.ids()?;
+        let stale = stale_among(&ids, None);
+        let first = ids.into_iter().find(|id| !stale.contains(id));
+        Ok((first, hint.is_some()))
+    }
+
+    /// The `EARLIEST` hint if the snapshot it names exists.
+    fn usable_earliest_hint(&self) -> Option<i64> {
+        self.read_hint(EARLIEST)
+            .filter(|&e| io::exists(&self.snapshot_path(e)))
+    }
+
+    /// Ids of the stale snapshots present (see the module documentation); lists `snapshot/`.
+    pub fn stale_ids(&self) -> Result<Vec<i64>> {
+        Ok(self.stale_among(&self.ids()?))
+    }
+
+    /// The stale ones of `ids` (this table's listing).
+    pub fn stale_among(&self, ids: &[i64]) -> Vec<i64> {
+        stale_among(ids, self.usable_earliest_hint())
+    }
+
+    /// Ids of the snapshots on the table's chain, ascending: those present, less stale ones.
+    pub fn live_ids(&self) -> Result<Vec<i64>> {
+        let ids = self.ids()?;
+        let stale = stale_among(&ids, self.usable_earliest_hint());
+        Ok(ids.into_iter().filter(|id| !stale.contains(id)).collect())
+    }
+
+    /// Whether snapshot `id` (present) is stale: below a usable `EARLIEST` hint; without one,
+    /// never when its predecessor or successor exists, else the listing decides.
+    pub fn is_stale(&self, id: i64) -> Result<bool> {
+        if let Some(e) = self.usable_earliest_hint() {
+            return Ok(id < e);
+        }
+        if io::exists(&self.snapshot_path(id - 1)) || io::exists(&self.snapshot_path(id + 1)) {
+            return Ok(false);
+        }
+        Ok(self.stale_ids()?.contains(&id))
     }
 
     /// Snapshot `id`, None if its file does not exist.
@@ -325,7 +404,26 @@ impl SnapshotManager {
     /// Snapshot `id` asked for by a reader (time travel): an id below the earliest snapshot
     /// was expired and one above the latest does not exist yet (invalid arguments); a missing
     /// one in between is a gap in the table's history (corruption).
+    ///
+    /// A stale snapshot (see the module documentation) is refused: it is not a state the table
+    /// ever had.
     pub fn snapshot_for_read(&self, id: i64) -> Result<Snapshot> {
+        let s = self.snapshot_in_history(id)?;
+        if self.is_stale(id)? {
+            return Err(Error::invalid(format!(
+                "snapshot {id} is not part of the table's history: it is below the earliest \
+                 snapshot, either expiring, or a stale snapshot that a commit left after it lost \
+                 a race with snapshot expiry (killed before it could withdraw it), not a state \
+                 the table ever had; the next snapshot expiry removes it"
+            )));
+        }
+        Ok(s)
+    }
+
+    /// [`Self::snapshot_for_read`] without the stale check, for ids between ones known to be on
+    /// the chain (a stale id is lone: a range of more than one id that holds it has a missing
+    /// id, which is refused).
+    pub fn snapshot_in_history(&self, id: i64) -> Result<Snapshot> {
         if let Some(s) = self.try_snapshot(id)? {
             return Ok(s);
         }
@@ -414,7 +512,7 @@ impl SnapshotManager {
         let (Some(mut lo), Some(mut hi)) = (self.earliest_id()?, self.latest_id()?) else {
             return Ok(None);
         };
-        let earliest = self.snapshot_for_read(lo)?;
+        let earliest = self.snapshot_in_history(lo)?;
         if earliest.time_millis > millis {
             return Ok(None);
         }
@@ -422,7 +520,7 @@ impl SnapshotManager {
         lo += 1;
         while lo <= hi {
             let mid = lo + (hi - lo) / 2;
-            let s = self.snapshot_for_read(mid)?;
+            let s = self.snapshot_in_history(mid)?;
             if s.time_millis <= millis {
                 lo = mid + 1;
                 found = s;
@@ -463,12 +561,19 @@ impl SnapshotManager {
             }
             if let Some(n) = self.read_hint(LATEST).filter(|&n| n > 0) {
                 // a scoped thread, not rayon: this may run outside the process's pool
-                let (next, this) = std::thread::scope(|sc| {
+                // and whether snapshot-(n-1) exists: a stale snapshot named by the hint has
+                // none (see the module documentation)
+                let (next, prev, this) = std::thread::scope(|sc| {
                     let next = sc.spawn(|| io::exists(&self.snapshot_path(n + 1)));
+                    let prev = sc.spawn(|| io::exists(&self.snapshot_path(n - 1)));
                     let this = self.try_snapshot(n);
-                    (next.join().unwrap_or(true), this)
+                    (
+                        next.join().unwrap_or(true),
+                        prev.join().unwrap_or(false),
+                        this,
+                    )
                 });
-                if let (false, Ok(Some(s))) = (next, this) {
+                if let (false, true, Ok(Some(s))) = (next, prev, this) {
                     saw(&self.dir, s.id);
                     return Ok(Some(s));
                 }
@@ -514,11 +619,9 @@ impl SnapshotManager {
     pub fn try_create(&self, snapshot: &Snapshot) -> Result<bool> {
         let bytes = serde_json::to_vec_pretty(snapshot)
             .map_err(|e| Error::Internal(format!("snapshot serialization: {e}")))?;
-        let created = io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)?;
-        if created {
-            saw(&self.dir, snapshot.id);
-        }
-        Ok(created)
+        // not remembered as the newest seen (`saw`) until the commit keeps it (its hint is
+        // written): a withdrawn one must not be probed as the latest
+        io::create_exclusive(&self.snapshot_path(snapshot.id), &bytes)
     }
 
     /// LATEST is only a hint: a failure to update it is harmless. But it must never be left
@@ -529,6 +632,7 @@ impl SnapshotManager {
     /// that finds it present comes after the write, so a rollback deleting it later also sets
     /// `LATEST` later.
     pub fn write_latest_hint_best_effort(&self, id: i64) {
+        saw(&self.dir, id);
         let mut id = id;
         for _ in 0..100 {
             if io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes()).is_err()
