@@ -216,26 +216,19 @@ def _shuffle_key_fn(spec: _ShuffleSpec) -> Callable[..., pa.Array]:
     names = list(spec.key_columns)
 
     def key(*cols: pa.Array) -> pa.Array:
+        import pyarrow.compute as pc
 
         table = _open_cached(spec.table)
         batch = pa.RecordBatch.from_arrays([c if isinstance(c, pa.Array) else pa.array(c) for c in cols],
                                            names=names)
         phash, bucket = _core.partition_bucket_of(table._core, batch)
-        lut = pa.array(spec.identity_keys, pa.int32()) if spec.identity_keys is not None else None
-        return _shuffle_keys(phash, bucket, lut)
+        if spec.identity_keys is not None:
+            return pc.take(pa.array(spec.identity_keys, pa.int32()), bucket)
+        # partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key
+        k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
+        return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
 
     return key
-
-
-def _shuffle_keys(phash: pa.Array, bucket: pa.Array, lut: Optional[pa.Array]) -> pa.Array:
-    """The int32 shuffle key of each row: ``lut[bucket]`` (identity shuffle), else the
-    partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key."""
-    import pyarrow.compute as pc
-
-    if lut is not None:
-        return pc.take(lut, bucket)
-    k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
-    return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
 
 
 def _num_buckets(table: Table) -> int:
@@ -488,7 +481,11 @@ def _blob_task(spec: _BlobSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[p
             phash, bucket = _core.partition_bucket_of(table._core, b.select(key_cols))
         except Exception as e:
             raise _with_context(e, where) from e
-        key = _shuffle_keys(phash, bucket, lut)
+        if lut is not None:
+            key = pc.take(lut, bucket)
+        else:
+            k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
+            key = pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
         order = pc.sort_indices(key)  # stable
         b, key = b.take(order), key.take(order)
         bytes_per_row = max(1, b.nbytes // b.num_rows)
