@@ -10,10 +10,8 @@ buckets; local[2].
              options are not changed
          (b) a mapInArrow identity pass-through (the ceiling of any mapInArrow writer)
          (c) paimon_rs.spark.write
-         (s) the row shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key +
-             shuffle, no writer; what df.write.format("paimon_rs") needs)
-         (sb) (c)'s shuffle alone: the Arrow IPC blobs of (partition, bucket) slices, shuffled, into
-             a noop sink (no writer): with (b), the structural floor of (c)
+         (s) the shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key + shuffle,
+             no writer): with (b), the structural floor of (c)
   read   (d) spark.read.parquet of (a)'s files
          (e) paimon_rs.spark.read of (c)'s table (default: splits that are a plain scan of Parquet
              files go through Spark's own Parquet reader, the rest through mapInArrow)
@@ -134,8 +132,8 @@ def timed(fn, key=None) -> float:
     return wall
 
 
-ALL = ["a", "a-zstd", "b", "c", "s", "sb", "d", "e", "e1", "e0", "f", "h", "g"]
-WRITES = {"a", "a-zstd", "b", "c", "s", "sb"}
+ALL = ["a", "a-zstd", "b", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
+WRITES = {"a", "a-zstd", "b", "c", "s"}
 
 
 def main() -> int:
@@ -171,10 +169,6 @@ def main() -> int:
 
     def noop(frame_):
         frame_.write.format("noop").mode("overwrite").save()
-
-    def noop_blobs(t):
-        with ps._arrow_batch_rows(spark, ps.WRITE_BATCH_ROWS):  # as write's job
-            noop(ps._blob_shuffle(df, t, SCHEMA.names, None))
 
     def read_e(t, spark_parquet, ahead):
         saved = ps._DECODE_AHEAD
@@ -212,8 +206,6 @@ def main() -> int:
                 w = timed(lambda t=t: ps.write(df, t), key)
             elif k == "s":
                 w = timed(lambda t=t: noop(ps.distribute(df, t)), key)
-            elif k == "sb":
-                w = timed(lambda t=t: noop_blobs(t), key)
             elif k == "d":
                 if not pq.exists():
                     write_parquet(pq)
@@ -259,7 +251,6 @@ def main() -> int:
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
         "e1": "(e1) (e) engine only (spark_parquet=False)", "e0": "(e0) (e1) without decode-ahead",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
-        "sb": "(sb) (c)'s blob shuffle only (noop)",
         "g": "(g) mapInArrow of cached decoded batches",
         "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }

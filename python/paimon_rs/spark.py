@@ -1,10 +1,9 @@
 """PySpark integration without a JVM connector: any PySpark 4 drives the engine through
 ``DataFrame.mapInArrow`` (docs/spark-integration.md has the design and its measurements).
 
-- ``write(df, table, overwrite=False)``: a first ``mapInArrow`` computes each row's (partition,
-  bucket) with the engine's own bucket hash and cuts the input into Arrow IPC blobs, one per
-  (partition, bucket) slice; the blobs are shuffled so that every row of one (partition, bucket)
-  meets in one task; a second ``mapInArrow`` runs the table's writer per task
+- ``write(df, table, overwrite=False)``: a key-only Arrow UDF computes each row's (partition,
+  bucket) with the engine's own bucket hash; the frame is shuffled so that every row of one
+  (partition, bucket) meets in one task; a second ``mapInArrow`` runs the table's writer per task
   and yields serialized commit messages; the driver collects them once and commits one
   snapshot, keeping exactly one task attempt per Spark partition and deleting the files of the
   others (failed, retried or speculative attempts).
