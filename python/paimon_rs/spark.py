@@ -187,8 +187,6 @@ class _WriteSpec:
     write_id: str
     file_prefix: str
     columns: List[str]
-    #: the task receives Arrow IPC blobs (``_BLOB_COLUMN``) of ``columns``, not the rows
-    blobs: bool = False
     #: test hook: a path; while it exists, the first attempt of every task fails after writing
     fail_first_attempt_marker: Optional[str] = None
     #: test hook: (marker path, seconds); while it exists, attempt 0 of Spark partition 0 sleeps
@@ -432,115 +430,6 @@ def _bucket_keys(table: Table) -> List[str]:
         return [k.strip() for k in keys.split(",")]
     return [k for k in table.primary_keys if k not in table.partition_keys]
 
-# ---------------------------------------------------------------------------------------------
-# the write's shuffle: Arrow IPC blobs of (partition, bucket) slices instead of rows
-
-#: the columns of a blob row: the shuffle key and one Arrow IPC stream of rows of that key
-_BLOB_KEY_COLUMN = "_paimon_rs_key"
-_BLOB_COLUMN = "_paimon_rs_blob"
-
-#: a blob holds at most about this many bytes of Arrow data (a larger slice is cut into several):
-#: Spark's Arrow batches of blob rows stay far below the 2 GiB of a binary column (Spark closes a
-#: batch after ``spark.sql.execution.arrow.maxBytesPerBatch``, 64 MiB by default)
-_BLOB_BYTES = 16 << 20
-
-
-@dataclass
-class _BlobSpec:
-    """What the blob task needs: the table, the columns (the table's, in its order), the key of
-    each bucket for the identity shuffle (None: a hash of (partition, bucket)), and whether Spark
-    expects ``large_binary`` (``useLargeVarTypes``)."""
-
-    table: Table
-    columns: List[str]
-    identity_keys: Optional[List[int]]
-    large: bool
-    blob_bytes: int = _BLOB_BYTES
-
-
-def _blob_task(spec: _BlobSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Stage 1 of ``write``: each input batch, conformed to the table's Arrow types, is cut by
-    shuffle key ((partition, bucket) as in ``_shuffle_key_fn``) into Arrow IPC streams; one row
-    (key, blob) per slice. Deterministic: the same input batches give the same bytes (a stable
-    sort by key), and the rows of a slice keep their input order (a key's later row still wins)."""
-    import pyarrow.compute as pc
-
-    pid, attempt, _ = _task_context()
-    table = _open_cached(spec.table)
-    where = f"paimon_rs.spark.write into {table.identifier} (shuffle, Spark partition {pid}, attempt {attempt})"
-    target = pa.schema([table.arrow_schema.field(c) for c in spec.columns])
-    key_cols = list(dict.fromkeys(table.partition_keys + _bucket_keys(table)))
-    lut = pa.array(spec.identity_keys, pa.int32()) if spec.identity_keys is not None else None
-    offset_type = pa.int64() if spec.large else pa.int32()
-    for b in batches:
-        if b.num_rows == 0:
-            continue
-        try:
-            b = _conform(b.select(spec.columns), target, where)
-            phash, bucket = _core.partition_bucket_of(table._core, b.select(key_cols))
-        except Exception as e:
-            raise _with_context(e, where) from e
-        if lut is not None:
-            key = pc.take(lut, bucket)
-        else:
-            k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
-            key = pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
-        order = pc.sort_indices(key)  # stable
-        b, key = b.take(order), key.take(order)
-        bytes_per_row = max(1, b.nbytes // b.num_rows)
-        rows_per_blob = max(1, spec.blob_bytes // bytes_per_row)
-        keys: List[int] = []
-        offsets = [0]
-        sink = pa.BufferOutputStream()
-        start = 0
-        for run in pc.value_counts(key):  # runs in order of appearance, i.e. sorted
-            k_, count = run["values"].as_py(), run["counts"].as_py()
-            for lo in range(start, start + count, rows_per_blob):
-                with pa.ipc.new_stream(sink, target) as w:
-                    w.write_batch(b.slice(lo, min(rows_per_blob, start + count - lo)))
-                keys.append(k_)
-                offsets.append(sink.tell())
-            start += count
-        blobs = pa.Array.from_buffers(pa.large_binary() if spec.large else pa.binary(), len(keys),
-                                      [None, pa.array(offsets, offset_type).buffers()[1], sink.getvalue()])
-        yield pa.RecordBatch.from_arrays([pa.array(keys, pa.int32()), blobs], names=[_BLOB_KEY_COLUMN, _BLOB_COLUMN])
-
-
-def _unblob(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """Stage 2 of ``write``: the record batches of the blobs the task received (zero-copy views
-    of the blob column's bytes)."""
-    for b in batches:
-        col = b.column(b.schema.get_field_index(_BLOB_COLUMN))
-        for i in range(len(col)):
-            yield from pa.ipc.open_stream(col[i].as_buffer())
-
-
-def _blob_shuffle(df: Any, table: Table, columns: List[str], num_tasks: Optional[int],
-                  blob_bytes: int = _BLOB_BYTES) -> Any:
-    """``df`` (the table's columns) as blob rows shuffled so that every (partition, bucket) of
-    ``table`` lands in one task: one task per bucket for an unpartitioned table (task i holds
-    bucket i), else ``num_tasks`` (default: the bucket count, at least Spark's default
-    parallelism). Only the blob column is left for the writers."""
-    from pyspark.sql import functions as F
-
-    num_buckets = _num_buckets(table)
-    partitioned = bool(table.partition_keys)
-    spark = df.sparkSession
-    spec = _BlobSpec(table=table, columns=columns,
-                     identity_keys=None if partitioned else _identity_keys(num_buckets),
-                     large=_large_var_types(spark), blob_bytes=blob_bytes)
-    missing = [c for c in dict.fromkeys(table.partition_keys + _bucket_keys(table)) if c not in df.columns]
-    if missing:
-        raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
-                                   f"key columns of {table.identifier}")
-    blobs = df.mapInArrow(_bind(_blob_task, spec), f"{_BLOB_KEY_COLUMN} int, {_BLOB_COLUMN} binary")
-    if partitioned:
-        parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
-        n = num_tasks or max(num_buckets, parallelism)
-    else:
-        n = num_buckets
-    return blobs.repartition(n, F.col(_BLOB_KEY_COLUMN)).select(_BLOB_COLUMN)
-
 
 def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """One write task: every row it receives goes through the table's writer; yields one row
@@ -553,7 +442,7 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
     try:
         target = table.arrow_schema
         columns_schema = pa.schema([target.field(c) for c in spec.columns])
-        for b in (_unblob(batches) if spec.blobs else batches):
+        for b in batches:
             if b.num_rows == 0:
                 continue
             b = b.select(spec.columns)
@@ -725,7 +614,7 @@ def _commit_collected(table: Table, builder: Any, collected: _Collected, file_pr
 def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False, *,
           commit_user: Optional[str] = None, commit_identifier: Optional[int] = None,
           num_tasks: Optional[int] = None, _fail_first_attempt_marker: Optional[str] = None,
-          _slow_first_attempt: Optional[Tuple[str, float]] = None, _blob_bytes: int = _BLOB_BYTES) -> Optional[int]:
+          _slow_first_attempt: Optional[Tuple[str, float]] = None) -> Optional[int]:
     """Write a Spark DataFrame into ``table`` as one snapshot; returns its id (None if nothing
     was written).
 
@@ -769,14 +658,13 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
     bucketed = _num_buckets(table) > 0
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
-    spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names, blobs=bucketed,
+    spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
                       fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt)
-    if bucketed:
-        # the shuffle moves Arrow IPC blobs of (partition, bucket) slices, a few large rows,
-        # instead of every row (benches/RESULTS.md, session 10)
-        frame = _blob_shuffle(df.select(*names), table, names, num_tasks, _blob_bytes)
-    else:
-        frame = distribute(df.select(*names), table, num_tasks)  # bucket-unaware: no shuffle
+    frame = distribute(df.select(*names), table, num_tasks)
+    if WRITE_KEY_COLUMN in frame.columns:
+        # the shuffle has used it; dropped after the exchange, the JVM converts one column
+        # fewer to Arrow for the writers
+        frame = frame.drop(WRITE_KEY_COLUMN)
     msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
     try:
         with _arrow_batch_rows(df.sparkSession, WRITE_BATCH_ROWS):
