@@ -588,12 +588,13 @@ impl FileStoreCommit {
             }
         }
         let below = ours.id - 1; // the base's id (0: the table was empty)
-                                 // a stale snapshot a crashed commit left (see `snapshot_manager`) is no older history
-                                 // (taking it for one would withdraw ours when an expiry took our base right after our
-                                 // create, leaving the stale one alone); ours may look stale, it is what is asked
+
+        // a stale snapshot a crashed commit left (see `snapshot_manager`) is no older history
+        // (taking it for one would withdraw ours when an expiry took our base right after our
+        // create, leaving the stale one alone); ours may look stale, it is what is asked
         let mut ids = sm.ids()?;
-        let stale = sm.stale_among(&ids);
-        ids.retain(|i| *i == ours.id || !stale.contains(i));
+        let stale_ids = sm.stale_among(&ids);
+        ids.retain(|i| *i == ours.id || !stale_ids.contains(i));
         let why = if ids.iter().any(|&i| i < below) {
             format!(
                 "was based on snapshot {below}, which a concurrent rollback deleted; withdrawn, \
@@ -603,12 +604,12 @@ impl FileStoreCommit {
             let above = ids.iter().any(|&i| i > ours.id);
             let next = ids.contains(&(ours.id + 1));
             let ours_listed = ids.contains(&ours.id);
-            let stale = match (above, next) {
+            let off_chain = match (above, next) {
                 (false, _) => false, // ours is the latest; older ones expired after it landed
                 (true, false) => ours_listed,
                 (true, true) => !self.descends_from(sm, ours.id + 1, delta)?,
             };
-            if !stale {
+            if !off_chain {
                 return Ok(false);
             }
             format!(

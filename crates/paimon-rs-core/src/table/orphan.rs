@@ -309,11 +309,7 @@ fn snapshots_of(
     ids.sort_unstable();
     // stale snapshots (see `snapshot_manager`) are no state of the table and their base may be
     // gone: no gap in the history, and what they reference is kept only if present
-    let earliest = crate::io::read_to_string(&dir.join("EARLIEST"))
-        .ok()
-        .and_then(|t| t.trim().parse::<i64>().ok())
-        .filter(|e| ids.contains(e));
-    let stale = crate::table::snapshot_manager::stale_among(&ids, earliest);
+    let stale = crate::table::snapshot_manager::SnapshotManager::new(root).stale_among(&ids);
     ids.retain(|id| !stale.contains(id));
     for w in ids.windows(2) {
         if w[1] != w[0] + 1 {

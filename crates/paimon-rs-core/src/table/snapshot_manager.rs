@@ -350,20 +350,19 @@ impl SnapshotManager {
             .filter(|&e| io::exists(&self.snapshot_path(e)))
     }
 
-    /// Ids of the stale snapshots present (see the module documentation); lists `snapshot/`.
-    pub fn stale_ids(&self) -> Result<Vec<i64>> {
-        Ok(self.stale_among(&self.ids()?))
-    }
-
-    /// The stale ones of `ids` (this table's listing).
+    /// The stale ones of `ids` (this table's listing, ascending: whether the snapshot the
+    /// `EARLIEST` hint names exists is read off it).
     pub fn stale_among(&self, ids: &[i64]) -> Vec<i64> {
-        stale_among(ids, self.usable_earliest_hint())
+        let earliest = self
+            .read_hint(EARLIEST)
+            .filter(|e| ids.binary_search(e).is_ok());
+        stale_among(ids, earliest)
     }
 
     /// Ids of the snapshots on the table's chain, ascending: those present, less stale ones.
     pub fn live_ids(&self) -> Result<Vec<i64>> {
         let ids = self.ids()?;
-        let stale = stale_among(&ids, self.usable_earliest_hint());
+        let stale = self.stale_among(&ids);
         Ok(ids.into_iter().filter(|id| !stale.contains(id)).collect())
     }
 
@@ -376,7 +375,8 @@ impl SnapshotManager {
         if io::exists(&self.snapshot_path(id - 1)) || io::exists(&self.snapshot_path(id + 1)) {
             return Ok(false);
         }
-        Ok(self.stale_ids()?.contains(&id))
+        // no usable hint (read above): the listing alone decides
+        Ok(stale_among(&self.ids()?, None).contains(&id))
     }
 
     /// Snapshot `id`, None if its file does not exist.
