@@ -289,9 +289,24 @@ pub(crate) fn in_rounds<T: Send>(
     prepare: impl Fn(usize) + Sync,
     read: impl Fn(usize, &dyn Fn()) -> T + Sync,
 ) -> Vec<Option<T>> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+    // each index's state: untouched, being prepared, prepared, taken by its reader. A reader
+    // that takes an index being prepared waits for the preparation (it only starts GETs), so
+    // its opens find them; a preparation never starts once the reader has taken the index.
+    const UNTOUCHED: u8 = 0;
+    const PREPARING: u8 = 1;
+    const PREPARED: u8 = 2;
+    const TAKEN: u8 = 3;
+    /// Marks an index prepared when its preparation ends, even by a panic (its reader waits).
+    struct Prepared<'a>(&'a AtomicU8);
+    impl Drop for Prepared<'_> {
+        fn drop(&mut self) {
+            self.0.store(PREPARED, Ordering::SeqCst);
+        }
+    }
     let workers = workers.clamp(1, n.max(1));
     let next = AtomicUsize::new(0);
+    let state: Vec<AtomicU8> = (0..n).map(|_| AtomicU8::new(UNTOUCHED)).collect();
     let out: Vec<std::sync::Mutex<Option<T>>> =
         (0..n).map(|_| std::sync::Mutex::new(None)).collect();
     (0..workers)
@@ -302,10 +317,20 @@ pub(crate) fn in_rounds<T: Send>(
             if i >= n {
                 break;
             }
-            // not if a task already took that index (it opens its files itself)
+            while let Err(PREPARING) =
+                state[i].compare_exchange(UNTOUCHED, TAKEN, Ordering::SeqCst, Ordering::SeqCst)
+            {
+                std::thread::yield_now();
+            }
             let ahead = || {
-                if i + workers < n && next.load(Ordering::SeqCst) <= i + workers {
-                    prepare(i + workers)
+                let j = i + workers;
+                if j < n
+                    && state[j]
+                        .compare_exchange(UNTOUCHED, PREPARING, Ordering::SeqCst, Ordering::SeqCst)
+                        .is_ok()
+                {
+                    let _done = Prepared(&state[j]);
+                    prepare(j);
                 }
             };
             let r = read(i, &ahead);
