@@ -74,7 +74,7 @@ const SUPPORTED: &[&str] = &[
 const DESCRIPTIVE: &[&str] = &["owner", "partition.expiration-"];
 
 /// Prefixes of per-field options (`fields.<f>.aggregate-function`, `fields.<g>.sequence-group`,
-/// ...); validated in detail by `MergeEngine::from_table`.
+/// ...); validated in detail by `FileStoreTable::merge_engine`.
 const FIELD_PREFIX: &str = "fields.";
 
 /// Options that tune table maintenance (compaction, snapshot expiry, tags: honoured after each

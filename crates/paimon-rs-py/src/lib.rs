@@ -3,6 +3,7 @@
 
 mod branches;
 mod catalog;
+mod compact_progress;
 mod compaction;
 mod compaction_ops;
 mod errors;

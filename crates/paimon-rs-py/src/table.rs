@@ -180,7 +180,7 @@ impl Table {
     /// Compact every bucket (of the partitions given as one-row batches of partition values,
     /// all if None): `full` = each bucket into one run at the top level, else what the
     /// universal picker chooses. One COMPACT snapshot; its id, or None if nothing was compacted.
-    /// `progress`: called with the running totals (`compaction_ops::compact_with_progress`).
+    /// `progress`: called with the running totals (`compact_progress::compact_with_progress`).
     #[pyo3(signature = (full=true, partitions=None, progress=None))]
     fn compact(
         &self,
@@ -191,7 +191,7 @@ impl Table {
     ) -> PyResult<Option<i64>> {
         let specs = partition_specs(&self.inner, partitions, "compact")?;
         if let Some(cb) = progress {
-            return crate::compaction_ops::compact_with_progress(
+            return crate::compact_progress::compact_with_progress(
                 py,
                 &self.inner,
                 full,
@@ -620,7 +620,9 @@ impl TableCommit {
             return Ok((vec![], None));
         };
         crate::logbridge::flush(py);
-        let r = crate::pool::detach(py, || pe.expire_now(&self.inner, commit_identifier));
+        let r = crate::pool::detach(py, || {
+            self.inner.expire_partitions_now(&pe, commit_identifier)
+        });
         crate::logbridge::flush(py);
         let (specs, id) = r.py_err()?;
         let legacy = table.options.partition_legacy_name;

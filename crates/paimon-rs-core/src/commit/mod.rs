@@ -32,6 +32,7 @@ use crate::table::FileStoreTable;
 
 mod compaction;
 mod manifest_merge;
+mod partition_expiry;
 mod safety;
 #[cfg(test)]
 mod stale_tests;
@@ -86,8 +87,7 @@ impl CommitMessage {
     }
 }
 
-/// A partition filter of an overwrite: equality on some partition columns (all if empty).
-pub type PartitionSpec = Vec<(String, Option<Datum>)>;
+pub use crate::spec::partition::PartitionSpec;
 
 /// What an overwrite commit replaces.
 #[derive(Debug, Clone, Copy)]
@@ -185,7 +185,7 @@ impl FileStoreCommit {
         }
     }
 
-    pub(crate) fn last_partition_check(&self) -> std::sync::MutexGuard<'_, i64> {
+    fn last_partition_check(&self) -> std::sync::MutexGuard<'_, i64> {
         // an i64 cannot be left half-written by a panic
         self.last_partition_check
             .lock()
@@ -275,7 +275,7 @@ impl FileStoreCommit {
             if !matches!(overwrite, Some(Overwrite::Partitions(_))) {
                 // Java's TableCommitImpl: partitions expire after a commit, in their own
                 // OVERWRITE snapshot
-                match pe.expire_on_commit(self, commit_identifier) {
+                match self.expire_partitions_on_commit(&pe, commit_identifier) {
                     Ok(Some(expired)) => return Ok(Some(expired)),
                     Ok(None) => {}
                     Err(e) => self.warn_after_commit(landed, "partition expiry", &e),

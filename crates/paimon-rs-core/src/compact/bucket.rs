@@ -99,7 +99,7 @@ impl MergeTreeRewriter {
             }),
             reader,
             file_ctx,
-            engine: MergeEngine::from_table(table)?,
+            engine: table.merge_engine()?,
         })
     }
 }

@@ -14,7 +14,7 @@ use std::path::Path;
 
 use arrow_avro::reader::ReaderBuilder;
 
-use super::format::{contain_panic, open_checked, DataFileReader, FileExpect};
+use super::data_file::{contain_panic, open_checked, DataFileReader, FileExpect};
 use crate::error::{Error, Result};
 
 /// Open an Avro data file (see [`super::format::open_data_file`]). Avro records no row count

@@ -15,7 +15,7 @@ use arrow_array::RecordBatch;
 use orc_rust::projection::ProjectionMask;
 use orc_rust::ArrowReaderBuilder;
 
-use super::format::{contain_panic, open_checked, DataFileReader, FileExpect, Source};
+use super::data_file::{contain_panic, open_checked, DataFileReader, FileExpect, Source};
 use crate::error::{Error, Result};
 
 /// Open an ORC data file (see [`super::format::open_data_file`]).

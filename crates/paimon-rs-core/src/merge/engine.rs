@@ -11,7 +11,7 @@ use arrow_array::{new_null_array, Array, ArrayRef, Int64Array, Int8Array, Record
 use arrow_schema::SchemaRef;
 
 use super::agg::{AggFunc, AggState, Cell, CellReader, FieldAgg};
-use super::reader::{Rec, Source};
+use super::source::{Rec, Source};
 use super::KvLayout;
 use crate::error::{Error, Result};
 use crate::options::{CoreOptions, MergeEngineKind};
@@ -20,7 +20,6 @@ use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::row_kind::{is_retract_byte as is_retract, RowKind};
 use crate::spec::schema::TableSchema;
 use crate::spec::types::DataType;
-use crate::table::FileStoreTable;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EngineKind {
@@ -100,11 +99,6 @@ impl MergeEngine {
         options: &CoreOptions,
     ) -> Result<MergeEngine> {
         parse(table_name, schema, options).map_err(|e| e.with_table(table_name))
-    }
-
-    /// [`Self::new`] with the table's schema and options.
-    pub fn from_table(table: &FileStoreTable) -> Result<MergeEngine> {
-        Self::new(&table.name, &table.schema, &table.options)
     }
 
     /// Value columns the merge needs besides the ones a reader projects: the sequence fields
@@ -1235,7 +1229,7 @@ impl Bound {
         }
         let batches: Vec<&RecordBatch> = sources.iter().map(|s| &s.batch).collect();
         if !out.picks.is_empty() {
-            return super::reader::interleave_batches(schema, &batches, &out.picks).map(Some);
+            return super::source::interleave_batches(schema, &batches, &out.picks).map(Some);
         }
         let lay = self.layout;
         let mut cols: Vec<ArrayRef> = Vec::with_capacity(schema.fields().len());

@@ -7,6 +7,7 @@ pub mod agg;
 pub mod engine;
 pub mod loser_tree;
 pub mod reader;
+mod source;
 
 pub use engine::MergeEngine;
 #[cfg(test)]

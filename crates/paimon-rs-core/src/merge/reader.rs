@@ -11,41 +11,20 @@ use std::cmp::Ordering;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
-use std::sync::Arc;
-
-use arrow_array::{Array, ArrayRef, RecordBatch};
+use arrow_array::{Array, RecordBatch};
 use arrow_buffer::ScalarBuffer;
-use arrow_row::{RowConverter, Rows, SortField};
+use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 
 use super::engine::{Bound, MergeEngine};
 use super::loser_tree::{KeyedLoserTree, LoserTree};
+use super::source::{Keys, Rec, Source};
 use super::{BatchIter, KvLayout};
 use crate::error::{Error, Result};
 use crate::spec::row_kind::is_retract_byte as is_retract;
 
 /// Output batch size in rows.
 pub const BATCH_ROWS: usize = 8192;
-
-enum Keys {
-    I64(ScalarBuffer<i64>),
-    Rows(Rows),
-}
-
-/// One input batch, kept while the output may refer to it.
-pub struct Source {
-    pub batch: RecordBatch,
-    keys: Keys,
-    pub seq: ScalarBuffer<i64>,
-    pub kind: ScalarBuffer<i8>,
-}
-
-/// A record: row `row` of source `src`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rec {
-    pub src: u32,
-    pub row: u32,
-}
 
 /// The comparison state of a run's current record, kept apart from the cursors so that tree
 /// replays touch one small contiguous array: the i64 key (integer-key mode), the sequence number
@@ -202,39 +181,6 @@ fn less_rows(heads: &[Head], cursors: &[Cursor], sources: &[Source], a: usize, b
         .then(x.seq.cmp(&y.seq))
         .then(x.tie.cmp(&y.tie))
         == Ordering::Less
-}
-
-/// Rows `picks` = (batch, row) of `batches` as one batch. A column that is the same array as an
-/// earlier one in every batch (the `_KEY_` copy of a key column in write buffers) is gathered
-/// once and shared.
-pub(crate) fn interleave_batches(
-    schema: &SchemaRef,
-    batches: &[&RecordBatch],
-    picks: &[(usize, usize)],
-) -> Result<RecordBatch> {
-    let n = schema.fields().len();
-    let mut cols: Vec<ArrayRef> = Vec::with_capacity(n);
-    for c in 0..n {
-        let same_as = (0..c).find(|&e| {
-            batches
-                .iter()
-                .all(|b| Arc::ptr_eq(b.column(c), b.column(e)))
-        });
-        let col = match same_as {
-            Some(e) => cols[e].clone(),
-            None => {
-                let arrays: Vec<&dyn Array> =
-                    batches.iter().map(|b| b.column(c).as_ref()).collect();
-                arrow_select::interleave::interleave(&arrays, picks)?
-            }
-        };
-        cols.push(col);
-    }
-    Ok(RecordBatch::try_new_with_options(
-        schema.clone(),
-        cols,
-        &arrow_array::RecordBatchOptions::new().with_row_count(Some(picks.len())),
-    )?)
 }
 
 /// Next non-empty batch of a run.

@@ -173,50 +173,11 @@ impl TableScan {
     /// The snapshot this scan reads (an explicit `with_snapshot`, else the table's scan
     /// options) and, for `scan.file-creation-time-millis`, the creation time files must have.
     pub(crate) fn starting_snapshot(&self) -> Result<(Option<Snapshot>, Option<i64>)> {
-        let sm = self.table.snapshot_manager();
-        if let Some(id) = self.snapshot_id {
-            return Ok((Some(sm.snapshot_for_read(id)?), None));
-        }
-        let name = &self.table.name;
-        Ok(match &self.table.options.scan {
-            ScanStart::Latest => (sm.latest()?, None),
-            ScanStart::Snapshot(id) => (
-                Some(sm.snapshot_for_read(*id).map_err(|e| e.with_table(name))?),
-                None,
-            ),
-            ScanStart::Tag(tag) => (Some(sm.tag(tag).map_err(|e| e.with_table(name))?), None),
-            ScanStart::Timestamp(ms) => match sm.earlier_or_equal_time_millis(*ms)? {
-                Some(s) => (Some(s), None),
-                None => {
-                    let earliest = match sm.earliest_id()? {
-                        Some(id) => sm.snapshot_for_read(id)?.time_millis.to_string(),
-                        None => "null".to_string(),
-                    };
-                    return Err(Error::invalid(format!(
-                        "there is currently no snapshot earlier than or equal to timestamp                          [{ms}], the earliest snapshot's timestamp is [{earliest}]"
-                    ))
-                    .with_table(name));
-                }
-            },
-            ScanStart::FileCreationTime(ms) => (sm.latest()?, Some(*ms)),
-            ScanStart::CompactedFull {
-                full_compaction_delta_commits,
-            } => (
-                sm.pick_or_latest(|s| {
-                    s.commit_kind == CommitKind::Compact
-                        && full_compaction_delta_commits.is_none_or(|d| {
-                            s.commit_identifier % d == 0 || s.commit_identifier == i64::MAX
-                        })
-                })?,
-                None,
-            ),
-            ScanStart::Unsupported(what) => {
-                return Err(Error::unsupported(what.clone()).with_table(name))
-            }
-            ScanStart::Incremental(_) => {
-                return Err(Error::Internal("incremental scans plan elsewhere".into()))
-            }
-        })
+        self.table.snapshot_manager().scan_start(
+            &self.table.name,
+            &self.table.options.scan,
+            self.snapshot_id,
+        )
     }
 
     /// The files an incremental read returns, and the snapshot it ends at: the ADD entries of

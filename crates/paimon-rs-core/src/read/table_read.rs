@@ -29,6 +29,7 @@ use crate::sort::{SpillOptions, Spiller};
 use crate::spec::row_kind::is_retract_byte as is_retract;
 use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
+use crate::table::live::expired_or;
 use crate::table::FileStoreTable;
 
 pub struct TableRead {
@@ -78,7 +79,7 @@ impl TableRead {
         };
         let mut needed = projection.clone();
         let engine = if table.is_primary_key() {
-            MergeEngine::from_table(&table)?
+            table.merge_engine()?
         } else {
             MergeEngine::Deduplicate
         };
@@ -227,35 +228,6 @@ impl TableRead {
     }
 }
 
-/// A file missing while a split of snapshot `id` is read: if the snapshot is gone (expired or
-/// rolled back since the plan), say so (`SnapshotExpired`), never return fewer rows.
-pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
-    if missing_since_gone(table, id, &e) {
-        return Error::SnapshotExpired {
-            table: table.name.clone(),
-            message: format!(
-                "snapshot {id} was expired (or rolled back) while it was being read, and its \
-                 files are being deleted ({e}); read a retained snapshot or a tag \
-                 (snapshot.num-retained.min / snapshot.time-retained keep snapshots longer)"
-            ),
-        };
-    }
-    e.with_table(&table.name)
-}
-
-/// Whether `e` is a file found missing (not found, or a manifest naming a file that is gone)
-/// and snapshot `id` no longer exists and no tag holds it: an expiry or rollback deleted the
-/// files since `id` was read, so the error is a race, not damage.
-pub(crate) fn missing_since_gone(table: &FileStoreTable, id: i64, e: &Error) -> bool {
-    let missing = match e {
-        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
-        Error::CorruptFile { message, .. } => message.contains("missing"),
-        _ => false,
-    };
-    let sm = table.snapshot_manager();
-    missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id)
-}
-
 /// Paths of whole-object GETs a read sent ahead ([`crate::io::remote::fetch_ahead`]): those no
 /// open took are given up when it is dropped.
 struct ForgetAhead(std::sync::Mutex<Vec<std::path::PathBuf>>);
@@ -341,12 +313,6 @@ pub(crate) fn in_rounds<T: Send>(
     out.into_iter()
         .map(|m| m.into_inner().ok().flatten())
         .collect()
-}
-
-fn tagged(sm: &crate::table::snapshot_manager::SnapshotManager, id: i64) -> bool {
-    sm.tags()
-        .map(|t| t.iter().any(|(_, s)| s.id == id))
-        .unwrap_or(false)
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {

@@ -45,6 +45,9 @@ fn needs_escaping(c: char) -> bool {
     )
 }
 
+/// A partition filter of an overwrite: equality on some partition columns (all if empty).
+pub type PartitionSpec = Vec<(String, Option<Datum>)>;
+
 /// Java `PartitionPathUtils.escapePathName`: the characters of §8 become `%XX` (uppercase hex);
 /// everything else (space and non-ASCII included) is kept.
 pub fn escape_path_name(s: &str) -> String {

@@ -92,7 +92,7 @@ pub fn live_entries_filtered(
         live_entries_of(table, metas, partition_filter)
     })();
     entries.map_err(|e| match e {
-        Error::CorruptFile { path, message } => crate::read::table_read::expired_or(
+        Error::CorruptFile { path, message } => expired_or(
             table,
             snapshot.id,
             Error::CorruptFile {
@@ -195,4 +195,39 @@ pub fn partition_matches(f: &Predicate, keys: &[String], vals: &[Option<Datum>])
 /// All live files of a snapshot.
 pub fn live_entries(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<ManifestEntry>> {
     live_entries_filtered(table, snapshot, None)
+}
+
+/// A file missing while a split of snapshot `id` is read: if the snapshot is gone (expired or
+/// rolled back since the plan), say so (`SnapshotExpired`), never return fewer rows.
+pub(crate) fn expired_or(table: &FileStoreTable, id: i64, e: Error) -> Error {
+    if missing_since_gone(table, id, &e) {
+        return Error::SnapshotExpired {
+            table: table.name.clone(),
+            message: format!(
+                "snapshot {id} was expired (or rolled back) while it was being read, and its \
+                 files are being deleted ({e}); read a retained snapshot or a tag \
+                 (snapshot.num-retained.min / snapshot.time-retained keep snapshots longer)"
+            ),
+        };
+    }
+    e.with_table(&table.name)
+}
+
+/// Whether `e` is a file found missing (not found, or a manifest naming a file that is gone)
+/// and snapshot `id` no longer exists and no tag holds it: an expiry or rollback deleted the
+/// files since `id` was read, so the error is a race, not damage.
+pub(crate) fn missing_since_gone(table: &FileStoreTable, id: i64, e: &Error) -> bool {
+    let missing = match e {
+        Error::Io { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+        Error::CorruptFile { message, .. } => message.contains("missing"),
+        _ => false,
+    };
+    let sm = table.snapshot_manager();
+    missing && !crate::io::exists(&sm.snapshot_path(id)) && !tagged(&sm, id)
+}
+
+fn tagged(sm: &super::snapshot_manager::SnapshotManager, id: i64) -> bool {
+    sm.tags()
+        .map(|t| t.iter().any(|(_, s)| s.id == id))
+        .unwrap_or(false)
 }

@@ -59,9 +59,15 @@ impl FileStoreTable {
             .check_supported(t.is_primary_key(), false)
             .map_err(|e| e.with_table(name))?;
         if t.is_primary_key() {
-            crate::merge::MergeEngine::from_table(&t)?;
+            t.merge_engine()?;
         }
         Ok(t)
+    }
+
+    /// The merge engine of this primary-key table (`merge-engine`, its aggregates and sequence
+    /// fields), checked against the schema.
+    pub fn merge_engine(&self) -> Result<crate::merge::MergeEngine> {
+        crate::merge::MergeEngine::new(&self.name, &self.schema, &self.options)
     }
 
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
@@ -123,8 +129,10 @@ impl FileStoreTable {
         ) {
             return Ok(self);
         }
-        let scan = crate::read::scan::TableScan::new(self.clone(), None);
-        let Ok((Some(snapshot), _)) = scan.starting_snapshot() else {
+        let start = self
+            .snapshot_manager()
+            .scan_start(&self.name, &self.options.scan, None);
+        let Ok((Some(snapshot), _)) = start else {
             return Ok(self);
         };
         if snapshot.schema_id == self.schema.id {

@@ -3,7 +3,6 @@
 //! table (catalog) and by schema changes (alter), which re-validate the changed schema.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 
 use arrow_schema::Schema as ArrowSchema;
 
@@ -196,12 +195,7 @@ impl NewTableSchema {
         };
         if pk {
             // merge-engine options (fields.*, sequence.field, ...) checked against the columns
-            crate::merge::MergeEngine::from_table(&crate::table::FileStoreTable {
-                name: String::new(),
-                path: PathBuf::new(),
-                schema: schema.clone(),
-                options: opts.clone(),
-            })?;
+            crate::merge::MergeEngine::new("", &schema, &opts)?;
         }
         // after the definition's own checks, so a definition Java refuses gets Java's sentence
         // even where paimon_rs could not write the table anyway

@@ -16,11 +16,10 @@ use std::collections::BTreeMap;
 use chrono::{NaiveDate, NaiveDateTime};
 
 use super::FileStoreTable;
-use crate::commit::{FileStoreCommit, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::options::parse_duration_ms;
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::partition::partition_value_string;
+use crate::spec::partition::{partition_value_string, PartitionSpec};
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 
 /// The table's partition expiration settings; None when `partition.expiration-time` is unset or
@@ -234,67 +233,19 @@ impl PartitionExpire {
         Ok(expired.into_iter().map(|(_, s)| s).collect())
     }
 
-    /// Drop the expired partitions through `commit` (in batches of
-    /// `partition.expiration-batch-size`); returns the last snapshot written.
-    pub fn expire(
-        &self,
-        commit: &FileStoreCommit,
-        commit_identifier: i64,
-        now: NaiveDateTime,
-    ) -> Result<(Vec<PartitionSpec>, Option<i64>)> {
-        let expired = self.expired_partitions(commit.table(), now)?;
-        let mut last = None;
-        if !expired.is_empty() {
-            let size = self.batch_size.unwrap_or(expired.len()).max(1);
-            for chunk in expired.chunks(size) {
-                if let Some(id) = commit.drop_partitions(chunk, commit_identifier)? {
-                    last = Some(id);
-                }
-            }
-            log::info!(
-                target: "paimon_rs.commit",
-                "{}: expired {} partitions (partition.expiration-time)",
-                commit.table().name,
-                expired.len()
-            );
-        }
-        Ok((expired, last))
+    /// How many of `n` expired partitions one OVERWRITE snapshot drops
+    /// (`partition.expiration-batch-size`, all of them by default).
+    pub(crate) fn batch_len(&self, n: usize) -> usize {
+        self.batch_size.unwrap_or(n).max(1)
     }
 
-    /// [`Self::expire`] at the local time now (Java's `LocalDateTime.now()`).
-    pub fn expire_now(
-        &self,
-        commit: &FileStoreCommit,
-        commit_identifier: i64,
-    ) -> Result<(Vec<PartitionSpec>, Option<i64>)> {
-        self.expire(
-            commit,
-            commit_identifier,
-            chrono::Local::now().naive_local(),
-        )
-    }
-
-    /// After a commit: expire if the check interval has passed since `commit`'s last check.
-    pub(crate) fn expire_on_commit(
-        &self,
-        commit: &FileStoreCommit,
-        commit_identifier: i64,
-    ) -> Result<Option<i64>> {
-        let now_ms = chrono::Utc::now().timestamp_millis();
-        let due = {
-            let mut last = commit.last_partition_check();
-            let due = self.check_interval_ms == 0
-                || now_ms > *last + self.check_interval_ms
-                || (self.end_input && commit_identifier == BATCH_COMMIT_IDENTIFIER);
-            if due {
-                *last = now_ms;
-            }
-            due
-        };
-        if !due {
-            return Ok(None);
-        }
-        Ok(self.expire_now(commit, commit_identifier)?.1)
+    /// Whether a commit at `now_ms` whose commit object last checked at `last_ms` checks for
+    /// expired partitions: the check interval has passed (always with an interval of 0), or a
+    /// batch job ends with `end-input.check-partition-expire`.
+    pub(crate) fn due(&self, last_ms: i64, now_ms: i64, commit_identifier: i64) -> bool {
+        self.check_interval_ms == 0
+            || now_ms > last_ms + self.check_interval_ms
+            || (self.end_input && commit_identifier == BATCH_COMMIT_IDENTIFIER)
     }
 
     /// Where a new commit object's last check starts: a random part of an interval ago (Java

@@ -30,8 +30,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 use crate::io;
+use crate::scan_options::ScanStart;
 use crate::spec::schema::TableSchema;
-use crate::spec::snapshot::Snapshot;
+use crate::spec::snapshot::{CommitKind, Snapshot};
 
 const SNAPSHOT_PREFIX: &str = "snapshot-";
 const SCHEMA_PREFIX: &str = "schema-";
@@ -645,6 +646,60 @@ impl SnapshotManager {
                 None => return,
             }
         }
+    }
+
+    /// The snapshot a scan of table `name` reads: `explicit` (a scan's `with_snapshot`), else
+    /// the one its scan options' `start` names; and, for `scan.file-creation-time-millis`, the
+    /// creation time files must have.
+    pub(crate) fn scan_start(
+        &self,
+        name: &str,
+        start: &ScanStart,
+        explicit: Option<i64>,
+    ) -> Result<(Option<Snapshot>, Option<i64>)> {
+        let sm = self;
+        if let Some(id) = explicit {
+            return Ok((Some(sm.snapshot_for_read(id)?), None));
+        }
+        Ok(match start {
+            ScanStart::Latest => (sm.latest()?, None),
+            ScanStart::Snapshot(id) => (
+                Some(sm.snapshot_for_read(*id).map_err(|e| e.with_table(name))?),
+                None,
+            ),
+            ScanStart::Tag(tag) => (Some(sm.tag(tag).map_err(|e| e.with_table(name))?), None),
+            ScanStart::Timestamp(ms) => match sm.earlier_or_equal_time_millis(*ms)? {
+                Some(s) => (Some(s), None),
+                None => {
+                    let earliest = match sm.earliest_id()? {
+                        Some(id) => sm.snapshot_for_read(id)?.time_millis.to_string(),
+                        None => "null".to_string(),
+                    };
+                    return Err(Error::invalid(format!(
+                        "there is currently no snapshot earlier than or equal to timestamp                          [{ms}], the earliest snapshot's timestamp is [{earliest}]"
+                    ))
+                    .with_table(name));
+                }
+            },
+            ScanStart::FileCreationTime(ms) => (sm.latest()?, Some(*ms)),
+            ScanStart::CompactedFull {
+                full_compaction_delta_commits,
+            } => (
+                sm.pick_or_latest(|s| {
+                    s.commit_kind == CommitKind::Compact
+                        && full_compaction_delta_commits.is_none_or(|d| {
+                            s.commit_identifier % d == 0 || s.commit_identifier == i64::MAX
+                        })
+                })?,
+                None,
+            ),
+            ScanStart::Unsupported(what) => {
+                return Err(Error::unsupported(what.clone()).with_table(name))
+            }
+            ScanStart::Incremental(_) => {
+                return Err(Error::Internal("incremental scans plan elsewhere".into()))
+            }
+        })
     }
 }
 

@@ -188,7 +188,7 @@ impl TableWrite {
                 },
                 // the table's merge engine (validated options); append tables never merge
                 engine: if pk {
-                    MergeEngine::from_table(&table)?
+                    table.merge_engine()?
                 } else {
                     MergeEngine::Deduplicate
                 },
@@ -682,7 +682,7 @@ impl TableWrite {
         let name = &self.table.name;
         match &self.restored.snapshot {
             Some(Some(snap))
-                if crate::read::table_read::missing_since_gone(&self.table, snap.id, &e) =>
+                if crate::table::live::missing_since_gone(&self.table, snap.id, &e) =>
             {
                 Error::CommitConflict {
                     table: name.clone(),
