@@ -201,7 +201,9 @@ def main(argv=None) -> int:
         if "requests_per_commit" in ours:
             for i, c in enumerate(ours["requests_per_commit"]):
                 print(f"requests, commit {i + 1}: {c}")
-            print(f"requests per full read: {ours['requests_per_read']}")
+        for n in names:
+            if "requests_per_read" in results.get(s3_case(n), {}):
+                print(f"requests per full read ({n}): {results[s3_case(n)]['requests_per_read']}")
     finally:
         for srv in servers.values():
             srv.stop()

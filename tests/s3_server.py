@@ -1,9 +1,9 @@
 """A real S3 API for the tests: moto's server (``moto[server]``, requirements-dev.txt) in a child
 process on 127.0.0.1, and small helpers to look at the bucket with boto3 (which moto installs).
 
-``S3sServer``: s3s-fs (a Rust S3 server over a directory, built into the cache by
-scripts/install_s3s.sh on first use), a second, lighter server for ``benches/bench_s3.py
---server s3s`` only; the test suites use moto."""
+``S3sServer``: s3s-fs (a Rust S3 server over a directory, crates.io) with a lighter GET
+(benches/s3s_server, built into the cache by scripts/install_s3s.sh on first use), a second
+server for ``benches/bench_s3.py --server s3s`` only; the test suites use moto."""
 
 from __future__ import annotations
 
@@ -94,15 +94,15 @@ class MotoServer(S3Server):
 
 
 def s3s_binary() -> str:
-    """The s3s-fs server binary (scripts/install_s3s.sh builds it into the cache the first time)."""
+    """The bench's s3s server binary (scripts/install_s3s.sh builds it into the cache the first time)."""
     script = Path(__file__).resolve().parents[1] / "scripts" / "install_s3s.sh"
     out = subprocess.run(["bash", str(script)], check=True, stdout=subprocess.PIPE, text=True)
     return out.stdout.strip().splitlines()[-1]
 
 
 class S3sServer(S3Server):
-    """s3s-fs in a child process, its objects as files in a temporary directory (removed by
-    ``stop``). Its create-only PUT (``If-None-Match: *``) checks that the file is absent and then
+    """benches/s3s_server (s3s-fs) in a child process, its objects as files in a temporary
+    directory (removed by ``stop``). Its create-only PUT (``If-None-Match: *``) checks that the file is absent and then
     writes it, not atomically: enough for one writer (a bench), not for racing commits."""
 
     def __init__(self) -> None:
