@@ -105,7 +105,10 @@ def cached_batches(spark, table):
 
 def tree_cpu() -> float:
     """CPU seconds (user + system) of this process and all its descendants still alive (the
-    JVM and Spark's Python workers, which are reused across tasks)."""
+    JVM and Spark's Python workers, which are reused across tasks), each with its reaped
+    children's: a Python worker Spark stops (idle for a minute) leaves the tree, and without
+    its parent's (the daemon's) count of it the delta of the case it ends in fell by all the
+    worker had used since it started (negative deltas, session 11)."""
     import psutil
 
     me = psutil.Process()
@@ -113,7 +116,7 @@ def tree_cpu() -> float:
     for p in [me] + me.children(recursive=True):
         try:
             t = p.cpu_times()
-            total += t.user + t.system
+            total += t.user + t.system + t.children_user + t.children_system
         except psutil.Error:
             pass
     return total
