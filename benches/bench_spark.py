@@ -30,7 +30,8 @@ workers warm up there, so the medians compare steady states of every case alike.
 wall time, each case's CPU seconds of the whole process tree (driver, JVM, Python workers;
 psutil) are printed: on a shared box they move far less than wall time.
 
-``--cases d,e,e1`` runs only those cases (in that order each rep, so paired cases interleave);
+``--cases d,e,e1`` runs only those cases (in that order each rep, so paired cases interleave;
+a case may be listed twice, e.g. ``d,e,e,d``);
 without a write case among them the table and the Parquet copy are written once, untimed, and
 every rep reads them.
 
@@ -105,7 +106,10 @@ def cached_batches(spark, table):
 
 def tree_cpu() -> float:
     """CPU seconds (user + system) of this process and all its descendants still alive (the
-    JVM and Spark's Python workers, which are reused across tasks)."""
+    JVM and Spark's Python workers, which are reused across tasks), each with its reaped
+    children's: a Python worker Spark stops (idle for a minute) leaves the tree, and without
+    its parent's (the daemon's) count of it the delta of the case it ends in fell by all the
+    worker had used since it started (negative deltas, session 11)."""
     import psutil
 
     me = psutil.Process()
@@ -113,7 +117,7 @@ def tree_cpu() -> float:
     for p in [me] + me.children(recursive=True):
         try:
             t = p.cpu_times()
-            total += t.user + t.system
+            total += t.user + t.system + t.children_user + t.children_system
         except psutil.Error:
             pass
     return total
@@ -230,7 +234,8 @@ def main() -> int:
         if shared is None:
             shutil.rmtree(pq, ignore_errors=True)
             shutil.rmtree(root / f"wh-{rep}", ignore_errors=True)
-    times = {k: v[args.warmup:] for k, v in times.items()}  # the warm-up reps are not counted
+    # the warm-up reps are not counted (a case listed twice runs twice in each)
+    times = {k: v[args.warmup * cases.count(k):] for k, v in times.items()}
     spark.stop()
     cluster = []
     if args.cluster:

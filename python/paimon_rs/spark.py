@@ -691,20 +691,26 @@ WRITE_BATCH_ROWS = 100_000
 
 
 @contextlib.contextmanager
-def _arrow_batch_rows(spark: Any, rows: int) -> Iterator[None]:
-    """``ARROW_BATCH_CONF`` = ``rows`` in ``spark``'s session for the block (the job run in
-    it), unless the session sets it explicitly (then its value stands); unset again after."""
+def _session_conf(spark: Any, key: str, value: str) -> Iterator[None]:
+    """``key`` = ``value`` in ``spark``'s session for the block, unless the session sets it
+    explicitly (then its value stands); unset again after."""
     try:
-        explicit = ARROW_BATCH_CONF in spark.conf.getAll  # the settings made, not defaults
+        explicit = key in spark.conf.getAll  # the settings made, not defaults
     except Exception:  # noqa: BLE001 (a conf that cannot be read: leave it alone)
         explicit = True
     if not explicit:
-        spark.conf.set(ARROW_BATCH_CONF, str(rows))
+        spark.conf.set(key, value)
     try:
         yield
     finally:
         if not explicit:
-            spark.conf.unset(ARROW_BATCH_CONF)
+            spark.conf.unset(key)
+
+
+def _arrow_batch_rows(spark: Any, rows: int) -> "contextlib.AbstractContextManager[None]":
+    """``ARROW_BATCH_CONF`` = ``rows`` for the block (the job run in it), unless the session
+    sets it itself."""
+    return _session_conf(spark, ARROW_BATCH_CONF, str(rows))
 
 
 def _has_spark_context(spark: Any) -> bool:

@@ -181,3 +181,31 @@ def test_session_confs_do_not_change_what_sparks_reader_returns(spark, catalog):
     finally:
         for k, v in saved.items():
             spark.conf.set(k, v)
+
+
+def test_many_files_are_not_listed_by_a_spark_job(spark, catalog):
+    """More than 32 files (Spark's parallelPartitionDiscovery.threshold): Spark's file index
+    would list the exact paths the read gives it in a Spark job (1.6 s at 100 files); the read
+    builds its frame without one, leaves the session's conf as it was, and honours a threshold
+    the session sets itself."""
+    t = create(catalog, "db.many", EXT, ["dt"], ["dt", "id"], bucket="20")
+    ps.write(to_spark(spark, ext_rows(range(0, 400), ["2026-01-01", "2026-01-02"])), t)
+    files, _, rest = sp.route(t._core.plan(None, None)[1], t.table_schema.id, t.table_path)
+    assert len(files) > sp._LISTING_DEFAULT and not rest  # every file through Spark's reader
+    tracker = spark.sparkContext.statusTracker()
+
+    def jobs_of_building():
+        before = set(tracker.getJobIdsForGroup(None))
+        ps.read(spark, t)
+        return set(tracker.getJobIdsForGroup(None)) - before
+
+    assert sp._LISTING_CONF not in spark.conf.getAll
+    assert jobs_of_building() == set()
+    assert sp._LISTING_CONF not in spark.conf.getAll  # unset again
+    same(spark, t)
+    spark.conf.set(sp._LISTING_CONF, "8")
+    try:
+        assert jobs_of_building()  # the session's own setting stands: Spark lists in a job
+        assert spark.conf.get(sp._LISTING_CONF) == "8"
+    finally:
+        spark.conf.unset(sp._LISTING_CONF)
