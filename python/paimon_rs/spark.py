@@ -737,20 +737,25 @@ def _write_batch_confs(table: Table) -> Dict[str, str]:
 def _session_confs(spark: Any, confs: Dict[str, str]) -> Iterator[None]:
     """``confs`` set in ``spark``'s session for the block (the job run in it) and unset after,
     unless the session sets any of them explicitly: then the session's settings all stand (a
-    batch size the user chose keeps Spark's byte cap with it)."""
+    batch size the user chose keeps Spark's byte cap with it). A value this Spark refuses is
+    left at Spark's default (these are speed settings, not the write's semantics)."""
     try:
         explicit = bool(set(confs) & set(spark.conf.getAll))  # the settings made, not defaults
     except Exception:  # noqa: BLE001 (a conf that cannot be read: leave it alone)
         explicit = True
-    if not explicit:
-        for k, v in confs.items():
-            spark.conf.set(k, v)
+    done = []
     try:
+        for k, v in ({} if explicit else confs).items():
+            try:
+                spark.conf.set(k, v)
+            except Exception as e:  # noqa: BLE001
+                _log.debug("paimon_rs.spark: this Spark refuses %s=%s (%s); left at its default", k, v, e)
+                continue
+            done.append(k)
         yield
     finally:
-        if not explicit:
-            for k in confs:
-                spark.conf.unset(k)
+        for k in done:
+            spark.conf.unset(k)
 
 
 def _has_spark_context(spark: Any) -> bool:

@@ -168,6 +168,33 @@ def test_write_batch_rows_shrink_for_wide_rows():
     assert ps._write_batch_confs(T())[ps.ARROW_BATCH_CONF] == str(ps.WRITE_BATCH_BYTES // ps._row_bytes(wide))
 
 
+def test_batch_confs_a_spark_refuses_stay_at_its_default():
+    """A Spark that refuses one of write's Arrow batch settings (another version's bounds) runs
+    the job with the others; only what was set is unset after."""
+
+    class Conf:
+        getAll: dict = {}
+
+        def __init__(self):
+            self.log = []
+
+        def set(self, k, v):
+            if k == ps.ARROW_BYTES_CONF:
+                raise ValueError("out of range")
+            self.log.append(("set", k, v))
+
+        def unset(self, k):
+            self.log.append(("unset", k))
+
+    class Session:
+        conf = Conf()
+
+    spark = Session()
+    with ps._session_confs(spark, {ps.ARROW_BATCH_CONF: "100000", ps.ARROW_BYTES_CONF: "2147483647"}):
+        assert spark.conf.log == [("set", ps.ARROW_BATCH_CONF, "100000")]
+    assert spark.conf.log[1:] == [("unset", ps.ARROW_BATCH_CONF)]
+
+
 def test_empty_dataframe_and_empty_tasks(spark, catalog):
     t = create(catalog, "db.e", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="8")
     empty = spark.createDataFrame([], "dt string, id bigint, v string, op string")
