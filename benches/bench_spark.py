@@ -9,6 +9,8 @@ buckets; local[2].
              default codec (``file.compression`` = zstd; Spark's own default is snappy); (c)'s table
              options are not changed
          (b) a mapInArrow identity pass-through (the ceiling of any mapInArrow writer)
+         (b0) (b) with Spark's per-row Arrow byte check off, as (c)'s job runs
+             (``spark.sql.execution.arrow.maxBytesPerBatch`` = Int.MaxValue, 100,000-row batches)
          (c) paimon_rs.spark.write
          (s) the shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key + shuffle,
              no writer): with (b), the structural floor of (c)
@@ -136,8 +138,8 @@ def timed(fn, key=None) -> float:
     return wall
 
 
-ALL = ["a", "a-zstd", "b", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
-WRITES = {"a", "a-zstd", "b", "c", "s"}
+ALL = ["a", "a-zstd", "b", "b0", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
+WRITES = {"a", "a-zstd", "b", "b0", "c", "s"}
 
 
 def main() -> int:
@@ -206,6 +208,12 @@ def main() -> int:
                 shutil.rmtree(pq.with_name(pq.name + "-zstd"), ignore_errors=True)
             elif k == "b":
                 w = timed(lambda: noop(df.mapInArrow(lambda it: it, df.schema)), key)
+            elif k == "b0":
+                def b0():
+                    with ps._session_confs(spark, {ps.ARROW_BATCH_CONF: str(ps.WRITE_BATCH_ROWS),
+                                                   ps.ARROW_BYTES_CONF: str(ps.NO_BYTE_CAP)}):
+                        noop(df.mapInArrow(lambda it: it, df.schema))
+                w = timed(b0, key)
             elif k == "c":
                 w = timed(lambda t=t: ps.write(df, t), key)
             elif k == "s":
@@ -252,7 +260,7 @@ def main() -> int:
     cpu = {k: statistics.median(v) for k, v in CPU.items()}
     names = {
         "a": "(a) Spark bucketed+sorted parquet write", "a-zstd": "(a-zstd) (a) with compression zstd",
-        "b": "(b) mapInArrow pass-through",
+        "b": "(b) mapInArrow pass-through", "b0": "(b0) (b), byte check off as (c)",
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
         "e1": "(e1) (e) engine only (spark_parquet=False)", "e0": "(e0) (e1) without decode-ahead",
         "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
@@ -278,7 +286,7 @@ def main() -> int:
         return None
 
     lines = [
-        ratio("c", "a", "write (c)/(a)"), ratio("c", "b", "(c)/(b)"),
+        ratio("c", "a", "write (c)/(a)"), ratio("c", "b", "(c)/(b)"), ratio("c", "b0", "(c)/(b0)"),
         ratio("c", "a-zstd", "same codec (c)/(a-zstd) (both zstd)"),
         ratio("e", "d", "read (e)/(d)"), ratio("e1", "d", "(e1)/(d) engine only"),
         ratio("e0", "d", "(e0)/(d) no decode-ahead"), ratio("g", "d", "(g)/(d) mapInArrow floor"),

@@ -667,7 +667,7 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
         frame = frame.drop(WRITE_KEY_COLUMN)
     msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
     try:
-        with _arrow_batch_rows(df.sparkSession, WRITE_BATCH_ROWS):
+        with _session_confs(df.sparkSession, _write_batch_confs(table)):
             rows = _collect_settled(df.sparkSession, msgs_df)
     except BaseException:
         _sweep(table, file_prefix, set())
@@ -683,34 +683,79 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
 #: Spark's Arrow batch size: the rows per batch the JVM hands a mapInArrow task
 ARROW_BATCH_CONF = "spark.sql.execution.arrow.maxRecordsPerBatch"
 
-#: rows per Arrow batch of ``write``'s tasks, unless the session sets ``ARROW_BATCH_CONF``
-#: itself. Spark's default (10,000) costs ~11% more CPU in the Python writers (2M rows, paired
-#: runs: per-batch work in PySpark's deserializer, the task loop and the writer's input path);
-#: a batch of 100,000 rows of the bench's 7 columns is ~7 MB.
+#: Spark's cap on an Arrow batch's bytes (Spark >= 4.0, internal, default 64 MB). Spark checks it
+#: after every row it adds to a batch by asking every column vector for its size (the columns
+#: of a mapInArrow input are one struct vector, so each check walks all of them): ~25% of the
+#: CPU of write's whole job at 10M rows of bench_spark's 7 columns (tree CPU 16.9 vs 22.6 CPU-s,
+#: JVM task threads 9.4 vs 15.3, medians of 4 interleaved runs). ``NO_BYTE_CAP`` (Int.MaxValue,
+#: the largest value Spark accepts) is the one value that skips the check.
+ARROW_BYTES_CONF = "spark.sql.execution.arrow.maxBytesPerBatch"
+NO_BYTE_CAP = 2**31 - 1
+
+#: rows per Arrow batch of ``write``'s tasks at most. Spark's default (10,000) costs ~11% more
+#: CPU in the Python writers (2M rows, paired runs: per-batch work in PySpark's deserializer,
+#: the task loop and the writer's input path); a batch of 100,000 rows of the bench's 7 columns
+#: is ~7 MB.
 WRITE_BATCH_ROWS = 100_000
+
+#: bytes of an Arrow batch of ``write``'s tasks by the schema's estimate (``_row_bytes``): the
+#: bound Spark's byte cap (64 MB by default) kept, which the job turns off
+WRITE_BATCH_BYTES = 64 << 20
+
+#: a variable-width value (string, binary) in ``_row_bytes``'s estimate
+_VAR_WIDTH_BYTES = 64
+
+
+def _row_bytes(schema: pa.Schema) -> int:
+    """An estimate of one row's bytes in an Arrow batch of ``schema``: exact for fixed-width
+    columns, ``_VAR_WIDTH_BYTES`` per variable-width value, nested types by their leaves (a list
+    or map counted as holding 4 elements)."""
+
+    def width(t: pa.DataType) -> int:
+        if pa.types.is_struct(t):
+            return sum(width(t.field(i).type) for i in range(t.num_fields))
+        if pa.types.is_map(t):
+            return 4 + 4 * (width(t.key_type) + width(t.item_type))
+        if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+            return 4 + 4 * width(t.value_type)
+        try:
+            return max(1, t.bit_width // 8)
+        except ValueError:  # variable width
+            return 4 + _VAR_WIDTH_BYTES
+
+    return max(1, sum(width(f.type) for f in schema))
+
+
+def _write_batch_confs(table: Table) -> Dict[str, str]:
+    """The Arrow batch settings of ``write``'s job: at most ``WRITE_BATCH_ROWS`` rows and, by
+    the schema's estimate, ``WRITE_BATCH_BYTES``; Spark's per-row byte check off."""
+    rows = max(1, min(WRITE_BATCH_ROWS, WRITE_BATCH_BYTES // _row_bytes(table.arrow_schema)))
+    return {ARROW_BATCH_CONF: str(rows), ARROW_BYTES_CONF: str(NO_BYTE_CAP)}
 
 
 @contextlib.contextmanager
-def _session_conf(spark: Any, key: str, value: str) -> Iterator[None]:
-    """``key`` = ``value`` in ``spark``'s session for the block, unless the session sets it
-    explicitly (then its value stands); unset again after."""
+def _session_confs(spark: Any, confs: Dict[str, str]) -> Iterator[None]:
+    """``confs`` set in ``spark``'s session for the block (the job run in it) and unset after,
+    unless the session sets any of them explicitly: then the session's settings all stand (a
+    batch size the user chose keeps Spark's byte cap with it). A value this Spark refuses is
+    left at Spark's default (these are speed settings, not the write's semantics)."""
     try:
-        explicit = key in spark.conf.getAll  # the settings made, not defaults
+        explicit = bool(set(confs) & set(spark.conf.getAll))  # the settings made, not defaults
     except Exception:  # noqa: BLE001 (a conf that cannot be read: leave it alone)
         explicit = True
-    if not explicit:
-        spark.conf.set(key, value)
+    done = []
     try:
+        for k, v in ({} if explicit else confs).items():
+            try:
+                spark.conf.set(k, v)
+            except Exception as e:  # noqa: BLE001
+                _log.debug("paimon_rs.spark: this Spark refuses %s=%s (%s); left at its default", k, v, e)
+                continue
+            done.append(k)
         yield
     finally:
-        if not explicit:
-            spark.conf.unset(key)
-
-
-def _arrow_batch_rows(spark: Any, rows: int) -> "contextlib.AbstractContextManager[None]":
-    """``ARROW_BATCH_CONF`` = ``rows`` for the block (the job run in it), unless the session
-    sets it itself."""
-    return _session_conf(spark, ARROW_BATCH_CONF, str(rows))
+        for k in done:
+            spark.conf.unset(k)
 
 
 def _has_spark_context(spark: Any) -> bool:

@@ -259,11 +259,11 @@ def _serial_listing(spark: Any, paths: int) -> "contextlib.AbstractContextManage
     box at load 7), against 0.15 s and 0.6 s listed on the driver. The conf only chooses where
     the listing runs (the same statuses either way); it is raised for the frame's construction
     (the listing is eager) unless the session sets it itself, and unset after."""
-    from paimon_rs.spark import _session_conf
+    from paimon_rs.spark import _session_confs
 
     if paths <= _LISTING_DEFAULT:
         return contextlib.nullcontext()
-    return _session_conf(spark, _LISTING_CONF, str(paths))
+    return _session_confs(spark, {_LISTING_CONF: str(paths)})
 
 
 def _load_parquet(spark: Any, reader: Any, files: List[str]) -> Any:

@@ -125,25 +125,74 @@ def _max_batch_rows(spark) -> int:
 
 def test_write_tasks_get_larger_arrow_batches_unless_the_session_sets_them(spark, catalog):
     """write's job runs with WRITE_BATCH_ROWS rows per Arrow batch (Spark's default 10,000 costs
-    the Python writers ~11% more CPU); a size the session sets stands; the session is left as
-    it was."""
-    key = ps.ARROW_BATCH_CONF
-    assert key not in spark.conf.getAll
-    with ps._arrow_batch_rows(spark, ps.WRITE_BATCH_ROWS):
-        assert _max_batch_rows(spark) == ps.WRITE_BATCH_ROWS
-    assert key not in spark.conf.getAll
-    assert _max_batch_rows(spark) == 10_000
-    spark.conf.set(key, "5000")
-    try:
-        with ps._arrow_batch_rows(spark, ps.WRITE_BATCH_ROWS):
-            assert _max_batch_rows(spark) == 5000
-        assert spark.conf.getAll[key] == "5000"
-    finally:
-        spark.conf.unset(key)
+    the Python writers ~11% more CPU) and Spark's per-row byte check off (~25% of the job's
+    CPU); settings the session makes stand; the session is left as it was."""
+    rows, cap = ps.ARROW_BATCH_CONF, ps.ARROW_BYTES_CONF
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
     t = create(catalog, "db.batch_rows", schema, [], ["id"], bucket="2")
+    confs = ps._write_batch_confs(t)
+    assert confs == {rows: str(ps.WRITE_BATCH_ROWS), cap: str(2**31 - 1)}
+    assert rows not in spark.conf.getAll and cap not in spark.conf.getAll
+    with ps._session_confs(spark, confs):
+        assert spark.conf.get(cap) == "2147483647"  # Int.MaxValue: Spark skips the check
+        assert _max_batch_rows(spark) == ps.WRITE_BATCH_ROWS
+    assert rows not in spark.conf.getAll and cap not in spark.conf.getAll
+    assert _max_batch_rows(spark) == 10_000
+    for key, value in ((rows, "5000"), (cap, "1000000")):
+        spark.conf.set(key, value)
+        try:
+            with ps._session_confs(spark, confs):
+                # either set: both as the session has them (a chosen size keeps Spark's cap)
+                assert spark.conf.getAll[key] == value
+                assert (rows if key == cap else cap) not in spark.conf.getAll
+            assert spark.conf.getAll[key] == value
+        finally:
+            spark.conf.unset(key)
     ps.write(to_spark(spark, pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema)), t)
-    assert key not in spark.conf.getAll and plain_read(t).num_rows == 3
+    assert rows not in spark.conf.getAll and cap not in spark.conf.getAll and plain_read(t).num_rows == 3
+
+
+def test_write_batch_rows_shrink_for_wide_rows():
+    """Without Spark's byte cap, write's batches stay near WRITE_BATCH_BYTES by the schema's
+    estimate of a row: fixed widths exact, variable-width values counted as 64 bytes."""
+    narrow = pa.schema([("a", pa.int64()), ("b", pa.int32()), ("c", pa.bool_()), ("s", pa.string())])
+    assert ps._row_bytes(narrow) == 8 + 4 + 1 + 68
+    wide = pa.schema([(f"d{i}", pa.float64()) for i in range(200)] + [("m", pa.map_(pa.string(), pa.int64()))])
+    assert ps._row_bytes(wide) == 1600 + 4 + 4 * (68 + 8)
+    nested = pa.schema([("r", pa.struct([("x", pa.decimal128(20, 2)), ("l", pa.list_(pa.date32()))]))])
+    assert ps._row_bytes(nested) == 16 + 4 + 4 * 4
+
+    class T:
+        arrow_schema = wide
+
+    assert ps._write_batch_confs(T())[ps.ARROW_BATCH_CONF] == str(ps.WRITE_BATCH_BYTES // ps._row_bytes(wide))
+
+
+def test_batch_confs_a_spark_refuses_stay_at_its_default():
+    """A Spark that refuses one of write's Arrow batch settings (another version's bounds) runs
+    the job with the others; only what was set is unset after."""
+
+    class Conf:
+        getAll: dict = {}
+
+        def __init__(self):
+            self.log = []
+
+        def set(self, k, v):
+            if k == ps.ARROW_BYTES_CONF:
+                raise ValueError("out of range")
+            self.log.append(("set", k, v))
+
+        def unset(self, k):
+            self.log.append(("unset", k))
+
+    class Session:
+        conf = Conf()
+
+    spark = Session()
+    with ps._session_confs(spark, {ps.ARROW_BATCH_CONF: "100000", ps.ARROW_BYTES_CONF: "2147483647"}):
+        assert spark.conf.log == [("set", ps.ARROW_BATCH_CONF, "100000")]
+    assert spark.conf.log[1:] == [("unset", ps.ARROW_BATCH_CONF)]
 
 
 def test_empty_dataframe_and_empty_tasks(spark, catalog):
