@@ -104,6 +104,18 @@ fn crashed_with(pk: bool, latest_on_stale: bool, earliest: bool, adjacent: bool)
 /// present or not.
 const HINTS: [(bool, bool); 4] = [(false, true), (true, true), (false, false), (true, false)];
 
+/// An append table after the crash, in each hint state of [`HINTS`], with the state's label for
+/// assertion messages.
+fn crashed_in_each_hint_state() -> impl Iterator<Item = (Crashed, String)> {
+    HINTS.into_iter().map(|(latest_on_stale, earliest)| {
+        let c = crashed(false, latest_on_stale, earliest);
+        (
+            c,
+            format!("LATEST on stale: {latest_on_stale}, EARLIEST: {earliest}"),
+        )
+    })
+}
+
 /// Every data file the latest snapshot references exists (and its manifests are readable).
 fn live_files_exist(t: &FileStoreTable) {
     let names: HashSet<String> = all_files(&t.path)
@@ -122,9 +134,7 @@ fn live_files_exist(t: &FileStoreTable) {
 
 #[test]
 fn reads_and_listings_never_serve_the_stale_snapshot() {
-    for (latest_on_stale, earliest) in HINTS {
-        let c = crashed(false, latest_on_stale, earliest);
-        let case = format!("LATEST on stale: {latest_on_stale}, EARLIEST: {earliest}");
+    for (c, case) in crashed_in_each_hint_state() {
         let sm = c.t.snapshot_manager();
         assert_eq!(sm.latest_id().unwrap(), Some(c.latest), "{case}");
         assert_eq!(sm.latest().unwrap().unwrap().id, c.latest, "{case}");
@@ -197,9 +207,7 @@ fn the_next_commit_builds_on_the_newest_snapshot() {
 /// references; the orphan clean then removes what only the stale snapshot referenced.
 #[test]
 fn expiry_removes_the_stale_snapshot_and_no_live_file() {
-    for (latest_on_stale, earliest) in HINTS {
-        let c = crashed(false, latest_on_stale, earliest);
-        let case = format!("LATEST on stale: {latest_on_stale}, EARLIEST: {earliest}");
+    for (c, case) in crashed_in_each_hint_state() {
         let sm = c.t.snapshot_manager();
         let r = expire_snapshots(&c.t, &keep(1), far()).unwrap();
         assert_eq!(r.snapshots, vec![c.stale, c.latest - 1], "{case}");
