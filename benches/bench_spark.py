@@ -12,8 +12,10 @@ buckets; local[2].
          (b0) (b) with Spark's per-row Arrow byte check off, as (c)'s job runs
              (``spark.sql.execution.arrow.maxBytesPerBatch`` = Int.MaxValue, 100,000-row batches)
          (c) paimon_rs.spark.write
-         (s) the shuffle alone: paimon_rs.spark.distribute(frame) into a noop sink (key + shuffle,
-             no writer): with (b), the structural floor of (c)
+         (s) (c)'s first half alone: the rows packed by bucket (paimon_rs.spark._packed_frame:
+             bucket hash and Arrow IPC blobs in a mapInArrow) and shuffled, into a noop sink
+         (s0) the row shuffle of the Data Source write alone: paimon_rs.spark.distribute(frame)
+             (bucket hash in Spark SQL, every row shuffled) into a noop sink
   read   (d) spark.read.parquet of (a)'s files
          (e) paimon_rs.spark.read of (c)'s table (default: splits that are a plain scan of Parquet
              files go through Spark's own Parquet reader, the rest through mapInArrow)
@@ -138,8 +140,8 @@ def timed(fn, key=None) -> float:
     return wall
 
 
-ALL = ["a", "a-zstd", "b", "b0", "c", "s", "d", "e", "e1", "e0", "f", "h", "g"]
-WRITES = {"a", "a-zstd", "b", "b0", "c", "s"}
+ALL = ["a", "a-zstd", "b", "b0", "c", "s", "s0", "d", "e", "e1", "e0", "f", "h", "g"]
+WRITES = {"a", "a-zstd", "b", "b0", "c", "s", "s0"}
 
 
 def main() -> int:
@@ -217,6 +219,11 @@ def main() -> int:
             elif k == "c":
                 w = timed(lambda t=t: ps.write(df, t), key)
             elif k == "s":
+                def s_(t=t):
+                    with ps._session_confs(spark, ps._write_batch_confs(t)):
+                        noop(ps._packed_frame(df, t))
+                w = timed(s_, key)
+            elif k == "s0":
                 w = timed(lambda t=t: noop(ps.distribute(df, t)), key)
             elif k == "d":
                 if not pq.exists():
@@ -263,7 +270,8 @@ def main() -> int:
         "b": "(b) mapInArrow pass-through", "b0": "(b0) (b), byte check off as (c)",
         "c": "(c) paimon_rs.spark.write", "d": "(d) spark.read.parquet", "e": "(e) paimon_rs.spark.read",
         "e1": "(e1) (e) engine only (spark_parquet=False)", "e0": "(e0) (e1) without decode-ahead",
-        "f": "(f) format('paimon_rs') read", "s": "(s) distribute only (key + shuffle, noop)",
+        "f": "(f) format('paimon_rs') read", "s": "(s) packed shuffle only (noop)",
+        "s0": "(s0) distribute only (row shuffle, noop)",
         "g": "(g) mapInArrow of cached decoded batches",
         "h": "(h) spark.read.parquet of (c)'s files (zstd)",
     }

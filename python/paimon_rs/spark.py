@@ -1,10 +1,12 @@
 """PySpark integration without a JVM connector: any PySpark 4 drives the engine through
 ``DataFrame.mapInArrow`` (docs/spark-integration.md has the design and its measurements).
 
-- ``write(df, table, overwrite=False)``: a key-only Arrow UDF computes each row's (partition,
-  bucket) with the engine's own bucket hash; the frame is shuffled so that every row of one
-  (partition, bucket) meets in one task; a second ``mapInArrow`` runs the table's writer per task
-  and yields serialized commit messages; the driver collects them once and commits one
+- ``write(df, table, overwrite=False)``: a ``mapInArrow`` computes each row's (partition,
+  bucket) with the engine's own bucket hash and packs the rows of each into Arrow IPC blobs; the
+  blobs are shuffled so that every row of one (partition, bucket) meets in one task; the task
+  runs the table's writer over them and yields serialized commit messages (without a JVM
+  handle, Spark Connect: every row is shuffled, as ``distribute``, and a second ``mapInArrow``
+  writes); the driver collects them once and commits one
   snapshot, keeping exactly one task attempt per Spark partition and deleting the files of the
   others (failed, retried or speculative attempts).
 - ``read(spark, table, columns=None, filter=None, snapshot_id=None)``: splits are planned on
@@ -192,6 +194,9 @@ class _WriteSpec:
     #: test hook: (marker path, seconds); while it exists, attempt 0 of Spark partition 0 sleeps
     #: after writing (a straggler for speculative execution)
     slow_first_attempt: Optional[Tuple[str, float]] = None
+    #: test hook: a directory; each task appends the row counts of the batches it writes to a
+    #: file of its own there
+    batch_rows_log: Optional[str] = None
 
     def task_prefix(self, spark_partition: int, attempt: int) -> str:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
@@ -208,22 +213,27 @@ class _ShuffleSpec:
     identity_keys: Optional[List[int]]
 
 
+def _shuffle_keys(spec: _ShuffleSpec, table: Table, batch: pa.RecordBatch) -> pa.Array:
+    """The int32 shuffle key of each row of ``batch`` (the key columns at least): the bucket's
+    identity key, or the (partition, bucket) hash."""
+    import pyarrow.compute as pc
+
+    phash, bucket = _core.partition_bucket_of(table._core, batch)
+    if spec.identity_keys is not None:
+        return pc.take(pa.array(spec.identity_keys, pa.int32()), bucket)
+    # partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key
+    k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
+    return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
+
+
 def _shuffle_key_fn(spec: _ShuffleSpec) -> Callable[..., pa.Array]:
     """The key UDF's body: (partition, bucket) of each row -> an int32 shuffle key."""
     names = list(spec.key_columns)
 
     def key(*cols: pa.Array) -> pa.Array:
-        import pyarrow.compute as pc
-
-        table = _open_cached(spec.table)
         batch = pa.RecordBatch.from_arrays([c if isinstance(c, pa.Array) else pa.array(c) for c in cols],
                                            names=names)
-        phash, bucket = _core.partition_bucket_of(table._core, batch)
-        if spec.identity_keys is not None:
-            return pc.take(pa.array(spec.identity_keys, pa.int32()), bucket)
-        # partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key
-        k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
-        return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
+        return _shuffle_keys(spec, _open_cached(spec.table), batch)
 
     return key
 
@@ -232,32 +242,56 @@ def _num_buckets(table: Table) -> int:
     return int(table.options.get("bucket", "-1"))
 
 
-def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
-    """``df`` shuffled so that every row of one (partition, bucket) of ``table`` lands in one
-    task, with the shuffle key as an extra column ``WRITE_KEY_COLUMN`` (writers drop it): the
-    first half of ``write``, for ``df.write.format("paimon_rs")``. Unpartitioned tables get one
-    task per bucket (task i holds bucket i); partitioned ones ``num_tasks`` (default: the
-    bucket count, at least Spark's default parallelism). A bucket-unaware append table
-    (``bucket`` = -1) is returned as it is: any task may write any partition."""
-    from pyspark.sql import functions as F
-
-    num_buckets = _num_buckets(table)
-    bucketed = num_buckets > 0
-    if not bucketed:
-        if table.primary_keys:
-            raise _unsupported(f"paimon_rs.spark: writing {table.identifier}, a primary-key table, needs a "
-                               f"fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')})")
-        return df
-    partitioned = bool(table.partition_keys)
+def _shuffle_spec(df: Any, table: Table) -> _ShuffleSpec:
+    """The shuffle of ``df`` into ``table``'s (partition, bucket) groups (a bucketed table)."""
     spec = _ShuffleSpec(
         table=table,
         key_columns=list(dict.fromkeys(table.partition_keys + _bucket_keys(table))),
-        identity_keys=None if partitioned else _identity_keys(num_buckets),
+        identity_keys=None if table.partition_keys else _identity_keys(_num_buckets(table)),
     )
     missing = [c for c in spec.key_columns if c not in df.columns]
     if missing:
         raise InvalidArgumentError(f"paimon_rs.spark: the DataFrame lacks {missing}, partition or bucket "
                                    f"key columns of {table.identifier}")
+    return spec
+
+
+def _shuffle_tasks(df: Any, table: Table, num_tasks: Optional[int]) -> int:
+    """Tasks of the shuffle: one per bucket (unpartitioned), else ``num_tasks`` (default: the
+    bucket count, at least Spark's default parallelism)."""
+    num_buckets = _num_buckets(table)
+    if not table.partition_keys:
+        return num_buckets
+    spark = df.sparkSession
+    parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
+    return num_tasks or max(num_buckets, parallelism)
+
+
+def _check_bucketed(table: Table) -> bool:
+    """Whether ``table`` has fixed buckets (a write shuffles); a primary-key table without is
+    refused."""
+    if _num_buckets(table) > 0:
+        return True
+    if table.primary_keys:
+        raise _unsupported(f"paimon_rs.spark: writing {table.identifier}, a primary-key table, needs a "
+                           f"fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')})")
+    return False
+
+
+def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
+    """``df`` shuffled so that every row of one (partition, bucket) of ``table`` lands in one
+    task, with the shuffle key as an extra column ``WRITE_KEY_COLUMN`` (writers drop it): the
+    first half of ``df.write.format("paimon_rs")`` (``write`` ships the rows packed, see
+    ``_pack_task``). Unpartitioned tables get one task per bucket (task i holds bucket i);
+    partitioned ones ``num_tasks`` (default: the bucket count, at least Spark's default
+    parallelism). A bucket-unaware append table (``bucket`` = -1) is returned as it is: any
+    task may write any partition."""
+    from pyspark.sql import functions as F
+
+    if not _check_bucketed(table):
+        return df
+    spec = _shuffle_spec(df, table)
+    num_buckets = _num_buckets(table)
     jvm_key = _jvm_bucket_column(table, df, num_buckets)
     if jvm_key is not None:
         # the engine's bucket hash as a Spark expression: no Python hop before the shuffle
@@ -272,16 +306,124 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
         frame = frame.select(*kept, key.alias(WRITE_KEY_COLUMN))
     else:
         frame = df.withColumn(WRITE_KEY_COLUMN, _key_udf(spec)(*[F.col(c) for c in spec.key_columns]))
-    if not partitioned:
-        n = num_buckets
-    else:
-        spark = df.sparkSession
-        parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
-        n = num_tasks or max(num_buckets, parallelism)
-        if jvm_key is not None:
-            # equal (partition values, bucket), equal Spark hash: a group never spans two tasks
-            return frame.repartition(n, *[F.col(c) for c in table.partition_keys], F.col(WRITE_KEY_COLUMN))
+    n = _shuffle_tasks(df, table, num_tasks)
+    if table.partition_keys and jvm_key is not None:
+        # equal (partition values, bucket), equal Spark hash: a group never spans two tasks
+        return frame.repartition(n, *[F.col(c) for c in table.partition_keys], F.col(WRITE_KEY_COLUMN))
     return frame.repartition(n, F.col(WRITE_KEY_COLUMN))
+
+
+# ---------------------------------------------------------------------------------------------
+# the packed shuffle of ``write``
+
+#: ``write`` ships its rows through the shuffle packed (``_pack_task``) where the session has a
+#: JVM (classic Spark); False, or Spark Connect: row by row, as ``distribute`` (tests set it)
+_SHUFFLE_PACKED = True
+
+#: the packed frame: a shuffle key and an Arrow IPC stream of rows that all have that key
+_PACKED_SCHEMA = "k int, blob binary"
+
+#: bytes of Arrow batches a pack task holds before it emits its blobs (and rows per blob: the
+#: fewer blobs, the less per-blob work in the shuffle and the writers)
+PACK_BUFFER_BYTES = 32 << 20
+
+#: codec of the blobs' Arrow IPC buffers. Spark compresses its shuffle (lz4) on the JVM side
+#: too, but every copy the JVM makes of a blob (Arrow to row, the shuffle's pages, the fetch,
+#: the RDD's byte array) moves fewer bytes: 10M rows of bench_spark's 7 columns, paired runs,
+#: JVM 8.2 vs 9.9 CPU-s and the Python workers unchanged (7.2 vs 7.3); zstd alike (8.1 / 7.4)
+_PACK_COMPRESSION: Optional[str] = "lz4"
+
+#: an emitted batch of blobs at most (Arrow binary offsets are 32-bit)
+_PACK_BATCH_BYTES = 1 << 30
+
+
+def _pack_task(spec: _ShuffleSpec, large_var_types: bool,
+               batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """The first stage of ``write``: each row's shuffle key (the engine's bucket hash), the rows
+    grouped by it, and every group emitted as one row (``_PACKED_SCHEMA``) holding the group's
+    rows as an Arrow IPC stream. Spark then shuffles a few hundred large rows instead of every
+    row, and the writers receive the rows without a row-to-Arrow conversion."""
+    import pyarrow.compute as pc
+
+    pid, attempt, _ = _task_context()
+    table = _open_cached(spec.table)
+    where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
+    groups: Dict[int, List[pa.RecordBatch]] = {}
+    schema: Optional[pa.Schema] = None
+    buffered = 0
+    for b in batches:
+        if b.num_rows == 0:
+            continue
+        try:
+            keys = _shuffle_keys(spec, table, b.select(spec.key_columns))
+        except Exception as e:
+            raise _with_context(e, f"{where}, {_groups_of(table, b)}") from e
+        order = pc.sort_indices(keys)
+        b, keys = b.take(order), keys.take(order)
+        counts = pc.value_counts(keys)  # in order of first appearance: the keys' sorted order
+        at = 0
+        for k, c in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
+            groups.setdefault(k, []).append(b.slice(at, c))
+            at += c
+        schema = b.schema
+        buffered += b.nbytes
+        if buffered >= PACK_BUFFER_BYTES:
+            yield from _blobs(groups, schema, large_var_types)
+            groups, buffered = {}, 0
+    if groups and schema is not None:
+        yield from _blobs(groups, schema, large_var_types)
+
+
+def _blobs(groups: Dict[int, List[pa.RecordBatch]], schema: pa.Schema,
+           large_var_types: bool) -> Iterator[pa.RecordBatch]:
+    """``groups`` as rows of ``_PACKED_SCHEMA``: one Arrow IPC stream per key, written into one
+    buffer that becomes the binary column's data (no copy per blob)."""
+    blob_type = pa.large_binary() if large_var_types else pa.binary()
+    offset_type = pa.int64() if large_var_types else pa.int32()
+    sink = pa.BufferOutputStream()
+    keys: List[int] = []
+    offsets = [0]
+
+    def batch() -> pa.RecordBatch:
+        data = sink.getvalue()
+        blob = pa.Array.from_buffers(blob_type, len(keys),
+                                     [None, pa.array(offsets, offset_type).buffers()[1], data])
+        return pa.RecordBatch.from_arrays([pa.array(keys, pa.int32()), blob], names=["k", "blob"])
+
+    options = pa.ipc.IpcWriteOptions(compression=_PACK_COMPRESSION, use_threads=False)
+    for k, parts in groups.items():
+        with pa.ipc.new_stream(sink, schema, options=options) as w:
+            for p in parts:
+                w.write_batch(p)
+        keys.append(k)
+        offsets.append(sink.tell())
+        if sink.tell() >= _PACK_BATCH_BYTES:
+            yield batch()
+            sink, keys, offsets = pa.BufferOutputStream(), [], [0]
+    if keys:
+        yield batch()
+
+
+def _packed_frame(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
+    """``df`` (a bucketed table's columns) packed by ``_pack_task`` and shuffled so that every
+    (partition, bucket) group meets in one task: the first half of ``write``."""
+    spec = _shuffle_spec(df, table)
+    packed = df.mapInArrow(_bind(_pack_task, spec, _large_var_types(df.sparkSession)), _PACKED_SCHEMA)
+    return packed.repartition(_shuffle_tasks(df, table, num_tasks), "k")
+
+
+def _blob_rdd(packed: Any) -> Any:
+    """The blobs of a packed frame as an RDD of ``bytes``, each handed to Python as it is: not
+    pickled (PySpark pickles a binary value through a Latin-1 string, which cost more than the
+    rest of the transfer) and not through ``mapInArrow``, whose batch sizes are the job's (one
+    batch could hold a task's every blob)."""
+    from pyspark.rdd import RDD
+    from pyspark.serializers import NoOpSerializer
+
+    sc = packed.sparkSession.sparkContext
+    binary = sc._jvm.org.apache.spark.sql.Encoders.BINARY()
+    jds = getattr(packed.select("blob")._jdf, "as")(binary)  # Dataset[Array[Byte]]
+    return RDD(jds.javaRDD(), sc, NoOpSerializer())
 
 
 # Paimon's bucket hash of a one-column INT/BIGINT bucket key as Spark SQL (spec/bucket.rs): the
@@ -445,6 +587,9 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
         for b in batches:
             if b.num_rows == 0:
                 continue
+            if spec.batch_rows_log:
+                with open(os.path.join(spec.batch_rows_log, f"p{pid}-a{attempt}-{os.getpid()}"), "a") as f:
+                    f.write(f"{b.num_rows}\n")
             b = b.select(spec.columns)
             try:
                 b = _conform(b, columns_schema, where)
@@ -475,6 +620,18 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
         w.close()
 
 
+def _write_blobs_task(spec: _WriteSpec, blobs: Iterator[bytes]) -> Iterator[Dict[str, Any]]:
+    """``_write_task`` over the rows of a packed frame's blobs (``_pack_task``): yields one dict
+    per commit message."""
+
+    def batches() -> Iterator[pa.RecordBatch]:
+        for blob in blobs:
+            yield from pa.ipc.open_stream(blob)
+
+    for rows in _write_task(spec, batches()):
+        yield from rows.to_pylist()
+
+
 #: how long the driver waits, after a job, for its task attempts still running to end
 SETTLE_TIMEOUT_S = 120.0
 
@@ -484,20 +641,22 @@ SETTLE_GRACE_S = 0.5
 _JOB_GROUP_PROPS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
 
 
-def _collect_settled(spark: Any, frame: Any) -> List[Any]:
-    """``frame.collect()`` once (a second action would run every task again), in a job group of
-    its own; then, succeeded or failed, wait until none of the job's task attempts runs. A job
+def _collect_settled(spark: Any, collect: Callable[[], List[Any]]) -> List[Any]:
+    """``collect()`` (a ``collect`` of a DataFrame or RDD, which builds it too: building the RDD
+    of a DataFrame with a shuffle runs the shuffle's stage under AQE) once (a second action
+    would run every task again), in a job group of its own; then, succeeded or failed, wait
+    until none of the job's task attempts runs. A job
     fails (or, with speculation, succeeds) while other attempts still run; Spark kills them, but
     one may finish writing its files after ``collect`` returned, and the driver's sweep of the
     files the commit did not take would miss them. The caller's job group is restored."""
     if not _has_spark_context(spark):  # Spark Connect: no status tracker; sweep as is
-        return frame.collect()
+        return collect()
     sc = spark.sparkContext
     group = f"paimon_rs-{uuid.uuid4().hex}"
     previous = {k: sc.getLocalProperty(k) for k in _JOB_GROUP_PROPS}
     sc.setJobGroup(group, "paimon_rs writers", interruptOnCancel=True)
     try:
-        return frame.collect()
+        return collect()
     finally:
         for k, v in previous.items():
             sc.setLocalProperty(k, v)  # None removes it
@@ -614,7 +773,8 @@ def _commit_collected(table: Table, builder: Any, collected: _Collected, file_pr
 def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False, *,
           commit_user: Optional[str] = None, commit_identifier: Optional[int] = None,
           num_tasks: Optional[int] = None, _fail_first_attempt_marker: Optional[str] = None,
-          _slow_first_attempt: Optional[Tuple[str, float]] = None) -> Optional[int]:
+          _slow_first_attempt: Optional[Tuple[str, float]] = None,
+          _batch_rows_log: Optional[str] = None) -> Optional[int]:
     """Write a Spark DataFrame into ``table`` as one snapshot; returns its id (None if nothing
     was written).
 
@@ -655,20 +815,28 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
             f"paimon_rs.spark.write into {table.identifier}: the DataFrame's columns do not match the table's"
             + (f"; missing {missing}" if missing else "") + (f"; not in the table {extra}" if extra else "")
         )
-    bucketed = _num_buckets(table) > 0
+    bucketed = _check_bucketed(table)
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
     spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
-                      fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt)
-    frame = distribute(df.select(*names), table, num_tasks)
-    if WRITE_KEY_COLUMN in frame.columns:
-        # the shuffle has used it; dropped after the exchange, the JVM converts one column
-        # fewer to Arrow for the writers
-        frame = frame.drop(WRITE_KEY_COLUMN)
-    msgs_df = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA)
+                      fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt,
+                      batch_rows_log=_batch_rows_log)
+    if bucketed and _SHUFFLE_PACKED and _has_spark_context(df.sparkSession):
+        packed = _packed_frame(df.select(*names), table, num_tasks)
+
+        def job() -> List[Any]:
+            # the RDD is built here, in the job's group and confs: AQE runs the pack stage then
+            return _blob_rdd(packed).mapPartitions(_bind(_write_blobs_task, spec)).collect()
+    else:
+        frame = distribute(df.select(*names), table, num_tasks)
+        if WRITE_KEY_COLUMN in frame.columns:
+            # the shuffle has used it; dropped after the exchange, the JVM converts one column
+            # fewer to Arrow for the writers
+            frame = frame.drop(WRITE_KEY_COLUMN)
+        job = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA).collect
     try:
         with _session_confs(df.sparkSession, _write_batch_confs(table)):
-            rows = _collect_settled(df.sparkSession, msgs_df)
+            rows = _collect_settled(df.sparkSession, job)
     except BaseException:
         _sweep(table, file_prefix, set())
         raise
@@ -993,7 +1161,7 @@ def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
     rows = list(enumerate(work))
     idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")
     try:
-        got = _collect_settled(spark, idx.mapInArrow(run, _MESSAGE_SCHEMA))
+        got = _collect_settled(spark, idx.mapInArrow(run, _MESSAGE_SCHEMA).collect)
         collected = _choose_attempts(got, False, table)
     except BaseException:
         _sweep(table, file_prefix, set())

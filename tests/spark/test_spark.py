@@ -24,6 +24,14 @@ def catalog(tmp_path):
     return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
 
 
+@pytest.fixture(params=[True, False], ids=["packed", "rows"])
+def shuffle(request, monkeypatch):
+    """write's shuffle both ways: rows packed into Arrow IPC blobs (classic Spark's default) and
+    row by row (Spark Connect's, and the Data Source write's)."""
+    monkeypatch.setattr(ps, "_SHUFFLE_PACKED", request.param)
+    return request.param
+
+
 def pk_rows(ids, dts, v="a", op="+I"):
     ids = list(ids)
     return pa.table({"dt": [dts[i % len(dts)] for i in range(len(ids))], "id": ids,
@@ -55,7 +63,7 @@ def test_table_pickles_as_path_and_options(catalog):
     assert back.options["write-buffer-size"] == "64 mb"
 
 
-def test_round_trip_partitioned_pk_table(spark, catalog):
+def test_round_trip_partitioned_pk_table(spark, catalog, shuffle):
     t = create(catalog, "db.wide", WIDE, ["dt"], ["dt", "id"], bucket="3")
     data = wide_rows(range(0, 600), ["2026-01-01", "2026-01-02", "2026-01-03"])
     snap = ps.write(to_spark(spark, data), t)
@@ -83,7 +91,7 @@ def test_round_trip_partitioned_pk_table(spark, catalog):
     assert ps.read(spark, t, snapshot_id=1).count() == 600
 
 
-def test_upserts_and_deletes_from_spark(spark, catalog):
+def test_upserts_and_deletes_from_spark(spark, catalog, shuffle):
     t = create(catalog, "db.kinds", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="4", **{"rowkind.field": "op"})
     ps.write(to_spark(spark, pk_rows(range(100), ["a", "b"])), t)
     changes = pa.concat_tables([
@@ -104,7 +112,7 @@ def test_upserts_and_deletes_from_spark(spark, catalog):
     assert plain_read(t).num_rows == len(want)
 
 
-def test_unpartitioned_table_one_task_per_bucket(spark, catalog):
+def test_unpartitioned_table_one_task_per_bucket(spark, catalog, shuffle):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
     t = create(catalog, "db.u", schema, [], ["id"], bucket="5")
     data = pa.table({"id": list(range(1000)), "v": [str(i) for i in range(1000)]}, schema=schema)
@@ -150,6 +158,75 @@ def test_write_tasks_get_larger_arrow_batches_unless_the_session_sets_them(spark
             spark.conf.unset(key)
     ps.write(to_spark(spark, pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=schema)), t)
     assert rows not in spark.conf.getAll and cap not in spark.conf.getAll and plain_read(t).num_rows == 3
+
+
+def test_the_writers_get_the_write_jobs_batch_size(spark, catalog, tmp_path, shuffle):
+    """Both stages of write run inside the job's settings: the rows reach the writers in
+    batches of WRITE_BATCH_ROWS (packed: the pack stage's input batches, sliced by bucket; one
+    bucket here). Building the RDD of the packed frame runs the pack stage (AQE); built before
+    the settings were made, it ran with Spark's 10,000 and the per-row byte check."""
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
+    t = create(catalog, "db.writer_rows", schema, [], ["id"], bucket="1")
+    log = tmp_path / "rows"
+    log.mkdir()
+    df = spark.range(0, 250_000, 1, 1).selectExpr("id", "CAST(id AS STRING) AS v")
+    ps.write(df, t, _batch_rows_log=str(log))
+    sizes = [int(x) for f in log.iterdir() for x in f.read_text().split()]
+    assert sum(sizes) == 250_000 and max(sizes) == ps.WRITE_BATCH_ROWS, sorted(sizes)[-5:]
+    assert plain_read(t).num_rows == 250_000
+
+
+class _Columns:
+    def __init__(self, columns):
+        self.columns = columns
+
+
+def _unpack(out):
+    """(key, rows) of every blob of a pack task's output batches."""
+    got = []
+    for b in out:
+        assert b.schema.names == ["k", "blob"]
+        keys = b.column("k").to_pylist()
+        assert len(set(keys)) == len(keys), keys  # one blob per key per emitted batch
+        for k, blob in zip(keys, b.column("blob").to_pylist()):
+            got.append((k, pa.ipc.open_stream(blob).read_all()))
+    return got
+
+
+@pytest.mark.parametrize("partitioned", [False, True], ids=["unpartitioned", "partitioned"])
+def test_pack_groups_every_row_under_its_shuffle_key(catalog, monkeypatch, partitioned):
+    """The pack stage (no Spark needed): every input row comes out once, in a blob whose key is
+    the row's shuffle key (unpartitioned: the bucket's identity key); a small buffer emits
+    several times, so a key has several blobs, each whole."""
+    t = create(catalog, f"db.pack_{partitioned}", PK_SCHEMA, ["dt"] if partitioned else [], ["dt", "id"], bucket="4")
+    data = pk_rows(range(5000), ["a", "b", "c"])
+    spec = ps._shuffle_spec(_Columns(data.column_names), t)
+    monkeypatch.setattr(ps, "PACK_BUFFER_BYTES", 40_000)
+    out = list(ps._pack_task(spec, False, iter(data.to_batches(700))))
+    assert len(out) > 2
+    got = _unpack(out)
+    for k, rows in got:
+        for b in rows.to_batches():
+            assert set(ps._shuffle_keys(spec, t, b.select(spec.key_columns)).to_pylist()) == {k}
+        if not partitioned:
+            assert k in spec.identity_keys
+    back = pa.concat_tables([rows for _, rows in got]).sort_by("id")
+    assert back.equals(data.sort_by("id"))
+    assert len({k for k, _ in got}) < len(got)  # several blobs of one key
+
+
+def test_pack_splits_emitted_batches_and_follows_large_var_types(catalog, monkeypatch):
+    """Emitted batches stay under _PACK_BATCH_BYTES (Arrow binary offsets are 32-bit); with
+    Spark's large variable-width types on, the blob column is large_binary."""
+    t = create(catalog, "db.pack_split", PK_SCHEMA, [], ["dt", "id"], bucket="3")
+    data = pk_rows(range(3000), ["a"])
+    spec = ps._shuffle_spec(_Columns(data.column_names), t)
+    monkeypatch.setattr(ps, "_PACK_BATCH_BYTES", 1)
+    for large in (False, True):
+        out = list(ps._pack_task(spec, large, iter(data.to_batches())))
+        assert [b.num_rows for b in out] == [1, 1, 1]
+        assert {b.schema.field("blob").type for b in out} == {pa.large_binary() if large else pa.binary()}
+        assert sum(rows.num_rows for _, rows in _unpack(out)) == 3000
 
 
 def test_write_batch_rows_shrink_for_wide_rows():
@@ -221,7 +298,7 @@ def test_overwrite_dynamic_and_static(spark, catalog):
     assert not orphans(t)
 
 
-def test_a_task_that_fails_after_writing_is_retried_once_committed(spark, catalog, tmp_path):
+def test_a_task_that_fails_after_writing_is_retried_once_committed(spark, catalog, tmp_path, shuffle):
     """Every task's first attempt writes its files, then fails; the retries commit. No duplicate
     rows, and the failed attempts' files are gone."""
     t = create(catalog, "db.retry", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="3")
