@@ -341,67 +341,23 @@ def _pack_task(spec: _ShuffleSpec, large_var_types: bool,
                batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """The first stage of ``write``: each row's shuffle key (the engine's bucket hash), the rows
     grouped by it, and every group emitted as one row (``_PACKED_SCHEMA``) holding the group's
-    rows as an Arrow IPC stream. Spark then shuffles a few hundred large rows instead of every
-    row, and the writers receive the rows without a row-to-Arrow conversion."""
-    import pyarrow.compute as pc
-
+    rows as an Arrow IPC stream (``_core.ShufflePacker``, core ``write::pack``). Spark then
+    shuffles a few hundred large rows instead of every row, and the writers receive the rows
+    without a row-to-Arrow conversion."""
     pid, attempt, _ = _task_context()
     table = _open_cached(spec.table)
     where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
-    groups: Dict[int, List[pa.RecordBatch]] = {}
-    schema: Optional[pa.Schema] = None
-    buffered = 0
+    packer = _core.ShufflePacker(spec.identity_keys, _PACK_COMPRESSION)
     for b in batches:
         if b.num_rows == 0:
             continue
         try:
-            keys = _shuffle_keys(spec, table, b.select(spec.key_columns))
+            packer.push(table._core, b)
         except Exception as e:
             raise _with_context(e, f"{where}, {_groups_of(table, b)}") from e
-        order = pc.sort_indices(keys)
-        b, keys = b.take(order), keys.take(order)
-        counts = pc.value_counts(keys)  # in order of first appearance: the keys' sorted order
-        at = 0
-        for k, c in zip(counts.field("values").to_pylist(), counts.field("counts").to_pylist()):
-            groups.setdefault(k, []).append(b.slice(at, c))
-            at += c
-        schema = b.schema
-        buffered += b.nbytes
-        if buffered >= PACK_BUFFER_BYTES:
-            yield from _blobs(groups, schema, large_var_types)
-            groups, buffered = {}, 0
-    if groups and schema is not None:
-        yield from _blobs(groups, schema, large_var_types)
-
-
-def _blobs(groups: Dict[int, List[pa.RecordBatch]], schema: pa.Schema,
-           large_var_types: bool) -> Iterator[pa.RecordBatch]:
-    """``groups`` as rows of ``_PACKED_SCHEMA``: one Arrow IPC stream per key, written into one
-    buffer that becomes the binary column's data (no copy per blob)."""
-    blob_type = pa.large_binary() if large_var_types else pa.binary()
-    offset_type = pa.int64() if large_var_types else pa.int32()
-    sink = pa.BufferOutputStream()
-    keys: List[int] = []
-    offsets = [0]
-
-    def batch() -> pa.RecordBatch:
-        data = sink.getvalue()
-        blob = pa.Array.from_buffers(blob_type, len(keys),
-                                     [None, pa.array(offsets, offset_type).buffers()[1], data])
-        return pa.RecordBatch.from_arrays([pa.array(keys, pa.int32()), blob], names=["k", "blob"])
-
-    options = pa.ipc.IpcWriteOptions(compression=_PACK_COMPRESSION, use_threads=False)
-    for k, parts in groups.items():
-        with pa.ipc.new_stream(sink, schema, options=options) as w:
-            for p in parts:
-                w.write_batch(p)
-        keys.append(k)
-        offsets.append(sink.tell())
-        if sink.tell() >= _PACK_BATCH_BYTES:
-            yield batch()
-            sink, keys, offsets = pa.BufferOutputStream(), [], [0]
-    if keys:
-        yield batch()
+        if packer.bytes >= PACK_BUFFER_BYTES:
+            yield from packer.finish(large_var_types, _PACK_BATCH_BYTES)
+    yield from packer.finish(large_var_types, _PACK_BATCH_BYTES)
 
 
 def _packed_frame(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:

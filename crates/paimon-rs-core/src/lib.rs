@@ -43,6 +43,7 @@ pub use read::split::Split;
 pub use read::table_read::TableRead;
 pub use write::assign::partition_bucket_of;
 pub use write::buffer::{MemoryCounter, SharedInput, SortBuffer};
+pub use write::pack::{Packer, ShuffleKeys};
 pub use write::rolling::{FileWriterContext, RollingFileWriter};
 pub use write::table_write::{kv_arrow_schema, table_arrow_schema};
 pub use write::TableWrite;

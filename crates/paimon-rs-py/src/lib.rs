@@ -8,6 +8,7 @@ mod compaction;
 mod compaction_ops;
 mod errors;
 mod logbridge;
+mod pack;
 mod pool;
 mod predicate;
 mod snapshots;
@@ -30,6 +31,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::DataFileMeta>()?;
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
+    m.add_class::<pack::ShufflePacker>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;

@@ -4,6 +4,7 @@
 pub mod assign;
 pub mod buffer;
 pub mod input;
+pub mod pack;
 pub mod pipeline;
 pub mod rolling;
 pub mod stats;

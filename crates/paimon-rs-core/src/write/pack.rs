@@ -1,0 +1,368 @@
+//! A write's rows grouped by shuffle key into Arrow IPC streams, for engines that ship them
+//! through a shuffle of their own: `paimon_rs.spark`'s pack stage sends one row per (key,
+//! stream) instead of every row (docs/spark-integration.md, "Packed shuffle").
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, UInt32Array};
+use arrow_buffer::{OffsetBuffer, ScalarBuffer};
+use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
+use arrow_ipc::CompressionType;
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
+
+use crate::error::{Error, Result};
+use crate::table::FileStoreTable;
+use crate::write::assign::partition_bucket_of;
+
+/// How a row's shuffle key is made of its (partition, bucket).
+#[derive(Debug, Clone)]
+pub enum ShuffleKeys {
+    /// `keys[bucket]`: an unpartitioned table, whose shuffle sends bucket b to task b.
+    Identity(Vec<i32>),
+    /// `partition hash * 31 + bucket`, wrapping to 32 bits: equal (partition, bucket), equal key.
+    PartitionBucket,
+}
+
+impl ShuffleKeys {
+    /// The shuffle key of every row of `batch` (at least the partition and bucket-key columns).
+    pub fn of(&self, table: &FileStoreTable, batch: &RecordBatch) -> Result<Vec<i32>> {
+        let (phash, bucket) = partition_bucket_of(table, batch)?;
+        match self {
+            ShuffleKeys::Identity(keys) => bucket
+                .iter()
+                .map(|&b| {
+                    usize::try_from(b)
+                        .ok()
+                        .and_then(|b| keys.get(b).copied())
+                        .ok_or_else(|| {
+                            Error::Internal(format!(
+                                "bucket {b} has no shuffle key ({} buckets keyed)",
+                                keys.len()
+                            ))
+                        })
+                })
+                .collect(),
+            ShuffleKeys::PartitionBucket => Ok(phash
+                .iter()
+                .zip(&bucket)
+                // the low 32 bits, as the Python key (`& 0xFFFFFFFF` viewed as int32)
+                .map(|(&p, &b)| (i64::from(p) * 31 + i64::from(b)) as i32)
+                .collect()),
+        }
+    }
+}
+
+/// Rows held by shuffle key until [`Packer::finish`] writes each key's rows as one Arrow IPC
+/// stream. Each input batch is copied once, into its keys' slices (a `take` per key).
+pub struct Packer {
+    keys: ShuffleKeys,
+    compression: Option<CompressionType>,
+    schema: Option<SchemaRef>,
+    /// key -> its rows, batch by batch; keys in order of first arrival
+    groups: HashMap<i32, Vec<RecordBatch>>,
+    order: Vec<i32>,
+    bytes: usize,
+}
+
+impl Packer {
+    /// `compression`: the codec of the streams' buffers (`lz4` or `zstd`), None for none.
+    pub fn new(keys: ShuffleKeys, compression: Option<&str>) -> Result<Self> {
+        let compression = match compression {
+            None => None,
+            Some("lz4") => Some(CompressionType::LZ4_FRAME),
+            Some("zstd") => Some(CompressionType::ZSTD),
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "packed shuffle: unknown IPC compression '{other}' (lz4, zstd or none)"
+                )))
+            }
+        };
+        Ok(Packer {
+            keys,
+            compression,
+            schema: None,
+            groups: HashMap::new(),
+            order: vec![],
+            bytes: 0,
+        })
+    }
+
+    /// Bytes of the rows held (Arrow memory of the slices).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Hold the rows of `batch` under their shuffle keys (`table`'s bucket hash). Every batch
+    /// has the schema of the first.
+    pub fn push(&mut self, table: &FileStoreTable, batch: &RecordBatch) -> Result<()> {
+        if batch.num_rows() == 0 {
+            return Ok(());
+        }
+        match &self.schema {
+            None => self.schema = Some(batch.schema()),
+            Some(s) if s.as_ref() != batch.schema().as_ref() => {
+                return Err(Error::schema(format!(
+                    "packed shuffle: a batch of schema {} after batches of {}",
+                    batch.schema(),
+                    s
+                ))
+                .with_table(&table.name))
+            }
+            Some(_) => {}
+        }
+        let keys = self.keys.of(table, batch)?;
+        // each row's group (its key's index in `distinct`), then a counting sort: one `take`
+        // puts every group's rows together, the groups are slices of it
+        let mut distinct: Vec<i32> = vec![];
+        let mut index: HashMap<i32, u32> = HashMap::new();
+        let mut group = Vec::with_capacity(keys.len());
+        let mut last: Option<(i32, u32)> = None;
+        for &k in &keys {
+            let g = match last {
+                Some((lk, lg)) if lk == k => lg,
+                _ => *index.entry(k).or_insert_with(|| {
+                    distinct.push(k);
+                    (distinct.len() - 1) as u32
+                }),
+            };
+            last = Some((k, g));
+            group.push(g);
+        }
+        let mut starts = vec![0usize; distinct.len() + 1];
+        for &g in &group {
+            starts[g as usize + 1] += 1;
+        }
+        for i in 1..starts.len() {
+            starts[i] += starts[i - 1];
+        }
+        let grouped = if distinct.len() == 1 {
+            batch.clone()
+        } else {
+            let mut at = starts.clone();
+            let mut idx = vec![0u32; keys.len()];
+            for (row, &g) in group.iter().enumerate() {
+                idx[at[g as usize]] = row as u32;
+                at[g as usize] += 1;
+            }
+            arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))?
+        };
+        self.bytes += grouped.get_array_memory_size();
+        for (g, &k) in distinct.iter().enumerate() {
+            let part = grouped.slice(starts[g], starts[g + 1] - starts[g]);
+            let held = self.groups.entry(k).or_insert_with(|| {
+                self.order.push(k);
+                vec![]
+            });
+            held.push(part);
+        }
+        Ok(())
+    }
+
+    /// Every key held with its rows as one IPC stream, as batches of `(k int32, blob binary)`
+    /// (`large`: `large_binary`) of at most about `max_bytes` of blobs each (32-bit offsets
+    /// bound a binary column to 2 GiB); the packer is empty after.
+    pub fn finish(&mut self, large: bool, max_bytes: usize) -> Result<Vec<RecordBatch>> {
+        let Some(schema) = self.schema.clone() else {
+            return Ok(vec![]);
+        };
+        let options = IpcWriteOptions::default().try_with_compression(self.compression)?;
+        let mut out = vec![];
+        let mut keys: Vec<i32> = vec![];
+        let mut data: Vec<u8> = Vec::with_capacity(self.bytes.min(max_bytes) / 2);
+        let mut offsets: Vec<i64> = vec![0];
+        for k in std::mem::take(&mut self.order) {
+            let parts = self.groups.remove(&k).unwrap_or_default();
+            let mut w = StreamWriter::try_new_with_options(&mut data, &schema, options.clone())?;
+            for p in &parts {
+                w.write(p)?;
+            }
+            w.finish()?;
+            drop(w);
+            keys.push(k);
+            offsets.push(data.len() as i64);
+            if data.len() >= max_bytes {
+                out.push(blob_batch(
+                    std::mem::take(&mut keys),
+                    std::mem::take(&mut data),
+                    std::mem::replace(&mut offsets, vec![0]),
+                    large,
+                )?);
+            }
+        }
+        if !keys.is_empty() {
+            out.push(blob_batch(keys, data, offsets, large)?);
+        }
+        self.groups.clear();
+        self.bytes = 0;
+        Ok(out)
+    }
+}
+
+/// `(k, blob)` rows of the streams in `data` (`offsets` delimit them).
+fn blob_batch(
+    keys: Vec<i32>,
+    data: Vec<u8>,
+    offsets: Vec<i64>,
+    large: bool,
+) -> Result<RecordBatch> {
+    let values = arrow_buffer::Buffer::from_vec(data);
+    let blob: ArrayRef = if large {
+        Arc::new(LargeBinaryArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            values,
+            None,
+        )?)
+    } else {
+        let narrow: Vec<i32> = offsets
+            .iter()
+            .map(|&o| {
+                i32::try_from(o).map_err(|_| {
+                    Error::invalid(format!(
+                        "packed shuffle: {o} bytes of blobs in one batch exceed a binary column's 2 GiB"
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Arc::new(BinaryArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(narrow)),
+            values,
+            None,
+        )?)
+    };
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("k", DataType::Int32, false),
+        Field::new("blob", blob.data_type().clone(), false),
+    ]));
+    Ok(RecordBatch::try_new(
+        schema,
+        vec![Arc::new(Int32Array::from(keys)), blob],
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+    use arrow_array::{Array, Int64Array, StringArray};
+    use arrow_ipc::reader::StreamReader;
+    use arrow_schema::DataType as AT;
+
+    use super::*;
+    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+
+    fn table(dir: &std::path::Path) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+            Field::new("v", AT::Utf8, true),
+        ]);
+        let opts = BTreeMap::from([("bucket".to_string(), "4".to_string())]);
+        let s = NewTableSchema::from_arrow(
+            &schema,
+            vec!["p".into()],
+            vec!["p".into(), "k".into()],
+            opts,
+            None,
+        )
+        .unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    fn batch(t: &FileStoreTable, from: i64, n: i64) -> RecordBatch {
+        let ks: Vec<i64> = (from..from + n).collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("p", AT::Int32, false),
+                Field::new("k", AT::Int64, false),
+                Field::new("v", AT::Utf8, true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from_iter_values(
+                    ks.iter().map(|k| (k % 3) as i32),
+                )),
+                Arc::new(Int64Array::from(ks.clone())),
+                Arc::new(StringArray::from_iter_values(
+                    ks.iter().map(|k| format!("v{k}")),
+                )),
+            ],
+        )
+        .map_err(|e| panic!("{e} ({})", t.name))
+        .unwrap()
+    }
+
+    /// Every row comes out once, in the stream of its own key; a small `max_bytes` splits the
+    /// output into batches, and each key is one stream per `finish`.
+    #[test]
+    fn every_row_lands_once_under_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        for compression in [None, Some("lz4"), Some("zstd")] {
+            let mut p = Packer::new(ShuffleKeys::PartitionBucket, compression).unwrap();
+            p.push(&t, &batch(&t, 0, 700)).unwrap();
+            p.push(&t, &batch(&t, 700, 300)).unwrap();
+            assert!(p.bytes() > 0);
+            let out = p.finish(false, 1).unwrap();
+            assert!(out.len() > 1 && out.iter().all(|b| b.num_rows() == 1));
+            assert_eq!(p.bytes(), 0);
+            let mut seen = vec![];
+            let mut keys = vec![];
+            for b in &out {
+                let k = b
+                    .column(0)
+                    .as_primitive::<arrow_array::types::Int32Type>()
+                    .value(0);
+                keys.push(k);
+                let blob = b.column(1).as_binary::<i32>().value(0);
+                for rb in StreamReader::try_new(std::io::Cursor::new(blob), None).unwrap() {
+                    let rb = rb.unwrap();
+                    assert!(ShuffleKeys::PartitionBucket
+                        .of(&t, &rb)
+                        .unwrap()
+                        .iter()
+                        .all(|&x| x == k));
+                    seen.extend(
+                        rb.column(1)
+                            .as_primitive::<Int64Type>()
+                            .values()
+                            .iter()
+                            .copied(),
+                    );
+                }
+            }
+            keys.sort_unstable();
+            keys.dedup();
+            assert_eq!(keys.len(), out.len(), "one stream per key");
+            seen.sort_unstable();
+            assert_eq!(seen, (0..1000).collect::<Vec<i64>>());
+        }
+    }
+
+    #[test]
+    fn large_blobs_and_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        let mut p = Packer::new(ShuffleKeys::Identity(vec![10, 11, 12, 13]), None).unwrap();
+        p.push(&t, &batch(&t, 0, 100)).unwrap();
+        let out = p.finish(true, usize::MAX).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].column(1).data_type(), &AT::LargeBinary);
+        let keys = out[0]
+            .column(0)
+            .as_primitive::<arrow_array::types::Int32Type>();
+        assert!(keys.values().iter().all(|k| (10..14).contains(k)) && keys.len() <= 4);
+        assert!(p.finish(false, usize::MAX).unwrap().is_empty());
+        let err = Packer::new(ShuffleKeys::PartitionBucket, Some("snappy"))
+            .err()
+            .unwrap();
+        assert!(err.to_string().contains("snappy"), "{err}");
+        // a bucket the identity keys do not cover is an error, not a wrong task
+        let mut short = Packer::new(ShuffleKeys::Identity(vec![0]), None).unwrap();
+        assert!(short.push(&t, &batch(&t, 0, 100)).is_err());
+    }
+}
