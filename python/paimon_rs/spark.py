@@ -329,8 +329,9 @@ PACK_BUFFER_BYTES = 32 << 20
 
 #: codec of the blobs' Arrow IPC buffers. Spark compresses its shuffle (lz4) on the JVM side
 #: too, but every copy the JVM makes of a blob (Arrow to row, the shuffle's pages, the fetch,
-#: the RDD's byte array) moves fewer bytes: 10M rows of bench_spark's 7 columns, paired runs,
-#: JVM 8.2 vs 9.9 CPU-s and the Python workers unchanged (7.2 vs 7.3); zstd alike (8.1 / 7.4)
+#: the RDD's byte array) moves fewer bytes: 10M rows of bench_spark's 7 columns, paired runs
+#: (session 12, the pack then in pyarrow), JVM 8.2 vs 9.9 CPU-s and the Python workers
+#: unchanged (7.2 vs 7.3); zstd alike (8.1 / 7.4)
 _PACK_COMPRESSION: Optional[str] = "lz4"
 
 #: an emitted batch of blobs at most (Arrow binary offsets are 32-bit)

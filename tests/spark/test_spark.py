@@ -176,6 +176,21 @@ def test_the_writers_get_the_write_jobs_batch_size(spark, catalog, tmp_path, shu
     assert plain_read(t).num_rows == 250_000
 
 
+def test_write_under_large_var_types(spark, catalog, shuffle):
+    """With spark.sql.execution.arrow.useLargeVarTypes on, Spark hands and takes large_string /
+    large_binary: the pack stage emits its blobs as large_binary and the writers take the
+    strings as the table's."""
+    t = create(catalog, "db.large_vt", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="3")
+    data = pk_rows(range(2000), ["a", "b"])
+    spark.conf.set("spark.sql.execution.arrow.useLargeVarTypes", "true")
+    try:
+        ps.write(to_spark(spark, data), t)
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.useLargeVarTypes")
+    assert plain_read(t).sort_by([("dt", "ascending"), ("id", "ascending")]).equals(
+        data.sort_by([("dt", "ascending"), ("id", "ascending")]))
+
+
 class _Columns:
     def __init__(self, columns):
         self.columns = columns
