@@ -81,7 +81,7 @@ pub fn partition_bucket_of(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::{BTreeMap, BTreeSet};
     use std::sync::Arc;
 
@@ -92,7 +92,8 @@ mod tests {
     use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
     use crate::write::TableWrite;
 
-    fn table(dir: &std::path::Path, bucket: &str) -> FileStoreTable {
+    /// A table partitioned by `p INT`, keyed by (p, k BIGINT), with a `v STRING` value.
+    pub(crate) fn table(dir: &std::path::Path, bucket: &str) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![

@@ -242,8 +242,6 @@ fn blob_batch(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
-
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int64Type;
     use arrow_array::{Array, Int64Array, StringArray};
@@ -251,27 +249,9 @@ mod tests {
     use arrow_schema::DataType as AT;
 
     use super::*;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
 
     fn table(dir: &std::path::Path) -> FileStoreTable {
-        let cat = FileSystemCatalog::new(dir).unwrap();
-        cat.create_database("db", true).unwrap();
-        let schema = Schema::new(vec![
-            Field::new("p", AT::Int32, false),
-            Field::new("k", AT::Int64, false),
-            Field::new("v", AT::Utf8, true),
-        ]);
-        let opts = BTreeMap::from([("bucket".to_string(), "4".to_string())]);
-        let s = NewTableSchema::from_arrow(
-            &schema,
-            vec!["p".into()],
-            vec!["p".into(), "k".into()],
-            opts,
-            None,
-        )
-        .unwrap();
-        cat.create_table("db.t", s, false).unwrap();
-        cat.get_table("db.t").unwrap()
+        crate::write::assign::tests::table(dir, "4")
     }
 
     fn batch(t: &FileStoreTable, from: i64, n: i64) -> RecordBatch {
