@@ -191,6 +191,20 @@ def test_write_under_large_var_types(spark, catalog, shuffle):
         data.sort_by([("dt", "ascending"), ("id", "ascending")]))
 
 
+def test_a_null_key_fails_the_write_naming_the_table_and_leaves_nothing(spark, catalog, shuffle):
+    """A null in a primary-key column reaches the driver as an error naming the table and the
+    column, from either shuffle; nothing is committed and no file is left."""
+    t = create(catalog, "db.null_key", PK_SCHEMA, ["dt"], ["dt", "id"], bucket="2")
+    schema = pa.schema([f.with_nullable(True) for f in PK_SCHEMA])
+    data = pa.table({"dt": ["a", "a", "b"], "id": [1, None, 3], "v": ["x", "y", "z"], "op": ["+I"] * 3},
+                    schema=schema)
+    with pytest.raises(Exception) as e:
+        ps.write(to_spark(spark, data), t)
+    msg = str(e.value)
+    assert "db.null_key" in msg and "'id'" in msg and "null" in msg, msg[-2000:]
+    assert t._core.latest_snapshot_id() is None and not data_files(t)
+
+
 class _Columns:
     def __init__(self, columns):
         self.columns = columns
