@@ -215,15 +215,8 @@ class _ShuffleSpec:
 
 def _shuffle_keys(spec: _ShuffleSpec, table: Table, batch: pa.RecordBatch) -> pa.Array:
     """The int32 shuffle key of each row of ``batch`` (the key columns at least): the bucket's
-    identity key, or the (partition, bucket) hash."""
-    import pyarrow.compute as pc
-
-    phash, bucket = _core.partition_bucket_of(table._core, batch)
-    if spec.identity_keys is not None:
-        return pc.take(pa.array(spec.identity_keys, pa.int32()), bucket)
-    # partition hash * 31 + bucket (wrapping): equal (partition, bucket), equal key
-    k = pc.add(pc.multiply(phash.cast(pa.int64()), 31), bucket.cast(pa.int64()))
-    return pc.bit_wise_and(k, 0xFFFFFFFF).cast(pa.uint32()).view(pa.int32())
+    identity key, or the (partition, bucket) hash; the engine's, as the pack stage groups by."""
+    return _core.shuffle_keys(table._core, batch, spec.identity_keys)
 
 
 def _shuffle_key_fn(spec: _ShuffleSpec) -> Callable[..., pa.Array]:

@@ -2,13 +2,37 @@
 
 use std::sync::Mutex;
 
-use arrow::array::RecordBatch;
+use arrow::array::{Array, ArrayData, Int32Array, RecordBatch};
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use paimon_rs_core::{Packer, ShuffleKeys};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
 use crate::table::Table;
+
+fn shuffle_keys_of(identity_keys: Option<Vec<i32>>) -> ShuffleKeys {
+    match identity_keys {
+        Some(k) => ShuffleKeys::Identity(k),
+        None => ShuffleKeys::PartitionBucket,
+    }
+}
+
+/// The shuffle key of every row of `batch` (at least the partition and bucket-key columns), as
+/// a pyarrow int32 array: the keys `ShufflePacker` groups by, for the row shuffle's key UDF.
+#[pyfunction]
+#[pyo3(signature = (table, batch, identity_keys=None))]
+pub fn shuffle_keys(
+    py: Python<'_>,
+    table: &Table,
+    batch: &Bound<'_, PyAny>,
+    identity_keys: Option<Vec<i32>>,
+) -> PyResult<PyArrowType<ArrayData>> {
+    let batch = RecordBatch::from_pyarrow_bound(batch)?;
+    let keys = shuffle_keys_of(identity_keys);
+    let t = table.core();
+    let out = crate::pool::detach(py, || keys.of(t, &batch)).py_err()?;
+    Ok(PyArrowType(Int32Array::from(out).into_data()))
+}
 
 /// Rows held by shuffle key (the table's bucket hash; `identity_keys[bucket]` on an
 /// unpartitioned table, else partition hash * 31 + bucket), emitted as Arrow IPC streams.
@@ -30,12 +54,8 @@ impl ShufflePacker {
     #[new]
     #[pyo3(signature = (identity_keys=None, compression=None))]
     fn new(identity_keys: Option<Vec<i32>>, compression: Option<&str>) -> PyResult<Self> {
-        let keys = match identity_keys {
-            Some(k) => ShuffleKeys::Identity(k),
-            None => ShuffleKeys::PartitionBucket,
-        };
         Ok(ShufflePacker {
-            inner: Mutex::new(Packer::new(keys, compression).py_err()?),
+            inner: Mutex::new(Packer::new(shuffle_keys_of(identity_keys), compression).py_err()?),
         })
     }
 
