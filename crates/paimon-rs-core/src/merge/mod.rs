@@ -7,11 +7,13 @@ pub mod agg;
 pub mod engine;
 pub mod loser_tree;
 pub mod reader;
+mod runs;
 mod source;
 
 pub use engine::MergeEngine;
 #[cfg(test)]
 pub use engine::{EngineConfig, EngineKind};
+pub use runs::merge_order;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};

@@ -16,7 +16,7 @@ use arrow_array::{Array, ArrayRef, Int64Array, Int8Array, RecordBatch, UInt32Arr
 use arrow_schema::SchemaRef;
 
 use crate::error::{Error, Result};
-use crate::merge::{sort_by_key, BatchIter, KvLayout};
+use crate::merge::{merge_order, sort_by_key, BatchIter, KvLayout};
 use crate::sort::{SpillFile, Spiller};
 
 /// Rows per batch of a sorted run that goes to a spill file or into the merge: the merge holds
@@ -28,6 +28,10 @@ pub const RUN_BATCH_ROWS: usize = 4 * 1024;
 /// Rows per batch handed straight to the file writer (no merge): bigger batches cost the
 /// Parquet writer less per row (2M-row write 0.95 s -> 0.88 s against 8k batches).
 const WRITE_BATCH_ROWS: usize = 64 * 1024;
+
+/// Rows per slice, on average, below which sorted slices are concatenated and sorted rather
+/// than merged (a merge of thousands of tiny runs gains nothing on a sort).
+const MERGE_MIN_RUN_ROWS: usize = 256;
 
 /// Bytes of Arrow memory the buffers of one writer hold, counted once per input batch however
 /// many buckets share it. Charges are released when what they count is dropped.
@@ -279,14 +283,19 @@ impl SortBuffer {
         let n = self.rows;
         self.rows = 0;
         self.share = 0;
-        let slices = consolidate(slices, &self.counter)?;
-        let keys: Vec<ArrayRef> = self
-            .key_idx
-            .iter()
-            .map(|&c| gather_column(&slices, c))
-            .collect::<Result<_>>()?;
-        let (sorted, bounds) = sort_by_key(&keys, None, n)?;
-        drop(keys);
+        let (slices, sorted, bounds) = match merge_sorted_slices(&slices, &self.key_idx)? {
+            Some((sorted, bounds)) => (slices, sorted, bounds),
+            None => {
+                let slices = consolidate(slices, &self.counter)?;
+                let keys: Vec<ArrayRef> = self
+                    .key_idx
+                    .iter()
+                    .map(|&c| gather_column(&slices, c))
+                    .collect::<Result<_>>()?;
+                let (sorted, bounds) = sort_by_key(&keys, None, n)?;
+                (slices, sorted, bounds)
+            }
+        };
         let order: Vec<u32> = if last_per_key {
             bounds[1..].iter().map(|&end| sorted[end - 1]).collect()
         } else {
@@ -437,6 +446,54 @@ fn consolidate(slices: Vec<Slice>, counter: &MemoryCounter) -> Result<Vec<Slice>
         first_seq,
         _charge: None,
     }])
+}
+
+/// When every slice's rows are sorted by key (a sorted input batch, e.g. from Spark's pack
+/// stage, or a bucket's ascending rows of one): the arrival positions in key order and the key
+/// groups, by a merge of the slices ([`merge_order`]) instead of a sort of all their rows. The
+/// slices are then gathered from as they are (no [`consolidate`]): the gather reads each slice
+/// front to back. None if some slice is not sorted.
+fn merge_sorted_slices(
+    slices: &[Slice],
+    key_idx: &[usize],
+) -> Result<Option<(Vec<u32>, Vec<usize>)>> {
+    let n: usize = slices.iter().map(|s| s.len).sum();
+    if n < slices.len() * MERGE_MIN_RUN_ROWS {
+        return Ok(None); // many tiny slices (row-by-row writes): one sort of their concatenation
+    }
+    let runs: Vec<Vec<ArrayRef>> = slices
+        .iter()
+        .map(|s| {
+            key_idx
+                .iter()
+                .map(|&c| {
+                    let col = s.input.batch.column(c);
+                    match &s.rows {
+                        None => Ok(col.clone()),
+                        Some(r) => Ok(arrow_select::take::take(
+                            col.as_ref(),
+                            &UInt32Array::from(r.clone()),
+                            None,
+                        )?),
+                    }
+                })
+                .collect::<Result<Vec<ArrayRef>>>()
+        })
+        .collect::<Result<_>>()?;
+    let Some((order, bounds)) = merge_order(&runs)? else {
+        return Ok(None);
+    };
+    let mut offsets = Vec::with_capacity(slices.len());
+    let mut at = 0u32;
+    for s in slices {
+        offsets.push(at);
+        at += s.len as u32;
+    }
+    let positions = order
+        .iter()
+        .map(|&(r, p)| offsets[r as usize] + p)
+        .collect();
+    Ok(Some((positions, bounds)))
 }
 
 /// Column `c` of every slice's rows, in arrival order.
@@ -749,6 +806,71 @@ mod tests {
 
     /// Four inputs (one a slice of a bigger batch, two with row kinds, one routed in part) into
     /// `a`, the same rows into `b` while the test holds the inputs (shared: no consolidation).
+    /// Buffers of sorted slices (sorted batches, a sorted batch's ascending rows) are merged,
+    /// not sorted, and give the runs a sort gives: rows by (key, sequence), duplicates of a key
+    /// in sequence order across and within slices, row kinds and sequence numbers (with a gap
+    /// between slices) following their rows; the deduplicated run keeps each key's newest row.
+    #[test]
+    fn sorted_slices_merge_into_the_runs_a_sort_gives() {
+        let counter = MemoryCounter::default();
+        let mut state = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let mut model: Vec<(i64, i64, i8, String)> = vec![];
+        let mut inputs = vec![];
+        let (mut a, mut b, mut seq) = (buffer(&counter), buffer(&counter), 1000i64);
+        for bi in 0..4usize {
+            let mut keys: Vec<i64> = (0..300 + 50 * bi).map(|_| (next() % 500) as i64).collect();
+            keys.sort_unstable();
+            let kinds: Vec<i8> = keys.iter().map(|_| (next() % 4) as i8).collect();
+            let inp = input(&keys, (bi % 2 == 1).then_some(&kinds[..]), &counter);
+            let rows = (bi == 2).then(|| (0..keys.len() as u32).step_by(2).collect::<Vec<u32>>());
+            let picked: Vec<usize> = match &rows {
+                Some(r) => r.iter().map(|&i| i as usize).collect(),
+                None => (0..keys.len()).collect(),
+            };
+            for (j, &i) in picked.iter().enumerate() {
+                let kind = if bi % 2 == 1 { kinds[i] } else { 0 };
+                model.push((keys[i], seq + j as i64, kind, format!("value-{}", keys[i])));
+            }
+            a.put(&inp, rows.clone(), seq);
+            b.put(&inp, rows, seq);
+            seq += picked.len() as i64 + if bi == 1 { 1000 } else { 0 };
+            inputs.push(inp);
+        }
+        let merged = merge_sorted_slices(&a.slices, &a.key_idx).unwrap();
+        assert!(merged.is_some(), "sorted slices take the merge");
+        model.sort_by_key(|r| (r.0, r.1));
+        let mut last: Vec<(i64, i64, i8, String)> = vec![];
+        for r in &model {
+            match last.last_mut() {
+                Some(l) if l.0 == r.0 => *l = r.clone(),
+                _ => last.push(r.clone()),
+            }
+        }
+        assert_eq!(drain(a.take_sorted_run().unwrap().unwrap()), model);
+        assert_eq!(
+            drain(b.take_deduplicated().unwrap().unwrap().unwrap()),
+            last
+        );
+        // an unsorted slice takes the sort; so do tiny sorted ones (row-by-row writes)
+        let mut c = buffer(&counter);
+        let desc: Vec<i64> = (0..300).rev().collect();
+        c.put(&input(&desc, None, &counter), None, 1);
+        assert!(merge_sorted_slices(&c.slices, &c.key_idx)
+            .unwrap()
+            .is_none());
+        let mut d = buffer(&counter);
+        d.put(&input(&[1, 2, 3], None, &counter), None, 1);
+        assert!(merge_sorted_slices(&d.slices, &d.key_idx)
+            .unwrap()
+            .is_none());
+    }
+
     fn two_buffers(counter: &MemoryCounter) -> (SortBuffer, SortBuffer, Vec<Arc<SharedInput>>) {
         let big: Vec<i64> = (0..40).map(|i| (i * 7919) % 23).collect();
         let whole = input(&big, None, counter);

@@ -5,13 +5,18 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, UInt32Array};
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int32Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, UInt32Array,
+};
 use arrow_buffer::{OffsetBuffer, ScalarBuffer};
 use arrow_ipc::writer::{IpcWriteOptions, StreamWriter};
 use arrow_ipc::CompressionType;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
+use crate::merge::sort_by_key;
 use crate::table::FileStoreTable;
 use crate::write::assign::partition_bucket_of;
 
@@ -54,11 +59,17 @@ impl ShuffleKeys {
 }
 
 /// Rows held by shuffle key until [`Packer::finish`] writes each key's rows as one Arrow IPC
-/// stream. Each input batch is copied once, into its keys' slices (a `take` per key).
+/// stream. Each input batch is copied once, into its keys' slices (one `take`), each slice
+/// sorted by the table's primary key: the writer that receives them merges these runs instead
+/// of sorting its bucket (`merge::merge_order`, docs/spark-integration.md "Packed shuffle").
+/// A key's rows of one batch are a few thousand, sorted in cache.
 pub struct Packer {
     keys: ShuffleKeys,
     compression: Option<CompressionType>,
     schema: Option<SchemaRef>,
+    /// positions of the table's (trimmed) primary-key columns in the batches; None for an
+    /// append table, or if a batch lacks one (the rows then go unsorted; the writer sorts)
+    sort_key: Option<Vec<usize>>,
     /// key -> its rows, batch by batch; keys in order of first arrival
     groups: HashMap<i32, Vec<RecordBatch>>,
     order: Vec<i32>,
@@ -82,6 +93,7 @@ impl Packer {
             keys,
             compression,
             schema: None,
+            sort_key: None,
             groups: HashMap::new(),
             order: vec![],
             bytes: 0,
@@ -100,7 +112,14 @@ impl Packer {
             return Ok(());
         }
         match &self.schema {
-            None => self.schema = Some(batch.schema()),
+            None => {
+                let schema = batch.schema();
+                let pk = table.trimmed_primary_keys();
+                self.sort_key = (!pk.is_empty())
+                    .then(|| pk.iter().map(|k| schema.index_of(k).ok()).collect())
+                    .flatten();
+                self.schema = Some(schema);
+            }
             Some(s) if s.as_ref() != batch.schema().as_ref() => {
                 return Err(Error::schema(format!(
                     "packed shuffle: a batch of schema {} after batches of {}",
@@ -136,16 +155,22 @@ impl Packer {
         for i in 1..starts.len() {
             starts[i] += starts[i - 1];
         }
-        let grouped = if distinct.len() == 1 {
-            batch.clone()
-        } else {
-            let mut at = starts.clone();
-            let mut idx = vec![0u32; keys.len()];
-            for (row, &g) in group.iter().enumerate() {
-                idx[at[g as usize]] = row as u32;
-                at[g as usize] += 1;
+        let mut at = starts.clone();
+        let mut idx = vec![0u32; keys.len()];
+        for (row, &g) in group.iter().enumerate() {
+            idx[at[g as usize]] = row as u32;
+            at[g as usize] += 1;
+        }
+        let grouped = match &self.sort_key {
+            Some(ks) => {
+                let cols: Vec<ArrayRef> = ks.iter().map(|&c| batch.column(c).clone()).collect();
+                for g in 0..distinct.len() {
+                    sort_rows_by_key(&cols, &mut idx[starts[g]..starts[g + 1]])?;
+                }
+                arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))?
             }
-            arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))?
+            None if distinct.len() == 1 => batch.clone(),
+            None => arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))?,
         };
         self.bytes += grouped.get_array_memory_size();
         for (g, &k) in distinct.iter().enumerate() {
@@ -197,6 +222,47 @@ impl Packer {
         self.bytes = 0;
         Ok(out)
     }
+}
+
+/// `rows` (indices into the batch whose key columns are `key_cols`, ascending) reordered by key
+/// as the write buffer sorts ([`sort_by_key`]), ties in the given order.
+fn sort_rows_by_key(key_cols: &[ArrayRef], rows: &mut [u32]) -> Result<()> {
+    if let [c] = key_cols {
+        if c.null_count() == 0 {
+            let mut keyed: Option<Vec<(i64, u32)>> = match c.data_type() {
+                DataType::Int64 => {
+                    let v = c.as_primitive::<Int64Type>().values();
+                    Some(rows.iter().map(|&r| (v[r as usize], r)).collect())
+                }
+                DataType::Int32 => {
+                    let v = c.as_primitive::<Int32Type>().values();
+                    Some(
+                        rows.iter()
+                            .map(|&r| (i64::from(v[r as usize]), r))
+                            .collect(),
+                    )
+                }
+                _ => None,
+            };
+            if let Some(keyed) = keyed.as_mut() {
+                keyed.sort_unstable();
+                for (dst, &(_, r)) in rows.iter_mut().zip(keyed.iter()) {
+                    *dst = r;
+                }
+                return Ok(());
+            }
+        }
+    }
+    let idx = UInt32Array::from(rows.to_vec());
+    let keys = key_cols
+        .iter()
+        .map(|c| Ok(arrow_select::take::take(c.as_ref(), &idx, None)?))
+        .collect::<Result<Vec<ArrayRef>>>()?;
+    let (perm, _) = sort_by_key(&keys, None, idx.len())?;
+    for (dst, &p) in rows.iter_mut().zip(perm.iter()) {
+        *dst = idx.value(p as usize);
+    }
+    Ok(())
 }
 
 /// `(k, blob)` rows of the streams in `data` (`offsets` delimit them).
@@ -256,6 +322,12 @@ mod tests {
 
     fn batch(t: &FileStoreTable, from: i64, n: i64) -> RecordBatch {
         let ks: Vec<i64> = (from..from + n).collect();
+        let vs = ks.iter().map(|k| format!("v{k}")).collect();
+        rows(t, ks, vs)
+    }
+
+    /// Rows `(k % 3, k, v)` of the test table `(p, k, v)`.
+    fn rows(t: &FileStoreTable, ks: Vec<i64>, vs: Vec<String>) -> RecordBatch {
         RecordBatch::try_new(
             Arc::new(Schema::new(vec![
                 Field::new("p", AT::Int32, false),
@@ -266,10 +338,8 @@ mod tests {
                 Arc::new(Int32Array::from_iter_values(
                     ks.iter().map(|k| (k % 3) as i32),
                 )),
-                Arc::new(Int64Array::from(ks.clone())),
-                Arc::new(StringArray::from_iter_values(
-                    ks.iter().map(|k| format!("v{k}")),
-                )),
+                Arc::new(Int64Array::from(ks)),
+                Arc::new(StringArray::from(vs)),
             ],
         )
         .map_err(|e| panic!("{e} ({})", t.name))
@@ -320,6 +390,63 @@ mod tests {
             assert_eq!(keys.len(), out.len(), "one stream per key");
             seen.sort_unstable();
             assert_eq!(seen, (0..1000).collect::<Vec<i64>>());
+        }
+    }
+
+    /// Each batch of a key's stream (one per input batch) is sorted by the primary key (`k`; `p`
+    /// is the partition), equal keys in arrival order, however scrambled the input.
+    #[test]
+    fn each_streamed_batch_is_sorted_by_the_primary_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        let mut p = Packer::new(ShuffleKeys::PartitionBucket, Some("lz4")).unwrap();
+        let mut arrival = 0usize;
+        for part in 0..3i64 {
+            // keys scrambled, each twice in a batch and again in the next batch
+            let ks: Vec<i64> = (0..400i64).map(|i| (i * 7919 + part * 37) % 200).collect();
+            let vs: Vec<String> = (0..ks.len())
+                .map(|i| format!("{:06}", arrival + i))
+                .collect();
+            arrival += ks.len();
+            let b = rows(&t, ks, vs);
+            p.push(&t, &b).unwrap();
+        }
+        let out = p.finish(false, usize::MAX).unwrap();
+        let mut rows = 0;
+        for b in &out {
+            for blob in b.column(1).as_binary::<i32>().iter().flatten() {
+                let batches: Vec<RecordBatch> =
+                    StreamReader::try_new(std::io::Cursor::new(blob), None)
+                        .unwrap()
+                        .map(|r| r.unwrap())
+                        .collect();
+                assert_eq!(batches.len(), 3, "one batch per input batch");
+                for b in &batches {
+                    let k = b.column(1).as_primitive::<Int64Type>();
+                    let v = b.column(2).as_string::<i32>();
+                    for i in 1..k.len() {
+                        assert!(
+                            (k.value(i - 1), v.value(i - 1)) < (k.value(i), v.value(i)),
+                            "row {i}: by key, then arrival"
+                        );
+                    }
+                    rows += k.len();
+                }
+            }
+        }
+        assert_eq!(rows, 1200);
+    }
+
+    /// A subset of rows sorted by key as the buffer's sort orders it, for the int fast path and
+    /// the row-format path (strings, two columns); ties keep the given order.
+    #[test]
+    fn rows_sort_by_key_as_the_buffer_sorts() {
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![5, 3, 9, 3, 1, 5, 0]));
+        let strs: ArrayRef = Arc::new(StringArray::from(vec!["e", "c", "i", "c", "a", "e", "z"]));
+        for cols in [vec![ints.clone()], vec![strs.clone()], vec![strs, ints]] {
+            let mut rows = vec![0u32, 1, 2, 3, 4, 5];
+            sort_rows_by_key(&cols, &mut rows).unwrap();
+            assert_eq!(rows, vec![4, 1, 3, 0, 5, 2]);
         }
     }
 
