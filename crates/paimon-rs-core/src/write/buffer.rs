@@ -461,25 +461,35 @@ fn merge_sorted_slices(
     if n < slices.len() * MERGE_MIN_RUN_ROWS {
         return Ok(None); // many tiny slices (row-by-row writes): one sort of their concatenation
     }
-    let runs: Vec<Vec<ArrayRef>> = slices
-        .iter()
-        .map(|s| {
-            key_idx
-                .iter()
-                .map(|&c| {
-                    let col = s.input.batch.column(c);
-                    match &s.rows {
-                        None => Ok(col.clone()),
-                        Some(r) => Ok(arrow_select::take::take(
-                            col.as_ref(),
-                            &UInt32Array::from(r.clone()),
-                            None,
-                        )?),
-                    }
-                })
-                .collect::<Result<Vec<ArrayRef>>>()
-        })
-        .collect::<Result<_>>()?;
+    let keys_of = |s: &Slice| -> Result<Vec<ArrayRef>> {
+        key_idx
+            .iter()
+            .map(|&c| {
+                let col = s.input.batch.column(c);
+                match &s.rows {
+                    None => Ok(col.clone()),
+                    Some(r) => Ok(arrow_select::take::take(
+                        col.as_ref(),
+                        &UInt32Array::from(r.clone()),
+                        None,
+                    )?),
+                }
+            })
+            .collect()
+    };
+    // the first slice alone first: unsorted input (the common case) costs one slice's keys
+    let first = match slices.first() {
+        Some(s) => keys_of(s)?,
+        None => return Ok(None),
+    };
+    if slices.len() > 1 && merge_order(std::slice::from_ref(&first))?.is_none() {
+        return Ok(None);
+    }
+    let mut runs = Vec::with_capacity(slices.len());
+    runs.push(first);
+    for s in &slices[1..] {
+        runs.push(keys_of(s)?);
+    }
     let Some((order, bounds)) = merge_order(&runs)? else {
         return Ok(None);
     };
