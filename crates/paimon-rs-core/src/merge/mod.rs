@@ -15,6 +15,8 @@ pub use engine::MergeEngine;
 pub use engine::{EngineConfig, EngineKind};
 pub use runs::merge_order;
 
+use std::borrow::Cow;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, RecordBatch};
@@ -69,6 +71,28 @@ pub fn merge_sorted_runs(
     }
 }
 
+/// The key's values as i64 when it is one non-null 64/32-bit integer column: the fast path of
+/// [`sort_by_key`] (numeric order, which the row format's agrees with). The merge of sorted runs
+/// and the Spark pack stage's sort take it too, so all three order such keys alike.
+pub fn int_key(key_cols: &[ArrayRef]) -> Option<Cow<'_, [i64]>> {
+    match key_cols {
+        [c] if c.null_count() == 0 => match c.data_type() {
+            ArrowType::Int64 => Some(Cow::Borrowed(
+                c.as_primitive::<Int64Type>().values().as_ref(),
+            )),
+            ArrowType::Int32 => Some(Cow::Owned(
+                c.as_primitive::<Int32Type>()
+                    .values()
+                    .iter()
+                    .map(|&v| i64::from(v))
+                    .collect(),
+            )),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// Indices that order `n` records by key, then by sequence number (`seq`, or the position when
 /// positions are in sequence order). Returns (sorted indices, group boundaries): group g is
 /// `sorted[bounds[g]..bounds[g+1]]`.
@@ -78,39 +102,22 @@ pub fn sort_by_key(
     n: usize,
 ) -> Result<(Vec<u32>, Vec<usize>)> {
     // Fast path: a single non-null 64/32-bit integer key, ordered by position.
-    if key_cols.len() == 1 && key_cols[0].null_count() == 0 && seq.is_none() {
-        let col = &key_cols[0];
-        let keyed: Option<Vec<(i64, u32)>> = match col.data_type() {
-            ArrowType::Int64 => Some(
-                col.as_primitive::<Int64Type>()
-                    .values()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| (v, i as u32))
-                    .collect(),
-            ),
-            ArrowType::Int32 => Some(
-                col.as_primitive::<Int32Type>()
-                    .values()
-                    .iter()
-                    .enumerate()
-                    .map(|(i, &v)| (v as i64, i as u32))
-                    .collect(),
-            ),
-            _ => None,
-        };
-        if let Some(mut keyed) = keyed {
-            if keyed.len() == n {
-                keyed.sort_unstable();
-                let mut bounds = Vec::with_capacity(n + 1);
-                for i in 0..keyed.len() {
-                    if i == 0 || keyed[i].0 != keyed[i - 1].0 {
-                        bounds.push(i);
-                    }
+    if let (Some(values), None) = (int_key(key_cols), seq) {
+        if values.len() == n {
+            let mut keyed: Vec<(i64, u32)> = values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| (v, i as u32))
+                .collect();
+            keyed.sort_unstable();
+            let mut bounds = Vec::with_capacity(n + 1);
+            for i in 0..keyed.len() {
+                if i == 0 || keyed[i].0 != keyed[i - 1].0 {
+                    bounds.push(i);
                 }
-                bounds.push(n);
-                return Ok((keyed.into_iter().map(|(_, i)| i).collect(), bounds));
             }
+            bounds.push(n);
+            return Ok((keyed.into_iter().map(|(_, i)| i).collect(), bounds));
         }
     }
     let fields: Vec<SortField> = key_cols

@@ -9,12 +9,10 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
 use arrow_row::{RowConverter, Rows, SortField};
-use arrow_schema::DataType;
 
+use super::int_key;
 use super::loser_tree::{KeyedLoserTree, LoserTree};
 use crate::error::Result;
 
@@ -35,27 +33,10 @@ pub fn merge_order(runs: &[Vec<ArrayRef>]) -> Result<Option<MergedOrder>> {
     merge_rows(runs)
 }
 
-/// Each run's single key column as i64 when every run has one non-null 32/64-bit integer key
-/// column (the order [`super::sort_by_key`]'s fast path sorts by).
+/// Each run's key as i64 when every run's is one non-null 32/64-bit integer column
+/// ([`int_key`], the order [`super::sort_by_key`]'s fast path sorts by).
 fn int_keys(runs: &[Vec<ArrayRef>]) -> Option<Vec<Cow<'_, [i64]>>> {
-    runs.iter()
-        .map(|cols| match cols.as_slice() {
-            [c] if c.null_count() == 0 => match c.data_type() {
-                DataType::Int64 => Some(Cow::Borrowed(
-                    c.as_primitive::<Int64Type>().values().as_ref(),
-                )),
-                DataType::Int32 => Some(Cow::Owned(
-                    c.as_primitive::<Int32Type>()
-                        .values()
-                        .iter()
-                        .map(|&v| i64::from(v))
-                        .collect(),
-                )),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect()
+    runs.iter().map(|cols| int_key(cols)).collect()
 }
 
 fn merge_ints(runs: &[Cow<'_, [i64]>]) -> Option<MergedOrder> {

@@ -464,17 +464,7 @@ fn merge_sorted_slices(
     let keys_of = |s: &Slice| -> Result<Vec<ArrayRef>> {
         key_idx
             .iter()
-            .map(|&c| {
-                let col = s.input.batch.column(c);
-                match &s.rows {
-                    None => Ok(col.clone()),
-                    Some(r) => Ok(arrow_select::take::take(
-                        col.as_ref(),
-                        &UInt32Array::from(r.clone()),
-                        None,
-                    )?),
-                }
-            })
+            .map(|&c| gather_column(std::slice::from_ref(s), c))
             .collect()
     };
     // the first slice alone first: unsorted input (the common case) costs one slice's keys

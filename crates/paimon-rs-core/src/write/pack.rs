@@ -5,8 +5,6 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, Int32Array, LargeBinaryArray, RecordBatch, UInt32Array,
 };
@@ -16,7 +14,7 @@ use arrow_ipc::CompressionType;
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
-use crate::merge::sort_by_key;
+use crate::merge::{int_key, sort_by_key};
 use crate::table::FileStoreTable;
 use crate::write::assign::partition_bucket_of;
 
@@ -164,8 +162,10 @@ impl Packer {
         let grouped = match &self.sort_key {
             Some(ks) => {
                 let cols: Vec<ArrayRef> = ks.iter().map(|&c| batch.column(c).clone()).collect();
+                let ints = int_key(&cols);
                 for g in 0..distinct.len() {
-                    sort_rows_by_key(&cols, &mut idx[starts[g]..starts[g + 1]])?;
+                    let rows = &mut idx[starts[g]..starts[g + 1]];
+                    sort_rows_by_key(&cols, ints.as_deref(), rows)?;
                 }
                 arrow_select::take::take_record_batch(batch, &UInt32Array::from(idx))?
             }
@@ -225,33 +225,16 @@ impl Packer {
 }
 
 /// `rows` (indices into the batch whose key columns are `key_cols`, ascending) reordered by key
-/// as the write buffer sorts ([`sort_by_key`]), ties in the given order.
-fn sort_rows_by_key(key_cols: &[ArrayRef], rows: &mut [u32]) -> Result<()> {
-    if let [c] = key_cols {
-        if c.null_count() == 0 {
-            let mut keyed: Option<Vec<(i64, u32)>> = match c.data_type() {
-                DataType::Int64 => {
-                    let v = c.as_primitive::<Int64Type>().values();
-                    Some(rows.iter().map(|&r| (v[r as usize], r)).collect())
-                }
-                DataType::Int32 => {
-                    let v = c.as_primitive::<Int32Type>().values();
-                    Some(
-                        rows.iter()
-                            .map(|&r| (i64::from(v[r as usize]), r))
-                            .collect(),
-                    )
-                }
-                _ => None,
-            };
-            if let Some(keyed) = keyed.as_mut() {
-                keyed.sort_unstable();
-                for (dst, &(_, r)) in rows.iter_mut().zip(keyed.iter()) {
-                    *dst = r;
-                }
-                return Ok(());
-            }
+/// as the write buffer sorts ([`sort_by_key`]), ties in the given order. `ints`: the key's
+/// values when [`int_key`] gives them (computed once per batch, not per group).
+fn sort_rows_by_key(key_cols: &[ArrayRef], ints: Option<&[i64]>, rows: &mut [u32]) -> Result<()> {
+    if let Some(v) = ints {
+        let mut keyed: Vec<(i64, u32)> = rows.iter().map(|&r| (v[r as usize], r)).collect();
+        keyed.sort_unstable();
+        for (dst, &(_, r)) in rows.iter_mut().zip(keyed.iter()) {
+            *dst = r;
         }
+        return Ok(());
     }
     let idx = UInt32Array::from(rows.to_vec());
     let keys = key_cols
@@ -445,7 +428,7 @@ mod tests {
         let strs: ArrayRef = Arc::new(StringArray::from(vec!["e", "c", "i", "c", "a", "e", "z"]));
         for cols in [vec![ints.clone()], vec![strs.clone()], vec![strs, ints]] {
             let mut rows = vec![0u32, 1, 2, 3, 4, 5];
-            sort_rows_by_key(&cols, &mut rows).unwrap();
+            sort_rows_by_key(&cols, int_key(&cols).as_deref(), &mut rows).unwrap();
             assert_eq!(rows, vec![4, 1, 3, 0, 5, 2]);
         }
     }
