@@ -698,6 +698,20 @@ impl CoreOptions {
         }
     }
 
+    /// Java's `CoreOptions.needLookup()`: a primary-key table whose compaction must look keys
+    /// up in higher levels, so it forces level-0 files up (paimon-behaviour.md §3.5): deletion
+    /// vectors, `changelog-producer = lookup`, `force-lookup`, and the first-row engine.
+    pub fn needs_lookup(&self) -> Result<bool> {
+        let force = self
+            .raw
+            .get("force-lookup")
+            .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+        Ok(self.deletion_vectors()?
+            || force
+            || self.changelog_producer == ChangelogProducer::Lookup
+            || self.merge_engine == MergeEngineKind::FirstRow)
+    }
+
     /// Java's `batchScanSkipLevel0`: a batch read of a primary-key table hides level-0 files
     /// when deletion vectors are enabled (unless `deletion-vectors.merge-on-read`) and for
     /// first-row tables (paimon-behaviour.md §6.1).
@@ -791,6 +805,24 @@ mod tests {
             .unwrap()
             .batch_scan_skip_level0()
             .unwrap());
+    }
+
+    #[test]
+    fn lookup_is_needed_by_first_row_dv_lookup_changelog_and_force() {
+        let needs = |kv: &[(&str, &str)]| {
+            CoreOptions::new(&opts(kv), true)
+                .unwrap()
+                .needs_lookup()
+                .unwrap()
+        };
+        assert!(!needs(&[]));
+        assert!(!needs(&[("merge-engine", "partial-update")]));
+        assert!(needs(&[("merge-engine", "first-row")]));
+        assert!(needs(&[("deletion-vectors.enabled", "true")]));
+        assert!(needs(&[("changelog-producer", "lookup")]));
+        assert!(!needs(&[("changelog-producer", "input")]));
+        assert!(needs(&[("force-lookup", " TRUE ")]));
+        assert!(!needs(&[("force-lookup", "false")]));
     }
 
     #[test]

@@ -6,9 +6,7 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::options::{
-    parse_duration_ms, parse_memory_size, ChangelogProducer, CoreOptions, MergeEngineKind,
-};
+use crate::options::{parse_duration_ms, parse_memory_size, CoreOptions};
 
 /// What the picker sees of one sorted run: its level and total size in bytes. Runs are handed
 /// over newest first (paimon-behaviour.md §2.2): level-0 files by descending max sequence
@@ -162,10 +160,7 @@ impl UniversalCompaction {
             }
         };
         let truthy = |k: &str| opt(o, k).is_some_and(|v| v.eq_ignore_ascii_case("true"));
-        let needs_lookup = core.deletion_vectors()?
-            || truthy("force-lookup")
-            || core.changelog_producer == ChangelogProducer::Lookup
-            || core.merge_engine == MergeEngineKind::FirstRow;
+        let needs_lookup = core.needs_lookup()?;
         let force_up_level0 = if truthy("compaction.force-up-level-0") {
             // Without lookup the forced pick is always radical (§3.5 step 2).
             Some(if needs_lookup {
