@@ -269,7 +269,7 @@ fn bench_table_write(c: &mut Criterion) {
             .prepare_commit()
             .unwrap()
             .iter()
-            .map(|m| m.new_files.len())
+            .map(|m| m.data_increment.new_files.len())
             .sum();
         w.abort();
         eprintln!("table_write/{name}: {spills} spill files, {files} data files");

@@ -35,17 +35,19 @@ pub use table::tags::{create_tag, delete_tag, list_tags, rename_tag, replace_tag
 pub use table::FileStoreTable;
 
 // Write, commit, scan and read.
-pub use commit::{CommitMessage, FileStoreCommit, Overwrite, PartitionSpec};
+pub use commit::{
+    CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit, Overwrite, PartitionSpec,
+};
 pub use predicate::{LeafOp, Predicate};
 pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
 pub use read::scan::{live_entries, TableScan};
 pub use read::split::Split;
 pub use read::table_read::TableRead;
-pub use write::assign::partition_bucket_of;
+pub use write::assign::{partition_bucket_of, BucketAssigner};
 pub use write::buffer::{MemoryCounter, SharedInput, SortBuffer};
 pub use write::pack::{Packer, ShuffleKeys};
 pub use write::rolling::{FileWriterContext, RollingFileWriter};
-pub use write::table_write::{kv_arrow_schema, table_arrow_schema};
+pub use write::table_write::table_arrow_schema;
 pub use write::TableWrite;
 
 // Compaction.
@@ -59,7 +61,8 @@ pub use compact::{
 
 // Merge, sort and key-value files (benches and integration tests drive them directly).
 pub use kv::{
-    file_context as kv_file_context, FileSource, KvFileReader, SEQUENCE_NUMBER, VALUE_KIND,
+    file_context as kv_file_context, kv_arrow_schema, FileSource, KvFileReader, SEQUENCE_NUMBER,
+    VALUE_KIND,
 };
 pub use merge::{merge_sorted_runs, sort_by_key, BatchIter, KvLayout, MergeEngine};
 pub use sort::{SpillOptions, Spiller};
@@ -67,10 +70,10 @@ pub use sort::{SpillOptions, Spiller};
 // Format: rows, values, types, manifests, snapshots.
 pub use options::StatsMode;
 pub use spec::binary_row::{datum_from_arrow, datums_to_arrow, deserialize_row, serialize_row};
-pub use spec::bucket::compute_buckets;
 pub use spec::datum::Datum;
 pub use spec::manifest::{
-    read_manifest_entries, read_manifest_list, DataFileMeta, FileKind, ManifestFileMeta,
+    read_manifest_entries, read_manifest_list, DataFileMeta, FileKind, IndexFileMeta,
+    ManifestFileMeta,
 };
 pub use spec::partition::partition_value_string;
 pub use spec::row_kind::RowKind;

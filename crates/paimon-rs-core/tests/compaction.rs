@@ -8,8 +8,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use common::{commit_kvo, create_kvo, kvo_batch, read_kv, read_splits};
 use paimon_rs_core::{
-    live_entries, BucketCompactor, CompactSettings, DataFileMeta, FileStoreCommit, FileStoreTable,
-    Split, TableWrite, BATCH_COMMIT_IDENTIFIER,
+    live_entries, BucketCompactor, CompactIncrement, CompactSettings, DataFileMeta, DataIncrement,
+    FileStoreCommit, FileStoreTable, Split, TableWrite, BATCH_COMMIT_IDENTIFIER,
 };
 
 /// Compact each bucket fully; read what the compacted files hold (merged, as a split of them).
@@ -141,7 +141,7 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
     w.write(&kvo_batch(rows)).unwrap();
     let mut msgs = w.prepare_commit().unwrap();
     assert_eq!(msgs.len(), 1);
-    let f = msgs.remove(0).new_files.remove(0);
+    let f = msgs.remove(0).data_increment.new_files.remove(0);
     // commit it so that the next writer continues its sequence numbers
     FileStoreCommit::new(table.clone(), "u".into())
         .commit(
@@ -149,9 +149,8 @@ fn write_level0(table: &FileStoreTable, rows: &[(i64, Option<i64>, &str)]) -> Da
                 partition: snap_partition(),
                 bucket: 0,
                 total_buckets: 1,
-                new_files: vec![f.clone()],
-                compact_before: vec![],
-                compact_after: vec![],
+                data_increment: DataIncrement::new_files(vec![f.clone()]),
+                compact_increment: CompactIncrement::default(),
                 restored_snapshot: None,
             }],
             BATCH_COMMIT_IDENTIFIER,
@@ -185,7 +184,8 @@ fn distributed_plan_then_per_bucket_compaction_commits_once() {
     assert_eq!(msgs.len(), 2);
     assert!(msgs
         .iter()
-        .all(|m| m.new_files.is_empty() && !m.compact_before.is_empty()));
+        .all(|m| m.data_increment.new_files.is_empty()
+            && !m.compact_increment.compact_before.is_empty()));
     FileStoreCommit::new(table.clone(), "compact".into())
         .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
         .unwrap();

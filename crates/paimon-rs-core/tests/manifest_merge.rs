@@ -47,7 +47,7 @@ fn commit(table: &FileStoreTable, rows: &[(i32, i64, i64)], overwrite_p: Option<
     w.write(&RecordBatch::try_new(schema(), cols).unwrap())
         .unwrap();
     let msgs = w.prepare_commit().unwrap();
-    let files = msgs.iter().map(|m| m.new_files.len()).sum();
+    let files = msgs.iter().map(|m| m.data_increment.new_files.len()).sum();
     let c = FileStoreCommit::new(table.clone(), "merge-test".into());
     let spec = overwrite_p.map(|p| vec![("p".to_string(), Some(Datum::Int(p)))]);
     c.commit(&msgs, BATCH_COMMIT_IDENTIFIER, spec.as_ref())

@@ -8,8 +8,8 @@ use arrow::ffi_stream::RecordBatchStreamReader;
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
 use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use paimon_rs_core::{
-    compute_buckets, datum_from_arrow, datums_to_arrow, deserialize_row,
-    partition_bucket_of as partition_bucket_of_core, table_arrow_schema,
+    datum_from_arrow, datums_to_arrow, deserialize_row,
+    partition_bucket_of as partition_bucket_of_core, table_arrow_schema, BucketAssigner,
     CommitMessage as CoreMessage, DataField, Error, FileStoreCommit, FileStoreTable, Overwrite,
     PartitionSpec, Split as CoreSplit, TableRead as CoreRead, TableScan, TableWrite as CoreWrite,
 };
@@ -499,6 +499,7 @@ impl CommitMessage {
     #[getter]
     fn file_names(&self) -> Vec<String> {
         self.inner
+            .data_increment
             .new_files
             .iter()
             .map(|f| f.file_name.clone())
@@ -506,12 +507,18 @@ impl CommitMessage {
     }
     #[getter]
     fn row_count(&self) -> i64 {
-        self.inner.new_files.iter().map(|f| f.row_count).sum()
+        self.inner
+            .data_increment
+            .new_files
+            .iter()
+            .map(|f| f.row_count)
+            .sum()
     }
     /// Names of the compaction inputs this message removes.
     #[getter]
     fn compact_before(&self) -> Vec<String> {
         self.inner
+            .compact_increment
             .compact_before
             .iter()
             .map(|f| f.file_name.clone())
@@ -521,6 +528,7 @@ impl CommitMessage {
     #[getter]
     fn compact_after(&self) -> Vec<String> {
         self.inner
+            .compact_increment
             .compact_after
             .iter()
             .map(|f| f.file_name.clone())
@@ -1038,16 +1046,14 @@ pub fn decode_ahead_threads() -> usize {
     paimon_rs_core::decode_ahead_threads()
 }
 
-/// Buckets Paimon's fixed-bucket hash assigns to rows of `keys` (columns = bucket key columns,
-/// typed as the table declares them).
+/// Buckets the table's [`BucketAssigner`] assigns to rows of `keys` (columns = bucket key
+/// columns, cast to the types the table declares).
 #[pyfunction]
 pub fn bucket_of_rows(table: &Table, keys: &Bound<'_, PyAny>) -> PyResult<Vec<i32>> {
     let batch = RecordBatch::from_pyarrow_bound(keys)?;
-    let t = &table.inner;
-    let names = t.bucket_keys();
-    let types = t.schema.types_of(&names).py_err()?;
+    let assigner = BucketAssigner::new(&table.inner).py_err()?;
     let mut cols = vec![];
-    for (n, ty) in names.iter().zip(&types) {
+    for (n, ty) in assigner.key_names().iter().zip(assigner.key_types()) {
         let c = batch.column_by_name(n).ok_or_else(|| {
             pyo3::exceptions::PyValueError::new_err(format!("missing key column {n}"))
         })?;
@@ -1056,7 +1062,7 @@ pub fn bucket_of_rows(table: &Table, keys: &Bound<'_, PyAny>) -> PyResult<Vec<i3
                 .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?,
         );
     }
-    compute_buckets(&cols, &types, t.options.bucket).py_err()
+    assigner.buckets(&cols, batch.num_rows()).py_err()
 }
 
 /// Per row of `batch` (at least the partition and bucket-key columns, by name): a hash of its

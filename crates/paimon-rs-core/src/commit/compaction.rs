@@ -171,9 +171,8 @@ mod tests {
         after: Vec<DataFileMeta>,
     ) -> CommitMessage {
         CommitMessage {
-            new_files: vec![],
-            compact_before: before,
-            compact_after: after,
+            data_increment: crate::commit::DataIncrement::default(),
+            compact_increment: crate::commit::CompactIncrement::of(before, after),
             restored_snapshot: None,
             ..of.clone()
         }
@@ -191,7 +190,9 @@ mod tests {
     }
 
     fn files_of(msgs: &[CommitMessage]) -> Vec<DataFileMeta> {
-        msgs.iter().flat_map(|m| m.new_files.clone()).collect()
+        msgs.iter()
+            .flat_map(|m| m.data_increment.new_files.clone())
+            .collect()
     }
 
     fn live_levels(t: &FileStoreTable) -> Vec<(String, i32)> {
@@ -229,8 +230,15 @@ mod tests {
         let msgs = three_commits(&t);
         // a rewrite: the three files into one new file (its rows written by a writer)
         let out = written(&t, &[rows(1, 0..30)]);
-        let mut m = compaction(&msgs[0], files_of(&msgs), at(&out[0].new_files, 5));
-        m.new_files = written(&t, &[rows(1, 100..105)])[0].new_files.clone();
+        let mut m = compaction(
+            &msgs[0],
+            files_of(&msgs),
+            at(&out[0].data_increment.new_files, 5),
+        );
+        m.data_increment.new_files = written(&t, &[rows(1, 100..105)])[0]
+            .data_increment
+            .new_files
+            .clone();
         assert_eq!(commit(&t, &[m]).unwrap(), Some(5));
         let sm = t.snapshot_manager();
         let (a, c) = (sm.snapshot(4).unwrap(), sm.snapshot(5).unwrap());
@@ -250,10 +258,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let t = table(dir.path(), true);
         let mut m = written(&t, &[rows(1, 0..10)]).remove(0);
-        m.compact_before = m.new_files.clone();
-        m.compact_after = at(&m.new_files, 3);
+        m.compact_increment.compact_before = m.data_increment.new_files.clone();
+        m.compact_increment.compact_after = at(&m.data_increment.new_files, 3);
         assert_eq!(commit(&t, &[m.clone()]).unwrap(), Some(2));
-        assert_eq!(live_levels(&t), vec![(m.new_files[0].file_name.clone(), 3)]);
+        assert_eq!(
+            live_levels(&t),
+            vec![(m.data_increment.new_files[0].file_name.clone(), 3)]
+        );
     }
 
     #[test]
@@ -272,7 +283,10 @@ mod tests {
         assert_eq!(t.snapshot_manager().latest_id().unwrap(), Some(4));
         // with new files: the APPEND snapshot is not written either
         let mut mixed = compaction(&msgs[0], before[..1].to_vec(), at(&before[..1], 4));
-        mixed.new_files = written(&t, &[rows(1, 50..51)])[0].new_files.clone();
+        mixed.data_increment.new_files = written(&t, &[rows(1, 50..51)])[0]
+            .data_increment
+            .new_files
+            .clone();
         let e = commit(&t, &[mixed]).unwrap_err();
         assert!(matches!(e, Error::CommitConflict { .. }), "{e}");
         assert_eq!(t.snapshot_manager().latest_id().unwrap(), Some(4));
@@ -346,7 +360,7 @@ mod tests {
         assert!(matches!(e, Error::DuplicateCommit { .. }), "{e}");
         // an output in new files and compaction outputs
         let mut m = compaction(&msgs[0], f.clone(), at(&f, 2));
-        m.new_files = at(&f, 2);
+        m.data_increment.new_files = at(&f, 2);
         let e = commit(&t, &[m]).unwrap_err();
         assert!(matches!(e, Error::DuplicateCommit { .. }), "{e}");
         assert_eq!(t.snapshot_manager().latest_id().unwrap(), Some(3));
@@ -364,7 +378,7 @@ mod tests {
         let c = FileStoreCommit::new(t.clone(), "x".into());
         let out = written(&t, &[rows(1, 0..20)]);
         let before = files_of(&msgs);
-        let (rewritten, upgraded) = (at(&out[0].new_files, 4), at(&before[2..], 4));
+        let (rewritten, upgraded) = (at(&out[0].data_increment.new_files, 4), at(&before[2..], 4));
         let m = compaction(
             &msgs[0],
             before.clone(),
@@ -379,7 +393,7 @@ mod tests {
         assert!(matches!(e, Error::StaleCommitMessage { .. }), "{e}");
         // a committed compaction's outputs are referenced: kept
         let out = written(&t, &[rows(1, 0..30)]);
-        let m = compaction(&msgs[0], before, at(&out[0].new_files, 4));
+        let m = compaction(&msgs[0], before, at(&out[0].data_increment.new_files, 4));
         commit(&t, std::slice::from_ref(&m)).unwrap();
         let outcome = c.abort(&[m]).unwrap();
         assert!(outcome.deleted.is_empty());

@@ -17,8 +17,6 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use crate::error::{Error, Result};
 use crate::io;
 use crate::spec::binary_row::{deserialize_row, serialize_row};
@@ -32,60 +30,14 @@ use crate::table::FileStoreTable;
 
 mod compaction;
 mod manifest_merge;
+mod message;
 mod partition_expiry;
 mod safety;
 #[cfg(test)]
 mod stale_tests;
 
+pub use message::{CommitMessage, CompactIncrement, DataIncrement};
 use safety::SequenceCheck;
-
-/// What one bucket writer hands to the committer. Serializable, so that distributed tasks
-/// (Spark) can ship it to the driver.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CommitMessage {
-    /// Serialized partition BinaryRow (manifest form).
-    pub partition: Vec<u8>,
-    pub bucket: i32,
-    pub total_buckets: i32,
-    pub new_files: Vec<DataFileMeta>,
-    /// Compaction inputs, removed by the COMPACT snapshot (DELETE entries): files live in the
-    /// latest snapshot (or added by `new_files` of the same commit), at their current level.
-    pub compact_before: Vec<DataFileMeta>,
-    /// Compaction outputs, added by the COMPACT snapshot (ADD entries). A file of
-    /// `compact_before` may reappear here under the same name at a higher level (an upgrade:
-    /// the file is moved up without being rewritten).
-    pub compact_after: Vec<DataFileMeta>,
-    /// The snapshot the writer restored this bucket's sequence numbers from: `Some(None)` =
-    /// the table was empty. `None` = not recorded (a message serialized by an older paimon_rs):
-    /// the concurrent-writer check skips it.
-    #[serde(
-        default,
-        deserialize_with = "present",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub restored_snapshot: Option<Option<i64>>,
-}
-
-/// A field that is present (even as `null`) deserializes to `Some`; absent, `default` gives None.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Option<i64>>, D::Error> {
-    Option::<i64>::deserialize(d).map(Some)
-}
-
-impl CommitMessage {
-    pub fn is_empty(&self) -> bool {
-        self.new_files.is_empty() && self.compact_before.is_empty() && self.compact_after.is_empty()
-    }
-
-    pub fn to_bytes(&self) -> Result<Vec<u8>> {
-        serde_json::to_vec(self)
-            .map_err(|e| Error::Internal(format!("commit message serialization: {e}")))
-    }
-
-    pub fn from_bytes(b: &[u8]) -> Result<Self> {
-        serde_json::from_slice(b)
-            .map_err(|e| Error::invalid(format!("not a serialized commit message: {e}")))
-    }
-}
 
 pub use crate::spec::partition::PartitionSpec;
 
@@ -147,15 +99,24 @@ fn collect_changes(messages: &[CommitMessage]) -> Changes {
         compact: vec![],
     };
     for m in messages {
-        out.adds
-            .extend(m.new_files.iter().map(|f| entry(FileKind::Add, m, f)));
+        out.adds.extend(
+            m.data_increment
+                .new_files
+                .iter()
+                .map(|f| entry(FileKind::Add, m, f)),
+        );
         out.compact.extend(
-            m.compact_before
+            m.compact_increment
+                .compact_before
                 .iter()
                 .map(|f| entry(FileKind::Delete, m, f)),
         );
-        out.compact
-            .extend(m.compact_after.iter().map(|f| entry(FileKind::Add, m, f)));
+        out.compact.extend(
+            m.compact_increment
+                .compact_after
+                .iter()
+                .map(|f| entry(FileKind::Add, m, f)),
+        );
     }
     out
 }
@@ -334,6 +295,10 @@ impl FileStoreCommit {
         commit_identifier: i64,
         overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
+        for m in messages {
+            m.check_supported()
+                .map_err(|e| e.with_table(&self.table.name))?;
+        }
         let replace = self.resolve_overwrite(messages, overwrite)?;
         let Changes { adds, compact } = collect_changes(messages);
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
@@ -426,14 +391,19 @@ impl FileStoreCommit {
                         "drop_partitions: give at least one partition, each with its values",
                     ));
                 }
-                if messages.iter().any(|m| !m.new_files.is_empty()) {
+                if messages
+                    .iter()
+                    .any(|m| !m.data_increment.new_files.is_empty())
+                {
                     return Err(Error::invalid("drop_partitions: commits no new files"));
                 }
                 Some(Replace::Specs(specs.to_vec()))
             }
             Some(Overwrite::Static(spec)) => {
                 for m in messages {
-                    if !m.new_files.is_empty() && !self.partition_matches(&m.partition, spec)? {
+                    if !m.data_increment.new_files.is_empty()
+                        && !self.partition_matches(&m.partition, spec)?
+                    {
                         return Err(Error::invalid(
                             "overwrite: the data contains rows outside the partition being overwritten",
                         ));

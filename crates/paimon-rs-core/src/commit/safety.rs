@@ -84,7 +84,7 @@ impl FileStoreCommit {
         let mut removed: HashSet<FileKey> = HashSet::new();
         for m in messages {
             let mut inputs: HashMap<&str, i32> = HashMap::new();
-            for f in &m.compact_before {
+            for f in &m.compact_increment.compact_before {
                 inputs.insert(&f.file_name, f.level);
                 if !removed.insert((m.partition.clone(), m.bucket, f.file_name.clone())) {
                     return Err(Error::DuplicateCommit {
@@ -97,10 +97,14 @@ impl FileStoreCommit {
                     });
                 }
             }
-            let outputs = m.new_files.iter().chain(&m.compact_after);
+            let outputs = m
+                .data_increment
+                .new_files
+                .iter()
+                .chain(&m.compact_increment.compact_after);
             for (i, f) in outputs.enumerate() {
                 self.check_exists(m, f)?;
-                if i >= m.new_files.len() {
+                if i >= m.data_increment.new_files.len() {
                     match inputs.get(f.file_name.as_str()) {
                         Some(&level) if f.level > level => continue, // an upgrade
                         Some(&level) => {
@@ -248,12 +252,18 @@ impl FileStoreCommit {
         let mut candidates: Vec<(FileKey, PathBuf)> = vec![];
         for m in messages {
             // an upgraded compaction output is its input file: never the message's to delete
-            let inputs: HashSet<&str> = m.compact_before.iter().map(|f| &*f.file_name).collect();
+            let inputs: HashSet<&str> = m
+                .compact_increment
+                .compact_before
+                .iter()
+                .map(|f| &*f.file_name)
+                .collect();
             let outputs = m
+                .compact_increment
                 .compact_after
                 .iter()
                 .filter(|f| !inputs.contains(&*f.file_name));
-            for f in m.new_files.iter().chain(outputs) {
+            for f in m.data_increment.new_files.iter().chain(outputs) {
                 let path = self.data_file_path(m, f)?;
                 if crate::io::exists(&path) {
                     candidates.push(((m.partition.clone(), m.bucket, f.file_name.clone()), path));
@@ -331,7 +341,7 @@ impl SequenceCheck {
                 let Some(base) = m.restored_snapshot else {
                     continue; // serialized before paimon_rs recorded it: not checked
                 };
-                for f in &m.new_files {
+                for f in &m.data_increment.new_files {
                     ours.entry((m.partition.clone(), m.bucket))
                         .or_default()
                         .push(OurFile {
@@ -556,7 +566,12 @@ pub(crate) mod tests {
 
     pub(crate) fn paths(c: &FileStoreCommit, msgs: &[CommitMessage]) -> Vec<PathBuf> {
         msgs.iter()
-            .flat_map(|m| m.new_files.iter().map(|f| c.data_file_path(m, f).unwrap()))
+            .flat_map(|m| {
+                m.data_increment
+                    .new_files
+                    .iter()
+                    .map(|f| c.data_file_path(m, f).unwrap())
+            })
             .collect()
     }
 
@@ -597,8 +612,10 @@ pub(crate) mod tests {
         assert!(matches!(e, Error::DuplicateCommit { .. }), "{e}");
         assert!(e.to_string().contains("already added"), "{e}");
         assert!(
-            e.to_string().contains(&msgs[0].new_files[0].file_name)
-                || e.to_string().contains(&msgs[1].new_files[0].file_name),
+            e.to_string()
+                .contains(&msgs[0].data_increment.new_files[0].file_name)
+                || e.to_string()
+                    .contains(&msgs[1].data_increment.new_files[0].file_name),
             "{e}"
         );
         // passed twice in one commit
@@ -647,7 +664,8 @@ pub(crate) mod tests {
         let e = commit(&t, &msgs).unwrap_err();
         assert!(matches!(e, Error::StaleCommitMessage { .. }), "{e}");
         assert!(
-            e.to_string().contains(&msgs[0].new_files[0].file_name),
+            e.to_string()
+                .contains(&msgs[0].data_increment.new_files[0].file_name),
             "{e}"
         );
         assert_eq!(t.snapshot_manager().latest_id().unwrap(), None);

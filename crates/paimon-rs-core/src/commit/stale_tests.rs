@@ -217,6 +217,7 @@ fn expiry_removes_the_stale_snapshot_and_no_live_file() {
         live_files_exist(&c.t);
         // the crashed commit's data file is an orphan now
         let ours: Vec<String> = c.ours[0]
+            .data_increment
             .new_files
             .iter()
             .map(|f| f.file_name.clone())
@@ -268,7 +269,7 @@ fn the_orphan_clean_keeps_live_files_beside_a_stale_snapshot() {
         let r = remove_orphan_files(&c.t, now - 86_400_000, false).unwrap();
         live_files_exist(&c.t);
         assert_eq!(live_rows(&c.t), COMMITTED_ROWS);
-        let ours = &c.ours[0].new_files[0].file_name;
+        let ours = &c.ours[0].data_increment.new_files[0].file_name;
         assert!(
             all_files(&c.t.path).iter().any(|p| p.ends_with(ours)),
             "the stale snapshot's data file is kept while it exists: {:?}",

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use super::progress::{ProgressSink, Tracker};
 use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
-use crate::commit::{CommitMessage, PartitionSpec};
+use crate::commit::{CommitMessage, CompactIncrement, DataIncrement, PartitionSpec};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
 use crate::read::split::Split;
@@ -306,11 +306,14 @@ pub fn compact_append_table(
             let r = compact_append_bucket(table, &reader, &s, b, full)?;
             let (before, after): (&[DataFileMeta], &[DataFileMeta]) = match &r {
                 None => (&[], &[]),
-                Some(m) => (&m.compact_before, &m.compact_after),
+                Some(m) => (
+                    &m.compact_increment.compact_before,
+                    &m.compact_increment.compact_after,
+                ),
             };
             if let Err(e) = tracker.bucket_done(before, after) {
                 if let Some(m) = &r {
-                    discard(table, &path, &m.compact_after);
+                    discard(table, &path, &m.compact_increment.compact_after);
                 }
                 return Err(e);
             }
@@ -318,7 +321,7 @@ pub fn compact_append_table(
         })
         .collect();
     commit_compactions(table, results, |m, p: &String| {
-        discard(table, p, &m.compact_after)
+        discard(table, p, &m.compact_increment.compact_after)
     })
 }
 
@@ -363,9 +366,8 @@ pub(super) fn compact_append_bucket(
         partition: b.partition,
         bucket: b.bucket,
         total_buckets: b.total_buckets,
-        new_files: vec![],
-        compact_before: before,
-        compact_after: after,
+        data_increment: DataIncrement::default(),
+        compact_increment: CompactIncrement::of(before, after),
         restored_snapshot: Some(Some(b.snapshot_id)),
     }))
 }

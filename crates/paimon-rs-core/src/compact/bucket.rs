@@ -14,7 +14,7 @@ use super::progress::{ProgressSink, Tracker};
 use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
 use super::universal::{PickClock, UniversalCompaction};
 use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
-use crate::commit::{CommitMessage, PartitionSpec};
+use crate::commit::{CommitMessage, CompactIncrement, DataIncrement, PartitionSpec};
 use crate::error::Result;
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::merge::{merge_sorted_runs, MergeEngine};
@@ -357,13 +357,16 @@ fn compact_table_inner(
             let r = compact_pk_bucket(table, &settings, b, full)?;
             let (before, after): (&[DataFileMeta], &[DataFileMeta]) = match &r {
                 None => (&[], &[]),
-                Some((m, _)) => (&m.compact_before, &m.compact_after),
+                Some((m, _)) => (
+                    &m.compact_increment.compact_before,
+                    &m.compact_increment.compact_after,
+                ),
             };
             if let Err(e) = tracker.bucket_done(before, after) {
                 if let Some((m, c)) = &r {
                     c.discard(&CompactResult {
-                        before: m.compact_before.clone(),
-                        after: m.compact_after.clone(),
+                        before: m.compact_increment.compact_before.clone(),
+                        after: m.compact_increment.compact_after.clone(),
                     });
                 }
                 return Err(e);
@@ -373,8 +376,8 @@ fn compact_table_inner(
         .collect();
     commit_compactions(table, results, |m, c: &BucketCompactor| {
         c.discard(&CompactResult {
-            before: m.compact_before.clone(),
-            after: m.compact_after.clone(),
+            before: m.compact_increment.compact_before.clone(),
+            after: m.compact_increment.compact_after.clone(),
         })
     })
 }
@@ -400,9 +403,8 @@ pub(super) fn compact_pk_bucket(
         partition: b.partition,
         bucket: b.bucket,
         total_buckets: b.total_buckets,
-        new_files: vec![],
-        compact_before: r.before,
-        compact_after: r.after,
+        data_increment: DataIncrement::default(),
+        compact_increment: CompactIncrement::of(r.before, r.after),
         restored_snapshot: Some(Some(b.snapshot_id)),
     };
     Ok(Some((msg, c)))

@@ -908,6 +908,22 @@ pub struct DeletionVectorRange {
     pub cardinality: Option<i64>,
 }
 
+/// An index file of a bucket (Java's `IndexFileMeta`): deletion vectors or a hash index, as
+/// a commit message adds or removes it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexFileMeta {
+    /// `DELETION_VECTORS`, `HASH`, ...
+    pub index_type: String,
+    /// File name in `index/`.
+    pub file_name: String,
+    pub file_size: i64,
+    pub row_count: i64,
+    /// Deletion vector locations (`DELETION_VECTORS` only).
+    pub dv_ranges: Option<Vec<DeletionVectorRange>>,
+    /// Absolute location when the index file lives outside the table.
+    pub external_path: Option<String>,
+}
+
 /// One record of an index manifest (§4.6).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexManifestEntry {

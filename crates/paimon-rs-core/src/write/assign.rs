@@ -1,19 +1,97 @@
-//! Where the rows of a batch belong, for engines that distribute a write: `paimon_rs.spark`
-//! shuffles rows so that every row of one (partition, bucket) meets in one task, and needs each
-//! row's bucket (the table's own bucket hash, as the writer computes it) and a stable hash of
-//! its partition, without writing anything.
+//! Which bucket a row belongs to, and where the rows of a batch belong for engines that
+//! distribute a write: [`BucketAssigner`] is the one place the table's bucket function lives
+//! (the writer routes rows by it, `paimon_rs.spark` shuffles by it through
+//! [`partition_bucket_of`], the binding's `bucket_of_rows` asks it); `paimon_rs.spark` shuffles
+//! rows so that every row of one (partition, bucket) meets in one task, and needs each row's
+//! bucket and a stable hash of its partition, without writing anything.
 
 use arrow_array::{ArrayRef, RecordBatch};
 
 use crate::error::{Error, Result};
 use crate::spec::binary_row::RowEncoder;
 use crate::spec::bucket::{compute_buckets, hash_bytes};
+use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 
+/// Assigns rows to buckets (Java's `BucketAssigner` / `FixedBucketRowKeyExtractor`): today the
+/// fixed-bucket hash of the bucket key (`bucket` > 0), or bucket 0 for a bucket-unaware append
+/// table (`bucket` = -1). Dynamic and cross-partition assignment of primary-key tables go here
+/// next.
+#[derive(Debug, Clone)]
+pub struct BucketAssigner {
+    table: String,
+    num_buckets: i32,
+    primary_key: bool,
+    /// Bucket-key columns: names, positions in the table's schema, declared types.
+    key_names: Vec<String>,
+    key_idx: Vec<usize>,
+    key_types: Vec<DataType>,
+}
+
+impl BucketAssigner {
+    pub fn new(table: &FileStoreTable) -> Result<Self> {
+        let key_names = table.bucket_keys();
+        let key_idx = key_names
+            .iter()
+            .map(|n| {
+                table
+                    .schema
+                    .field_index(n)
+                    .ok_or_else(|| Error::schema(format!("column '{n}' is not in the schema")))
+            })
+            .collect::<Result<_>>()?;
+        Ok(BucketAssigner {
+            table: table.name.clone(),
+            num_buckets: table.options.bucket,
+            primary_key: table.is_primary_key(),
+            key_types: table.schema.types_of(&key_names)?,
+            key_names,
+            key_idx,
+        })
+    }
+
+    /// Whether rows are hashed to buckets (`bucket` > 0); otherwise every row is in bucket 0.
+    pub fn is_fixed(&self) -> bool {
+        self.num_buckets > 0
+    }
+
+    /// The bucket-key columns' names.
+    pub fn key_names(&self) -> &[String] {
+        &self.key_names
+    }
+
+    /// The bucket-key columns' positions in the table's schema.
+    pub fn key_indices(&self) -> &[usize] {
+        &self.key_idx
+    }
+
+    /// The bucket-key columns' declared types (what [`Self::buckets`] expects).
+    pub fn key_types(&self) -> &[DataType] {
+        &self.key_types
+    }
+
+    /// The bucket of each of `rows` rows whose bucket-key columns are `keys` (typed as the table
+    /// declares them; not read unless [`Self::is_fixed`]).
+    pub fn buckets(&self, keys: &[ArrayRef], rows: usize) -> Result<Vec<i32>> {
+        if self.is_fixed() {
+            return compute_buckets(keys, &self.key_types, self.num_buckets);
+        }
+        if self.primary_key {
+            return Err(Error::unsupported(format!(
+                "writing a primary-key table with bucket = {} (dynamic bucket mode); set a \
+                 fixed 'bucket' > 0",
+                self.num_buckets
+            ))
+            .with_table(&self.table));
+        }
+        Ok(vec![0; rows])
+    }
+}
+
 /// Per row of `batch`: a hash of its partition (MurmurHash3 of the partition's BinaryRow, 0 on
-/// an unpartitioned table) and its bucket (0 on a bucket-unaware append table). `batch` holds at
-/// least the partition and bucket-key columns, by name; other columns are ignored. Columns are
-/// cast to the table's types first (an engine may send `int64` for an INT column).
+/// an unpartitioned table) and its bucket ([`BucketAssigner`]). `batch` holds at least the
+/// partition and bucket-key columns, by name; other columns are ignored. Columns are cast to
+/// the table's types first (an engine may send `int64` for an INT column).
 pub fn partition_bucket_of(
     table: &FileStoreTable,
     batch: &RecordBatch,
@@ -61,23 +139,17 @@ pub fn partition_bucket_of(
         }
         out
     };
-    let num_buckets = table.options.bucket;
-    let bucket = if num_buckets <= 0 {
-        if table.is_primary_key() {
-            return Err(Error::unsupported(format!(
-                "writing a primary-key table with bucket = {num_buckets} (dynamic bucket mode); \
-                 set a fixed 'bucket' > 0"
-            ))
-            .with_table(&table.name));
-        }
-        vec![0; n]
+    let assigner = BucketAssigner::new(table)?;
+    let keys: Vec<ArrayRef> = if assigner.is_fixed() {
+        assigner
+            .key_names()
+            .iter()
+            .map(column)
+            .collect::<Result<_>>()?
     } else {
-        let keys = table.bucket_keys();
-        let types = table.schema.types_of(&keys)?;
-        let cols: Vec<ArrayRef> = keys.iter().map(column).collect::<Result<_>>()?;
-        compute_buckets(&cols, &types, num_buckets)?
+        vec![]
     };
-    Ok((partition_hash, bucket))
+    Ok((partition_hash, assigner.buckets(&keys, n)?))
 }
 
 #[cfg(test)]
@@ -112,6 +184,55 @@ pub(crate) mod tests {
         .unwrap();
         cat.create_table("db.t", s, false).unwrap();
         cat.get_table("db.t").unwrap()
+    }
+
+    /// Rows of partition `p` with keys `ks` and values `v<k>`.
+    pub(crate) fn rows(p: i32, ks: std::ops::Range<i64>) -> RecordBatch {
+        let ks: Vec<i64> = ks.collect();
+        let vs: Vec<String> = ks.iter().map(|k| format!("v{k}")).collect();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("p", AT::Int32, false),
+                Field::new("k", AT::Int64, false),
+                Field::new("v", AT::Utf8, true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(vec![p; ks.len()])),
+                Arc::new(Int64Array::from(ks)),
+                Arc::new(StringArray::from(vs)),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// The assigner hashes the bucket key into `bucket` buckets, and refuses a primary-key
+    /// table in dynamic bucket mode (before anything is written).
+    #[test]
+    fn assigner_hashes_the_bucket_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), "4");
+        let a = BucketAssigner::new(&t).unwrap();
+        assert!(a.is_fixed());
+        assert_eq!(a.key_names(), ["k".to_string()]);
+        assert_eq!(a.key_indices(), [1]);
+        let b = rows(0, 0..1000);
+        let got = a.buckets(&[b.column(1).clone()], 1000).unwrap();
+        let want = compute_buckets(&[b.column(1).clone()], a.key_types(), 4).unwrap();
+        assert_eq!(got, want);
+        assert!(got.iter().all(|b| (0..4).contains(b)));
+        let dir = tempfile::tempdir().unwrap();
+        let dynamic = table(dir.path(), "4")
+            .copy(&[("bucket".to_string(), "-1".to_string())].into())
+            .unwrap();
+        let e = BucketAssigner::new(&dynamic)
+            .unwrap()
+            .buckets(&[], 3)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("dynamic bucket mode") && e.contains("db.t"),
+            "{e}"
+        );
     }
 
     /// The (partition, bucket) groups of the assignment are exactly the writer's buckets, and
@@ -159,7 +280,7 @@ pub(crate) mod tests {
         // per (partition, bucket) the row counts agree too
         for m in &msgs {
             let v = i32::from_le_bytes(m.partition[12..16].try_into().unwrap());
-            let rows: i64 = m.new_files.iter().map(|f| f.row_count).sum();
+            let rows: i64 = m.data_increment.new_files.iter().map(|f| f.row_count).sum();
             let want = ps
                 .iter()
                 .zip(&b)

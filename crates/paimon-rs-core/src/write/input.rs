@@ -15,8 +15,6 @@ use crate::spec::types::{DataType, TypeKind};
 
 use crate::spec::row_kind::RowKind;
 
-pub use crate::spec::row_kind::is_retract_byte as is_retract;
-
 pub fn parse_row_kind(s: &str) -> Option<i8> {
     RowKind::from_short_string(s).map(RowKind::byte)
 }

@@ -1,11 +1,18 @@
-//! The write path: check and route input rows to (partition, bucket), buffer them per bucket,
-//! and at flush sort, merge and write them as level-0 files through the rolling writer.
+//! The write path: check and route input rows to (partition, bucket) writers
+//! ([`assign`], [`table_write`]), buffer them per bucket ([`merge_tree_writer`],
+//! [`append_writer`] behind [`record_writer`]), restored from the table's files
+//! ([`restore`]), and at flush sort, merge and write them as level-0 files through the rolling
+//! writer.
 
+pub mod append_writer;
 pub mod assign;
 pub mod buffer;
 pub mod input;
+pub mod merge_tree_writer;
 pub mod pack;
 pub mod pipeline;
+pub mod record_writer;
+pub mod restore;
 pub mod rolling;
 pub mod stats;
 pub mod strings;

@@ -1,34 +1,35 @@
-//! TableWrite: routes rows to (partition, bucket) writers and turns their buffers into level-0
-//! files at `prepare_commit`.
+//! TableWrite: checks input rows, routes them to (partition, bucket) writers
+//! ([`RecordWriter`]) and schedules those under one memory budget (Java's
+//! `AbstractFileStoreWrite` with its memory pool): when the buffers exceed `write-buffer-size`
+//! the largest writers spill or flush, and `prepare_commit` flushes every writer, runs the
+//! commit's compactions and gathers their increments into one message per bucket.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
 use arrow_schema::{Schema, SchemaRef};
 use rayon::prelude::*;
 
-use super::buffer::{MemoryCounter, SharedInput, SortBuffer, RUN_BATCH_ROWS};
-use super::input::{align_batch, filter_rows, is_retract, AlignedBatch};
-use super::pipeline::write_pipelined;
-use super::rolling::{FileWriterContext, RollingFileWriter};
+use super::append_writer::AppendWriter;
+use super::assign::BucketAssigner;
+use super::buffer::{MemoryCounter, SharedInput};
+use super::input::{align_batch, filter_rows, AlignedBatch};
+use super::merge_tree_writer::MergeTreeWriter;
+use super::record_writer::{BucketRows, BucketWriter, CommitIncrement, FlushContext, WriteEnv};
+use super::restore::{TableRestore, WriterKey};
 use crate::commit::CommitMessage;
-use crate::compact::{BucketCompactor, CompactResult, CompactSettings};
+use crate::compact::CompactSettings;
 use crate::error::{Error, Result};
-use crate::io::parquet::ROW_GROUP_BYTES;
-use crate::kv::{file_context, FileSource};
-use crate::merge::{merge_sorted_runs, KvLayout, MergeEngine};
+use crate::kv::{file_context, kv_arrow_schema, FileSource};
+use crate::merge::{KvLayout, MergeEngine};
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
-use crate::spec::bucket::compute_buckets;
 use crate::spec::datum::Datum;
-use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
-use crate::spec::row_kind::RowKind;
+use crate::spec::row_kind::{is_retract_byte as is_retract, RowKind};
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
-
-pub use crate::kv::kv_arrow_schema;
 
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
@@ -42,94 +43,17 @@ pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
     ))
 }
 
-/// What a bucket buffers: key-value rows (primary-key tables) or plain rows (append tables),
-/// plus the files already flushed in this commit.
-enum BucketBuffer {
-    Kv(SortBuffer),
-    Append {
-        batches: Vec<RecordBatch>,
-        bytes: usize,
-        writer: Option<Box<RollingFileWriter>>,
-    },
-}
-
-struct BucketWriter {
-    partition: Vec<u8>,
-    partition_path: String,
-    bucket: i32,
-    buffer: BucketBuffer,
-    next_seq: i64,
-    /// Level-0 files written by flushes under memory pressure, not yet handed to a commit.
-    flushed: Vec<DataFileMeta>,
-    /// Compactions run since the last commit because the bucket's sorted runs exceeded
-    /// `num-sorted-run.stop-trigger` after a flush ([`stall_compact`]), accumulated.
-    compacted: CompactResult,
-}
-
-impl BucketWriter {
-    fn memory_size(&self) -> usize {
-        match &self.buffer {
-            BucketBuffer::Kv(b) => b.memory_size(),
-            BucketBuffer::Append { bytes, writer, .. } => *bytes + open_file_bytes(writer),
-        }
-    }
-
-    /// Spilled runs waiting for the final merge.
-    fn spill_count(&self) -> usize {
-        match &self.buffer {
-            BucketBuffer::Kv(b) => b.spill_count(),
-            BucketBuffer::Append { .. } => 0,
-        }
-    }
-
-    fn buffered_rows(&self) -> usize {
-        match &self.buffer {
-            BucketBuffer::Kv(b) => b.in_memory_rows(),
-            BucketBuffer::Append { batches, .. } => batches.iter().map(|b| b.num_rows()).sum(),
-        }
-    }
-}
-
-/// Key of a bucket writer: serialized partition BinaryRow and bucket.
-type WriterKey = (Vec<u8>, i32);
-
-/// What a writer knows of the sequence numbers already in the table.
-#[derive(Default)]
-struct Restored {
-    /// The snapshot restored from (None = not read yet; Some(None) = the table is empty).
-    snapshot: Option<Option<crate::spec::snapshot::Snapshot>>,
-    /// Partitions whose live files were read.
-    partitions: HashSet<Vec<u8>>,
-    /// Every partition's live files were read.
-    all: bool,
-    /// Max sequence number per (partition, bucket) of those partitions' live files.
-    max_seq: HashMap<WriterKey, i64>,
-    /// Live files per (partition, bucket) of those partitions (primary-key tables that compact:
-    /// a bucket's levels), kept up to date with what this writer hands out.
-    files: HashMap<WriterKey, Vec<DataFileMeta>>,
-}
-
-/// Everything a flush needs that does not change per bucket.
-struct FlushContext {
-    file_ctx: FileWriterContext,
-    layout: KvLayout,
-    engine: MergeEngine,
-    /// `write-buffer-size`: the budget of the buffers and of the final merges.
-    budget: usize,
-}
-
 pub struct TableWrite {
     table: FileStoreTable,
     row_schema: SchemaRef,
     kv_schema: Option<SchemaRef>,
     partition_types: Vec<DataType>,
     partition_idx: Vec<usize>,
-    bucket_idx: Vec<usize>,
-    bucket_types: Vec<DataType>,
+    assigner: BucketAssigner,
     key_idx: Vec<usize>,
     writers: HashMap<WriterKey, BucketWriter>,
-    /// Sequence numbers of the table's live files, read per partition on first write to it.
-    restored: Restored,
+    /// The table's live files, read per partition on first write to it.
+    restore: TableRestore,
     flush: FlushContext,
     spillable: bool,
     spiller: Spiller,
@@ -160,8 +84,7 @@ impl TableWrite {
                 .collect()
         };
         let partition_idx = idx_of(table.partition_keys())?;
-        let bucket_keys = table.bucket_keys();
-        let bucket_idx = idx_of(&bucket_keys)?;
+        let assigner = BucketAssigner::new(&table)?;
         let trimmed = table.trimmed_primary_keys();
         let key_idx = idx_of(&trimmed)?;
         let key_types = table.schema.types_of(&trimmed)?;
@@ -180,7 +103,7 @@ impl TableWrite {
         };
         Ok(TableWrite {
             partition_types: table.partition_types()?,
-            bucket_types: table.schema.types_of(&bucket_keys)?,
+            assigner,
             flush: FlushContext {
                 file_ctx,
                 layout: KvLayout {
@@ -202,10 +125,9 @@ impl TableWrite {
             kv_schema,
             row_schema,
             partition_idx,
-            bucket_idx,
             key_idx,
             writers: HashMap::new(),
-            restored: Restored::default(),
+            restore: TableRestore::default(),
             table,
         })
     }
@@ -289,7 +211,6 @@ impl TableWrite {
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
         let routed = self.route(&aligned)?;
-        let n = aligned.batch.num_rows();
         // Primary-key buckets keep the checked batch itself (shared by all of them) and their
         // row indices: rows are copied once, when sorted rows are gathered for a file.
         let shared = self.kv_schema.as_ref().map(|_| {
@@ -305,57 +226,46 @@ impl TableWrite {
             .filter(|(key, _)| !self.writers.contains_key(key))
             .map(|((p, _), _)| p.clone())
             .collect();
-        self.restore_sequences(new_partitions.iter().map(Vec::as_slice).collect())?;
+        let compacts = self.compacts();
+        self.restore.read(
+            &self.table,
+            new_partitions.iter().map(Vec::as_slice).collect(),
+            compacts,
+        )?;
         // All checks passed: only now touch the writers.
-        for ((partition, bucket), (ppath, indices)) in routed {
-            let key = (partition, bucket);
-            if !self.writers.contains_key(&key) {
-                let next_seq = self.restored_max_seq(&key) + 1;
-                let buffer = match &self.kv_schema {
-                    Some(s) => BucketBuffer::Kv(SortBuffer::new(
-                        s.clone(),
-                        self.flush.layout,
-                        self.key_idx.clone(),
-                        self.memory.clone(),
-                    )),
-                    None => BucketBuffer::Append {
-                        batches: vec![],
-                        bytes: 0,
-                        writer: None,
-                    },
-                };
-                self.writers.insert(
-                    key.clone(),
-                    BucketWriter {
-                        partition: key.0.clone(),
-                        partition_path: ppath,
-                        bucket,
-                        buffer,
-                        next_seq,
-                        flushed: vec![],
-                        compacted: CompactResult::default(),
-                    },
-                );
-            }
-            if let Some(w) = self.writers.get_mut(&key) {
-                let rows = indices.len();
-                match (&mut w.buffer, &shared) {
-                    (BucketBuffer::Kv(buf), Some(input)) => {
-                        let indices = (rows < n).then_some(indices);
-                        buf.put(input, indices, w.next_seq);
-                        w.next_seq += rows as i64;
-                    }
-                    (BucketBuffer::Append { batches, bytes, .. }, _) => {
-                        let idx = UInt32Array::from(indices);
-                        let part = arrow_select::take::take_record_batch(&aligned.batch, &idx)?;
-                        *bytes += part.get_array_memory_size();
-                        batches.push(part);
-                    }
-                    (BucketBuffer::Kv(_), None) => {
-                        return Err(Error::Internal("key-value buffer without a schema".into()))
-                    }
+        for (key, (ppath, indices)) in routed {
+            let w = match self.writers.entry(key) {
+                std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    let restore = self.restore.restore(v.key());
+                    let dir = self.table.bucket_dir(&ppath, v.key().1);
+                    let mut w = match &self.kv_schema {
+                        Some(s) => BucketWriter::MergeTree(MergeTreeWriter::new(
+                            dir,
+                            restore,
+                            s.clone(),
+                            self.flush.layout,
+                            self.key_idx.clone(),
+                            self.memory.clone(),
+                            compacts,
+                        )),
+                        None => BucketWriter::Append(AppendWriter::new(
+                            v.key().0.clone(),
+                            v.key().1,
+                            dir,
+                            restore,
+                            compacts,
+                        )),
+                    };
+                    w.ignore_previous_files(self.ignore_previous);
+                    v.insert(w)
                 }
-            }
+            };
+            w.write(BucketRows {
+                batch: &aligned.batch,
+                shared: shared.as_ref(),
+                indices,
+            })?;
         }
         drop(shared);
         self.enforce_budget()
@@ -374,14 +284,19 @@ impl TableWrite {
             let largest = self
                 .writers
                 .values()
-                .map(BucketWriter::memory_size)
+                .map(|w| w.memory_size())
                 .max()
                 .unwrap_or(0);
             if largest == 0 {
                 return Ok(());
             }
-            let spillable = self.spillable;
-            let spiller = &self.spiller;
+            let env = WriteEnv {
+                table: &self.table,
+                flush: &self.flush,
+                spiller: &self.spiller,
+                compact: self.compact_settings.as_ref(),
+                full: false,
+            };
             let mut disk = 0u64;
             let mut chosen: Vec<(&mut BucketWriter, bool)> = vec![];
             let mut rest: Vec<&mut BucketWriter> = vec![];
@@ -391,10 +306,9 @@ impl TableWrite {
                     rest.push(w);
                     continue;
                 }
-                let spill = match &w.buffer {
-                    BucketBuffer::Kv(buf) if spillable => {
-                        let est = buf.spill_estimate();
-                        let fits = spiller.has_room(disk + est);
+                let spill = match w.spill_estimate() {
+                    Some(est) if self.spillable => {
+                        let fits = env.spiller.has_room(disk + est);
                         if fits {
                             disk += est;
                         }
@@ -404,103 +318,15 @@ impl TableWrite {
                 };
                 chosen.push((w, spill));
             }
-            let table = &self.table;
-            let flush = &self.flush;
-            let stall = self.compact_settings.as_ref();
-            let (restored, ignore_previous) = (&self.restored.files, self.ignore_previous);
-            first_error(
-                chosen
-                    .into_par_iter()
-                    .map(|(w, spill)| match &mut w.buffer {
-                        BucketBuffer::Kv(buf) if spill => buf.spill(spiller),
-                        _ => {
-                            let dir = table.bucket_dir(&w.partition_path, w.bucket);
-                            flush_bucket(flush, spiller, w, dir.clone(), false, false)?;
-                            match stall {
-                                Some(settings) => {
-                                    let previous = match ignore_previous {
-                                        true => None,
-                                        false => restored.get(&(w.partition.clone(), w.bucket)),
-                                    };
-                                    let previous = previous.map_or(&[][..], Vec::as_slice);
-                                    stall_compact(table, settings, previous, w, dir)
-                                }
-                                None => Ok(()),
-                            }
-                        }
-                    }),
-            )?;
+            first_error(chosen.into_par_iter().map(|(w, spill)| match spill {
+                true => w.spill(env.spiller),
+                // a primary-key bucket then waits for compaction above the stop trigger
+                false => w.flush(&env),
+            }))?;
             for w in rest {
-                if let BucketBuffer::Kv(buf) = &mut w.buffer {
-                    buf.compact()?;
-                }
+                w.release_input()?;
             }
         }
-    }
-
-    /// Read the highest sequence number per bucket of `partitions` from the table's live files,
-    /// unless read before. The first read takes only the manifests that may hold these
-    /// partitions (a write usually touches few); a later one, for partitions not seen yet,
-    /// reads them all once, so a write spreading over many partitions reads the manifests at
-    /// most twice. The snapshot is the latest at the first read, for every partition.
-    fn restore_sequences(&mut self, partitions: Vec<&[u8]>) -> Result<()> {
-        if self.restored.all {
-            return Ok(());
-        }
-        let missing: Vec<&[u8]> = partitions
-            .into_iter()
-            .filter(|p| !self.restored.partitions.contains(*p))
-            .collect::<HashSet<_>>()
-            .into_iter()
-            .collect();
-        if missing.is_empty() {
-            return Ok(());
-        }
-        if self.restored.snapshot.is_none() {
-            self.restored.snapshot = Some(self.table.snapshot_manager().latest()?);
-        }
-        let everything = !self.restored.partitions.is_empty();
-        if let Some(Some(snap)) = &self.restored.snapshot {
-            let filter = if everything {
-                None
-            } else {
-                crate::table::live::partitions_filter(&self.table, missing.clone())?
-            };
-            let entries =
-                crate::table::live::live_entries_filtered(&self.table, snap, filter.as_ref())?;
-            // only once the read succeeded: a failed read leaves what is known intact
-            if everything {
-                self.restored.max_seq.clear();
-                self.restored.files.clear();
-            }
-            let keep_files = self.compacts();
-            for e in entries {
-                if keep_files {
-                    self.restored
-                        .files
-                        .entry((e.partition.clone(), e.bucket))
-                        .or_default()
-                        .push(e.file.clone());
-                }
-                let v = self
-                    .restored
-                    .max_seq
-                    .entry((e.partition.clone(), e.bucket))
-                    .or_insert(-1);
-                *v = (*v).max(e.file.max_sequence_number);
-            }
-        }
-        self.restored.all = everything;
-        self.restored
-            .partitions
-            .extend(missing.into_iter().map(<[u8]>::to_vec));
-        Ok(())
-    }
-
-    /// Highest sequence number of a bucket's live files (-1 if none); its partition must have
-    /// been restored.
-    fn restored_max_seq(&self, key: &WriterKey) -> i64 {
-        self.restored.max_seq.get(key).copied().unwrap_or(-1)
     }
 
     /// Group row indices by (partition, bucket). Returns (partition bytes, bucket) ->
@@ -561,20 +387,21 @@ impl TableWrite {
                 &self.table.options.partition_default_name,
                 self.table.options.partition_legacy_name,
             )?;
-            if num_buckets <= 0 {
+            if !self.assigner.is_fixed() {
                 out.push(((pbytes, 0), (ppath, rows)));
                 continue;
             }
             let idx = UInt32Array::from(rows.clone());
+            let key_idx = self.assigner.key_indices();
             let bcols: Vec<ArrayRef> = if rows.len() == n {
-                self.bucket_idx.iter().map(|&i| cols[i].clone()).collect()
+                key_idx.iter().map(|&i| cols[i].clone()).collect()
             } else {
-                self.bucket_idx
+                key_idx
                     .iter()
                     .map(|&i| arrow_select::take::take(cols[i].as_ref(), &idx, None))
                     .collect::<std::result::Result<_, _>>()?
             };
-            let buckets = compute_buckets(&bcols, &self.bucket_types, num_buckets)?;
+            let buckets = self.assigner.buckets(&bcols, rows.len())?;
             let mut per: Vec<Vec<u32>> = vec![vec![]; num_buckets as usize];
             for (j, &bk) in buckets.iter().enumerate() {
                 per[bk as usize].push(rows[j]);
@@ -588,88 +415,93 @@ impl TableWrite {
         Ok(out)
     }
 
-    /// Flush every bucket (in parallel) into level-0 files; one message per bucket written.
+    /// Flush every bucket (in parallel) into level-0 files, run the commit's compactions; one
+    /// message per bucket written.
     ///
     /// Buckets that spilled merge their runs last, at most [`Self::merge_slots`] at a time,
-    /// each feeding a Parquet encoder on a second thread ([`write_pipelined`]); the others
-    /// flush in parallel first.
+    /// each feeding a Parquet encoder on a second thread (`write_pipelined`); the others
+    /// flush in parallel first. Compaction starts once every bucket flushed.
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
+        for w in self.writers.values_mut() {
+            w.sync().map_err(|e| e.with_table(&name))?;
+        }
         self.spill_before_merge().map_err(|e| e.with_table(&name))?;
         let total_buckets = self.table.options.bucket;
         let slots = self.merge_slots();
-        let flush = &self.flush;
-        let spiller = &self.spiller;
-        let table = &self.table;
+        let compacts = self.compacts();
         // the snapshot every bucket writer continued the sequence numbers of
-        let restored_snapshot = self
-            .restored
-            .snapshot
-            .as_ref()
-            .map(|s| s.as_ref().map(|s| s.id));
-        let flush_one = |w: &mut BucketWriter, pipelined: bool| -> Result<CommitMessage> {
-            let dir = table.bucket_dir(&w.partition_path, w.bucket);
-            flush_bucket(flush, spiller, w, dir, true, pipelined)?;
-            Ok(CommitMessage {
-                partition: w.partition.clone(),
-                bucket: w.bucket,
-                total_buckets,
-                new_files: std::mem::take(&mut w.flushed),
-                // the stalls' compactions; compact_written continues from them
-                compact_before: std::mem::take(&mut w.compacted.before),
-                compact_after: std::mem::take(&mut w.compacted.after),
-                restored_snapshot,
-            })
+        let restored_snapshot = self.restore.snapshot_id();
+        let env = WriteEnv {
+            table: &self.table,
+            flush: &self.flush,
+            spiller: &self.spiller,
+            compact: self.compact_settings.as_ref(),
+            full: self.table.options.full_compaction_delta_commits.is_some(),
         };
-        let (merging, direct): (Vec<&mut BucketWriter>, Vec<&mut BucketWriter>) =
-            self.writers.values_mut().partition(|w| w.spill_count() > 0);
-        let mut results: Vec<Result<CommitMessage>> = direct
+        let (merging, direct): (Vec<_>, Vec<_>) = self
+            .writers
+            .iter_mut()
+            .partition(|(_, w)| w.spill_count() > 0);
+        let mut results: Vec<Prepared<'_>> = direct
             .into_par_iter()
-            .map(|w| flush_one(w, false))
+            .map(|kw| prepare(&env, kw, false))
             .collect();
         // deal the merging buckets into `slots` queues, run side by side
-        let mut queues: Vec<Vec<&mut BucketWriter>> = (0..slots).map(|_| vec![]).collect();
-        for (i, w) in merging.into_iter().enumerate() {
-            queues[i % slots].push(w);
+        let mut queues: Vec<Vec<_>> = (0..slots).map(|_| vec![]).collect();
+        for (i, kw) in merging.into_iter().enumerate() {
+            queues[i % slots].push(kw);
         }
-        let merged: Vec<Vec<Result<CommitMessage>>> = queues
+        let merged: Vec<Vec<Prepared<'_>>> = queues
             .into_par_iter()
-            .map(|q| q.into_iter().map(|w| flush_one(w, true)).collect())
+            .map(|q| q.into_iter().map(|kw| prepare(&env, kw, true)).collect())
             .collect();
         results.extend(merged.into_iter().flatten());
-        let mut msgs = vec![];
+        let mut prepared = vec![];
         let mut first_err = None;
-        for r in results {
+        for (k, w, r) in results {
             match r {
-                Ok(m) if !m.is_empty() => msgs.push(m),
+                Ok(inc) if !inc.is_empty() => prepared.push((k, w, inc)),
                 Ok(_) => {}
                 Err(e) if first_err.is_none() => first_err = Some(e),
                 Err(_) => {}
             }
         }
-        if first_err.is_none() {
-            if let Err(e) = self.compact_written(&mut msgs) {
+        // compaction at prepare_commit (a batch write waits for it, paimon-behaviour.md §1.6)
+        if first_err.is_none() && compacts {
+            let compacted = first_error(
+                prepared
+                    .par_iter_mut()
+                    .map(|(_, w, inc)| w.compact(&env, inc)),
+            );
+            if let Err(e) = compacted {
                 first_err = Some(e);
             }
         }
-        let mut paths = vec![];
-        for m in &msgs {
-            let ppath = self.partition_path_of(m);
-            let written = CompactResult {
-                before: m.compact_before.clone(),
-                after: m.compact_after.clone(),
-            }
-            .written();
-            for f in m.new_files.iter().chain(&written) {
-                paths.push(self.table.bucket_dir(&ppath, m.bucket).join(&f.file_name));
-            }
-        }
         if let Some(e) = first_err {
-            for p in paths {
-                let _ = crate::io::remove_file_if_exists(&p);
+            for (_, w, inc) in &prepared {
+                for f in inc.written() {
+                    let _ = crate::io::remove_file_if_exists(&w.dir().join(&f.file_name));
+                }
             }
+            drop(prepared);
             return Err(self.conflict_if_restored_gone(e));
         }
+        let msgs = prepared
+            .into_iter()
+            .map(|(k, w, inc)| {
+                // the writer's view of its bucket: this commit's new files and compaction
+                w.committed(&inc);
+                CommitMessage {
+                    partition: k.0.clone(),
+                    bucket: k.1,
+                    total_buckets,
+                    data_increment: inc.data_increment,
+                    compact_increment: inc.compact_increment,
+                    restored_snapshot,
+                }
+            })
+            .collect();
         // every run was consumed: drop the (now empty) spill directory
         self.reset_spiller();
         Ok(msgs)
@@ -680,10 +512,8 @@ impl TableWrite {
     /// must be written again against the table as it is now), not a corrupt table.
     fn conflict_if_restored_gone(&self, e: Error) -> Error {
         let name = &self.table.name;
-        match &self.restored.snapshot {
-            Some(Some(snap))
-                if crate::table::live::missing_since_gone(&self.table, snap.id, &e) =>
-            {
+        match self.restore.snapshot() {
+            Some(snap) if crate::table::live::missing_since_gone(&self.table, snap.id, &e) => {
                 Error::CommitConflict {
                     table: name.clone(),
                     message: format!(
@@ -702,6 +532,9 @@ impl TableWrite {
     /// files it writes, since the commit replaces the live ones.
     pub fn ignore_previous_files(&mut self, ignore: bool) {
         self.ignore_previous = ignore;
+        for w in self.writers.values_mut() {
+            w.ignore_previous_files(ignore);
+        }
     }
 
     /// Whether this writer compacts (paimon-behaviour.md §1.6): primary-key tables unless
@@ -713,88 +546,8 @@ impl TableWrite {
             && !self.table.options.write_only
     }
 
-    /// Compaction at `prepare_commit` (a batch write waits for it, §1.6): each written bucket's
-    /// levels (its restored live files plus the new files) are handed to the universal picker
-    /// (a full compaction with `full-compaction.delta-commits`, which batch writes apply at
-    /// every commit, §12) and the task's before/after files go into the bucket's message.
-    fn compact_written(&mut self, msgs: &mut [CommitMessage]) -> Result<()> {
-        if !self.compacts() || msgs.is_empty() {
-            return Ok(());
-        }
-        let settings = CompactSettings::from_table(&self.table)?;
-        let full = self.table.options.full_compaction_delta_commits.is_some();
-        let dirs: HashMap<WriterKey, std::path::PathBuf> = self
-            .writers
-            .iter()
-            .map(|(k, w)| {
-                (
-                    k.clone(),
-                    self.table.bucket_dir(&w.partition_path, w.bucket),
-                )
-            })
-            .collect();
-        let (table, restored) = (&self.table, &self.restored.files);
-        let ignore_previous = self.ignore_previous;
-        let results: Vec<Result<()>> = msgs
-            .par_iter_mut()
-            .map(|m| {
-                let key = (m.partition.clone(), m.bucket);
-                let Some(dir) = dirs.get(&key).cloned() else {
-                    return Ok(());
-                };
-                let mut files = if ignore_previous {
-                    vec![]
-                } else {
-                    restored.get(&key).cloned().unwrap_or_default()
-                };
-                files.extend(m.new_files.iter().cloned());
-                // the stalls' compactions of this commit (primary-key buckets only)
-                apply_compaction(&mut files, &m.compact_before, &m.compact_after);
-                if !table.is_primary_key() {
-                    if let Some((before, after)) = crate::compact::append::compact_written_bucket(
-                        table,
-                        &dir,
-                        &m.partition,
-                        m.bucket,
-                        m.total_buckets,
-                        &files,
-                    )? {
-                        m.compact_before = before;
-                        m.compact_after = after;
-                    }
-                    return Ok(());
-                }
-                let mut c = BucketCompactor::new(table, &settings, dir.clone(), files)?;
-                if let Some(r) = c.compact(full)? {
-                    let mut acc = CompactResult {
-                        before: std::mem::take(&mut m.compact_before),
-                        after: std::mem::take(&mut m.compact_after),
-                    };
-                    let intermediate = acc.absorb(r);
-                    (m.compact_before, m.compact_after) = (acc.before, acc.after);
-                    for f in intermediate {
-                        crate::io::remove_file_if_exists(&dir.join(&f.file_name))?;
-                    }
-                }
-                Ok(())
-            })
-            .collect();
-        results.into_iter().collect::<Result<Vec<()>>>()?;
-        // the writer's view of each bucket: this commit's new files and compaction applied
-        for m in msgs.iter() {
-            let files = self
-                .restored
-                .files
-                .entry((m.partition.clone(), m.bucket))
-                .or_default();
-            files.extend(m.new_files.iter().cloned());
-            apply_compaction(files, &m.compact_before, &m.compact_after);
-        }
-        Ok(())
-    }
-
     /// The budget covers the final merge too: a bucket that spilled merges its runs into a
-    /// Parquet writer ([`merge_footprint`]), [`Self::merge_slots`] buckets at once. If that
+    /// Parquet writer (its merge footprint), [`Self::merge_slots`] buckets at once. If that
     /// working memory and the in-memory rows together exceed `write-buffer-size`, the in-memory
     /// rows of the buckets that spilled are spilled first (as Paimon does at flush), so the
     /// merges start with the buffers free.
@@ -804,43 +557,40 @@ impl TableWrite {
         }
         let at_once = self.merge_slots();
         let in_memory = self.memory.get();
-        let mut merging = vec![];
-        for w in self.writers.values_mut() {
-            if let BucketBuffer::Kv(buf) = &mut w.buffer {
-                if buf.spill_count() > 0 && buf.in_memory_rows() > 0 {
-                    merging.push(buf);
-                }
-            }
-        }
+        let budget = self.flush.budget;
+        let merging: Vec<&mut BucketWriter> = self
+            .writers
+            .values_mut()
+            .filter(|w| w.spill_count() > 0 && w.buffered_rows() > 0)
+            .collect();
         let per_merge = merging
             .iter()
-            .map(|b| merge_footprint(b, self.flush.budget))
+            .map(|w| w.merge_footprint(budget))
             .max()
             .unwrap_or(0);
-        let estimate: u64 = merging.iter().map(|b| b.spill_estimate()).sum();
+        let estimate: u64 = merging
+            .iter()
+            .map(|w| w.spill_estimate().unwrap_or(0))
+            .sum();
         if merging.is_empty()
-            || in_memory + at_once * per_merge <= self.flush.budget
+            || in_memory + at_once * per_merge <= budget
             || !self.spiller.has_room(estimate)
         {
             return Ok(());
         }
         let spiller = &self.spiller;
-        first_error(merging.into_par_iter().map(|b| b.spill(spiller)))
+        first_error(merging.into_par_iter().map(|w| w.spill(spiller)))
     }
 
     /// How many buckets merge their spilled runs at once at `prepare_commit`: one per worker
     /// thread (each also has its encoder thread), and no more than fit `write-buffer-size`
-    /// ([`merge_footprint`]). A small buffer thus merges one bucket at a time.
+    /// (the merge footprint). A small buffer thus merges one bucket at a time.
     fn merge_slots(&self) -> usize {
         let per_merge = self
             .writers
             .values()
-            .filter_map(|w| match &w.buffer {
-                BucketBuffer::Kv(b) if b.spill_count() > 0 => {
-                    Some(merge_footprint(b, self.flush.budget))
-                }
-                _ => None,
-            })
+            .filter(|w| w.spill_count() > 0)
+            .map(|w| w.merge_footprint(self.flush.budget))
             .max()
             .unwrap_or(1)
             .max(1);
@@ -853,242 +603,76 @@ impl TableWrite {
         self.spiller = Spiller::new(opts);
     }
 
+    /// Drop the writers; a later writer of one of their buckets starts from what they knew.
+    fn drop_writers(&mut self) {
+        for (key, w) in self.writers.drain() {
+            self.restore.give_back(key, w.into_files());
+        }
+    }
+
     /// Release buffers, spill files and the spill directory. Files handed out by
     /// `prepare_commit` are left to the commit.
     pub fn close(&mut self) {
-        self.writers.clear();
+        self.drop_writers();
         self.reset_spiller();
-    }
-
-    fn partition_path_of(&self, m: &CommitMessage) -> String {
-        self.writers
-            .get(&(m.partition.clone(), m.bucket))
-            .map(|w| w.partition_path.clone())
-            .unwrap_or_default()
     }
 
     /// Drop buffered rows and spill files and delete files flushed since the last
     /// `prepare_commit` (files it handed out belong to the commit: `FileStoreCommit`
     /// deletes them if the commit fails or is aborted).
     pub fn abort(&mut self) {
-        for w in self.writers.values() {
-            let dir = self.table.bucket_dir(&w.partition_path, w.bucket);
-            for f in w.flushed.iter().chain(&w.compacted.written()) {
-                let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
-            }
+        for w in self.writers.values_mut() {
+            w.close();
         }
         // dropping the writers drops buffers, spill files and open file writers (which delete
         // their own files)
-        self.writers.clear();
+        self.drop_writers();
         self.reset_spiller();
     }
 
     pub fn buffered_rows(&self) -> usize {
-        self.writers.values().map(BucketWriter::buffered_rows).sum()
+        self.writers.values().map(|w| w.buffered_rows()).sum()
     }
 
     /// Arrow memory held by all buffers (an input batch shared by several buckets counts once),
     /// and by the row groups of append tables' open files.
     pub fn memory_size(&self) -> usize {
-        let append: usize = self
-            .writers
-            .values()
-            .map(|w| match &w.buffer {
-                BucketBuffer::Append { .. } => w.memory_size(),
-                BucketBuffer::Kv(_) => 0,
-            })
-            .sum();
-        self.memory.get() + append
+        let own: usize = self.writers.values().map(|w| w.own_memory()).sum();
+        self.memory.get() + own
     }
 
     /// Number of spill files currently held.
     pub fn spill_count(&self) -> usize {
-        self.writers.values().map(BucketWriter::spill_count).sum()
+        self.writers.values().map(|w| w.spill_count()).sum()
     }
 
     /// The writer's spill directory, if it spilled.
     pub fn spill_dir(&self) -> Option<std::path::PathBuf> {
         self.spiller.spill_dir()
     }
+
+    /// The budget, the spiller and the buffer of the only (primary-key) bucket writer.
+    #[cfg(test)]
+    pub(crate) fn merge_tree_buffer(
+        &mut self,
+    ) -> (usize, &Spiller, &mut super::buffer::SortBuffer) {
+        match self.writers.values_mut().next() {
+            Some(BucketWriter::MergeTree(w)) => (self.flush.budget, &self.spiller, w.buffer_mut()),
+            _ => panic!("one key-value bucket"),
+        }
+    }
 }
 
-/// Working memory of one bucket's final merge: two batches of `RUN_BATCH_ROWS` rows per run
-/// (the one being merged and the next, decoded) and the Parquet writer: its open row group
-/// (up to `ROW_GROUP_BYTES`) plus a page and a dictionary per column, half as much again.
-/// Measured with heaptrack on the 64 mb benchmark (10M rows, 4 buckets, ~20 runs a bucket):
-/// 21 MB in the runs and the merge output, 25 MB in the Parquet writer; this gives 42 MB.
-fn merge_footprint(buf: &SortBuffer, budget: usize) -> usize {
-    let runs = buf.spill_count() + usize::from(buf.in_memory_rows() > 0);
-    runs.min(merge_fan_in(buf, budget)) * run_footprint(buf) + ROW_GROUP_BYTES * 3 / 2
-}
+/// A bucket writer and what its `prepare_commit` gave.
+type Prepared<'w> = (&'w WriterKey, &'w mut BucketWriter, Result<CommitIncrement>);
 
-/// Memory of one run in a merge: the batch being merged and the next, decoded.
-fn run_footprint(buf: &SortBuffer) -> usize {
-    2 * RUN_BATCH_ROWS * buf.run_row_bytes().max(1)
-}
-
-/// Most runs a bucket's final merge reads at once: as many as `budget` holds (at least 2);
-/// `local-sort.max-num-file-handles` caps it too. More runs are pre-merged into fewer first,
-/// so a small buffer with many spills merges in several passes instead of holding a batch of
-/// every run.
-fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
-    (budget / run_footprint(buf)).max(2)
-}
-
-/// Write what a bucket buffers into level-0 files. For primary-key buckets the in-memory and
-/// spilled runs are merged through the merge function (each key once per flush). With `last`
-/// the append writer is closed too (prepare_commit).
-fn flush_bucket(
-    ctx: &FlushContext,
-    spiller: &Spiller,
-    w: &mut BucketWriter,
-    dir: std::path::PathBuf,
-    last: bool,
+fn prepare<'w>(
+    env: &WriteEnv<'_>,
+    (key, w): (&'w WriterKey, &'w mut BucketWriter),
     pipelined: bool,
-) -> Result<()> {
-    let mut file_ctx = ctx.file_ctx.clone();
-    file_ctx.dir = dir;
-    match &mut w.buffer {
-        BucketBuffer::Kv(buf) => {
-            if buf.is_empty() {
-                return Ok(());
-            }
-            let writer = RollingFileWriter::new(file_ctx, 0);
-            // plain deduplicate only: sequence.field / ignore-delete need the merge function
-            let deduplicated = if ctx.engine.is_plain_deduplicate() {
-                buf.take_deduplicated()?
-            } else {
-                None
-            };
-            let files = match deduplicated {
-                // fast path: one in-memory run, newest record per key picked while sorting
-                Some(run) => write_all(writer, run.into_iter().flatten(), pipelined)?,
-                None => {
-                    let fan_in = merge_fan_in(buf, ctx.budget);
-                    let (runs, spill_bytes) = buf.take_runs(spiller, fan_in)?;
-                    let merged = merge_sorted_runs(runs, ctx.layout, ctx.engine.clone(), false)?;
-                    let files = write_all(writer, merged, pipelined)?;
-                    spiller.release(spill_bytes);
-                    files
-                }
-            };
-            w.flushed.extend(files);
-        }
-        BucketBuffer::Append {
-            batches,
-            bytes,
-            writer,
-        } => {
-            if !batches.is_empty() {
-                let rw = match writer {
-                    Some(rw) => rw,
-                    None => writer.insert(Box::new(RollingFileWriter::new(file_ctx, w.next_seq))),
-                };
-                for b in batches.drain(..) {
-                    w.next_seq += b.num_rows() as i64;
-                    rw.write(&b)?;
-                }
-                *bytes = 0;
-            }
-            if last {
-                if let Some(rw) = writer.take() {
-                    w.flushed.extend(rw.close()?);
-                }
-            } else if let Some(rw) = writer {
-                // under memory pressure: the open file's row group goes to disk too
-                rw.flush_row_group()?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// A bucket's files as this writer sees them: `previous` live files plus this commit's flushes,
-/// with this commit's compactions so far applied.
-fn bucket_files(previous: &[DataFileMeta], w: &BucketWriter) -> Vec<DataFileMeta> {
-    let mut files: Vec<DataFileMeta> = previous.iter().chain(&w.flushed).cloned().collect();
-    apply_compaction(&mut files, &w.compacted.before, &w.compacted.after);
-    files
-}
-
-/// Apply a compaction's result to a bucket's files: drop `before` (by name), add `after`.
-fn apply_compaction(
-    files: &mut Vec<DataFileMeta>,
-    before: &[DataFileMeta],
-    after: &[DataFileMeta],
-) {
-    let gone: HashSet<&str> = before.iter().map(|f| f.file_name.as_str()).collect();
-    files.retain(|f| !gone.contains(f.file_name.as_str()));
-    files.extend(after.iter().cloned());
-}
-
-/// Sorted runs of a bucket's files: each level-0 file, plus one per non-empty level above.
-fn sorted_runs(files: &[DataFileMeta]) -> usize {
-    let upper: HashSet<i32> = files.iter().map(|f| f.level).filter(|&l| l > 0).collect();
-    files.iter().filter(|f| f.level == 0).count() + upper.len()
-}
-
-/// Java's write stall (`MergeTreeWriter.flushWriteBuffer` waiting for compaction while
-/// `MergeTreeCompactManager.shouldWaitForLatestCompaction`): after a flush under memory
-/// pressure, while the bucket's sorted runs (`previous` live files plus this commit's flushes,
-/// with this commit's compactions applied) exceed `num-sorted-run.stop-trigger`, the picker's
-/// compaction runs before the write goes on. Its result accumulates in `w.compacted` (files an
-/// earlier compaction of this commit wrote and this one consumed are deleted at once).
-fn stall_compact(
-    table: &FileStoreTable,
-    settings: &CompactSettings,
-    previous: &[DataFileMeta],
-    w: &mut BucketWriter,
-    dir: std::path::PathBuf,
-) -> Result<()> {
-    let files = bucket_files(previous, w);
-    let mut n = sorted_runs(&files);
-    if n <= settings.stop_trigger {
-        return Ok(());
-    }
-    log::info!(
-        target: "paimon_rs.compaction",
-        "{} ({}): {n} sorted runs exceed num-sorted-run.stop-trigger {}: writes wait for \
-         compaction",
-        table.name,
-        dir.strip_prefix(&table.path).unwrap_or(&dir).display(),
-        settings.stop_trigger
-    );
-    let mut c = BucketCompactor::new(table, settings, dir.clone(), files)?;
-    while n > settings.stop_trigger {
-        let Some(r) = c.compact(false)? else {
-            break;
-        };
-        for f in w.compacted.absorb(r) {
-            crate::io::remove_file_if_exists(&dir.join(&f.file_name))?;
-        }
-        let after = c.levels.number_of_sorted_runs();
-        if after >= n {
-            break;
-        }
-        n = after;
-    }
-    Ok(())
-}
-
-/// Write sorted batches into `writer` and close it, encoding on a second thread if `pipelined`.
-fn write_all(
-    mut writer: RollingFileWriter,
-    batches: impl Iterator<Item = Result<RecordBatch>>,
-    pipelined: bool,
-) -> Result<Vec<DataFileMeta>> {
-    if pipelined {
-        return write_pipelined(writer, batches);
-    }
-    for b in batches {
-        writer.write(&b?)?;
-    }
-    writer.close()
-}
-
-/// Memory held by an append bucket's open file (its row group).
-fn open_file_bytes(writer: &Option<Box<RollingFileWriter>>) -> usize {
-    writer.as_ref().map_or(0, |rw| rw.buffered_bytes())
+) -> Prepared<'w> {
+    let r = w.prepare_commit(env, pipelined);
+    (key, w, r)
 }
 
 /// Wait for every result; the first error, if any.
@@ -1109,6 +693,7 @@ mod tests {
     use arrow_schema::Field;
 
     use super::*;
+    use crate::spec::manifest::DataFileMeta;
     use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
 
     fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
@@ -1147,23 +732,32 @@ mod tests {
     fn in_memory_rows_of_spilled_buckets(w: &TableWrite) -> usize {
         w.writers
             .values()
-            .map(|b| match &b.buffer {
-                BucketBuffer::Kv(buf) if buf.spill_count() > 0 => buf.in_memory_rows(),
-                _ => 0,
-            })
+            .filter(|b| b.spill_count() > 0)
+            .map(|b| b.buffered_rows())
             .sum()
     }
 
     /// The largest number of sorted runs of any bucket, as the writer sees its buckets now.
     fn max_runs(w: &TableWrite) -> usize {
         w.writers
-            .iter()
-            .map(|(key, b)| {
-                let previous = w.restored.files.get(key).map_or(&[][..], Vec::as_slice);
-                sorted_runs(&bucket_files(previous, b))
+            .values()
+            .map(|b| match b {
+                BucketWriter::MergeTree(m) => m.sorted_runs(),
+                BucketWriter::Append(_) => 0,
             })
             .max()
             .unwrap_or(0)
+    }
+
+    /// Level-0 files the writers flushed and have not handed to a commit yet.
+    fn flushed(w: &TableWrite) -> usize {
+        w.writers
+            .values()
+            .map(|b| match b {
+                BucketWriter::MergeTree(m) => m.flushed_files(),
+                BucketWriter::Append(_) => 0,
+            })
+            .sum()
     }
 
     /// One bucket, no spilling, a 64 kb buffer (a flush every ~1,500 rows), stop trigger 4.
@@ -1190,10 +784,10 @@ mod tests {
             let mut w = TableWrite::new(t.clone()).unwrap();
             let mut flushes = 0;
             for i in 0..30 {
-                let before = w.writers.values().map(|b| b.flushed.len()).sum::<usize>();
+                let before = flushed(&w);
                 // upserts over 5,000 keys
                 w.write(&rows((i % 5) * 1000, 1000)).unwrap();
-                flushes += w.writers.values().map(|b| b.flushed.len()).sum::<usize>() - before;
+                flushes += flushed(&w) - before;
                 assert!(
                     max_runs(&w) <= 4,
                     "commit {commit} write {i}: {} runs",
@@ -1238,7 +832,9 @@ mod tests {
         }
         assert!(max_runs(&w) > 10, "{} runs", max_runs(&w));
         let msgs = w.prepare_commit().unwrap();
-        assert!(msgs.iter().all(|m| m.compact_before.is_empty()));
+        assert!(msgs
+            .iter()
+            .all(|m| m.compact_increment.compact_before.is_empty()));
     }
 
     #[test]
@@ -1301,7 +897,12 @@ mod tests {
         let key = &routed[0].0;
         msgs.iter()
             .filter(|m| (&m.partition, m.bucket) == (&key.0, key.1))
-            .flat_map(|m| m.new_files.iter().map(|f| f.min_sequence_number))
+            .flat_map(|m| {
+                m.data_increment
+                    .new_files
+                    .iter()
+                    .map(|f| f.min_sequence_number)
+            })
             .collect()
     }
 
@@ -1323,18 +924,14 @@ mod tests {
         let mut w = TableWrite::new(t.clone()).unwrap();
         w.write(&partition_rows(1, 0..5)).unwrap();
         // only partition 1's files were read
-        assert!(!w.restored.all);
-        assert_eq!(w.restored.partitions.len(), 1);
-        assert_eq!(w.restored.max_seq.len(), 1);
-        assert_eq!(
-            w.restored.max_seq.values().copied().collect::<Vec<_>>(),
-            vec![99]
-        );
+        assert!(!w.restore.read_all());
+        assert_eq!(w.restore.partitions_read(), 1);
+        assert_eq!(w.restore.max_sequence_numbers(), vec![99]);
         // a partition not seen yet: everything is read once
         w.write(&partition_rows(2, 0..5)).unwrap();
         w.write(&partition_rows(3, 0..5)).unwrap();
-        assert!(w.restored.all);
-        assert_eq!(w.restored.max_seq.len(), 2);
+        assert!(w.restore.read_all());
+        assert_eq!(w.restore.max_sequence_numbers().len(), 2);
         let msgs = w.prepare_commit().unwrap();
         assert_eq!(min_seq_of(&msgs, &w, 1), vec![100]);
         assert_eq!(min_seq_of(&msgs, &w, 2), vec![10]);
@@ -1385,9 +982,9 @@ mod tests {
             let open: usize = w
                 .writers
                 .values()
-                .map(|b| match &b.buffer {
-                    BucketBuffer::Append { writer, .. } => open_file_bytes(writer),
-                    BucketBuffer::Kv(_) => 0,
+                .map(|b| match b {
+                    BucketWriter::Append(a) => a.open_file_bytes(),
+                    BucketWriter::MergeTree(_) => 0,
                 })
                 .sum();
             assert!(
@@ -1397,50 +994,14 @@ mod tests {
             assert!(w.memory_size() <= budget);
         }
         let msgs = w.prepare_commit().unwrap();
-        let files: Vec<&DataFileMeta> = msgs.iter().flat_map(|m| &m.new_files).collect();
+        let files: Vec<&DataFileMeta> = msgs
+            .iter()
+            .flat_map(|m| &m.data_increment.new_files)
+            .collect();
         // row groups were flushed, files were not cut: one file per partition
         assert_eq!(files.len(), 16);
         assert_eq!(files.iter().map(|f| f.row_count).sum::<i64>(), 400_000);
         w.abort();
-    }
-
-    #[test]
-    fn a_small_budget_merges_few_runs_at_once() {
-        let dir = tempfile::tempdir().unwrap();
-        let t = table(
-            dir.path(),
-            &[("bucket", "1"), ("write-buffer-size", "64 kb")],
-        );
-        let mut w = TableWrite::new(t).unwrap();
-        for i in 0..40 {
-            w.write(&rows(i * 1000, 1000)).unwrap();
-        }
-        let spills = w.spill_count();
-        let budget = w.flush.budget;
-        let spiller = &w.spiller;
-        let buf = match w.writers.values_mut().next().map(|b| &mut b.buffer) {
-            Some(BucketBuffer::Kv(buf)) => buf,
-            _ => panic!("one key-value bucket"),
-        };
-        // ~40 bytes a row: two 4k-row batches of a run are more than 64 kb
-        let fan_in = merge_fan_in(buf, budget);
-        assert_eq!(fan_in, 2);
-        assert!(spills > 4, "{spills} spills");
-        let (runs, _) = buf.take_runs(spiller, fan_in).unwrap();
-        assert!(runs.len() <= 2, "{} runs", runs.len());
-        let mut keys = vec![];
-        let merged = merge_sorted_runs(
-            runs,
-            KvLayout { num_keys: 1 },
-            MergeEngine::Deduplicate,
-            false,
-        );
-        for b in merged.unwrap() {
-            let b = b.unwrap();
-            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            keys.extend(k.values().iter().copied());
-        }
-        assert_eq!(keys, (0..40_000).collect::<Vec<i64>>());
     }
 
     #[test]
@@ -1478,7 +1039,7 @@ mod tests {
         let msgs = w.prepare_commit().unwrap();
         let n: i64 = msgs
             .iter()
-            .flat_map(|m| &m.new_files)
+            .flat_map(|m| &m.data_increment.new_files)
             .map(|f| f.row_count)
             .sum();
         assert_eq!(n, written);
