@@ -25,9 +25,11 @@ pub use error::{Error, Result};
 // Tables: the catalog, the table handle and its operations.
 pub use table::alter::SchemaChange;
 pub use table::branches::{create_branch, drop_branch, fast_forward, list_branches, rename_branch};
-pub use table::catalog::{FileSystemCatalog, NewTableSchema};
+pub use table::catalog::FileSystemCatalog;
 pub use table::expire::{expire_snapshots, ExpireConfig, Reclaimed};
 pub use table::inspect::{live_files, partition_stats};
+pub use table::live::live_entries;
+pub use table::new_schema::NewTableSchema;
 pub use table::orphan::remove_orphan_files;
 pub use table::partition_expire::PartitionExpire;
 pub use table::rollback::{rollback_to, rollback_to_timestamp, RollbackTarget};
@@ -35,12 +37,10 @@ pub use table::tags::{create_tag, delete_tag, list_tags, rename_tag, replace_tag
 pub use table::FileStoreTable;
 
 // Write, commit, scan and read.
-pub use commit::{
-    CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit, Overwrite, PartitionSpec,
-};
+pub use commit::{CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit, Overwrite};
 pub use predicate::{LeafOp, Predicate};
 pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
-pub use read::scan::{live_entries, TableScan};
+pub use read::scan::TableScan;
 pub use read::split::Split;
 pub use read::table_read::TableRead;
 pub use write::assign::{partition_bucket_of, BucketAssigner};
@@ -75,7 +75,7 @@ pub use spec::manifest::{
     read_manifest_entries, read_manifest_list, DataFileMeta, FileKind, IndexFileMeta,
     ManifestFileMeta,
 };
-pub use spec::partition::partition_value_string;
+pub use spec::partition::{partition_value_string, PartitionSpec};
 pub use spec::row_kind::RowKind;
 pub use spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
 pub use spec::types::{DataField, DataType, TypeKind};

@@ -133,11 +133,12 @@ impl FileStoreCommit {
     ) -> Result<()> {
         let latest = self.table().snapshot_manager().latest()?;
         let previous = self.manifests_of(latest.as_ref())?;
-        let filter = crate::read::scan::partitions_filter(
+        let filter = crate::table::live::partitions_filter(
             self.table(),
             compact.iter().map(|e| e.partition.as_slice()),
         )?;
-        let mut live = crate::read::scan::live_entries_of(self.table(), previous, filter.as_ref())?;
+        let mut live =
+            crate::table::live::live_entries_of(self.table(), previous, filter.as_ref())?;
         let parts: HashSet<&[u8]> = compact.iter().map(|e| &e.partition[..]).collect();
         live.extend(
             adds.iter()
@@ -197,7 +198,7 @@ mod tests {
 
     fn live_levels(t: &FileStoreTable) -> Vec<(String, i32)> {
         let s = t.snapshot_manager().latest().unwrap().unwrap();
-        let mut v: Vec<(String, i32)> = crate::read::scan::live_entries(t, &s)
+        let mut v: Vec<(String, i32)> = crate::table::live::live_entries(t, &s)
             .unwrap()
             .into_iter()
             .map(|e| (e.file.file_name, e.file.level))

@@ -23,11 +23,11 @@ use rayon::prelude::*;
 use super::{new_file_name, FileStoreCommit};
 use crate::error::Result;
 use crate::io;
-use crate::read::scan::manifest_may_match;
 use crate::spec::manifest::{
     merge_entries_keep_deletes, read_manifest_entries, FileIdentifier, FileKind, ManifestEntry,
     ManifestFileMeta,
 };
+use crate::table::live::manifest_may_match;
 
 fn size_of(m: &ManifestFileMeta) -> u64 {
     m.file_size.max(0) as u64
@@ -137,7 +137,7 @@ impl FileStoreCommit {
         let touched = if deleted.is_empty() {
             None
         } else {
-            crate::read::scan::partitions_filter(
+            crate::table::live::partitions_filter(
                 &self.table,
                 deleted.iter().map(|d| d.partition.as_slice()),
             )?

@@ -39,7 +39,7 @@ mod stale_tests;
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
 use safety::SequenceCheck;
 
-pub use crate::spec::partition::PartitionSpec;
+use crate::spec::partition::PartitionSpec;
 
 /// What an overwrite commit replaces.
 #[derive(Debug, Clone, Copy)]
@@ -612,7 +612,7 @@ impl FileStoreCommit {
             return Ok(false);
         };
         let metas = crate::table::live::read_list(&self.table, &next, &next.base_manifest_list)?;
-        let live: HashSet<String> = crate::read::scan::live_entries_of(&self.table, metas, None)?
+        let live: HashSet<String> = crate::table::live::live_entries_of(&self.table, metas, None)?
             .into_iter()
             .map(|e| e.file.file_name)
             .collect();
@@ -642,13 +642,13 @@ impl FileStoreCommit {
                 // partitions it writes to; a static overwrite needs all it may replace.
                 let filter = match replace {
                     Some(Replace::Spec(_) | Replace::Specs(_)) => None,
-                    None | Some(Replace::Written) => crate::read::scan::partitions_filter(
+                    None | Some(Replace::Written) => crate::table::live::partitions_filter(
                         &self.table,
                         adds.iter().map(|e| e.partition.as_slice()),
                     )?,
                 };
                 let live =
-                    crate::read::scan::live_entries_of(&self.table, previous, filter.as_ref())?;
+                    crate::table::live::live_entries_of(&self.table, previous, filter.as_ref())?;
                 self.check_total_buckets(&live, adds)?;
                 self.check_not_live(&live, adds, latest_id)?;
                 if let Some(check) = sequences.as_mut() {
@@ -693,12 +693,12 @@ impl FileStoreCommit {
                 Ok(delta)
             }
             Phase::Compact { entries } => {
-                let filter = crate::read::scan::partitions_filter(
+                let filter = crate::table::live::partitions_filter(
                     &self.table,
                     entries.iter().map(|e| e.partition.as_slice()),
                 )?;
                 let live =
-                    crate::read::scan::live_entries_of(&self.table, previous, filter.as_ref())?;
+                    crate::table::live::live_entries_of(&self.table, previous, filter.as_ref())?;
                 let adds: Vec<ManifestEntry> = entries
                     .iter()
                     .filter(|e| e.kind == FileKind::Add)

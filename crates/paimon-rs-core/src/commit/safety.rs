@@ -292,7 +292,7 @@ impl FileStoreCommit {
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
         // every branch's snapshots and tags: a branch shares the data files
         let snapshots = crate::table::expire::all_kept(self.table())?;
-        let filter = crate::read::scan::partitions_filter(
+        let filter = crate::table::live::partitions_filter(
             self.table(),
             wanted.iter().map(|k| k.0.as_slice()),
         )?;
@@ -305,7 +305,7 @@ impl FileStoreCommit {
         .with_manifest_filter(|m| {
             filter
                 .as_ref()
-                .is_none_or(|f| crate::read::scan::manifest_may_match(m, &keys, &types, f))
+                .is_none_or(|f| crate::table::live::manifest_may_match(m, &keys, &types, f))
         });
         let referenced = walker.referenced(&snapshots)?;
         Ok(wanted
@@ -504,7 +504,8 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::commit::Overwrite;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
     use crate::table::FileStoreTable;
     use crate::write::TableWrite;
 
@@ -577,7 +578,7 @@ pub(crate) mod tests {
 
     pub(crate) fn live_rows(t: &FileStoreTable) -> i64 {
         let s = t.snapshot_manager().latest().unwrap().unwrap();
-        crate::read::scan::live_entries(t, &s)
+        crate::table::live::live_entries(t, &s)
             .unwrap()
             .iter()
             .map(|e| e.file.row_count)

@@ -123,7 +123,7 @@ fn live_files_exist(t: &FileStoreTable) {
         .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
         .collect();
     let s = t.snapshot_manager().latest().unwrap().unwrap();
-    for e in crate::read::scan::live_entries(t, &s).unwrap() {
+    for e in crate::table::live::live_entries(t, &s).unwrap() {
         assert!(
             names.contains(&e.file.file_name),
             "{} lost",
@@ -163,7 +163,7 @@ fn reads_and_listings_never_serve_the_stale_snapshot() {
         );
         // the crashed commit's rows are in no snapshot a reader gets
         let s = sm.latest().unwrap().unwrap();
-        let total: i64 = crate::read::scan::live_entries(&c.t, &s)
+        let total: i64 = crate::table::live::live_entries(&c.t, &s)
             .unwrap()
             .iter()
             .map(|e| e.file.row_count)

@@ -15,12 +15,13 @@ use rayon::prelude::*;
 
 use super::progress::{ProgressSink, Tracker};
 use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
-use crate::commit::{CommitMessage, CompactIncrement, DataIncrement, PartitionSpec};
+use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
 use crate::spec::manifest::DataFileMeta;
+use crate::spec::partition::PartitionSpec;
 use crate::table::FileStoreTable;
 use crate::write::rolling::RollingFileWriter;
 

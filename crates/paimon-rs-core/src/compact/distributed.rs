@@ -8,10 +8,11 @@ use super::append::{check_compactable, compact_append_bucket, pick_append, Appen
 use super::bucket::compact_pk_bucket;
 use super::work::bucket_splits;
 use super::{BucketCompactor, CompactSettings};
-use crate::commit::{CommitMessage, PartitionSpec};
+use crate::commit::CommitMessage;
 use crate::error::Result;
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
+use crate::spec::partition::PartitionSpec;
 use crate::table::FileStoreTable;
 
 fn check(table: &FileStoreTable) -> Result<()> {

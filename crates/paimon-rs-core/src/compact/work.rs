@@ -4,13 +4,14 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::commit::{CommitMessage, FileStoreCommit, PartitionSpec};
+use crate::commit::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
 use crate::read::split::Split;
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::compare_nullable;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::partition_path;
+use crate::spec::partition::PartitionSpec;
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::table::live::live_entries;
 use crate::table::FileStoreTable;

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-pub use super::data_file::{DataFileReader, FileExpect};
+use super::data_file::{DataFileReader, FileExpect};
 use crate::error::{Error, Result};
 
 /// The format of a data file.

@@ -5,7 +5,7 @@
 
 pub mod avro;
 pub mod checksum;
-mod data_file;
+pub mod data_file;
 pub mod format;
 pub mod int96;
 pub mod orc;

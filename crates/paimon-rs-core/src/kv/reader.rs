@@ -23,7 +23,8 @@ use std::cmp::Ordering;
 
 use super::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::error::{Error, Result};
-use crate::io::format::{open_data_file, DataFileReader, FileExpect};
+use crate::io::data_file::{DataFileReader, FileExpect};
+use crate::io::format::open_data_file;
 use crate::merge::{BatchIter, KvLayout};
 use crate::read::deletion::{DeletionFile, DeletionFilter};
 use crate::read::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};

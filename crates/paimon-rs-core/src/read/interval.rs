@@ -1,11 +1,11 @@
 //! Split packing of a primary-key bucket for a batch read (paimon-behaviour.md §6.2). The
-//! interval partition it builds on lives in [`crate::compact::interval`] (re-exported here).
+//! interval partition it builds on lives in [`crate::compact::interval`].
 
 use crate::error::Result;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::DataType;
 
-pub use crate::compact::interval::interval_partition;
+use crate::compact::interval::interval_partition;
 
 /// Ordered bin packing: close the bin before an item that would push it over `target` (unless
 /// the bin is empty).

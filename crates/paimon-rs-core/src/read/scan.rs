@@ -16,10 +16,7 @@ use crate::spec::partition::partition_path;
 use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::spec::types::DataType;
-pub use crate::table::live::{
-    live_entries, live_entries_filtered, live_entries_of, manifest_may_match, partitions_filter,
-};
-use crate::table::live::{stats_lookup, test_stats};
+use crate::table::live::{live_entries_filtered, live_entries_of, stats_lookup, test_stats};
 use crate::table::FileStoreTable;
 
 /// Column stats of a file written with `file_schema`, named by the current schema (Java's

@@ -19,8 +19,8 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
 use super::evolution::SchemaCache;
-use super::interval::interval_partition;
 use super::split::Split;
+use crate::compact::interval::interval_partition;
 use crate::error::{Error, Result};
 use crate::kv::reader::{column_plan, file_path, with_deletions, ColumnPlan, FileChain, PlanInput};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};

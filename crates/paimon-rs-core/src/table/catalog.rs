@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use super::new_schema::NewTableSchema;
+use super::new_schema::NewTableSchema;
 use super::{snapshot_manager, FileStoreTable};
 use crate::error::{Error, Result};
 use crate::io;

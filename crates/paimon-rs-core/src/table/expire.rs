@@ -757,7 +757,7 @@ mod tests {
     fn expiry_deletes_what_reading_everything_deletes() {
         let dir = tempfile::tempdir().unwrap();
         let t = table(&dir.path().join("a"), true);
-        let overwrite: crate::commit::PartitionSpec =
+        let overwrite: crate::spec::partition::PartitionSpec =
             vec![("dt".into(), Some(Datum::String("b".into())))];
         let mut compared = 0;
         for i in 0..60i64 {

@@ -163,7 +163,8 @@ mod tests {
 
     use super::*;
     use crate::commit::FileStoreCommit;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
     use crate::write::TableWrite;
 
     fn schema() -> Schema {

@@ -6,7 +6,7 @@ pub mod catalog;
 pub mod expire;
 pub mod inspect;
 pub mod live;
-mod new_schema;
+pub mod new_schema;
 pub mod orphan;
 pub mod partition_expire;
 pub mod references;

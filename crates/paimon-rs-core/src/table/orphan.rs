@@ -526,7 +526,8 @@ pub(crate) mod tests {
     use arrow_schema::{DataType, Field, Schema};
 
     use crate::commit::FileStoreCommit;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
     use crate::write::TableWrite;
 
     /// Table `db.t`: key (`dt` STRING, `k` BIGINT), value `v` STRING, one bucket;

@@ -205,7 +205,7 @@ impl PartitionExpire {
         let keys = table.partition_keys().to_vec();
         let types = table.partition_types()?;
         let mut parts: BTreeMap<Vec<u8>, ()> = BTreeMap::new();
-        for e in crate::read::scan::live_entries(table, &snapshot)? {
+        for e in crate::table::live::live_entries(table, &snapshot)? {
             parts.insert(e.partition, ());
         }
         let mut expired: Vec<(String, PartitionSpec)> = vec![];

@@ -897,7 +897,7 @@ mod probe_tests {
             arrow_schema::DataType::Int64,
             false,
         )]);
-        let mut s = crate::table::catalog::NewTableSchema::from_arrow(
+        let mut s = crate::table::new_schema::NewTableSchema::from_arrow(
             &arrow,
             vec![],
             vec![],

@@ -161,7 +161,8 @@ pub(crate) mod tests {
     use arrow_schema::{DataType as AT, Field, Schema};
 
     use super::*;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
     use crate::write::TableWrite;
 
     /// A table partitioned by `p INT`, keyed by (p, k BIGINT), with a `v STRING` value.

@@ -301,7 +301,8 @@ mod tests {
     use crate::kv::{file_context, kv_arrow_schema, FileSource};
     use crate::merge::MergeEngine;
     use crate::sort::SpillOptions;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
     use crate::write::buffer::SharedInput;
     use crate::write::record_writer::FlushContext;
 

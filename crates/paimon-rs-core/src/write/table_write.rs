@@ -694,7 +694,8 @@ mod tests {
 
     use super::*;
     use crate::spec::manifest::DataFileMeta;
-    use crate::table::catalog::{FileSystemCatalog, NewTableSchema};
+    use crate::table::catalog::FileSystemCatalog;
+    use crate::table::new_schema::NewTableSchema;
 
     fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
