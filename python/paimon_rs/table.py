@@ -1158,12 +1158,61 @@ class ReadBuilder:
         self._predicate: Optional[Predicate] = None
         self._limit: Optional[int] = None
 
-    def with_filter(self, predicate: Optional[Predicate]) -> ReadBuilder:
-        self._predicate = predicate
+    def with_filter(self, predicate: Union[Predicate, str, None]) -> ReadBuilder:
+        """Read only the rows matching ``predicate`` (replacing an earlier ``with_filter``).
+
+        Args:
+            predicate: a ``Predicate`` from ``new_predicate_builder()``, a filter string
+                parsed at once (``"id = 1 AND v LIKE 'a%'"``: comparisons, ``[NOT] IN``,
+                ``[NOT] BETWEEN``, ``IS [NOT] NULL``, ``LIKE``, ``AND`` / ``OR`` / ``NOT``,
+                parentheses, ``DATE '...'`` / ``TIMESTAMP '...'``; see
+                ``paimon_rs.filter_parser``), or None for no filter.
+
+        The filter prunes partitions and files by their statistics, then is applied exactly to
+        the rows read.
+
+        Raises:
+            InvalidArgumentError: a filter string that does not parse, names an unknown
+                column (the closest one is suggested), has a literal that does not fit its
+                column's type, or cannot be expressed as predicates (``NOT LIKE``).
+            TypeError: anything else than a Predicate, a string or None.
+
+        Example::
+
+            rb = table.new_read_builder().with_filter("dt = '2024-01-01' AND id IN (1, 2)")
+            rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        """
+        from paimon_rs.filter_parser import optional_filter
+
+        self._predicate = optional_filter(predicate, self.table.arrow_schema, "with_filter")
         return self
 
     def with_projection(self, projection: List[str]) -> ReadBuilder:
-        self._projection = list(projection)
+        """Read only these columns, in this order (``TableRead.schema`` is then theirs).
+
+        Args:
+            projection: column names of the table; a filter may use other columns.
+
+        Raises:
+            SchemaMismatchError: an unknown column (at this call; the closest name is suggested).
+
+        Example::
+
+            table.new_read_builder().with_projection(["id", "name"])
+        """
+        if isinstance(projection, str):
+            raise TypeError(f"with_projection takes a list of column names, got the string "
+                            f"{projection!r} (write [{projection!r}])")
+        cols = list(projection)
+        from paimon_rs.filter_parser import suggest_column
+
+        names = self.table.arrow_schema.names
+        for c in cols:
+            if c not in names:
+                raise SchemaMismatchError(f"with_projection on {self.table.identifier}: projected "
+                                          f"column '{c}' is not in the table"
+                                          f"{suggest_column(str(c), names)}")
+        self._projection = cols
         return self
 
     def with_limit(self, limit: int) -> ReadBuilder:
