@@ -95,8 +95,157 @@ class Table:
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
 
-    def new_read_builder(self) -> ReadBuilder:
-        return ReadBuilder(self)
+    def new_read_builder(self, snapshot_id: Optional[int] = None, tag: Optional[str] = None) -> ReadBuilder:
+        """A builder of reads of this table (projection, filter, limit, then scan and read).
+
+        Args:
+            snapshot_id: read that snapshot (time travel): the same as
+                ``table.copy({"scan.snapshot-id": str(snapshot_id)}).new_read_builder()``.
+            tag: read the snapshot of that tag: ``copy({"scan.tag-name": tag})``.
+
+        Raises:
+            InvalidArgumentError: both given, a snapshot that does not exist (expired or not
+                yet committed) or a tag that does not, here rather than at read time; or
+                another time-travel option (``scan.timestamp-millis``, ...) already set on
+                this table handle.
+        """
+        if snapshot_id is None and tag is None:
+            return ReadBuilder(self)
+        return ReadBuilder(self._time_travel(snapshot_id, tag, "new_read_builder"))
+
+    def _time_travel(self, snapshot_id: Optional[int], tag: Optional[str], what: str) -> Table:
+        """This table pinned to ``snapshot_id`` or ``tag`` (both checked to exist now)."""
+        if snapshot_id is not None and tag is not None:
+            raise InvalidArgumentError(f"{what} on {self.identifier}: give snapshot_id or tag, not both")
+        key = "scan.snapshot-id" if snapshot_id is not None else "scan.tag-name"
+        given = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS and k != key}
+        if given:
+            raise InvalidArgumentError(
+                f"{what} on {self.identifier}: this table handle already travels in time with "
+                f"{given}; take snapshot_id/tag on a handle without it")
+        if snapshot_id is not None:
+            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
+                raise InvalidArgumentError(f"{what}: snapshot_id must be an int, got {snapshot_id!r}")
+            ids = _core.snapshot_ids(self._core)
+            if snapshot_id not in ids:
+                have = f"snapshots {ids[0]}..{ids[-1]}" if ids else "no snapshot"
+                raise InvalidArgumentError(
+                    f"{what}: snapshot {snapshot_id} of {self.identifier} does not exist (the table "
+                    f"has {have}; expired snapshots cannot be read, tags can)")
+            return self.copy({key: str(snapshot_id)})
+        assert tag is not None
+        if not isinstance(tag, str):
+            raise InvalidArgumentError(f"{what}: tag must be a tag name (str), got {tag!r}")
+        tags = self.list_tags()
+        if tag not in tags:
+            from paimon_rs.filter_parser import suggest_column
+            hint = suggest_column(tag, tags).split(" (columns")[0] if tags else ""
+            raise InvalidArgumentError(
+                f"{what}: tag '{tag}' of {self.identifier} does not exist{hint} (tags: {tags})")
+        return self.copy({key: tag})
+
+    # ---- one-line reads and writes ----
+
+    def _read_builder(self, filter: Union[Predicate, str, None], projection: Optional[List[str]],
+                      snapshot_id: Optional[int], limit: Optional[int], tag: Optional[str],
+                      what: str) -> ReadBuilder:
+        rb = self.new_read_builder(snapshot_id=snapshot_id, tag=tag)
+        if filter is not None:
+            from paimon_rs.filter_parser import optional_filter
+            rb._predicate = optional_filter(filter, self.arrow_schema, what)
+        if projection is not None:
+            rb.with_projection(projection)
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise InvalidArgumentError(f"{what}: limit must be an int >= 0, got {limit!r}")
+            rb.with_limit(limit)
+        return rb
+
+    def to_arrow(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                 snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                 tag: Optional[str] = None) -> pa.Table:
+        """Read the table (plan and read every split) into one pyarrow Table.
+
+        Args:
+            filter: a ``Predicate`` or a filter string (``"id > 3 AND v LIKE 'a%'"``, see
+                ``ReadBuilder.with_filter``).
+            projection: the columns to return, in this order (default: all).
+            snapshot_id: read that snapshot instead of the latest (``new_read_builder``).
+            limit: at most this many rows.
+            tag: read the snapshot of this tag.
+
+        Raises:
+            InvalidArgumentError: a bad filter string, an unknown snapshot or tag, a bad limit.
+            SchemaMismatchError: an unknown projected column.
+
+        Example::
+
+            table.to_arrow("dt = '2024-01-01'", projection=["id", "v"], limit=10)
+        """
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_arrow")
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    def to_pandas(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                  snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                  tag: Optional[str] = None) -> Any:
+        """``to_arrow`` (same arguments) as a pandas DataFrame (``TableRead.to_pandas``: integer
+        and boolean columns with NULLs become nullable dtypes). Raises ``ImportError`` (``pip
+        install pandas``) without pandas."""
+        _optional_import("pandas", "to_pandas")
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_pandas")
+        return rb.new_read().to_pandas(rb.new_scan().plan().splits())
+
+    def to_polars(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                  snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                  tag: Optional[str] = None) -> Any:
+        """``to_arrow`` (same arguments) as a polars DataFrame. Raises ``ImportError`` (``pip
+        install polars``) without polars."""
+        _optional_import("polars", "to_polars")
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_polars")
+        return rb.new_read().to_polars(rb.new_scan().plan().splits())
+
+    def write(self, data: Any, mode: str = "append",
+              overwrite_partition: Optional[Dict[str, Any]] = None) -> Optional[int]:
+        """Write ``data`` and commit it as one snapshot; returns its id (None if nothing changed).
+
+        Args:
+            data: a pyarrow Table / RecordBatch / RecordBatchReader, a polars DataFrame, any
+                object with ``__arrow_c_stream__``, or a pandas DataFrame (``write_pandas``:
+                columns converted to the table's types).
+            mode: ``"append"`` (primary-key tables: upsert by key) or ``"overwrite"``
+                (INSERT OVERWRITE, ``BatchWriteBuilder.overwrite``).
+            overwrite_partition: with ``mode="overwrite"``: ``{"dt": "2024-01-01"}`` replaces
+                that partition, ``{}`` the whole table. None replaces, on a partitioned table
+                with ``dynamic-partition-overwrite`` = true (Paimon's default), only the
+                partitions present in ``data``; otherwise the whole table.
+
+        On any failure nothing is committed: the written files are deleted (the commit's
+        messages are aborted) and the error is raised.
+
+        Raises:
+            InvalidArgumentError: an unknown mode, ``overwrite_partition`` with
+                ``mode="append"``, or a partition key that is not one.
+            SchemaMismatchError: data that does not fit the table.
+            TypeError: data that is not a table.
+
+        Example::
+
+            table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
+            table.write(df, mode="overwrite", overwrite_partition={"dt": "2024-01-01"})
+        """
+        if mode not in ("append", "overwrite"):
+            raise InvalidArgumentError(f"write on {self.identifier}: mode must be 'append' or "
+                                       f"'overwrite', got {mode!r}")
+        if mode == "append" and overwrite_partition is not None:
+            raise InvalidArgumentError(f"write on {self.identifier}: overwrite_partition "
+                                       f"{overwrite_partition!r} needs mode='overwrite'")
+        builder = self.new_batch_write_builder()
+        if mode == "overwrite":
+            builder.overwrite(overwrite_partition)
+        with builder.new_write() as w:
+            _write_any(w, data, "write")
+            messages = w.prepare_commit()
+        return _commit_or_abort(builder, messages)
 
     def latest_snapshot_id(self) -> Optional[int]:
         return self._core.latest_snapshot_id()
@@ -1125,6 +1274,37 @@ class TableRead:
             yield from b.to_pylist()
 
 
+def _write_any(w: BatchTableWrite, data: Any, what: str) -> None:
+    """Hand ``data`` to ``w``: pandas through ``write_pandas``, Arrow objects through
+    ``write_arrow``; anything else is refused naming what is accepted."""
+    cls = type(data)
+    if cls.__module__.split(".")[0] == "pandas" and cls.__name__ == "DataFrame":
+        w.write_pandas(data)
+    elif hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        w.write_arrow(data)
+    else:
+        hint = " (pa.Table.from_pylist(rows) or pa.table(columns) first)" \
+            if isinstance(data, (list, dict, tuple)) else ""
+        raise TypeError(f"{what} on {w.table.identifier}: expected a pyarrow Table / RecordBatch / "
+                        f"RecordBatchReader, a pandas or polars DataFrame or an object with "
+                        f"__arrow_c_stream__, got {cls.__name__}{hint}")
+
+
+def _commit_or_abort(builder: BatchWriteBuilder, messages: List[CommitMessage]) -> Optional[int]:
+    """Commit ``messages`` as one snapshot; on failure abort them (delete their files) and
+    re-raise the commit's error."""
+    commit = builder.new_commit()
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+_TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
+                        "scan.file-creation-time-millis", "scan.watermark", "scan.version")
+
+
 def _optional_import(module: str, method: str) -> Any:
     import importlib
 
@@ -1138,8 +1318,7 @@ def _arrow_to_pandas(table: pa.Table) -> Any:
     """``table.to_pandas()`` (as pypaimon), except integer and boolean columns holding NULLs:
     those become pandas nullable dtypes (``Int64``, ``boolean``) instead of float64 / object,
     which would round integers above 2**53 and turn NULL into NaN."""
-    import pandas as pd
-
+    pd = _optional_import("pandas", "to_pandas")
     nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
                 pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
                 pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
