@@ -563,3 +563,24 @@ def optional_filter(predicate: Optional[Union[str, Predicate]], schema: pa.Schem
     raise TypeError(f"{where}: expected a filter string, a Predicate or None, got "
                     f"{type(predicate).__name__}")
 
+
+def parse_value(text: str, schema: pa.Schema, target: pa.Field, where: str) -> Tuple[str, Any]:
+    """A merge value: ``("column", name)`` for a column of ``schema`` (``source.v``), or
+    ``("literal", value)`` for a SQL literal (``'abc'``, ``1.5``, ``TRUE``, ``NULL``,
+    ``DATE '...'``) converted to ``target``'s type."""
+    p = _Parser(text, schema, where)
+    t = p.tok
+    if t.kind in ("NAME", "QNAME") and p.peek().kind == "EOF":
+        col = p.column(t)
+        return ("column", col.name)
+    if t.kind == "KEYWORD" and t.value == "NULL" and p.peek().kind == "EOF":
+        return ("literal", None)
+    if t.kind == "EOF":
+        raise p.error("an empty value", 0)
+    lit = p.literal()
+    if p.tok.kind != "EOF":
+        raise p.error(f"expected one column (source.<col>) or one literal, found more: "
+                      f"{p.describe(p.tok)}", p.tok.pos)
+    tmp = _Parser.__new__(_Parser)
+    tmp.text, tmp.where, tmp.schema = text, where, pa.schema([target])
+    return ("literal", tmp.convert(_Column(target.name, 0), lit))

@@ -21,6 +21,7 @@ from paimon_rs.exceptions import (
 )
 from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
+from paimon_rs.mutations import DeleteResult, MergeBuilder
 from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
@@ -112,6 +113,44 @@ class Table:
         if snapshot_id is None and tag is None:
             return ReadBuilder(self)
         return ReadBuilder(self._time_travel(snapshot_id, tag, "new_read_builder"))
+
+    def delete(self, filter: Union[Predicate, str]) -> DeleteResult:
+        """Delete the rows matching ``filter`` (a ``Predicate`` or a filter string, as
+        ``ReadBuilder.with_filter``) in one snapshot; returns a
+        ``paimon_rs.mutations.DeleteResult`` (``num_deleted_rows``, ``snapshot_id``; None when
+        nothing matched and nothing was committed).
+
+        Primary-key tables (``deduplicate`` merge engine): the matching rows are read and
+        written back as ``-D`` rows. Append tables: the partitions holding matching rows are
+        read and written back without them (an INSERT OVERWRITE of those partitions; with
+        several partitions of which some end up empty, of the whole table).
+
+        Raises:
+            InvalidArgumentError: no filter, or a bad filter string.
+            UnsupportedError: another merge engine, ``ignore-delete``, dynamic buckets.
+            CommitConflictError: other commits kept changing the table meanwhile (nothing
+                was committed; retry).
+
+        Example::
+
+            table.delete("dt = '2024-01-01' AND id IN (3, 4)").num_deleted_rows
+        """
+        from paimon_rs.mutations import delete
+        return delete(self, filter)
+
+    def merge(self, source: Any, on: Sequence[str]) -> MergeBuilder:
+        """A ``paimon_rs.mutations.MergeBuilder``: match ``source`` rows (pyarrow, pandas,
+        polars) to this table's rows by the ``on`` columns (for a primary-key table, exactly
+        its primary key), add ``when_matched_update`` / ``when_matched_update_all`` /
+        ``when_matched_delete`` / ``when_not_matched_insert`` / ``when_not_matched_insert_all``
+        clauses, then ``execute()`` them in one snapshot.
+
+        Example::
+
+            (table.merge(df, on=["id"]).when_matched_update_all()
+                  .when_not_matched_insert_all().execute())
+        """
+        return MergeBuilder(self, source, on)
 
     def _time_travel(self, snapshot_id: Optional[int], tag: Optional[str], what: str) -> Table:
         """This table pinned to ``snapshot_id`` or ``tag`` (both checked to exist now)."""
