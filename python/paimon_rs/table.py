@@ -385,7 +385,16 @@ class Table:
     # ---- end of snapshots and partitions ----
 
     def __repr__(self) -> str:
-        return f"Table({str(self.identifier)!r})"
+        kind = f"primary key {self.primary_keys}" if self.primary_keys else "append"
+        parts = [repr(str(self.identifier)), kind, f"bucket={self.total_buckets}"]
+        if self.partition_keys:
+            parts.append(f"partitioned by {self.partition_keys}")
+        if self.current_branch() != "main":
+            parts.append(f"branch={self.current_branch()!r}")
+        travel = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        if travel:
+            parts.append(f"reading {travel}")
+        return f"Table({', '.join(parts)})"
 
     # --- pypaimon 2.1.0 names (FileStoreTable), see docs/pypaimon-parity.md ---
 
@@ -1118,6 +1127,29 @@ Split = _core.Split
 DataFileMeta = _core.DataFileMeta
 
 
+def _split_repr(self: Any) -> str:
+    partition = self.partition.to_dict() if self.partition is not None else {}
+    part = f"partition={partition}, " if partition else ""
+    return (f"Split({part}bucket={self.bucket}, files={len(self.file_paths)}, "
+            f"row_count={self.row_count}, snapshot_id={self.snapshot_id})")
+
+
+def _commit_message_repr(self: Any) -> str:
+    compact = (f", compact_before={len(self.compact_before)}, compact_after={len(self.compact_after)}"
+               if self.compact_before or self.compact_after else "")
+    return (f"CommitMessage(bucket={self.bucket}, files={self.file_names}, "
+            f"row_count={self.row_count}{compact})")
+
+
+# the native classes print what they hold (the engine defines no __repr__ for them)
+for _cls, _repr in ((_core.Split, _split_repr), (_core.CommitMessage, _commit_message_repr)):
+    if "__repr__" not in vars(_cls):
+        try:
+            _cls.__repr__ = _repr  # type: ignore[method-assign]
+        except TypeError:  # an immutable native type: keep its default repr
+            pass
+
+
 class GenericRow:
     """A split's partition, as pypaimon's ``GenericRow``: ``values`` in the order of
     ``fields`` (the partition columns as pyarrow fields); ``to_dict()`` by name."""
@@ -1439,6 +1471,20 @@ class ReadBuilder:
 
     def new_predicate_builder(self) -> PredicateBuilder:
         return PredicateBuilder(self.table.arrow_schema)
+
+    def __repr__(self) -> str:
+        parts = [repr(str(self.table.identifier))]
+        travel = {k: v for k, v in self.table.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        if travel:
+            parts.append(f"reading {travel}")
+        if self._projection is not None:
+            parts.append(f"projection={self._projection}")
+        pred = self._combined_filter()
+        if pred is not None:
+            parts.append(f"filter={str(pred)!r}")
+        if self._limit is not None:
+            parts.append(f"limit={self._limit}")
+        return f"ReadBuilder({', '.join(parts)})"
 
     def read_type(self) -> pa.Schema:
         return self.new_read().schema
