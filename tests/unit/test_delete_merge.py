@@ -307,3 +307,65 @@ def test_a_table_that_keeps_changing_raises_commit_conflict(append_table, monkey
     monkeypatch.undo()
     # nothing of the delete landed, and no file of its attempts was left behind
     assert sorted(append_table.to_arrow("dt = 'a'").column("id").to_pylist()) == [1, 2]
+
+
+@pytest.mark.parametrize("partitioned", [True, False])
+def test_append_deletes_and_merges_match_a_model(catalog, partitioned):
+    """Random appends, deletes (each overwrite path) and merges on an append table, against a
+    list-of-rows model (an append table keeps duplicates)."""
+    name = "db.m" + ("p" if partitioned else "u")
+    catalog.create_table(name, Schema.from_pyarrow_schema(
+        PK_SCHEMA, partition_keys=["dt"] if partitioned else []), False)
+    t = catalog.get_table(name)
+    rnd = random.Random(11 if partitioned else 12)
+    model: list = []
+    filters = [
+        ("id < {k}", lambda r, k, p: r["id"] < k),
+        ("dt = '{p}'", lambda r, k, p: r["dt"] == p),
+        ("dt = '{p}' AND id >= {k}", lambda r, k, p: r["dt"] == p and r["id"] >= k),
+        ("name IS NULL OR id = {k}", lambda r, k, p: r["name"] is None or r["id"] == k),
+        ("NOT (dt IN ('{p}', 'c')) AND price BETWEEN 1 AND {k}",
+         lambda r, k, p: r["dt"] not in (p, "c") and 1 <= r["price"] <= k),
+    ]
+    for step in range(30):
+        action = rnd.choice(["write", "write", "delete", "merge"])
+        if action == "write" or not model:
+            new = [{"dt": rnd.choice("abc"), "id": rnd.randint(0, 9), "name": rnd.choice(["x", "y", None]),
+                    "price": float(rnd.randint(0, 5))} for _ in range(rnd.randint(1, 6))]
+            t.write(pa.Table.from_pylist(new, schema=PK_SCHEMA))
+            model += new
+        elif action == "delete":
+            text, fn = rnd.choice(filters)
+            k, p = rnd.randint(0, 9), rnd.choice("abc")
+            r = t.delete(text.format(k=k, p=p))
+            kept = [row for row in model if not fn(row, k, p)]
+            assert r.num_deleted_rows == len(model) - len(kept), (step, text)
+            model = kept
+        else:
+            keys = rnd.sample(range(12), rnd.randint(1, 4))
+            src = pa.table({"id": keys, "name": [rnd.choice(["m", None]) for _ in keys],
+                            "price": [float(rnd.randint(0, 5)) for _ in keys],
+                            "dt": [rnd.choice("abc") for _ in keys]}).select(PK_SCHEMA.names).cast(PK_SCHEMA)
+            (t.merge(src, on=["id"])
+             .when_matched_delete("source.price < 1")
+             .when_matched_update({"name": "source.name"}, "target.price >= 3")
+             .when_not_matched_insert_all("source.price > 2")
+             .execute())
+            by_id = {s["id"]: s for s in src.to_pylist()}
+            new_model = []
+            for row in model:
+                s = by_id.get(row["id"])
+                if s is None:
+                    new_model.append(row)
+                elif s["price"] < 1:
+                    continue
+                elif row["price"] >= 3:
+                    new_model.append({**row, "name": s["name"]})
+                else:
+                    new_model.append(row)
+            present = {row["id"] for row in model}
+            new_model += [s for s in src.to_pylist() if s["id"] not in present and s["price"] > 2]
+            model = new_model
+        got = sorted(t.to_arrow().to_pylist(), key=lambda d: (d["dt"], d["id"], str(d["name"]), d["price"]))
+        want = sorted(model, key=lambda d: (d["dt"], d["id"], str(d["name"]), d["price"]))
+        assert got == want, (step, action)
