@@ -42,7 +42,9 @@ class DeleteResult:
 @dataclass(frozen=True)
 class MergeResult:
     """What ``MergeBuilder.execute`` did: rows inserted, updated and deleted, and the one
-    snapshot committed (None: nothing changed, nothing was committed)."""
+    snapshot committed (None: nothing changed, nothing was committed). The counts are the rows
+    written as such; on a primary-key table with a ``sequence.field`` an update or insert whose
+    sequence value is below the stored row's is written but loses, as Paimon merges."""
 
     num_inserted_rows: int
     num_updated_rows: int
