@@ -28,6 +28,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import difflib
+import re
 from dataclasses import dataclass
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
@@ -291,7 +292,9 @@ class _Parser:
                 else:
                     value = _parse_timestamp(s.value)
             except ValueError:
-                raise self.error(f"{t.value} '{s.value}' is not a valid {t.value.lower()}", s.pos) from None
+                raise self.error(f"{t.value} '{s.value}' is not a valid {t.value.lower()}"
+                                 + (" (at most microseconds)" if t.value == "TIMESTAMP" else ""),
+                                 s.pos) from None
             return _Literal(t.value.lower(), value, t.pos, f"{t.value} '{s.value}'")
         if t.kind == "KEYWORD" and t.value == "NULL":
             raise self.error("NULL compares to nothing (comparisons with NULL are never true); "
@@ -506,9 +509,16 @@ def _like_prefix(pattern: str) -> Optional[str]:
 
 
 def _parse_timestamp(text: str) -> datetime.datetime:
+    """``yyyy-mm-dd[ hh:mm[:ss[.f...]]][Z|+hh:mm]``; fractions of up to 6 digits (Python's
+    datetime holds microseconds; more would be cut, so they are refused)."""
     s = text.strip()
     if s.endswith(("Z", "z")):
         s = s[:-1] + "+00:00"
+    m = re.search(r"\.(\d+)", s)
+    if m:
+        if len(m.group(1)) > 6:
+            raise ValueError("more than 6 fractional digits")
+        s = s[:m.start(1)] + m.group(1).ljust(6, "0") + s[m.end(1):]  # Python 3.9 wants 3 or 6
     return datetime.datetime.fromisoformat(s)
 
 
