@@ -52,8 +52,9 @@ _METHOD = {"=": "equal", "!=": "not_equal", "<": "less_than", "<=": "less_or_equ
 @dataclass(frozen=True)
 class _Token:
     kind: str  # NAME, QNAME, KEYWORD, NUMBER, STRING, OP, LPAREN, RPAREN, COMMA, MINUS, EOF
-    value: str
+    value: str  # a keyword in upper case
     pos: int
+    text: str = ""  # a keyword as written
 
 
 @dataclass(frozen=True)
@@ -174,7 +175,7 @@ class _Parser:
                         j += 1
                 word = s[i:j]
                 kind = "KEYWORD" if word.upper() in KEYWORDS else "NAME"
-                out.append(_Token(kind, word.upper() if kind == "KEYWORD" else word, i))
+                out.append(_Token(kind, word.upper() if kind == "KEYWORD" else word, i, word))
                 i = j
             else:
                 raise self.error(f"unexpected character {c!r}", i)
@@ -253,16 +254,23 @@ class _Parser:
 
     def operand(self) -> Union[_Column, _Literal]:
         t = self.tok
-        if t.kind in ("NAME", "QNAME"):
+        if t.kind in ("NAME", "QNAME") or self.keyword_column(t):
             self.advance()
             return self.column(t)
         return self.literal()
 
+    def keyword_column(self, t: _Token) -> bool:
+        """A column named ``date`` or ``timestamp`` (common names) written unquoted: the
+        keyword not followed by a quoted value."""
+        return (t.kind == "KEYWORD" and t.value in ("DATE", "TIMESTAMP") and t.text in self.schema.names
+                and self.peek().kind != "STRING")
+
     def column(self, t: _Token) -> _Column:
-        if t.value not in self.schema.names:
-            raise self.error(f"unknown column '{t.value}'{suggest_column(t.value, self.schema.names)}",
+        name = t.text if t.kind == "KEYWORD" else t.value
+        if name not in self.schema.names:
+            raise self.error(f"unknown column '{name}'{suggest_column(name, self.schema.names)}",
                              t.pos)
-        return _Column(t.value, t.pos)
+        return _Column(name, t.pos)
 
     def literal(self) -> _Literal:
         t = self.tok
@@ -580,7 +588,7 @@ def parse_value(text: str, schema: pa.Schema, target: pa.Field, where: str) -> T
     ``DATE '...'``) converted to ``target``'s type."""
     p = _Parser(text, schema, where)
     t = p.tok
-    if t.kind in ("NAME", "QNAME") and p.peek().kind == "EOF":
+    if (t.kind in ("NAME", "QNAME") or p.keyword_column(t)) and p.peek().kind == "EOF":
         col = p.column(t)
         return ("column", col.name)
     if t.kind == "KEYWORD" and t.value == "NULL" and p.peek().kind == "EOF":

@@ -376,3 +376,12 @@ def test_table_with_timezone_timestamp():
     p = parse_filter("ts >= TIMESTAMP '2024-01-01 10:00:00+02:00'", schema)
     assert p.literals[0] == datetime.datetime(2024, 1, 1, 10, tzinfo=datetime.timezone(datetime.timedelta(hours=2)))
     p.to_core(schema)  # converts
+
+
+def test_columns_named_date_or_timestamp_need_no_quotes():
+    schema = pa.schema([("date", pa.date32()), ("timestamp", pa.timestamp("ms")), ("id", pa.int64())])
+    assert parse_filter("date = DATE '2024-01-02' AND timestamp IS NOT NULL", schema) == P("and", children=[
+        P("equal", "date", [datetime.date(2024, 1, 2)]), P("is_not_null", "timestamp", [])])
+    assert parse_filter("date >= '2024-01-02'", schema) == P("greater_or_equal", "date", [datetime.date(2024, 1, 2)])
+    with pytest.raises(InvalidArgumentError, match="expected a quoted value after DATE"):
+        parse_filter("id = DATE", schema)
