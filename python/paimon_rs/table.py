@@ -1504,9 +1504,14 @@ class ReadBuilder:
 
     # --- pypaimon 2.1.0 names ---
 
-    def with_partition_filter(self, partition_filter: Optional[Predicate]) -> ReadBuilder:
+    def with_partition_filter(self, partition_filter: Union[Predicate, str, None]) -> ReadBuilder:
         """A filter on partition columns only (ANDed with ``with_filter``'s); prunes
-        partitions when the scan plans."""
+        partitions when the scan plans. A Predicate or a filter string (``"dt >= '2024-01-01'"``,
+        as ``with_filter``)."""
+        from paimon_rs.filter_parser import optional_filter
+
+        partition_filter = optional_filter(partition_filter, self.table.arrow_schema,
+                                           "with_partition_filter")
         if partition_filter is not None:
             cols = _predicate_fields(partition_filter)
             outside = sorted(cols - set(self.table.partition_keys))

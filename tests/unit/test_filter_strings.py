@@ -385,3 +385,11 @@ def test_columns_named_date_or_timestamp_need_no_quotes():
     assert parse_filter("date >= '2024-01-02'", schema) == P("greater_or_equal", "date", [datetime.date(2024, 1, 2)])
     with pytest.raises(InvalidArgumentError, match="expected a quoted value after DATE"):
         parse_filter("id = DATE", schema)
+
+
+def test_with_partition_filter_takes_a_string_too(table):
+    rb = table.new_read_builder().with_partition_filter("dt IN ('p1', 'p3')").with_filter("id < 10")
+    got = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("id").to_pylist())
+    assert got == sorted(r["id"] for r in ROWS.to_pylist() if r["dt"] in ("p1", "p3") and r["id"] < 10)
+    with pytest.raises(InvalidArgumentError, match=r"\['id'\] are not partition keys"):
+        table.new_read_builder().with_partition_filter("id = 1")
