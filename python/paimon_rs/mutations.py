@@ -124,6 +124,13 @@ def _fields(p: Predicate) -> set:
 # --- shared checks ---------------------------------------------------------------------------
 
 def _check_mutable(table: Table, what: str) -> None:
+    from paimon_rs.table import _TIME_TRAVEL_OPTIONS
+
+    travel = {k: v for k, v in table.options.items() if k in _TIME_TRAVEL_OPTIONS}
+    if travel:
+        raise InvalidArgumentError(f"{what} on {table.identifier}: this handle reads a past state "
+                                   f"({travel}); {what} changes the latest one: use a handle without "
+                                   "these options")
     if not table.is_primary_key_table:
         return
     engine = table.options.merge_engine()
@@ -201,11 +208,14 @@ def delete(table: Table, predicate: Union[Predicate, str]) -> DeleteResult:
 
 
 def _retry(table: Table, what: str, attempt: Any) -> Any:
+    """Run ``attempt`` (read, compute, write, commit) again while another commit got in the
+    way: one that landed after its read (``_TableChanged``), or one the commit's own check found
+    writing the same keys (``CommitConflictError``; the attempt's files are aborted)."""
     last: Optional[Exception] = None
     for _ in range(ATTEMPTS):
         try:
             return attempt()
-        except _TableChanged as e:
+        except (_TableChanged, CommitConflictError) as e:
             last = e
     raise CommitConflictError(f"{what} on {table.identifier}: other commits changed the table while "
                               f"it read, {ATTEMPTS} times; nothing was committed ({last})")

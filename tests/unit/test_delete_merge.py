@@ -78,6 +78,11 @@ def test_delete_refusals(pk_table, catalog):
     with pytest.raises(UnsupportedError, match="'partial-update' merge engine"):
         catalog.get_table("db.pu").delete("id = 1")
     assert pk_table.delete("id = 1") == DeleteResult(0, None)  # an empty table
+    pk_table.write(rows("a", [1], "x"))
+    with pytest.raises(InvalidArgumentError, match="this handle reads a past state"):
+        pk_table.copy({"scan.snapshot-id": "1"}).delete("id = 1")
+    with pytest.raises(InvalidArgumentError, match="this handle reads a past state"):
+        pk_table.copy({"scan.snapshot-id": "1"}).merge(rows("a", [1], "y"), on=["dt", "id"])
 
 
 @pytest.mark.parametrize("filter_, path", [
@@ -369,3 +374,25 @@ def test_append_deletes_and_merges_match_a_model(catalog, partitioned):
         got = sorted(t.to_arrow().to_pylist(), key=lambda d: (d["dt"], d["id"], str(d["name"]), d["price"]))
         want = sorted(model, key=lambda d: (d["dt"], d["id"], str(d["name"]), d["price"]))
         assert got == want, (step, action)
+
+
+def test_a_commit_conflict_is_retried_from_the_read(pk_table, monkeypatch):
+    from paimon_rs import CommitConflictError
+    from paimon_rs.table import BatchTableCommit
+    pk_table.write(rows("a", [1, 2], "x"))
+    real = BatchTableCommit.commit
+    failures = []
+
+    def conflicting(self, messages, commit_identifier=None):
+        if not failures:
+            failures.append(1)
+            raise CommitConflictError("another writer wrote the same keys")
+        return real(self, messages, commit_identifier)
+
+    monkeypatch.setattr(BatchTableCommit, "commit", conflicting)
+    r = pk_table.merge(rows("a", [2, 3], "m"), on=["dt", "id"]).when_matched_update_all() \
+        .when_not_matched_insert_all().execute()
+    monkeypatch.undo()
+    assert failures == [1]
+    assert (r.num_inserted_rows, r.num_updated_rows, r.snapshot_id) == (1, 1, 2)
+    assert model_of(pk_table.to_arrow()) == {("a", 1): ("x", 1.0), ("a", 2): ("m", 1.0), ("a", 3): ("m", 1.0)}
