@@ -625,8 +625,10 @@ class MergeBuilder:
             target = table.to_arrow(filter=keys, snapshot_id=sid)
         tgt = target.rename_columns([f"target.{n}" for n in target.schema.names])
         tkeys, skeys = [f"target.{k}" for k in self.on], [f"source.{k}" for k in self.on]
-        matched = tgt.join(src, keys=tkeys, right_keys=skeys, join_type="inner", coalesce_keys=False)
-        unmatched = src.join(tgt.select(tkeys), keys=skeys, right_keys=tkeys, join_type="left anti")
+        ti, si = _join_indices(tgt, tkeys, src, skeys, "inner")
+        matched = pa.Table.from_arrays(tgt.take(ti).columns + src.take(si).columns,
+                                       names=tgt.column_names + src.column_names)
+        unmatched = src.take(_join_indices(src, skeys, tgt, tkeys, "left anti")[0])
         updates, inserts, deletes, untouched, before = self._apply(matched, unmatched)
         counts = (inserts.num_rows, updates.num_rows, deletes.num_rows)
         if not any(counts):
@@ -663,7 +665,7 @@ class MergeBuilder:
         # the partitions' rows: those matching no source row, the matched ones no clause took,
         # the updated ones (the deleted ones are left out)
         src_keys = self.source.select(self.on)
-        kept = rows.join(src_keys, keys=self.on, join_type="left anti").select(rows.schema.names)
+        kept = rows.take(_join_indices(rows, self.on, src_keys, self.on, "left anti")[0])
         untouched_in = untouched.filter(predicate_mask(inside, untouched)) if inside else untouched
         if kept.num_rows + untouched_in.num_rows + changed.num_rows != rows.num_rows:
             raise UnsupportedError(f"{self._where}: internal check failed ({rows.num_rows} rows in the "
@@ -680,6 +682,26 @@ class MergeBuilder:
                 new_rows = pa.concat_tables([new_rows, more])
                 specs = specs + extra
         return _rewrite(table, sid, specs, new_rows)
+
+
+def _join_indices(left: pa.Table, left_keys: List[str], right: pa.Table, right_keys: List[str],
+                  how: str) -> Tuple[pa.ChunkedArray, pa.ChunkedArray]:
+    """Row indices of an ``inner`` join (left, right) or a ``left anti`` join (left only) on
+    the key columns. Only keys and indices go through Arrow's join, which does not take every
+    type (lists, maps, views) as a non-key column."""
+    def keyed(t: pa.Table, keys: List[str], index: str) -> pa.Table:
+        cols = {f"k{i}": t.column(k) for i, k in enumerate(keys)}
+        cols[index] = pa.chunked_array([pa.array(range(t.num_rows), pa.int64())])
+        return pa.table(cols)
+    names = [f"k{i}" for i in range(len(left_keys))]
+    j = keyed(left, left_keys, "__left").join(keyed(right, right_keys, "__right"), keys=names,
+                                              join_type=how)
+    li = j.column("__left")
+    ri = j.column("__right") if "__right" in j.column_names else pa.chunked_array([], pa.int64())
+    if how == "inner":
+        order = pc.sort_indices(li)  # deterministic: in target order
+        return li.take(order), ri.take(order)
+    return li.take(pc.sort_indices(li)), ri
 
 
 def _target_rows(joined: pa.Table, schema: pa.Schema) -> pa.Table:

@@ -396,3 +396,21 @@ def test_a_commit_conflict_is_retried_from_the_read(pk_table, monkeypatch):
     assert failures == [1]
     assert (r.num_inserted_rows, r.num_updated_rows, r.snapshot_id) == (1, 1, 2)
     assert model_of(pk_table.to_arrow()) == {("a", 1): ("x", 1.0), ("a", 2): ("m", 1.0), ("a", 3): ("m", 1.0)}
+
+
+def test_merge_with_nested_columns(catalog):
+    """Arrow's join takes no list or map as a non-key column: only keys go through it."""
+    schema = pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string())),
+                        ("attrs", pa.map_(pa.string(), pa.int64()))])
+    catalog.create_table("db.n", Schema.from_pyarrow_schema(schema, primary_keys=["id"],
+                                                            options={"bucket": "1"}), False)
+    t = catalog.get_table("db.n")
+    t.write(pa.table({"id": [1, 2], "tags": [["a"], ["b"]], "attrs": [[("x", 1)], []]}, schema=schema))
+    src = pa.table({"id": [2, 3], "tags": [["B", "b"], None], "attrs": [[("y", 2)], [("z", 3)]]}, schema=schema)
+    r = t.merge(src, on=["id"]).when_matched_update_all().when_not_matched_insert_all().execute()
+    assert (r.num_updated_rows, r.num_inserted_rows) == (1, 1)
+    got = sorted(t.to_arrow().to_pylist(), key=lambda d: d["id"])
+    assert got == [{"id": 1, "tags": ["a"], "attrs": [("x", 1)]}, {"id": 2, "tags": ["B", "b"], "attrs": [("y", 2)]},
+                   {"id": 3, "tags": None, "attrs": [("z", 3)]}]
+    assert t.delete("id = 3").num_deleted_rows == 1
+    assert sorted(t.to_arrow().column("id").to_pylist()) == [1, 2]
