@@ -11,7 +11,8 @@ use paimon_rs_core::{
     compute_buckets, datum_from_arrow, datums_to_arrow, deserialize_row,
     partition_bucket_of as partition_bucket_of_core, table_arrow_schema,
     CommitMessage as CoreMessage, DataField, Error, FileStoreCommit, FileStoreTable, Overwrite,
-    PartitionSpec, Split as CoreSplit, TableRead as CoreRead, TableScan, TableWrite as CoreWrite,
+    PartitionSpec, RowKind, Split as CoreSplit, TableRead as CoreRead, TableScan,
+    TableWrite as CoreWrite,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -376,6 +377,37 @@ impl TableWrite {
                 batches.push(RecordBatch::new_empty(schema));
             }
             write_all(w, &batches)
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Write every batch of an Arrow stream with every row of row kind `kind` (`+I`, `-U`,
+    /// `+U`, `-D`), whatever the table's `rowkind.field` says: the rows of a delete or a merge.
+    fn write_stream_kind(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        kind: &str,
+    ) -> PyResult<()> {
+        let kind = RowKind::from_short_string(kind)
+            .ok_or_else(|| {
+                Error::invalid(format!("row kind '{kind}': expected one of +I, -U, +U, -D"))
+            })
+            .py_err()?;
+        let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
+        let schema = reader.schema();
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || -> Result<(), Error> {
+            let mut batches: Vec<RecordBatch> = reader
+                .collect::<Result<_, ArrowError>>()
+                .map_err(|e| import_error(w, &schema, e))?;
+            if batches.is_empty() {
+                batches.push(RecordBatch::new_empty(schema));
+            }
+            w.write_batches_as(&batches, Some(kind))
         });
         crate::logbridge::flush(py);
         r.py_err()
