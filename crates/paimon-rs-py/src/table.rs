@@ -48,16 +48,25 @@ impl Table {
     /// Open the table stored at `path` (its latest schema) with `options` on top (dynamic
     /// options, as `copy`): how a table handle is rebuilt after pickling, e.g. in a Spark task.
     #[staticmethod]
-    fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
+    fn open(
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        options: BTreeMap<String, String>,
+    ) -> PyResult<Table> {
         let path = path.trim_end_matches('/');
-        let store = paimon_rs_core::store_options(&options);
-        paimon_rs_core::configure_store(path, &store).py_err()?;
-        let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
-        let inner = if options.is_empty() {
-            t
-        } else {
-            t.copy(&options).py_err()?
-        };
+        let inner = py
+            .detach(|| -> Result<FileStoreTable, Error> {
+                let store = paimon_rs_core::store_options(&options);
+                paimon_rs_core::configure_store(path, &store)?;
+                let t = FileStoreTable::open(name, std::path::Path::new(path))?;
+                if options.is_empty() {
+                    Ok(t)
+                } else {
+                    t.copy(&options)
+                }
+            })
+            .py_err()?;
         Ok(Table { inner })
     }
 
@@ -105,10 +114,10 @@ impl Table {
     }
 
     /// A copy with dynamic options (not stored in the table).
-    fn copy(&self, options: BTreeMap<String, String>) -> PyResult<Table> {
-        Ok(Table {
-            inner: self.inner.copy(&options).py_err()?,
-        })
+    fn copy(&self, py: Python<'_>, options: BTreeMap<String, String>) -> PyResult<Table> {
+        // a branch or a time-travelled schema is read from storage
+        let inner = py.detach(|| self.inner.copy(&options)).py_err()?;
+        Ok(Table { inner })
     }
 
     /// A writer; `ignore_previous_files` (an overwrite's writer) compacts only its new files.
@@ -174,8 +183,9 @@ impl Table {
         })
     }
 
-    fn latest_snapshot_id(&self) -> PyResult<Option<i64>> {
-        self.inner.snapshot_manager().latest_id().py_err()
+    fn latest_snapshot_id(&self, py: Python<'_>) -> PyResult<Option<i64>> {
+        py.detach(|| self.inner.snapshot_manager().latest_id())
+            .py_err()
     }
 
     /// Compact every bucket (of the partitions given as one-row batches of partition values,
@@ -260,8 +270,9 @@ impl Table {
     }
 
     /// Tags as (name, snapshot id, snapshot commit millis, create time ISO, retained millis).
-    fn list_tags(&self) -> PyResult<Vec<TagRow>> {
-        Ok(paimon_rs_core::list_tags(&self.inner)
+    fn list_tags(&self, py: Python<'_>) -> PyResult<Vec<TagRow>> {
+        Ok(py
+            .detach(|| paimon_rs_core::list_tags(&self.inner))
             .py_err()?
             .into_iter()
             .map(|t| {
@@ -438,15 +449,15 @@ impl TableWrite {
     }
 
     /// Drop buffered rows and delete every file no commit references.
-    fn abort(&self) -> PyResult<()> {
-        lock(&self.inner)?.abort();
-        Ok(())
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        // deletes files: without the GIL (the lock is taken there too, so a thread waiting for
+        // it never holds the GIL)
+        py.detach(|| lock(&self.inner).map(|mut w| w.abort()))
     }
 
     /// Release buffers and spill files (after prepare_commit the files belong to the commit).
-    fn close(&self) -> PyResult<()> {
-        lock(&self.inner)?.close();
-        Ok(())
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| lock(&self.inner).map(|mut w| w.close()))
     }
 
     /// Arrow memory held by the write buffers.
