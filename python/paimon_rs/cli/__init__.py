@@ -33,7 +33,10 @@ COMMAND_MODULES: List[str] = [
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every command of :data:`COMMAND_MODULES` registered."""
+    from paimon_rs import __version__
+
     p = argparse.ArgumentParser(prog="paimon-rs", description="Inspect and maintain Paimon tables (paimon_rs)")
+    p.add_argument("--version", action="version", version=f"paimon-rs {__version__}")
     add_option_argument(p, "global_options_kv")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
