@@ -1,13 +1,24 @@
-"""Command-line frictions of issue 31: ``paimon-rs --version``."""
+"""Command-line frictions of issue 31: ``--version``; ``--warehouse``; a missing warehouse,
+database or table is an error naming it (closest database or table name suggested) and creates
+nothing."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
-from typing import Optional
+from typing import Dict, List, Optional, Tuple
+
+import pyarrow as pa
+import pytest
 
 import paimon_rs
+from paimon_rs import CatalogFactory, Schema
 from paimon_rs.cli import main
+
+from unit_helpers import write
+
+SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 
 
 def cli(*args: str, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
@@ -15,8 +26,114 @@ def cli(*args: str, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
                           timeout=300, cwd=cwd)
 
 
+def tree(root: str) -> List[str]:
+    """Every directory and file under ``root`` (and whether ``root`` exists)."""
+    out = [f"exists={os.path.exists(root)}"]
+    for d, dirs, files in os.walk(root):
+        out += [os.path.join(d, n) for n in sorted(dirs) + sorted(files)]
+    return sorted(out)
+
+
+@pytest.fixture
+def wh(tmp_path) -> str:
+    """A local warehouse with ``db.t`` (two commits) and an empty database ``other``."""
+    path = str(tmp_path / "wh")
+    cat = CatalogFactory.create({"warehouse": path})
+    cat.create_database("db", True)
+    cat.create_database("other", True)
+    cat.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = cat.get_table("db.t")
+    write(t, pa.table({"id": [1, 2], "v": ["a", "b"]}, schema=SCHEMA))
+    write(t, pa.table({"id": [3], "v": ["c"]}, schema=SCHEMA))
+    return path
+
+
 def test_version(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == f"paimon-rs {paimon_rs.__version__}\n"
     p = cli("--version")
     assert (p.returncode, p.stdout, p.stderr) == (0, f"paimon-rs {paimon_rs.__version__}\n", "")
+
+
+def test_global_warehouse_option(wh, capsys):
+    assert main(["--warehouse", wh, "snapshots", "db.t", "--json"]) == 0
+    assert '"id": 2' in capsys.readouterr().out
+    assert main(["--warehouse", wh, "tables", "db"]) == 0
+    assert "db" in capsys.readouterr().out
+    assert main(["--warehouse", wh, "tables"]) == 0
+    capsys.readouterr()
+    # the warehouse given twice, or a table path with --warehouse, is a usage error
+    for args in (["snapshots", wh, "db.t"], ["snapshots", os.path.join(wh, "db.db", "t")], ["tables", wh, "db"]):
+        assert main(["--warehouse", wh, *args]) == 2, args
+        assert "--warehouse" in capsys.readouterr().err
+    assert main(["tables"]) == 2
+    assert "give the warehouse" in capsys.readouterr().err
+
+
+#: Every command naming a table, with the arguments it needs besides the table.
+TABLE_COMMANDS: Dict[str, List[str]] = {
+    "schema": [], "alter": ["--set", "k=v"], "snapshots": [], "partitions": [], "files": [],
+    "compact": ["--quiet"], "remove-orphans": [], "tags": [], "create-tag": ["--name", "x"],
+    "rollback": ["--snapshot", "1"], "expire": [], "branches": [], "create-branch": ["--name", "b"],
+    "delete-branch": ["--name", "b"], "fast-forward": ["--name", "b"],
+}
+
+
+def test_every_table_command_is_checked():
+    from paimon_rs.cli import build_parser
+    sub = build_parser()._subparsers._group_actions[0]  # type: ignore[union-attr]
+    assert set(sub.choices) == set(TABLE_COMMANDS) | {"tables"}
+
+
+def _forms(wh: str, db: str, table: str) -> List[Tuple[str, List[str]]]:
+    return [("path", [os.path.join(wh, f"{db}.db", table)]), ("wh db.t", [wh, f"{db}.{table}"]),
+            ("--warehouse", ["--warehouse", wh, f"{db}.{table}"])]
+
+
+def _args(command: str, form: List[str]) -> List[str]:
+    if form[0] == "--warehouse":
+        return [form[0], form[1], command, form[2], *TABLE_COMMANDS[command]]
+    return [command, *form, *TABLE_COMMANDS[command]]
+
+
+@pytest.mark.parametrize("command", sorted(TABLE_COMMANDS))
+def test_a_missing_table_is_an_error_and_creates_nothing(wh, tmp_path, capsys, command):
+    before = tree(str(tmp_path))
+    missing_wh = str(tmp_path / "nowhere")
+    cases = [
+        (missing_wh, "db", "t", f"table 'db.t': warehouse '{missing_wh}' does not exist"),
+        (wh, "dbb", "t", f"table 'dbb.t': database 'dbb' does not exist in warehouse '{wh}' (did you mean 'db'?)"),
+        (wh, "zzz", "t", f"table 'zzz.t': database 'zzz' does not exist in warehouse '{wh}'\n"),
+        (wh, "db", "tt", f"table 'db.tt' does not exist in warehouse '{wh}' (did you mean 't'?)"),
+        (wh, "other", "t", f"table 'other.t' does not exist in warehouse '{wh}'\n"),
+    ]
+    for w, db, table, msg in cases:
+        for form, spec in _forms(w, db, table):
+            assert main(_args(command, spec)) == 1, (form, w, db, table)
+            err = capsys.readouterr().err
+            assert err.startswith("error: ") and msg in err, (form, err)
+    assert tree(str(tmp_path)) == before
+
+
+def test_tables_of_a_missing_warehouse_or_database(wh, tmp_path, capsys):
+    before = tree(str(tmp_path))
+    typo = str(tmp_path / "wh2")
+    for args in (["tables", typo], ["--warehouse", typo, "tables"], ["tables", typo, "db"]):
+        assert main(args) == 1
+        assert capsys.readouterr().err == f"error: warehouse '{typo}' does not exist\n"
+    for args in (["tables", wh, "dbx"], ["--warehouse", wh, "tables", "dbx"]):
+        assert main(args) == 1
+        assert capsys.readouterr().err == (f"error: database 'dbx' does not exist in warehouse '{wh}' "
+                                           f"(did you mean 'db'?)\n")
+    assert main(["tables", str(tmp_path / "wh" / "db.db" / "t" / "schema" / "schema-0")]) == 1
+    assert "is not a directory" in capsys.readouterr().err
+    assert tree(str(tmp_path)) == before
+    # through the console script too
+    p = cli("--warehouse", typo, "tables", "db")
+    assert (p.returncode, p.stdout, p.stderr) == (1, "", f"error: warehouse '{typo}' does not exist\n")
+    assert not os.path.exists(typo)
+
+
+def test_a_missing_branch_is_still_an_error(wh, capsys):
+    assert main(["snapshots", wh, "db.t$branch_nope"]) == 1
+    assert "nope" in capsys.readouterr().err

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(prog="paimon-rs", description="Inspect and maintain Paimon tables (paimon_rs)")
     p.add_argument("--version", action="version", version=f"paimon-rs {__version__}")
+    p.add_argument("--warehouse", dest="global_warehouse", metavar="WAREHOUSE",
+                   help="the warehouse: commands then name a table as <db>.<table>, and `tables` "
+                        "takes at most a database")
     add_option_argument(p, "global_options_kv")
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
