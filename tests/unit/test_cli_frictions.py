@@ -1,6 +1,6 @@
 """Command-line frictions of issue 31: ``--version``; ``--warehouse``; a missing warehouse,
 database or table is an error naming it (closest database or table name suggested) and creates
-nothing."""
+nothing; no broken-pipe noise when the output is piped into ``head``."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import pytest
 
 import paimon_rs
 from paimon_rs import CatalogFactory, Schema
-from paimon_rs.cli import main
+from paimon_rs.cli import EXIT_BROKEN_PIPE, main
 
 from unit_helpers import write
 
@@ -137,3 +137,24 @@ def test_tables_of_a_missing_warehouse_or_database(wh, tmp_path, capsys):
 def test_a_missing_branch_is_still_an_error(wh, capsys):
     assert main(["snapshots", wh, "db.t$branch_nope"]) == 1
     assert "nope" in capsys.readouterr().err
+
+
+def _env(unbuffered: bool) -> Dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    return {**env, "PYTHONUNBUFFERED": "1"} if unbuffered else env
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("args, code", [
+    (["files", "db.t"], EXIT_BROKEN_PIPE), (["snapshots", "db.t"], EXIT_BROKEN_PIPE), (["tables"], EXIT_BROKEN_PIPE),
+    (["--help"], None),  # 141, or 0 when stdout is unbuffered: argparse ignores a failed write of the help
+])
+def test_any_command_into_a_closed_pipe_exits_quietly(wh, args, code, unbuffered):
+    """The reader is gone before the command writes anything (``... | head -0``)."""
+    p = subprocess.Popen([sys.executable, "-m", "paimon_rs", "--warehouse", wh, *args], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, env=_env(unbuffered))
+    assert p.stdout is not None and p.stderr is not None
+    p.stdout.close()
+    err = p.stderr.read()
+    rc = p.wait(timeout=300)
+    assert err == b"" and rc == (code if code is not None else (0 if unbuffered else EXIT_BROKEN_PIPE))
