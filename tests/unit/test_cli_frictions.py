@@ -72,7 +72,7 @@ def test_global_warehouse_option(wh, capsys):
 
 #: Every command naming a table, with the arguments it needs besides the table.
 TABLE_COMMANDS: Dict[str, List[str]] = {
-    "schema": [], "alter": ["--set", "k=v"], "snapshots": [], "partitions": [], "files": [],
+    "schema": [], "alter": ["--set", "k=v"], "snapshots": [], "partitions": [], "files": [], "read": [],
     "compact": ["--quiet"], "remove-orphans": [], "tags": [], "create-tag": ["--name", "x"],
     "rollback": ["--snapshot", "1"], "expire": [], "branches": [], "create-branch": ["--name", "b"],
     "delete-branch": ["--name", "b"], "fast-forward": ["--name", "b"],
@@ -147,6 +147,7 @@ def _env(unbuffered: bool) -> Dict[str, str]:
 @pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
 @pytest.mark.parametrize("args, code", [
     (["files", "db.t"], EXIT_BROKEN_PIPE), (["snapshots", "db.t"], EXIT_BROKEN_PIPE), (["tables"], EXIT_BROKEN_PIPE),
+    (["read", "db.t"], EXIT_BROKEN_PIPE),
     (["--help"], None),  # 141, or 0 when stdout is unbuffered: argparse ignores a failed write of the help
 ])
 def test_any_command_into_a_closed_pipe_exits_quietly(wh, args, code, unbuffered):
@@ -158,3 +159,29 @@ def test_any_command_into_a_closed_pipe_exits_quietly(wh, args, code, unbuffered
     err = p.stderr.read()
     rc = p.wait(timeout=300)
     assert err == b"" and rc == (code if code is not None else (0 if unbuffered else EXIT_BROKEN_PIPE))
+
+
+def _big_table(tmp_path) -> str:
+    path = str(tmp_path / "wh")
+    cat = CatalogFactory.create({"warehouse": path})
+    cat.create_database("db", True)
+    cat.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = cat.get_table("db.t")
+    for c in range(3):
+        ids = list(range(c * 20000, (c + 1) * 20000))
+        write(t, pa.table({"id": ids, "v": [f"value-{i}" for i in ids]}, schema=SCHEMA))
+    return path
+
+
+@pytest.mark.parametrize("unbuffered", [False, True], ids=["buffered", "unbuffered"])
+@pytest.mark.parametrize("fmt", ["table", "csv", "jsonl", "json"])
+def test_read_into_head_exits_quietly(tmp_path, fmt, unbuffered):
+    """``paimon-rs read ... | head -1``: one line out, nothing on stderr (the output, about 1.5 MB,
+    is far more than a pipe holds, so the writes after head left fail with EPIPE)."""
+    wh = _big_table(tmp_path)
+    cmd = f"{sys.executable} -m paimon_rs --warehouse {wh} read db.t --format {fmt} 2>{tmp_path}/err | head -1"
+    p = subprocess.run(["bash", "-c", f"{cmd}; echo ${{PIPESTATUS[0]}} >{tmp_path}/code"], capture_output=True,
+                       text=True, timeout=300, env=_env(unbuffered))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 1 and p.stderr == ""
+    assert open(tmp_path / "err").read() == ""
+    assert open(tmp_path / "code").read().strip() == str(EXIT_BROKEN_PIPE)

@@ -26,6 +26,7 @@ COMMAND_MODULES: List[str] = [
     "paimon_rs.cli.snapshots",
     "paimon_rs.cli.partitions",
     "paimon_rs.cli.files",
+    "paimon_rs.cli.read",
     "paimon_rs.cli.compact",
     "paimon_rs.cli.orphans",
     "paimon_rs.cli.table_ops",

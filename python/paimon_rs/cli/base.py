@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import datetime as _dt
 import difflib
+import io
 import json
 import os
 import sys
@@ -104,8 +105,17 @@ class Text:
         return self.data
 
 
+@dataclass
+class Stream:
+    """Output written while it is produced (``read``'s rows, batch by batch), in the format
+    ``write`` was built for (it decides JSON or text itself): ``write(stream)`` writes it all."""
+
+    name: str
+    write: Callable[[IO[str]], None]
+
+
 Result = Union[Rows, Record, Text]
-Output = Union[Result, List[Result], None]
+Output = Union[Result, List[Result], Stream, None]
 
 RunFn = Callable[[argparse.Namespace], Output]
 
@@ -313,6 +323,9 @@ def render(out: Output, as_json: bool, plain: bool, stream: Optional[IO[str]] = 
     """Print a command's output: JSON, a rich table (a terminal with ``rich`` installed and not
     ``plain``) or aligned text."""
     out_stream: IO[str] = stream if stream is not None else sys.stdout
+    if isinstance(out, Stream):
+        out.write(out_stream)
+        return
     results: List[Result] = [] if out is None else (list(out) if isinstance(out, list) else [out])
     if as_json:
         data: Any
@@ -364,23 +377,54 @@ def _render_rich(console: Any, r: Union[Rows, Record]) -> None:
         console.print(t)
 
 
+class PlainRowsWriter:
+    """Rows as :func:`render`'s aligned plain text, written a chunk at a time (``read`` streams a
+    table through it): the header and the column widths come with the first rows written (a
+    longer value later widens only its own line); :meth:`close` writes the header and
+    ``(none)`` if no row came."""
+
+    def __init__(self, columns: Sequence[Column], stream: IO[str]):
+        self._columns = list(columns)
+        self._stream = stream
+        self._widths: Optional[List[int]] = None
+        self._right = [c.kind in ("int", "bytes") for c in self._columns]
+
+    def _line(self, vals: List[str]) -> str:
+        assert self._widths is not None
+        return "  ".join(v.rjust(w) if rt else v.ljust(w)
+                         for v, w, rt in zip(vals, self._widths, self._right)).rstrip() + "\n"
+
+    def _header(self, cells: List[List[str]]) -> None:
+        self._widths = [max([len(c.header)] + [len(row[i]) for row in cells]) for i, c in enumerate(self._columns)]
+        self._stream.write(self._line([c.header for c in self._columns]))
+        self._stream.write("  ".join("-" * w for w in self._widths) + "\n")
+
+    def write(self, rows: Sequence[Dict[str, Any]]) -> None:
+        """Write ``rows`` (dicts keyed by the columns' names)."""
+        if not rows:
+            return
+        cells = [[format_value(row.get(c.name), c.kind) for c in self._columns] for row in rows]
+        if self._widths is None:
+            self._header(cells)
+        self._stream.write("".join(self._line(row) for row in cells))
+
+    def close(self) -> None:
+        """End the table: the header and ``(none)`` if no row was written."""
+        if self._widths is None:
+            self._header([])
+            self._stream.write("(none)\n")
+
+
 def _render_plain(r: Union[Rows, Record]) -> str:
     lines: List[str] = []
     if r.title:
         lines.append(r.title)
     if isinstance(r, Rows):
-        cells = [[format_value(row.get(c.name), c.kind) for c in r.columns] for row in r.rows]
-        widths = [max([len(c.header)] + [len(row[i]) for row in cells]) for i, c in enumerate(r.columns)]
-        right = [c.kind in ("int", "bytes") for c in r.columns]
-
-        def line(vals: List[str]) -> str:
-            return "  ".join(v.rjust(w) if rt else v.ljust(w)
-                             for v, w, rt in zip(vals, widths, right)).rstrip()
-        lines.append(line([c.header for c in r.columns]))
-        lines.append("  ".join("-" * w for w in widths))
-        lines.extend(line(row) for row in cells)
-        if not r.rows:
-            lines.append("(none)")
+        buf = io.StringIO()
+        w = PlainRowsWriter(r.columns, buf)
+        w.write(r.rows)
+        w.close()
+        lines.append(buf.getvalue().rstrip("\n"))
     else:
         width = max((len(k) for k in r.shown()), default=0)
         for k, v in r.shown().items():
@@ -415,7 +459,7 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
-__all__ = ["Column", "Output", "Record", "Result", "Rows", "Text", "UsageError", "add_command",
-           "add_option_argument", "add_table_argument", "catalog_options", "format_value", "human_size",
-           "is_local", "open_catalog", "open_table", "open_table_from", "parse_partition", "render",
+__all__ = ["Column", "Output", "PlainRowsWriter", "Record", "Result", "Rows", "Stream", "Text", "UsageError",
+           "add_command", "add_option_argument", "add_table_argument", "catalog_options", "format_value",
+           "human_size", "is_local", "open_catalog", "open_table", "open_table_from", "parse_partition", "render",
            "require_database", "require_table", "require_warehouse", "split_table_path"]
