@@ -1,6 +1,6 @@
 """Command-line frictions of issue 31: ``--version``; ``--warehouse``; a missing warehouse,
 database or table is an error naming it (closest database or table name suggested) and creates
-nothing; no broken-pipe noise when the output is piped into ``head``."""
+nothing; no broken-pipe noise when the output is piped into ``head``; a relative warehouse."""
 
 from __future__ import annotations
 
@@ -19,6 +19,7 @@ from paimon_rs.cli import EXIT_BROKEN_PIPE, main
 from unit_helpers import write
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
+PK_SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 
 
 def cli(*args: str, cwd: Optional[str] = None) -> subprocess.CompletedProcess:
@@ -185,3 +186,31 @@ def test_read_into_head_exits_quietly(tmp_path, fmt, unbuffered):
     assert p.returncode == 0 and len(p.stdout.splitlines()) == 1 and p.stderr == ""
     assert open(tmp_path / "err").read() == ""
     assert open(tmp_path / "code").read().strip() == str(EXIT_BROKEN_PIPE)
+
+
+def test_relative_warehouse(tmp_path, monkeypatch):
+    """A primary-key table (bucket=1) in the relative warehouse ``wh``, eight commits (so that
+    compaction runs), then ``paimon-rs --warehouse wh compact db.t`` and ``read db.t`` from that
+    directory."""
+    monkeypatch.chdir(tmp_path)
+    cat = CatalogFactory.create({"warehouse": "wh"})
+    cat.create_database("db", True)
+    cat.create_table("db.t", Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["id"], options={"bucket": "1"}),
+                     False)
+    t = cat.get_table("db.t")
+    for c in range(8):
+        write(t, pa.table({"id": [c, c + 100], "v": [f"v{c}", f"w{c}"]}, schema=PK_SCHEMA))
+    assert "COMPACT" in [s.commit_kind for s in t.snapshot_manager().list_snapshots()]
+    p = cli("--warehouse", "wh", "compact", "db.t", "--quiet", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    p = cli("--warehouse", "wh", "compact", "db.t", "--full", "--quiet", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    assert "snapshot" in p.stdout and "COMPACT" == t.snapshot_manager().get_latest_snapshot().commit_kind
+    p = cli("--warehouse", "wh", "read", "db.t", "--format", "csv", cwd=str(tmp_path))
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.splitlines()
+    assert lines[0] == "id,v"
+    assert sorted(lines[1:], key=lambda x: int(x.split(",")[0])) == \
+        [f"{c},v{c}" for c in range(8)] + [f"{c + 100},w{c}" for c in range(8)]
+    p = cli("read", "wh/db.db/t", "--format", "csv", cwd=str(tmp_path))
+    assert p.returncode == 0 and len(p.stdout.splitlines()) == 17, p.stderr
