@@ -4,6 +4,7 @@ nothing; no broken-pipe noise when the output is piped into ``head``; a relative
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -133,6 +134,16 @@ def test_tables_of_a_missing_warehouse_or_database(wh, tmp_path, capsys):
     p = cli("--warehouse", typo, "tables", "db")
     assert (p.returncode, p.stdout, p.stderr) == (1, "", f"error: warehouse '{typo}' does not exist\n")
     assert not os.path.exists(typo)
+
+
+def test_file_uri_table_path(wh, capsys):
+    """``file:///.../wh/db.db/t`` names a local table as the plain path does (from_path alone
+    read the URI as a relative path: "no table at 'file:///...'")."""
+    for spec in ([f"file://{wh}/db.db/t"], [f"file://{wh}", "db.t"]):
+        assert main(["snapshots", *spec, "--json"]) == 0, capsys.readouterr().err
+        assert [s["id"] for s in json.loads(capsys.readouterr().out)] == [1, 2]
+    assert main(["snapshots", f"file://{wh}/db.db/tt"]) == 1
+    assert f"table 'db.tt' does not exist in warehouse '{wh}'" in capsys.readouterr().err
 
 
 def test_a_missing_branch_is_still_an_error(wh, capsys):

@@ -297,7 +297,8 @@ def open_table_from(spec: Sequence[str], command: str, options: Optional[Dict[st
             require_table(wh, f"{db}.{name}")
         if not options:
             from paimon_rs.table import Table
-            return Table.from_path(spec[0])
+            # from_path takes a file:// URI for a relative path: give it the path
+            return Table.from_path(_local_path(spec[0]) if is_local(spec[0]) else spec[0])
         wh, db, name = split_table_path(spec[0], command)
         return open_catalog(wh, options).get_table(f"{db}.{name}")
     if len(spec) == 2:
