@@ -7,7 +7,11 @@
 #   bash scripts/build_wheel.sh [DIR]
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-source "$ROOT/scripts/setup.sh" >/dev/null
+# inside scripts/test.sh (pytest) the venv is set up and must not be rebuilt under the tests
+if [ -z "${PAIMON_RS_VENV_PY:-}" ]; then
+  source "$ROOT/scripts/setup.sh" >/dev/null
+fi
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-${PAIMON_RS_CACHE:-$HOME/.cache/paimon_rs}/target}"
 OUT="${1:-$ROOT/target/wheels}"
 mkdir -p "$OUT"
 cd "$ROOT"
