@@ -850,20 +850,14 @@ class BatchTableWrite:
         self.write_arrow(batch)
 
     def write_pandas(self, df: Any) -> None:
-        """Write a pandas DataFrame, converting its columns to the table's Arrow types (so an
-        integer column with missing values, float64 in pandas, lands in a BIGINT column)."""
+        """Write a pandas DataFrame. Its columns become Arrow as pandas types them (missing
+        values, NaN included, become nulls), then follow ``write_arrow``'s one conversion rule:
+        a value goes into a column of another type only when that column holds it exactly (an
+        integer column with missing values, float64 in pandas, lands in a BIGINT column;
+        ``datetime64[ns]`` in a TIMESTAMP(6) column when no nanosecond digits are lost); strings
+        are never parsed into numbers or dates."""
         self._check_open()
-        schema = self.table.arrow_schema
-        names = [str(c) for c in df.columns]
-        if set(names) <= set(schema.names):
-            target = pa.schema([schema.field(n) for n in names])
-            try:
-                data = pa.Table.from_pandas(df, schema=target, preserve_index=False)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
-                # let the engine name the offending column
-                data = pa.Table.from_pandas(df, preserve_index=False)
-        else:
-            data = pa.Table.from_pandas(df, preserve_index=False)
+        data = pa.Table.from_pandas(df, preserve_index=False)
         data = self._fill_left_out(data)
         self._core.write_stream(data)
         self._report_written(data)
