@@ -153,11 +153,7 @@ def _write_kind(w: BatchTableWrite, data: pa.Table, kind: str) -> None:
     if data.num_rows == 0:
         return
     w._check_open()
-    hook = getattr(w._core, "write_stream_kind", None)
-    if hook is None:
-        raise UnsupportedError("this paimon_rs build lacks TableWrite.write_stream_kind "
-                               "(rebuild the extension)")
-    hook(data, kind)
+    w._core.write_stream_kind(data, kind)
 
 
 def _to_table(data: Any, what: str) -> pa.Table:
