@@ -2,7 +2,8 @@
 [--format table|csv|json|jsonl]``: a table's rows, streamed batch by batch
 (``to_arrow_batch_reader``), so ``paimon-rs read ... | head`` reads only what it shows.
 
-``--where`` is ``col op literal [and ...]`` (:mod:`paimon_rs.cli.where`). Formats: ``table``
+``--where`` is a filter string as ``read_builder.with_filter`` takes it
+(:mod:`paimon_rs.filter_parser`). Formats: ``table``
 (aligned text, the default; column widths come from the first rows), ``csv`` (a header line,
 RFC 4180 quoting, NULL as an empty field), ``json`` (one array of objects, ``--json`` means
 this), ``jsonl`` (one object per line). In CSV and JSON, booleans are ``true``/``false``, dates
@@ -30,7 +31,8 @@ from paimon_rs.cli.base import (
     add_table_argument,
     open_table,
 )
-from paimon_rs.cli.where import parse_where
+from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.filter_parser import parse_filter
 
 FORMATS = ("table", "csv", "json", "jsonl")
 
@@ -43,8 +45,8 @@ def register(subparsers: Any) -> None:
     add_table_argument(p)
     p.add_argument("--select", metavar="COL[,COL...]", help="only these columns, in this order")
     p.add_argument("--where", metavar="FILTER",
-                   help="only rows matching: col op literal [and ...], op one of = != < <= > >= "
-                        "(strings quoted: name = 'x')")
+                   help="only rows matching a filter string, as read_builder.with_filter takes it "
+                        "(e.g. \"id >= 10 AND v LIKE 'a%%'\"; strings in single quotes)")
     p.add_argument("--limit", type=int, metavar="N", help="at most N rows")
     p.add_argument("--snapshot", type=int, metavar="ID", help="as of this snapshot (default: latest)")
     p.add_argument("--format", choices=FORMATS, default=None,
@@ -86,7 +88,10 @@ def run(args: argparse.Namespace) -> Output:
     if projection is not None:
         rb = rb.with_projection(projection)
     if args.where is not None:
-        rb = rb.with_filter(parse_where(args.where, rb.new_predicate_builder(), schema))
+        try:
+            rb = rb.with_filter(parse_filter(args.where, schema, where="--where"))
+        except InvalidArgumentError as e:
+            raise UsageError(str(e)) from None
     if args.limit is not None:
         rb = rb.with_limit(args.limit)
     read = rb.new_read()
