@@ -581,7 +581,11 @@ class Table:
         if file_io_options:
             raise UnsupportedError(f"from_path: file_io_options {sorted(file_io_options)} "
                                    "(paimon_rs reads local filesystems only)")
-        path = os.path.abspath(str(table_path)).rstrip(os.sep)
+        local = str(table_path)
+        # file:///wh/db.db/t (or file:/wh/...) is the local path, as for a catalog's warehouse
+        local = local[len("file://"):] if local.startswith("file://") else local
+        local = local[len("file:"):] if local.startswith("file:") else local
+        path = os.path.abspath(local).rstrip(os.sep)
         db_dir, name = os.path.split(path)
         warehouse, db = os.path.split(db_dir)
         if not db.endswith(".db") or not name:

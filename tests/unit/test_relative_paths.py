@@ -77,9 +77,17 @@ def test_table_opened_relative_keeps_working_after_chdir(tmp_path, monkeypatch):
     assert not (other / "wh").exists()
 
 
-def test_file_uri_warehouse_is_a_local_absolute_path(tmp_path):
+def test_file_uri_warehouse_and_table_path_are_local_absolute_paths(tmp_path):
     catalog = CatalogFactory.create({"warehouse": f"file://{tmp_path}/wh"})
     assert catalog.warehouse == str(tmp_path / "wh")
+    catalog.create_database("db", True)
+    catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"],
+                                                              options={"bucket": "1"}), False)
+    _commit(catalog.get_table("db.t"), pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    for uri in (f"file://{tmp_path}/wh/db.db/t", f"file:{tmp_path}/wh/db.db/t"):
+        t = Table.from_path(uri)
+        assert t.table_path == str(tmp_path / "wh" / "db.db" / "t")
+        assert _read(t) == [{"id": 1, "v": "a"}]
 
 
 def test_empty_warehouse_is_refused():
