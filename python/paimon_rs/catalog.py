@@ -112,6 +112,29 @@ class FileSystemCatalog(Catalog):
     def create_table(
         self, identifier: Union[str, Identifier], schema: Schema, ignore_if_exists: bool
     ) -> None:
+        """Create a table (its first schema file, ``<warehouse>/<db>.db/<table>/schema/schema-0``).
+
+        Args:
+            identifier: ``"db.table"`` or an ``Identifier``; the database must exist
+                (``create_database``).
+            schema: a ``Schema`` (``Schema.from_pyarrow_schema``): columns, partition keys,
+                primary keys, options, comment.
+            ignore_if_exists: do nothing if the table exists (else raise).
+
+        Raises:
+            TableAlreadyExistsError: the table exists and ``ignore_if_exists`` is False.
+            DatabaseNotFoundError: the database does not exist.
+            InvalidArgumentError / UnsupportedError: keys that are not columns, option values
+                Paimon refuses or paimon_rs does not implement.
+            TypeError: ``schema`` is not a ``paimon_rs.Schema``.
+
+        Example::
+
+            catalog.create_database("db", True)
+            catalog.create_table("db.t", Schema.from_pyarrow_schema(
+                pa.schema([("id", pa.int64()), ("v", pa.string())]), primary_keys=["id"],
+                options={"bucket": "2"}), ignore_if_exists=True)
+        """
         if not isinstance(schema, Schema):
             raise TypeError("schema must be a paimon_rs.Schema (Schema.from_pyarrow_schema)")
         self._core.create_table(
@@ -125,6 +148,20 @@ class FileSystemCatalog(Catalog):
         )
 
     def get_table(self, identifier: Union[str, Identifier]) -> Table:
+        """The table ``identifier`` (``"db.table"``, an ``Identifier``, or
+        ``"db.table$branch_<name>"`` for a branch): a ``Table`` to read (``to_arrow``,
+        ``new_read_builder``), write (``write``, ``new_batch_write_builder``) and change
+        (``delete``, ``merge``).
+
+        Raises:
+            TableNotFoundError: no such table (also ``TableNotExistException``, pypaimon's
+                name).
+
+        Example::
+
+            table = catalog.get_table("db.t")
+            table.to_arrow("id > 10")
+        """
         return Table(self._core.get_table(_identifier(identifier)), self._store_options or None)
 
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:

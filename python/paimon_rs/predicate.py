@@ -21,6 +21,13 @@ class Predicate:
     literals: Optional[List[Any]] = None
     children: List[Predicate] = dc_field(default_factory=list)
 
+    def __str__(self) -> str:
+        """The predicate as a filter string (``ReadBuilder.with_filter`` parses it back)."""
+        return _sql(self, top=True)
+
+    def __repr__(self) -> str:
+        return f"Predicate({_sql(self, top=True)})"
+
     def to_core(self, schema: pa.Schema) -> tuple:
         """The tuple form understood by ``paimon_rs._core`` (literals as typed Arrow arrays)."""
         if self.method in ("and", "or"):
@@ -41,7 +48,9 @@ class Predicate:
 
 
 class PredicateBuilder:
-    """Builds predicates on the columns of one table."""
+    """Builds predicates on the columns of one table (``read_builder.new_predicate_builder()``).
+    Each method checks its column at once; ``ReadBuilder.with_filter`` also takes the same
+    filters as a string (``"id = 1 AND v LIKE 'a%'"``)."""
 
     def __init__(self, schema: pa.Schema):
         self._names = set(schema.names)
@@ -49,59 +58,106 @@ class PredicateBuilder:
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._names:
-            raise InvalidArgumentError(f"filter column '{field_name}' is not in the table")
+            from paimon_rs.filter_parser import suggest_column
+            raise InvalidArgumentError(f"filter column '{field_name}' is not in the table"
+                                       f"{suggest_column(str(field_name), self.field_names)}")
         return Predicate(method=method, field=field_name, literals=list(literals))
 
     def equal(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field`` equals ``literal`` (NULL never matches).
+
+        Args:
+            field: a column of the table.
+            literal: a value of the column's type (``int``, ``str``, ``datetime.date``, ...).
+
+        Raises:
+            InvalidArgumentError: ``field`` is not a column (the closest is suggested).
+
+        Example: ``pb.equal("id", 1)``; as a string: ``"id = 1"``."""
         return self._leaf("equal", field, [literal])
 
     def not_equal(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field`` is not ``literal`` (NULL never matches: ``IS NULL`` finds
+        those). String form: ``"v != 'a'"``. Raises ``InvalidArgumentError`` for an unknown
+        column."""
         return self._leaf("not_equal", field, [literal])
 
     def less_than(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field < literal`` (NULL never matches). String form: ``"id < 3"``.
+        Raises ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("less_than", field, [literal])
 
     def less_or_equal(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field <= literal`` (NULL never matches). String form: ``"id <= 3"``.
+        Raises ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("less_or_equal", field, [literal])
 
     def greater_than(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field > literal`` (NULL never matches). String form: ``"id > 3"``.
+        Raises ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("greater_than", field, [literal])
 
     def greater_or_equal(self, field: str, literal: Any) -> Predicate:
+        """Rows where ``field >= literal`` (NULL never matches). String form:
+        ``"id >= 3"``. Raises ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("greater_or_equal", field, [literal])
 
     def is_null(self, field: str) -> Predicate:
+        """Rows where ``field`` is NULL. String form: ``"v IS NULL"``. Raises
+        ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("is_null", field, [])
 
     def is_not_null(self, field: str) -> Predicate:
+        """Rows where ``field`` is not NULL. String form: ``"v IS NOT NULL"``. Raises
+        ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("is_not_null", field, [])
 
     def startswith(self, field: str, pattern_literal: str) -> Predicate:
+        """Rows whose string ``field`` starts with ``pattern_literal`` (taken literally, no
+        wildcards); prunes files by their min/max statistics. String form: ``"v LIKE 'ab%'"``.
+        Raises ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("startswith", field, [pattern_literal])
 
     def is_in(self, field: str, literals: Sequence[Any]) -> Predicate:
+        """Rows where ``field`` is one of ``literals`` (a NULL value never matches).
+
+        Example: ``pb.is_in("id", [1, 2, 3])``; as a string: ``"id IN (1, 2, 3)"``. Raises
+        ``InvalidArgumentError`` for an unknown column."""
         return self._leaf("is_in", field, list(literals))
 
     def is_not_in(self, field: str, literals: Sequence[Any]) -> Predicate:
+        """Rows where ``field`` is none of ``literals`` (a NULL value never matches).
+        String form: ``"id NOT IN (1, 2)"``. Raises ``InvalidArgumentError`` for an unknown
+        column."""
         return self._leaf("is_not_in", field, list(literals))
 
     def between(self, field: str, included_lower_bound: Any, included_upper_bound: Any) -> Predicate:
+        """Rows where ``included_lower_bound <= field <= included_upper_bound`` (NULL never
+        matches). String form: ``"id BETWEEN 1 AND 5"``. Raises ``InvalidArgumentError`` for an
+        unknown column."""
         return self._leaf("between", field, [included_lower_bound, included_upper_bound])
 
     # --- pypaimon 2.1.0 names: string matchers never prune files by statistics (a file's
     # min/max bound no suffix, substring or pattern), only partitions and rows ---
 
     def endswith(self, field: str, pattern_literal: str) -> Predicate:
-        """Rows whose string ends with ``pattern_literal``."""
+        """Rows whose string ends with ``pattern_literal`` (taken literally). String form:
+        ``"v LIKE '%ab'"``. Raises ``InvalidArgumentError`` for an unknown column or a
+        non-string pattern."""
         return self._leaf("endswith", field, [_string_literal("endswith", pattern_literal)])
 
     def contains(self, field: str, pattern_literal: str) -> Predicate:
-        """Rows whose string contains ``pattern_literal``."""
+        """Rows whose string contains ``pattern_literal`` (taken literally). String form:
+        ``"v LIKE '%ab%'"``. Raises ``InvalidArgumentError`` for an unknown column or a
+        non-string pattern."""
         return self._leaf("contains", field, [_string_literal("contains", pattern_literal)])
 
     def like(self, field: str, pattern_literal: str) -> Predicate:
         """SQL LIKE: ``%`` any sequence, ``_`` one character, ``\\`` escapes ``%``, ``_`` and
-        itself (any other escape is refused, as pypaimon does)."""
+        itself (any other escape is refused, as pypaimon does).
+
+        Example: ``pb.like("v", "a_c%")``; as a string: ``"v LIKE 'a_c%'"``. Raises
+        ``InvalidArgumentError`` for an unknown column or a bad escape."""
         pattern = _string_literal("like", pattern_literal)
         i = 0
         while i < len(pattern):
@@ -113,16 +169,25 @@ class PredicateBuilder:
         return self._leaf("like", field, [pattern])
 
     def not_between(self, field: str, included_lower_bound: Any, included_upper_bound: Any) -> Predicate:
-        """Rows below ``included_lower_bound`` or above ``included_upper_bound`` (NULL: no)."""
+        """Rows below ``included_lower_bound`` or above ``included_upper_bound`` (NULL: no).
+        String form: ``"id NOT BETWEEN 1 AND 5"``. Raises ``InvalidArgumentError`` for an
+        unknown column."""
         return self._leaf("not_between", field, [included_lower_bound, included_upper_bound])
 
     def and_predicates(self, predicates: Sequence[Predicate]) -> Optional[Predicate]:
+        """Rows matching every predicate (None entries are skipped; None if none is left;
+        one predicate is returned as is).
+
+        Example: ``pb.and_predicates([pb.equal("dt", "a"), pb.greater_than("id", 3)])``; as a
+        string: ``"dt = 'a' AND id > 3"``."""
         ps = [p for p in predicates if p is not None]
         if not ps:
             return None
         return ps[0] if len(ps) == 1 else Predicate(method="and", children=ps)
 
     def or_predicates(self, predicates: Sequence[Predicate]) -> Optional[Predicate]:
+        """Rows matching at least one predicate (None entries are skipped; None if none is
+        left; one predicate is returned as is). String form: ``"id = 1 OR v IS NULL"``."""
         ps = [p for p in predicates if p is not None]
         if not ps:
             return None
@@ -133,3 +198,61 @@ def _string_literal(method: str, v: Any) -> str:
     if not isinstance(v, str):
         raise InvalidArgumentError(f"{method} takes a string pattern, got {type(v).__name__}")
     return v
+
+
+_SQL_OPS = {"equal": "=", "not_equal": "!=", "less_than": "<", "less_or_equal": "<=",
+            "greater_than": ">", "greater_or_equal": ">="}
+_SQL_WORDS = {"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "LIKE", "TRUE", "FALSE", "DATE",
+              "TIMESTAMP"}
+
+
+def _sql_name(name: Optional[str]) -> str:
+    n = str(name)
+    plain = n and (n[0].isalpha() or n[0] == "_") and all(c.isalnum() or c == "_" for c in n)
+    return n if plain and n.upper() not in _SQL_WORDS else f"`{n}`"
+
+
+def _sql_literal(v: Any) -> str:
+    import datetime
+
+    if v is None:
+        return "NULL"
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, str):
+        return "'" + v.replace("'", "''") + "'"
+    if isinstance(v, datetime.datetime):
+        return f"TIMESTAMP '{v.isoformat(sep=' ')}'"
+    if isinstance(v, datetime.date):
+        return f"DATE '{v.isoformat()}'"
+    return str(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else repr(v)
+
+
+def _like_escape(s: Any) -> str:
+    return str(s).replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def _sql(p: Predicate, top: bool = False) -> str:
+    if p.method in ("and", "or"):
+        text = f" {p.method.upper()} ".join(_sql(c) for c in p.children)
+        return text if top else f"({text})"
+    col, lits = _sql_name(p.field), list(p.literals or [])
+    m = p.method
+    if m in _SQL_OPS and lits:
+        return f"{col} {_SQL_OPS[m]} {_sql_literal(lits[0])}"
+    if m in ("is_in", "is_not_in"):
+        word = "IN" if m == "is_in" else "NOT IN"
+        return f"{col} {word} ({', '.join(_sql_literal(v) for v in lits)})"
+    if m in ("between", "not_between") and len(lits) == 2:
+        word = "BETWEEN" if m == "between" else "NOT BETWEEN"
+        return f"{col} {word} {_sql_literal(lits[0])} AND {_sql_literal(lits[1])}"
+    if m == "is_null":
+        return f"{col} IS NULL"
+    if m == "is_not_null":
+        return f"{col} IS NOT NULL"
+    if lits and m in ("startswith", "endswith", "contains", "like"):
+        text = str(lits[0])
+        pattern = {"startswith": _like_escape(text) + "%", "endswith": "%" + _like_escape(text),
+                   "contains": "%" + _like_escape(text) + "%", "like": text}[m]
+        return f"{col} LIKE {_sql_literal(pattern)}"
+    return f"{m}({col}, {lits!r})"

@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional
 import pyarrow as pa
 
 
-@dataclass
+@dataclass(repr=False)
 class Schema:
     """What a new table looks like: columns (as a pyarrow schema), keys, options, comment.
 
@@ -30,6 +30,30 @@ class Schema:
         options: Optional[Dict[str, str]] = None,
         comment: Optional[str] = None,
     ) -> Schema:
+        """The declaration of a new table, for ``catalog.create_table``.
+
+        Args:
+            pa_schema: the columns, as a ``pyarrow.Schema`` (types map to Paimon's: int64 to
+                BIGINT, string to STRING, date32 to DATE, timestamp to TIMESTAMP, ...).
+            partition_keys: columns whose values name the partition directories.
+            primary_keys: columns of the primary key (a primary-key table: one row per key,
+                a write upserts, ``table.delete`` / ``merge`` work by key); without one the
+                table is an append table. They become NOT NULL. A partitioned primary-key
+                table usually includes the partition keys in the primary key.
+            options: table options (``{"bucket": "4"}``, README "Options"); values are
+                stored as strings (``True`` as ``"true"``).
+            comment: the table comment.
+
+        Raises:
+            TypeError: ``pa_schema`` is not a ``pyarrow.Schema``. Unknown columns in the keys
+                and unsupported options are refused by ``create_table``.
+
+        Example::
+
+            schema = Schema.from_pyarrow_schema(
+                pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())]),
+                partition_keys=["dt"], primary_keys=["dt", "id"], options={"bucket": "2"})
+        """
         if not isinstance(pa_schema, pa.Schema):
             raise TypeError(f"expected a pyarrow.Schema, got {type(pa_schema).__name__}")
         opts = {}
@@ -43,6 +67,19 @@ class Schema:
             options=opts,
             comment=comment,
         )
+
+    def __repr__(self) -> str:
+        cols = ", ".join(f"{f.name}: {f.type}{'' if f.nullable else ' not null'}" for f in self.pa_schema)
+        parts = [f"[{cols}]"]
+        if self.partition_keys:
+            parts.append(f"partition_keys={self.partition_keys}")
+        if self.primary_keys:
+            parts.append(f"primary_keys={self.primary_keys}")
+        if self.options:
+            parts.append(f"options={self.options}")
+        if self.comment:
+            parts.append(f"comment={self.comment!r}")
+        return f"Schema({', '.join(parts)})"
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,16 @@ class Snapshot:
         """The fields by their Python names."""
         return {name: getattr(self, name) for name in _JSON_KEYS}
 
+    def __repr__(self) -> str:
+        import datetime
+
+        when = datetime.datetime.fromtimestamp(self.time_millis / 1000, tz=datetime.timezone.utc)
+        return (f"Snapshot(id={self.id}, {self.commit_kind}, "
+                f"{when.isoformat(sep=' ', timespec='milliseconds')}, "
+                f"total_record_count={self.total_record_count}, "
+                f"delta_record_count={self.delta_record_count}, schema_id={self.schema_id}, "
+                f"commit_user={self.commit_user!r})")
+
 
 class SnapshotManager:
     """The snapshots of one table (pypaimon's ``SnapshotManager``), read-only. Iterating

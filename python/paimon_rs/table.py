@@ -21,6 +21,7 @@ from paimon_rs.exceptions import (
 )
 from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
+from paimon_rs.mutations import DeleteResult, MergeBuilder
 from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
@@ -95,8 +96,195 @@ class Table:
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
 
-    def new_read_builder(self) -> ReadBuilder:
-        return ReadBuilder(self)
+    def new_read_builder(self, snapshot_id: Optional[int] = None, tag: Optional[str] = None) -> ReadBuilder:
+        """A builder of reads of this table (projection, filter, limit, then scan and read).
+
+        Args:
+            snapshot_id: read that snapshot (time travel): the same as
+                ``table.copy({"scan.snapshot-id": str(snapshot_id)}).new_read_builder()``.
+            tag: read the snapshot of that tag: ``copy({"scan.tag-name": tag})``.
+
+        Raises:
+            InvalidArgumentError: both given, a snapshot that does not exist (expired or not
+                yet committed) or a tag that does not, here rather than at read time; or
+                another time-travel option (``scan.timestamp-millis``, ...) already set on
+                this table handle.
+        """
+        if snapshot_id is None and tag is None:
+            return ReadBuilder(self)
+        return ReadBuilder(self._time_travel(snapshot_id, tag, "new_read_builder"))
+
+    def delete(self, filter: Union[Predicate, str]) -> DeleteResult:
+        """Delete the rows matching ``filter`` (a ``Predicate`` or a filter string, as
+        ``ReadBuilder.with_filter``) in one snapshot; returns a
+        ``paimon_rs.mutations.DeleteResult`` (``num_deleted_rows``, ``snapshot_id``; None when
+        nothing matched and nothing was committed).
+
+        Primary-key tables (``deduplicate`` merge engine): the matching rows are read and
+        written back as ``-D`` rows. Append tables: the partitions holding matching rows are
+        read and written back without them (an INSERT OVERWRITE of those partitions; with
+        several partitions of which some end up empty, of the whole table).
+
+        Raises:
+            InvalidArgumentError: no filter, or a bad filter string.
+            UnsupportedError: another merge engine, ``ignore-delete``, dynamic buckets.
+            CommitConflictError: other commits kept changing the table meanwhile (nothing
+                was committed; retry).
+
+        Example::
+
+            table.delete("dt = '2024-01-01' AND id IN (3, 4)").num_deleted_rows
+        """
+        from paimon_rs.mutations import delete
+        return delete(self, filter)
+
+    def merge(self, source: Any, on: Sequence[str]) -> MergeBuilder:
+        """A ``paimon_rs.mutations.MergeBuilder``: match ``source`` rows (pyarrow, pandas,
+        polars) to this table's rows by the ``on`` columns (for a primary-key table, exactly
+        its primary key), add ``when_matched_update`` / ``when_matched_update_all`` /
+        ``when_matched_delete`` / ``when_not_matched_insert`` / ``when_not_matched_insert_all``
+        clauses, then ``execute()`` them in one snapshot.
+
+        Example::
+
+            (table.merge(df, on=["id"]).when_matched_update_all()
+                  .when_not_matched_insert_all().execute())
+        """
+        return MergeBuilder(self, source, on)
+
+    def _time_travel(self, snapshot_id: Optional[int], tag: Optional[str], what: str) -> Table:
+        """This table pinned to ``snapshot_id`` or ``tag`` (both checked to exist now)."""
+        if snapshot_id is not None and tag is not None:
+            raise InvalidArgumentError(f"{what} on {self.identifier}: give snapshot_id or tag, not both")
+        key = "scan.snapshot-id" if snapshot_id is not None else "scan.tag-name"
+        given = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS and k != key}
+        if given:
+            raise InvalidArgumentError(
+                f"{what} on {self.identifier}: this table handle already travels in time with "
+                f"{given}; take snapshot_id/tag on a handle without it")
+        if snapshot_id is not None:
+            if isinstance(snapshot_id, bool) or not isinstance(snapshot_id, int):
+                raise InvalidArgumentError(f"{what}: snapshot_id must be an int, got {snapshot_id!r}")
+            ids = _core.snapshot_ids(self._core)
+            if snapshot_id not in ids:
+                have = f"snapshots {ids[0]}..{ids[-1]}" if ids else "no snapshot"
+                raise InvalidArgumentError(
+                    f"{what}: snapshot {snapshot_id} of {self.identifier} does not exist (the table "
+                    f"has {have}; expired snapshots cannot be read, tags can)")
+            return self.copy({key: str(snapshot_id)})
+        assert tag is not None
+        if not isinstance(tag, str):
+            raise InvalidArgumentError(f"{what}: tag must be a tag name (str), got {tag!r}")
+        tags = self.list_tags()
+        if tag not in tags:
+            from paimon_rs.filter_parser import suggest_column
+            hint = suggest_column(tag, tags).split(" (columns")[0] if tags else ""
+            raise InvalidArgumentError(
+                f"{what}: tag '{tag}' of {self.identifier} does not exist{hint} (tags: {tags})")
+        return self.copy({key: tag})
+
+    # ---- one-line reads and writes ----
+
+    def _read_builder(self, filter: Union[Predicate, str, None], projection: Optional[List[str]],
+                      snapshot_id: Optional[int], limit: Optional[int], tag: Optional[str],
+                      what: str) -> ReadBuilder:
+        rb = self.new_read_builder(snapshot_id=snapshot_id, tag=tag)
+        if filter is not None:
+            from paimon_rs.filter_parser import optional_filter
+            rb._predicate = optional_filter(filter, self.arrow_schema, what)
+        if projection is not None:
+            rb.with_projection(projection)
+        if limit is not None:
+            if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+                raise InvalidArgumentError(f"{what}: limit must be an int >= 0, got {limit!r}")
+            rb.with_limit(limit)
+        return rb
+
+    def to_arrow(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                 snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                 tag: Optional[str] = None) -> pa.Table:
+        """Read the table (plan and read every split) into one pyarrow Table.
+
+        Args:
+            filter: a ``Predicate`` or a filter string (``"id > 3 AND v LIKE 'a%'"``, see
+                ``ReadBuilder.with_filter``).
+            projection: the columns to return, in this order (default: all).
+            snapshot_id: read that snapshot instead of the latest (``new_read_builder``).
+            limit: at most this many rows.
+            tag: read the snapshot of this tag.
+
+        Raises:
+            InvalidArgumentError: a bad filter string, an unknown snapshot or tag, a bad limit.
+            SchemaMismatchError: an unknown projected column.
+
+        Example::
+
+            table.to_arrow("dt = '2024-01-01'", projection=["id", "v"], limit=10)
+        """
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_arrow")
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    def to_pandas(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                  snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                  tag: Optional[str] = None) -> Any:
+        """``to_arrow`` (same arguments) as a pandas DataFrame (``TableRead.to_pandas``: integer
+        and boolean columns with NULLs become nullable dtypes). Raises ``ImportError`` (``pip
+        install pandas``) without pandas."""
+        _optional_import("pandas", "to_pandas")
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_pandas")
+        return rb.new_read().to_pandas(rb.new_scan().plan().splits())
+
+    def to_polars(self, filter: Union[Predicate, str, None] = None, projection: Optional[List[str]] = None,
+                  snapshot_id: Optional[int] = None, limit: Optional[int] = None,
+                  tag: Optional[str] = None) -> Any:
+        """``to_arrow`` (same arguments) as a polars DataFrame. Raises ``ImportError`` (``pip
+        install polars``) without polars."""
+        _optional_import("polars", "to_polars")
+        rb = self._read_builder(filter, projection, snapshot_id, limit, tag, "to_polars")
+        return rb.new_read().to_polars(rb.new_scan().plan().splits())
+
+    def write(self, data: Any, mode: str = "append",
+              overwrite_partition: Optional[Dict[str, Any]] = None) -> Optional[int]:
+        """Write ``data`` and commit it as one snapshot; returns its id (None if nothing changed).
+
+        Args:
+            data: a pyarrow Table / RecordBatch / RecordBatchReader, a polars DataFrame, any
+                object with ``__arrow_c_stream__``, or a pandas DataFrame (``write_pandas``:
+                columns converted to the table's types).
+            mode: ``"append"`` (primary-key tables: upsert by key) or ``"overwrite"``
+                (INSERT OVERWRITE, ``BatchWriteBuilder.overwrite``).
+            overwrite_partition: with ``mode="overwrite"``: ``{"dt": "2024-01-01"}`` replaces
+                that partition, ``{}`` the whole table. None replaces, on a partitioned table
+                with ``dynamic-partition-overwrite`` = true (Paimon's default), only the
+                partitions present in ``data``; otherwise the whole table.
+
+        On any failure nothing is committed: the written files are deleted (the commit's
+        messages are aborted) and the error is raised.
+
+        Raises:
+            InvalidArgumentError: an unknown mode, ``overwrite_partition`` with
+                ``mode="append"``, or a partition key that is not one.
+            SchemaMismatchError: data that does not fit the table.
+            TypeError: data that is not a table.
+
+        Example::
+
+            table.write(pa.table({"id": [1, 2], "v": ["a", "b"]}))
+            table.write(df, mode="overwrite", overwrite_partition={"dt": "2024-01-01"})
+        """
+        if mode not in ("append", "overwrite"):
+            raise InvalidArgumentError(f"write on {self.identifier}: mode must be 'append' or "
+                                       f"'overwrite', got {mode!r}")
+        if mode == "append" and overwrite_partition is not None:
+            raise InvalidArgumentError(f"write on {self.identifier}: overwrite_partition "
+                                       f"{overwrite_partition!r} needs mode='overwrite'")
+        builder = self.new_batch_write_builder()
+        if mode == "overwrite":
+            builder.overwrite(overwrite_partition)
+        with builder.new_write() as w:
+            _write_any(w, data, "write")
+            messages = w.prepare_commit()
+        return _commit_or_abort(builder, messages)
 
     def latest_snapshot_id(self) -> Optional[int]:
         return self._core.latest_snapshot_id()
@@ -197,7 +385,16 @@ class Table:
     # ---- end of snapshots and partitions ----
 
     def __repr__(self) -> str:
-        return f"Table({str(self.identifier)!r})"
+        kind = f"primary key {self.primary_keys}" if self.primary_keys else "append"
+        parts = [repr(str(self.identifier)), kind, f"bucket={self.total_buckets}"]
+        if self.partition_keys:
+            parts.append(f"partitioned by {self.partition_keys}")
+        if self.current_branch() != "main":
+            parts.append(f"branch={self.current_branch()!r}")
+        travel = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        if travel:
+            parts.append(f"reading {travel}")
+        return f"Table({', '.join(parts)})"
 
     # --- pypaimon 2.1.0 names (FileStoreTable), see docs/pypaimon-parity.md ---
 
@@ -384,7 +581,11 @@ class Table:
         if file_io_options:
             raise UnsupportedError(f"from_path: file_io_options {sorted(file_io_options)} "
                                    "(paimon_rs reads local filesystems only)")
-        path = os.path.abspath(str(table_path)).rstrip(os.sep)
+        local = str(table_path)
+        # file:///wh/db.db/t (or file:/wh/...) is the local path, as for a catalog's warehouse
+        local = local[len("file://"):] if local.startswith("file://") else local
+        local = local[len("file:"):] if local.startswith("file:") else local
+        path = os.path.abspath(local).rstrip(os.sep)
         db_dir, name = os.path.split(path)
         warehouse, db = os.path.split(db_dir)
         if not db.endswith(".db") or not name:
@@ -653,20 +854,14 @@ class BatchTableWrite:
         self.write_arrow(batch)
 
     def write_pandas(self, df: Any) -> None:
-        """Write a pandas DataFrame, converting its columns to the table's Arrow types (so an
-        integer column with missing values, float64 in pandas, lands in a BIGINT column)."""
+        """Write a pandas DataFrame. Its columns become Arrow as pandas types them (missing
+        values, NaN included, become nulls), then follow ``write_arrow``'s one conversion rule:
+        a value goes into a column of another type only when that column holds it exactly (an
+        integer column with missing values, float64 in pandas, lands in a BIGINT column;
+        ``datetime64[ns]`` in a TIMESTAMP(6) column when no nanosecond digits are lost); strings
+        are never parsed into numbers or dates."""
         self._check_open()
-        schema = self.table.arrow_schema
-        names = [str(c) for c in df.columns]
-        if set(names) <= set(schema.names):
-            target = pa.schema([schema.field(n) for n in names])
-            try:
-                data = pa.Table.from_pandas(df, schema=target, preserve_index=False)
-            except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError):
-                # let the engine name the offending column
-                data = pa.Table.from_pandas(df, preserve_index=False)
-        else:
-            data = pa.Table.from_pandas(df, preserve_index=False)
+        data = pa.Table.from_pandas(df, preserve_index=False)
         data = self._fill_left_out(data)
         self._core.write_stream(data)
         self._report_written(data)
@@ -930,6 +1125,29 @@ Split = _core.Split
 DataFileMeta = _core.DataFileMeta
 
 
+def _split_repr(self: Any) -> str:
+    partition = self.partition.to_dict() if self.partition is not None else {}
+    part = f"partition={partition}, " if partition else ""
+    return (f"Split({part}bucket={self.bucket}, files={len(self.file_paths)}, "
+            f"row_count={self.row_count}, snapshot_id={self.snapshot_id})")
+
+
+def _commit_message_repr(self: Any) -> str:
+    compact = (f", compact_before={len(self.compact_before)}, compact_after={len(self.compact_after)}"
+               if self.compact_before or self.compact_after else "")
+    return (f"CommitMessage(bucket={self.bucket}, files={self.file_names}, "
+            f"row_count={self.row_count}{compact})")
+
+
+# the native classes print what they hold (the engine defines no __repr__ for them)
+for _cls, _repr in ((_core.Split, _split_repr), (_core.CommitMessage, _commit_message_repr)):
+    if "__repr__" not in vars(_cls):
+        try:
+            _cls.__repr__ = _repr  # type: ignore[method-assign]
+        except TypeError:  # an immutable native type: keep its default repr
+            pass
+
+
 class GenericRow:
     """A split's partition, as pypaimon's ``GenericRow``: ``values`` in the order of
     ``fields`` (the partition columns as pyarrow fields); ``to_dict()`` by name."""
@@ -1125,6 +1343,37 @@ class TableRead:
             yield from b.to_pylist()
 
 
+def _write_any(w: BatchTableWrite, data: Any, what: str) -> None:
+    """Hand ``data`` to ``w``: pandas through ``write_pandas``, Arrow objects through
+    ``write_arrow``; anything else is refused naming what is accepted."""
+    cls = type(data)
+    if cls.__module__.split(".")[0] == "pandas" and cls.__name__ == "DataFrame":
+        w.write_pandas(data)
+    elif hasattr(data, "__arrow_c_stream__") or hasattr(data, "__arrow_c_array__"):
+        w.write_arrow(data)
+    else:
+        hint = " (pa.Table.from_pylist(rows) or pa.table(columns) first)" \
+            if isinstance(data, (list, dict, tuple)) else ""
+        raise TypeError(f"{what} on {w.table.identifier}: expected a pyarrow Table / RecordBatch / "
+                        f"RecordBatchReader, a pandas or polars DataFrame or an object with "
+                        f"__arrow_c_stream__, got {cls.__name__}{hint}")
+
+
+def _commit_or_abort(builder: BatchWriteBuilder, messages: List[CommitMessage]) -> Optional[int]:
+    """Commit ``messages`` as one snapshot; on failure abort them (delete their files) and
+    re-raise the commit's error."""
+    commit = builder.new_commit()
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
+_TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
+                        "scan.file-creation-time-millis", "scan.watermark", "scan.version")
+
+
 def _optional_import(module: str, method: str) -> Any:
     import importlib
 
@@ -1138,8 +1387,7 @@ def _arrow_to_pandas(table: pa.Table) -> Any:
     """``table.to_pandas()`` (as pypaimon), except integer and boolean columns holding NULLs:
     those become pandas nullable dtypes (``Int64``, ``boolean``) instead of float64 / object,
     which would round integers above 2**53 and turn NULL into NaN."""
-    import pandas as pd
-
+    pd = _optional_import("pandas", "to_pandas")
     nullable = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
                 pa.int64(): pd.Int64Dtype(), pa.uint8(): pd.UInt8Dtype(), pa.uint16(): pd.UInt16Dtype(),
                 pa.uint32(): pd.UInt32Dtype(), pa.uint64(): pd.UInt64Dtype(), pa.bool_(): pd.BooleanDtype()}
@@ -1158,12 +1406,61 @@ class ReadBuilder:
         self._predicate: Optional[Predicate] = None
         self._limit: Optional[int] = None
 
-    def with_filter(self, predicate: Optional[Predicate]) -> ReadBuilder:
-        self._predicate = predicate
+    def with_filter(self, predicate: Union[Predicate, str, None]) -> ReadBuilder:
+        """Read only the rows matching ``predicate`` (replacing an earlier ``with_filter``).
+
+        Args:
+            predicate: a ``Predicate`` from ``new_predicate_builder()``, a filter string
+                parsed at once (``"id = 1 AND v LIKE 'a%'"``: comparisons, ``[NOT] IN``,
+                ``[NOT] BETWEEN``, ``IS [NOT] NULL``, ``LIKE``, ``AND`` / ``OR`` / ``NOT``,
+                parentheses, ``DATE '...'`` / ``TIMESTAMP '...'``; see
+                ``paimon_rs.filter_parser``), or None for no filter.
+
+        The filter prunes partitions and files by their statistics, then is applied exactly to
+        the rows read.
+
+        Raises:
+            InvalidArgumentError: a filter string that does not parse, names an unknown
+                column (the closest one is suggested), has a literal that does not fit its
+                column's type, or cannot be expressed as predicates (``NOT LIKE``).
+            TypeError: anything else than a Predicate, a string or None.
+
+        Example::
+
+            rb = table.new_read_builder().with_filter("dt = '2024-01-01' AND id IN (1, 2)")
+            rows = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        """
+        from paimon_rs.filter_parser import optional_filter
+
+        self._predicate = optional_filter(predicate, self.table.arrow_schema, "with_filter")
         return self
 
     def with_projection(self, projection: List[str]) -> ReadBuilder:
-        self._projection = list(projection)
+        """Read only these columns, in this order (``TableRead.schema`` is then theirs).
+
+        Args:
+            projection: column names of the table; a filter may use other columns.
+
+        Raises:
+            SchemaMismatchError: an unknown column (at this call; the closest name is suggested).
+
+        Example::
+
+            table.new_read_builder().with_projection(["id", "name"])
+        """
+        if isinstance(projection, str):
+            raise TypeError(f"with_projection takes a list of column names, got the string "
+                            f"{projection!r} (write [{projection!r}])")
+        cols = list(projection)
+        from paimon_rs.filter_parser import suggest_column
+
+        names = self.table.arrow_schema.names
+        for c in cols:
+            if c not in names:
+                raise SchemaMismatchError(f"with_projection on {self.table.identifier}: projected "
+                                          f"column '{c}' is not in the table"
+                                          f"{suggest_column(str(c), names)}")
+        self._projection = cols
         return self
 
     def with_limit(self, limit: int) -> ReadBuilder:
@@ -1172,6 +1469,20 @@ class ReadBuilder:
 
     def new_predicate_builder(self) -> PredicateBuilder:
         return PredicateBuilder(self.table.arrow_schema)
+
+    def __repr__(self) -> str:
+        parts = [repr(str(self.table.identifier))]
+        travel = {k: v for k, v in self.table.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        if travel:
+            parts.append(f"reading {travel}")
+        if self._projection is not None:
+            parts.append(f"projection={self._projection}")
+        pred = self._combined_filter()
+        if pred is not None:
+            parts.append(f"filter={str(pred)!r}")
+        if self._limit is not None:
+            parts.append(f"limit={self._limit}")
+        return f"ReadBuilder({', '.join(parts)})"
 
     def read_type(self) -> pa.Schema:
         return self.new_read().schema
@@ -1191,9 +1502,14 @@ class ReadBuilder:
 
     # --- pypaimon 2.1.0 names ---
 
-    def with_partition_filter(self, partition_filter: Optional[Predicate]) -> ReadBuilder:
+    def with_partition_filter(self, partition_filter: Union[Predicate, str, None]) -> ReadBuilder:
         """A filter on partition columns only (ANDed with ``with_filter``'s); prunes
-        partitions when the scan plans."""
+        partitions when the scan plans. A Predicate or a filter string (``"dt >= '2024-01-01'"``,
+        as ``with_filter``)."""
+        from paimon_rs.filter_parser import optional_filter
+
+        partition_filter = optional_filter(partition_filter, self.table.arrow_schema,
+                                           "with_partition_filter")
         if partition_filter is not None:
             cols = _predicate_fields(partition_filter)
             outside = sorted(cols - set(self.table.partition_keys))

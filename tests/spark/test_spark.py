@@ -112,6 +112,24 @@ def test_upserts_and_deletes_from_spark(spark, catalog, shuffle):
     assert plain_read(t).num_rows == len(want)
 
 
+def test_relative_warehouse_write_compact_read(spark, tmp_path, monkeypatch):
+    """A catalog over a relative warehouse (issue 31): the driver's paths are absolute, so the
+    executors (whose working directory is the JVM's, not this test's) write, compact and read
+    the same table; eight one-bucket commits make the writers compact, as in the issue."""
+    monkeypatch.chdir(tmp_path)
+    rel = CatalogFactory.create({"warehouse": "wh"})
+    t = create(rel, "db.rel", PK_SCHEMA, [], ["id"], bucket="1")
+    want = {}
+    for i in range(8):
+        batch = pk_rows([i, i + 1], ["a"], v=f"c{i}-")
+        ps.write(to_spark(spark, batch), t)
+        want.update({r["id"]: r["v"] for r in batch.to_pylist()})
+    ps.compact(spark, t, full=True)
+    got = {r["id"]: r["v"] for r in ps.read(spark, t).collect()}
+    assert got == want
+    assert not (tmp_path / "wh" / "db.db" / "rel" / "wh").exists()
+
+
 def test_unpartitioned_table_one_task_per_bucket(spark, catalog, shuffle):
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
     t = create(catalog, "db.u", schema, [], ["id"], bucket="5")

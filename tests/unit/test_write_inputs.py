@@ -171,13 +171,69 @@ def test_float_widens_to_double(catalog):
     (pa.uint8(), [1, 200], pa.int8(), r"column 'x': cannot convert UInt8 to TINYINT \(row 1\)"),
     (pa.uint64(), [2**63], pa.int64(), r"column 'x': cannot convert UInt64 to BIGINT \(row 0\)"),
     (pa.int64(), [1, 2, 2**40], pa.int32(), r"column 'x': cannot convert Int64 to INT \(row 2\)"),
-    (pa.float64(), [1.5], pa.float32(), r"column 'x': expected FLOAT .* got arrow Float64.*without loss"),
-    (pa.int64(), [1], pa.float64(), r"column 'x': expected DOUBLE .* got arrow Int64"),
+    (pa.float64(), [1.5, 0.1], pa.float32(), r"column 'x': row 1 holds 0.1 \(Float64\), which FLOAT cannot hold"),
+    (pa.int64(), [1, 2**53 + 1], pa.float64(), r"column 'x': row 1 holds 9007199254740993 \(Int64\), which DOUBLE"),
+    (pa.float64(), [2.0, 2.5], pa.int64(), r"column 'x': row 1 holds 2.5 \(Float64\), which BIGINT"),
+    (pa.timestamp("ns"), [10**9, 10**9 + 1], pa.timestamp("us"), r"column 'x': row 1 holds .* which TIMESTAMP\(6\)"),
     (pa.string(), ["1"], pa.int32(), r"column 'x': expected INT .* got arrow Utf8"),
+    (pa.string(), ["2024-01-01"], pa.date32(), r"column 'x': expected DATE .* got arrow Utf8"),
 ])
 def test_lossy_conversions_are_refused_naming_column_and_types(catalog, src, values, target, match):
     t = new_table(catalog, "l", pa.schema([("x", target)]))
     refused(t, pa.table({"x": pa.array(values, src)}), match)
+
+
+# The one widening rule (issue 31): a value goes into a column of another type when the column
+# holds it exactly; write_arrow and write_pandas accept and refuse the same inputs.
+EXACT = [
+    (pa.int64(), [1, -(2**53), None], pa.float64(), [1.0, -(2.0**53), None]),
+    (pa.int32(), [7, None], pa.float32(), [7.0, None]),
+    (pa.uint64(), [2**40], pa.float64(), [2.0**40]),
+    (pa.float64(), [1.0, -3.0, None], pa.int64(), [1, -3, None]),
+    (pa.float64(), [1.5, None], pa.float32(), [1.5, None]),
+    (pa.timestamp("ns"), [1_000_000_000_000, None], pa.timestamp("us"), [1_000_000_000, None]),
+    (pa.timestamp("us"), [5_000], pa.timestamp("ms"), [5]),
+]
+
+
+@pytest.mark.parametrize("src,values,target,back", EXACT, ids=[f"{c[0]}-{c[2]}" for c in EXACT])
+def test_exact_conversions_are_accepted_by_write_arrow_and_write_pandas(catalog, src, values, target, back):
+    t = new_table(catalog, "e", pa.schema([("id", pa.int64()), ("x", target)]), pk=["id"])
+    data = pa.table({"id": list(range(len(values))), "x": pa.array(values, src)})
+    write(t, data)
+    got = read(t, sort=["id"]).column("x").cast(pa.int64() if pa.types.is_timestamp(target) else target)
+    assert got.to_pylist() == back
+    pd = pytest.importorskip("pandas")
+    t2 = new_table(catalog, "e2", pa.schema([("id", pa.int64()), ("x", target)]), pk=["id"])
+    wb = t2.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    df = data.to_pandas()
+    assert isinstance(df, pd.DataFrame)
+    w.write_pandas(df)
+    c.commit(w.prepare_commit())
+    assert read(t2, sort=["id"]).equals(read(t, sort=["id"]))
+
+
+LOSSY = [
+    (pa.float64(), [2.5], pa.int64()),
+    (pa.int64(), [2**53 + 1], pa.float64()),
+    (pa.timestamp("ns"), [1_000_000_000_001], pa.timestamp("us")),
+    (pa.string(), ["1"], pa.int64()),
+    (pa.string(), ["1.5"], pa.float64()),
+]
+
+
+@pytest.mark.parametrize("src,values,target", LOSSY, ids=[f"{c[0]}-{c[2]}" for c in LOSSY])
+def test_lossy_inputs_are_refused_by_write_arrow_and_write_pandas_alike(catalog, src, values, target):
+    t = new_table(catalog, "x", pa.schema([("x", target)]))
+    data = pa.table({"x": pa.array(values, src)})
+    refused(t, data, "column 'x'")
+    pytest.importorskip("pandas")
+    w = t.new_batch_write_builder().new_write()
+    with pytest.raises(ValueError, match="column 'x'"):
+        w.write_pandas(data.to_pandas())
+    w.close()
+    assert read(t).num_rows == 0
 
 
 def test_arrays_are_not_tables(table):

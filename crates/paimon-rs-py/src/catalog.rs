@@ -19,32 +19,37 @@ impl Catalog {
     /// options among `options` (`s3.endpoint`, ...) configure its object store.
     #[new]
     #[pyo3(signature = (warehouse, options=BTreeMap::new()))]
-    fn new(warehouse: String, options: BTreeMap<String, String>) -> PyResult<Self> {
-        Ok(Catalog {
-            inner: FileSystemCatalog::with_options(warehouse, &options).py_err()?,
-        })
+    fn new(py: Python<'_>, warehouse: String, options: BTreeMap<String, String>) -> PyResult<Self> {
+        // creates the warehouse directory (a PUT-free no-op on object stores, but the store's
+        // configuration may read credentials): without the GIL, as every call that may do I/O
+        let inner = py
+            .detach(|| FileSystemCatalog::with_options(warehouse, &options))
+            .py_err()?;
+        Ok(Catalog { inner })
     }
 
     fn warehouse(&self) -> String {
         self.inner.warehouse().to_string_lossy().into_owned()
     }
 
-    fn create_database(&self, name: &str, ignore_if_exists: bool) -> PyResult<()> {
-        self.inner.create_database(name, ignore_if_exists).py_err()
+    fn create_database(&self, py: Python<'_>, name: &str, ignore_if_exists: bool) -> PyResult<()> {
+        py.detach(|| self.inner.create_database(name, ignore_if_exists))
+            .py_err()
     }
 
-    fn list_databases(&self) -> PyResult<Vec<String>> {
-        self.inner.list_databases().py_err()
+    fn list_databases(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        py.detach(|| self.inner.list_databases()).py_err()
     }
 
-    fn list_tables(&self, database: &str) -> PyResult<Vec<String>> {
-        self.inner.list_tables(database).py_err()
+    fn list_tables(&self, py: Python<'_>, database: &str) -> PyResult<Vec<String>> {
+        py.detach(|| self.inner.list_tables(database)).py_err()
     }
 
     #[allow(clippy::too_many_arguments)]
     #[pyo3(signature = (identifier, schema, partition_keys, primary_keys, options, comment, ignore_if_exists))]
     fn create_table(
         &self,
+        py: Python<'_>,
         identifier: &str,
         schema: PyArrowType<Schema>,
         partition_keys: Vec<String>,
@@ -57,13 +62,13 @@ impl Catalog {
             NewTableSchema::from_arrow(&schema.0, partition_keys, primary_keys, options, comment)
                 .map_err(|e| e.with_table(identifier))
                 .py_err()?;
-        self.inner
-            .create_table(identifier, s, ignore_if_exists)
+        py.detach(|| self.inner.create_table(identifier, s, ignore_if_exists))
             .py_err()
     }
 
-    fn get_table(&self, identifier: &str) -> PyResult<Table> {
-        Ok(Table::from_core(self.inner.get_table(identifier).py_err()?))
+    fn get_table(&self, py: Python<'_>, identifier: &str) -> PyResult<Table> {
+        let t = py.detach(|| self.inner.get_table(identifier)).py_err()?;
+        Ok(Table::from_core(t))
     }
 
     /// `changes_json`: a JSON list of pypaimon `SchemaChange`s; returns the new schema's JSON
@@ -96,9 +101,13 @@ impl Catalog {
         .py_err()
     }
 
-    fn drop_table(&self, identifier: &str, ignore_if_not_exists: bool) -> PyResult<()> {
-        self.inner
-            .drop_table(identifier, ignore_if_not_exists)
+    fn drop_table(
+        &self,
+        py: Python<'_>,
+        identifier: &str,
+        ignore_if_not_exists: bool,
+    ) -> PyResult<()> {
+        py.detach(|| self.inner.drop_table(identifier, ignore_if_not_exists))
             .py_err()
     }
 

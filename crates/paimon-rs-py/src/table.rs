@@ -11,7 +11,8 @@ use paimon_rs_core::{
     datum_from_arrow, datums_to_arrow, deserialize_row,
     partition_bucket_of as partition_bucket_of_core, table_arrow_schema, BucketAssigner,
     CommitMessage as CoreMessage, DataField, Error, FileStoreCommit, FileStoreTable, Overwrite,
-    PartitionSpec, Split as CoreSplit, TableRead as CoreRead, TableScan, TableWrite as CoreWrite,
+    PartitionSpec, RowKind, Split as CoreSplit, TableRead as CoreRead, TableScan,
+    TableWrite as CoreWrite,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -47,16 +48,25 @@ impl Table {
     /// Open the table stored at `path` (its latest schema) with `options` on top (dynamic
     /// options, as `copy`): how a table handle is rebuilt after pickling, e.g. in a Spark task.
     #[staticmethod]
-    fn open(name: &str, path: &str, options: BTreeMap<String, String>) -> PyResult<Table> {
+    fn open(
+        py: Python<'_>,
+        name: &str,
+        path: &str,
+        options: BTreeMap<String, String>,
+    ) -> PyResult<Table> {
         let path = path.trim_end_matches('/');
-        let store = paimon_rs_core::store_options(&options);
-        paimon_rs_core::configure_store(path, &store).py_err()?;
-        let t = FileStoreTable::open(name, std::path::Path::new(path)).py_err()?;
-        let inner = if options.is_empty() {
-            t
-        } else {
-            t.copy(&options).py_err()?
-        };
+        let inner = py
+            .detach(|| -> Result<FileStoreTable, Error> {
+                let store = paimon_rs_core::store_options(&options);
+                paimon_rs_core::configure_store(path, &store)?;
+                let t = FileStoreTable::open(name, std::path::Path::new(path))?;
+                if options.is_empty() {
+                    Ok(t)
+                } else {
+                    t.copy(&options)
+                }
+            })
+            .py_err()?;
         Ok(Table { inner })
     }
 
@@ -104,10 +114,10 @@ impl Table {
     }
 
     /// A copy with dynamic options (not stored in the table).
-    fn copy(&self, options: BTreeMap<String, String>) -> PyResult<Table> {
-        Ok(Table {
-            inner: self.inner.copy(&options).py_err()?,
-        })
+    fn copy(&self, py: Python<'_>, options: BTreeMap<String, String>) -> PyResult<Table> {
+        // a branch or a time-travelled schema is read from storage
+        let inner = py.detach(|| self.inner.copy(&options)).py_err()?;
+        Ok(Table { inner })
     }
 
     /// A writer; `ignore_previous_files` (an overwrite's writer) compacts only its new files.
@@ -173,8 +183,9 @@ impl Table {
         })
     }
 
-    fn latest_snapshot_id(&self) -> PyResult<Option<i64>> {
-        self.inner.snapshot_manager().latest_id().py_err()
+    fn latest_snapshot_id(&self, py: Python<'_>) -> PyResult<Option<i64>> {
+        py.detach(|| self.inner.snapshot_manager().latest_id())
+            .py_err()
     }
 
     /// Compact every bucket (of the partitions given as one-row batches of partition values,
@@ -259,8 +270,9 @@ impl Table {
     }
 
     /// Tags as (name, snapshot id, snapshot commit millis, create time ISO, retained millis).
-    fn list_tags(&self) -> PyResult<Vec<TagRow>> {
-        Ok(paimon_rs_core::list_tags(&self.inner)
+    fn list_tags(&self, py: Python<'_>) -> PyResult<Vec<TagRow>> {
+        Ok(py
+            .detach(|| paimon_rs_core::list_tags(&self.inner))
             .py_err()?
             .into_iter()
             .map(|t| {
@@ -381,6 +393,37 @@ impl TableWrite {
         r.py_err()
     }
 
+    /// Write every batch of an Arrow stream with every row of row kind `kind` (`+I`, `-U`,
+    /// `+U`, `-D`), whatever the table's `rowkind.field` says: the rows of a delete or a merge.
+    fn write_stream_kind(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        kind: &str,
+    ) -> PyResult<()> {
+        let kind = RowKind::from_short_string(kind)
+            .ok_or_else(|| {
+                Error::invalid(format!("row kind '{kind}': expected one of +I, -U, +U, -D"))
+            })
+            .py_err()?;
+        let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
+        let schema = reader.schema();
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || -> Result<(), Error> {
+            let mut batches: Vec<RecordBatch> = reader
+                .collect::<Result<_, ArrowError>>()
+                .map_err(|e| import_error(w, &schema, e))?;
+            if batches.is_empty() {
+                batches.push(RecordBatch::new_empty(schema));
+            }
+            w.write_batches_as(&batches, Some(kind))
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
     /// Write one record batch (any object with `__arrow_c_array__`).
     fn write_batch(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = RecordBatch::from_pyarrow_bound(data)?;
@@ -406,15 +449,15 @@ impl TableWrite {
     }
 
     /// Drop buffered rows and delete every file no commit references.
-    fn abort(&self) -> PyResult<()> {
-        lock(&self.inner)?.abort();
-        Ok(())
+    fn abort(&self, py: Python<'_>) -> PyResult<()> {
+        // deletes files: without the GIL (the lock is taken there too, so a thread waiting for
+        // it never holds the GIL)
+        py.detach(|| lock(&self.inner).map(|mut w| w.abort()))
     }
 
     /// Release buffers and spill files (after prepare_commit the files belong to the commit).
-    fn close(&self) -> PyResult<()> {
-        lock(&self.inner)?.close();
-        Ok(())
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        py.detach(|| lock(&self.inner).map(|mut w| w.close()))
     }
 
     /// Arrow memory held by the write buffers.

@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import argparse
 import datetime as _dt
+import difflib
+import io
 import json
 import os
 import sys
 from dataclasses import dataclass, field
 from typing import IO, Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import (
+    CatalogError,
+    DatabaseNotFoundError,
+    InvalidArgumentError,
+    TableNotFoundError,
+)
+from paimon_rs.identifier import Identifier
 
 
 class UsageError(InvalidArgumentError):
@@ -97,8 +105,17 @@ class Text:
         return self.data
 
 
+@dataclass
+class Stream:
+    """Output written while it is produced (``read``'s rows, batch by batch), in the format
+    ``write`` was built for (it decides JSON or text itself): ``write(stream)`` writes it all."""
+
+    name: str
+    write: Callable[[IO[str]], None]
+
+
 Result = Union[Rows, Record, Text]
-Output = Union[Result, List[Result], None]
+Output = Union[Result, List[Result], Stream, None]
 
 RunFn = Callable[[argparse.Namespace], Output]
 
@@ -176,27 +193,116 @@ def add_table_argument(p: argparse.ArgumentParser) -> None:
 
 def open_table(args: argparse.Namespace) -> Any:
     """The ``paimon_rs.Table`` named by ``args.table`` (see :func:`add_table_argument`), through
-    a catalog with the ``-o`` options."""
-    return open_table_from(args.table, args.command, catalog_options(args))
+    a catalog with the ``-o`` options, in the ``--warehouse`` given before the command if any."""
+    return open_table_from(args.table, args.command, catalog_options(args),
+                           warehouse=getattr(args, "global_warehouse", None))
+
+
+def is_local(warehouse: str) -> bool:
+    """Whether ``warehouse`` is a local path (or ``file://`` URI), not an object store URI."""
+    return "://" not in warehouse or warehouse.startswith("file://")
+
+
+def _local_path(path: str) -> str:
+    return path[len("file://"):] if path.startswith("file://") else path
+
+
+def _did_you_mean(name: str, candidates: Sequence[str]) -> str:
+    close = difflib.get_close_matches(name, list(candidates), n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
+
+
+def _subdirs(path: str, suffix: str = "", containing: str = "") -> List[str]:
+    """The names of ``path``'s sub-directories ending in ``suffix`` (stripped) that hold
+    ``containing``."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return []
+    return sorted(n[:len(n) - len(suffix)] for n in names
+                  if n.endswith(suffix) and os.path.isdir(os.path.join(path, n, containing)))
+
+
+def require_warehouse(warehouse: str, what: str = "") -> None:
+    """Refuse a local ``warehouse`` that is not an existing directory (the catalog would create
+    it): ``CatalogError`` ``[<what>: ]warehouse '<warehouse>' does not exist``. An object store
+    warehouse is not checked (it has no directories)."""
+    if not is_local(warehouse):
+        return
+    path = _local_path(warehouse)
+    if not os.path.isdir(path):
+        state = "is not a directory" if os.path.exists(path) else "does not exist"
+        msg = f"warehouse '{warehouse}' {state}"
+        raise CatalogError(f"{what}: {msg}" if what else msg)
+
+
+def require_database(warehouse: str, database: str, what: str = "") -> None:
+    """Refuse a database the local ``warehouse`` does not have (``DatabaseNotFoundError`` naming
+    it, with the closest existing name if one is close); ``warehouse`` must exist
+    (:func:`require_warehouse`). Object store warehouses are not checked."""
+    require_warehouse(warehouse, what)
+    if not is_local(warehouse):
+        return
+    root = _local_path(warehouse)
+    if not os.path.isdir(os.path.join(root, database + ".db")):
+        msg = (f"database '{database}' does not exist in warehouse '{warehouse}'"
+               f"{_did_you_mean(database, _subdirs(root, '.db'))}")
+        raise DatabaseNotFoundError(f"{what}: {msg}" if what else msg)
+
+
+def require_table(warehouse: str, identifier: str) -> None:
+    """Refuse a table (``db.t``, or ``db.t$branch_b``: the branch is the engine's to check) the
+    local ``warehouse`` does not have, naming what is missing: the warehouse, the database
+    (closest existing name suggested) or the table (likewise). Object store warehouses are not
+    checked (the catalog reports a missing table itself)."""
+    try:
+        ident = Identifier.from_string(identifier)
+    except InvalidArgumentError as e:
+        raise UsageError(str(e)) from e
+    db, name = ident.get_database_name(), ident.get_table_name()
+    what = f"table '{db}.{name}'"
+    require_database(warehouse, db, what)
+    if not is_local(warehouse):
+        return
+    db_dir = os.path.join(_local_path(warehouse), db + ".db")
+    if not os.path.isdir(os.path.join(db_dir, name, "schema")):
+        raise TableNotFoundError(f"{what} does not exist in warehouse '{warehouse}'"
+                                 f"{_did_you_mean(name, _subdirs(db_dir, containing='schema'))}")
 
 
 def open_catalog(warehouse: str, options: Optional[Dict[str, str]] = None) -> Any:
-    """The filesystem catalog of ``warehouse`` with ``options`` (``-o``)."""
+    """The filesystem catalog of ``warehouse`` with ``options`` (``-o``). A local warehouse
+    must exist (:func:`require_warehouse`): the CLI never creates one."""
     from paimon_rs.catalog import CatalogFactory
+    require_warehouse(warehouse)
     return CatalogFactory.create({**(options or {}), "warehouse": warehouse})
 
 
-def open_table_from(spec: Sequence[str], command: str, options: Optional[Dict[str, str]] = None) -> Any:
-    """Open ``[path]`` or ``[warehouse, "db.table"]``, with catalog ``options`` (``-o``)."""
+def open_table_from(spec: Sequence[str], command: str, options: Optional[Dict[str, str]] = None,
+                    warehouse: Optional[str] = None) -> Any:
+    """Open ``[path]`` or ``[warehouse, "db.table"]`` (or ``["db.table"]`` with ``warehouse``,
+    the ``--warehouse`` given before the command), with catalog ``options`` (``-o``). A local
+    table that does not exist is an error naming the missing warehouse, database or table
+    (:func:`require_table`); nothing is created."""
     if "warehouse" in (options or {}):
         raise UsageError(f"{command}: -o warehouse=...: the warehouse is the table argument")
-    if len(spec) == 1 and not options:
-        from paimon_rs.table import Table
-        return Table.from_path(spec[0])
+    if warehouse is not None:
+        if len(spec) != 1 or "/" in spec[0]:
+            raise UsageError(f"{command}: with --warehouse, name the table as <db>.<table> "
+                             f"(got {' '.join(spec)})")
+        spec = [warehouse, spec[0]]
     if len(spec) == 1:
-        warehouse, db, name = split_table_path(spec[0], command)
-        return open_catalog(warehouse, options).get_table(f"{db}.{name}")
+        if is_local(spec[0]):
+            wh, db, name = split_table_path(spec[0], command)
+            require_table(wh, f"{db}.{name}")
+        if not options:
+            from paimon_rs.table import Table
+            # from_path takes a file:// URI for a relative path: give it the path
+            return Table.from_path(_local_path(spec[0]) if is_local(spec[0]) else spec[0])
+        wh, db, name = split_table_path(spec[0], command)
+        return open_catalog(wh, options).get_table(f"{db}.{name}")
     if len(spec) == 2:
+        require_table(spec[0], spec[1])
         return open_catalog(spec[0], options).get_table(spec[1])
     raise UsageError(f"{command}: expected <table path> or <warehouse> <db>.<table>")
 
@@ -218,6 +324,9 @@ def render(out: Output, as_json: bool, plain: bool, stream: Optional[IO[str]] = 
     """Print a command's output: JSON, a rich table (a terminal with ``rich`` installed and not
     ``plain``) or aligned text."""
     out_stream: IO[str] = stream if stream is not None else sys.stdout
+    if isinstance(out, Stream):
+        out.write(out_stream)
+        return
     results: List[Result] = [] if out is None else (list(out) if isinstance(out, list) else [out])
     if as_json:
         data: Any
@@ -269,23 +378,54 @@ def _render_rich(console: Any, r: Union[Rows, Record]) -> None:
         console.print(t)
 
 
+class PlainRowsWriter:
+    """Rows as :func:`render`'s aligned plain text, written a chunk at a time (``read`` streams a
+    table through it): the header and the column widths come with the first rows written (a
+    longer value later widens only its own line); :meth:`close` writes the header and
+    ``(none)`` if no row came."""
+
+    def __init__(self, columns: Sequence[Column], stream: IO[str]):
+        self._columns = list(columns)
+        self._stream = stream
+        self._widths: Optional[List[int]] = None
+        self._right = [c.kind in ("int", "bytes") for c in self._columns]
+
+    def _line(self, vals: List[str]) -> str:
+        assert self._widths is not None
+        return "  ".join(v.rjust(w) if rt else v.ljust(w)
+                         for v, w, rt in zip(vals, self._widths, self._right)).rstrip() + "\n"
+
+    def _header(self, cells: List[List[str]]) -> None:
+        self._widths = [max([len(c.header)] + [len(row[i]) for row in cells]) for i, c in enumerate(self._columns)]
+        self._stream.write(self._line([c.header for c in self._columns]))
+        self._stream.write("  ".join("-" * w for w in self._widths) + "\n")
+
+    def write(self, rows: Sequence[Dict[str, Any]]) -> None:
+        """Write ``rows`` (dicts keyed by the columns' names)."""
+        if not rows:
+            return
+        cells = [[format_value(row.get(c.name), c.kind) for c in self._columns] for row in rows]
+        if self._widths is None:
+            self._header(cells)
+        self._stream.write("".join(self._line(row) for row in cells))
+
+    def close(self) -> None:
+        """End the table: the header and ``(none)`` if no row was written."""
+        if self._widths is None:
+            self._header([])
+            self._stream.write("(none)\n")
+
+
 def _render_plain(r: Union[Rows, Record]) -> str:
     lines: List[str] = []
     if r.title:
         lines.append(r.title)
     if isinstance(r, Rows):
-        cells = [[format_value(row.get(c.name), c.kind) for c in r.columns] for row in r.rows]
-        widths = [max([len(c.header)] + [len(row[i]) for row in cells]) for i, c in enumerate(r.columns)]
-        right = [c.kind in ("int", "bytes") for c in r.columns]
-
-        def line(vals: List[str]) -> str:
-            return "  ".join(v.rjust(w) if rt else v.ljust(w)
-                             for v, w, rt in zip(vals, widths, right)).rstrip()
-        lines.append(line([c.header for c in r.columns]))
-        lines.append("  ".join("-" * w for w in widths))
-        lines.extend(line(row) for row in cells)
-        if not r.rows:
-            lines.append("(none)")
+        buf = io.StringIO()
+        w = PlainRowsWriter(r.columns, buf)
+        w.write(r.rows)
+        w.close()
+        lines.append(buf.getvalue().rstrip("\n"))
     else:
         width = max((len(k) for k in r.shown()), default=0)
         for k, v in r.shown().items():
@@ -320,6 +460,7 @@ def human_size(n: int) -> str:
     return f"{n} B"
 
 
-__all__ = ["Column", "Output", "Record", "Result", "Rows", "Text", "add_command", "add_option_argument",
-           "add_table_argument", "catalog_options", "format_value", "human_size", "open_catalog", "open_table",
-           "open_table_from", "parse_partition", "render", "split_table_path", "UsageError"]
+__all__ = ["Column", "Output", "PlainRowsWriter", "Record", "Result", "Rows", "Stream", "Text", "UsageError",
+           "add_command", "add_option_argument", "add_table_argument", "catalog_options", "format_value",
+           "human_size", "is_local", "open_catalog", "open_table", "open_table_from", "parse_partition", "render",
+           "require_database", "require_table", "require_warehouse", "split_table_path"]

@@ -54,6 +54,23 @@ pub fn resolve(base: &Path, p: impl AsRef<Path>) -> PathBuf {
     }
 }
 
+/// The form every catalog and table holds its root in: an object store URI as it is, a local
+/// path (`file://` prefix removed) made absolute against the current directory once, when the
+/// catalog or table is opened. Every later path is a join onto that root, so neither a join of
+/// the root with a table-relative path that already carries the root (a relative root joined
+/// twice: `wh/db.db/t/wh/db.db/t/bucket-0`) nor a path shipped to another process (a Spark
+/// executor with another working directory) depends on where the process runs.
+pub fn absolute(path: &Path) -> Result<PathBuf> {
+    if is_remote(path) {
+        return Ok(path.to_path_buf());
+    }
+    let local = Path::new(store::local_path(&path.to_string_lossy())).to_path_buf();
+    if local.as_os_str().is_empty() {
+        return Err(Error::invalid("an empty path names no warehouse or table"));
+    }
+    std::path::absolute(&local).map_err(|e| Error::io(&local, e))
+}
+
 /// Whether `path` is on an object store (not a local file).
 pub fn is_remote(path: &Path) -> bool {
     path.to_str().and_then(store::parse_uri).is_some()
@@ -631,6 +648,28 @@ pub fn overwrite_hint(path: &Path, bytes: &[u8]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absolute_roots_local_paths_once_and_keeps_uris() {
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(absolute(Path::new("wh")).unwrap(), cwd.join("wh"));
+        assert_eq!(
+            absolute(Path::new("file:///tmp/wh")).unwrap(),
+            Path::new("/tmp/wh")
+        );
+        assert_eq!(
+            absolute(Path::new("/tmp/wh")).unwrap(),
+            Path::new("/tmp/wh")
+        );
+        assert_eq!(
+            absolute(Path::new("s3://b/wh")).unwrap(),
+            Path::new("s3://b/wh")
+        );
+        assert!(absolute(Path::new("")).is_err());
+        // a table-relative path under an absolute root resolves once
+        let root = absolute(Path::new("wh/db.db/t")).unwrap();
+        assert_eq!(resolve(&root, "bucket-0"), cwd.join("wh/db.db/t/bucket-0"));
+    }
 
     #[test]
     fn create_exclusive_never_overwrites() {

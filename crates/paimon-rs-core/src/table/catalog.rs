@@ -50,7 +50,7 @@ impl FileSystemCatalog {
             PathBuf::from(trimmed)
         } else {
             io::store::configure(&s, options)?;
-            PathBuf::from(io::store::local_path(&s))
+            io::absolute(&warehouse)?
         };
         io::mkdirs(&warehouse)?;
         Ok(FileSystemCatalog { warehouse })

@@ -45,6 +45,7 @@ pub fn check_options(opts: &CoreOptions, primary_key: bool, for_write: bool) -> 
 
 impl FileStoreTable {
     pub fn open(name: &str, path: &Path) -> Result<Self> {
+        let path = &crate::io::absolute(path).map_err(|e| e.with_table(name))?;
         let schema = snapshot_manager::latest_schema(path)?
             .ok_or_else(|| Error::TableNotFound(name.to_string()))?;
         let options = CoreOptions::new(&schema.options, !schema.primary_keys.is_empty())

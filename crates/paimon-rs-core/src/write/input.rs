@@ -27,7 +27,14 @@ pub struct AlignedBatch {
 }
 
 /// Can a column of Arrow type `src` be written into a column of Paimon type `target` without
-/// losing information? Integer narrowing is allowed but checked value by value by the cast.
+/// losing information? Integer narrowing is allowed but checked value by value by the cast;
+/// the pairs of [`checked_by_round_trip`] are checked value by value by a round trip.
+///
+/// The one input-widening rule of `write_arrow` and `write_pandas` (README, API: `write_arrow`):
+/// a value goes into a column of another type when the column holds it exactly (integers into
+/// any integer, FLOAT or DOUBLE column, floating-point numbers into an integer or FLOAT column
+/// when whole or exactly representable, timestamps and times into a coarser precision when no
+/// digit is lost); strings are never parsed into numbers or dates.
 fn compatible(src: &ArrowType, target: &DataType) -> bool {
     use TypeKind::*;
     let is_int = |k: &TypeKind| matches!(k, TinyInt | SmallInt | Int | BigInt);
@@ -36,7 +43,7 @@ fn compatible(src: &ArrowType, target: &DataType) -> bool {
         // Paimon has no unsigned types: unsigned integers go into any integer column, checked
         // value by value like signed narrowing (uint8 -> SMALLINT cannot fail).
         ArrowType::UInt8 | ArrowType::UInt16 | ArrowType::UInt32 | ArrowType::UInt64 => {
-            return is_int(&target.kind)
+            return is_int(&target.kind) || matches!(target.kind, Float | Double)
         }
         _ => {}
     }
@@ -46,7 +53,9 @@ fn compatible(src: &ArrowType, target: &DataType) -> bool {
     };
     match (&src_t.kind, &target.kind) {
         (a, b) if is_int(a) && is_int(b) => true,
-        (Float, Float) | (Float, Double) | (Double, Double) => true,
+        (Float | Double, Float | Double) => true,
+        (a, Float | Double) if is_int(a) => true,
+        (Float | Double, b) if is_int(b) => true,
         (
             Decimal {
                 precision: p1,
@@ -60,9 +69,7 @@ fn compatible(src: &ArrowType, target: &DataType) -> bool {
         (VarChar(_) | Char(_), VarChar(_) | Char(_)) => true,
         (VarBinary(_) | Binary(_), VarBinary(_) | Binary(_)) => true,
         (Date, Date) | (Boolean, Boolean) | (Time(_), Time(_)) => true,
-        (Timestamp(p1), Timestamp(p2)) | (LocalZonedTimestamp(p1), LocalZonedTimestamp(p2)) => {
-            p1 <= p2
-        }
+        (Timestamp(_), Timestamp(_)) | (LocalZonedTimestamp(_), LocalZonedTimestamp(_)) => true,
         (a, b) if src_t.is_nested() && target.is_nested() => same_shape(a, b),
         _ => false,
     }
@@ -104,14 +111,58 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
         safe: false,
         ..Default::default()
     };
-    cast_with_options(col, &want, &opts).map_err(|e| {
+    let out = cast_with_options(col, &want, &opts).map_err(|e| {
         let row = first_unconvertible_row(col, &want)
             .map(|r| format!(" (row {r})"))
             .unwrap_or_default();
         Error::schema(format!(
             "column '{name}': cannot convert {src} to {target}{row}: {e}"
         ))
-    })
+    })?;
+    if checked_by_round_trip(src, &want) {
+        if let Some(row) = first_changed_row(col, &out)? {
+            let value =
+                arrow_cast::display::ArrayFormatter::try_new(col.as_ref(), &Default::default())
+                    .map(|f| f.value(row).to_string())
+                    .unwrap_or_else(|_| "?".into());
+            return Err(Error::schema(format!(
+                "column '{name}': row {row} holds {value} ({src}), which {target} cannot hold \
+                 exactly; values convert between types only without loss: cast or round the \
+                 column first"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Conversions the cast performs without an error but possibly with a loss (it rounds a
+/// large integer to the nearest float, truncates a fraction or sub-unit digits), so that each
+/// value is checked by a round trip: integers into FLOAT / DOUBLE, floating-point numbers into
+/// integers or a narrower float, timestamps into a coarser unit.
+fn checked_by_round_trip(src: &ArrowType, want: &ArrowType) -> bool {
+    use ArrowType as A;
+    let float = |t: &ArrowType| matches!(t, A::Float16 | A::Float32 | A::Float64);
+    let unit_rank = |u: &arrow_schema::TimeUnit| match u {
+        arrow_schema::TimeUnit::Second => 0,
+        arrow_schema::TimeUnit::Millisecond => 1,
+        arrow_schema::TimeUnit::Microsecond => 2,
+        arrow_schema::TimeUnit::Nanosecond => 3,
+    };
+    match (src, want) {
+        (s, w) if s.is_integer() && float(w) => true,
+        (s, w) if float(s) && w.is_integer() => true,
+        (s, w) if float(s) && float(w) => s.primitive_width() > w.primitive_width(),
+        (A::Timestamp(a, _), A::Timestamp(b, _)) => unit_rank(a) > unit_rank(b),
+        _ => false,
+    }
+}
+
+/// The first row whose value `out` (the cast of `col`) does not hold exactly: cast back, a
+/// value that differs (or became null) was changed. NaN equals NaN here (arrow's total order).
+fn first_changed_row(col: &ArrayRef, out: &ArrayRef) -> Result<Option<usize>> {
+    let back = cast_with_options(out, col.data_type(), &CastOptions::default())?;
+    let changed = arrow_ord::cmp::distinct(col, &back)?;
+    Ok((0..changed.len()).find(|&i| changed.value(i)))
 }
 
 /// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, RecordBatch, UInt32Array};
+use arrow_array::{ArrayRef, BooleanArray, Int8Array, RecordBatch, UInt32Array};
 use arrow_schema::{Schema, SchemaRef};
 use rayon::prelude::*;
 
@@ -144,12 +144,23 @@ impl TableWrite {
     /// Check every batch, then route and buffer them all: if any check fails, nothing of any of
     /// them is buffered.
     pub fn write_batches(&mut self, batches: &[RecordBatch]) -> Result<()> {
+        self.write_batches_as(batches, None)
+    }
+
+    /// [`Self::write_batches`] with every row of `batches` of row kind `kind` (when given),
+    /// whatever the table's `rowkind.field` says: how a delete or a merge of the Python API
+    /// writes its -D and +I rows into a table that has no row-kind column.
+    pub fn write_batches_as(
+        &mut self,
+        batches: &[RecordBatch],
+        kind: Option<RowKind>,
+    ) -> Result<()> {
         let name = self.table.name.clone();
         let mut first_row = 0;
         let aligned = batches
             .iter()
             .map(|b| {
-                let checked = self.check(b, first_row);
+                let checked = self.check(b, first_row, kind);
                 first_row += b.num_rows();
                 checked
             })
@@ -165,19 +176,31 @@ impl TableWrite {
 
     /// Validate a batch against the table (`first_row`: rows of the same call before it, for
     /// messages); None if it has no rows left to write.
-    fn check(&self, batch: &RecordBatch, first_row: usize) -> Result<Option<AlignedBatch>> {
+    fn check(
+        &self,
+        batch: &RecordBatch,
+        first_row: usize,
+        kind: Option<RowKind>,
+    ) -> Result<Option<AlignedBatch>> {
         if batch.num_rows() == 0 {
             // still validate the columns
             align_batch(&self.table.schema, &self.row_schema, batch, None, first_row)?;
             return Ok(None);
         }
+        let rowkind_field = match kind {
+            Some(_) => None,
+            None => self.table.options.rowkind_field.as_deref(),
+        };
         let mut aligned = align_batch(
             &self.table.schema,
             &self.row_schema,
             batch,
-            self.table.options.rowkind_field.as_deref(),
+            rowkind_field,
             first_row,
         )?;
+        if let Some(k) = kind {
+            aligned.kinds = Some(Int8Array::from(vec![k.byte(); batch.num_rows()]));
+        }
         if !self.table.is_primary_key() {
             if let Some(k) = &aligned.kinds {
                 if k.values().iter().any(|&v| is_retract(v)) {
@@ -822,6 +845,63 @@ mod tests {
         assert_eq!(got, want);
     }
 
+    /// `write_batches_as` writes every row with the given kind, ignoring `rowkind.field`: -D
+    /// rows delete their keys in a table whose row-kind column says +I; an append table
+    /// refuses retractions.
+    #[test]
+    fn forced_row_kinds_delete_keys_whatever_the_rowkind_field_says() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), &[("bucket", "2"), ("rowkind.field", "v")]);
+        let plus = |start, n| {
+            let b = rows(start, n);
+            let kinds = StringArray::from(vec!["+I"; n as usize]);
+            RecordBatch::try_new(b.schema(), vec![b.column(0).clone(), Arc::new(kinds)]).unwrap()
+        };
+        let commit = |msgs: &[CommitMessage], id| {
+            crate::commit::FileStoreCommit::new(t.clone(), "u".into())
+                .commit(msgs, id, None)
+                .unwrap();
+        };
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&plus(0, 10)).unwrap();
+        commit(&w.prepare_commit().unwrap(), 0);
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write_batches_as(&[plus(3, 4)], Some(RowKind::Delete))
+            .unwrap();
+        commit(&w.prepare_commit().unwrap(), 1);
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+        let mut got: Vec<i64> = r
+            .read_splits(&plan.splits)
+            .unwrap()
+            .iter()
+            .flat_map(|b| {
+                let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                k.values().to_vec()
+            })
+            .collect();
+        got.sort_unstable();
+        assert_eq!(got, vec![0, 1, 2, 7, 8, 9]);
+
+        let dir = tempfile::tempdir().unwrap();
+        let cat = FileSystemCatalog::new(dir.path()).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("k", AT::Int64, false),
+            Field::new("v", AT::Utf8, true),
+        ]);
+        let s = NewTableSchema::from_arrow(&schema, vec![], vec![], BTreeMap::new(), None).unwrap();
+        cat.create_table("db.a", s, false).unwrap();
+        let mut w = TableWrite::new(cat.get_table("db.a").unwrap()).unwrap();
+        let err = w
+            .write_batches_as(&[rows(0, 3)], Some(RowKind::Delete))
+            .unwrap_err();
+        assert!(err.to_string().contains("append table"), "{err}");
+        assert_eq!(w.buffered_rows(), 0);
+    }
+
     /// `write-only=true` turns the stall off with all compaction (Java: no compact manager).
     #[test]
     fn write_only_writers_do_not_stall() {
@@ -894,7 +974,7 @@ mod tests {
 
     fn min_seq_of(msgs: &[CommitMessage], w: &TableWrite, p: i32) -> Vec<i64> {
         let part = partition_rows(p, 0..1);
-        let routed = w.route(&w.check(&part, 0).unwrap().unwrap()).unwrap();
+        let routed = w.route(&w.check(&part, 0, None).unwrap().unwrap()).unwrap();
         let key = &routed[0].0;
         msgs.iter()
             .filter(|m| (&m.partition, m.bucket) == (&key.0, key.1))
