@@ -203,3 +203,19 @@ def test_no_producer_changelog_is_empty_and_auto_is_delta(java, tmp_path, reques
     java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
     assert _java_incremental(java, tmp_path, t, 0, _latest(tmp_path, t), "changelog") == []
     assert _recs(_table(tmp_path, t).changelog(0)) == []
+
+
+def test_overwrite_contributes_no_changelog(java, tmp_path, request):
+    """An INSERT OVERWRITE commits no changelog in Java, whose changelog mode also skips
+    OVERWRITE snapshots: both engines return nothing for it, and the rest as before."""
+    t = _tname(request)
+    _create(java, tmp_path, t, {"bucket": "1", "changelog-producer": "input"})
+    _write(java, tmp_path, t, COMMITS[0])
+    java.call("write", warehouse=str(tmp_path), table=f"{DB}.{t}",
+              commits=[{"rows": [[7, "x"]], "kinds": ["+I"], "overwrite": {}}])
+    _write(java, tmp_path, t, COMMITS[1])
+    assert _commit_kinds(tmp_path, t) == ["APPEND", "OVERWRITE", "APPEND"]
+    assert _java_incremental(java, tmp_path, t, 1, 2, "changelog") == []
+    assert _recs(_table(tmp_path, t).changelog(1, 2)) == []
+    assert _recs(_table(tmp_path, t).changelog(0)) == COMMITS[0] + COMMITS[1]
+    assert _java_by_snapshot(java, tmp_path, t, 3) == COMMITS[0] + COMMITS[1]

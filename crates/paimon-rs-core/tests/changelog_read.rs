@@ -118,6 +118,21 @@ fn changelog_mode_reads_every_record_unmerged_with_its_kind() {
     let k1 = Predicate::leaf("k", LeafOp::Equal, vec![Some(Datum::BigInt(1))]).unwrap();
     let (_, got) = read(&t, &changelog, Some(k1));
     assert_eq!(got, vec![r("+I", 1, 10), r("+U", 1, 11)]);
+    // an OVERWRITE snapshot contributes no changelog (Java skips them), even with a list
+    let mut w = paimon_rs_core::TableWrite::new(t.clone()).unwrap();
+    w.write(&common::kvo_batch(&[(9, Some(90), "+I")])).unwrap();
+    let msgs = w.prepare_commit().unwrap();
+    let spec = paimon_rs_core::PartitionSpec::default();
+    let s4 = paimon_rs_core::FileStoreCommit::new(t.clone(), "test".into())
+        .commit(&msgs, paimon_rs_core::BATCH_COMMIT_IDENTIFIER, Some(&spec))
+        .unwrap()
+        .unwrap();
+    relabel_deltas_as_changelog(&t, s4..=s4);
+    let to4 = [
+        ("incremental-between", "0,4"),
+        ("incremental-between-scan-mode", "changelog"),
+    ];
+    assert_eq!(read(&t, &to4, None).1, all);
     // auto on a table with a changelog producer reads the changelog; delta still the deltas
     let producer = [
         ("changelog-producer", "input"),

@@ -184,8 +184,9 @@ impl TableScan {
     /// The files an incremental read returns, and the snapshot it ends at: the ADD entries of
     /// the APPEND snapshots after the start up to the end (Java's delta mode; compactions and
     /// overwrites are not changes of the data), the changelog files of every snapshot of the
-    /// range (changelog mode: any commit kind, in snapshot order; a snapshot without a
-    /// changelog manifest list has none), or, between two tags, the files live in the end tag
+    /// range (changelog mode: APPEND and COMPACT snapshots, in snapshot order, OVERWRITE ones
+    /// skipped as Java does; a snapshot without a changelog manifest list has none), or,
+    /// between two tags, the files live in the end tag
     /// and not in the start tag (Java's tag diff).
     fn incremental_entries(
         &self,
@@ -249,6 +250,11 @@ impl TableScan {
         for id in start + 1..=end {
             let s = sm.snapshot_in_history(id)?;
             if mode == IncrementalMode::Changelog {
+                // Java's changelog mode skips OVERWRITE snapshots (an overwrite commits no
+                // changelog there anyway)
+                if s.commit_kind == CommitKind::Overwrite {
+                    continue;
+                }
                 let Some(list) = &s.changelog_manifest_list else {
                     continue;
                 };
