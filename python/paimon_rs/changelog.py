@@ -28,10 +28,12 @@ def read_changelog(table: Table, start_snapshot: int, end_snapshot: Optional[int
     """The changelog records of the snapshots after ``start_snapshot`` (exclusive) up to
     ``end_snapshot`` (inclusive; default the latest snapshot) of ``table`` (``Table.changelog``).
 
-    Each snapshot of the range, of any commit kind, contributes the files of its changelog
-    manifest list (APPEND snapshots for ``changelog-producer = input``, COMPACT ones for
-    ``lookup`` / ``full-compaction``); a snapshot without one contributes nothing, so a table
-    without a changelog producer has an empty changelog (as Java). The records are returned as
+    Each snapshot of the range contributes the files of its changelog manifest list (APPEND
+    snapshots for ``changelog-producer = input``, COMPACT ones for ``lookup`` /
+    ``full-compaction``; OVERWRITE ones are skipped, as Java); a snapshot without one
+    contributes nothing, so a table without a changelog producer has an empty changelog (as
+    Java). Records are not merged by key, as Paimon after 1.0 reads them (Java 1.0 merges a
+    range's files: docs/paimon-behaviour.md §9.6). The records are returned as
     stored, in snapshot order, a primary-key table's with its row kind as the leading
     ``rowkind`` column (``+I``/``-U``/``+U``/``-D``); ``filter`` (a ``paimon_rs.predicate``
     predicate) keeps the records that match, ``projection`` names the other columns.
