@@ -384,6 +384,13 @@ class Table:
 
     # ---- end of snapshots and partitions ----
 
+    def changelog(self, start_snapshot: int, end_snapshot: Optional[int] = None,
+                  filter: Optional[Predicate] = None, projection: Optional[List[str]] = None) -> pa.Table:
+        """The changelog of snapshots ``(start_snapshot, end_snapshot]`` (default: up to the latest),
+        unmerged, row kind first in ``rowkind``; see ``paimon_rs.changelog`` and README "Time travel"."""
+        from paimon_rs.changelog import read_changelog
+        return read_changelog(self, start_snapshot, end_snapshot, filter, projection)
+
     def __repr__(self) -> str:
         kind = f"primary key {self.primary_keys}" if self.primary_keys else "append"
         parts = [repr(str(self.identifier)), kind, f"bucket={self.total_buckets}"]
