@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Set everything up, then run every check: rustfmt, clippy, Rust tests, ruff, pytest (unit,
-# property, and compat against pypaimon 2.1.0 in a venv of its own), and a smoke run of the
-# benchmarks. CI (.ci/run) runs exactly this.
+# Set everything up, then run every check: rustfmt, clippy, Rust tests, ruff, the docs site
+# (scripts/build_docs.sh), pytest (unit, property, and compat against pypaimon 2.1.0 in a venv of
+# its own), and a smoke run of the benchmarks. CI (.ci/run) runs exactly this.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -26,6 +26,10 @@ rm -f "$log"
 
 step "ruff"
 "$(dirname "$PAIMON_RS_VENV_PY")/ruff" check python tests benches examples
+
+step "docs"
+# the site (mkdocs build --strict, API reference from the docstrings) in a venv of its own
+bash "$ROOT/scripts/build_docs.sh"
 
 step "pytest"
 # The default selection (pyproject: not long, not cluster) includes the object-store variants

@@ -69,7 +69,7 @@ class Database:
 
 class FileSystemCatalog(Catalog):
     """Tables stored under ``<warehouse>/<db>.db/<table>`` on a local filesystem or an object
-    store (``s3://bucket/path`` and the other URIs of README's "Object stores", configured by
+    store (``s3://bucket/path`` and the other URIs of docs/object-stores.md, configured by
     the file system options among the catalog's options)."""
 
     def __init__(self, options: Dict[str, str]):
@@ -182,7 +182,7 @@ class FileSystemCatalog(Catalog):
         self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
                                ignore_if_not_exists)
 
-    # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; README "Branches") ---
+    # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; docs/table-operations.md, "Branches") ---
 
     def create_branch(self, identifier: Union[str, Identifier], branch_name: str,
                       tag_name: Optional[str] = None) -> None:
@@ -265,7 +265,7 @@ class FileSystemCatalog(Catalog):
         (``TableAlreadyExistException``). Do not rename a table that is being written. On an
         object store, which has no rename, its objects are copied (server side) then deleted,
         as Hadoop's S3A rename that Java uses there: not atomic; a failure names what is left
-        where (README, "Object stores")."""
+        where (docs/object-stores.md)."""
         self._core.rename_table(_identifier(source_identifier), _identifier(target_identifier))
 
     def get_table_schema(self, identifier: Union[str, Identifier]) -> TableSchema:

@@ -1,7 +1,7 @@
 """Option keys as constants, as pypaimon's ``CoreOptions`` (``CoreOptions.BUCKET.key()`` is
 ``"bucket"``): every constant pypaimon 2.1.0 defines, plus the keys paimon_rs implements that it has
-no constant for. A constant existing does not mean paimon_rs implements the option: README.md
-("Options") lists those; a write refuses the others."""
+no constant for. A constant existing does not mean paimon_rs implements the option: docs/options.md
+lists those; a write refuses the others."""
 
 from __future__ import annotations
 
@@ -22,11 +22,11 @@ class ConfigOption:
         return self._key
 
     def description(self) -> str:
-        """What the option does (empty: see README.md)."""
+        """What the option does (empty: see docs/options.md)."""
         return self._description
 
     def default_value(self) -> Optional[str]:
-        """paimon_rs keeps defaults in the engine; README.md lists them."""
+        """paimon_rs keeps defaults in the engine; docs/options.md lists them."""
         return None
 
     def has_default_value(self) -> bool:

@@ -40,7 +40,7 @@ class Schema:
                 a write upserts, ``table.delete`` / ``merge`` work by key); without one the
                 table is an append table. They become NOT NULL. A partitioned primary-key
                 table usually includes the partition keys in the primary key.
-            options: table options (``{"bucket": "4"}``, README "Options"); values are
+            options: table options (``{"bucket": "4"}``, docs/options.md); values are
                 stored as strings (``True`` as ``"true"``).
             comment: the table comment.
 

@@ -146,7 +146,7 @@ class SnapshotManager:
     def snapshot_ids(self) -> List[int]:
         """Ids of every snapshot present, ascending, less a stale one (a commit killed between
         creating its snapshot on an id that expiry had freed and withdrawing it leaves one; see
-        README "Concurrent writers")."""
+        docs/concurrency.md)."""
         return list(_core.snapshot_ids(self._core))
 
     def list_snapshots(self) -> List[Snapshot]:

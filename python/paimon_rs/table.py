@@ -292,7 +292,7 @@ class Table:
     def drop_partitions(self, partitions: List[Dict[str, Any]]) -> Optional[int]:
         """Drop partitions (``[{"dt": "2024-01-01"}, ...]``, a prefix of the keys allowed) in one
         OVERWRITE snapshot (Java's ``dropPartitions``); returns its id, None if nothing was in
-        them. See "Partitions" in the README."""
+        them. See docs/partitions.md."""
         return self.new_batch_write_builder().new_commit().truncate_partitions(partitions)
 
     def expire_partitions(self) -> List[Dict[str, Optional[str]]]:
@@ -325,7 +325,7 @@ class Table:
         limits it to the partitions matching one of the given ``{column: value}`` specs.
         Returns the new snapshot id, or ``None`` if nothing needed compacting. Reads before and
         after give the same rows. Append tables: their small files are rewritten into
-        target-size files (``full=False``: Java's small-file pick; README "Append tables, plan and
+        target-size files (``full=False``: Java's small-file pick; docs/compaction.md, "Append tables, plan and
         CLI"). See :meth:`compaction_plan` for what ``full=False`` would do. A concurrent
         commit that removed the inputs raises ``CommitConflictError`` and leaves the table as it
         was. ``progress`` (a ``paimon_rs.progress.ProgressCallback``, e.g. ``TqdmProgress()``)
@@ -383,6 +383,13 @@ class Table:
         return list_partitions(self._core, snapshot_id)
 
     # ---- end of snapshots and partitions ----
+
+    def changelog(self, start_snapshot: int, end_snapshot: Optional[int] = None,
+                  filter: Optional[Predicate] = None, projection: Optional[List[str]] = None) -> pa.Table:
+        """The changelog of snapshots ``(start_snapshot, end_snapshot]`` (default: up to the latest),
+        unmerged, row kind first in ``rowkind``; see ``paimon_rs.changelog`` and README "Time travel"."""
+        from paimon_rs.changelog import read_changelog
+        return read_changelog(self, start_snapshot, end_snapshot, filter, projection)
 
     def __repr__(self) -> str:
         kind = f"primary key {self.primary_keys}" if self.primary_keys else "append"
@@ -472,7 +479,7 @@ class Table:
         ``branch`` option or a ``db.t$branch_<name>`` identifier."""
         return _core.current_branch(self._core)
 
-    # --- branches (README "Branches"); Java's Table names, pypaimon's on the catalog ---
+    # --- branches (docs/table-operations.md, "Branches"); Java's Table names, pypaimon's on the catalog ---
 
     def create_branch(self, branch_name: str, tag_name: Optional[str] = None,
                       ignore_if_exists: bool = False) -> None:
@@ -575,7 +582,7 @@ class Table:
     def from_path(table_path: str, file_io_options: Optional[Dict[str, str]] = None) -> Table:
         """Open the table at ``<warehouse>/<db>.db/<table>`` without a catalog (e.g. one Java
         wrote). A local path (``file_io_options`` must be empty), or an object store URI whose
-        store ``file_io_options`` configure (README, "Object stores")."""
+        store ``file_io_options`` configure (docs/object-stores.md)."""
         if "://" in str(table_path) and not str(table_path).startswith("file://"):
             return Table.open(str(table_path).rstrip("/"), file_io_options)
         if file_io_options:
@@ -781,7 +788,7 @@ class BatchWriteBuilder:
         from the latest one (and a commit checks for conflicting writers since): refused."""
         raise UnsupportedError(
             "with_restore_snapshot: paimon_rs writers restore from the latest snapshot; a commit "
-            "checks writers that committed in between (README, 'Concurrent writers')")
+            "checks writers that committed in between (docs/concurrency.md)")
 
 
 def _refuse_non_tables(data: Any) -> None:

@@ -559,7 +559,7 @@ def test_read_apis_agree(interop, name, mode):
         def norm(df):
             return df.sort_values(c.row_id).reset_index(drop=True)
         # to_pandas is to_arrow().to_pandas() but with pandas nullable dtypes for integer and
-        # boolean columns holding NULLs (README, "Switching from pypaimon")
+        # boolean columns holding NULLs (docs/api.md, "Switching from pypaimon")
         from paimon_rs.table import _arrow_to_pandas
         pdt.assert_frame_equal(norm(got), norm(_arrow_to_pandas(base)))
     else:

@@ -275,7 +275,7 @@ def rel_files(root: str) -> Set[str]:
 
 def stale_snapshot_rounds(tmp_path: Any, rounds: int, seed: int) -> Dict[str, Any]:
     """Each round leaves what a commit killed between creating its snapshot and withdrawing it
-    leaves (README "Concurrent writers"): its batch is prepared on snapshot n, other writers commit
+    leaves (docs/concurrency.md): its batch is prepared on snapshot n, other writers commit
     n+1 and newer while expiry (2 retained) deletes n+1 again, its exclusive create of n+1
     succeeds, and the process dies. No kill can be aimed at that window, so the round builds the
     state: the crashed commit's files are those of a real commit of the batch on a copy of the
@@ -330,7 +330,7 @@ def stale_snapshot_rounds(tmp_path: Any, rounds: int, seed: int) -> Dict[str, An
         assert fresh.latest_snapshot_id() == latest
         assert n + 1 in snapshot_ids(path)
         # without EARLIEST, a stale snapshot right below the retained ones is not told from the
-        # earliest one (README): listed, until the next commit's expiry expires it as one
+        # earliest one (docs/concurrency.md): listed, until the next commit's expiry expires it as one
         untold = r % 3 == 2 and n + 2 == latest - 1
         assert fresh.snapshot_manager().snapshot_ids() == [n + 1] * untold + [latest - 1, latest]
         present = verify(read_table(fresh), acked, set(range(b)))

@@ -225,7 +225,7 @@ def test_expiry_racing_writers_loses_nothing_acknowledged(catalog):
                 acked.append(k)
             except paimon_rs.CommitConflictError as e:
                 # concurrent writers of one bucket may conflict (key ranges, compaction inputs;
-                # see README "Concurrent writers"); not acknowledged (an APPEND snapshot may have
+                # see docs/concurrency.md); not acknowledged (an APPEND snapshot may have
                 # landed before its COMPACT one failed)
                 errors.append((k, e))
             finally:

@@ -145,7 +145,7 @@ def test_bad_combinations_are_refused_at_copy(history, options, match):
 
 
 @pytest.mark.parametrize("options", [
-    {"incremental-between": "1,2", "incremental-between-scan-mode": "changelog"},
+    {"incremental-between": "1,2", "incremental-between-scan-mode": "diff"},
     {"scan.mode": "incremental", "incremental-to-auto-tag": "t"},
     {"scan.mode": "latest-delta"},
     {"scan.watermark": "5"},

@@ -66,8 +66,8 @@ pub enum ScanStart {
         full_compaction_delta_commits: Option<i64>,
     },
     /// `incremental-between` / `incremental-between-timestamp`: what changed after the start
-    /// (exclusive) up to the end (inclusive).
-    Incremental(Incremental),
+    /// (exclusive) up to the end (inclusive), read as `incremental-between-scan-mode` says.
+    Incremental(Incremental, IncrementalMode),
     /// A mode whose read paimon_rs does not implement: refused when a scan plans.
     Unsupported(String),
 }
@@ -81,6 +81,31 @@ pub enum Incremental {
     Tags(String, String),
     /// Epoch millis.
     Timestamps(i64, i64),
+}
+
+/// `incremental-between-scan-mode`: which files an incremental read between snapshots returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IncrementalMode {
+    /// `auto` (the default): `changelog` when the table has a `changelog-producer`, else
+    /// `delta` (Java's `IncrementalBetweenScanMode.AUTO`).
+    Auto,
+    /// The data files the APPEND snapshots of the range added.
+    Delta,
+    /// The changelog files of every snapshot of the range (its `changelogManifestList`), each
+    /// record as stored with its row kind, unmerged.
+    Changelog,
+}
+
+impl IncrementalMode {
+    /// `Delta` or `Changelog`: `Auto` resolved for a table whose changelog producer is or is
+    /// not `none`.
+    pub fn resolve(self, has_changelog_producer: bool) -> IncrementalMode {
+        match self {
+            IncrementalMode::Auto if has_changelog_producer => IncrementalMode::Changelog,
+            IncrementalMode::Auto => IncrementalMode::Delta,
+            m => m,
+        }
+    }
 }
 
 /// `a,b` of an incremental option.
@@ -100,12 +125,14 @@ fn incremental(raw: &BTreeMap<String, String>) -> Result<ScanStart> {
             return unsupported(format!("option '{k}' (incremental reads take incremental-between or incremental-between-timestamp)"));
         }
     }
-    match raw.get(INCREMENTAL_BETWEEN_SCAN_MODE).map(|s| s.trim().to_ascii_lowercase()) {
-        None => {}
-        Some(m) if m == "auto" || m == "delta" => {}
-        Some(m) if m == "changelog" || m == "diff" => {
+    let mode = match raw.get(INCREMENTAL_BETWEEN_SCAN_MODE).map(|s| s.trim().to_ascii_lowercase()) {
+        None => IncrementalMode::Auto,
+        Some(m) if m == "auto" => IncrementalMode::Auto,
+        Some(m) if m == "delta" => IncrementalMode::Delta,
+        Some(m) if m == "changelog" => IncrementalMode::Changelog,
+        Some(m) if m == "diff" => {
             return unsupported(format!(
-                "{INCREMENTAL_BETWEEN_SCAN_MODE} = '{m}' (paimon_rs reads the delta files: auto, delta)"
+                "{INCREMENTAL_BETWEEN_SCAN_MODE} = '{m}' (paimon_rs reads auto, delta and changelog)"
             ))
         }
         Some(m) => {
@@ -113,15 +140,21 @@ fn incremental(raw: &BTreeMap<String, String>) -> Result<ScanStart> {
                 "Could not parse value '{m}' for key '{INCREMENTAL_BETWEEN_SCAN_MODE}'. (expected auto, delta, changelog or diff)"
             )))
         }
-    }
+    };
     if let Some(v) = raw.get(INCREMENTAL_BETWEEN) {
         let (a, b) = pair(INCREMENTAL_BETWEEN, v)?;
-        return Ok(ScanStart::Incremental(
-            match (a.parse::<i64>(), b.parse::<i64>()) {
-                (Ok(a), Ok(b)) => Incremental::Snapshots(a, b),
-                _ => Incremental::Tags(a.to_string(), b.to_string()),
-            },
-        ));
+        let range = match (a.parse::<i64>(), b.parse::<i64>()) {
+            (Ok(a), Ok(b)) => Incremental::Snapshots(a, b),
+            _ => Incremental::Tags(a.to_string(), b.to_string()),
+        };
+        if matches!(range, Incremental::Tags(..)) && mode == IncrementalMode::Changelog {
+            // Java reads between two tags as the difference of their files whatever the mode
+            return unsupported(format!(
+                "{INCREMENTAL_BETWEEN_SCAN_MODE} = 'changelog' between tags (an incremental read \
+                 between tags is the difference of their files; give snapshot ids)"
+            ));
+        }
+        return Ok(ScanStart::Incremental(range, mode));
     }
     let v = raw
         .get(INCREMENTAL_BETWEEN_TIMESTAMP)
@@ -129,7 +162,7 @@ fn incremental(raw: &BTreeMap<String, String>) -> Result<ScanStart> {
         .unwrap_or_default();
     let (a, b) = pair(INCREMENTAL_BETWEEN_TIMESTAMP, v)?;
     match (a.parse::<i64>(), b.parse::<i64>()) {
-        (Ok(a), Ok(b)) => Ok(ScanStart::Incremental(Incremental::Timestamps(a, b))),
+        (Ok(a), Ok(b)) => Ok(ScanStart::Incremental(Incremental::Timestamps(a, b), mode)),
         _ => Err(Error::invalid(format!(
             "option '{INCREMENTAL_BETWEEN_TIMESTAMP}' = '{v}': expected epoch millis 'start,end'"
         ))),
@@ -508,21 +541,66 @@ mod tests {
         assert!(err(&[(TIMESTAMP, "yesterday")]).contains("yyyy-MM-dd"));
         assert_eq!(
             start(&[(SCAN_MODE, "incremental"), (INCREMENTAL_BETWEEN, "1,2")]).unwrap(),
-            ScanStart::Incremental(Incremental::Snapshots(1, 2))
+            ScanStart::Incremental(Incremental::Snapshots(1, 2), IncrementalMode::Auto)
         );
         assert_eq!(
             start(&[(INCREMENTAL_BETWEEN, "t1,t2")]).unwrap(),
-            ScanStart::Incremental(Incremental::Tags("t1".into(), "t2".into()))
+            ScanStart::Incremental(
+                Incremental::Tags("t1".into(), "t2".into()),
+                IncrementalMode::Auto
+            )
         );
         assert_eq!(
             start(&[(INCREMENTAL_BETWEEN_TIMESTAMP, "1,2")]).unwrap(),
-            ScanStart::Incremental(Incremental::Timestamps(1, 2))
+            ScanStart::Incremental(Incremental::Timestamps(1, 2), IncrementalMode::Auto)
+        );
+        for (m, want) in [
+            ("auto", IncrementalMode::Auto),
+            ("Delta", IncrementalMode::Delta),
+            ("changelog", IncrementalMode::Changelog),
+        ] {
+            assert_eq!(
+                start(&[
+                    (INCREMENTAL_BETWEEN, "1,2"),
+                    (INCREMENTAL_BETWEEN_SCAN_MODE, m)
+                ])
+                .unwrap(),
+                ScanStart::Incremental(Incremental::Snapshots(1, 2), want),
+                "{m}"
+            );
+        }
+        assert_eq!(
+            start(&[
+                (INCREMENTAL_BETWEEN_TIMESTAMP, "1,2"),
+                (INCREMENTAL_BETWEEN_SCAN_MODE, "changelog")
+            ])
+            .unwrap(),
+            ScanStart::Incremental(Incremental::Timestamps(1, 2), IncrementalMode::Changelog)
+        );
+        assert!(err(&[
+            (INCREMENTAL_BETWEEN, "1,2"),
+            (INCREMENTAL_BETWEEN_SCAN_MODE, "sideways")
+        ])
+        .contains("Could not parse"));
+        assert_eq!(
+            IncrementalMode::Auto.resolve(true),
+            IncrementalMode::Changelog
+        );
+        assert_eq!(IncrementalMode::Auto.resolve(false), IncrementalMode::Delta);
+        assert_eq!(IncrementalMode::Delta.resolve(true), IncrementalMode::Delta);
+        assert_eq!(
+            IncrementalMode::Changelog.resolve(false),
+            IncrementalMode::Changelog
         );
         assert!(start(&[(INCREMENTAL_BETWEEN, "1")]).is_err());
         for kv in [
             &[
                 (INCREMENTAL_BETWEEN, "1,2"),
                 (INCREMENTAL_BETWEEN_SCAN_MODE, "diff"),
+            ][..],
+            &[
+                (INCREMENTAL_BETWEEN, "t1,t2"),
+                (INCREMENTAL_BETWEEN_SCAN_MODE, "changelog"),
             ][..],
             &[(SCAN_MODE, "latest-delta")],
             &[(WATERMARK, "5")],

@@ -41,6 +41,7 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
             files: res.after.clone(),
             raw_convertible: false,
             deletion_files: BTreeMap::new(),
+            changelog: false,
         };
         all.extend(read_splits(table, std::slice::from_ref(&split)));
         after_all.extend(res.after);

@@ -47,6 +47,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshots::snapshots_json, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::partition_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::live_files, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::changelog_files, m)?)?;
     for f in [
         wrap_pyfunction!(branches::current_branch, m)?,
         wrap_pyfunction!(branches::list_branches, m)?,

@@ -118,6 +118,43 @@ type FileRow = (
     Option<i64>,
 );
 
+/// The changelog files of the snapshots still present up to `snapshot_id` (the latest if None),
+/// sorted by partition, bucket, snapshot, name: (snapshot id that added it, then the fields of
+/// [`live_files`]).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn changelog_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<(i64, FileRow)>> {
+    let t = table.core().clone();
+    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => paimon_rs_core::changelog_files(&t, &s),
+    })
+    .py_err()?;
+    Ok(files.into_iter().map(|(id, f)| (id, file_row(f))).collect())
+}
+
+fn file_row(f: paimon_rs_core::LiveFile) -> FileRow {
+    let e = f.entry;
+    (
+        f.partition,
+        e.bucket,
+        e.total_buckets,
+        e.file.file_name,
+        e.file.level,
+        e.file.file_size,
+        e.file.row_count,
+        e.file.delete_row_count,
+        e.file.min_sequence_number,
+        e.file.max_sequence_number,
+        e.file.schema_id,
+        e.file.creation_time,
+    )
+}
+
 /// The live data files of snapshot `snapshot_id` (the latest if None), sorted by partition,
 /// bucket, level, name: (partition path, bucket, total buckets, file name, level, file size,
 /// row count, delete row count, min sequence, max sequence, schema id, creation time (the
@@ -135,24 +172,5 @@ pub fn live_files(
         Some(s) => paimon_rs_core::live_files(&t, &s),
     })
     .py_err()?;
-    Ok(files
-        .into_iter()
-        .map(|f| {
-            let e = f.entry;
-            (
-                f.partition,
-                e.bucket,
-                e.total_buckets,
-                e.file.file_name,
-                e.file.level,
-                e.file.file_size,
-                e.file.row_count,
-                e.file.delete_row_count,
-                e.file.min_sequence_number,
-                e.file.max_sequence_number,
-                e.file.schema_id,
-                e.file.creation_time,
-            )
-        })
-        .collect())
+    Ok(files.into_iter().map(file_row).collect())
 }

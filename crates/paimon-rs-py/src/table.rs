@@ -852,6 +852,12 @@ impl Split {
     fn raw_convertible(&self) -> bool {
         self.inner.raw_convertible
     }
+    /// Whether the files are changelog files (an incremental read in `changelog` mode), read
+    /// without merging, each record with its row kind.
+    #[getter]
+    fn changelog(&self) -> bool {
+        self.inner.changelog
+    }
     #[getter]
     fn snapshot_id(&self) -> i64 {
         self.inner.snapshot_id

@@ -142,8 +142,8 @@ def _common_options() -> argparse.ArgumentParser:
 
 
 OPTION_HELP = ("a catalog option key=value (repeatable), with the Python API's names: the object "
-               "store's (s3.endpoint, s3.access-key, gs.endpoint, azure.account-name, ...; README "
-               "\"Object stores\"); without them the store is configured from the environment")
+               "store's (s3.endpoint, s3.access-key, gs.endpoint, azure.account-name, ...; "
+               "docs/object-stores.md); without them the store is configured from the environment")
 
 
 def add_option_argument(p: argparse.ArgumentParser, dest: str) -> None:

@@ -186,7 +186,7 @@ fn the_next_commit_builds_on_the_newest_snapshot() {
             assert_eq!(live_rows(&c.t), COMMITTED_ROWS + 3, "{case}");
             // the crashed job restarts and commits its identifier again: the same files for
             // an append table; a primary-key writer restored from an expired snapshot cannot
-            // be verified (CommitConflictError, see the README), so it writes again
+            // be verified (CommitConflictError, see docs/concurrency.md), so it writes again
             let retry = if pk {
                 written(&c.t, &[rows(1, 1000..1003)])
             } else {
@@ -324,8 +324,8 @@ fn a_base_expired_after_ours_landed_keeps_ours_beside_a_stale_snapshot() {
 
 /// The stale snapshot right below the retained ones (`snapshot-7` beside 8 and 9): not lone, told
 /// by the `EARLIEST` hint the expiry that freed its id wrote; reads, expiry and the next commit
-/// as above. (Without the hint it cannot be told from the earliest snapshot by its id: see the
-/// README.)
+/// as above. (Without the hint it cannot be told from the earliest snapshot by its id: see
+/// docs/concurrency.md, "Concurrent writers".)
 #[test]
 fn a_stale_snapshot_right_below_the_earliest_is_told_by_the_hint() {
     for latest_on_stale in [false, true] {

@@ -248,6 +248,7 @@ pub fn compact_written_bucket(
         files: group.clone(),
         raw_convertible: true,
         deletion_files: Default::default(),
+        changelog: false,
     };
     let after = rewrite_group(table, &reader, &s, &split)?;
     Ok(Some((group, after)))
@@ -351,6 +352,7 @@ pub(super) fn compact_append_bucket(
             files: g.clone(),
             raw_convertible: true,
             deletion_files: Default::default(),
+            changelog: false,
         };
         match rewrite_group(table, reader, s, &split) {
             Ok(out) => {

@@ -137,6 +137,7 @@ pub(super) fn bucket_splits(
                 files,
                 raw_convertible: false,
                 deletion_files: Default::default(),
+                changelog: false,
             },
         )
         .collect())

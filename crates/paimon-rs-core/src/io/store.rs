@@ -69,7 +69,7 @@ pub fn local_path(path: &str) -> &str {
         .unwrap_or(path)
 }
 
-// ---- request counters (README, "Object stores": requests per commit and per read) ----
+// ---- request counters (docs/object-stores.md: requests per commit and per read) ----
 
 static GETS: AtomicU64 = AtomicU64::new(0);
 static PUTS: AtomicU64 = AtomicU64::new(0);
@@ -300,7 +300,7 @@ fn check_known(options: &BTreeMap<String, String>) -> Result<()> {
             || azure_hadoop_account_key(k).is_some();
         if !known {
             return Err(Error::invalid(format!(
-                "file system option '{k}' is not known to paimon_rs (README, \"Object stores\", \
+                "file system option '{k}' is not known to paimon_rs (docs/object-stores.md \
                  lists the options of s3://, oss://, gs:// and az:// warehouses)"
             )));
         }

@@ -8,8 +8,9 @@ use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::Split;
 use crate::error::{Error, Result};
+use crate::options::ChangelogProducer;
 use crate::predicate::{ColumnStat, Predicate};
-use crate::scan_options::{local_to_epoch_millis, Incremental, ScanStart};
+use crate::scan_options::{local_to_epoch_millis, Incremental, IncrementalMode, ScanStart};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::partition::partition_path;
@@ -179,11 +180,15 @@ impl TableScan {
 
     /// The files an incremental read returns, and the snapshot it ends at: the ADD entries of
     /// the APPEND snapshots after the start up to the end (Java's delta mode; compactions and
-    /// overwrites are not changes of the data), or, between two tags, the files live in the
-    /// end tag and not in the start tag (Java's tag diff).
+    /// overwrites are not changes of the data), the changelog files of every snapshot of the
+    /// range (changelog mode: APPEND and COMPACT snapshots, in snapshot order, OVERWRITE ones
+    /// skipped as Java does; a snapshot without a changelog manifest list has none), or,
+    /// between two tags, the files live in the end tag
+    /// and not in the start tag (Java's tag diff).
     fn incremental_entries(
         &self,
         range: &Incremental,
+        mode: IncrementalMode,
         pfilter: Option<&Predicate>,
     ) -> Result<Option<(Snapshot, Vec<ManifestEntry>)>> {
         let sm = self.table.snapshot_manager();
@@ -241,6 +246,21 @@ impl TableScan {
         let mut entries: Vec<ManifestEntry> = vec![];
         for id in start + 1..=end {
             let s = sm.snapshot_in_history(id)?;
+            if mode == IncrementalMode::Changelog {
+                // Java's changelog mode skips OVERWRITE snapshots (an overwrite commits no
+                // changelog there anyway)
+                if s.commit_kind == CommitKind::Overwrite {
+                    continue;
+                }
+                let Some(list) = &s.changelog_manifest_list else {
+                    continue;
+                };
+                let metas = crate::table::live::read_list(&self.table, &s, list)?;
+                // changelog manifests only add files (in snapshot, then manifest, order)
+                let got = live_entries_of(&self.table, metas, pfilter)?;
+                entries.extend(got);
+                continue;
+            }
             if s.commit_kind != CommitKind::Append {
                 continue;
             }
@@ -267,9 +287,13 @@ impl TableScan {
         }
         let pkeys = self.table.partition_keys().to_vec();
         let pfilter = self.filter.as_ref().and_then(|f| f.restrict_to(&pkeys));
-        if let (None, ScanStart::Incremental(range)) = (self.snapshot_id, &self.table.options.scan)
+        if let (None, ScanStart::Incremental(range, mode)) =
+            (self.snapshot_id, &self.table.options.scan)
         {
-            if self.table.options.deletion_vectors()? {
+            let mode =
+                mode.resolve(self.table.options.changelog_producer != ChangelogProducer::None);
+            // changelog files have no deletion vectors: only the delta read needs them
+            if mode == IncrementalMode::Delta && self.table.options.deletion_vectors()? {
                 return Err(
                     Error::unsupported("incremental reads of deletion-vector tables")
                         .with_table(&self.table.name),
@@ -277,7 +301,7 @@ impl TableScan {
             }
             let name = &self.table.name;
             let Some((end, entries)) = self
-                .incremental_entries(range, pfilter.as_ref())
+                .incremental_entries(range, mode, pfilter.as_ref())
                 .map_err(|e| e.with_table(name))?
             else {
                 return Ok(Plan {
@@ -285,6 +309,9 @@ impl TableScan {
                     splits: vec![],
                 });
             };
+            if mode == IncrementalMode::Changelog {
+                return self.changelog_splits(&end, entries);
+            }
             return self.splits_of(&end, entries, true);
         }
         let (snapshot, created_since) = self.starting_snapshot()?;
@@ -307,6 +334,63 @@ impl TableScan {
             });
         }
         self.splits_of(&snapshot, entries, false)
+    }
+
+    /// Splits of changelog files (`entries`, in snapshot order): per (partition, bucket), the
+    /// files in that order packed by size, read without merging. Files whose key range cannot
+    /// match the filter are pruned (each record is filtered on its own, so this is exact).
+    fn changelog_splits(&self, snapshot: &Snapshot, entries: Vec<ManifestEntry>) -> Result<Plan> {
+        let pkeys = self.table.partition_keys().to_vec();
+        let key_names = self.table.trimmed_primary_keys();
+        let key_types = self.table.schema.types_of(&key_names)?;
+        let ptypes = self.table.partition_types()?;
+        let mut groups: BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = BTreeMap::new();
+        for e in entries {
+            let g = groups
+                .entry((e.partition, e.bucket))
+                .or_insert((e.total_buckets, vec![]));
+            g.1.push(e.file);
+        }
+        let schemas = SchemaCache::new(self.table.meta_path(), &self.table.schema);
+        let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
+            self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
+        } else {
+            BTreeMap::new()
+        };
+        let o = &self.table.options;
+        let mut splits = vec![];
+        for ((partition, bucket), (total_buckets, files)) in groups {
+            let vals = deserialize_row(&ptypes, &partition)?;
+            let pp = partition_path(
+                &pkeys,
+                &ptypes,
+                &vals,
+                &o.partition_default_name,
+                o.partition_legacy_name,
+            )?;
+            let files: Vec<DataFileMeta> = files
+                .into_iter()
+                .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas))
+                .collect();
+            let w = |f: &DataFileMeta| (f.file_size.max(0) as u64).max(o.split_open_file_cost);
+            for files in ordered_pack(files, w, o.split_target_size) {
+                splits.push(Split {
+                    snapshot_id: snapshot.id,
+                    partition: partition.clone(),
+                    bucket,
+                    total_buckets,
+                    bucket_path: format!("{pp}bucket-{bucket}"),
+                    files,
+                    raw_convertible: false,
+                    deletion_files: BTreeMap::new(),
+                    changelog: true,
+                });
+            }
+        }
+        Ok(Plan {
+            snapshot_id: Some(snapshot.id),
+            splits,
+        })
     }
 
     /// Splits of `entries` (live files of `snapshot`, or an incremental read's files).
@@ -409,6 +493,7 @@ impl TableScan {
                     files,
                     raw_convertible: raw,
                     deletion_files,
+                    changelog: false,
                 });
             }
         }

@@ -26,6 +26,10 @@ pub struct Split {
     /// read when its file is read.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub deletion_files: BTreeMap<String, DeletionFile>,
+    /// The files are changelog files (an incremental read in `changelog` mode): read without
+    /// merging, every record as stored with its row kind, in file order.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub changelog: bool,
 }
 
 impl Split {
@@ -44,5 +48,38 @@ impl Split {
     pub fn from_bytes(b: &[u8]) -> Result<Self> {
         serde_json::from_slice(b)
             .map_err(|e| Error::invalid(format!("not a serialized split: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(changelog: bool) -> Split {
+        Split {
+            snapshot_id: 3,
+            partition: vec![0; 8],
+            bucket: 1,
+            total_buckets: 2,
+            bucket_path: "bucket-1".into(),
+            files: vec![],
+            raw_convertible: false,
+            deletion_files: BTreeMap::new(),
+            changelog,
+        }
+    }
+
+    /// The changelog flag survives serialization (the binding pickles splits for Spark), and a
+    /// split serialized before the flag existed reads as a data split.
+    #[test]
+    fn changelog_flag_round_trips_and_defaults_to_data() {
+        for c in [false, true] {
+            let s = split(c);
+            let b = s.to_bytes().unwrap();
+            assert_eq!(Split::from_bytes(&b).unwrap(), s);
+            assert_eq!(String::from_utf8_lossy(&b).contains("changelog"), c);
+        }
+        let old = br#"{"snapshot_id":3,"partition":[0,0,0,0,0,0,0,0],"bucket":1,"total_buckets":2,"bucket_path":"bucket-1","files":[],"raw_convertible":true}"#;
+        assert!(!Split::from_bytes(old).unwrap().changelog);
     }
 }

@@ -51,7 +51,8 @@ struct ReadCtx {
     /// Schemas of the data files (schema evolution: files are read by field id).
     schemas: Arc<SchemaCache>,
     /// An incremental read of a primary-key table: retractions are kept and each row's kind
-    /// (`+I`, `-U`, `+U`, `-D`) is the leading `rowkind` column, as Java's `audit_log`.
+    /// (`+I`, `-U`, `+U`, `-D`) is the leading `rowkind` column, as Java's `audit_log`. Delta
+    /// files are merged by key first; changelog splits are not merged.
     row_kind: bool,
 }
 
@@ -110,7 +111,7 @@ impl TableRead {
         let row_kind = table.is_primary_key()
             && matches!(
                 table.options.scan,
-                crate::scan_options::ScanStart::Incremental(_)
+                crate::scan_options::ScanStart::Incremental(..)
             );
         let kind_field =
             row_kind.then(|| Field::new(ROW_KIND_COLUMN, arrow_schema::DataType::Utf8, false));
@@ -319,10 +320,18 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
     let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
-    let merge = pk && (!split.raw_convertible || ctx.row_kind);
+    if split.changelog && pk && !ctx.row_kind {
+        return Err(Error::invalid(format!(
+            "a changelog split of table '{}' (bucket {}) is read by an incremental read, which \
+             returns each record's row kind",
+            ctx.table.name, split.bucket_path
+        )));
+    }
+    // changelog files are read as stored: no merge, every record with its kind
+    let merge = pk && !split.changelog && (!split.raw_convertible || ctx.row_kind);
     let row_kind = ctx.row_kind;
     let required = ctx.engine.required_fields();
-    let plan = Arc::new(column_plan(
+    let mut plan = column_plan(
         PlanInput {
             table: &ctx.table,
             schemas: &ctx.schemas,
@@ -333,7 +342,11 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
             own_key_values: false,
         },
         &key_names,
-    )?);
+    )?;
+    if split.changelog {
+        plan.drop_retract_at = None; // -U and -D are changes too
+    }
+    let plan = Arc::new(plan);
     let layout = KvLayout {
         num_keys: key_names.len(),
     };
@@ -385,6 +398,14 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
+    } else if split.changelog {
+        // each file as stored, in the split's (snapshot) order; no deletion vectors apply
+        let files = split
+            .files
+            .iter()
+            .map(|f| (file_path(&dir, f), f.clone()))
+            .collect();
+        Box::new(FileChain::raw(files, plan.clone()))
     } else if !split.deletion_files.is_empty() {
         let dvs = Arc::new(split.deletion_files.clone());
         with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan)

@@ -37,7 +37,7 @@ impl FileSystemCatalog {
 
     /// A catalog over `warehouse`: a local path, `file://...`, or an object store URI
     /// (`s3://bucket/path`, `oss://`, `gs://`, `az://`, `abfss://`) whose store is configured
-    /// from the file system options among `options` (README, "Object stores").
+    /// from the file system options among `options` (docs/object-stores.md).
     pub fn with_options(
         warehouse: impl Into<PathBuf>,
         options: &BTreeMap<String, String>,

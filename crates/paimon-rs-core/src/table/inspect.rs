@@ -10,7 +10,7 @@ use crate::spec::binary_row::deserialize_row;
 use crate::spec::manifest::ManifestEntry;
 use crate::spec::partition::{partition_path, partition_value_string};
 use crate::spec::snapshot::Snapshot;
-use crate::table::live::live_entries;
+use crate::table::live::{live_entries, live_entries_of, read_list};
 use crate::table::FileStoreTable;
 
 /// Totals of the live files of one partition.
@@ -103,6 +103,56 @@ pub fn live_files(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<Liv
                 b.entry.file.level,
                 &b.entry.file.file_name,
             ))
+    });
+    Ok(out)
+}
+
+/// The changelog files of the snapshots still present up to `snapshot` (those an incremental
+/// read in `changelog` mode can read): per snapshot, the files its changelog manifest list
+/// adds, as (snapshot id, file), sorted by partition, bucket, snapshot, file name.
+pub fn changelog_files(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+) -> Result<Vec<(i64, LiveFile)>> {
+    let sm = table.snapshot_manager();
+    let earliest = sm
+        .earliest_id()
+        .map_err(|e| e.with_table(&table.name))?
+        .unwrap_or(snapshot.id);
+    let mut all: Vec<(i64, ManifestEntry)> = vec![];
+    for id in earliest..=snapshot.id {
+        let s = if id == snapshot.id {
+            snapshot.clone()
+        } else {
+            sm.snapshot_in_history(id)
+                .map_err(|e| e.with_table(&table.name))?
+        };
+        let Some(list) = &s.changelog_manifest_list else {
+            continue;
+        };
+        let metas = read_list(table, &s, list)?;
+        let entries = live_entries_of(table, metas, None).map_err(|e| e.with_table(&table.name))?;
+        all.extend(entries.into_iter().map(|e| (id, e)));
+    }
+    let entries: Vec<ManifestEntry> = all.iter().map(|(_, e)| e.clone()).collect();
+    let names = partition_names(table, &entries)?;
+    let mut out: Vec<(i64, LiveFile)> = all
+        .into_iter()
+        .map(|(id, entry)| {
+            let partition = names
+                .get(&entry.partition)
+                .map(|(p, _)| p.clone())
+                .unwrap_or_default();
+            (id, LiveFile { partition, entry })
+        })
+        .collect();
+    out.sort_by(|(ia, a), (ib, b)| {
+        (&a.partition, a.entry.bucket, ia, &a.entry.file.file_name).cmp(&(
+            &b.partition,
+            b.entry.bucket,
+            ib,
+            &b.entry.file.file_name,
+        ))
     });
     Ok(out)
 }

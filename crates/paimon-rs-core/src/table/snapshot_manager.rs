@@ -696,7 +696,7 @@ impl SnapshotManager {
             ScanStart::Unsupported(what) => {
                 return Err(Error::unsupported(what.clone()).with_table(name))
             }
-            ScanStart::Incremental(_) => {
+            ScanStart::Incremental(..) => {
                 return Err(Error::Internal("incremental scans plan elsewhere".into()))
             }
         })

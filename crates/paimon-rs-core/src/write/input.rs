@@ -30,7 +30,7 @@ pub struct AlignedBatch {
 /// losing information? Integer narrowing is allowed but checked value by value by the cast;
 /// the pairs of [`checked_by_round_trip`] are checked value by value by a round trip.
 ///
-/// The one input-widening rule of `write_arrow` and `write_pandas` (README, API: `write_arrow`):
+/// The one input-widening rule of `write_arrow` and `write_pandas` (docs/api.md, API: `write_arrow`):
 /// a value goes into a column of another type when the column holds it exactly (integers into
 /// any integer, FLOAT or DOUBLE column, floating-point numbers into an integer or FLOAT column
 /// when whole or exactly representable, timestamps and times into a coarser precision when no
