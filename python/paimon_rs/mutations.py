@@ -112,15 +112,6 @@ def _eval(p: Predicate, data: pa.Table) -> Any:
     raise UnsupportedError(f"predicate method '{m}' cannot be evaluated on Arrow data")
 
 
-def _fields(p: Predicate) -> set:
-    if p.field is not None:
-        return {p.field}
-    out: set = set()
-    for c in p.children:
-        out |= _fields(c)
-    return out
-
-
 # --- shared checks ---------------------------------------------------------------------------
 
 def _check_mutable(table: Table, what: str) -> None:
@@ -424,7 +415,7 @@ class MergeBuilder:
                                                "row: use source.<col> only)") from None
                 raise
         if isinstance(predicate, Predicate):
-            for f in sorted(_fields(predicate)):
+            for f in sorted(predicate.fields()):
                 if f not in schema.names:
                     raise _unknown(f, schema.names, f"{self._where}: {what}", "column")
             return predicate

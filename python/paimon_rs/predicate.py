@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, List, Optional, Sequence
+from typing import Any, List, Optional, Sequence, Set
 
 import pyarrow as pa
 
@@ -27,6 +27,12 @@ class Predicate:
 
     def __repr__(self) -> str:
         return f"Predicate({_sql(self, top=True)})"
+
+    def fields(self) -> Set[str]:
+        """The columns this predicate reads (its leaves' fields)."""
+        if self.field is not None:
+            return {self.field}
+        return set().union(*(c.fields() for c in self.children))
 
     def to_core(self, schema: pa.Schema) -> tuple:
         """The tuple form understood by ``paimon_rs._core`` (literals as typed Arrow arrays)."""

@@ -132,7 +132,7 @@ def unfit_read(table_path: str, output: pa.Schema, columns: Sequence[str], table
         return "the read yields row kinds (an incremental scan)"
     if _names_clash(table_schema.names):
         return "two columns differ only in case"
-    needed = list(columns) + (sorted(_fields(filter)) if filter is not None else [])
+    needed = list(columns) + (sorted(filter.fields()) if filter is not None else [])
     for name in dict.fromkeys(needed):
         t = table_schema.field(name).type
         paimon = _paimon_type_unfit((paimon_types or {}).get(name))
@@ -144,12 +144,6 @@ def unfit_read(table_path: str, output: pa.Schema, columns: Sequence[str], table
         if why:
             return why
     return None
-
-
-def _fields(p: Predicate) -> set:
-    if p.method in ("and", "or"):
-        return set().union(*[_fields(c) for c in p.children]) if p.children else set()
-    return {p.field}
 
 
 def _local(path: str) -> str:
@@ -291,7 +285,7 @@ def parquet_frame(spark: Any, files: List[str], spark_schema: Any, table_schema:
     from paimon_rs.spark import spark_schema_of
 
     names = list(spark_schema.names)
-    extra = [n for n in sorted(_fields(filter)) if n not in names] if filter is not None else []
+    extra = [n for n in sorted(filter.fields()) if n not in names] if filter is not None else []
     read_fields = list(spark_schema.fields)
     if extra:
         read_fields += list(spark_schema_of(pa.schema([table_schema.field(n) for n in extra])).fields)

@@ -1518,7 +1518,7 @@ class ReadBuilder:
         partition_filter = optional_filter(partition_filter, self.table.arrow_schema,
                                            "with_partition_filter")
         if partition_filter is not None:
-            cols = _predicate_fields(partition_filter)
+            cols = partition_filter.fields()
             outside = sorted(cols - set(self.table.partition_keys))
             if outside:
                 raise InvalidArgumentError(
@@ -1551,12 +1551,3 @@ class ReadBuilder:
         if self._predicate is None:
             return pf
         return Predicate(method="and", children=[self._predicate, pf])
-
-
-def _predicate_fields(p: Predicate) -> set:
-    if p.field is not None:
-        return {p.field}
-    out: set = set()
-    for c in p.children:
-        out |= _predicate_fields(c)
-    return out
