@@ -10,21 +10,13 @@ import pytest
 
 from paimon_rs import CatalogFactory, Schema, Table
 
+from unit_helpers import read, write
+
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
 
 
-def _commit(table, data):
-    wb = table.new_batch_write_builder()
-    w, c = wb.new_write(), wb.new_commit()
-    w.write_arrow(data)
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
-
-
 def _read(table):
-    rb = table.new_read_builder()
-    return rb.new_read().to_arrow(rb.new_scan().plan().splits()).sort_by("id").to_pylist()
+    return read(table, sort=["id"]).to_pylist()
 
 
 def _new_user_history(table):
@@ -33,7 +25,7 @@ def _new_user_history(table):
     model = {}
     for i in range(8):
         rows = {"id": [i, i + 1], "v": [f"c{i}", f"c{i}'"]}
-        _commit(table, pa.table(rows, schema=SCHEMA))
+        write(table, pa.table(rows, schema=SCHEMA))
         model.update(zip(rows["id"], rows["v"]))
     return [{"id": k, "v": v} for k, v in sorted(model.items())]
 
@@ -83,7 +75,7 @@ def test_file_uri_warehouse_and_table_path_are_local_absolute_paths(tmp_path):
     catalog.create_database("db", True)
     catalog.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"],
                                                               options={"bucket": "1"}), False)
-    _commit(catalog.get_table("db.t"), pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
+    write(catalog.get_table("db.t"), pa.table({"id": [1], "v": ["a"]}, schema=SCHEMA))
     for uri in (f"file://{tmp_path}/wh/db.db/t", f"file:{tmp_path}/wh/db.db/t"):
         t = Table.from_path(uri)
         assert t.table_path == str(tmp_path / "wh" / "db.db" / "t")

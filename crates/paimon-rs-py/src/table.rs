@@ -369,28 +369,41 @@ pub struct TableWrite {
     inner: Mutex<CoreWrite>,
 }
 
-#[pymethods]
 impl TableWrite {
-    /// Write every batch of an Arrow stream (any object with `__arrow_c_stream__`).
-    fn write_stream(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Import an Arrow stream and write its batches, every row of kind `kind` when given
+    /// (`TableWrite::write_batches_as`). Every batch is checked before any is buffered, so a
+    /// bad batch leaves nothing behind; a stream without batches (an empty table) is checked
+    /// like any other.
+    fn write_stream_as(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        kind: Option<RowKind>,
+    ) -> PyResult<()> {
         let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
         let schema = reader.schema();
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || -> Result<(), Error> {
-            // Check every batch before buffering any, so a bad batch leaves nothing behind.
             let mut batches: Vec<RecordBatch> = reader
                 .collect::<Result<_, ArrowError>>()
                 .map_err(|e| import_error(w, &schema, e))?;
             if batches.is_empty() {
-                // a stream without batches (an empty table) is checked like any other
                 batches.push(RecordBatch::new_empty(schema));
             }
-            write_all(w, &batches)
+            w.write_batches_as(&batches, kind)
         });
         crate::logbridge::flush(py);
         r.py_err()
+    }
+}
+
+#[pymethods]
+impl TableWrite {
+    /// Write every batch of an Arrow stream (any object with `__arrow_c_stream__`).
+    fn write_stream(&self, py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        self.write_stream_as(py, data, None)
     }
 
     /// Write every batch of an Arrow stream with every row of row kind `kind` (`+I`, `-U`,
@@ -406,22 +419,7 @@ impl TableWrite {
                 Error::invalid(format!("row kind '{kind}': expected one of +I, -U, +U, -D"))
             })
             .py_err()?;
-        let reader = RecordBatchStreamReader::from_pyarrow_bound(data)?;
-        let schema = reader.schema();
-        let mut guard = lock(&self.inner)?;
-        let w: &mut CoreWrite = &mut guard;
-        crate::logbridge::flush(py);
-        let r = crate::pool::detach(py, || -> Result<(), Error> {
-            let mut batches: Vec<RecordBatch> = reader
-                .collect::<Result<_, ArrowError>>()
-                .map_err(|e| import_error(w, &schema, e))?;
-            if batches.is_empty() {
-                batches.push(RecordBatch::new_empty(schema));
-            }
-            w.write_batches_as(&batches, Some(kind))
-        });
-        crate::logbridge::flush(py);
-        r.py_err()
+        self.write_stream_as(py, data, Some(kind))
     }
 
     /// Write one record batch (any object with `__arrow_c_array__`).

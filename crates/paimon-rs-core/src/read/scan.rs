@@ -54,6 +54,21 @@ fn evolve_stats(
         .collect()
 }
 
+/// Manifest entries by (partition, bucket): the bucket's total buckets and its files.
+type BucketGroups = BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)>;
+
+/// `entries` grouped by (partition, bucket), each group's files in manifest order.
+fn by_bucket(entries: Vec<ManifestEntry>) -> BucketGroups {
+    let mut groups = BucketGroups::new();
+    for e in entries {
+        let g = groups
+            .entry((e.partition, e.bucket))
+            .or_insert((e.total_buckets, vec![]));
+        g.1.push(e.file);
+    }
+    groups
+}
+
 pub struct TableScan {
     table: FileStoreTable,
     filter: Option<Predicate>,
@@ -139,6 +154,20 @@ impl TableScan {
                 ),
                 None => true,
             }
+        }
+    }
+
+    /// [`Self::key_stats_usable`] for the files of `groups` when a filter on a primary-key
+    /// table can prune by key; nothing otherwise.
+    fn key_stats_of(
+        &self,
+        cache: &SchemaCache,
+        groups: &BucketGroups,
+    ) -> Result<BTreeMap<i64, bool>> {
+        if self.filter.is_some() && self.table.is_primary_key() {
+            self.key_stats_usable(cache, groups.values().flat_map(|(_, fs)| fs))
+        } else {
+            Ok(BTreeMap::new())
         }
     }
 
@@ -344,19 +373,9 @@ impl TableScan {
         let key_names = self.table.trimmed_primary_keys();
         let key_types = self.table.schema.types_of(&key_names)?;
         let ptypes = self.table.partition_types()?;
-        let mut groups: BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = BTreeMap::new();
-        for e in entries {
-            let g = groups
-                .entry((e.partition, e.bucket))
-                .or_insert((e.total_buckets, vec![]));
-            g.1.push(e.file);
-        }
+        let groups = by_bucket(entries);
         let schemas = SchemaCache::new(self.table.meta_path(), &self.table.schema);
-        let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
-            self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
-        } else {
-            BTreeMap::new()
-        };
+        let key_stats_ok = self.key_stats_of(&schemas, &groups)?;
         let o = &self.table.options;
         let mut splits = vec![];
         for ((partition, bucket), (total_buckets, files)) in groups {
@@ -404,20 +423,9 @@ impl TableScan {
         let key_names = self.table.trimmed_primary_keys();
         let key_types = self.table.schema.types_of(&key_names)?;
         let ptypes = self.table.partition_types()?;
-        // group by (partition, bucket), keeping manifest order
-        let mut groups: BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)> = BTreeMap::new();
-        for e in entries {
-            let g = groups
-                .entry((e.partition, e.bucket))
-                .or_insert((e.total_buckets, vec![]));
-            g.1.push(e.file);
-        }
+        let groups = by_bucket(entries);
         let schemas = SchemaCache::new(self.table.meta_path(), &self.table.schema);
-        let key_stats_ok = if self.filter.is_some() && self.table.is_primary_key() {
-            self.key_stats_usable(&schemas, groups.values().flat_map(|(_, fs)| fs))?
-        } else {
-            BTreeMap::new()
-        };
+        let key_stats_ok = self.key_stats_of(&schemas, &groups)?;
         let o = &self.table.options;
         let skip_level0 =
             !incremental && self.table.is_primary_key() && o.batch_scan_skip_level0()?;

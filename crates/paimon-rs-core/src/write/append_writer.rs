@@ -129,16 +129,8 @@ impl RecordWriter for AppendWriter {
         Ok(())
     }
 
-    fn committed(&mut self, increment: &CommitIncrement) {
-        self.files.committed(increment);
-    }
-
-    fn close(&mut self) {
-        self.files.discard(&self.dir);
-    }
-
-    fn ignore_previous_files(&mut self, ignore: bool) {
-        self.files.set_ignore_previous(ignore);
+    fn bucket_files(&mut self) -> &mut BucketFiles {
+        &mut self.files
     }
 
     fn memory_size(&self) -> usize {

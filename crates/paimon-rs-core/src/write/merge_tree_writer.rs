@@ -199,16 +199,8 @@ impl RecordWriter for MergeTreeWriter {
         Ok(())
     }
 
-    fn committed(&mut self, increment: &CommitIncrement) {
-        self.files.committed(increment);
-    }
-
-    fn close(&mut self) {
-        self.files.discard(&self.dir);
-    }
-
-    fn ignore_previous_files(&mut self, ignore: bool) {
-        self.files.set_ignore_previous(ignore);
+    fn bucket_files(&mut self) -> &mut BucketFiles {
+        &mut self.files
     }
 
     fn memory_size(&self) -> usize {
@@ -291,53 +283,17 @@ fn write_all(
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
     use std::sync::Arc;
 
-    use arrow_array::{Int64Array, StringArray};
-    use arrow_schema::{DataType as AT, Field, Schema};
+    use arrow_array::Int64Array;
 
     use super::*;
     use crate::kv::{file_context, kv_arrow_schema, FileSource};
     use crate::merge::MergeEngine;
     use crate::sort::SpillOptions;
-    use crate::table::catalog::FileSystemCatalog;
-    use crate::table::new_schema::NewTableSchema;
     use crate::write::buffer::SharedInput;
     use crate::write::record_writer::FlushContext;
-
-    fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
-        let cat = FileSystemCatalog::new(dir).unwrap();
-        cat.create_database("db", true).unwrap();
-        let schema = Schema::new(vec![
-            Field::new("k", AT::Int64, false),
-            Field::new("v", AT::Utf8, true),
-        ]);
-        let opts: BTreeMap<String, String> = opts
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        let s = NewTableSchema::from_arrow(&schema, vec![], vec!["k".into()], opts, None).unwrap();
-        cat.create_table("db.t", s, false).unwrap();
-        cat.get_table("db.t").unwrap()
-    }
-
-    fn rows(start: i64, n: i64) -> RecordBatch {
-        let ks: Vec<i64> = (start..start + n).collect();
-        let vs: Vec<String> = ks.iter().map(|k| format!("value-{k:012}")).collect();
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("k", AT::Int64, false),
-            Field::new("v", AT::Utf8, true),
-        ]));
-        RecordBatch::try_new(
-            schema,
-            vec![
-                Arc::new(Int64Array::from(ks)),
-                Arc::new(StringArray::from(vs)),
-            ],
-        )
-        .unwrap()
-    }
+    use crate::write::table_write::tests::{rows, table};
 
     /// A table's writer context, as the table write builds it.
     struct Env {

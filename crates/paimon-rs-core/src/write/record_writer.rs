@@ -108,9 +108,14 @@ pub(crate) trait RecordWriter: Send {
     /// `increment` applied, accumulated into `increment` (Java's `RecordWriter.compact`).
     fn compact(&mut self, env: &WriteEnv<'_>, increment: &mut CommitIncrement) -> Result<()>;
 
+    /// The bucket's files as this writer sees them.
+    fn bucket_files(&mut self) -> &mut BucketFiles;
+
     /// Every bucket's increment of the commit was prepared: this one's files are now part of
     /// the bucket as the writer sees it.
-    fn committed(&mut self, increment: &CommitIncrement);
+    fn committed(&mut self, increment: &CommitIncrement) {
+        self.bucket_files().committed(increment);
+    }
 
     /// Wait for compaction running in the background (none does yet: compaction runs inside
     /// `flush` and `compact`).
@@ -120,10 +125,15 @@ pub(crate) trait RecordWriter: Send {
 
     /// Drop buffered rows and delete the files written since the last `prepare_commit`
     /// (Java's `close`): files it handed out belong to the commit.
-    fn close(&mut self);
+    fn close(&mut self) {
+        let dir = self.dir().to_path_buf();
+        self.bucket_files().discard(&dir);
+    }
 
     /// See [`BucketFiles::set_ignore_previous`].
-    fn ignore_previous_files(&mut self, ignore: bool);
+    fn ignore_previous_files(&mut self, ignore: bool) {
+        self.bucket_files().set_ignore_previous(ignore);
+    }
 
     /// Memory this writer holds (its share of the input batches, its open file).
     fn memory_size(&self) -> usize;

@@ -708,7 +708,7 @@ fn first_error(results: impl ParallelIterator<Item = Result<()>>) -> Result<()> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::collections::BTreeMap;
 
     use arrow_array::{Int64Array, StringArray};
@@ -720,7 +720,9 @@ mod tests {
     use crate::table::catalog::FileSystemCatalog;
     use crate::table::new_schema::NewTableSchema;
 
-    fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
+    /// A primary-key table `db.t` (k BIGINT key, v STRING) with `opts` (shared by the write
+    /// module's tests).
+    pub(crate) fn table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -736,7 +738,8 @@ mod tests {
         cat.get_table("db.t").unwrap()
     }
 
-    fn rows(start: i64, n: i64) -> RecordBatch {
+    /// Rows `start..start + n` of [`table`]: `v` = `value-<k>`.
+    pub(crate) fn rows(start: i64, n: i64) -> RecordBatch {
         let ks: Vec<i64> = (start..start + n).collect();
         let vs: Vec<String> = ks.iter().map(|k| format!("value-{k:012}")).collect();
         let schema = Arc::new(Schema::new(vec![
