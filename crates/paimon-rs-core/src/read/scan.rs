@@ -157,6 +157,24 @@ impl TableScan {
         }
     }
 
+    /// The directory prefix (`dt=a/`, empty when unpartitioned) of a serialized partition.
+    fn partition_dir(
+        &self,
+        pkeys: &[String],
+        ptypes: &[DataType],
+        partition: &[u8],
+    ) -> Result<String> {
+        let o = &self.table.options;
+        let vals = deserialize_row(ptypes, partition)?;
+        partition_path(
+            pkeys,
+            ptypes,
+            &vals,
+            &o.partition_default_name,
+            o.partition_legacy_name,
+        )
+    }
+
     /// [`Self::key_stats_usable`] for the files of `groups` when a filter on a primary-key
     /// table can prune by key; nothing otherwise.
     fn key_stats_of(
@@ -379,14 +397,7 @@ impl TableScan {
         let o = &self.table.options;
         let mut splits = vec![];
         for ((partition, bucket), (total_buckets, files)) in groups {
-            let vals = deserialize_row(&ptypes, &partition)?;
-            let pp = partition_path(
-                &pkeys,
-                &ptypes,
-                &vals,
-                &o.partition_default_name,
-                o.partition_legacy_name,
-            )?;
+            let pp = self.partition_dir(&pkeys, &ptypes, &partition)?;
             let files: Vec<DataFileMeta> = files
                 .into_iter()
                 .filter(|f| self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas))
@@ -437,14 +448,7 @@ impl TableScan {
         };
         let mut splits = vec![];
         for ((partition, bucket), (total_buckets, files)) in groups {
-            let vals = deserialize_row(&ptypes, &partition)?;
-            let pp = partition_path(
-                &pkeys,
-                &ptypes,
-                &vals,
-                &o.partition_default_name,
-                o.partition_legacy_name,
-            )?;
+            let pp = self.partition_dir(&pkeys, &ptypes, &partition)?;
             let bucket_path = format!("{pp}bucket-{bucket}");
             let groups: Vec<(Vec<DataFileMeta>, bool)> = if self.table.is_primary_key() {
                 // Key filters prune whole files (a newer version of a key lives in a file whose

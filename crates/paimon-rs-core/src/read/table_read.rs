@@ -398,18 +398,12 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
-    } else if split.changelog {
-        // each file as stored, in the split's (snapshot) order; no deletion vectors apply
-        let files = split
-            .files
-            .iter()
-            .map(|f| (file_path(&dir, f), f.clone()))
-            .collect();
-        Box::new(FileChain::raw(files, plan.clone()))
-    } else if !split.deletion_files.is_empty() {
+    } else if !split.changelog && !split.deletion_files.is_empty() {
         let dvs = Arc::new(split.deletion_files.clone());
         with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan)
     } else {
+        // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
+        // deletion vectors apply to changelog files
         let files = split
             .files
             .iter()
