@@ -7,7 +7,7 @@ mod bucket;
 pub mod distributed;
 mod expire;
 pub mod interval;
-mod levels;
+pub(crate) mod levels;
 pub mod plan;
 pub mod progress;
 mod task;

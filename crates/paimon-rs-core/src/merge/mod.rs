@@ -14,6 +14,7 @@ pub use engine::MergeEngine;
 #[cfg(test)]
 pub use engine::{EngineConfig, EngineKind};
 pub use runs::merge_order;
+pub(crate) use source::interleave_batches;
 
 use std::borrow::Cow;
 
