@@ -41,7 +41,9 @@ use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
 
-pub use store::{LocalFileType, LookupCache, LookupOptions};
+#[cfg(test)]
+pub use store::LocalFileType;
+pub use store::{LookupCache, LookupOptions};
 
 use crate::compact::levels::Levels;
 use crate::error::{Error, Result};

@@ -22,7 +22,7 @@ use super::buffer::SharedInput;
 use super::merge_tree_writer::MergeTreeWriter;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
-use crate::compact::{CompactResult, CompactSettings};
+use crate::compact::{CompactResult, CompactSettings, DvMarks};
 use crate::error::Result;
 use crate::merge::{KvLayout, MergeEngine};
 use crate::sort::Spiller;
@@ -66,6 +66,10 @@ pub(crate) struct BucketRows<'a> {
 pub(crate) struct CommitIncrement {
     pub data_increment: DataIncrement,
     pub compact_increment: CompactIncrement,
+    /// Deletion-vector marks of the commit's lookup compactions (`deletion-vectors.enabled`):
+    /// superseded row positions by data file name, for the bucket's deletion-vector index
+    /// file (not written yet).
+    pub dv_marks: DvMarks,
 }
 
 impl CommitIncrement {
@@ -78,11 +82,11 @@ impl CommitIncrement {
     pub fn written(&self) -> Vec<DataFileMeta> {
         let c = &self.compact_increment;
         let compacted = CompactResult {
-            before: c.compact_before.clone(),
-            after: c.compact_after.clone(),
+            changelog: c.changelog_files.clone(),
+            ..CompactResult::of(c.compact_before.clone(), c.compact_after.clone())
         };
         let mut out = self.data_increment.new_files.clone();
-        out.extend(compacted.written());
+        out.extend(compacted.written_all());
         out
     }
 }
@@ -275,7 +279,11 @@ impl BucketFiles {
         let compacted = std::mem::take(&mut self.compacted);
         CommitIncrement {
             data_increment: DataIncrement::new_files(std::mem::take(&mut self.flushed)),
-            compact_increment: CompactIncrement::of(compacted.before, compacted.after),
+            compact_increment: CompactIncrement {
+                changelog_files: compacted.changelog,
+                ..CompactIncrement::of(compacted.before, compacted.after)
+            },
+            dv_marks: compacted.dv_marks,
         }
     }
 
@@ -292,7 +300,7 @@ impl BucketFiles {
 
     /// Delete the files written since the last `prepare_commit` in `dir`.
     pub fn discard(&mut self, dir: &std::path::Path) {
-        for f in self.flushed.iter().chain(&self.compacted.written()) {
+        for f in self.flushed.iter().chain(&self.compacted.written_all()) {
             let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
         }
         self.flushed.clear();

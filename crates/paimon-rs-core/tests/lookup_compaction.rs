@@ -1,0 +1,334 @@
+//! Lookup compaction end to end (paimon-behaviour.md §3.5, §8.5, §9.3): tables that need lookup
+//! (first-row, `changelog-producer = lookup`, `force-lookup`) written over several commits,
+//! each commit forcing its level-0 files up with lookups into the levels below, read back equal
+//! to a dict model; the changelog files a lookup compaction writes, read back record by record.
+mod common;
+
+use std::collections::{BTreeMap, HashMap};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int64Type, Int8Type};
+use arrow_array::{Array, RecordBatch};
+use common::{catalog, create_kvo, create_table, kv_batch, kv_schema, kvo_batch, read_kv};
+use paimon_rs_core::{
+    compact_table, live_files, CommitMessage, FileStoreCommit, FileStoreTable, TableWrite,
+    BATCH_COMMIT_IDENTIFIER,
+};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+/// Write `batch` with a new writer, hand its messages to `inspect`, then commit them (without
+/// their changelog files: the committer does not land changelog yet).
+fn commit_with(t: &FileStoreTable, batch: RecordBatch, inspect: &mut dyn FnMut(&[CommitMessage])) {
+    let mut w = TableWrite::new(t.clone()).unwrap();
+    w.write(&batch).unwrap();
+    let mut msgs = w.prepare_commit().unwrap();
+    inspect(&msgs);
+    for m in &mut msgs {
+        m.compact_increment.changelog_files.clear();
+    }
+    FileStoreCommit::new(t.clone(), "test".into())
+        .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
+        .unwrap();
+}
+
+fn commit(t: &FileStoreTable, batch: RecordBatch) {
+    commit_with(t, batch, &mut |_| {});
+}
+
+/// Levels of the live files, sorted.
+fn levels(t: &FileStoreTable) -> Vec<i32> {
+    let s = t.snapshot_manager().latest().unwrap().unwrap();
+    let mut l: Vec<i32> = live_files(t, &s)
+        .unwrap()
+        .iter()
+        .map(|f| f.entry.file.level)
+        .collect();
+    l.sort();
+    l
+}
+
+fn model_of(m: &BTreeMap<i64, i64>) -> HashMap<i64, Option<i64>> {
+    m.iter().map(|(k, v)| (*k, Some(*v))).collect()
+}
+
+/// Commit `i` of a random-ish history: 40 keys of 0..120, values from `i`; commit 0 writes
+/// 3000 keys, so that later commits' small level-0 files go to levels below the max.
+fn history(i: i64) -> Vec<(i64, i64)> {
+    if i == 0 {
+        return (0..3000).map(|k| (k, k % 7)).collect();
+    }
+    (0..40)
+        .map(|j| ((i * 37 + j * 13) % 120, i * 1000 + j))
+        .collect::<BTreeMap<_, _>>()
+        .into_iter()
+        .collect()
+}
+
+#[test]
+fn first_row_keeps_the_first_value_through_lookup_without_full_compactions() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_table(
+        &catalog(dir.path()),
+        "db.t",
+        &kv_schema(),
+        &[],
+        &["k"],
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    let mut model = BTreeMap::new();
+    for i in 0..6 {
+        let mut rows = history(i);
+        if i > 0 {
+            // new keys, half of them also new in the commit before (so they lie in a level
+            // below the max when this commit's level 0 is forced up)
+            rows.extend((0..10).map(|j| (3000 + i * 5 + j, i * 1000 + j)));
+        }
+        for (k, v) in &rows {
+            model.entry(*k).or_insert(*v);
+        }
+        commit(&t, kv_batch(&rows));
+        assert_eq!(read_kv(&t), model_of(&model), "after commit {i}");
+        let l = levels(&t);
+        assert!(
+            !l.contains(&0),
+            "level 0 is forced up at each commit: {l:?}"
+        );
+    }
+    // lookup, not full compaction: the data lies in several levels below the max
+    let l = levels(&t);
+    assert!(l.iter().any(|&x| x < 5), "{l:?}");
+    // a full compaction changes nothing
+    compact_table(&t, true, None).unwrap();
+    assert_eq!(read_kv(&t), model_of(&model));
+}
+
+/// Deduplicate, aggregation (sum) and partial-update tables with `force-lookup`: every commit
+/// moves level 0 up through lookup compaction, and reads equal the model.
+#[test]
+fn lookup_tables_of_every_merging_engine_read_equal_to_the_model() {
+    type Step = fn(Option<i64>, i64) -> i64;
+    let cases: [(&str, &[(&str, &str)], Step); 3] = [
+        ("deduplicate", &[], |_, v| v),
+        (
+            "aggregation",
+            &[("fields.v.aggregate-function", "sum")],
+            |old, v| old.unwrap_or(0) + v,
+        ),
+        ("partial-update", &[], |_, v| v),
+    ];
+    for (engine, extra, step) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = vec![
+            ("bucket", "1"),
+            ("merge-engine", engine),
+            ("force-lookup", "true"),
+        ];
+        opts.extend_from_slice(extra);
+        let t = create_table(
+            &catalog(dir.path()),
+            "db.t",
+            &kv_schema(),
+            &[],
+            &["k"],
+            &opts,
+        );
+        let mut model = BTreeMap::new();
+        for i in 0..7 {
+            let rows = history(i);
+            for (k, v) in &rows {
+                let old = model.get(k).copied();
+                model.insert(*k, step(old, *v));
+            }
+            commit(&t, kv_batch(&rows));
+            assert_eq!(read_kv(&t), model_of(&model), "{engine}: after commit {i}");
+        }
+        compact_table(&t, true, None).unwrap();
+        assert_eq!(
+            read_kv(&t),
+            model_of(&model),
+            "{engine}: after a full compaction"
+        );
+    }
+}
+
+/// Sum of one key over three commits: the second commit's lookup compaction writes 2 to a
+/// level above the first commit's 1 (which stays); reading or compacting both levels must take
+/// the lowest level only, or the key reads 3 (and then 6).
+#[test]
+fn aggregation_takes_only_the_lowest_level_of_a_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_table(
+        &catalog(dir.path()),
+        "db.t",
+        &kv_schema(),
+        &[],
+        &["k"],
+        &[
+            ("bucket", "1"),
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+            ("force-lookup", "true"),
+        ],
+    );
+    let big: Vec<(i64, i64)> = (0..2000).map(|k| (k, 1)).collect();
+    commit(&t, kv_batch(&big));
+    assert_eq!(levels(&t), vec![5]);
+    for n in 2..5 {
+        commit(&t, kv_batch(&[(1, 1)]));
+        let l = levels(&t);
+        assert!(
+            l.len() >= 2 && l[0] < 5,
+            "the key lies in two levels: {l:?}"
+        );
+        assert_eq!(read_kv(&t)[&1], Some(n), "{l:?}");
+    }
+    compact_table(&t, true, None).unwrap();
+    assert_eq!(levels(&t), vec![5]);
+    let r = read_kv(&t);
+    assert_eq!(r[&1], Some(4));
+    assert_eq!(r[&2], Some(1));
+}
+
+/// (key, kind, value, sequence number) of changelog files.
+fn changelog_rows(t: &FileStoreTable, msgs: &[CommitMessage]) -> Vec<(i64, i8, Option<i64>, i64)> {
+    let mut out = vec![];
+    for m in msgs {
+        for f in &m.compact_increment.changelog_files {
+            assert!(f.file_name.starts_with("changelog-"), "{}", f.file_name);
+            assert_eq!(f.level, 0);
+            // changelog files hold a key twice (-U, +U): read raw, not as a sorted run
+            let path = t.path.join("bucket-0").join(&f.file_name);
+            let file = std::fs::File::open(path).unwrap();
+            let r = ParquetRecordBatchReaderBuilder::try_new(file)
+                .unwrap()
+                .build()
+                .unwrap();
+            for b in r {
+                let b = b.unwrap();
+                let k = b.column(0).as_primitive::<Int64Type>();
+                let seq = b.column(1).as_primitive::<Int64Type>();
+                let kind = b.column(2).as_primitive::<Int8Type>();
+                let v = b.column(4).as_primitive::<Int64Type>();
+                for i in 0..b.num_rows() {
+                    out.push((
+                        k.value(i),
+                        kind.value(i),
+                        v.is_valid(i).then(|| v.value(i)),
+                        seq.value(i),
+                    ));
+                }
+            }
+        }
+    }
+    out
+}
+
+const I: i8 = 0;
+const UB: i8 = 1;
+const UA: i8 = 2;
+const D: i8 = 3;
+
+#[test]
+fn lookup_changelog_of_a_deduplicate_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_kvo(
+        dir.path(),
+        1,
+        &[
+            ("changelog-producer", "lookup"),
+            ("changelog-producer.row-deduplicate", "true"),
+            // the row kind column differs between +I and +U of equal values
+            ("changelog-producer.row-deduplicate-ignore-fields", "op"),
+        ],
+    );
+    let mut got = vec![];
+    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
+    commit_with(
+        &t,
+        kvo_batch(&[(1, Some(10), "+I"), (2, Some(20), "+I")]),
+        &mut grab,
+    );
+    commit_with(
+        &t,
+        kvo_batch(&[(1, Some(11), "+I"), (3, Some(30), "+I")]),
+        &mut grab,
+    );
+    // key 1 unchanged (row-deduplicate: no changelog), key 2 deleted
+    commit_with(
+        &t,
+        kvo_batch(&[(1, Some(11), "+U"), (2, Some(20), "-D")]),
+        &mut grab,
+    );
+    let strip = |v: &Vec<(i64, i8, Option<i64>, i64)>| -> Vec<(i64, i8, Option<i64>)> {
+        v.iter().map(|r| (r.0, r.1, r.2)).collect()
+    };
+    assert_eq!(strip(&got[0]), vec![(1, I, Some(10)), (2, I, Some(20))]);
+    assert_eq!(
+        strip(&got[1]),
+        vec![(1, UB, Some(10)), (1, UA, Some(11)), (3, I, Some(30))]
+    );
+    assert_eq!(strip(&got[2]), vec![(2, D, Some(20))]);
+    // each record carries the sequence number of the record it describes
+    assert_eq!(got[1][0].3, got[0][0].3);
+    assert!(got[1][1].3 > got[1][0].3);
+    let mut model = HashMap::new();
+    model.insert(1, Some(11));
+    model.insert(3, Some(30));
+    assert_eq!(read_kv(&t), model);
+}
+
+#[test]
+fn lookup_changelog_of_aggregation_and_first_row_tables() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_table(
+        &catalog(dir.path()),
+        "db.t",
+        &kv_schema(),
+        &[],
+        &["k"],
+        &[
+            ("bucket", "1"),
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+            ("changelog-producer", "lookup"),
+        ],
+    );
+    let mut got = vec![];
+    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
+    commit_with(&t, kv_batch(&[(1, 1), (2, 5)]), &mut grab);
+    commit_with(&t, kv_batch(&[(1, 2)]), &mut grab);
+    commit_with(&t, kv_batch(&[(1, 4), (3, 7)]), &mut grab);
+    let strip = |v: &Vec<(i64, i8, Option<i64>, i64)>| -> Vec<(i64, i8, Option<i64>)> {
+        v.iter().map(|r| (r.0, r.1, r.2)).collect()
+    };
+    assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
+    assert_eq!(strip(&got[1]), vec![(1, UB, Some(1)), (1, UA, Some(3))]);
+    assert_eq!(
+        strip(&got[2]),
+        vec![(1, UB, Some(3)), (1, UA, Some(7)), (3, I, Some(7))]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_table(
+        &catalog(dir.path()),
+        "db.t",
+        &kv_schema(),
+        &[],
+        &["k"],
+        &[
+            ("bucket", "1"),
+            ("merge-engine", "first-row"),
+            ("changelog-producer", "lookup"),
+        ],
+    );
+    let mut got = vec![];
+    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
+    commit_with(&t, kv_batch(&[(1, 1), (2, 5)]), &mut grab);
+    commit_with(&t, kv_batch(&[(1, 2), (3, 3)]), &mut grab);
+    assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
+    // key 1 exists: no result, no changelog; key 3 is new
+    assert_eq!(strip(&got[1]), vec![(3, I, Some(3))]);
+    let r = read_kv(&t);
+    assert_eq!(r[&1], Some(1));
+    assert_eq!(r[&3], Some(3));
+}
