@@ -107,7 +107,8 @@ fn first_row_keeps_the_first_value_through_lookup_without_full_compactions() {
 #[test]
 fn lookup_tables_of_every_merging_engine_read_equal_to_the_model() {
     type Step = fn(Option<i64>, i64) -> i64;
-    let cases: [(&str, &[(&str, &str)], Step); 3] = [
+    type Case<'a> = (&'a str, &'a [(&'a str, &'a str)], Step);
+    let cases: [Case; 3] = [
         ("deduplicate", &[], |_, v| v),
         (
             "aggregation",

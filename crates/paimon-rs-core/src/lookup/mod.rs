@@ -103,7 +103,7 @@ impl LookupLevels {
     ) -> Result<Self> {
         let schema = reader.schema();
         let num_keys = reader.layout().num_keys;
-        let key_fields: Vec<_> = schema.fields()[..num_keys].iter().cloned().collect();
+        let key_fields: Vec<_> = schema.fields()[..num_keys].to_vec();
         let conv = RowConverter::new(
             key_fields
                 .iter()

@@ -195,6 +195,9 @@ impl Loaded {
     }
 }
 
+/// A probe's answer: the loaded file (None: no probe can be in it) and each probe's row.
+pub type Probed = (Option<Arc<Loaded>>, Vec<Option<u32>>);
+
 struct Entry {
     path: PathBuf,
     disk: u64,
@@ -282,7 +285,7 @@ impl LookupCache {
         meta: &DataFileMeta,
         conv: &RowConverter,
         probes: &[&[u8]],
-    ) -> Result<(Option<Arc<Loaded>>, Vec<Option<u32>>)> {
+    ) -> Result<Probed> {
         let mut st = self.state.lock().map_err(poisoned)?;
         st.tick += 1;
         let tick = st.tick;

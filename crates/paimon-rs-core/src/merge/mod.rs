@@ -72,9 +72,9 @@ pub fn merge_sorted_runs(
     }
 }
 
-/// [`merge_sorted_runs`] with lookup compaction's hooks: run levels (only the lowest level
-/// > 0 of a key is merged with its level-0 records), a wrapping merge function and a changelog
-/// sink.
+/// [`merge_sorted_runs`] with lookup compaction's hooks: run levels (of a key's records above
+/// level 0 only the lowest level's is merged with its level-0 records), a wrapping merge
+/// function and a changelog sink.
 pub(crate) fn merge_sorted_runs_with(
     runs: Vec<BatchIter>,
     layout: KvLayout,
