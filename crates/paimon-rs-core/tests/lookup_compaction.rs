@@ -47,6 +47,13 @@ fn levels(t: &FileStoreTable) -> Vec<i32> {
     l
 }
 
+/// A table of [`kv_schema`] keyed by `k`, one bucket, with `opts`.
+fn kv_table(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
+    let mut all = vec![("bucket", "1")];
+    all.extend_from_slice(opts);
+    create_table(&catalog(dir), "db.t", &kv_schema(), &[], &["k"], &all)
+}
+
 fn model_of(m: &BTreeMap<i64, i64>) -> HashMap<i64, Option<i64>> {
     m.iter().map(|(k, v)| (*k, Some(*v))).collect()
 }
@@ -67,14 +74,7 @@ fn history(i: i64) -> Vec<(i64, i64)> {
 #[test]
 fn first_row_keeps_the_first_value_through_lookup_without_full_compactions() {
     let dir = tempfile::tempdir().unwrap();
-    let t = create_table(
-        &catalog(dir.path()),
-        "db.t",
-        &kv_schema(),
-        &[],
-        &["k"],
-        &[("bucket", "1"), ("merge-engine", "first-row")],
-    );
+    let t = kv_table(dir.path(), &[("merge-engine", "first-row")]);
     let mut model = BTreeMap::new();
     for i in 0..6 {
         let mut rows = history(i);
@@ -119,20 +119,9 @@ fn lookup_tables_of_every_merging_engine_read_equal_to_the_model() {
     ];
     for (engine, extra, step) in cases {
         let dir = tempfile::tempdir().unwrap();
-        let mut opts = vec![
-            ("bucket", "1"),
-            ("merge-engine", engine),
-            ("force-lookup", "true"),
-        ];
+        let mut opts = vec![("merge-engine", engine), ("force-lookup", "true")];
         opts.extend_from_slice(extra);
-        let t = create_table(
-            &catalog(dir.path()),
-            "db.t",
-            &kv_schema(),
-            &[],
-            &["k"],
-            &opts,
-        );
+        let t = kv_table(dir.path(), &opts);
         let mut model = BTreeMap::new();
         for i in 0..7 {
             let rows = history(i);
@@ -158,14 +147,9 @@ fn lookup_tables_of_every_merging_engine_read_equal_to_the_model() {
 #[test]
 fn aggregation_takes_only_the_lowest_level_of_a_key() {
     let dir = tempfile::tempdir().unwrap();
-    let t = create_table(
-        &catalog(dir.path()),
-        "db.t",
-        &kv_schema(),
-        &[],
-        &["k"],
+    let t = kv_table(
+        dir.path(),
         &[
-            ("bucket", "1"),
             ("merge-engine", "aggregation"),
             ("fields.v.aggregate-function", "sum"),
             ("force-lookup", "true"),
@@ -224,6 +208,23 @@ fn changelog_rows(t: &FileStoreTable, msgs: &[CommitMessage]) -> Vec<(i64, i8, O
     out
 }
 
+/// Changelog rows without their sequence numbers.
+fn strip(v: &[(i64, i8, Option<i64>, i64)]) -> Vec<(i64, i8, Option<i64>)> {
+    v.iter().map(|r| (r.0, r.1, r.2)).collect()
+}
+
+/// The changelog rows of each of `batches`, committed one after the other.
+fn changelogs(
+    t: &FileStoreTable,
+    batches: Vec<RecordBatch>,
+) -> Vec<Vec<(i64, i8, Option<i64>, i64)>> {
+    let mut got = vec![];
+    for b in batches {
+        commit_with(t, b, &mut |m| got.push(changelog_rows(t, m)));
+    }
+    got
+}
+
 const I: i8 = 0;
 const UB: i8 = 1;
 const UA: i8 = 2;
@@ -242,27 +243,15 @@ fn lookup_changelog_of_a_deduplicate_table() {
             ("changelog-producer.row-deduplicate-ignore-fields", "op"),
         ],
     );
-    let mut got = vec![];
-    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
-    commit_with(
+    let got = changelogs(
         &t,
-        kvo_batch(&[(1, Some(10), "+I"), (2, Some(20), "+I")]),
-        &mut grab,
+        vec![
+            kvo_batch(&[(1, Some(10), "+I"), (2, Some(20), "+I")]),
+            kvo_batch(&[(1, Some(11), "+I"), (3, Some(30), "+I")]),
+            // key 1 unchanged (row-deduplicate: no changelog), key 2 deleted
+            kvo_batch(&[(1, Some(11), "+U"), (2, Some(20), "-D")]),
+        ],
     );
-    commit_with(
-        &t,
-        kvo_batch(&[(1, Some(11), "+I"), (3, Some(30), "+I")]),
-        &mut grab,
-    );
-    // key 1 unchanged (row-deduplicate: no changelog), key 2 deleted
-    commit_with(
-        &t,
-        kvo_batch(&[(1, Some(11), "+U"), (2, Some(20), "-D")]),
-        &mut grab,
-    );
-    let strip = |v: &Vec<(i64, i8, Option<i64>, i64)>| -> Vec<(i64, i8, Option<i64>)> {
-        v.iter().map(|r| (r.0, r.1, r.2)).collect()
-    };
     assert_eq!(strip(&got[0]), vec![(1, I, Some(10)), (2, I, Some(20))]);
     assert_eq!(
         strip(&got[1]),
@@ -281,27 +270,22 @@ fn lookup_changelog_of_a_deduplicate_table() {
 #[test]
 fn lookup_changelog_of_aggregation_and_first_row_tables() {
     let dir = tempfile::tempdir().unwrap();
-    let t = create_table(
-        &catalog(dir.path()),
-        "db.t",
-        &kv_schema(),
-        &[],
-        &["k"],
+    let t = kv_table(
+        dir.path(),
         &[
-            ("bucket", "1"),
             ("merge-engine", "aggregation"),
             ("fields.v.aggregate-function", "sum"),
             ("changelog-producer", "lookup"),
         ],
     );
-    let mut got = vec![];
-    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
-    commit_with(&t, kv_batch(&[(1, 1), (2, 5)]), &mut grab);
-    commit_with(&t, kv_batch(&[(1, 2)]), &mut grab);
-    commit_with(&t, kv_batch(&[(1, 4), (3, 7)]), &mut grab);
-    let strip = |v: &Vec<(i64, i8, Option<i64>, i64)>| -> Vec<(i64, i8, Option<i64>)> {
-        v.iter().map(|r| (r.0, r.1, r.2)).collect()
-    };
+    let got = changelogs(
+        &t,
+        vec![
+            kv_batch(&[(1, 1), (2, 5)]),
+            kv_batch(&[(1, 2)]),
+            kv_batch(&[(1, 4), (3, 7)]),
+        ],
+    );
     assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
     assert_eq!(strip(&got[1]), vec![(1, UB, Some(1)), (1, UA, Some(3))]);
     assert_eq!(
@@ -310,22 +294,17 @@ fn lookup_changelog_of_aggregation_and_first_row_tables() {
     );
 
     let dir = tempfile::tempdir().unwrap();
-    let t = create_table(
-        &catalog(dir.path()),
-        "db.t",
-        &kv_schema(),
-        &[],
-        &["k"],
+    let t = kv_table(
+        dir.path(),
         &[
-            ("bucket", "1"),
             ("merge-engine", "first-row"),
             ("changelog-producer", "lookup"),
         ],
     );
-    let mut got = vec![];
-    let mut grab = |m: &[CommitMessage]| got.push(changelog_rows(&t, m));
-    commit_with(&t, kv_batch(&[(1, 1), (2, 5)]), &mut grab);
-    commit_with(&t, kv_batch(&[(1, 2), (3, 3)]), &mut grab);
+    let got = changelogs(
+        &t,
+        vec![kv_batch(&[(1, 1), (2, 5)]), kv_batch(&[(1, 2), (3, 3)])],
+    );
     assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
     // key 1 exists: no result, no changelog; key 3 is new
     assert_eq!(strip(&got[1]), vec![(3, I, Some(3))]);
