@@ -291,3 +291,70 @@ impl LookupWrapper {
 pub fn lookup_run(batch: RecordBatch) -> BatchIter {
     Box::new(std::iter::once(Ok(batch)))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::compact::{BucketCompactor, CompactSettings};
+    use crate::lookup::tests::data_file;
+    use crate::write::table_write::tests::table;
+
+    /// §10: a level-0 key found by lookup in a higher level marks that row of that file
+    /// deleted; keys the higher levels do not hold mark nothing. A plain deduplicate file is
+    /// upgraded (not rewritten) below the max level, its marks still made.
+    #[test]
+    fn deletion_vector_marks_rows_that_level0_keys_supersede() {
+        let dir = tempfile::tempdir().unwrap();
+        // written as a plain table: deletion-vector writes are refused until the index files
+        // are written
+        let t = table(dir.path(), &[("bucket", "1")]);
+        let dv = [("deletion-vectors.enabled".to_string(), "true".to_string())];
+        let t = t.copy(&dv.into_iter().collect()).unwrap();
+        let keys: Vec<i64> = (0..2000).collect();
+        let big = data_file(&t, 5, &keys, 0);
+        let small = data_file(&t, 0, &[3, 50, 5000], 10_000);
+        let settings = CompactSettings::from_table(&t).unwrap();
+        let mut c = BucketCompactor::new(
+            &t,
+            &settings,
+            t.path.join("bucket-0"),
+            vec![big.clone(), small.clone()],
+        )
+        .unwrap();
+        let r = c.compact(false).unwrap().unwrap();
+        // the level-0 file went up below the max level, as it is
+        assert_eq!(r.before, vec![small.clone()]);
+        assert_eq!(r.after.len(), 1);
+        assert_eq!(r.after[0].file_name, small.file_name);
+        assert_eq!(r.after[0].level, 4);
+        assert!(r.changelog.is_empty());
+        let marks: Vec<(String, Vec<u64>)> = r
+            .dv_marks
+            .iter()
+            .map(|(f, m)| (f.clone(), m.iter().collect()))
+            .collect();
+        assert_eq!(marks, vec![(big.file_name.clone(), vec![3, 50])]);
+    }
+
+    /// A compaction of the same commit that rewrites a marked file takes its marks away (the
+    /// rewritten file holds no superseded row); marks of other files stay.
+    #[test]
+    fn absorbing_a_rewrite_drops_the_marks_of_the_rewritten_file() {
+        use crate::compact::levels::tests::file;
+        use crate::compact::CompactResult;
+        let mut acc = CompactResult::default();
+        acc.dv_marks.entry("a".into()).or_default().insert(1);
+        acc.dv_marks.entry("b".into()).or_default().insert(2);
+        let mut later = CompactResult::of(
+            vec![file("a", 3, 0, 9, 10, 0)],
+            vec![file("new", 4, 0, 9, 10, 0)],
+        );
+        later.dv_marks.entry("b".into()).or_default().insert(7);
+        acc.absorb(later);
+        let marks: Vec<(String, Vec<u64>)> = acc
+            .dv_marks
+            .iter()
+            .map(|(f, m)| (f.clone(), m.iter().collect()))
+            .collect();
+        assert_eq!(marks, vec![("b".into(), vec![2, 7])]);
+    }
+}

@@ -258,4 +258,4 @@ pub fn cache_for(o: &crate::options::CoreOptions) -> Result<Option<Arc<LookupCac
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
