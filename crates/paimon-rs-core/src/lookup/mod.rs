@@ -9,8 +9,11 @@
 //! per `lookup.cache-spill-compression`, written and read with `arrow-ipc`, already a
 //! dependency for the sort's spill files. Loaded, its keys are **row-encoded** with `arrow-row`
 //! (the byte-comparable encoding the sort-merge already uses for non-integer keys), and found by
-//! binary search (`lookup.local-file-type = sort`) or by a hash map built at load
-//! (`hash`, Java's default). Next to each file, a **bloom filter** of its row-encoded keys stays
+//! binary search (`lookup.local-file-type = sort`) or by an open-addressing hash index of row
+//! numbers built at load (`hash`, Java's default, filled to `lookup.hash-load-factor`). Sort
+//! is the faster of the two here: compaction's keys come sorted and the row-encoded keys are
+//! already in order, while the hash index is built at each load (a first-row table of 1M
+//! rows, 10 commits of 50k upserts, one writer per commit: 4.4 s with sort, 6.6 s with hash). Next to each file, a **bloom filter** of its row-encoded keys stays
 //! in memory: Parquet's split-block bloom filter (`parquet::bloom_filter::Sbbf`, the crate we
 //! write data files with), so a file that cannot hold a key is never loaded. Why not Paimon's
 //! own formats (its hash file / SortLookupStore): they serialize Java `BinaryRow`s with Java's

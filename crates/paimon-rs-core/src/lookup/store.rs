@@ -31,8 +31,9 @@ use crate::spec::manifest::DataFileMeta;
 /// `lookup.local-file-type`: how a loaded lookup file finds a key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LocalFileType {
-    /// Java's default: a hash index (here an in-memory hash map over the file's row-encoded
-    /// keys, built when the file is loaded): one probe per key.
+    /// Java's default: a hash index (here an open-addressing table of row numbers over the
+    /// file's row-encoded keys, built when the file is loaded, filled up to
+    /// `lookup.hash-load-factor`): about one probe per key.
     Hash,
     /// Binary search over the file's sorted row-encoded keys; a batch of sorted keys searches
     /// each from where the previous one was found.
@@ -44,6 +45,8 @@ pub enum LocalFileType {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LookupOptions {
     pub file_type: LocalFileType,
+    /// `lookup.hash-load-factor` (Java default 0.75): how full a hash index is.
+    pub hash_load_factor: f64,
     /// `lookup.cache-max-memory-size` (Java default 256 mb).
     pub max_memory: u64,
     /// `lookup.cache-max-disk-size` (Java default unlimited).
@@ -59,22 +62,21 @@ pub struct LookupOptions {
     pub base_dir: PathBuf,
 }
 
-/// Options of the lookup family this engine refuses rather than ignores.
-const REFUSED: &[(&str, &str)] = &[(
-    "lookup.hash-load-factor",
-    "the hash index of a lookup file is an in-memory hash map with its own load factor",
-)];
-
 impl LookupOptions {
     pub fn from_options(o: &CoreOptions) -> Result<Self> {
         let get = |k: &str| o.raw.get(k).map(|v| v.trim());
-        for (k, why) in REFUSED {
-            if get(k).is_some() {
-                return Err(Error::unsupported(format!(
-                    "table option '{k}' is not implemented by paimon_rs: {why}"
-                )));
-            }
-        }
+        let hash_load_factor = match get("lookup.hash-load-factor") {
+            None => 0.75,
+            Some(v) => match v.parse::<f64>() {
+                Ok(f) if f > 0.0 && f < 1.0 => f,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "option 'lookup.hash-load-factor' = '{v}': expected a number between 0 \
+                         and 1"
+                    )))
+                }
+            },
+        };
         let file_type = match get("lookup.local-file-type").map(str::to_ascii_lowercase) {
             None => LocalFileType::Hash,
             Some(v) if v == "hash" => LocalFileType::Hash,
@@ -123,6 +125,7 @@ impl LookupOptions {
         };
         Ok(LookupOptions {
             file_type,
+            hash_load_factor,
             max_memory: size("lookup.cache-max-memory-size", 256 << 20)?,
             max_disk: size("lookup.cache-max-disk-size", u64::MAX)?,
             retention: Duration::from_millis(retention),
@@ -138,8 +141,14 @@ impl LookupOptions {
 pub struct Loaded {
     pub batch: RecordBatch,
     keys: Rows,
-    hash: Option<HashMap<Box<[u8]>, u32>>,
+    /// The hash index: slots of `row + 1` (0 = empty), a power of two many, linear probing.
+    hash: Option<Vec<u32>>,
     bytes: usize,
+}
+
+fn hash_of(key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
 }
 
 impl Loaded {
@@ -147,18 +156,25 @@ impl Loaded {
         batch: RecordBatch,
         conv: &RowConverter,
         num_keys: usize,
-        t: LocalFileType,
+        opts: &LookupOptions,
     ) -> Result<Self> {
         let keys = conv.convert_columns(&batch.columns()[..num_keys])?;
-        let hash = (t == LocalFileType::Hash).then(|| {
-            keys.iter()
-                .enumerate()
-                .map(|(i, r)| (Box::<[u8]>::from(r.as_ref()), i as u32))
-                .collect::<HashMap<_, _>>()
+        let hash = (opts.file_type == LocalFileType::Hash).then(|| {
+            let n = keys.num_rows();
+            let slots =
+                ((n as f64 / opts.hash_load_factor).ceil() as usize + 1).next_power_of_two();
+            let mask = slots - 1;
+            let mut table = vec![0u32; slots];
+            for (i, r) in keys.iter().enumerate() {
+                let mut s = hash_of(r.as_ref()) as usize & mask;
+                while table[s] != 0 {
+                    s = (s + 1) & mask;
+                }
+                table[s] = i as u32 + 1;
+            }
+            table
         });
-        let index_bytes = hash.as_ref().map_or(0, |h| {
-            h.capacity() * (std::mem::size_of::<(Box<[u8]>, u32)>() + 1) + keys.size()
-        });
+        let index_bytes = hash.as_ref().map_or(0, |h| h.len() * 4);
         let bytes = batch.get_array_memory_size() + keys.size() + index_bytes;
         Ok(Loaded {
             batch,
@@ -170,8 +186,23 @@ impl Loaded {
 
     /// Positions of `probes` (row-encoded keys, ascending) in this file.
     fn find(&self, probes: &[&[u8]]) -> Vec<Option<u32>> {
-        if let Some(h) = &self.hash {
-            return probes.iter().map(|k| h.get(*k).copied()).collect();
+        if let Some(table) = &self.hash {
+            let mask = table.len() - 1;
+            return probes
+                .iter()
+                .map(|k| {
+                    let mut s = hash_of(k) as usize & mask;
+                    loop {
+                        match table[s] {
+                            0 => return None,
+                            r if self.keys.row(r as usize - 1).as_ref() == *k => {
+                                return Some(r - 1)
+                            }
+                            _ => s = (s + 1) & mask,
+                        }
+                    }
+                })
+                .collect();
         }
         let n = self.keys.num_rows();
         let mut lo = 0;
@@ -362,7 +393,7 @@ impl LookupCache {
         let schema = reader.schema();
         let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
         let num_keys = reader.layout().num_keys;
-        let loaded = Loaded::new(batch, conv, num_keys, self.opts.file_type)?;
+        let loaded = Loaded::new(batch, conv, num_keys, &self.opts)?;
         let bloom = match self.opts.bloom_fpp {
             Some(fpp) => {
                 let n = loaded.keys.num_rows().max(1) as u64;
@@ -412,7 +443,7 @@ impl LookupCache {
             .map_err(|e| Error::corrupt(path, format!("lookup file: {e}")))?;
         // concatenated: one batch, detached from the IPC blocks it was decoded from
         let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
-        Loaded::new(batch, conv, num_keys, self.opts.file_type)
+        Loaded::new(batch, conv, num_keys, &self.opts)
     }
 
     /// Remove entries unused for longer than the retention (never `keep`).

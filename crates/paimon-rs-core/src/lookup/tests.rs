@@ -226,7 +226,14 @@ fn lookup_options_are_validated_or_refused() {
     assert_eq!(d.bloom_fpp, Some(0.05));
     let e = parse(&[("lookup.local-file-type", "btree")]).unwrap_err();
     assert!(e.to_string().contains("lookup.local-file-type"), "{e}");
-    let e = parse(&[("lookup.hash-load-factor", "0.5")]).unwrap_err();
+    assert_eq!(d.hash_load_factor, 0.75);
+    assert_eq!(
+        parse(&[("lookup.hash-load-factor", "0.5")])
+            .unwrap()
+            .hash_load_factor,
+        0.5
+    );
+    let e = parse(&[("lookup.hash-load-factor", "1.5")]).unwrap_err();
     assert!(e.to_string().contains("lookup.hash-load-factor"), "{e}");
     let e = parse(&[("lookup.cache.bloom.filter.fpp", "2")]).unwrap_err();
     assert!(e.to_string().contains("fpp"), "{e}");
