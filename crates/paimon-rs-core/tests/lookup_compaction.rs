@@ -312,3 +312,39 @@ fn lookup_changelog_of_aggregation_and_first_row_tables() {
     assert_eq!(r[&1], Some(1));
     assert_eq!(r[&3], Some(3));
 }
+
+/// `lookup-compact = gentle` (§3.5): level 0 is forced up only every
+/// `lookup-compact.max-interval` picks, counted across the commits of one writer. Each commit's
+/// file is far smaller than the one before, so universal compaction never picks (no size
+/// amplification, no size ratio, runs not above the trigger): only the counter forces.
+#[test]
+fn gentle_lookup_compaction_forces_level0_up_every_max_interval_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = kv_table(
+        dir.path(),
+        &[
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "sum"),
+            ("force-lookup", "true"),
+            ("lookup-compact", "gentle"),
+            ("lookup-compact.max-interval", "5"),
+            ("num-sorted-run.compaction-trigger", "5"),
+        ],
+    );
+    let mut w = TableWrite::new(t.clone()).unwrap();
+    let mut zeros = vec![];
+    for n in [100_000, 10_000, 1_000, 100, 1, 1] {
+        let rows: Vec<(i64, i64)> = (0..n).map(|k| (k, 1)).collect();
+        w.write(&kv_batch(&rows)).unwrap();
+        let msgs = w.prepare_commit().unwrap();
+        FileStoreCommit::new(t.clone(), "test".into())
+            .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
+            .unwrap();
+        zeros.push(levels(&t).iter().filter(|&&l| l == 0).count());
+    }
+    w.close();
+    // the fifth pick (fifth commit) forces level 0 up, the sixth starts counting again
+    assert_eq!(zeros, vec![1, 2, 3, 4, 0, 1]);
+    assert_eq!(read_kv(&t)[&0], Some(6));
+    assert_eq!(read_kv(&t)[&5_000], Some(2));
+}
