@@ -174,8 +174,11 @@ fn aggregation_takes_only_the_lowest_level_of_a_key() {
     assert_eq!(r[&2], Some(1));
 }
 
-/// (key, kind, value, sequence number) of changelog files.
-fn changelog_rows(t: &FileStoreTable, msgs: &[CommitMessage]) -> Vec<(i64, i8, Option<i64>, i64)> {
+/// A changelog record: key, row kind, value, sequence number.
+type ClRow = (i64, i8, Option<i64>, i64);
+
+/// The records of changelog files.
+fn changelog_rows(t: &FileStoreTable, msgs: &[CommitMessage]) -> Vec<ClRow> {
     let mut out = vec![];
     for m in msgs {
         for f in &m.compact_increment.changelog_files {
@@ -209,19 +212,24 @@ fn changelog_rows(t: &FileStoreTable, msgs: &[CommitMessage]) -> Vec<(i64, i8, O
 }
 
 /// Changelog rows without their sequence numbers.
-fn strip(v: &[(i64, i8, Option<i64>, i64)]) -> Vec<(i64, i8, Option<i64>)> {
+fn strip(v: &[ClRow]) -> Vec<(i64, i8, Option<i64>)> {
     v.iter().map(|r| (r.0, r.1, r.2)).collect()
 }
 
-/// The changelog rows of each of `batches`, committed one after the other.
-fn changelogs(
+/// Commit `batches` one after the other; the changelog of each commit must be `want` (without
+/// sequence numbers). Returns the changelogs.
+fn check_changelogs(
     t: &FileStoreTable,
     batches: Vec<RecordBatch>,
-) -> Vec<Vec<(i64, i8, Option<i64>, i64)>> {
+    want: &[&[(i64, i8, Option<i64>)]],
+) -> Vec<Vec<ClRow>> {
     let mut got = vec![];
     for b in batches {
         commit_with(t, b, &mut |m| got.push(changelog_rows(t, m)));
     }
+    let stripped: Vec<_> = got.iter().map(|g| strip(g)).collect();
+    let want: Vec<Vec<_>> = want.iter().map(|w| w.to_vec()).collect();
+    assert_eq!(stripped, want);
     got
 }
 
@@ -243,7 +251,7 @@ fn lookup_changelog_of_a_deduplicate_table() {
             ("changelog-producer.row-deduplicate-ignore-fields", "op"),
         ],
     );
-    let got = changelogs(
+    let got = check_changelogs(
         &t,
         vec![
             kvo_batch(&[(1, Some(10), "+I"), (2, Some(20), "+I")]),
@@ -251,13 +259,12 @@ fn lookup_changelog_of_a_deduplicate_table() {
             // key 1 unchanged (row-deduplicate: no changelog), key 2 deleted
             kvo_batch(&[(1, Some(11), "+U"), (2, Some(20), "-D")]),
         ],
+        &[
+            &[(1, I, Some(10)), (2, I, Some(20))],
+            &[(1, UB, Some(10)), (1, UA, Some(11)), (3, I, Some(30))],
+            &[(2, D, Some(20))],
+        ],
     );
-    assert_eq!(strip(&got[0]), vec![(1, I, Some(10)), (2, I, Some(20))]);
-    assert_eq!(
-        strip(&got[1]),
-        vec![(1, UB, Some(10)), (1, UA, Some(11)), (3, I, Some(30))]
-    );
-    assert_eq!(strip(&got[2]), vec![(2, D, Some(20))]);
     // each record carries the sequence number of the record it describes
     assert_eq!(got[1][0].3, got[0][0].3);
     assert!(got[1][1].3 > got[1][0].3);
@@ -269,48 +276,41 @@ fn lookup_changelog_of_a_deduplicate_table() {
 
 #[test]
 fn lookup_changelog_of_aggregation_and_first_row_tables() {
-    let dir = tempfile::tempdir().unwrap();
-    let t = kv_table(
-        dir.path(),
-        &[
-            ("merge-engine", "aggregation"),
-            ("fields.v.aggregate-function", "sum"),
-            ("changelog-producer", "lookup"),
-        ],
-    );
-    let got = changelogs(
-        &t,
-        vec![
-            kv_batch(&[(1, 1), (2, 5)]),
-            kv_batch(&[(1, 2)]),
-            kv_batch(&[(1, 4), (3, 7)]),
-        ],
-    );
-    assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
-    assert_eq!(strip(&got[1]), vec![(1, UB, Some(1)), (1, UA, Some(3))]);
-    assert_eq!(
-        strip(&got[2]),
-        vec![(1, UB, Some(3)), (1, UA, Some(7)), (3, I, Some(7))]
-    );
-
-    let dir = tempfile::tempdir().unwrap();
-    let t = kv_table(
-        dir.path(),
-        &[
-            ("merge-engine", "first-row"),
-            ("changelog-producer", "lookup"),
-        ],
-    );
-    let got = changelogs(
-        &t,
-        vec![kv_batch(&[(1, 1), (2, 5)]), kv_batch(&[(1, 2), (3, 3)])],
-    );
-    assert_eq!(strip(&got[0]), vec![(1, I, Some(1)), (2, I, Some(5))]);
-    // key 1 exists: no result, no changelog; key 3 is new
-    assert_eq!(strip(&got[1]), vec![(3, I, Some(3))]);
-    let r = read_kv(&t);
-    assert_eq!(r[&1], Some(1));
-    assert_eq!(r[&3], Some(3));
+    type Want<'a> = &'a [&'a [(i64, i8, Option<i64>)]];
+    type Case<'a> = (&'a [(&'a str, &'a str)], Vec<RecordBatch>, Want<'a>);
+    let sum: &[(&str, &str)] = &[
+        ("merge-engine", "aggregation"),
+        ("fields.v.aggregate-function", "sum"),
+    ];
+    let first_row: &[(&str, &str)] = &[("merge-engine", "first-row")];
+    let cases: [Case; 2] = [
+        (
+            sum,
+            vec![
+                kv_batch(&[(1, 1), (2, 5)]),
+                kv_batch(&[(1, 2)]),
+                kv_batch(&[(1, 4), (3, 7)]),
+            ],
+            &[
+                &[(1, I, Some(1)), (2, I, Some(5))],
+                &[(1, UB, Some(1)), (1, UA, Some(3))],
+                &[(1, UB, Some(3)), (1, UA, Some(7)), (3, I, Some(7))],
+            ],
+        ),
+        (
+            first_row,
+            vec![kv_batch(&[(1, 1), (2, 5)]), kv_batch(&[(1, 2), (3, 3)])],
+            // key 1 exists: no result, no changelog; key 3 is new
+            &[&[(1, I, Some(1)), (2, I, Some(5))], &[(3, I, Some(3))]],
+        ),
+    ];
+    for (opts, batches, want) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let mut opts = opts.to_vec();
+        opts.push(("changelog-producer", "lookup"));
+        let t = kv_table(dir.path(), &opts);
+        check_changelogs(&t, batches, want);
+    }
 }
 
 /// `lookup-compact = gentle` (§3.5): level 0 is forced up only every
