@@ -10,6 +10,7 @@
 //! commits (Java's) would change which compactions run.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -18,11 +19,11 @@ use super::buffer::{MemoryCounter, SortBuffer, RUN_BATCH_ROWS};
 use super::pipeline::write_pipelined;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
-use super::rolling::RollingFileWriter;
+use super::rolling::{FileWriterContext, RollingFileWriter};
 use crate::compact::{BucketCompactor, CompactResult, CompactSettings};
 use crate::error::{Error, Result};
 use crate::io::parquet::ROW_GROUP_BYTES;
-use crate::merge::{merge_sorted_runs, KvLayout};
+use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::sort::Spiller;
 use crate::spec::manifest::DataFileMeta;
 use crate::table::FileStoreTable;
@@ -71,6 +72,9 @@ impl MergeTreeWriter {
         let mut file_ctx = ctx.file_ctx.clone();
         file_ctx.dir = self.dir.clone();
         let writer = RollingFileWriter::new(file_ctx, 0);
+        if let Some(changelog_ctx) = &ctx.changelog {
+            return self.flush_with_changelog(env, changelog_ctx, writer, pipelined);
+        }
         // plain deduplicate only: sequence.field / ignore-delete need the merge function
         let deduplicated = if ctx.engine.is_plain_deduplicate() {
             buf.take_deduplicated()?
@@ -90,6 +94,46 @@ impl MergeTreeWriter {
             }
         };
         self.files.flushed.extend(files);
+        Ok(())
+    }
+
+    /// A flush of a `changelog-producer = input` table (paimon-behaviour.md §9.2): every
+    /// buffered record, sorted by key and sequence but not merged, goes into changelog files;
+    /// the same sorted stream, merged by the table's engine, into the level-0 data files.
+    fn flush_with_changelog(
+        &mut self,
+        env: &WriteEnv<'_>,
+        changelog_ctx: &FileWriterContext,
+        writer: RollingFileWriter,
+        pipelined: bool,
+    ) -> Result<()> {
+        let ctx = env.flush;
+        let buf = &mut self.buffer;
+        let mut changelog_ctx = changelog_ctx.clone();
+        changelog_ctx.dir = self.dir.clone();
+        let changelog = Arc::new(Mutex::new(RollingFileWriter::new(changelog_ctx, 0)));
+        let fan_in = merge_fan_in(buf, ctx.budget);
+        let (runs, spill_bytes) = buf.take_runs(env.spiller, fan_in)?;
+        let sorted = merge_sorted_runs(runs, ctx.layout, MergeEngine::KeepAll, false)?;
+        // each sorted batch is written to the changelog as it passes on to the data merge
+        let tee = Arc::clone(&changelog);
+        let teed: BatchIter = Box::new(sorted.map(move |b| {
+            let b = b?;
+            lock(&tee)?.write(&b)?;
+            Ok(b)
+        }));
+        let merged = merge_sorted_runs(vec![teed], ctx.layout, ctx.engine.clone(), false)?;
+        // consumed and dropped by `write_all`, so the changelog writer is ours alone again (an
+        // error drops the writers, which remove the files they wrote)
+        let files = write_all(writer, merged, pipelined)?;
+        let changelog = Arc::try_unwrap(changelog)
+            .map_err(|_| Error::Internal("changelog writer still shared after the flush".into()))?
+            .into_inner()
+            .map_err(|_| Error::Internal("changelog writer poisoned".into()))?;
+        let changelog_files = changelog.close()?;
+        env.spiller.release(spill_bytes);
+        self.files.flushed.extend(files);
+        self.files.flushed_changelog.extend(changelog_files);
         Ok(())
     }
 
@@ -259,6 +303,11 @@ pub(crate) fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
     (budget / run_footprint(buf)).max(2)
 }
 
+fn lock(w: &Mutex<RollingFileWriter>) -> Result<std::sync::MutexGuard<'_, RollingFileWriter>> {
+    w.lock()
+        .map_err(|_| Error::Internal("changelog writer poisoned".into()))
+}
+
 /// Sorted runs of a bucket's files: each level-0 file, plus one per non-empty level above.
 fn sorted_runs(files: &[DataFileMeta]) -> usize {
     let upper: std::collections::HashSet<i32> =
@@ -312,6 +361,7 @@ mod tests {
                     layout: KvLayout { num_keys: 1 },
                     engine: MergeEngine::Deduplicate,
                     budget: table.options.write_buffer_size as usize,
+                    changelog: None,
                 },
                 spiller: Spiller::new(SpillOptions::from_options(&table.options)),
                 settings: CompactSettings::from_table(&table).unwrap(),
@@ -403,6 +453,51 @@ mod tests {
         assert_eq!(w.sorted_runs(), 1);
         // nothing new: an empty increment
         assert!(w.prepare_commit(&e.env(false), false).unwrap().is_empty());
+    }
+
+    /// `changelog-producer = input`: a flush writes every buffered record, unmerged, into
+    /// changelog files beside the merged data file; both go to the data increment, and
+    /// `close` deletes the changelog files of an unprepared flush too.
+    #[test]
+    fn input_producer_writes_the_unmerged_records_as_changelog() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = Env::new(table(
+            dir.path(),
+            &[("bucket", "1"), ("changelog-producer", "input")],
+        ));
+        let mut ctx = e.flush.file_ctx.clone();
+        ctx.prefix = "changelog-".into();
+        e.flush.changelog = Some(ctx);
+        let mut w = e.writer(RestoreFiles::default());
+        e.write(&mut w, &rows(0, 100));
+        e.write(&mut w, &rows(50, 100));
+        let inc = w.prepare_commit(&e.env(false), false).unwrap();
+        let d = &inc.data_increment;
+        assert_eq!(d.new_files.iter().map(|f| f.row_count).sum::<i64>(), 150);
+        assert_eq!(d.changelog_files.len(), 1);
+        let log = &d.changelog_files[0];
+        assert!(log.file_name.starts_with("changelog-"), "{}", log.file_name);
+        assert_eq!((log.row_count, log.level), (200, 0));
+        // the default restore (max sequence 0) starts at 1
+        assert_eq!((log.min_sequence_number, log.max_sequence_number), (1, 200));
+        assert_eq!(inc.written().len(), 2);
+
+        e.write(&mut w, &rows(0, 10));
+        w.flush(&e.env(false)).unwrap();
+        let bucket = e.table.bucket_dir("", 0);
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&bucket)
+                .unwrap()
+                .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names().len(), 4);
+        w.close();
+        let mut left = names();
+        left.sort();
+        let mut want = vec![log.file_name.clone(), d.new_files[0].file_name.clone()];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     /// `close` deletes what was flushed since the last `prepare_commit`.

@@ -23,6 +23,7 @@ use crate::compact::CompactSettings;
 use crate::error::{Error, Result};
 use crate::kv::{file_context, kv_arrow_schema, FileSource};
 use crate::merge::{KvLayout, MergeEngine};
+use crate::options::ChangelogProducer;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
 use crate::spec::datum::Datum;
@@ -105,7 +106,7 @@ impl TableWrite {
             partition_types: table.partition_types()?,
             assigner,
             flush: FlushContext {
-                file_ctx,
+                file_ctx: file_ctx.clone(),
                 layout: KvLayout {
                     num_keys: key_types.len(),
                 },
@@ -116,6 +117,13 @@ impl TableWrite {
                     MergeEngine::Deduplicate
                 },
                 budget: o.write_buffer_size as usize,
+                changelog: if pk && o.changelog_producer == ChangelogProducer::Input {
+                    let mut ctx = file_ctx.clone();
+                    ctx.prefix = o.changelog_file_prefix.clone();
+                    Some(ctx)
+                } else {
+                    None
+                },
             },
             spillable: o.write_buffer_spillable,
             spiller,
