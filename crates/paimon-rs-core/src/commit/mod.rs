@@ -23,7 +23,7 @@ use crate::spec::binary_row::{deserialize_row, serialize_row};
 use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::manifest::{
     read_manifest_list, write_manifest_entries, write_manifest_list, DataFileMeta, FileKind,
-    ManifestEntry, ManifestFileMeta, SimpleStats,
+    IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats,
 };
 use crate::spec::snapshot::{CommitKind, Snapshot, BATCH_COMMIT_IDENTIFIER};
 use crate::table::FileStoreTable;
@@ -38,6 +38,7 @@ mod stale_tests;
 
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
 use safety::SequenceCheck;
+mod index;
 
 use crate::spec::partition::PartitionSpec;
 
@@ -87,6 +88,20 @@ struct Changes {
     compact: Vec<ManifestEntry>,
     append_changelog: Vec<ManifestEntry>,
     compact_changelog: Vec<ManifestEntry>,
+}
+
+/// What a snapshot carries beside its data files' delta: changelog files (ADD entries of its
+/// changelog manifest list) and index changes (see [`index`]).
+#[derive(Clone, Copy, Default)]
+struct Extras<'a> {
+    changelog: &'a [ManifestEntry],
+    index: &'a [IndexManifestEntry],
+}
+
+impl Extras<'_> {
+    fn is_empty(&self) -> bool {
+        self.changelog.is_empty() && self.index.is_empty()
+    }
 }
 
 fn collect_changes(messages: &[CommitMessage]) -> Changes {
@@ -327,11 +342,21 @@ impl FileStoreCommit {
         if replace.is_some() {
             self.drop_overwrite_changelog(&mut append_changelog, &mut compact_changelog);
         }
+        let append_index = index::index_changes(messages, false);
+        let compact_index = index::index_changes(messages, true);
+        let append_extras = Extras {
+            changelog: &append_changelog,
+            index: &append_index,
+        };
+        let compact_extras = Extras {
+            changelog: &compact_changelog,
+            index: &compact_index,
+        };
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
         let write_first = !(adds.is_empty()
-            && append_changelog.is_empty()
+            && append_extras.is_empty()
             && matches!(replace, None | Some(Replace::Written)));
-        if !write_first && compact.is_empty() && compact_changelog.is_empty() {
+        if !write_first && compact.is_empty() && compact_extras.is_empty() {
             return Ok(None);
         }
         let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
@@ -362,13 +387,13 @@ impl FileStoreCommit {
                 replace,
                 sequences,
             };
-            last = self.try_commit(&mut phase, &append_changelog, kind, commit_identifier)?;
+            last = self.try_commit(&mut phase, append_extras, kind, commit_identifier)?;
         }
-        if !compact.is_empty() || !compact_changelog.is_empty() {
+        if !compact.is_empty() || !compact_extras.is_empty() {
             let mut phase = Phase::Compact { entries: compact };
             if let Some(id) = self.try_commit(
                 &mut phase,
-                &compact_changelog,
+                compact_extras,
                 CommitKind::Compact,
                 commit_identifier,
             )? {
@@ -481,7 +506,7 @@ impl FileStoreCommit {
     fn try_commit(
         &self,
         phase: &mut Phase,
-        changelog: &[ManifestEntry],
+        extras: Extras<'_>,
         kind: CommitKind,
         commit_identifier: i64,
     ) -> Result<Option<i64>> {
@@ -507,15 +532,18 @@ impl FileStoreCommit {
                 }
                 let previous = self.manifests_of(latest.as_ref())?;
                 let delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
-                if delta.is_empty() && changelog.is_empty() {
+                if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
-                let lists = self.write_manifests(previous, &delta, changelog, &mut written)?;
+                let index_manifest =
+                    self.index_manifest_after(latest.as_ref(), extras.index, &mut written)?;
+                let lists =
+                    self.write_manifests(previous, &delta, extras.changelog, &mut written)?;
                 let snapshot = self.new_snapshot(
                     latest.as_ref(),
                     &delta,
-                    changelog,
-                    lists,
+                    extras.changelog,
+                    (lists, index_manifest),
                     kind.clone(),
                     commit_identifier,
                 );
@@ -813,7 +841,7 @@ impl FileStoreCommit {
         latest: Option<&Snapshot>,
         delta: &[ManifestEntry],
         changelog: &[ManifestEntry],
-        lists: ManifestLists,
+        (lists, index_manifest): (ManifestLists, Option<String>),
         kind: CommitKind,
         commit_identifier: i64,
     ) -> Snapshot {
@@ -841,7 +869,7 @@ impl FileStoreCommit {
             delta_manifest_list_size: Some(delta_size),
             changelog_manifest_list: changelog_name,
             changelog_manifest_list_size: changelog_size,
-            index_manifest: latest.and_then(|s| s.index_manifest.clone()),
+            index_manifest,
             commit_user: self.commit_user.clone(),
             commit_identifier,
             commit_kind: kind,

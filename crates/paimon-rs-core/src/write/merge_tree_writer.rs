@@ -16,6 +16,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use super::buffer::{MemoryCounter, SortBuffer, RUN_BATCH_ROWS};
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::pipeline::write_pipelined;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
@@ -34,6 +35,9 @@ pub(crate) struct MergeTreeWriter {
     /// The sequence number of the next row.
     next_seq: i64,
     files: BucketFiles,
+    /// The bucket's deletion vectors (`deletion-vectors.enabled`): files compaction removes
+    /// lose theirs, and each commit that changed them writes the bucket's new index file.
+    deletion_vectors: Option<DeletionVectorsMaintainer>,
 }
 
 impl MergeTreeWriter {
@@ -54,12 +58,41 @@ impl MergeTreeWriter {
             buffer: SortBuffer::new(schema, layout, key_idx, memory),
             next_seq: restore.max_sequence_number + 1,
             files: BucketFiles::new(restore.data_files, compacts),
+            deletion_vectors: restore.deletion_vectors,
         }
     }
 
-    /// The bucket's files as the writer sees them (restored, plus what it handed to commits).
-    pub fn into_files(self) -> Vec<DataFileMeta> {
-        self.files.into_previous()
+    /// The bucket's files as the writer sees them (restored, plus what it handed to commits)
+    /// and its deletion vectors.
+    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
+        (self.files.into_previous(), self.deletion_vectors)
+    }
+
+    /// After the commit's compaction: the vectors of files it removed go, and if the bucket's
+    /// vectors changed, its new index file replaces the old ones in the compact increment.
+    fn maintain_deletion_vectors(
+        &mut self,
+        table: &FileStoreTable,
+        increment: &mut CommitIncrement,
+    ) -> Result<()> {
+        let Some(dv) = &mut self.deletion_vectors else {
+            return Ok(());
+        };
+        let inc = &mut increment.compact_increment;
+        let kept: std::collections::HashSet<&str> = inc
+            .compact_after
+            .iter()
+            .map(|f| f.file_name.as_str())
+            .collect();
+        for f in &inc.compact_before {
+            if !kept.contains(f.file_name.as_str()) {
+                dv.remove(&f.file_name);
+            }
+        }
+        let (new, replaced) = dv.prepare_commit(table)?;
+        inc.new_index_files.extend(new);
+        inc.deleted_index_files.extend(replaced);
+        Ok(())
     }
 
     /// Sort, merge and write what is buffered into level-0 files of this commit.
@@ -240,7 +273,7 @@ impl RecordWriter for MergeTreeWriter {
                 crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
             }
         }
-        Ok(())
+        self.maintain_deletion_vectors(env.table, increment)
     }
 
     fn bucket_files(&mut self) -> &mut BucketFiles {
@@ -414,6 +447,7 @@ mod tests {
         let restore = RestoreFiles {
             data_files: vec![],
             max_sequence_number: 9,
+            deletion_vectors: None,
         };
         let mut w = e.writer(restore);
         e.write(&mut w, &rows(0, 100));

@@ -19,6 +19,7 @@ use arrow_array::RecordBatch;
 
 use super::append_writer::AppendWriter;
 use super::buffer::SharedInput;
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::merge_tree_writer::MergeTreeWriter;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
@@ -203,11 +204,11 @@ impl std::ops::DerefMut for BucketWriter {
 }
 
 impl BucketWriter {
-    /// The bucket's files as the writer sees them, the writer dropped.
-    pub fn into_files(self) -> Vec<DataFileMeta> {
+    /// The bucket's files and deletion vectors as the writer sees them, the writer dropped.
+    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
         match self {
-            BucketWriter::MergeTree(w) => w.into_files(),
-            BucketWriter::Append(w) => w.into_files(),
+            BucketWriter::MergeTree(w) => w.into_restore(),
+            BucketWriter::Append(w) => (w.into_files(), None),
         }
     }
 }

@@ -268,7 +268,7 @@ impl TableWrite {
             let w = match self.writers.entry(key) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    let restore = self.restore.restore(v.key());
+                    let restore = self.restore.restore(&self.table, v.key())?;
                     let dir = self.table.bucket_dir(&ppath, v.key().1);
                     let mut w = match &self.kv_schema {
                         Some(s) => BucketWriter::MergeTree(MergeTreeWriter::new(
@@ -637,7 +637,8 @@ impl TableWrite {
     /// Drop the writers; a later writer of one of their buckets starts from what they knew.
     fn drop_writers(&mut self) {
         for (key, w) in self.writers.drain() {
-            self.restore.give_back(key, w.into_files());
+            let (files, dvs) = w.into_restore();
+            self.restore.give_back(key, files, dvs);
         }
     }
 
