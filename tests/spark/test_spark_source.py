@@ -85,7 +85,7 @@ def test_push_down_follows_the_documented_conf_not_the_call_stack(spark, catalog
     conf on, and a session that keeps it off reads with the filter_pushdown option."""
     from pyspark.sql.datasource import DataSourceReader
 
-    from paimon_rs.spark_source import PaimonRsDataSource
+    from paimon_rs.spark.source import PaimonRsDataSource
 
     t = create(catalog, "db.conf", SCHEMA, ["dt"], ["dt", "id"], bucket="2")
     ps.write(to_spark(spark, rows(range(40), ["a", "b"])), t)
