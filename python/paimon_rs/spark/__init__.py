@@ -16,8 +16,9 @@ and its measurements).
 - ``compact(spark, table, full=False, partitions=None)``: the driver plans the buckets that need
   compaction, one task per bucket rewrites them and returns a commit message, the driver
   commits one COMPACT snapshot (exactly once, as ``write``).
-- ``register_data_source(spark)``: ``spark.read.format("paimon_rs")`` and
-  ``df.write.format("paimon_rs")`` through the Python Data Source API.
+- ``register_data_source(spark)``: ``spark.read.format("paimon_rs")``,
+  ``df.write.format("paimon_rs")``, ``spark.readStream.format("paimon_rs")`` and
+  ``df.writeStream.format("paimon_rs")`` through the Python Data Source API.
 
 Nothing a task runs depends on driver-local state: tables pickle as path plus options and are
 reopened once per Python worker process.
@@ -26,9 +27,10 @@ Modules, each importing only those above it (no import circle, none deferred to 
 ``common`` (table cache, types, task and error context, session confs) <- ``commit`` (exactly
 once: collect, choose attempts, commit, sweep), ``shuffle`` (bucket hash, packed shuffle,
 ``distribute``), ``parquet`` (the hybrid read's Spark Parquet path) <- ``writer`` (``write``),
-``reader`` (``read``), ``compaction`` (``compact``) <- ``source`` (the Data Source). This
-module re-exports the public names; ``source`` imports ``pyspark.sql.datasource`` and is loaded
-by ``register_data_source``.
+``reader`` (``read``), ``compaction`` (``compact``) <- ``streaming`` (Structured Streaming's
+reader and writer) <- ``source`` (the Data Sources ``paimon_rs`` and ``paimon_rs_audit_log``).
+This module re-exports the public names; ``streaming`` and ``source`` import
+``pyspark.sql.datasource`` and are loaded by ``register_data_source``.
 """
 
 import sys
@@ -64,7 +66,9 @@ __all__ = [
 
 def register_data_source(spark: Any, filter_pushdown: bool = True) -> None:
     """Register the ``paimon_rs`` Python Data Source: ``spark.read.format("paimon_rs").load(path)``,
-    ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``.
+    ``df.write.format("paimon_rs").mode("append" | "overwrite").save(path)``, and for Structured
+    Streaming ``df.writeStream.format("paimon_rs")`` and
+    ``spark.readStream.format("paimon_rs_audit_log")`` (``paimon_rs.spark.streaming``).
 
     ``filter_pushdown=True`` also sets ``spark.sql.python.filterPushdown.enabled=true`` in this
     session: the source's reader implements ``pushFilters``, which Spark refuses
@@ -73,11 +77,12 @@ def register_data_source(spark: Any, filter_pushdown: bool = True) -> None:
 
     The Data Source lives in ``paimon_rs.spark.source``, imported here on first use: it needs
     ``pyspark.sql.datasource``, which ``import paimon_rs.spark`` does not load."""
-    from paimon_rs.spark.source import PaimonRsDataSource
+    from paimon_rs.spark.source import PaimonRsAuditLogSource, PaimonRsDataSource
 
     if filter_pushdown:
         spark.conf.set(FILTER_PUSHDOWN_CONF, "true")
     spark.dataSource.register(PaimonRsDataSource)
+    spark.dataSource.register(PaimonRsAuditLogSource)
 
 
 #: the tuning knobs re-exported here and the module that reads each: ``ps.SETTLE_TIMEOUT_S = 30``

@@ -37,7 +37,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
-from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError
+from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError, UnsupportedError
 from paimon_rs.predicate import Predicate
 from paimon_rs.spark import reader as _reader_mod
 from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep
@@ -51,6 +51,7 @@ from paimon_rs.spark.common import (
     spark_schema_of,
 )
 from paimon_rs.spark.reader import _read_split, plan_splits
+from paimon_rs.spark.streaming import PaimonRsStreamReader, PaimonRsStreamWriter, audit_log_schema, read_options
 from paimon_rs.table import CommitMessage, Table
 
 
@@ -107,6 +108,22 @@ class PaimonRsDataSource(DataSource):
     def writer(self, schema: Any, overwrite: bool) -> "_Writer":
         t = self._table()
         return _Writer(t, overwrite, uuid.uuid4().hex)
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> PaimonRsStreamWriter:
+        """``df.writeStream.format("paimon_rs")``: each micro-batch one commit (``streaming``)."""
+        if overwrite:
+            raise UnsupportedError("format('paimon_rs') stream write: the complete output mode (an overwrite per "
+                                   "micro-batch) is not supported; use append or update")
+        opts = {str(k): str(v) for k, v in self.options.items()}
+        path = opts.pop("path", None)
+        if not path:
+            raise InvalidArgumentError("format('paimon_rs') needs a table path: .start(path)")
+        opts.pop("checkpointlocation", None)  # Spark's own, passed along to the sink
+        return PaimonRsStreamWriter(Table.open(path, opts), schema)
+
+    def streamReader(self, schema: Any) -> Any:
+        raise UnsupportedError("a stream of a paimon_rs table's changes is "
+                               "spark.readStream.format('paimon_rs_audit_log') (rows with their row kind)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -277,6 +294,33 @@ class _Writer(DataSourceArrowWriter):
         if msgs:
             table.new_batch_write_builder().new_commit().abort(msgs)
         _sweep(table, self.file_prefix, set())
+
+
+class PaimonRsAuditLogSource(PaimonRsDataSource):
+    """``format("paimon_rs_audit_log")``: a table's changes with their row kinds, as a stream
+    (``spark.readStream``). A batch read of changes is ``format("paimon_rs")`` with
+    ``incremental-between`` options; writes go through ``format("paimon_rs")``."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "paimon_rs_audit_log"
+
+    def schema(self) -> Any:
+        o = read_options(self.options)
+        return audit_log_schema(Table.open(o.path), o.columns)
+
+    def reader(self, schema: Any) -> Any:
+        raise UnsupportedError("format('paimon_rs_audit_log') is read as a stream (spark.readStream); a batch "
+                               "read of changes is format('paimon_rs') with incremental-between options")
+
+    def streamReader(self, schema: Any) -> PaimonRsStreamReader:
+        return PaimonRsStreamReader(read_options(self.options), schema)
+
+    def writer(self, schema: Any, overwrite: bool) -> Any:
+        raise UnsupportedError("format('paimon_rs_audit_log') is read only; write with format('paimon_rs')")
+
+    def streamWriter(self, schema: Any, overwrite: bool) -> Any:
+        return self.writer(schema, overwrite)
 
 
 DefaultSource = PaimonRsDataSource
