@@ -4,7 +4,6 @@ import pyarrow as pa
 import pytest
 
 import paimon_rs.spark as ps
-from paimon_rs import CatalogFactory
 
 from spark_helpers import create, data_files, orphans, plain_read, to_spark
 
@@ -13,17 +12,6 @@ SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
     pa.field("v", pa.string()),
 ])
-
-
-@pytest.fixture
-def catalog(tmp_path):
-    return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
-
-
-@pytest.fixture(scope="module")
-def registered(spark):
-    ps.register_data_source(spark)
-    return spark
 
 
 def rows(ids, dts, v="a"):

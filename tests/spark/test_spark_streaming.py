@@ -15,26 +15,16 @@ import pyarrow.parquet as pq
 import pytest
 
 import paimon_rs.spark as ps
-from paimon_rs import CatalogFactory, consumer
+from paimon_rs import consumer
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
-from paimon_rs.spark.streaming import kind_runs, read_options
+from paimon_rs.spark.sink import kind_runs
+from paimon_rs.spark.streaming import read_options
 
 from spark_helpers import create
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), pa.field("v", pa.string())])
 
 Row = Tuple[str, int, str]
-
-
-@pytest.fixture
-def catalog(tmp_path):
-    return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
-
-
-@pytest.fixture(scope="module")
-def registered(spark):
-    ps.register_data_source(spark)
-    return spark
 
 
 def commit(t, upserts=(), deletes=()) -> int:

@@ -27,9 +27,10 @@ Modules, each importing only those above it (no import circle, none deferred to 
 ``common`` (table cache, types, task and error context, session confs) <- ``commit`` (exactly
 once: collect, choose attempts, commit, sweep), ``shuffle`` (bucket hash, packed shuffle,
 ``distribute``), ``parquet`` (the hybrid read's Spark Parquet path) <- ``writer`` (``write``),
-``reader`` (``read``), ``compaction`` (``compact``) <- ``streaming`` (Structured Streaming's
-reader and writer) <- ``source`` (the Data Sources ``paimon_rs`` and ``paimon_rs_audit_log``).
-This module re-exports the public names; ``streaming`` and ``source`` import
+``reader`` (``read``), ``compaction`` (``compact``) <- ``sink`` (the Data Source writers' task
+side, batch and stream) <- ``streaming`` (Structured Streaming's reader and writer) <-
+``source`` (the Data Sources ``paimon_rs`` and ``paimon_rs_audit_log``). This module
+re-exports the public names; ``sink``, ``streaming`` and ``source`` import
 ``pyspark.sql.datasource`` and are loaded by ``register_data_source``.
 """
 

@@ -25,7 +25,6 @@ and is the faster path.
 """
 
 import uuid
-from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 import pyarrow as pa
@@ -34,7 +33,6 @@ from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
     InputPartition,
-    WriterCommitMessage,
 )
 
 from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError, UnsupportedError
@@ -43,16 +41,13 @@ from paimon_rs.spark import reader as _reader_mod
 from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep
 from paimon_rs.spark.common import (
     _arrow_target,
-    _conform,
-    _groups_of,
     _open_cached,
-    _task_context,
-    _with_context,
     spark_schema_of,
 )
 from paimon_rs.spark.reader import _read_split, plan_splits
+from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
 from paimon_rs.spark.streaming import PaimonRsStreamReader, PaimonRsStreamWriter, audit_log_schema, read_options
-from paimon_rs.table import CommitMessage, Table
+from paimon_rs.table import Table
 
 
 class PaimonRsDataSource(DataSource):
@@ -233,14 +228,6 @@ class _PushdownReader(_Reader):
 # write
 
 
-@dataclass
-class _TaskMessages(WriterCommitMessage):
-    spark_partition: int
-    task_attempt_id: int
-    #: (partition bytes, bucket, serialized commit message)
-    messages: List[Tuple[bytes, int, bytes]] = field(default_factory=list)
-
-
 class _Writer(DataSourceArrowWriter):
     def __init__(self, table: Table, overwrite: bool, write_id: str):
         self.table = table
@@ -248,33 +235,7 @@ class _Writer(DataSourceArrowWriter):
         self.file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
-        pid, attempt, tid = _task_context()
-        base = _open_cached(self.table)
-        table = base.copy({"data-file.prefix": f"{self.file_prefix}p{pid}-a{attempt}-"})
-        where = f"format('paimon_rs') write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
-        names = list(table.arrow_schema.names)
-        target = table.arrow_schema
-        w = table.new_batch_write_builder().new_write()
-        try:
-            for b in iterator:
-                if b.num_rows == 0:
-                    continue
-                b = b.select(names)
-                try:
-                    w.write_arrow_batch(_conform(b, target, where))
-                except Exception as e:
-                    raise _with_context(e, f"{where}, {_groups_of(table, b)}") from e
-            msgs = [m for m in w.prepare_commit() if not m.is_empty()]
-        finally:
-            w.close()
-        return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs])
-
-    def _rows(self, messages: List[Optional[_TaskMessages]]) -> List[Dict[str, Any]]:
-        return [
-            {"spark_partition": m.spark_partition, "task_attempt_id": m.task_attempt_id, "partition": p,
-             "bucket": b, "message": raw}
-            for m in messages if m is not None for (p, b, raw) in m.messages
-        ]
+        return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
 
     def commit(self, messages: List[Optional[_TaskMessages]]) -> None:
         table = _open_cached(self.table)
@@ -282,18 +243,14 @@ class _Writer(DataSourceArrowWriter):
         if self.overwrite:
             builder.overwrite()
         try:
-            collected = _choose_attempts(self._rows(messages), bool(table.primary_keys), table)
+            collected = _choose_attempts(message_rows(messages), bool(table.primary_keys), table)
         except BaseException:
             _sweep(table, self.file_prefix, set())
             raise
         _commit_collected(table, builder, collected, self.file_prefix, None)
 
     def abort(self, messages: List[Optional[_TaskMessages]]) -> None:
-        table = _open_cached(self.table)
-        msgs = [CommitMessage.from_bytes(r["message"]) for r in self._rows(messages)]
-        if msgs:
-            table.new_batch_write_builder().new_commit().abort(msgs)
-        _sweep(table, self.file_prefix, set())
+        abort_job(self.table, messages, self.file_prefix)
 
 
 class PaimonRsAuditLogSource(PaimonRsDataSource):

@@ -42,7 +42,6 @@ import uuid
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import (
     DataSourceStreamArrowWriter,
@@ -58,15 +57,12 @@ from paimon_rs.spark import reader as _reader_mod
 from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep
 from paimon_rs.spark.common import (
     _arrow_target,
-    _conform,
-    _groups_of,
     _open_cached,
-    _task_context,
-    _with_context,
     spark_schema_of,
 )
 from paimon_rs.spark.reader import _read_split
-from paimon_rs.table import CommitMessage, Table
+from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
+from paimon_rs.table import Table
 
 try:  # Spark >= 4.1
     from pyspark.sql.streaming.datasource import SupportsTriggerAvailableNow
@@ -88,7 +84,6 @@ _SCAN_MODES = {
 _BATCH_ID_PROP = "streaming.sql.batchId"
 _QUERY_ID_PROP = "sql.streaming.queryId"
 
-_ROW_KINDS = ("+I", "-U", "+U", "-D")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -295,32 +290,6 @@ class PaimonRsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 # write
 
 
-@dataclasses.dataclass
-class _StreamTaskMessages(WriterCommitMessage):
-    spark_partition: int
-    task_attempt_id: int
-    #: (partition bytes, bucket, serialized commit message)
-    messages: List[Tuple[bytes, int, bytes]]
-    #: the query the task ran for (Spark keeps its id in the checkpoint)
-    query_id: str
-
-
-def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
-    """``(offset, length, kind)`` of each run of equal row kinds, in order; a value that is not
-    one of ``+I``/``-U``/``+U``/``-D`` (or null) is refused."""
-    if kinds.null_count:
-        raise InvalidArgumentError(f"the '{ROW_KIND_COLUMN}' column holds nulls (expected +I, -U, +U or -D)")
-    values = np.asarray(kinds.to_pylist(), dtype=object)
-    bad = set(values.tolist()) - set(_ROW_KINDS)
-    if bad:
-        raise InvalidArgumentError(f"the '{ROW_KIND_COLUMN}' column holds {sorted(bad)} (expected +I, -U, +U or -D)")
-    if len(values) == 0:
-        return []
-    starts = [0, *(np.flatnonzero(values[1:] != values[:-1]) + 1).tolist()]
-    ends = [*starts[1:], len(values)]
-    return [(s, e - s, str(values[s])) for s, e in zip(starts, ends)]
-
-
 class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
     """Each micro-batch one commit, its identifier the batch id (the module's doc)."""
 
@@ -356,51 +325,19 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         """The data file prefix of every task attempt of one micro-batch of one run of a query."""
         return f"{self.base_prefix}{query_id}-{self.run}-b{batch_id}-"
 
-    def write(self, iterator: Iterator[pa.RecordBatch]) -> _StreamTaskMessages:
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
         """One task: its rows through the table's writer (row kinds by runs), its messages back."""
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
         batch_id = (ctx.getLocalProperty(_BATCH_ID_PROP) if ctx else None) or "x"
         query_id = (ctx.getLocalProperty(_QUERY_ID_PROP) if ctx else None) or uuid.uuid4().hex
-        pid, attempt, tid = _task_context()
-        base = _open_cached(self.table)
-        table = base.copy({"data-file.prefix": f"{self._prefix(query_id, batch_id)}p{pid}-a{attempt}-"})
-        where = (f"format('paimon_rs') stream write into {table.identifier} (batch {batch_id}, Spark partition "
-                 f"{pid}, attempt {attempt})")
-        names = list(table.arrow_schema.names)
-        target = table.arrow_schema
-        w = table.new_batch_write_builder().new_write()
-        try:
-            for b in iterator:
-                if b.num_rows == 0:
-                    continue
-                data = b.select(names)
-                try:
-                    data = _conform(data, target, where)
-                    if not self.with_kind:
-                        w.write_arrow_batch(data)
-                        continue
-                    for offset, length, kind in kind_runs(b.column(ROW_KIND_COLUMN)):
-                        w._check_open()
-                        w._core.write_stream_kind(pa.Table.from_batches([data.slice(offset, length)]), kind)
-                except Exception as e:
-                    raise _with_context(e, f"{where}, {_groups_of(table, data)}") from e
-            msgs = [m for m in w.prepare_commit() if not m.is_empty()]
-        finally:
-            w.close()
-        return _StreamTaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)
-
-    def _rows(self, messages: List[Optional[WriterCommitMessage]]) -> List[Dict[str, Any]]:
-        return [
-            {"spark_partition": m.spark_partition, "task_attempt_id": m.task_attempt_id, "partition": p,
-             "bucket": b, "message": raw}
-            for m in messages if isinstance(m, _StreamTaskMessages) for (p, b, raw) in m.messages
-        ]
+        return write_task(self.table, self._prefix(query_id, batch_id), iterator,
+                          f"format('paimon_rs') stream write (batch {batch_id})", self.with_kind, query_id)
 
     @staticmethod
     def _query_id(messages: List[Optional[WriterCommitMessage]]) -> Optional[str]:
-        ids = {m.query_id for m in messages if isinstance(m, _StreamTaskMessages)}
+        ids = {m.query_id for m in messages if isinstance(m, _TaskMessages)}
         if len(ids) > 1:
             raise InvalidArgumentError(f"one micro-batch's tasks ran for queries {sorted(ids)}")
         return ids.pop() if ids else None
@@ -414,7 +351,7 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         prefix = self._prefix(query_id, str(batchId))
         builder = table.new_batch_write_builder()
         builder.with_commit_user(stream_commit_user(query_id))
-        rows = self._rows(messages)
+        rows = message_rows(messages)
         try:
             collected = _choose_attempts(rows, bool(table.primary_keys), table)
         except BaseException:
@@ -433,13 +370,8 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
     def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:
         """The micro-batch failed: its files go (never one a snapshot references)."""
         query_id = self._query_id(messages)
-        if query_id is None:
-            return
-        table = _open_cached(self.table)
-        msgs = [CommitMessage.from_bytes(r["message"]) for r in self._rows(messages)]
-        if msgs:
-            table.new_batch_write_builder().new_commit().abort(msgs)
-        _sweep(table, self._prefix(query_id, str(batchId)), set())
+        if query_id is not None:
+            abort_job(self.table, messages, self._prefix(query_id, str(batchId)))
 
 
 def stream_commit_user(query_id: str) -> str:
@@ -448,5 +380,5 @@ def stream_commit_user(query_id: str) -> str:
     return f"spark-stream-{query_id}"
 
 
-__all__ = ["PaimonRsStreamReader", "PaimonRsStreamWriter", "READ_OPTIONS", "audit_log_schema", "kind_runs",
-           "read_options", "stream_commit_user"]
+__all__ = ["PaimonRsStreamReader", "PaimonRsStreamWriter", "READ_OPTIONS", "audit_log_schema", "read_options",
+           "stream_commit_user"]
