@@ -33,6 +33,7 @@ from pyspark.sql.datasource import (
     DataSourceArrowWriter,
     DataSourceReader,
     InputPartition,
+    WriterCommitMessage,
 )
 
 from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError, UnsupportedError
@@ -237,7 +238,7 @@ class _Writer(DataSourceArrowWriter):
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
         return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
 
-    def commit(self, messages: List[Optional[_TaskMessages]]) -> None:
+    def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         table = _open_cached(self.table)
         builder = table.new_batch_write_builder()
         if self.overwrite:
@@ -249,7 +250,7 @@ class _Writer(DataSourceArrowWriter):
             raise
         _commit_collected(table, builder, collected, self.file_prefix, None)
 
-    def abort(self, messages: List[Optional[_TaskMessages]]) -> None:
+    def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         abort_job(self.table, messages, self.file_prefix)
 
 

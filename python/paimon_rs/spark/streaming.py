@@ -40,7 +40,7 @@ first (a primary-key bucket written by two tasks is refused and nothing is commi
 import dataclasses
 import uuid
 from collections import OrderedDict
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Any, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 import pyarrow as pa
 from pyspark.sql.datasource import (
@@ -101,7 +101,7 @@ class _ReadOptions:
     mode: str
 
 
-def read_options(options: Dict[str, str]) -> _ReadOptions:
+def read_options(options: Mapping[str, str]) -> _ReadOptions:
     """The streaming read's options, checked: nothing is ignored."""
     opts = {str(k): str(v) for k, v in options.items()}
     path = opts.get("path")
