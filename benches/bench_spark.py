@@ -58,6 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "spark"))
 
 import paimon_rs.spark as ps  # noqa: E402
 from paimon_rs import CatalogFactory, Schema  # noqa: E402
+from paimon_rs.spark import common, reader, shuffle, writer  # noqa: E402
 
 from standalone import Standalone, session  # noqa: E402
 
@@ -99,7 +100,7 @@ def cached_batches(spark, table):
         for b in it:
             for raw in b.column("split").to_pylist():
                 if raw not in cache:
-                    t = ps._open_cached(table)
+                    t = common._open_cached(table)
                     cache[raw] = list(t._core.new_read(None, None).stream([_core.Split.from_bytes(raw)]))
                 yield from cache[raw]
 
@@ -179,12 +180,12 @@ def main() -> int:
         frame_.write.format("noop").mode("overwrite").save()
 
     def read_e(t, spark_parquet, ahead):
-        saved = ps._DECODE_AHEAD
-        ps._DECODE_AHEAD = ahead
+        saved = reader._DECODE_AHEAD
+        reader._DECODE_AHEAD = ahead
         try:
             noop(ps.read(spark, t, spark_parquet=spark_parquet))
         finally:
-            ps._DECODE_AHEAD = saved
+            reader._DECODE_AHEAD = saved
 
     shared = None
     if not write_each_rep:
@@ -212,7 +213,7 @@ def main() -> int:
                 w = timed(lambda: noop(df.mapInArrow(lambda it: it, df.schema)), key)
             elif k == "b0":
                 def b0():
-                    with ps._session_confs(spark, {ps.ARROW_BATCH_CONF: str(ps.WRITE_BATCH_ROWS),
+                    with common._session_confs(spark, {ps.ARROW_BATCH_CONF: str(ps.WRITE_BATCH_ROWS),
                                                    ps.ARROW_BYTES_CONF: str(ps.NO_BYTE_CAP)}):
                         noop(df.mapInArrow(lambda it: it, df.schema))
                 w = timed(b0, key)
@@ -220,8 +221,8 @@ def main() -> int:
                 w = timed(lambda t=t: ps.write(df, t), key)
             elif k == "s":
                 def s_(t=t):
-                    with ps._session_confs(spark, ps._write_batch_confs(t)):
-                        noop(ps._packed_frame(df, t))
+                    with common._session_confs(spark, writer._write_batch_confs(t)):
+                        noop(shuffle._packed_frame(df, t))
                 w = timed(s_, key)
             elif k == "s0":
                 w = timed(lambda t=t: noop(ps.distribute(df, t)), key)
@@ -232,7 +233,7 @@ def main() -> int:
             elif k in ("e", "e1", "e0"):
                 if t._core.latest_snapshot_id() is None:
                     ps.write(df, t)
-                w = timed(lambda t=t, k=k: read_e(t, k == "e", 0 if k == "e0" else ps._DECODE_AHEAD), key)
+                w = timed(lambda t=t, k=k: read_e(t, k == "e", 0 if k == "e0" else reader._DECODE_AHEAD), key)
             elif k == "f":
                 w = timed(lambda t=t: noop(spark.read.format("paimon_rs").load(t.table_path)), key)
             elif k == "h":

@@ -1,5 +1,6 @@
-"""Reading a table's changelog (``Table.changelog``): the changelog files that Java Paimon
-writes for ``changelog-producer`` = ``input`` / ``lookup`` / ``full-compaction`` tables, read as
+"""Reading a table's changelog (``Table.changelog``): the changelog files written for
+``changelog-producer`` = ``input`` (by paimon_rs or Java Paimon) / ``lookup`` /
+``full-compaction`` (Java Paimon) tables, read as
 an incremental read with ``incremental-between-scan-mode = changelog``.
 
 Every record is returned as stored (no merge by key), in snapshot order, with its row kind

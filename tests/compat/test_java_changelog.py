@@ -219,3 +219,89 @@ def test_overwrite_contributes_no_changelog(java, tmp_path, request):
     assert _recs(_table(tmp_path, t).changelog(1, 2)) == []
     assert _recs(_table(tmp_path, t).changelog(0)) == COMMITS[0] + COMMITS[1]
     assert _java_by_snapshot(java, tmp_path, t, 3) == COMMITS[0] + COMMITS[1]
+
+
+# --- paimon_rs writes the changelog, Java reads it -------------------------------------------
+
+def _our_write(wh: Any, t: str, commit: List[Rec], overwrite: bool = False) -> None:
+    """One commit of ``commit`` through paimon_rs, each record with its row kind in order."""
+    from paimon_rs.mutations import _write_kind
+
+    tbl = _table(wh, t)
+    wb = tbl.new_batch_write_builder()
+    if overwrite:
+        wb = wb.overwrite()
+    w, c = wb.new_write(), wb.new_commit()
+    schema = pa.schema([("id", pa.int32(), False), ("v", pa.string())])
+    for kind, i, v in commit:
+        _write_kind(w, pa.table({"id": [i], "v": [v]}, schema=schema), kind)
+    c.commit(w.prepare_commit())
+    w.close()
+
+
+def _our_create(wh: Any, t: str, options: Dict[str, str]) -> None:
+    from paimon_rs import Schema
+
+    cat = CatalogFactory.create({"warehouse": str(wh)})
+    cat.create_database(DB, True)
+    schema = pa.schema([("id", pa.int32(), False), ("v", pa.string())])
+    cat.create_table(f"{DB}.{t}", Schema.from_pyarrow_schema(schema, primary_keys=["id"], options=options),
+                     False)
+
+
+@pytest.mark.parametrize("buckets", ["1", "2"])
+def test_java_reads_our_input_changelog(java, tmp_path, request, buckets):
+    """changelog-producer = input written by paimon_rs: Java's changelog read returns the
+    input snapshot by snapshot, as for Java's own writes, and the data as the merged input."""
+    t = _tname(request)
+    _our_create(tmp_path, t, {"bucket": buckets, "changelog-producer": "input"})
+    for c in COMMITS:
+        _our_write(tmp_path, t, c)
+    end = _latest(tmp_path, t)
+    assert _commit_kinds(tmp_path, t) == ["APPEND"] * 3
+    want = [r for c in COMMITS for r in c]
+    java_rows = _java_by_snapshot(java, tmp_path, t, end)
+    ours = _recs(_table(tmp_path, t).changelog(0))
+    assert sorted(java_rows) == sorted(ours) == sorted(want)
+    for k in (1, 2, 3, 4):  # per key, the input order
+        assert [r for r in java_rows if r[1] == k] == [r for r in want if r[1] == k]
+        assert [r for r in ours if r[1] == k] == [r for r in want if r[1] == k]
+    snaps = _table(tmp_path, t).snapshot_manager().list_snapshots()
+    assert [s.changelog_record_count for s in snaps] == [len(c) for c in COMMITS]
+    data = java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert sorted(map(tuple, data["rows"])) == [(1, "a2"), (3, "c2"), (4, "d")]
+
+
+def test_mixed_writers_continue_each_others_input_changelog(java, tmp_path, request):
+    """Java, paimon_rs, Java: one changelog, each snapshot's the input of its writer, read
+    alike by both engines (and Java's compaction of our files leaves it alone)."""
+    t = _tname(request)
+    _create(java, tmp_path, t, {"bucket": "1", "changelog-producer": "input"})
+    _write(java, tmp_path, t, COMMITS[0])
+    _our_write(tmp_path, t, COMMITS[1])
+    _write(java, tmp_path, t, COMMITS[2])
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    end = _latest(tmp_path, t)
+    want = [r for c in COMMITS for r in c]
+    assert _java_by_snapshot(java, tmp_path, t, end) == want
+    assert _recs(_table(tmp_path, t).changelog(0)) == want
+    for s in range(end):
+        assert _recs(_table(tmp_path, t).changelog(s, s + 1)) == \
+            _java_incremental(java, tmp_path, t, s, s + 1, "changelog"), f"snapshot {s + 1}"
+
+
+def test_our_overwrite_commits_no_changelog_and_leaves_no_files(java, tmp_path, request):
+    """As Java, an overwrite commits no changelog; unlike Java, its changelog files are
+    deleted rather than left for orphan cleaning."""
+    t = _tname(request)
+    _our_create(tmp_path, t, {"bucket": "1", "changelog-producer": "input"})
+    _our_write(tmp_path, t, COMMITS[0])
+    _our_write(tmp_path, t, [("+I", 7, "x")], overwrite=True)
+    _our_write(tmp_path, t, COMMITS[1])
+    assert _commit_kinds(tmp_path, t) == ["APPEND", "OVERWRITE", "APPEND"]
+    assert _java_incremental(java, tmp_path, t, 1, 2, "changelog") == []
+    assert _recs(_table(tmp_path, t).changelog(0)) == COMMITS[0] + COMMITS[1]
+    assert _java_by_snapshot(java, tmp_path, t, 3) == COMMITS[0] + COMMITS[1]
+    bucket = tmp_path / f"{DB}.db" / t / "bucket-0"
+    changelogs = sorted(p.name for p in bucket.iterdir() if p.name.startswith("changelog-"))
+    assert len(changelogs) == 2, changelogs  # the two APPEND snapshots' files only

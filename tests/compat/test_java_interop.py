@@ -102,7 +102,7 @@ KINDS = {k.name: k for k in [
          {"bucket": "-1", "rowkind.field": "op", "dynamic-bucket.target-row-num": "8"},
          "deduplicate", row_kinds=True, ours_write="dynamic bucket"),
     Kind("pk_changelog_input", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "input"},
-         "deduplicate", ours_write="changelog-producer"),
+         "deduplicate"),
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
          "deduplicate", ours_write="changelog-producer"),
     Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],

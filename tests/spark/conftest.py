@@ -54,3 +54,20 @@ def spark():
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+
+
+@pytest.fixture
+def catalog(tmp_path):
+    """A filesystem catalog in the test's directory."""
+    from paimon_rs import CatalogFactory
+
+    return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
+
+
+@pytest.fixture(scope="module")
+def registered(spark):
+    """The session with the ``paimon_rs`` Data Sources registered."""
+    import paimon_rs.spark as ps
+
+    ps.register_data_source(spark)
+    return spark

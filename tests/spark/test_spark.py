@@ -8,6 +8,8 @@ import pytest
 import paimon_rs
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory
+from paimon_rs.spark import commit, common, writer
+from paimon_rs.spark import shuffle as sh
 
 from spark_helpers import WIDE, create, data_files, live_files, orphans, plain_read, to_spark, wide_rows
 
@@ -28,7 +30,7 @@ def catalog(tmp_path):
 def shuffle(request, monkeypatch):
     """write's shuffle both ways: rows packed into Arrow IPC blobs (classic Spark's default) and
     row by row (Spark Connect's, and the Data Source write's)."""
-    monkeypatch.setattr(ps, "_SHUFFLE_PACKED", request.param)
+    monkeypatch.setattr(writer, "_SHUFFLE_PACKED", request.param)
     return request.param
 
 
@@ -44,10 +46,10 @@ def test_identity_shuffle_keys_are_sparks_own_hash(spark):
     vals = list(range(-50, 2000, 7)) + [2**31 - 1, -(2**31)]
     df = spark.createDataFrame([(v,) for v in vals], "v int").select("v", F.hash("v").alias("h"))
     got = {r["v"]: r["h"] for r in df.collect()}
-    assert got == {v: ps._spark_hash_int(v) for v in vals}
+    assert got == {v: sh._spark_hash_int(v) for v in vals}
     # task i receives exactly bucket i
     for n in (1, 3, 8):
-        keys = ps._identity_keys(n)
+        keys = sh._identity_keys(n)
         parts = (spark.createDataFrame([(k,) for k in keys], "k int").repartition(n, "k")
                  .rdd.mapPartitionsWithIndex(lambda i, it: [(i, r["k"]) for r in it]).collect())
         assert sorted(parts) == [(b, keys[b]) for b in range(n)]
@@ -156,10 +158,10 @@ def test_write_tasks_get_larger_arrow_batches_unless_the_session_sets_them(spark
     rows, cap = ps.ARROW_BATCH_CONF, ps.ARROW_BYTES_CONF
     schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("v", pa.string())])
     t = create(catalog, "db.batch_rows", schema, [], ["id"], bucket="2")
-    confs = ps._write_batch_confs(t)
+    confs = writer._write_batch_confs(t)
     assert confs == {rows: str(ps.WRITE_BATCH_ROWS), cap: str(2**31 - 1)}
     assert rows not in spark.conf.getAll and cap not in spark.conf.getAll
-    with ps._session_confs(spark, confs):
+    with common._session_confs(spark, confs):
         assert spark.conf.get(cap) == "2147483647"  # Int.MaxValue: Spark skips the check
         assert _max_batch_rows(spark) == ps.WRITE_BATCH_ROWS
     assert rows not in spark.conf.getAll and cap not in spark.conf.getAll
@@ -167,7 +169,7 @@ def test_write_tasks_get_larger_arrow_batches_unless_the_session_sets_them(spark
     for key, value in ((rows, "5000"), (cap, "1000000")):
         spark.conf.set(key, value)
         try:
-            with ps._session_confs(spark, confs):
+            with common._session_confs(spark, confs):
                 # either set: both as the session has them (a chosen size keeps Spark's cap)
                 assert spark.conf.getAll[key] == value
                 assert (rows if key == cap else cap) not in spark.conf.getAll
@@ -247,14 +249,14 @@ def test_pack_groups_every_row_under_its_shuffle_key(catalog, monkeypatch, parti
     several times, so a key has several blobs, each whole."""
     t = create(catalog, f"db.pack_{partitioned}", PK_SCHEMA, ["dt"] if partitioned else [], ["dt", "id"], bucket="4")
     data = pk_rows(range(5000), ["a", "b", "c"])
-    spec = ps._shuffle_spec(_Columns(data.column_names), t)
-    monkeypatch.setattr(ps, "PACK_BUFFER_BYTES", 40_000)
-    out = list(ps._pack_task(spec, False, iter(data.to_batches(700))))
+    spec = sh._shuffle_spec(_Columns(data.column_names), t)
+    monkeypatch.setattr(sh, "PACK_BUFFER_BYTES", 40_000)
+    out = list(sh._pack_task(spec, False, iter(data.to_batches(700))))
     assert len(out) > 2
     got = _unpack(out)
     for k, rows in got:
         for b in rows.to_batches():
-            assert set(ps._shuffle_keys(spec, t, b.select(spec.key_columns)).to_pylist()) == {k}
+            assert set(sh._shuffle_keys(spec, t, b.select(spec.key_columns)).to_pylist()) == {k}
         if not partitioned:
             assert k in spec.identity_keys
     back = pa.concat_tables([rows for _, rows in got]).sort_by("id")
@@ -267,10 +269,10 @@ def test_pack_splits_emitted_batches_and_follows_large_var_types(catalog, monkey
     Spark's large variable-width types on, the blob column is large_binary."""
     t = create(catalog, "db.pack_split", PK_SCHEMA, [], ["dt", "id"], bucket="3")
     data = pk_rows(range(3000), ["a"])
-    spec = ps._shuffle_spec(_Columns(data.column_names), t)
-    monkeypatch.setattr(ps, "_PACK_BATCH_BYTES", 1)
+    spec = sh._shuffle_spec(_Columns(data.column_names), t)
+    monkeypatch.setattr(sh, "_PACK_BATCH_BYTES", 1)
     for large in (False, True):
-        out = list(ps._pack_task(spec, large, iter(data.to_batches())))
+        out = list(sh._pack_task(spec, large, iter(data.to_batches())))
         assert [b.num_rows for b in out] == [1, 1, 1]
         assert {b.schema.field("blob").type for b in out} == {pa.large_binary() if large else pa.binary()}
         assert sum(rows.num_rows for _, rows in _unpack(out)) == 3000
@@ -280,16 +282,16 @@ def test_write_batch_rows_shrink_for_wide_rows():
     """Without Spark's byte cap, write's batches stay near WRITE_BATCH_BYTES by the schema's
     estimate of a row: fixed widths exact, variable-width values counted as 64 bytes."""
     narrow = pa.schema([("a", pa.int64()), ("b", pa.int32()), ("c", pa.bool_()), ("s", pa.string())])
-    assert ps._row_bytes(narrow) == 8 + 4 + 1 + 68
+    assert writer._row_bytes(narrow) == 8 + 4 + 1 + 68
     wide = pa.schema([(f"d{i}", pa.float64()) for i in range(200)] + [("m", pa.map_(pa.string(), pa.int64()))])
-    assert ps._row_bytes(wide) == 1600 + 4 + 4 * (68 + 8)
+    assert writer._row_bytes(wide) == 1600 + 4 + 4 * (68 + 8)
     nested = pa.schema([("r", pa.struct([("x", pa.decimal128(20, 2)), ("l", pa.list_(pa.date32()))]))])
-    assert ps._row_bytes(nested) == 16 + 4 + 4 * 4
+    assert writer._row_bytes(nested) == 16 + 4 + 4 * 4
 
     class T:
         arrow_schema = wide
 
-    assert ps._write_batch_confs(T())[ps.ARROW_BATCH_CONF] == str(ps.WRITE_BATCH_BYTES // ps._row_bytes(wide))
+    assert writer._write_batch_confs(T())[ps.ARROW_BATCH_CONF] == str(ps.WRITE_BATCH_BYTES // writer._row_bytes(wide))
 
 
 def test_batch_confs_a_spark_refuses_stay_at_its_default():
@@ -314,7 +316,7 @@ def test_batch_confs_a_spark_refuses_stay_at_its_default():
         conf = Conf()
 
     spark = Session()
-    with ps._session_confs(spark, {ps.ARROW_BATCH_CONF: "100000", ps.ARROW_BYTES_CONF: "2147483647"}):
+    with common._session_confs(spark, {ps.ARROW_BATCH_CONF: "100000", ps.ARROW_BYTES_CONF: "2147483647"}):
         assert spark.conf.log == [("set", ps.ARROW_BATCH_CONF, "100000")]
     assert spark.conf.log[1:] == [("unset", ps.ARROW_BATCH_CONF)]
 
@@ -415,8 +417,8 @@ def test_a_second_run_racing_past_the_identifier_check_leaves_no_files(catalog):
         msgs = w.prepare_commit()
         w.close()
         builder = t.new_batch_write_builder().with_commit_user("job")
-        collected = ps._Collected(msgs, {f for m in msgs for f in m.file_names})
-        return ps._commit_collected(t, builder, collected, prefix, 5)
+        collected = commit._Collected(msgs, {f for m in msgs for f in m.file_names})
+        return commit._commit_collected(t, builder, collected, prefix, 5)
 
     assert run("data-run1-") == 1
     assert run("data-run2-") == 1
@@ -437,15 +439,15 @@ def test_bucket_hash_in_spark_sql_is_the_engines(spark, catalog, arrow_type):
     schema = pa.schema([pa.field("k", arrow_type), pa.field("v", pa.string())])
     for buckets in (1, 3, 8, 13):
         t = create(catalog, f"db.h{bits}_{buckets}", schema, [], [], bucket=str(buckets), **{"bucket-key": "k"})
-        steps, col = ps._jvm_bucket_column(t, None, buckets)
-        df = ps._with_steps(spark.createDataFrame(pa.table({"k": pa.array(vals, arrow_type)})), steps)
+        steps, col = sh._jvm_bucket_column(t, None, buckets)
+        df = sh._with_steps(spark.createDataFrame(pa.table({"k": pa.array(vals, arrow_type)})), steps)
         got = {r["k"]: r[col] for r in df.select("k", col).collect()}
         _, want = paimon_rs._core.partition_bucket_of(t._core, pa.record_batch({"k": pa.array(vals, arrow_type)}))
         assert [got[v] for v in vals] == want.to_pylist(), buckets
     # other keys keep the Arrow UDF
     s2 = pa.schema([pa.field("k", pa.string())])
     t2 = create(catalog, "db.hs", s2, [], [], bucket="2", **{"bucket-key": "k"})
-    assert ps._jvm_bucket_column(t2, None, 2) is None
+    assert sh._jvm_bucket_column(t2, None, 2) is None
 
 
 def test_bucket_steps_without_lateral_aliases(spark, catalog):
@@ -454,19 +456,19 @@ def test_bucket_steps_without_lateral_aliases(spark, catalog):
     schema = pa.schema([pa.field("k", pa.int64()), pa.field("v", pa.string())])
     t = create(catalog, "db.h_nolca", schema, [], [], bucket="7", **{"bucket-key": "k"})
     vals = [0, 1, -1, 2**63 - 1, -(2**63), 99991, None]
-    steps, col = ps._jvm_bucket_column(t, None, 7)
+    steps, col = sh._jvm_bucket_column(t, None, 7)
     frame = spark.createDataFrame(pa.table({"k": pa.array(vals, pa.int64())}))
 
     def buckets():
-        got = {r["k"]: r[col] for r in ps._with_steps(frame, steps).select("k", col).collect()}
+        got = {r["k"]: r[col] for r in sh._with_steps(frame, steps).select("k", col).collect()}
         return [got[v] for v in vals]
 
     with_lca = buckets()
-    spark.conf.set(ps._LCA_CONF, "false")
+    spark.conf.set(sh._LCA_CONF, "false")
     try:
         without = buckets()
     finally:
-        spark.conf.unset(ps._LCA_CONF)
+        spark.conf.unset(sh._LCA_CONF)
     _, want = paimon_rs._core.partition_bucket_of(t._core, pa.record_batch({"k": pa.array(vals, pa.int64())}))
     assert with_lca == without == want.to_pylist()
 

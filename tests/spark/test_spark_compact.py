@@ -10,6 +10,7 @@ import pytest
 
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory
+from paimon_rs.spark import compaction
 
 from spark_helpers import create, data_files, live_files, orphans, plain_read, to_spark
 
@@ -109,13 +110,13 @@ def test_failed_compaction_job_leaves_the_table_as_it_was(spark, catalog, tmp_pa
     files = data_files(t)
     marker = tmp_path / "fail-always"
     marker.write_text("x")
-    orig = ps._compact_task
+    orig = compaction._compact_task
 
     def always_fail(spec, table, item, spark_partition, attempt):
         orig(spec, table, item, spark_partition, attempt)
         raise RuntimeError("boom after compacting (test)")
 
-    monkeypatch.setattr(ps, "_compact_task", always_fail)
+    monkeypatch.setattr(compaction, "_compact_task", always_fail)
     with pytest.raises(Exception, match="boom after compacting"):
         ps.compact(spark, t, full=True)
     assert data_files(t) == files
@@ -132,7 +133,7 @@ def test_failed_compaction_job_waits_for_attempts_still_running_before_cleaning(
     t, model = pk_history(spark, catalog, "db.straggle")
     files = data_files(t)
     last_failed = tmp_path / "partition-0-gave-up"
-    orig = ps._compact_task
+    orig = compaction._compact_task
 
     def fail_first_partition(spec, table, item, spark_partition, attempt):
         if spark_partition == 0:
@@ -145,7 +146,7 @@ def test_failed_compaction_job_waits_for_attempts_still_running_before_cleaning(
         time.sleep(0.3)  # the job is aborted by now; compact anyway, as a straggler does
         return orig(spec, table, item, spark_partition, attempt)
 
-    monkeypatch.setattr(ps, "_compact_task", fail_first_partition)
+    monkeypatch.setattr(compaction, "_compact_task", fail_first_partition)
     with pytest.raises(Exception, match="boom in partition 0"):
         ps.compact(spark, t, full=True)
     time.sleep(3)  # a straggler the driver did not wait for would have written by now

@@ -1,5 +1,5 @@
 """paimon_rs.spark.read's hybrid path: splits that are a plain scan of Parquet files are read by
-Spark's own Parquet reader (paimon_rs.spark_parquet). Every read here is compared with the
+Spark's own Parquet reader (paimon_rs.spark.parquet). Every read here is compared with the
 engine-only read (``spark_parquet=False``): the same rows and the same Spark types (up to
 nullability: Spark's file sources make every column nullable)."""
 
@@ -12,8 +12,8 @@ import pytest
 
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory
-from paimon_rs import spark_parquet as sp
 from paimon_rs.predicate import PredicateBuilder
+from paimon_rs.spark import parquet as sp
 
 from spark_helpers import WIDE, create, to_spark
 

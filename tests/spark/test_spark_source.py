@@ -4,7 +4,6 @@ import pyarrow as pa
 import pytest
 
 import paimon_rs.spark as ps
-from paimon_rs import CatalogFactory
 
 from spark_helpers import create, data_files, orphans, plain_read, to_spark
 
@@ -13,17 +12,6 @@ SCHEMA = pa.schema([
     pa.field("id", pa.int64(), nullable=False),
     pa.field("v", pa.string()),
 ])
-
-
-@pytest.fixture
-def catalog(tmp_path):
-    return CatalogFactory.create({"warehouse": str(tmp_path / "wh")})
-
-
-@pytest.fixture(scope="module")
-def registered(spark):
-    ps.register_data_source(spark)
-    return spark
 
 
 def rows(ids, dts, v="a"):
@@ -85,7 +73,7 @@ def test_push_down_follows_the_documented_conf_not_the_call_stack(spark, catalog
     conf on, and a session that keeps it off reads with the filter_pushdown option."""
     from pyspark.sql.datasource import DataSourceReader
 
-    from paimon_rs.spark_source import PaimonRsDataSource
+    from paimon_rs.spark.source import PaimonRsDataSource
 
     t = create(catalog, "db.conf", SCHEMA, ["dt"], ["dt", "id"], bucket="2")
     ps.write(to_spark(spark, rows(range(40), ["a", "b"])), t)

@@ -14,9 +14,9 @@ import time
 import pyarrow as pa
 import pytest
 
-import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory, Schema, _core
 from paimon_rs.exceptions import PaimonRsError
+from paimon_rs.spark import reader
 
 SCHEMA = pa.schema([("id", pa.int64()), ("v", pa.string())])
 COMMITS = 4  # one file per commit and bucket: a split of several files
@@ -77,7 +77,7 @@ def test_an_error_in_the_middle_reaches_the_caller_naming_the_file(tmp_path):
     assert os.path.basename(victim) in str(e.value)
     # the Spark task's wrapper adds the table and the bucket
     with pytest.raises(PaimonRsError) as e:
-        list(ps._read_split(t, t._core.new_read(None, None), second.to_bytes(), t.arrow_schema, 1,
+        list(reader._read_split(t, t._core.new_read(None, None), second.to_bytes(), t.arrow_schema, 1,
                             "paimon_rs.spark.read"))
     assert os.path.basename(victim) in str(e.value)
     assert second.bucket_path in str(e.value) and "db.t" in str(e.value)
@@ -95,7 +95,7 @@ def test_stopping_early_frees_the_thread(tmp_path):
     assert list(s) == []
 
     # a Spark read task stopped by a limit: the generator is closed, the stream with it
-    gen = ps._read_split(t, r, _splits(t)[0].to_bytes(), t.arrow_schema, 2, "paimon_rs.spark.read")
+    gen = reader._read_split(t, r, _splits(t)[0].to_bytes(), t.arrow_schema, 2, "paimon_rs.spark.read")
     assert next(gen).num_rows > 0
     gen.close()
     assert _core.decode_ahead_threads() == 0

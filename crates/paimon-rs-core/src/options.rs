@@ -66,6 +66,7 @@ const SUPPORTED: &[&str] = &[
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
     "data-file.prefix",
+    "changelog-file.prefix",
     "record-level.expire-time",
     "record-level.time-field",
     "comment",
@@ -228,6 +229,8 @@ pub struct CoreOptions {
     pub split_target_size: u64,
     pub split_open_file_cost: u64,
     pub data_file_prefix: String,
+    /// `changelog-file.prefix` (default `changelog-`): the name prefix of changelog files.
+    pub changelog_file_prefix: String,
     /// `merge-engine` (default deduplicate).
     pub merge_engine: MergeEngineKind,
     /// `changelog-producer` (default none).
@@ -592,6 +595,9 @@ impl CoreOptions {
                 None => 4 << 20,
             },
             data_file_prefix: get("data-file.prefix").unwrap_or("data-").to_string(),
+            changelog_file_prefix: get("changelog-file.prefix")
+                .unwrap_or("changelog-")
+                .to_string(),
             scan: crate::scan_options::parse_scan_start(raw)?,
         };
         if !matches!(
@@ -635,6 +641,13 @@ impl CoreOptions {
                 return Err(Error::unsupported("sequence.snapshot-ordering = true"));
             }
         }
+        // Java's SchemaValidation: a changelog needs a key to describe its rows by
+        if !primary_key && self.changelog_producer != ChangelogProducer::None {
+            return Err(Error::invalid(
+                "Can not set changelog-producer on table without primary keys, please define \
+                 primary keys.",
+            ));
+        }
         // the table's kind first: its refusal says more than an option it needs
         if primary_key {
             if self.bucket == -1 && for_write {
@@ -663,10 +676,11 @@ impl CoreOptions {
             ));
         }
         if for_write {
-            // `lookup` is written by lookup compaction (compact/lookup_rewrite.rs)
+            // `input` is written by flushes, `lookup` by lookup compaction
+            // (compact/lookup_rewrite.rs)
             if !matches!(
                 self.changelog_producer,
-                ChangelogProducer::None | ChangelogProducer::Lookup
+                ChangelogProducer::None | ChangelogProducer::Input | ChangelogProducer::Lookup
             ) {
                 let p = get("changelog-producer").unwrap_or_default();
                 return Err(Error::unsupported(format!("changelog-producer '{p}'")));

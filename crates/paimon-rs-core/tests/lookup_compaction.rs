@@ -11,21 +11,18 @@ use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{Array, RecordBatch};
 use common::{catalog, create_kvo, create_table, kv_batch, kv_schema, kvo_batch, read_kv};
 use paimon_rs_core::{
-    compact_table, live_files, CommitMessage, FileStoreCommit, FileStoreTable, TableWrite,
-    BATCH_COMMIT_IDENTIFIER,
+    changelog_files, compact_table, live_files, CommitMessage, FileStoreCommit, FileStoreTable,
+    TableWrite, BATCH_COMMIT_IDENTIFIER,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
-/// Write `batch` with a new writer, hand its messages to `inspect`, then commit them (without
-/// their changelog files: the committer does not land changelog yet).
+/// Write `batch` with a new writer, hand its messages to `inspect`, then commit them (their
+/// changelog files in the snapshot's changelog manifest list).
 fn commit_with(t: &FileStoreTable, batch: RecordBatch, inspect: &mut dyn FnMut(&[CommitMessage])) {
     let mut w = TableWrite::new(t.clone()).unwrap();
     w.write(&batch).unwrap();
-    let mut msgs = w.prepare_commit().unwrap();
+    let msgs = w.prepare_commit().unwrap();
     inspect(&msgs);
-    for m in &mut msgs {
-        m.compact_increment.changelog_files.clear();
-    }
     FileStoreCommit::new(t.clone(), "test".into())
         .commit(&msgs, BATCH_COMMIT_IDENTIFIER, None)
         .unwrap();
@@ -272,6 +269,15 @@ fn lookup_changelog_of_a_deduplicate_table() {
     model.insert(1, Some(11));
     model.insert(3, Some(30));
     assert_eq!(read_kv(&t), model);
+    // the commits landed the compactions' changelog files in their snapshots
+    let s = t.snapshot_manager().latest().unwrap().unwrap();
+    let listed: Vec<String> = changelog_files(&t, &s)
+        .unwrap()
+        .into_iter()
+        .map(|(_, f)| f.entry.file.file_name)
+        .collect();
+    assert_eq!(listed.len(), 3, "{listed:?}");
+    assert!(listed.iter().all(|n| n.starts_with("changelog-")));
 }
 
 #[test]

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::spec::manifest::{DataFileMeta, IndexFileMeta};
+use crate::spec::manifest::{DataFileMeta, IndexFileMeta, DELETION_VECTORS_INDEX};
 
 /// Files a write added to a bucket (Java's `DataIncrement`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -21,7 +21,7 @@ pub struct DataIncrement {
     pub new_files: Vec<DataFileMeta>,
     /// Data files the write removed (no writer of paimon_rs removes any yet).
     pub deleted_files: Vec<DataFileMeta>,
-    /// Changelog files of the write (`changelog-producer = input`; not written yet).
+    /// Changelog files of the write (`changelog-producer = input`).
     pub changelog_files: Vec<DataFileMeta>,
     /// Index files the write added (dynamic bucket index, deletion vectors; not written yet).
     pub new_index_files: Vec<IndexFileMeta>,
@@ -119,21 +119,25 @@ impl CommitMessage {
             .map_err(|e| Error::invalid(format!("not a serialized commit message: {e}")))
     }
 
-    /// Refuse what the committer cannot land yet: removed data files, changelog files and
-    /// index files (no writer of paimon_rs produces them; a message that carries them comes
-    /// from elsewhere and must not lose them silently).
+    /// Refuse what the committer cannot land yet: removed data files and index files other
+    /// than deletion vectors (no writer of paimon_rs produces them; a message that carries
+    /// them comes from elsewhere and must not lose them silently). Changelog files and
+    /// deletion-vector index files are committed.
     pub(super) fn check_supported(&self) -> Result<()> {
         let (d, c) = (&self.data_increment, &self.compact_increment);
+        let other_index = [
+            &d.new_index_files,
+            &d.deleted_index_files,
+            &c.new_index_files,
+            &c.deleted_index_files,
+        ]
+        .into_iter()
+        .flatten()
+        .any(|f| f.index_type != DELETION_VECTORS_INDEX);
         let what = if !d.deleted_files.is_empty() {
             "deleted data files"
-        } else if !d.changelog_files.is_empty() || !c.changelog_files.is_empty() {
-            "changelog files"
-        } else if !(d.new_index_files.is_empty()
-            && d.deleted_index_files.is_empty()
-            && c.new_index_files.is_empty()
-            && c.deleted_index_files.is_empty())
-        {
-            "index files"
+        } else if other_index {
+            "index files other than deletion vectors"
         } else {
             return Ok(());
         };
@@ -311,9 +315,10 @@ mod tests {
         assert_eq!(back.restored_snapshot, None);
     }
 
-    /// Changelog and index files round-trip, and the committer refuses them for now.
+    /// Changelog and index files round-trip; the committer takes changelog files and
+    /// deletion-vector index files, and refuses other index files for now.
     #[test]
-    fn changelog_and_index_files_round_trip_and_are_refused() {
+    fn changelog_and_index_files_round_trip_and_index_files_are_refused() {
         let mut m = message();
         assert!(m.check_supported().is_ok());
         m.compact_increment.changelog_files.push(file("log"));
@@ -328,11 +333,9 @@ mod tests {
         let back = CommitMessage::from_bytes(&m.to_bytes().unwrap()).unwrap();
         assert_eq!(back, m);
         let e = m.check_supported().unwrap_err().to_string();
-        assert!(e.contains("changelog files"), "{e}");
+        assert!(e.contains("index files other than deletion vectors"), "{e}");
         assert!(!m.is_empty());
-        m.compact_increment = CompactIncrement::default();
-        m.data_increment.new_files.clear();
-        let e = m.check_supported().unwrap_err().to_string();
-        assert!(e.contains("index files"), "{e}");
+        m.data_increment.new_index_files[0].index_type = DELETION_VECTORS_INDEX.into();
+        assert!(m.check_supported().is_ok());
     }
 }

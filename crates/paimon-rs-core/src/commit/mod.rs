@@ -23,7 +23,7 @@ use crate::spec::binary_row::{deserialize_row, serialize_row};
 use crate::spec::datum::{compare_nullable, Datum};
 use crate::spec::manifest::{
     read_manifest_list, write_manifest_entries, write_manifest_list, DataFileMeta, FileKind,
-    ManifestEntry, ManifestFileMeta, SimpleStats,
+    IndexManifestEntry, ManifestEntry, ManifestFileMeta, SimpleStats,
 };
 use crate::spec::snapshot::{CommitKind, Snapshot, BATCH_COMMIT_IDENTIFIER};
 use crate::table::FileStoreTable;
@@ -38,6 +38,7 @@ mod stale_tests;
 
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
 use safety::SequenceCheck;
+mod index;
 
 use crate::spec::partition::PartitionSpec;
 
@@ -80,10 +81,27 @@ enum Phase {
     Compact { entries: Vec<ManifestEntry> },
 }
 
-/// The messages' changes: new files, and compaction results.
+/// The messages' changes: new files, and compaction results, each with its changelog files
+/// (ADD entries of the snapshot's changelog manifest list).
 struct Changes {
     adds: Vec<ManifestEntry>,
     compact: Vec<ManifestEntry>,
+    append_changelog: Vec<ManifestEntry>,
+    compact_changelog: Vec<ManifestEntry>,
+}
+
+/// What a snapshot carries beside its data files' delta: changelog files (ADD entries of its
+/// changelog manifest list) and index changes (see [`index`]).
+#[derive(Clone, Copy, Default)]
+struct Extras<'a> {
+    changelog: &'a [ManifestEntry],
+    index: &'a [IndexManifestEntry],
+}
+
+impl Extras<'_> {
+    fn is_empty(&self) -> bool {
+        self.changelog.is_empty() && self.index.is_empty()
+    }
 }
 
 fn collect_changes(messages: &[CommitMessage]) -> Changes {
@@ -97,8 +115,15 @@ fn collect_changes(messages: &[CommitMessage]) -> Changes {
     let mut out = Changes {
         adds: vec![],
         compact: vec![],
+        append_changelog: vec![],
+        compact_changelog: vec![],
     };
     for m in messages {
+        let add = |f| entry(FileKind::Add, m, f);
+        out.append_changelog
+            .extend(m.data_increment.changelog_files.iter().map(add));
+        out.compact_changelog
+            .extend(m.compact_increment.changelog_files.iter().map(add));
         out.adds.extend(
             m.data_increment
                 .new_files
@@ -126,6 +151,14 @@ pub struct FileStoreCommit {
     commit_user: String,
     /// When this commit object last checked for expired partitions (epoch millis).
     last_partition_check: std::sync::Mutex<i64>,
+}
+
+/// The manifest lists of a snapshot: (name, size) of the base, the delta and, if the snapshot
+/// has changelog files, the changelog list.
+struct ManifestLists {
+    base: (String, i64),
+    delta: (String, i64),
+    changelog: Option<(String, i64)>,
 }
 
 fn new_file_name(prefix: &str, n: usize) -> String {
@@ -300,10 +333,30 @@ impl FileStoreCommit {
                 .map_err(|e| e.with_table(&self.table.name))?;
         }
         let replace = self.resolve_overwrite(messages, overwrite)?;
-        let Changes { adds, compact } = collect_changes(messages);
+        let Changes {
+            adds,
+            compact,
+            mut append_changelog,
+            mut compact_changelog,
+        } = collect_changes(messages);
+        if replace.is_some() {
+            self.drop_overwrite_changelog(&mut append_changelog, &mut compact_changelog);
+        }
+        let append_index = index::index_changes(messages, false);
+        let compact_index = index::index_changes(messages, true);
+        let append_extras = Extras {
+            changelog: &append_changelog,
+            index: &append_index,
+        };
+        let compact_extras = Extras {
+            changelog: &compact_changelog,
+            index: &compact_index,
+        };
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
-        let write_first = !(adds.is_empty() && matches!(replace, None | Some(Replace::Written)));
-        if !write_first && compact.is_empty() {
+        let write_first = !(adds.is_empty()
+            && append_extras.is_empty()
+            && matches!(replace, None | Some(Replace::Written)));
+        if !write_first && compact.is_empty() && compact_extras.is_empty() {
             return Ok(None);
         }
         let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
@@ -334,11 +387,16 @@ impl FileStoreCommit {
                 replace,
                 sequences,
             };
-            last = self.try_commit(&mut phase, kind, commit_identifier)?;
+            last = self.try_commit(&mut phase, append_extras, kind, commit_identifier)?;
         }
-        if !compact.is_empty() {
+        if !compact.is_empty() || !compact_extras.is_empty() {
             let mut phase = Phase::Compact { entries: compact };
-            if let Some(id) = self.try_commit(&mut phase, CommitKind::Compact, commit_identifier)? {
+            if let Some(id) = self.try_commit(
+                &mut phase,
+                compact_extras,
+                CommitKind::Compact,
+                commit_identifier,
+            )? {
                 last = Some(id);
             }
         }
@@ -370,6 +428,32 @@ impl FileStoreCommit {
         };
         if let Err(e) = run() {
             self.warn_after_commit(snapshot_id, "maintenance (snapshot expiry, tags)", &e);
+        }
+    }
+
+    /// An overwrite commits no changelog (Java: "Overwrite mode currently does not commit any
+    /// changelog"): the rows it replaces have no retractions to describe them. Java leaves the
+    /// files behind; they are deleted here, with the same warning.
+    fn drop_overwrite_changelog(
+        &self,
+        append: &mut Vec<ManifestEntry>,
+        compact: &mut Vec<ManifestEntry>,
+    ) {
+        let dropped: Vec<ManifestEntry> = append.drain(..).chain(compact.drain(..)).collect();
+        if dropped.is_empty() {
+            return;
+        }
+        log::warn!(
+            target: "paimon_rs.commit",
+            "{}: an overwrite commits no changelog; {} changelog file(s) of the overwrite are \
+             deleted (streaming readers of the changelog see no rows for it)",
+            self.table.name,
+            dropped.len()
+        );
+        for e in dropped {
+            if let Ok(dir) = self.bucket_dir_of(&e.partition, e.bucket) {
+                let _ = crate::io::remove_file_if_exists(&dir.join(&e.file.file_name));
+            }
         }
     }
 
@@ -422,6 +506,7 @@ impl FileStoreCommit {
     fn try_commit(
         &self,
         phase: &mut Phase,
+        extras: Extras<'_>,
         kind: CommitKind,
         commit_identifier: i64,
     ) -> Result<Option<i64>> {
@@ -447,16 +532,18 @@ impl FileStoreCommit {
                 }
                 let previous = self.manifests_of(latest.as_ref())?;
                 let delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
-                if delta.is_empty() {
+                if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
-                let (base_name, base_size, delta_name, delta_size) =
-                    self.write_manifests(previous, &delta, &mut written)?;
+                let index_manifest =
+                    self.index_manifest_after(latest.as_ref(), extras.index, &mut written)?;
+                let lists =
+                    self.write_manifests(previous, &delta, extras.changelog, &mut written)?;
                 let snapshot = self.new_snapshot(
                     latest.as_ref(),
                     &delta,
-                    [base_name, delta_name],
-                    [base_size, delta_size],
+                    extras.changelog,
+                    (lists, index_manifest),
                     kind.clone(),
                     commit_identifier,
                 );
@@ -711,24 +798,39 @@ impl FileStoreCommit {
         }
     }
 
-    /// Step 3: the delta manifest, its list, and the base list of the latest snapshot's
-    /// manifests (merged). Returns (base list, size, delta list, size).
+    /// Step 3: the delta manifest, its list, the base list of the latest snapshot's manifests
+    /// (merged), and the changelog manifest and its list when there is changelog.
     fn write_manifests(
         &self,
         previous: Vec<ManifestFileMeta>,
         delta: &[ManifestEntry],
+        changelog: &[ManifestEntry],
         written: &mut Vec<PathBuf>,
-    ) -> Result<(String, i64, String, i64)> {
-        let manifest_name = new_file_name("manifest", 0);
-        let new_metas = vec![self.write_manifest(&manifest_name, delta, written)?];
+    ) -> Result<ManifestLists> {
         let list_prefix = new_file_name("manifest-list", 0);
         let list_prefix = list_prefix.trim_end_matches("-0");
-        let base_name = format!("{list_prefix}-0");
-        let delta_name = format!("{list_prefix}-1");
+        let manifest_prefix = new_file_name("manifest", 0);
+        let manifest_prefix = manifest_prefix.trim_end_matches("-0");
+        let new_metas =
+            vec![self.write_manifest(&format!("{manifest_prefix}-0"), delta, written)?];
         let base = self.merge_manifests(previous, written)?;
+        let base_name = format!("{list_prefix}-0");
         let base_size = self.write_list(&base_name, &base, written)?;
+        let delta_name = format!("{list_prefix}-1");
         let delta_size = self.write_list(&delta_name, &new_metas, written)?;
-        Ok((base_name, base_size, delta_name, delta_size))
+        let changelog = if changelog.is_empty() {
+            None
+        } else {
+            let meta = self.write_manifest(&format!("{manifest_prefix}-1"), changelog, written)?;
+            let name = format!("{list_prefix}-2");
+            let size = self.write_list(&name, &[meta], written)?;
+            Some((name, size))
+        };
+        Ok(ManifestLists {
+            base: (base_name, base_size),
+            delta: (delta_name, delta_size),
+            changelog,
+        })
     }
 
     /// Step 4: the snapshot following `latest`. Record counts as Java: the delta counts the
@@ -738,8 +840,8 @@ impl FileStoreCommit {
         &self,
         latest: Option<&Snapshot>,
         delta: &[ManifestEntry],
-        [base_name, delta_name]: [String; 2],
-        [base_size, delta_size]: [i64; 2],
+        changelog: &[ManifestEntry],
+        (lists, index_manifest): (ManifestLists, Option<String>),
         kind: CommitKind,
         commit_identifier: i64,
     ) -> Snapshot {
@@ -751,6 +853,12 @@ impl FileStoreCommit {
                 .sum()
         };
         let delta_rows = rows(FileKind::Add) - rows(FileKind::Delete);
+        let ManifestLists {
+            base: (base_name, base_size),
+            delta: (delta_name, delta_size),
+            changelog: changelog_list,
+        } = lists;
+        let (changelog_name, changelog_size) = changelog_list.unzip();
         Snapshot {
             version: 3,
             id: latest.map(|s| s.id + 1).unwrap_or(1),
@@ -759,16 +867,18 @@ impl FileStoreCommit {
             base_manifest_list_size: Some(base_size),
             delta_manifest_list: delta_name,
             delta_manifest_list_size: Some(delta_size),
-            changelog_manifest_list: None,
-            changelog_manifest_list_size: None,
-            index_manifest: latest.and_then(|s| s.index_manifest.clone()),
+            changelog_manifest_list: changelog_name,
+            changelog_manifest_list_size: changelog_size,
+            index_manifest,
             commit_user: self.commit_user.clone(),
             commit_identifier,
             commit_kind: kind,
             time_millis: chrono::Utc::now().timestamp_millis(),
             total_record_count: latest.map(|s| s.total_record_count).unwrap_or(0) + delta_rows,
             delta_record_count: delta_rows,
-            changelog_record_count: None,
+            // Java's `nullableRecordCount`: none without changelog files
+            changelog_record_count: (!changelog.is_empty())
+                .then(|| changelog.iter().map(|e| e.file.row_count).sum()),
             watermark: latest.and_then(|s| s.watermark),
             statistics: None,
             properties: None,

@@ -277,6 +277,30 @@ fn manifest_file_meta_schema_json() -> serde_json::Value {
     ]})
 }
 
+/// The index manifest as Java 1.x writes it (`IndexManifestEntrySerializer`): Java 0.9 and 1.0
+/// read it too (a field they do not know, `_EXTERNAL_PATH`, is skipped by name).
+fn index_manifest_schema_json() -> serde_json::Value {
+    let range = json!({"type": "record", "name": format!("{JAVA_RECORD}__DELETIONS_VECTORS_RANGES"),
+    "fields": [
+        {"name": "f0", "type": "string"},
+        {"name": "f1", "type": "int"},
+        {"name": "f2", "type": "int"},
+        nullable("_CARDINALITY", json!("long")),
+    ]});
+    json!({"type": "record", "name": JAVA_RECORD, "fields": [
+        {"name": "_VERSION", "type": "int"},
+        {"name": "_KIND", "type": "int"},
+        {"name": "_PARTITION", "type": "bytes"},
+        {"name": "_BUCKET", "type": "int"},
+        {"name": "_INDEX_TYPE", "type": "string"},
+        {"name": "_FILE_NAME", "type": "string"},
+        {"name": "_FILE_SIZE", "type": "long"},
+        {"name": "_ROW_COUNT", "type": "long"},
+        nullable("_DELETIONS_VECTORS_RANGES", json!({"type": "array", "items": ["null", range]})),
+        nullable("_EXTERNAL_PATH", json!("string")),
+    ]})
+}
+
 type SchemaCell = OnceLock<std::result::Result<Schema, String>>;
 
 fn cached_schema(
@@ -296,6 +320,11 @@ fn manifest_entry_schema() -> Result<&'static Schema> {
 fn manifest_file_meta_schema() -> Result<&'static Schema> {
     static CELL: SchemaCell = OnceLock::new();
     cached_schema(&CELL, manifest_file_meta_schema_json)
+}
+
+fn index_manifest_schema() -> Result<&'static Schema> {
+    static CELL: SchemaCell = OnceLock::new();
+    cached_schema(&CELL, index_manifest_schema_json)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -429,6 +458,37 @@ fn manifest_file_meta_value(m: &ManifestFileMeta) -> Value {
     ])
 }
 
+fn index_manifest_entry_value(e: &IndexManifestEntry) -> Value {
+    let range = |r: &DeletionVectorRange| {
+        union_some(Value::Record(vec![
+            field("f0", Value::String(r.data_file.clone())),
+            field("f1", Value::Int(r.offset)),
+            field("f2", Value::Int(r.length)),
+            field("_CARDINALITY", opt_value(r.cardinality, Value::Long)),
+        ]))
+    };
+    Value::Record(vec![
+        field("_VERSION", Value::Int(INDEX_MANIFEST_VERSION)),
+        field("_KIND", Value::Int(e.kind.to_byte())),
+        field("_PARTITION", Value::Bytes(e.partition.clone())),
+        field("_BUCKET", Value::Int(e.bucket)),
+        field("_INDEX_TYPE", Value::String(e.index_type.clone())),
+        field("_FILE_NAME", Value::String(e.file_name.clone())),
+        field("_FILE_SIZE", Value::Long(e.file_size)),
+        field("_ROW_COUNT", Value::Long(e.row_count)),
+        field(
+            "_DELETIONS_VECTORS_RANGES",
+            opt_value(e.dv_ranges.as_deref(), |rs| {
+                Value::Array(rs.iter().map(range).collect())
+            }),
+        ),
+        field(
+            "_EXTERNAL_PATH",
+            opt_value(e.external_path.clone(), Value::String),
+        ),
+    ])
+}
+
 fn write_avro<T>(
     schema: &Schema,
     codec: Codec,
@@ -454,6 +514,19 @@ pub fn write_manifest_entries(entries: &[ManifestEntry], codec: &str) -> Result<
         entries,
         manifest_entry_value,
         "manifest entries",
+    )
+}
+
+/// Encodes an index manifest (a snapshot's live index files, ADD entries). `codec` as for
+/// [`write_manifest_entries`].
+pub fn write_index_manifest(entries: &[IndexManifestEntry], codec: &str) -> Result<Vec<u8>> {
+    let codec = avro_codec(codec)?;
+    write_avro(
+        index_manifest_schema()?,
+        codec,
+        entries,
+        index_manifest_entry_value,
+        "index manifest",
     )
 }
 
@@ -940,6 +1013,35 @@ pub struct IndexManifestEntry {
     pub dv_ranges: Option<Vec<DeletionVectorRange>>,
     /// Absolute location when the index file lives outside the table (newer Java).
     pub external_path: Option<String>,
+}
+
+impl IndexManifestEntry {
+    /// An entry of `kind` for the index file `f` of (partition, bucket).
+    pub fn of(kind: FileKind, partition: &[u8], bucket: i32, f: &IndexFileMeta) -> Self {
+        IndexManifestEntry {
+            kind,
+            partition: partition.to_vec(),
+            bucket,
+            index_type: f.index_type.clone(),
+            file_name: f.file_name.clone(),
+            file_size: f.file_size,
+            row_count: f.row_count,
+            dv_ranges: f.dv_ranges.clone(),
+            external_path: f.external_path.clone(),
+        }
+    }
+
+    /// The index file this entry lists.
+    pub fn index_file(&self) -> IndexFileMeta {
+        IndexFileMeta {
+            index_type: self.index_type.clone(),
+            file_name: self.file_name.clone(),
+            file_size: self.file_size,
+            row_count: self.row_count,
+            dv_ranges: self.dv_ranges.clone(),
+            external_path: self.external_path.clone(),
+        }
+    }
 }
 
 fn to_dv_range(v: Value, ctx: &Ctx) -> Result<DeletionVectorRange> {
@@ -1574,6 +1676,51 @@ mod tests {
             assert_eq!(
                 (live[1].bucket, live[1].file_size, live[1].row_count),
                 (1, 35, 2)
+            );
+        }
+    }
+
+    /// What we write reads back as written: DV entries with ranges (with and without a
+    /// cardinality), a HASH entry without, an external path.
+    #[test]
+    fn index_manifest_round_trips() {
+        let range = |f: &str, card| DeletionVectorRange {
+            data_file: f.into(),
+            offset: 1,
+            length: 22,
+            cardinality: card,
+        };
+        let entries = vec![
+            IndexManifestEntry {
+                kind: FileKind::Add,
+                partition: vec![0, 0, 0, 0],
+                bucket: 3,
+                index_type: DELETION_VECTORS_INDEX.into(),
+                file_name: "index-a-0".into(),
+                file_size: 45,
+                row_count: 2,
+                dv_ranges: Some(vec![range("data-1", Some(4)), range("data-2", None)]),
+                external_path: None,
+            },
+            IndexManifestEntry {
+                kind: FileKind::Add,
+                partition: vec![],
+                bucket: 0,
+                index_type: "HASH".into(),
+                file_name: "index-b-0".into(),
+                file_size: 8,
+                row_count: 2,
+                dv_ranges: None,
+                external_path: Some("s3://b/index-b-0".into()),
+            },
+        ];
+        for codec in ["zstd", "none"] {
+            let bytes = write_index_manifest(&entries, codec).unwrap();
+            let back = read_index_manifest(&bytes, Path::new("index-manifest-x")).unwrap();
+            assert_eq!(back, entries);
+            assert_eq!(
+                IndexManifestEntry::of(FileKind::Add, &[0, 0, 0, 0], 3, &back[0].index_file()),
+                entries[0]
             );
         }
     }

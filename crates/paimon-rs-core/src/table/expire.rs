@@ -492,8 +492,8 @@ fn min_consumer_snapshot(table: &FileStoreTable) -> Result<Option<i64>> {
 
 /// Changelog decoupling (`changelog.num-retained.*`, `changelog.time-retained` above the
 /// snapshot retention) keeps the changelog of expired snapshots as `changelog/changelog-<id>`
-/// files; paimon_rs writes no changelogs, so it refuses to expire a snapshot that has one
-/// under such options rather than drop what Java would keep.
+/// files; paimon_rs does not write those yet, so it refuses to expire a snapshot that has a
+/// changelog under such options rather than drop what Java would keep.
 fn check_changelog_decoupling(table: &FileStoreTable, expiring: &[Labeled]) -> Result<()> {
     let raw = &table.options.raw;
     let decoupled = [
@@ -513,7 +513,8 @@ fn check_changelog_decoupling(table: &FileStoreTable, expiring: &[Labeled]) -> R
         return Err(Error::unsupported(format!(
             "expiring snapshot {} ({}), which has a changelog, with changelog.num-retained.* / \
              changelog.time-retained set: Java keeps such changelogs as long-lived changelog \
-             files, which paimon_rs does not write; expire this table with Java Paimon",
+             files, which paimon_rs does not write yet; expire this table with Java Paimon or \
+             remove those options",
             s.id,
             p.display()
         )));

@@ -10,19 +10,21 @@
 //! commits (Java's) would change which compactions run.
 
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
 use super::buffer::{MemoryCounter, SortBuffer, RUN_BATCH_ROWS};
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::pipeline::write_pipelined;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
-use super::rolling::RollingFileWriter;
+use super::rolling::{FileWriterContext, RollingFileWriter};
 use crate::compact::{BucketCompactor, CompactResult, CompactSettings};
 use crate::error::{Error, Result};
 use crate::io::parquet::ROW_GROUP_BYTES;
-use crate::merge::{merge_sorted_runs, KvLayout};
+use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::sort::Spiller;
 use crate::spec::manifest::DataFileMeta;
 use crate::table::FileStoreTable;
@@ -36,6 +38,9 @@ pub(crate) struct MergeTreeWriter {
     /// `lookup-compact = gentle`: picks since the last forced level-0 compaction (§3.5),
     /// carried from one commit's compactor to the next.
     gentle_counter: u32,
+    /// The bucket's deletion vectors (`deletion-vectors.enabled`): files compaction removes
+    /// lose theirs, and each commit that changed them writes the bucket's new index file.
+    deletion_vectors: Option<DeletionVectorsMaintainer>,
 }
 
 impl MergeTreeWriter {
@@ -57,12 +62,52 @@ impl MergeTreeWriter {
             next_seq: restore.max_sequence_number + 1,
             files: BucketFiles::new(restore.data_files, compacts),
             gentle_counter: 0,
+            deletion_vectors: restore.deletion_vectors,
         }
     }
 
-    /// The bucket's files as the writer sees them (restored, plus what it handed to commits).
-    pub fn into_files(self) -> Vec<DataFileMeta> {
-        self.files.into_previous()
+    /// The bucket's files as the writer sees them (restored, plus what it handed to commits)
+    /// and its deletion vectors.
+    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
+        (self.files.into_previous(), self.deletion_vectors)
+    }
+
+    /// After the commit's compaction: the vectors of files it removed go, and if the bucket's
+    /// vectors changed, its new index file replaces the old ones in the compact increment.
+    fn maintain_deletion_vectors(
+        &mut self,
+        table: &FileStoreTable,
+        increment: &mut CommitIncrement,
+    ) -> Result<()> {
+        let Some(dv) = &mut self.deletion_vectors else {
+            return Ok(());
+        };
+        let inc = &mut increment.compact_increment;
+        let kept: std::collections::HashSet<&str> = inc
+            .compact_after
+            .iter()
+            .map(|f| f.file_name.as_str())
+            .collect();
+        for f in &inc.compact_before {
+            if !kept.contains(f.file_name.as_str()) {
+                dv.remove(&f.file_name);
+            }
+        }
+        // rows the commit's lookup compactions superseded (§10)
+        for (file, rows) in std::mem::take(&mut increment.dv_marks) {
+            let mut positions = roaring::RoaringBitmap::new();
+            for r in rows {
+                positions.insert(u32::try_from(r).map_err(|_| {
+                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
+                })?);
+            }
+            dv.mark(&file, &positions);
+        }
+        let inc = &mut increment.compact_increment;
+        let (new, replaced) = dv.prepare_commit(table)?;
+        inc.new_index_files.extend(new);
+        inc.deleted_index_files.extend(replaced);
+        Ok(())
     }
 
     /// Sort, merge and write what is buffered into level-0 files of this commit.
@@ -75,6 +120,9 @@ impl MergeTreeWriter {
         let mut file_ctx = ctx.file_ctx.clone();
         file_ctx.dir = self.dir.clone();
         let writer = RollingFileWriter::new(file_ctx, 0);
+        if let Some(changelog_ctx) = &ctx.changelog {
+            return self.flush_with_changelog(env, changelog_ctx, writer, pipelined);
+        }
         // plain deduplicate only: sequence.field / ignore-delete need the merge function
         let deduplicated = if ctx.engine.is_plain_deduplicate() {
             buf.take_deduplicated()?
@@ -94,6 +142,46 @@ impl MergeTreeWriter {
             }
         };
         self.files.flushed.extend(files);
+        Ok(())
+    }
+
+    /// A flush of a `changelog-producer = input` table (paimon-behaviour.md §9.2): every
+    /// buffered record, sorted by key and sequence but not merged, goes into changelog files;
+    /// the same sorted stream, merged by the table's engine, into the level-0 data files.
+    fn flush_with_changelog(
+        &mut self,
+        env: &WriteEnv<'_>,
+        changelog_ctx: &FileWriterContext,
+        writer: RollingFileWriter,
+        pipelined: bool,
+    ) -> Result<()> {
+        let ctx = env.flush;
+        let buf = &mut self.buffer;
+        let mut changelog_ctx = changelog_ctx.clone();
+        changelog_ctx.dir = self.dir.clone();
+        let changelog = Arc::new(Mutex::new(RollingFileWriter::new(changelog_ctx, 0)));
+        let fan_in = merge_fan_in(buf, ctx.budget);
+        let (runs, spill_bytes) = buf.take_runs(env.spiller, fan_in)?;
+        let sorted = merge_sorted_runs(runs, ctx.layout, MergeEngine::KeepAll, false)?;
+        // each sorted batch is written to the changelog as it passes on to the data merge
+        let tee = Arc::clone(&changelog);
+        let teed: BatchIter = Box::new(sorted.map(move |b| {
+            let b = b?;
+            lock(&tee)?.write(&b)?;
+            Ok(b)
+        }));
+        let merged = merge_sorted_runs(vec![teed], ctx.layout, ctx.engine.clone(), false)?;
+        // consumed and dropped by `write_all`, so the changelog writer is ours alone again (an
+        // error drops the writers, which remove the files they wrote)
+        let files = write_all(writer, merged, pipelined)?;
+        let changelog = Arc::try_unwrap(changelog)
+            .map_err(|_| Error::Internal("changelog writer still shared after the flush".into()))?
+            .into_inner()
+            .map_err(|_| Error::Internal("changelog writer poisoned".into()))?;
+        let changelog_files = changelog.close()?;
+        env.spiller.release(spill_bytes);
+        self.files.flushed.extend(files);
+        self.files.flushed_changelog.extend(changelog_files);
         Ok(())
     }
 
@@ -215,7 +303,7 @@ impl RecordWriter for MergeTreeWriter {
             }
         }
         self.gentle_counter = c.gentle_counter();
-        Ok(())
+        self.maintain_deletion_vectors(env.table, increment)
     }
 
     fn bucket_files(&mut self) -> &mut BucketFiles {
@@ -278,6 +366,11 @@ pub(crate) fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
     (budget / run_footprint(buf)).max(2)
 }
 
+fn lock(w: &Mutex<RollingFileWriter>) -> Result<std::sync::MutexGuard<'_, RollingFileWriter>> {
+    w.lock()
+        .map_err(|_| Error::Internal("changelog writer poisoned".into()))
+}
+
 /// Sorted runs of a bucket's files: each level-0 file, plus one per non-empty level above.
 fn sorted_runs(files: &[DataFileMeta]) -> usize {
     let upper: std::collections::HashSet<i32> =
@@ -331,6 +424,7 @@ mod tests {
                     layout: KvLayout { num_keys: 1 },
                     engine: MergeEngine::Deduplicate,
                     budget: table.options.write_buffer_size as usize,
+                    changelog: None,
                 },
                 spiller: Spiller::new(SpillOptions::from_options(&table.options)),
                 settings: CompactSettings::from_table(&table).unwrap(),
@@ -383,6 +477,7 @@ mod tests {
         let restore = RestoreFiles {
             data_files: vec![],
             max_sequence_number: 9,
+            deletion_vectors: None,
         };
         let mut w = e.writer(restore);
         e.write(&mut w, &rows(0, 100));
@@ -422,6 +517,51 @@ mod tests {
         assert_eq!(w.sorted_runs(), 1);
         // nothing new: an empty increment
         assert!(w.prepare_commit(&e.env(false), false).unwrap().is_empty());
+    }
+
+    /// `changelog-producer = input`: a flush writes every buffered record, unmerged, into
+    /// changelog files beside the merged data file; both go to the data increment, and
+    /// `close` deletes the changelog files of an unprepared flush too.
+    #[test]
+    fn input_producer_writes_the_unmerged_records_as_changelog() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = Env::new(table(
+            dir.path(),
+            &[("bucket", "1"), ("changelog-producer", "input")],
+        ));
+        let mut ctx = e.flush.file_ctx.clone();
+        ctx.prefix = "changelog-".into();
+        e.flush.changelog = Some(ctx);
+        let mut w = e.writer(RestoreFiles::default());
+        e.write(&mut w, &rows(0, 100));
+        e.write(&mut w, &rows(50, 100));
+        let inc = w.prepare_commit(&e.env(false), false).unwrap();
+        let d = &inc.data_increment;
+        assert_eq!(d.new_files.iter().map(|f| f.row_count).sum::<i64>(), 150);
+        assert_eq!(d.changelog_files.len(), 1);
+        let log = &d.changelog_files[0];
+        assert!(log.file_name.starts_with("changelog-"), "{}", log.file_name);
+        assert_eq!((log.row_count, log.level), (200, 0));
+        // the default restore (max sequence 0) starts at 1
+        assert_eq!((log.min_sequence_number, log.max_sequence_number), (1, 200));
+        assert_eq!(inc.written().len(), 2);
+
+        e.write(&mut w, &rows(0, 10));
+        w.flush(&e.env(false)).unwrap();
+        let bucket = e.table.bucket_dir("", 0);
+        let names = || -> Vec<String> {
+            std::fs::read_dir(&bucket)
+                .unwrap()
+                .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+                .collect()
+        };
+        assert_eq!(names().len(), 4);
+        w.close();
+        let mut left = names();
+        left.sort();
+        let mut want = vec![log.file_name.clone(), d.new_files[0].file_name.clone()];
+        want.sort();
+        assert_eq!(left, want);
     }
 
     /// `close` deletes what was flushed since the last `prepare_commit`.

@@ -19,6 +19,7 @@ use arrow_array::RecordBatch;
 
 use super::append_writer::AppendWriter;
 use super::buffer::SharedInput;
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::merge_tree_writer::MergeTreeWriter;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
@@ -36,6 +37,9 @@ pub(crate) struct FlushContext {
     pub engine: MergeEngine,
     /// `write-buffer-size`: the budget of the buffers and of the final merges.
     pub budget: usize,
+    /// `changelog-producer = input`: the context of the changelog files each flush writes
+    /// beside its data files (every input record, unmerged).
+    pub changelog: Option<FileWriterContext>,
 }
 
 /// What a bucket writer's calls share with every other bucket writer of the table write.
@@ -77,15 +81,16 @@ impl CommitIncrement {
         self.data_increment.is_empty() && self.compact_increment.is_empty()
     }
 
-    /// Files of this increment that were written for it: new files and compaction outputs
-    /// that are not upgrades (what a failed commit deletes).
+    /// Files of this increment that were written for it: new files, changelog files and
+    /// compaction outputs that are not upgrades (what a failed commit deletes).
     pub fn written(&self) -> Vec<DataFileMeta> {
-        let c = &self.compact_increment;
+        let (d, c) = (&self.data_increment, &self.compact_increment);
         let compacted = CompactResult {
             changelog: c.changelog_files.clone(),
             ..CompactResult::of(c.compact_before.clone(), c.compact_after.clone())
         };
-        let mut out = self.data_increment.new_files.clone();
+        let mut out = d.new_files.clone();
+        out.extend(d.changelog_files.iter().cloned());
         out.extend(compacted.written_all());
         out
     }
@@ -202,11 +207,11 @@ impl std::ops::DerefMut for BucketWriter {
 }
 
 impl BucketWriter {
-    /// The bucket's files as the writer sees them, the writer dropped.
-    pub fn into_files(self) -> Vec<DataFileMeta> {
+    /// The bucket's files and deletion vectors as the writer sees them, the writer dropped.
+    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
         match self {
-            BucketWriter::MergeTree(w) => w.into_files(),
-            BucketWriter::Append(w) => w.into_files(),
+            BucketWriter::MergeTree(w) => w.into_restore(),
+            BucketWriter::Append(w) => (w.into_files(), None),
         }
     }
 }
@@ -225,6 +230,8 @@ pub(crate) struct BucketFiles {
     ignore_previous: bool,
     /// Files written since the last `prepare_commit`, not yet handed to a commit.
     pub flushed: Vec<DataFileMeta>,
+    /// Changelog files of those flushes (`changelog-producer = input`).
+    pub flushed_changelog: Vec<DataFileMeta>,
     /// Compactions run since the last commit because the bucket's sorted runs exceeded
     /// `num-sorted-run.stop-trigger` after a flush, accumulated.
     pub compacted: CompactResult,
@@ -278,7 +285,11 @@ impl BucketFiles {
     pub fn drain(&mut self) -> CommitIncrement {
         let compacted = std::mem::take(&mut self.compacted);
         CommitIncrement {
-            data_increment: DataIncrement::new_files(std::mem::take(&mut self.flushed)),
+            data_increment: DataIncrement {
+                new_files: std::mem::take(&mut self.flushed),
+                changelog_files: std::mem::take(&mut self.flushed_changelog),
+                ..Default::default()
+            },
             compact_increment: CompactIncrement {
                 changelog_files: compacted.changelog,
                 ..CompactIncrement::of(compacted.before, compacted.after)
@@ -300,10 +311,17 @@ impl BucketFiles {
 
     /// Delete the files written since the last `prepare_commit` in `dir`.
     pub fn discard(&mut self, dir: &std::path::Path) {
-        for f in self.flushed.iter().chain(&self.compacted.written_all()) {
+        let written = self.compacted.written_all();
+        for f in self
+            .flushed
+            .iter()
+            .chain(&self.flushed_changelog)
+            .chain(&written)
+        {
             let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
         }
         self.flushed.clear();
+        self.flushed_changelog.clear();
         self.compacted = CompactResult::default();
     }
 

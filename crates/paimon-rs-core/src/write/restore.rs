@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use crate::error::Result;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::snapshot::Snapshot;
@@ -21,6 +22,9 @@ pub(crate) struct RestoreFiles {
     /// Highest sequence number of the bucket's live files (-1 if none): the writer's sequence
     /// numbers continue after it.
     pub max_sequence_number: i64,
+    /// The bucket's deletion vectors (tables with `deletion-vectors.enabled`, writers that
+    /// compact): restored from the snapshot's index files.
+    pub deletion_vectors: Option<DeletionVectorsMaintainer>,
 }
 
 /// The table's live files as the writers of one `TableWrite` read them: per partition on first
@@ -38,6 +42,10 @@ pub(crate) struct TableRestore {
     /// Live files per (partition, bucket) of those partitions (writers that compact: a
     /// bucket's levels), until a writer of the bucket takes them.
     files: HashMap<WriterKey, Vec<DataFileMeta>>,
+    /// Whether live files are kept for the writers (they compact).
+    keep_files: bool,
+    /// Deletion vectors of dropped writers, for the next writer of their bucket.
+    deletion_vectors: HashMap<WriterKey, DeletionVectorsMaintainer>,
 }
 
 impl TableRestore {
@@ -64,6 +72,7 @@ impl TableRestore {
         partitions: Vec<&[u8]>,
         keep_files: bool,
     ) -> Result<()> {
+        self.keep_files = keep_files;
         if self.all {
             return Ok(());
         }
@@ -113,17 +122,46 @@ impl TableRestore {
     }
 
     /// What the writer of `key` starts from; its partition must have been read. The bucket's
-    /// files move to the writer (see [`Self::give_back`]).
-    pub fn restore(&mut self, key: &WriterKey) -> RestoreFiles {
-        RestoreFiles {
-            data_files: self.files.remove(key).unwrap_or_default(),
+    /// files move to the writer (see [`Self::give_back`]). A writer that compacts a
+    /// deletion-vector table gets the bucket's vectors too, read from the snapshot's index
+    /// files unless an earlier writer of the bucket gave them back.
+    pub fn restore(&mut self, table: &FileStoreTable, key: &WriterKey) -> Result<RestoreFiles> {
+        let data_files = self.files.remove(key).unwrap_or_default();
+        let deletion_vectors = match self.deletion_vectors.remove(key) {
+            Some(dv) => Some(dv),
+            None if self.keeps_vectors(table)? => Some(DeletionVectorsMaintainer::restore(
+                table,
+                self.snapshot(),
+                &key.0,
+                key.1,
+                &data_files,
+            )?),
+            None => None,
+        };
+        Ok(RestoreFiles {
+            data_files,
             max_sequence_number: self.max_seq.get(key).copied().unwrap_or(-1),
-        }
+            deletion_vectors,
+        })
     }
 
-    /// A dropped writer's files (restored, plus what it handed to commits): a later writer of
-    /// the same bucket starts from them.
-    pub fn give_back(&mut self, key: WriterKey, files: Vec<DataFileMeta>) {
+    /// Whether writers keep deletion vectors: a primary-key table with
+    /// `deletion-vectors.enabled` whose live files were read (writers that compact).
+    fn keeps_vectors(&self, table: &FileStoreTable) -> Result<bool> {
+        Ok(self.keep_files && table.is_primary_key() && table.options.deletion_vectors()?)
+    }
+
+    /// A dropped writer's files (restored, plus what it handed to commits) and deletion
+    /// vectors: a later writer of the same bucket starts from them.
+    pub fn give_back(
+        &mut self,
+        key: WriterKey,
+        files: Vec<DataFileMeta>,
+        deletion_vectors: Option<DeletionVectorsMaintainer>,
+    ) {
+        if let Some(dv) = deletion_vectors {
+            self.deletion_vectors.insert(key.clone(), dv);
+        }
         if !files.is_empty() {
             self.files.insert(key, files);
         }
@@ -167,7 +205,8 @@ mod tests {
 
         let mut r = TableRestore::default();
         r.read(&t, vec![&key.0], true).unwrap();
-        let got = r.restore(&key);
+        let got = r.restore(&t, &key).unwrap();
+        assert!(got.deletion_vectors.is_none());
         assert_eq!(r.snapshot().map(|s| s.id), snap);
         assert_eq!(got.max_sequence_number, 99);
         let names = |fs: &[DataFileMeta]| -> Vec<String> {
@@ -178,18 +217,18 @@ mod tests {
             names(&msgs[0].data_increment.new_files)
         );
         // the files moved to the writer; given back, a later writer finds them
-        assert!(r.restore(&key).data_files.is_empty());
-        r.give_back(key.clone(), got.data_files);
-        assert_eq!(r.restore(&key).data_files.len(), 1);
+        assert!(r.restore(&t, &key).unwrap().data_files.is_empty());
+        r.give_back(key.clone(), got.data_files, None);
+        assert_eq!(r.restore(&t, &key).unwrap().data_files.len(), 1);
 
         // without files (a writer that does not compact): only the sequence number
         let mut r = TableRestore::default();
         r.read(&t, vec![&key.0], false).unwrap();
-        let got = r.restore(&key);
+        let got = r.restore(&t, &key).unwrap();
         assert!(got.data_files.is_empty());
         assert_eq!(got.max_sequence_number, 99);
         let other = (key.0.clone(), 7);
-        assert_eq!(r.restore(&other).max_sequence_number, -1);
+        assert_eq!(r.restore(&t, &other).unwrap().max_sequence_number, -1);
 
         // an empty table: no snapshot
         let dir = tempfile::tempdir().unwrap();
@@ -197,6 +236,6 @@ mod tests {
         let mut r = TableRestore::default();
         r.read(&empty, vec![&key.0], true).unwrap();
         assert!(r.snapshot().is_none());
-        assert_eq!(r.restore(&key).max_sequence_number, -1);
+        assert_eq!(r.restore(&empty, &key).unwrap().max_sequence_number, -1);
     }
 }

@@ -23,6 +23,7 @@ use crate::compact::CompactSettings;
 use crate::error::{Error, Result};
 use crate::kv::{file_context, kv_arrow_schema, FileSource};
 use crate::merge::{KvLayout, MergeEngine};
+use crate::options::ChangelogProducer;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
 use crate::spec::datum::Datum;
@@ -105,7 +106,7 @@ impl TableWrite {
             partition_types: table.partition_types()?,
             assigner,
             flush: FlushContext {
-                file_ctx,
+                file_ctx: file_ctx.clone(),
                 layout: KvLayout {
                     num_keys: key_types.len(),
                 },
@@ -116,6 +117,13 @@ impl TableWrite {
                     MergeEngine::Deduplicate
                 },
                 budget: o.write_buffer_size as usize,
+                changelog: if pk && o.changelog_producer == ChangelogProducer::Input {
+                    let mut ctx = file_ctx.clone();
+                    ctx.prefix = o.changelog_file_prefix.clone();
+                    Some(ctx)
+                } else {
+                    None
+                },
             },
             spillable: o.write_buffer_spillable,
             spiller,
@@ -260,7 +268,7 @@ impl TableWrite {
             let w = match self.writers.entry(key) {
                 std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    let restore = self.restore.restore(v.key());
+                    let restore = self.restore.restore(&self.table, v.key())?;
                     let dir = self.table.bucket_dir(&ppath, v.key().1);
                     let mut w = match &self.kv_schema {
                         Some(s) => BucketWriter::MergeTree(MergeTreeWriter::new(
@@ -629,7 +637,8 @@ impl TableWrite {
     /// Drop the writers; a later writer of one of their buckets starts from what they knew.
     fn drop_writers(&mut self) {
         for (key, w) in self.writers.drain() {
-            self.restore.give_back(key, w.into_files());
+            let (files, dvs) = w.into_restore();
+            self.restore.give_back(key, files, dvs);
         }
     }
 

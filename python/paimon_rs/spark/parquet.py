@@ -33,6 +33,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import pyarrow as pa
 
 from paimon_rs.predicate import Predicate
+from paimon_rs.spark.common import _session_confs, spark_schema_of
 
 #: Paimon's row kinds that retract a row (``_VALUE_KIND``: -U = 1, -D = 3)
 _RETRACT_KINDS = (1, 3)
@@ -253,8 +254,6 @@ def _serial_listing(spark: Any, paths: int) -> "contextlib.AbstractContextManage
     box at load 7), against 0.15 s and 0.6 s listed on the driver. The conf only chooses where
     the listing runs (the same statuses either way); it is raised for the frame's construction
     (the listing is eager) unless the session sets it itself, and unset after."""
-    from paimon_rs.spark import _session_confs
-
     if paths <= _LISTING_DEFAULT:
         return contextlib.nullcontext()
     return _session_confs(spark, {_LISTING_CONF: str(paths)})
@@ -281,8 +280,6 @@ def parquet_frame(spark: Any, files: List[str], spark_schema: Any, table_schema:
     no projection unless the filter or ``_VALUE_KIND`` adds columns."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import ByteType, StructField, StructType
-
-    from paimon_rs.spark import spark_schema_of
 
     names = list(spark_schema.names)
     extra = [n for n in sorted(filter.fields()) if n not in names] if filter is not None else []

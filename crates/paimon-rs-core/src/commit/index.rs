@@ -1,0 +1,213 @@
+//! Index files in a commit (Java's `IndexManifestFileHandler`): a snapshot's index manifest
+//! lists every live index file of the table (ADD entries only, cumulative); a commit whose
+//! messages add or replace index files writes a new one, the latest snapshot's with the
+//! replaced files removed and the new ones added, else the snapshot inherits the latest's.
+//!
+//! Deletion vectors of a bucket are maintained by its one writer from the index files it
+//! restored: the files it replaces must still be live, and no other deletion-vector file of the
+//! bucket may have appeared since (a concurrent writer's vectors would be lost), else the
+//! commit is a conflict.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+
+use super::{CommitMessage, FileStoreCommit};
+use crate::error::{Error, Result};
+use crate::spec::manifest::{
+    live_index_entries, read_index_manifest, write_index_manifest, FileKind, IndexManifestEntry,
+    DELETION_VECTORS_INDEX,
+};
+use crate::spec::snapshot::Snapshot;
+
+/// The index changes of the messages' data increments (`compact` false) or compact increments:
+/// DELETE entries of the replaced index files, then ADD entries of the new ones.
+pub(super) fn index_changes(messages: &[CommitMessage], compact: bool) -> Vec<IndexManifestEntry> {
+    let mut deleted = vec![];
+    let mut added = vec![];
+    for m in messages {
+        let (new, old) = if compact {
+            let c = &m.compact_increment;
+            (&c.new_index_files, &c.deleted_index_files)
+        } else {
+            let d = &m.data_increment;
+            (&d.new_index_files, &d.deleted_index_files)
+        };
+        let entry = |kind, f| IndexManifestEntry::of(kind, &m.partition, m.bucket, f);
+        deleted.extend(old.iter().map(|f| entry(FileKind::Delete, f)));
+        added.extend(new.iter().map(|f| entry(FileKind::Add, f)));
+    }
+    deleted.extend(added);
+    deleted
+}
+
+/// Identity of an index file in the manifest.
+fn id(e: &IndexManifestEntry) -> (&[u8], i32, &str) {
+    (&e.partition, e.bucket, &e.file_name)
+}
+
+impl FileStoreCommit {
+    /// The index manifest of the snapshot after `latest` with `changes` applied: the latest's
+    /// own name when there are none, else a new manifest (added to `written`).
+    pub(super) fn index_manifest_after(
+        &self,
+        latest: Option<&Snapshot>,
+        changes: &[IndexManifestEntry],
+        written: &mut Vec<PathBuf>,
+    ) -> Result<Option<String>> {
+        let inherited = latest.and_then(|s| s.index_manifest.clone());
+        if changes.is_empty() {
+            return Ok(inherited);
+        }
+        let mut live = match &inherited {
+            None => vec![],
+            Some(name) => {
+                let p = self.table().manifest_dir().join(name);
+                live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?)
+            }
+        };
+        let conflict = |message: String| Error::CommitConflict {
+            table: self.table().name.clone(),
+            message,
+        };
+        let deleted: HashSet<(&[u8], i32, &str)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .map(id)
+            .collect();
+        let live_ids: HashSet<(&[u8], i32, &str)> = live.iter().map(id).collect();
+        for d in &deleted {
+            if !live_ids.contains(d) {
+                return Err(conflict(format!(
+                    "index file {} of bucket {} was replaced or removed by a concurrent commit; \
+                     give up committing",
+                    d.2, d.1
+                )));
+            }
+        }
+        for a in changes.iter().filter(|e| e.kind == FileKind::Add) {
+            if a.index_type != DELETION_VECTORS_INDEX {
+                continue;
+            }
+            let other = live.iter().find(|l| {
+                l.index_type == DELETION_VECTORS_INDEX
+                    && (&l.partition, l.bucket) == (&a.partition, a.bucket)
+                    && !deleted.contains(&id(l))
+            });
+            if let Some(o) = other {
+                return Err(conflict(format!(
+                    "deletion vectors of bucket {} changed concurrently (index file {} is not \
+                     the one this writer restored); give up committing",
+                    a.bucket, o.file_name
+                )));
+            }
+        }
+        let deleted: HashSet<(Vec<u8>, i32, String)> = deleted
+            .into_iter()
+            .map(|(p, b, f)| (p.to_vec(), b, f.to_string()))
+            .collect();
+        live.retain(|l| !deleted.contains(&(l.partition.clone(), l.bucket, l.file_name.clone())));
+        live.extend(changes.iter().filter(|e| e.kind == FileKind::Add).cloned());
+        let name = format!("index-manifest-{}-0", uuid::Uuid::new_v4());
+        let bytes = write_index_manifest(&live, &self.table().options.manifest_compression)?;
+        let p = self.table().manifest_dir().join(&name);
+        crate::io::write_new(&p, &bytes)?;
+        written.push(p);
+        Ok(Some(name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use arrow_array::Int64Array;
+    use roaring::RoaringBitmap;
+
+    use super::super::safety::tests::{commit, rows, table, written};
+    use super::*;
+    use crate::table::FileStoreTable;
+    use crate::write::deletion_vectors::DeletionVectorsMaintainer;
+
+    /// The table's keys as a deletion-vector reader sees them.
+    fn keys(t: &FileStoreTable) -> Vec<i64> {
+        let dv: std::collections::BTreeMap<String, String> =
+            [("deletion-vectors.enabled".to_string(), "true".to_string())].into();
+        let t = t.copy(&dv).unwrap();
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t, None, None).unwrap();
+        let mut out = vec![];
+        for b in r.read_splits(&plan.splits).unwrap() {
+            let k = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+            out.extend(k.values().iter().copied());
+        }
+        out.sort();
+        out
+    }
+
+    /// A message of the bucket's maintainer (restored from the latest snapshot) after marking
+    /// `positions` of `file`.
+    fn marked(
+        t: &FileStoreTable,
+        m: &CommitMessage,
+        file: &str,
+        positions: &[u32],
+    ) -> CommitMessage {
+        let latest = t.snapshot_manager().latest().unwrap();
+        let files = crate::table::live::live_entries(t, latest.as_ref().unwrap()).unwrap();
+        let files: Vec<_> = files.into_iter().map(|e| e.file).collect();
+        let mut dv =
+            DeletionVectorsMaintainer::restore(t, latest.as_ref(), &m.partition, m.bucket, &files)
+                .unwrap();
+        dv.mark(file, &positions.iter().copied().collect::<RoaringBitmap>());
+        let (new, old) = dv.prepare_commit(t).unwrap();
+        let mut out = m.clone();
+        out.data_increment = Default::default();
+        out.compact_increment = Default::default();
+        out.compact_increment.new_index_files = new;
+        out.compact_increment.deleted_index_files = old;
+        out
+    }
+
+    /// Deletion vectors committed as index files: readers drop the marked rows; a second
+    /// commit replaces the bucket's index file (one live file, both marks); a writer whose
+    /// restored vectors were replaced meanwhile conflicts instead of losing the other's marks.
+    #[test]
+    fn deletion_vector_index_files_are_committed_and_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        let msgs = written(&t, &[rows(1, 0..10)]);
+        commit(&t, &msgs).unwrap();
+        let m = &msgs[0];
+        let file = m.data_increment.new_files[0].file_name.clone();
+        assert_eq!(keys(&t), (0..10).collect::<Vec<_>>());
+
+        let first = marked(&t, m, &file, &[2, 5]);
+        let stale = marked(&t, m, &file, &[9]); // restored from the same snapshot
+        commit(&t, &[first]).unwrap();
+        assert_eq!(keys(&t), [0, 1, 3, 4, 6, 7, 8, 9]);
+
+        let e = commit(&t, &[stale]).unwrap_err();
+        assert!(
+            matches!(&e, Error::CommitConflict { message, .. } if message.contains("deletion vectors")),
+            "{e}"
+        );
+
+        let second = marked(&t, m, &file, &[7]);
+        assert_eq!(second.compact_increment.deleted_index_files.len(), 1);
+        commit(&t, std::slice::from_ref(&second)).unwrap();
+        assert_eq!(keys(&t), [0, 1, 3, 4, 6, 8, 9]);
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        let p = t.manifest_dir().join(s.index_manifest.as_ref().unwrap());
+        let live =
+            live_index_entries(read_index_manifest(&crate::io::read(&p).unwrap(), &p).unwrap());
+        assert_eq!(live.len(), 1);
+        assert_eq!(
+            live[0].file_name,
+            second.compact_increment.new_index_files[0].file_name
+        );
+        assert_eq!(live[0].dv_ranges.as_ref().unwrap()[0].cardinality, Some(3));
+        // replacing a file that is no longer live is a conflict too
+        let e = commit(&t, &[second]).unwrap_err();
+        assert!(matches!(&e, Error::CommitConflict { .. }), "{e}");
+    }
+}

@@ -1,0 +1,160 @@
+"""Exactly once for a distributed job: collect its task attempts' commit messages once, wait
+until no attempt still runs, keep one attempt per Spark partition, commit once (a commit
+identifier found committed means done), and delete the files no commit took."""
+
+import os
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+
+from paimon_rs.exceptions import PaimonRsError
+from paimon_rs.spark.common import _has_spark_context, _log
+from paimon_rs.table import CommitMessage, Table
+
+#: one row per commit message a write task yields
+_MESSAGE_SCHEMA = (
+    "spark_partition int, attempt int, task_attempt_id long, bucket int, "
+    "partition binary, message binary"
+)
+
+# Directories of a table that never hold data files of a write.
+_METADATA_DIRS = {"snapshot", "schema", "manifest", "index", "statistics", "tag", "changelog", "branch"}
+
+
+#: how long the driver waits, after a job, for its task attempts still running to end
+SETTLE_TIMEOUT_S = 120.0
+
+#: after attempts were seen running: time for Spark to stop a killed attempt's Python worker
+SETTLE_GRACE_S = 0.5
+
+_JOB_GROUP_PROPS = ("spark.jobGroup.id", "spark.job.description", "spark.job.interruptOnCancel")
+
+
+def _collect_settled(spark: Any, collect: Callable[[], List[Any]]) -> List[Any]:
+    """``collect()`` (a ``collect`` of a DataFrame or RDD, which builds it too: building the RDD
+    of a DataFrame with a shuffle runs the shuffle's stage under AQE) once (a second action
+    would run every task again), in a job group of its own; then, succeeded or failed, wait
+    until none of the job's task attempts runs. A job
+    fails (or, with speculation, succeeds) while other attempts still run; Spark kills them, but
+    one may finish writing its files after ``collect`` returned, and the driver's sweep of the
+    files the commit did not take would miss them. The caller's job group is restored."""
+    if not _has_spark_context(spark):  # Spark Connect: no status tracker; sweep as is
+        return collect()
+    sc = spark.sparkContext
+    group = f"paimon_rs-{uuid.uuid4().hex}"
+    previous = {k: sc.getLocalProperty(k) for k in _JOB_GROUP_PROPS}
+    sc.setJobGroup(group, "paimon_rs writers", interruptOnCancel=True)
+    try:
+        return collect()
+    finally:
+        for k, v in previous.items():
+            sc.setLocalProperty(k, v)  # None removes it
+        _wait_for_attempts(sc, group)
+
+
+def _wait_for_attempts(sc: Any, group: str) -> None:
+    """Until no task attempt of the jobs of ``group`` runs (bounded by ``SETTLE_TIMEOUT_S``)."""
+    tracker = sc.statusTracker()
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    seen_running = False
+    while True:
+        running = 0
+        for job in tracker.getJobIdsForGroup(group):
+            info = tracker.getJobInfo(job)
+            for stage in (info.stageIds if info is not None else []):
+                st = tracker.getStageInfo(stage)
+                running += st.numActiveTasks if st is not None else 0
+        if running == 0:
+            break
+        seen_running = True
+        if time.monotonic() > deadline:
+            _log.warning("%d task attempt(s) of job group %s still run after %.0f s; their files, "
+                         "if any, are left for remove_orphan_files", running, group, SETTLE_TIMEOUT_S)
+            return
+        time.sleep(0.05)
+    if seen_running:
+        time.sleep(SETTLE_GRACE_S)
+
+
+def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
+    """Delete the data files named ``file_prefix*`` (this write's, any task attempt) that are
+    not in ``keep``. Returns the deleted paths."""
+    deleted: List[str] = []
+    root = table.table_path
+    for dirpath, dirnames, filenames in os.walk(root):
+        if dirpath == root:
+            dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS]
+        for f in filenames:
+            if f.startswith(file_prefix) and f not in keep:
+                p = os.path.join(dirpath, f)
+                try:
+                    os.remove(p)
+                    deleted.append(p)
+                except FileNotFoundError:
+                    pass
+    return deleted
+
+
+@dataclass
+class _Collected:
+    """Commit messages of a distributed job, one task attempt per Spark partition."""
+
+    messages: List[CommitMessage]
+    files: Set[str]
+
+
+def _choose_attempts(rows: Sequence[Any], bucketed: bool, table: Table) -> _Collected:
+    """Keep one attempt per Spark partition (Spark returns one per partition; a second would be
+    a bug) and check that no (partition, bucket) came from two tasks."""
+    by_part: Dict[int, int] = {}
+    for r in rows:
+        by_part.setdefault(r["spark_partition"], r["task_attempt_id"])
+    msgs: List[CommitMessage] = []
+    owner: Dict[Tuple[bytes, int], int] = {}
+    for r in rows:
+        if by_part[r["spark_partition"]] != r["task_attempt_id"]:
+            continue
+        key = (bytes(r["partition"]), r["bucket"])
+        if bucketed and owner.setdefault(key, r["spark_partition"]) != r["spark_partition"]:
+            raise PaimonRsError(
+                f"paimon_rs.spark.write into {table.identifier}: bucket {r['bucket']} of one partition "
+                f"was written by Spark partitions {owner[key]} and {r['spark_partition']} (the shuffle must "
+                "put a bucket in one task); nothing was committed"
+            )
+        msgs.append(CommitMessage.from_bytes(bytes(r["message"])))
+    files = {f for m in msgs for f in m.file_names + m.compact_after}
+    return _Collected(msgs, files)
+
+
+def _commit_collected(table: Table, builder: Any, collected: _Collected, file_prefix: str,
+                      commit_identifier: Optional[int]) -> Optional[int]:
+    """Commit once; then delete this write's files that are not committed. On a failed commit
+    the files go too, unless the commit landed all the same (its identifier is found)."""
+    commit = builder.new_commit()
+    try:
+        snapshot = commit.commit(collected.messages, commit_identifier=commit_identifier)
+    except BaseException:
+        landed = None
+        if commit_identifier is not None:
+            try:
+                landed = builder.new_commit()._core.committed_snapshot(commit_identifier)
+            except Exception:  # noqa: BLE001 (cannot tell: delete nothing but the losers)
+                _sweep(table, file_prefix, collected.files)
+                raise
+        if landed is None:
+            commit.abort(collected.messages)  # never deletes a file a snapshot references
+            _sweep(table, file_prefix, set())
+        else:
+            _sweep(table, file_prefix, collected.files)
+        raise
+    if commit_identifier is not None and collected.messages:
+        # Another run of this job may have committed the identifier meanwhile: the commit then
+        # returned that snapshot and wrote nothing. abort deletes our files unless a snapshot
+        # references them (ours landed), so they never outlive a commit that did not take them.
+        try:
+            commit._core.abort(collected.messages)
+        except PaimonRsError:
+            pass  # the snapshots could not be read: keep what the commit may hold
+    _sweep(table, file_prefix, collected.files)
+    return snapshot

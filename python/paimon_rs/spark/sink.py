@@ -1,0 +1,95 @@
+"""The task side of the Data Source writers, batch (``df.write.format("paimon_rs")``) and stream
+(``df.writeStream.format("paimon_rs")``): a task's rows through the table's writer (row kinds of
+a ``rowkind`` column by runs), its commit messages back to the driver, and the driver's view of
+them for ``paimon_rs.spark.commit``; and an aborted job's clean-up."""
+
+import dataclasses
+from typing import Any, Dict, Iterator, List, Optional, Tuple
+
+import numpy as np
+import pyarrow as pa
+from pyspark.sql.datasource import WriterCommitMessage
+
+from paimon_rs.changelog import ROW_KIND_COLUMN
+from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.spark.commit import _sweep
+from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
+from paimon_rs.table import CommitMessage, Table
+
+_ROW_KINDS = ("+I", "-U", "+U", "-D")
+
+
+@dataclasses.dataclass
+class _TaskMessages(WriterCommitMessage):
+    spark_partition: int
+    task_attempt_id: int
+    #: (partition bytes, bucket, serialized commit message)
+    messages: List[Tuple[bytes, int, bytes]] = dataclasses.field(default_factory=list)
+    #: a stream write's query (Spark keeps its id in the checkpoint); "" for a batch write
+    query_id: str = ""
+
+
+def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
+    """``(offset, length, kind)`` of each run of equal row kinds, in order; a value that is not
+    one of ``+I``/``-U``/``+U``/``-D`` (or null) is refused."""
+    if kinds.null_count:
+        raise InvalidArgumentError(f"the '{ROW_KIND_COLUMN}' column holds nulls (expected +I, -U, +U or -D)")
+    values = np.asarray(kinds.to_pylist(), dtype=object)
+    bad = set(values.tolist()) - set(_ROW_KINDS)
+    if bad:
+        raise InvalidArgumentError(f"the '{ROW_KIND_COLUMN}' column holds {sorted(bad)} (expected +I, -U, +U or -D)")
+    if len(values) == 0:
+        return []
+    starts = [0, *(np.flatnonzero(values[1:] != values[:-1]) + 1).tolist()]
+    ends = [*starts[1:], len(values)]
+    return [(s, e - s, str(values[s])) for s, e in zip(starts, ends)]
+
+
+def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch], what: str,
+               with_kind: bool = False, query_id: str = "") -> _TaskMessages:
+    """One task: every row of ``iterator`` through ``table``'s writer, files named
+    ``file_prefix`` + this attempt; ``with_kind``: each row's kind from its ``rowkind`` column
+    (runs of one kind written in order). Returns the task's commit messages."""
+    pid, attempt, tid = _task_context()
+    t = _open_cached(table).copy({"data-file.prefix": f"{file_prefix}p{pid}-a{attempt}-"})
+    where = f"{what} into {t.identifier} (Spark partition {pid}, attempt {attempt})"
+    names = list(t.arrow_schema.names)
+    target = t.arrow_schema
+    w = t.new_batch_write_builder().new_write()
+    try:
+        for b in iterator:
+            if b.num_rows == 0:
+                continue
+            data = b.select(names)
+            try:
+                data = _conform(data, target, where)
+                if not with_kind:
+                    w.write_arrow_batch(data)
+                    continue
+                for offset, length, kind in kind_runs(b.column(ROW_KIND_COLUMN)):
+                    w._check_open()
+                    w._core.write_stream_kind(pa.Table.from_batches([data.slice(offset, length)]), kind)
+            except Exception as e:
+                raise _with_context(e, f"{where}, {_groups_of(t, data)}") from e
+        msgs = [m for m in w.prepare_commit() if not m.is_empty()]
+    finally:
+        w.close()
+    return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)
+
+
+def message_rows(messages: List[Optional[WriterCommitMessage]]) -> List[Dict[str, Any]]:
+    """The tasks' messages as the rows ``commit._choose_attempts`` takes."""
+    return [
+        {"spark_partition": m.spark_partition, "task_attempt_id": m.task_attempt_id, "partition": p,
+         "bucket": b, "message": raw}
+        for m in messages if isinstance(m, _TaskMessages) for (p, b, raw) in m.messages
+    ]
+
+
+def abort_job(table: Table, messages: List[Optional[WriterCommitMessage]], file_prefix: str) -> None:
+    """A failed job: its files go (``abort`` never deletes one a snapshot references)."""
+    t = _open_cached(table)
+    msgs = [CommitMessage.from_bytes(r["message"]) for r in message_rows(messages)]
+    if msgs:
+        t.new_batch_write_builder().new_commit().abort(msgs)
+    _sweep(t, file_prefix, set())
