@@ -71,8 +71,8 @@ pub(crate) struct CommitIncrement {
     pub data_increment: DataIncrement,
     pub compact_increment: CompactIncrement,
     /// Deletion-vector marks of the commit's lookup compactions (`deletion-vectors.enabled`):
-    /// superseded row positions by data file name, for the bucket's deletion-vector index
-    /// file (not written yet).
+    /// superseded row positions by data file name; the merge-tree writer moves them into its
+    /// bucket's deletion vectors before writing the index file.
     pub dv_marks: DvMarks,
 }
 
