@@ -42,7 +42,7 @@ def _by_key(records: List[Tuple[str, str, int, object]]) -> Dict[Key, List[Tuple
     return out
 
 
-@pytest.mark.parametrize("producer", ["input"])
+@pytest.mark.parametrize("producer", ["input", "lookup"])
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commits=commits_st, buckets=st.integers(1, 3), small_buffer=st.booleans())
 def test_changelog_replays_to_the_table(producer, commits, buckets, small_buffer):

@@ -50,7 +50,7 @@ def test_catalog_errors(catalog, tmp_path):
     ({"bucket": "two"}, paimon_rs.InvalidArgumentError, "'bucket'"),
     ({"bucket": "2", "write-buffer-size": "lots"}, paimon_rs.InvalidArgumentError, "write-buffer-size"),
     ({"bucket": "2", "deletion-vectors.enabled": "true"}, paimon_rs.UnsupportedError, "deletion-vectors"),
-    ({"bucket": "2", "changelog-producer": "lookup"}, paimon_rs.UnsupportedError, "changelog-producer"),
+    ({"bucket": "2", "changelog-producer": "full-compaction"}, paimon_rs.UnsupportedError, "changelog-producer"),
 ])
 def test_options_refused_at_create(catalog, options, exc, match):
     s = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)

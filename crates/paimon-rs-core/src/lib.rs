@@ -10,6 +10,7 @@ mod compact;
 mod error;
 mod io;
 mod kv;
+mod lookup;
 mod merge;
 mod options;
 mod predicate;

@@ -49,6 +49,20 @@ const SUPPORTED: &[&str] = &[
     "source.split.target-size",
     "source.split.open-file-cost",
     "changelog-producer",
+    // lookup compaction (lookup/, compact/lookup_rewrite.rs)
+    "changelog-producer.row-deduplicate",
+    "changelog-producer.row-deduplicate-ignore-fields",
+    "force-lookup",
+    "lookup-compact",
+    "lookup-compact.max-interval",
+    "lookup-wait",
+    "lookup.local-file-type",
+    "lookup.cache-max-memory-size",
+    "lookup.cache-max-disk-size",
+    "lookup.cache-file-retention",
+    "lookup.cache.bloom.filter.enabled",
+    "lookup.cache.bloom.filter.fpp",
+    "lookup.cache-spill-compression",
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
     "data-file.prefix",
@@ -662,12 +676,22 @@ impl CoreOptions {
             ));
         }
         if for_write {
+            // `input` is written by flushes, `lookup` by lookup compaction
+            // (compact/lookup_rewrite.rs)
             if !matches!(
                 self.changelog_producer,
-                ChangelogProducer::None | ChangelogProducer::Input
+                ChangelogProducer::None | ChangelogProducer::Input | ChangelogProducer::Lookup
             ) {
                 let p = get("changelog-producer").unwrap_or_default();
                 return Err(Error::unsupported(format!("changelog-producer '{p}'")));
+            }
+            if self.changelog_producer == ChangelogProducer::Lookup
+                && get("full-compaction.delta-commits").is_some()
+            {
+                return Err(Error::invalid(
+                    "option 'full-compaction.delta-commits' cannot be combined with \
+                     changelog-producer = lookup (use changelog-producer = full-compaction)",
+                ));
             }
             if self.file_format != "parquet" {
                 return Err(Error::unsupported(format!(

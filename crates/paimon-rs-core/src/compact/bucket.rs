@@ -3,22 +3,31 @@
 //! `compact_table` (a full or picked compaction of every bucket, committed as one COMPACT
 //! snapshot).
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use rayon::prelude::*;
 
 use super::expire::RecordExpire;
 use super::levels::Levels;
+use super::lookup_rewrite::{
+    level0_keys, leveled_runs, LookupSettings, LookupWrapper, LOOKUP_LEVEL,
+};
 use super::progress::{ProgressSink, Tracker};
-use super::task::{plan_task, run_task, CompactResult, CompactRewriter, Sections, TaskOptions};
+use super::task::{
+    plan_task, run_task, CompactResult, CompactRewriter, DvMarks, Level0Upgrade, Rewritten,
+    Sections, TaskOptions,
+};
 use super::universal::{PickClock, UniversalCompaction};
 use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
 use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
-use crate::merge::{merge_sorted_runs, MergeEngine};
-use crate::options::MergeEngineKind;
+use crate::lookup::LookupLevels;
+use crate::merge::reader::{ChangelogSink, MergeHooks};
+use crate::merge::{merge_sorted_runs_with, BatchIter, MergeEngine};
 use crate::read::split::Split;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::PartitionSpec;
@@ -37,11 +46,13 @@ pub struct CompactSettings {
     pub min_file_size: u64,
     /// `compaction.force-rewrite-all-files`.
     pub force_rewrite_all: bool,
-    /// First-row tables: reads skip level 0 and read every file raw, so a key may never be in
-    /// two levels. Java's lookup compaction drops records whose key a higher level holds; we
-    /// have no lookup yet, so any level-0 file triggers a full compaction instead (same
-    /// result, more rewriting).
-    pub full_when_level0: bool,
+    /// Tables that need lookup (`CoreOptions::needs_lookup`: first-row, `changelog-producer =
+    /// lookup`, deletion vectors, `force-lookup`): their compaction looks level-0 keys up in
+    /// higher levels (§9.3), through one lookup cache shared by every bucket compacted with
+    /// these settings.
+    pub lookup: Option<LookupSettings>,
+    /// `deletion-vectors.enabled`: every compaction to a level > 0 drops retractions (§3.6).
+    pub deletion_vectors: bool,
     /// `record-level.expire-time` / `record-level.time-field` (§11).
     pub expire: Option<RecordExpire>,
     options: BTreeMap<String, String>,
@@ -58,7 +69,8 @@ impl CompactSettings {
                 .max(o.num_sorted_run_compaction_trigger),
             min_file_size: (o.target_file_size() as f64 * ratio) as u64,
             force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
-            full_when_level0: o.merge_engine == MergeEngineKind::FirstRow,
+            lookup: LookupSettings::from_table(table)?,
+            deletion_vectors: o.deletion_vectors()?,
             expire: RecordExpire::from_table(table)?,
             options: o.raw.clone(),
         })
@@ -71,7 +83,9 @@ impl CompactSettings {
 
 /// Merges sections of a bucket's sorted runs into new files (§4.2): each run a lazy chain of
 /// its files, sort-merged, equal keys combined by the table's merge engine, written by a
-/// rolling writer at the output level with file source COMPACT.
+/// rolling writer at the output level with file source COMPACT. In a table that needs lookup
+/// (§9.3) the merge keeps only a key's lowest level > 0, and a rewrite of level-0 files to a
+/// level > 0 looks keys up below the output ([`super::lookup_rewrite`]).
 pub struct MergeTreeRewriter {
     dir: PathBuf,
     /// Expired records are dropped from every run before the merge (§11): the expiry and the
@@ -80,6 +94,10 @@ pub struct MergeTreeRewriter {
     reader: KvFileReader,
     file_ctx: FileWriterContext,
     engine: MergeEngine,
+    key_types: Vec<DataType>,
+    lookup: Option<LookupSettings>,
+    /// The bucket's levels ≥ 1 as the current task's lookups see them.
+    levels: RefCell<Option<LookupLevels>>,
 }
 
 impl MergeTreeRewriter {
@@ -87,6 +105,7 @@ impl MergeTreeRewriter {
         table: &FileStoreTable,
         bucket_dir: PathBuf,
         expire: Option<RecordExpire>,
+        lookup: Option<LookupSettings>,
     ) -> Result<Self> {
         let mut file_ctx = file_context(table, 0, FileSource::Compact)?;
         file_ctx.dir = bucket_dir.clone();
@@ -101,9 +120,186 @@ impl MergeTreeRewriter {
             reader,
             file_ctx,
             engine: table.merge_engine()?,
+            key_types: table.schema.types_of(&table.trimmed_primary_keys())?,
+            lookup,
+            levels: RefCell::new(None),
+        })
+    }
+
+    /// Before a task: the levels its lookups see (the bucket's, before the task).
+    fn prepare(&self, levels: &Levels) -> Result<()> {
+        let Some(l) = &self.lookup else {
+            return Ok(());
+        };
+        if !l.looks_up() {
+            return Ok(());
+        }
+        *self.levels.borrow_mut() = Some(LookupLevels::new(
+            l.cache.clone(),
+            self.reader.clone(),
+            self.dir.clone(),
+            &self.key_types,
+            levels,
+        )?);
+        Ok(())
+    }
+
+    /// The runs of a section, expiry applied, with their levels (lookup tables: one run per
+    /// level, so the merge knows each record's level).
+    fn runs(&self, runs: &[Vec<DataFileMeta>]) -> Result<(Vec<BatchIter>, Option<Vec<i32>>)> {
+        let no_dvs = BTreeMap::new();
+        let (runs, levels) = if self.lookup.is_some() {
+            let (r, l) = leveled_runs(runs, &self.key_types)?;
+            (r, Some(l))
+        } else {
+            (runs.to_vec(), None)
+        };
+        let mut iters = self.reader.read_runs(&self.dir, &runs, &no_dvs);
+        if let Some((e, col)) = &self.expire {
+            iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
+        }
+        Ok((iters, levels))
+    }
+
+    /// A section merged through lookup (§9.3): its level-0 keys looked up in levels
+    /// `output_level + 1` and above, the found records a run of their own, the wrapper making
+    /// changelog into `changelog` and deletion marks into `dv`.
+    fn merge_with_lookup(
+        &self,
+        output_level: i32,
+        drop_delete: bool,
+        section: &[Vec<DataFileMeta>],
+        changelog: Option<&ChangelogSink>,
+        dv: &Arc<Mutex<DvMarks>>,
+    ) -> Result<BatchIter> {
+        let Some(settings) = &self.lookup else {
+            return Err(Error::Internal("lookup merge without lookup".into()));
+        };
+        let (mut iters, levels) = self.runs(section)?;
+        let mut levels = levels.unwrap_or_default();
+        let mut hits = vec![];
+        let mut lookup_run = None;
+        let level0: Vec<Vec<DataFileMeta>> = section
+            .iter()
+            .flatten()
+            .filter(|f| f.level == 0)
+            .map(|f| vec![f.clone()])
+            .collect();
+        if let Some(lookup) = self.levels.borrow().as_ref() {
+            if !level0.is_empty() {
+                let no_dvs = BTreeMap::new();
+                let keys = level0_keys(
+                    lookup,
+                    self.reader.read_runs(&self.dir, &level0, &no_dvs),
+                    self.reader.layout().num_keys,
+                )?;
+                let found = lookup.lookup(&keys, output_level + 1)?;
+                if let Some(batch) = found.batch {
+                    lookup_run = Some(iters.len() as u32);
+                    iters.push(super::lookup_rewrite::lookup_run(batch));
+                    levels.push(LOOKUP_LEVEL);
+                    hits = found.hits;
+                }
+            }
+        }
+        let wrapper = LookupWrapper {
+            inner: Box::new(crate::merge::engine::DeduplicateFunction),
+            lookup_run,
+            hits: Arc::new(hits),
+            first_row: settings.first_row,
+            changelog: settings.changelog.clone(),
+            dv: settings.dv.then(|| dv.clone()),
+        };
+        let hooks = MergeHooks {
+            run_levels: Some(levels),
+            wrap: Some(Box::new(move |inner| {
+                Box::new(LookupWrapper { inner, ..wrapper })
+            })),
+            changelog: changelog.cloned(),
+        };
+        merge_sorted_runs_with(
+            iters,
+            self.reader.layout(),
+            self.engine.clone(),
+            drop_delete,
+            hooks,
+        )
+    }
+
+    /// A lookup rewrite of `sections` (output level > 0, level-0 files in the input): data
+    /// files at `output_level` (none unless `write_data`), changelog files and deletion marks.
+    fn lookup_rewrite(
+        &self,
+        output_level: i32,
+        drop_delete: bool,
+        sections: &Sections,
+        write_data: bool,
+    ) -> Result<Rewritten> {
+        let produce = self.lookup.as_ref().is_some_and(|l| l.changelog.is_some());
+        let sink: ChangelogSink = Arc::new(Mutex::new(vec![]));
+        let dv = Arc::new(Mutex::new(DvMarks::new()));
+        let mut ctx = self.file_ctx.clone();
+        ctx.level = output_level;
+        let data_writer = RollingFileWriter::new(ctx, 0);
+        let mut cl_ctx = self.file_ctx.clone();
+        cl_ctx.level = 0;
+        cl_ctx.prefix = CHANGELOG_PREFIX.into();
+        // dropped on an error: removes the changelog files it wrote
+        let cl_writer = RefCell::new(RollingFileWriter::new(cl_ctx, 0));
+        let drain = |sink: &ChangelogSink| -> Result<()> {
+            let batches = std::mem::take(
+                &mut *sink
+                    .lock()
+                    .map_err(|_| Error::Internal("changelog sink poisoned".into()))?,
+            );
+            for b in batches {
+                cl_writer.borrow_mut().write(&b)?;
+            }
+            Ok(())
+        };
+        let merged = sections
+            .iter()
+            .flat_map(|section| {
+                self.merge_with_lookup(
+                    output_level,
+                    drop_delete,
+                    section,
+                    produce.then_some(&sink),
+                    &dv,
+                )
+                .unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
+            })
+            .map(|b| {
+                // changelog written as the merge goes, on this thread
+                drain(&sink)?;
+                b
+            })
+            .filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0));
+        let files = if write_data {
+            write_pipelined(data_writer, merged)?
+        } else {
+            for b in merged {
+                b?;
+            }
+            vec![]
+        };
+        drain(&sink)?;
+        let changelog = cl_writer.into_inner().close()?;
+        let dv_marks = std::mem::take(
+            &mut *dv
+                .lock()
+                .map_err(|_| Error::Internal("deletion marks poisoned".into()))?,
+        );
+        Ok(Rewritten {
+            files,
+            changelog,
+            dv_marks,
         })
     }
 }
+
+/// Prefix of changelog file names (Java's `changelog-file.prefix` default).
+pub const CHANGELOG_PREFIX: &str = "changelog-";
 
 impl CompactRewriter for MergeTreeRewriter {
     fn rewrite(
@@ -111,32 +307,67 @@ impl CompactRewriter for MergeTreeRewriter {
         output_level: i32,
         drop_delete: bool,
         sections: &Sections,
-    ) -> Result<Vec<DataFileMeta>> {
+    ) -> Result<Rewritten> {
+        let has_level0 = sections.iter().flatten().flatten().any(|f| f.level == 0);
+        if self.lookup.is_some() && output_level > 0 && has_level0 {
+            return self.lookup_rewrite(output_level, drop_delete, sections, true);
+        }
         let mut ctx = self.file_ctx.clone();
         ctx.level = output_level;
         // an error drops the writer, which removes the files it wrote
         let writer = RollingFileWriter::new(ctx, 0);
-        let no_dvs = BTreeMap::new();
         // section after section, each lazily: its runs' files decoded, sort-merged
         let merged = sections
             .iter()
             .flat_map(|runs| {
-                let mut iters = self.reader.read_runs(&self.dir, runs, &no_dvs);
-                if let Some((e, col)) = &self.expire {
-                    iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
-                }
-                merge_sorted_runs(
-                    iters,
-                    self.reader.layout(),
-                    self.engine.clone(),
-                    drop_delete,
-                )
-                .unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
+                self.runs(runs)
+                    .and_then(|(iters, levels)| {
+                        merge_sorted_runs_with(
+                            iters,
+                            self.reader.layout(),
+                            self.engine.clone(),
+                            drop_delete,
+                            MergeHooks {
+                                run_levels: levels,
+                                ..Default::default()
+                            },
+                        )
+                    })
+                    .unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
             })
             .filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0));
         // decoding and merging on this thread, Parquet encoding on a second one (a writer
         // compacts one bucket at a time, and often only one bucket needs it)
-        write_pipelined(writer, merged)
+        Ok(write_pipelined(writer, merged)?.into())
+    }
+
+    /// §9.3's upgrade of a level-0 file in a lookup table: merged with what it looks up
+    /// (changelog, deletion marks), and rewritten when deletion vectors are on and it may hold
+    /// retractions, or when below the max level the merge may change its records (any engine
+    /// but deduplicate without sequence.field); otherwise it moves by metadata.
+    fn upgrade_level0(
+        &self,
+        opts: &TaskOptions,
+        file: &DataFileMeta,
+    ) -> Result<Option<Level0Upgrade>> {
+        let Some(l) = &self.lookup else {
+            return Ok(None);
+        };
+        if opts.output_level == 0 {
+            return Ok(None);
+        }
+        let rewrite = (l.dv && file.delete_row_count != Some(0))
+            || !(opts.output_level == opts.max_level || l.plain_dedup);
+        if !rewrite && l.changelog.is_none() && !l.dv {
+            return Ok(None);
+        }
+        let sections = vec![vec![vec![file.clone()]]];
+        let r = self.lookup_rewrite(opts.output_level, opts.drop_delete, &sections, rewrite)?;
+        Ok(Some(if rewrite {
+            Level0Upgrade::Rewritten(r)
+        } else {
+            Level0Upgrade::Metadata(r)
+        }))
     }
 
     fn discard(&self, files: &[DataFileMeta]) {
@@ -199,7 +430,12 @@ impl BucketCompactor {
         Ok(BucketCompactor {
             levels,
             picker,
-            rewriter: MergeTreeRewriter::new(table, bucket_dir, settings.expire.clone())?,
+            rewriter: MergeTreeRewriter::new(
+                table,
+                bucket_dir,
+                settings.expire.clone(),
+                settings.lookup.clone(),
+            )?,
             settings: settings.clone(),
             key_types,
             label,
@@ -210,7 +446,6 @@ impl BucketCompactor {
     /// (§3, discarded when empty or a lone file already at its output level). Returns the files
     /// and the output level.
     fn pick(&mut self, full: bool) -> Option<(Vec<DataFileMeta>, i32)> {
-        let full = full || (self.settings.full_when_level0 && !self.levels.level0().is_empty());
         let runs = self.levels.level_sorted_runs();
         let max_level = self.levels.max_level();
         if full {
@@ -256,9 +491,11 @@ impl BucketCompactor {
         let Some((files, output_level)) = self.pick(full) else {
             return Ok(None);
         };
-        // §3.6: retractions may go only when nothing older can lie below the output
-        let drop_delete =
-            output_level != 0 && output_level >= self.levels.non_empty_highest_level();
+        // §3.6: retractions may go only when nothing older can lie below the output (or
+        // deletion vectors already hide the older versions)
+        let drop_delete = output_level != 0
+            && (output_level >= self.levels.non_empty_highest_level()
+                || self.settings.deletion_vectors);
         let opts = TaskOptions {
             output_level,
             max_level: self.levels.max_level(),
@@ -268,10 +505,23 @@ impl BucketCompactor {
         };
         let started = std::time::Instant::now();
         let steps = plan_task(files, &self.key_types, &opts, &|f| self.is_expire_file(f))?;
+        self.rewriter.prepare(&self.levels)?;
         let result = run_task(steps, &opts, &self.rewriter)?;
         if let Err(e) = self.levels.update(&result.before, &result.after) {
-            self.rewriter.discard(&result.written());
+            self.rewriter.discard(&result.written_all());
             return Err(e);
+        }
+        if let Some(l) = &self.settings.lookup {
+            // lookup files of data files that left the levels
+            let after: std::collections::HashSet<&str> =
+                result.after.iter().map(|f| f.file_name.as_str()).collect();
+            l.cache.forget(
+                result
+                    .before
+                    .iter()
+                    .map(|f| f.file_name.as_str())
+                    .filter(|n| !after.contains(n)),
+            );
         }
         let sum = |fs: &[DataFileMeta]| -> (i64, i64) {
             fs.iter()
@@ -307,7 +557,22 @@ impl BucketCompactor {
 
     /// Remove the files a result wrote (its commit failed).
     pub fn discard(&self, result: &CompactResult) {
-        self.rewriter.discard(&result.written());
+        self.rewriter.discard(&result.written_all());
+    }
+
+    /// Whether the bucket's compaction moves every level-0 file up before a commit completes
+    /// (a table that needs lookup, `lookup-compact = radical`, §3.5).
+    pub fn forces_level0_up(&self) -> bool {
+        self.settings.lookup.is_some() && self.picker.radical()
+    }
+
+    /// The gentle lookup-compact counter (§3.5), kept by a writer across its commits.
+    pub fn gentle_counter(&self) -> u32 {
+        self.picker.gentle_counter()
+    }
+
+    pub fn set_gentle_counter(&mut self, n: u32) {
+        self.picker.set_gentle_counter(n);
     }
 }
 
@@ -365,10 +630,7 @@ fn compact_table_inner(
             };
             if let Err(e) = tracker.bucket_done(before, after) {
                 if let Some((m, c)) = &r {
-                    c.discard(&CompactResult {
-                        before: m.compact_increment.compact_before.clone(),
-                        after: m.compact_increment.compact_after.clone(),
-                    });
+                    c.discard(&result_of(m));
                 }
                 return Err(e);
             }
@@ -376,11 +638,17 @@ fn compact_table_inner(
         })
         .collect();
     commit_compactions(table, results, |m, c: &BucketCompactor| {
-        c.discard(&CompactResult {
-            before: m.compact_increment.compact_before.clone(),
-            after: m.compact_increment.compact_after.clone(),
-        })
+        c.discard(&result_of(m))
     })
+}
+
+/// The compaction result a message carries (to discard its files).
+fn result_of(m: &CommitMessage) -> CompactResult {
+    let c = &m.compact_increment;
+    CompactResult {
+        changelog: c.changelog_files.clone(),
+        ..CompactResult::of(c.compact_before.clone(), c.compact_after.clone())
+    }
 }
 
 /// Compact one primary-key bucket (`full`, or what the picker chooses): its commit message
@@ -405,7 +673,10 @@ pub(super) fn compact_pk_bucket(
         bucket: b.bucket,
         total_buckets: b.total_buckets,
         data_increment: DataIncrement::default(),
-        compact_increment: CompactIncrement::of(r.before, r.after),
+        compact_increment: CompactIncrement {
+            changelog_files: r.changelog,
+            ..CompactIncrement::of(r.before, r.after)
+        },
         restored_snapshot: Some(Some(b.snapshot_id)),
     };
     Ok(Some((msg, c)))

@@ -7,7 +7,8 @@ mod bucket;
 pub mod distributed;
 mod expire;
 pub mod interval;
-mod levels;
+pub(crate) mod levels;
+mod lookup_rewrite;
 pub mod plan;
 pub mod progress;
 mod task;
@@ -15,5 +16,6 @@ mod universal;
 mod work;
 
 pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
-pub use task::CompactResult;
+pub(crate) use lookup_rewrite::leveled_runs;
+pub use task::{CompactResult, DvMarks};
 pub use universal::{PickClock, RunShape, UniversalCompaction};

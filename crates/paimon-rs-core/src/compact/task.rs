@@ -114,17 +114,59 @@ fn upgrade(
     }
 }
 
+/// Deletion-vector marks of a compaction: row positions to delete, by data file name.
+pub type DvMarks = std::collections::BTreeMap<String, roaring::RoaringTreemap>;
+
+/// What a rewrite produced: data files at the output level, changelog files (lookup
+/// changelog producer) and deletion-vector marks on files of higher levels.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Rewritten {
+    pub files: Vec<DataFileMeta>,
+    pub changelog: Vec<DataFileMeta>,
+    pub dv_marks: DvMarks,
+}
+
+impl From<Vec<DataFileMeta>> for Rewritten {
+    fn from(files: Vec<DataFileMeta>) -> Self {
+        Rewritten {
+            files,
+            ..Default::default()
+        }
+    }
+}
+
+/// What a lookup rewriter made of a level-0 file's upgrade.
+#[derive(Debug)]
+pub enum Level0Upgrade {
+    /// The file moves up by metadata; the merge made this changelog and these marks.
+    Metadata(Rewritten),
+    /// The file was rewritten into these files (possibly none).
+    Rewritten(Rewritten),
+}
+
 /// Writes the merged records of sections into new files.
 pub trait CompactRewriter {
     /// Merge each section (its sorted runs through the sort-merge reader and the merge engine;
     /// retractions dropped with `drop_delete`) and write the sections one after another into
-    /// new files at `output_level`. Returns the new files.
+    /// new files at `output_level`. Returns the new files (and the changelog and deletion
+    /// marks a lookup rewrite makes).
     fn rewrite(
         &self,
         output_level: i32,
         drop_delete: bool,
         sections: &Sections,
-    ) -> Result<Vec<DataFileMeta>>;
+    ) -> Result<Rewritten>;
+
+    /// An upgrade of level-0 `file` to the output level (§9.3): None moves it by a metadata
+    /// change only. A lookup rewriter merges it with what it looks up (changelog, deletion
+    /// marks) and says whether the file still moves by metadata or was rewritten.
+    fn upgrade_level0(
+        &self,
+        _opts: &TaskOptions,
+        _file: &DataFileMeta,
+    ) -> Result<Option<Level0Upgrade>> {
+        Ok(None)
+    }
 
     /// Remove files written by [`Self::rewrite`] (the task failed later).
     fn discard(&self, files: &[DataFileMeta]);
@@ -136,11 +178,41 @@ pub trait CompactRewriter {
 pub struct CompactResult {
     pub before: Vec<DataFileMeta>,
     pub after: Vec<DataFileMeta>,
+    /// Changelog files (`changelog-producer = lookup`): key-value files at level 0, for the
+    /// commit's `CompactIncrement::changelog_files`.
+    pub changelog: Vec<DataFileMeta>,
+    /// Deletion-vector marks (`deletion-vectors.enabled`): rows of files at levels above the
+    /// output that the compaction superseded, by file name.
+    pub dv_marks: DvMarks,
 }
 
 impl CompactResult {
+    pub fn of(before: Vec<DataFileMeta>, after: Vec<DataFileMeta>) -> Self {
+        CompactResult {
+            before,
+            after,
+            ..Default::default()
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
-        self.before.is_empty() && self.after.is_empty()
+        self.before.is_empty()
+            && self.after.is_empty()
+            && self.changelog.is_empty()
+            && self.dv_marks.is_empty()
+    }
+
+    /// Files the task wrote, changelog files included (what a failure deletes).
+    pub fn written_all(&self) -> Vec<DataFileMeta> {
+        let mut out = self.written();
+        out.extend(self.changelog.iter().cloned());
+        out
+    }
+
+    fn add(&mut self, r: Rewritten) {
+        self.after.extend(r.files);
+        self.changelog.extend(r.changelog);
+        merge_marks(&mut self.dv_marks, r.dv_marks);
     }
 
     /// Files of `after` that the task wrote (not upgrades of an input).
@@ -174,8 +246,23 @@ impl CompactResult {
                 self.before.push(f.clone());
             }
         }
+        // a rewritten file's deletion vector goes with it (Java's removeDeletionVectorOf)
+        for f in &r.before {
+            if !after_names.contains(f.file_name.as_str()) {
+                self.dv_marks.remove(&f.file_name);
+            }
+        }
         self.after.extend(r.after);
+        self.changelog.extend(r.changelog);
+        merge_marks(&mut self.dv_marks, r.dv_marks);
         intermediate
+    }
+}
+
+/// Add `more` marks to `marks`.
+pub fn merge_marks(marks: &mut DvMarks, more: DvMarks) {
+    for (f, m) in more {
+        *marks.entry(f).or_default() |= m;
     }
 }
 
@@ -190,21 +277,43 @@ pub fn run_task(
         match step {
             Step::Upgrade(file) => {
                 let file = *file;
-                let mut up = file.clone();
-                up.level = opts.output_level;
-                result.before.push(file);
-                result.after.push(up);
+                let merged = if file.level == 0 {
+                    match rewriter.upgrade_level0(opts, &file) {
+                        Ok(m) => m,
+                        Err(e) => {
+                            rewriter.discard(&result.written_all());
+                            return Err(e);
+                        }
+                    }
+                } else {
+                    None
+                };
+                match merged {
+                    Some(Level0Upgrade::Rewritten(r)) => {
+                        result.before.push(file);
+                        result.add(r);
+                    }
+                    merged => {
+                        let mut up = file.clone();
+                        up.level = opts.output_level;
+                        result.before.push(file);
+                        result.after.push(up);
+                        if let Some(Level0Upgrade::Metadata(r)) = merged {
+                            result.add(r);
+                        }
+                    }
+                }
             }
             Step::Rewrite(sections) => {
                 match rewriter.rewrite(opts.output_level, opts.drop_delete, &sections) {
-                    Ok(files) => {
+                    Ok(r) => {
                         result
                             .before
                             .extend(sections.into_iter().flatten().flatten());
-                        result.after.extend(files);
+                        result.add(r);
                     }
                     Err(e) => {
-                        rewriter.discard(&result.written());
+                        rewriter.discard(&result.written_all());
                         return Err(e);
                     }
                 }
@@ -357,18 +466,13 @@ mod tests {
     }
 
     impl CompactRewriter for Fake {
-        fn rewrite(
-            &self,
-            level: i32,
-            drop: bool,
-            sections: &Sections,
-        ) -> Result<Vec<DataFileMeta>> {
+        fn rewrite(&self, level: i32, drop: bool, sections: &Sections) -> Result<Rewritten> {
             let n = self.calls.borrow().len();
             self.calls.borrow_mut().push((level, drop, sections.len()));
             if self.fail_on == Some(n) {
                 return Err(crate::error::Error::Internal("boom".into()));
             }
-            Ok(vec![file(&format!("new-{n}"), level, 0, 1, 10, 0)])
+            Ok(vec![file(&format!("new-{n}"), level, 0, 1, 10, 0)].into())
         }
         fn discard(&self, files: &[DataFileMeta]) {
             self.discarded

@@ -201,6 +201,21 @@ impl UniversalCompaction {
         self.last_full_millis = millis;
     }
 
+    /// Forces level-0 files up at every pick (`lookup-compact = radical`, or
+    /// `compaction.force-up-level-0`).
+    pub fn radical(&self) -> bool {
+        self.force_up_level0 == Some(LookupCompact::Radical)
+    }
+
+    /// The gentle lookup-compact counter: picks since the last forced one (§3.5 step 3).
+    pub fn gentle_counter(&self) -> u32 {
+        self.gentle_counter
+    }
+
+    pub fn set_gentle_counter(&mut self, n: u32) {
+        self.gentle_counter = n;
+    }
+
     pub fn compaction_trigger(&self) -> usize {
         self.trigger
     }

@@ -237,6 +237,9 @@ impl MergeEngine {
             out: Out::default(),
             num_values,
             names,
+            run_levels: None,
+            sees_all: false,
+            changelog: Out::default(),
         })
     }
 }
@@ -690,6 +693,14 @@ pub(crate) struct Bound {
     num_values: usize,
     /// Value column names (errors).
     names: Vec<String>,
+    /// The level of each input run (lookup tables, Java's `LookupMergeFunction`): of a key's
+    /// records at levels > 0 only the one of the lowest level is merged, with those of level
+    /// 0 (the lowest level already embodies the older ones).
+    run_levels: Option<Vec<i32>>,
+    /// The merge function (a wrapper) sees every group, a lone record too.
+    sees_all: bool,
+    /// Changelog records of the groups finished so far (a changelog-producing wrapper).
+    changelog: Out,
 }
 
 /// Elements of row `r` of a list or map column.
@@ -903,7 +914,7 @@ impl Bound {
 
     /// Merge one group of records with the same key (in any order; sorted here).
     pub fn finish(&mut self, group: &mut [Rec], sources: &[Source]) -> Result<()> {
-        if group.len() == 1 {
+        if group.len() == 1 && !self.sees_all {
             self.push_row(group[0], sources);
             return Ok(());
         }
@@ -914,9 +925,177 @@ impl Bound {
             .func
             .take()
             .ok_or_else(|| Error::Internal("merge function re-entered".into()))?;
-        let r = func.merge(self, group, sources);
+        let r = if self.run_levels.is_some() && !self.sees_all {
+            let lowest = self.lowest_level_only(group, sources);
+            if lowest.len() == 1 {
+                self.push_row(lowest[0], sources);
+                Ok(())
+            } else {
+                func.merge(self, &lowest, sources)
+            }
+        } else {
+            func.merge(self, group, sources)
+        };
         self.func = Some(func);
         r
+    }
+
+    /// Install a wrapper around the merge function: it sees every group (a lone record too)
+    /// and may write changelog records ([`Self::push_changelog`]).
+    pub(crate) fn wrap(
+        &mut self,
+        wrap: impl FnOnce(Box<dyn MergeFunction>) -> Box<dyn MergeFunction>,
+    ) {
+        if let Some(f) = self.func.take() {
+            self.func = Some(wrap(f));
+        }
+        self.sees_all = true;
+    }
+
+    /// Give the level of each input run (see `run_levels`).
+    pub(crate) fn set_run_levels(&mut self, levels: Vec<i32>) {
+        self.run_levels = Some(levels);
+    }
+
+    /// Whether every group goes through the merge function (no newest-record shortcut).
+    pub(crate) fn sees_all(&self) -> bool {
+        self.sees_all || self.run_levels.is_some()
+    }
+
+    /// The level of a record's run (0 without run levels).
+    pub(crate) fn level_of(&self, sources: &[Source], r: Rec) -> i32 {
+        let run = sources[r.src as usize].run as usize;
+        self.run_levels
+            .as_ref()
+            .and_then(|l| l.get(run).copied())
+            .unwrap_or(0)
+    }
+
+    /// The record of the lowest level > 0 of a group, if any.
+    pub(crate) fn high_level(&self, group: &[Rec], sources: &[Source]) -> Option<Rec> {
+        let mut high: Option<(i32, Rec)> = None;
+        for &r in group {
+            let l = self.level_of(sources, r);
+            if l > 0 && high.is_none_or(|(h, _)| l < h) {
+                high = Some((l, r));
+            }
+        }
+        high.map(|(_, r)| r)
+    }
+
+    /// Java's `LookupMergeFunction`: the group's level-0 records and its record of the lowest
+    /// level > 0, in group order.
+    pub(crate) fn lowest_level_only(&self, group: &[Rec], sources: &[Source]) -> Vec<Rec> {
+        let high = self.high_level(group, sources);
+        group
+            .iter()
+            .copied()
+            .filter(|&r| Some(r) == high || self.level_of(sources, r) <= 0)
+            .collect()
+    }
+
+    /// Call the engine's merge function on a group from inside a wrapper.
+    pub(crate) fn merge_inner(
+        &mut self,
+        inner: &mut dyn MergeFunction,
+        group: &[Rec],
+        sources: &[Source],
+    ) -> Result<()> {
+        inner.merge(self, group, sources)
+    }
+
+    /// The last output record (of the group just merged, if the output grew): its key
+    /// record, sequence number, row kind byte and value cells (a whole-row pick as cells of
+    /// its row).
+    pub(crate) fn last_result(&self, sources: &[Source]) -> Option<(Rec, i64, i8, Vec<Cell>)> {
+        let o = &self.out;
+        if let Some(&(s, r)) = o.picks.last() {
+            let rec = Rec {
+                src: s as u32,
+                row: r as u32,
+            };
+            return Some((
+                rec,
+                sources[s].seq[r],
+                sources[s].kind[r],
+                self.cells_of(rec),
+            ));
+        }
+        let &(s, r) = o.key.last()?;
+        let key = Rec {
+            src: s as u32,
+            row: r as u32,
+        };
+        let cells = o
+            .cols
+            .iter()
+            .map(|c| c.last().cloned().unwrap_or(Cell::Null))
+            .collect();
+        Some((key, *o.seq.last()?, *o.kind.last()?, cells))
+    }
+
+    /// The cells of input record `rec` (its whole row).
+    pub(crate) fn cells_of(&self, rec: Rec) -> Vec<Cell> {
+        (0..self.num_values)
+            .map(|_| Cell::Pick(rec.src, rec.row))
+            .collect()
+    }
+
+    /// Add a changelog record: key of `key`, this sequence number, row kind and value cells.
+    pub(crate) fn push_changelog(&mut self, key: Rec, seq: i64, kind: i8, cells: Vec<Cell>) {
+        let o = &mut self.changelog;
+        if o.cols.len() != self.num_values {
+            o.cols = (0..self.num_values).map(|_| vec![]).collect();
+        }
+        o.key.push((key.src as usize, key.row as usize));
+        o.seq.push(seq);
+        o.kind.push(kind);
+        for (col, c) in o.cols.iter_mut().zip(cells) {
+            col.push(c);
+        }
+    }
+
+    /// Whether value cells `a` and `b` are equal in every value column not in `ignore`
+    /// (`changelog-producer.row-deduplicate`).
+    pub(crate) fn cells_equal(
+        &self,
+        sources: &[Source],
+        a: &[Cell],
+        b: &[Cell],
+        ignore: &[String],
+    ) -> Result<bool> {
+        for j in 0..self.num_values {
+            if ignore.iter().any(|f| f == &self.names[j]) {
+                continue;
+            }
+            let rd = self.reader(sources, j);
+            let (x, y) = (&a[j], &b[j]);
+            if rd.is_null(x) || rd.is_null(y) {
+                if rd.is_null(x) != rd.is_null(y) {
+                    return Ok(false);
+                }
+                continue;
+            }
+            let eq = if self.cols[j].dtype.is_nested() {
+                rd.elems(x)?.map(|a| a.to_data()) == rd.elems(y)?.map(|a| a.to_data())
+            } else {
+                rd.datum(x)? == rd.datum(y)?
+            };
+            if !eq {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    /// Build the changelog batch of everything finished so far (and reset it).
+    pub fn build_changelog(
+        &mut self,
+        schema: &SchemaRef,
+        sources: &[Source],
+    ) -> Result<Option<RecordBatch>> {
+        let out = std::mem::take(&mut self.changelog);
+        self.build_out(out, schema, sources)
     }
 
     /// The row kind byte of a record.
@@ -1224,6 +1403,15 @@ impl Bound {
     /// Build the output batch of everything finished so far (and reset the output).
     pub fn build(&mut self, schema: &SchemaRef, sources: &[Source]) -> Result<Option<RecordBatch>> {
         let out = std::mem::take(&mut self.out);
+        self.build_out(out, schema, sources)
+    }
+
+    fn build_out(
+        &self,
+        out: Out,
+        schema: &SchemaRef,
+        sources: &[Source],
+    ) -> Result<Option<RecordBatch>> {
         if out.len() == 0 {
             return Ok(None);
         }

@@ -8,12 +8,13 @@ pub mod engine;
 pub mod loser_tree;
 pub mod reader;
 mod runs;
-mod source;
+pub(crate) mod source;
 
 pub use engine::MergeEngine;
 #[cfg(test)]
 pub use engine::{EngineConfig, EngineKind};
 pub use runs::merge_order;
+pub(crate) use source::interleave_batches;
 
 use std::borrow::Cow;
 
@@ -66,6 +67,22 @@ pub fn merge_sorted_runs(
     drop_delete: bool,
 ) -> Result<BatchIter> {
     match reader::SortMergeReader::new(runs, layout, &engine, drop_delete)? {
+        Some(r) => Ok(Box::new(r)),
+        None => Ok(Box::new(std::iter::empty())),
+    }
+}
+
+/// [`merge_sorted_runs`] with lookup compaction's hooks: run levels (of a key's records above
+/// level 0 only the lowest level's is merged with its level-0 records), a wrapping merge
+/// function and a changelog sink.
+pub(crate) fn merge_sorted_runs_with(
+    runs: Vec<BatchIter>,
+    layout: KvLayout,
+    engine: MergeEngine,
+    drop_delete: bool,
+    hooks: reader::MergeHooks,
+) -> Result<BatchIter> {
+    match reader::SortMergeReader::with_hooks(runs, layout, &engine, drop_delete, hooks)? {
         Some(r) => Ok(Box::new(r)),
         None => Ok(Box::new(std::iter::empty())),
     }

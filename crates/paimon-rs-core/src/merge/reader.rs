@@ -16,7 +16,7 @@ use arrow_buffer::ScalarBuffer;
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 
-use super::engine::{Bound, MergeEngine};
+use super::engine::{Bound, MergeEngine, MergeFunction};
 use super::loser_tree::{KeyedLoserTree, LoserTree};
 use super::source::{Keys, Rec, Source};
 use super::{BatchIter, KvLayout};
@@ -61,6 +61,8 @@ impl Head {
 
 struct Cursor {
     run: BatchIter,
+    /// Index of the run among the reader's inputs.
+    run_idx: u32,
     src: usize,
     pos: usize,
     len: usize,
@@ -124,7 +126,7 @@ impl KeyConv {
         Ok(KeyConv::Rows(RowConverter::new(sort)?))
     }
 
-    fn source(&self, batch: RecordBatch, layout: KvLayout) -> Result<Source> {
+    fn source(&self, batch: RecordBatch, layout: KvLayout, run: u32) -> Result<Source> {
         let keys = match self {
             KeyConv::I64 => {
                 let c = batch.column(0);
@@ -156,6 +158,7 @@ impl KeyConv {
             keys,
             seq,
             kind,
+            run,
         })
     }
 }
@@ -194,6 +197,24 @@ fn next_batch(run: &mut BatchIter) -> Result<Option<RecordBatch>> {
     Ok(None)
 }
 
+/// Changelog batches a merge produced, in key order (taken by the writer of changelog files).
+pub type ChangelogSink = std::sync::Arc<std::sync::Mutex<Vec<RecordBatch>>>;
+
+/// A merge function wrapper: given the engine's function, the one the merge calls.
+pub type WrapFn = Box<dyn FnOnce(Box<dyn MergeFunction>) -> Box<dyn MergeFunction> + Send>;
+
+/// What lookup compaction adds to a merge (Java's `LookupMergeFunction` and its wrappers).
+#[derive(Default)]
+pub struct MergeHooks {
+    /// The level of each input run: of a key's records at levels > 0 only the lowest level's
+    /// is merged.
+    pub run_levels: Option<Vec<i32>>,
+    /// Wraps the merge function; the wrapper sees every group, a lone record too.
+    pub wrap: Option<WrapFn>,
+    /// Where the wrapper's changelog records go.
+    pub changelog: Option<ChangelogSink>,
+}
+
 pub struct SortMergeReader {
     cursors: Vec<Cursor>,
     heads: Vec<Head>,
@@ -206,6 +227,10 @@ pub struct SortMergeReader {
     group: Vec<Rec>,
     /// Plain deduplicate: only the newest record of a key matters, no group is collected.
     last_only: bool,
+    /// Every group, a lone record too, goes through the bound merge (levels or a wrapper).
+    sees_all: bool,
+    /// Where the changelog records of a changelog-producing wrapper go, batch by batch.
+    changelog: Option<ChangelogSink>,
     rows_mode: bool,
     group_key: i64,
     drop_delete: bool,
@@ -222,29 +247,49 @@ impl SortMergeReader {
         engine: &MergeEngine,
         drop_delete: bool,
     ) -> Result<Option<Self>> {
+        Self::with_hooks(runs, layout, engine, drop_delete, MergeHooks::default())
+    }
+
+    /// [`Self::new`] with the lookup hooks (run levels, a wrapping merge function, a changelog
+    /// sink).
+    pub fn with_hooks(
+        runs: Vec<BatchIter>,
+        layout: KvLayout,
+        engine: &MergeEngine,
+        drop_delete: bool,
+        hooks: MergeHooks,
+    ) -> Result<Option<Self>> {
         let mut firsts = Vec::with_capacity(runs.len());
-        for mut run in runs {
+        for (i, mut run) in runs.into_iter().enumerate() {
             let b = next_batch(&mut run)?;
-            firsts.push((run, b));
+            firsts.push((i as u32, run, b));
         }
         let Some(schema) = firsts
             .iter()
-            .find_map(|(_, b)| b.as_ref().map(|b| b.schema()))
+            .find_map(|(_, _, b)| b.as_ref().map(|b| b.schema()))
         else {
             return Ok(None);
         };
         let conv = KeyConv::new(&schema, layout)?;
         let rows_mode = matches!(conv, KeyConv::Rows(_));
-        let bound = engine.bind(&schema, layout)?;
+        let mut bound = engine.bind(&schema, layout)?;
+        if let Some(levels) = hooks.run_levels {
+            bound.set_run_levels(levels);
+        }
+        if let Some(wrap) = hooks.wrap {
+            bound.wrap(wrap);
+        }
+        let sees_all = bound.sees_all();
         let mut cursors = Vec::with_capacity(firsts.len());
         let mut heads = Vec::with_capacity(firsts.len());
         let mut sources = vec![];
-        for (run, b) in firsts {
+        for (run_idx, run, b) in firsts {
             let Some(b) = b else { continue };
-            sources.push(conv.source(b, layout)?);
+            sources.push(conv.source(b, layout, run_idx)?);
             let src = sources.len() - 1;
             let mut c = Cursor {
                 run,
+                run_idx,
                 src,
                 pos: 0,
                 len: 0,
@@ -270,7 +315,7 @@ impl SortMergeReader {
                 None => return Ok(None),
             }
         };
-        let last_only = bound.last_only();
+        let last_only = bound.last_only() && !sees_all;
         Ok(Some(SortMergeReader {
             cursors,
             heads,
@@ -282,6 +327,8 @@ impl SortMergeReader {
             bound,
             group: Vec::with_capacity(16),
             last_only,
+            sees_all,
+            changelog: hooks.changelog,
             rows_mode,
             group_key: 0,
             drop_delete,
@@ -308,7 +355,8 @@ impl SortMergeReader {
             self.dirty = true;
             match next_batch(&mut c.run)? {
                 Some(b) => {
-                    self.sources.push(self.conv.source(b, self.layout)?);
+                    self.sources
+                        .push(self.conv.source(b, self.layout, c.run_idx)?);
                     let src = self.sources.len() - 1;
                     c.attach(&self.sources[src], src);
                     self.heads[w] = c.head(w, !self.rows_mode);
@@ -341,7 +389,7 @@ impl SortMergeReader {
     fn finish_group(&mut self) -> Result<()> {
         match self.group.len() {
             0 => Ok(()),
-            1 => {
+            1 if !self.sees_all => {
                 // a lone record (the common case): no take/restore of the group vector
                 self.bound.push_row(self.group[0], &self.sources);
                 self.group.clear();
@@ -360,6 +408,13 @@ impl SortMergeReader {
     /// Build the pending output, then release sources no cursor needs.
     fn emit(&mut self) -> Result<Option<RecordBatch>> {
         let out = self.bound.build(&self.schema, &self.sources)?;
+        if let Some(sink) = &self.changelog {
+            if let Some(c) = self.bound.build_changelog(&self.schema, &self.sources)? {
+                sink.lock()
+                    .map_err(|_| Error::Internal("changelog sink poisoned".into()))?
+                    .push(c);
+            }
+        }
         if self.dirty || self.finished {
             let mut keep: Vec<Option<usize>> = vec![None; self.sources.len()];
             let mut kept = vec![];

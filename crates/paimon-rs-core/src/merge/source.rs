@@ -23,6 +23,8 @@ pub struct Source {
     pub(super) keys: Keys,
     pub seq: ScalarBuffer<i64>,
     pub kind: ScalarBuffer<i8>,
+    /// Index of the input run the batch came from.
+    pub run: u32,
 }
 
 /// A record: row `row` of source `src`.

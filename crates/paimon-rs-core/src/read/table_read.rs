@@ -21,9 +21,12 @@ use rayon::prelude::*;
 use super::evolution::SchemaCache;
 use super::split::Split;
 use crate::compact::interval::interval_partition;
+use crate::compact::leveled_runs;
 use crate::error::{Error, Result};
 use crate::kv::reader::{column_plan, file_path, with_deletions, ColumnPlan, FileChain, PlanInput};
-use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
+use crate::merge::engine::EngineKind;
+use crate::merge::reader::MergeHooks;
+use crate::merge::{merge_sorted_runs, merge_sorted_runs_with, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::row_kind::is_retract_byte as is_retract;
@@ -368,8 +371,23 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Arc::new(Spiller::new(SpillOptions::from_options(options))),
             )
         });
+        // a table that needs lookup merges a key's lowest level > 0 only (Java's
+        // `LookupMergeFunction`): lookup compaction keeps each higher-level record embodying
+        // the older ones below it; it matters to engines that combine records
+        let leveled = ctx.table.options.needs_lookup()?
+            && matches!(
+                engine.kind,
+                EngineKind::Aggregation | EngineKind::PartialUpdate | EngineKind::Deduplicate
+            )
+            && !engine.is_plain_deduplicate();
         Box::new(sections.into_iter().flat_map(move |runs| -> BatchIter {
             let merged = (|| {
+                let (runs, run_levels) = if leveled {
+                    let (r, l) = leveled_runs(&runs, &key_types)?;
+                    (r, Some(l))
+                } else {
+                    (runs, None)
+                };
                 let mut iters: Vec<(u64, BatchIter)> = runs
                     .iter()
                     .map(|run| {
@@ -387,11 +405,21 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                         )
                     })
                     .collect();
-                if let Some((threshold, spiller)) = &spill {
+                // a pre-merge of spilled runs would lose their levels
+                if let (Some((threshold, spiller)), None) = (&spill, &run_levels) {
                     iters = spill_smallest_runs(iters, *threshold, spiller, &plan.schema, layout)?;
                 }
                 let iters = iters.into_iter().map(|(_, it)| it).collect();
-                merge_sorted_runs(iters, layout, engine.clone(), !row_kind)
+                merge_sorted_runs_with(
+                    iters,
+                    layout,
+                    engine.clone(),
+                    !row_kind,
+                    MergeHooks {
+                        run_levels,
+                        ..Default::default()
+                    },
+                )
             })();
             match merged {
                 Ok(it) => it,

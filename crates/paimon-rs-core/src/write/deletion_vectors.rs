@@ -159,9 +159,7 @@ impl DeletionVectorsMaintainer {
         self.vectors.get(file)
     }
 
-    /// Mark `positions` of `file` deleted.
-    // used by lookup compaction's marks (not merged yet); the tests use it meanwhile
-    #[cfg(test)]
+    /// Mark `positions` of `file` deleted (lookup compaction's marks, §10).
     pub fn mark(&mut self, file: &str, positions: &RoaringBitmap) {
         if positions.is_empty() {
             return;

@@ -35,6 +35,9 @@ pub(crate) struct MergeTreeWriter {
     /// The sequence number of the next row.
     next_seq: i64,
     files: BucketFiles,
+    /// `lookup-compact = gentle`: picks since the last forced level-0 compaction (§3.5),
+    /// carried from one commit's compactor to the next.
+    gentle_counter: u32,
     /// The bucket's deletion vectors (`deletion-vectors.enabled`): files compaction removes
     /// lose theirs, and each commit that changed them writes the bucket's new index file.
     deletion_vectors: Option<DeletionVectorsMaintainer>,
@@ -58,6 +61,7 @@ impl MergeTreeWriter {
             buffer: SortBuffer::new(schema, layout, key_idx, memory),
             next_seq: restore.max_sequence_number + 1,
             files: BucketFiles::new(restore.data_files, compacts),
+            gentle_counter: 0,
             deletion_vectors: restore.deletion_vectors,
         }
     }
@@ -89,6 +93,17 @@ impl MergeTreeWriter {
                 dv.remove(&f.file_name);
             }
         }
+        // rows the commit's lookup compactions superseded (§10)
+        for (file, rows) in std::mem::take(&mut increment.dv_marks) {
+            let mut positions = roaring::RoaringBitmap::new();
+            for r in rows {
+                positions.insert(u32::try_from(r).map_err(|_| {
+                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
+                })?);
+            }
+            dv.mark(&file, &positions);
+        }
+        let inc = &mut increment.compact_increment;
         let (new, replaced) = dv.prepare_commit(table)?;
         inc.new_index_files.extend(new);
         inc.deleted_index_files.extend(replaced);
@@ -260,19 +275,34 @@ impl RecordWriter for MergeTreeWriter {
         };
         let files = self.files.with(increment);
         let mut c = BucketCompactor::new(env.table, settings, self.dir.clone(), files)?;
-        if let Some(r) = c.compact(env.full)? {
+        c.set_gentle_counter(self.gentle_counter);
+        let mut full = env.full;
+        // a lookup table in radical mode moves all of level 0 up before the commit completes
+        // (§3.5, lookup-wait): a pick may leave level-0 files, so pick again
+        let mut rounds = 0;
+        while let Some(r) = c.compact(full)? {
             let inc = &mut increment.compact_increment;
             // the stalls' compactions of this commit, continued
             let mut acc = CompactResult {
                 before: std::mem::take(&mut inc.compact_before),
                 after: std::mem::take(&mut inc.compact_after),
+                changelog: std::mem::take(&mut inc.changelog_files),
+                dv_marks: std::mem::take(&mut increment.dv_marks),
             };
             let intermediate = acc.absorb(r);
             (inc.compact_before, inc.compact_after) = (acc.before, acc.after);
+            inc.changelog_files = acc.changelog;
+            increment.dv_marks = acc.dv_marks;
             for f in intermediate {
                 crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
             }
+            full = false;
+            rounds += 1;
+            if !c.forces_level0_up() || c.levels.level0().is_empty() || rounds > 64 {
+                break;
+            }
         }
+        self.gentle_counter = c.gentle_counter();
         self.maintain_deletion_vectors(env.table, increment)
     }
 

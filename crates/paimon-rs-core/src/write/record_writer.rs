@@ -23,7 +23,7 @@ use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::merge_tree_writer::MergeTreeWriter;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
-use crate::compact::{CompactResult, CompactSettings};
+use crate::compact::{CompactResult, CompactSettings, DvMarks};
 use crate::error::Result;
 use crate::merge::{KvLayout, MergeEngine};
 use crate::sort::Spiller;
@@ -70,6 +70,10 @@ pub(crate) struct BucketRows<'a> {
 pub(crate) struct CommitIncrement {
     pub data_increment: DataIncrement,
     pub compact_increment: CompactIncrement,
+    /// Deletion-vector marks of the commit's lookup compactions (`deletion-vectors.enabled`):
+    /// superseded row positions by data file name; the merge-tree writer moves them into its
+    /// bucket's deletion vectors before writing the index file.
+    pub dv_marks: DvMarks,
 }
 
 impl CommitIncrement {
@@ -82,13 +86,12 @@ impl CommitIncrement {
     pub fn written(&self) -> Vec<DataFileMeta> {
         let (d, c) = (&self.data_increment, &self.compact_increment);
         let compacted = CompactResult {
-            before: c.compact_before.clone(),
-            after: c.compact_after.clone(),
+            changelog: c.changelog_files.clone(),
+            ..CompactResult::of(c.compact_before.clone(), c.compact_after.clone())
         };
         let mut out = d.new_files.clone();
         out.extend(d.changelog_files.iter().cloned());
-        out.extend(compacted.written());
-        out.extend(c.changelog_files.iter().cloned());
+        out.extend(compacted.written_all());
         out
     }
 }
@@ -287,7 +290,11 @@ impl BucketFiles {
                 changelog_files: std::mem::take(&mut self.flushed_changelog),
                 ..Default::default()
             },
-            compact_increment: CompactIncrement::of(compacted.before, compacted.after),
+            compact_increment: CompactIncrement {
+                changelog_files: compacted.changelog,
+                ..CompactIncrement::of(compacted.before, compacted.after)
+            },
+            dv_marks: compacted.dv_marks,
         }
     }
 
@@ -304,7 +311,7 @@ impl BucketFiles {
 
     /// Delete the files written since the last `prepare_commit` in `dir`.
     pub fn discard(&mut self, dir: &std::path::Path) {
-        let written = self.compacted.written();
+        let written = self.compacted.written_all();
         for f in self
             .flushed
             .iter()

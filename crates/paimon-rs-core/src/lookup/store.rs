@@ -1,0 +1,509 @@
+//! The local lookup files of data files and their caches (Java's `LookupFile` with its
+//! Caffeine caches): one file per data file of level ≥ 1, built on first need, a bloom filter
+//! of its keys kept in memory, the loaded files in an LRU bounded by
+//! `lookup.cache-max-memory-size`, the files on disk in an LRU bounded by
+//! `lookup.cache-max-disk-size` (eviction deletes the file, its bloom filter and its loaded
+//! copy), and files unused for `lookup.cache-file-retention` removed at the next access.
+//!
+//! One cache serves every bucket of a table write (as Java's is shared by a write task's
+//! buckets): entries are keyed by data file name, unique within a table (a UUID each).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::BufWriter;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use arrow_array::RecordBatch;
+use arrow_ipc::reader::FileReader;
+use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
+use arrow_ipc::CompressionType;
+use arrow_row::{RowConverter, Rows};
+use parquet::bloom_filter::Sbbf;
+
+use crate::error::{Error, Result};
+use crate::kv::KvFileReader;
+use crate::options::{parse_bool, parse_duration_ms, parse_memory_size, CoreOptions};
+use crate::sort::spill_dir::SpillDir;
+use crate::spec::manifest::DataFileMeta;
+
+/// `lookup.local-file-type`: how a loaded lookup file finds a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LocalFileType {
+    /// Java's default: a hash index (here an open-addressing table of row numbers over the
+    /// file's row-encoded keys, built when the file is loaded, filled up to
+    /// `lookup.hash-load-factor`): about one probe per key.
+    Hash,
+    /// Binary search over the file's sorted row-encoded keys; a batch of sorted keys searches
+    /// each from where the previous one was found.
+    Sort,
+}
+
+/// The `lookup.*` options a lookup store honours (paimon-behaviour.md §13, Java's
+/// `CoreOptions`), parsed and validated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LookupOptions {
+    pub file_type: LocalFileType,
+    /// `lookup.hash-load-factor` (Java default 0.75): how full a hash index is.
+    pub hash_load_factor: f64,
+    /// `lookup.cache-max-memory-size` (Java default 256 mb).
+    pub max_memory: u64,
+    /// `lookup.cache-max-disk-size` (Java default unlimited).
+    pub max_disk: u64,
+    /// `lookup.cache-file-retention` (Java default 1 h).
+    pub retention: Duration,
+    /// `lookup.cache.bloom.filter.enabled` (true) with `lookup.cache.bloom.filter.fpp` (0.05).
+    pub bloom_fpp: Option<f64>,
+    /// `lookup.cache-spill-compression` (zstd, lz4 or none; Java default zstd).
+    pub compression: Option<CompressionType>,
+    /// Where the lookup directory is made: the spill base directory (`write-buffer-spill.dir`,
+    /// `$PAIMON_RS_TMP_DIR` or the system temp dir).
+    pub base_dir: PathBuf,
+}
+
+impl LookupOptions {
+    pub fn from_options(o: &CoreOptions) -> Result<Self> {
+        let get = |k: &str| o.raw.get(k).map(|v| v.trim());
+        let hash_load_factor = match get("lookup.hash-load-factor") {
+            None => 0.75,
+            Some(v) => match v.parse::<f64>() {
+                Ok(f) if f > 0.0 && f < 1.0 => f,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "option 'lookup.hash-load-factor' = '{v}': expected a number between 0 \
+                         and 1"
+                    )))
+                }
+            },
+        };
+        let file_type = match get("lookup.local-file-type").map(str::to_ascii_lowercase) {
+            None => LocalFileType::Hash,
+            Some(v) if v == "hash" => LocalFileType::Hash,
+            Some(v) if v == "sort" => LocalFileType::Sort,
+            Some(v) => {
+                return Err(Error::invalid(format!(
+                    "Could not parse value '{v}' for key 'lookup.local-file-type'. (expected \
+                     hash or sort)"
+                )))
+            }
+        };
+        let size = |k: &str, default: u64| -> Result<u64> {
+            get(k).map_or(Ok(default), |v| parse_memory_size(k, v))
+        };
+        let bloom = match get("lookup.cache.bloom.filter.enabled") {
+            Some(v) => parse_bool("lookup.cache.bloom.filter.enabled", v)?,
+            None => true,
+        };
+        let fpp = match get("lookup.cache.bloom.filter.fpp") {
+            None => 0.05,
+            Some(v) => match v.parse::<f64>() {
+                Ok(f) if f > 0.0 && f < 1.0 => f,
+                _ => {
+                    return Err(Error::invalid(format!(
+                        "option 'lookup.cache.bloom.filter.fpp' = '{v}': expected a \
+                         probability between 0 and 1"
+                    )))
+                }
+            },
+        };
+        let compression = match get("lookup.cache-spill-compression").map(str::to_ascii_lowercase) {
+            None => Some(CompressionType::ZSTD),
+            Some(v) if v == "zstd" => Some(CompressionType::ZSTD),
+            Some(v) if v == "lz4" => Some(CompressionType::LZ4_FRAME),
+            Some(v) if v == "none" => None,
+            Some(v) => {
+                return Err(Error::unsupported(format!(
+                    "option 'lookup.cache-spill-compression' = '{v}': paimon_rs compresses \
+                     lookup files with zstd, lz4 or none"
+                )))
+            }
+        };
+        let retention = match get("lookup.cache-file-retention") {
+            Some(v) => parse_duration_ms("lookup.cache-file-retention", v)?,
+            None => 3_600_000,
+        };
+        Ok(LookupOptions {
+            file_type,
+            hash_load_factor,
+            max_memory: size("lookup.cache-max-memory-size", 256 << 20)?,
+            max_disk: size("lookup.cache-max-disk-size", u64::MAX)?,
+            retention: Duration::from_millis(retention),
+            bloom_fpp: bloom.then_some(fpp),
+            compression,
+            base_dir: o.tmp_dir.clone(),
+        })
+    }
+}
+
+/// A lookup file in memory: the data file's rows (key-value layout, file order, so a row's
+/// index is its position in the data file) and the index over their row-encoded keys.
+pub struct Loaded {
+    pub batch: RecordBatch,
+    keys: Rows,
+    /// The hash index: slots of `row + 1` (0 = empty), a power of two many, linear probing.
+    hash: Option<Vec<u32>>,
+    bytes: usize,
+}
+
+fn hash_of(key: &[u8]) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
+}
+
+impl Loaded {
+    fn new(
+        batch: RecordBatch,
+        conv: &RowConverter,
+        num_keys: usize,
+        opts: &LookupOptions,
+    ) -> Result<Self> {
+        let keys = conv.convert_columns(&batch.columns()[..num_keys])?;
+        let hash = (opts.file_type == LocalFileType::Hash).then(|| {
+            let n = keys.num_rows();
+            let slots =
+                ((n as f64 / opts.hash_load_factor).ceil() as usize + 1).next_power_of_two();
+            let mask = slots - 1;
+            let mut table = vec![0u32; slots];
+            for (i, r) in keys.iter().enumerate() {
+                let mut s = hash_of(r.as_ref()) as usize & mask;
+                while table[s] != 0 {
+                    s = (s + 1) & mask;
+                }
+                table[s] = i as u32 + 1;
+            }
+            table
+        });
+        let index_bytes = hash.as_ref().map_or(0, |h| h.len() * 4);
+        let bytes = batch.get_array_memory_size() + keys.size() + index_bytes;
+        Ok(Loaded {
+            batch,
+            keys,
+            hash,
+            bytes,
+        })
+    }
+
+    /// Positions of `probes` (row-encoded keys, ascending) in this file.
+    fn find(&self, probes: &[&[u8]]) -> Vec<Option<u32>> {
+        if let Some(table) = &self.hash {
+            let mask = table.len() - 1;
+            return probes
+                .iter()
+                .map(|k| {
+                    let mut s = hash_of(k) as usize & mask;
+                    loop {
+                        match table[s] {
+                            0 => return None,
+                            r if self.keys.row(r as usize - 1).as_ref() == *k => {
+                                return Some(r - 1)
+                            }
+                            _ => s = (s + 1) & mask,
+                        }
+                    }
+                })
+                .collect();
+        }
+        let n = self.keys.num_rows();
+        let mut lo = 0;
+        probes
+            .iter()
+            .map(|k| {
+                // sorted probes: search only past the previous one
+                let (mut a, mut b) = (lo, n);
+                while a < b {
+                    let m = (a + b) / 2;
+                    if self.keys.row(m).as_ref() < *k {
+                        a = m + 1;
+                    } else {
+                        b = m;
+                    }
+                }
+                lo = a;
+                (a < n && self.keys.row(a).as_ref() == *k).then_some(a as u32)
+            })
+            .collect()
+    }
+}
+
+/// A probe's answer: the loaded file (None: no probe can be in it) and each probe's row.
+pub type Probed = (Option<Arc<Loaded>>, Vec<Option<u32>>);
+
+struct Entry {
+    path: PathBuf,
+    disk: u64,
+    bloom: Option<Sbbf>,
+    loaded: Option<Arc<Loaded>>,
+    used: u64,
+    at: Instant,
+}
+
+/// What a cache did, for tests and logs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    /// Lookup files built from data files.
+    pub built: u64,
+    /// Lookup files read back from local disk into memory.
+    pub loaded: u64,
+    /// Probes of files answered "absent" by the bloom filter alone.
+    pub bloom_skips: u64,
+    /// Lookup files deleted by the disk LRU or retention.
+    pub evicted: u64,
+    pub memory_bytes: u64,
+    pub disk_bytes: u64,
+    pub files: u64,
+}
+
+#[derive(Default)]
+struct State {
+    entries: HashMap<String, Entry>,
+    tick: u64,
+    stats: CacheStats,
+}
+
+/// The lookup files of a table write, in a local directory removed when the cache is dropped.
+pub struct LookupCache {
+    opts: LookupOptions,
+    dir: Mutex<Option<SpillDir>>,
+    state: Mutex<State>,
+}
+
+impl std::fmt::Debug for LookupCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LookupCache")
+            .field("opts", &self.opts)
+            .finish()
+    }
+}
+
+fn poisoned<T>(_: std::sync::PoisonError<T>) -> Error {
+    Error::Internal("lookup cache lock poisoned".into())
+}
+
+impl LookupCache {
+    pub fn new(opts: LookupOptions) -> Self {
+        LookupCache {
+            opts,
+            dir: Mutex::new(None),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        self.state.lock().map(|s| s.stats).unwrap_or_default()
+    }
+
+    /// The local directory (made on first use; swept like a spill directory if the process
+    /// is killed).
+    pub fn dir(&self) -> Result<PathBuf> {
+        let mut d = self.dir.lock().map_err(poisoned)?;
+        if d.is_none() {
+            *d = Some(SpillDir::create(&self.opts.base_dir)?);
+        }
+        d.as_ref()
+            .map(|d| d.path().to_path_buf())
+            .ok_or_else(|| Error::Internal("lookup dir".into()))
+    }
+
+    /// Positions in data file `meta` (of bucket directory `dir`) of `probes` (row-encoded keys
+    /// of `conv`, ascending), building the lookup file on first need, asking the bloom filter
+    /// first and loading the file only if a probe may be in it. Returns the loaded file (None:
+    /// no probe can be in it) and one answer per probe.
+    pub fn probe(
+        &self,
+        reader: &KvFileReader,
+        dir: &Path,
+        meta: &DataFileMeta,
+        conv: &RowConverter,
+        probes: &[&[u8]],
+    ) -> Result<Probed> {
+        let mut st = self.state.lock().map_err(poisoned)?;
+        st.tick += 1;
+        let tick = st.tick;
+        self.expire(&mut st, &meta.file_name);
+        if !st.entries.contains_key(&meta.file_name) {
+            let e = self.build(reader, dir, meta, conv)?;
+            st.stats.built += 1;
+            st.entries.insert(meta.file_name.clone(), e);
+        }
+        let e = st
+            .entries
+            .get_mut(&meta.file_name)
+            .ok_or_else(|| Error::Internal("lookup entry".into()))?;
+        e.used = tick;
+        e.at = Instant::now();
+        let maybe: Vec<bool> = match &e.bloom {
+            Some(b) => probes.iter().map(|k| b.check(*k)).collect(),
+            None => vec![true; probes.len()],
+        };
+        let skipped = maybe.iter().filter(|m| !**m).count() as u64;
+        st.stats.bloom_skips += skipped;
+        if skipped == probes.len() as u64 {
+            return Ok((None, vec![None; probes.len()]));
+        }
+        let loaded = match st
+            .entries
+            .get(&meta.file_name)
+            .and_then(|e| e.loaded.clone())
+        {
+            Some(l) => l,
+            None => {
+                let path = st.entries[&meta.file_name].path.clone();
+                let l = Arc::new(self.load(&path, conv, reader.layout().num_keys)?);
+                st.stats.loaded += 1;
+                if let Some(e) = st.entries.get_mut(&meta.file_name) {
+                    e.loaded = Some(l.clone());
+                }
+                l
+            }
+        };
+        let found = loaded.find(probes);
+        let answers = found
+            .into_iter()
+            .zip(maybe)
+            .map(|(f, m)| if m { f } else { None })
+            .collect();
+        self.evict(&mut st, &meta.file_name);
+        Ok((Some(loaded), answers))
+    }
+
+    /// Drop the lookup files of these data files (they left the levels).
+    pub fn forget<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
+        if let Ok(mut st) = self.state.lock() {
+            for n in names {
+                if let Some(e) = st.entries.remove(n) {
+                    let _ = std::fs::remove_file(&e.path);
+                }
+            }
+            Self::account(&mut st);
+        }
+    }
+
+    fn build(
+        &self,
+        reader: &KvFileReader,
+        dir: &Path,
+        meta: &DataFileMeta,
+        conv: &RowConverter,
+    ) -> Result<Entry> {
+        let no_dvs = Default::default();
+        let batches = reader
+            .read_run(dir, std::slice::from_ref(meta), &no_dvs)
+            .collect::<Result<Vec<_>>>()?;
+        let schema = reader.schema();
+        let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
+        let num_keys = reader.layout().num_keys;
+        let loaded = Loaded::new(batch, conv, num_keys, &self.opts)?;
+        let bloom = match self.opts.bloom_fpp {
+            Some(fpp) => {
+                let n = loaded.keys.num_rows().max(1) as u64;
+                let mut b = Sbbf::new_with_ndv_fpp(n, fpp)
+                    .map_err(|e| Error::Internal(format!("lookup bloom filter: {e}")))?;
+                for r in loaded.keys.iter() {
+                    b.insert(r.as_ref());
+                }
+                Some(b)
+            }
+            None => None,
+        };
+        let path = self.dir()?.join(format!("{}.lookup.arrow", meta.file_name));
+        let ctx = |e| Error::Arrow {
+            context: Some(format!("lookup file {}", path.display())),
+            source: e,
+        };
+        let opts = IpcWriteOptions::default()
+            .try_with_compression(self.opts.compression)
+            .map_err(ctx)?;
+        let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
+        let mut w =
+            FileWriter::try_new_with_options(BufWriter::new(f), &schema, opts).map_err(ctx)?;
+        w.write(&loaded.batch).map_err(ctx)?;
+        w.finish().map_err(ctx)?;
+        drop(w);
+        let disk = std::fs::metadata(&path)
+            .map_err(|e| Error::io(&path, e))?
+            .len();
+        Ok(Entry {
+            path,
+            disk,
+            bloom,
+            loaded: Some(Arc::new(loaded)),
+            used: 0,
+            at: Instant::now(),
+        })
+    }
+
+    fn load(&self, path: &Path, conv: &RowConverter, num_keys: usize) -> Result<Loaded> {
+        let f = File::open(path).map_err(|e| Error::io(path, e))?;
+        let r = FileReader::try_new(f, None)
+            .map_err(|e| Error::corrupt(path, format!("lookup file: {e}")))?;
+        let schema = r.schema();
+        let batches = r
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| Error::corrupt(path, format!("lookup file: {e}")))?;
+        // concatenated: one batch, detached from the IPC blocks it was decoded from
+        let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
+        Loaded::new(batch, conv, num_keys, &self.opts)
+    }
+
+    /// Remove entries unused for longer than the retention (never `keep`).
+    fn expire(&self, st: &mut State, keep: &str) {
+        let old: Vec<String> = st
+            .entries
+            .iter()
+            .filter(|(n, e)| n.as_str() != keep && e.at.elapsed() > self.opts.retention)
+            .map(|(n, _)| n.clone())
+            .collect();
+        for n in old {
+            if let Some(e) = st.entries.remove(&n) {
+                let _ = std::fs::remove_file(&e.path);
+                st.stats.evicted += 1;
+            }
+        }
+    }
+
+    /// Within the limits: least recently used loaded files leave memory, least recently used
+    /// files leave the disk (with their bloom filters). `keep` (in use) stays.
+    fn evict(&self, st: &mut State, keep: &str) {
+        Self::account(st);
+        while st.stats.memory_bytes > self.opts.max_memory {
+            let victim = st
+                .entries
+                .iter()
+                .filter(|(n, e)| n.as_str() != keep && e.loaded.is_some())
+                .min_by_key(|(_, e)| e.used)
+                .map(|(n, _)| n.clone());
+            let Some(v) = victim else { break };
+            if let Some(e) = st.entries.get_mut(&v) {
+                e.loaded = None;
+            }
+            Self::account(st);
+        }
+        while st.stats.disk_bytes > self.opts.max_disk {
+            let victim = st
+                .entries
+                .iter()
+                .filter(|(n, _)| n.as_str() != keep)
+                .min_by_key(|(_, e)| e.used)
+                .map(|(n, _)| n.clone());
+            let Some(v) = victim else { break };
+            if let Some(e) = st.entries.remove(&v) {
+                let _ = std::fs::remove_file(&e.path);
+                st.stats.evicted += 1;
+            }
+            Self::account(st);
+        }
+    }
+
+    fn account(st: &mut State) {
+        let (mut mem, mut disk) = (0u64, 0u64);
+        for e in st.entries.values() {
+            disk += e.disk;
+            mem += e.loaded.as_ref().map_or(0, |l| l.bytes as u64)
+                + e.bloom.as_ref().map_or(0, |b| (b.num_blocks() * 32) as u64);
+        }
+        st.stats.memory_bytes = mem;
+        st.stats.disk_bytes = disk;
+        st.stats.files = st.entries.len() as u64;
+    }
+}

@@ -1,0 +1,241 @@
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int64Type;
+use arrow_array::{ArrayRef, Int64Array, Int8Array, RecordBatch, StringArray};
+
+use super::*;
+use crate::kv::{file_context, kv_arrow_schema, FileSource};
+use crate::options::CoreOptions;
+use crate::table::FileStoreTable;
+use crate::write::rolling::RollingFileWriter;
+use crate::write::table_write::tests::table;
+
+/// A data file of `table` at `level` holding `keys` (ascending): sequence `seq0 + i`, +I,
+/// `v` = `v<key>@<level>`.
+pub(crate) fn data_file(t: &FileStoreTable, level: i32, keys: &[i64], seq0: i64) -> DataFileMeta {
+    let schema = kv_arrow_schema(t, true).unwrap();
+    let k: ArrayRef = Arc::new(Int64Array::from(keys.to_vec()));
+    let n = keys.len();
+    let b = RecordBatch::try_new(
+        schema,
+        vec![
+            k.clone(),
+            Arc::new(Int64Array::from_iter_values(
+                (0..n as i64).map(|i| seq0 + i),
+            )),
+            Arc::new(Int8Array::from(vec![0i8; n])),
+            k,
+            Arc::new(StringArray::from_iter_values(
+                keys.iter().map(|k| format!("v{k}@{level}")),
+            )),
+        ],
+    )
+    .unwrap();
+    let mut ctx = file_context(t, level, FileSource::Compact).unwrap();
+    ctx.dir = t.path.join("bucket-0");
+    crate::io::mkdirs(&ctx.dir).unwrap();
+    let mut w = RollingFileWriter::new(ctx, 0);
+    w.write(&b).unwrap();
+    let mut files = w.close().unwrap();
+    assert_eq!(files.len(), 1);
+    files.remove(0)
+}
+
+fn lookup_levels(
+    t: &FileStoreTable,
+    files: Vec<DataFileMeta>,
+    cache: Arc<LookupCache>,
+) -> LookupLevels {
+    let key_types = t.schema.types_of(&t.trimmed_primary_keys()).unwrap();
+    let levels = Levels::new(&key_types, files, 3).unwrap();
+    let reader = KvFileReader::new(t).unwrap();
+    LookupLevels::new(cache, reader, t.path.join("bucket-0"), &key_types, &levels).unwrap()
+}
+
+fn keys(l: &LookupLevels, ks: &[i64]) -> Rows {
+    l.encode_keys(&[Arc::new(Int64Array::from(ks.to_vec())) as ArrayRef])
+        .unwrap()
+}
+
+/// (key, level, position, value) of each hit.
+fn show(ks: &[i64], r: &LookupResult) -> Vec<(i64, i32, u64, String)> {
+    let Some(b) = &r.batch else { return vec![] };
+    let v = b.column(4).as_string::<i32>();
+    let k = b.column(0).as_primitive::<Int64Type>();
+    r.hits
+        .iter()
+        .enumerate()
+        .map(|(i, h)| {
+            assert_eq!(k.value(i), ks[h.key]);
+            (ks[h.key], h.level, h.position, v.value(i).to_string())
+        })
+        .collect()
+}
+
+fn cache(t: &FileStoreTable, extra: &[(&str, &str)]) -> Arc<LookupCache> {
+    let mut raw = t.options.raw.clone();
+    for (k, v) in extra {
+        raw.insert(k.to_string(), v.to_string());
+    }
+    let o = CoreOptions::new(&raw, true).unwrap();
+    Arc::new(LookupCache::new(LookupOptions::from_options(&o).unwrap()))
+}
+
+/// Level 1: even keys 0..=98; level 2: keys 0..500 and 500..1000 in two files.
+fn three_files(t: &FileStoreTable) -> Vec<DataFileMeta> {
+    let evens: Vec<i64> = (0..50).map(|i| i * 2).collect();
+    let low: Vec<i64> = (0..500).collect();
+    let high: Vec<i64> = (500..1000).collect();
+    vec![
+        data_file(t, 1, &evens, 10_000),
+        data_file(t, 2, &low, 0),
+        data_file(t, 2, &high, 500),
+    ]
+}
+
+#[test]
+fn the_lowest_level_wins_and_positions_are_rows_of_the_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    for file_type in ["hash", "sort"] {
+        let c = cache(&t, &[("lookup.local-file-type", file_type)]);
+        let l = lookup_levels(&t, three_files(&t), c.clone());
+        let ks = [1, 2, 3, 98, 501, 999, 2000];
+        let r = l.lookup(&keys(&l, &ks), 1).unwrap();
+        assert_eq!(
+            show(&ks, &r),
+            vec![
+                (1, 2, 1, "v1@2".into()),
+                (2, 1, 1, "v2@1".into()),
+                (3, 2, 3, "v3@2".into()),
+                (98, 1, 49, "v98@1".into()),
+                (501, 2, 1, "v501@2".into()),
+                (999, 2, 499, "v999@2".into()),
+            ],
+            "{file_type}"
+        );
+        assert_eq!(r.hits[1].seq, 10_001);
+        assert_eq!(r.hits[0].kind, 0);
+        // from level 2 on, level 1 is not asked
+        let r = l.lookup(&keys(&l, &[2]), 2).unwrap();
+        assert_eq!(show(&[2], &r), vec![(2, 2, 2, "v2@2".into())]);
+        let s = c.stats();
+        assert_eq!(s.built, 3, "each file built once");
+        assert_eq!(s.files, 3);
+        assert!(s.disk_bytes > 0);
+    }
+}
+
+#[test]
+fn the_bloom_filter_keeps_files_that_cannot_hold_a_key_unloaded() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    // nothing may stay loaded: every probe that passes the bloom filter reloads from disk
+    let c = cache(&t, &[("lookup.cache-max-memory-size", "1 b")]);
+    let l = lookup_levels(&t, three_files(&t), c.clone());
+    // odd keys are in level 1's range but not in its file
+    let odd: Vec<i64> = (0..49).map(|i| i * 2 + 1).collect();
+    let before = c.stats();
+    let r = l.lookup(&keys(&l, &odd), 1).unwrap();
+    assert_eq!(r.hits.len(), odd.len());
+    assert!(r.hits.iter().all(|h| h.level == 2));
+    let s = c.stats();
+    assert!(
+        s.bloom_skips - before.bloom_skips >= 40,
+        "most odd keys are refused by level 1's bloom filter: {s:?}"
+    );
+    // without a bloom filter every probe reaches the file
+    let c = cache(&t, &[("lookup.cache.bloom.filter.enabled", "false")]);
+    let l = lookup_levels(&t, three_files(&t), c.clone());
+    l.lookup(&keys(&l, &odd), 1).unwrap();
+    assert_eq!(c.stats().bloom_skips, 0);
+}
+
+#[test]
+fn the_disk_limit_evicts_least_recently_used_files_and_answers_stay_right() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    let c = cache(&t, &[("lookup.cache-max-disk-size", "1 b")]);
+    let l = lookup_levels(&t, three_files(&t), c.clone());
+    for _ in 0..2 {
+        let ks = [2, 3, 700];
+        let r = l.lookup(&keys(&l, &ks), 1).unwrap();
+        assert_eq!(
+            show(&ks, &r),
+            vec![
+                (2, 1, 1, "v2@1".into()),
+                (3, 2, 3, "v3@2".into()),
+                (700, 2, 200, "v700@2".into())
+            ]
+        );
+        let s = c.stats();
+        assert_eq!(s.files, 1, "only the file in use stays on disk: {s:?}");
+    }
+    let s = c.stats();
+    assert_eq!(s.built, 6, "evicted files are rebuilt when needed again");
+    assert_eq!(s.evicted, 5);
+    let local: Vec<_> = std::fs::read_dir(c.dir().unwrap())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".lookup.arrow"))
+        .collect();
+    assert_eq!(local.len(), 1);
+}
+
+#[test]
+fn forgetting_a_data_file_deletes_its_lookup_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    let c = cache(&t, &[]);
+    let files = three_files(&t);
+    let l = lookup_levels(&t, files.clone(), c.clone());
+    l.lookup(&keys(&l, &[2, 3, 700]), 1).unwrap();
+    assert_eq!(c.stats().files, 3);
+    c.forget(files.iter().map(|f| f.file_name.as_str()));
+    assert_eq!(c.stats().files, 0);
+    assert_eq!(c.stats().disk_bytes, 0);
+}
+
+#[test]
+fn lookup_options_are_validated_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path(), &[("bucket", "1")]);
+    let parse = |kv: &[(&str, &str)]| {
+        let mut raw = t.options.raw.clone();
+        for (k, v) in kv {
+            raw.insert(k.to_string(), v.to_string());
+        }
+        LookupOptions::from_options(&CoreOptions::new(&raw, true).unwrap())
+    };
+    let d = parse(&[]).unwrap();
+    assert_eq!(d.file_type, LocalFileType::Hash);
+    assert_eq!(d.max_memory, 256 << 20);
+    assert_eq!(d.bloom_fpp, Some(0.05));
+    let e = parse(&[("lookup.local-file-type", "btree")]).unwrap_err();
+    assert!(e.to_string().contains("lookup.local-file-type"), "{e}");
+    assert_eq!(d.hash_load_factor, 0.75);
+    assert_eq!(
+        parse(&[("lookup.hash-load-factor", "0.5")])
+            .unwrap()
+            .hash_load_factor,
+        0.5
+    );
+    let e = parse(&[("lookup.hash-load-factor", "1.5")]).unwrap_err();
+    assert!(e.to_string().contains("lookup.hash-load-factor"), "{e}");
+    let e = parse(&[("lookup.cache.bloom.filter.fpp", "2")]).unwrap_err();
+    assert!(e.to_string().contains("fpp"), "{e}");
+    assert!(parse(&[("lookup.cache-spill-compression", "snappy")]).is_err());
+}
