@@ -1,42 +1,147 @@
-"""Upsert commit time of tables that compact through lookup (issue #27): first-row, and
-aggregation with force-lookup (hash and sort lookup files) vs the same engines without lookup,
-one process, same data: 1M rows in one bucket, then 10 commits of 50k upserts, a new writer per
-commit (so each commit builds its lookup files again).
+"""Lookup compaction, changelog producers and deletion vectors (issue 27 "Must show").
 
-    PYTHONPATH=python python benches/bench_lookup.py
+Table: as bench_merge_read (BIGINT key ``id``, ``v`` int64, ``f`` float64, ``s`` string),
+bucket = 4, unpartitioned; a base commit of ``--rows`` rows, then ``--commits`` upsert commits of
+``--update-rows`` rows (half updates, half new keys). Each variant writes its own table with
+paimon_rs's writer (which compacts at every commit), in a fresh subprocess:
+
+  none:      default options (merge-on-read, universal compaction)
+  input:     changelog-producer = input
+  lookup:    changelog-producer = lookup (lookup compaction; lookup files on local disk)
+  dv:        deletion-vectors.enabled = true (lookup compaction marks superseded rows; reads take
+             the raw path, no merge)
+  first_row: merge-engine = first-row (lookup compaction; before issue 27 a full compaction
+             whenever level 0 had files)
+
+Per variant: the median seconds of the upsert commits and rows/s; a full read after commit 1 and
+after the last commit (``--repeat`` times after a warm-up, median); the peak RSS (ru_maxrss) and,
+for lookup / dv, the largest local lookup directory seen (bytes).
+Aims (issue 27): dv read after the last commit >= 0.9x dv read after commit 1 and >= 2x the
+``none`` read after the last commit (our own merge-on-read of the same data); lookup commit
+throughput >= 0.5x ``none``; lookup files within ``lookup.cache-max-disk-size``.
+
+    python benches/bench_lookup.py                       # 2M rows + 20 x 100k, 3 repeats
+    python benches/bench_lookup.py --smoke               # 20k rows + 5 x 4k, 1 repeat
 """
-import sys, time, tempfile, resource
-import pyarrow as pa
-from paimon_rs import CatalogFactory, Schema
 
-S = pa.schema([("k", pa.int64()), ("v", pa.int64())])
-N, C, U = 1_000_000, 10, 50_000
+from __future__ import annotations
 
-def run(name, opts):
-    d = tempfile.mkdtemp()
-    cat = CatalogFactory.create({"warehouse": d})
-    cat.create_database("db", True)
-    cat.create_table("db.t", Schema.from_pyarrow_schema(S, primary_keys=["k"], options={"bucket": "1", **opts}), False)
-    t = cat.get_table("db.t")
-    def commit(tb):
-        wb = t.new_batch_write_builder(); w, c = wb.new_write(), wb.new_commit()
-        w.write_arrow(tb); c.commit(w.prepare_commit()); w.close(); c.close()
-    commit(pa.table({"k": pa.array(range(N), pa.int64()), "v": pa.array([1] * N, pa.int64())}, schema=S))
-    t0 = time.perf_counter()
-    for i in range(C):
-        ks = [(i * 7919 + j * 13) % (N + N // 10) for j in range(U)]
-        ks = sorted(set(ks))
-        commit(pa.table({"k": pa.array(ks, pa.int64()), "v": pa.array([1] * len(ks), pa.int64())}, schema=S))
-    dt = time.perf_counter() - t0
-    rb = t.new_read_builder(); n = rb.new_read().to_arrow(rb.new_scan().plan().splits()).num_rows
-    print(f"{name:28s} {C} commits of {U} upserts: {dt:6.2f} s ({C*U/dt:,.0f} rows/s), {n} rows read")
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
 
-for name, opts in [
-    ("deduplicate (no lookup)", {}),
-    ("first-row (lookup)", {"merge-engine": "first-row"}),
-    ("aggregation sum", {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum"}),
-    ("aggregation sum force-lookup", {"merge-engine": "aggregation", "fields.v.aggregate-function": "sum", "force-lookup": "true"}),
-    ("first-row (lookup, sort)", {"merge-engine": "first-row", "lookup.local-file-type": "sort"}),
-]:
-    run(name, opts)
-print("peak RSS MB", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benches"))
+
+from _peer_common import commit_arrow, create_bench_table, load_ipc, read_table  # noqa: E402
+from bench_merge_read import data_sets  # noqa: E402
+
+VARIANTS = {
+    "none": {},
+    "input": {"changelog-producer": "input"},
+    "lookup": {"changelog-producer": "lookup"},
+    "dv": {"deletion-vectors.enabled": "true"},
+    "first_row": {"merge-engine": "first-row"},
+}
+
+
+def _dir_bytes(d: Path) -> int:
+    return sum(p.stat().st_size for p in d.rglob("*") if p.is_file()) if d.exists() else 0
+
+
+def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
+    """One variant, in this process (a fresh subprocess of ``main``)."""
+    from paimon_rs import CatalogFactory, Schema
+
+    lookup_dir = Path(workdir) / "lookup-tmp"
+    os.environ["TMPDIR"] = str(lookup_dir)  # lookup files and spills land here, measured
+    lookup_dir.mkdir(parents=True, exist_ok=True)
+    cat = CatalogFactory.create({"warehouse": str(Path(workdir) / "wh")})
+    options = {"bucket": "4", **VARIANTS[name]}
+    create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
+    commit_arrow(cat, load_ipc(ipcs[0]))
+
+    def timed_read() -> float:
+        read_table(cat)  # warm-up
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            n = read_table(cat).num_rows
+            times.append(time.perf_counter() - t0)
+        assert n > 0
+        return statistics.median(times)
+
+    commit_s, peak_lookup = [], 0
+    read_first = None
+    for i, ipc in enumerate(ipcs[1:], 1):
+        data = load_ipc(ipc)
+        t0 = time.perf_counter()
+        commit_arrow(cat, data)
+        commit_s.append(time.perf_counter() - t0)
+        peak_lookup = max(peak_lookup, _dir_bytes(lookup_dir))
+        if i == 1:
+            read_first = timed_read()
+    read_last = timed_read()
+    rows = load_ipc(ipcs[1]).num_rows
+    return {
+        "variant": name,
+        "commit_median_s": statistics.median(commit_s),
+        "rows_per_s": rows / statistics.median(commit_s),
+        "read_after_1_s": read_first,
+        "read_after_last_s": read_last,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "lookup_dir_peak_bytes": peak_lookup,
+    }
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--update-rows", type=int, default=100_000)
+    ap.add_argument("--commits", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--variants", default=",".join(VARIANTS))
+    ap.add_argument("--_one", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args._one:
+        spec = json.loads(args._one)
+        print(json.dumps(run_variant(spec["name"], spec["ipcs"], spec["repeat"], spec["workdir"])))
+        return 0
+    if args.smoke:
+        args.rows, args.update_rows, args.commits, args.repeat = 20_000, 4_000, 5, 1
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        ipcs, _ = data_sets(args.rows, args.update_rows, args.commits, Path(tmp))
+        for name in args.variants.split(","):
+            wd = Path(tmp) / name
+            wd.mkdir()
+            spec = {"name": name, "ipcs": ipcs, "repeat": args.repeat, "workdir": str(wd)}
+            out = subprocess.run([sys.executable, __file__, "--_one", json.dumps(spec)],
+                                 check=True, capture_output=True, text=True)
+            results.append(json.loads(out.stdout.strip().splitlines()[-1]))
+    base = {r["variant"]: r for r in results}
+    print(f"{args.rows:,} rows + {args.commits} x {args.update_rows:,} upserts, bucket 4, repeat {args.repeat}")
+    print(f"{'variant':<8} {'commit s':>9} {'rows/s':>10} {'vs none':>8} {'read@1 s':>9} {'read@N s':>9} "
+          f"{'N/1':>5} {'RSS MB':>7} {'lookup MB':>9}")
+    for r in results:
+        vs = base["none"]["commit_median_s"] / r["commit_median_s"] if "none" in base else float("nan")
+        print(f"{r['variant']:<8} {r['commit_median_s']:>9.3f} {r['rows_per_s']:>10,.0f} {vs:>7.2f}x "
+              f"{r['read_after_1_s']:>9.3f} {r['read_after_last_s']:>9.3f} "
+              f"{r['read_after_1_s'] / r['read_after_last_s']:>5.2f} {r['peak_rss_mb']:>7.0f} "
+              f"{r['lookup_dir_peak_bytes'] / 2**20:>9.1f}")
+    if "dv" in base and "none" in base:
+        print(f"dv read after {args.commits} commits vs none (merge-on-read): "
+              f"{base['none']['read_after_last_s'] / base['dv']['read_after_last_s']:.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

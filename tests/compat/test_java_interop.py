@@ -89,10 +89,10 @@ KINDS = {k.name: k for k in [
     # table kinds paimon_rs does not write (ours_write: its refusal); some it cannot read (JAVA_ONLY_XFAIL)
     Kind("pk_deletion_vectors", [_ID, *_V, _OP], ["id"], [], {"bucket": "2", "rowkind.field": "op",
                                                              "deletion-vectors.enabled": "true"},
-         "deduplicate", row_kinds=True, ours_write="deletion-vectors"),
+         "deduplicate", row_kinds=True),
     Kind("pk_dv_part", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
          {"bucket": "2", "rowkind.field": "op", "deletion-vectors.enabled": "true"},
-         "deduplicate", row_kinds=True, ours_write="deletion-vectors"),
+         "deduplicate", row_kinds=True),
     # dynamic bucket (bucket=-1, Paimon's default): the driver assigns buckets as Flink's sink
     # does (HASH index; cross-partition: a key moves between partitions)
     Kind("pk_dynamic_bucket", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
@@ -104,7 +104,7 @@ KINDS = {k.name: k for k in [
     Kind("pk_changelog_input", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "input"},
          "deduplicate"),
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
-         "deduplicate", ours_write="changelog-producer"),
+         "deduplicate"),
     Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
          {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate", ours_write="changelog-producer"),
     Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
@@ -385,8 +385,14 @@ def test_deletion_vectors_java_writes_compacts_we_read(java, tmp_path, request, 
     rb = mor.new_read_builder()
     check(jv.from_arrow(rb.new_read().to_arrow(rb.new_scan().plan().splits())), model.expected(), kind.ptypes,
           "paimon_rs reads with deletion-vectors.merge-on-read")
-    with pytest.raises(UnsupportedError, match="deletion-vectors.enabled"):
-        ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)
+    # we continue Java's table: our writer restores its vectors, compacts Java's level 0 up
+    # (marking the rows it supersedes) and writes the bucket's new index file; Java reads it
+    rows, kinds = commit_rows(kind, random.Random("ours"), model, n=30)
+    ours_write(tmp_path, t, kind.names, kind.arrow_types, rows)  # row kinds in the op column
+    model.apply(rows, kinds)
+    java_rows = java_read(java, tmp_path, t)
+    check(java_rows, model.expected(), kind.ptypes, "Java reads our deletion vectors on its table")
+    check(ours_read(tmp_path, t), java_rows, kind.ptypes, "paimon_rs reads its deletion vectors on Java's table")
 
 
 def test_deletion_vector_corrupt_index_file_is_reported(java, tmp_path, request):

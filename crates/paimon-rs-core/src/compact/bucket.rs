@@ -96,8 +96,13 @@ pub struct MergeTreeRewriter {
     engine: MergeEngine,
     key_types: Vec<DataType>,
     lookup: Option<LookupSettings>,
+    /// `changelog-file.prefix`.
+    changelog_prefix: String,
     /// The bucket's levels ≥ 1 as the current task's lookups see them.
     levels: RefCell<Option<LookupLevels>>,
+    /// Deletion vectors of the bucket's files (a writer's, with its pending marks): rows they
+    /// remove are not read into a rewrite, or a rewrite would bring them back.
+    vectors: RefCell<Arc<BTreeMap<String, roaring::RoaringBitmap>>>,
 }
 
 impl MergeTreeRewriter {
@@ -122,7 +127,9 @@ impl MergeTreeRewriter {
             engine: table.merge_engine()?,
             key_types: table.schema.types_of(&table.trimmed_primary_keys())?,
             lookup,
+            changelog_prefix: table.options.changelog_file_prefix.clone(),
             levels: RefCell::new(None),
+            vectors: RefCell::new(Arc::new(BTreeMap::new())),
         })
     }
 
@@ -147,14 +154,16 @@ impl MergeTreeRewriter {
     /// The runs of a section, expiry applied, with their levels (lookup tables: one run per
     /// level, so the merge knows each record's level).
     fn runs(&self, runs: &[Vec<DataFileMeta>]) -> Result<(Vec<BatchIter>, Option<Vec<i32>>)> {
-        let no_dvs = BTreeMap::new();
         let (runs, levels) = if self.lookup.is_some() {
             let (r, l) = leveled_runs(runs, &self.key_types)?;
             (r, Some(l))
         } else {
             (runs.to_vec(), None)
         };
-        let mut iters = self.reader.read_runs(&self.dir, &runs, &no_dvs);
+        let vectors = Arc::clone(&self.vectors.borrow());
+        let mut iters = self
+            .reader
+            .read_runs_with_vectors(&self.dir, &runs, &vectors);
         if let Some((e, col)) = &self.expire {
             iters = iters.into_iter().map(|it| e.filter(it, *col)).collect();
         }
@@ -241,9 +250,12 @@ impl MergeTreeRewriter {
         let mut ctx = self.file_ctx.clone();
         ctx.level = output_level;
         let data_writer = RollingFileWriter::new(ctx, 0);
+        // Java's ChangelogMergeTreeRewriter writes a compaction's changelog at its output level
+        // (`createRollingChangelogFileWriter(outputLevel)`): a reader that skips level 0 (Java
+        // 1.0's changelog scan of first-row and deletion-vector tables) still sees it
         let mut cl_ctx = self.file_ctx.clone();
-        cl_ctx.level = 0;
-        cl_ctx.prefix = CHANGELOG_PREFIX.into();
+        cl_ctx.level = output_level;
+        cl_ctx.prefix = self.changelog_prefix.clone();
         // dropped on an error: removes the changelog files it wrote
         let cl_writer = RefCell::new(RollingFileWriter::new(cl_ctx, 0));
         let drain = |sink: &ChangelogSink| -> Result<()> {
@@ -297,9 +309,6 @@ impl MergeTreeRewriter {
         })
     }
 }
-
-/// Prefix of changelog file names (Java's `changelog-file.prefix` default).
-pub const CHANGELOG_PREFIX: &str = "changelog-";
 
 impl CompactRewriter for MergeTreeRewriter {
     fn rewrite(
@@ -571,6 +580,12 @@ impl BucketCompactor {
         self.picker.gentle_counter()
     }
 
+    /// The deletion vectors of the bucket's files that rewrites must apply (see
+    /// `MergeTreeRewriter::vectors`).
+    pub fn set_deletion_vectors(&mut self, vectors: BTreeMap<String, roaring::RoaringBitmap>) {
+        *self.rewriter.vectors.borrow_mut() = Arc::new(vectors);
+    }
+
     pub fn set_gentle_counter(&mut self, n: u32) {
         self.picker.set_gentle_counter(n);
     }
@@ -611,6 +626,14 @@ fn compact_table_inner(
         return super::append::compact_append_table(table, full, partitions, progress);
     }
     table.check_writable()?;
+    if table.options.deletion_vectors()? {
+        // a bucket's vectors are kept by its writer (write/deletion_vectors.rs), whose every
+        // commit compacts level 0 up; this path would rewrite files without them
+        return Err(Error::unsupported(
+            "table.compact() of a deletion-vector table: its writers compact it at every \
+             commit (lookup compaction); a separate compaction of it is not written yet",
+        ));
+    }
     let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);

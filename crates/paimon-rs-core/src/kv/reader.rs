@@ -810,6 +810,52 @@ impl KvFileReader {
         )
     }
 
+    /// Sorted runs as [`Self::read_runs`], each file's rows that `vectors` (data file name →
+    /// deleted row positions, held in memory: a writer's deletion vectors with its pending
+    /// marks) removes left out.
+    pub fn read_runs_with_vectors(
+        &self,
+        bucket_dir: &Path,
+        runs: &[Vec<DataFileMeta>],
+        vectors: &Arc<BTreeMap<String, roaring::RoaringBitmap>>,
+    ) -> Vec<BatchIter> {
+        if vectors.is_empty() {
+            return self.read_runs(bucket_dir, runs, &BTreeMap::new());
+        }
+        let dir = crate::io::resolve(&self.table_path, bucket_dir);
+        runs.iter()
+            .map(|run| {
+                let streams: Vec<BatchIter> = run
+                    .iter()
+                    .map(|f| {
+                        let chain: BatchIter = Box::new(FileChain::new(
+                            VecDeque::from([(file_path(&dir, f), f.clone())]),
+                            self.plan.clone(),
+                        ));
+                        match vectors.get(&f.file_name) {
+                            None => chain,
+                            Some(_) => {
+                                let vectors = Arc::clone(vectors);
+                                let name = f.file_name.clone();
+                                let mut pos = 0u64;
+                                Box::new(chain.map(move |b| {
+                                    let b = b?;
+                                    let at = pos;
+                                    pos += b.num_rows() as u64;
+                                    match vectors.get(&name) {
+                                        Some(dv) => crate::read::deletion::drop_deleted(b, at, dv),
+                                        None => Ok(b),
+                                    }
+                                }))
+                            }
+                        }
+                    })
+                    .collect();
+                Box::new(streams.into_iter().flatten()) as BatchIter
+            })
+            .collect()
+    }
+
     /// Several sorted runs of one bucket (e.g. a compaction unit's, or one section of its
     /// interval partition), each as [`Self::read_run`], ready for
     /// [`crate::merge::merge_sorted_runs`].

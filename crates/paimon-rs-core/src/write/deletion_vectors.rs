@@ -153,10 +153,14 @@ impl DeletionVectorsMaintainer {
     }
 
     /// The deletion vector of `file`, if it has one.
-    // used by lookup compaction's marks (not merged yet); the tests use it meanwhile
     #[cfg(test)]
     pub fn vector(&self, file: &str) -> Option<&RoaringBitmap> {
         self.vectors.get(file)
+    }
+
+    /// Every file's vector.
+    pub fn vectors(&self) -> &BTreeMap<String, RoaringBitmap> {
+        &self.vectors
     }
 
     /// Mark `positions` of `file` deleted (lookup compaction's marks, §10).

@@ -21,7 +21,7 @@ use super::pipeline::write_pipelined;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
 use super::rolling::{FileWriterContext, RollingFileWriter};
-use crate::compact::{BucketCompactor, CompactResult, CompactSettings};
+use crate::compact::{BucketCompactor, CompactResult, CompactSettings, DvMarks};
 use crate::error::{Error, Result};
 use crate::io::parquet::ROW_GROUP_BYTES;
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
@@ -72,6 +72,20 @@ impl MergeTreeWriter {
         (self.files.into_previous(), self.deletion_vectors)
     }
 
+    /// The bucket's deletion vectors with the marks of this commit's compactions so far, for
+    /// the next compaction's reads.
+    fn give_vectors(&self, c: &mut BucketCompactor, pending: &DvMarks) {
+        let Some(dv) = &self.deletion_vectors else {
+            return;
+        };
+        let mut vectors = dv.vectors().clone();
+        for (file, rows) in pending {
+            let v = vectors.entry(file.clone()).or_default();
+            v.extend(rows.iter().filter_map(|r| u32::try_from(r).ok()));
+        }
+        c.set_deletion_vectors(vectors);
+    }
+
     /// After the commit's compaction: the vectors of files it removed go, and if the bucket's
     /// vectors changed, its new index file replaces the old ones in the compact increment.
     fn maintain_deletion_vectors(
@@ -82,6 +96,17 @@ impl MergeTreeWriter {
         let Some(dv) = &mut self.deletion_vectors else {
             return Ok(());
         };
+        // rows the commit's lookup compactions superseded (§10)
+        for (file, rows) in std::mem::take(&mut increment.dv_marks) {
+            let mut positions = roaring::RoaringBitmap::new();
+            for r in rows {
+                positions.insert(u32::try_from(r).map_err(|_| {
+                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
+                })?);
+            }
+            dv.mark(&file, &positions);
+        }
+        // then files the compactions removed lose their vectors (marks included)
         let inc = &mut increment.compact_increment;
         let kept: std::collections::HashSet<&str> = inc
             .compact_after
@@ -93,17 +118,6 @@ impl MergeTreeWriter {
                 dv.remove(&f.file_name);
             }
         }
-        // rows the commit's lookup compactions superseded (§10)
-        for (file, rows) in std::mem::take(&mut increment.dv_marks) {
-            let mut positions = roaring::RoaringBitmap::new();
-            for r in rows {
-                positions.insert(u32::try_from(r).map_err(|_| {
-                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
-                })?);
-            }
-            dv.mark(&file, &positions);
-        }
-        let inc = &mut increment.compact_increment;
         let (new, replaced) = dv.prepare_commit(table)?;
         inc.new_index_files.extend(new);
         inc.deleted_index_files.extend(replaced);
@@ -208,11 +222,12 @@ impl MergeTreeWriter {
         );
         let mut c = BucketCompactor::new(table, settings, dir.clone(), files)?;
         while n > settings.stop_trigger {
+            self.give_vectors(&mut c, &self.files.compacted.dv_marks);
             let Some(r) = c.compact(false)? else {
                 break;
             };
             for f in self.files.compacted.absorb(r) {
-                crate::io::remove_file_if_exists(&dir.join(&f.file_name))?;
+                crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
             }
             let after = c.levels.number_of_sorted_runs();
             if after >= n {
@@ -276,6 +291,7 @@ impl RecordWriter for MergeTreeWriter {
         let files = self.files.with(increment);
         let mut c = BucketCompactor::new(env.table, settings, self.dir.clone(), files)?;
         c.set_gentle_counter(self.gentle_counter);
+        self.give_vectors(&mut c, &increment.dv_marks);
         let mut full = env.full;
         // a lookup table in radical mode moves all of level 0 up before the commit completes
         // (§3.5, lookup-wait): a pick may leave level-0 files, so pick again
@@ -296,6 +312,7 @@ impl RecordWriter for MergeTreeWriter {
             for f in intermediate {
                 crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
             }
+            self.give_vectors(&mut c, &increment.dv_marks);
             full = false;
             rounds += 1;
             if !c.forces_level0_up() || c.levels.level0().is_empty() || rounds > 64 {
