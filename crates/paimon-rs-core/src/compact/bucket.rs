@@ -626,14 +626,7 @@ fn compact_table_inner(
         return super::append::compact_append_table(table, full, partitions, progress);
     }
     table.check_writable()?;
-    if table.options.deletion_vectors()? {
-        // a bucket's vectors are kept by its writer (write/deletion_vectors.rs), whose every
-        // commit compacts level 0 up; this path would rewrite files without them
-        return Err(Error::unsupported(
-            "table.compact() of a deletion-vector table: its writers compact it at every \
-             commit (lookup compaction); a separate compaction of it is not written yet",
-        ));
-    }
+    refuse_deletion_vectors(table)?;
     let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
@@ -676,12 +669,27 @@ fn result_of(m: &CommitMessage) -> CompactResult {
 
 /// Compact one primary-key bucket (`full`, or what the picker chooses): its commit message
 /// (COMPACT) and the compactor that can discard the files written; None if nothing to do.
+/// A dedicated compaction (`table.compact()`, the CLI, Spark's) of a deletion-vector table is
+/// refused: a bucket's vectors are kept by its writer (write/deletion_vectors.rs), whose every
+/// commit compacts level 0 up; this path would rewrite files without them.
+pub(super) fn refuse_deletion_vectors(table: &FileStoreTable) -> Result<()> {
+    if table.options.deletion_vectors()? {
+        return Err(Error::unsupported(
+            "compacting a deletion-vector table apart from its writers (table.compact(), the \
+             CLI, Spark): its writers compact it at every commit (lookup compaction); a \
+             separate compaction of it is not written yet",
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn compact_pk_bucket(
     table: &FileStoreTable,
     settings: &CompactSettings,
     b: Split,
     full: bool,
 ) -> Result<Option<(CommitMessage, BucketCompactor)>> {
+    refuse_deletion_vectors(table)?;
     let dir = table.path.join(&b.bucket_path);
     let mut c = BucketCompactor::new(table, settings, dir, b.files)?;
     // one task per bucket, as Java's compaction job triggers one per bucket

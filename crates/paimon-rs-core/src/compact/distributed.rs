@@ -17,7 +17,8 @@ use crate::table::FileStoreTable;
 
 fn check(table: &FileStoreTable) -> Result<()> {
     if table.is_primary_key() {
-        table.check_writable()
+        table.check_writable()?;
+        super::bucket::refuse_deletion_vectors(table)
     } else {
         check_compactable(table)
     }
