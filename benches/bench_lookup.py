@@ -34,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -61,7 +62,7 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
     from paimon_rs import CatalogFactory, Schema
 
     lookup_dir = Path(workdir) / "lookup-tmp"
-    os.environ["TMPDIR"] = str(lookup_dir)  # lookup files and spills land here, measured
+    os.environ["PAIMON_RS_TMP_DIR"] = str(lookup_dir)  # lookup files and spills land here, measured
     lookup_dir.mkdir(parents=True, exist_ok=True)
     cat = CatalogFactory.create({"warehouse": str(Path(workdir) / "wh")})
     options = {"bucket": "4", **VARIANTS[name]}
@@ -78,16 +79,34 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
         assert n > 0
         return statistics.median(times)
 
-    commit_s, peak_lookup = [], 0
+    # lookup files live in the writer's spill directory, removed with the writer at the end of
+    # each commit: sample the directory while commits run
+    peak = [0]
+    running = threading.Event()
+    running.set()
+
+    def sample() -> None:
+        while running.is_set():
+            try:
+                peak[0] = max(peak[0], _dir_bytes(lookup_dir))
+            except FileNotFoundError:  # a file removed while listed
+                pass
+            time.sleep(0.02)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    commit_s = []
     read_first = None
     for i, ipc in enumerate(ipcs[1:], 1):
         data = load_ipc(ipc)
         t0 = time.perf_counter()
         commit_arrow(cat, data)
         commit_s.append(time.perf_counter() - t0)
-        peak_lookup = max(peak_lookup, _dir_bytes(lookup_dir))
         if i == 1:
             read_first = timed_read()
+    running.clear()
+    sampler.join()
+    peak_lookup = peak[0]
     read_last = timed_read()
     rows = load_ipc(ipcs[1]).num_rows
     return {
