@@ -74,6 +74,8 @@ for _e in ("partial-update", "aggregation"):
 # deletion vectors (merge-on-write): lookup compaction marks superseded rows, reads skip level 0
 # and merge nothing; the writer compacts (table.compact() of such a table is refused)
 ENGINES["deduplicate-dv"] = {"deletion-vectors.enabled": "true"}
+for _e in ("partial-update", "aggregation"):
+    ENGINES[f"{_e}-dv"] = {**ENGINES[_e], "deletion-vectors.enabled": "true"}
 
 Row = Tuple[int, Optional[int], Optional[int], Optional[int], Optional[int], str]
 small = st.one_of(st.none(), st.integers(-4, 4))

@@ -49,8 +49,8 @@ def test_catalog_errors(catalog, tmp_path):
     ({"bucket": "2", "no.such.option": "1"}, paimon_rs.UnsupportedError, "no.such.option"),
     ({"bucket": "two"}, paimon_rs.InvalidArgumentError, "'bucket'"),
     ({"bucket": "2", "write-buffer-size": "lots"}, paimon_rs.InvalidArgumentError, "write-buffer-size"),
-    ({"bucket": "2", "deletion-vectors.enabled": "true", "merge-engine": "aggregation"}, paimon_rs.UnsupportedError,
-     "deletion vectors"),
+    ({"bucket": "2", "deletion-vectors.enabled": "true", "merge-engine": "first-row"}, paimon_rs.InvalidArgumentError,
+     "does not need deletion vectors"),
     ({"bucket": "2", "changelog-producer": "full-compaction"}, paimon_rs.UnsupportedError, "changelog-producer"),
 ])
 def test_options_refused_at_create(catalog, options, exc, match):

@@ -751,22 +751,14 @@ impl CoreOptions {
         if !for_write {
             return Ok(());
         }
-        let why = if !primary_key {
-            "on an append table (Java's DELETE / UPDATE through deletion vectors)"
-        } else if self.merge_engine != MergeEngineKind::Deduplicate {
-            "with a merge engine other than deduplicate"
-        } else if self.raw.contains_key("sequence.field") {
-            "with sequence.field"
-        } else if self.changelog_producer == ChangelogProducer::Lookup {
-            "with changelog-producer = lookup"
-        } else {
-            return Ok(());
-        };
-        Err(Error::unsupported(format!(
-            "writing deletion vectors {why}: paimon_rs's lookups do not yet skip rows that \
-             deletion vectors removed (deduplicate tables without sequence.field, with \
-             changelog-producer none or input, are written)"
-        )))
+        if !primary_key {
+            return Err(Error::unsupported(
+                "writing deletion vectors on an append table (Java's DELETE / UPDATE through \
+                 deletion vectors): paimon_rs writes deletion vectors of primary-key tables \
+                 only",
+            ));
+        }
+        Ok(())
     }
 
     /// `deletion-vectors.enabled`.
@@ -873,16 +865,19 @@ mod tests {
         let o = dv(&[]);
         o.check_supported(true, false).unwrap();
         o.check_supported(true, true).unwrap();
-        dv(&[("changelog-producer", "input")])
-            .check_supported(true, true)
-            .unwrap();
-        // what lookups cannot serve yet, and Java's own refusals
-        for (extra, pk, want) in [
-            (vec![("merge-engine", "aggregation")], true, "merge engine"),
-            (vec![("sequence.field", "v")], true, "sequence.field"),
-            (vec![("changelog-producer", "lookup")], true, "lookup"),
-            (vec![("bucket-key", "k")], false, "append table"),
+        // lookups skip the rows vectors removed: merging engines, sequence.field and the
+        // lookup producer are written too
+        for extra in [
+            ("changelog-producer", "input"),
+            ("changelog-producer", "lookup"),
+            ("merge-engine", "aggregation"),
+            ("merge-engine", "partial-update"),
+            ("sequence.field", "v"),
         ] {
+            dv(&[extra]).check_supported(true, true).unwrap();
+        }
+        // what is not written yet, and Java's own refusals
+        for (extra, pk, want) in [(vec![("bucket-key", "k")], false, "append table")] {
             let e = dv(&extra).check_supported(pk, true).unwrap_err();
             assert!(matches!(e, Error::Unsupported { .. }), "{e}");
             assert!(e.to_string().contains(want), "{e}");

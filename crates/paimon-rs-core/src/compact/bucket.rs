@@ -202,7 +202,8 @@ impl MergeTreeRewriter {
                     self.reader.read_runs(&self.dir, &level0, &no_dvs),
                     self.reader.layout().num_keys,
                 )?;
-                let found = lookup.lookup(&keys, output_level + 1)?;
+                let vectors = Arc::clone(&self.vectors.borrow());
+                let found = lookup.lookup(&keys, output_level + 1, &vectors)?;
                 if let Some(batch) = found.batch {
                     lookup_run = Some(iters.len() as u32);
                     iters.push(super::lookup_rewrite::lookup_run(batch));

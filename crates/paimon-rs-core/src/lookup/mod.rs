@@ -30,12 +30,15 @@
 //! over the whole table write. A lookup file is dropped when its data file leaves the levels
 //! ([`LookupCache::forget`]). A file in use may exceed a limit on its own.
 //!
-//! Not done: lookups ignore deletion vectors (a row a deletion vector hides is still found),
-//! which is right as long as the only vectors are the ones lookup compaction itself marks for
-//! rows it supersedes (those rows are always behind a newer lower-level record).
+//! Deletion vectors are applied at lookup time, not when a lookup file is built: a row the
+//! bucket's vectors (with the commit's pending marks) remove is no hit, and the lookup goes on
+//! to the next level. A deleted key's rows are all removed, so without this a key deleted and
+//! then written again would find its old value (a wrong `-U`/`+U` instead of `+I`, a partial
+//! update merged into a deleted row).
 
 mod store;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -43,6 +46,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_row::{RowConverter, Rows, SortField};
+use roaring::RoaringBitmap;
 
 #[cfg(test)]
 pub use store::LocalFileType;
@@ -159,8 +163,17 @@ impl LookupLevels {
 
     /// The record of each of `keys` (row-encoded by [`Self::encode_keys`], ascending, distinct)
     /// in levels `from_level` and above, the lowest level first (Java's
-    /// `LookupLevels.lookup(key, startLevel)`).
-    pub fn lookup(&self, keys: &Rows, from_level: i32) -> Result<LookupResult> {
+    /// `LookupLevels.lookup(key, startLevel)`). A row that `deleted` (the bucket's deletion
+    /// vectors with the commit's pending marks, by data file name) removes is not a hit: the
+    /// lookup goes on to the next level, as Java's lookup files, built through the deletion
+    /// vectors, never hold it (§10). Lookup files here hold every row, so a vector that grew
+    /// after a file was cached is still honoured.
+    pub fn lookup(
+        &self,
+        keys: &Rows,
+        from_level: i32,
+        deleted: &BTreeMap<String, RoaringBitmap>,
+    ) -> Result<LookupResult> {
         let n = keys.num_rows();
         let mut found: Vec<Option<(Hit, Arc<store::Loaded>, usize)>> = vec![None; n];
         let mut pending: Vec<usize> = (0..n).collect();
@@ -194,6 +207,7 @@ impl LookupLevels {
                     self.cache
                         .probe(&self.reader, &self.dir, &f.meta, &self.conv, &probes)?;
                 let Some(loaded) = loaded else { continue };
+                let dv = deleted.get(&f.meta.file_name);
                 let layout = self.reader.layout();
                 let seq = loaded
                     .batch
@@ -204,7 +218,7 @@ impl LookupLevels {
                     .column(layout.kind_col())
                     .as_primitive::<Int8Type>();
                 for (&k, a) in ks.iter().zip(answers) {
-                    if let Some(row) = a {
+                    if let Some(row) = a.filter(|r| !dv.is_some_and(|d| d.contains(*r))) {
                         let row = row as usize;
                         found[k] = Some((
                             Hit {

@@ -105,7 +105,7 @@ fn the_lowest_level_wins_and_positions_are_rows_of_the_data_file() {
         let c = cache(&t, &[("lookup.local-file-type", file_type)]);
         let l = lookup_levels(&t, three_files(&t), c.clone());
         let ks = [1, 2, 3, 98, 501, 999, 2000];
-        let r = l.lookup(&keys(&l, &ks), 1).unwrap();
+        let r = l.lookup(&keys(&l, &ks), 1, &Default::default()).unwrap();
         assert_eq!(
             show(&ks, &r),
             vec![
@@ -121,13 +121,49 @@ fn the_lowest_level_wins_and_positions_are_rows_of_the_data_file() {
         assert_eq!(r.hits[1].seq, 10_001);
         assert_eq!(r.hits[0].kind, 0);
         // from level 2 on, level 1 is not asked
-        let r = l.lookup(&keys(&l, &[2]), 2).unwrap();
+        let r = l.lookup(&keys(&l, &[2]), 2, &Default::default()).unwrap();
         assert_eq!(show(&[2], &r), vec![(2, 2, 2, "v2@2".into())]);
         let s = c.stats();
         assert_eq!(s.built, 3, "each file built once");
         assert_eq!(s.files, 3);
         assert!(s.disk_bytes > 0);
     }
+}
+
+#[test]
+fn rows_deletion_vectors_remove_are_no_hits_and_the_lookup_goes_on_to_the_next_level() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(dir.path(), &[("bucket", "1")]);
+    let files = three_files(&t);
+    let c = cache(&t, &[]);
+    let l = lookup_levels(&t, files.clone(), c);
+    // key 2 is row 1 of the level-1 file and row 2 of the first level-2 file; key 4 is row 2
+    // of the level-1 file and row 4 of the level-2 file, both deleted
+    let mut deleted = std::collections::BTreeMap::new();
+    deleted.insert(
+        files[0].file_name.clone(),
+        roaring::RoaringBitmap::from_iter([1u32, 2]),
+    );
+    deleted.insert(
+        files[1].file_name.clone(),
+        roaring::RoaringBitmap::from_iter([4u32]),
+    );
+    let ks = [2, 4, 6];
+    let r = l.lookup(&keys(&l, &ks), 1, &deleted).unwrap();
+    assert_eq!(
+        show(&ks, &r),
+        vec![(2, 2, 2, "v2@2".into()), (6, 1, 3, "v6@1".into())]
+    );
+    // without the vectors, the level-1 rows win
+    let r = l.lookup(&keys(&l, &ks), 1, &Default::default()).unwrap();
+    assert_eq!(
+        show(&ks, &r),
+        vec![
+            (2, 1, 1, "v2@1".into()),
+            (4, 1, 2, "v4@1".into()),
+            (6, 1, 3, "v6@1".into())
+        ]
+    );
 }
 
 #[test]
@@ -143,7 +179,7 @@ fn the_bloom_filter_keeps_files_that_cannot_hold_a_key_unloaded() {
     // odd keys are in level 1's range but not in its file
     let odd: Vec<i64> = (0..49).map(|i| i * 2 + 1).collect();
     let before = c.stats();
-    let r = l.lookup(&keys(&l, &odd), 1).unwrap();
+    let r = l.lookup(&keys(&l, &odd), 1, &Default::default()).unwrap();
     assert_eq!(r.hits.len(), odd.len());
     assert!(r.hits.iter().all(|h| h.level == 2));
     let s = c.stats();
@@ -154,7 +190,7 @@ fn the_bloom_filter_keeps_files_that_cannot_hold_a_key_unloaded() {
     // without a bloom filter every probe reaches the file
     let c = cache(&t, &[("lookup.cache.bloom.filter.enabled", "false")]);
     let l = lookup_levels(&t, three_files(&t), c.clone());
-    l.lookup(&keys(&l, &odd), 1).unwrap();
+    l.lookup(&keys(&l, &odd), 1, &Default::default()).unwrap();
     assert_eq!(c.stats().bloom_skips, 0);
 }
 
@@ -169,7 +205,7 @@ fn the_disk_limit_evicts_least_recently_used_files_and_answers_stay_right() {
     let l = lookup_levels(&t, three_files(&t), c.clone());
     for _ in 0..2 {
         let ks = [2, 3, 700];
-        let r = l.lookup(&keys(&l, &ks), 1).unwrap();
+        let r = l.lookup(&keys(&l, &ks), 1, &Default::default()).unwrap();
         assert_eq!(
             show(&ks, &r),
             vec![
@@ -202,7 +238,8 @@ fn forgetting_a_data_file_deletes_its_lookup_file() {
     let c = cache(&t, &[]);
     let files = three_files(&t);
     let l = lookup_levels(&t, files.clone(), c.clone());
-    l.lookup(&keys(&l, &[2, 3, 700]), 1).unwrap();
+    l.lookup(&keys(&l, &[2, 3, 700]), 1, &Default::default())
+        .unwrap();
     assert_eq!(c.stats().files, 3);
     c.forget(files.iter().map(|f| f.file_name.as_str()));
     assert_eq!(c.stats().files, 0);
