@@ -7,6 +7,9 @@ Switching from pypaimon is an import change::
 
 from __future__ import annotations
 
+import atexit
+
+from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.exceptions import (
@@ -59,12 +62,30 @@ from paimon_rs.table import (
     TableScan,
 )
 
+
+def release_lookup_caches() -> int:
+    """Free the lookup caches no writer of this process holds; return the bytes they held.
+
+    Tables whose compaction looks keys up (``changelog-producer = lookup``, deletion vectors,
+    first-row, ``force-lookup``) keep one lookup cache per table in the process, so that the
+    next writer does not rebuild the lookup files of data files that did not change: up to
+    ``lookup.cache-max-memory-size`` of memory (then local files, up to
+    ``lookup.cache-max-disk-size``), until unused for ``lookup.cache-file-retention``. Call
+    this when the process is done writing such tables for a while; the process's exit does it.
+    """
+    return _core.release_lookup_caches()
+
+
+# spilled lookup files live in a local directory that goes with its cache
+atexit.register(_core.release_lookup_caches)
+
 # pypaimon's class names for the same objects
 FileStoreTable = Table
 DataSplit = Split
 
 __all__ = [
     "__version__",
+    "release_lookup_caches",
     "BranchAlreadyExistException",
     "BranchNotExistException",
     "BucketMode",

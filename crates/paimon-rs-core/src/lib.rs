@@ -11,6 +11,7 @@ mod error;
 mod io;
 mod kv;
 mod lookup;
+pub use lookup::{lookup_cache_stats, release_lookup_caches, CacheStats};
 mod merge;
 mod options;
 mod predicate;

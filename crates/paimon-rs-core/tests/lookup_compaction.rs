@@ -11,8 +11,8 @@ use arrow_array::types::{Int64Type, Int8Type};
 use arrow_array::{Array, RecordBatch};
 use common::{catalog, create_kvo, create_table, kv_batch, kv_schema, kvo_batch, read_kv};
 use paimon_rs_core::{
-    changelog_files, compact_table, live_files, CommitMessage, FileStoreCommit, FileStoreTable,
-    TableWrite, BATCH_COMMIT_IDENTIFIER,
+    changelog_files, compact_table, live_files, lookup_cache_stats, CommitMessage, FileStoreCommit,
+    FileStoreTable, TableWrite, BATCH_COMMIT_IDENTIFIER,
 };
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 
@@ -354,4 +354,33 @@ fn gentle_lookup_compaction_forces_level0_up_every_max_interval_commits() {
     assert_eq!(zeros, vec![1, 2, 3, 4, 0, 1]);
     assert_eq!(read_kv(&t)[&0], Some(6));
     assert_eq!(read_kv(&t)[&5_000], Some(2));
+}
+
+/// A writer per commit (as a Python user writes): the lookup files of the data files that did
+/// not change since the last commit are not built again, the process's cache of the table
+/// outliving each writer; the data stays equal to the model.
+#[test]
+fn writers_of_successive_commits_reuse_the_lookup_files_of_unchanged_data_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = kv_table(dir.path(), &[("changelog-producer", "lookup")]);
+    let mut model = BTreeMap::new();
+    let mut built = vec![];
+    for i in 0..5 {
+        let rows = history(i);
+        model.extend(rows.iter().copied());
+        commit(&t, kv_batch(&rows));
+        assert_eq!(read_kv(&t), model_of(&model), "after commit {i}");
+        built.push(lookup_cache_stats(&t).map_or(0, |s| s.built));
+    }
+    // commit 0 moves everything to the max level (no lookup); each later commit looks its keys
+    // up there and in what the commits before it left below: a lookup file for the max-level
+    // file once, then one for each new file, never one per file per commit
+    let per_commit: Vec<u64> = built.windows(2).map(|w| w[1] - w[0]).collect();
+    let files_above_0 = levels(&t).iter().filter(|&&l| l > 0).count() as u64;
+    assert_eq!(built[0], 0, "{built:?}");
+    assert_eq!(per_commit[0], 1, "the max-level file: {built:?}");
+    assert!(
+        per_commit[1..].iter().all(|&n| n <= 1),
+        "only the previous commit's new file is new to the cache: {built:?} ({files_above_0} files)"
+    );
 }

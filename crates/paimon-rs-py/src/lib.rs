@@ -34,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<pack::ShufflePacker>()?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(table::release_lookup_caches, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;

@@ -1087,6 +1087,13 @@ impl BatchStream {
     }
 }
 
+/// Drop the lookup caches no writer of this process holds (memory and local lookup files);
+/// returns the bytes they held.
+#[pyfunction]
+pub fn release_lookup_caches(py: Python<'_>) -> u64 {
+    py.detach(paimon_rs_core::release_lookup_caches)
+}
+
 /// Decode-ahead threads running in this process (tests: an early stop must free them).
 #[pyfunction]
 pub fn decode_ahead_threads() -> usize {

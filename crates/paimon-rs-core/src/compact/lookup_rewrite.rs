@@ -59,7 +59,7 @@ impl LookupSettings {
     /// The lookup settings of `table` (None: its compaction does not look up).
     pub fn from_table(table: &FileStoreTable) -> Result<Option<Self>> {
         let o = &table.options;
-        let Some(cache) = crate::lookup::cache_for(o)? else {
+        let Some(cache) = crate::lookup::cache_for(table)? else {
             return Ok(None);
         };
         check_lookup_wait(o)?;

@@ -50,7 +50,7 @@ use roaring::RoaringBitmap;
 
 #[cfg(test)]
 pub use store::LocalFileType;
-pub use store::{LookupCache, LookupOptions};
+pub use store::{CacheStats, LookupCache, LookupOptions};
 
 use crate::compact::levels::Levels;
 use crate::error::{Error, Result};
@@ -264,14 +264,33 @@ impl LookupLevels {
 }
 
 /// The lookup cache of a table's writes, if its compaction looks keys up
-/// (`CoreOptions::needs_lookup`).
-pub fn cache_for(o: &crate::options::CoreOptions) -> Result<Option<Arc<LookupCache>>> {
+/// (`CoreOptions::needs_lookup`): the process's shared cache of the table ([`store::shared`]).
+pub fn cache_for(table: &crate::table::FileStoreTable) -> Result<Option<Arc<LookupCache>>> {
+    let o = &table.options;
     if !o.needs_lookup()? {
         return Ok(None);
     }
-    Ok(Some(Arc::new(LookupCache::new(
-        LookupOptions::from_options(o)?,
-    ))))
+    let opts = LookupOptions::from_options(o)?;
+    let fingerprint = format!("{:?}{:?}", table.schema, o.raw);
+    Ok(Some(store::shared(
+        &table.path.to_string_lossy(),
+        &fingerprint,
+        opts,
+    )))
+}
+
+/// The statistics of this process's shared lookup cache of `table` (None: no writer of it
+/// has looked a key up, or its cache was released).
+pub fn lookup_cache_stats(table: &crate::table::FileStoreTable) -> Option<CacheStats> {
+    store::shared_stats(&table.path.to_string_lossy())
+}
+
+/// Drop the lookup caches that no writer of this process holds, freeing their memory and
+/// local files; returns the bytes they held. Caches otherwise stay between writers (their
+/// lookup files are rebuilt only for new data files) until idle for
+/// `lookup.cache-file-retention`.
+pub fn release_lookup_caches() -> u64 {
+    store::release_shared()
 }
 
 #[cfg(test)]

@@ -5,8 +5,16 @@
 //! `lookup.cache-max-disk-size` (eviction deletes the file, its bloom filter and its loaded
 //! copy), and files unused for `lookup.cache-file-retention` removed at the next access.
 //!
-//! One cache serves every bucket of a table write (as Java's is shared by a write task's
-//! buckets): entries are keyed by data file name, unique within a table (a UUID each).
+//! One cache serves every bucket of a table, and outlives the writer ([`shared`]): Java's is
+//! shared by a write task's buckets for the task's life (a Flink job's), while a Python user
+//! typically opens a writer per commit, and rebuilding each bucket's lookup files at every
+//! commit cost most of a lookup commit (the bench in benches/RESULTS.md). Entries are keyed by
+//! data file name, unique within a table (a UUID each); data files never change, and deletion
+//! vectors are applied at lookup time, so an entry stays right as long as its file lives.
+//!
+//! A lookup file is built in memory and written to local disk only when the memory LRU pushes
+//! it out (Java writes every lookup file to disk first): within `lookup.cache-max-memory-size`
+//! a lookup costs no disk I/O and no compression.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -230,7 +238,8 @@ impl Loaded {
 pub type Probed = (Option<Arc<Loaded>>, Vec<Option<u32>>);
 
 struct Entry {
-    path: PathBuf,
+    /// The lookup file on local disk, once the memory LRU spilled it.
+    path: Option<PathBuf>,
     disk: u64,
     bloom: Option<Sbbf>,
     loaded: Option<Arc<Loaded>>,
@@ -245,6 +254,8 @@ pub struct CacheStats {
     pub built: u64,
     /// Lookup files read back from local disk into memory.
     pub loaded: u64,
+    /// Lookup files written to local disk when the memory LRU pushed them out.
+    pub spilled: u64,
     /// Probes of files answered "absent" by the bloom filter alone.
     pub bloom_skips: u64,
     /// Lookup files deleted by the disk LRU or retention.
@@ -254,11 +265,23 @@ pub struct CacheStats {
     pub files: u64,
 }
 
-#[derive(Default)]
 struct State {
     entries: HashMap<String, Entry>,
     tick: u64,
     stats: CacheStats,
+    /// The last probe (caches idle for longer than the retention leave the registry).
+    last_used: Instant,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            entries: HashMap::new(),
+            tick: 0,
+            stats: CacheStats::default(),
+            last_used: Instant::now(),
+        }
+    }
 }
 
 /// The lookup files of a table write, in a local directory removed when the cache is dropped.
@@ -317,18 +340,36 @@ impl LookupCache {
         conv: &RowConverter,
         probes: &[&[u8]],
     ) -> Result<Probed> {
+        let name = &meta.file_name;
+        // built outside the lock: the buckets of a commit compact in parallel
+        let cached = self
+            .state
+            .lock()
+            .map_err(poisoned)?
+            .entries
+            .contains_key(name);
+        let built = if cached {
+            None
+        } else {
+            Some(self.build(reader, dir, meta, conv)?)
+        };
         let mut st = self.state.lock().map_err(poisoned)?;
         st.tick += 1;
+        st.last_used = Instant::now();
         let tick = st.tick;
-        self.expire(&mut st, &meta.file_name);
-        if !st.entries.contains_key(&meta.file_name) {
+        self.expire(&mut st, name);
+        if let Some(e) = built {
+            st.stats.built += 1;
+            st.entries.entry(name.clone()).or_insert(e);
+        } else if !st.entries.contains_key(name) {
+            // evicted by another bucket's probe since it was seen
             let e = self.build(reader, dir, meta, conv)?;
             st.stats.built += 1;
-            st.entries.insert(meta.file_name.clone(), e);
+            st.entries.insert(name.clone(), e);
         }
         let e = st
             .entries
-            .get_mut(&meta.file_name)
+            .get_mut(name)
             .ok_or_else(|| Error::Internal("lookup entry".into()))?;
         e.used = tick;
         e.at = Instant::now();
@@ -341,17 +382,17 @@ impl LookupCache {
         if skipped == probes.len() as u64 {
             return Ok((None, vec![None; probes.len()]));
         }
-        let loaded = match st
-            .entries
-            .get(&meta.file_name)
-            .and_then(|e| e.loaded.clone())
-        {
+        let loaded = match st.entries.get(name).and_then(|e| e.loaded.clone()) {
             Some(l) => l,
             None => {
-                let path = st.entries[&meta.file_name].path.clone();
+                let path = st
+                    .entries
+                    .get(name)
+                    .and_then(|e| e.path.clone())
+                    .ok_or_else(|| Error::Internal(format!("lookup file of {name} lost")))?;
                 let l = Arc::new(self.load(&path, conv, reader.layout().num_keys)?);
                 st.stats.loaded += 1;
-                if let Some(e) = st.entries.get_mut(&meta.file_name) {
+                if let Some(e) = st.entries.get_mut(name) {
                     e.loaded = Some(l.clone());
                 }
                 l
@@ -363,7 +404,7 @@ impl LookupCache {
             .zip(maybe)
             .map(|(f, m)| if m { f } else { None })
             .collect();
-        self.evict(&mut st, &meta.file_name);
+        self.evict(&mut st, name);
         Ok((Some(loaded), answers))
     }
 
@@ -372,7 +413,7 @@ impl LookupCache {
         if let Ok(mut st) = self.state.lock() {
             for n in names {
                 if let Some(e) = st.entries.remove(n) {
-                    let _ = std::fs::remove_file(&e.path);
+                    remove(&e);
                 }
             }
             Self::account(&mut st);
@@ -406,7 +447,20 @@ impl LookupCache {
             }
             None => None,
         };
-        let path = self.dir()?.join(format!("{}.lookup.arrow", meta.file_name));
+        Ok(Entry {
+            path: None,
+            disk: 0,
+            bloom,
+            loaded: Some(Arc::new(loaded)),
+            used: 0,
+            at: Instant::now(),
+        })
+    }
+
+    /// Write a loaded lookup file to local disk (Arrow IPC, `lookup.cache-spill-compression`);
+    /// returns its path and size.
+    fn spill(&self, name: &str, loaded: &Loaded) -> Result<(PathBuf, u64)> {
+        let path = self.dir()?.join(format!("{name}.lookup.arrow"));
         let ctx = |e| Error::Arrow {
             context: Some(format!("lookup file {}", path.display())),
             source: e,
@@ -416,21 +470,15 @@ impl LookupCache {
             .map_err(ctx)?;
         let f = File::create(&path).map_err(|e| Error::io(&path, e))?;
         let mut w =
-            FileWriter::try_new_with_options(BufWriter::new(f), &schema, opts).map_err(ctx)?;
+            FileWriter::try_new_with_options(BufWriter::new(f), &loaded.batch.schema(), opts)
+                .map_err(ctx)?;
         w.write(&loaded.batch).map_err(ctx)?;
         w.finish().map_err(ctx)?;
         drop(w);
         let disk = std::fs::metadata(&path)
             .map_err(|e| Error::io(&path, e))?
             .len();
-        Ok(Entry {
-            path,
-            disk,
-            bloom,
-            loaded: Some(Arc::new(loaded)),
-            used: 0,
-            at: Instant::now(),
-        })
+        Ok((path, disk))
     }
 
     fn load(&self, path: &Path, conv: &RowConverter, num_keys: usize) -> Result<Loaded> {
@@ -456,14 +504,15 @@ impl LookupCache {
             .collect();
         for n in old {
             if let Some(e) = st.entries.remove(&n) {
-                let _ = std::fs::remove_file(&e.path);
+                remove(&e);
                 st.stats.evicted += 1;
             }
         }
     }
 
-    /// Within the limits: least recently used loaded files leave memory, least recently used
-    /// files leave the disk (with their bloom filters). `keep` (in use) stays.
+    /// Within the limits: least recently used loaded files leave memory (written to disk
+    /// first if they are not there yet), least recently used files leave the disk (with their
+    /// bloom filters). `keep` (in use) stays.
     fn evict(&self, st: &mut State, keep: &str) {
         Self::account(st);
         while st.stats.memory_bytes > self.opts.max_memory {
@@ -474,8 +523,23 @@ impl LookupCache {
                 .min_by_key(|(_, e)| e.used)
                 .map(|(n, _)| n.clone());
             let Some(v) = victim else { break };
-            if let Some(e) = st.entries.get_mut(&v) {
-                e.loaded = None;
+            let Some(e) = st.entries.get_mut(&v) else {
+                break;
+            };
+            if let (None, Some(l)) = (&e.path, e.loaded.take()) {
+                match self.spill(&v, &l) {
+                    Ok((path, disk)) => {
+                        e.path = Some(path);
+                        e.disk = disk;
+                        st.stats.spilled += 1;
+                    }
+                    Err(err) => {
+                        // a cache: the entry goes, and is rebuilt from its data file if needed
+                        log::warn!(target: "paimon_rs.lookup", "lookup file of {v} not spilled: {err}");
+                        st.entries.remove(&v);
+                        st.stats.evicted += 1;
+                    }
+                }
             }
             Self::account(st);
         }
@@ -483,16 +547,32 @@ impl LookupCache {
             let victim = st
                 .entries
                 .iter()
-                .filter(|(n, _)| n.as_str() != keep)
+                .filter(|(n, e)| n.as_str() != keep && e.path.is_some())
                 .min_by_key(|(_, e)| e.used)
                 .map(|(n, _)| n.clone());
             let Some(v) = victim else { break };
             if let Some(e) = st.entries.remove(&v) {
-                let _ = std::fs::remove_file(&e.path);
+                remove(&e);
                 st.stats.evicted += 1;
             }
             Self::account(st);
         }
+    }
+
+    /// When this cache was last probed.
+    fn idle(&self) -> Duration {
+        self.state
+            .lock()
+            .map(|s| s.last_used.elapsed())
+            .unwrap_or_default()
+    }
+
+    /// Memory and local disk this cache holds, in bytes.
+    fn held_bytes(&self) -> u64 {
+        self.state.lock().map_or(0, |mut s| {
+            Self::account(&mut s);
+            s.stats.memory_bytes + s.stats.disk_bytes
+        })
     }
 
     fn account(st: &mut State) {
@@ -506,4 +586,78 @@ impl LookupCache {
         st.stats.disk_bytes = disk;
         st.stats.files = st.entries.len() as u64;
     }
+}
+
+/// Delete an entry's lookup file, if it has one on disk.
+fn remove(e: &Entry) {
+    if let Some(p) = &e.path {
+        let _ = std::fs::remove_file(p);
+    }
+}
+
+/// A cache of the process-wide registry, with what it serves.
+struct Registered {
+    /// The table's directory.
+    table: String,
+    /// The table's directory, schema and options: what the lookup files' rows depend on.
+    key: String,
+    cache: Arc<LookupCache>,
+}
+
+static SHARED: Mutex<Vec<Registered>> = Mutex::new(Vec::new());
+
+fn in_use(r: &Registered) -> bool {
+    Arc::strong_count(&r.cache) > 1
+}
+
+/// The lookup cache of the table at `table` whose schema and options are `fingerprint`,
+/// shared by the writers of this process and kept between them: the lookup files of a
+/// table's unchanged levels are built once, not once per commit. A cache no writer holds
+/// leaves the registry when idle for longer than `lookup.cache-file-retention` (Java's
+/// retention of an unused lookup file), or when the table's schema or lookup options change
+/// (its rows would no longer be the table's); [`release_shared`] empties the registry.
+pub fn shared(table: &str, fingerprint: &str, opts: LookupOptions) -> Arc<LookupCache> {
+    let key = format!("{table}\u{0}{fingerprint}\u{0}{opts:?}");
+    let Ok(mut reg) = SHARED.lock() else {
+        // a panicked writer poisoned the registry: serve this write with a cache of its own
+        return Arc::new(LookupCache::new(opts));
+    };
+    reg.retain(|r| in_use(r) || r.cache.idle() <= r.cache.opts.retention);
+    if let Some(r) = reg.iter().find(|r| r.key == key) {
+        return r.cache.clone();
+    }
+    reg.retain(|r| r.table != table || in_use(r));
+    let cache = Arc::new(LookupCache::new(opts));
+    reg.push(Registered {
+        table: table.to_string(),
+        key,
+        cache: cache.clone(),
+    });
+    cache
+}
+
+/// Drop the shared lookup caches no writer holds (their memory and local files); returns
+/// the bytes they held.
+pub fn release_shared() -> u64 {
+    let Ok(mut reg) = SHARED.lock() else {
+        return 0;
+    };
+    let mut freed = 0;
+    reg.retain(|r| {
+        if in_use(r) {
+            return true;
+        }
+        freed += r.cache.held_bytes();
+        false
+    });
+    freed
+}
+
+/// The statistics of the shared cache of the table at `table`, if it has one.
+pub fn shared_stats(table: &str) -> Option<CacheStats> {
+    let reg = SHARED.lock().ok()?;
+    reg.iter()
+        .rev()
+        .find(|r| r.table == table)
+        .map(|r| r.cache.stats())
 }

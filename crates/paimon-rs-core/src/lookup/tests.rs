@@ -126,7 +126,11 @@ fn the_lowest_level_wins_and_positions_are_rows_of_the_data_file() {
         let s = c.stats();
         assert_eq!(s.built, 3, "each file built once");
         assert_eq!(s.files, 3);
-        assert!(s.disk_bytes > 0);
+        assert_eq!(
+            (s.disk_bytes, s.spilled),
+            (0, 0),
+            "within the memory limit nothing is written to disk"
+        );
     }
 }
 
@@ -201,7 +205,14 @@ fn the_disk_limit_evicts_least_recently_used_files_and_answers_stay_right() {
         dir.path(),
         &[("bucket", "1"), ("merge-engine", "first-row")],
     );
-    let c = cache(&t, &[("lookup.cache-max-disk-size", "1 b")]);
+    // nothing fits in memory: each file but the one in use is spilled, then evicted from disk
+    let c = cache(
+        &t,
+        &[
+            ("lookup.cache-max-memory-size", "1 b"),
+            ("lookup.cache-max-disk-size", "1 b"),
+        ],
+    );
     let l = lookup_levels(&t, three_files(&t), c.clone());
     for _ in 0..2 {
         let ks = [2, 3, 700];
@@ -215,17 +226,68 @@ fn the_disk_limit_evicts_least_recently_used_files_and_answers_stay_right() {
             ]
         );
         let s = c.stats();
-        assert_eq!(s.files, 1, "only the file in use stays on disk: {s:?}");
+        assert_eq!(s.files, 1, "only the file in use stays: {s:?}");
     }
     let s = c.stats();
     assert_eq!(s.built, 6, "evicted files are rebuilt when needed again");
-    assert_eq!(s.evicted, 5);
+    assert_eq!((s.spilled, s.evicted), (5, 5), "{s:?}");
     let local: Vec<_> = std::fs::read_dir(c.dir().unwrap())
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.file_name().to_string_lossy().ends_with(".lookup.arrow"))
         .collect();
-    assert_eq!(local.len(), 1);
+    assert!(local.is_empty(), "the file in use is in memory only");
+    // room on disk: spilled files are read back, not rebuilt
+    let c = cache(&t, &[("lookup.cache-max-memory-size", "1 b")]);
+    let l = lookup_levels(&t, three_files(&t), c.clone());
+    for _ in 0..2 {
+        l.lookup(&keys(&l, &[2, 3, 700]), 1, &Default::default())
+            .unwrap();
+    }
+    let s = c.stats();
+    assert_eq!((s.built, s.spilled, s.loaded), (3, 3, 3), "{s:?}");
+    assert!(s.disk_bytes > 0);
+}
+
+/// The shared cache of a table outlives its writers (one per table, schema and lookup
+/// options); a change of options replaces it; release frees what no writer holds.
+#[test]
+fn writers_of_a_table_share_one_cache_until_released() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    let a = crate::lookup::cache_for(&t).unwrap().unwrap();
+    let b = crate::lookup::cache_for(&t).unwrap().unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let l = lookup_levels(&t, three_files(&t), a.clone());
+    l.lookup(&keys(&l, &[2, 3]), 1, &Default::default())
+        .unwrap();
+    assert_eq!(crate::lookup::lookup_cache_stats(&t).unwrap().built, 2);
+    drop((a, b, l));
+    let sort = [("lookup.local-file-type".to_string(), "sort".to_string())];
+    let t2 = t.copy(&sort.into_iter().collect()).unwrap();
+    let c = crate::lookup::cache_for(&t2).unwrap().unwrap();
+    assert_eq!(
+        crate::lookup::lookup_cache_stats(&t).unwrap().built,
+        0,
+        "other options: a new cache replaced the one no writer held"
+    );
+    let l = lookup_levels(&t2, three_files(&t2), c.clone());
+    l.lookup(&keys(&l, &[2]), 1, &Default::default()).unwrap();
+    // (other tests' caches may be released alongside: the registry is the process's)
+    crate::lookup::release_lookup_caches();
+    assert!(
+        crate::lookup::lookup_cache_stats(&t).is_some(),
+        "held by a writer: kept"
+    );
+    drop((c, l));
+    assert!(crate::lookup::release_lookup_caches() > 0);
+    assert!(crate::lookup::lookup_cache_stats(&t).is_none());
+    // a table that does not look up has none
+    let plain = table(dir.path().join("p").as_path(), &[("bucket", "1")]);
+    assert!(crate::lookup::cache_for(&plain).unwrap().is_none());
 }
 
 #[test]
