@@ -27,7 +27,7 @@ use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::lookup::LookupLevels;
-use crate::merge::reader::{ChangelogSink, MergeHooks};
+use crate::merge::reader::{ChangelogSink, MergeHooks, WrapFn};
 use crate::merge::{merge_sorted_runs_with, BatchIter, MergeEngine};
 use crate::options::ChangelogProducer;
 use crate::read::split::Split;
@@ -249,11 +249,23 @@ impl MergeTreeRewriter {
             changelog: settings.changelog.clone(),
             dv: settings.dv.then(|| dv.clone()),
         };
+        let wrap: WrapFn = Box::new(move |inner| Box::new(LookupWrapper { inner, ..wrapper }));
+        self.merge_wrapped(iters, levels, wrap, changelog, drop_delete)
+    }
+
+    /// Merge `iters` (runs at `levels`) through the engine's function wrapped by `wrap`, its
+    /// changelog into `changelog`.
+    fn merge_wrapped(
+        &self,
+        iters: Vec<BatchIter>,
+        levels: Vec<i32>,
+        wrap: WrapFn,
+        changelog: Option<&ChangelogSink>,
+        drop_delete: bool,
+    ) -> Result<BatchIter> {
         let hooks = MergeHooks {
             run_levels: Some(levels),
-            wrap: Some(Box::new(move |inner| {
-                Box::new(LookupWrapper { inner, ..wrapper })
-            })),
+            wrap: Some(wrap),
             changelog: changelog.cloned(),
         };
         merge_sorted_runs_with(
@@ -281,19 +293,14 @@ impl MergeTreeRewriter {
             max_level: self.max_level.get(),
             mode: mode.clone(),
         };
-        let hooks = MergeHooks {
-            run_levels: levels,
-            wrap: Some(Box::new(move |inner| {
-                Box::new(FullChangelogWrapper { inner, ..wrapper })
-            })),
-            changelog: Some(changelog.clone()),
-        };
-        merge_sorted_runs_with(
+        let wrap: WrapFn =
+            Box::new(move |inner| Box::new(FullChangelogWrapper { inner, ..wrapper }));
+        self.merge_wrapped(
             iters,
-            self.reader.layout(),
-            self.engine.clone(),
+            levels.unwrap_or_default(),
+            wrap,
+            Some(changelog),
             drop_delete,
-            hooks,
         )
     }
 
