@@ -875,10 +875,16 @@ class BatchTableWrite:
 
     def prepare_commit(self) -> List[CommitMessage]:
         """Write the buffered rows as data files; returns the messages to commit."""
+        return self._prepare_commit(None)
+
+    def _prepare_commit(self, commit_identifier: Optional[int]) -> List[CommitMessage]:
+        """``prepare_commit`` for the commit that will carry ``commit_identifier`` (a streaming
+        write's; None: a batch commit): a ``full-compaction`` table compacts fully on every
+        ``full-compaction.delta-commits``-th identifier and on every batch commit."""
         self._check_open()
         self._flush_rows()
         self._prepared = True
-        messages = self._core.prepare_commit()
+        messages = self._core.prepare_commit(commit_identifier)
         if self._progress is not None:
             files = sum(len(m.file_names) for m in messages)
             self._progress(Progress("prepare_commit", self._done[0], self._done[1], files, done=True))

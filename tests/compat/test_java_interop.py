@@ -106,7 +106,7 @@ KINDS = {k.name: k for k in [
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},
          "deduplicate"),
     Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
-         {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate", ours_write="changelog-producer"),
+         {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate"),
     Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
          ours_write="file.format 'orc'"),
     Kind("append_avro", [_ID, *_V], [], [], {"bucket": "-1", "file.format": "avro"}, "append",

@@ -65,3 +65,24 @@ def test_spark_writes_an_input_changelog(spark, catalog):
     assert [s.changelog_record_count for s in t.snapshot_manager().list_snapshots()] == [3, 3]
     assert sorted(t.to_arrow().select(["k", "v"]).to_pylist(), key=lambda r: r["k"]) == \
         [{"k": 1, "v": "a2"}, {"k": 3, "v": "c"}]
+
+
+def test_spark_writes_a_full_compaction_changelog(spark, catalog):
+    """``changelog-producer = full-compaction`` through ``paimon_rs.spark.write`` (a batch
+    commit): each task compacts the buckets it wrote fully, and the COMPACT snapshot's changelog
+    is the write's effect on the table (-U/+U of the previous value, -D of a removed key)."""
+    catalog.create_database("db", True)
+    catalog.create_table("db.fcl", Schema.from_pyarrow_schema(
+        SCHEMA, primary_keys=["k"],
+        options={"bucket": "2", "rowkind.field": "op", "changelog-producer": "full-compaction"}), False)
+    t = catalog.get_table("db.fcl")
+    commits = [[("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c")], [("+U", 1, "a2"), ("-D", 2, "b")]]
+    for c in commits:
+        df = spark.createDataFrame([(k, v, op) for op, k, v in c], "k bigint, v string, op string")
+        ps.write(df, t)
+    assert [s.commit_kind for s in t.snapshot_manager().list_snapshots()] == ["APPEND", "COMPACT"] * 2
+    got = t.changelog(0).select(["rowkind", "k", "v"]).to_pylist()
+    assert sorted((r["rowkind"], r["k"], r["v"]) for r in got) == sorted(
+        [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"), ("-U", 1, "a"), ("+U", 1, "a2"), ("-D", 2, "b")])
+    assert sorted(t.to_arrow().select(["k", "v"]).to_pylist(), key=lambda r: r["k"]) == \
+        [{"k": 1, "v": "a2"}, {"k": 3, "v": "c"}]

@@ -51,7 +51,13 @@ def test_catalog_errors(catalog, tmp_path):
     ({"bucket": "2", "write-buffer-size": "lots"}, paimon_rs.InvalidArgumentError, "write-buffer-size"),
     ({"bucket": "2", "deletion-vectors.enabled": "true", "merge-engine": "first-row"}, paimon_rs.InvalidArgumentError,
      "does not need deletion vectors"),
-    ({"bucket": "2", "changelog-producer": "full-compaction"}, paimon_rs.UnsupportedError, "changelog-producer"),
+    # Java's refusals of the full-compaction producer (SchemaValidation), with its messages
+    ({"bucket": "2", "changelog-producer": "full-compaction", "merge-engine": "first-row"},
+     paimon_rs.InvalidArgumentError, "Only support 'none' and 'lookup' changelog-producer"),
+    ({"bucket": "2", "changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"},
+     paimon_rs.InvalidArgumentError, "NONE/INPUT/LOOKUP"),
+    ({"bucket": "2", "changelog-producer": "full-compaction", "force-lookup": "true"}, paimon_rs.UnsupportedError,
+     "force-lookup"),
 ])
 def test_options_refused_at_create(catalog, options, exc, match):
     s = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)

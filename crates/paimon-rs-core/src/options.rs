@@ -673,13 +673,30 @@ impl CoreOptions {
         }
         if for_write {
             // `input` is written by flushes, `lookup` by lookup compaction
-            // (compact/lookup_rewrite.rs)
-            if !matches!(
-                self.changelog_producer,
-                ChangelogProducer::None | ChangelogProducer::Input | ChangelogProducer::Lookup
-            ) {
-                let p = get("changelog-producer").unwrap_or_default();
-                return Err(Error::unsupported(format!("changelog-producer '{p}'")));
+            // (compact/lookup_rewrite.rs), `full-compaction` by compactions into the max level
+            // (compact/full_changelog.rs). Java's SchemaValidation refuses the first-row engine
+            // with any producer but these two
+            if self.merge_engine == MergeEngineKind::FirstRow
+                && !matches!(
+                    self.changelog_producer,
+                    ChangelogProducer::None | ChangelogProducer::Lookup
+                )
+            {
+                return Err(Error::invalid(
+                    "Only support 'none' and 'lookup' changelog-producer on FIRST_MERGE merge \
+                     engine",
+                ));
+            }
+            if self.changelog_producer == ChangelogProducer::FullCompaction
+                && self.needs_lookup()?
+            {
+                // force-lookup (first-row and deletion vectors are refused above and below):
+                // Java then merges a full compaction's records through LookupMergeFunction
+                // without lookups, which is not written
+                return Err(Error::unsupported(
+                    "changelog-producer = full-compaction with force-lookup: paimon_rs writes \
+                     full-compaction changelog only for tables that do not need lookup",
+                ));
             }
             if self.changelog_producer == ChangelogProducer::Lookup
                 && get("full-compaction.delta-commits").is_some()
@@ -901,6 +918,38 @@ mod tests {
             .unwrap()
             .batch_scan_skip_level0()
             .unwrap());
+    }
+
+    /// `full-compaction` is written; Java's refusals of it stay (first-row, deletion vectors,
+    /// with Java's messages), and force-lookup with it is not written.
+    #[test]
+    fn full_compaction_producer_is_written_with_javas_refusals() {
+        let o = |kv: &[(&str, &str)]| {
+            let mut all = vec![("bucket", "1"), ("changelog-producer", "full-compaction")];
+            all.extend_from_slice(kv);
+            CoreOptions::new(&opts(&all), true).unwrap()
+        };
+        o(&[]).check_supported(true, true).unwrap();
+        let e = o(&[("merge-engine", "first-row")])
+            .check_supported(true, true)
+            .unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+        assert!(
+            e.to_string().contains("Only support 'none' and 'lookup'"),
+            "{e}"
+        );
+        let e = o(&[("deletion-vectors.enabled", "true")])
+            .check_supported(true, true)
+            .unwrap_err();
+        assert!(e.to_string().contains("NONE/INPUT/LOOKUP"), "{e}");
+        let e = o(&[("force-lookup", "true")])
+            .check_supported(true, true)
+            .unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        // a reader reads what Java wrote
+        o(&[("force-lookup", "true")])
+            .check_supported(true, false)
+            .unwrap();
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! Lookup compaction end to end (paimon-behaviour.md §3.5, §8.5, §9.3): tables that need lookup
 //! (first-row, `changelog-producer = lookup`, `force-lookup`) written over several commits,
 //! each commit forcing its level-0 files up with lookups into the levels below, read back equal
-//! to a dict model; the changelog files a lookup compaction writes, read back record by record.
+//! to a dict model; the changelog files a lookup compaction writes, read back record by record;
+//! and the `full-compaction` producer's changelog of full compactions (§9.4), beside them.
 mod common;
 
 use std::collections::{BTreeMap, HashMap};
@@ -312,11 +313,20 @@ fn lookup_changelog_of_aggregation_and_first_row_tables() {
         ),
     ];
     for (opts, batches, want) in cases {
-        let dir = tempfile::tempdir().unwrap();
-        let mut opts = opts.to_vec();
-        opts.push(("changelog-producer", "lookup"));
-        let t = kv_table(dir.path(), &opts);
-        check_changelogs(&t, batches, want);
+        // full-compaction (§9.4) compacts every batch commit fully: the same changelog (Java
+        // refuses it for first-row)
+        let producers: &[&str] = if opts == first_row {
+            &["lookup"]
+        } else {
+            &["lookup", "full-compaction"]
+        };
+        for producer in producers {
+            let dir = tempfile::tempdir().unwrap();
+            let mut opts = opts.to_vec();
+            opts.push(("changelog-producer", producer));
+            let t = kv_table(dir.path(), &opts);
+            check_changelogs(&t, batches.clone(), want);
+        }
     }
 }
 
@@ -383,4 +393,134 @@ fn writers_of_successive_commits_reuse_the_lookup_files_of_unchanged_data_files(
         per_commit[1..].iter().all(|&n| n <= 1),
         "only the previous commit's new file is new to the cache: {built:?} ({files_above_0} files)"
     );
+}
+
+/// `changelog-producer = full-compaction` (§9.4): every batch commit compacts the written
+/// buckets fully, and the changelog is each key's max-level record (the previous full
+/// compaction's result) against the merge of all of its records: the same changelog as the
+/// lookup producer makes of commits compacted one by one. The first commit's file goes up to
+/// the max level by metadata and still emits `+I` for each record.
+#[test]
+fn full_compaction_changelog_of_a_deduplicate_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_kvo(
+        dir.path(),
+        1,
+        &[
+            ("changelog-producer", "full-compaction"),
+            ("changelog-producer.row-deduplicate", "true"),
+            ("changelog-producer.row-deduplicate-ignore-fields", "op"),
+        ],
+    );
+    let mut first = vec![];
+    commit_with(
+        &t,
+        kvo_batch(&[(1, Some(10), "+I"), (2, Some(20), "+I")]),
+        &mut |m| first = m.to_vec(),
+    );
+    let c = &first[0].compact_increment;
+    assert_eq!(c.compact_after.len(), 1);
+    assert_eq!(
+        c.compact_after[0].file_name, first[0].data_increment.new_files[0].file_name,
+        "upgraded by metadata"
+    );
+    assert_eq!(c.compact_after[0].level, 5);
+    assert_eq!(
+        strip(&changelog_rows(&t, &first)),
+        vec![(1, I, Some(10)), (2, I, Some(20))]
+    );
+    check_changelogs(
+        &t,
+        vec![
+            kvo_batch(&[(1, Some(11), "+I"), (3, Some(30), "+I")]),
+            // key 1 unchanged (row-deduplicate: no changelog), key 2 deleted
+            kvo_batch(&[(1, Some(11), "+U"), (2, Some(20), "-D")]),
+        ],
+        &[
+            &[(1, UB, Some(10)), (1, UA, Some(11)), (3, I, Some(30))],
+            &[(2, D, Some(20))],
+        ],
+    );
+    assert_eq!(levels(&t), vec![5]);
+}
+
+/// `full-compaction.delta-commits = 3` with commit identifiers (Java's streaming writers):
+/// only commits 3 and 6 compact fully, each making the changelog of the three commits since
+/// the last one (a key inserted and deleted in between emits nothing); the others none.
+#[test]
+fn full_compaction_changelog_every_delta_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = create_kvo(
+        dir.path(),
+        1,
+        &[
+            ("changelog-producer", "full-compaction"),
+            ("full-compaction.delta-commits", "3"),
+        ],
+    );
+    let commits = [
+        vec![(1, Some(10), "+I"), (2, Some(20), "+I")],
+        vec![(9, Some(90), "+I")],
+        vec![(1, Some(11), "+U"), (9, Some(90), "-D")],
+        vec![(2, Some(21), "+U")],
+        vec![(3, Some(30), "+I")],
+        vec![(1, Some(11), "-D")],
+    ];
+    let mut got = vec![];
+    for (i, rows) in commits.iter().enumerate() {
+        let id = i as i64 + 1;
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&kvo_batch(rows)).unwrap();
+        let msgs = w.prepare_commit_as(id).unwrap();
+        got.push(strip(&changelog_rows(&t, &msgs)));
+        let full = msgs.iter().any(|m| !m.compact_increment.is_empty());
+        assert_eq!(full, id % 3 == 0, "commit {id}");
+        FileStoreCommit::new(t.clone(), "test".into())
+            .commit(&msgs, id, None)
+            .unwrap();
+    }
+    let none: Vec<(i64, i8, Option<i64>)> = vec![];
+    assert_eq!(
+        got,
+        vec![
+            none.clone(),
+            none.clone(),
+            vec![(1, I, Some(11)), (2, I, Some(20))],
+            none.clone(),
+            none,
+            vec![
+                (1, D, Some(11)),
+                (2, UB, Some(20)),
+                (2, UA, Some(21)),
+                (3, I, Some(30))
+            ],
+        ]
+    );
+}
+
+/// A full-compaction table written without compaction (`write-only`): the explicit full
+/// compaction (`compact_table`, the CLI's and Spark's) makes the changelog, in the COMPACT
+/// snapshot's changelog manifest list; a picked compaction below the max level makes none.
+#[test]
+fn explicit_full_compaction_of_a_full_compaction_table_makes_the_changelog() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = kv_table(
+        dir.path(),
+        &[
+            ("changelog-producer", "full-compaction"),
+            ("write-only", "true"),
+        ],
+    );
+    commit(&t, kv_batch(&[(1, 1), (2, 2)]));
+    commit(&t, kv_batch(&[(1, 3), (4, 4)]));
+    assert_eq!(levels(&t), vec![0, 0]);
+    let id = compact_table(&t, true, None).unwrap().unwrap();
+    let s = t.snapshot_manager().latest().unwrap().unwrap();
+    assert_eq!(s.id, id);
+    let files = changelog_files(&t, &s).unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0].0, id);
+    let f = &files[0].1.entry.file;
+    assert_eq!((f.level, f.row_count), (5, 3));
+    assert_eq!(levels(&t), vec![5]);
 }

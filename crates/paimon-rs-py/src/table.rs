@@ -433,11 +433,22 @@ impl TableWrite {
         r.py_err()
     }
 
-    fn prepare_commit(&self, py: Python<'_>) -> PyResult<Vec<CommitMessage>> {
+    /// Flush and compact; `commit_identifier`: the identifier the commit will carry (a
+    /// streaming write's), which decides whether a `full-compaction` table's commit compacts
+    /// fully (None: a batch commit, which always does).
+    #[pyo3(signature = (commit_identifier=None))]
+    fn prepare_commit(
+        &self,
+        py: Python<'_>,
+        commit_identifier: Option<i64>,
+    ) -> PyResult<Vec<CommitMessage>> {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
-        let msgs = crate::pool::detach(py, || w.prepare_commit());
+        let msgs = crate::pool::detach(py, || match commit_identifier {
+            Some(id) => w.prepare_commit_as(id),
+            None => w.prepare_commit(),
+        });
         crate::logbridge::flush(py);
         let msgs = msgs.py_err()?;
         Ok(msgs

@@ -46,10 +46,13 @@ def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
 
 
 def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch], what: str,
-               with_kind: bool = False, query_id: str = "") -> _TaskMessages:
+               with_kind: bool = False, query_id: str = "",
+               commit_identifier: Optional[int] = None) -> _TaskMessages:
     """One task: every row of ``iterator`` through ``table``'s writer, files named
     ``file_prefix`` + this attempt; ``with_kind``: each row's kind from its ``rowkind`` column
-    (runs of one kind written in order). Returns the task's commit messages."""
+    (runs of one kind written in order); ``commit_identifier``: the identifier of the commit
+    its messages go into (a micro-batch's; None: a batch write), which decides whether a
+    ``full-compaction`` table compacts its buckets fully. Returns the task's commit messages."""
     pid, attempt, tid = _task_context()
     t = _open_cached(table).copy({"data-file.prefix": f"{file_prefix}p{pid}-a{attempt}-"})
     where = f"{what} into {t.identifier} (Spark partition {pid}, attempt {attempt})"
@@ -71,7 +74,7 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
                     w._core.write_stream_kind(pa.Table.from_batches([data.slice(offset, length)]), kind)
             except Exception as e:
                 raise _with_context(e, f"{where}, {_groups_of(t, data)}") from e
-        msgs = [m for m in w.prepare_commit() if not m.is_empty()]
+        msgs = [m for m in w._prepare_commit(commit_identifier) if not m.is_empty()]
     finally:
         w.close()
     return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)

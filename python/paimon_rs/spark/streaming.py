@@ -332,8 +332,13 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         ctx = TaskContext.get()
         batch_id = (ctx.getLocalProperty(_BATCH_ID_PROP) if ctx else None) or "x"
         query_id = (ctx.getLocalProperty(_QUERY_ID_PROP) if ctx else None) or uuid.uuid4().hex
+        # the micro-batch's commit carries the batch id: a full-compaction table's writers
+        # compact fully on every full-compaction.delta-commits-th one (as Flink's sink counts
+        # checkpoints, paimon-behaviour.md §9.4)
+        ident = int(batch_id) if batch_id.isdigit() else None
         return write_task(self.table, self._prefix(query_id, batch_id), iterator,
-                          f"format('paimon_rs') stream write (batch {batch_id})", self.with_kind, query_id)
+                          f"format('paimon_rs') stream write (batch {batch_id})", self.with_kind, query_id,
+                          ident)
 
     @staticmethod
     def _query_id(messages: List[Optional[WriterCommitMessage]]) -> Optional[str]:

@@ -62,6 +62,7 @@ import org.apache.paimon.table.sink.BatchTableCommit;
 import org.apache.paimon.table.sink.BatchTableWrite;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
 import org.apache.paimon.table.sink.CommitMessage;
+import org.apache.paimon.table.sink.TableWriteImpl;
 import org.apache.paimon.table.source.DataSplit;
 import org.apache.paimon.table.source.ReadBuilder;
 import org.apache.paimon.table.source.Split;
@@ -85,12 +86,15 @@ import java.math.BigInteger;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 public final class PaimonDriver {
     private static final ObjectMapper MAPPER = new ObjectMapper();
@@ -274,7 +278,11 @@ public final class PaimonDriver {
 
     // ------------------------------------------------------------------ write and compact
 
-    /** {"commits": [{"rows": [[..]], "kinds": ["+I", ..]}], "overwrite": {part: value}|null}. */
+    /**
+     * {"commits": [{"rows": [[..]], "kinds": ["+I", ..]}], "overwrite": {part: value}|null,
+     * "full_compaction": bool}. full_compaction: the commit fully compacts every bucket it wrote,
+     * as Flink's GlobalFullCompactionSinkWrite does (a `full-compaction` table's writer).
+     */
     private static JsonNode write(JsonNode req) throws Exception {
         Table t = table(req);
         RowType rt = t.rowType();
@@ -288,6 +296,8 @@ public final class PaimonDriver {
                     BatchTableCommit commit = wb.newCommit()) {
                 DynamicBuckets dyn = DynamicBuckets.of(t);
                 JsonNode kinds = c.get("kinds");
+                boolean fullCompaction = c.path("full_compaction").asBoolean(false);
+                Set<List<Object>> written = new LinkedHashSet<>();
                 int i = 0;
                 for (JsonNode row : c.get("rows")) {
                     RowKind kind =
@@ -300,11 +310,19 @@ public final class PaimonDriver {
                         dyn.write(w, r);
                     } else {
                         w.write(r);
+                        if (fullCompaction) {
+                            TableWriteImpl<?> tw = (TableWriteImpl<?>) w;
+                            written.add(
+                                    Arrays.asList(tw.getPartition(r).copy(), tw.getBucket(r)));
+                        }
                     }
                     i++;
                 }
                 if (dyn != null) {
                     dyn.prepareCommit();
+                }
+                for (List<Object> pb : written) {
+                    w.compact((BinaryRow) pb.get(0), (Integer) pb.get(1), true);
                 }
                 commit.commit(w.prepareCommit());
             }

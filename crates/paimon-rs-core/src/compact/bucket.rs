@@ -3,7 +3,7 @@
 //! `compact_table` (a full or picked compaction of every bucket, committed as one COMPACT
 //! snapshot).
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -11,14 +11,15 @@ use std::sync::{Arc, Mutex};
 use rayon::prelude::*;
 
 use super::expire::RecordExpire;
+use super::full_changelog::FullChangelogWrapper;
 use super::levels::Levels;
 use super::lookup_rewrite::{
-    level0_keys, leveled_runs, LookupSettings, LookupWrapper, LOOKUP_LEVEL,
+    level0_keys, leveled_runs, ChangelogMode, LookupSettings, LookupWrapper, LOOKUP_LEVEL,
 };
 use super::progress::{ProgressSink, Tracker};
 use super::task::{
-    plan_task, run_task, CompactResult, CompactRewriter, DvMarks, Level0Upgrade, Rewritten,
-    Sections, TaskOptions,
+    plan_task, run_task, CompactResult, CompactRewriter, DvMarks, Rewritten, Sections, TaskOptions,
+    Upgraded,
 };
 use super::universal::{PickClock, UniversalCompaction};
 use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
@@ -26,8 +27,9 @@ use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
 use crate::lookup::LookupLevels;
-use crate::merge::reader::{ChangelogSink, MergeHooks};
+use crate::merge::reader::{ChangelogSink, MergeHooks, WrapFn};
 use crate::merge::{merge_sorted_runs_with, BatchIter, MergeEngine};
+use crate::options::ChangelogProducer;
 use crate::read::split::Split;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::PartitionSpec;
@@ -35,6 +37,11 @@ use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::pipeline::write_pipelined;
 use crate::write::rolling::{FileWriterContext, RollingFileWriter};
+
+/// How a changelog rewrite merges one section: changelog batches into the sink, deletion
+/// marks into the marks.
+type SectionMerge<'a> =
+    dyn Fn(&[Vec<DataFileMeta>], &ChangelogSink, &Arc<Mutex<DvMarks>>) -> Result<BatchIter> + 'a;
 
 /// The compaction options of a table (paimon-behaviour.md §13) a bucket compactor needs.
 #[derive(Debug, Clone)]
@@ -51,6 +58,9 @@ pub struct CompactSettings {
     /// higher levels (§9.3), through one lookup cache shared by every bucket compacted with
     /// these settings.
     pub lookup: Option<LookupSettings>,
+    /// `changelog-producer = full-compaction`: rewrites into the max level make changelog
+    /// (§9.4, [`super::full_changelog`]).
+    pub full_changelog: Option<ChangelogMode>,
     /// `deletion-vectors.enabled`: every compaction to a level > 0 drops retractions (§3.6).
     pub deletion_vectors: bool,
     /// `record-level.expire-time` / `record-level.time-field` (§11).
@@ -70,6 +80,11 @@ impl CompactSettings {
             min_file_size: (o.target_file_size() as f64 * ratio) as u64,
             force_rewrite_all: bool_opt(&o.raw, "compaction.force-rewrite-all-files")?,
             lookup: LookupSettings::from_table(table)?,
+            full_changelog: if o.changelog_producer == ChangelogProducer::FullCompaction {
+                Some(ChangelogMode::from_table(table)?)
+            } else {
+                None
+            },
             deletion_vectors: o.deletion_vectors()?,
             expire: RecordExpire::from_table(table)?,
             options: o.raw.clone(),
@@ -85,7 +100,9 @@ impl CompactSettings {
 /// its files, sort-merged, equal keys combined by the table's merge engine, written by a
 /// rolling writer at the output level with file source COMPACT. In a table that needs lookup
 /// (§9.3) the merge keeps only a key's lowest level > 0, and a rewrite of level-0 files to a
-/// level > 0 looks keys up below the output ([`super::lookup_rewrite`]).
+/// level > 0 looks keys up below the output ([`super::lookup_rewrite`]). In a
+/// `full-compaction` table a rewrite into the max level, and an upgrade to it, make the
+/// changelog of the bucket since its previous full compaction ([`super::full_changelog`]).
 pub struct MergeTreeRewriter {
     dir: PathBuf,
     /// Expired records are dropped from every run before the merge (§11): the expiry and the
@@ -96,6 +113,10 @@ pub struct MergeTreeRewriter {
     engine: MergeEngine,
     key_types: Vec<DataType>,
     lookup: Option<LookupSettings>,
+    /// `changelog-producer = full-compaction`.
+    full_changelog: Option<ChangelogMode>,
+    /// The bucket's max level as the current task sees it.
+    max_level: Cell<i32>,
     /// `changelog-file.prefix`.
     changelog_prefix: String,
     /// The bucket's levels ≥ 1 as the current task's lookups see them.
@@ -111,6 +132,7 @@ impl MergeTreeRewriter {
         bucket_dir: PathBuf,
         expire: Option<RecordExpire>,
         lookup: Option<LookupSettings>,
+        full_changelog: Option<ChangelogMode>,
     ) -> Result<Self> {
         let mut file_ctx = file_context(table, 0, FileSource::Compact)?;
         file_ctx.dir = bucket_dir.clone();
@@ -127,14 +149,18 @@ impl MergeTreeRewriter {
             engine: table.merge_engine()?,
             key_types: table.schema.types_of(&table.trimmed_primary_keys())?,
             lookup,
+            full_changelog,
+            max_level: Cell::new(table.options.num_levels as i32 - 1),
             changelog_prefix: table.options.changelog_file_prefix.clone(),
             levels: RefCell::new(None),
             vectors: RefCell::new(Arc::new(BTreeMap::new())),
         })
     }
 
-    /// Before a task: the levels its lookups see (the bucket's, before the task).
+    /// Before a task: the bucket's max level, and the levels its lookups see (the bucket's,
+    /// before the task).
     fn prepare(&self, levels: &Levels) -> Result<()> {
+        self.max_level.set(levels.max_level());
         let Some(l) = &self.lookup else {
             return Ok(());
         };
@@ -151,10 +177,14 @@ impl MergeTreeRewriter {
         Ok(())
     }
 
-    /// The runs of a section, expiry applied, with their levels (lookup tables: one run per
-    /// level, so the merge knows each record's level).
-    fn runs(&self, runs: &[Vec<DataFileMeta>]) -> Result<(Vec<BatchIter>, Option<Vec<i32>>)> {
-        let (runs, levels) = if self.lookup.is_some() {
+    /// The runs of a section, expiry applied, with their levels if `leveled` (one run per
+    /// level, so the merge knows each record's level: lookup tables, changelog rewrites).
+    fn runs(
+        &self,
+        runs: &[Vec<DataFileMeta>],
+        leveled: bool,
+    ) -> Result<(Vec<BatchIter>, Option<Vec<i32>>)> {
+        let (runs, levels) = if leveled {
             let (r, l) = leveled_runs(runs, &self.key_types)?;
             (r, Some(l))
         } else {
@@ -184,7 +214,7 @@ impl MergeTreeRewriter {
         let Some(settings) = &self.lookup else {
             return Err(Error::Internal("lookup merge without lookup".into()));
         };
-        let (mut iters, levels) = self.runs(section)?;
+        let (mut iters, levels) = self.runs(section, true)?;
         let mut levels = levels.unwrap_or_default();
         let mut hits = vec![];
         let mut lookup_run = None;
@@ -220,11 +250,23 @@ impl MergeTreeRewriter {
             changelog: settings.changelog.clone(),
             dv: settings.dv.then(|| dv.clone()),
         };
+        let wrap: WrapFn = Box::new(move |inner| Box::new(LookupWrapper { inner, ..wrapper }));
+        self.merge_wrapped(iters, levels, wrap, changelog, drop_delete)
+    }
+
+    /// Merge `iters` (runs at `levels`) through the engine's function wrapped by `wrap`, its
+    /// changelog into `changelog`.
+    fn merge_wrapped(
+        &self,
+        iters: Vec<BatchIter>,
+        levels: Vec<i32>,
+        wrap: WrapFn,
+        changelog: Option<&ChangelogSink>,
+        drop_delete: bool,
+    ) -> Result<BatchIter> {
         let hooks = MergeHooks {
             run_levels: Some(levels),
-            wrap: Some(Box::new(move |inner| {
-                Box::new(LookupWrapper { inner, ..wrapper })
-            })),
+            wrap: Some(wrap),
             changelog: changelog.cloned(),
         };
         merge_sorted_runs_with(
@@ -233,6 +275,33 @@ impl MergeTreeRewriter {
             self.engine.clone(),
             drop_delete,
             hooks,
+        )
+    }
+
+    /// A section merged for a `full-compaction` table's rewrite into the max level (§9.4):
+    /// every record merged, the wrapper making the changelog against each key's max-level
+    /// record into `changelog`.
+    fn merge_full_changelog(
+        &self,
+        mode: &ChangelogMode,
+        drop_delete: bool,
+        section: &[Vec<DataFileMeta>],
+        changelog: &ChangelogSink,
+    ) -> Result<BatchIter> {
+        let (iters, levels) = self.runs(section, true)?;
+        let wrapper = FullChangelogWrapper {
+            inner: Box::new(crate::merge::engine::DeduplicateFunction),
+            max_level: self.max_level.get(),
+            mode: mode.clone(),
+        };
+        let wrap: WrapFn =
+            Box::new(move |inner| Box::new(FullChangelogWrapper { inner, ..wrapper }));
+        self.merge_wrapped(
+            iters,
+            levels.unwrap_or_default(),
+            wrap,
+            Some(changelog),
+            drop_delete,
         )
     }
 
@@ -246,6 +315,43 @@ impl MergeTreeRewriter {
         write_data: bool,
     ) -> Result<Rewritten> {
         let produce = self.lookup.as_ref().is_some_and(|l| l.changelog.is_some());
+        self.changelog_rewrite(output_level, sections, write_data, &|section, sink, dv| {
+            self.merge_with_lookup(
+                output_level,
+                drop_delete,
+                section,
+                produce.then_some(sink),
+                dv,
+            )
+        })
+    }
+
+    /// A `full-compaction` rewrite of `sections` into the max level: data files (none unless
+    /// `write_data`) and the changelog files of the full compaction.
+    fn full_changelog_rewrite(
+        &self,
+        mode: &ChangelogMode,
+        drop_delete: bool,
+        sections: &Sections,
+        write_data: bool,
+    ) -> Result<Rewritten> {
+        let level = self.max_level.get();
+        self.changelog_rewrite(level, sections, write_data, &|section, sink, _| {
+            self.merge_full_changelog(mode, drop_delete, section, sink)
+        })
+    }
+
+    /// Java's `ChangelogMergeTreeRewriter.rewriteOrProduceChangelog`: each section merged by
+    /// `merge` (which writes changelog batches into the sink and deletion marks into the
+    /// marks), the merged records written as data files at `output_level` (none unless
+    /// `write_data`) and the changelog as changelog files at the same level.
+    fn changelog_rewrite(
+        &self,
+        output_level: i32,
+        sections: &Sections,
+        write_data: bool,
+        merge: &SectionMerge<'_>,
+    ) -> Result<Rewritten> {
         let sink: ChangelogSink = Arc::new(Mutex::new(vec![]));
         let dv = Arc::new(Mutex::new(DvMarks::new()));
         let mut ctx = self.file_ctx.clone();
@@ -273,14 +379,7 @@ impl MergeTreeRewriter {
         let merged = sections
             .iter()
             .flat_map(|section| {
-                self.merge_with_lookup(
-                    output_level,
-                    drop_delete,
-                    section,
-                    produce.then_some(&sink),
-                    &dv,
-                )
-                .unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
+                merge(section, &sink, &dv).unwrap_or_else(|e| Box::new(std::iter::once(Err(e))))
             })
             .map(|b| {
                 // changelog written as the merge goes, on this thread
@@ -318,6 +417,17 @@ impl CompactRewriter for MergeTreeRewriter {
         drop_delete: bool,
         sections: &Sections,
     ) -> Result<Rewritten> {
+        if let Some(mode) = &self.full_changelog {
+            if output_level == self.max_level.get() {
+                // a full compaction always drops retractions (Java checks it too)
+                if !drop_delete {
+                    return Err(Error::Internal(
+                        "a full compaction that keeps retractions".into(),
+                    ));
+                }
+                return self.full_changelog_rewrite(mode, drop_delete, sections, true);
+            }
+        }
         let has_level0 = sections.iter().flatten().flatten().any(|f| f.level == 0);
         if self.lookup.is_some() && output_level > 0 && has_level0 {
             return self.lookup_rewrite(output_level, drop_delete, sections, true);
@@ -330,7 +440,7 @@ impl CompactRewriter for MergeTreeRewriter {
         let merged = sections
             .iter()
             .flat_map(|runs| {
-                self.runs(runs)
+                self.runs(runs, self.lookup.is_some())
                     .and_then(|(iters, levels)| {
                         merge_sorted_runs_with(
                             iters,
@@ -351,19 +461,26 @@ impl CompactRewriter for MergeTreeRewriter {
         Ok(write_pipelined(writer, merged)?.into())
     }
 
-    /// §9.3's upgrade of a level-0 file in a lookup table: merged with what it looks up
-    /// (changelog, deletion marks), and rewritten when deletion vectors are on and it may hold
-    /// retractions, or when below the max level the merge may change its records (any engine
-    /// but deduplicate without sequence.field); otherwise it moves by metadata.
-    fn upgrade_level0(
-        &self,
-        opts: &TaskOptions,
-        file: &DataFileMeta,
-    ) -> Result<Option<Level0Upgrade>> {
+    /// §9.4's upgrade of a file to the max level of a `full-compaction` table: it moves by
+    /// metadata, its records (no retractions: a file with any is rewritten instead, §4.1)
+    /// each a `+I` (Java's `CHANGELOG_NO_REWRITE`). §9.3's upgrade of a level-0 file in a
+    /// lookup table: merged with what it looks up (changelog, deletion marks), and rewritten
+    /// when deletion vectors are on and it may hold retractions, or when below the max level
+    /// the merge may change its records (any engine but deduplicate without sequence.field);
+    /// otherwise it moves by metadata.
+    fn upgrade(&self, opts: &TaskOptions, file: &DataFileMeta) -> Result<Option<Upgraded>> {
+        let sections = vec![vec![vec![file.clone()]]];
+        if let Some(mode) = &self.full_changelog {
+            if opts.output_level != self.max_level.get() || file.level == opts.output_level {
+                return Ok(None);
+            }
+            let r = self.full_changelog_rewrite(mode, opts.drop_delete, &sections, false)?;
+            return Ok(Some(Upgraded::Metadata(r)));
+        }
         let Some(l) = &self.lookup else {
             return Ok(None);
         };
-        if opts.output_level == 0 {
+        if opts.output_level == 0 || file.level != 0 {
             return Ok(None);
         }
         let rewrite = (l.dv && file.delete_row_count != Some(0))
@@ -371,12 +488,11 @@ impl CompactRewriter for MergeTreeRewriter {
         if !rewrite && l.changelog.is_none() && !l.dv {
             return Ok(None);
         }
-        let sections = vec![vec![vec![file.clone()]]];
         let r = self.lookup_rewrite(opts.output_level, opts.drop_delete, &sections, rewrite)?;
         Ok(Some(if rewrite {
-            Level0Upgrade::Rewritten(r)
+            Upgraded::Rewritten(r)
         } else {
-            Level0Upgrade::Metadata(r)
+            Upgraded::Metadata(r)
         }))
     }
 
@@ -445,6 +561,7 @@ impl BucketCompactor {
                 bucket_dir,
                 settings.expire.clone(),
                 settings.lookup.clone(),
+                settings.full_changelog.clone(),
             )?,
             settings: settings.clone(),
             key_types,

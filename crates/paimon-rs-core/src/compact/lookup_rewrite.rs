@@ -40,6 +40,38 @@ pub struct ChangelogMode {
     pub ignore_fields: Vec<String>,
 }
 
+impl ChangelogMode {
+    /// `changelog-producer.row-deduplicate` and `…-ignore-fields` of `table` (the `lookup` and
+    /// `full-compaction` producers).
+    pub fn from_table(table: &FileStoreTable) -> Result<Self> {
+        let get = |k: &str| table.options.raw.get(k).map(|v| v.trim());
+        let row_deduplicate = match get("changelog-producer.row-deduplicate") {
+            Some(v) => parse_bool("changelog-producer.row-deduplicate", v)?,
+            None => false,
+        };
+        let ignore_fields: Vec<String> = get("changelog-producer.row-deduplicate-ignore-fields")
+            .map(|v| {
+                v.split(',')
+                    .map(|s| s.trim().to_string())
+                    .filter(|s| !s.is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for f in &ignore_fields {
+            if table.schema.field(f).is_none() {
+                return Err(Error::invalid(format!(
+                    "option 'changelog-producer.row-deduplicate-ignore-fields': field '{f}' is \
+                     not a column of the table"
+                )));
+            }
+        }
+        Ok(ChangelogMode {
+            row_deduplicate,
+            ignore_fields,
+        })
+    }
+}
+
 /// What a table's lookup compaction does, from its options.
 #[derive(Debug, Clone)]
 pub struct LookupSettings {
@@ -64,32 +96,7 @@ impl LookupSettings {
         };
         check_lookup_wait(o)?;
         let changelog = if o.changelog_producer == ChangelogProducer::Lookup {
-            let get = |k: &str| o.raw.get(k).map(|v| v.trim());
-            let row_deduplicate = match get("changelog-producer.row-deduplicate") {
-                Some(v) => parse_bool("changelog-producer.row-deduplicate", v)?,
-                None => false,
-            };
-            let ignore_fields: Vec<String> =
-                get("changelog-producer.row-deduplicate-ignore-fields")
-                    .map(|v| {
-                        v.split(',')
-                            .map(|s| s.trim().to_string())
-                            .filter(|s| !s.is_empty())
-                            .collect()
-                    })
-                    .unwrap_or_default();
-            for f in &ignore_fields {
-                if table.schema.field(f).is_none() {
-                    return Err(Error::invalid(format!(
-                        "option 'changelog-producer.row-deduplicate-ignore-fields': field '{f}' \
-                         is not a column of the table"
-                    )));
-                }
-            }
-            Some(ChangelogMode {
-                row_deduplicate,
-                ignore_fields,
-            })
+            Some(ChangelogMode::from_table(table)?)
         } else {
             None
         };
@@ -218,7 +225,7 @@ impl MergeFunction for LookupWrapper {
             }
             b.merge_inner(self.inner.as_mut(), &lowest, sources)?;
             if self.changelog.is_some() && contains_level0 && high.is_none() {
-                if let Some((k, seq, kind, cells)) = self.result(b, sources, before_len) {
+                if let Some((k, seq, kind, cells)) = merge_result(b, sources, before_len) {
                     if !is_retract(kind) {
                         b.push_changelog(k, seq, INSERT, cells);
                     }
@@ -244,47 +251,60 @@ impl MergeFunction for LookupWrapper {
         if !contains_level0 {
             return Ok(());
         }
-        let after = self.result(b, sources, before_len);
-        let after_add = after.as_ref().is_some_and(|a| !is_retract(a.2));
-        match (high.filter(|h| !is_retract(b.kind_of(sources, *h))), after) {
-            (None, Some((k, seq, _, cells))) if after_add => {
-                b.push_changelog(k, seq, INSERT, cells);
-            }
-            (None, _) => {}
-            (Some(h), after) => {
-                let before_seq = sources[h.src as usize].seq[h.row as usize];
-                let before_cells = b.cells_of(h);
-                match after {
-                    Some((k, seq, _, cells)) if after_add => {
-                        let same = mode.row_deduplicate
-                            && b.cells_equal(sources, &before_cells, &cells, &mode.ignore_fields)?;
-                        if !same {
-                            b.push_changelog(h, before_seq, UPDATE_BEFORE, before_cells);
-                            b.push_changelog(k, seq, UPDATE_AFTER, cells);
-                        }
-                    }
-                    _ => b.push_changelog(h, before_seq, DELETE, before_cells),
-                }
-            }
-        }
+        let after = merge_result(b, sources, before_len);
+        let before = high.filter(|h| !is_retract(b.kind_of(sources, *h)));
+        diff_changelog(b, sources, mode, before, after)?;
         Ok(())
     }
 }
 
-impl LookupWrapper {
-    /// The group's merge result, if the merge output one.
-    fn result(
-        &self,
-        b: &Bound,
-        sources: &[Source],
-        before_len: usize,
-    ) -> Option<(Rec, i64, i8, Vec<crate::merge::agg::Cell>)> {
-        if b.out_len() > before_len {
-            b.last_result(sources)
-        } else {
-            None
+/// The merge result of the group just merged, if the merge output one (its output grew past
+/// `before_len`).
+pub(super) fn merge_result(
+    b: &Bound,
+    sources: &[Source],
+    before_len: usize,
+) -> Option<(Rec, i64, i8, Vec<crate::merge::agg::Cell>)> {
+    if b.out_len() > before_len {
+        b.last_result(sources)
+    } else {
+        None
+    }
+}
+
+/// The changelog of one key from its record `before` (an add, or None: the key was absent) and
+/// the merge result `after` (§9.3, §9.4; Java's `LookupChangelogMergeFunctionWrapper` and
+/// `FullChangelogMergeFunctionWrapper` alike): absent → add: `+I after`; add → retraction or
+/// nothing: `-D before`; add → add: `-U before`, `+U after`, unless `row-deduplicate` finds the
+/// values equal. Each record carries the sequence number of the record it describes.
+pub(super) fn diff_changelog(
+    b: &mut Bound,
+    sources: &[Source],
+    mode: &ChangelogMode,
+    before: Option<Rec>,
+    after: Option<(Rec, i64, i8, Vec<crate::merge::agg::Cell>)>,
+) -> Result<()> {
+    let after = after.filter(|a| !is_retract(a.2));
+    match (before, after) {
+        (None, Some((k, seq, _, cells))) => b.push_changelog(k, seq, INSERT, cells),
+        (None, None) => {}
+        (Some(h), after) => {
+            let before_seq = sources[h.src as usize].seq[h.row as usize];
+            let before_cells = b.cells_of(h);
+            match after {
+                Some((k, seq, _, cells)) => {
+                    let same = mode.row_deduplicate
+                        && b.cells_equal(sources, &before_cells, &cells, &mode.ignore_fields)?;
+                    if !same {
+                        b.push_changelog(h, before_seq, UPDATE_BEFORE, before_cells);
+                        b.push_changelog(k, seq, UPDATE_AFTER, cells);
+                    }
+                }
+                None => b.push_changelog(h, before_seq, DELETE, before_cells),
+            }
         }
     }
+    Ok(())
 }
 
 /// A one-batch run of the records found by lookup.

@@ -6,6 +6,7 @@ pub mod append;
 mod bucket;
 pub mod distributed;
 mod expire;
+mod full_changelog;
 pub mod interval;
 pub(crate) mod levels;
 mod lookup_rewrite;
@@ -16,6 +17,7 @@ mod universal;
 mod work;
 
 pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
+pub(crate) use full_changelog::{full_compaction_due, full_compaction_interval};
 pub(crate) use lookup_rewrite::leveled_runs;
 pub use task::{CompactResult, DvMarks};
 pub use universal::{PickClock, RunShape, UniversalCompaction};

@@ -117,8 +117,8 @@ fn upgrade(
 /// Deletion-vector marks of a compaction: row positions to delete, by data file name.
 pub type DvMarks = std::collections::BTreeMap<String, roaring::RoaringTreemap>;
 
-/// What a rewrite produced: data files at the output level, changelog files (lookup
-/// changelog producer) and deletion-vector marks on files of higher levels.
+/// What a rewrite produced: data files at the output level, changelog files (`lookup` and
+/// `full-compaction` changelog producers) and deletion-vector marks on files of higher levels.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Rewritten {
     pub files: Vec<DataFileMeta>,
@@ -135,9 +135,10 @@ impl From<Vec<DataFileMeta>> for Rewritten {
     }
 }
 
-/// What a lookup rewriter made of a level-0 file's upgrade.
+/// What a changelog-producing rewriter made of a file's upgrade (a lookup rewriter's of a
+/// level-0 file, a `full-compaction` rewriter's of a file going to the max level).
 #[derive(Debug)]
-pub enum Level0Upgrade {
+pub enum Upgraded {
     /// The file moves up by metadata; the merge made this changelog and these marks.
     Metadata(Rewritten),
     /// The file was rewritten into these files (possibly none).
@@ -157,14 +158,11 @@ pub trait CompactRewriter {
         sections: &Sections,
     ) -> Result<Rewritten>;
 
-    /// An upgrade of level-0 `file` to the output level (§9.3): None moves it by a metadata
-    /// change only. A lookup rewriter merges it with what it looks up (changelog, deletion
-    /// marks) and says whether the file still moves by metadata or was rewritten.
-    fn upgrade_level0(
-        &self,
-        _opts: &TaskOptions,
-        _file: &DataFileMeta,
-    ) -> Result<Option<Level0Upgrade>> {
+    /// An upgrade of `file` to the output level: None moves it by a metadata change only. A
+    /// lookup rewriter merges a level-0 file with what it looks up (changelog, deletion marks,
+    /// §9.3), a `full-compaction` one a file going to the max level (its changelog, §9.4), and
+    /// says whether the file still moves by metadata or was rewritten.
+    fn upgrade(&self, _opts: &TaskOptions, _file: &DataFileMeta) -> Result<Option<Upgraded>> {
         Ok(None)
     }
 
@@ -178,8 +176,8 @@ pub trait CompactRewriter {
 pub struct CompactResult {
     pub before: Vec<DataFileMeta>,
     pub after: Vec<DataFileMeta>,
-    /// Changelog files (`changelog-producer = lookup`): key-value files at level 0, for the
-    /// commit's `CompactIncrement::changelog_files`.
+    /// Changelog files (`changelog-producer = lookup` / `full-compaction`): key-value files at
+    /// the output level, for the commit's `CompactIncrement::changelog_files`.
     pub changelog: Vec<DataFileMeta>,
     /// Deletion-vector marks (`deletion-vectors.enabled`): rows of files at levels above the
     /// output that the compaction superseded, by file name.
@@ -277,19 +275,15 @@ pub fn run_task(
         match step {
             Step::Upgrade(file) => {
                 let file = *file;
-                let merged = if file.level == 0 {
-                    match rewriter.upgrade_level0(opts, &file) {
-                        Ok(m) => m,
-                        Err(e) => {
-                            rewriter.discard(&result.written_all());
-                            return Err(e);
-                        }
+                let merged = match rewriter.upgrade(opts, &file) {
+                    Ok(m) => m,
+                    Err(e) => {
+                        rewriter.discard(&result.written_all());
+                        return Err(e);
                     }
-                } else {
-                    None
                 };
                 match merged {
-                    Some(Level0Upgrade::Rewritten(r)) => {
+                    Some(Upgraded::Rewritten(r)) => {
                         result.before.push(file);
                         result.add(r);
                     }
@@ -298,7 +292,7 @@ pub fn run_task(
                         up.level = opts.output_level;
                         result.before.push(file);
                         result.after.push(up);
-                        if let Some(Level0Upgrade::Metadata(r)) = merged {
+                        if let Some(Upgraded::Metadata(r)) = merged {
                             result.add(r);
                         }
                     }

@@ -51,7 +51,8 @@ pub(crate) struct WriteEnv<'a> {
     /// Compaction settings of a primary-key writer that compacts (not `write-only`): its
     /// flushes stall for compaction above the stop trigger, its commits compact.
     pub compact: Option<&'a CompactSettings>,
-    /// `full-compaction.delta-commits` is set: a commit's compaction is a full one.
+    /// The commit's compaction is a full one (`changelog-producer = full-compaction` or
+    /// `full-compaction.delta-commits`, on the commits `compact::full_compaction_due` names).
     pub full: bool,
 }
 

@@ -447,12 +447,23 @@ impl TableWrite {
     }
 
     /// Flush every bucket (in parallel) into level-0 files, run the commit's compactions; one
-    /// message per bucket written.
+    /// message per bucket written. A batch commit (Java's `BatchTableWrite.prepareCommit`,
+    /// identifier `BATCH_COMMIT_IDENTIFIER`): see [`Self::prepare_commit_as`].
     ///
     /// Buckets that spilled merge their runs last, at most [`Self::merge_slots`] at a time,
     /// each feeding a Parquet encoder on a second thread (`write_pipelined`); the others
     /// flush in parallel first. Compaction starts once every bucket flushed.
     pub fn prepare_commit(&mut self) -> Result<Vec<CommitMessage>> {
+        self.prepare_commit_as(crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER)
+    }
+
+    /// [`Self::prepare_commit`] for the commit that will carry `commit_identifier` (Java's
+    /// `StreamTableWrite.prepareCommit(waitCompaction, commitIdentifier)`): in a table with
+    /// `changelog-producer = full-compaction` or `full-compaction.delta-commits`, the written
+    /// buckets are compacted fully when the identifier is a multiple of the delta commits (1
+    /// if unset) or the batch identifier, as Flink's `GlobalFullCompactionSinkWrite`
+    /// (paimon-behaviour.md §9.4, §12).
+    pub fn prepare_commit_as(&mut self, commit_identifier: i64) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
         for w in self.writers.values_mut() {
             w.sync().map_err(|e| e.with_table(&name))?;
@@ -468,7 +479,10 @@ impl TableWrite {
             flush: &self.flush,
             spiller: &self.spiller,
             compact: self.compact_settings.as_ref(),
-            full: self.table.options.full_compaction_delta_commits.is_some(),
+            full: crate::compact::full_compaction_due(
+                crate::compact::full_compaction_interval(&self.table.options),
+                commit_identifier,
+            ),
         };
         let (merging, direct): (Vec<_>, Vec<_>) = self
             .writers
