@@ -155,9 +155,14 @@ mod tests {
         let latest = t.snapshot_manager().latest().unwrap();
         let files = crate::table::live::live_entries(t, latest.as_ref().unwrap()).unwrap();
         let files: Vec<_> = files.into_iter().map(|e| e.file).collect();
-        let mut dv =
-            DeletionVectorsMaintainer::restore(t, latest.as_ref(), &m.partition, m.bucket, &files)
-                .unwrap();
+        let mut dv = DeletionVectorsMaintainer::restore(
+            t,
+            &DeletionVectorsMaintainer::live_index_of(t, latest.as_ref()).unwrap(),
+            &m.partition,
+            m.bucket,
+            &files,
+        )
+        .unwrap();
         dv.mark(file, &positions.iter().copied().collect::<RoaringBitmap>());
         let (new, old) = dv.prepare_commit(t).unwrap();
         let mut out = m.clone();

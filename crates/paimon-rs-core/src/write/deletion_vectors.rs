@@ -21,7 +21,7 @@ use crate::read::deletion::{
 };
 use crate::spec::manifest::{
     live_index_entries, read_index_manifest, DataFileMeta, DeletionVectorRange, IndexFileMeta,
-    DELETION_VECTORS_INDEX,
+    IndexManifestEntry, DELETION_VECTORS_INDEX,
 };
 use crate::spec::snapshot::Snapshot;
 use crate::table::FileStoreTable;
@@ -97,11 +97,28 @@ pub(crate) struct DeletionVectorsMaintainer {
 }
 
 impl DeletionVectorsMaintainer {
-    /// The vectors of (partition, bucket) in `snapshot`'s index manifest; `files` are the
-    /// bucket's live data files (a vector must fit its file).
-    pub fn restore(
+    /// The live index files of `snapshot` (its index manifest read once: every bucket's
+    /// writer restores from them).
+    pub fn live_index_of(
         table: &FileStoreTable,
         snapshot: Option<&Snapshot>,
+    ) -> Result<Vec<IndexManifestEntry>> {
+        let Some(name) = snapshot.and_then(|s| s.index_manifest.as_deref()) else {
+            return Ok(vec![]);
+        };
+        let p = table.manifest_dir().join(name);
+        Ok(live_index_entries(read_index_manifest(
+            &crate::io::read(&p)?,
+            &p,
+        )?))
+    }
+
+    /// The vectors of (partition, bucket) in a snapshot's live index files
+    /// ([`Self::live_index_of`]); `files` are the bucket's live data files (a vector must fit
+    /// its file).
+    pub fn restore(
+        table: &FileStoreTable,
+        live_index: &[IndexManifestEntry],
         partition: &[u8],
         bucket: i32,
         files: &[DataFileMeta],
@@ -114,15 +131,11 @@ impl DeletionVectorsMaintainer {
             bitmap64,
             ..Default::default()
         };
-        let Some(name) = snapshot.and_then(|s| s.index_manifest.as_deref()) else {
-            return Ok(m);
-        };
-        let p = table.manifest_dir().join(name);
         let rows: BTreeMap<&str, i64> = files
             .iter()
             .map(|f| (f.file_name.as_str(), f.row_count))
             .collect();
-        for e in live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?) {
+        for e in live_index {
             if e.index_type != DELETION_VECTORS_INDEX
                 || (e.partition.as_slice(), e.bucket) != (partition, bucket)
             {

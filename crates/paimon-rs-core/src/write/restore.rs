@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::deletion_vectors::DeletionVectorsMaintainer;
 use crate::error::Result;
-use crate::spec::manifest::DataFileMeta;
+use crate::spec::manifest::{DataFileMeta, IndexManifestEntry};
 use crate::spec::snapshot::Snapshot;
 use crate::table::FileStoreTable;
 
@@ -46,6 +46,8 @@ pub(crate) struct TableRestore {
     keep_files: bool,
     /// Deletion vectors of dropped writers, for the next writer of their bucket.
     deletion_vectors: HashMap<WriterKey, DeletionVectorsMaintainer>,
+    /// The snapshot's live index files, read once for every bucket's writer.
+    live_index: Option<Vec<IndexManifestEntry>>,
 }
 
 impl TableRestore {
@@ -129,13 +131,21 @@ impl TableRestore {
         let data_files = self.files.remove(key).unwrap_or_default();
         let deletion_vectors = match self.deletion_vectors.remove(key) {
             Some(dv) => Some(dv),
-            None if self.keeps_vectors(table)? => Some(DeletionVectorsMaintainer::restore(
-                table,
-                self.snapshot(),
-                &key.0,
-                key.1,
-                &data_files,
-            )?),
+            None if self.keeps_vectors(table)? => {
+                if self.live_index.is_none() {
+                    self.live_index = Some(DeletionVectorsMaintainer::live_index_of(
+                        table,
+                        self.snapshot(),
+                    )?);
+                }
+                Some(DeletionVectorsMaintainer::restore(
+                    table,
+                    self.live_index.as_deref().unwrap_or_default(),
+                    &key.0,
+                    key.1,
+                    &data_files,
+                )?)
+            }
             None => None,
         };
         Ok(RestoreFiles {
