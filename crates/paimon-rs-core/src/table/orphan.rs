@@ -224,7 +224,7 @@ impl Cleaner<'_> {
         Ok(roots)
     }
 
-    /// Every snapshot-like file (snapshots, tags, changelogs) of every branch, all read; any
+    /// Every snapshot and tag file of every branch, all read; any
     /// failure refuses the clean. Apart, the stale snapshots (see `snapshot_manager`).
     #[allow(clippy::type_complexity)]
     fn all_snapshots(&self) -> Result<(Vec<(PathBuf, Snapshot)>, Vec<(PathBuf, Snapshot)>)> {
@@ -241,34 +241,60 @@ impl Cleaner<'_> {
             let (live, st) = snapshots_of(&root, branch)?;
             out.extend(live);
             stale.extend(st);
-            for sub in ["tag", "changelog"] {
-                let prefix = format!("{sub}-");
-                for (name, path, md) in entries(&root.join(sub))? {
-                    if name.starts_with(&prefix) && !is_temp_name(&name) {
-                        if !md.is_file {
-                            return Err(Error::corrupt(&path, "not a regular file"));
-                        }
-                        let s = read_snapshot_file(&path)?;
-                        out.push((path, s));
+            // long-lived changelogs are read apart (`changelogs`): their base and delta lists
+            // may be gone (see `table::changelog`)
+            for (name, path, md) in entries(&root.join("tag"))? {
+                if name.starts_with("tag-") && !is_temp_name(&name) {
+                    if !md.is_file {
+                        return Err(Error::corrupt(&path, "not a regular file"));
                     }
+                    let s = read_snapshot_file(&path)?;
+                    out.push((path, s));
                 }
             }
         }
         Ok((out, stale))
     }
 
-    /// Names of every file the snapshots reference: (files in `manifest/`, data files).
-    /// The stale snapshots' files are kept too, those of theirs that are gone skipped.
+    /// Every long-lived changelog of every branch, all read; any failure refuses the clean.
+    fn changelogs(&self) -> Result<Vec<(PathBuf, Snapshot)>> {
+        let mut out = vec![];
+        for root in self.metadata_roots()? {
+            for (name, path, md) in entries(&root.join("changelog"))? {
+                if name.starts_with("changelog-") && !is_temp_name(&name) {
+                    if !md.is_file {
+                        return Err(Error::corrupt(&path, "not a regular file"));
+                    }
+                    out.push((path.clone(), read_snapshot_file(&path)?));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Names of every file the snapshots and changelogs reference: (files in `manifest/`, data
+    /// files). The stale snapshots' files are kept too, those of theirs that are gone skipped.
+    /// A changelog's changelog manifest list is read strictly, its base and delta lists, index
+    /// manifest and statistics if present (an expiry deletes them when the table has a
+    /// changelog producer, as Java).
     fn referenced(
         &self,
         snapshots: &[(PathBuf, Snapshot)],
         stale: &[(PathBuf, Snapshot)],
+        changelogs: &[(PathBuf, Snapshot)],
     ) -> Result<(HashSet<String>, HashSet<String>)> {
-        let mut r = Walker::new(
-            self.table,
-            Missing::Refuse("refusing to remove orphan files"),
-        )
-        .referenced(snapshots)?;
+        let why = "refusing to remove orphan files";
+        let mut r = Walker::new(self.table, Missing::Refuse(why)).referenced(snapshots)?;
+        if !changelogs.is_empty() {
+            let c = crate::table::changelog::changelog_references(
+                self.table,
+                changelogs,
+                Missing::Refuse(why),
+                true,
+            )?;
+            r.meta.extend(c.meta);
+            r.data.extend(c.data);
+        }
         if !stale.is_empty() {
             let s = Walker::new(self.table, Missing::Skip).referenced(stale)?;
             r.meta.extend(s.meta);
@@ -462,7 +488,8 @@ pub fn remove_orphan_files(
     // references only files younger than the limit
     let listing = c.list()?;
     let (snapshots, stale) = c.all_snapshots()?;
-    if snapshots.is_empty() && listing.has_manifest_lists {
+    let changelogs = c.changelogs()?;
+    if snapshots.is_empty() && changelogs.is_empty() && listing.has_manifest_lists {
         if let Err(why) = crashed_first_commits(table)? {
             return Err(Error::corrupt(
                 table.path.join("snapshot"),
@@ -474,7 +501,7 @@ pub fn remove_orphan_files(
             ));
         }
     }
-    let (meta, data) = c.referenced(&snapshots, &stale)?;
+    let (meta, data) = c.referenced(&snapshots, &stale, &changelogs)?;
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {
