@@ -95,6 +95,7 @@ def test_changelogs_expire_by_their_own_retention(catalog):
     before = {p.name for p in (_root(t) / "bucket-0").iterdir() if p.name.startswith("changelog-")}
     r = t.copy({"changelog.num-retained.max": "3"}).expire_snapshots()
     assert _ids(t, "changelog") == [latest - 2]
+    assert r.changelogs == list(range(1, latest - 2))
     assert (_root(t) / "changelog" / "EARLIEST").read_text() == str(latest - 2)
     after = {p.name for p in (_root(t) / "bucket-0").iterdir() if p.name.startswith("changelog-")}
     assert after < before
