@@ -711,6 +711,39 @@ mod tests {
     }
 
     #[test]
+    fn changelogs_expire_once_older_than_their_time_retention() {
+        // Java's ExpireChangelogImpl: a changelog stays while it (not its successor) is younger
+        // than `changelog.time-retained`
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false)
+            .copy(&opts(&[
+                ("changelog-producer", "input"),
+                ("changelog.time-retained", "3 s"),
+                ("write-only", "true"),
+            ]))
+            .unwrap();
+        for i in 1..=6 {
+            commit(&t, "a", &[i]);
+            let p = t.snapshot_manager().snapshot_path(i);
+            let mut v: serde_json::Value = serde_json::from_slice(&io::read(&p).unwrap()).unwrap();
+            v["timeMillis"] = (i * 1000).into();
+            std::fs::write(&p, serde_json::to_vec(&v).unwrap()).unwrap();
+        }
+        let config = ExpireConfig {
+            num_retained_min: 1,
+            time_retained_ms: 0,
+            ..ExpireConfig::from_options(&t.options.raw).unwrap()
+        };
+        let r = crate::table::expire::expire_snapshots(&t, &config, 6500).unwrap();
+        // snapshots 1..=5 expired into changelogs; of those, 1..=3 are older than 3.5 s
+        assert_eq!(r.snapshots, vec![1, 2, 3, 4, 5]);
+        assert_eq!(r.changelogs, vec![1, 2, 3]);
+        assert_eq!(ChangelogManager::new(&t.path).ids().unwrap(), vec![4, 5]);
+        assert_eq!(bucket_files(&t, "changelog-"), listed_changelog_files(&t));
+        assert_eq!(planned(&t, 3, 6, "changelog").unwrap().len(), 3);
+    }
+
+    #[test]
     fn retention_defaults_to_the_snapshot_options_and_javas_refusals() {
         let snapshot = [
             ("snapshot.num-retained.min", "2"),

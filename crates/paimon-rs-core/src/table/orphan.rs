@@ -10,7 +10,9 @@
 //!   and of every branch; a snapshot, manifest list, manifest, index manifest or statistics file
 //!   that is referenced but missing or unreadable makes the whole clean refuse with
 //!   [`Error::CorruptFile`] before anything is deleted (never delete on a partial view; Java
-//!   skips such snapshots);
+//!   skips such snapshots); except a long-lived changelog's base and delta manifest lists, index
+//!   manifest and statistics, which an expiry deletes on a table with a changelog producer (as
+//!   Java): those are kept if present (see `table::changelog`);
 //! - a gap in the snapshot ids, a `LATEST` or `EARLIEST` hint beyond the newest snapshot, hints
 //!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint naming it
 //!   or a later one (snapshots lost rather than expired), or manifest lists without any
