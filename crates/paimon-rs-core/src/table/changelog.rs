@@ -41,7 +41,7 @@ const LATEST: &str = "LATEST";
 const EARLIEST: &str = "EARLIEST";
 
 /// `_FILE_SOURCE` of a file a compaction wrote (Java's `FileSource.COMPACT`).
-const FILE_SOURCE_COMPACT: i32 = 1;
+pub(crate) const FILE_SOURCE_COMPACT: i32 = 1;
 
 /// Changelog ids expired, and the files deleted (with their sizes).
 type Expired = (Vec<i64>, Vec<(PathBuf, u64)>);
@@ -741,6 +741,38 @@ mod tests {
         assert_eq!(ChangelogManager::new(&t.path).ids().unwrap(), vec![4, 5]);
         assert_eq!(bucket_files(&t, "changelog-"), listed_changelog_files(&t));
         assert_eq!(planned(&t, 3, 6, "changelog").unwrap().len(), 3);
+    }
+
+    #[test]
+    fn a_decoupled_expiry_reads_the_expiring_snapshots_not_every_changelog() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = decoupled(
+            dir.path(),
+            &[
+                ("changelog-producer", "input"),
+                ("changelog.num-retained.max", "500"),
+            ],
+        );
+        for i in 0..40 {
+            commit(&t, "a", &[i % 5, 100 + i]);
+        }
+        let kept = ChangelogManager::new(&t.path).ids().unwrap().len();
+        assert!(kept > 35, "{kept} changelogs");
+        let w = t.copy(&opts(&[("write-only", "true")])).unwrap();
+        commit(&w, "a", &[7]);
+        let config = ExpireConfig::from_options(&t.options.raw).unwrap();
+        let before = io::metadata_reads_on_this_thread();
+        let r = crate::table::expire::expire_snapshots(&t, &config, now()).unwrap();
+        let reads = io::metadata_reads_on_this_thread() - before;
+        assert!(!r.snapshots.is_empty());
+        // the expiring snapshots' lists and deltas, the end's lists: not the changelogs' lists
+        // and manifests (three reads each)
+        println!("decoupled expiry: {reads} metadata files read beside {kept} changelogs");
+        assert!(
+            reads < 20,
+            "{reads} metadata files read beside {kept} changelogs"
+        );
+        assert_eq!(bucket_files(&t, "changelog-"), listed_changelog_files(&t));
     }
 
     #[test]

@@ -426,13 +426,20 @@ pub(crate) fn remove_files(
 /// a decoupled changelog retention the expired snapshots were just written as long-lived
 /// changelogs, so what they keep (see `table::changelog`: their changelog files and lists, or
 /// on a table without a producer their base and delta lists and the files their deltas add)
-/// stays, as Java's `SnapshotDeletion` with `changelogDecoupled` keeps it.
+/// stays, as Java's `SnapshotDeletion` with `changelogDecoupled` keeps it. Then (`decoupled`)
+/// only those changelogs are read, not the older ones (every commit expires, and a decoupled
+/// table may retain thousands): an older changelog's changelog list and files are its own, its
+/// base and delta lists (no producer) are carried by the expiring snapshots too, and the files
+/// its delta appended that these deltas delete are kept as Java keeps them, by their
+/// `_FILE_SOURCE` (not COMPACT), for the changelog expiry. Without decoupling every long-lived
+/// changelog left from an earlier configuration is read.
 /// `end` and the tags are read strictly (an unreadable one refuses the clean, see
 /// [`Missing::Refuse`]), the expired snapshots tolerantly.
 fn delete_expired(
     table: &FileStoreTable,
     expiring: &[Labeled],
     end: &Labeled,
+    decoupled: bool,
 ) -> Result<Vec<(PathBuf, u64)>> {
     let Some((_, first)) = expiring.first() else {
         return Ok(vec![]);
@@ -440,7 +447,19 @@ fn delete_expired(
     let begin = first.id;
     let why = "refusing to expire snapshots";
     let tags = sorted_tags(table)?;
-    let other = kept_outside(table, &crate::table::changelog::all_changelogs(table)?, why)?;
+    let (changelogs, keep_appended) = if decoupled {
+        let written = ChangelogManager::new(&table.meta_path());
+        let as_changelogs: Vec<Labeled> = expiring
+            .iter()
+            .map(|(_, s)| (written.path(s.id), s.clone()))
+            .collect();
+        let no_producer =
+            table.options.changelog_producer == crate::options::ChangelogProducer::None;
+        (as_changelogs, no_producer)
+    } else {
+        (crate::table::changelog::all_changelogs(table)?, false)
+    };
+    let other = kept_outside(table, &changelogs, why)?;
 
     // data files deleted in the deltas of begin+1 ..= end, unless the previous tag keeps them
     let mut doomed = Doomed::default();
@@ -452,6 +471,10 @@ fn delete_expired(
         let held = held_by_tag_before(table, &tags, s.id, &mut tag_files, why)?;
         for e in deleted {
             let name = &e.file.file_name;
+            let appended = e.file.file_source != Some(crate::table::changelog::FILE_SOURCE_COMPACT);
+            if keep_appended && appended {
+                continue; // for the long-lived changelog that appended it
+            }
             if !held.is_some_and(|h| h.contains(name)) && !other.data.contains(name) {
                 doomed.data.push(e);
             }
@@ -695,7 +718,8 @@ fn expire_until(
         io::remove_file_if_exists(p)?;
         out.snapshots.push(s.id);
     }
-    out.files = delete_expired(table, &expiring, &(sm.snapshot_path(end), end_snapshot))?;
+    let end_labeled = (sm.snapshot_path(end), end_snapshot);
+    out.files = delete_expired(table, &expiring, &end_labeled, decoupled)?;
     log::info!(
         target: "paimon_rs.expire",
         "{}: expired snapshots {}..={} ({} files, {} bytes deleted)",
