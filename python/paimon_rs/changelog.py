@@ -39,6 +39,10 @@ def read_changelog(table: Table, start_snapshot: int, end_snapshot: Optional[int
     ``rowkind`` column (``+I``/``-U``/``+U``/``-D``); ``filter`` (a ``paimon_rs.predicate``
     predicate) keeps the records that match, ``projection`` names the other columns.
 
+    A snapshot of the range that expired while the table's changelog retention
+    (``changelog.num-retained.*`` / ``changelog.time-retained``) outlives its snapshots is read
+    from its long-lived changelog (``changelog/changelog-<id>``), as Java's streaming read does.
+
     Raises what an incremental read raises: ``InvalidArgumentError`` when the start is after
     the end, an error naming the snapshot when one of the range is no longer there.
     """

@@ -575,7 +575,14 @@ class Table:
         (``snapshot.num-retained.max``), expire those older than ``older_than``
         (``snapshot.time-retained``, 1 h: a ``timedelta``, millis or ``"1 h"``), at most
         ``max_deletes`` (``snapshot.expire.limit``, 50) per call. Deletes every file no remaining
-        snapshot, tag or branch references; returns a ``ReclaimResult``."""
+        snapshot, tag, branch or long-lived changelog references; returns a ``ReclaimResult``.
+
+        When the table's changelog retention (``changelog.num-retained.min`` / ``.max``,
+        ``changelog.time-retained``, each defaulting to the snapshot option) outlives the
+        snapshots, each expired snapshot is kept as ``changelog/changelog-<id>`` with what its
+        changelog needs (``Table.changelog`` and incremental reads still read it), and those
+        long-lived changelogs are then expired by their own retention (``ReclaimResult.changelogs``),
+        as Java's ``ExpireChangelogImpl``."""
         return table_ops.expire_snapshots(self._core, retain_min, retain_max, older_than, max_deletes)
 
     @staticmethod

@@ -32,17 +32,22 @@ class ReclaimResult:
     snapshots: List[int] = field(default_factory=list)
     """Snapshot ids whose files were deleted (expired or rolled back)."""
     files: List[str] = field(default_factory=list)
-    """Other deleted files: data files, manifests, manifest lists, index files."""
+    """Other deleted files: data files, manifests, manifest lists, index files (and the
+    ``changelog/changelog-<id>`` files of expired long-lived changelogs)."""
     bytes: int = 0
     """Their total size."""
+    changelogs: List[int] = field(default_factory=list)
+    """Long-lived changelogs expired (``changelog.num-retained.*`` / ``changelog.time-retained``
+    outliving the snapshots: docs/table-operations.md)."""
 
     def __len__(self) -> int:
         return len(self.files)
 
 
 def _result(raw: tuple) -> ReclaimResult:
-    ids, files = raw
-    return ReclaimResult(snapshots=list(ids), files=[p for p, _ in files], bytes=sum(b for _, b in files))
+    ids, files, changelogs = raw
+    return ReclaimResult(snapshots=list(ids), files=[p for p, _ in files], bytes=sum(b for _, b in files),
+                         changelogs=list(changelogs))
 
 
 def duration_text(value: Duration, what: str) -> Optional[str]:

@@ -232,28 +232,58 @@ def test_cdc_pipeline_table_to_table(registered, catalog, tmp_path):
     assert table_rows(dst) == table_rows(src) == model
 
 
-def test_stream_of_a_changelog_table_reads_its_changelog_files(registered, catalog, tmp_path):
-    """``changelog`` mode of a ``changelog-producer = input`` table written by paimon_rs:
-    each snapshot's changelog files, the input with every kind (-U included), what
-    ``Table.changelog`` returns; the default (auto) mode picks the changelog for such a table."""
-    spark = registered
-    schema = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
-    t = create(catalog, "db.cl", schema, [], ["k"], bucket="2",
-               **{"rowkind.field": "op", "changelog-producer": "input"})
-    commits = ([("+I", 1, "a"), ("+I", 2, "b")], [("-U", 1, "a"), ("+U", 1, "a2")], [("-D", 2, "b"), ("+I", 3, "c")])
+KIND_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
+
+
+def commit_kinds(t, commits) -> None:
+    """One commit per list of (row kind, k, v), the kind in the ``op`` column."""
     for c in commits:
         wb = t.new_batch_write_builder()
         w = wb.new_write()
         w.write_arrow(pa.table({"k": [r[1] for r in c], "v": [r[2] for r in c], "op": [r[0] for r in c]},
-                               schema=schema))
+                               schema=KIND_SCHEMA))
         wb.new_commit().commit(w.prepare_commit())
         w.close()
-    got: List[Tuple[str, int, str]] = []
+
+
+def stream_from_first(spark, t, ckpt: str) -> List[Row]:
+    """An availableNow stream of ``t``'s changes from snapshot 1, its rows in order."""
+    got: List[Row] = []
     q = (audit_log(spark, t, **{"scan.mode": "from-snapshot", "scan.snapshot-id": "1", "columns": "k,v"})
          .writeStream.foreachBatch(lambda df, _: got.extend((r["rowkind"], r["k"], r["v"]) for r in df.collect()))
-         .option("checkpointLocation", str(tmp_path / "ck")).trigger(availableNow=True).start())
+         .option("checkpointLocation", ckpt).trigger(availableNow=True).start())
     q.awaitTermination(120)
     assert q.exception() is None
+    return got
+
+
+def test_stream_of_a_changelog_table_reads_its_changelog_files(registered, catalog, tmp_path):
+    """``changelog`` mode of a ``changelog-producer = input`` table written by paimon_rs:
+    each snapshot's changelog files, the input with every kind (-U included), what
+    ``Table.changelog`` returns; the default (auto) mode picks the changelog for such a table."""
+    t = create(catalog, "db.cl", KIND_SCHEMA, [], ["k"], bucket="2",
+               **{"rowkind.field": "op", "changelog-producer": "input"})
+    commits = ([("+I", 1, "a"), ("+I", 2, "b")], [("-U", 1, "a"), ("+U", 1, "a2")], [("-D", 2, "b"), ("+I", 3, "c")])
+    commit_kinds(t, commits)
+    got = stream_from_first(registered, t, str(tmp_path / "ck"))
     expected = t.changelog(0).select(["rowkind", "k", "v"]).to_pylist()
     assert sorted(got) == sorted((r["rowkind"], r["k"], r["v"]) for r in expected)
     assert sorted(got) == sorted(r for c in commits for r in c)  # the input, -U included
+
+
+def test_stream_reads_the_changelog_of_expired_snapshots(registered, catalog, tmp_path):
+    """A decoupled changelog retention (``changelog.num-retained.max`` above the snapshots'):
+    the snapshots of the stream's range expired, their changes are read from the long-lived
+    changelogs (``changelog/changelog-<id>``), as Java's streaming read does."""
+    t = create(catalog, "db.retained", KIND_SCHEMA, [], ["k"], bucket="1",
+               **{"rowkind.field": "op", "changelog-producer": "input", "snapshot.num-retained.min": "1",
+                  "snapshot.num-retained.max": "2", "changelog.num-retained.max": "50"})
+    commits = [[("+I", 1, "a"), ("+I", 2, "b")], [("-U", 1, "a"), ("+U", 1, "a2")], [("-D", 2, "b"), ("+I", 3, "c")],
+               [("+I", 4, "d")], [("-U", 3, "c"), ("+U", 3, "c2")]]
+    commit_kinds(t, commits)
+    root = Path(t.table_path.removeprefix("file:"))
+    assert len(list((root / "snapshot").glob("snapshot-*"))) == 2
+    assert (root / "changelog" / "changelog-1").exists()
+    got = stream_from_first(registered, t, str(tmp_path / "ck"))
+    assert sorted(got) == sorted(r for c in commits for r in c)
+    assert replay({}, got) == table_rows(t)

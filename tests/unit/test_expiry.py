@@ -169,16 +169,24 @@ def test_changelog_options_without_changelogs_expire_normally(catalog):
     check_retained(t, m)
 
 
-def test_changelog_decoupling_with_changelogs_is_refused(catalog):
-    t = make_table(catalog, options={"changelog.num-retained.max": "100"})
+def test_changelog_decoupling_keeps_the_expired_snapshots_changelog(catalog):
+    """``changelog.time-retained`` above the snapshots' (here 0): the expired snapshots stay as
+    long-lived changelogs, their changelog files with them (tests/unit/test_changelog_retention.py
+    has the rest)."""
+    t = make_table(catalog, options={"changelog.time-retained": "1 d"})
     history(t, 3)
     p = stores.join(t.table_path, "snapshot", "snapshot-1")
     s = stores.read_json(p)
-    s["changelogManifestList"] = s["deltaManifestList"]
+    s["changelogManifestList"] = s["deltaManifestList"]  # its delta files as its changelog
     stores.write_bytes(p, json.dumps(s).encode())
-    with pytest.raises(paimon_rs.UnsupportedError, match="changelog"):
-        t.expire_snapshots(retain_min=1, older_than=0)
-    assert snapshot_ids(t) == [1, 2, 3]
+    want = t.changelog(0, 1).to_pylist()
+    assert want
+    r = t.expire_snapshots(retain_min=1, older_than=0)
+    assert r.snapshots == [1, 2] and r.changelogs == []
+    assert snapshot_ids(t) == [3]
+    assert stores.read_json(stores.join(t.table_path, "changelog", "changelog-1")) == s
+    assert stores.read_text(stores.join(t.table_path, "changelog", "LATEST")) == "2"
+    assert t.changelog(0, 1).to_pylist() == want
 
 
 def test_fifty_commit_history_reclaims_disk(catalog):

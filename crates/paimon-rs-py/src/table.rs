@@ -350,8 +350,9 @@ impl Table {
     }
 }
 
-/// (snapshot ids deleted, [(path, bytes)] of the other files deleted).
-pub(crate) type Reclaimed = (Vec<i64>, Vec<(String, u64)>);
+/// (snapshot ids deleted, [(path, bytes)] of the other files deleted, long-lived changelog ids
+/// expired).
+pub(crate) type Reclaimed = (Vec<i64>, Vec<(String, u64)>, Vec<i64>);
 type TagRow = (String, i64, i64, Option<String>, Option<i64>);
 
 pub(crate) fn reclaimed(r: &paimon_rs_core::Reclaimed) -> Reclaimed {
@@ -361,6 +362,7 @@ pub(crate) fn reclaimed(r: &paimon_rs_core::Reclaimed) -> Reclaimed {
             .iter()
             .map(|(p, b)| (p.to_string_lossy().into_owned(), *b))
             .collect(),
+        r.changelogs.clone(),
     )
 }
 

@@ -16,6 +16,10 @@ A snapshot's changes are its changelog files where the table has a ``changelog-p
 (``incremental-between-scan-mode`` = ``changelog``, what ``Table.changelog`` returns), else its
 delta files (``delta``: the data files an APPEND snapshot added; COMPACT and OVERWRITE snapshots
 bring no rows), as Java's ``auto``; the option ``incremental-between-scan-mode`` chooses one.
+A snapshot that expired while the table's changelog retention (``changelog.num-retained.*`` /
+``changelog.time-retained``) outlives its snapshots is read from its long-lived changelog
+(``changelog/changelog-<id>``), as Java's streaming read does (``from-snapshot`` below the
+earliest changelog is refused as expired, where Java starts at the earliest one).
 Each micro-batch is one Spark partition per bucket (partition directory and bucket), planned on
 the driver: that bucket's splits in snapshot order, read on the executors by the engine
 (``paimon_rs.spark.reader._read_split``, as every other read), so a key's changes keep their

@@ -157,6 +157,8 @@ public final class PaimonDriver {
                 return write(req);
             case "compact":
                 return compact(req);
+            case "stream_read":
+                return streamRead(req);
             case "read":
                 return read(req);
             case "files":
@@ -555,6 +557,46 @@ public final class PaimonDriver {
         for (DataField f : outType.getFields()) {
             names.add(f.name());
             types.add(f.type().asSQLString());
+        }
+        r.set("rows", rows);
+        return r;
+    }
+
+    /**
+     * A streaming read (Java's {@code DataTableStreamScan}, as a Flink source plans it): plans
+     * until one finds no next snapshot (the first plan of a {@code from-snapshot} scan only
+     * positions it), reading each plan's splits. With a decoupled changelog retention Java reads
+     * an expired snapshot's changelog from {@code changelog/changelog-<id>}.
+     */
+    private static JsonNode streamRead(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType rt = t.rowType();
+        ReadBuilder rb = t.newReadBuilder();
+        org.apache.paimon.table.source.StreamTableScan scan = rb.newStreamScan();
+        TableRead read = rb.newRead();
+        ArrayNode rows = NODES.arrayNode();
+        int maxPlans = req.path("max_plans").asInt(10000);
+        for (int i = 0; i < maxPlans; i++) {
+            org.apache.paimon.table.source.TableScan.Plan plan;
+            try {
+                plan = scan.plan();
+            } catch (org.apache.paimon.table.source.EndOfScanException e) {
+                break;
+            }
+            if (plan instanceof org.apache.paimon.table.source.SnapshotNotExistPlan) {
+                if (i > 0) {
+                    break;
+                }
+                continue;
+            }
+            try (RecordReader<InternalRow> reader = read.createReader(plan.splits())) {
+                reader.forEachRemaining(row -> rows.add(toJson(row, rt)));
+            }
+        }
+        ObjectNode r = NODES.objectNode();
+        ArrayNode names = r.putArray("fields");
+        for (DataField f : rt.getFields()) {
+            names.add(f.name());
         }
         r.set("rows", rows);
         return r;

@@ -287,7 +287,7 @@ impl FileStoreCommit {
         Ok(out)
     }
 
-    /// Which of `wanted` any snapshot or tag references (reads each manifest once, only those
+    /// Which of `wanted` any snapshot, tag or long-lived changelog references (reads each manifest once, only those
     /// whose partitions may hold one of them).
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
         // every branch's snapshots and tags: a branch shares the data files
@@ -307,7 +307,17 @@ impl FileStoreCommit {
                 .as_ref()
                 .is_none_or(|f| crate::table::live::manifest_may_match(m, &keys, &types, f))
         });
-        let referenced = walker.referenced(&snapshots)?;
+        let mut referenced = walker.referenced(&snapshots)?;
+        let changelogs = crate::table::changelog::all_changelogs(self.table())?;
+        if !changelogs.is_empty() {
+            let c = crate::table::changelog::changelog_references(
+                self.table(),
+                &changelogs,
+                Missing::Refuse("refusing to delete the messages' files"),
+                true,
+            )?;
+            referenced.data.extend(c.data);
+        }
         Ok(wanted
             .iter()
             .filter(|k| referenced.data.contains(&k.2))

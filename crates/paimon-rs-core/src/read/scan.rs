@@ -289,10 +289,22 @@ impl TableScan {
                 (start, end)
             }
         };
-        let end_snapshot = sm.snapshot_for_read(end)?;
+        // a snapshot that expired while its changelog is retained (`changelog.num-retained.*`,
+        // `changelog.time-retained`) is read from its long-lived changelog, as Java's streaming
+        // reads do (`NextSnapshotFetcher`)
+        let snapshot_or_changelog = |id: i64, read: &dyn Fn(i64) -> Result<Snapshot>| {
+            match crate::table::changelog::snapshot_or_changelog(&self.table, id)? {
+                Some(s) => Ok(s),
+                None => read(id),
+            }
+        };
+        let end_snapshot = snapshot_or_changelog(end, &|id| sm.snapshot_for_read(id))?;
+        let changelog_only = |s: &Snapshot| -> Result<bool> {
+            Ok(!crate::io::exists(&sm.snapshot_path(s.id)) && sm.earliest_id()? > Some(s.id))
+        };
         let mut entries: Vec<ManifestEntry> = vec![];
         for id in start + 1..=end {
-            let s = sm.snapshot_in_history(id)?;
+            let s = snapshot_or_changelog(id, &|id| sm.snapshot_in_history(id))?;
             if mode == IncrementalMode::Changelog {
                 // Java's changelog mode skips OVERWRITE snapshots (an overwrite commits no
                 // changelog there anyway)
@@ -310,6 +322,15 @@ impl TableScan {
             }
             if s.commit_kind != CommitKind::Append {
                 continue;
+            }
+            let delta = self.table.manifest_dir().join(&s.delta_manifest_list);
+            if !crate::io::exists(&delta) && changelog_only(&s)? {
+                return Err(Error::invalid(format!(
+                    "incremental-between (delta): snapshot {id} has expired; its long-lived \
+                     changelog keeps only its changelog files (the table has a changelog \
+                     producer), not its delta; read the range with \
+                     incremental-between-scan-mode = changelog"
+                )));
             }
             let metas = crate::table::live::read_list(&self.table, &s, &s.delta_manifest_list)?;
             // ADD entries only: an APPEND snapshot deletes nothing

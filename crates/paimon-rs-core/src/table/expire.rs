@@ -32,6 +32,7 @@ use crate::spec::manifest::{
 };
 use crate::spec::partition::partition_path;
 use crate::spec::snapshot::Snapshot;
+use crate::table::changelog::{changelog_references, ChangelogManager, ChangelogRetention};
 use crate::table::references::{Labeled, Missing, Referenced, Walker};
 use crate::table::snapshot_manager::SnapshotManager;
 use crate::table::FileStoreTable;
@@ -116,6 +117,8 @@ impl ExpireConfig {
 pub struct Reclaimed {
     /// Snapshot (or tag) files deleted.
     pub snapshots: Vec<i64>,
+    /// Long-lived changelogs expired (their `changelog/changelog-<id>` files are in `files`).
+    pub changelogs: Vec<i64>,
     /// Other files deleted, with their sizes.
     pub files: Vec<(PathBuf, u64)>,
 }
@@ -128,7 +131,7 @@ impl Reclaimed {
 
 /// The table directory and its branch directories (`branch/branch-<name>`): their snapshots,
 /// tags and changelogs all share `manifest/` and the data files.
-fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
+pub(crate) fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
     let mut roots = vec![table.to_path_buf()];
     for name in io::list_names(&table.join("branch"))? {
         let p = table.join("branch").join(&name);
@@ -139,11 +142,12 @@ fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
     Ok(roots)
 }
 
-/// Everything that keeps files alive: every snapshot, tag and long-lived changelog of the table
-/// and of its branches, read now.
+/// The snapshots and tags that keep files alive: every snapshot and tag of the table and of its
+/// branches, read now. Long-lived changelogs keep files too, differently (see
+/// `table::changelog`): [`delete_unreferenced`] adds them.
 pub(crate) fn all_kept(table: &FileStoreTable) -> Result<Vec<Labeled>> {
     let mut out = crate::table::references::snapshots_and_tags(&table.path)?;
-    out.extend(kept_elsewhere(table)?);
+    out.extend(branch_snapshots_and_tags(table)?);
     Ok(out)
 }
 
@@ -256,9 +260,9 @@ fn doom_unkept(
     })
 }
 
-/// Delete what `discarded` references and `kept` does not (rollback, tag deletion). `discarded`
-/// is read tolerantly (what is already gone is skipped), `kept` strictly: if a kept snapshot's
-/// metadata cannot be read nothing is deleted.
+/// Delete what `discarded` references and `kept` and the long-lived changelogs do not (rollback,
+/// tag deletion). `discarded` is read tolerantly (what is already gone is skipped), `kept`
+/// strictly: if a kept snapshot's metadata cannot be read nothing is deleted.
 pub(crate) fn delete_unreferenced(
     table: &FileStoreTable,
     discarded: &[Labeled],
@@ -268,9 +272,15 @@ pub(crate) fn delete_unreferenced(
     if discarded.is_empty() {
         return Ok(vec![]);
     }
-    let keep = Walker::new(table, Missing::Refuse(why))
+    let mut keep = Walker::new(table, Missing::Refuse(why))
         .live_only()
         .referenced(kept)?;
+    let changelogs = crate::table::changelog::all_changelogs(table)?;
+    if !changelogs.is_empty() {
+        let c = changelog_references(table, &changelogs, Missing::Refuse(why), false)?;
+        keep.meta.extend(c.meta);
+        keep.data.extend(c.data);
+    }
     let mut data = vec![];
     let mut doomed = doom_unkept(
         table,
@@ -290,7 +300,10 @@ pub(crate) fn delete_unreferenced(
 /// Manifest entries of a manifest list that an expiry reads tolerantly (Java's
 /// `tryReadManifestList`): a list or manifest that is missing or unreadable is skipped (its
 /// files stay for the orphan clean); one that is there but corrupt is an error.
-fn entries_of_list(table: &FileStoreTable, list: &str) -> Result<Option<Vec<ManifestEntry>>> {
+pub(crate) fn entries_of_list(
+    table: &FileStoreTable,
+    list: &str,
+) -> Result<Option<Vec<ManifestEntry>>> {
     let dir = table.manifest_dir();
     let p = dir.join(list);
     let Ok(bytes) = io::read(&p) else {
@@ -310,7 +323,10 @@ fn entries_of_list(table: &FileStoreTable, list: &str) -> Result<Option<Vec<Mani
 /// The data files snapshot `s` deleted (Java's `planDeletedInDeltaManifest`): DELETE entries
 /// of its delta that no later entry of the delta adds again (a compaction that only changes a
 /// file's level deletes and adds it). None if its delta cannot be read.
-fn deleted_in_delta(table: &FileStoreTable, s: &Snapshot) -> Result<Option<Vec<ManifestEntry>>> {
+pub(crate) fn deleted_in_delta(
+    table: &FileStoreTable,
+    s: &Snapshot,
+) -> Result<Option<Vec<ManifestEntry>>> {
     let Some(entries) = entries_of_list(table, &s.delta_manifest_list)? else {
         return Ok(None);
     };
@@ -326,26 +342,68 @@ fn deleted_in_delta(table: &FileStoreTable, s: &Snapshot) -> Result<Option<Vec<M
     Ok(Some(out))
 }
 
-/// What keeps files alive besides the main table's own history: the snapshots and tags of its
-/// branches, and the long-lived changelogs of all.
-fn kept_elsewhere(table: &FileStoreTable) -> Result<Vec<Labeled>> {
+/// The snapshots and tags of the table's branches: they share the data files and manifests
+/// without belonging to the main table's history.
+pub(crate) fn branch_snapshots_and_tags(table: &FileStoreTable) -> Result<Vec<Labeled>> {
     let mut out = vec![];
     for root in metadata_roots(&table.path)? {
         if root != table.path {
             out.extend(crate::table::references::snapshots_and_tags(&root)?);
         }
-        let dir = root.join("changelog");
-        for name in io::list_names(&dir)? {
-            if name.starts_with("changelog-") && !name.ends_with(".tmp") {
-                let p = dir.join(&name);
-                let bytes = io::read(&p)?;
-                let s = serde_json::from_slice(&bytes)
-                    .map_err(|e| Error::corrupt(&p, e.to_string()))?;
-                out.push((p, s));
-            }
-        }
     }
     Ok(out)
+}
+
+/// The handle's branch's tags, by snapshot id.
+pub(crate) fn sorted_tags(table: &FileStoreTable) -> Result<Vec<Labeled>> {
+    let sm = table.snapshot_manager();
+    let mut tags: Vec<Labeled> = sm
+        .tags()?
+        .into_iter()
+        .map(|(name, s)| (sm.tag_path(&name), s))
+        .collect();
+    tags.sort_by_key(|(_, s)| s.id);
+    Ok(tags)
+}
+
+/// What keeps files alive outside the handle's branch's snapshots and tags: the branches'
+/// snapshots and tags (their live files) and `changelogs` (see `table::changelog`), read
+/// strictly, only if there are any.
+pub(crate) fn kept_outside(
+    table: &FileStoreTable,
+    changelogs: &[Labeled],
+    why: &'static str,
+) -> Result<Referenced> {
+    let elsewhere = branch_snapshots_and_tags(table)?;
+    let mut other = if elsewhere.is_empty() {
+        Referenced::default()
+    } else {
+        Walker::new(table, Missing::Refuse(why))
+            .live_only()
+            .referenced(&elsewhere)?
+    };
+    if !changelogs.is_empty() {
+        let c = changelog_references(table, changelogs, Missing::Refuse(why), false)?;
+        other.meta.extend(c.meta);
+        other.data.extend(c.data);
+    }
+    Ok(other)
+}
+
+/// Delete `data` (with their extra files, unless `keep_extra` keeps one) and the metadata
+/// `meta` in `manifest/` (long-lived changelog expiry).
+pub(crate) fn remove_files(
+    table: &FileStoreTable,
+    data: Vec<ManifestEntry>,
+    meta: Vec<String>,
+    keep_extra: &dyn Fn(&str) -> bool,
+) -> Result<Vec<(PathBuf, u64)>> {
+    let doomed = Doomed {
+        data,
+        meta,
+        ..Doomed::default()
+    };
+    remove_doomed(table, doomed, keep_extra)
 }
 
 /// Delete the files of the expired snapshots `expiring` (ids from `begin`, all below `end`'s)
@@ -364,34 +422,44 @@ fn kept_elsewhere(table: &FileStoreTable) -> Result<Vec<Labeled>> {
 ///   snapshot, unless a tag keeps that changelog manifest list.
 ///
 /// Branches and long-lived changelogs share the data files and manifests without belonging to
-/// this history: what they reference is read (all of it, only if there are any) and kept.
+/// this history: what they reference is read (all of it, only if there are any) and kept. With
+/// a decoupled changelog retention the expired snapshots were just written as long-lived
+/// changelogs, so what they keep (see `table::changelog`: their changelog files and lists, or
+/// on a table without a producer their base and delta lists and the files their deltas add)
+/// stays, as Java's `SnapshotDeletion` with `changelogDecoupled` keeps it. Then (`decoupled`)
+/// only those changelogs are read, not the older ones (every commit expires, and a decoupled
+/// table may retain thousands): an older changelog's changelog list and files are its own, its
+/// base and delta lists (no producer) are carried by the expiring snapshots too, and the files
+/// its delta appended that these deltas delete are kept as Java keeps them, by their
+/// `_FILE_SOURCE` (not COMPACT), for the changelog expiry. Without decoupling every long-lived
+/// changelog left from an earlier configuration is read.
 /// `end` and the tags are read strictly (an unreadable one refuses the clean, see
 /// [`Missing::Refuse`]), the expired snapshots tolerantly.
 fn delete_expired(
     table: &FileStoreTable,
     expiring: &[Labeled],
     end: &Labeled,
+    decoupled: bool,
 ) -> Result<Vec<(PathBuf, u64)>> {
     let Some((_, first)) = expiring.first() else {
         return Ok(vec![]);
     };
     let begin = first.id;
     let why = "refusing to expire snapshots";
-    let sm = table.snapshot_manager();
-    let mut tags: Vec<Labeled> = sm
-        .tags()?
-        .into_iter()
-        .map(|(name, s)| (sm.tag_path(&name), s))
-        .collect();
-    tags.sort_by_key(|(_, s)| s.id);
-    let elsewhere = kept_elsewhere(table)?;
-    let other = if elsewhere.is_empty() {
-        Referenced::default()
+    let tags = sorted_tags(table)?;
+    let (changelogs, keep_appended) = if decoupled {
+        let written = ChangelogManager::new(&table.meta_path());
+        let as_changelogs: Vec<Labeled> = expiring
+            .iter()
+            .map(|(_, s)| (written.path(s.id), s.clone()))
+            .collect();
+        let no_producer =
+            table.options.changelog_producer == crate::options::ChangelogProducer::None;
+        (as_changelogs, no_producer)
     } else {
-        Walker::new(table, Missing::Refuse(why))
-            .live_only()
-            .referenced(&elsewhere)?
+        (crate::table::changelog::all_changelogs(table)?, false)
     };
+    let other = kept_outside(table, &changelogs, why)?;
 
     // data files deleted in the deltas of begin+1 ..= end, unless the previous tag keeps them
     let mut doomed = Doomed::default();
@@ -400,22 +468,13 @@ fn delete_expired(
         let Some(deleted) = deleted_in_delta(table, s)? else {
             continue;
         };
-        let tag = tags.iter().rev().find(|(_, t)| t.id < s.id);
-        let held = match tag {
-            None => None,
-            Some((p, t)) => {
-                if let std::collections::hash_map::Entry::Vacant(slot) = tag_files.entry(t.id) {
-                    let live = Walker::new(table, Missing::Refuse(why))
-                        .live_only()
-                        .referenced(&[(p.clone(), t.clone())])?
-                        .data;
-                    slot.insert(live);
-                }
-                tag_files.get(&t.id)
-            }
-        };
+        let held = held_by_tag_before(table, &tags, s.id, &mut tag_files, why)?;
         for e in deleted {
             let name = &e.file.file_name;
+            let appended = e.file.file_source != Some(crate::table::changelog::FILE_SOURCE_COMPACT);
+            if keep_appended && appended {
+                continue; // for the long-lived changelog that appended it
+            }
             if !held.is_some_and(|h| h.contains(name)) && !other.data.contains(name) {
                 doomed.data.push(e);
             }
@@ -426,9 +485,9 @@ fn delete_expired(
         let Some(list) = &s.changelog_manifest_list else {
             continue;
         };
+        // (a branch or a long-lived changelog keeps its changelog files through `other`)
         let tagged = tags
             .iter()
-            .chain(&elsewhere)
             .any(|(_, t)| t.changelog_manifest_list.as_ref() == Some(list));
         if tagged {
             continue;
@@ -469,9 +528,31 @@ fn delete_expired(
     remove_doomed(table, doomed, &keep_extra)
 }
 
+/// The data files live in the newest of `tags` (sorted by id) before snapshot `id`, read once
+/// into `cache`; None without such a tag.
+pub(crate) fn held_by_tag_before<'a>(
+    table: &FileStoreTable,
+    tags: &[Labeled],
+    id: i64,
+    cache: &'a mut HashMap<i64, HashSet<String>>,
+    why: &'static str,
+) -> Result<Option<&'a HashSet<String>>> {
+    let Some((p, t)) = tags.iter().rev().find(|(_, t)| t.id < id) else {
+        return Ok(None);
+    };
+    if let std::collections::hash_map::Entry::Vacant(slot) = cache.entry(t.id) {
+        let live = Walker::new(table, Missing::Refuse(why))
+            .live_only()
+            .referenced(&[(p.clone(), t.clone())])?
+            .data;
+        slot.insert(live);
+    }
+    Ok(cache.get(&t.id))
+}
+
 /// The smallest `nextSnapshot` of the consumers of the handle's branch (`consumer/consumer-<id>`
 /// under the branch's directory, as Java's `ConsumerManager`), which Java never expires.
-fn min_consumer_snapshot(table: &FileStoreTable) -> Result<Option<i64>> {
+pub(crate) fn min_consumer_snapshot(table: &FileStoreTable) -> Result<Option<i64>> {
     let dir = table.meta_path().join("consumer");
     let mut min: Option<i64> = None;
     for name in io::list_names(&dir)? {
@@ -490,40 +571,11 @@ fn min_consumer_snapshot(table: &FileStoreTable) -> Result<Option<i64>> {
     Ok(min)
 }
 
-/// Changelog decoupling (`changelog.num-retained.*`, `changelog.time-retained` above the
-/// snapshot retention) keeps the changelog of expired snapshots as `changelog/changelog-<id>`
-/// files; paimon_rs does not write those yet, so it refuses to expire a snapshot that has a
-/// changelog under such options rather than drop what Java would keep.
-fn check_changelog_decoupling(table: &FileStoreTable, expiring: &[Labeled]) -> Result<()> {
-    let raw = &table.options.raw;
-    let decoupled = [
-        "changelog.num-retained.min",
-        "changelog.num-retained.max",
-        "changelog.time-retained",
-    ]
-    .iter()
-    .any(|k| raw.contains_key(*k));
-    if !decoupled {
-        return Ok(());
-    }
-    if let Some((p, s)) = expiring
-        .iter()
-        .find(|(_, s)| s.changelog_manifest_list.is_some())
-    {
-        return Err(Error::unsupported(format!(
-            "expiring snapshot {} ({}), which has a changelog, with changelog.num-retained.* / \
-             changelog.time-retained set: Java keeps such changelogs as long-lived changelog \
-             files, which paimon_rs does not write yet; expire this table with Java Paimon or \
-             remove those options",
-            s.id,
-            p.display()
-        )));
-    }
-    Ok(())
-}
-
-/// Expire snapshots of `table` under `config` (Java's `ExpireSnapshotsImpl.expire`). `now_ms`
-/// is the clock the time retention is measured against.
+/// Expire snapshots of `table` under `config` (Java's `ExpireSnapshotsImpl.expire`), then, when
+/// the table's changelog retention (`changelog.num-retained.*`, `changelog.time-retained`, each
+/// defaulting to `config`'s) outlives the snapshots, its long-lived changelogs (Java's
+/// `ExpireChangelogImpl`, see `table::changelog`): the expired snapshots are then kept as
+/// `changelog/changelog-<id>`. `now_ms` is the clock the time retentions are measured against.
 pub fn expire_snapshots(
     table: &FileStoreTable,
     config: &ExpireConfig,
@@ -531,6 +583,26 @@ pub fn expire_snapshots(
 ) -> Result<Reclaimed> {
     table.named(|| {
         config.validate()?;
+        let retention = ChangelogRetention::from_options(&table.options.raw, config)?;
+        let decoupled = retention.decoupled(config);
+        let mut out = expire_snapshots_only(table, config, now_ms, decoupled)?;
+        if decoupled {
+            let (ids, files) =
+                crate::table::changelog::expire_changelogs(table, &retention, now_ms)?;
+            out.changelogs = ids;
+            out.files.extend(files);
+        }
+        Ok(out)
+    })
+}
+
+fn expire_snapshots_only(
+    table: &FileStoreTable,
+    config: &ExpireConfig,
+    now_ms: i64,
+    decoupled: bool,
+) -> Result<Reclaimed> {
+    {
         let sm = table.snapshot_manager();
         let Some(latest) = sm.latest_id()? else {
             return Ok(Reclaimed::default());
@@ -572,8 +644,8 @@ pub fn expire_snapshots(
             }
             return Ok(Reclaimed::default());
         }
-        expire_until(table, &sm, earliest, end)
-    })
+        expire_until(table, &sm, earliest, end, decoupled)
+    }
 }
 
 /// Delete the snapshot files of the stale snapshots below `earliest` (a commit killed between
@@ -598,12 +670,15 @@ fn remove_stale(table: &FileStoreTable, sm: &SnapshotManager, earliest: i64) -> 
     Ok(stale)
 }
 
-/// Expire snapshots `earliest..end` (Java's `expireUntil`).
+/// Expire snapshots `earliest..end` (Java's `expireUntil`); `decoupled`: each is kept as a
+/// long-lived changelog, written before its snapshot file is deleted (a reader finds one or the
+/// other).
 fn expire_until(
     table: &FileStoreTable,
     sm: &SnapshotManager,
     earliest: i64,
     end: i64,
+    decoupled: bool,
 ) -> Result<Reclaimed> {
     let mut expiring: Vec<Labeled> = vec![];
     let mut end_snapshot = None;
@@ -629,18 +704,22 @@ fn expire_until(
     let Some(end_snapshot) = end_snapshot else {
         return Ok(Reclaimed::default()); // end <= earliest
     };
-    check_changelog_decoupling(table, &expiring)?;
     let mut out = Reclaimed {
         snapshots: remove_stale(table, sm, earliest)?,
         ..Default::default()
     };
     // the new earliest first: readers never see a gap, an interrupted expiry resumes from it
     sm.write_earliest_hint(end)?;
+    let changelogs = ChangelogManager::new(&table.meta_path());
     for (p, s) in &expiring {
+        if decoupled {
+            changelogs.commit(s)?;
+        }
         io::remove_file_if_exists(p)?;
         out.snapshots.push(s.id);
     }
-    out.files = delete_expired(table, &expiring, &(sm.snapshot_path(end), end_snapshot))?;
+    let end_labeled = (sm.snapshot_path(end), end_snapshot);
+    out.files = delete_expired(table, &expiring, &end_labeled, decoupled)?;
     log::info!(
         target: "paimon_rs.expire",
         "{}: expired snapshots {}..={} ({} files, {} bytes deleted)",

@@ -3,6 +3,7 @@
 pub mod alter;
 pub mod branches;
 pub mod catalog;
+pub mod changelog;
 pub mod expire;
 pub mod inspect;
 pub mod live;
@@ -36,7 +37,8 @@ pub struct FileStoreTable {
 pub fn check_options(opts: &CoreOptions, primary_key: bool, for_write: bool) -> Result<()> {
     opts.check_supported(primary_key, for_write)?;
     if for_write {
-        expire::ExpireConfig::from_options(&opts.raw)?;
+        let snapshots = expire::ExpireConfig::from_options(&opts.raw)?;
+        changelog::ChangelogRetention::from_options(&opts.raw, &snapshots)?;
         tags::AutoTag::from_options(&opts.raw)?;
         tags::time_expire_enabled(&opts.raw)?;
     }

@@ -10,7 +10,9 @@
 //!   and of every branch; a snapshot, manifest list, manifest, index manifest or statistics file
 //!   that is referenced but missing or unreadable makes the whole clean refuse with
 //!   [`Error::CorruptFile`] before anything is deleted (never delete on a partial view; Java
-//!   skips such snapshots);
+//!   skips such snapshots); except a long-lived changelog's base and delta manifest lists, index
+//!   manifest and statistics, which an expiry deletes on a table with a changelog producer (as
+//!   Java): those are kept if present (see `table::changelog`);
 //! - a gap in the snapshot ids, a `LATEST` or `EARLIEST` hint beyond the newest snapshot, hints
 //!   without any snapshot, a first snapshot other than 1 without an `EARLIEST` hint naming it
 //!   or a later one (snapshots lost rather than expired), or manifest lists without any
@@ -224,7 +226,7 @@ impl Cleaner<'_> {
         Ok(roots)
     }
 
-    /// Every snapshot-like file (snapshots, tags, changelogs) of every branch, all read; any
+    /// Every snapshot and tag file of every branch, all read; any
     /// failure refuses the clean. Apart, the stale snapshots (see `snapshot_manager`).
     #[allow(clippy::type_complexity)]
     fn all_snapshots(&self) -> Result<(Vec<(PathBuf, Snapshot)>, Vec<(PathBuf, Snapshot)>)> {
@@ -241,34 +243,60 @@ impl Cleaner<'_> {
             let (live, st) = snapshots_of(&root, branch)?;
             out.extend(live);
             stale.extend(st);
-            for sub in ["tag", "changelog"] {
-                let prefix = format!("{sub}-");
-                for (name, path, md) in entries(&root.join(sub))? {
-                    if name.starts_with(&prefix) && !is_temp_name(&name) {
-                        if !md.is_file {
-                            return Err(Error::corrupt(&path, "not a regular file"));
-                        }
-                        let s = read_snapshot_file(&path)?;
-                        out.push((path, s));
+            // long-lived changelogs are read apart (`changelogs`): their base and delta lists
+            // may be gone (see `table::changelog`)
+            for (name, path, md) in entries(&root.join("tag"))? {
+                if name.starts_with("tag-") && !is_temp_name(&name) {
+                    if !md.is_file {
+                        return Err(Error::corrupt(&path, "not a regular file"));
                     }
+                    let s = read_snapshot_file(&path)?;
+                    out.push((path, s));
                 }
             }
         }
         Ok((out, stale))
     }
 
-    /// Names of every file the snapshots reference: (files in `manifest/`, data files).
-    /// The stale snapshots' files are kept too, those of theirs that are gone skipped.
+    /// Every long-lived changelog of every branch, all read; any failure refuses the clean.
+    fn changelogs(&self) -> Result<Vec<(PathBuf, Snapshot)>> {
+        let mut out = vec![];
+        for root in self.metadata_roots()? {
+            for (name, path, md) in entries(&root.join("changelog"))? {
+                if name.starts_with("changelog-") && !is_temp_name(&name) {
+                    if !md.is_file {
+                        return Err(Error::corrupt(&path, "not a regular file"));
+                    }
+                    out.push((path.clone(), read_snapshot_file(&path)?));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Names of every file the snapshots and changelogs reference: (files in `manifest/`, data
+    /// files). The stale snapshots' files are kept too, those of theirs that are gone skipped.
+    /// A changelog's changelog manifest list is read strictly, its base and delta lists, index
+    /// manifest and statistics if present (an expiry deletes them when the table has a
+    /// changelog producer, as Java).
     fn referenced(
         &self,
         snapshots: &[(PathBuf, Snapshot)],
         stale: &[(PathBuf, Snapshot)],
+        changelogs: &[(PathBuf, Snapshot)],
     ) -> Result<(HashSet<String>, HashSet<String>)> {
-        let mut r = Walker::new(
-            self.table,
-            Missing::Refuse("refusing to remove orphan files"),
-        )
-        .referenced(snapshots)?;
+        let why = "refusing to remove orphan files";
+        let mut r = Walker::new(self.table, Missing::Refuse(why)).referenced(snapshots)?;
+        if !changelogs.is_empty() {
+            let c = crate::table::changelog::changelog_references(
+                self.table,
+                changelogs,
+                Missing::Refuse(why),
+                true,
+            )?;
+            r.meta.extend(c.meta);
+            r.data.extend(c.data);
+        }
         if !stale.is_empty() {
             let s = Walker::new(self.table, Missing::Skip).referenced(stale)?;
             r.meta.extend(s.meta);
@@ -462,7 +490,8 @@ pub fn remove_orphan_files(
     // references only files younger than the limit
     let listing = c.list()?;
     let (snapshots, stale) = c.all_snapshots()?;
-    if snapshots.is_empty() && listing.has_manifest_lists {
+    let changelogs = c.changelogs()?;
+    if snapshots.is_empty() && changelogs.is_empty() && listing.has_manifest_lists {
         if let Err(why) = crashed_first_commits(table)? {
             return Err(Error::corrupt(
                 table.path.join("snapshot"),
@@ -474,7 +503,7 @@ pub fn remove_orphan_files(
             ));
         }
     }
-    let (meta, data) = c.referenced(&snapshots, &stale)?;
+    let (meta, data) = c.referenced(&snapshots, &stale, &changelogs)?;
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {

@@ -16,6 +16,7 @@
 use crate::error::{Error, Result};
 use crate::io;
 use crate::spec::snapshot::Snapshot;
+use crate::table::changelog::ChangelogManager;
 use crate::table::expire::{all_kept, delete_unreferenced, Reclaimed};
 use crate::table::references::Labeled;
 use crate::table::FileStoreTable;
@@ -113,16 +114,17 @@ fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Rec
             discarded.push((sm.tag_path(&name), s));
         }
     }
-    let changelog_dir = table.meta_path().join("changelog");
+    // the long-lived changelogs above the target (Java's `cleanLongLivedChangelogs`); their
+    // changelog files go with them unless something kept references them
+    let changelogs = ChangelogManager::new(&table.meta_path());
     let mut doomed_changelogs = vec![];
-    for name in io::list_names(&changelog_dir)? {
-        let id = name
-            .strip_prefix("changelog-")
-            .and_then(|n| n.parse::<i64>().ok());
-        if id.is_some_and(|id| id > r) {
-            doomed_changelogs.push(changelog_dir.join(name));
+    for id in changelogs.ids()?.into_iter().filter(|&id| id > r) {
+        if let Some(c) = changelogs.try_changelog(id)? {
+            doomed_changelogs.push(changelogs.path(id));
+            discarded.push((changelogs.path(id), c));
         }
     }
+    let changelog_earliest = changelogs.earliest_id()?;
     sm.write_latest_hint(r)?;
     if recreate {
         // EARLIEST first: a recreated snapshot below the earliest one, with the newer ones not
@@ -145,8 +147,18 @@ fn rollback_inner(table: &FileStoreTable, target: &RollbackTarget) -> Result<Rec
     for name in &doomed_tags {
         io::remove_file_if_exists(&sm.tag_path(name))?;
     }
-    for p in &doomed_changelogs {
+    for p in doomed_changelogs.iter().rev() {
         io::remove_file_if_exists(p)?;
+    }
+    if !doomed_changelogs.is_empty() {
+        // Java: the one below the target, or -1 when none is left
+        let to = changelog_earliest.map_or(r + 1, |e| e.max(r + 1));
+        let latest = if Some(to) == changelog_earliest {
+            -1
+        } else {
+            to - 1
+        };
+        changelogs.write_latest_hint(latest)?;
     }
     if recreate || sm.earliest_id()?.is_some_and(|e| e > r) {
         sm.write_earliest_hint(r)?;

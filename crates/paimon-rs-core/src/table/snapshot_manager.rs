@@ -48,7 +48,7 @@ pub const FIRST_COMMIT_GRACE_MILLIS: i64 = 10 * 60 * 1000;
 /// for lost snapshots rather than a rollback in progress (see [`SnapshotManager::latest_id`]).
 pub const LOST_LATEST_WAIT_MILLIS: u64 = 2000;
 
-fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
+pub(crate) fn ids_in(dir: &Path, prefix: &str) -> Result<Vec<i64>> {
     let mut ids: Vec<i64> = io::list_names(dir)?
         .iter()
         .filter_map(|n| n.strip_prefix(prefix))
