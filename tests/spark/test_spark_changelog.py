@@ -1,7 +1,8 @@
 """A changelog read through Spark (``paimon_rs.spark.read`` of a table copied with
 ``incremental-between-scan-mode = changelog``): the changelog splits are pickled to the tasks and
-read there unmerged, with their row kinds. paimon_rs writes no changelog files, so the delta
-files are relabelled as changelog files (tests/unit/test_changelog.py does the same)."""
+read there unmerged, with their row kinds. The first test relabels delta files as changelog
+files (tests/unit/test_changelog.py does the same) so that the read is tested on its own; the
+later ones read changelogs the producers wrote (input, full-compaction) through Spark writes."""
 
 from __future__ import annotations
 
