@@ -136,7 +136,8 @@ def kill_one(z: Any, cfg: Dict[str, Any], target: str, skip: int, delay: float,
 
 def kill_loop(tmp_path: Any, warehouse: Warehouse, kills: int, seed: int,
               acked_out: Optional[Dict[int, int]] = None,
-              table_options: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+              table_options: Optional[Dict[str, str]] = None,
+              after_kill: Optional[Any] = None) -> Dict[str, Any]:
     wh, store = warehouse.uri, warehouse.options
     spill = str(tmp_path / "spill")
     os.makedirs(spill)
@@ -185,6 +186,8 @@ def kill_loop(tmp_path: Any, warehouse: Warehouse, kills: int, seed: int,
             ids_now = check_snapshots(table.table_path)
             assert len(set(acked.values())) == len(acked), "two batches acknowledged one snapshot"
             assert not acked or max(acked.values()) <= ids_now[-1]
+            if after_kill is not None:
+                after_kill(CatalogFactory.create({"warehouse": wh, **store}).get_table("db.k"), rows)
     finally:
         zygote.stdin.close()  # type: ignore[union-attr]
         zygote.wait(timeout=60)
@@ -235,6 +238,44 @@ def test_kill_loop_deletion_vectors(tmp_path):
     figure("kill -9 loop (deletion vectors, local)",
            **kill_loop(tmp_path, Warehouse(str(tmp_path / "wh")), 30, seed=27,
                        table_options={"bucket": "2", "deletion-vectors.enabled": "true"}))
+
+
+def _replayed(table: Table) -> Dict[int, Tuple[Any, ...]]:
+    """The table's changelog replayed onto an empty map: id -> (v, b)."""
+    state: Dict[int, Tuple[Any, ...]] = {}
+    for r in table.changelog(0).to_pylist():
+        if r["rowkind"] in ("+I", "+U"):
+            state[r["id"]] = (r["v"], r["b"])
+        else:
+            state.pop(r["id"], None)
+    return state
+
+
+def test_kill_loop_lookup_changelog(tmp_path):
+    """kill -9 of writers of a ``changelog-producer = lookup`` table (each commit's lookup
+    compaction writes the changelog into its COMPACT snapshot, the lookup cache shared by the
+    writers of a process): every acknowledged batch reads whole, no partial one, and whenever
+    the latest snapshot is a COMPACT one (the last commit's changelog landed with it) the
+    changelog replayed equals the table. A kill between a commit's APPEND and COMPACT
+    snapshots leaves level-0 rows whose changelog the next writer's compaction writes; after a
+    last clean commit the two agree again."""
+    checked = [0]
+
+    def after_kill(table: Table, rows: pa.Table) -> None:
+        snaps = table.snapshot_manager().list_snapshots()
+        if snaps and snaps[-1].commit_kind == "COMPACT":
+            want = {r["id"]: (r["v"], r["b"]) for r in rows.to_pylist()}
+            assert _replayed(table) == want, f"after snapshot {snaps[-1].id}"
+            checked[0] += 1
+
+    figures = kill_loop(tmp_path, Warehouse(str(tmp_path / "wh")), 30, seed=31,
+                        table_options={"bucket": "2", "changelog-producer": "lookup"}, after_kill=after_kill)
+    table = CatalogFactory.create({"warehouse": str(tmp_path / "wh")}).get_table("db.k")
+    write_commit(table, pa.table({"id": [0], "v": ["last"], "b": [-2]}, schema=KILL_SCHEMA))
+    assert table.snapshot_manager().list_snapshots()[-1].commit_kind == "COMPACT"
+    assert _replayed(table) == {r["id"]: (r["v"], r["b"]) for r in read_table(table).to_pylist()}
+    assert checked[0] > 0, "no kill left a COMPACT snapshot last"
+    figure("kill -9 loop (lookup changelog, local)", **figures, changelog_checks=checked[0])
 
 
 @pytest.mark.long
