@@ -14,7 +14,9 @@ paimon_rs's writer (which compacts at every commit), in a fresh subprocess:
              whenever level 0 had files)
 
 Per variant: the median seconds of the upsert commits and rows/s; a full read after commit 1 and
-after the last commit (``--repeat`` times after a warm-up, median); the peak RSS (ru_maxrss) and,
+after the last commit (``--repeat`` times after a warm-up, median), their ratio (N/1, time) and the
+ratio of their speeds per live row (N/1 r/s: the table holds more rows after N commits, as half
+of each commit's rows are new keys); the peak RSS (ru_maxrss) and,
 for lookup / dv, the largest local lookup directory seen (bytes).
 Aims (issue 27): dv read after the last commit >= 0.9x dv read after commit 1 and >= 2x the
 ``none`` read after the last commit (our own merge-on-read of the same data); lookup commit
@@ -69,7 +71,7 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
     create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
     commit_arrow(cat, load_ipc(ipcs[0]))
 
-    def timed_read() -> float:
+    def timed_read() -> tuple:
         read_table(cat)  # warm-up
         times = []
         for _ in range(repeat):
@@ -77,7 +79,7 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
             n = read_table(cat).num_rows
             times.append(time.perf_counter() - t0)
         assert n > 0
-        return statistics.median(times)
+        return statistics.median(times), n
 
     # lookup files live in the writer's spill directory, removed with the writer at the end of
     # each commit: sample the directory while commits run
@@ -103,11 +105,11 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
         commit_arrow(cat, data)
         commit_s.append(time.perf_counter() - t0)
         if i == 1:
-            read_first = timed_read()
+            read_first, rows_first = timed_read()
     running.clear()
     sampler.join()
     peak_lookup = peak[0]
-    read_last = timed_read()
+    read_last, rows_last = timed_read()
     rows = load_ipc(ipcs[1]).num_rows
     return {
         "variant": name,
@@ -115,6 +117,9 @@ def run_variant(name: str, ipcs: list, repeat: int, workdir: str) -> dict:
         "rows_per_s": rows / statistics.median(commit_s),
         "read_after_1_s": read_first,
         "read_after_last_s": read_last,
+        # the table grows (half of each commit's rows are new keys): read speed per live row
+        "read_rows_per_s_1": rows_first / read_first,
+        "read_rows_per_s_last": rows_last / read_last,
         "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "lookup_dir_peak_bytes": peak_lookup,
     }
@@ -149,12 +154,13 @@ def main(argv=None) -> int:
     base = {r["variant"]: r for r in results}
     print(f"{args.rows:,} rows + {args.commits} x {args.update_rows:,} upserts, bucket 4, repeat {args.repeat}")
     print(f"{'variant':<8} {'commit s':>9} {'rows/s':>10} {'vs none':>8} {'read@1 s':>9} {'read@N s':>9} "
-          f"{'N/1':>5} {'RSS MB':>7} {'lookup MB':>9}")
+          f"{'N/1':>5} {'N/1 r/s':>7} {'RSS MB':>7} {'lookup MB':>9}")
     for r in results:
         vs = base["none"]["commit_median_s"] / r["commit_median_s"] if "none" in base else float("nan")
         print(f"{r['variant']:<8} {r['commit_median_s']:>9.3f} {r['rows_per_s']:>10,.0f} {vs:>7.2f}x "
               f"{r['read_after_1_s']:>9.3f} {r['read_after_last_s']:>9.3f} "
-              f"{r['read_after_1_s'] / r['read_after_last_s']:>5.2f} {r['peak_rss_mb']:>7.0f} "
+              f"{r['read_after_1_s'] / r['read_after_last_s']:>5.2f} "
+              f"{r['read_rows_per_s_last'] / r['read_rows_per_s_1']:>7.2f} {r['peak_rss_mb']:>7.0f} "
               f"{r['lookup_dir_peak_bytes'] / 2**20:>9.1f}")
     if "dv" in base and "none" in base:
         print(f"dv read after {args.commits} commits vs none (merge-on-read): "
