@@ -251,14 +251,17 @@ def _replayed(table: Table) -> Dict[int, Tuple[Any, ...]]:
     return state
 
 
-def test_kill_loop_lookup_changelog(tmp_path):
+@pytest.mark.parametrize("producer", ["lookup", "full-compaction"])
+def test_kill_loop_changelog_producers(tmp_path, producer):
     """kill -9 of writers of a ``changelog-producer = lookup`` table (each commit's lookup
     compaction writes the changelog into its COMPACT snapshot, the lookup cache shared by the
-    writers of a process): every acknowledged batch reads whole, no partial one, and whenever
+    writers of a process) or ``full-compaction`` (each batch commit compacts its buckets fully
+    and writes the changelog against the previous full compaction's result): every
+    acknowledged batch reads whole, no partial one, and whenever
     the latest snapshot is a COMPACT one (the last commit's changelog landed with it) the
     changelog replayed equals the table. A kill between a commit's APPEND and COMPACT
-    snapshots leaves level-0 rows whose changelog the next writer's compaction writes; after a
-    last clean commit the two agree again."""
+    snapshots leaves rows whose changelog the next writer's compaction writes; after a last
+    clean commit the two agree again."""
     checked = [0]
 
     def after_kill(table: Table, rows: pa.Table) -> None:
@@ -269,13 +272,13 @@ def test_kill_loop_lookup_changelog(tmp_path):
             checked[0] += 1
 
     figures = kill_loop(tmp_path, Warehouse(str(tmp_path / "wh")), 30, seed=31,
-                        table_options={"bucket": "2", "changelog-producer": "lookup"}, after_kill=after_kill)
+                        table_options={"bucket": "2", "changelog-producer": producer}, after_kill=after_kill)
     table = CatalogFactory.create({"warehouse": str(tmp_path / "wh")}).get_table("db.k")
     write_commit(table, pa.table({"id": [0], "v": ["last"], "b": [-2]}, schema=KILL_SCHEMA))
     assert table.snapshot_manager().list_snapshots()[-1].commit_kind == "COMPACT"
     assert _replayed(table) == {r["id"]: (r["v"], r["b"]) for r in read_table(table).to_pylist()}
     assert checked[0] > 0, "no kill left a COMPACT snapshot last"
-    figure("kill -9 loop (lookup changelog, local)", **figures, changelog_checks=checked[0])
+    figure(f"kill -9 loop ({producer} changelog, local)", **figures, changelog_checks=checked[0])
 
 
 @pytest.mark.long
