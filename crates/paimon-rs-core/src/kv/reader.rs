@@ -168,21 +168,25 @@ pub(crate) fn file_path(dir: &Path, f: &DataFileMeta) -> PathBuf {
 }
 
 /// Files read one after the other (lazily, as `FileChain`), each without the rows its deletion
-/// vector marks (deletion-vector tables).
+/// vector marks (deletion-vector tables); `raw`: nothing else is in memory (no merge), so the
+/// batches are [`raw_batch_rows`] large.
 pub(crate) fn with_deletions(
     root: &Path,
     dir: &Path,
     files: &[DataFileMeta],
     dvs: &Arc<std::collections::BTreeMap<String, DeletionFile>>,
     plan: &Arc<ColumnPlan>,
+    raw: bool,
 ) -> BatchIter {
     let streams: Vec<BatchIter> = files
         .iter()
         .map(|f| {
-            let chain: BatchIter = Box::new(FileChain::new(
-                VecDeque::from([(file_path(dir, f), f.clone())]),
-                plan.clone(),
-            ));
+            let one = VecDeque::from([(file_path(dir, f), f.clone())]);
+            let chain: BatchIter = Box::new(if raw {
+                FileChain::raw(one, plan.clone())
+            } else {
+                FileChain::new(one, plan.clone())
+            });
             match dvs.get(&f.file_name) {
                 None => chain,
                 Some(df) => Box::new(DeletionFilter::new(
@@ -807,6 +811,7 @@ impl KvFileReader {
             run,
             &Arc::new(deletion_files.clone()),
             &self.plan,
+            false,
         )
     }
 

@@ -393,7 +393,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                     .map(|run| {
                         let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
                         if !dvs.is_empty() {
-                            return (size, with_deletions(&root, &dir, run, &dvs, &plan));
+                            return (size, with_deletions(&root, &dir, run, &dvs, &plan, false));
                         }
                         let files = run
                             .iter()
@@ -428,7 +428,7 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         }))
     } else if !split.changelog && !split.deletion_files.is_empty() {
         let dvs = Arc::new(split.deletion_files.clone());
-        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan)
+        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan, true)
     } else {
         // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
         // deletion vectors apply to changelog files
