@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import paimon_rs.spark as ps
-from paimon_rs import CatalogFactory, Schema
+from paimon_rs import CatalogFactory, Schema, _core
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string()), ("op", pa.string())])
 
@@ -87,3 +87,27 @@ def test_spark_writes_a_full_compaction_changelog(spark, catalog):
         [("+I", 1, "a"), ("+I", 2, "b"), ("+I", 3, "c"), ("-U", 1, "a"), ("+U", 1, "a2"), ("-D", 2, "b")])
     assert sorted(t.to_arrow().select(["k", "v"]).to_pylist(), key=lambda r: r["k"]) == \
         [{"k": 1, "v": "a2"}, {"k": 3, "v": "c"}]
+
+
+@pytest.mark.parametrize("producer", ["input", "lookup"])
+def test_failed_attempts_leave_no_changelog_files(spark, catalog, tmp_path, producer):
+    """Every task's first attempt writes its data and changelog files, then fails; the retries
+    commit. The failed attempts' changelog files are swept with their data files (they are
+    named by the attempt, as the data files are): only what the snapshots list stays."""
+    catalog.create_database("db", True)
+    catalog.create_table("db.rcl", Schema.from_pyarrow_schema(
+        SCHEMA, primary_keys=["k"], options={"bucket": "2", "changelog-producer": producer}), False)
+    t = catalog.get_table("db.rcl")
+    marker = tmp_path / "fail-first-attempt"
+    for n in (40, 60):  # the second write updates keys of the first: -U/+U from lookup
+        marker.write_text("1")
+        df = spark.createDataFrame([(k, f"v{n}", "+I") for k in range(n)], "k bigint, v string, op string")
+        ps.write(df, t, num_tasks=2, _fail_first_attempt_marker=str(marker))
+    root = Path(t.table_path.removeprefix("file:"))
+    on_disk = {p.name for p in root.glob("bucket-*/changelog-*")}
+    listed = {row[3] for _, row in _core.changelog_files(t._core, None)}
+    assert on_disk and all("-a1-" in n for n in on_disk), on_disk  # only the retries' files
+    assert on_disk == listed
+    got = t.changelog(0).select(["rowkind", "k"]).to_pylist()
+    assert sum(r["rowkind"] in ("+I", "+U") for r in got) == 40 + 60
+    assert t.to_arrow().num_rows == 60

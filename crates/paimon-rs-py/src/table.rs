@@ -568,6 +568,17 @@ impl CommitMessage {
             .map(|f| f.row_count)
             .sum()
     }
+    /// Names of the changelog files this message adds (its writes' and its compactions').
+    #[getter]
+    fn changelog_file_names(&self) -> Vec<String> {
+        let m = &self.inner;
+        m.data_increment
+            .changelog_files
+            .iter()
+            .chain(&m.compact_increment.changelog_files)
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
     /// Names of the compaction inputs this message removes.
     #[getter]
     fn compact_before(&self) -> Vec<String> {

@@ -77,16 +77,36 @@ def _wait_for_attempts(sc: Any, group: str) -> None:
         time.sleep(SETTLE_GRACE_S)
 
 
+def _changelog_prefix(table: Table, file_prefix: str) -> str:
+    """The changelog file prefix that goes with the data file prefix ``file_prefix`` of a
+    write (``data-<write>-...`` -> ``changelog-<write>-...``, under the table's own
+    ``data-file.prefix`` / ``changelog-file.prefix``)."""
+    data = table.options.get("data-file.prefix", "data-")
+    changelog = table.options.get("changelog-file.prefix", "changelog-")
+    return changelog + (file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix)
+
+
+def _task_options(table: Table, task_prefix: str) -> Dict[str, str]:
+    """The options of one task attempt's copy of ``table``: its data files named
+    ``task_prefix`` and its changelog files (lookup, input and full-compaction producers) named
+    by the matching changelog prefix, so the driver's sweep finds both when the attempt is not
+    the one committed."""
+    return {"data-file.prefix": task_prefix,
+            "changelog-file.prefix": _changelog_prefix(table, task_prefix)}
+
+
 def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
-    """Delete the data files named ``file_prefix*`` (this write's, any task attempt) that are
-    not in ``keep``. Returns the deleted paths."""
+    """Delete the data files named ``file_prefix*`` and the changelog files named by the
+    matching changelog prefix (this write's, any task attempt) that are not in ``keep``.
+    Returns the deleted paths."""
     deleted: List[str] = []
     root = table.table_path
+    prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
     for dirpath, dirnames, filenames in os.walk(root):
         if dirpath == root:
             dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS]
         for f in filenames:
-            if f.startswith(file_prefix) and f not in keep:
+            if f.startswith(prefixes) and f not in keep:
                 p = os.path.join(dirpath, f)
                 try:
                     os.remove(p)
@@ -123,7 +143,7 @@ def _choose_attempts(rows: Sequence[Any], bucketed: bool, table: Table) -> _Coll
                 "put a bucket in one task); nothing was committed"
             )
         msgs.append(CommitMessage.from_bytes(bytes(r["message"])))
-    files = {f for m in msgs for f in m.file_names + m.compact_after}
+    files = {f for m in msgs for f in m.file_names + m.compact_after + m.changelog_file_names}
     return _Collected(msgs, files)
 
 

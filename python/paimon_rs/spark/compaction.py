@@ -16,6 +16,7 @@ from paimon_rs.spark.commit import (
     _collect_settled,
     _commit_collected,
     _sweep,
+    _task_options,
 )
 from paimon_rs.spark.common import _open_cached, _task_context, _with_context
 from paimon_rs.table import CommitMessage, Table
@@ -38,7 +39,7 @@ class _CompactSpec:
 def _compact_task(spec: _CompactSpec, table: Table, item: bytes, spark_partition: int,
                   attempt: int) -> List[CommitMessage]:
     """One bucket compacted by this task attempt (files named with the attempt's prefix)."""
-    t = table.copy({"data-file.prefix": spec.task_prefix(spark_partition, attempt)})
+    t = table.copy(_task_options(table, spec.task_prefix(spark_partition, attempt)))
     split = _core.Split.from_bytes(item)
     where = (f"paimon_rs.spark.compact of {t.identifier} ({split.bucket_path}, Spark partition "
              f"{spark_partition}, attempt {attempt})")

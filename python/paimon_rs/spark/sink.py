@@ -12,7 +12,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError
-from paimon_rs.spark.commit import _sweep
+from paimon_rs.spark.commit import _sweep, _task_options
 from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
 from paimon_rs.table import CommitMessage, Table
 
@@ -54,7 +54,8 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
     its messages go into (a micro-batch's; None: a batch write), which decides whether a
     ``full-compaction`` table compacts its buckets fully. Returns the task's commit messages."""
     pid, attempt, tid = _task_context()
-    t = _open_cached(table).copy({"data-file.prefix": f"{file_prefix}p{pid}-a{attempt}-"})
+    base = _open_cached(table)
+    t = base.copy(_task_options(base, f"{file_prefix}p{pid}-a{attempt}-"))
     where = f"{what} into {t.identifier} (Spark partition {pid}, attempt {attempt})"
     names = list(t.arrow_schema.names)
     target = t.arrow_schema

@@ -15,6 +15,7 @@ from paimon_rs.spark.commit import (
     _collect_settled,
     _commit_collected,
     _sweep,
+    _task_options,
 )
 from paimon_rs.spark.common import (
     _bind,
@@ -61,7 +62,7 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
     per commit message (none for an empty task)."""
     pid, attempt, task_attempt_id = _task_context()
     base = _open_cached(spec.table)
-    table = base.copy({"data-file.prefix": spec.task_prefix(pid, attempt)})
+    table = base.copy(_task_options(base, spec.task_prefix(pid, attempt)))
     where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
     w = table.new_batch_write_builder().new_write()
     try:
