@@ -7,12 +7,13 @@
 //! ours to choose. It is an **Arrow IPC file** of the data file's key-value rows in file order
 //! (so a row's index is its position in the data file, which deletion vectors need), compressed
 //! per `lookup.cache-spill-compression`, written and read with `arrow-ipc`, already a
-//! dependency for the sort's spill files. Loaded, its keys are **row-encoded** with `arrow-row`
-//! (the byte-comparable encoding the sort-merge already uses for non-integer keys), and found by
-//! binary search (`lookup.local-file-type = sort`) or by an open-addressing hash index of row
-//! numbers built at load (`hash`, Java's default, filled to `lookup.hash-load-factor`). Sort
-//! is the faster of the two here: compaction's keys come sorted and the row-encoded keys are
-//! already in order, while the hash index is built at each load (a first-row table of 1M
+//! dependency for the sort's spill files. Loaded, its keys are found by binary search over the
+//! file's key columns (`lookup.local-file-type = sort`) or by an open-addressing hash index of
+//! row numbers built at load (`hash`, Java's default, filled to `lookup.hash-load-factor`),
+//! hashed on the keys' `arrow-row` encoding (the byte-comparable encoding the sort-merge
+//! already uses for non-integer keys; made chunk by chunk and dropped, not held: a probe
+//! compares with the key columns). Sort is the faster of the two here: compaction's keys come
+//! sorted and the file's keys are already in order, while the hash index is built at each load (a first-row table of 1M
 //! rows, 10 commits of 50k upserts, one writer per commit: 4.4 s with sort, 6.6 s with hash). Next to each file, a **bloom filter** of its row-encoded keys stays
 //! in memory: Parquet's split-block bloom filter (`parquet::bloom_filter::Sbbf`, the crate we
 //! write data files with), so a file that cannot hold a key is never loaded. Why not Paimon's
@@ -175,6 +176,8 @@ impl LookupLevels {
         deleted: &BTreeMap<String, RoaringBitmap>,
     ) -> Result<LookupResult> {
         let n = keys.num_rows();
+        // the keys decoded once: probes compare with a lookup file's key columns
+        let cols = self.conv.convert_rows(keys.iter())?;
         let mut found: Vec<Option<(Hit, Arc<store::Loaded>, usize)>> = vec![None; n];
         let mut pending: Vec<usize> = (0..n).collect();
         for level in (from_level.max(1) as usize)..self.levels.len() {
@@ -202,7 +205,12 @@ impl LookupLevels {
                 if ks.is_empty() {
                     continue;
                 }
-                let probes: Vec<&[u8]> = ks.iter().map(|&k| keys.row(k).data()).collect();
+                let encoded: Vec<&[u8]> = ks.iter().map(|&k| keys.row(k).data()).collect();
+                let probes = store::Probes {
+                    encoded: &encoded,
+                    cols: &cols,
+                    at: &ks,
+                };
                 let (loaded, answers) =
                     self.cache
                         .probe(&self.reader, &self.dir, &f.meta, &self.conv, &probes)?;

@@ -23,11 +23,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use arrow_array::ArrayRef;
 use arrow_array::RecordBatch;
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
-use arrow_row::{RowConverter, Rows};
+use arrow_row::RowConverter;
 use parquet::bloom_filter::Sbbf;
 
 use crate::error::{Error, Result};
@@ -145,10 +146,15 @@ impl LookupOptions {
 }
 
 /// A lookup file in memory: the data file's rows (key-value layout, file order, so a row's
-/// index is its position in the data file) and the index over their row-encoded keys.
+/// index is its position in the data file) and the index over their keys. The keys are not
+/// held row-encoded (that copy cost 17 of the ~80 bytes a row of the bench table took, and
+/// pushed the lookup files of a 3M-row table out of the default 256 MB): probes compare with
+/// the batch's own key columns, and the encoding is made chunk by chunk only to hash the keys
+/// (and fill the bloom filter) while the index is built.
 pub struct Loaded {
     pub batch: RecordBatch,
-    keys: Rows,
+    /// The batch's key columns.
+    keys: Vec<ArrayRef>,
     /// The hash index: slots of `row + 1` (0 = empty), a power of two many, linear probing.
     hash: Option<Vec<u32>>,
     bytes: usize,
@@ -159,31 +165,62 @@ fn hash_of(key: &[u8]) -> u64 {
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
 }
 
+/// Rows encoded at a time while a lookup file's index and bloom filter are built.
+const ENCODE_CHUNK_ROWS: usize = 64 * 1024;
+
+/// Probes of one file: their row-encoded keys (ascending) and, for comparisons with the file's
+/// key columns, those keys decoded (`cols`, the probe `i` at row `at[i]`).
+pub struct Probes<'a> {
+    pub encoded: &'a [&'a [u8]],
+    pub cols: &'a [ArrayRef],
+    pub at: &'a [usize],
+}
+
 impl Loaded {
+    /// `batch` indexed by its first `num_keys` columns (encoded with `conv`); each key is
+    /// also put into `bloom`.
     fn new(
         batch: RecordBatch,
         conv: &RowConverter,
         num_keys: usize,
         opts: &LookupOptions,
+        mut bloom: Option<&mut Sbbf>,
     ) -> Result<Self> {
-        let keys = conv.convert_columns(&batch.columns()[..num_keys])?;
-        let hash = (opts.file_type == LocalFileType::Hash).then(|| {
-            let n = keys.num_rows();
+        let keys: Vec<ArrayRef> = batch.columns()[..num_keys].to_vec();
+        let n = batch.num_rows();
+        let hashed = opts.file_type == LocalFileType::Hash;
+        let mut table = if hashed {
             let slots =
                 ((n as f64 / opts.hash_load_factor).ceil() as usize + 1).next_power_of_two();
-            let mask = slots - 1;
-            let mut table = vec![0u32; slots];
-            for (i, r) in keys.iter().enumerate() {
-                let mut s = hash_of(r.as_ref()) as usize & mask;
-                while table[s] != 0 {
-                    s = (s + 1) & mask;
+            vec![0u32; slots]
+        } else {
+            vec![]
+        };
+        if hashed || bloom.is_some() {
+            let mask = table.len().wrapping_sub(1);
+            let mut at = 0;
+            while at < n {
+                let len = ENCODE_CHUNK_ROWS.min(n - at);
+                let cols: Vec<ArrayRef> = keys.iter().map(|c| c.slice(at, len)).collect();
+                let rows = conv.convert_columns(&cols)?;
+                for (i, r) in rows.iter().enumerate() {
+                    if let Some(b) = bloom.as_deref_mut() {
+                        b.insert(r.as_ref());
+                    }
+                    if hashed {
+                        let mut s = hash_of(r.as_ref()) as usize & mask;
+                        while table[s] != 0 {
+                            s = (s + 1) & mask;
+                        }
+                        table[s] = (at + i) as u32 + 1;
+                    }
                 }
-                table[s] = i as u32 + 1;
+                at += len;
             }
-            table
-        });
+        }
+        let hash = hashed.then_some(table);
         let index_bytes = hash.as_ref().map_or(0, |h| h.len() * 4);
-        let bytes = batch.get_array_memory_size() + keys.size() + index_bytes;
+        let bytes = batch.get_array_memory_size() + index_bytes;
         Ok(Loaded {
             batch,
             keys,
@@ -192,45 +229,63 @@ impl Loaded {
         })
     }
 
-    /// Positions of `probes` (row-encoded keys, ascending) in this file.
-    fn find(&self, probes: &[&[u8]]) -> Vec<Option<u32>> {
+    /// Positions of `probes` in this file.
+    fn find(&self, probes: &Probes<'_>) -> Result<Vec<Option<u32>>> {
+        let opts = arrow_schema::SortOptions::default();
+        // probe key (row `at[i]` of `cols`) against the file's row `r`, in the order of the
+        // row encoding (arrow-row sorts as arrow-ord compares: numbers by value, floats by
+        // total order, strings and binaries by bytes)
+        let cmps = probes
+            .cols
+            .iter()
+            .zip(&self.keys)
+            .map(|(p, k)| arrow_ord::ord::make_comparator(p.as_ref(), k.as_ref(), opts))
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let cmp = |i: usize, r: usize| -> std::cmp::Ordering {
+            for c in &cmps {
+                match c(probes.at[i], r) {
+                    std::cmp::Ordering::Equal => {}
+                    o => return o,
+                }
+            }
+            std::cmp::Ordering::Equal
+        };
         if let Some(table) = &self.hash {
             let mask = table.len() - 1;
-            return probes
+            return Ok(probes
+                .encoded
                 .iter()
-                .map(|k| {
+                .enumerate()
+                .map(|(i, k)| {
                     let mut s = hash_of(k) as usize & mask;
                     loop {
                         match table[s] {
                             0 => return None,
-                            r if self.keys.row(r as usize - 1).as_ref() == *k => {
-                                return Some(r - 1)
-                            }
+                            r if cmp(i, r as usize - 1).is_eq() => return Some(r - 1),
                             _ => s = (s + 1) & mask,
                         }
                     }
                 })
-                .collect();
+                .collect());
         }
-        let n = self.keys.num_rows();
+        let n = self.batch.num_rows();
         let mut lo = 0;
-        probes
-            .iter()
-            .map(|k| {
+        Ok((0..probes.encoded.len())
+            .map(|i| {
                 // sorted probes: search only past the previous one
                 let (mut a, mut b) = (lo, n);
                 while a < b {
                     let m = (a + b) / 2;
-                    if self.keys.row(m).as_ref() < *k {
+                    if cmp(i, m).is_gt() {
                         a = m + 1;
                     } else {
                         b = m;
                     }
                 }
                 lo = a;
-                (a < n && self.keys.row(a).as_ref() == *k).then_some(a as u32)
+                (a < n && cmp(i, a).is_eq()).then_some(a as u32)
             })
-            .collect()
+            .collect())
     }
 }
 
@@ -338,7 +393,7 @@ impl LookupCache {
         dir: &Path,
         meta: &DataFileMeta,
         conv: &RowConverter,
-        probes: &[&[u8]],
+        probes: &Probes<'_>,
     ) -> Result<Probed> {
         let name = &meta.file_name;
         // built outside the lock: the buckets of a commit compact in parallel
@@ -374,13 +429,13 @@ impl LookupCache {
         e.used = tick;
         e.at = Instant::now();
         let maybe: Vec<bool> = match &e.bloom {
-            Some(b) => probes.iter().map(|k| b.check(*k)).collect(),
-            None => vec![true; probes.len()],
+            Some(b) => probes.encoded.iter().map(|k| b.check(*k)).collect(),
+            None => vec![true; probes.encoded.len()],
         };
         let skipped = maybe.iter().filter(|m| !**m).count() as u64;
         st.stats.bloom_skips += skipped;
-        if skipped == probes.len() as u64 {
-            return Ok((None, vec![None; probes.len()]));
+        if skipped == probes.encoded.len() as u64 {
+            return Ok((None, vec![None; probes.encoded.len()]));
         }
         let loaded = match st.entries.get(name).and_then(|e| e.loaded.clone()) {
             Some(l) => l,
@@ -398,7 +453,7 @@ impl LookupCache {
                 l
             }
         };
-        let found = loaded.find(probes);
+        let found = loaded.find(probes)?;
         let answers = found
             .into_iter()
             .zip(maybe)
@@ -434,19 +489,14 @@ impl LookupCache {
         let schema = reader.schema();
         let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
         let num_keys = reader.layout().num_keys;
-        let loaded = Loaded::new(batch, conv, num_keys, &self.opts)?;
-        let bloom = match self.opts.bloom_fpp {
-            Some(fpp) => {
-                let n = loaded.keys.num_rows().max(1) as u64;
-                let mut b = Sbbf::new_with_ndv_fpp(n, fpp)
-                    .map_err(|e| Error::Internal(format!("lookup bloom filter: {e}")))?;
-                for r in loaded.keys.iter() {
-                    b.insert(r.as_ref());
-                }
-                Some(b)
-            }
+        let mut bloom = match self.opts.bloom_fpp {
+            Some(fpp) => Some(
+                Sbbf::new_with_ndv_fpp(batch.num_rows().max(1) as u64, fpp)
+                    .map_err(|e| Error::Internal(format!("lookup bloom filter: {e}")))?,
+            ),
             None => None,
         };
+        let loaded = Loaded::new(batch, conv, num_keys, &self.opts, bloom.as_mut())?;
         Ok(Entry {
             path: None,
             disk: 0,
@@ -491,7 +541,7 @@ impl LookupCache {
             .map_err(|e| Error::corrupt(path, format!("lookup file: {e}")))?;
         // concatenated: one batch, detached from the IPC blocks it was decoded from
         let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
-        Loaded::new(batch, conv, num_keys, &self.opts)
+        Loaded::new(batch, conv, num_keys, &self.opts, None)
     }
 
     /// Remove entries unused for longer than the retention (never `keep`).
