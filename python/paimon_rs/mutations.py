@@ -2,9 +2,11 @@
 
 Primary-key tables (``deduplicate`` merge engine): the rows to delete are read with the filter
 and written back as ``-D`` rows, updates and inserts as ``+U`` / ``+I`` rows, all in one write
-and one commit (one snapshot). Append tables: each partition holding an affected row is read,
-changed in memory and written back with an INSERT OVERWRITE of those partitions, in one
-snapshot. See docs/python-api.md, "Deletes and merges".
+and one commit (one snapshot). Append tables with ``deletion-vectors.enabled``: the affected
+rows are marked deleted in deletion vectors (their positions in their data files; only index
+files are committed), updated and inserted rows appended, in one snapshot. Other append
+tables: each partition holding an affected row is read, changed in memory and written back
+with an INSERT OVERWRITE of those partitions, in one snapshot. See docs/python-api.md, "Deletes and merges".
 """
 
 from __future__ import annotations
@@ -191,6 +193,8 @@ def delete(table: Table, predicate: Union[Predicate, str]) -> DeleteResult:
     _check_mutable(table, "delete")
     if table.is_primary_key_table:
         return _retry(table, "delete", lambda: _delete_pk(table, pred))
+    if _uses_deletion_vectors(table):
+        return _retry(table, "delete", lambda: _delete_dv(table, pred))
     return _retry(table, "delete", lambda: _delete_append(table, pred))
 
 
@@ -212,20 +216,62 @@ class _TableChanged(Exception):
     pass
 
 
-def _commit_pinned(table: Table, builder: Any, w: BatchTableWrite, snapshot_id: Optional[int]) -> Optional[int]:
-    """Prepare and commit ``w``'s rows as one snapshot, unless a commit landed after
-    ``snapshot_id`` (what the rows were computed from): then abort and raise ``_TableChanged``.
-    A commit landing after this check is caught by the commit's own conflict check (the
-    writer restored from ``snapshot_id``) or, for overwrites, replaced as a whole."""
+def _commit_pinned(table: Table, builder: Any, w: BatchTableWrite, snapshot_id: Optional[int],
+                   extra: Sequence[Any] = ()) -> Optional[int]:
+    """Prepare and commit ``w``'s rows (and the ``extra`` messages: deletion vectors) as one
+    snapshot, unless a commit landed after ``snapshot_id`` (what the rows were computed from):
+    then abort and raise ``_TableChanged``. A commit landing after this check is caught by the
+    commit's own conflict check (the writer restored from ``snapshot_id``; deletion vectors
+    restored from it) or, for overwrites, replaced as a whole."""
     from paimon_rs.table import _commit_or_abort
 
-    messages = w.prepare_commit()
+    messages = w.prepare_commit() + list(extra)
     if table.latest_snapshot_id() != snapshot_id:
         builder.new_commit().abort(messages)
         raise _TableChanged(f"snapshot {table.latest_snapshot_id()} landed after {snapshot_id}")
     if not any(not m.is_empty() for m in messages) and not builder._overwrite:
         return None
     return _commit_or_abort(builder, messages)
+
+
+def _uses_deletion_vectors(table: Table) -> bool:
+    """An append table with ``deletion-vectors.enabled``: deletes and updates mark rows in
+    deletion vectors instead of rewriting partitions."""
+    return (not table.is_primary_key_table
+            and table.options.get("deletion-vectors.enabled", "false").strip().lower() == "true")
+
+
+def _positions(rows: pa.Table) -> pa.RecordBatch:
+    """The ``_FILE_NAME`` / ``_ROW_POSITION`` columns of ``rows`` (read with positions) as one
+    batch, as ``delete_positions`` takes them."""
+    return pa.RecordBatch.from_arrays([rows.column(c).combine_chunks() for c in _POSITION_COLUMNS],
+                                      names=list(_POSITION_COLUMNS))
+
+
+_POSITION_COLUMNS = ("_FILE_NAME", "_ROW_POSITION")
+
+
+def _read_with_positions(table: Table, sid: int, pred: Optional[Predicate],
+                         projection: Optional[List[str]]) -> pa.Table:
+    filt = pred.to_core(table.arrow_schema) if pred is not None else None
+    return table._core.read_with_positions(sid, filt, projection).read_all()
+
+
+def _delete_dv(table: Table, pred: Predicate) -> DeleteResult:
+    """Append tables with deletion vectors: the matching rows' positions in their data files
+    are marked in deletion vectors; only index files are committed (Java's DELETE on such a
+    table), in one snapshot."""
+    sid = table.latest_snapshot_id()
+    if sid is None:
+        return DeleteResult(0, None)
+    hits = _read_with_positions(table, sid, pred, [])
+    if hits.num_rows == 0:
+        return DeleteResult(0, None)
+    messages, deleted = table._core.delete_positions(sid, _positions(hits))
+    builder = table.new_batch_write_builder()
+    with builder.new_write() as w:
+        snapshot = _commit_pinned(table, builder, w, sid, messages)
+    return DeleteResult(deleted, snapshot)
 
 
 def _delete_pk(table: Table, pred: Predicate) -> DeleteResult:
@@ -569,13 +615,17 @@ class MergeBuilder:
         return pa.Table.from_arrays(cols, schema=schema)
 
     def _apply(self, matched: pa.Table, unmatched: pa.Table
-               ) -> Tuple[pa.Table, pa.Table, pa.Table, pa.Table, pa.Table]:
+               ) -> Tuple[pa.Table, pa.Table, pa.Table, pa.Table, pa.Table, pa.Table]:
         """(updated rows, inserted rows, deleted target rows, matched target rows no clause
-        took, the updated rows as they were) for the joined ``matched`` and the source rows
-        ``unmatched``."""
+        took, the updated rows as they were, the positions of the deleted and updated target
+        rows when the target was read with positions) for the joined ``matched`` and the
+        source rows ``unmatched``."""
         schema = self.table.arrow_schema
         empty = schema.empty_table()
         updates, inserts, deletes, before = [empty], [empty], [empty], [empty]
+        pos_cols = [f"target.{c}" for c in _POSITION_COLUMNS]
+        has_pos = all(c in matched.column_names for c in pos_cols)
+        changed = [matched.select(pos_cols).slice(0, 0)] if has_pos else []
         left = pa.chunked_array([pa.array([True] * matched.num_rows, pa.bool_())])
         for c in self._clauses:
             if c.kind not in ("update", "update_all", "delete"):
@@ -583,6 +633,8 @@ class MergeBuilder:
             hit = left if c.predicate is None else pc.and_(left, predicate_mask(c.predicate, matched))
             left = pc.and_(left, pc.invert(hit))
             rows = matched.filter(hit)
+            if has_pos:
+                changed.append(rows.select(pos_cols))
             if c.kind == "delete":
                 deletes.append(_target_rows(rows, schema))
             else:
@@ -596,11 +648,15 @@ class MergeBuilder:
             hit = left if c.predicate is None else pc.and_(left, predicate_mask(c.predicate, unmatched))
             left = pc.and_(left, pc.invert(hit))
             inserts.append(self._rows(c, unmatched.filter(hit), False))
+        positions = (pa.concat_tables(changed).rename_columns(list(_POSITION_COLUMNS)) if has_pos
+                     else pa.table({c: pa.array([], t) for c, t in zip(_POSITION_COLUMNS,
+                                                                        (pa.string(), pa.int64()))}))
         return (pa.concat_tables(updates), pa.concat_tables(inserts), pa.concat_tables(deletes),
-                untouched, pa.concat_tables(before))
+                untouched, pa.concat_tables(before), positions)
 
     def _attempt(self) -> MergeResult:
         table = self.table
+        dv = _uses_deletion_vectors(table)
         sid = table.latest_snapshot_id()
         src = self.source.rename_columns([f"source.{n}" for n in self.source.schema.names])
         if sid is None or src.num_rows == 0:
@@ -609,17 +665,24 @@ class MergeBuilder:
             pb = PredicateBuilder(table.arrow_schema)
             keys = pb.and_predicates([pb.is_in(k, pc.unique(self.source.column(k)).to_pylist())
                                       for k in self.on])
-            target = table.to_arrow(filter=keys, snapshot_id=sid)
+            if dv:
+                target = _read_with_positions(table, sid, keys, None)
+            else:
+                target = table.to_arrow(filter=keys, snapshot_id=sid)
+        if dv and target.num_rows == 0:
+            target = _empty_with_positions(table.arrow_schema)
         tgt = target.rename_columns([f"target.{n}" for n in target.schema.names])
         tkeys, skeys = [f"target.{k}" for k in self.on], [f"source.{k}" for k in self.on]
         ti, si = _join_indices(tgt, tkeys, src, skeys, "inner")
         matched = pa.Table.from_arrays(tgt.take(ti).columns + src.take(si).columns,
                                        names=tgt.column_names + src.column_names)
         unmatched = src.take(_join_indices(src, skeys, tgt, tkeys, "left anti")[0])
-        updates, inserts, deletes, untouched, before = self._apply(matched, unmatched)
+        updates, inserts, deletes, untouched, before, changed = self._apply(matched, unmatched)
         counts = (inserts.num_rows, updates.num_rows, deletes.num_rows)
         if not any(counts):
             return MergeResult(0, 0, 0, None)
+        if dv:
+            return MergeResult(*counts, self._apply_dv(sid, changed, pa.concat_tables([updates, inserts])))
         if table.is_primary_key_table:
             builder = table.new_batch_write_builder()
             with builder.new_write() as w:
@@ -630,6 +693,21 @@ class MergeBuilder:
             return MergeResult(*counts, snapshot)
         return MergeResult(*counts, self._rewrite_append(sid, untouched, updates, before, inserts,
                                                          deletes))
+
+    def _apply_dv(self, sid: Optional[int], changed: pa.Table, new_rows: pa.Table) -> Optional[int]:
+        """Append tables with deletion vectors: the deleted and updated target rows (their
+        ``changed`` positions) are marked in deletion vectors, the updated and inserted rows
+        appended, in one snapshot."""
+        table = self.table
+        messages: List[Any] = []
+        if changed.num_rows:
+            assert sid is not None
+            messages, _ = table._core.delete_positions(sid, _positions(changed))
+        builder = table.new_batch_write_builder()
+        with builder.new_write() as w:
+            if new_rows.num_rows:
+                w.write_arrow(new_rows)
+            return _commit_pinned(table, builder, w, sid, messages)
 
     def _rewrite_append(self, sid: Optional[int], untouched: pa.Table, updates: pa.Table,
                         before: pa.Table, inserts: pa.Table, deletes: pa.Table) -> Optional[int]:
@@ -669,6 +747,13 @@ class MergeBuilder:
                 new_rows = pa.concat_tables([new_rows, more])
                 specs = specs + extra
         return _rewrite(table, sid, specs, new_rows)
+
+
+def _empty_with_positions(schema: pa.Schema) -> pa.Table:
+    """No target rows, with the position columns of a read with positions."""
+    fields = list(schema) + [pa.field("_FILE_NAME", pa.string(), False),
+                             pa.field("_ROW_POSITION", pa.int64(), False)]
+    return pa.schema(fields).empty_table()
 
 
 def _join_indices(left: pa.Table, left_keys: List[str], right: pa.Table, right_keys: List[str],

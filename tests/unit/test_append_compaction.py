@@ -106,15 +106,6 @@ def test_target_file_size_rolls_the_output(catalog):
     assert read(t).column("id").to_pylist() == list(range(80000))
 
 
-def test_deletion_vector_append_table_is_refused(catalog):
-    from paimon_rs import UnsupportedError
-    t = make(catalog, "dv", {"bucket": "-1"})
-    write(t, batch([1]))
-    t = t.copy({"deletion-vectors.enabled": "true"})
-    with pytest.raises(UnsupportedError, match="deletion-vectors"):
-        t.compact(full=True)
-
-
 def test_plan_of_a_primary_key_table_names_the_picker_rule(pk_table):
     from unit_helpers import PK_SCHEMA
     t = pk_table.copy({"write-only": "true"})  # writers would compact the runs away

@@ -45,6 +45,10 @@ pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAh
 pub use read::scan::TableScan;
 pub use read::split::Split;
 pub use read::table_read::TableRead;
+pub use write::append_dv::{
+    delete_positions, read_with_positions, DeletionVectorDelete, FILE_NAME_COLUMN,
+    ROW_POSITION_COLUMN,
+};
 pub use write::assign::{partition_bucket_of, BucketAssigner};
 pub use write::buffer::{MemoryCounter, SharedInput, SortBuffer};
 pub use write::pack::{Packer, ShuffleKeys};

@@ -65,6 +65,7 @@ const SUPPORTED: &[&str] = &[
     "lookup.cache-spill-compression",
     "deletion-vectors.enabled",
     "deletion-vectors.merge-on-read",
+    "deletion-vectors.bitmap64",
     "data-file.prefix",
     "changelog-file.prefix",
     "record-level.expire-time",
@@ -669,7 +670,7 @@ impl CoreOptions {
             return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
         }
         if self.deletion_vectors()? {
-            self.check_deletion_vectors(primary_key, for_write)?;
+            self.check_deletion_vectors()?;
         }
         if for_write {
             // `input` is written by flushes, `lookup` by lookup compaction
@@ -744,12 +745,12 @@ impl CoreOptions {
     }
 
     /// A table with deletion vectors: Java's `SchemaValidation.validateForDeletionVectors`,
-    /// and for writes what paimon_rs maintains. Lookups (compact/lookup_rewrite.rs) do not yet
-    /// skip rows a deletion vector removed, so a key deleted and written again would find its
-    /// deleted row: harmless for plain deduplicate (the row is marked again and the newer
+    /// and what paimon_rs maintains (primary-key tables; append tables, write/append_dv.rs).
+    /// Lookups (compact/lookup_rewrite.rs) do not yet skip rows a deletion vector removed, so
+    /// a key deleted and written again would find its deleted row: harmless for plain deduplicate (the row is marked again and the newer
     /// record wins), wrong for engines that merge the found row, for `sequence.field` (an older
     /// row could win) and for the lookup changelog (its before-image); those are refused.
-    fn check_deletion_vectors(&self, primary_key: bool, for_write: bool) -> Result<()> {
+    fn check_deletion_vectors(&self) -> Result<()> {
         if !matches!(
             self.changelog_producer,
             ChangelogProducer::None | ChangelogProducer::Input | ChangelogProducer::Lookup
@@ -765,16 +766,8 @@ impl CoreOptions {
                  deletion of old data in this merge engine.",
             ));
         }
-        if !for_write {
-            return Ok(());
-        }
-        if !primary_key {
-            return Err(Error::unsupported(
-                "writing deletion vectors on an append table (Java's DELETE / UPDATE through \
-                 deletion vectors): paimon_rs writes deletion vectors of primary-key tables \
-                 only",
-            ));
-        }
+        // append tables: new rows are written as plain files; DELETE / UPDATE / MERGE mark
+        // deleted rows in deletion vectors (write/append_dv.rs), append compaction drops them
         Ok(())
     }
 
@@ -893,12 +886,22 @@ mod tests {
         ] {
             dv(&[extra]).check_supported(true, true).unwrap();
         }
-        // what is not written yet, and Java's own refusals
+        // append tables (write/append_dv.rs), fixed-bucket and bucket-unaware, also with
+        // 64-bit vectors
         let append = dv(&[("bucket-key", "k")]);
-        let e = append.check_supported(false, true).unwrap_err();
-        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-        assert!(e.to_string().contains("append table"), "{e}");
+        append.check_supported(false, true).unwrap();
         append.check_supported(false, false).unwrap();
+        let unaware = CoreOptions::new(
+            &opts(&[
+                ("bucket", "-1"),
+                ("deletion-vectors.enabled", "true"),
+                ("deletion-vectors.bitmap64", "true"),
+            ]),
+            false,
+        )
+        .unwrap();
+        unaware.check_supported(false, true).unwrap();
+        // Java's own refusals
         for (extra, want) in [
             (("merge-engine", "first-row"), "First row merge engine"),
             (

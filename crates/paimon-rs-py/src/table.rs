@@ -183,6 +183,98 @@ impl Table {
         })
     }
 
+    /// The rows of snapshot `snapshot_id` of an append table that `filter` selects (and no
+    /// deletion vector removed), with the `projection` columns (all if None) and where each
+    /// row is: `_FILE_NAME`, `_ROW_POSITION` (GIL released).
+    #[pyo3(signature = (snapshot_id, filter=None, projection=None))]
+    fn read_with_positions(
+        &self,
+        py: Python<'_>,
+        snapshot_id: i64,
+        filter: Option<Bound<'_, PyAny>>,
+        projection: Option<Vec<String>>,
+    ) -> PyResult<PyArrowType<Box<dyn RecordBatchReader + Send>>> {
+        let pred = filter
+            .map(|f| predicate::convert(&self.inner, &f))
+            .transpose()?;
+        let batches = crate::pool::detach(py, || {
+            let plan = TableScan::new(self.inner.clone(), pred.clone())
+                .with_snapshot(snapshot_id)
+                .plan()?;
+            paimon_rs_core::read_with_positions(
+                &self.inner,
+                &plan.splits,
+                projection,
+                pred.as_ref(),
+            )
+        })
+        .py_err()?;
+        let schema = batches[0].schema();
+        let it = RecordBatchIterator::new(batches.into_iter().map(Ok), schema);
+        Ok(PyArrowType(Box::new(it)))
+    }
+
+    /// Mark rows deleted through deletion vectors: `positions` holds `_FILE_NAME` and
+    /// `_ROW_POSITION` of rows read from snapshot `snapshot_id`. Returns the commit messages
+    /// of the new deletion-vector index files and the number of rows newly deleted (GIL
+    /// released; nothing is committed).
+    fn delete_positions(
+        &self,
+        py: Python<'_>,
+        snapshot_id: i64,
+        positions: PyArrowType<RecordBatch>,
+    ) -> PyResult<(Vec<CommitMessage>, u64)> {
+        let batch = positions.0;
+        let col = |name: &str| {
+            batch.column_by_name(name).cloned().ok_or_else(|| {
+                Error::invalid(format!(
+                    "delete_positions: the batch has no column '{name}'"
+                ))
+            })
+        };
+        let (files, rows) = (col("_FILE_NAME").py_err()?, col("_ROW_POSITION").py_err()?);
+        let files = arrow::compute::cast(&files, &DataType::Utf8)
+            .map_err(Error::from)
+            .py_err()?;
+        let rows = arrow::compute::cast(&rows, &DataType::Int64)
+            .map_err(Error::from)
+            .py_err()?;
+        let (files, rows) = (
+            files.as_any().downcast_ref::<arrow::array::StringArray>(),
+            rows.as_any().downcast_ref::<arrow::array::Int64Array>(),
+        );
+        let (Some(files), Some(rows)) = (files, rows) else {
+            return Err(Error::Internal("delete_positions: cast failed".into())).py_err();
+        };
+        let mut marks: BTreeMap<String, roaring::RoaringBitmap> = BTreeMap::new();
+        for i in 0..batch.num_rows() {
+            let (Some(f), Some(p)) = (
+                files.is_valid(i).then(|| files.value(i)),
+                rows.is_valid(i).then(|| rows.value(i)),
+            ) else {
+                return Err(Error::invalid(
+                    "delete_positions: a null file name or position",
+                ))
+                .py_err();
+            };
+            let p = u32::try_from(p)
+                .map_err(|_| Error::invalid(format!("delete_positions: row position {p} of {f}")))
+                .py_err()?;
+            marks.entry(f.to_string()).or_default().insert(p);
+        }
+        let out = crate::pool::detach(py, || {
+            paimon_rs_core::delete_positions(&self.inner, snapshot_id, &marks)
+        })
+        .py_err()?;
+        Ok((
+            out.messages
+                .into_iter()
+                .map(CommitMessage::from_core)
+                .collect(),
+            out.deleted_rows,
+        ))
+    }
+
     fn latest_snapshot_id(&self, py: Python<'_>) -> PyResult<Option<i64>> {
         py.detach(|| self.inner.snapshot_manager().latest_id())
             .py_err()

@@ -155,6 +155,8 @@ public final class PaimonDriver {
                 return createTable(req);
             case "write":
                 return write(req);
+            case "dv_delete":
+                return dvDelete(req);
             case "compact":
                 return compact(req);
             case "stream_read":
@@ -520,6 +522,101 @@ public final class PaimonDriver {
         }
         ObjectNode r = NODES.objectNode();
         r.put("compacted", parts.size());
+        r.set("snapshot", latestSnapshot(req));
+        return r;
+    }
+
+    /**
+     * {"filter": {...}}: delete the matching rows of an append table with deletion vectors as
+     * Spark's DeleteFromPaimonTableCommand does: each data file's matching row positions become
+     * a deletion vector, given to the append deletion-file maintainer of its partition (bucket-
+     * unaware) or bucket, whose persisted index files are the only thing committed.
+     */
+    private static JsonNode dvDelete(JsonNode req) throws Exception {
+        FileStoreTable t = (FileStoreTable) table(req);
+        RowType rt = t.rowType();
+        Predicate filter = predicate(req.get("filter"), rt);
+        Long snapshotId = t.snapshotManager().latestSnapshotId();
+        boolean unaware = t.bucketMode() == BucketMode.BUCKET_UNAWARE;
+        org.apache.paimon.index.IndexFileHandler handler = t.store().newIndexFileHandler();
+        Map<String, org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer> dvs =
+                new LinkedHashMap<>();
+        long deleted = 0;
+        for (Split s : t.newReadBuilder().withFilter(filter).newScan().plan().splits()) {
+            DataSplit ds = (DataSplit) s;
+            List<org.apache.paimon.table.source.DeletionFile> dfs =
+                    ds.deletionFiles().orElse(null);
+            for (int i = 0; i < ds.dataFiles().size(); i++) {
+                DataFileMeta f = ds.dataFiles().get(i);
+                DataSplit one = DataSplit.builder()
+                        .withSnapshot(ds.snapshotId())
+                        .withPartition(ds.partition())
+                        .withBucket(ds.bucket())
+                        .withBucketPath(ds.bucketPath())
+                        .withDataFiles(java.util.Collections.singletonList(f))
+                        .rawConvertible(true)
+                        .build();
+                org.apache.paimon.deletionvectors.DeletionVector old =
+                        dfs == null || dfs.get(i) == null
+                                ? null
+                                : org.apache.paimon.deletionvectors.DeletionVector.read(
+                                        t.fileIO(), dfs.get(i));
+                org.apache.paimon.deletionvectors.BitmapDeletionVector dv =
+                        new org.apache.paimon.deletionvectors.BitmapDeletionVector();
+                long[] pos = {0};
+                try (RecordReader<InternalRow> r = t.newReadBuilder().newRead().createReader(one)) {
+                    r.forEachRemaining(
+                            row -> {
+                                long p = pos[0]++;
+                                if (filter.test(row) && (old == null || !old.isDeleted(p))) {
+                                    dv.delete(p);
+                                }
+                            });
+                }
+                if (dv.isEmpty()) {
+                    continue;
+                }
+                deleted += dv.getCardinality();
+                String key = ds.partition().toString() + "/" + ds.bucket();
+                org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer m = dvs.get(key);
+                if (m == null) {
+                    m = unaware
+                            ? org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer
+                                    .forUnawareAppend(handler, snapshotId, ds.partition())
+                            : org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer
+                                    .forBucketedAppend(
+                                            handler, snapshotId, ds.partition(), ds.bucket());
+                    dvs.put(key, m);
+                }
+                m.notifyNewDeletionVector(f.fileName(), dv);
+            }
+        }
+        List<CommitMessage> msgs = new ArrayList<>();
+        for (org.apache.paimon.deletionvectors.append.AppendDeletionFileMaintainer m : dvs.values()) {
+            List<org.apache.paimon.index.IndexFileMeta> added = new ArrayList<>();
+            List<org.apache.paimon.index.IndexFileMeta> removed = new ArrayList<>();
+            for (org.apache.paimon.manifest.IndexManifestEntry e : m.persist()) {
+                if (e.kind() == org.apache.paimon.manifest.FileKind.ADD) {
+                    added.add(e.indexFile());
+                } else {
+                    removed.add(e.indexFile());
+                }
+            }
+            msgs.add(
+                    new org.apache.paimon.table.sink.CommitMessageImpl(
+                            m.getPartition(),
+                            m.getBucket(),
+                            org.apache.paimon.io.DataIncrement.emptyIncrement(),
+                            org.apache.paimon.io.CompactIncrement.emptyIncrement(),
+                            new org.apache.paimon.io.IndexIncrement(added, removed)));
+        }
+        if (!msgs.isEmpty()) {
+            try (BatchTableCommit commit = t.newBatchWriteBuilder().newCommit()) {
+                commit.commit(msgs);
+            }
+        }
+        ObjectNode r = NODES.objectNode();
+        r.put("deleted", deleted);
         r.set("snapshot", latestSnapshot(req));
         return r;
     }

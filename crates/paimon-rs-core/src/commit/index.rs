@@ -15,7 +15,7 @@ use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
 use crate::spec::manifest::{
     live_index_entries, read_index_manifest, write_index_manifest, FileKind, IndexManifestEntry,
-    DELETION_VECTORS_INDEX,
+    ManifestEntry, ManifestFileMeta, DELETION_VECTORS_INDEX,
 };
 use crate::spec::snapshot::Snapshot;
 
@@ -84,8 +84,11 @@ impl FileStoreCommit {
                 )));
             }
         }
+        // a bucketed table's vectors of a bucket are one index file; a bucket-unaware append
+        // table has any number per partition ([`Self::check_append_vectors`] checks those)
+        let unaware = crate::write::append_dv::is_unaware_append(self.table());
         for a in changes.iter().filter(|e| e.kind == FileKind::Add) {
-            if a.index_type != DELETION_VECTORS_INDEX {
+            if a.index_type != DELETION_VECTORS_INDEX || unaware {
                 continue;
             }
             let other = live.iter().find(|l| {
@@ -113,6 +116,120 @@ impl FileStoreCommit {
         crate::io::write_new(&p, &bytes)?;
         written.push(p);
         Ok(Some(name))
+    }
+}
+
+impl FileStoreCommit {
+    /// Deletion vectors of an append table (write/append_dv.rs), against the latest snapshot
+    /// (Java's `ConflictDetection` attaches each data file's vector to its entry): a vector
+    /// this commit adds must be of a data file live after it (a concurrent compaction may have
+    /// rewritten the file: the deleted rows would come back), no data file may end up with two
+    /// vectors (two concurrent deletes on a bucket-unaware table each write a new index file),
+    /// and a compaction may remove a data file only together with its vector's index file (a
+    /// vector committed since the compaction read the file would be lost with it).
+    pub(super) fn check_append_vectors(
+        &self,
+        latest: Option<&Snapshot>,
+        previous: &[ManifestFileMeta],
+        delta: &[ManifestEntry],
+        changes: &[IndexManifestEntry],
+        compaction: bool,
+    ) -> Result<()> {
+        let t = self.table();
+        if t.is_primary_key() || !t.options.deletion_vectors()? {
+            return Ok(());
+        }
+        let adds: Vec<&IndexManifestEntry> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Add && e.index_type == DELETION_VECTORS_INDEX)
+            .collect();
+        if adds.is_empty() && !compaction {
+            return Ok(());
+        }
+        let conflict = |message: String| Error::CommitConflict {
+            table: t.name.clone(),
+            message,
+        };
+        let live_index = match latest.and_then(|s| s.index_manifest.as_deref()) {
+            None => vec![],
+            Some(name) => {
+                let p = t.manifest_dir().join(name);
+                live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?)
+            }
+        };
+        let replaced: HashSet<(&[u8], i32, &str)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .map(id)
+            .collect();
+        // data file → the index file of its vector, after this commit
+        let mut owner: std::collections::HashMap<&str, &str> = Default::default();
+        for e in live_index
+            .iter()
+            .filter(|e| e.index_type == DELETION_VECTORS_INDEX)
+        {
+            for r in e.dv_ranges.iter().flatten() {
+                if compaction && !replaced.contains(&id(e)) {
+                    let gone = delta
+                        .iter()
+                        .any(|d| d.kind == FileKind::Delete && d.file.file_name == r.data_file);
+                    if gone
+                        && !delta
+                            .iter()
+                            .any(|d| d.kind == FileKind::Add && d.file.file_name == r.data_file)
+                    {
+                        return Err(conflict(format!(
+                            "data file {} was given a deletion vector (index file {}) by a \
+                             concurrent commit; the compaction would drop its deleted rows; \
+                             give up committing",
+                            r.data_file, e.file_name
+                        )));
+                    }
+                }
+                if !replaced.contains(&id(e)) {
+                    owner.insert(&r.data_file, &e.file_name);
+                }
+            }
+        }
+        if adds.is_empty() {
+            return Ok(());
+        }
+        for a in &adds {
+            for r in a.dv_ranges.iter().flatten() {
+                if let Some(o) = owner.insert(&r.data_file, &a.file_name) {
+                    return Err(conflict(format!(
+                        "data file {} has a deletion vector in index file {o}, written by a \
+                         concurrent commit, and this commit writes another; give up committing",
+                        r.data_file
+                    )));
+                }
+            }
+        }
+        let filter =
+            crate::table::live::partitions_filter(t, adds.iter().map(|e| e.partition.as_slice()))?;
+        let mut live: HashSet<String> =
+            crate::table::live::live_entries_of(t, previous.to_vec(), filter.as_ref())?
+                .into_iter()
+                .map(|e| e.file.file_name)
+                .collect();
+        for d in delta {
+            match d.kind {
+                FileKind::Add => live.insert(d.file.file_name.clone()),
+                FileKind::Delete => live.remove(&d.file.file_name),
+            };
+        }
+        for a in &adds {
+            for r in a.dv_ranges.iter().flatten() {
+                if !live.contains(&r.data_file) {
+                    return Err(conflict(format!(
+                        "a deletion vector of data file {}, which a concurrent commit removed \
+                         (compacted or overwritten); give up committing",
+                        r.data_file
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 }
 

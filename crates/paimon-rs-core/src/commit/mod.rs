@@ -34,6 +34,8 @@ mod message;
 mod partition_expiry;
 mod safety;
 #[cfg(test)]
+pub(crate) use safety::tests as test_support;
+#[cfg(test)]
 mod stale_tests;
 
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
@@ -377,7 +379,14 @@ impl FileStoreCommit {
                 None => Some(SequenceCheck::new(self, messages)?),
                 Some(_) => None,
             };
-            let kind = if replace.is_some() {
+            // deletion vectors of an append table's rows (a DELETE / UPDATE / MERGE) are an
+            // OVERWRITE, as Java's `ConflictDetection.shouldBeOverwriteCommit`: streaming reads
+            // skip it, like any change of existing rows
+            let vectors = !self.table.is_primary_key()
+                && append_index
+                    .iter()
+                    .any(|e| e.index_type == crate::spec::manifest::DELETION_VECTORS_INDEX);
+            let kind = if replace.is_some() || vectors {
                 CommitKind::Overwrite
             } else {
                 CommitKind::Append
@@ -535,6 +544,13 @@ impl FileStoreCommit {
                 if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
+                self.check_append_vectors(
+                    latest.as_ref(),
+                    &previous,
+                    &delta,
+                    extras.index,
+                    matches!(phase, Phase::Compact { .. }),
+                )?;
                 let index_manifest =
                     self.index_manifest_after(latest.as_ref(), extras.index, &mut written)?;
                 let lists =

@@ -10,26 +10,39 @@
 //! `AppendCompactCoordinator`: the small files of a partition, smallest first, packed into bins
 //! of twice the target size (each file counted with `source.split.open-file-cost`); a last bin
 //! of at least `compaction.min.file-num` files is kept too (with `full`: of at least 2 files).
+//!
+//! Tables with deletion vectors (write/append_dv.rs): a compaction reads its files without
+//! their deleted rows and drops their vectors in the same COMPACT snapshot (index files
+//! replaced). Which files are picked follows Java: bucket-unaware tables also pick a file whose
+//! deleted rows exceed `compaction.delete-ratio-threshold` (`AppendCompactCoordinator`), group
+//! the files with vectors by their index file (so one rewrite replaces it) and always rewrite
+//! those; a bucketed full compaction keeps leading large files only if they have no vector and
+//! always rewrites the rest (`BucketedAppendCompactManager.FullCompactTask`).
+
+use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
 use super::progress::{ProgressSink, Tracker};
-use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
+use super::work::{bool_opt, bucket_splits, commit_compactions, ratio_option, small_file_ratio};
 use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
+use crate::read::deletion::{deletion_files_of, DeletionFile};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::partition::PartitionSpec;
 use crate::table::FileStoreTable;
+use crate::write::append_dv::AppendDvMaintainer;
+use crate::write::deletion_vectors::DeletionVectorsMaintainer;
 use crate::write::rolling::RollingFileWriter;
 
 /// Java's `FULL_COMPACT_MIN_FILE`: fewer files are not worth a full compaction.
 const FULL_COMPACT_MIN_FILE: usize = 3;
 
 /// The append-compaction options of a table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AppendCompactSettings {
     /// `target-file-size` (Java's default for append tables: 256 MB).
     pub target_file_size: u64,
@@ -41,6 +54,9 @@ pub struct AppendCompactSettings {
     pub open_file_cost: u64,
     /// `compaction.force-rewrite-all-files`.
     pub force_rewrite_all: bool,
+    /// `compaction.delete-ratio-threshold`: a file whose deletion vector marks more than this
+    /// share of its rows is compacted (bucket-unaware deletion-vector tables).
+    pub delete_ratio_threshold: f64,
 }
 
 impl AppendCompactSettings {
@@ -55,6 +71,7 @@ impl AppendCompactSettings {
             min_file_num: o.compaction_min_file_num,
             open_file_cost: o.split_open_file_cost,
             force_rewrite_all: force,
+            delete_ratio_threshold: ratio_option(&o.raw, "compaction.delete-ratio-threshold", 0.2)?,
         })
     }
 }
@@ -160,17 +177,125 @@ pub fn pick_unaware(
 }
 
 /// What to rewrite in one (partition, bucket): bucketed or bucket-unaware picking.
+/// `vectors`: the files' deletion vectors, for a deletion-vector table (Some even if none has
+/// one: Java picks by its deletion-vector rules whenever they are enabled).
 pub fn pick_append(
     files: &[DataFileMeta],
     bucket_unaware: bool,
     s: &AppendCompactSettings,
     full: bool,
+    vectors: Option<&BTreeMap<String, DeletionFile>>,
 ) -> Vec<Vec<DataFileMeta>> {
-    if bucket_unaware {
-        pick_unaware(files, s, full)
-    } else {
-        pick_bucketed(files, s, full)
+    match (bucket_unaware, vectors) {
+        (true, Some(v)) => pick_unaware_with_vectors(files, s, full, v),
+        (true, None) => pick_unaware(files, s, full),
+        (false, Some(v)) if full => pick_bucketed_full_with_vectors(files, s, v),
+        (false, _) => pick_bucketed(files, s, full),
     }
+}
+
+/// Java's `FullCompactTask` with a deletion-vector maintainer: the leading large files without
+/// a vector are kept, everything after them is rewritten (however few or large).
+fn pick_bucketed_full_with_vectors(
+    files: &[DataFileMeta],
+    s: &AppendCompactSettings,
+    vectors: &BTreeMap<String, DeletionFile>,
+) -> Vec<Vec<DataFileMeta>> {
+    let mut files = files.to_vec();
+    sequence_order(&mut files);
+    let skip = if s.force_rewrite_all {
+        0
+    } else {
+        files
+            .iter()
+            .take_while(|f| {
+                size(f) >= s.compaction_file_size && !vectors.contains_key(&f.file_name)
+            })
+            .count()
+    };
+    let rest = files.split_off(skip);
+    if rest.is_empty() {
+        vec![]
+    } else {
+        vec![rest]
+    }
+}
+
+/// Java's `AppendCompactCoordinator` with deletion vectors: the candidates are the small files
+/// and those whose vector marks more than `delete_ratio_threshold` of their rows; candidates
+/// with a vector are grouped by the index file holding it (a rewrite replaces that index file,
+/// so its files go together), groups packed smallest first into bins of twice the target size,
+/// the last bin kept whatever its size (files with vectors are always compacted); candidates
+/// without a vector are packed as usual.
+fn pick_unaware_with_vectors(
+    files: &[DataFileMeta],
+    s: &AppendCompactSettings,
+    full: bool,
+    vectors: &BTreeMap<String, DeletionFile>,
+) -> Vec<Vec<DataFileMeta>> {
+    let mut by_index: BTreeMap<&str, Vec<DataFileMeta>> = BTreeMap::new();
+    let mut rest = vec![];
+    for f in files {
+        let dv = vectors.get(&f.file_name);
+        let deleted_much = dv.is_some_and(|d| {
+            d.cardinality
+                .is_none_or(|c| c as f64 > f.row_count as f64 * s.delete_ratio_threshold)
+        });
+        if !(s.force_rewrite_all || size(f) < s.compaction_file_size || deleted_much) {
+            continue;
+        }
+        match dv {
+            Some(d) => by_index.entry(d.path.as_str()).or_default().push(f.clone()),
+            None => rest.push(f.clone()),
+        }
+    }
+    let total = |g: &[DataFileMeta]| g.iter().map(size).sum::<u64>();
+    let mut groups: Vec<Vec<DataFileMeta>> = by_index.into_values().collect();
+    groups.sort_by_key(|g| total(g));
+    let mut out = vec![];
+    let mut bin: Vec<DataFileMeta> = vec![];
+    let mut bin_size = 0u64;
+    for g in groups {
+        bin_size += g.iter().map(|f| size(f) + s.open_file_cost).sum::<u64>();
+        bin.extend(g);
+        if bin.len() > 1 && bin_size >= s.target_file_size.saturating_mul(2) {
+            out.push(std::mem::take(&mut bin));
+            bin_size = 0;
+        }
+    }
+    if !bin.is_empty() {
+        out.push(bin);
+    }
+    for g in &mut out {
+        sequence_order(g);
+    }
+    if rest.len() > 1 {
+        let candidates_only = AppendCompactSettings {
+            force_rewrite_all: true, // `rest` holds the candidates already
+            ..*s
+        };
+        out.extend(pick_unaware(&rest, &candidates_only, full));
+    }
+    out
+}
+
+/// The deletion vectors of `b`'s files (`b.deletion_files`), from its snapshot's index
+/// manifest, for a deletion-vector table; `b` is left as it is for others.
+pub(super) fn attach_vectors(table: &FileStoreTable, b: &mut Split) -> Result<()> {
+    if !table.options.deletion_vectors()? {
+        return Ok(());
+    }
+    let snapshot = table.snapshot_manager().snapshot(b.snapshot_id)?;
+    let mut all = deletion_files_of(table, snapshot.index_manifest.as_deref())?;
+    let mut mine = all
+        .remove(&(b.partition.clone(), b.bucket))
+        .unwrap_or_default();
+    b.deletion_files = b
+        .files
+        .iter()
+        .filter_map(|f| Some((f.file_name.clone(), mine.remove(&f.file_name)?)))
+        .collect();
+    Ok(())
 }
 
 /// Rewrite the files of `split` (in this order) into new level-0 COMPACT files of about the
@@ -233,6 +358,12 @@ pub fn compact_written_bucket(
     total_buckets: i32,
     files: &[DataFileMeta],
 ) -> Result<Option<(Vec<DataFileMeta>, Vec<DataFileMeta>)>> {
+    // the writer does not hold the bucket's deletion vectors: its rewrite would bring deleted
+    // rows back, so a deletion-vector table's files are compacted by `table.compact()` only
+    // (`compact_append_table`, which applies and drops the vectors)
+    if table.options.deletion_vectors()? {
+        return Ok(None);
+    }
     let s = AppendCompactSettings::from_table(table)?;
     let Some(group) = pick_bucketed(files, &s, false).into_iter().next() else {
         return Ok(None);
@@ -264,11 +395,6 @@ fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
 
 /// Refuses append tables whose compaction we cannot do.
 pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
-    if table.options.deletion_vectors()? {
-        return Err(Error::unsupported(
-            "compacting an append table with deletion-vectors.enabled = true",
-        ));
-    }
     for k in ["row-tracking.enabled", "data-evolution.enabled"] {
         if table
             .options
@@ -333,11 +459,13 @@ pub(super) fn compact_append_bucket(
     table: &FileStoreTable,
     reader: &TableRead,
     s: &AppendCompactSettings,
-    b: Split,
+    mut b: Split,
     full: bool,
 ) -> Result<Option<CommitMessage>> {
     let unaware = b.bucket == -1 || b.total_buckets == -1;
-    let groups = pick_append(&b.files, unaware, s, full);
+    let dv = table.options.deletion_vectors()?;
+    attach_vectors(table, &mut b)?;
+    let groups = pick_append(&b.files, unaware, s, full, dv.then_some(&b.deletion_files));
     if groups.is_empty() {
         return Ok(None);
     }
@@ -351,7 +479,14 @@ pub(super) fn compact_append_bucket(
             bucket_path: b.bucket_path.clone(),
             files: g.clone(),
             raw_convertible: true,
-            deletion_files: Default::default(),
+            // the rewrite leaves the deleted rows out
+            deletion_files: g
+                .iter()
+                .filter_map(|f| {
+                    let d = b.deletion_files.get(&f.file_name)?;
+                    Some((f.file_name.clone(), d.clone()))
+                })
+                .collect(),
             changelog: false,
         };
         match rewrite_group(table, reader, s, &split) {
@@ -365,12 +500,36 @@ pub(super) fn compact_append_bucket(
             }
         }
     }
+    let mut compact_increment = CompactIncrement::of(before, after);
+    if dv {
+        // the rewritten files' vectors go (their index files replaced in this snapshot)
+        let vectors = (|| {
+            let snapshot = table.snapshot_manager().snapshot(b.snapshot_id)?;
+            let live = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
+            let mut m =
+                AppendDvMaintainer::restore(table, &live, &b.partition, b.bucket, &b.files)?;
+            for f in &compact_increment.compact_before {
+                m.remove(&f.file_name);
+            }
+            m.prepare_commit(table)
+        })();
+        match vectors {
+            Ok((new, replaced)) => {
+                compact_increment.new_index_files = new;
+                compact_increment.deleted_index_files = replaced;
+            }
+            Err(e) => {
+                discard(table, &b.bucket_path, &compact_increment.compact_after);
+                return Err(e);
+            }
+        }
+    }
     Ok(Some(CommitMessage {
         partition: b.partition,
         bucket: b.bucket,
         total_buckets: b.total_buckets,
         data_increment: DataIncrement::default(),
-        compact_increment: CompactIncrement::of(before, after),
+        compact_increment,
         restored_snapshot: Some(Some(b.snapshot_id)),
     }))
 }
@@ -390,7 +549,78 @@ mod tests {
             min_file_num: 3,
             open_file_cost: 0,
             force_rewrite_all: false,
+            delete_ratio_threshold: 0.2,
         }
+    }
+
+    fn vector(index: &str, cardinality: i64) -> DeletionFile {
+        DeletionFile {
+            path: format!("index/{index}"),
+            offset: 1,
+            length: 10,
+            cardinality: Some(cardinality),
+        }
+    }
+
+    /// Bucket-unaware with deletion vectors (Java's `packInDeletionVectorVMode`): a large file
+    /// is picked once its vector marks over 20% of its rows; files with vectors are grouped by
+    /// index file and always compacted, even alone; the others need company.
+    #[test]
+    fn unaware_picks_files_by_their_vectors() {
+        let s = settings();
+        // f rows: 0 in the helper's files, so give the big ones rows through the ratio
+        let mut big = file("big", 90, 1);
+        big.row_count = 10;
+        let mut big_few = file("big-few", 90, 2);
+        big_few.row_count = 10;
+        let lone = file("small", 10, 3);
+        let files = vec![big.clone(), big_few.clone(), lone.clone()];
+        let v: BTreeMap<String, DeletionFile> = [
+            ("big".to_string(), vector("i1", 3)),
+            ("big-few".to_string(), vector("i2", 1)),
+        ]
+        .into();
+        // big (30% deleted) is picked alone; big-few (10%) is not; one small file is no group
+        assert_eq!(
+            names(&pick_append(&files, true, &s, false, Some(&v))),
+            [["big"]]
+        );
+        // without vectors the large files stay
+        assert!(pick_append(&files, true, &s, false, None).is_empty());
+        // a small file with a vector is always compacted, with the files of its index file
+        let mut small_dv = file("small-dv", 10, 4);
+        small_dv.row_count = 10;
+        let v2: BTreeMap<String, DeletionFile> = [
+            ("big".to_string(), vector("i1", 3)),
+            ("small-dv".to_string(), vector("i1", 1)),
+        ]
+        .into();
+        let files = vec![big, big_few, lone, small_dv];
+        assert_eq!(
+            names(&pick_append(&files, true, &s, false, Some(&v2))),
+            [["big", "small-dv"]]
+        );
+    }
+
+    /// Bucketed full compaction with deletion vectors (`FullCompactTask`): leading large files
+    /// stay unless they have a vector; the rest is rewritten however few.
+    #[test]
+    fn bucketed_full_rewrites_files_with_vectors() {
+        let s = settings();
+        let files = vec![file("a", 90, 1), file("b", 90, 2)];
+        assert!(pick_append(&files, false, &s, true, None).is_empty());
+        let none = BTreeMap::new();
+        assert!(pick_append(&files, false, &s, true, Some(&none)).is_empty());
+        let v: BTreeMap<String, DeletionFile> = [("b".to_string(), vector("i", 1))].into();
+        assert_eq!(
+            names(&pick_append(&files, false, &s, true, Some(&v))),
+            [["b"]]
+        );
+        let v: BTreeMap<String, DeletionFile> = [("a".to_string(), vector("i", 1))].into();
+        assert_eq!(
+            names(&pick_append(&files, false, &s, true, Some(&v))),
+            [["a", "b"]]
+        );
     }
 
     fn names(g: &[Vec<DataFileMeta>]) -> Vec<Vec<String>> {

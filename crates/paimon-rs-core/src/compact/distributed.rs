@@ -56,7 +56,10 @@ fn plan_inner(
         Some(AppendCompactSettings::from_table(table)?)
     };
     let mut out = vec![];
-    for b in bucket_splits(table, &snapshot, partitions)? {
+    for mut b in bucket_splits(table, &snapshot, partitions)? {
+        if !pk {
+            super::append::attach_vectors(table, &mut b)?;
+        }
         let needed = match (&pk_settings, &append_settings) {
             (Some(s), _) => {
                 let dir = table.path.join(&b.bucket_path);
@@ -64,7 +67,8 @@ fn plan_inner(
             }
             (None, Some(s)) => {
                 let unaware = b.bucket == -1 || b.total_buckets == -1;
-                !pick_append(&b.files, unaware, s, full).is_empty()
+                let dv = table.options.deletion_vectors()?;
+                !pick_append(&b.files, unaware, s, full, dv.then_some(&b.deletion_files)).is_empty()
             }
             (None, None) => false,
         };

@@ -159,7 +159,9 @@ fn append_plan(
         .iter()
         .filter(|f| (f.file_size.max(0) as u64) < settings.compaction_file_size)
         .count();
-    let groups = pick_append(&files, unaware, settings, false);
+    // metadata only: deletion vectors are not read, so a deletion-vector table's picks of
+    // files by their deleted rows are not shown
+    let groups = pick_append(&files, unaware, settings, false, None);
     let picks: Vec<PlanPick> = groups
         .iter()
         .map(|g| pick_of(g, 0, "small-files"))

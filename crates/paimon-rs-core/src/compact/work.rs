@@ -18,17 +18,20 @@ use crate::table::FileStoreTable;
 
 /// `compaction.small-file-ratio` (default 0.7), shared by primary-key and append compaction.
 pub(super) fn small_file_ratio(o: &BTreeMap<String, String>) -> Result<f64> {
-    match o.get("compaction.small-file-ratio") {
-        None => Ok(0.7),
+    ratio_option(o, "compaction.small-file-ratio", 0.7)
+}
+
+/// Option `key`, a ratio in 0..1 (`default` when unset).
+pub(super) fn ratio_option(o: &BTreeMap<String, String>, key: &str, default: f64) -> Result<f64> {
+    match o.get(key) {
+        None => Ok(default),
         Some(v) => v
             .trim()
             .parse::<f64>()
             .ok()
             .filter(|r| (0.0..=1.0).contains(r))
             .ok_or_else(|| {
-                Error::invalid(format!(
-                    "option 'compaction.small-file-ratio' = '{v}': expected a ratio in 0..1"
-                ))
+                Error::invalid(format!("option '{key}' = '{v}': expected a ratio in 0..1"))
             }),
     }
 }

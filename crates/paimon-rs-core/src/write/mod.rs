@@ -4,6 +4,7 @@
 //! ([`restore`]), and at flush sort, merge and write them as level-0 files through the rolling
 //! writer.
 
+pub mod append_dv;
 pub mod append_writer;
 pub mod assign;
 pub mod buffer;

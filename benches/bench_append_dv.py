@@ -1,0 +1,83 @@
+"""DELETE on an append table: deletion vectors vs the partition rewrite (issue 27).
+
+Table: ``id`` BIGINT, ``k`` BIGINT (= id % 100), ``v`` float64, ``s`` string; bucket-unaware,
+unpartitioned, ``--rows`` rows written in ``--files`` commits. Two tables with the same rows:
+``deletion-vectors.enabled = true`` (``table.delete`` marks the rows in vectors, commits index
+files only) and a plain one (``table.delete`` reads the table and writes it back without the rows,
+an INSERT OVERWRITE). Each deletes ``k = 7`` (1% of the rows, spread over every file), then
+reads the whole table back. Reported: the delete's seconds, the full read's seconds after it
+(median of ``--repeat``), and the read of the DV table after ``table.compact()``.
+
+    python benches/bench_append_dv.py                 # 2M rows in 20 files, 3 repeats
+    python benches/bench_append_dv.py --smoke         # 20k rows
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import time
+
+import pyarrow as pa
+
+from paimon_rs import CatalogFactory, Schema
+
+SCHEMA = pa.schema([pa.field("id", pa.int64(), False), ("k", pa.int64()), ("v", pa.float64()),
+                    ("s", pa.string())])
+
+
+def _rows(lo: int, hi: int) -> pa.Table:
+    ids = pa.array(range(lo, hi), pa.int64())
+    return pa.table({"id": ids, "k": pa.array([i % 100 for i in range(lo, hi)], pa.int64()),
+                     "v": pa.array([i * 0.5 for i in range(lo, hi)]),
+                     "s": pa.array([f"row-{i}" for i in range(lo, hi)])}, schema=SCHEMA)
+
+
+def _timed(f):
+    t0 = time.perf_counter()
+    out = f()
+    return time.perf_counter() - t0, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--files", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        a.rows, a.files, a.repeat = 20_000, 4, 1
+    with tempfile.TemporaryDirectory() as root:
+        cat = CatalogFactory.create({"warehouse": root})
+        cat.create_database("db", True)
+        tables = {}
+        for name, extra in (("dv", {"deletion-vectors.enabled": "true"}), ("rewrite", {})):
+            cat.create_table(f"db.{name}", Schema.from_pyarrow_schema(
+                SCHEMA, options={"bucket": "-1", **extra}), False)
+            t = cat.get_table(f"db.{name}")
+            step = a.rows // a.files
+            for i in range(a.files):
+                t.write(_rows(i * step, (i + 1) * step))
+            tables[name] = t
+        print(f"{a.rows} rows in {a.files} files; delete k = 7 ({a.rows // 100} rows)")
+        print(f"{'variant':10} {'delete s':>9} {'read s':>8} {'rows':>9}")
+        for name, t in tables.items():
+            secs, _ = _timed(lambda t=t: t.delete("k = 7"))
+            reads = []
+            n = 0
+            for _ in range(a.repeat + 1):
+                s, got = _timed(t.to_arrow)
+                reads.append(s)
+                n = got.num_rows
+            assert n == a.rows - a.rows // 100, (name, n)
+            print(f"{name:10} {secs:9.3f} {statistics.median(reads[1:]):8.3f} {n:9}")
+        dv = tables["dv"]
+        csecs, _ = _timed(lambda: dv.compact(full=True))
+        reads = [_timed(dv.to_arrow)[0] for _ in range(a.repeat + 1)]
+        print(f"dv compact {csecs:.3f} s; read after it {statistics.median(reads[1:]):.3f} s")
+
+
+if __name__ == "__main__":
+    main()
