@@ -174,3 +174,168 @@ pub fn live_files(
     .py_err()?;
     Ok(files.into_iter().map(file_row).collect())
 }
+
+/// A live file's row of `$files` beyond `live_files`': (partition `{v1, v2}`, min key, max key,
+/// null value counts, min value stats, max value stats, file source, first row id, write
+/// columns, external path).
+type FileDetailRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<i32>,
+    Option<i64>,
+    Option<Vec<String>>,
+    Option<String>,
+);
+
+/// The live files of snapshot `snapshot_id` (the latest if None) as `live_files` orders and
+/// renders them, each with its `$files` details (see `FileDetailRow`).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn file_details(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<(FileRow, FileDetailRow)>> {
+    let t = table.core().clone();
+    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => paimon_rs_core::file_details(&t, &s),
+    })
+    .py_err()?;
+    Ok(files
+        .into_iter()
+        .map(|(f, d)| {
+            let m = &f.entry.file;
+            let detail = (
+                d.partition,
+                d.min_key,
+                d.max_key,
+                d.null_value_counts,
+                d.min_value_stats,
+                d.max_value_stats,
+                m.file_source,
+                m.first_row_id,
+                m.write_cols.clone(),
+                m.external_path.clone(),
+            );
+            (file_row(f), detail)
+        })
+        .collect())
+}
+
+type ManifestRow = (String, i64, i64, i64, i64, String, String);
+
+/// The data manifests of snapshot `snapshot_id` (the latest if None), base list then delta
+/// list: (file name, file size, added files, deleted files, schema id, min partition `{..}`,
+/// max partition `{..}`).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn manifest_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<ManifestRow>> {
+    let t = table.core().clone();
+    let rows = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => paimon_rs_core::manifest_files(&t, &s),
+    })
+    .py_err()?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.meta.file_name,
+                r.meta.file_size,
+                r.meta.num_added_files,
+                r.meta.num_deleted_files,
+                r.meta.schema_id,
+                r.min_partition_stats,
+                r.max_partition_stats,
+            )
+        })
+        .collect())
+}
+
+type DvRange = (String, i32, i32, Option<i64>);
+type IndexRow = (String, i32, String, String, i64, i64, Option<Vec<DvRange>>);
+
+/// The live index files of snapshot `snapshot_id` (the latest if None): (partition `{..}`,
+/// bucket, index type, file name, file size, row count, deletion-vector ranges (data file,
+/// offset, length, cardinality) or None).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn index_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<IndexRow>> {
+    let t = table.core().clone();
+    let rows = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
+        None => Ok(vec![]),
+        Some(s) => paimon_rs_core::index_files(&t, &s),
+    })
+    .py_err()?;
+    Ok(rows
+        .into_iter()
+        .map(|(p, e)| {
+            let dvs = e.dv_ranges.map(|v| {
+                v.into_iter()
+                    .map(|r| (r.data_file, r.offset, r.length, r.cardinality))
+                    .collect()
+            });
+            (
+                p,
+                e.bucket,
+                e.index_type,
+                e.file_name,
+                e.file_size,
+                e.row_count,
+                dvs,
+            )
+        })
+        .collect())
+}
+
+/// Every schema file of the table's branch: (id, JSON), ascending.
+#[pyfunction]
+pub fn schemas_json(py: Python<'_>, table: &Table) -> PyResult<Vec<(i64, String)>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || paimon_rs_core::schema_files(&t)).py_err()
+}
+
+type TagJsonRow = (String, String, Option<String>, Option<i64>);
+
+/// The table's tags: (name, the tagged snapshot's JSON, create time `%Y-%m-%dT%H:%M:%S%.f`
+/// (local, as the tag file stores it) or None, time retained in millis or None).
+#[pyfunction]
+pub fn tags_json(py: Python<'_>, table: &Table) -> PyResult<Vec<TagJsonRow>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || {
+        paimon_rs_core::list_tags(&t)?
+            .into_iter()
+            .map(|tag| {
+                Ok((
+                    tag.name,
+                    to_json(&t, &tag.snapshot)?,
+                    tag.create_time
+                        .map(|c| c.format("%Y-%m-%dT%H:%M:%S%.f").to_string()),
+                    tag.time_retained_ms,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })
+    .py_err()
+}
+
+/// The table's branches with their directory's modification time (epoch millis, None where
+/// unknown), sorted by name.
+#[pyfunction]
+pub fn branch_times(py: Python<'_>, table: &Table) -> PyResult<Vec<(String, Option<i64>)>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || paimon_rs_core::branch_create_times(&t)).py_err()
+}
