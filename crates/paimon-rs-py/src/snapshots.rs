@@ -62,6 +62,22 @@ fn snapshot_or_latest(t: &FileStoreTable, id: Option<i64>) -> Result<Option<Snap
     }
 }
 
+/// `f` of snapshot `id` (the latest if None; nothing for a table that never committed), with
+/// the GIL released.
+fn of_snapshot<T: Send>(
+    py: Python<'_>,
+    table: &Table,
+    id: Option<i64>,
+    f: impl FnOnce(&FileStoreTable, &Snapshot) -> Result<Vec<T>, Error> + Send,
+) -> PyResult<Vec<T>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || match snapshot_or_latest(&t, id)? {
+        None => Ok(vec![]),
+        Some(s) => f(&t, &s),
+    })
+    .py_err()
+}
+
 type PartitionRow = (
     Vec<(String, String)>,
     String,
@@ -81,12 +97,7 @@ pub fn partition_stats(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<PartitionRow>> {
-    let t = table.core().clone();
-    let stats = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::partition_stats(&t, &s),
-    })
-    .py_err()?;
+    let stats = of_snapshot(py, table, snapshot_id, paimon_rs_core::partition_stats)?;
     Ok(stats
         .into_iter()
         .map(|s| {
@@ -128,12 +139,7 @@ pub fn changelog_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<(i64, FileRow)>> {
-    let t = table.core().clone();
-    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::changelog_files(&t, &s),
-    })
-    .py_err()?;
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::changelog_files)?;
     Ok(files.into_iter().map(|(id, f)| (id, file_row(f))).collect())
 }
 
@@ -166,12 +172,7 @@ pub fn live_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<FileRow>> {
-    let t = table.core().clone();
-    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::live_files(&t, &s),
-    })
-    .py_err()?;
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::live_files)?;
     Ok(files.into_iter().map(file_row).collect())
 }
 
@@ -200,12 +201,7 @@ pub fn file_details(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<(FileRow, FileDetailRow)>> {
-    let t = table.core().clone();
-    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::file_details(&t, &s),
-    })
-    .py_err()?;
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::file_details)?;
     Ok(files
         .into_iter()
         .map(|(f, d)| {
@@ -239,12 +235,7 @@ pub fn manifest_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<ManifestRow>> {
-    let t = table.core().clone();
-    let rows = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::manifest_files(&t, &s),
-    })
-    .py_err()?;
+    let rows = of_snapshot(py, table, snapshot_id, paimon_rs_core::manifest_files)?;
     Ok(rows
         .into_iter()
         .map(|r| {
@@ -274,12 +265,7 @@ pub fn index_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<IndexRow>> {
-    let t = table.core().clone();
-    let rows = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::index_files(&t, &s),
-    })
-    .py_err()?;
+    let rows = of_snapshot(py, table, snapshot_id, paimon_rs_core::index_files)?;
     Ok(rows
         .into_iter()
         .map(|(p, e)| {
