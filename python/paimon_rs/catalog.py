@@ -151,18 +151,31 @@ class FileSystemCatalog(Catalog):
         """The table ``identifier`` (``"db.table"``, an ``Identifier``, or
         ``"db.table$branch_<name>"`` for a branch): a ``Table`` to read (``to_arrow``,
         ``new_read_builder``), write (``write``, ``new_batch_write_builder``) and change
-        (``delete``, ``merge``).
+        (``delete``, ``merge``). ``"db.table$files"`` (``$snapshots``, ``$schemas``, ...; also
+        ``"db.table$branch_<name>$files"``) is a read-only ``paimon_rs.system_tables.SystemTable``
+        with Java's columns (docs/system-tables.md).
 
         Raises:
             TableNotFoundError: no such table (also ``TableNotExistException``, pypaimon's
                 name).
+            InvalidArgumentError: an unknown system table (the known ones and the closest
+                are named).
 
         Example::
 
             table = catalog.get_table("db.t")
             table.to_arrow("id > 10")
         """
-        return Table(self._core.get_table(_identifier(identifier)), self._store_options or None)
+        full = _identifier(identifier)
+        db, obj = full.split(".", 1)
+        from paimon_rs.system_tables import SystemTable, split_system_name, system_table_def
+
+        data_obj, system = split_system_name(obj)
+        if system is not None:
+            system_table_def(system, full)  # an unknown name fails before the table is opened
+            data = Table(self._core.get_table(f"{db}.{data_obj}"), self._store_options or None)
+            return SystemTable(data, system)  # type: ignore[return-value]
+        return Table(self._core.get_table(full), self._store_options or None)
 
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)

@@ -59,9 +59,16 @@ class Identifier:
     def get_object_name(self) -> str:
         return self.object
 
+    def get_system_table_name(self) -> Optional[str]:
+        """The system table ``t$files`` / ``t$branch_b$files`` names (``"files"``), None for a
+        table or a branch (Java's ``Identifier.getSystemTableName``)."""
+        from paimon_rs.system_tables import split_system_name
+
+        return split_system_name(self.object)[1]
+
     def is_system_table(self) -> bool:
-        """paimon_rs has no system tables (``t$snapshots``): always False."""
-        return False
+        """``t$<name>`` / ``t$branch_b$<name>`` names a system table (``paimon_rs.system_tables``)."""
+        return self.get_system_table_name() is not None
 
     def __str__(self) -> str:
         return self.get_full_name()

@@ -29,7 +29,10 @@ pub use table::alter::SchemaChange;
 pub use table::branches::{create_branch, drop_branch, fast_forward, list_branches, rename_branch};
 pub use table::catalog::FileSystemCatalog;
 pub use table::expire::{expire_snapshots, ExpireConfig, Reclaimed};
-pub use table::inspect::{changelog_files, live_files, partition_stats, LiveFile};
+pub use table::inspect::{
+    branch_create_times, changelog_files, file_details, index_files, live_files, manifest_files,
+    partition_stats, schema_files, FileDetail, LiveFile, ManifestRow,
+};
 pub use table::live::live_entries;
 pub use table::new_schema::NewTableSchema;
 pub use table::orphan::remove_orphan_files;

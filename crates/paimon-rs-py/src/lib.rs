@@ -49,6 +49,12 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(snapshots::partition_stats, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::live_files, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::changelog_files, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::file_details, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::manifest_files, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::index_files, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::schemas_json, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::tags_json, m)?)?;
+    m.add_function(wrap_pyfunction!(snapshots::branch_times, m)?)?;
     for f in [
         wrap_pyfunction!(branches::current_branch, m)?,
         wrap_pyfunction!(branches::list_branches, m)?,

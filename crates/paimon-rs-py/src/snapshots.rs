@@ -62,6 +62,22 @@ fn snapshot_or_latest(t: &FileStoreTable, id: Option<i64>) -> Result<Option<Snap
     }
 }
 
+/// `f` of snapshot `id` (the latest if None; nothing for a table that never committed), with
+/// the GIL released.
+fn of_snapshot<T: Send>(
+    py: Python<'_>,
+    table: &Table,
+    id: Option<i64>,
+    f: impl FnOnce(&FileStoreTable, &Snapshot) -> Result<Vec<T>, Error> + Send,
+) -> PyResult<Vec<T>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || match snapshot_or_latest(&t, id)? {
+        None => Ok(vec![]),
+        Some(s) => f(&t, &s),
+    })
+    .py_err()
+}
+
 type PartitionRow = (
     Vec<(String, String)>,
     String,
@@ -81,12 +97,7 @@ pub fn partition_stats(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<PartitionRow>> {
-    let t = table.core().clone();
-    let stats = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::partition_stats(&t, &s),
-    })
-    .py_err()?;
+    let stats = of_snapshot(py, table, snapshot_id, paimon_rs_core::partition_stats)?;
     Ok(stats
         .into_iter()
         .map(|s| {
@@ -128,12 +139,7 @@ pub fn changelog_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<(i64, FileRow)>> {
-    let t = table.core().clone();
-    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::changelog_files(&t, &s),
-    })
-    .py_err()?;
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::changelog_files)?;
     Ok(files.into_iter().map(|(id, f)| (id, file_row(f))).collect())
 }
 
@@ -166,11 +172,156 @@ pub fn live_files(
     table: &Table,
     snapshot_id: Option<i64>,
 ) -> PyResult<Vec<FileRow>> {
-    let t = table.core().clone();
-    let files = crate::pool::detach(py, || match snapshot_or_latest(&t, snapshot_id)? {
-        None => Ok(vec![]),
-        Some(s) => paimon_rs_core::live_files(&t, &s),
-    })
-    .py_err()?;
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::live_files)?;
     Ok(files.into_iter().map(file_row).collect())
+}
+
+/// A live file's row of `$files` beyond `live_files`': (partition `{v1, v2}`, min key, max key,
+/// null value counts, min value stats, max value stats, file source, first row id, write
+/// columns, external path).
+type FileDetailRow = (
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    String,
+    String,
+    Option<i32>,
+    Option<i64>,
+    Option<Vec<String>>,
+    Option<String>,
+);
+
+/// The live files of snapshot `snapshot_id` (the latest if None) as `live_files` orders and
+/// renders them, each with its `$files` details (see `FileDetailRow`).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn file_details(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<(FileRow, FileDetailRow)>> {
+    let files = of_snapshot(py, table, snapshot_id, paimon_rs_core::file_details)?;
+    Ok(files
+        .into_iter()
+        .map(|(f, d)| {
+            let m = &f.entry.file;
+            let detail = (
+                d.partition,
+                d.min_key,
+                d.max_key,
+                d.null_value_counts,
+                d.min_value_stats,
+                d.max_value_stats,
+                m.file_source,
+                m.first_row_id,
+                m.write_cols.clone(),
+                m.external_path.clone(),
+            );
+            (file_row(f), detail)
+        })
+        .collect())
+}
+
+type ManifestRow = (String, i64, i64, i64, i64, String, String);
+
+/// The data manifests of snapshot `snapshot_id` (the latest if None), base list then delta
+/// list: (file name, file size, added files, deleted files, schema id, min partition `{..}`,
+/// max partition `{..}`).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn manifest_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<ManifestRow>> {
+    let rows = of_snapshot(py, table, snapshot_id, paimon_rs_core::manifest_files)?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            (
+                r.meta.file_name,
+                r.meta.file_size,
+                r.meta.num_added_files,
+                r.meta.num_deleted_files,
+                r.meta.schema_id,
+                r.min_partition_stats,
+                r.max_partition_stats,
+            )
+        })
+        .collect())
+}
+
+type DvRange = (String, i32, i32, Option<i64>);
+type IndexRow = (String, i32, String, String, i64, i64, Option<Vec<DvRange>>);
+
+/// The live index files of snapshot `snapshot_id` (the latest if None): (partition `{..}`,
+/// bucket, index type, file name, file size, row count, deletion-vector ranges (data file,
+/// offset, length, cardinality) or None).
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id=None))]
+pub fn index_files(
+    py: Python<'_>,
+    table: &Table,
+    snapshot_id: Option<i64>,
+) -> PyResult<Vec<IndexRow>> {
+    let rows = of_snapshot(py, table, snapshot_id, paimon_rs_core::index_files)?;
+    Ok(rows
+        .into_iter()
+        .map(|(p, e)| {
+            let dvs = e.dv_ranges.map(|v| {
+                v.into_iter()
+                    .map(|r| (r.data_file, r.offset, r.length, r.cardinality))
+                    .collect()
+            });
+            (
+                p,
+                e.bucket,
+                e.index_type,
+                e.file_name,
+                e.file_size,
+                e.row_count,
+                dvs,
+            )
+        })
+        .collect())
+}
+
+/// Every schema file of the table's branch: (id, JSON), ascending.
+#[pyfunction]
+pub fn schemas_json(py: Python<'_>, table: &Table) -> PyResult<Vec<(i64, String)>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || paimon_rs_core::schema_files(&t)).py_err()
+}
+
+type TagJsonRow = (String, String, Option<String>, Option<i64>);
+
+/// The table's tags: (name, the tagged snapshot's JSON, create time `%Y-%m-%dT%H:%M:%S%.f`
+/// (local, as the tag file stores it) or None, time retained in millis or None).
+#[pyfunction]
+pub fn tags_json(py: Python<'_>, table: &Table) -> PyResult<Vec<TagJsonRow>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || {
+        paimon_rs_core::list_tags(&t)?
+            .into_iter()
+            .map(|tag| {
+                Ok((
+                    tag.name,
+                    to_json(&t, &tag.snapshot)?,
+                    tag.create_time
+                        .map(|c| c.format("%Y-%m-%dT%H:%M:%S%.f").to_string()),
+                    tag.time_retained_ms,
+                ))
+            })
+            .collect::<Result<Vec<_>, Error>>()
+    })
+    .py_err()
+}
+
+/// The table's branches with their directory's modification time (epoch millis, None where
+/// unknown), sorted by name.
+#[pyfunction]
+pub fn branch_times(py: Python<'_>, table: &Table) -> PyResult<Vec<(String, Option<i64>)>> {
+    let t = table.core().clone();
+    crate::pool::detach(py, || paimon_rs_core::branch_create_times(&t)).py_err()
 }

@@ -295,7 +295,7 @@ def open_table_from(spec: Sequence[str], command: str, options: Optional[Dict[st
         if is_local(spec[0]):
             wh, db, name = split_table_path(spec[0], command)
             require_table(wh, f"{db}.{name}")
-        if not options:
+        if not options and "$" not in spec[0].rstrip("/").rsplit("/", 1)[-1]:
             from paimon_rs.table import Table
             # from_path takes a file:// URI for a relative path: give it the path
             return Table.from_path(_local_path(spec[0]) if is_local(spec[0]) else spec[0])

@@ -75,6 +75,10 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
     paths, the others by the engine, and the two are unioned: the same rows, but every column
     is declared nullable (Spark's file sources do). ``False``: every split through the engine,
     with the table's nullability."""
+    from paimon_rs.system_tables import SystemTable
+
+    if isinstance(table, SystemTable):
+        return _read_system_table(spark, table, columns, filter, snapshot_id)
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
     columns = list(columns) if columns is not None else None
@@ -111,3 +115,13 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
     for f in frames[1:]:
         out = out.union(f)
     return out
+
+
+def _read_system_table(spark: Any, table: Any, columns: Optional[List[str]], filter: Optional[Predicate],
+                       snapshot_id: Optional[int]) -> Any:
+    """A system table (``catalog.get_table("db.t$files")``) as a DataFrame: its rows are built
+    on the driver from the table's metadata (small: one row per snapshot, file, ...) and handed
+    to Spark with the system table's schema."""
+    rows = table.to_arrow(filter=filter, projection=list(columns) if columns is not None else None,
+                          snapshot_id=snapshot_id)
+    return spark.createDataFrame(rows, schema=spark_schema_of(rows.schema))

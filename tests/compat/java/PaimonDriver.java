@@ -189,6 +189,8 @@ public final class PaimonDriver {
                 return universalPick(req);
             case "schema":
                 return schema(req);
+            case "system_table":
+                return systemTable(req);
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -648,15 +650,41 @@ public final class PaimonDriver {
             final RowType ot = outType;
             reader.forEachRemaining(row -> rows.add(toJson(row, ot)));
         }
+        return rowsResult(outType, rows);
+    }
+
+    /** {@code rows} with their field names and SQL types: what {@code read} returns. */
+    private static JsonNode rowsResult(RowType type, ArrayNode rows) {
         ObjectNode r = NODES.objectNode();
         ArrayNode names = r.putArray("fields");
         ArrayNode types = r.putArray("types");
-        for (DataField f : outType.getFields()) {
+        for (DataField f : type.getFields()) {
             names.add(f.name());
             types.add(f.type().asSQLString());
         }
         r.set("rows", rows);
         return r;
+    }
+
+    /**
+     * The rows of system table {@code name} of table {@code table} (Java's
+     * {@code SystemTableLoader.load}, then a plain read), as {@code read} returns them: fields,
+     * types and rows (timestamps as the local wall-clock epoch nanos).
+     */
+    private static JsonNode systemTable(JsonNode req) throws Exception {
+        FileStoreTable data = (FileStoreTable) table(req);
+        String name = req.get("name").asText();
+        Table t = org.apache.paimon.table.system.SystemTableLoader.load(name, data);
+        if (t == null) {
+            throw new IllegalArgumentException("no system table " + name);
+        }
+        RowType rt = t.rowType();
+        ReadBuilder rb = t.newReadBuilder();
+        ArrayNode rows = NODES.arrayNode();
+        try (RecordReader<InternalRow> reader = rb.newRead().createReader(rb.newScan().plan())) {
+            reader.forEachRemaining(row -> rows.add(toJson(row, rt)));
+        }
+        return rowsResult(rt, rows);
     }
 
     /**

@@ -51,7 +51,8 @@ pub fn branch_path(table: &Path, branch: &str) -> PathBuf {
 }
 
 /// Split an identifier's table part `t$branch_b` into `("t", Some("b"))` (Java's `Identifier`);
-/// `t` alone is `("t", None)`. System tables (`t$snapshots`) are refused: paimon_rs has none.
+/// `t` alone is `("t", None)`. System tables (`t$snapshots`) are refused here: they are
+/// read-only views the Python catalog's `get_table` builds (`paimon_rs.system_tables`).
 pub fn split_object_name(object: &str) -> Result<(&str, Option<&str>)> {
     let mut parts = object.split('$');
     let table = parts.next().unwrap_or_default();
@@ -61,8 +62,8 @@ pub fn split_object_name(object: &str) -> Result<(&str, Option<&str>)> {
             Ok((table, Some(&b[IDENTIFIER_BRANCH_PREFIX.len()..])))
         }
         _ => Err(Error::unsupported(format!(
-            "system table '{object}' (paimon_rs reads tables and their branches \
-             't$branch_<name>' only)"
+            "system table '{object}': a read-only view, read it with catalog.get_table \
+             (only tables and their branches 't$branch_<name>' can be changed or opened here)"
         ))),
     }
 }

@@ -7,10 +7,16 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use crate::error::Result;
 use crate::scan_options::local_to_epoch_millis;
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::manifest::ManifestEntry;
+use crate::spec::datum::Datum;
+use crate::spec::manifest::{
+    live_index_entries, read_index_manifest, IndexManifestEntry, ManifestEntry, ManifestFileMeta,
+};
 use crate::spec::partition::{partition_path, partition_value_string};
+use crate::spec::schema::TableSchema;
 use crate::spec::snapshot::Snapshot;
+use crate::spec::types::{DataField, DataType};
 use crate::table::live::{live_entries, live_entries_of, read_list};
+use crate::table::snapshot_manager::{read_schema, schema_path};
 use crate::table::FileStoreTable;
 
 /// Totals of the live files of one partition.
@@ -203,6 +209,212 @@ pub fn partition_stats(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Ve
         .collect())
 }
 
+/// A value as Java's `toString` of the converted object renders it (a number, the text of a
+/// string, `null`), for the `$files` / `$manifests` / `$table_indexes` system tables.
+fn value_string(v: &Option<Datum>, t: &DataType) -> String {
+    match v {
+        None => "null".to_string(),
+        Some(_) => partition_value_string(v, t, false)
+            .ok()
+            .flatten()
+            .unwrap_or_else(|| format!("{v:?}")),
+    }
+}
+
+/// A BinaryRow as Java's row-to-string cast renders it: `{v1, v2}` (`{}` for no columns).
+fn row_string(types: &[DataType], bytes: &[u8], joined: (&str, &str)) -> Result<String> {
+    let values = deserialize_row(types, bytes)?;
+    let parts: Vec<String> = values
+        .iter()
+        .zip(types)
+        .map(|(v, t)| value_string(v, t))
+        .collect();
+    Ok(format!("{}{}{}", joined.0, parts.join(", "), joined.1))
+}
+
+/// What `$files` shows of a live file beyond [`LiveFile`]: the partition as `{v1, v2}`, the key
+/// range as `[k1, k2]` (None for files without keys), and the value statistics of the table's
+/// current columns as Java's `TreeMap` renders them (`{a=0, b=1}`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDetail {
+    pub partition: String,
+    pub min_key: Option<String>,
+    pub max_key: Option<String>,
+    pub null_value_counts: String,
+    pub min_value_stats: String,
+    pub max_value_stats: String,
+}
+
+/// [`live_files`] with each file's [`FileDetail`], in the same order.
+pub fn file_details(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+) -> Result<Vec<(LiveFile, FileDetail)>> {
+    let files = live_files(table, snapshot)?;
+    let ptypes = table.partition_types()?;
+    let keys = table.trimmed_primary_keys();
+    let key_types = table.schema.types_of(&keys)?;
+    let mut schemas: HashMap<i64, TableSchema> = HashMap::new();
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        let m = &f.entry.file;
+        let key = |b: &[u8]| -> Result<Option<String>> {
+            if b.len() < 4 || b[..4] == [0, 0, 0, 0] || key_types.is_empty() {
+                return Ok(None);
+            }
+            row_string(&key_types, b, ("[", "]")).map(Some)
+        };
+        let file_schema = match schemas.entry(m.schema_id) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(if m.schema_id == table.schema.id {
+                    table.schema.clone()
+                } else {
+                    read_schema(&table.meta_path(), m.schema_id)?
+                })
+            }
+        };
+        // the stats' columns (by the file's schema), mapped to the table's by field id
+        let stat_fields: Vec<&DataField> = match &m.value_stats_cols {
+            Some(cols) => cols
+                .iter()
+                .filter_map(|c| file_schema.fields.iter().find(|f| &f.name == c))
+                .collect(),
+            None => file_schema.fields.iter().collect(),
+        };
+        let stat_types: Vec<DataType> = stat_fields.iter().map(|f| f.data_type.clone()).collect();
+        let mins = deserialize_row(&stat_types, &m.value_stats.min_values)?;
+        let maxs = deserialize_row(&stat_types, &m.value_stats.max_values)?;
+        let mut nulls = BTreeMap::new();
+        let mut lows = BTreeMap::new();
+        let mut highs = BTreeMap::new();
+        for cur in &table.schema.fields {
+            let at = stat_fields.iter().position(|f| f.id == cur.id);
+            let (n, lo, hi) = match at {
+                Some(i) => (
+                    m.value_stats
+                        .null_counts
+                        .get(i)
+                        .copied()
+                        .flatten()
+                        .map_or("null".to_string(), |c| c.to_string()),
+                    value_string(&mins.get(i).cloned().flatten(), &stat_types[i]),
+                    value_string(&maxs.get(i).cloned().flatten(), &stat_types[i]),
+                ),
+                None => continue,
+            };
+            nulls.insert(cur.name.clone(), n);
+            lows.insert(cur.name.clone(), lo);
+            highs.insert(cur.name.clone(), hi);
+        }
+        let render = |m: &BTreeMap<String, String>| {
+            let parts: Vec<String> = m.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            format!("{{{}}}", parts.join(", "))
+        };
+        let detail = FileDetail {
+            partition: row_string(&ptypes, &f.entry.partition, ("{", "}"))?,
+            min_key: key(&m.min_key)?,
+            max_key: key(&m.max_key)?,
+            null_value_counts: render(&nulls),
+            min_value_stats: render(&lows),
+            max_value_stats: render(&highs),
+        };
+        out.push((f, detail));
+    }
+    Ok(out)
+}
+
+/// One manifest file of a snapshot (`$manifests`) with its partition range as `{v1, v2}`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ManifestRow {
+    pub meta: ManifestFileMeta,
+    pub min_partition_stats: String,
+    pub max_partition_stats: String,
+}
+
+/// The data manifests of `snapshot`: its base list's, then its delta list's (Java's
+/// `ManifestList.readAllManifests`).
+pub fn manifest_files(table: &FileStoreTable, snapshot: &Snapshot) -> Result<Vec<ManifestRow>> {
+    let ptypes = table.partition_types()?;
+    let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
+    metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
+    metas
+        .into_iter()
+        .map(|meta| {
+            let stats = &meta.partition_stats;
+            let min = row_string(&ptypes, &stats.min_values, ("{", "}"))?;
+            let max = row_string(&ptypes, &stats.max_values, ("{", "}"))?;
+            Ok(ManifestRow {
+                meta,
+                min_partition_stats: min,
+                max_partition_stats: max,
+            })
+        })
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| e.with_table(&table.name))
+}
+
+/// The live index files of `snapshot` (`$table_indexes`): (partition as `{v1, v2}`, entry),
+/// sorted by partition, bucket, index type, file name.
+pub fn index_files(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+) -> Result<Vec<(String, IndexManifestEntry)>> {
+    let Some(name) = &snapshot.index_manifest else {
+        return Ok(vec![]);
+    };
+    let p = table.manifest_dir().join(name);
+    let referrer = format!("snapshot {} of table {}", snapshot.id, table.name);
+    let entries = live_index_entries(read_index_manifest(
+        &crate::io::read_referenced(&p, &referrer)?,
+        &p,
+    )?);
+    let ptypes = table.partition_types()?;
+    let mut out = entries
+        .into_iter()
+        .map(|e| Ok((row_string(&ptypes, &e.partition, ("{", "}"))?, e)))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_by(|(pa, a), (pb, b)| {
+        (pa, a.bucket, &a.index_type, &a.file_name).cmp(&(
+            pb,
+            b.bucket,
+            &b.index_type,
+            &b.file_name,
+        ))
+    });
+    Ok(out)
+}
+
+/// Every schema file of the table (its branch's): (id, the file's JSON), ascending by id.
+pub fn schema_files(table: &FileStoreTable) -> Result<Vec<(i64, String)>> {
+    let dir = table.meta_path().join("schema");
+    let mut ids: Vec<i64> = crate::io::list_names(&dir)?
+        .iter()
+        .filter_map(|n| n.strip_prefix("schema-")?.parse::<i64>().ok())
+        .collect();
+    ids.sort_unstable();
+    ids.into_iter()
+        .map(|id| {
+            Ok((
+                id,
+                crate::io::read_to_string(&schema_path(&table.meta_path(), id))?,
+            ))
+        })
+        .collect()
+}
+
+/// The branches of the table with their directory's modification time (epoch millis; None
+/// where the store has none), sorted by name: `$branches`' `create_time`, as Java reads it.
+pub fn branch_create_times(table: &FileStoreTable) -> Result<Vec<(String, Option<i64>)>> {
+    let mut out: Vec<(String, Option<i64>)> = crate::io::list_status(&table.path.join("branch"))?
+        .into_iter()
+        .filter(|s| !s.is_file)
+        .filter_map(|s| Some((s.name.strip_prefix("branch-")?.to_string(), s.mtime_millis)))
+        .collect();
+    out.sort();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;
@@ -299,5 +511,40 @@ mod tests {
         let mut sorted = keys.clone();
         sorted.sort();
         assert_eq!(keys, sorted);
+    }
+
+    #[test]
+    fn system_table_views_render_rows_as_java() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        commit(&t, Some("a"), &[3, 1]);
+        commit(&t, None, &[7]);
+        let snap = t.snapshot_manager().latest().unwrap().unwrap();
+        // $files: the partition as Java's row cast `{v}` (a null value is `null`), no key
+        // range for an append table, the stats as a sorted map
+        let details = file_details(&t, &snap).unwrap();
+        let parts: Vec<&str> = details.iter().map(|(_, d)| d.partition.as_str()).collect();
+        assert!(
+            parts.contains(&"{a}") && parts.contains(&"{null}"),
+            "{parts:?}"
+        );
+        let (_, a) = details
+            .iter()
+            .find(|(_, d)| d.partition == "{a}" && d.min_value_stats.contains("k=1"))
+            .unwrap();
+        assert_eq!(a.min_key, None);
+        assert_eq!(a.null_value_counts, "{dt=0, k=0}");
+        assert_eq!(a.min_value_stats, "{dt=a, k=1}");
+        // $manifests: base then delta of the latest snapshot, partition ranges rendered
+        let manifests = manifest_files(&t, &snap).unwrap();
+        let added: i64 = manifests.iter().map(|m| m.meta.num_added_files).sum();
+        assert_eq!(added as usize, details.len());
+        assert!(manifests.iter().any(|m| m.min_partition_stats == "{a}"));
+        // $schemas: every schema file; $table_indexes: none without an index
+        let schemas = schema_files(&t).unwrap();
+        assert_eq!(schemas.len(), 1);
+        assert_eq!(schemas[0].0, 0);
+        assert!(index_files(&t, &snap).unwrap().is_empty());
+        assert!(branch_create_times(&t).unwrap().is_empty());
     }
 }
