@@ -21,6 +21,28 @@ use crate::options::DynamicBucketOptions;
 use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
 use crate::table::FileStoreTable;
 
+/// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
+/// bits the hash table probes by, instead of SipHash over four bytes.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct KeyHashHasher(u64);
+
+impl std::hash::Hasher for KeyHashHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by key hashes or buckets.
+pub(crate) type IntMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<KeyHashHasher>>;
+
 /// Java keeps a bucket as a `short` in its hash-to-bucket map: at most 32,767 buckets.
 const BUCKET_LIMIT: i32 = i16::MAX as i32;
 
@@ -87,7 +109,7 @@ pub(crate) fn write_hash_index(table: &FileStoreTable, hashes: &[i32]) -> Result
 #[derive(Debug, Default)]
 struct PartitionIndex {
     /// Bucket of every known key hash (this assigner's keys).
-    hash_to_bucket: HashMap<i32, i32>,
+    hash_to_bucket: IntMap<i32>,
     /// Key count of this assigner's buckets that may still have room, in bucket order.
     non_full: BTreeMap<i32, i64>,
     /// Every bucket of the partition this assigner may use, in creation order.
@@ -183,6 +205,8 @@ impl DynamicBucketAssigner {
             .filter(|e| e.index_type == HASH_INDEX && e.partition == partition)
             .collect();
         entries.sort_by_key(|e| e.bucket);
+        let total: i64 = entries.iter().map(|e| e.row_count.max(0)).sum();
+        index.hash_to_bucket.reserve(total as usize);
         for e in entries {
             let meta = IndexFileMeta {
                 index_type: e.index_type.clone(),
@@ -223,14 +247,43 @@ impl DynamicBucketAssigner {
     }
 
     /// The bucket of a key with `hash` in a loaded `partition` (Java's `PartitionIndex.assign`).
+    #[cfg(test)]
     pub fn assign(&mut self, partition: &[u8], hash: i32) -> Result<i32> {
-        let target = self.options.target_row_num;
-        let max_buckets = self.options.max_buckets;
-        let (num_assigners, assign_id) = (self.num_assigners, self.assign_id);
+        Ok(self.assign_all(partition, &[hash])?[0])
+    }
+
+    /// The bucket of each key of `hashes` in a loaded `partition`, in order.
+    pub fn assign_all(&mut self, partition: &[u8], hashes: &[i32]) -> Result<Vec<i32>> {
         let table = &self.table;
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
+        hashes
+            .iter()
+            .map(|&h| {
+                index.assign(
+                    h,
+                    &self.options,
+                    (self.num_assigners, self.assign_id),
+                    table,
+                )
+            })
+            .collect()
+    }
+}
+
+impl PartitionIndex {
+    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id).
+    fn assign(
+        &mut self,
+        hash: i32,
+        options: &DynamicBucketOptions,
+        (num_assigners, assign_id): (i32, i32),
+        table: &str,
+    ) -> Result<i32> {
+        let target = options.target_row_num;
+        let max_buckets = options.max_buckets;
+        let index = self;
         // 1. a known key stays in its bucket
         if let Some(&b) = index.hash_to_bucket.get(&hash) {
             return Ok(b);
@@ -290,7 +343,9 @@ impl DynamicBucketAssigner {
         index.changed.insert(b);
         Ok(b)
     }
+}
 
+impl DynamicBucketAssigner {
     /// Write a new index file for every bucket that got new keys since the last commit; the
     /// assigner's state changes only by [`Self::committed`] (a failed prepare changes nothing:
     /// the files written are deleted).

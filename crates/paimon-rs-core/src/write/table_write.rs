@@ -409,11 +409,14 @@ impl TableWrite {
         let mut out = vec![];
         for ((partition, _), (ppath, rows)) in routed {
             d.assigner.load(&self.table, &partition, None, live)?;
-            let mut per: std::collections::BTreeMap<i32, Vec<u32>> = Default::default();
-            for r in rows {
-                let bucket = d.assigner.assign(&partition, hashes[r as usize])?;
-                per.entry(bucket).or_default().push(r);
+            let mine: Vec<i32> = rows.iter().map(|&r| hashes[r as usize]).collect();
+            let buckets = d.assigner.assign_all(&partition, &mine)?;
+            let mut per: super::dynamic_bucket::IntMap<Vec<u32>> = Default::default();
+            for (r, b) in rows.into_iter().zip(buckets) {
+                per.entry(b).or_default().push(r);
             }
+            let mut per: Vec<(i32, Vec<u32>)> = per.into_iter().collect();
+            per.sort_unstable_by_key(|(b, _)| *b);
             for (bucket, rows) in per {
                 out.push(((partition.clone(), bucket), (ppath.clone(), rows)));
             }
