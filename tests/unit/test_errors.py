@@ -45,7 +45,8 @@ def test_catalog_errors(catalog, tmp_path):
 
 
 @pytest.mark.parametrize("options,exc,match", [
-    ({}, paimon_rs.UnsupportedError, "dynamic bucket"),
+    ({"dynamic-bucket.target-row-num": "0"}, paimon_rs.InvalidArgumentError, "dynamic-bucket.target-row-num"),
+    ({"dynamic-bucket.max-buckets": "0"}, paimon_rs.InvalidArgumentError, "dynamic-bucket.max-buckets"),
     ({"bucket": "2", "no.such.option": "1"}, paimon_rs.UnsupportedError, "no.such.option"),
     ({"bucket": "two"}, paimon_rs.InvalidArgumentError, "'bucket'"),
     ({"bucket": "2", "write-buffer-size": "lots"}, paimon_rs.InvalidArgumentError, "write-buffer-size"),

@@ -82,6 +82,11 @@ const SUPPORTED: &[&str] = &[
     "partition.timestamp-formatter",
     "partition.timestamp-pattern",
     "end-input.check-partition-expire",
+    // dynamic bucket mode of primary-key tables (write/dynamic_bucket.rs)
+    "dynamic-bucket.target-row-num",
+    "dynamic-bucket.max-buckets",
+    "dynamic-bucket.initial-buckets",
+    "dynamic-bucket.assigner-parallelism",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the
@@ -379,6 +384,20 @@ fn parse_int<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
         .map_err(|_| cannot_parse(key, v, "an integer"))
 }
 
+/// Options of dynamic bucket mode ([`CoreOptions::dynamic_bucket`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DynamicBucketOptions {
+    /// `dynamic-bucket.target-row-num`: keys per bucket before a new bucket opens.
+    pub target_row_num: i64,
+    /// `dynamic-bucket.max-buckets`: buckets per partition, -1 = unlimited.
+    pub max_buckets: i32,
+    /// `dynamic-bucket.initial-buckets`: number of assigners of a distributed write (Java:
+    /// `min(initial-buckets, assigner parallelism)`).
+    pub initial_buckets: Option<i32>,
+    /// `dynamic-bucket.assigner-parallelism`: tasks of a distributed write's assign stage.
+    pub assigner_parallelism: Option<i32>,
+}
+
 impl CoreOptions {
     /// Parse and validate. `primary_key` tells which defaults apply (target file size).
     pub fn new(raw: &BTreeMap<String, String>, primary_key: bool) -> Result<Self> {
@@ -651,11 +670,8 @@ impl CoreOptions {
         }
         // the table's kind first: its refusal says more than an option it needs
         if primary_key {
-            if self.bucket == -1 && for_write {
-                return Err(Error::unsupported(
-                    "dynamic bucket mode (bucket = -1, the default for primary-key tables); \
-                     set the 'bucket' option to a fixed bucket count > 0",
-                ));
+            if self.bucket == -1 {
+                self.dynamic_bucket()?;
             }
             if self.bucket == -2 {
                 return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
@@ -772,6 +788,40 @@ impl CoreOptions {
     }
 
     /// `deletion-vectors.enabled`.
+    /// The dynamic bucket options of a primary-key table with `bucket = -1` (Java's
+    /// `CoreOptions.dynamicBucket*`), validated: `target-row-num` > 0, `max-buckets` -1
+    /// (unlimited) or > 0, `initial-buckets` and `assigner-parallelism` > 0.
+    pub fn dynamic_bucket(&self) -> Result<DynamicBucketOptions> {
+        let get = |k: &str| self.raw.get(k).map(String::as_str);
+        let (target, max) = (
+            "dynamic-bucket.target-row-num",
+            "dynamic-bucket.max-buckets",
+        );
+        let target_row_num = get(target).map_or(Ok(2_000_000), |v| parse_int::<i64>(target, v))?;
+        if target_row_num <= 0 {
+            return Err(bad(target, &target_row_num.to_string(), "must be positive"));
+        }
+        let max_buckets = get(max).map_or(Ok(-1), |v| parse_int::<i32>(max, v))?;
+        if max_buckets == 0 || max_buckets < -1 {
+            let expect = "must be -1 (unlimited) or greater than 0";
+            return Err(bad(max, &max_buckets.to_string(), expect));
+        }
+        let positive = |k: &str| -> Result<Option<i32>> {
+            let Some(v) = get(k) else { return Ok(None) };
+            let n = parse_int::<i32>(k, v)?;
+            if n <= 0 {
+                return Err(bad(k, v, "must be positive"));
+            }
+            Ok(Some(n))
+        };
+        Ok(DynamicBucketOptions {
+            target_row_num,
+            max_buckets,
+            initial_buckets: positive("dynamic-bucket.initial-buckets")?,
+            assigner_parallelism: positive("dynamic-bucket.assigner-parallelism")?,
+        })
+    }
+
     pub fn deletion_vectors(&self) -> Result<bool> {
         match self.raw.get("deletion-vectors.enabled") {
             Some(v) => parse_bool("deletion-vectors.enabled", v),
@@ -855,11 +905,47 @@ mod tests {
     }
 
     #[test]
-    fn pk_table_needs_fixed_bucket() {
+    fn pk_table_dynamic_bucket_options() {
         let o = CoreOptions::new(&opts(&[]), true).unwrap();
-        let e = o.check_supported(true, true).unwrap_err();
-        assert!(e.to_string().contains("dynamic bucket"), "{e}");
-        o.check_supported(true, false).unwrap(); // dynamic bucket tables are read
+        o.check_supported(true, true).unwrap(); // dynamic bucket tables are written
+        o.check_supported(true, false).unwrap();
+        assert_eq!(
+            o.dynamic_bucket().unwrap(),
+            DynamicBucketOptions {
+                target_row_num: 2_000_000,
+                max_buckets: -1,
+                initial_buckets: None,
+                assigner_parallelism: None
+            }
+        );
+        let o = CoreOptions::new(
+            &opts(&[
+                ("dynamic-bucket.target-row-num", "10"),
+                ("dynamic-bucket.max-buckets", "3"),
+                ("dynamic-bucket.initial-buckets", "2"),
+                ("dynamic-bucket.assigner-parallelism", "4"),
+            ]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+        let d = o.dynamic_bucket().unwrap();
+        assert_eq!((d.target_row_num, d.max_buckets), (10, 3));
+        assert_eq!(
+            (d.initial_buckets, d.assigner_parallelism),
+            (Some(2), Some(4))
+        );
+        for (k, v) in [
+            ("dynamic-bucket.target-row-num", "0"),
+            ("dynamic-bucket.max-buckets", "0"),
+            ("dynamic-bucket.max-buckets", "-2"),
+            ("dynamic-bucket.initial-buckets", "0"),
+            ("dynamic-bucket.assigner-parallelism", "x"),
+        ] {
+            let o = CoreOptions::new(&opts(&[(k, v)]), true).unwrap();
+            let e = o.check_supported(true, true).unwrap_err().to_string();
+            assert!(e.contains(k), "{e}");
+        }
         let o = CoreOptions::new(&opts(&[("bucket", "4")]), true).unwrap();
         o.check_supported(true, true).unwrap();
         assert_eq!(o.target_file_size(), 128 << 20);

@@ -15,7 +15,7 @@ use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
 use crate::spec::manifest::{
     live_index_entries, read_index_manifest, write_index_manifest, FileKind, IndexManifestEntry,
-    ManifestEntry, ManifestFileMeta, DELETION_VECTORS_INDEX,
+    ManifestEntry, ManifestFileMeta, DELETION_VECTORS_INDEX, HASH_INDEX,
 };
 use crate::spec::snapshot::Snapshot;
 
@@ -109,6 +109,16 @@ impl FileStoreCommit {
             .map(|(p, b, f)| (p.to_vec(), b, f.to_string()))
             .collect();
         live.retain(|l| !deleted.contains(&(l.partition.clone(), l.bucket, l.file_name.clone())));
+        // a new hash index file replaces its bucket's (Java's `BucketedCombiner`: a Java
+        // message adds the bucket's new file without deleting the old one)
+        let hashed: HashSet<(Vec<u8>, i32)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Add && e.index_type == HASH_INDEX)
+            .map(|e| (e.partition.clone(), e.bucket))
+            .collect();
+        live.retain(|l| {
+            l.index_type != HASH_INDEX || !hashed.contains(&(l.partition.clone(), l.bucket))
+        });
         live.extend(changes.iter().filter(|e| e.kind == FileKind::Add).cloned());
         let name = format!("index-manifest-{}-0", uuid::Uuid::new_v4());
         let bytes = write_index_manifest(&live, &self.table().options.manifest_compression)?;

@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::spec::manifest::{DataFileMeta, IndexFileMeta, DELETION_VECTORS_INDEX};
+use crate::spec::manifest::{DataFileMeta, IndexFileMeta, DELETION_VECTORS_INDEX, HASH_INDEX};
 
 /// Files a write added to a bucket (Java's `DataIncrement`).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,7 +23,7 @@ pub struct DataIncrement {
     pub deleted_files: Vec<DataFileMeta>,
     /// Changelog files of the write (`changelog-producer = input`).
     pub changelog_files: Vec<DataFileMeta>,
-    /// Index files the write added (dynamic bucket index, deletion vectors; not written yet).
+    /// Index files the write added (dynamic bucket hash index files).
     pub new_index_files: Vec<IndexFileMeta>,
     /// Index files the write replaced.
     pub deleted_index_files: Vec<IndexFileMeta>,
@@ -120,9 +120,9 @@ impl CommitMessage {
     }
 
     /// Refuse what the committer cannot land yet: removed data files and index files other
-    /// than deletion vectors (no writer of paimon_rs produces them; a message that carries
-    /// them comes from elsewhere and must not lose them silently). Changelog files and
-    /// deletion-vector index files are committed.
+    /// than deletion vectors and hash indexes (no writer of paimon_rs produces them; a message
+    /// that carries them comes from elsewhere and must not lose them silently). Changelog
+    /// files, deletion-vector and dynamic-bucket hash index files are committed.
     pub(super) fn check_supported(&self) -> Result<()> {
         let (d, c) = (&self.data_increment, &self.compact_increment);
         let other_index = [
@@ -133,11 +133,11 @@ impl CommitMessage {
         ]
         .into_iter()
         .flatten()
-        .any(|f| f.index_type != DELETION_VECTORS_INDEX);
+        .any(|f| f.index_type != DELETION_VECTORS_INDEX && f.index_type != HASH_INDEX);
         let what = if !d.deleted_files.is_empty() {
             "deleted data files"
         } else if other_index {
-            "index files other than deletion vectors"
+            "index files other than deletion vectors and hash indexes"
         } else {
             return Ok(());
         };
@@ -315,15 +315,15 @@ mod tests {
         assert_eq!(back.restored_snapshot, None);
     }
 
-    /// Changelog and index files round-trip; the committer takes changelog files and
-    /// deletion-vector index files, and refuses other index files for now.
+    /// Changelog and index files round-trip; the committer takes changelog files, deletion-vector
+    /// and hash index files, and refuses other index files for now.
     #[test]
     fn changelog_and_index_files_round_trip_and_index_files_are_refused() {
         let mut m = message();
         assert!(m.check_supported().is_ok());
         m.compact_increment.changelog_files.push(file("log"));
         m.data_increment.new_index_files.push(IndexFileMeta {
-            index_type: "HASH".into(),
+            index_type: "BTREE".into(),
             file_name: "index-1".into(),
             file_size: 10,
             row_count: 2,
@@ -336,6 +336,8 @@ mod tests {
         assert!(e.contains("index files other than deletion vectors"), "{e}");
         assert!(!m.is_empty());
         m.data_increment.new_index_files[0].index_type = DELETION_VECTORS_INDEX.into();
+        assert!(m.check_supported().is_ok());
+        m.data_increment.new_index_files[0].index_type = HASH_INDEX.into();
         assert!(m.check_supported().is_ok());
     }
 }

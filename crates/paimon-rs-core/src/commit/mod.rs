@@ -29,6 +29,7 @@ use crate::spec::snapshot::{CommitKind, Snapshot, BATCH_COMMIT_IDENTIFIER};
 use crate::table::FileStoreTable;
 
 mod compaction;
+mod hash_index;
 mod manifest_merge;
 mod message;
 mod partition_expiry;
@@ -98,6 +99,8 @@ struct Changes {
 struct Extras<'a> {
     changelog: &'a [ManifestEntry],
     index: &'a [IndexManifestEntry],
+    /// Partitions whose dynamic-bucket hash index changes, with their writers' base snapshot.
+    hash_bases: &'a [hash_index::HashBase],
 }
 
 impl Extras<'_> {
@@ -346,13 +349,16 @@ impl FileStoreCommit {
         }
         let append_index = index::index_changes(messages, false);
         let compact_index = index::index_changes(messages, true);
+        let hash_bases = hash_index::hash_bases(messages);
         let append_extras = Extras {
             changelog: &append_changelog,
             index: &append_index,
+            hash_bases: &hash_bases,
         };
         let compact_extras = Extras {
             changelog: &compact_changelog,
             index: &compact_index,
+            hash_bases: &[],
         };
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
         let write_first = !(adds.is_empty()
@@ -544,6 +550,7 @@ impl FileStoreCommit {
                 if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
+                self.check_hash_index(latest.as_ref(), extras.hash_bases)?;
                 self.check_append_vectors(
                     latest.as_ref(),
                     &previous,

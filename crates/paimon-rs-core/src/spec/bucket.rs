@@ -109,38 +109,32 @@ fn hash_single_var(b: &[u8]) -> i32 {
     fmix(h, (16 + rounded) as u32) as i32
 }
 
-/// Map per-row hashes of a primitive column to buckets, honouring nulls.
+/// Per-row hashes of a primitive column, honouring nulls.
 #[inline]
-fn fixed_buckets<T: Copy>(
+fn fixed_hashes<T: Copy>(
     values: &[T],
     nulls: Option<&arrow_buffer::NullBuffer>,
-    n: i32,
     slot: impl Fn(T) -> u64,
 ) -> Vec<i32> {
     match nulls {
-        None => values
-            .iter()
-            .map(|v| bucket_of(hash_single_slot(slot(*v)), n))
-            .collect(),
+        None => values.iter().map(|v| hash_single_slot(slot(*v))).collect(),
         Some(nb) => values
             .iter()
             .enumerate()
             .map(|(i, v)| {
-                let h = if nb.is_null(i) {
+                if nb.is_null(i) {
                     HASH_SINGLE_NULL
                 } else {
                     hash_single_slot(slot(*v))
-                };
-                bucket_of(h, n)
+                }
             })
             .collect(),
     }
 }
 
 /// Bucket of every row for the bucket-key columns `key_arrays` (Paimon types `key_types`, the
-/// table's declared types; Arrow arrays as for [`RowEncoder`]). Null key cells hash as BinaryRow
-/// null cells. Single INT/BIGINT/DATE and single STRING keys take allocation-free fast paths;
-/// everything else encodes each row with a reused buffer.
+/// table's declared types; Arrow arrays as for [`RowEncoder`]): `abs(hash % num_buckets)` of
+/// [`compute_hashes`].
 pub fn compute_buckets(
     key_arrays: &[ArrayRef],
     key_types: &[DataType],
@@ -151,6 +145,19 @@ pub fn compute_buckets(
             "fixed bucket count must be positive, got {num_buckets}"
         )));
     }
+    let mut hashes = compute_hashes(key_arrays, key_types)?;
+    for h in &mut hashes {
+        *h = bucket_of(*h, num_buckets);
+    }
+    Ok(hashes)
+}
+
+/// Java's `BinaryRow.hashCode()` of every row of the key columns `key_arrays` (Paimon types
+/// `key_types`): the fixed bucket's hash of the bucket key, and the dynamic bucket assigner's
+/// hash of the trimmed primary key (§7). Null key cells hash as BinaryRow null cells. Single
+/// INT/BIGINT/DATE and single STRING keys take allocation-free fast paths; everything else
+/// encodes each row with a reused buffer.
+pub fn compute_hashes(key_arrays: &[ArrayRef], key_types: &[DataType]) -> Result<Vec<i32>> {
     if key_arrays.is_empty() || key_arrays.len() != key_types.len() {
         return Err(Error::invalid(format!(
             "bucket key: {} arrays for {} key types (need at least one)",
@@ -159,67 +166,53 @@ pub fn compute_buckets(
         )));
     }
     if let [a] = key_arrays {
-        if let Some(b) = single_key_fast_path(a.as_ref(), &key_types[0], num_buckets) {
-            return Ok(b);
+        if let Some(h) = single_key_fast_path(a.as_ref(), &key_types[0]) {
+            return Ok(h);
         }
     }
-    compute_buckets_general(key_arrays, key_types, num_buckets)
+    let enc = RowEncoder::new(key_types, key_arrays)?;
+    let mut buf = Vec::with_capacity(64);
+    let mut out = Vec::with_capacity(enc.num_rows());
+    for row in 0..enc.num_rows() {
+        enc.encode(row, &mut buf)?;
+        out.push(hash_bytes(&buf));
+    }
+    Ok(out)
 }
 
 /// `None` if the key is not one of the fast-path shapes.
-fn single_key_fast_path(a: &dyn Array, t: &DataType, n: i32) -> Option<Vec<i32>> {
+fn single_key_fast_path(a: &dyn Array, t: &DataType) -> Option<Vec<i32>> {
     let nulls = a.logical_nulls();
     let nulls = nulls.as_ref();
     match (&t.kind, a.data_type()) {
         (TypeKind::Int, ArrowType::Int32) => {
             let v = a.as_primitive_opt::<Int32Type>()?;
-            Some(fixed_buckets(&v.values()[..], nulls, n, |x| {
-                x as u32 as u64
-            }))
+            Some(fixed_hashes(&v.values()[..], nulls, |x| x as u32 as u64))
         }
         (TypeKind::Date, ArrowType::Date32) => {
             let v = a.as_primitive_opt::<Date32Type>()?;
-            Some(fixed_buckets(&v.values()[..], nulls, n, |x| {
-                x as u32 as u64
-            }))
+            Some(fixed_hashes(&v.values()[..], nulls, |x| x as u32 as u64))
         }
         (TypeKind::BigInt, ArrowType::Int64) => {
             let v = a.as_primitive_opt::<Int64Type>()?;
-            Some(fixed_buckets(&v.values()[..], nulls, n, |x| x as u64))
+            Some(fixed_hashes(&v.values()[..], nulls, |x| x as u64))
         }
         (TypeKind::Char(_) | TypeKind::VarChar(_), ArrowType::Utf8) => {
             let v = a.as_string_opt::<i32>()?;
             Some(
                 (0..v.len())
                     .map(|i| {
-                        let h = if nulls.is_some_and(|nb| nb.is_null(i)) {
+                        if nulls.is_some_and(|nb| nb.is_null(i)) {
                             HASH_SINGLE_NULL
                         } else {
                             hash_single_var(v.value(i).as_bytes())
-                        };
-                        bucket_of(h, n)
+                        }
                     })
                     .collect(),
             )
         }
         _ => None,
     }
-}
-
-/// Encode each row with [`RowEncoder`] into one reused buffer and hash it.
-fn compute_buckets_general(
-    key_arrays: &[ArrayRef],
-    key_types: &[DataType],
-    num_buckets: i32,
-) -> Result<Vec<i32>> {
-    let enc = RowEncoder::new(key_types, key_arrays)?;
-    let mut buf = Vec::with_capacity(64);
-    let mut out = Vec::with_capacity(enc.num_rows());
-    for row in 0..enc.num_rows() {
-        enc.encode(row, &mut buf)?;
-        out.push(bucket_of(hash_bytes(&buf), num_buckets));
-    }
-    Ok(out)
 }
 
 #[cfg(test)]
@@ -363,8 +356,16 @@ mod tests {
         assert!(compute_buckets(&[a], &[DataType::new(TypeKind::BigInt)], 4).is_err());
     }
 
+    /// Every row encoded as a BinaryRow and hashed: what the fast paths must equal.
     fn general(arrays: &[ArrayRef], types: &[DataType], n: i32) -> Vec<i32> {
-        compute_buckets_general(arrays, types, n).unwrap()
+        let enc = RowEncoder::new(types, arrays).unwrap();
+        let mut buf = vec![];
+        (0..enc.num_rows())
+            .map(|r| {
+                enc.encode(r, &mut buf).unwrap();
+                bucket_of(hash_bytes(&buf), n)
+            })
+            .collect()
     }
 
     proptest! {

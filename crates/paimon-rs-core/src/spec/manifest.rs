@@ -964,6 +964,10 @@ pub fn read_manifest_list(bytes: &[u8], path: &Path) -> Result<Vec<ManifestFileM
 /// Index type of deletion-vector index files (`DeletionVectorsIndexFile.DELETION_VECTORS_INDEX`).
 pub const DELETION_VECTORS_INDEX: &str = "DELETION_VECTORS";
 
+/// Index type of dynamic-bucket hash index files (`HashIndexFile.HASH_INDEX`, §4.6): one per
+/// (partition, bucket), the big-endian int32 hashes of the bucket's trimmed primary keys.
+pub const HASH_INDEX: &str = "HASH";
+
 /// `_VERSION` of index manifest entries (Java's `IndexManifestEntrySerializer`).
 pub const INDEX_MANIFEST_VERSION: i32 = 1;
 

@@ -15,8 +15,8 @@ use crate::table::FileStoreTable;
 
 /// Assigns rows to buckets (Java's `BucketAssigner` / `FixedBucketRowKeyExtractor`): today the
 /// fixed-bucket hash of the bucket key (`bucket` > 0), or bucket 0 for a bucket-unaware append
-/// table (`bucket` = -1). Dynamic and cross-partition assignment of primary-key tables go here
-/// next.
+/// table (`bucket` = -1). A primary-key table's dynamic buckets (`bucket` = -1) depend on its
+/// hash index: its `TableWrite` assigns them (write/dynamic_bucket.rs).
 #[derive(Debug, Clone)]
 pub struct BucketAssigner {
     table: String,
@@ -78,8 +78,11 @@ impl BucketAssigner {
         }
         if self.primary_key {
             return Err(Error::unsupported(format!(
-                "writing a primary-key table with bucket = {} (dynamic bucket mode); set a \
-                 fixed 'bucket' > 0",
+                "routing rows of a primary-key table with bucket = {} (dynamic bucket mode) \
+                 outside its writer: the bucket of a key comes from the table's hash index, \
+                 which only a TableWrite assigns (distributed writes of dynamic bucket tables \
+                 are not supported yet); write through the table's batch write or set a fixed \
+                 'bucket' > 0",
                 self.num_buckets
             ))
             .with_table(&self.table));

@@ -9,6 +9,7 @@ pub mod append_writer;
 pub mod assign;
 pub mod buffer;
 pub mod deletion_vectors;
+pub mod dynamic_bucket;
 pub mod input;
 pub mod merge_tree_writer;
 pub mod pack;

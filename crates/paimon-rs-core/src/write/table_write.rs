@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::append_writer::AppendWriter;
 use super::assign::BucketAssigner;
 use super::buffer::{MemoryCounter, SharedInput};
+use super::dynamic_bucket::{DynamicBucketAssigner, HashIndexChange};
 use super::input::{align_batch, filter_rows, AlignedBatch};
 use super::merge_tree_writer::MergeTreeWriter;
 use super::record_writer::{BucketRows, BucketWriter, CommitIncrement, FlushContext, WriteEnv};
@@ -27,10 +28,44 @@ use crate::options::ChangelogProducer;
 use crate::sort::{SpillOptions, Spiller};
 use crate::spec::binary_row::{datum_from_arrow, RowEncoder};
 use crate::spec::datum::Datum;
+use crate::spec::manifest::IndexManifestEntry;
 use crate::spec::partition::partition_path;
 use crate::spec::row_kind::{is_retract_byte as is_retract, RowKind};
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
+
+/// Put each bucket's new hash index file (and the one it replaces) in the data increment of
+/// the bucket's message; a bucket without one gets a message of its own.
+fn add_hash_changes(
+    msgs: &mut Vec<CommitMessage>,
+    changes: &[HashIndexChange],
+    total_buckets: i32,
+    restored_snapshot: Option<Option<i64>>,
+) {
+    for c in changes {
+        let pos = msgs
+            .iter()
+            .position(|m| m.bucket == c.bucket && m.partition == c.partition);
+        let m = match pos {
+            Some(i) => &mut msgs[i],
+            None => {
+                msgs.push(CommitMessage {
+                    partition: c.partition.clone(),
+                    bucket: c.bucket,
+                    total_buckets,
+                    data_increment: Default::default(),
+                    compact_increment: Default::default(),
+                    restored_snapshot,
+                });
+                let last = msgs.len() - 1;
+                &mut msgs[last]
+            }
+        };
+        let d = &mut m.data_increment;
+        d.new_index_files.push(c.new_file.clone());
+        d.deleted_index_files.extend(c.replaced.iter().cloned());
+    }
+}
 
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
@@ -64,6 +99,17 @@ pub struct TableWrite {
     ignore_previous: bool,
     /// Compaction settings of a primary-key writer that compacts (not `write-only`).
     compact_settings: Option<CompactSettings>,
+    /// Dynamic bucket mode (a primary-key table with `bucket = -1`): the assigner with its
+    /// hash index, and the trimmed primary key's types it hashes.
+    dynamic: Option<Dynamic>,
+}
+
+/// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
+struct Dynamic {
+    assigner: DynamicBucketAssigner,
+    key_types: Vec<DataType>,
+    /// The live index files of the snapshot the write restored from, read once.
+    live_index: Option<Vec<IndexManifestEntry>>,
 }
 
 impl TableWrite {
@@ -97,6 +143,27 @@ impl TableWrite {
         let o = &table.options;
         let spiller = Spiller::new(SpillOptions::from_options(o));
         let file_ctx = file_context(&table, 0, FileSource::Append)?;
+        let dynamic = if pk && o.bucket == -1 {
+            if table
+                .partition_keys()
+                .iter()
+                .any(|p| !table.schema.primary_keys.contains(p))
+            {
+                return Err(Error::unsupported(
+                    "cross-partition upsert (bucket = -1 with a primary key that does not \
+                     contain every partition key); include the partition keys in the primary \
+                     key or set a fixed 'bucket' > 0",
+                )
+                .with_table(&table.name));
+            }
+            Some(Dynamic {
+                assigner: DynamicBucketAssigner::new(&table)?,
+                key_types: key_types.clone(),
+                live_index: None,
+            })
+        } else {
+            None
+        };
         let compact_settings = if pk && !o.write_only {
             Some(CompactSettings::from_table(&table).map_err(|e| e.with_table(&table.name))?)
         } else {
@@ -130,6 +197,7 @@ impl TableWrite {
             memory: MemoryCounter::default(),
             ignore_previous: false,
             compact_settings,
+            dynamic,
             kv_schema,
             row_schema,
             partition_idx,
@@ -241,7 +309,10 @@ impl TableWrite {
     }
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
-        let routed = self.route(&aligned)?;
+        let mut routed = self.route(&aligned)?;
+        if self.dynamic.is_some() {
+            routed = self.assign_dynamic(&aligned, routed)?;
+        }
         // Primary-key buckets keep the checked batch itself (shared by all of them) and their
         // row indices: rows are copied once, when sorted rows are gathered for a file.
         let shared = self.kv_schema.as_ref().map(|_| {
@@ -300,6 +371,57 @@ impl TableWrite {
         }
         drop(shared);
         self.enforce_budget()
+    }
+
+    /// Dynamic bucket mode: the rows [`Self::route`] grouped by partition (all in bucket 0),
+    /// split by the bucket the assigner gives each row's key, from the partition's hash index
+    /// in the snapshot the write restores from.
+    #[allow(clippy::type_complexity)]
+    fn assign_dynamic(
+        &mut self,
+        b: &AlignedBatch,
+        routed: Vec<(WriterKey, (String, Vec<u32>))>,
+    ) -> Result<Vec<(WriterKey, (String, Vec<u32>))>> {
+        let compacts = self.compacts();
+        self.restore.read(
+            &self.table,
+            routed.iter().map(|((p, _), _)| p.as_slice()).collect(),
+            compacts,
+        )?;
+        let Some(d) = self.dynamic.as_mut() else {
+            return Ok(routed);
+        };
+        if d.live_index.is_none() {
+            d.live_index = Some(
+                super::deletion_vectors::DeletionVectorsMaintainer::live_index_of(
+                    &self.table,
+                    self.restore.snapshot(),
+                )?,
+            );
+        }
+        let live = d.live_index.as_deref().unwrap_or_default();
+        let keys: Vec<ArrayRef> = self
+            .key_idx
+            .iter()
+            .map(|&i| b.batch.column(i).clone())
+            .collect();
+        let hashes = crate::spec::bucket::compute_hashes(&keys, &d.key_types)?;
+        let mut out = vec![];
+        for ((partition, _), (ppath, rows)) in routed {
+            d.assigner.load(&self.table, &partition, None, live)?;
+            let mine: Vec<i32> = rows.iter().map(|&r| hashes[r as usize]).collect();
+            let buckets = d.assigner.assign_all(&partition, &mine)?;
+            let mut per: super::dynamic_bucket::IntMap<Vec<u32>> = Default::default();
+            for (r, b) in rows.into_iter().zip(buckets) {
+                per.entry(b).or_default().push(r);
+            }
+            let mut per: Vec<(i32, Vec<u32>)> = per.into_iter().collect();
+            per.sort_unstable_by_key(|(b, _)| *b);
+            for (bucket, rows) in per {
+                out.push(((partition.clone(), bucket), (ppath.clone(), rows)));
+            }
+        }
+        Ok(out)
     }
 
     /// While the buffers hold more than `write-buffer-size`: spill (or flush) the largest
@@ -470,6 +592,11 @@ impl TableWrite {
         }
         self.spill_before_merge().map_err(|e| e.with_table(&name))?;
         let total_buckets = self.table.options.bucket;
+        // the hash index files of the buckets that got new keys (dynamic bucket mode)
+        let hash_changes = match &self.dynamic {
+            Some(d) => d.assigner.prepare_commit(&self.table)?,
+            None => vec![],
+        };
         let slots = self.merge_slots();
         let compacts = self.compacts();
         // the snapshot every bucket writer continued the sequence numbers of
@@ -530,9 +657,10 @@ impl TableWrite {
                 }
             }
             drop(prepared);
+            super::dynamic_bucket::discard(&self.table, &hash_changes);
             return Err(self.conflict_if_restored_gone(e));
         }
-        let msgs = prepared
+        let mut msgs: Vec<CommitMessage> = prepared
             .into_iter()
             .map(|(k, w, inc)| {
                 // the writer's view of its bucket: this commit's new files and compaction
@@ -547,6 +675,10 @@ impl TableWrite {
                 }
             })
             .collect();
+        if let Some(d) = self.dynamic.as_mut() {
+            add_hash_changes(&mut msgs, &hash_changes, total_buckets, restored_snapshot);
+            d.assigner.committed(&hash_changes);
+        }
         // every run was consumed: drop the (now empty) spill directory
         self.reset_spiller();
         Ok(msgs)

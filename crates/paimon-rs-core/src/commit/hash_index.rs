@@ -1,0 +1,137 @@
+//! The dynamic-bucket hash index in a commit (paimon-behaviour.md §1.7): a partition's hash
+//! index tells every writer which bucket holds a key; Java allows one writer per partition and
+//! does not check. Two writers that restored the same index could put one new key in two
+//! buckets (each opens or fills a bucket of its own), so a commit whose messages change the
+//! hash index of a partition is refused as a conflict when a snapshot of another commit user,
+//! after the snapshot the messages' writer restored from, changed that partition's `HASH`
+//! index files. The same user's later snapshots are the writer's own earlier commits (a
+//! streaming writer keeps its index across commits).
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::{CommitMessage, FileStoreCommit};
+use crate::error::{Error, Result};
+use crate::spec::manifest::{
+    live_index_entries, read_index_manifest, IndexManifestEntry, HASH_INDEX,
+};
+use crate::spec::snapshot::Snapshot;
+
+/// A partition whose hash index the commit changes, and the snapshot its writer restored it
+/// from (0: the table was empty).
+pub(super) type HashBase = (Vec<u8>, i64);
+
+/// The partitions whose hash index the messages change (data increments: the writers'
+/// assigners), each with the oldest snapshot one of its writers restored from.
+pub(super) fn hash_bases(messages: &[CommitMessage]) -> Vec<HashBase> {
+    let mut out: HashMap<&[u8], i64> = HashMap::new();
+    for m in messages {
+        let hash = |fs: &[crate::spec::manifest::IndexFileMeta]| {
+            fs.iter().any(|f| f.index_type == HASH_INDEX)
+        };
+        let d = &m.data_increment;
+        if !(hash(&d.new_index_files) || hash(&d.deleted_index_files)) {
+            continue;
+        }
+        // a message without its restored snapshot predates hash indexes: nothing to check
+        let Some(base) = m.restored_snapshot else {
+            continue;
+        };
+        let base = base.unwrap_or(0);
+        let b = out.entry(&m.partition).or_insert(base);
+        *b = (*b).min(base);
+    }
+    let mut out: Vec<HashBase> = out.into_iter().map(|(p, b)| (p.to_vec(), b)).collect();
+    out.sort();
+    out
+}
+
+/// The `HASH` files of `partition` in live index entries: (bucket, file name).
+fn hash_files(live: &[IndexManifestEntry], partition: &[u8]) -> BTreeSet<(i32, String)> {
+    live.iter()
+        .filter(|e| e.index_type == HASH_INDEX && e.partition == partition)
+        .map(|e| (e.bucket, e.file_name.clone()))
+        .collect()
+}
+
+impl FileStoreCommit {
+    /// Refuse the commit if a snapshot of another commit user after a partition's base, up to
+    /// `latest`, changed the partition's hash index (see the module doc).
+    pub(super) fn check_hash_index(
+        &self,
+        latest: Option<&Snapshot>,
+        bases: &[HashBase],
+    ) -> Result<()> {
+        let (Some(latest), Some(lowest)) = (latest, bases.iter().map(|b| b.1).min()) else {
+            return Ok(());
+        };
+        let sm = self.table().snapshot_manager();
+        let conflict = |message: String| Error::CommitConflict {
+            table: self.table().name.clone(),
+            message,
+        };
+        let expired = |id: i64| {
+            conflict(format!(
+                "snapshot {id}, committed after the snapshot this write restored the \
+                 dynamic-bucket hash index from, has expired: the commit cannot verify that no \
+                 concurrent writer assigned the same keys; write the data again"
+            ))
+        };
+        let mut manifests: HashMap<String, Vec<IndexManifestEntry>> = HashMap::new();
+        let mut live_of = |name: &Option<String>| -> Result<Vec<IndexManifestEntry>> {
+            let Some(name) = name else {
+                return Ok(vec![]);
+            };
+            if let Some(l) = manifests.get(name) {
+                return Ok(l.clone());
+            }
+            let p = self.table().manifest_dir().join(name);
+            let l = live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?);
+            manifests.insert(name.clone(), l.clone());
+            Ok(l)
+        };
+        let mut previous = match lowest {
+            0 => None,
+            id => match sm.try_snapshot(id)? {
+                Some(s) => s.index_manifest,
+                None => return Err(expired(id)),
+            },
+        };
+        for id in (lowest + 1)..=latest.id {
+            let s = match id == latest.id {
+                true => latest.clone(),
+                false => sm.try_snapshot(id)?.ok_or_else(|| expired(id))?,
+            };
+            if s.index_manifest != previous && s.commit_user != self.commit_user() {
+                let before = live_of(&previous)?;
+                let after = live_of(&s.index_manifest)?;
+                for (p, base) in bases.iter().filter(|b| b.1 < id) {
+                    if hash_files(&before, p) != hash_files(&after, p) {
+                        return Err(conflict(format!(
+                            "the dynamic-bucket hash index of partition {} was changed by \
+                             snapshot {id} (commit user '{}') after this write restored it \
+                             from snapshot {base}: two writers of one partition could put a \
+                             key in two buckets; write the data again",
+                            self.partition_label(p),
+                            s.commit_user
+                        )));
+                    }
+                }
+            }
+            previous = s.index_manifest;
+        }
+        Ok(())
+    }
+
+    /// A partition as its directory names it (`p=1/`), for messages.
+    fn partition_label(&self, partition: &[u8]) -> String {
+        match self.bucket_dir_of(partition, 0) {
+            Ok(d) => d
+                .parent()
+                .and_then(|p| p.strip_prefix(&self.table().path).ok())
+                .map(|p| format!("'{}'", p.to_string_lossy()))
+                .filter(|l| l != "''")
+                .unwrap_or_else(|| "(the table has no partitions)".into()),
+            Err(_) => "(undecodable)".into(),
+        }
+    }
+}

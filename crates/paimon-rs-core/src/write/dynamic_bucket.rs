@@ -1,0 +1,726 @@
+//! Dynamic bucket mode of primary-key tables (`bucket = -1`, paimon-behaviour.md §1.7,
+//! paimon-format.md §4.6): each partition keeps a hash index, per bucket one `HASH` index
+//! file of the big-endian int32 hashes (Java's `BinaryRow.hashCode()`) of the trimmed primary
+//! keys written to it. A writer restores a partition's index from the latest snapshot's index
+//! manifest; a known key stays in its bucket, a new key goes to the first bucket with fewer
+//! than `dynamic-bucket.target-row-num` keys, else to a new bucket, and once
+//! `dynamic-bucket.max-buckets` buckets exist to one of them picked by the key's hash (Java's
+//! `HashBucketAssigner` / `PartitionIndex`, whose pick is random). At `prepare_commit` every
+//! bucket that got new keys writes its whole hash set as a new index file which replaces the
+//! bucket's previous one (Java's `DynamicBucketIndexMaintainer`).
+//!
+//! A distributed write runs several assigners: assigner `i` of `n` owns the buckets with
+//! `bucket % n == i` and the keys [`assigner_of`] maps to it (Java's `BucketAssigner`), so two
+//! assigners never create the same bucket nor see the same key.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+
+use crate::error::{Error, Result};
+use crate::options::DynamicBucketOptions;
+use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
+use crate::table::FileStoreTable;
+
+/// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
+/// bits the hash table probes by, instead of SipHash over four bytes.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct KeyHashHasher(u64);
+
+impl std::hash::Hasher for KeyHashHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.0 = u64::from(i as u32).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
+/// A map keyed by key hashes or buckets.
+pub(crate) type IntMap<V> = HashMap<i32, V, std::hash::BuildHasherDefault<KeyHashHasher>>;
+
+/// Java keeps a bucket as a `short` in its hash-to-bucket map: at most 32,767 buckets.
+const BUCKET_LIMIT: i32 = i16::MAX as i32;
+
+/// Java's `BucketAssigner.computeAssigner`: the assigner (of `num_assigners`, over
+/// `num_channels` tasks) that handles a key of a partition.
+pub fn assigner_of(
+    partition_hash: i32,
+    key_hash: i32,
+    num_channels: i32,
+    num_assigners: i32,
+) -> i32 {
+    let start = (partition_hash % num_channels).wrapping_abs();
+    let id = (key_hash % num_assigners).wrapping_abs();
+    (start + id) % num_channels
+}
+
+/// Where an index file the index manifest lists lives.
+fn index_path(table: &FileStoreTable, file_name: &str, external: Option<&str>) -> PathBuf {
+    match external {
+        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+        None => table.path.join("index").join(file_name),
+    }
+}
+
+/// The hashes of a `HASH` index file (big-endian int32s, `HashIndexFile`).
+pub(crate) fn read_hash_index(table: &FileStoreTable, file: &IndexFileMeta) -> Result<Vec<i32>> {
+    let p = index_path(table, &file.file_name, file.external_path.as_deref());
+    let bytes = crate::io::read(&p)?;
+    if bytes.len() % 4 != 0 {
+        return Err(Error::corrupt(
+            &p,
+            format!(
+                "hash index file of {} bytes: not a sequence of 4-byte hashes",
+                bytes.len()
+            ),
+        ));
+    }
+    Ok(bytes
+        .chunks_exact(4)
+        .map(|w| i32::from_be_bytes([w[0], w[1], w[2], w[3]]))
+        .collect())
+}
+
+/// Write `hashes` as a new `HASH` index file in the table's `index/` directory.
+pub(crate) fn write_hash_index(table: &FileStoreTable, hashes: &[i32]) -> Result<IndexFileMeta> {
+    let mut bytes = Vec::with_capacity(hashes.len() * 4);
+    for h in hashes {
+        bytes.extend_from_slice(&h.to_be_bytes());
+    }
+    let name = format!("index-{}-0", uuid::Uuid::new_v4());
+    crate::io::write_new(&index_path(table, &name, None), &bytes)?;
+    Ok(IndexFileMeta {
+        index_type: HASH_INDEX.into(),
+        file_name: name,
+        file_size: bytes.len() as i64,
+        row_count: hashes.len() as i64,
+        dv_ranges: None,
+        external_path: None,
+    })
+}
+
+/// The hash index of one partition as its assigner keeps it (Java's `PartitionIndex` with the
+/// hash sets of its buckets' `DynamicBucketIndexMaintainer`s).
+#[derive(Debug, Default)]
+struct PartitionIndex {
+    /// Bucket of every known key hash (this assigner's keys).
+    hash_to_bucket: IntMap<i32>,
+    /// Key count of this assigner's buckets that may still have room, in bucket order.
+    non_full: BTreeMap<i32, i64>,
+    /// Every bucket of the partition this assigner may use, in creation order.
+    buckets: Vec<i32>,
+    bucket_set: BTreeSet<i32>,
+    /// No new bucket can be created (`max-buckets` reached).
+    upper_bound_reached: bool,
+    /// Hashes of each bucket's index file: restored, plus new keys.
+    bucket_hashes: HashMap<i32, Vec<i32>>,
+    /// The live index file of each bucket (replaced by the next one).
+    files: HashMap<i32, IndexFileMeta>,
+    /// Buckets that got new keys since the last commit.
+    changed: BTreeSet<i32>,
+}
+
+/// One bucket's new index file, and the file it replaces.
+#[derive(Debug, Clone)]
+pub struct HashIndexChange {
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    pub new_file: IndexFileMeta,
+    pub replaced: Option<IndexFileMeta>,
+}
+
+/// Assigns the keys of a dynamic-bucket table to buckets and maintains its hash index (see
+/// the module doc).
+#[derive(Debug)]
+pub struct DynamicBucketAssigner {
+    table: String,
+    options: DynamicBucketOptions,
+    num_channels: i32,
+    num_assigners: i32,
+    assign_id: i32,
+    partitions: HashMap<Vec<u8>, PartitionIndex>,
+}
+
+impl DynamicBucketAssigner {
+    /// The assigner of a local write: one assigner owning every bucket.
+    pub fn new(table: &FileStoreTable) -> Result<Self> {
+        Self::distributed(table, 1, 1, 0)
+    }
+
+    /// Assigner `assign_id` of a write with `num_channels` assign tasks and `num_assigners`
+    /// assigners (Java's `HashBucketAssigner`).
+    pub fn distributed(
+        table: &FileStoreTable,
+        num_channels: i32,
+        num_assigners: i32,
+        assign_id: i32,
+    ) -> Result<Self> {
+        if num_channels <= 0 || num_assigners <= 0 || !(0..num_channels).contains(&assign_id) {
+            return Err(Error::invalid(format!(
+                "dynamic bucket assigner {assign_id} of {num_assigners} over {num_channels} \
+                 tasks"
+            ))
+            .with_table(&table.name));
+        }
+        Ok(DynamicBucketAssigner {
+            table: table.name.clone(),
+            options: table.options.dynamic_bucket()?,
+            num_channels,
+            num_assigners,
+            assign_id,
+            partitions: HashMap::new(),
+        })
+    }
+
+    fn is_my_bucket(&self, bucket: i32) -> bool {
+        bucket % self.num_assigners == self.assign_id % self.num_assigners
+    }
+
+    /// Whether `partition`'s index was loaded.
+    pub fn has_partition(&self, partition: &[u8]) -> bool {
+        self.partitions.contains_key(partition)
+    }
+
+    /// Load `partition`'s index from the `HASH` entries of `live_index` (the restored
+    /// snapshot's live index files), keeping the keys of this assigner (all of them when
+    /// `partition_hash` is None: a single assigner). Loaded once; later calls do nothing.
+    pub fn load(
+        &mut self,
+        table: &FileStoreTable,
+        partition: &[u8],
+        partition_hash: Option<i32>,
+        live_index: &[IndexManifestEntry],
+    ) -> Result<()> {
+        if self.has_partition(partition) {
+            return Ok(());
+        }
+        let mut index = PartitionIndex::default();
+        let mut entries: Vec<&IndexManifestEntry> = live_index
+            .iter()
+            .filter(|e| e.index_type == HASH_INDEX && e.partition == partition)
+            .collect();
+        entries.sort_by_key(|e| e.bucket);
+        let total: i64 = entries.iter().map(|e| e.row_count.max(0)).sum();
+        index.hash_to_bucket.reserve(total as usize);
+        for e in entries {
+            let meta = IndexFileMeta {
+                index_type: e.index_type.clone(),
+                file_name: e.file_name.clone(),
+                file_size: e.file_size,
+                row_count: e.row_count,
+                dv_ranges: None,
+                external_path: e.external_path.clone(),
+            };
+            if index.files.insert(e.bucket, meta.clone()).is_some() {
+                return Err(Error::corrupt(
+                    index_path(table, &e.file_name, e.external_path.as_deref()),
+                    format!(
+                        "two live hash index files of bucket {} in one partition",
+                        e.bucket
+                    ),
+                ));
+            }
+            let hashes = read_hash_index(table, &meta)?;
+            let mine = self.is_my_bucket(e.bucket);
+            for &h in &hashes {
+                let my_key = partition_hash.is_none_or(|ph| {
+                    assigner_of(ph, h, self.num_channels, self.num_assigners) == self.assign_id
+                });
+                if my_key {
+                    index.hash_to_bucket.insert(h, e.bucket);
+                }
+            }
+            if mine {
+                index.non_full.insert(e.bucket, hashes.len() as i64);
+                index.buckets.push(e.bucket);
+                index.bucket_set.insert(e.bucket);
+            }
+            index.bucket_hashes.insert(e.bucket, hashes);
+        }
+        self.partitions.insert(partition.to_vec(), index);
+        Ok(())
+    }
+
+    /// The bucket of a key with `hash` in a loaded `partition` (Java's `PartitionIndex.assign`).
+    #[cfg(test)]
+    pub fn assign(&mut self, partition: &[u8], hash: i32) -> Result<i32> {
+        Ok(self.assign_all(partition, &[hash])?[0])
+    }
+
+    /// The bucket of each key of `hashes` in a loaded `partition`, in order.
+    pub fn assign_all(&mut self, partition: &[u8], hashes: &[i32]) -> Result<Vec<i32>> {
+        let table = &self.table;
+        let index = self.partitions.get_mut(partition).ok_or_else(|| {
+            Error::Internal(format!("{table}: hash index of a partition not loaded"))
+        })?;
+        hashes
+            .iter()
+            .map(|&h| {
+                index.assign(
+                    h,
+                    &self.options,
+                    (self.num_assigners, self.assign_id),
+                    table,
+                )
+            })
+            .collect()
+    }
+}
+
+impl PartitionIndex {
+    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id).
+    fn assign(
+        &mut self,
+        hash: i32,
+        options: &DynamicBucketOptions,
+        (num_assigners, assign_id): (i32, i32),
+        table: &str,
+    ) -> Result<i32> {
+        let target = options.target_row_num;
+        let max_buckets = options.max_buckets;
+        let index = self;
+        // 1. a known key stays in its bucket
+        if let Some(&b) = index.hash_to_bucket.get(&hash) {
+            return Ok(b);
+        }
+        // 2. the first bucket with room
+        let mut bucket = None;
+        while let Some((&b, n)) = index.non_full.iter_mut().next() {
+            if *n < target {
+                *n += 1;
+                bucket = Some(b);
+                break;
+            }
+            index.non_full.remove(&b);
+        }
+        // 3. a new bucket, while the bound allows
+        if bucket.is_none() && !index.upper_bound_reached {
+            let limit = if max_buckets == -1 {
+                BUCKET_LIMIT
+            } else {
+                max_buckets
+            };
+            let new = (0..limit).find(|&b| {
+                b % num_assigners == assign_id % num_assigners && !index.bucket_set.contains(&b)
+            });
+            match new {
+                Some(b) => {
+                    index.non_full.insert(b, 1);
+                    index.buckets.push(b);
+                    index.bucket_set.insert(b);
+                    bucket = Some(b);
+                }
+                None if max_buckets == -1 => {
+                    return Err(Error::unsupported(format!(
+                        "partition reached {BUCKET_LIMIT} dynamic buckets of \
+                         'dynamic-bucket.target-row-num' = {target} keys: increase the target \
+                         row number"
+                    ))
+                    .with_table(table));
+                }
+                None => index.upper_bound_reached = true,
+            }
+        }
+        // 4. every bucket is full and no more may be created: one of them, by the key's hash
+        let b = match bucket {
+            Some(b) => b,
+            None if index.buckets.is_empty() => {
+                return Err(Error::invalid(format!(
+                    "no dynamic bucket is left for assigner {assign_id} of {num_assigners} \
+                     under 'dynamic-bucket.max-buckets' = {max_buckets}"
+                ))
+                .with_table(table));
+            }
+            None => index.buckets[(hash as u32 as usize) % index.buckets.len()],
+        };
+        index.hash_to_bucket.insert(hash, b);
+        index.bucket_hashes.entry(b).or_default().push(hash);
+        index.changed.insert(b);
+        Ok(b)
+    }
+}
+
+impl DynamicBucketAssigner {
+    /// Write a new index file for every bucket that got new keys since the last commit; the
+    /// assigner's state changes only by [`Self::committed`] (a failed prepare changes nothing:
+    /// the files written are deleted).
+    pub fn prepare_commit(&self, table: &FileStoreTable) -> Result<Vec<HashIndexChange>> {
+        let mut out = vec![];
+        let written = |out: &mut Vec<HashIndexChange>| -> Result<()> {
+            for (p, index) in &self.partitions {
+                for &b in &index.changed {
+                    let hashes = index.bucket_hashes.get(&b).map_or(&[][..], Vec::as_slice);
+                    out.push(HashIndexChange {
+                        partition: p.clone(),
+                        bucket: b,
+                        new_file: write_hash_index(table, hashes)?,
+                        replaced: index.files.get(&b).cloned(),
+                    });
+                }
+            }
+            Ok(())
+        };
+        if let Err(e) = written(&mut out) {
+            discard(table, &out);
+            return Err(e.with_table(&table.name));
+        }
+        Ok(out)
+    }
+
+    /// The changes of [`Self::prepare_commit`] were handed to a commit: they are the buckets'
+    /// live index files from now on.
+    pub fn committed(&mut self, changes: &[HashIndexChange]) {
+        for c in changes {
+            if let Some(index) = self.partitions.get_mut(&c.partition) {
+                index.files.insert(c.bucket, c.new_file.clone());
+                index.changed.remove(&c.bucket);
+            }
+        }
+    }
+
+    /// Number of keys in the loaded index of `partition` per bucket.
+    #[cfg(test)]
+    pub fn bucket_sizes(&self, partition: &[u8]) -> BTreeMap<i32, usize> {
+        self.partitions
+            .get(partition)
+            .map(|i| i.bucket_hashes.iter().map(|(b, h)| (*b, h.len())).collect())
+            .unwrap_or_default()
+    }
+}
+
+/// Delete the index files of `changes` (a prepare or commit that failed).
+pub(crate) fn discard(table: &FileStoreTable, changes: &[HashIndexChange]) {
+    for c in changes {
+        let _ = crate::io::remove_file_if_exists(&index_path(table, &c.new_file.file_name, None));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::manifest::FileKind;
+    use crate::write::assign::tests::table;
+
+    fn dynamic(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
+        let mut o: std::collections::BTreeMap<String, String> = opts
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        o.insert("bucket".into(), "-1".into());
+        table(dir, "1").copy(&o).unwrap()
+    }
+
+    fn entry(p: &[u8], bucket: i32, f: &IndexFileMeta) -> IndexManifestEntry {
+        IndexManifestEntry::of(FileKind::Add, p, bucket, f)
+    }
+
+    /// Known keys stay, new keys fill a bucket to the target, then open the next one; the
+    /// index files round-trip (big-endian ints) and a reloaded assigner continues where the
+    /// first stopped.
+    #[test]
+    fn assigns_known_keys_to_their_bucket_and_new_keys_to_room() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "3")]);
+        let p = vec![1u8, 2, 3];
+        let mut a = DynamicBucketAssigner::new(&t).unwrap();
+        a.load(&t, &p, None, &[]).unwrap();
+        let got: Vec<i32> = (0..7).map(|h| a.assign(&p, h * 10).unwrap()).collect();
+        assert_eq!(got, [0, 0, 0, 1, 1, 1, 2]);
+        assert_eq!(a.assign(&p, 10).unwrap(), 0);
+        assert_eq!(a.assign(&p, 40).unwrap(), 1);
+        let changes = a.prepare_commit(&t).unwrap();
+        assert_eq!(changes.len(), 3);
+        assert!(changes.iter().all(|c| c.replaced.is_none()));
+        a.committed(&changes);
+        assert!(a.prepare_commit(&t).unwrap().is_empty());
+        let live: Vec<IndexManifestEntry> = changes
+            .iter()
+            .map(|c| entry(&c.partition, c.bucket, &c.new_file))
+            .collect();
+        let b0 = changes.iter().find(|c| c.bucket == 0).unwrap();
+        assert_eq!(read_hash_index(&t, &b0.new_file).unwrap(), [0, 10, 20]);
+        let bytes = std::fs::read(t.path.join("index").join(&b0.new_file.file_name)).unwrap();
+        assert_eq!(&bytes[4..8], &10i32.to_be_bytes());
+
+        let mut b = DynamicBucketAssigner::new(&t).unwrap();
+        b.load(&t, &p, None, &live).unwrap();
+        assert_eq!(b.assign(&p, 50).unwrap(), 1);
+        assert_eq!(b.assign(&p, 60).unwrap(), 2);
+        assert_eq!(b.assign(&p, 70).unwrap(), 2);
+        assert_eq!(b.assign(&p, 80).unwrap(), 2); // 60 was bucket 2's first key
+        assert_eq!(b.assign(&p, 90).unwrap(), 3);
+        let changes = b.prepare_commit(&t).unwrap();
+        let b2 = changes.iter().find(|c| c.bucket == 2).unwrap();
+        assert!(b2.replaced.is_some());
+        assert_eq!(read_hash_index(&t, &b2.new_file).unwrap(), [60, 70, 80]);
+        assert_eq!(b.bucket_sizes(&p), [(0, 3), (1, 3), (2, 3), (3, 1)].into());
+    }
+
+    /// `max-buckets` bounds the buckets: once every one is full, new keys go to one of them.
+    #[test]
+    fn max_buckets_bounds_the_buckets() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(
+            dir.path(),
+            &[
+                ("dynamic-bucket.target-row-num", "2"),
+                ("dynamic-bucket.max-buckets", "2"),
+            ],
+        );
+        let p = vec![];
+        let mut a = DynamicBucketAssigner::new(&t).unwrap();
+        a.load(&t, &p, None, &[]).unwrap();
+        let got: Vec<i32> = (0..100).map(|h| a.assign(&p, h).unwrap()).collect();
+        assert!(got.iter().all(|b| (0..2).contains(b)), "{got:?}");
+        assert_eq!(got[..4], [0, 0, 1, 1]);
+        for h in 0..100 {
+            assert_eq!(a.assign(&p, h).unwrap(), got[h as usize]);
+        }
+    }
+
+    /// Assigner `i` of `n` creates only buckets `b % n == i`, and keeps only its own keys.
+    #[test]
+    fn distributed_assigners_own_disjoint_buckets() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "1")]);
+        let p = vec![];
+        let mut changes = vec![];
+        let mut owners = BTreeMap::new();
+        for id in 0..3 {
+            let mut a = DynamicBucketAssigner::distributed(&t, 3, 3, id).unwrap();
+            a.load(&t, &p, Some(7), &[]).unwrap();
+            for h in (0..30).filter(|h| assigner_of(7, *h, 3, 3) == id) {
+                let b = a.assign(&p, h).unwrap();
+                assert_eq!(b % 3, id);
+                assert!(owners.insert(b, id).is_none());
+            }
+            changes.extend(a.prepare_commit(&t).unwrap());
+        }
+        assert_eq!(owners.len(), 30);
+        // a reloaded assigner 1 knows its keys only
+        let live: Vec<_> = changes
+            .iter()
+            .map(|c| entry(&c.partition, c.bucket, &c.new_file))
+            .collect();
+        let mut a = DynamicBucketAssigner::distributed(&t, 3, 3, 1).unwrap();
+        a.load(&t, &p, Some(7), &live).unwrap();
+        let index = &a.partitions[&p];
+        assert_eq!(index.hash_to_bucket.len(), 10);
+        assert!(index.buckets.iter().all(|b| b % 3 == 1));
+        assert!(DynamicBucketAssigner::distributed(&t, 2, 2, 2).is_err());
+    }
+
+    // ---- through TableWrite and FileStoreCommit ----
+
+    use crate::commit::{CommitMessage, FileStoreCommit};
+    use crate::spec::manifest::{live_index_entries, read_index_manifest};
+    use crate::write::assign::tests::rows;
+    use crate::write::TableWrite;
+    use arrow_array::{Int64Array, StringArray};
+
+    fn write(t: &FileStoreTable, batches: &[arrow_array::RecordBatch]) -> Vec<CommitMessage> {
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        for b in batches {
+            w.write(b).unwrap();
+        }
+        w.prepare_commit().unwrap()
+    }
+
+    fn commit_as(t: &FileStoreTable, user: &str, msgs: &[CommitMessage]) -> Result<Option<i64>> {
+        FileStoreCommit::new(t.clone(), user.into()).commit(msgs, i64::MAX, None)
+    }
+
+    /// (partition value, bucket) -> key -> value, read per split.
+    fn read_by_bucket(t: &FileStoreTable) -> BTreeMap<(i32, i32), BTreeMap<i64, String>> {
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+        let mut out: BTreeMap<(i32, i32), BTreeMap<i64, String>> = BTreeMap::new();
+        for split in &plan.splits {
+            let pv = i32::from_le_bytes(split.partition[12..16].try_into().unwrap());
+            for b in r.read_splits(std::slice::from_ref(split)).unwrap() {
+                let k = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+                let v = b.column(2).as_any().downcast_ref::<StringArray>().unwrap();
+                for i in 0..b.num_rows() {
+                    out.entry((pv, split.bucket))
+                        .or_default()
+                        .insert(k.value(i), v.value(i).to_string());
+                }
+            }
+        }
+        out
+    }
+
+    fn live_hash_files(t: &FileStoreTable) -> Vec<IndexManifestEntry> {
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        let Some(name) = s.index_manifest else {
+            return vec![];
+        };
+        let p = t.manifest_dir().join(name);
+        live_index_entries(read_index_manifest(&crate::io::read(&p).unwrap(), &p).unwrap())
+            .into_iter()
+            .filter(|e| e.index_type == HASH_INDEX)
+            .collect()
+    }
+
+    /// Writes over several commits (upserts of known keys, new keys, two partitions): every
+    /// key is in exactly one bucket with its newest value, buckets hold at most the target,
+    /// each bucket has one live hash index file listing exactly its keys' hashes; a full
+    /// compaction and snapshot expiry keep the index.
+    #[test]
+    fn writes_keep_each_key_in_one_bucket() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "40")]);
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..100), rows(2, 0..30)])).unwrap();
+        commit_as(&t, "u", &write(&t, &[rows(1, 50..170)])).unwrap();
+        let upsert = {
+            let b = rows(1, 0..170);
+            let v: StringArray = (0..170).map(|k| Some(format!("new{k}"))).collect();
+            arrow_array::RecordBatch::try_new(
+                b.schema(),
+                vec![
+                    b.column(0).clone(),
+                    b.column(1).clone(),
+                    std::sync::Arc::new(v),
+                ],
+            )
+            .unwrap()
+        };
+        commit_as(&t, "u", &write(&t, &[upsert])).unwrap();
+        let check = |t: &FileStoreTable| {
+            let got = read_by_bucket(t);
+            let mut seen: BTreeMap<(i32, i64), i32> = BTreeMap::new();
+            for ((p, b), keys) in &got {
+                assert!(keys.len() <= 40, "bucket {b} of {p}: {} keys", keys.len());
+                for k in keys.keys() {
+                    assert!(
+                        seen.insert((*p, *k), *b).is_none(),
+                        "key {k} in two buckets"
+                    );
+                }
+            }
+            assert_eq!(seen.len(), 200);
+            assert_eq!(got.keys().filter(|(p, _)| *p == 1).count(), 5);
+            let files = live_hash_files(t);
+            assert_eq!(files.len(), got.len());
+            for e in &files {
+                let pv = i32::from_le_bytes(e.partition[12..16].try_into().unwrap());
+                let meta = IndexFileMeta {
+                    index_type: HASH_INDEX.into(),
+                    file_name: e.file_name.clone(),
+                    file_size: e.file_size,
+                    row_count: e.row_count,
+                    dv_ranges: None,
+                    external_path: None,
+                };
+                let mut hashes = read_hash_index(t, &meta).unwrap();
+                hashes.sort();
+                let keys: Vec<i64> = got[&(pv, e.bucket)].keys().copied().collect();
+                let arr: arrow_array::ArrayRef = std::sync::Arc::new(Int64Array::from(keys));
+                let mut want = crate::spec::bucket::compute_hashes(
+                    &[arr],
+                    &[crate::spec::types::DataType::new(
+                        crate::spec::types::TypeKind::BigInt,
+                    )],
+                )
+                .unwrap();
+                want.sort();
+                assert_eq!(hashes, want, "bucket {} of partition {pv}", e.bucket);
+                assert_eq!(e.row_count as usize, want.len());
+            }
+        };
+        check(&t);
+        let got = read_by_bucket(&t);
+        assert!(got
+            .iter()
+            .filter(|((p, _), _)| *p == 1)
+            .all(|(_, keys)| keys.iter().all(|(k, v)| *v == format!("new{k}"))));
+        crate::compact::compact_table(&t, true, None).unwrap();
+        check(&t);
+        let config = crate::table::expire::ExpireConfig {
+            num_retained_min: 1,
+            num_retained_max: 1,
+            time_retained_ms: 0,
+            expire_limit: 100,
+        };
+        crate::table::expire::expire_snapshots(&t, &config, i64::MAX).unwrap();
+        check(&t);
+        // a writer after expiry restores the index: known keys stay in their buckets
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..170)])).unwrap();
+        check(&t);
+    }
+
+    /// Two writers restored the same index: the second commit conflicts instead of putting a
+    /// key in two buckets; the same user's streaming writer continues its own index.
+    #[test]
+    fn concurrent_writers_of_a_partition_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "10")]);
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..5)])).unwrap();
+        // a fills bucket 0; b too, then opens bucket 1: keys of disjoint ranges, so only
+        // the hash index tells that both assigned from the same restored index
+        let a = write(&t, &[rows(1, 100..103)]);
+        let b = write(&t, &[rows(1, 200..210)]);
+        let other = write(&t, &[rows(2, 0..3)]); // another partition: no conflict
+        commit_as(&t, "a", &a).unwrap();
+        commit_as(&t, "o", &other).unwrap();
+        let e = commit_as(&t, "b", &b).unwrap_err();
+        assert!(
+            matches!(&e, Error::CommitConflict { message, .. }
+                if message.contains("hash index of partition 'p=1'")),
+            "{e}"
+        );
+        let got = read_by_bucket(&t);
+        let n: usize = got.values().map(BTreeMap::len).sum();
+        assert_eq!(n, 5 + 3 + 3);
+
+        // one streaming writer, several commits of one user
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        for i in 0..3 {
+            w.write(&rows(1, (300 + i * 10)..(315 + i * 10))).unwrap();
+            commit_as(&t, "s", &w.prepare_commit_as(i).unwrap()).unwrap();
+        }
+        let got = read_by_bucket(&t);
+        let mut keys: Vec<(i32, i64)> = got
+            .iter()
+            .flat_map(|((p, _), m)| m.keys().map(|k| (*p, *k)))
+            .collect();
+        let n = keys.len();
+        keys.sort();
+        keys.dedup();
+        assert_eq!(keys.len(), n, "a key in two buckets");
+        assert_eq!(n, 5 + 3 + 3 + 35); // p=1: 0..5, 100..103, 300..335; p=2: 0..3
+    }
+
+    /// Cross-partition upsert (a primary key without every partition key) is refused.
+    #[test]
+    fn cross_partition_upsert_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let cat = crate::table::catalog::FileSystemCatalog::new(dir.path()).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = arrow_schema::Schema::new(vec![
+            arrow_schema::Field::new("p", arrow_schema::DataType::Int32, false),
+            arrow_schema::Field::new("k", arrow_schema::DataType::Int64, false),
+        ]);
+        let s = crate::table::new_schema::NewTableSchema::from_arrow(
+            &schema,
+            vec!["p".into()],
+            vec!["p".into(), "k".into()],
+            BTreeMap::new(),
+            None,
+        )
+        .unwrap();
+        cat.create_table("db.x", s, false).unwrap();
+        // Java creates such tables; paimon_rs's create_table refuses them: drop `p` from the key
+        let mut t = cat.get_table("db.x").unwrap();
+        t.schema.primary_keys = vec!["k".into()];
+        let e = TableWrite::new(t).err().unwrap().to_string();
+        assert!(e.contains("cross-partition") && e.contains("db.x"), "{e}");
+    }
+}
