@@ -829,6 +829,14 @@ impl CoreOptions {
         }
     }
 
+    /// `deletion-vectors.bitmap64` (default false): vectors written as 64-bit Roaring bitmaps.
+    pub fn deletion_vectors_bitmap64(&self) -> Result<bool> {
+        match self.raw.get("deletion-vectors.bitmap64") {
+            Some(v) => parse_bool("deletion-vectors.bitmap64", v),
+            None => Ok(false),
+        }
+    }
+
     /// Java's `CoreOptions.needLookup()`: a primary-key table whose compaction must look keys
     /// up in higher levels, so it forces level-0 files up (paimon-behaviour.md §3.5): deletion
     /// vectors, `changelog-producer = lookup`, `force-lookup`, and the first-row engine.

@@ -11,9 +11,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
-use crate::spec::manifest::{
-    live_index_entries, read_index_manifest, IndexManifestEntry, HASH_INDEX,
-};
+use crate::spec::manifest::{IndexManifestEntry, HASH_INDEX};
 use crate::spec::snapshot::Snapshot;
 
 /// A partition whose hash index the commit changes, and the snapshot its writer restored it
@@ -84,8 +82,7 @@ impl FileStoreCommit {
             if let Some(l) = manifests.get(name) {
                 return Ok(l.clone());
             }
-            let p = self.table().manifest_dir().join(name);
-            let l = live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?);
+            let l = self.table().live_index_entries(Some(name))?;
             manifests.insert(name.clone(), l.clone());
             Ok(l)
         };

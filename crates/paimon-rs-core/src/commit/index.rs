@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
 use crate::spec::manifest::{
-    live_index_entries, read_index_manifest, write_index_manifest, FileKind, IndexManifestEntry,
-    ManifestEntry, ManifestFileMeta, DELETION_VECTORS_INDEX, HASH_INDEX,
+    write_index_manifest, FileKind, IndexManifestEntry, ManifestEntry, ManifestFileMeta,
+    DELETION_VECTORS_INDEX, HASH_INDEX,
 };
 use crate::spec::snapshot::Snapshot;
 
@@ -58,13 +58,7 @@ impl FileStoreCommit {
         if changes.is_empty() {
             return Ok(inherited);
         }
-        let mut live = match &inherited {
-            None => vec![],
-            Some(name) => {
-                let p = self.table().manifest_dir().join(name);
-                live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?)
-            }
-        };
+        let mut live = self.table().live_index_entries(inherited.as_deref())?;
         let conflict = |message: String| Error::CommitConflict {
             table: self.table().name.clone(),
             message,
@@ -160,13 +154,7 @@ impl FileStoreCommit {
             table: t.name.clone(),
             message,
         };
-        let live_index = match latest.and_then(|s| s.index_manifest.as_deref()) {
-            None => vec![],
-            Some(name) => {
-                let p = t.manifest_dir().join(name);
-                live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?)
-            }
-        };
+        let live_index = t.live_index_entries(latest.and_then(|s| s.index_manifest.as_deref()))?;
         let replaced: HashSet<(&[u8], i32, &str)> = changes
             .iter()
             .filter(|e| e.kind == FileKind::Delete)
@@ -329,9 +317,7 @@ mod tests {
         commit(&t, std::slice::from_ref(&second)).unwrap();
         assert_eq!(keys(&t), [0, 1, 3, 4, 6, 8, 9]);
         let s = t.snapshot_manager().latest().unwrap().unwrap();
-        let p = t.manifest_dir().join(s.index_manifest.as_ref().unwrap());
-        let live =
-            live_index_entries(read_index_manifest(&crate::io::read(&p).unwrap(), &p).unwrap());
+        let live = t.live_index_entries(s.index_manifest.as_deref()).unwrap();
         assert_eq!(live.len(), 1);
         assert_eq!(
             live[0].file_name,

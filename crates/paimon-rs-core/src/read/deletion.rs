@@ -31,9 +31,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
 use crate::merge::BatchIter;
-use crate::spec::manifest::{
-    live_index_entries, read_index_manifest, IndexManifestEntry, DELETION_VECTORS_INDEX,
-};
+use crate::spec::manifest::{IndexManifestEntry, DELETION_VECTORS_INDEX};
 use crate::table::FileStoreTable;
 
 /// Version byte at the start of a deletion-vector index file.
@@ -81,19 +79,16 @@ pub fn deletion_files_of(
     index_manifest: Option<&str>,
 ) -> Result<BucketDeletionFiles> {
     let mut out = BucketDeletionFiles::new();
-    let Some(name) = index_manifest else {
-        return Ok(out);
-    };
-    let p = table.manifest_dir().join(name);
-    let entries = live_index_entries(read_index_manifest(&crate::io::read(&p)?, &p)?);
-    for e in entries {
+    for e in table.live_index_entries(index_manifest)? {
         if e.index_type != DELETION_VECTORS_INDEX {
             continue; // HASH (dynamic bucket) and other indexes do not change what a read returns
         }
         let path = index_file_path(&e);
         let Some(ranges) = e.dv_ranges else {
             return Err(Error::corrupt(
-                &p,
+                table
+                    .manifest_dir()
+                    .join(index_manifest.unwrap_or_default()),
                 format!(
                     "deletion vectors index file {} has no deletion vector ranges",
                     e.file_name

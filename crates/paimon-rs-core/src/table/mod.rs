@@ -203,6 +203,21 @@ impl FileStoreTable {
         self.path.join("manifest")
     }
 
+    /// The live entries of the index manifest `name` (a snapshot's `indexManifest`; none for
+    /// None): its ADD entries without those it DELETEs.
+    pub fn live_index_entries(
+        &self,
+        name: Option<&str>,
+    ) -> crate::error::Result<Vec<crate::spec::manifest::IndexManifestEntry>> {
+        let Some(name) = name else {
+            return Ok(vec![]);
+        };
+        let p = self.manifest_dir().join(name);
+        Ok(crate::spec::manifest::live_index_entries(
+            crate::spec::manifest::read_index_manifest(&crate::io::read(&p)?, &p)?,
+        ))
+    }
+
     /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
         self.path.join(format!("{partition_path}bucket-{bucket}"))

@@ -51,13 +51,6 @@ pub(crate) fn is_unaware_append(table: &FileStoreTable) -> bool {
     !table.is_primary_key() && table.options.bucket == -1
 }
 
-fn bitmap64(table: &FileStoreTable) -> Result<bool> {
-    match table.options.raw.get("deletion-vectors.bitmap64") {
-        Some(v) => crate::options::parse_bool("deletion-vectors.bitmap64", v),
-        None => Ok(false),
-    }
-}
-
 /// The rows of `splits` (an append table's plan) that `filter` selects and no deletion vector
 /// removed, with the `projection` columns (all if None), then [`FILE_NAME_COLUMN`] and
 /// [`ROW_POSITION_COLUMN`]: where each row is, for a delete through deletion vectors. Each data
@@ -224,7 +217,7 @@ impl UnawareDvMaintainer {
         files: &[DataFileMeta],
     ) -> Result<Self> {
         let mut m = UnawareDvMaintainer {
-            bitmap64: bitmap64(table)?,
+            bitmap64: table.options.deletion_vectors_bitmap64()?,
             rows: files
                 .iter()
                 .map(|f| (f.file_name.clone(), f.row_count))

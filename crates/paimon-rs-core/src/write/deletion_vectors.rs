@@ -20,8 +20,7 @@ use crate::read::deletion::{
     read_deletion_vector, DeletionFile, BITMAP32_MAGIC, BITMAP64_MAGIC, DV_FILE_VERSION,
 };
 use crate::spec::manifest::{
-    live_index_entries, read_index_manifest, DataFileMeta, DeletionVectorRange, IndexFileMeta,
-    IndexManifestEntry, DELETION_VECTORS_INDEX,
+    DataFileMeta, DeletionVectorRange, IndexFileMeta, IndexManifestEntry, DELETION_VECTORS_INDEX,
 };
 use crate::spec::snapshot::Snapshot;
 use crate::table::FileStoreTable;
@@ -103,14 +102,7 @@ impl DeletionVectorsMaintainer {
         table: &FileStoreTable,
         snapshot: Option<&Snapshot>,
     ) -> Result<Vec<IndexManifestEntry>> {
-        let Some(name) = snapshot.and_then(|s| s.index_manifest.as_deref()) else {
-            return Ok(vec![]);
-        };
-        let p = table.manifest_dir().join(name);
-        Ok(live_index_entries(read_index_manifest(
-            &crate::io::read(&p)?,
-            &p,
-        )?))
+        table.live_index_entries(snapshot.and_then(|s| s.index_manifest.as_deref()))
     }
 
     /// The vectors of (partition, bucket) in a snapshot's live index files
@@ -123,10 +115,7 @@ impl DeletionVectorsMaintainer {
         bucket: i32,
         files: &[DataFileMeta],
     ) -> Result<Self> {
-        let bitmap64 = match table.options.raw.get("deletion-vectors.bitmap64") {
-            Some(v) => crate::options::parse_bool("deletion-vectors.bitmap64", v)?,
-            None => false,
-        };
+        let bitmap64 = table.options.deletion_vectors_bitmap64()?;
         let mut m = DeletionVectorsMaintainer {
             bitmap64,
             ..Default::default()
