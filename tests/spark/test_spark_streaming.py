@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 from typing import Dict, List, Tuple
 
@@ -155,9 +156,14 @@ def test_stream_read_options_are_checked():
 def write_parquet_batches(d: Path, batches: List[List[Row]]) -> None:
     """Each batch a parquet file: with ``maxFilesPerTrigger`` 1, one micro-batch each."""
     d.mkdir()
+    base = time.time() - 10 * len(batches)
     for i, rows in enumerate(batches):
+        f = d / f"part-{i:03d}.parquet"
         pq.write_table(pa.table({"rowkind": [r[0] for r in rows], "k": [r[1] for r in rows],
-                                         "v": [r[2] for r in rows]}), d / f"part-{i:03d}.parquet")
+                                 "v": [r[2] for r in rows]}), f)
+        # Spark's file source takes files in modification-time order, ties in listing order:
+        # files written within one clock tick could be replayed out of order (seen in CI).
+        os.utime(f, (base + 10 * i, base + 10 * i))
 
 
 def test_stream_write_one_commit_per_micro_batch_and_a_replayed_batch_lands_nothing(registered, catalog, tmp_path):
