@@ -100,7 +100,7 @@ KINDS = {k.name: k for k in [
          "deduplicate", row_kinds=True),
     Kind("pk_cross_partition", [_DT, _ID, *_V, _OP], ["id"], ["dt"],
          {"bucket": "-1", "rowkind.field": "op", "dynamic-bucket.target-row-num": "8"},
-         "deduplicate", row_kinds=True, ours_write="cross-partition upsert"),
+         "deduplicate", row_kinds=True),
     Kind("pk_changelog_input", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "input"},
          "deduplicate"),
     Kind("pk_changelog_lookup", [_ID, *_V], ["id"], [], {"bucket": "2", "changelog-producer": "lookup"},

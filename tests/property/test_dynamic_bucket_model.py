@@ -25,6 +25,24 @@ commits_st = st.lists(st.tuples(st.lists(row_st, min_size=0, max_size=30), st.bo
                       min_size=1, max_size=6)
 
 
+def new_table(wh: str, schema: Schema):
+    """``db.t`` of ``schema`` in a new warehouse ``wh``."""
+    catalog = CatalogFactory.create({"warehouse": wh})
+    catalog.create_database("db", True)
+    catalog.create_table("db.t", schema, False)
+    return catalog.get_table("db.t")
+
+
+def commit_rows(table, rows) -> None:
+    """One batch write of ``rows`` (tuples in SCHEMA's order), committed."""
+    wb = table.new_batch_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    if rows:
+        w.write_arrow(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
+    c.commit(w.prepare_commit())
+    w.close()
+
+
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commits=commits_st, target=st.integers(1, 6), max_buckets=st.sampled_from([-1, 3]),
        string_key=st.booleans())
@@ -34,22 +52,14 @@ def test_dynamic_buckets_match_dict_model(commits, target, max_buckets, string_k
     schema = Schema.from_pyarrow_schema(SCHEMA, partition_keys=["p"],
                                         primary_keys=["p", "k", "s"] if string_key else ["p", "k"], options=options)
     with tempfile.TemporaryDirectory() as wh:
-        catalog = CatalogFactory.create({"warehouse": wh})
-        catalog.create_database("db", True)
-        catalog.create_table("db.t", schema, False)
-        table = catalog.get_table("db.t")
+        table = new_table(wh, schema)
         model: dict = {}
 
         def key_of(r):
             return (r[0], r[1], r[2]) if string_key else (r[0], r[1])
 
         for rows, compact in commits:
-            wb = table.new_batch_write_builder()
-            w, c = wb.new_write(), wb.new_commit()
-            if rows:
-                w.write_arrow(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
-            c.commit(w.prepare_commit())
-            w.close()
+            commit_rows(table, rows)
             for r in rows:
                 if r[4] in ("+I", "+U"):
                     model[key_of(r)] = tuple(r)
@@ -73,3 +83,56 @@ def test_dynamic_buckets_match_dict_model(commits, target, max_buckets, string_k
             # every key written (deleted ones too) stays in one bucket: no slice shares a key
             per_key = Counter(k for keys in slices.values() for k in keys)
             assert all(n == 1 for n in per_key.values()), per_key
+
+
+cross_row_st = st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(0, 30), st.sampled_from(["x", "yy", "zzz"]),
+                         st.one_of(st.none(), st.integers(-100, 100)), op_st)
+cross_commits_st = st.lists(st.tuples(st.lists(cross_row_st, min_size=0, max_size=30), st.booleans()),
+                            min_size=1, max_size=6)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(commits=cross_commits_st, target=st.integers(1, 6),
+       engine=st.sampled_from(["deduplicate", "partial-update", "first-row"]))
+def test_cross_partition_upserts_match_dict_model(commits, target, engine):
+    """Cross-partition upsert (the key ``k`` without the partition ``p``): a key is in one partition
+    and one bucket of the whole table after any history. deduplicate: the newest row wins and moves
+    the key (a -D deletes it wherever it is); partial-update: the key stays in its first partition and
+    takes the non-null fields; first-row: the first row stays. Each commit's writer bootstraps its key
+    index from the table."""
+    options = {"bucket": "-1", "dynamic-bucket.target-row-num": str(target), "merge-engine": engine}
+    if engine == "deduplicate":
+        options["rowkind.field"] = "op"
+    schema = Schema.from_pyarrow_schema(SCHEMA, partition_keys=["p"], primary_keys=["k"], options=options)
+    with tempfile.TemporaryDirectory() as wh:
+        table = new_table(wh, schema)
+        model: dict = {}
+        for rows, compact in commits:
+            if engine != "deduplicate":
+                rows = [(*r[:4], "+I") for r in rows]
+            commit_rows(table, rows)
+            for r in rows:
+                k, old = r[1], model.get(r[1])
+                if engine == "deduplicate":
+                    if r[4] in ("+I", "+U"):
+                        model[k] = tuple(r)
+                    else:
+                        model.pop(k, None)
+                elif engine == "first-row":
+                    model.setdefault(k, tuple(r))
+                else:
+                    model[k] = tuple(r) if old is None else (
+                        old[0], k, r[2] if r[2] is not None else old[2], r[3] if r[3] is not None else old[3], "+I")
+            if compact:
+                table.compact(full=True)
+            rb = table.new_read_builder()
+            got: dict = {}
+            places: dict = {}
+            for split in rb.new_scan().plan().splits():
+                for r in rb.new_read().to_arrow([split]).to_pylist():
+                    t = tuple(r[n] for n in SCHEMA.names)
+                    assert t[1] not in got, f"key {t[1]} in {split.bucket_path} and {places[t[1]]}"
+                    got[t[1]] = t
+                    places[t[1]] = split.bucket_path
+            want = {k: v[:4] for k, v in model.items()}
+            assert {k: v[:4] for k, v in got.items()} == want

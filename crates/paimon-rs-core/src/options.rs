@@ -87,6 +87,9 @@ const SUPPORTED: &[&str] = &[
     "dynamic-bucket.max-buckets",
     "dynamic-bucket.initial-buckets",
     "dynamic-bucket.assigner-parallelism",
+    // cross-partition upsert (write/cross_partition.rs)
+    "cross-partition-upsert.index-ttl",
+    "cross-partition-upsert.bootstrap-parallelism",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the

@@ -12,7 +12,7 @@ use std::collections::{BTreeSet, HashMap};
 use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
 use crate::spec::manifest::{IndexManifestEntry, HASH_INDEX};
-use crate::spec::snapshot::Snapshot;
+use crate::spec::snapshot::{CommitKind, Snapshot};
 
 /// A partition whose hash index the commit changes, and the snapshot its writer restored it
 /// from (0: the table was empty).
@@ -41,6 +41,23 @@ pub(super) fn hash_bases(messages: &[CommitMessage]) -> Vec<HashBase> {
     let mut out: Vec<HashBase> = out.into_iter().map(|(p, b)| (p.to_vec(), b)).collect();
     out.sort();
     out
+}
+
+/// Cross-partition upsert (write/cross_partition.rs): the oldest snapshot the writers of
+/// `messages` that write data bootstrapped their key index from (0: the table was empty);
+/// None when the table is not a cross-partition one or nothing is written.
+pub(super) fn key_index_base(
+    table: &crate::table::FileStoreTable,
+    messages: &[CommitMessage],
+) -> Option<i64> {
+    if !crate::write::cross_partition::is_cross_partition(table) {
+        return None;
+    }
+    messages
+        .iter()
+        .filter(|m| !m.data_increment.new_files.is_empty())
+        .filter_map(|m| m.restored_snapshot.map(|b| b.unwrap_or(0)))
+        .min()
 }
 
 /// The `HASH` files of `partition` in live index entries: (bucket, file name).
@@ -115,6 +132,46 @@ impl FileStoreCommit {
                 }
             }
             previous = s.index_manifest;
+        }
+        Ok(())
+    }
+
+    /// Cross-partition upsert: refuse the commit if a snapshot of another commit user after
+    /// `base` (see [`key_index_base`]) wrote data: its keys are not in this writer's key index,
+    /// which could then have put a key in two partitions (Java allows one writer and checks
+    /// nothing).
+    pub(super) fn check_key_index(
+        &self,
+        latest: Option<&Snapshot>,
+        base: Option<i64>,
+    ) -> Result<()> {
+        let (Some(latest), Some(base)) = (latest, base) else {
+            return Ok(());
+        };
+        let sm = self.table().snapshot_manager();
+        for id in (base + 1)..=latest.id {
+            let s = match id == latest.id {
+                true => latest.clone(),
+                false => sm.try_snapshot(id)?.ok_or_else(|| Error::CommitConflict {
+                    table: self.table().name.clone(),
+                    message: format!(
+                        "snapshot {id}, committed after the snapshot this cross-partition write \
+                         bootstrapped its key index from, has expired: the commit cannot verify \
+                         that no concurrent writer wrote the same keys; write the data again"
+                    ),
+                })?,
+            };
+            if s.commit_user != self.commit_user() && s.commit_kind != CommitKind::Compact {
+                return Err(Error::CommitConflict {
+                    table: self.table().name.clone(),
+                    message: format!(
+                        "snapshot {id} (commit user '{}') wrote to this cross-partition upsert \
+                         table after this write bootstrapped its key index from snapshot {base}: \
+                         two writers could put one key in two partitions; write the data again",
+                        s.commit_user
+                    ),
+                });
+            }
         }
         Ok(())
     }

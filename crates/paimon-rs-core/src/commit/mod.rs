@@ -101,6 +101,8 @@ struct Extras<'a> {
     index: &'a [IndexManifestEntry],
     /// Partitions whose dynamic-bucket hash index changes, with their writers' base snapshot.
     hash_bases: &'a [hash_index::HashBase],
+    /// Cross-partition upsert: the snapshot the writers' key index was bootstrapped from.
+    key_base: Option<i64>,
 }
 
 impl Extras<'_> {
@@ -354,11 +356,13 @@ impl FileStoreCommit {
             changelog: &append_changelog,
             index: &append_index,
             hash_bases: &hash_bases,
+            key_base: hash_index::key_index_base(self.table(), messages),
         };
         let compact_extras = Extras {
             changelog: &compact_changelog,
             index: &compact_index,
             hash_bases: &[],
+            key_base: None,
         };
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
         let write_first = !(adds.is_empty()
@@ -551,6 +555,7 @@ impl FileStoreCommit {
                     return Ok(None);
                 }
                 self.check_hash_index(latest.as_ref(), extras.hash_bases)?;
+                self.check_key_index(latest.as_ref(), extras.key_base)?;
                 self.check_append_vectors(
                     latest.as_ref(),
                     &previous,

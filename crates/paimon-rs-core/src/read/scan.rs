@@ -73,6 +73,8 @@ pub struct TableScan {
     table: FileStoreTable,
     filter: Option<Predicate>,
     snapshot_id: Option<i64>,
+    /// See [`Self::with_all_levels`].
+    all_levels: bool,
 }
 
 pub struct Plan {
@@ -86,12 +88,21 @@ impl TableScan {
             table,
             filter,
             snapshot_id: None,
+            all_levels: false,
         }
     }
 
     /// Read this snapshot instead of the latest (time travel).
     pub fn with_snapshot(mut self, id: i64) -> Self {
         self.snapshot_id = Some(id);
+        self
+    }
+
+    /// Plan level 0 too in first-row and deletion-vector tables, which a batch read skips
+    /// (paimon-behaviour.md §6.1): every live key, as a cross-partition writer's index
+    /// bootstrap reads them (Java's `IndexBootstrap`, `withLevelFilter(level -> true)`).
+    pub(crate) fn with_all_levels(mut self) -> Self {
+        self.all_levels = true;
         self
     }
 
@@ -459,8 +470,10 @@ impl TableScan {
         let schemas = SchemaCache::new(self.table.meta_path(), &self.table.schema);
         let key_stats_ok = self.key_stats_of(&schemas, &groups)?;
         let o = &self.table.options;
-        let skip_level0 =
-            !incremental && self.table.is_primary_key() && o.batch_scan_skip_level0()?;
+        let skip_level0 = !incremental
+            && !self.all_levels
+            && self.table.is_primary_key()
+            && o.batch_scan_skip_level0()?;
         // deletion-vector tables: each data file's deletion vector, from the index manifest
         let mut deletion_files = if o.deletion_vectors()? {
             deletion_files_of(&self.table, snapshot.index_manifest.as_deref())?

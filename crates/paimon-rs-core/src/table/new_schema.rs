@@ -84,16 +84,35 @@ impl NewTableSchema {
             }
         }
         let pk = !self.primary_keys.is_empty();
+        let opts = CoreOptions::new(&self.options, pk)?;
         if pk {
+            // A primary key without every partition key is unique across partitions: a
+            // cross-partition upsert table, which needs dynamic bucket mode
+            // (write/cross_partition.rs); fixed buckets would keep one key per partition.
             for p in &self.partition_keys {
-                if !self.primary_keys.contains(p) {
+                if !self.primary_keys.contains(p) && opts.bucket != -1 {
                     return Err(Error::schema(format!(
-                        "primary key {:?} must include all partition keys; '{p}' is missing",
-                        self.primary_keys
+                        "primary key {:?} must include all partition keys ('{p}' is missing) \
+                         unless 'bucket' = -1 (cross-partition upsert); got 'bucket' = {}",
+                        self.primary_keys, opts.bucket
+                    )));
+                }
+                if !self.primary_keys.contains(p) && self.options.contains_key("sequence.field") {
+                    // Java's SchemaValidation
+                    return Err(Error::schema(format!(
+                        "You can not use sequence.field in cross partition update case \
+                         (Primary key constraint {} not include all partition fields {}).",
+                        java_list(&self.primary_keys),
+                        java_list(&self.partition_keys)
                     )));
                 }
             }
-            if self.partition_keys.len() == self.primary_keys.len() {
+            // Java's TableSchema.trimmedPrimaryKeys: the key without the partition keys is empty
+            if self
+                .primary_keys
+                .iter()
+                .all(|k| self.partition_keys.contains(k))
+            {
                 return Err(Error::schema(format!(
                     "Primary key constraint {} should not be same with partition fields {}, this \
                      will result in only one record in a partition",
@@ -102,7 +121,6 @@ impl NewTableSchema {
                 )));
             }
         }
-        let opts = CoreOptions::new(&self.options, pk)?;
         if let Some(rk) = self.options.get("rowkind.field") {
             if !seen.contains(rk.as_str()) {
                 return Err(Error::schema(format!(

@@ -579,20 +579,7 @@ mod tests {
         let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "40")]);
         commit_as(&t, "u", &write(&t, &[rows(1, 0..100), rows(2, 0..30)])).unwrap();
         commit_as(&t, "u", &write(&t, &[rows(1, 50..170)])).unwrap();
-        let upsert = {
-            let b = rows(1, 0..170);
-            let v: StringArray = (0..170).map(|k| Some(format!("new{k}"))).collect();
-            arrow_array::RecordBatch::try_new(
-                b.schema(),
-                vec![
-                    b.column(0).clone(),
-                    b.column(1).clone(),
-                    std::sync::Arc::new(v),
-                ],
-            )
-            .unwrap()
-        };
-        commit_as(&t, "u", &write(&t, &[upsert])).unwrap();
+        commit_as(&t, "u", &write(&t, &[tagged(1, 0..170, "new")])).unwrap();
         let check = |t: &FileStoreTable| {
             let got = read_by_bucket(t);
             let mut seen: BTreeMap<(i32, i64), i32> = BTreeMap::new();
@@ -698,29 +685,166 @@ mod tests {
         assert_eq!(n, 5 + 3 + 3 + 35); // p=1: 0..5, 100..103, 300..335; p=2: 0..3
     }
 
-    /// Cross-partition upsert (a primary key without every partition key) is refused.
-    #[test]
-    fn cross_partition_upsert_is_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let cat = crate::table::catalog::FileSystemCatalog::new(dir.path()).unwrap();
-        cat.create_database("db", true).unwrap();
+    /// Create `db.<name>` partitioned by `p INT`, keyed by `k BIGINT` alone (a `v STRING`
+    /// value), with `opts`.
+    fn create_cross(dir: &std::path::Path, name: &str, opts: &[(&str, &str)]) -> Result<()> {
+        let cat = crate::table::catalog::FileSystemCatalog::new(dir)?;
+        cat.create_database("db", true)?;
         let schema = arrow_schema::Schema::new(vec![
             arrow_schema::Field::new("p", arrow_schema::DataType::Int32, false),
             arrow_schema::Field::new("k", arrow_schema::DataType::Int64, false),
+            arrow_schema::Field::new("v", arrow_schema::DataType::Utf8, true),
         ]);
+        let o = opts
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let s = crate::table::new_schema::NewTableSchema::from_arrow(
             &schema,
             vec!["p".into()],
-            vec!["p".into(), "k".into()],
-            BTreeMap::new(),
+            vec!["k".into()],
+            o,
             None,
+        )?;
+        cat.create_table(&format!("db.{name}"), s, false)
+    }
+
+    /// A cross-partition upsert table `db.x` (see [`create_cross`]), `bucket` -1 and `opts`.
+    fn cross(dir: &std::path::Path, opts: &[(&str, &str)]) -> FileStoreTable {
+        let mut o = opts.to_vec();
+        o.push(("bucket", "-1"));
+        create_cross(dir, "x", &o).unwrap();
+        crate::table::catalog::FileSystemCatalog::new(dir)
+            .unwrap()
+            .get_table("db.x")
+            .unwrap()
+    }
+
+    /// Rows (p, k, v) with values `tag<k>`.
+    fn tagged(p: i32, ks: std::ops::Range<i64>, tag: &str) -> arrow_array::RecordBatch {
+        let b = rows(p, ks.clone());
+        let v: StringArray = ks.map(|k| Some(format!("{tag}{k}"))).collect();
+        arrow_array::RecordBatch::try_new(
+            b.schema(),
+            vec![
+                b.column(0).clone(),
+                b.column(1).clone(),
+                std::sync::Arc::new(v),
+            ],
         )
-        .unwrap();
-        cat.create_table("db.x", s, false).unwrap();
-        // Java creates such tables; paimon_rs's create_table refuses them: drop `p` from the key
-        let mut t = cat.get_table("db.x").unwrap();
-        t.schema.primary_keys = vec!["k".into()];
-        let e = TableWrite::new(t).err().unwrap().to_string();
+        .unwrap()
+    }
+
+    /// key -> (partition, bucket, value), asserting no key is in two places.
+    fn placed(t: &FileStoreTable) -> BTreeMap<i64, (i32, i32, String)> {
+        let mut out = BTreeMap::new();
+        for ((p, b), keys) in read_by_bucket(t) {
+            for (k, v) in keys {
+                let prev = out.insert(k, (p, b, v));
+                assert!(
+                    prev.is_none(),
+                    "key {k} in two places: {prev:?} and ({p}, {b})"
+                );
+            }
+        }
+        out
+    }
+
+    /// Deduplicate: a key written to another partition leaves its old partition (a -D there,
+    /// in the same commit and across commits, and twice in one batch); new keys fill buckets
+    /// to the target; a new writer bootstraps the index from the table; no hash index files.
+    #[test]
+    fn cross_partition_keys_move_between_partitions() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = cross(dir.path(), &[("dynamic-bucket.target-row-num", "30")]);
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..100)])).unwrap();
+        // 40..60 move to partition 2 (a new writer: bootstrapped), 100..110 are new there
+        commit_as(&t, "u", &write(&t, &[tagged(2, 40..110, "b")])).unwrap();
+        // one batch: 0..5 to partition 3, then back to 1; 50..55 back to partition 1
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&tagged(3, 0..5, "c")).unwrap();
+        w.write(&tagged(1, 0..5, "d")).unwrap();
+        w.write(&tagged(1, 50..55, "e")).unwrap();
+        commit_as(&t, "u", &w.prepare_commit().unwrap()).unwrap();
+        let got = placed(&t);
+        assert_eq!(got.len(), 110);
+        for (k, (p, b, v)) in &got {
+            let (wp, wv) = match k {
+                0..=4 => (1, format!("d{k}")),
+                50..=54 => (1, format!("e{k}")),
+                40..=109 => (2, format!("b{k}")),
+                _ => (1, format!("v{k}")),
+            };
+            assert_eq!((*p, v.as_str()), (wp, wv.as_str()), "key {k} (bucket {b})");
+        }
+        let mut per: BTreeMap<(i32, i32), usize> = BTreeMap::new();
+        for (p, b, _) in got.values() {
+            *per.entry((*p, *b)).or_default() += 1;
+        }
+        assert!(per.values().all(|&n| n <= 30), "{per:?}");
+        assert!(live_hash_files(&t).is_empty());
+    }
+
+    /// Partial-update keeps a moved key in its old partition (its partition column set to the
+    /// old value); first-row drops the row of a key that exists elsewhere.
+    #[test]
+    fn cross_partition_use_old_and_skip_new() {
+        for (engine, want) in [("partial-update", "n7"), ("first-row", "v7")] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = cross(dir.path(), &[("merge-engine", engine)]);
+            commit_as(&t, "u", &write(&t, &[rows(1, 0..10)])).unwrap();
+            commit_as(
+                &t,
+                "u",
+                &write(&t, &[tagged(2, 7..8, "n"), rows(2, 20..21)]),
+            )
+            .unwrap();
+            let got = placed(&t);
+            assert_eq!(got.len(), 11, "{engine}");
+            assert_eq!((got[&7].0, got[&7].2.as_str()), (1, want), "{engine}");
+            assert_eq!(got[&20].0, 2, "{engine}");
+        }
+    }
+
+    /// Two writers bootstrapped from one snapshot: the second to commit conflicts (it could put
+    /// a key in two partitions); its own later commits do not.
+    #[test]
+    fn concurrent_cross_partition_writers_conflict() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = cross(dir.path(), &[]);
+        commit_as(&t, "u0", &write(&t, &[rows(1, 0..10)])).unwrap();
+        // b's keys are new to its index, and a may have written them elsewhere
+        let a = write(&t, &[rows(2, 0..3)]);
+        let b = write(&t, &[rows(3, 100..103)]);
+        commit_as(&t, "a", &a).unwrap();
+        let e = commit_as(&t, "b", &b).unwrap_err();
+        assert!(matches!(e, Error::CommitConflict { .. }), "{e}");
+        let e = e.to_string();
         assert!(e.contains("cross-partition") && e.contains("db.x"), "{e}");
+        let got = placed(&t);
+        assert_eq!(got.len(), 10);
+        assert_eq!(got[&0].0, 2);
+        // a sequential writer sees a's keys
+        commit_as(&t, "c", &write(&t, &[rows(3, 0..1)])).unwrap();
+        assert_eq!(placed(&t)[&0].0, 3);
+    }
+
+    /// Java refuses `sequence.field` with cross-partition update; fixed buckets refuse a
+    /// primary key without the partition keys.
+    #[test]
+    fn cross_partition_refusals() {
+        let dir = tempfile::tempdir().unwrap();
+        for (opts, want) in [
+            (vec![("bucket", "2")], "must include all partition keys"),
+            (
+                vec![("sequence.field", "p")],
+                "sequence.field in cross partition",
+            ),
+        ] {
+            let e = create_cross(dir.path(), "y", &opts)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 }

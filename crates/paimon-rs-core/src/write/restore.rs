@@ -56,6 +56,15 @@ impl TableRestore {
         self.snapshot.as_ref().and_then(Option::as_ref)
     }
 
+    /// Fix the snapshot the writers restore from (the latest), if not fixed yet: a
+    /// cross-partition writer bootstraps its key index from it before any partition is read.
+    pub fn pin(&mut self, table: &FileStoreTable) -> Result<Option<&Snapshot>> {
+        if self.snapshot.is_none() {
+            self.snapshot = Some(table.snapshot_manager().latest()?);
+        }
+        Ok(self.snapshot())
+    }
+
     /// The id of the snapshot read, for commit messages: `Some(None)` = the table was empty,
     /// None = nothing was read yet.
     pub fn snapshot_id(&self) -> Option<Option<i64>> {

@@ -14,6 +14,7 @@ use rayon::prelude::*;
 use super::append_writer::AppendWriter;
 use super::assign::BucketAssigner;
 use super::buffer::{MemoryCounter, SharedInput};
+use super::cross_partition::{is_cross_partition, CrossPartitionIndex};
 use super::dynamic_bucket::{DynamicBucketAssigner, HashIndexChange};
 use super::input::{align_batch, filter_rows, AlignedBatch};
 use super::merge_tree_writer::MergeTreeWriter;
@@ -67,6 +68,28 @@ fn add_hash_changes(
     }
 }
 
+/// Rows grouped by partition (all in bucket 0, as [`TableWrite::route`] gives them in dynamic
+/// bucket mode) split by each row's bucket, in row order within a bucket.
+#[allow(clippy::type_complexity)]
+fn split_by_bucket(
+    routed: Vec<(WriterKey, (String, Vec<u32>))>,
+    bucket_of: impl Fn(u32) -> i32,
+) -> Vec<(WriterKey, (String, Vec<u32>))> {
+    let mut out = vec![];
+    for ((partition, _), (ppath, rows)) in routed {
+        let mut per: super::dynamic_bucket::IntMap<Vec<u32>> = Default::default();
+        for r in rows {
+            per.entry(bucket_of(r)).or_default().push(r);
+        }
+        let mut per: Vec<(i32, Vec<u32>)> = per.into_iter().collect();
+        per.sort_unstable_by_key(|(b, _)| *b);
+        for (bucket, rows) in per {
+            out.push(((partition.clone(), bucket), (ppath.clone(), rows)));
+        }
+    }
+    out
+}
+
 /// Arrow schema of the table's rows (field ids in metadata).
 pub fn table_arrow_schema(table: &FileStoreTable) -> SchemaRef {
     Arc::new(Schema::new(
@@ -102,6 +125,9 @@ pub struct TableWrite {
     /// Dynamic bucket mode (a primary-key table with `bucket = -1`): the assigner with its
     /// hash index, and the trimmed primary key's types it hashes.
     dynamic: Option<Dynamic>,
+    /// Cross-partition upsert (dynamic bucket mode, a primary key without every partition
+    /// key): the global key index (write/cross_partition.rs).
+    cross: Option<CrossPartitionIndex>,
 }
 
 /// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
@@ -143,19 +169,12 @@ impl TableWrite {
         let o = &table.options;
         let spiller = Spiller::new(SpillOptions::from_options(o));
         let file_ctx = file_context(&table, 0, FileSource::Append)?;
-        let dynamic = if pk && o.bucket == -1 {
-            if table
-                .partition_keys()
-                .iter()
-                .any(|p| !table.schema.primary_keys.contains(p))
-            {
-                return Err(Error::unsupported(
-                    "cross-partition upsert (bucket = -1 with a primary key that does not \
-                     contain every partition key); include the partition keys in the primary \
-                     key or set a fixed 'bucket' > 0",
-                )
-                .with_table(&table.name));
-            }
+        let cross = if is_cross_partition(&table) {
+            Some(CrossPartitionIndex::new(&table)?)
+        } else {
+            None
+        };
+        let dynamic = if pk && o.bucket == -1 && cross.is_none() {
             Some(Dynamic {
                 assigner: DynamicBucketAssigner::new(&table)?,
                 key_types: key_types.clone(),
@@ -198,6 +217,7 @@ impl TableWrite {
             ignore_previous: false,
             compact_settings,
             dynamic,
+            cross,
             kv_schema,
             row_schema,
             partition_idx,
@@ -309,10 +329,16 @@ impl TableWrite {
     }
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
-        let mut routed = self.route(&aligned)?;
-        if self.dynamic.is_some() {
-            routed = self.assign_dynamic(&aligned, routed)?;
-        }
+        let (aligned, routed) = match self.cross.is_some() {
+            true => self.route_cross_partition(aligned)?,
+            false => {
+                let mut routed = self.route(&aligned)?;
+                if self.dynamic.is_some() {
+                    routed = self.assign_dynamic(&aligned, routed)?;
+                }
+                (aligned, routed)
+            }
+        };
         // Primary-key buckets keep the checked batch itself (shared by all of them) and their
         // row indices: rows are copied once, when sorted rows are gathered for a file.
         let shared = self.kv_schema.as_ref().map(|_| {
@@ -373,6 +399,39 @@ impl TableWrite {
         self.enforce_budget()
     }
 
+    /// Cross-partition upsert: the rows routed through the key index (bootstrapped from the
+    /// snapshot the write restores from on first use), which may retract a moved key in its
+    /// old partition, move a row into its key's partition or drop it; then grouped by
+    /// (partition, bucket).
+    #[allow(clippy::type_complexity)]
+    fn route_cross_partition(
+        &mut self,
+        aligned: AlignedBatch,
+    ) -> Result<(AlignedBatch, Vec<(WriterKey, (String, Vec<u32>))>)> {
+        let Some(cross) = self.cross.as_mut() else {
+            return Err(Error::Internal("not a cross-partition write".into()));
+        };
+        if !cross.is_bootstrapped() {
+            let snapshot = self.restore.pin(&self.table)?;
+            cross.bootstrap(&self.table, snapshot)?;
+        }
+        let by_partition = self.route(&aligned)?;
+        let mut partitions: Vec<&[u8]> = vec![&[]; aligned.batch.num_rows()];
+        for ((p, _), (_, rows)) in &by_partition {
+            for &r in rows {
+                partitions[r as usize] = p;
+            }
+        }
+        let Some(cross) = self.cross.as_mut() else {
+            return Err(Error::Internal("not a cross-partition write".into()));
+        };
+        let routed = cross.route(&aligned, &partitions)?;
+        let rows = routed.rows;
+        let by_partition = self.route(&rows)?;
+        let out = split_by_bucket(by_partition, |r| routed.buckets[r as usize]);
+        Ok((rows, out))
+    }
+
     /// Dynamic bucket mode: the rows [`Self::route`] grouped by partition (all in bucket 0),
     /// split by the bucket the assigner gives each row's key, from the partition's hash index
     /// in the snapshot the write restores from.
@@ -406,22 +465,15 @@ impl TableWrite {
             .map(|&i| b.batch.column(i).clone())
             .collect();
         let hashes = crate::spec::bucket::compute_hashes(&keys, &d.key_types)?;
-        let mut out = vec![];
-        for ((partition, _), (ppath, rows)) in routed {
-            d.assigner.load(&self.table, &partition, None, live)?;
+        let mut buckets = vec![0; b.batch.num_rows()];
+        for ((partition, _), (_, rows)) in &routed {
+            d.assigner.load(&self.table, partition, None, live)?;
             let mine: Vec<i32> = rows.iter().map(|&r| hashes[r as usize]).collect();
-            let buckets = d.assigner.assign_all(&partition, &mine)?;
-            let mut per: super::dynamic_bucket::IntMap<Vec<u32>> = Default::default();
-            for (r, b) in rows.into_iter().zip(buckets) {
-                per.entry(b).or_default().push(r);
-            }
-            let mut per: Vec<(i32, Vec<u32>)> = per.into_iter().collect();
-            per.sort_unstable_by_key(|(b, _)| *b);
-            for (bucket, rows) in per {
-                out.push(((partition.clone(), bucket), (ppath.clone(), rows)));
+            for (&r, bk) in rows.iter().zip(d.assigner.assign_all(partition, &mine)?) {
+                buckets[r as usize] = bk;
             }
         }
-        Ok(out)
+        Ok(split_by_bucket(routed, |r| buckets[r as usize]))
     }
 
     /// While the buffers hold more than `write-buffer-size`: spill (or flush) the largest
