@@ -97,3 +97,16 @@ def test_refused(catalog, options, exc, match):
     with pytest.raises(exc, match=match):
         t = create(catalog, options, name="db.r")
         write(t, [("a", 1, "x", 1)])
+
+
+def test_overwrite_is_refused_and_loses_nothing(catalog):
+    """A dynamic overwrite would retract a moved key in its old partition and so replace that
+    partition too: refused before anything is written."""
+    t = create(catalog)
+    write(t, [("a", 1, "x", 1), ("b", 2, "y", 2), ("b", 3, "z", 3)])
+    for spec in [None, {"dt": "a"}]:
+        wb = t.new_batch_write_builder()
+        wb = wb.overwrite() if spec is None else wb.overwrite(spec)
+        with pytest.raises(paimon_rs.UnsupportedError, match="OVERWRITE of a cross-partition"):
+            wb.new_write()
+    assert rows_of(t) == [("a", 1, "x", 1), ("b", 2, "y", 2), ("b", 3, "z", 3)]

@@ -124,7 +124,7 @@ impl Table {
     #[pyo3(signature = (ignore_previous_files=false))]
     fn new_write(&self, ignore_previous_files: bool) -> PyResult<TableWrite> {
         let mut w = CoreWrite::new(self.inner.clone()).py_err()?;
-        w.ignore_previous_files(ignore_previous_files);
+        w.ignore_previous_files(ignore_previous_files).py_err()?;
         Ok(TableWrite {
             inner: Mutex::new(w),
         })

@@ -759,11 +759,23 @@ impl TableWrite {
 
     /// An overwrite's writer (Java's `withIgnorePreviousFiles`): its compactions see only the
     /// files it writes, since the commit replaces the live ones.
-    pub fn ignore_previous_files(&mut self, ignore: bool) {
+    ///
+    /// Refused for a cross-partition upsert table: a row whose key lives in a partition the
+    /// overwrite does not replace retracts it there, and a dynamic overwrite would then
+    /// replace that whole partition too, losing its other rows.
+    pub fn ignore_previous_files(&mut self, ignore: bool) -> Result<()> {
+        if ignore && self.cross.is_some() {
+            return Err(Error::unsupported(
+                "INSERT OVERWRITE of a cross-partition upsert table (a key's row may live in a \
+                 partition the overwrite does not replace); delete the rows, then write",
+            )
+            .with_table(&self.table.name));
+        }
         self.ignore_previous = ignore;
         for w in self.writers.values_mut() {
             w.ignore_previous_files(ignore);
         }
+        Ok(())
     }
 
     /// Whether this writer compacts (paimon-behaviour.md §1.6): primary-key tables unless
