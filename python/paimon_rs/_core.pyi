@@ -64,6 +64,10 @@ class Table:
     def compact(
         self, full: bool = True, partitions: Optional[List[Any]] = None, progress: Optional[Any] = None
     ) -> Optional[int]: ...
+    def sort_compact(
+        self, order_strategy: str, order_by: List[str], partitions: Optional[List[Any]] = None
+    ) -> Optional[int]: ...
+    def sort_index(self, order_strategy: str, order_by: List[str], batch: pa.RecordBatch) -> List[bytes]: ...
     def create_tag(
         self,
         name: str,
