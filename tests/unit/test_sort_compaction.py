@@ -166,3 +166,19 @@ def test_cli_sort_compaction(catalog, capsys):
     assert multiset(read(t)) == multiset(before)
     assert main(["compact", t.table_path, "--order-strategy", "zorder"]) == 2
     assert main(["compact", t.table_path, "--order-strategy", "zorder", "--order-by", "nope"]) == 1
+
+
+def test_sort_options_are_taken_and_checked(catalog):
+    t = make(catalog, "opts", {"zorder.var-length-contribution": "3",
+                               "sort-compaction.local-sample.magnification": "20"})
+    write(t, rows(500, 1))  # the options do not block writes
+    before = read(t)
+    assert t.sort_compact("zorder", ["s", "x"]) is not None
+    assert multiset(read(t)) == multiset(before)
+    b = read(t).to_batches()[0].select(SCHEMA.names)
+    assert len(t._core.sort_index("zorder", ["s", "x"], b)[0]) == 3 + 8
+    low = t.copy({"sort-compaction.local-sample.magnification": "19"})
+    with pytest.raises(InvalidArgumentError, match="greater than or equal to 20"):
+        low.sort_compact("zorder", ["x"])
+    with pytest.raises(InvalidArgumentError, match="var-length-contribution"):
+        t.copy({"zorder.var-length-contribution": "0"}).sort_compact("zorder", ["x"])
