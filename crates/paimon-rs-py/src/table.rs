@@ -674,6 +674,9 @@ impl CommitMessage {
     pub fn from_core(inner: CoreMessage) -> Self {
         CommitMessage { inner }
     }
+    pub fn into_core(self) -> CoreMessage {
+        self.inner
+    }
 }
 
 #[pymethods]
@@ -792,6 +795,21 @@ impl TableCommit {
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || self.inner.commit_as(&msgs, commit_identifier, mode));
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Commit compaction increments as one OVERWRITE snapshot removing exactly their inputs
+    /// (sort compaction); once per (commit user, identifier).
+    fn commit_rewrite(
+        &self,
+        py: Python<'_>,
+        messages: Vec<CommitMessage>,
+        commit_identifier: i64,
+    ) -> PyResult<Option<i64>> {
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || self.inner.commit_rewrite(&msgs, commit_identifier));
         crate::logbridge::flush(py);
         r.py_err()
     }

@@ -397,6 +397,85 @@ pub fn sort_compact_table(
     run().map_err(|e| e.with_table(&table.name))
 }
 
+/// The driver's half of a distributed sort compaction (`paimon_rs.spark.sort_compact`): the
+/// checks of [`sort_compact_table`], then the latest snapshot's id and one split per selected
+/// partition (its files: what the rewrite removes). None if the table has no snapshot.
+pub fn sort_compaction_plan(
+    table: &FileStoreTable,
+    order_strategy: &str,
+    order_by: &[String],
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<(i64, Vec<Split>)>> {
+    let run = || -> Result<Option<(i64, Vec<Split>)>> {
+        check_sort_compactable(table)?;
+        SortSpec::new(table, order_strategy, order_by)?;
+        let Some(snapshot) = table.snapshot_manager().latest()? else {
+            return Ok(None);
+        };
+        let mut splits = bucket_splits(table, &snapshot, partitions)?;
+        splits.retain(|s| !s.files.is_empty());
+        splits.sort_by(|a, b| a.bucket_path.cmp(&b.bucket_path));
+        Ok(Some((snapshot.id, splits)))
+    };
+    run().map_err(|e| e.with_table(&table.name))
+}
+
+/// The rewrite messages of a distributed sort compaction: per planned split, its files as
+/// `compact_before` and the files the tasks wrote into that partition (`written`: append
+/// messages of new files) as `compact_after`. New files outside the planned partitions, or
+/// messages carrying anything but new data files, are refused (nothing may be lost or added
+/// outside the rewrite).
+pub fn rewrite_messages(
+    table: &FileStoreTable,
+    planned: &[Split],
+    written: &[CommitMessage],
+) -> Result<Vec<CommitMessage>> {
+    let mut out: Vec<CommitMessage> = planned
+        .iter()
+        .map(|s| CommitMessage {
+            partition: s.partition.clone(),
+            bucket: s.bucket,
+            total_buckets: s.total_buckets,
+            data_increment: DataIncrement::default(),
+            compact_increment: CompactIncrement::of(s.files.clone(), vec![]),
+            restored_snapshot: Some(Some(s.snapshot_id)),
+        })
+        .collect();
+    for m in written {
+        let d = &m.data_increment;
+        if !m.compact_increment.is_empty()
+            || !d.deleted_files.is_empty()
+            || !d.changelog_files.is_empty()
+            || !d.new_index_files.is_empty()
+            || !d.deleted_index_files.is_empty()
+        {
+            return Err(Error::invalid(format!(
+                "sort compaction of {}: a task's message carries more than new data files",
+                table.name
+            )));
+        }
+        if d.new_files.is_empty() {
+            continue;
+        }
+        let target = out
+            .iter_mut()
+            .find(|o| o.partition == m.partition && o.bucket == m.bucket)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "sort compaction of {}: a task wrote {} file(s) into bucket {} of a                      partition that was not planned",
+                    table.name,
+                    d.new_files.len(),
+                    m.bucket
+                ))
+            })?;
+        target
+            .compact_increment
+            .compact_after
+            .extend(d.new_files.iter().cloned());
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
