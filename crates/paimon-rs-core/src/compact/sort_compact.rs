@@ -611,8 +611,53 @@ mod tests {
             let keys = spec.index_bytes(&all).unwrap();
             assert!(keys.windows(2).all(|w| w[0] <= w[1]));
         }
-        // bucketed tables are refused as Java refuses them
+        // an unknown strategy is named
         let err = SortSpec::new(&t, "spiral", &["x".into()]).unwrap_err();
         assert!(err.to_string().contains("order_strategy"), "{err}");
+    }
+
+    /// The distributed rewrite: the tasks' new files become the compact_after of their
+    /// partition's planned split; new files elsewhere, or messages with more than new files,
+    /// are refused.
+    #[test]
+    fn rewrite_messages_join_the_plan_and_refuse_strays() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        append(&t, rows(1, 0..100));
+        append(&t, rows(2, 0..100));
+        let (sid, plan) = sort_compaction_plan(&t, "hilbert", &["x".into(), "y".into()], None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(plan.len(), 2);
+        let p1: Vec<Split> = plan
+            .iter()
+            .filter(|s| s.partition == plan[0].partition)
+            .cloned()
+            .collect();
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&rows(1, 0..100)).unwrap();
+        let written = w.prepare_commit().unwrap();
+        let msgs = rewrite_messages(&t, &p1, &written).unwrap();
+        assert_eq!(msgs.len(), 1);
+        assert_eq!(msgs[0].compact_increment.compact_before, p1[0].files);
+        assert_eq!(
+            msgs[0].compact_increment.compact_after,
+            written[0].data_increment.new_files
+        );
+        let id = FileStoreCommit::new(t.clone(), "s".into())
+            .commit_rewrite(&msgs, BATCH_COMMIT_IDENTIFIER)
+            .unwrap()
+            .unwrap();
+        assert!(id > sid);
+        assert_eq!(live_rows(&t), 200);
+        // a file of partition 2 is not in a plan of partition 1 only
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&rows(2, 0..10)).unwrap();
+        let stray = w.prepare_commit().unwrap();
+        let err = rewrite_messages(&t, &p1, &stray).unwrap_err();
+        assert!(err.to_string().contains("not planned"), "{err}");
+        let mut odd = stray.clone();
+        odd[0].compact_increment.compact_before = odd[0].data_increment.new_files.clone();
+        assert!(rewrite_messages(&t, &plan, &odd).is_err());
     }
 }
