@@ -352,6 +352,29 @@ class Table:
         progress(dataclasses.replace(end, done=True))
         return sid
 
+    def sort_compact(self, order_strategy: str, order_by: List[str],
+                     partitions: Optional[List[Dict[str, Any]]] = None) -> Optional[int]:
+        """Sort compaction: rewrite the table's files with their rows clustered by
+        ``order_by``, so that filters on those columns skip most files (min/max statistics).
+
+        ``order_strategy``: ``"order"`` (lexicographic, nulls first), ``"zorder"`` or
+        ``"hilbert"`` (at least two columns), with Java Paimon's index bytes per type (files
+        clustered here prune like files Java clusters). For bucket-unaware append tables
+        (``bucket = -1``); ``partitions`` limits it to the partitions matching one of the given
+        ``{column: value}`` specs. Each partition's rows are sorted whole and written in files
+        of ``target-file-size``; one OVERWRITE snapshot replaces exactly the files read, so an
+        append committed meanwhile stays, and a commit that removed one of those files raises
+        ``CommitConflictError`` (nothing committed). Returns the snapshot id, ``None`` if there
+        were no files. Raises ``InvalidArgumentError`` for an unknown strategy or column, and
+        for bucketed tables (as Java: "Sort Compact only supports bucket=-1 yet.");
+        ``UnsupportedError`` for nested order columns, dynamic-bucket primary-key tables and
+        deletion-vector tables (not implemented). See docs/compaction.md, "Sort compaction"."""
+        batches = None
+        if partitions is not None:
+            schema = self.arrow_schema
+            batches = [_partition_batch(schema, p, "sort_compact") for p in partitions]
+        return self._core.sort_compact(order_strategy, list(order_by), batches)
+
     def compaction_plan(self) -> List[Any]:
         """Per (partition, bucket) of the latest snapshot: the sorted runs and what a compaction
         would do now and why — a list of ``paimon_rs.compaction.BucketCompactionPlan``

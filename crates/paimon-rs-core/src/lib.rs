@@ -63,10 +63,16 @@ pub use write::TableWrite;
 pub use compact::distributed::{compact_one_bucket, plan_buckets};
 pub use compact::plan::{compaction_plan, compaction_summary, reason_name};
 pub use compact::progress::CompactProgress;
+// Sort compaction (#28): order / z-order / hilbert clustering of bucket-unaware tables.
+pub use compact::sort_compact::{
+    check_sort_compactable, rewrite_messages, sort_compact_table, sort_compaction_plan, sort_split,
+    write_sorted, SortSpec,
+};
 pub use compact::{
     compact_table, compact_table_with_progress, BucketCompactor, CompactSettings, PickClock,
     RunShape, UniversalCompaction,
 };
+pub use sort::curve::{hilbert_indexes, z_indexes, OrderStrategy};
 
 // Merge, sort and key-value files (benches and integration tests drive them directly).
 pub use kv::{

@@ -117,6 +117,10 @@ const MAINTENANCE_PREFIXES: &[&str] = &[
     "compaction.",
     "full-compaction.delta-commits",
     "write-only",
+    // sort compaction (compact/sort_compact.rs): the bytes a string column gives a z-index,
+    // and Java's sample size floor (checked, no sampling here)
+    "zorder.var-length-contribution",
+    "sort-compaction.local-sample.magnification",
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -106,3 +106,49 @@ pub fn compact_bucket(
     crate::logbridge::flush(py);
     Ok(r.py_err()?.map(CommitMessage::from_core))
 }
+
+/// The driver's plan of `paimon_rs.spark.sort_compact`: (snapshot id, one serialized split
+/// per selected partition, its files being what the rewrite removes); None if the table has no
+/// snapshot. Refuses what `Table.sort_compact` refuses.
+#[pyfunction]
+#[pyo3(signature = (table, order_strategy, order_by, partitions=None))]
+pub fn sort_compaction_plan<'py>(
+    py: Python<'py>,
+    table: &Table,
+    order_strategy: String,
+    order_by: Vec<String>,
+    partitions: Option<Vec<Bound<'py, PyAny>>>,
+) -> PyResult<Option<(i64, Vec<Bound<'py, PyBytes>>)>> {
+    let t = table.core().clone();
+    let specs = crate::table::partition_specs(&t, partitions, "sort_compact")?;
+    let plan = crate::pool::detach(py, || {
+        paimon_rs_core::sort_compaction_plan(&t, &order_strategy, &order_by, specs.as_deref())
+    })
+    .py_err()?;
+    let Some((id, splits)) = plan else {
+        return Ok(None);
+    };
+    let items = splits
+        .iter()
+        .map(|s| Ok(PyBytes::new(py, &s.to_bytes().py_err()?)))
+        .collect::<PyResult<Vec<_>>>()?;
+    Ok(Some((id, items)))
+}
+
+/// The rewrite messages of `paimon_rs.spark.sort_compact`: per planned split (`plan`), its
+/// files removed and the new files the tasks wrote into its partition (`written`) added.
+#[pyfunction]
+pub fn sort_compaction_messages(
+    table: &Table,
+    plan: Vec<Vec<u8>>,
+    written: Vec<CommitMessage>,
+) -> PyResult<Vec<CommitMessage>> {
+    let splits = plan
+        .iter()
+        .map(|b| CoreSplit::from_bytes(b))
+        .collect::<paimon_rs_core::Result<Vec<_>>>()
+        .py_err()?;
+    let written: Vec<_> = written.into_iter().map(|m| m.into_core()).collect();
+    let out = paimon_rs_core::rewrite_messages(table.core(), &splits, &written).py_err()?;
+    Ok(out.into_iter().map(CommitMessage::from_core).collect())
+}

@@ -36,6 +36,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
     m.add_function(wrap_pyfunction!(table::release_lookup_caches, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::sort_compaction_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(
+        compaction_ops::sort_compaction_messages,
+        m
+    )?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compact_bucket, m)?)?;

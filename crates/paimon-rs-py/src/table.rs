@@ -310,6 +310,51 @@ impl Table {
         r.py_err()
     }
 
+    /// Sort compaction (#28): the live files of the selected partitions (one-row batches of
+    /// partition values, all if None) rewritten in `order_strategy` order ("order", "zorder",
+    /// "hilbert") over `order_by`, committed as one OVERWRITE snapshot of exactly the files
+    /// read. Its id, or None if there were no files.
+    #[pyo3(signature = (order_strategy, order_by, partitions=None))]
+    fn sort_compact(
+        &self,
+        py: Python<'_>,
+        order_strategy: String,
+        order_by: Vec<String>,
+        partitions: Option<Vec<Bound<'_, PyAny>>>,
+    ) -> PyResult<Option<i64>> {
+        let specs = partition_specs(&self.inner, partitions, "sort_compact")?;
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || {
+            paimon_rs_core::sort_compact_table(
+                &self.inner,
+                &order_strategy,
+                &order_by,
+                specs.as_deref(),
+            )
+        });
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Java's z-order (`ZIndexer`) or hilbert (`HilbertIndexer`) index bytes of each row of
+    /// `batch` (a pyarrow RecordBatch of the table's columns) over `order_by`; for "order",
+    /// the comparable row encoding of the order columns.
+    fn sort_index<'py>(
+        &self,
+        py: Python<'py>,
+        order_strategy: String,
+        order_by: Vec<String>,
+        batch: PyArrowType<RecordBatch>,
+    ) -> PyResult<Vec<Bound<'py, PyBytes>>> {
+        let batch = batch.0;
+        let keys = crate::pool::detach(py, || {
+            let spec = paimon_rs_core::SortSpec::new(&self.inner, &order_strategy, &order_by)?;
+            spec.index_bytes(&batch)
+        })
+        .py_err()?;
+        Ok(keys.iter().map(|k| PyBytes::new(py, k)).collect())
+    }
+
     /// Remove orphan files last modified before `older_than_millis` (epoch millis); returns the
     /// removed files with their sizes and the removed empty directories (what would be removed,
     /// with `dry_run`).
@@ -629,6 +674,9 @@ impl CommitMessage {
     pub fn from_core(inner: CoreMessage) -> Self {
         CommitMessage { inner }
     }
+    pub fn into_core(self) -> CoreMessage {
+        self.inner
+    }
 }
 
 #[pymethods]
@@ -747,6 +795,21 @@ impl TableCommit {
         let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || self.inner.commit_as(&msgs, commit_identifier, mode));
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Commit compaction increments as one OVERWRITE snapshot removing exactly their inputs
+    /// (sort compaction); once per (commit user, identifier).
+    fn commit_rewrite(
+        &self,
+        py: Python<'_>,
+        messages: Vec<CommitMessage>,
+        commit_identifier: i64,
+    ) -> PyResult<Option<i64>> {
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || self.inner.commit_rewrite(&msgs, commit_identifier));
         crate::logbridge::flush(py);
         r.py_err()
     }

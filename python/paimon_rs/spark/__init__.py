@@ -16,6 +16,10 @@ and its measurements).
 - ``compact(spark, table, full=False, partitions=None)``: the driver plans the buckets that need
   compaction, one task per bucket rewrites them and returns a commit message, the driver
   commits one COMPACT snapshot (exactly once, as ``write``).
+- ``sort_compact(spark, table, order_strategy, order_by, partitions=None)``: sort compaction
+  (order / z-order / hilbert): the sort key computed per row, Spark's ``repartitionByRange`` and
+  ``sortWithinPartitions`` over it, the tasks write in that order, the driver commits one
+  OVERWRITE snapshot removing exactly the files it planned (exactly once, as ``compact``).
 - ``register_data_source(spark)``: ``spark.read.format("paimon_rs")``,
   ``df.write.format("paimon_rs")``, ``spark.readStream.format("paimon_rs")`` and
   ``df.writeStream.format("paimon_rs")`` through the Python Data Source API.
@@ -27,7 +31,8 @@ Modules, each importing only those above it (no import circle, none deferred to 
 ``common`` (table cache, types, task and error context, session confs) <- ``commit`` (exactly
 once: collect, choose attempts, commit, sweep), ``shuffle`` (bucket hash, packed shuffle,
 ``distribute``), ``parquet`` (the hybrid read's Spark Parquet path) <- ``writer`` (``write``),
-``reader`` (``read``), ``compaction`` (``compact``) <- ``sink`` (the Data Source writers' task
+``reader`` (``read``), ``compaction`` (``compact``) <- ``sort_compaction`` (``sort_compact``),
+``sink`` (the Data Source writers' task
 side, batch and stream) <- ``streaming`` (Structured Streaming's reader and writer) <-
 ``source`` (the Data Sources ``paimon_rs`` and ``paimon_rs_audit_log``). This module
 re-exports the public names; ``sink``, ``streaming`` and ``source`` import
@@ -46,6 +51,7 @@ from paimon_rs.spark.common import spark_schema_of
 from paimon_rs.spark.compaction import compact
 from paimon_rs.spark.reader import plan_splits, read
 from paimon_rs.spark.shuffle import PACK_BUFFER_BYTES, WRITE_KEY_COLUMN, distribute
+from paimon_rs.spark.sort_compaction import sort_compact
 from paimon_rs.spark.writer import (
     ARROW_BATCH_CONF,
     ARROW_BYTES_CONF,
@@ -59,7 +65,7 @@ from paimon_rs.spark.writer import (
 FILTER_PUSHDOWN_CONF = "spark.sql.python.filterPushdown.enabled"
 
 __all__ = [
-    "write", "read", "compact", "distribute", "register_data_source", "spark_schema_of", "plan_splits",
+    "write", "read", "compact", "sort_compact", "distribute", "register_data_source", "spark_schema_of", "plan_splits",
     "WRITE_KEY_COLUMN", "ARROW_BATCH_CONF", "ARROW_BYTES_CONF", "NO_BYTE_CAP", "WRITE_BATCH_ROWS",
     "WRITE_BATCH_BYTES", "PACK_BUFFER_BYTES", "SETTLE_TIMEOUT_S", "SETTLE_GRACE_S", "FILTER_PUSHDOWN_CONF",
 ]

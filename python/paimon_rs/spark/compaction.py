@@ -70,13 +70,7 @@ def compact(spark: Any, table: Table, full: bool = False, partitions: Optional[L
     removed the inputs: ``CommitConflictError``) leaves the table as it was."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
-    specs = None
-    if partitions is not None:
-        from paimon_rs.table import _partition_batch
-
-        if isinstance(partitions, dict):
-            raise InvalidArgumentError("paimon_rs.spark.compact: partitions is a list of {column: value} dicts")
-        specs = [_partition_batch(table.arrow_schema, p, "compact") for p in partitions]
+    specs = _partition_specs(table, partitions, "compact")
     work = list(_core.compaction_work(table._core, bool(full), specs))
     if not work:
         return None
@@ -87,6 +81,31 @@ def compact(spark: Any, table: Table, full: bool = False, partitions: Optional[L
     builder.with_commit_user(f"compact-{uuid.uuid4()}")
     return _run_bucket_tasks(spark, table, work, _bind_compact(spec), builder, file_prefix,
                              f"paimon_rs.spark.compact of {table.identifier}")
+
+
+def _partition_specs(table: Table, partitions: Optional[List[Dict[str, Any]]], what: str) -> Optional[List[Any]]:
+    """``partitions`` (``[{column: value}, ...]``) as the one-row batches the engine takes."""
+    if partitions is None:
+        return None
+    from paimon_rs.table import _partition_batch
+
+    if isinstance(partitions, dict):
+        raise InvalidArgumentError(f"paimon_rs.spark.{what}: partitions is a list of {{column: value}} dicts")
+    return [_partition_batch(table.arrow_schema, p, what) for p in partitions]
+
+
+def _message_batch(pid: int, attempt: int, task_attempt_id: int, messages: List[bytes]) -> pa.RecordBatch:
+    """A task attempt's serialized commit messages as rows of ``_MESSAGE_SCHEMA`` (partition and
+    bucket left out: one task owns what it wrote)."""
+    n = len(messages)
+    return pa.RecordBatch.from_pydict({
+        "spark_partition": pa.array([pid] * n, pa.int32()),
+        "attempt": pa.array([attempt] * n, pa.int32()),
+        "task_attempt_id": pa.array([task_attempt_id] * n, pa.int64()),
+        "bucket": pa.array([0] * n, pa.int32()),
+        "partition": pa.array([b""] * n, pa.binary()),
+        "message": pa.array(messages, pa.binary()),
+    })
 
 
 def _bind_compact(spec: _CompactSpec) -> Callable[[Table, bytes, int, int], List[CommitMessage]]:
@@ -112,14 +131,7 @@ def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
             for item in b.column("item").to_pylist():
                 out.extend(m.to_bytes() for m in task(t, item, pid, attempt) if not m.is_empty())
         if out:
-            yield pa.RecordBatch.from_pydict({
-                "spark_partition": pa.array([pid] * len(out), pa.int32()),
-                "attempt": pa.array([attempt] * len(out), pa.int32()),
-                "task_attempt_id": pa.array([task_attempt_id] * len(out), pa.int64()),
-                "bucket": pa.array([0] * len(out), pa.int32()),
-                "partition": pa.array([b""] * len(out), pa.binary()),
-                "message": pa.array(out, pa.binary()),
-            })
+            yield _message_batch(pid, attempt, task_attempt_id, out)
 
     rows = list(enumerate(work))
     idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")

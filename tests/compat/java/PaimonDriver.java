@@ -75,6 +75,8 @@ import org.apache.paimon.types.DecimalType;
 import org.apache.paimon.types.MapType;
 import org.apache.paimon.types.RowKind;
 import org.apache.paimon.types.RowType;
+import org.apache.paimon.sort.hilbert.HilbertIndexer;
+import org.apache.paimon.sort.zorder.ZIndexer;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -191,6 +193,8 @@ public final class PaimonDriver {
                 return schema(req);
             case "system_table":
                 return systemTable(req);
+            case "sort_index":
+                return sortIndex(req);
             default:
                 throw new IllegalArgumentException("unknown command " + cmd);
         }
@@ -983,6 +987,41 @@ public final class PaimonDriver {
             picked.add(index.get(f.fileName()));
         }
         return o;
+    }
+
+    // ------------------------------------------------------------------ sort compaction
+
+    /**
+     * Java's sort-compaction index bytes (base64) of `rows` (the table's row type) over
+     * `columns`: `strategy` "zorder" (ZIndexer, `var_size` bytes per string column, default 8)
+     * or "hilbert" (HilbertIndexer).
+     */
+    private static JsonNode sortIndex(JsonNode req) throws Exception {
+        Table t = table(req);
+        RowType rt = t.rowType();
+        List<String> cols = new ArrayList<>();
+        for (JsonNode c : req.get("columns")) {
+            cols.add(c.asText());
+        }
+        String strategy = req.get("strategy").asText();
+        ZIndexer z = null;
+        HilbertIndexer h = null;
+        if (strategy.equals("zorder")) {
+            z = new ZIndexer(rt, cols, req.path("var_size").asInt(8));
+            z.open();
+        } else if (strategy.equals("hilbert")) {
+            h = new HilbertIndexer(rt, cols);
+            h.open();
+        } else {
+            throw new IllegalArgumentException("strategy " + strategy);
+        }
+        ArrayNode out = NODES.arrayNode();
+        for (JsonNode row : req.get("rows")) {
+            InternalRow r = (InternalRow) fromJson(row, rt);
+            byte[] b = z != null ? z.index(r) : h.index(r);
+            out.add(Base64.getEncoder().encodeToString(b));
+        }
+        return out;
     }
 
     // ------------------------------------------------------------------ values

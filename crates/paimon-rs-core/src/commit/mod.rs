@@ -297,6 +297,55 @@ impl FileStoreCommit {
         );
     }
 
+    /// Commit the compaction increments of `messages` (inputs removed, outputs added) as one
+    /// OVERWRITE snapshot: sort compaction (paimon-behaviour.md §16) rewrites exactly the files
+    /// it read, so a concurrent append survives beside it, and a concurrent commit that removed
+    /// one of those files makes this one fail with `CommitConflict` (nothing is lost). Lands
+    /// once per (commit user, identifier), as [`Self::commit_as`]. Returns the snapshot id, or
+    /// None if there was nothing to commit.
+    pub fn commit_rewrite(
+        &self,
+        messages: &[CommitMessage],
+        commit_identifier: i64,
+    ) -> Result<Option<i64>> {
+        let run = || -> Result<Option<i64>> {
+            for m in messages {
+                m.check_supported()?;
+                if !m.data_increment.is_empty() {
+                    return Err(Error::invalid(
+                        "a rewrite commit carries compaction increments only",
+                    ));
+                }
+            }
+            let changes = collect_changes(messages);
+            let index = index::index_changes(messages, true);
+            let extras = Extras {
+                changelog: &[],
+                index: &index,
+                hash_bases: &[],
+            };
+            if changes.compact.is_empty() && extras.is_empty() {
+                return Ok(None);
+            }
+            if commit_identifier != BATCH_COMMIT_IDENTIFIER {
+                if let Some(id) = self.committed_identifier(commit_identifier, None)? {
+                    return Ok(Some(id));
+                }
+            }
+            self.check_messages(messages)?;
+            let mut phase = Phase::Compact {
+                entries: changes.compact,
+            };
+            let id =
+                self.try_commit(&mut phase, extras, CommitKind::Overwrite, commit_identifier)?;
+            if let Some(id) = id {
+                self.maintain(id);
+            }
+            Ok(id)
+        };
+        run().map_err(|e| e.with_table(&self.table.name))
+    }
+
     /// Drop `partitions` in one OVERWRITE snapshot (Java's `FileStoreCommit.dropPartitions`).
     /// Returns its id, None when no live file was in them.
     pub fn drop_partitions(

@@ -12,6 +12,7 @@ pub(crate) mod levels;
 mod lookup_rewrite;
 pub mod plan;
 pub mod progress;
+pub mod sort_compact;
 mod task;
 mod universal;
 mod work;

@@ -20,6 +20,7 @@ use tempfile::NamedTempFile;
 use crate::error::{Error, Result};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 
+pub mod curve;
 pub mod spill_dir;
 use spill_dir::SpillDir;
 

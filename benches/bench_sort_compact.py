@@ -1,0 +1,102 @@
+"""Sort compaction (#28): files a range query reads, unsorted vs order / zorder / hilbert, and
+the time the sort compaction takes.
+
+One bucket-unaware append table (``x``, ``y`` BIGINT uniform in [0, 1,000,000), ``v`` STRING),
+written unsorted in ``--commits`` commits with ``target-file-size`` = ``--file-size``, so every
+file spans the whole (x, y) square. The query ``x < 100,000 AND y < 100,000`` (1% of the square)
+is planned with the filter pushed down (files pruned by their min/max statistics) and the files
+of its splits counted. Then, for each strategy, ``table.sort_compact(strategy, ["x", "y"])`` is
+timed from the unsorted table (rolled back to the unsorted snapshot between strategies), the
+query's files counted again, and the query's rows checked equal to the unsorted answer.
+
+    python benches/bench_sort_compact.py            # 10,000,000 rows, 10 commits, 2 MB files
+    python benches/bench_sort_compact.py --smoke    # 200,000 rows, 4 commits, 256 KB files
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_rs import CatalogFactory, Schema
+
+SCHEMA = pa.schema([("x", pa.int64()), ("y", pa.int64()), ("v", pa.string())])
+SIDE = 1_000_000
+
+
+def batch(n: int, rng: np.random.Generator) -> pa.Table:
+    x = rng.integers(0, SIDE, n)
+    y = rng.integers(0, SIDE, n)
+    v = pa.array(np.char.add("v", (x % 100_000).astype(str)).tolist(), pa.string())
+    return pa.table({"x": pa.array(x, pa.int64()), "y": pa.array(y, pa.int64()), "v": v}, schema=SCHEMA)
+
+
+def query(table, hi: int) -> tuple[int, int, int]:
+    """(files planned, total live files, rows matching) of ``x < hi AND y < hi``."""
+    rb = table.new_read_builder()
+    pb = rb.new_predicate_builder()
+    pred = pb.and_predicates([pb.less_than("x", hi), pb.less_than("y", hi)])
+    rb = rb.with_filter(pred)
+    splits = rb.new_scan().plan().splits()
+    files = sum(len(s.file_paths) for s in splits)
+    got = rb.new_read().to_arrow(splits)
+    rows = got.filter(pc.and_(pc.less(got["x"], hi), pc.less(got["y"], hi))).num_rows
+    all_splits = table.new_read_builder().new_scan().plan().splits()
+    return files, sum(len(s.file_paths) for s in all_splits), rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--commits", type=int, default=10)
+    ap.add_argument("--file-size", default="2mb")
+    ap.add_argument("--strategies", default="order,zorder,hilbert")
+    ap.add_argument("--smoke", action="store_true")
+    a = ap.parse_args()
+    if a.smoke:
+        a.rows, a.commits, a.file_size = 200_000, 4, "256kb"
+    hi = SIDE // 10
+    rng = np.random.default_rng(28)
+    with tempfile.TemporaryDirectory(prefix="bench-sort-") as wh:
+        cat = CatalogFactory.create({"warehouse": wh})
+        cat.create_database("db", True)
+        opts = {"bucket": "-1", "target-file-size": a.file_size}
+        cat.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, options=opts), False)
+        t = cat.get_table("db.t")
+        t0 = time.perf_counter()
+        per = a.rows // a.commits
+        for _ in range(a.commits):
+            wb = t.new_batch_write_builder()
+            w, c = wb.new_write(), wb.new_commit()
+            w.write_arrow(batch(per, rng))
+            c.commit(w.prepare_commit())
+            w.close()
+            c.close()
+        write_s = time.perf_counter() - t0
+        unsorted_id = t.latest_snapshot_id()
+        files, total, rows = query(t, hi)
+        print(f"{a.rows:,} rows written unsorted in {a.commits} commits: {write_s:.1f} s; "
+              f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
+        print(f"query x < {hi:,} AND y < {hi:,} ({rows:,} rows)\n")
+        print(f"{'layout':<10} {'files read':>10} {'of files':>9} {'share':>7} {'sort s':>8} {'cpu s':>7} "
+              f"{'rows/s':>11}")
+        print(f"{'unsorted':<10} {files:>10} {total:>9} {files / total:>7.1%}")
+        for strategy in a.strategies.split(","):
+            t0, c0 = time.perf_counter(), time.process_time()
+            t.sort_compact(strategy, ["x", "y"])
+            secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+            f, n, r = query(t, hi)
+            assert r == rows, (strategy, r, rows)
+            print(f"{strategy:<10} {f:>10} {n:>9} {f / n:>7.1%} {secs:>8.1f} {cpu:>7.1f} {a.rows / secs:>11,.0f}")
+            t.rollback_to(unsorted_id)
+        print(f"\nload after: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

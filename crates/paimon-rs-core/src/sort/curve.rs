@@ -1,0 +1,646 @@
+//! The sort keys of sort compaction (paimon-behaviour.md §16): z-order and hilbert indexes
+//! with Java Paimon's byte layout per type, so that files we cluster prune like files Java
+//! clusters, and the plain lexicographic order of `order_strategy = order`.
+//!
+//! Z-order (Java's `ZIndexer` / `ZOrderByteUtils`): every order column becomes a fixed-width
+//! byte string (8 bytes; `zorder.var-length-contribution` bytes for CHAR / VARCHAR / BINARY /
+//! VARBINARY), null = all zero bytes, and the index interleaves their bits, most significant
+//! first: bit 7 of byte 0 of each column in turn, then bit 6, and so on; a column shorter than
+//! the others drops out once its bytes are used up. Per type:
+//! * TINYINT, SMALLINT, INT, DATE, TIME (millis of day), BIGINT: the value widened to a long,
+//!   sign bit flipped, big-endian;
+//! * TIMESTAMP, TIMESTAMP_LTZ: epoch milliseconds (floored) as BIGINT;
+//! * FLOAT, DOUBLE: the bits of the value as a double (`Double.doubleToLongBits`, NaN made
+//!   canonical) `l ^ ((l >> 31) | i64::MIN)` — Java shifts by `Integer.SIZE - 1`, so only
+//!   the low half of a negative value's bits is flipped; kept as Java does it;
+//! * BOOLEAN: first byte 0x81 for true, 0 for false;
+//! * DECIMAL: the unscaled value's minimal big-endian two's-complement bytes
+//!   (`BigInteger.toByteArray`), truncated or zero-filled on the right to 8 bytes;
+//! * strings and binaries: the first bytes (UTF-8), zero-filled on the right.
+//!
+//! Hilbert (Java's `HilbertIndexer`, at least two columns): every column becomes a long —
+//! TINYINT as its unsigned byte, SMALLINT / INT / DATE / TIME / BIGINT widened, TIMESTAMP as
+//! epoch millis, FLOAT / DOUBLE as `Double.doubleToLongBits`, DECIMAL as its integer part
+//! (`BigDecimal.longValue`), BOOLEAN true = `Long.MAX_VALUE` and false = 0, strings and
+//! binaries as their first 8 bytes read big-endian (fewer bytes are right-aligned), null =
+//! `Long.MAX_VALUE` — and the index is the point's distance along a 63-bit hilbert curve of
+//! that many dimensions, as a big-endian two's-complement integer left-padded (or truncated,
+//! keeping the high bytes) to 63 bytes. The curve is John Skilling's "Programming the Hilbert
+//! curve" (AIP Conf. Proc. 707, 2004; AxesToTranspose, then the transposed bits read
+//! dimension-interleaved from the high bit), which is what Java's dependency
+//! (davidmoten/hilbert-curve, `HilbertCurve.index`) implements.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+    Int8Type, Time32MillisecondType, TimestampMicrosecondType, TimestampMillisecondType,
+    TimestampNanosecondType, TimestampSecondType,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType as ArrowType, TimeUnit};
+
+use crate::error::{Error, Result};
+use crate::spec::types::{DataType, TypeKind};
+
+/// Java's `PRIMITIVE_BUFFER_SIZE`: the bytes a fixed-width column contributes to a z-index.
+pub const Z_PRIMITIVE_BYTES: usize = 8;
+/// Bits per dimension of Java's hilbert curve (`HilbertIndexer.BITS_NUM`).
+const H_BITS: u32 = 63;
+/// Bytes of a hilbert index (Java pads the index to `BITS_NUM` bytes).
+pub const H_INDEX_BYTES: usize = 63;
+/// A null (and `true`) in a hilbert column (`HilbertIndexer.PRIMITIVE_EMPTY`).
+const H_EMPTY: i64 = i64::MAX;
+
+/// The sort strategies of sort compaction (Java's `OrderType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderStrategy {
+    Order,
+    ZOrder,
+    Hilbert,
+}
+
+impl OrderStrategy {
+    /// `order`, `zorder` or `hilbert` (any case, as Java's `OrderType.of`).
+    pub fn parse(s: &str) -> Result<Self> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "order" => Ok(OrderStrategy::Order),
+            "zorder" => Ok(OrderStrategy::ZOrder),
+            "hilbert" => Ok(OrderStrategy::Hilbert),
+            _ => Err(Error::invalid(format!(
+                "order_strategy must be 'order', 'zorder' or 'hilbert', got '{s}'"
+            ))),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            OrderStrategy::Order => "order",
+            OrderStrategy::ZOrder => "zorder",
+            OrderStrategy::Hilbert => "hilbert",
+        }
+    }
+}
+
+fn is_var(t: &DataType) -> bool {
+    matches!(
+        t.kind,
+        TypeKind::Char(_) | TypeKind::VarChar(_) | TypeKind::Binary(_) | TypeKind::VarBinary(_)
+    )
+}
+
+/// Whether a column of type `t` can be a sort column (Java's indexers refuse nested types).
+pub fn check_sortable(column: &str, t: &DataType) -> Result<()> {
+    if t.is_nested() {
+        return Err(Error::unsupported(format!(
+            "sort compaction by column '{column}' of type {t:?}: only atomic types can be \
+             order columns (Java's ZIndexer / HilbertIndexer refuse nested types too)"
+        )));
+    }
+    Ok(())
+}
+
+fn bad_array(column: &str, t: &DataType, a: &dyn Array) -> Error {
+    Error::invalid(format!(
+        "sort column '{column}' of type {t:?} came as an Arrow {} array",
+        a.data_type()
+    ))
+}
+
+/// Epoch milliseconds (floored, as Java's `Timestamp.getMillisecond`) of a timestamp array.
+fn timestamp_millis(a: &dyn Array, unit: &TimeUnit, i: usize) -> i64 {
+    match unit {
+        TimeUnit::Second => a.as_primitive::<TimestampSecondType>().value(i) * 1000,
+        TimeUnit::Millisecond => a.as_primitive::<TimestampMillisecondType>().value(i),
+        TimeUnit::Microsecond => a
+            .as_primitive::<TimestampMicrosecondType>()
+            .value(i)
+            .div_euclid(1000),
+        TimeUnit::Nanosecond => a
+            .as_primitive::<TimestampNanosecondType>()
+            .value(i)
+            .div_euclid(1_000_000),
+    }
+}
+
+/// A column's values widened to a long, for the fixed-width integer-like types (None for
+/// the others).
+fn long_value(a: &dyn Array, i: usize) -> Option<i64> {
+    Some(match a.data_type() {
+        ArrowType::Int8 => a.as_primitive::<Int8Type>().value(i) as i64,
+        ArrowType::Int16 => a.as_primitive::<Int16Type>().value(i) as i64,
+        ArrowType::Int32 => a.as_primitive::<Int32Type>().value(i) as i64,
+        ArrowType::Int64 => a.as_primitive::<Int64Type>().value(i),
+        ArrowType::Date32 => a.as_primitive::<Date32Type>().value(i) as i64,
+        ArrowType::Time32(TimeUnit::Millisecond) => {
+            a.as_primitive::<Time32MillisecondType>().value(i) as i64
+        }
+        ArrowType::Timestamp(unit, _) => timestamp_millis(a, unit, i),
+        _ => return None,
+    })
+}
+
+/// Java's `Double.doubleToLongBits` of a value (every NaN as the canonical one).
+fn double_bits(v: f64) -> i64 {
+    if v.is_nan() {
+        0x7ff8_0000_0000_0000
+    } else {
+        v.to_bits() as i64
+    }
+}
+
+fn float_value(a: &dyn Array, i: usize) -> Option<f64> {
+    match a.data_type() {
+        ArrowType::Float32 => Some(a.as_primitive::<Float32Type>().value(i) as f64),
+        ArrowType::Float64 => Some(a.as_primitive::<Float64Type>().value(i)),
+        _ => None,
+    }
+}
+
+/// `BigInteger.toByteArray` of an i128: minimal big-endian two's complement (at least 1 byte).
+fn big_integer_bytes(v: i128) -> Vec<u8> {
+    let b = v.to_be_bytes();
+    let mut start = 0;
+    // drop a leading byte while the next one carries the same sign
+    while start < 15 {
+        let (hi, next) = (b[start], b[start + 1]);
+        if (hi == 0x00 && next & 0x80 == 0) || (hi == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    b[start..].to_vec()
+}
+
+/// Copy `src` into `dst`, truncated or zero-filled on the right (`byteTruncateOrFill`).
+fn truncate_or_fill(src: &[u8], dst: &mut [u8]) {
+    let n = src.len().min(dst.len());
+    dst[..n].copy_from_slice(&src[..n]);
+    dst[n..].fill(0);
+}
+
+fn bytes_value(a: &dyn Array, i: usize) -> Option<&[u8]> {
+    match a.data_type() {
+        ArrowType::Utf8 => Some(a.as_string::<i32>().value(i).as_bytes()),
+        ArrowType::LargeUtf8 => Some(a.as_string::<i64>().value(i).as_bytes()),
+        ArrowType::Utf8View => Some(a.as_string_view().value(i).as_bytes()),
+        ArrowType::Binary => Some(a.as_binary::<i32>().value(i)),
+        ArrowType::LargeBinary => Some(a.as_binary::<i64>().value(i)),
+        ArrowType::BinaryView => Some(a.as_binary_view().value(i)),
+        ArrowType::FixedSizeBinary(_) => Some(a.as_fixed_size_binary().value(i)),
+        _ => None,
+    }
+}
+
+/// The z-order contribution of one column: `rows × width` bytes, row after row.
+fn z_column(column: &str, t: &DataType, a: &dyn Array, width: usize) -> Result<Vec<u8>> {
+    check_sortable(column, t)?;
+    let rows = a.len();
+    let mut out = vec![0u8; rows * width];
+    for (i, slot) in out.chunks_exact_mut(width).enumerate() {
+        if a.is_null(i) {
+            continue; // Java's NULL_BYTES: all zero
+        }
+        match &t.kind {
+            TypeKind::Boolean => {
+                if a.as_boolean_opt()
+                    .ok_or_else(|| bad_array(column, t, a))?
+                    .value(i)
+                {
+                    slot[0] = 0x81; // Java's (byte) -127
+                }
+            }
+            TypeKind::Float | TypeKind::Double => {
+                let v = float_value(a, i).ok_or_else(|| bad_array(column, t, a))?;
+                let mut l = double_bits(v);
+                l ^= (l >> 31) | i64::MIN;
+                slot.copy_from_slice(&l.to_be_bytes());
+            }
+            TypeKind::Decimal { .. } => {
+                let d = a
+                    .as_primitive_opt::<Decimal128Type>()
+                    .ok_or_else(|| bad_array(column, t, a))?;
+                truncate_or_fill(&big_integer_bytes(d.value(i)), slot);
+            }
+            TypeKind::Char(_)
+            | TypeKind::VarChar(_)
+            | TypeKind::Binary(_)
+            | TypeKind::VarBinary(_) => {
+                let b = bytes_value(a, i).ok_or_else(|| bad_array(column, t, a))?;
+                truncate_or_fill(b, slot);
+            }
+            _ => {
+                let v = long_value(a, i).ok_or_else(|| bad_array(column, t, a))?;
+                slot.copy_from_slice(&((v as u64) ^ (1u64 << 63)).to_be_bytes());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Interleave the bits of one row's column contributions into `out` (Java's
+/// `ZOrderByteUtils.interleaveBits`): bit 7 of byte 0 of each column, then bit 6, ..., then
+/// byte 1; columns whose bytes are used up are skipped. `out` is as long as all of them.
+fn interleave(columns: &[&[u8]], out: &mut [u8]) {
+    out.fill(0);
+    let total_bits = out.len() * 8;
+    let mut written = 0usize;
+    let longest = columns.iter().map(|c| c.len()).max().unwrap_or(0);
+    for byte in 0..longest {
+        for bit in (0..8).rev() {
+            for c in columns.iter().filter(|c| c.len() > byte) {
+                if written == total_bits {
+                    return;
+                }
+                if c[byte] & (1 << bit) != 0 {
+                    out[written / 8] |= 0x80 >> (written % 8);
+                }
+                written += 1;
+            }
+        }
+    }
+}
+
+/// The z-order indexes of `rows` rows, Java's `ZIndexer` bytes: `columns` are the order
+/// columns (name, Paimon type, values); `var_width` is `zorder.var-length-contribution`.
+/// Returns (index width, `rows × width` bytes).
+pub fn z_indexes(
+    columns: &[(&str, &DataType, &ArrayRef)],
+    var_width: usize,
+) -> Result<(usize, Vec<u8>)> {
+    if columns.is_empty() {
+        return Err(Error::invalid("order column names should not be empty"));
+    }
+    let rows = columns[0].2.len();
+    let widths: Vec<usize> = columns
+        .iter()
+        .map(|(_, t, _)| {
+            if is_var(t) {
+                var_width
+            } else {
+                Z_PRIMITIVE_BYTES
+            }
+        })
+        .collect();
+    let parts = columns
+        .iter()
+        .zip(&widths)
+        .map(|((n, t, a), &w)| z_column(n, t, a.as_ref(), w))
+        .collect::<Result<Vec<_>>>()?;
+    let width: usize = widths.iter().sum();
+    let mut out = vec![0u8; rows * width];
+    let mut row_parts: Vec<&[u8]> = Vec::with_capacity(parts.len());
+    for (i, slot) in out.chunks_exact_mut(width.max(1)).enumerate() {
+        row_parts.clear();
+        row_parts.extend(
+            parts
+                .iter()
+                .zip(&widths)
+                .map(|(p, &w)| &p[i * w..(i + 1) * w]),
+        );
+        interleave(&row_parts, slot);
+    }
+    Ok((width, out))
+}
+
+/// Java's `ConvertBinaryUtil.convertBytesToLong`: the first 8 bytes (fewer right-aligned),
+/// big-endian.
+fn bytes_to_long(b: &[u8]) -> i64 {
+    let mut buf = [0u8; 8];
+    if b.len() >= 8 {
+        buf.copy_from_slice(&b[..8]);
+    } else {
+        buf[8 - b.len()..].copy_from_slice(b);
+    }
+    i64::from_be_bytes(buf)
+}
+
+/// One column of a hilbert index as Java's `HilbertIndexer` maps it to a long.
+fn h_column(column: &str, t: &DataType, a: &dyn Array) -> Result<Vec<i64>> {
+    check_sortable(column, t)?;
+    (0..a.len())
+        .map(|i| {
+            if a.is_null(i) {
+                return Ok(H_EMPTY);
+            }
+            let bad = || bad_array(column, t, a);
+            Ok(match &t.kind {
+                TypeKind::Boolean => {
+                    if a.as_boolean_opt().ok_or_else(bad)?.value(i) {
+                        H_EMPTY
+                    } else {
+                        0
+                    }
+                }
+                TypeKind::TinyInt => {
+                    let v = long_value(a, i).ok_or_else(bad)?;
+                    (v as u8) as i64 // convertBytesToLong(new byte[] {b})
+                }
+                TypeKind::Float | TypeKind::Double => {
+                    double_bits(float_value(a, i).ok_or_else(bad)?)
+                }
+                TypeKind::Decimal { scale, .. } => {
+                    let d = a.as_primitive_opt::<Decimal128Type>().ok_or_else(bad)?;
+                    // BigDecimal.longValue: the integer part (towards zero), low 64 bits
+                    let p = 10i128.checked_pow(*scale).ok_or_else(bad)?;
+                    (d.value(i) / p) as i64
+                }
+                TypeKind::Char(_)
+                | TypeKind::VarChar(_)
+                | TypeKind::Binary(_)
+                | TypeKind::VarBinary(_) => bytes_to_long(bytes_value(a, i).ok_or_else(bad)?),
+                _ => long_value(a, i).ok_or_else(bad)?,
+            })
+        })
+        .collect()
+}
+
+/// Skilling's AxesToTranspose on the low `H_BITS` bits of each coordinate, in place: the
+/// point's hilbert distance in transposed form (the distance's bits dealt round-robin to the
+/// coordinates, high bits first).
+fn axes_to_transpose(x: &mut [u64]) {
+    let n = x.len();
+    let top = 1u64 << (H_BITS - 1);
+    // inverse undo: walk the bits from the top, reflecting or exchanging the lower ones
+    let mut q = top;
+    while q > 1 {
+        let p = q - 1;
+        for i in 0..n {
+            if x[i] & q != 0 {
+                x[0] ^= p;
+            } else {
+                let t = (x[0] ^ x[i]) & p;
+                x[0] ^= t;
+                x[i] ^= t;
+            }
+        }
+        q >>= 1;
+    }
+    // gray encode
+    for i in 1..n {
+        x[i] ^= x[i - 1];
+    }
+    let mut t = 0u64;
+    let mut q = top;
+    while q > 1 {
+        if x[n - 1] & q != 0 {
+            t ^= q - 1;
+        }
+        q >>= 1;
+    }
+    for v in x.iter_mut() {
+        *v ^= t;
+    }
+}
+
+/// The hilbert index of one point (its coordinates as Java's longs), as the magnitude bytes
+/// of the distance: `ceil(63 × dims / 8)` bytes, big-endian.
+fn hilbert_magnitude(point: &[i64], out: &mut Vec<u8>) {
+    let mut x: Vec<u64> = point.iter().map(|&v| v as u64).collect();
+    axes_to_transpose(&mut x);
+    let bits = H_BITS as usize * x.len();
+    let len = bits.div_ceil(8);
+    out.clear();
+    out.resize(len, 0);
+    // distance bit (bits - 1 - k) is bit (62 - k / n) of coordinate k % n
+    for k in 0..bits {
+        let (level, dim) = (k / x.len(), k % x.len());
+        if x[dim] >> (H_BITS as usize - 1 - level) & 1 != 0 {
+            let pos = bits - 1 - k; // from the least significant bit
+            out[len - 1 - pos / 8] |= 1 << (pos % 8);
+        }
+    }
+}
+
+/// Java's 63-byte hilbert index of a magnitude: `BigInteger.toByteArray` (a leading zero
+/// byte when the top bit is set; one zero byte for 0), then left-padded with zeros or cut to
+/// its first 63 bytes (`ConvertBinaryUtil.paddingToNByte`).
+fn java_hilbert_bytes(magnitude: &[u8]) -> Vec<u8> {
+    let first = magnitude.iter().position(|&b| b != 0);
+    let mut big: Vec<u8> = match first {
+        None => vec![0],
+        Some(f) if magnitude[f] & 0x80 != 0 => {
+            let mut v = vec![0];
+            v.extend_from_slice(&magnitude[f..]);
+            v
+        }
+        Some(f) => magnitude[f..].to_vec(),
+    };
+    if big.len() >= H_INDEX_BYTES {
+        big.truncate(H_INDEX_BYTES);
+        return big;
+    }
+    let mut out = vec![0u8; H_INDEX_BYTES - big.len()];
+    out.append(&mut big);
+    out
+}
+
+/// The hilbert indexes of the rows, Java's `HilbertIndexer` bytes (63 per row). Needs at
+/// least two columns, as Java.
+pub fn hilbert_indexes(columns: &[(&str, &DataType, &ArrayRef)]) -> Result<Vec<Vec<u8>>> {
+    let (width, flat) = hilbert_sort_keys(columns)?;
+    Ok(flat
+        .chunks_exact(width)
+        .map(|k| {
+            if width == H_INDEX_BYTES {
+                k.to_vec()
+            } else {
+                let mut v = vec![0u8; H_INDEX_BYTES - width];
+                v.extend_from_slice(k);
+                v
+            }
+        })
+        .collect())
+}
+
+/// Sort keys equivalent to Java's hilbert indexes: (width, `rows × width` bytes), where the
+/// keys are the last `width` bytes of Java's 63-byte index (the bytes before are always zero
+/// when fewer than eight columns make the index shorter), so they compare as Java's do.
+pub fn hilbert_sort_keys(columns: &[(&str, &DataType, &ArrayRef)]) -> Result<(usize, Vec<u8>)> {
+    if columns.len() < 2 {
+        return Err(Error::invalid(
+            "hilbert sort needs at least two columns (Java's HilbertIndexer)",
+        ));
+    }
+    let values = columns
+        .iter()
+        .map(|(n, t, a)| h_column(n, t, a.as_ref()))
+        .collect::<Result<Vec<_>>>()?;
+    let rows = values[0].len();
+    // `BigInteger.toByteArray` of a distance of 63 × n bits has at most 63n/8 + 1 bytes
+    let max_len = (H_BITS as usize * columns.len()) / 8 + 1;
+    let width = max_len.min(H_INDEX_BYTES);
+    let mut out = vec![0u8; rows * width];
+    let mut point = vec![0i64; columns.len()];
+    let mut mag = vec![];
+    for (i, slot) in out.chunks_exact_mut(width).enumerate() {
+        for (p, v) in point.iter_mut().zip(&values) {
+            *p = v[i];
+        }
+        hilbert_magnitude(&point, &mut mag);
+        let java = java_hilbert_bytes(&mag);
+        slot.copy_from_slice(&java[H_INDEX_BYTES - width..]);
+    }
+    Ok((width, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{
+        BooleanArray, Date32Array, Decimal128Array, Float32Array, Float64Array, Int32Array,
+        Int64Array, Int8Array, StringArray, TimestampMicrosecondArray,
+    };
+    use std::sync::Arc;
+
+    fn ty(kind: TypeKind) -> DataType {
+        DataType::new(kind)
+    }
+
+    fn z1(t: TypeKind, a: ArrayRef) -> Vec<u8> {
+        let t = ty(t);
+        z_indexes(&[("c", &t, &a)], 8).unwrap().1
+    }
+
+    #[test]
+    fn z_bytes_per_type_follow_java() {
+        // ints: sign flipped, widened to 8 bytes
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), Some(-1), None]));
+        assert_eq!(
+            z1(TypeKind::Int, a),
+            [
+                [0x80, 0, 0, 0, 0, 0, 0, 1],
+                [0x7f, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+                [0; 8]
+            ]
+            .concat()
+        );
+        // booleans: 0x81 then zeros
+        let a: ArrayRef = Arc::new(BooleanArray::from(vec![true, false]));
+        assert_eq!(
+            z1(TypeKind::Boolean, a),
+            [[0x81, 0, 0, 0, 0, 0, 0, 0], [0; 8]].concat()
+        );
+        // strings: the first bytes, zero-filled
+        let a: ArrayRef = Arc::new(StringArray::from(vec!["ab", "abcdefghij"]));
+        assert_eq!(
+            z1(TypeKind::VarChar(10), a),
+            b"ab\0\0\0\0\0\0abcdefgh".to_vec()
+        );
+        // decimals: BigInteger.toByteArray, filled on the right: 1 -> [1, 0, ...], -1 -> [ff, 0...]
+        let a: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![1i128, -1, 128])
+                .with_precision_and_scale(10, 2)
+                .unwrap(),
+        );
+        assert_eq!(
+            z1(
+                TypeKind::Decimal {
+                    precision: 10,
+                    scale: 2
+                },
+                a
+            ),
+            [
+                [1, 0, 0, 0, 0, 0, 0, 0],
+                [0xff, 0, 0, 0, 0, 0, 0, 0],
+                [0, 0x80, 0, 0, 0, 0, 0, 0]
+            ]
+            .concat()
+        );
+        // doubles: 1.0 = 0x3ff0...; l >> 31 = 0x7fe0 → xor with 0x8000_0000_7fe0_0000
+        let a: ArrayRef = Arc::new(Float64Array::from(vec![1.0]));
+        let l: i64 = 0x3ff0_0000_0000_0000;
+        let want = (l ^ ((l >> 31) | i64::MIN)).to_be_bytes();
+        assert_eq!(z1(TypeKind::Double, a), want);
+        // floats are widened to doubles first
+        let a: ArrayRef = Arc::new(Float32Array::from(vec![1.0f32]));
+        assert_eq!(z1(TypeKind::Float, a), want);
+        // timestamps: floored millis
+        let a: ArrayRef = Arc::new(TimestampMicrosecondArray::from(vec![-1i64]));
+        assert_eq!(
+            z1(TypeKind::Timestamp(6), a),
+            (-1i64 as u64 ^ (1 << 63)).to_be_bytes()
+        );
+    }
+
+    #[test]
+    fn z_interleaves_most_significant_bits_first() {
+        let t = ty(TypeKind::TinyInt);
+        let a: ArrayRef = Arc::new(Int8Array::from(vec![0i8]));
+        let b: ArrayRef = Arc::new(Int8Array::from(vec![-1i8]));
+        // a = 80 00.. 00, b = 7f ff .. ff: bits a7 b7 a6 b6 ... = 1 0 0 1 0 1 0 1 = 0x95, ...
+        let (w, k) = z_indexes(&[("a", &t, &a), ("b", &t, &b)], 8).unwrap();
+        assert_eq!(w, 16);
+        assert_eq!(k[0], 0b1001_0101);
+        assert_eq!(k[1], 0b0101_0101);
+        assert_eq!(k[2], 0b0101_0101);
+        // a varchar of 2 bytes beside an int: after byte 1 only the int is left
+        let s = ty(TypeKind::VarChar(5));
+        let sa: ArrayRef = Arc::new(StringArray::from(vec!["\u{7f}\u{7f}"]));
+        let (w, k) = z_indexes(&[("s", &s, &sa), ("a", &t, &a)], 2).unwrap();
+        assert_eq!(w, 10);
+        assert_eq!(&k[4..], &[0, 0, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn hilbert_of_two_bits_walks_the_curve() {
+        // The first cells of a 2-D hilbert curve: (0,0) (0,1)/(1,0) ... distances 0..3 for the
+        // four cells of the low quadrant. With 63-bit coordinates the low corner is still
+        // distance 0, and the four unit cells get four different distances < 4.
+        let t = ty(TypeKind::BigInt);
+        let xs: ArrayRef = Arc::new(Int64Array::from(vec![0, 0, 1, 1]));
+        let ys: ArrayRef = Arc::new(Int64Array::from(vec![0, 1, 1, 0]));
+        let idx = hilbert_indexes(&[("x", &t, &xs), ("y", &t, &ys)]).unwrap();
+        let d: Vec<u8> = idx.iter().map(|k| k[62]).collect();
+        assert!(idx
+            .iter()
+            .all(|k| k.len() == 63 && k[..62].iter().all(|&b| b == 0)));
+        let mut sorted = d.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 1, 2, 3]);
+        assert_eq!(d[0], 0);
+        // consecutive distances are neighbouring cells
+        let mut cells: Vec<(u8, (i64, i64))> = d
+            .iter()
+            .zip([(0, 0), (0, 1), (1, 1), (1, 0)])
+            .map(|(a, b)| (*a, b))
+            .collect();
+        cells.sort();
+        for w in cells.windows(2) {
+            let ((_, a), (_, b)) = (w[0], w[1]);
+            assert_eq!((a.0 - b.0).abs() + (a.1 - b.1).abs(), 1);
+        }
+    }
+
+    #[test]
+    fn hilbert_needs_two_columns_and_maps_nulls_to_max() {
+        let t = ty(TypeKind::Int);
+        let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None]));
+        assert!(hilbert_indexes(&[("a", &t, &a)]).is_err());
+        let d = ty(TypeKind::Date);
+        let b: ArrayRef = Arc::new(Date32Array::from(vec![None, Some(3)]));
+        let v = h_column("b", &d, b.as_ref()).unwrap();
+        assert_eq!(v, vec![i64::MAX, 3]);
+        let s = ty(TypeKind::VarChar(9));
+        let c: ArrayRef = Arc::new(StringArray::from(vec!["ab", "abcdefghi"]));
+        assert_eq!(
+            h_column("c", &s, c.as_ref()).unwrap(),
+            vec![0x6162, i64::from_be_bytes(*b"abcdefgh")]
+        );
+        let t8 = ty(TypeKind::TinyInt);
+        let e: ArrayRef = Arc::new(Int8Array::from(vec![-1i8]));
+        assert_eq!(h_column("e", &t8, e.as_ref()).unwrap(), vec![255]);
+    }
+
+    #[test]
+    fn big_integer_bytes_are_minimal_twos_complement() {
+        assert_eq!(big_integer_bytes(0), vec![0]);
+        assert_eq!(big_integer_bytes(127), vec![0x7f]);
+        assert_eq!(big_integer_bytes(128), vec![0, 0x80]);
+        assert_eq!(big_integer_bytes(-128), vec![0x80]);
+        assert_eq!(big_integer_bytes(-129), vec![0xff, 0x7f]);
+        assert_eq!(java_hilbert_bytes(&[0, 0]).len(), 63);
+        assert_eq!(java_hilbert_bytes(&[0x80])[61..], [0, 0x80]);
+    }
+}
