@@ -320,9 +320,8 @@ impl FileStoreCommit {
             let changes = collect_changes(messages);
             let index = index::index_changes(messages, true);
             let extras = Extras {
-                changelog: &[],
                 index: &index,
-                hash_bases: &[],
+                ..Default::default()
             };
             if changes.compact.is_empty() && extras.is_empty() {
                 return Ok(None);
