@@ -62,6 +62,18 @@ impl TableRestore {
         self.snapshot.as_ref().map(|s| s.as_ref().map(|s| s.id))
     }
 
+    /// Restore from `snapshot` (None: the empty table) instead of the latest at the first read;
+    /// refused once anything was read.
+    pub fn pin(&mut self, snapshot: Option<Snapshot>) -> Result<()> {
+        if self.snapshot.is_some() {
+            return Err(crate::error::Error::Internal(
+                "a writer's restored snapshot pinned after it read the table".into(),
+            ));
+        }
+        self.snapshot = Some(snapshot);
+        Ok(())
+    }
+
     /// Read the highest sequence number per bucket of `partitions` from the table's live files
     /// (and, with `keep_files`, the files themselves), unless read before. The first read takes
     /// only the manifests that may hold these partitions (a write usually touches few); a later
