@@ -457,7 +457,12 @@ impl TableWrite {
                 )?,
             );
         }
-        let live = d.live_index.as_deref().unwrap_or_default();
+        // an overwrite's writer starts from no index: the commit drops the replaced
+        // partitions' index files (commit/hash_index.rs, `overwritten_index`)
+        let live = match self.ignore_previous {
+            true => &[][..],
+            false => d.live_index.as_deref().unwrap_or_default(),
+        };
         let keys: Vec<ArrayRef> = self
             .key_idx
             .iter()
