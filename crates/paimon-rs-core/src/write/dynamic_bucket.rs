@@ -126,12 +126,16 @@ struct PartitionIndex {
     bucket_set: BTreeSet<i32>,
     /// No new bucket can be created (`max-buckets` reached).
     upper_bound_reached: bool,
-    /// Hashes of each bucket's index file: restored, plus new keys.
-    bucket_hashes: HashMap<i32, Vec<i32>>,
+    /// Hashes of each bucket's index file: restored, plus new keys (a multiply hasher: one
+    /// lookup per new key).
+    bucket_hashes: IntMap<Vec<i32>>,
     /// The live index file of each bucket (replaced by the next one).
     files: HashMap<i32, IndexFileMeta>,
     /// Buckets that got new keys since the last commit.
     changed: BTreeSet<i32>,
+    /// The bucket last added to `changed` (new keys fill one bucket in a row: one set insert
+    /// per run instead of per key); reset when `changed` loses a bucket.
+    last_changed: Option<i32>,
 }
 
 /// One bucket's new index file, and the file it replaces.
@@ -271,6 +275,8 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
+        // room for the keys if all are new: no rehash while assigning
+        index.hash_to_bucket.reserve(hashes.len());
         hashes
             .iter()
             .map(|&h| {
@@ -353,7 +359,10 @@ impl PartitionIndex {
         };
         index.hash_to_bucket.insert(hash, b);
         index.bucket_hashes.entry(b).or_default().push(hash);
-        index.changed.insert(b);
+        if index.last_changed != Some(b) {
+            index.changed.insert(b);
+            index.last_changed = Some(b);
+        }
         Ok(b)
     }
 }
@@ -392,6 +401,7 @@ impl DynamicBucketAssigner {
             if let Some(index) = self.partitions.get_mut(&c.partition) {
                 index.files.insert(c.bucket, c.new_file.clone());
                 index.changed.remove(&c.bucket);
+                index.last_changed = None;
             }
         }
     }
@@ -623,7 +633,10 @@ impl DynamicBucketAssigner {
                 None => {
                     index.hash_to_bucket.insert(h, b);
                     index.bucket_hashes.entry(b).or_default().push(h);
-                    index.changed.insert(b);
+                    if index.last_changed != Some(b) {
+                        index.changed.insert(b);
+                        index.last_changed = Some(b);
+                    }
                 }
             }
         }
