@@ -135,9 +135,12 @@ def _check_mutable(table: Table, what: str) -> None:
     if table.options.get("ignore-delete", "false").lower() == "true":
         raise UnsupportedError(f"{what} on {table.identifier}: the table sets 'ignore-delete' = "
                                "true, so its -D rows would be dropped")
-    if table.total_buckets == -1 or table.total_buckets == -2:
+    # dynamic buckets (-1): the -D / +U rows go through the table's writer, whose hash index
+    # keeps every known key in its bucket (a deleted key keeps its hash there, as Java's
+    # DynamicBucketIndexMaintainer: paimon-behaviour.md §1.7)
+    if table.total_buckets == -2:
         raise UnsupportedError(f"{what} on {table.identifier}: paimon_rs does not write "
-                               "dynamic- or postpone-bucket tables")
+                               "postpone-bucket tables")
 
 
 def _write_kind(w: BatchTableWrite, data: pa.Table, kind: str) -> None:

@@ -6,6 +6,7 @@ mod catalog;
 mod compact_progress;
 mod compaction;
 mod compaction_ops;
+mod dynamic;
 mod errors;
 mod logbridge;
 mod pack;
@@ -32,6 +33,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::TableRead>()?;
     m.add_class::<table::BatchStream>()?;
     m.add_class::<pack::ShufflePacker>()?;
+    m.add_class::<dynamic::DynamicAssignTask>()?;
+    m.add_function(wrap_pyfunction!(dynamic::assigner_channels, m)?)?;
+    m.add_function(wrap_pyfunction!(dynamic::num_assign_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
     m.add_function(wrap_pyfunction!(table::release_lookup_caches, m)?)?;

@@ -572,6 +572,46 @@ impl TableWrite {
         r.py_err()
     }
 
+    /// Write one record batch whose rows go to the dynamic buckets `buckets` (a pyarrow int32
+    /// array, one per row) an assign stage chose (`DynamicAssignTask`): a bucket writer of a
+    /// distributed write of a dynamic-bucket table.
+    fn write_assigned(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        buckets: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let batch = RecordBatch::from_pyarrow_bound(data)?;
+        let buckets = ArrayData::from_pyarrow_bound(buckets)?;
+        if buckets.data_type() != &DataType::Int32 {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "buckets: an int32 array expected, got {}",
+                buckets.data_type()
+            )));
+        }
+        let buckets = Int32Array::from(buckets);
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        crate::logbridge::flush(py);
+        let r = crate::pool::detach(py, || w.write_assigned(&batch, &buckets));
+        crate::logbridge::flush(py);
+        r.py_err()
+    }
+
+    /// Restore from snapshot `snapshot_id` (None: the empty table) instead of the latest one;
+    /// before the first write.
+    fn restore_from(&self, py: Python<'_>, snapshot_id: Option<i64>) -> PyResult<()> {
+        let mut guard = lock(&self.inner)?;
+        let w: &mut CoreWrite = &mut guard;
+        crate::pool::detach(py, || w.restore_from(snapshot_id)).py_err()
+    }
+
+    /// Name the hash index files this writer writes `prefix<uuid>-0` (dynamic-bucket tables).
+    fn set_index_file_prefix(&self, prefix: &str) -> PyResult<()> {
+        lock(&self.inner)?.set_index_file_prefix(prefix);
+        Ok(())
+    }
+
     /// Flush and compact; `commit_identifier`: the identifier the commit will carry (a
     /// streaming write's), which decides whether a `full-compaction` table's commit compacts
     /// fully (None: a batch commit, which always does).
@@ -716,6 +756,17 @@ impl CommitMessage {
             .changelog_files
             .iter()
             .chain(&m.compact_increment.changelog_files)
+            .map(|f| f.file_name.clone())
+            .collect()
+    }
+    /// Names of the index files this message adds (hash index, deletion vectors).
+    #[getter]
+    fn index_file_names(&self) -> Vec<String> {
+        let m = &self.inner;
+        m.data_increment
+            .new_index_files
+            .iter()
+            .chain(&m.compact_increment.new_index_files)
             .map(|f| f.file_name.clone())
             .collect()
     }

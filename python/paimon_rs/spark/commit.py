@@ -86,6 +86,14 @@ def _changelog_prefix(table: Table, file_prefix: str) -> str:
     return changelog + (file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix)
 
 
+def _index_prefix(table: Table, file_prefix: str) -> str:
+    """The hash index file prefix that goes with the data file prefix ``file_prefix`` of a
+    write (``data-<write>-...`` -> ``index-<write>-...``): a dynamic-bucket table's writers
+    name their index files so, and the driver's sweep deletes those no commit took."""
+    data = table.options.get("data-file.prefix", "data-")
+    return "index-" + (file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix)
+
+
 def _task_options(table: Table, task_prefix: str) -> Dict[str, str]:
     """The options of one task attempt's copy of ``table``: its data files named
     ``task_prefix`` and its changelog files (lookup, input and full-compaction producers) named
@@ -96,17 +104,24 @@ def _task_options(table: Table, task_prefix: str) -> Dict[str, str]:
 
 
 def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
-    """Delete the data files named ``file_prefix*`` and the changelog files named by the
-    matching changelog prefix (this write's, any task attempt) that are not in ``keep``.
+    """Delete the data files named ``file_prefix*``, the changelog files named by the matching
+    changelog prefix and the index files by the matching index prefix (this write's, any task
+    attempt) that are not in ``keep``.
     Returns the deleted paths."""
     deleted: List[str] = []
     root = table.table_path
     prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
+    index_dir = os.path.join(root, "index")
+    index_prefix = _index_prefix(table, file_prefix)
     for dirpath, dirnames, filenames in os.walk(root):
         if dirpath == root:
-            dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS]
+            dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS or d == "index"]
+        # in index/: a dynamic-bucket table's hash index files of this write's task attempts
+        mine = (index_prefix,) if dirpath == index_dir else prefixes
+        if dirpath == index_dir:
+            dirnames[:] = []
         for f in filenames:
-            if f.startswith(prefixes) and f not in keep:
+            if f.startswith(mine) and f not in keep:
                 p = os.path.join(dirpath, f)
                 try:
                     os.remove(p)
@@ -143,7 +158,7 @@ def _choose_attempts(rows: Sequence[Any], bucketed: bool, table: Table) -> _Coll
                 "put a bucket in one task); nothing was committed"
             )
         msgs.append(CommitMessage.from_bytes(bytes(r["message"])))
-    files = {f for m in msgs for f in m.file_names + m.compact_after + m.changelog_file_names}
+    files = {f for m in msgs for f in m.file_names + m.compact_after + m.changelog_file_names + m.index_file_names}
     return _Collected(msgs, files)
 
 

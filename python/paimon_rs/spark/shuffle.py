@@ -125,8 +125,10 @@ def _check_bucketed(table: Table) -> bool:
     if _num_buckets(table) > 0:
         return True
     if table.primary_keys:
-        raise _unsupported(f"paimon_rs.spark: writing {table.identifier}, a primary-key table, needs a "
-                           f"fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')})")
+        raise _unsupported(f"paimon_rs.spark: this shuffle of {table.identifier}, a primary-key table, needs "
+                           f"a fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')}); "
+                           "paimon_rs.spark.write assigns dynamic buckets (an assign stage), the Data "
+                           "Source and streaming writes do not")
     return False
 
 

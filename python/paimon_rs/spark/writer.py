@@ -14,6 +14,7 @@ from paimon_rs.spark.commit import (
     _choose_attempts,
     _collect_settled,
     _commit_collected,
+    _index_prefix,
     _sweep,
     _task_options,
 )
@@ -27,6 +28,7 @@ from paimon_rs.spark.common import (
     _task_context,
     _with_context,
 )
+from paimon_rs.spark.dynamic import BUCKET_COLUMN, assigned_frame, is_dynamic
 from paimon_rs.spark.shuffle import WRITE_KEY_COLUMN, _blob_rdd, _check_bucketed, _packed_frame, distribute
 from paimon_rs.table import Table
 
@@ -47,6 +49,12 @@ class _WriteSpec:
     #: test hook: a directory; each task appends the row counts of the batches it writes to a
     #: file of its own there
     batch_rows_log: Optional[str] = None
+    #: a dynamic-bucket table: the rows carry their bucket (``dynamic.BUCKET_COLUMN``) and the
+    #: writers restore the snapshot the assign stage read (``dynamic_snapshot``)
+    dynamic: bool = False
+    dynamic_snapshot: Optional[int] = None
+    #: an overwrite: the writers ignore the replaced files and hash index
+    overwrite: bool = False
 
     def task_prefix(self, spark_partition: int, attempt: int) -> str:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
@@ -64,8 +72,12 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
     base = _open_cached(spec.table)
     table = base.copy(_task_options(base, spec.task_prefix(pid, attempt)))
     where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
-    w = table.new_batch_write_builder().new_write()
+    builder = table.new_batch_write_builder()
+    w = (builder.overwrite() if spec.overwrite else builder).new_write()
     try:
+        if spec.dynamic:
+            w._core.restore_from(spec.dynamic_snapshot)
+            w._core.set_index_file_prefix(_index_prefix(base, spec.task_prefix(pid, attempt)))
         target = table.arrow_schema
         columns_schema = pa.schema([target.field(c) for c in spec.columns])
         for b in batches:
@@ -74,10 +86,15 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
             if spec.batch_rows_log:
                 with open(os.path.join(spec.batch_rows_log, f"p{pid}-a{attempt}-{os.getpid()}"), "a") as f:
                     f.write(f"{b.num_rows}\n")
+            buckets = b.column(BUCKET_COLUMN) if spec.dynamic else None
             b = b.select(spec.columns)
             try:
                 b = _conform(b, columns_schema, where)
-                w.write_arrow_batch(b)
+                if buckets is not None:
+                    w._check_open()
+                    w._core.write_assigned(b, buckets)
+                else:
+                    w.write_arrow_batch(b)
             except Exception as e:
                 raise _with_context(e, f"{where}, {_groups_of(table, b)}") from e
         try:
@@ -161,13 +178,22 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
             f"paimon_rs.spark.write into {table.identifier}: the DataFrame's columns do not match the table's"
             + (f"; missing {missing}" if missing else "") + (f"; not in the table {extra}" if extra else "")
         )
-    bucketed = _check_bucketed(table)
+    dynamic = is_dynamic(table)
+    bucketed = dynamic or _check_bucketed(table)
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
     spec = _WriteSpec(table=table, write_id=write_id, file_prefix=file_prefix, columns=names,
                       fail_first_attempt_marker=_fail_first_attempt_marker, slow_first_attempt=_slow_first_attempt,
                       batch_rows_log=_batch_rows_log)
-    if bucketed and _SHUFFLE_PACKED and _has_spark_context(df.sparkSession):
+    if dynamic:
+        # one snapshot for the assign stage's hash index and the writers' restore: the commit's
+        # hash-index conflict check starts from it (commit/hash_index.rs)
+        spec.dynamic = True
+        spec.dynamic_snapshot = table._core.latest_snapshot_id()
+        spec.overwrite = overwrite is not False
+        frame = assigned_frame(df.select(*names), table, spec.dynamic_snapshot, spec.overwrite, num_tasks)
+        job = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA).collect
+    elif bucketed and _SHUFFLE_PACKED and _has_spark_context(df.sparkSession):
         packed = _packed_frame(df.select(*names), table, num_tasks)
 
         def job() -> List[Any]:

@@ -9,8 +9,9 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use super::{CommitMessage, FileStoreCommit};
+use super::{CommitMessage, FileStoreCommit, Phase, Replace};
 use crate::error::{Error, Result};
+use crate::spec::manifest::FileKind;
 use crate::spec::manifest::{IndexManifestEntry, HASH_INDEX};
 use crate::spec::snapshot::{CommitKind, Snapshot};
 
@@ -187,5 +188,58 @@ impl FileStoreCommit {
                 .unwrap_or_else(|| "(the table has no partitions)".into()),
             Err(_) => "(undecodable)".into(),
         }
+    }
+}
+
+impl FileStoreCommit {
+    /// An overwrite (INSERT OVERWRITE, truncate, drop partitions) drops every live index file
+    /// (hash index, deletion vectors) of the partitions it replaces, as Java's
+    /// `OverwriteChangesProvider` (paimon-behaviour.md §1.7): the keys of the replaced data must
+    /// not pin buckets. `changes` are the commit's own index changes (its files already
+    /// deleted there are not deleted twice). Empty for anything but an overwrite.
+    pub(super) fn overwritten_index(
+        &self,
+        phase: &Phase,
+        latest: Option<&Snapshot>,
+        changes: &[IndexManifestEntry],
+    ) -> Result<Vec<IndexManifestEntry>> {
+        let Phase::Append {
+            adds,
+            replace: Some(replace),
+            ..
+        } = phase
+        else {
+            return Ok(vec![]);
+        };
+        let Some(name) = latest.and_then(|s| s.index_manifest.as_deref()) else {
+            return Ok(vec![]);
+        };
+        let written: BTreeSet<&[u8]> = adds.iter().map(|e| e.partition.as_slice()).collect();
+        let already: BTreeSet<(&[u8], i32, &str)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .map(|e| (e.partition.as_slice(), e.bucket, e.file_name.as_str()))
+            .collect();
+        let mut out = vec![];
+        for e in self.table().live_index_entries(Some(name))? {
+            let hit = match replace {
+                Replace::Written => written.contains(e.partition.as_slice()),
+                Replace::Spec(spec) => self.partition_matches(&e.partition, spec)?,
+                Replace::Specs(specs) => {
+                    let mut hit = false;
+                    for spec in specs {
+                        hit = hit || self.partition_matches(&e.partition, spec)?;
+                    }
+                    hit
+                }
+            };
+            if hit && !already.contains(&(e.partition.as_slice(), e.bucket, e.file_name.as_str())) {
+                out.push(IndexManifestEntry {
+                    kind: FileKind::Delete,
+                    ..e
+                });
+            }
+        }
+        Ok(out)
     }
 }

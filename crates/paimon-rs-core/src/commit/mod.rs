@@ -611,8 +611,14 @@ impl FileStoreCommit {
                     extras.index,
                     matches!(phase, Phase::Compact { .. }),
                 )?;
+                let mut index_changes = extras.index.to_vec();
+                index_changes.extend(self.overwritten_index(
+                    phase,
+                    latest.as_ref(),
+                    extras.index,
+                )?);
                 let index_manifest =
-                    self.index_manifest_after(latest.as_ref(), extras.index, &mut written)?;
+                    self.index_manifest_after(latest.as_ref(), &index_changes, &mut written)?;
                 let lists =
                     self.write_manifests(previous, &delta, extras.changelog, &mut written)?;
                 let snapshot = self.new_snapshot(

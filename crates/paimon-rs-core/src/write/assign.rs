@@ -91,6 +91,53 @@ impl BucketAssigner {
     }
 }
 
+/// Column `name` of `batch`, cast to the table's type of the column (an engine may send
+/// `int64` for an INT column).
+pub(crate) fn typed_column(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+    name: &String,
+) -> Result<ArrayRef> {
+    let field = table.schema.field(name).ok_or_else(|| {
+        Error::schema(format!("'{name}' is not a column")).with_table(&table.name)
+    })?;
+    let c = batch.column_by_name(name).ok_or_else(|| {
+        Error::schema(format!(
+            "the batch lacks column '{name}' (a partition or key column)"
+        ))
+        .with_table(&table.name)
+    })?;
+    let want = field.data_type.to_arrow();
+    if c.data_type() == &want {
+        return Ok(c.clone());
+    }
+    arrow::compute::cast(c, &want).map_err(|e| {
+        Error::schema(format!(
+            "column '{name}': {} cannot be cast to {}: {e}",
+            c.data_type(),
+            field.data_type
+        ))
+        .with_table(&table.name)
+    })
+}
+
+/// The encoder of the partition BinaryRows of `batch`'s rows (its partition columns, by name,
+/// cast to the table's types); None for an unpartitioned table.
+pub(crate) fn partition_encoder(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+) -> Result<Option<RowEncoder>> {
+    if table.partition_keys().is_empty() {
+        return Ok(None);
+    }
+    let cols: Vec<ArrayRef> = table
+        .partition_keys()
+        .iter()
+        .map(|name| typed_column(table, batch, name))
+        .collect::<Result<_>>()?;
+    Ok(Some(RowEncoder::new(&table.partition_types()?, &cols)?))
+}
+
 /// Per row of `batch`: a hash of its partition (MurmurHash3 of the partition's BinaryRow, 0 on
 /// an unpartitioned table) and its bucket ([`BucketAssigner`]). `batch` holds at least the
 /// partition and bucket-key columns, by name; other columns are ignored. Columns are cast to
@@ -100,39 +147,8 @@ pub fn partition_bucket_of(
     batch: &RecordBatch,
 ) -> Result<(Vec<i32>, Vec<i32>)> {
     let n = batch.num_rows();
-    let column = |name: &String| -> Result<ArrayRef> {
-        let field = table.schema.field(name).ok_or_else(|| {
-            Error::schema(format!("'{name}' is not a column")).with_table(&table.name)
-        })?;
-        let c = batch.column_by_name(name).ok_or_else(|| {
-            Error::schema(format!(
-                "the batch lacks column '{name}' (a partition or bucket key)"
-            ))
-            .with_table(&table.name)
-        })?;
-        let want = field.data_type.to_arrow();
-        if c.data_type() == &want {
-            return Ok(c.clone());
-        }
-        arrow::compute::cast(c, &want).map_err(|e| {
-            Error::schema(format!(
-                "column '{name}': {} cannot be cast to {}: {e}",
-                c.data_type(),
-                field.data_type
-            ))
-            .with_table(&table.name)
-        })
-    };
-    let partition_hash = if table.partition_keys().is_empty() {
-        vec![0; n]
-    } else {
-        let types = table.partition_types()?;
-        let cols: Vec<ArrayRef> = table
-            .partition_keys()
-            .iter()
-            .map(column)
-            .collect::<Result<_>>()?;
-        let enc = RowEncoder::new(&types, &cols)?;
+    let column = |name: &String| typed_column(table, batch, name);
+    let partition_hash = if let Some(enc) = partition_encoder(table, batch)? {
         let mut buf = Vec::new();
         let mut out = Vec::with_capacity(n);
         for r in 0..n {
@@ -141,6 +157,8 @@ pub fn partition_bucket_of(
             out.push(hash_bytes(&buf));
         }
         out
+    } else {
+        vec![0; n]
     };
     let assigner = BucketAssigner::new(table)?;
     let keys: Vec<ArrayRef> = if assigner.is_fixed() {

@@ -321,6 +321,7 @@ impl CrossPartitionIndex {
                 rows: AlignedBatch {
                     batch: batch.batch.clone(),
                     kinds: batch.kinds.clone(),
+                    buckets: None,
                 },
                 buckets,
             });
@@ -391,6 +392,7 @@ impl CrossPartitionIndex {
         Ok(AlignedBatch {
             batch,
             kinds: Some(kinds),
+            buckets: None,
         })
     }
 }

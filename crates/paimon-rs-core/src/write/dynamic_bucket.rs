@@ -16,10 +16,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
 
+use arrow_array::{ArrayRef, RecordBatch};
+
 use crate::error::{Error, Result};
 use crate::options::DynamicBucketOptions;
+use crate::spec::bucket::{compute_hashes, hash_bytes};
 use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
 use crate::table::FileStoreTable;
+use crate::write::assign::{partition_encoder, typed_column};
 
 /// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
 /// bits the hash table probes by, instead of SipHash over four bytes.
@@ -86,13 +90,18 @@ pub(crate) fn read_hash_index(table: &FileStoreTable, file: &IndexFileMeta) -> R
         .collect())
 }
 
-/// Write `hashes` as a new `HASH` index file in the table's `index/` directory.
-pub(crate) fn write_hash_index(table: &FileStoreTable, hashes: &[i32]) -> Result<IndexFileMeta> {
+/// Write `hashes` as a new `HASH` index file in the table's `index/` directory, named
+/// `prefix` + a UUID + `-0` (Java's `index-<uuid>-<n>` under the default prefix).
+pub(crate) fn write_hash_index(
+    table: &FileStoreTable,
+    hashes: &[i32],
+    prefix: &str,
+) -> Result<IndexFileMeta> {
     let mut bytes = Vec::with_capacity(hashes.len() * 4);
     for h in hashes {
         bytes.extend_from_slice(&h.to_be_bytes());
     }
-    let name = format!("index-{}-0", uuid::Uuid::new_v4());
+    let name = format!("{prefix}{}-0", uuid::Uuid::new_v4());
     crate::io::write_new(&index_path(table, &name, None), &bytes)?;
     Ok(IndexFileMeta {
         index_type: HASH_INDEX.into(),
@@ -117,12 +126,16 @@ struct PartitionIndex {
     bucket_set: BTreeSet<i32>,
     /// No new bucket can be created (`max-buckets` reached).
     upper_bound_reached: bool,
-    /// Hashes of each bucket's index file: restored, plus new keys.
-    bucket_hashes: HashMap<i32, Vec<i32>>,
+    /// Hashes of each bucket's index file: restored, plus new keys (a multiply hasher: one
+    /// lookup per new key).
+    bucket_hashes: IntMap<Vec<i32>>,
     /// The live index file of each bucket (replaced by the next one).
     files: HashMap<i32, IndexFileMeta>,
     /// Buckets that got new keys since the last commit.
     changed: BTreeSet<i32>,
+    /// The bucket last added to `changed` (new keys fill one bucket in a row: one set insert
+    /// per run instead of per key); reset when `changed` loses a bucket.
+    last_changed: Option<i32>,
 }
 
 /// One bucket's new index file, and the file it replaces.
@@ -144,6 +157,9 @@ pub struct DynamicBucketAssigner {
     num_assigners: i32,
     assign_id: i32,
     partitions: HashMap<Vec<u8>, PartitionIndex>,
+    /// Name prefix of the index files this assigner writes (`index-`; a distributed write
+    /// names each task attempt's files so its driver can delete those no commit took).
+    index_prefix: String,
 }
 
 impl DynamicBucketAssigner {
@@ -174,6 +190,7 @@ impl DynamicBucketAssigner {
             num_assigners,
             assign_id,
             partitions: HashMap::new(),
+            index_prefix: "index-".into(),
         })
     }
 
@@ -258,6 +275,8 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
+        // room for the keys if all are new: no rehash while assigning
+        index.hash_to_bucket.reserve(hashes.len());
         hashes
             .iter()
             .map(|&h| {
@@ -340,7 +359,10 @@ impl PartitionIndex {
         };
         index.hash_to_bucket.insert(hash, b);
         index.bucket_hashes.entry(b).or_default().push(hash);
-        index.changed.insert(b);
+        if index.last_changed != Some(b) {
+            index.changed.insert(b);
+            index.last_changed = Some(b);
+        }
         Ok(b)
     }
 }
@@ -358,7 +380,7 @@ impl DynamicBucketAssigner {
                     out.push(HashIndexChange {
                         partition: p.clone(),
                         bucket: b,
-                        new_file: write_hash_index(table, hashes)?,
+                        new_file: write_hash_index(table, hashes, &self.index_prefix)?,
                         replaced: index.files.get(&b).cloned(),
                     });
                 }
@@ -379,6 +401,7 @@ impl DynamicBucketAssigner {
             if let Some(index) = self.partitions.get_mut(&c.partition) {
                 index.files.insert(c.bucket, c.new_file.clone());
                 index.changed.remove(&c.bucket);
+                index.last_changed = None;
             }
         }
     }
@@ -391,6 +414,245 @@ impl DynamicBucketAssigner {
             .map(|i| i.bucket_hashes.iter().map(|(b, h)| (*b, h.len())).collect())
             .unwrap_or_default()
     }
+}
+
+/// The rows of a batch by partition, with their key hashes: what a distributed write's assign
+/// stage and its bucket writers need of a dynamic-bucket table's rows.
+pub(crate) struct KeyedRows {
+    /// The batch's partitions (serialized BinaryRows as writers key them), in first-seen order.
+    pub partitions: Vec<Vec<u8>>,
+    /// Row indices of each partition of `partitions`.
+    pub rows: Vec<Vec<u32>>,
+    /// Hash of each row's trimmed primary key (Java's `BinaryRow.hashCode()`).
+    pub key_hash: Vec<i32>,
+}
+
+/// [`KeyedRows`] of `batch` (at least the partition and primary-key columns, by name; cast to
+/// the table's types).
+pub(crate) fn keyed_rows(table: &FileStoreTable, batch: &RecordBatch) -> Result<KeyedRows> {
+    let n = batch.num_rows();
+    let column = |name: &String| typed_column(table, batch, name);
+    let trimmed = table.trimmed_primary_keys();
+    let keys: Vec<ArrayRef> = trimmed.iter().map(column).collect::<Result<_>>()?;
+    let key_hash = compute_hashes(&keys, &table.schema.types_of(&trimmed)?)?;
+    let mut partitions = vec![];
+    let mut rows: Vec<Vec<u32>> = vec![];
+    if let Some(enc) = partition_encoder(table, batch)? {
+        let arity = (table.partition_keys().len() as i32).to_be_bytes();
+        let mut pos: HashMap<Vec<u8>, usize> = HashMap::new();
+        let (mut buf, mut key) = (Vec::new(), Vec::new());
+        for r in 0..n {
+            enc.encode(r, &mut buf)?; // clears `buf` first
+            key.clear();
+            key.extend_from_slice(&arity);
+            key.extend_from_slice(&buf);
+            let i = match pos.get(&key) {
+                Some(&i) => i,
+                None => {
+                    pos.insert(key.clone(), partitions.len());
+                    partitions.push(key.clone());
+                    rows.push(vec![]);
+                    partitions.len() - 1
+                }
+            };
+            rows[i].push(r as u32);
+        }
+    } else {
+        partitions.push(crate::spec::binary_row::empty_row());
+        rows.push((0..n as u32).collect());
+    }
+    Ok(KeyedRows {
+        partitions,
+        rows,
+        key_hash,
+    })
+}
+
+/// The hash of a serialized partition (arity prefix, then the BinaryRow) an assigner is chosen
+/// by: the BinaryRow's MurmurHash3, 0 for the empty partition of an unpartitioned table (as
+/// [`crate::write::assign::partition_bucket_of`]).
+fn partition_hash(partition: &[u8]) -> i32 {
+    match partition.get(..4) {
+        Some(arity) if arity != [0, 0, 0, 0] => hash_bytes(&partition[4..]),
+        _ => 0,
+    }
+}
+
+/// The assign task (of `num_assigners`) of every row of `batch` of a dynamic-bucket table, and
+/// its key hash: the first shuffle of a distributed write (Java's
+/// `BucketAssigner.computeAssigner`; keys of one partition spread over the assigners by key
+/// hash, each partition starting at its own assigner).
+pub fn assigner_channels(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+    num_assigners: i32,
+) -> Result<(Vec<i32>, Vec<i32>)> {
+    if num_assigners <= 0 {
+        return Err(
+            Error::invalid(format!("{num_assigners} dynamic bucket assigners"))
+                .with_table(&table.name),
+        );
+    }
+    let k = keyed_rows(table, batch)?;
+    let mut channel = vec![0; batch.num_rows()];
+    for (p, rows) in k.partitions.iter().zip(&k.rows) {
+        let ph = partition_hash(p);
+        for &r in rows {
+            channel[r as usize] =
+                assigner_of(ph, k.key_hash[r as usize], num_assigners, num_assigners);
+        }
+    }
+    Ok((channel, k.key_hash))
+}
+
+/// The number of assign tasks of a distributed write of `table` whose engine runs
+/// `parallelism` tasks: `dynamic-bucket.assigner-parallelism` (else `parallelism`), at most
+/// `dynamic-bucket.max-buckets`, at most `dynamic-bucket.initial-buckets` (Java's
+/// `PaimonSparkWriter`: its `numAssigners`). Each task is one assigner, so the assigners'
+/// buckets (`bucket % n == i`) never meet.
+pub fn num_assign_tasks(table: &FileStoreTable, parallelism: i32) -> Result<i32> {
+    let o = table.options.dynamic_bucket()?;
+    let mut n = o.assigner_parallelism.unwrap_or(parallelism).max(1);
+    if o.max_buckets != -1 {
+        n = n.min(o.max_buckets.max(1));
+    }
+    if let Some(initial) = o.initial_buckets {
+        n = n.min(initial.max(1));
+    }
+    Ok(n)
+}
+
+/// One assign task of a distributed write of a dynamic-bucket table: assigner `assign_id` of
+/// `num_assigners`, over the hash index of one snapshot (the one every writer of the write
+/// restores from).
+#[derive(Debug)]
+pub struct AssignTask {
+    table: FileStoreTable,
+    assigner: DynamicBucketAssigner,
+    live_index: Vec<IndexManifestEntry>,
+}
+
+impl AssignTask {
+    /// `snapshot_id`: the snapshot to read the hash index from (None: the empty table).
+    pub fn new(
+        table: &FileStoreTable,
+        num_assigners: i32,
+        assign_id: i32,
+        snapshot_id: Option<i64>,
+    ) -> Result<Self> {
+        if super::cross_partition::is_cross_partition(table) {
+            return Err(cross_partition_distributed().with_table(&table.name));
+        }
+        let assigner =
+            DynamicBucketAssigner::distributed(table, num_assigners, num_assigners, assign_id)?;
+        let live_index = match snapshot_id {
+            Some(id) => {
+                let s = table.snapshot_manager().snapshot(id)?;
+                table.live_index_entries(s.index_manifest.as_deref())?
+            }
+            None => vec![],
+        };
+        Ok(AssignTask {
+            table: table.clone(),
+            assigner,
+            live_index,
+        })
+    }
+
+    /// The bucket of every row of `batch` ([`DynamicBucketAssigner::assign_rows`]).
+    pub fn assign(&mut self, batch: &RecordBatch) -> Result<Vec<i32>> {
+        self.assigner
+            .assign_rows(&self.table, batch, &self.live_index)
+            .map_err(|e| e.with_table(&self.table.name))
+    }
+}
+
+impl DynamicBucketAssigner {
+    /// Name this assigner's index files `prefix<uuid>-0` (default `index-`).
+    pub fn set_index_prefix(&mut self, prefix: &str) {
+        self.index_prefix = prefix.to_string();
+    }
+
+    /// The bucket of every row of `batch` (at least the partition and primary-key columns) by
+    /// this assigner of a distributed write, from the hash index of `live_index`: every row must
+    /// be one [`assigner_channels`] sends to this assigner. Rows in the order of their key
+    /// hashes give the same buckets whatever the order of equal hashes: a retried assign task
+    /// whose input is sorted by key hash assigns as the first attempt did.
+    pub fn assign_rows(
+        &mut self,
+        table: &FileStoreTable,
+        batch: &RecordBatch,
+        live_index: &[IndexManifestEntry],
+    ) -> Result<Vec<i32>> {
+        let k = keyed_rows(table, batch)?;
+        let mut out = vec![0; batch.num_rows()];
+        for (p, rows) in k.partitions.iter().zip(&k.rows) {
+            let ph = partition_hash(p);
+            self.load(table, p, Some(ph), live_index)?;
+            let hashes: Vec<i32> = rows.iter().map(|&r| k.key_hash[r as usize]).collect();
+            if let Some(h) = hashes.iter().find(|&&h| {
+                assigner_of(ph, h, self.num_channels, self.num_assigners) != self.assign_id
+            }) {
+                return Err(Error::Internal(format!(
+                    "{}: a key of hash {h} reached dynamic bucket assigner {} of {}, which \
+                     does not own it",
+                    self.table, self.assign_id, self.num_assigners
+                )));
+            }
+            for (&r, b) in rows.iter().zip(self.assign_all(p, &hashes)?) {
+                out[r as usize] = b;
+            }
+        }
+        Ok(out)
+    }
+
+    /// A bucket writer of a distributed write: the keys of `hashes` of a loaded `partition` were
+    /// written to `buckets` (an assign stage's choice); new keys join their bucket's index (Java's
+    /// `DynamicBucketIndexMaintainer.notifyNewRecord`). A key the index places in another bucket
+    /// is refused: it would be in two buckets.
+    pub fn record(&mut self, partition: &[u8], hashes: &[i32], buckets: &[i32]) -> Result<()> {
+        let table = &self.table;
+        let index = self.partitions.get_mut(partition).ok_or_else(|| {
+            Error::Internal(format!("{table}: hash index of a partition not loaded"))
+        })?;
+        for (&h, &b) in hashes.iter().zip(buckets) {
+            if !(0..BUCKET_LIMIT).contains(&b) {
+                return Err(Error::invalid(format!(
+                    "dynamic bucket {b} given for a row (0 to {} allowed)",
+                    BUCKET_LIMIT - 1
+                ))
+                .with_table(table));
+            }
+            match index.hash_to_bucket.get(&h) {
+                Some(&known) if known == b => {}
+                Some(&known) => {
+                    return Err(Error::invalid(format!(
+                        "a key of hash {h} was assigned to bucket {b}, but the hash index \
+                         holds it in bucket {known}: the assignment is stale (the index changed \
+                         after the assign stage read it) and the key would be in two buckets"
+                    ))
+                    .with_table(table));
+                }
+                None => {
+                    index.hash_to_bucket.insert(h, b);
+                    index.bucket_hashes.entry(b).or_default().push(h);
+                    if index.last_changed != Some(b) {
+                        index.changed.insert(b);
+                        index.last_changed = Some(b);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A distributed write of a cross-partition upsert table: not yet (its key index is global).
+pub(crate) fn cross_partition_distributed() -> Error {
+    Error::unsupported(
+        "a distributed (Spark) write of a cross-partition upsert table: its key index spans \
+         every partition and no assign stage holds it yet; write it with the local writer",
+    )
 }
 
 /// Delete the index files of `changes` (a prepare or commit that failed).
@@ -683,6 +945,75 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), n, "a key in two buckets");
         assert_eq!(n, 5 + 3 + 3 + 35); // p=1: 0..5, 100..103, 300..335; p=2: 0..3
+    }
+
+    /// A distributed write: two assign tasks (each its own buckets), then two bucket writers
+    /// that take the rows of the buckets they are given and write those buckets' index files;
+    /// one commit of both. Then a second round from the committed index: known keys keep their
+    /// buckets. A writer given a bucket the index contradicts refuses the row.
+    #[test]
+    fn assign_tasks_then_bucket_writers() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "10")]);
+        let round = |batch: &arrow_array::RecordBatch| {
+            let latest = t.snapshot_manager().latest().unwrap().map(|s| s.id);
+            let (channel, _) = assigner_channels(&t, batch, 2).unwrap();
+            let mut writers: Vec<TableWrite> = (0..2)
+                .map(|_| {
+                    let mut w = TableWrite::new(t.clone()).unwrap();
+                    w.restore_from(latest).unwrap();
+                    w
+                })
+                .collect();
+            for id in 0..2 {
+                let mine: arrow_array::BooleanArray =
+                    channel.iter().map(|&c| Some(c == id)).collect();
+                let rows = arrow_select::filter::filter_record_batch(batch, &mine).unwrap();
+                let mut task = AssignTask::new(&t, 2, id, latest).unwrap();
+                let buckets = task.assign(&rows).unwrap();
+                assert!(buckets.iter().all(|b| b % 2 == id));
+                // writer w takes buckets b with b / 2 % 2 == w
+                for w in 0..2 {
+                    let sel: arrow_array::BooleanArray =
+                        buckets.iter().map(|b| Some(b / 2 % 2 == w)).collect();
+                    let part = arrow_select::filter::filter_record_batch(&rows, &sel).unwrap();
+                    let bk: arrow_array::Int32Array = buckets
+                        .iter()
+                        .zip(sel.values().iter())
+                        .filter(|(_, s)| *s)
+                        .map(|(b, _)| *b)
+                        .collect();
+                    writers[w as usize].write_assigned(&part, &bk).unwrap();
+                }
+            }
+            let msgs: Vec<CommitMessage> = writers
+                .iter_mut()
+                .flat_map(|w| w.prepare_commit().unwrap())
+                .collect();
+            commit_as(&t, "spark", &msgs).unwrap();
+        };
+        round(&rows(1, 0..60));
+        let first = read_by_bucket(&t);
+        assert_eq!(first.len(), 6);
+        round(&rows(1, 30..100));
+        let second = read_by_bucket(&t);
+        let mut seen = BTreeMap::new();
+        for ((_, b), keys) in &second {
+            assert!(keys.len() <= 10);
+            for k in keys.keys() {
+                assert!(seen.insert(*k, *b).is_none(), "key {k} in two buckets");
+            }
+        }
+        assert_eq!(seen.len(), 100);
+        for ((_, b), keys) in &first {
+            assert!(keys.keys().all(|k| seen[k] == *b));
+        }
+        assert_eq!(live_hash_files(&t).len(), second.len());
+        // a stale assignment: key 0 is in bucket seen[&0], given another one
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        let wrong = arrow_array::Int32Array::from(vec![seen[&0] + 1]);
+        let e = w.write_assigned(&rows(1, 0..1), &wrong).unwrap_err();
+        assert!(e.to_string().contains("two buckets"), "{e}");
     }
 
     /// Create `db.<name>` partitioned by `p INT`, keyed by `k BIGINT` alone (a `v STRING`

@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch, StringArray};
+use arrow_array::{Array, ArrayRef, Int32Array, Int8Array, RecordBatch, StringArray};
 use arrow_cast::cast::{can_cast_types, cast_with_options, CastOptions};
 use arrow_schema::{DataType as ArrowType, SchemaRef};
 
@@ -24,6 +24,9 @@ pub fn parse_row_kind(s: &str) -> Option<i8> {
 pub struct AlignedBatch {
     pub batch: RecordBatch,
     pub kinds: Option<Int8Array>,
+    /// Each row's bucket when an engine's assign stage chose it (a distributed write of a
+    /// dynamic-bucket table, `TableWrite::write_assigned`); None: the writer assigns.
+    pub buckets: Option<Int32Array>,
 }
 
 /// Can a column of Arrow type `src` be written into a column of Paimon type `target` without
@@ -286,7 +289,11 @@ pub fn align_batch(
             Some(parse_kinds(name, out.column(idx))?)
         }
     };
-    Ok(AlignedBatch { batch: out, kinds })
+    Ok(AlignedBatch {
+        batch: out,
+        kinds,
+        buckets: None,
+    })
 }
 
 fn parse_kinds(name: &str, col: &ArrayRef) -> Result<Int8Array> {
@@ -328,5 +335,19 @@ pub fn filter_rows(b: &AlignedBatch, keep: &arrow_array::BooleanArray) -> Result
         }
         None => None,
     };
-    Ok(AlignedBatch { batch, kinds })
+    let buckets = match &b.buckets {
+        Some(bk) => Some(
+            arrow_select::filter::filter(bk, keep)?
+                .as_any()
+                .downcast_ref::<Int32Array>()
+                .cloned()
+                .ok_or_else(|| Error::Internal("buckets downcast".into()))?,
+        ),
+        None => None,
+    };
+    Ok(AlignedBatch {
+        batch,
+        kinds,
+        buckets,
+    })
 }

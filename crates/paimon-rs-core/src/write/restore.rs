@@ -58,7 +58,7 @@ impl TableRestore {
 
     /// Fix the snapshot the writers restore from (the latest), if not fixed yet: a
     /// cross-partition writer bootstraps its key index from it before any partition is read.
-    pub fn pin(&mut self, table: &FileStoreTable) -> Result<Option<&Snapshot>> {
+    pub fn pin_latest(&mut self, table: &FileStoreTable) -> Result<Option<&Snapshot>> {
         if self.snapshot.is_none() {
             self.snapshot = Some(table.snapshot_manager().latest()?);
         }
@@ -69,6 +69,18 @@ impl TableRestore {
     /// None = nothing was read yet.
     pub fn snapshot_id(&self) -> Option<Option<i64>> {
         self.snapshot.as_ref().map(|s| s.as_ref().map(|s| s.id))
+    }
+
+    /// Restore from `snapshot` (None: the empty table) instead of the latest at the first read;
+    /// refused once anything was read.
+    pub fn pin(&mut self, snapshot: Option<Snapshot>) -> Result<()> {
+        if self.snapshot.is_some() {
+            return Err(crate::error::Error::Internal(
+                "a writer's restored snapshot pinned after it read the table".into(),
+            ));
+        }
+        self.snapshot = Some(snapshot);
+        Ok(())
     }
 
     /// Read the highest sequence number per bucket of `partitions` from the table's live files

@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, BooleanArray, Int8Array, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, Int8Array, RecordBatch, UInt32Array};
 use arrow_schema::{Schema, SchemaRef};
 use rayon::prelude::*;
 
@@ -251,12 +251,72 @@ impl TableWrite {
         batches: &[RecordBatch],
         kind: Option<RowKind>,
     ) -> Result<()> {
+        self.write_checked(batches, kind, None)
+    }
+
+    /// A bucket writer of a distributed write of a dynamic-bucket table (`bucket = -1`): the
+    /// rows of `batch` go to the buckets an assign stage chose (`buckets`, one per row; see
+    /// `dynamic_bucket::DynamicBucketAssigner::assign_rows`), and their new keys join those
+    /// buckets' hash index files, written at `prepare_commit` (Java's
+    /// `DynamicBucketIndexMaintainer` in the bucket writers).
+    pub fn write_assigned(&mut self, batch: &RecordBatch, buckets: &Int32Array) -> Result<()> {
+        if self.cross.is_some() {
+            let e = super::dynamic_bucket::cross_partition_distributed();
+            return Err(e.with_table(&self.table.name));
+        }
+        if self.dynamic.is_none() {
+            return Err(Error::invalid(
+                "rows with assigned buckets written into a table that is not in dynamic bucket \
+                 mode (a primary-key table with bucket = -1)",
+            )
+            .with_table(&self.table.name));
+        }
+        if buckets.len() != batch.num_rows() || buckets.null_count() > 0 {
+            return Err(Error::invalid(format!(
+                "{} assigned buckets (nulls: {}) for {} rows",
+                buckets.len(),
+                buckets.null_count(),
+                batch.num_rows()
+            ))
+            .with_table(&self.table.name));
+        }
+        self.write_checked(std::slice::from_ref(batch), None, Some(buckets))
+    }
+
+    /// Restore from snapshot `snapshot_id` (None: the empty table) instead of the latest one:
+    /// the writers of a distributed dynamic-bucket write restore the snapshot its assign stage
+    /// read the hash index from. Only before the first write.
+    pub fn restore_from(&mut self, snapshot_id: Option<i64>) -> Result<()> {
+        let snapshot = match snapshot_id {
+            Some(id) => Some(self.table.snapshot_manager().snapshot(id)?),
+            None => None,
+        };
+        self.restore
+            .pin(snapshot)
+            .map_err(|e| e.with_table(&self.table.name))
+    }
+
+    /// Name the hash index files of a dynamic-bucket table's writer `prefix<uuid>-0` (default
+    /// `index-`): a distributed write's task attempts name theirs so its driver can delete
+    /// those no commit took.
+    pub fn set_index_file_prefix(&mut self, prefix: &str) {
+        if let Some(d) = self.dynamic.as_mut() {
+            d.assigner.set_index_prefix(prefix);
+        }
+    }
+
+    fn write_checked(
+        &mut self,
+        batches: &[RecordBatch],
+        kind: Option<RowKind>,
+        buckets: Option<&Int32Array>,
+    ) -> Result<()> {
         let name = self.table.name.clone();
         let mut first_row = 0;
         let aligned = batches
             .iter()
             .map(|b| {
-                let checked = self.check(b, first_row, kind);
+                let checked = self.check(b, first_row, kind, buckets);
                 first_row += b.num_rows();
                 checked
             })
@@ -277,6 +337,7 @@ impl TableWrite {
         batch: &RecordBatch,
         first_row: usize,
         kind: Option<RowKind>,
+        buckets: Option<&Int32Array>,
     ) -> Result<Option<AlignedBatch>> {
         if batch.num_rows() == 0 {
             // still validate the columns
@@ -297,6 +358,7 @@ impl TableWrite {
         if let Some(k) = kind {
             aligned.kinds = Some(Int8Array::from(vec![k.byte(); batch.num_rows()]));
         }
+        aligned.buckets = buckets.cloned();
         if !self.table.is_primary_key() {
             if let Some(k) = &aligned.kinds {
                 if k.values().iter().any(|&v| is_retract(v)) {
@@ -412,7 +474,7 @@ impl TableWrite {
             return Err(Error::Internal("not a cross-partition write".into()));
         };
         if !cross.is_bootstrapped() {
-            let snapshot = self.restore.pin(&self.table)?;
+            let snapshot = self.restore.pin_latest(&self.table)?;
             cross.bootstrap(&self.table, snapshot)?;
         }
         let by_partition = self.route(&aligned)?;
@@ -458,7 +520,12 @@ impl TableWrite {
                 )?,
             );
         }
-        let live = d.live_index.as_deref().unwrap_or_default();
+        // an overwrite's writer starts from no index: the commit drops the replaced
+        // partitions' index files (commit/hash_index.rs, `overwritten_index`)
+        let live = match self.ignore_previous {
+            true => &[][..],
+            false => d.live_index.as_deref().unwrap_or_default(),
+        };
         let keys: Vec<ArrayRef> = self
             .key_idx
             .iter()
@@ -469,7 +536,16 @@ impl TableWrite {
         for ((partition, _), (_, rows)) in &routed {
             d.assigner.load(&self.table, partition, None, live)?;
             let mine: Vec<i32> = rows.iter().map(|&r| hashes[r as usize]).collect();
-            for (&r, bk) in rows.iter().zip(d.assigner.assign_all(partition, &mine)?) {
+            let assigned = match &b.buckets {
+                // an assign stage chose them: the buckets' index files take the new keys
+                Some(given) => {
+                    let given: Vec<i32> = rows.iter().map(|&r| given.value(r as usize)).collect();
+                    d.assigner.record(partition, &mine, &given)?;
+                    given
+                }
+                None => d.assigner.assign_all(partition, &mine)?,
+            };
+            for (&r, bk) in rows.iter().zip(assigned) {
                 buckets[r as usize] = bk;
             }
         }
@@ -1196,7 +1272,9 @@ pub(crate) mod tests {
 
     fn min_seq_of(msgs: &[CommitMessage], w: &TableWrite, p: i32) -> Vec<i64> {
         let part = partition_rows(p, 0..1);
-        let routed = w.route(&w.check(&part, 0, None).unwrap().unwrap()).unwrap();
+        let routed = w
+            .route(&w.check(&part, 0, None, None).unwrap().unwrap())
+            .unwrap();
         let key = &routed[0].0;
         msgs.iter()
             .filter(|m| (&m.partition, m.bucket) == (&key.0, key.1))

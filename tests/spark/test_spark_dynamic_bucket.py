@@ -1,0 +1,188 @@
+"""paimon_rs.spark.write into dynamic-bucket primary-key tables (bucket = -1, #28): the assign
+stage, the bucket writers' hash index files, exactly once, and the table against a dict model
+with no key in two buckets."""
+
+import os
+import random
+from collections import Counter
+from typing import Dict, Tuple
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import paimon_rs.spark as ps
+from paimon_rs import _core
+from paimon_rs.spark import dynamic
+
+from spark_helpers import create, data_files, live_files, orphans, to_spark
+
+SCHEMA = pa.schema([
+    pa.field("dt", pa.string(), nullable=False),
+    pa.field("id", pa.int64(), nullable=False),
+    pa.field("v", pa.string()),
+    pa.field("op", pa.string()),
+])
+
+DTS = ["a", "b"]
+
+
+def rows(ids, v="v", op="+I"):
+    ids = list(ids)
+    return pa.table({"dt": [DTS[i % 2] for i in ids], "id": ids, "v": [f"{v}{i}" for i in ids],
+                     "op": [op] * len(ids)}, schema=SCHEMA)
+
+
+def apply(model: Dict[Tuple[str, int], str], t: pa.Table) -> None:
+    for r in t.to_pylist():
+        if r["op"] in ("+I", "+U"):
+            model[(r["dt"], r["id"])] = r["v"]
+        else:
+            model.pop((r["dt"], r["id"]), None)
+
+
+def by_bucket(table) -> Dict[Tuple[str, int], Dict[int, str]]:
+    """(dt, bucket) -> id -> v, read split by split."""
+    rb = table.new_read_builder()
+    out: Dict[Tuple[str, int], Dict[int, str]] = {}
+    for split in rb.new_scan().plan().splits():
+        for r in rb.new_read().to_arrow([split]).to_pylist():
+            out.setdefault((r["dt"], split.bucket), {})[r["id"]] = r["v"]
+    return out
+
+
+def check(table, model, target: int) -> Dict[Tuple[str, int], Dict[int, str]]:
+    """The table equals the model, no key is in two buckets, buckets hold the target at most,
+    and every bucket has one live hash index file listing at least its live keys."""
+    got = by_bucket(table)
+    keys = Counter((dt, k) for (dt, _), m in got.items() for k in m)
+    assert all(n == 1 for n in keys.values()), [k for k, n in keys.items() if n > 1]
+    flat = {(dt, k): v for (dt, _), m in got.items() for k, v in m.items()}
+    assert flat == model
+    assert all(len(m) <= target for m in got.values()), {b: len(m) for b, m in got.items()}
+    index = [r for r in _core.index_files(table._core) if r[2] == "HASH"]
+    per_bucket = Counter((r[0], r[1]) for r in index)
+    assert all(n == 1 for n in per_bucket.values()), per_bucket
+    counts = {(r[0], r[1]): r[5] for r in index}
+    for (dt, b), m in got.items():
+        assert counts[(f"{{{dt}}}", b)] >= len(m), (dt, b)
+    return got
+
+
+def index_dir_files(table):
+    d = os.path.join(table.table_path, "index")
+    return set(os.listdir(d)) if os.path.isdir(d) else set()
+
+
+@pytest.mark.parametrize("assigners", ["1", "3"])
+def test_spark_writes_a_dynamic_bucket_table_like_the_model(spark, catalog, assigners):
+    target = 40
+    t = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": str(target),
+                  "dynamic-bucket.assigner-parallelism": assigners})
+    model: Dict[Tuple[str, int], str] = {}
+    first = rows(range(300))
+    assert ps.write(to_spark(spark, first).repartition(3), t) == 1
+    apply(model, first)
+    got = check(t, model, target)
+    assert len([b for (dt, b) in got if dt == "a"]) >= 150 // target
+    if assigners == "3":
+        assert {b % 3 for (_, b) in got} == {0, 1, 2}  # each assigner opened buckets of its own
+
+    # updates of known keys, deletes, and many new keys: new buckets open, known keys stay
+    second = pa.concat_tables([rows(range(0, 100), v="u", op="+U"), rows(range(100, 120), op="-D"),
+                               rows(range(300, 900), v="n")])
+    assert ps.write(to_spark(spark, second).repartition(4), t) == 2
+    apply(model, second)
+    after = check(t, model, target)
+    for (dt, b), m in got.items():
+        for k in m:
+            if (dt, k) in model:
+                assert k in after[(dt, b)], f"key {k} of {dt} left bucket {b}"
+    assert len(after) > len(got)
+
+    # a local write afterwards continues the same index
+    w = t.new_batch_write_builder()
+    tw = w.new_write()
+    third = pa.concat_tables([rows(range(0, 900, 7), v="l", op="+U"), rows(range(900, 1000), v="m")])
+    tw.write_arrow(third)
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+    apply(model, third)
+    check(t, model, target)
+    assert data_files(t) >= live_files(t) and not orphans(t)
+    live_index = {r[3] for r in _core.index_files(t._core)}
+    assert live_index <= index_dir_files(t)
+
+
+def test_failed_writer_attempts_leave_no_index_files(spark, catalog, tmp_path):
+    """Every writer task's first attempt writes its data and hash index files, then fails; the
+    retries commit, and the driver's sweep deletes the first attempts' index files too."""
+    t = create(catalog, "db.dynretry", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "30"})
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    data = rows(range(200))
+    ps.write(to_spark(spark, data), t, num_tasks=3, _fail_first_attempt_marker=str(marker))
+    model: Dict[Tuple[str, int], str] = {}
+    apply(model, data)
+    got = check(t, model, 30)
+    files = index_dir_files(t)
+    assert files == {r[3] for r in _core.index_files(t._core)}
+    assert len(files) == len(got) and all("-a1-" in f for f in files), files
+    assert data_files(t) == live_files(t) and not orphans(t)
+
+
+def test_assign_tasks_assign_alike_whatever_the_order_of_equal_hashes(catalog):
+    """An assign task's input sorted by key hash: any order of its rows with equal hashes (and
+    any batching) gives every key the same bucket, so a retried assign task agrees with the
+    writers that read its first attempt's output."""
+    t = create(catalog, "db.dynorder", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "5"})
+    data = pa.concat_tables([rows(range(60)), rows(range(0, 60, 3), v="again")])
+    batch = data.combine_chunks().to_batches()[0]
+    channel, key_hash = _core.assigner_channels(t._core, batch, 2)
+    results = []
+    for seed in range(3):
+        order = sorted(range(batch.num_rows), key=lambda i: (key_hash[i].as_py(), random.Random(seed).random()))
+        sorted_batch = batch.take(pa.array(order))
+        sorted_channel = channel.take(pa.array(order))
+        assigned = {}
+        for task_id in range(2):
+            task = _core.DynamicAssignTask(t._core, 2, task_id, None)
+            mine = sorted_batch.filter(pc.equal(sorted_channel, task_id))
+            step = 7 + seed  # batching differs too
+            for off in range(0, mine.num_rows, step):
+                part = mine.slice(off, step)
+                for r, b in zip(part.to_pylist(), task.assign(part).to_pylist()):
+                    assert assigned.setdefault((r["dt"], r["id"]), b) == b
+                    assert b % 2 == task_id
+        results.append(assigned)
+    assert results[0] == results[1] == results[2]
+
+
+def test_dynamic_tables_are_refused_by_distribute(spark, catalog):
+    t = create(catalog, "db.dyndist", SCHEMA, ["dt"], ["dt", "id"], bucket="-1")
+    with pytest.raises(Exception, match="bucket"):
+        ps.distribute(to_spark(spark, rows(range(3))), t)
+    assert dynamic.is_dynamic(t)
+
+
+def test_spark_overwrite_of_a_dynamic_bucket_table_drops_the_old_index(spark, catalog):
+    """INSERT OVERWRITE from Spark: the assign stage starts from no index, the commit drops the
+    replaced partitions' hash index, so old keys no longer in the data pin no bucket."""
+    t = create(catalog, "db.dynow", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "20"})
+    ps.write(to_spark(spark, rows(range(200))), t)
+    ps.write(to_spark(spark, rows(range(1000, 1010), v="o")), t, overwrite=True)  # a and b
+    model: Dict[Tuple[str, int], str] = {}
+    apply(model, rows(range(1000, 1010), v="o"))
+    got = check(t, model, 20)
+    assert sum(r[5] for r in _core.index_files(t._core) if r[2] == "HASH") == 10
+    assert len(got) <= 2 * 2  # a few buckets per partition, not the old 5 + 5
+    ps.write(to_spark(spark, rows(range(0, 80, 2), v="back")), t, overwrite={"dt": "a"})  # even ids: a
+    model = {k: v for k, v in model.items() if k[0] != "a"}
+    apply(model, rows(range(0, 80, 2), v="back"))
+    check(t, model, 20)
+    assert sum(r[5] for r in _core.index_files(t._core) if r[2] == "HASH" and r[0] == "{a}") == 40
+    assert not orphans(t)
