@@ -13,6 +13,7 @@ import pytest
 
 import paimon_rs.spark as ps
 from paimon_rs import _core
+from paimon_rs.exceptions import UnsupportedError
 from paimon_rs.spark import dynamic
 
 from spark_helpers import create, data_files, live_files, orphans, to_spark
@@ -166,6 +167,17 @@ def test_dynamic_tables_are_refused_by_distribute(spark, catalog):
     with pytest.raises(Exception, match="bucket"):
         ps.distribute(to_spark(spark, rows(range(3))), t)
     assert dynamic.is_dynamic(t)
+
+
+def test_cross_partition_tables_are_refused_by_spark_write(spark, catalog):
+    """A cross-partition upsert table needs one key index over every partition: refused on the driver
+    (and by the core's assign task), before anything is written."""
+    t = create(catalog, "db.dyncross", SCHEMA, ["dt"], ["id"], bucket="-1")
+    with pytest.raises(UnsupportedError, match="cross-partition"):
+        ps.write(to_spark(spark, rows(range(3))), t)
+    with pytest.raises(UnsupportedError, match="cross-partition"):
+        _core.DynamicAssignTask(t._core, 1, 0, None)
+    assert not data_files(t)
 
 
 def test_spark_overwrite_of_a_dynamic_bucket_table_drops_the_old_index(spark, catalog):

@@ -8,7 +8,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
     _choose_attempts,
@@ -179,6 +179,11 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
             + (f"; missing {missing}" if missing else "") + (f"; not in the table {extra}" if extra else "")
         )
     dynamic = is_dynamic(table)
+    if dynamic and table.cross_partition_update:
+        raise UnsupportedError(
+            f"paimon_rs.spark.write into {table.identifier}: a cross-partition upsert table (its primary key "
+            "lacks a partition key) needs one key index over every partition, which the distributed write does not "
+            "hold yet; write it with the local writer (table.new_batch_write_builder())")
     bucketed = dynamic or _check_bucketed(table)
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
