@@ -19,9 +19,10 @@ from paimon_rs import Schema
 
 from unit_helpers import read, write
 
-FORMATS = ["avro"]
+FORMATS = ["avro", "orc"]
 
-# every type both formats hold (nested types: Avro only, see NESTED)
+# every type both formats hold (DECIMAL, TIME and nested types: Avro only; ORC (orc-rust) writes
+# flat columns without decimals, and Arrow's time32 column is TIME(0), also Avro only here)
 FLAT = pa.schema([
     ("id", pa.int64()),
     ("b", pa.bool_()),
@@ -201,3 +202,23 @@ def test_what_avro_cannot_hold_is_refused(catalog):
         with pytest.raises(paimon_rs.UnsupportedError, match=needle):
             catalog.create_table("db.r3", Schema.from_pyarrow_schema(
                 pa.schema([("id", pa.int64())]), options={"file.format": "avro", **opts}), False)
+
+
+def test_orc_compression_and_what_orc_cannot_hold(catalog):
+    for name, opts in [("o1", {}), ("o2", {"file.compression": "lz4"}), ("o3", {"file.compression": "none"}),
+                       ("o4", {"file.compression.zstd-level": "3"})]:
+        t = make(catalog, name, "orc", pk=True, options=opts)
+        write(t, rows("orc", list(range(20))))
+        assert as_dict(read(t)) == as_dict(rows("orc", list(range(20))))
+        assert all(f.endswith(".orc") for f in data_files(t))
+    for schema, opts, needle in [
+        (pa.schema([("id", pa.int64()), ("d", pa.decimal128(10, 2))]), {}, "column 'd' is DECIMAL(10, 2)"),
+        (pa.schema([("id", pa.int64()), ("a", pa.list_(pa.int32()))]), {}, "column 'a' is ARRAY<INT>"),
+        (pa.schema([("id", pa.int64())]), {"file.compression": "gzip"}, "'file.compression' = 'gzip'"),
+        (pa.schema([("id", pa.int64())]), {"file.compression.zstd-level": "9"},
+         "'file.compression.zstd-level' = '9'"),
+        (pa.schema([("id", pa.int64())]), {"orc.bloom.filter.columns": "id"}, "orc.bloom.filter.columns"),
+    ]:
+        with pytest.raises(paimon_rs.UnsupportedError, match=needle.replace("(", r"\(").replace(")", r"\)")):
+            catalog.create_table("db.bad", Schema.from_pyarrow_schema(
+                schema, options={"file.format": "orc", **opts}), False)

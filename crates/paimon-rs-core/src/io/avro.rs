@@ -699,7 +699,7 @@ impl AvroFileWriter {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Int32Type;
     use arrow_array::RecordBatch;
@@ -793,11 +793,11 @@ mod tests {
         }
     }
 
-    fn ty(s: &str) -> DataType {
+    pub(crate) fn ty(s: &str) -> DataType {
         DataType::from_json(&json!(s)).unwrap()
     }
 
-    fn nested(kind: TypeKind) -> DataType {
+    pub(crate) fn nested(kind: TypeKind) -> DataType {
         DataType::new(kind)
     }
 
@@ -952,7 +952,9 @@ mod tests {
                 ))
             }
             ArrowType::Timestamp(u, tz) => {
-                let v = (0..n).map(|i| valid(i).then_some(i as i64 * 1_234_567_891 - 99));
+                // before and after 1970, never in the second before it (ORC-763: orc-rust refuses
+                // to write those, see the ORC tests)
+                let v = (0..n).map(|i| valid(i).then_some((i as i64 - 150) * 1_234_567_891 + 99));
                 match u {
                     TimeUnit::Millisecond => Arc::new(
                         TimestampMillisecondArray::from_iter(v).with_timezone_opt(tz.clone()),
@@ -1022,7 +1024,7 @@ mod tests {
     /// `got` (as the reader decodes it) is `want`: equal, or after the reader's cast to the
     /// table's type (Avro ints for TINYINT / SMALLINT, maps with non-string keys as arrays of
     /// records).
-    fn assert_column(name: &str, got: &ArrayRef, want: &ArrayRef) {
+    pub(crate) fn assert_column(name: &str, got: &ArrayRef, want: &ArrayRef) {
         if got.data_type() == want.data_type() {
             assert_eq!(got.as_ref(), want.as_ref(), "column {name}");
         } else if has_array_map(want.data_type()) {
@@ -1046,10 +1048,20 @@ mod tests {
         } else if let (ArrowType::Timestamp(a, _), ArrowType::Timestamp(b, _)) =
             (got.data_type(), want.data_type())
         {
-            // the zone's spelling differs (`+00:00`, `UTC`): the instants must not
-            assert_eq!(a, b, "column {name}");
-            let int = |x: &ArrayRef| arrow_cast::cast(x, &ArrowType::Int64).unwrap();
-            assert_eq!(int(got).as_ref(), int(want).as_ref(), "column {name}");
+            // the zone's spelling (`+00:00`, `UTC`) and the unit may differ (ORC decodes to
+            // nanoseconds): the instants must not
+            let nanos = |x: &ArrayRef, u: &TimeUnit| {
+                let f = match u {
+                    TimeUnit::Second => 1_000_000_000,
+                    TimeUnit::Millisecond => 1_000_000,
+                    TimeUnit::Microsecond => 1_000,
+                    TimeUnit::Nanosecond => 1,
+                };
+                let i = arrow_cast::cast(x, &ArrowType::Int64).unwrap();
+                let i = i.as_primitive::<arrow_array::types::Int64Type>();
+                i.iter().map(|v| v.map(|v| v * f)).collect::<Vec<_>>()
+            };
+            assert_eq!(nanos(got, a), nanos(want, b), "column {name}");
         } else {
             let cast = arrow_cast::cast(got, want.data_type()).unwrap();
             assert_eq!(

@@ -22,6 +22,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::avro::{AvroCodec, AvroFileWriter};
 use super::data_file::{DataFileReader, FileExpect};
+use super::orc::{OrcCompression, OrcFileWriter};
 use super::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
@@ -79,6 +80,7 @@ pub enum WriteFormat {
     /// Parquet, with the writer properties of the file context.
     Parquet,
     Avro(AvroCodec),
+    Orc(OrcCompression),
 }
 
 impl WriteFormat {
@@ -88,9 +90,10 @@ impl WriteFormat {
         match opts.file_format.as_str() {
             "parquet" => Ok(WriteFormat::Parquet),
             "avro" => Ok(WriteFormat::Avro(AvroCodec::from_options(opts)?)),
+            "orc" => Ok(WriteFormat::Orc(OrcCompression::from_options(opts)?)),
             other => Err(Error::unsupported(format!(
-                "table option 'file.format' = '{other}': paimon_rs writes parquet and avro data \
-                 files"
+                "table option 'file.format' = '{other}': paimon_rs writes parquet, avro and orc \
+                 data files"
             ))),
         }
     }
@@ -100,6 +103,7 @@ impl WriteFormat {
         match self {
             WriteFormat::Parquet => "parquet",
             WriteFormat::Avro(_) => "avro",
+            WriteFormat::Orc(_) => "orc",
         }
     }
 }
@@ -110,6 +114,7 @@ pub fn check_write_format(table: &str, fields: &[DataField], opts: &CoreOptions)
     match WriteFormat::from_options(opts).map_err(|e| e.with_table(table))? {
         WriteFormat::Parquet => Ok(()),
         WriteFormat::Avro(_) => super::avro::check_schema(table, fields),
+        WriteFormat::Orc(_) => super::orc::check_schema(table, fields),
     }
 }
 
@@ -176,6 +181,7 @@ impl Drop for StagedFile {
 pub enum DataFileWriter {
     Parquet(ParquetFileWriter),
     Avro(AvroFileWriter),
+    Orc(OrcFileWriter),
 }
 
 impl DataFileWriter {
@@ -197,6 +203,7 @@ impl DataFileWriter {
             WriteFormat::Avro(codec) => {
                 DataFileWriter::Avro(AvroFileWriter::create(path, schema, *codec)?)
             }
+            WriteFormat::Orc(c) => DataFileWriter::Orc(OrcFileWriter::create(path, schema, *c)?),
         })
     }
 
@@ -204,6 +211,7 @@ impl DataFileWriter {
         match self {
             DataFileWriter::Parquet(w) => w.write(batch),
             DataFileWriter::Avro(w) => w.write(batch),
+            DataFileWriter::Orc(w) => w.write(batch),
         }
     }
 
@@ -212,6 +220,7 @@ impl DataFileWriter {
         match self {
             DataFileWriter::Parquet(w) => w.estimated_size(),
             DataFileWriter::Avro(w) => w.estimated_size(),
+            DataFileWriter::Orc(w) => w.estimated_size(),
         }
     }
 
@@ -219,14 +228,16 @@ impl DataFileWriter {
         match self {
             DataFileWriter::Parquet(w) => w.rows(),
             DataFileWriter::Avro(w) => w.rows(),
+            DataFileWriter::Orc(w) => w.rows(),
         }
     }
 
-    /// Memory held by what is buffered (a Parquet row group, an Avro block).
+    /// Memory held by what is buffered (a Parquet row group, an Avro block, an ORC stripe).
     pub fn buffered_bytes(&self) -> usize {
         match self {
             DataFileWriter::Parquet(w) => w.buffered_bytes(),
             DataFileWriter::Avro(w) => w.buffered_bytes(),
+            DataFileWriter::Orc(w) => w.buffered_bytes(),
         }
     }
 
@@ -235,6 +246,7 @@ impl DataFileWriter {
         match self {
             DataFileWriter::Parquet(w) => w.flush_row_group(),
             DataFileWriter::Avro(w) => w.flush_block(),
+            DataFileWriter::Orc(w) => w.flush_stripe(),
         }
     }
 
@@ -243,8 +255,39 @@ impl DataFileWriter {
         match self {
             DataFileWriter::Parquet(w) => w.close(),
             DataFileWriter::Avro(w) => w.close(),
+            DataFileWriter::Orc(w) => w.close(),
         }
     }
+}
+
+/// `batch` with the columns of `file_schema` (the same columns), those of another type cast to
+/// it: TIMESTAMP(0) is stored as millis, TIME as int in ORC.
+pub(crate) fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
+    if batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(file_schema.fields())
+        .all(|(a, b)| a.data_type() == b.data_type())
+    {
+        return Ok(RecordBatch::try_new(
+            file_schema.clone(),
+            batch.columns().to_vec(),
+        )?);
+    }
+    let cols = batch
+        .columns()
+        .iter()
+        .zip(file_schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                arrow_cast::cast(c, f.data_type())
+            }
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ impl RollingFileWriter {
     }
 
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
-        let file_batch = to_file_types(chunk, &self.ctx.file_schema)?;
+        let file_batch = crate::io::format::to_file_types(chunk, &self.ctx.file_schema)?;
         let mut file = match self.current.take() {
             Some(f) => f,
             None => self.open(&file_batch)?,
@@ -287,33 +287,4 @@ impl Drop for RollingFileWriter {
             }
         }
     }
-}
-
-/// Cast columns whose in-memory type differs from the file's (TIMESTAMP(0) is stored as millis).
-fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
-    if batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(file_schema.fields())
-        .all(|(a, b)| a.data_type() == b.data_type())
-    {
-        return Ok(RecordBatch::try_new(
-            file_schema.clone(),
-            batch.columns().to_vec(),
-        )?);
-    }
-    let cols = batch
-        .columns()
-        .iter()
-        .zip(file_schema.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else {
-                arrow_cast::cast(c, f.data_type())
-            }
-        })
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
 }
