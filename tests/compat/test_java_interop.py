@@ -107,13 +107,25 @@ KINDS = {k.name: k for k in [
          "deduplicate"),
     Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
          {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate"),
+    # ORC: orc-rust writes no decimals, so the kinds ORC both ways hold none
     Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
-         ours_write="file.format 'orc'"),
+         ours_write="column 'd' is DECIMAL"),
+    Kind("pk_orc_flat", [_ID, ("v", "BIGINT", pa.int64()), ("s", "STRING", pa.string()), _OP], ["id"], [],
+         {"bucket": "2", "rowkind.field": "op", "file.format": "orc", "num-sorted-run.compaction-trigger": "2"},
+         "deduplicate", row_kinds=True),
+    Kind("append_orc_flat", [_ID, ("v", "BIGINT", pa.int64()), ("s", "STRING", pa.string())], [], [],
+         {"bucket": "-1", "file.format": "orc"}, "append", java_compact=False),
+    # Avro data files both ways (issue #29); the compacting kind has our writer compact too
     Kind("append_avro", [_ID, *_V], [], [], {"bucket": "-1", "file.format": "avro"}, "append",
-         java_compact=False, ours_write="file.format 'avro'"),
+         java_compact=False),
     Kind("pk_avro_part", [_DT, _ID, *_V, _OP], ["dt", "id"], ["dt"],
-         {"bucket": "2", "rowkind.field": "op", "file.format": "avro"}, "deduplicate", row_kinds=True,
-         ours_write="file.format 'avro'"),
+         {"bucket": "2", "rowkind.field": "op", "file.format": "avro"}, "deduplicate", row_kinds=True),
+    Kind("pk_avro_compact", [_ID, *_V, _OP], ["id"], [],
+         {"bucket": "2", "rowkind.field": "op", "file.format": "avro", "avro.codec": "zstandard",
+          "num-sorted-run.compaction-trigger": "2"}, "deduplicate", row_kinds=True),
+    Kind("append_bucketed_avro", [_ID, *_V], [], [],
+         {"bucket": "2", "bucket-key": "id", "file.format": "avro", "compaction.min.file-num": "2"},
+         "append"),
     Kind("append", [_ID, *_V], [], [], {"bucket": "-1"}, "append", java_compact=False),
     Kind("append_part", [_DT, _ID, *_V], [], ["dt"], {"bucket": "-1"}, "append", java_compact=False),
     Kind("append_bucketed", [_ID, *_V], [], [], {"bucket": "3", "bucket-key": "id"}, "append"),
@@ -677,8 +689,8 @@ def test_every_type_java_orc_avro_pk_table_we_read(java, tmp_path, request, fmt)
 def test_formats_changed_by_alter_merge_in_one_table(java, tmp_path, request):
     """Java writes Parquet, then ORC, then Avro files into one primary-key table (ALTER TABLE SET
     file.format between commits) and evolves its schema on the way: each file is read in its own
-    format, the merge spans them; we refuse to write while the table says avro, write Parquet after
-    Java sets it back, and both engines read everything."""
+    format, the merge spans them; we write Avro while the table says avro, Parquet after Java sets
+    it back, and both engines read everything."""
     t, wh = _tname(request), tmp_path
     fields = [("id", "INT"), ("a", "BIGINT"), ("s", "STRING"), ("ts", "TIMESTAMP(6)")]
     java_create(java, wh, t, fields, ["id"], [], {"bucket": "1", "file.format": "parquet"})
@@ -708,9 +720,11 @@ def test_formats_changed_by_alter_merge_in_one_table(java, tmp_path, request):
     check(java_read(java, wh, t), list(model.values()), types, "Java reads its three-format table")
     check(ours_read(wh, t), list(model.values()), types, "paimon_rs reads Java's three-format table")
     arrow = [pa.int32(), pa.int64(), pa.string(), pa.timestamp("us"), pa.int32()]
+    ours_avro = [[i, 2000 + i, f"a{i}", None, 2] for i in range(1, 60, 7)]
+    ours_write(wh, t, names, arrow, ours_avro)
+    put(ours_avro)
+    check(java_read(java, wh, t), list(model.values()), types, "Java reads after our Avro append")
     ours = [[i, 1000 + i, f"r{i}", None, 1] for i in range(0, 60, 5)]
-    with pytest.raises(UnsupportedError, match="file.format 'avro'"):
-        ours_write(wh, t, names, arrow, ours)
     _alter(java, wh, t, {"op": "set_option", "key": "file.format", "value": "parquet"})
     ours_write(wh, t, names, arrow, ours)
     put(ours)
@@ -718,6 +732,55 @@ def test_formats_changed_by_alter_merge_in_one_table(java, tmp_path, request):
     check(java_read(java, wh, t), list(model.values()), types, "Java reads after our Parquet append")
     java.call("compact", warehouse=str(wh), table=f"{DB}.{t}", full=True)
     check(ours_read(wh, t), list(model.values()), types, "paimon_rs reads after Java's compaction")
+
+
+# what paimon_rs writes in each format: the Arrow-nameable types the format holds as Java writes it
+_OURS_FORMAT_TYPES = {
+    "avro": [i for i in _FORMAT_TYPES["avro"] if jv.TYPE_BY_ID[i].arrow is not None
+             and "timestamp_9" not in i],
+    # orc-rust: flat columns, no DECIMAL (STRING, not CHAR / VARCHAR(n))
+    "orc": [i for i in _FORMAT_TYPES["orc"] if jv.TYPE_BY_ID[i].arrow is not None
+            and not i.startswith(("decimal", "array", "map", "row"))],
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(_OURS_FORMAT_TYPES))
+def test_every_type_we_write_orc_avro_java_reads_and_continues(java, tmp_path, request, fmt):
+    """A primary-key table of every type the format holds: we write, update and compact (files of
+    several levels); Java reads it (whole and projected), writes on top and compacts; we read
+    what Java reads."""
+    t, rng = _tname(request), random.Random("ours-fmt" + fmt)
+    ids = _OURS_FORMAT_TYPES[fmt]
+    fields = [("id", "INT", pa.int32())] + [(f"c_{i}", jv.TYPE_BY_ID[i].ptype, jv.TYPE_BY_ID[i].arrow)
+                                            for i in ids]
+    names, arrow, ptypes = [f[0] for f in fields], [f[2] for f in fields], [f[1] for f in fields]
+    ours_create(tmp_path, t, fields, ["id"], [], {"bucket": "2", "file.format": fmt})
+    model: dict = {}
+
+    def rows_for(lo: int, hi: int) -> list:
+        return [[i] + [_wide_value(f[0][2:], rng) for f in fields[1:]] for i in range(lo, hi)]
+
+    for n, (lo, hi) in enumerate([(0, 40), (20, 60), (50, 70)]):
+        rows = rows_for(lo, hi)
+        ours_write(tmp_path, t, names, arrow, rows)
+        model.update({r[0]: r for r in rows})
+        if n == 1:
+            CatalogFactory.create({"warehouse": str(tmp_path)}).get_table(f"{DB}.{t}").compact(full=True)
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert {f["file"].rsplit(".", 1)[1] for f in files} == {fmt}
+    assert {f["level"] for f in files} > {0}
+    check(ours_read(tmp_path, t), list(model.values()), ptypes, f"paimon_rs reads its {fmt} table")
+    check(java_read(java, tmp_path, t), list(model.values()), ptypes, f"Java reads paimon_rs's {fmt} table")
+    proj = names[::-3]
+    idx = [names.index(n) for n in proj]
+    check(java_read(java, tmp_path, t, projection=proj), [[r[i] for i in idx] for r in model.values()],
+          [ptypes[i] for i in idx], f"Java reads paimon_rs's {fmt} table, projected")
+    rows = rows_for(60, 90)
+    java_write(java, tmp_path, t, rows)
+    model.update({r[0]: r for r in rows})
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    check(ours_read(tmp_path, t), list(model.values()), ptypes, f"paimon_rs reads after Java continued ({fmt})")
+    check(java_read(java, tmp_path, t), list(model.values()), ptypes, f"Java reads after it continued ({fmt})")
 
 
 @pytest.mark.parametrize("fmt", ["orc", "avro"])

@@ -336,6 +336,7 @@ fn bench_rolling_writer(c: &mut Criterion) {
         dir: dir.path().to_path_buf(),
         prefix: "data-".into(),
         file_schema: file_schema.clone(),
+        format: paimon_rs_core::WriteFormat::Parquet,
         props,
         target_size: 128 << 20,
         schema_id: 0,

@@ -97,6 +97,7 @@ pub use spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
 pub use spec::types::{DataField, DataType, TypeKind};
 
 // Object stores and file formats.
+pub use io::format::WriteFormat;
 pub use io::parquet::writer_properties as parquet_writer_properties;
 pub use io::store::{
     configure as configure_store, request_counts as store_request_counts, store_options,

@@ -13,6 +13,8 @@ const SUPPORTED: &[&str] = &[
     "file.format",
     "file.compression",
     "file.compression.zstd-level",
+    // the codec of Avro data files (io/avro.rs, AvroCodec)
+    "avro.codec",
     "target-file-size",
     "write-buffer-size",
     "write-buffer-spillable",
@@ -730,12 +732,8 @@ impl CoreOptions {
                      changelog-producer = lookup (use changelog-producer = full-compaction)",
                 ));
             }
-            if self.file_format != "parquet" {
-                return Err(Error::unsupported(format!(
-                    "file.format '{}' (only parquet is written)",
-                    self.file_format
-                )));
-            }
+            // the format, its codec options and the columns it can hold are checked with the
+            // table's columns: io::format::check_write_format
             for key in self.raw.keys() {
                 let known = SUPPORTED.contains(&key.as_str())
                     || crate::scan_options::is_scan_option(key)

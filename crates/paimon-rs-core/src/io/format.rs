@@ -8,11 +8,25 @@
 //! written with, and the caller maps them by field id), in the Arrow types the file decodes to
 //! (the caller casts them to the table's types). What the readers share is in
 //! [`super::data_file`].
+//!
+//! Writing: a table writes its data files in its `file.format` ([`WriteFormat`], checked with
+//! the table's columns by [`check_write_format`] when the table is created or opened for
+//! writing), each through a [`DataFileWriter`].
 
-use std::path::Path;
+use std::fs::File;
+use std::path::{Path, PathBuf};
 
+use arrow_array::RecordBatch;
+use arrow_schema::SchemaRef;
+use parquet::file::properties::WriterProperties;
+
+use super::avro::{AvroCodec, AvroFileWriter};
 use super::data_file::{DataFileReader, FileExpect};
+use super::orc::{OrcCompression, OrcFileWriter};
+use super::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::error::{Error, Result};
+use crate::options::CoreOptions;
+use crate::spec::types::DataField;
 
 /// The format of a data file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +72,222 @@ pub fn open_data_file(
         DataFormat::Orc => super::orc::open_reader(path, columns, batch_size, expect),
         DataFormat::Avro => super::avro::open_reader(path, columns, batch_size, expect),
     }
+}
+
+/// The format (and its settings) of the data files a table writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum WriteFormat {
+    /// Parquet, with the writer properties of the file context.
+    Parquet,
+    Avro(AvroCodec),
+    Orc(OrcCompression),
+}
+
+impl WriteFormat {
+    /// The format `opts` ask for (`file.format`), with its settings; one that cannot be
+    /// written is refused, naming the option.
+    pub fn from_options(opts: &CoreOptions) -> Result<WriteFormat> {
+        match opts.file_format.as_str() {
+            "parquet" => Ok(WriteFormat::Parquet),
+            "avro" => Ok(WriteFormat::Avro(AvroCodec::from_options(opts)?)),
+            "orc" => Ok(WriteFormat::Orc(OrcCompression::from_options(opts)?)),
+            other => Err(Error::unsupported(format!(
+                "table option 'file.format' = '{other}': paimon_rs writes parquet, avro and orc \
+                 data files"
+            ))),
+        }
+    }
+
+    /// The extension of its file names (`DataFilePathFactory`: the format's identifier).
+    pub fn extension(&self) -> &'static str {
+        match self {
+            WriteFormat::Parquet => "parquet",
+            WriteFormat::Avro(_) => "avro",
+            WriteFormat::Orc(_) => "orc",
+        }
+    }
+}
+
+/// Refuse a table whose data files cannot be written in its `file.format`: the format, its
+/// compression options, or a column the format cannot hold (naming the table and column).
+pub fn check_write_format(table: &str, fields: &[DataField], opts: &CoreOptions) -> Result<()> {
+    match WriteFormat::from_options(opts).map_err(|e| e.with_table(table))? {
+        WriteFormat::Parquet => Ok(()),
+        WriteFormat::Avro(_) => super::avro::check_schema(table, fields),
+        WriteFormat::Orc(_) => super::orc::check_schema(table, fields),
+    }
+}
+
+/// A data file being written under a temp name (on local disk for a file of an object store),
+/// published under its own name by [`StagedFile::publish`]: a crash never leaves a truncated
+/// file under a name a manifest could reference. Dropped unpublished, the temp file is removed.
+pub(crate) struct StagedFile {
+    pub path: PathBuf,
+    pub tmp: PathBuf,
+    published: bool,
+}
+
+impl StagedFile {
+    /// The temp file for `path`, created.
+    pub fn create(path: PathBuf) -> Result<(StagedFile, File)> {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or("data")
+            .to_string();
+        let tmp_name = format!(".{name}.{}.tmp", uuid::Uuid::new_v4());
+        let tmp = if super::is_remote(&path) {
+            std::env::temp_dir().join(tmp_name)
+        } else {
+            if let Some(parent) = path.parent() {
+                super::mkdirs(parent)?;
+            }
+            path.with_file_name(tmp_name)
+        };
+        let f = super::create_new_file(&tmp)?;
+        Ok((
+            StagedFile {
+                path,
+                tmp,
+                published: false,
+            },
+            f,
+        ))
+    }
+
+    /// Sync `file` (the temp file, fully written) and publish it under its name (a rename, or
+    /// an upload); returns its size.
+    pub fn publish(&mut self, file: File) -> Result<u64> {
+        file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
+        drop(file);
+        let size = std::fs::metadata(&self.tmp)
+            .map_err(|e| Error::io(&self.tmp, e))?
+            .len();
+        super::upload_file(&self.tmp, &self.path)?;
+        self.published = true;
+        Ok(size)
+    }
+}
+
+impl Drop for StagedFile {
+    fn drop(&mut self) {
+        if !self.published {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+/// One data file being written, in any format.
+pub enum DataFileWriter {
+    Parquet(ParquetFileWriter),
+    Avro(AvroFileWriter),
+    Orc(OrcFileWriter),
+}
+
+impl DataFileWriter {
+    /// Create `path` in `format`, holding columns `schema`; `first` (its first rows) tunes
+    /// the Parquet writer's `props` (see [`dictionary_by_sample`]).
+    pub fn create(
+        format: &WriteFormat,
+        path: PathBuf,
+        schema: SchemaRef,
+        props: &WriterProperties,
+        first: &RecordBatch,
+    ) -> Result<Self> {
+        Ok(match format {
+            WriteFormat::Parquet => DataFileWriter::Parquet(ParquetFileWriter::create(
+                path,
+                schema,
+                dictionary_by_sample(props, first),
+            )?),
+            WriteFormat::Avro(codec) => {
+                DataFileWriter::Avro(AvroFileWriter::create(path, schema, *codec)?)
+            }
+            WriteFormat::Orc(c) => DataFileWriter::Orc(OrcFileWriter::create(path, schema, *c)?),
+        })
+    }
+
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        match self {
+            DataFileWriter::Parquet(w) => w.write(batch),
+            DataFileWriter::Avro(w) => w.write(batch),
+            DataFileWriter::Orc(w) => w.write(batch),
+        }
+    }
+
+    /// Bytes written so far plus an estimate of what is buffered.
+    pub fn estimated_size(&self) -> u64 {
+        match self {
+            DataFileWriter::Parquet(w) => w.estimated_size(),
+            DataFileWriter::Avro(w) => w.estimated_size(),
+            DataFileWriter::Orc(w) => w.estimated_size(),
+        }
+    }
+
+    pub fn rows(&self) -> u64 {
+        match self {
+            DataFileWriter::Parquet(w) => w.rows(),
+            DataFileWriter::Avro(w) => w.rows(),
+            DataFileWriter::Orc(w) => w.rows(),
+        }
+    }
+
+    /// Memory held by what is buffered (a Parquet row group, an Avro block, an ORC stripe).
+    pub fn buffered_bytes(&self) -> usize {
+        match self {
+            DataFileWriter::Parquet(w) => w.buffered_bytes(),
+            DataFileWriter::Avro(w) => w.buffered_bytes(),
+            DataFileWriter::Orc(w) => w.buffered_bytes(),
+        }
+    }
+
+    /// Write what is buffered out, freeing its memory; the file stays open.
+    pub fn flush_buffered(&mut self) -> Result<()> {
+        match self {
+            DataFileWriter::Parquet(w) => w.flush_row_group(),
+            DataFileWriter::Avro(w) => w.flush_block(),
+            DataFileWriter::Orc(w) => w.flush_stripe(),
+        }
+    }
+
+    /// Finish the file; returns its size in bytes.
+    pub fn close(self) -> Result<u64> {
+        match self {
+            DataFileWriter::Parquet(w) => w.close(),
+            DataFileWriter::Avro(w) => w.close(),
+            DataFileWriter::Orc(w) => w.close(),
+        }
+    }
+}
+
+/// `batch` with the columns of `file_schema` (the same columns), those of another type cast to
+/// it: TIMESTAMP(0) is stored as millis, TIME as int in ORC.
+pub(crate) fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
+    if batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(file_schema.fields())
+        .all(|(a, b)| a.data_type() == b.data_type())
+    {
+        return Ok(RecordBatch::try_new(
+            file_schema.clone(),
+            batch.columns().to_vec(),
+        )?);
+    }
+    let cols = batch
+        .columns()
+        .iter()
+        .zip(file_schema.fields())
+        .map(|(c, f)| {
+            if c.data_type() == f.data_type() {
+                Ok(c.clone())
+            } else {
+                arrow_cast::cast(c, f.data_type())
+            }
+        })
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
 }
 
 #[cfg(test)]

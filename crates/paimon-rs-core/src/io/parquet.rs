@@ -1,7 +1,7 @@
 //! Parquet data files: writing with Paimon's compression settings and field ids, reading with a
 //! projection by column name (both Paimon readers match columns by name).
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use std::collections::HashSet;
@@ -23,6 +23,7 @@ use parquet::schema::types::ColumnPath;
 use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
 use super::data_file::{contain_panic, open_checked, Source};
 use super::data_file::{DataFileReader, FileExpect};
+use super::format::StagedFile;
 use super::int96::{has_nanos, Int96FileWriter};
 use super::remote::ReadAt;
 use crate::error::{Error, Result};
@@ -131,7 +132,7 @@ fn distinct_values(array: &ArrayRef) -> usize {
 /// crash never leaves a truncated file under a name a manifest could reference.
 pub struct ParquetFileWriter {
     path: PathBuf,
-    tmp: PathBuf,
+    staged: StagedFile,
     writer: Option<Inner>,
     rows: u64,
 }
@@ -210,22 +211,8 @@ impl Inner {
 
 impl ParquetFileWriter {
     pub fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or("data")
-            .to_string();
-        let tmp_name = format!(".{name}.{}.tmp", uuid::Uuid::new_v4());
         // a file for an object store is written to local disk first, then uploaded on close
-        let tmp = if super::is_remote(&path) {
-            std::env::temp_dir().join(tmp_name)
-        } else {
-            if let Some(parent) = path.parent() {
-                super::mkdirs(parent)?;
-            }
-            path.with_file_name(tmp_name)
-        };
-        let f = super::create_new_file(&tmp)?;
+        let (staged, f) = StagedFile::create(path.clone())?;
         let sink = ChecksumWriter::new(f);
         let writer = if schema.fields().iter().any(|f| has_nanos(f.data_type())) {
             Int96FileWriter::try_new(sink, schema, props).map(Inner::Int96)
@@ -238,7 +225,7 @@ impl ParquetFileWriter {
         })?;
         Ok(ParquetFileWriter {
             path,
-            tmp,
+            staged,
             writer: Some(writer),
             rows: 0,
         })
@@ -297,27 +284,11 @@ impl ParquetFileWriter {
         };
         // every data byte through the checksum writer, then its block checksums into the footer
         w.flush().map_err(parquet_err)?;
-        w.sync().map_err(|e| Error::io(&self.tmp, e))?;
+        w.sync().map_err(|e| Error::io(&self.staged.tmp, e))?;
         let blocks = w.checksum().metadata_value();
         w.append_key_value_metadata(KeyValue::new(checksum::KEY.to_string(), blocks));
         let file = w.into_inner().map_err(parquet_err)?.into_inner();
-        file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
-        drop(file);
-        let size = fs::metadata(&self.tmp)
-            .map_err(|e| Error::io(&self.tmp, e))?
-            .len();
-        super::upload_file(&self.tmp, &self.path)?;
-        Ok(size)
-    }
-}
-
-impl Drop for ParquetFileWriter {
-    fn drop(&mut self) {
-        if self.writer.is_some() {
-            // abandoned (error path): remove the temp file
-            self.writer = None;
-            let _ = fs::remove_file(&self.tmp);
-        }
+        self.staged.publish(file)
     }
 }
 
@@ -467,6 +438,8 @@ pub fn read_all(path: &Path, columns: Option<&[String]>) -> Result<Vec<RecordBat
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use arrow_array::{Int64Array, StringArray};
     use arrow_schema::{Field, Schema};
     use parquet::basic::Encoding;

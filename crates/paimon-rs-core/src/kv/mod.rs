@@ -11,6 +11,7 @@ use std::sync::Arc;
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
 use crate::error::{Error, Result};
+use crate::io::format::WriteFormat;
 use crate::io::parquet::writer_properties;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
@@ -138,6 +139,7 @@ pub fn file_context(
                     .collect::<Vec<_>>(),
             )),
         },
+        format: WriteFormat::from_options(o)?,
         props: writer_properties(
             &o.file_compression,
             o.zstd_level,

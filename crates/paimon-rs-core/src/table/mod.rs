@@ -75,7 +75,8 @@ impl FileStoreTable {
 
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
     pub fn check_writable(&self) -> Result<()> {
-        check_options(&self.options, self.is_primary_key(), true)
+        check_options(&self.options, self.is_primary_key(), true)?;
+        crate::io::format::check_write_format(&self.name, &self.schema.fields, &self.options)
     }
 
     /// This table with `dynamic` options on top of the stored ones, for this process only

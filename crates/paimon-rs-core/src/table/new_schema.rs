@@ -218,6 +218,9 @@ impl NewTableSchema {
         // after the definition's own checks, so a definition Java refuses gets Java's sentence
         // even where paimon_rs could not write the table anyway
         super::check_options(&opts, pk, for_write)?;
+        if for_write {
+            crate::io::format::check_write_format("", &schema.fields, &opts)?;
+        }
         Ok(schema)
     }
 }

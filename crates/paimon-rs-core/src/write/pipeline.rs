@@ -90,6 +90,7 @@ mod tests {
                 dir: dir.to_path_buf(),
                 prefix: "data-".into(),
                 file_schema: schema,
+                format: crate::io::format::WriteFormat::Parquet,
                 props: writer_properties("zstd", 1, &[]).expect("props"),
                 target_size,
                 schema_id: 0,

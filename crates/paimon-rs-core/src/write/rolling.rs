@@ -1,6 +1,7 @@
-//! RollingFileWriter: writes a stream of sorted batches into Parquet files, starting a new file
-//! when the current one reaches `target-file-size`, and fills each file's DataFileMeta (min/max
-//! key, key and value stats, sequence range, row and delete counts).
+//! RollingFileWriter: writes a stream of sorted batches into data files (the table's
+//! `file.format`), starting a new file when the current one reaches `target-file-size`, and fills
+//! each file's DataFileMeta (min/max key, key and value stats, sequence range, row and delete
+//! counts). The stats come from the Arrow batches, the same for every format.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ use parquet::file::properties::WriterProperties;
 
 use super::stats::StatsCollector;
 use crate::error::Result;
-use crate::io::parquet::{dictionary_by_sample, ParquetFileWriter};
+use crate::io::format::{DataFileWriter, WriteFormat};
 use crate::options::StatsMode;
 use crate::spec::binary_row::{empty_row, RowEncoder};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
@@ -28,6 +29,8 @@ pub struct FileWriterContext {
     pub dir: PathBuf,
     pub prefix: String,
     pub file_schema: SchemaRef,
+    /// The files' format (`file.format`); `props` are the Parquet writer's.
+    pub format: WriteFormat,
     pub props: WriterProperties,
     pub target_size: u64,
     pub schema_id: i64,
@@ -47,7 +50,7 @@ pub struct FileWriterContext {
 }
 
 struct OpenFile {
-    writer: ParquetFileWriter,
+    writer: DataFileWriter,
     name: String,
     min_key: Option<Vec<u8>>,
     max_key: Option<Vec<u8>>,
@@ -90,15 +93,23 @@ impl RollingFileWriter {
         }
     }
 
-    /// Open the next file; `first` (its first rows, file types) decides which columns skip
-    /// dictionary encoding.
+    /// Open the next file; `first` (its first rows, file types) decides which Parquet columns
+    /// skip dictionary encoding.
     fn open(&mut self, first: &RecordBatch) -> Result<OpenFile> {
-        let name = format!("{}{}-{}.parquet", self.ctx.prefix, self.uuid, self.counter);
+        let name = format!(
+            "{}{}-{}.{}",
+            self.ctx.prefix,
+            self.uuid,
+            self.counter,
+            self.ctx.format.extension()
+        );
         self.counter += 1;
-        let writer = ParquetFileWriter::create(
+        let writer = DataFileWriter::create(
+            &self.ctx.format,
             self.ctx.dir.join(&name),
             self.ctx.file_schema.clone(),
-            dictionary_by_sample(&self.ctx.props, first),
+            &self.ctx.props,
+            first,
         )?;
         Ok(OpenFile {
             writer,
@@ -136,7 +147,7 @@ impl RollingFileWriter {
     }
 
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
-        let file_batch = to_file_types(chunk, &self.ctx.file_schema)?;
+        let file_batch = crate::io::format::to_file_types(chunk, &self.ctx.file_schema)?;
         let mut file = match self.current.take() {
             Some(f) => f,
             None => self.open(&file_batch)?,
@@ -241,7 +252,7 @@ impl RollingFileWriter {
         Ok(std::mem::take(&mut self.done))
     }
 
-    /// Memory held by the open file's row group.
+    /// Memory held by the open file's row group (Parquet) or block (Avro).
     pub fn buffered_bytes(&self) -> usize {
         self.current
             .as_ref()
@@ -252,7 +263,7 @@ impl RollingFileWriter {
     /// Write the open file's row group out (freeing its memory); the file stays open.
     pub fn flush_row_group(&mut self) -> Result<()> {
         match self.current.as_mut() {
-            Some(f) => f.writer.flush_row_group(),
+            Some(f) => f.writer.flush_buffered(),
             None => Ok(()),
         }
     }
@@ -269,40 +280,11 @@ impl RollingFileWriter {
 impl Drop for RollingFileWriter {
     fn drop(&mut self) {
         // An abandoned writer (error path) removes what it wrote; the open file's temp file is
-        // removed by ParquetFileWriter's own Drop.
+        // removed by the file writer's own Drop.
         if !self.done.is_empty() {
             for p in self.written_paths() {
                 let _ = crate::io::remove_file_if_exists(&p);
             }
         }
     }
-}
-
-/// Cast columns whose in-memory type differs from the file's (TIMESTAMP(0) is stored as millis).
-fn to_file_types(batch: &RecordBatch, file_schema: &SchemaRef) -> Result<RecordBatch> {
-    if batch
-        .schema()
-        .fields()
-        .iter()
-        .zip(file_schema.fields())
-        .all(|(a, b)| a.data_type() == b.data_type())
-    {
-        return Ok(RecordBatch::try_new(
-            file_schema.clone(),
-            batch.columns().to_vec(),
-        )?);
-    }
-    let cols = batch
-        .columns()
-        .iter()
-        .zip(file_schema.fields())
-        .map(|(c, f)| {
-            if c.data_type() == f.data_type() {
-                Ok(c.clone())
-            } else {
-                arrow_cast::cast(c, f.data_type())
-            }
-        })
-        .collect::<std::result::Result<Vec<_>, _>>()?;
-    Ok(RecordBatch::try_new(file_schema.clone(), cols)?)
 }
