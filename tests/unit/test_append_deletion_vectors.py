@@ -14,7 +14,7 @@ from typing import Any, Dict, List, Tuple
 import pyarrow as pa
 import pytest
 
-from paimon_rs import CommitConflictError, Schema
+from paimon_rs import CommitConflictError, Schema, _core
 from paimon_rs.mutations import _positions, _read_with_positions
 
 SCHEMA = pa.schema([("dt", pa.string()), ("id", pa.int64()), ("v", pa.string())])
@@ -222,3 +222,23 @@ def test_a_delete_racing_a_compaction_of_its_file_conflicts(catalog):
     with pytest.raises(CommitConflictError, match="removed"):
         t.new_batch_write_builder().new_commit().commit(msgs)
     assert len(content(t)) == 10
+
+
+@pytest.mark.parametrize("layout", ["unaware", "bucketed"])
+def test_overwrite_drops_the_replaced_partitions_vectors(catalog, layout):
+    """INSERT OVERWRITE of a partition drops its deletion-vector index entries with its files (as
+    Java's overwrite does); the other partition keeps its vectors."""
+    t = filled(catalog, layout)
+    t.delete("id IN (0, 5, 13)")
+
+    def vector_partitions():
+        return sorted({r[0] for r in _core.index_files(t._core) if r[2] == "DELETION_VECTORS"})
+
+    assert vector_partitions() == ["{a}", "{b}"]
+    wb = t.new_batch_write_builder().overwrite({"dt": "a"})
+    w = wb.new_write()
+    w.write_arrow(rows("a", [7, 8]))
+    wb.new_commit().commit(w.prepare_commit())
+    w.close()
+    assert vector_partitions() == ["{b}"]
+    assert content(t) == [("a", 7, "x7"), ("a", 8, "x8")] + [("b", i, f"x{i}") for i in (10, 11, 12, 14, 15, 200)]
