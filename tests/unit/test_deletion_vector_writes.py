@@ -19,8 +19,11 @@ SCHEMA = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("op",
 def test_upserts_and_deletes_through_deletion_vectors(tmp_path):
     cat = CatalogFactory.create({"warehouse": str(tmp_path)})
     cat.create_database("db", True)
+    # threshold 1: the max-level file keeps its vector however much it marks (§3.8 would
+    # rewrite this small table's file at every commit, leaving no vector to list)
     cat.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["k"], options={
-        "bucket": "1", "deletion-vectors.enabled": "true", "rowkind.field": "op"}), False)
+        "bucket": "1", "deletion-vectors.enabled": "true", "rowkind.field": "op",
+        "compaction.delete-ratio-threshold": "1"}), False)
     t = cat.get_table("db.t")
     model = {}
     commits = [[(k, f"a{k}", "+I") for k in range(20)],
@@ -43,4 +46,46 @@ def test_upserts_and_deletes_through_deletion_vectors(tmp_path):
     assert len(list(Path(t.table_path.removeprefix("file:"), "index").glob("index-*"))) >= 1
     with pytest.raises(UnsupportedError, match="deletion-vector table"):
         t.compact(full=True)
+    assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+
+
+def _files_and_vectors(cat, name):
+    """(max-level files as {file name: row count}, {file name: rows its vector marks})."""
+    files = cat.get_table(f"{name}$files").to_arrow().to_pylist()
+    top = max(f["level"] for f in files)
+    at_top = {f["file_path"].rsplit("/", 1)[-1]: f["record_count"] for f in files if f["level"] == top}
+    marked = {}
+    for ix in cat.get_table(f"{name}$table_indexes").to_arrow().to_pylist():
+        for r in ix["dv_ranges"] or []:
+            marked[r["f0"]] = r["_CARDINALITY"]
+    return at_top, marked
+
+
+@pytest.mark.parametrize("threshold", [None, "0.5"])
+def test_a_mostly_deleted_max_level_file_is_rewritten_without_its_deleted_rows(tmp_path, threshold):
+    """paimon-behaviour.md §3.8: once a max-level file's vector marks more than
+    ``compaction.delete-ratio-threshold`` (0.2) of its rows, the commit rewrites it without them."""
+    cat = CatalogFactory.create({"warehouse": str(tmp_path)})
+    cat.create_database("db", True)
+    options = {"bucket": "1", "deletion-vectors.enabled": "true"}
+    if threshold:
+        options["compaction.delete-ratio-threshold"] = threshold
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
+    cat.create_table("db.t", Schema.from_pyarrow_schema(schema, primary_keys=["k"], options=options), False)
+    t = cat.get_table("db.t")
+    model = {k: "a" for k in range(1000)}
+    t.write(pa.table({"k": list(model), "v": list(model.values())}, schema=schema))
+    (base, rows), = _files_and_vectors(cat, "db.t")[0].items()
+    assert rows == 1000
+    for lo, hi in [(0, 100), (100, 250)]:  # 10% of the base file's rows, then 25% in all
+        t.write(pa.table({"k": list(range(lo, hi)), "v": ["b"] * (hi - lo)}, schema=schema))
+        model.update({k: "b" for k in range(lo, hi)})
+        assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+        at_top, marked = _files_and_vectors(cat, "db.t")
+        if hi == 100 or threshold:
+            assert base in at_top and marked[base] == hi, (at_top, marked)
+        else:
+            # rewritten: the base file and its vector are gone, its 750 live rows in a new file
+            assert base not in at_top and base not in marked, (at_top, marked)
+            assert sorted(at_top.values()) == [750]
     assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model

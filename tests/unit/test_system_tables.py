@@ -179,7 +179,9 @@ def test_tags_branches_consumers(catalog):
 
 def test_table_indexes_of_a_deletion_vector_table(catalog):
     schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
-                                        options={"bucket": "1", "deletion-vectors.enabled": "true"})
+                                        options={"bucket": "1", "deletion-vectors.enabled": "true",
+                                                 # keep the vector of a small file (§3.8)
+                                                 "compaction.delete-ratio-threshold": "1"})
     catalog.create_table("db.dv", schema, False)
     t = catalog.get_table("db.dv")
     write(t, ROWS)  # its writers compact at every commit: the upsert marks a row deleted

@@ -22,7 +22,7 @@ use super::task::{
     Upgraded,
 };
 use super::universal::{PickClock, UniversalCompaction};
-use super::work::{bool_opt, bucket_splits, commit_compactions, small_file_ratio};
+use super::work::{bool_opt, bucket_splits, commit_compactions, ratio_option, small_file_ratio};
 use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource, KvFileReader};
@@ -63,6 +63,11 @@ pub struct CompactSettings {
     pub full_changelog: Option<ChangelogMode>,
     /// `deletion-vectors.enabled`: every compaction to a level > 0 drops retractions (§3.6).
     pub deletion_vectors: bool,
+    /// `compaction.delete-ratio-threshold` (0.2) of a deletion-vector table: a max-level file
+    /// whose vector marks more than this share of its rows is rewritten on its own after the
+    /// picker's unit ([`BucketCompactor::compact_deleted`], §3.8). None: not a deletion-vector
+    /// table, or its rewrites into the max level make changelog (`full-compaction`).
+    pub delete_ratio_threshold: Option<f64>,
     /// `record-level.expire-time` / `record-level.time-field` (§11).
     pub expire: Option<RecordExpire>,
     options: BTreeMap<String, String>,
@@ -86,6 +91,16 @@ impl CompactSettings {
                 None
             },
             deletion_vectors: o.deletion_vectors()?,
+            delete_ratio_threshold: match o.deletion_vectors()?
+                && o.changelog_producer != ChangelogProducer::FullCompaction
+            {
+                true => Some(ratio_option(
+                    &o.raw,
+                    "compaction.delete-ratio-threshold",
+                    0.2,
+                )?),
+                false => None,
+            },
             expire: RecordExpire::from_table(table)?,
             options: o.raw.clone(),
         })
@@ -503,6 +518,15 @@ impl CompactRewriter for MergeTreeRewriter {
     }
 }
 
+/// A unit of compaction: its files, the output level, and whether every file is rewritten
+/// (Java's `CompactUnit.fileRewrite`: a full compaction of one max-level run, or §3.8's
+/// deleted-rows pick) rather than upgraded where it could be.
+struct Unit {
+    files: Vec<DataFileMeta>,
+    output_level: i32,
+    rewrite_all: bool,
+}
+
 /// One bucket's compaction state: its levels, the picker and the rewriter.
 pub struct BucketCompactor {
     pub levels: Levels,
@@ -570,9 +594,8 @@ impl BucketCompactor {
     }
 
     /// The unit to compact now: all runs to the max level (`full`, §3.7) or the picker's choice
-    /// (§3, discarded when empty or a lone file already at its output level). Returns the files
-    /// and the output level.
-    fn pick(&mut self, full: bool) -> Option<(Vec<DataFileMeta>, i32)> {
+    /// (§3, discarded when empty or a lone file already at its output level).
+    fn pick(&mut self, full: bool) -> Option<Unit> {
         let runs = self.levels.level_sorted_runs();
         let max_level = self.levels.max_level();
         if full {
@@ -580,16 +603,25 @@ impl BucketCompactor {
                 return None;
             }
             if runs.len() == 1 && runs[0].level == max_level {
-                // one run at the max level: only files that must be rewritten
+                // one run at the max level: only files that must be rewritten (Java's
+                // `pickFullCompaction`: forced, expired records, or a deletion vector)
                 let files: Vec<DataFileMeta> = runs[0]
                     .files
                     .iter()
-                    .filter(|f| self.settings.force_rewrite_all || self.is_expire_file(f))
+                    .filter(|f| self.must_rewrite(f) || self.deleted_rows(f) > 0)
                     .cloned()
                     .collect();
-                return (!files.is_empty()).then_some((files, max_level));
+                return (!files.is_empty()).then_some(Unit {
+                    files,
+                    output_level: max_level,
+                    rewrite_all: true,
+                });
             }
-            return Some((runs.into_iter().flat_map(|r| r.files).collect(), max_level));
+            return Some(Unit {
+                files: runs.into_iter().flat_map(|r| r.files).collect(),
+                output_level: max_level,
+                rewrite_all: false,
+            });
         }
         let shapes = self.levels.run_shapes();
         let pick = self
@@ -603,7 +635,44 @@ impl BucketCompactor {
         if files.is_empty() || (files.len() == 1 && files[0].level == pick.output_level) {
             return None;
         }
-        Some((files, pick.output_level))
+        Some(Unit {
+            files,
+            output_level: pick.output_level,
+            rewrite_all: false,
+        })
+    }
+
+    /// §3.8: the max-level files of a deletion-vector table whose vectors mark more than
+    /// `compaction.delete-ratio-threshold` of their rows, each rewritten without those rows.
+    fn pick_deleted(&self) -> Option<Unit> {
+        let threshold = self.settings.delete_ratio_threshold?;
+        let max_level = self.levels.max_level();
+        let files: Vec<DataFileMeta> = self
+            .levels
+            .all_files()
+            .into_iter()
+            .filter(|f| f.level == max_level && f.row_count > 0)
+            .filter(|f| self.deleted_rows(f) as f64 > f.row_count as f64 * threshold)
+            .collect();
+        (!files.is_empty()).then_some(Unit {
+            files,
+            output_level: max_level,
+            rewrite_all: true,
+        })
+    }
+
+    /// Rows of `f` its deletion vector (with the commit's pending marks) removes.
+    fn deleted_rows(&self, f: &DataFileMeta) -> u64 {
+        self.rewriter
+            .vectors
+            .borrow()
+            .get(&f.file_name)
+            .map_or(0, |v| v.len())
+    }
+
+    /// Files a compaction rewrites even where it could leave them (forced, expired records).
+    fn must_rewrite(&self, f: &DataFileMeta) -> bool {
+        self.settings.force_rewrite_all || self.is_expire_file(f)
     }
 
     /// Whether [`Self::compact`] would compact anything now (the driver's plan of a
@@ -615,9 +684,28 @@ impl BucketCompactor {
     /// Pick and run one compaction; the levels are updated with its result. None if nothing
     /// was picked.
     pub fn compact(&mut self, full: bool) -> Result<Option<CompactResult>> {
-        let Some((files, output_level)) = self.pick(full) else {
-            return Ok(None);
-        };
+        match self.pick(full) {
+            Some(unit) => self.run(unit, if full { ", full" } else { "" }).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// After a commit's compaction, a deletion-vector table's max-level files that its vectors
+    /// mostly delete, rewritten without those rows (§3.8); None if none qualifies.
+    pub fn compact_deleted(&mut self) -> Result<Option<CompactResult>> {
+        match self.pick_deleted() {
+            Some(unit) => self.run(unit, ", deleted rows").map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Run one unit; the levels are updated with its result.
+    fn run(&mut self, unit: Unit, why: &str) -> Result<CompactResult> {
+        let Unit {
+            files,
+            output_level,
+            rewrite_all,
+        } = unit;
         // §3.6: retractions may go only when nothing older can lie below the output (or
         // deletion vectors already hide the older versions)
         let drop_delete = output_level != 0
@@ -631,7 +719,9 @@ impl BucketCompactor {
             force_rewrite_all: self.settings.force_rewrite_all,
         };
         let started = std::time::Instant::now();
-        let steps = plan_task(files, &self.key_types, &opts, &|f| self.is_expire_file(f))?;
+        let steps = plan_task(files, &self.key_types, &opts, &|f| {
+            rewrite_all || self.is_expire_file(f)
+        })?;
         self.rewriter.prepare(&self.levels)?;
         let result = run_task(steps, &opts, &self.rewriter)?;
         if let Err(e) = self.levels.update(&result.before, &result.after) {
@@ -664,7 +754,7 @@ impl BucketCompactor {
             result.before.len(),
             result.after.len(),
             result.written().len(),
-            if full { ", full" } else { "" }
+            why
         );
         log::debug!(
             target: "paimon_rs.compaction",
@@ -672,7 +762,7 @@ impl BucketCompactor {
             self.label,
             started.elapsed().as_millis()
         );
-        Ok(Some(result))
+        Ok(result)
     }
 
     fn is_expire_file(&self, f: &DataFileMeta) -> bool {
@@ -829,4 +919,89 @@ pub(super) fn compact_pk_bucket(
         restored_snapshot: Some(Some(b.snapshot_id)),
     };
     Ok(Some((msg, c)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use crate::compact::{BucketCompactor, CompactSettings};
+    use crate::lookup::tests::data_file;
+    use crate::write::table_write::tests::table;
+
+    /// A deletion-vector table (options `extra`) with one bucket whose only file holds keys
+    /// 0..2000 at the max level, and a compactor of it whose vector of that file marks
+    /// `marked` rows.
+    fn marked_max_level(
+        extra: &[(&str, &str)],
+        marked: u32,
+    ) -> (
+        tempfile::TempDir,
+        crate::spec::manifest::DataFileMeta,
+        BucketCompactor,
+    ) {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), &[("bucket", "1")]);
+        let mut o: BTreeMap<String, String> =
+            [("deletion-vectors.enabled".to_string(), "true".to_string())].into();
+        o.extend(extra.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+        let t = t.copy(&o).unwrap();
+        let keys: Vec<i64> = (0..2000).collect();
+        let big = data_file(&t, 5, &keys, 0);
+        let settings = CompactSettings::from_table(&t).unwrap();
+        let mut c = BucketCompactor::new(&t, &settings, t.path.join("bucket-0"), vec![big.clone()])
+            .unwrap();
+        c.set_deletion_vectors([(big.file_name.clone(), (0..marked).collect())].into());
+        (dir, big, c)
+    }
+
+    /// Java's `pickFullCompaction`: a full compaction of one max-level run rewrites the files
+    /// that have a deletion vector, without the rows it marks.
+    #[test]
+    fn full_compaction_rewrites_max_level_files_with_vectors() {
+        let (_dir, big, mut c) = marked_max_level(&[], 2);
+        let r = c.compact(true).unwrap().unwrap();
+        assert_eq!(r.before, vec![big.clone()]);
+        assert_eq!(r.after.len(), 1);
+        assert_ne!(r.after[0].file_name, big.file_name);
+        assert_eq!((r.after[0].level, r.after[0].row_count), (5, 1998));
+        // without vectors there is nothing to do
+        let (_, _, mut c) = marked_max_level(&[], 0);
+        assert!(c.compact(true).unwrap().is_none());
+    }
+
+    /// §3.8: a max-level file whose vector marks more than `compaction.delete-ratio-threshold`
+    /// (0.2) of its rows is rewritten without them; at or below the threshold it stays.
+    #[test]
+    fn a_mostly_deleted_max_level_file_is_rewritten() {
+        let (_dir, _, mut c) = marked_max_level(&[], 400); // exactly 20%
+        assert!(c.compact(false).unwrap().is_none());
+        assert!(c.compact_deleted().unwrap().is_none());
+        let (_dir, big, mut c) = marked_max_level(&[], 401);
+        let r = c.compact_deleted().unwrap().unwrap();
+        assert_eq!(r.before, vec![big.clone()]);
+        assert_eq!(r.after.len(), 1);
+        assert_eq!((r.after[0].level, r.after[0].row_count), (5, 1599));
+        assert_eq!(c.levels.all_files(), r.after);
+        // the option moves the line
+        let (_dir, _, mut c) =
+            marked_max_level(&[("compaction.delete-ratio-threshold", "0.5")], 900);
+        assert!(c.compact_deleted().unwrap().is_none());
+        let (_dir, _, mut c) =
+            marked_max_level(&[("compaction.delete-ratio-threshold", "0.1")], 300);
+        assert!(c.compact_deleted().unwrap().is_some());
+        let dir = tempfile::tempdir().unwrap();
+        let bad = table(dir.path(), &[("bucket", "1")]).copy(
+            &[
+                ("deletion-vectors.enabled".to_string(), "true".to_string()),
+                (
+                    "compaction.delete-ratio-threshold".to_string(),
+                    "1.5".to_string(),
+                ),
+            ]
+            .into(),
+        );
+        let err = bad.and_then(|t| CompactSettings::from_table(&t).map(|_| ()));
+        assert!(format!("{:?}", err.unwrap_err()).contains("delete-ratio-threshold"));
+    }
 }

@@ -86,6 +86,33 @@ impl MergeTreeWriter {
         c.set_deletion_vectors(vectors);
     }
 
+    /// One compaction's result `r` joins the commit's (the stalls' compactions of this commit,
+    /// continued): files written and removed within the commit are deleted, and the compactor
+    /// sees the vectors with the new marks.
+    fn absorb(
+        &self,
+        c: &mut BucketCompactor,
+        increment: &mut CommitIncrement,
+        r: CompactResult,
+    ) -> Result<()> {
+        let inc = &mut increment.compact_increment;
+        let mut acc = CompactResult {
+            before: std::mem::take(&mut inc.compact_before),
+            after: std::mem::take(&mut inc.compact_after),
+            changelog: std::mem::take(&mut inc.changelog_files),
+            dv_marks: std::mem::take(&mut increment.dv_marks),
+        };
+        let intermediate = acc.absorb(r);
+        (inc.compact_before, inc.compact_after) = (acc.before, acc.after);
+        inc.changelog_files = acc.changelog;
+        increment.dv_marks = acc.dv_marks;
+        for f in intermediate {
+            crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
+        }
+        self.give_vectors(c, &increment.dv_marks);
+        Ok(())
+    }
+
     /// After the commit's compaction: the vectors of files it removed go, and if the bucket's
     /// vectors changed, its new index file replaces the old ones in the compact increment.
     fn maintain_deletion_vectors(
@@ -297,27 +324,16 @@ impl RecordWriter for MergeTreeWriter {
         // (§3.5, lookup-wait): a pick may leave level-0 files, so pick again
         let mut rounds = 0;
         while let Some(r) = c.compact(full)? {
-            let inc = &mut increment.compact_increment;
-            // the stalls' compactions of this commit, continued
-            let mut acc = CompactResult {
-                before: std::mem::take(&mut inc.compact_before),
-                after: std::mem::take(&mut inc.compact_after),
-                changelog: std::mem::take(&mut inc.changelog_files),
-                dv_marks: std::mem::take(&mut increment.dv_marks),
-            };
-            let intermediate = acc.absorb(r);
-            (inc.compact_before, inc.compact_after) = (acc.before, acc.after);
-            inc.changelog_files = acc.changelog;
-            increment.dv_marks = acc.dv_marks;
-            for f in intermediate {
-                crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
-            }
-            self.give_vectors(&mut c, &increment.dv_marks);
+            self.absorb(&mut c, increment, r)?;
             full = false;
             rounds += 1;
             if !c.forces_level0_up() || c.levels.level0().is_empty() || rounds > 64 {
                 break;
             }
+        }
+        // then max-level files whose vectors (this commit's marks included) delete too much
+        if let Some(r) = c.compact_deleted()? {
+            self.absorb(&mut c, increment, r)?;
         }
         self.gentle_counter = c.gentle_counter();
         self.maintain_deletion_vectors(env.table, increment)
