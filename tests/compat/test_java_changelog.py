@@ -441,6 +441,30 @@ def test_mixed_writers_continue_each_others_lookup_tables(java, tmp_path, reques
         assert sorted(_recs(_table(tmp_path, t).changelog(0))) == sorted(got)
 
 
+@pytest.mark.parametrize("kind", ["deletion_vectors", "deletion_vectors_lookup", "deletion_vectors_partial_update"])
+def test_our_dedicated_compaction_of_javas_write_only_tables(java, tmp_path, request, kind):
+    """Java's deployment of a deletion-vector table: Java's ``write-only`` writers leave level 0
+    to a compaction job, here ``table.compact()`` of paimon_rs (lookup compaction, the bucket's
+    vectors restored, marked and written back); Java reads the result as its own writers' table
+    and continues it."""
+    options = {"bucket": "1", **LOOKUP_KINDS[kind]}
+    commits = KIND_COMMITS.get(kind, LOOKUP_COMMITS)
+    t = _tname(request)
+    ref = t + "_ref"
+    _create(java, tmp_path, t, {**options, "write-only": "true"})
+    _create(java, tmp_path, ref, options)
+    for i, c in enumerate(commits):
+        _write(java, tmp_path, t, c)
+        _write(java, tmp_path, ref, c)
+        if i % 2 == 1:
+            assert _table(tmp_path, t).compact(full=False) is not None
+    _table(tmp_path, t).compact(full=False)
+    want = sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{ref}")["rows"]))
+    assert sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")["rows"])) == want
+    assert sorted((r["id"], r["v"]) for r in _table(tmp_path, t).to_arrow().to_pylist()) == want
+    assert "COMPACT" in _commit_kinds(tmp_path, t)
+
+
 # --- full-compaction written by paimon_rs: Java is the oracle ----------------------------------
 
 FULL_KINDS = {

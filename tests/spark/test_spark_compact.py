@@ -90,6 +90,26 @@ def test_compact_picked_then_full(spark, catalog):
     assert orphans(t) == set()
 
 
+def test_compact_deletion_vector_table(spark, catalog):
+    """A deletion-vector table behind write-only writers: its level 0 is invisible to reads until
+    Spark's compaction moves it up by lookup; each bucket's task restores, marks and writes back
+    its vectors (the driver commits the new index files with the COMPACT snapshot)."""
+    t, model = pk_history(spark, catalog, "db.dv", **{"deletion-vectors.enabled": "true"})
+    assert as_model(t) != model, "level 0 is not read"
+    snap = ps.compact(spark, t)
+    assert snap is not None and snapshot_kind(t, snap) == "COMPACT"
+    assert as_model(t) == model
+    assert {(r["dt"], r["id"]): r["v"] for r in ps.read(spark, t).collect()} == model
+    # a few updates: their lookup finds the old rows in the max level and marks them
+    ps.write(to_spark(spark, rows(range(0, 200, 9), "y")), t.copy({"write-only": "true"}))
+    model.update({(DTS[i % 2], i): f"y{i}" for i in range(0, 200, 9)})
+    assert ps.compact(spark, t) is not None
+    assert as_model(t) == model
+    vectors = catalog.get_table("db.dv$table_indexes").to_arrow()
+    assert vectors.num_rows > 0 and set(vectors.column("index_type").to_pylist()) == {"DELETION_VECTORS"}
+    assert orphans(t) == set()
+
+
 def test_forced_retry_of_compact_tasks_leaves_no_duplicate_or_orphan(spark, catalog, tmp_path):
     t, model = pk_history(spark, catalog, "db.r")
     marker = tmp_path / "fail-first"

@@ -1,7 +1,9 @@
 """Deletion-vector tables written by paimon_rs (issue 27): upserts and deletes read back as the
 model after every commit (reads skip level 0, so each commit's lookup compaction must have moved
-its rows up and marked what they replace), the snapshot lists the bucket's index file, and a
-separate compaction of such a table is refused."""
+its rows up and marked what they replace), the snapshot lists the bucket's index file, mostly
+deleted max-level files are rewritten (paimon-behaviour.md §3.8), and a dedicated compaction
+(``table.compact()``, as Java's compaction job behind ``write-only`` writers) keeps the vectors as
+a writer does."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from paimon_rs import CatalogFactory, Schema, UnsupportedError
+from paimon_rs import CatalogFactory, Schema
 
 SCHEMA = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string()), ("op", pa.string())])
 
@@ -44,9 +46,12 @@ def test_upserts_and_deletes_through_deletion_vectors(tmp_path):
                              key=lambda p: int(p.name.split("-")[1]))[-1].read_text())
     assert snap["indexManifest"], "the snapshot lists the bucket's deletion vectors"
     assert len(list(Path(t.table_path.removeprefix("file:"), "index").glob("index-*"))) >= 1
-    with pytest.raises(UnsupportedError, match="deletion-vector table"):
-        t.compact(full=True)
+    # a full compaction rewrites every run into the max level: no vector is left
+    assert t.compact(full=True) is not None
     assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+    at_top, marked = _files_and_vectors(cat, "db.t")
+    assert sum(at_top.values()) == len(model) and not marked
+    assert t.compact(full=True) is None
 
 
 def _files_and_vectors(cat, name):
@@ -89,3 +94,34 @@ def test_a_mostly_deleted_max_level_file_is_rewritten_without_its_deleted_rows(t
             assert base not in at_top and base not in marked, (at_top, marked)
             assert sorted(at_top.values()) == [750]
     assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+
+
+def test_dedicated_compaction_behind_write_only_writers(tmp_path):
+    """Java's deployment of a deletion-vector table: ``write-only`` writers leave level-0 files
+    (invisible to reads, which skip level 0), a compaction job moves them up by lookup, marking
+    the rows they supersede; the bucket's new index file replaces the old one."""
+    cat = CatalogFactory.create({"warehouse": str(tmp_path)})
+    cat.create_database("db", True)
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
+    cat.create_table("db.t", Schema.from_pyarrow_schema(schema, primary_keys=["k"], options={
+        "bucket": "2", "deletion-vectors.enabled": "true", "write-only": "true",
+        "compaction.delete-ratio-threshold": "1"}), False)
+    t = cat.get_table("db.t")
+    model = {}
+    for c, keys in enumerate([range(0, 4000), range(0, 4000, 97), range(3990, 4020), range(5, 4000, 101)]):
+        t.write(pa.table({"k": list(keys), "v": [f"{c}"] * len(keys)}, schema=schema))
+        model.update({k: f"{c}" for k in keys})
+        if c == 0:
+            assert t.to_arrow().num_rows == 0, "level 0 is not read"
+            assert t.compact(full=False) is not None
+            assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+    assert t.to_arrow().num_rows < len(model), "the later commits wait in level 0"
+    assert t.compact(full=False) is not None
+    assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == model
+    files = cat.get_table("db.t$files").to_arrow().to_pylist()
+    assert files and all(f["level"] > 0 for f in files)
+    _, marked = _files_and_vectors(cat, "db.t")
+    # the first compaction's files hold the superseded versions, now marked
+    assert marked and sum(marked.values()) == sum(f["record_count"] for f in files) - len(model)
+    indexes = cat.get_table("db.t$table_indexes").to_arrow().to_pylist()
+    assert sorted(ix["bucket"] for ix in indexes) == [0, 1], "one live index file per bucket"

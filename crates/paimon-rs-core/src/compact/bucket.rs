@@ -31,10 +31,11 @@ use crate::merge::reader::{ChangelogSink, MergeHooks, WrapFn};
 use crate::merge::{merge_sorted_runs_with, BatchIter, MergeEngine};
 use crate::options::ChangelogProducer;
 use crate::read::split::Split;
-use crate::spec::manifest::DataFileMeta;
+use crate::spec::manifest::{DataFileMeta, IndexManifestEntry};
 use crate::spec::partition::PartitionSpec;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
+use crate::write::deletion_vectors::DeletionVectorsMaintainer;
 use crate::write::pipeline::write_pipelined;
 use crate::write::rolling::{FileWriterContext, RollingFileWriter};
 
@@ -675,10 +676,10 @@ impl BucketCompactor {
         self.settings.force_rewrite_all || self.is_expire_file(f)
     }
 
-    /// Whether [`Self::compact`] would compact anything now (the driver's plan of a
+    /// Whether [`Self::compact_commit`] would compact anything now (the driver's plan of a
     /// distributed compaction).
     pub fn would_compact(&mut self, full: bool) -> bool {
-        self.pick(full).is_some()
+        self.pick(full).is_some() || self.pick_deleted().is_some()
     }
 
     /// Pick and run one compaction; the levels are updated with its result. None if nothing
@@ -794,6 +795,62 @@ impl BucketCompactor {
         *self.rewriter.vectors.borrow_mut() = Arc::new(vectors);
     }
 
+    /// The bucket's vectors `base` with the `pending` marks of this commit's compactions so
+    /// far, for the next compaction's reads.
+    pub fn give_vectors(
+        &mut self,
+        base: &BTreeMap<String, roaring::RoaringBitmap>,
+        pending: &DvMarks,
+    ) {
+        let mut vectors = base.clone();
+        for (file, rows) in pending {
+            let v = vectors.entry(file.clone()).or_default();
+            v.extend(rows.iter().filter_map(|r| u32::try_from(r).ok()));
+        }
+        self.set_deletion_vectors(vectors);
+    }
+
+    /// What a commit compacts in the bucket (a writer's at `prepare_commit`, a dedicated
+    /// compaction's): the picker's unit (`full`: every run, §3.7); again while a radical
+    /// lookup table's level 0 is not empty (§3.5, `lookup-wait`: a pick may leave level-0
+    /// files); then §3.8's mostly-deleted max-level files. Each result joins `acc` (this
+    /// commit's compactions so far: a writer's stalls'); the rewrites read the bucket's
+    /// vectors `base` (a deletion-vector table's) with `acc`'s marks. Files written and
+    /// removed again within the commit are deleted.
+    pub fn compact_commit(
+        &mut self,
+        full: bool,
+        acc: &mut CompactResult,
+        base: Option<&BTreeMap<String, roaring::RoaringBitmap>>,
+    ) -> Result<()> {
+        let absorb = |c: &mut Self, acc: &mut CompactResult, r: CompactResult| -> Result<()> {
+            for f in acc.absorb(r) {
+                crate::io::remove_file_if_exists(&c.rewriter.dir.join(&f.file_name))?;
+            }
+            if let Some(base) = base {
+                c.give_vectors(base, &acc.dv_marks);
+            }
+            Ok(())
+        };
+        if let Some(base) = base {
+            self.give_vectors(base, &acc.dv_marks);
+        }
+        let mut full = full;
+        let mut rounds = 0;
+        while let Some(r) = self.compact(full)? {
+            absorb(self, acc, r)?;
+            full = false;
+            rounds += 1;
+            if !self.forces_level0_up() || self.levels.level0().is_empty() || rounds > 64 {
+                break;
+            }
+        }
+        if let Some(r) = self.compact_deleted()? {
+            absorb(self, acc, r)?;
+        }
+        Ok(())
+    }
+
     pub fn set_gentle_counter(&mut self, n: u32) {
         self.picker.set_gentle_counter(n);
     }
@@ -834,17 +891,23 @@ fn compact_table_inner(
         return super::append::compact_append_table(table, full, partitions, progress);
     }
     table.check_writable()?;
-    refuse_deletion_vectors(table)?;
     let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
     };
     let work = bucket_splits(table, &snapshot, partitions)?;
+    let live_index = match settings.deletion_vectors {
+        true => Some(DeletionVectorsMaintainer::live_index_of(
+            table,
+            Some(&snapshot),
+        )?),
+        false => None,
+    };
     let tracker = Tracker::start(work.len(), progress)?;
     let results: Vec<Result<Option<(CommitMessage, BucketCompactor)>>> = work
         .into_par_iter()
         .map(|b| {
-            let r = compact_pk_bucket(table, &settings, b, full)?;
+            let r = compact_pk_bucket(table, &settings, b, full, live_index.as_deref())?;
             let (before, after): (&[DataFileMeta], &[DataFileMeta]) = match &r {
                 None => (&[], &[]),
                 Some((m, _)) => (
@@ -875,47 +938,82 @@ fn result_of(m: &CommitMessage) -> CompactResult {
     }
 }
 
-/// Compact one primary-key bucket (`full`, or what the picker chooses): its commit message
-/// (COMPACT) and the compactor that can discard the files written; None if nothing to do.
-/// A dedicated compaction (`table.compact()`, the CLI, Spark's) of a deletion-vector table is
-/// refused: a bucket's vectors are kept by its writer (write/deletion_vectors.rs), whose every
-/// commit compacts level 0 up; this path would rewrite files without them.
-pub(super) fn refuse_deletion_vectors(table: &FileStoreTable) -> Result<()> {
-    if table.options.deletion_vectors()? {
-        return Err(Error::unsupported(
-            "compacting a deletion-vector table apart from its writers (table.compact(), the \
-             CLI, Spark): its writers compact it at every commit (lookup compaction); a \
-             separate compaction of it is not written yet",
-        ));
+/// The compactor of a planned bucket: a deletion-vector table's gets the bucket's vectors as
+/// of the split's snapshot (`live_index`: its live index files, read here if None), returned
+/// too, which the compaction's marks and removals update as a writer's would.
+pub(super) fn bucket_compactor(
+    table: &FileStoreTable,
+    settings: &CompactSettings,
+    b: &Split,
+    live_index: Option<&[IndexManifestEntry]>,
+) -> Result<(BucketCompactor, Option<DeletionVectorsMaintainer>)> {
+    let dir = table.path.join(&b.bucket_path);
+    let mut c = BucketCompactor::new(table, settings, dir, b.files.clone())?;
+    if !settings.deletion_vectors {
+        return Ok((c, None));
     }
-    Ok(())
+    let read;
+    let live = match live_index {
+        Some(l) => l,
+        None => {
+            let snapshot = table.snapshot_manager().snapshot(b.snapshot_id)?;
+            read = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
+            &read
+        }
+    };
+    let dv = DeletionVectorsMaintainer::restore(table, live, &b.partition, b.bucket, &b.files)?;
+    c.set_deletion_vectors(dv.vectors().clone());
+    Ok((c, Some(dv)))
 }
 
+/// Compact one primary-key bucket (`full`, or what the picker chooses, as a writer's commit
+/// does: [`BucketCompactor::compact_commit`]): its commit message (COMPACT) and the compactor
+/// that can discard the files written; None if nothing to do. A deletion-vector table's
+/// bucket vectors are restored from the snapshot (`live_index`, see [`bucket_compactor`]), and
+/// the bucket's new index file replaces the old ones in the message, as Java's dedicated
+/// compaction writes them; a writer that changed them meanwhile makes one of the two commits
+/// a conflict (commit/index.rs).
 pub(super) fn compact_pk_bucket(
     table: &FileStoreTable,
     settings: &CompactSettings,
     b: Split,
     full: bool,
+    live_index: Option<&[IndexManifestEntry]>,
 ) -> Result<Option<(CommitMessage, BucketCompactor)>> {
-    refuse_deletion_vectors(table)?;
-    let dir = table.path.join(&b.bucket_path);
-    let mut c = BucketCompactor::new(table, settings, dir, b.files)?;
-    // one task per bucket, as Java's compaction job triggers one per bucket
-    let Some(r) = c.compact(full)? else {
-        return Ok(None);
-    };
+    let (mut c, mut dv) = bucket_compactor(table, settings, &b, live_index)?;
+    let mut r = CompactResult::default();
+    if let Err(e) = c.compact_commit(full, &mut r, dv.as_ref().map(|d| d.vectors())) {
+        c.discard(&r);
+        return Err(e);
+    }
     if r.is_empty() {
         return Ok(None);
+    }
+    let mut compact_increment = CompactIncrement {
+        changelog_files: std::mem::take(&mut r.changelog),
+        ..CompactIncrement::of(r.before.clone(), r.after.clone())
+    };
+    if let Some(dv) = &mut dv {
+        let index = dv
+            .apply_compaction(std::mem::take(&mut r.dv_marks), &r.before, &r.after)
+            .and_then(|()| dv.prepare_commit(table));
+        match index {
+            Ok((new, replaced)) => {
+                compact_increment.new_index_files = new;
+                compact_increment.deleted_index_files = replaced;
+            }
+            Err(e) => {
+                c.discard(&r);
+                return Err(e);
+            }
+        }
     }
     let msg = CommitMessage {
         partition: b.partition,
         bucket: b.bucket,
         total_buckets: b.total_buckets,
         data_increment: DataIncrement::default(),
-        compact_increment: CompactIncrement {
-            changelog_files: r.changelog,
-            ..CompactIncrement::of(r.before, r.after)
-        },
+        compact_increment,
         restored_snapshot: Some(Some(b.snapshot_id)),
     };
     Ok(Some((msg, c)))

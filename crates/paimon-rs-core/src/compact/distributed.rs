@@ -5,20 +5,20 @@
 //! serializes with `Split::to_bytes`).
 
 use super::append::{check_compactable, compact_append_bucket, pick_append, AppendCompactSettings};
-use super::bucket::compact_pk_bucket;
+use super::bucket::{bucket_compactor, compact_pk_bucket};
 use super::work::bucket_splits;
-use super::{BucketCompactor, CompactSettings};
+use super::CompactSettings;
 use crate::commit::CommitMessage;
 use crate::error::Result;
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
 use crate::spec::partition::PartitionSpec;
 use crate::table::FileStoreTable;
+use crate::write::deletion_vectors::DeletionVectorsMaintainer;
 
 fn check(table: &FileStoreTable) -> Result<()> {
     if table.is_primary_key() {
-        table.check_writable()?;
-        super::bucket::refuse_deletion_vectors(table)
+        table.check_writable()
     } else {
         check_compactable(table)
     }
@@ -50,6 +50,14 @@ fn plan_inner(
     } else {
         None
     };
+    // a deletion-vector table's vectors decide some picks (§3.7, §3.8)
+    let live_index = match &pk_settings {
+        Some(s) if s.deletion_vectors => Some(DeletionVectorsMaintainer::live_index_of(
+            table,
+            Some(&snapshot),
+        )?),
+        _ => None,
+    };
     let append_settings = if pk {
         None
     } else {
@@ -61,10 +69,9 @@ fn plan_inner(
             super::append::attach_vectors(table, &mut b)?;
         }
         let needed = match (&pk_settings, &append_settings) {
-            (Some(s), _) => {
-                let dir = table.path.join(&b.bucket_path);
-                BucketCompactor::new(table, s, dir, b.files.clone())?.would_compact(full)
-            }
+            (Some(s), _) => bucket_compactor(table, s, &b, live_index.as_deref())?
+                .0
+                .would_compact(full),
             (None, Some(s)) => {
                 let unaware = b.bucket == -1 || b.total_buckets == -1;
                 let dv = table.options.deletion_vectors()?;
@@ -101,7 +108,7 @@ fn compact_one_inner(
     let b = work.clone();
     if table.is_primary_key() {
         let s = CompactSettings::from_table(table)?;
-        Ok(compact_pk_bucket(table, &s, b, full)?.map(|(m, _)| m))
+        Ok(compact_pk_bucket(table, &s, b, full, None)?.map(|(m, _)| m))
     } else {
         let s = AppendCompactSettings::from_table(table)?;
         let reader = TableRead::new(table.clone(), None, None)?;

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use roaring::{RoaringBitmap, RoaringTreemap};
 
+use crate::compact::DvMarks;
 use crate::error::{Error, Result};
 use crate::read::deletion::{
     read_deletion_vector, DeletionFile, BITMAP32_MAGIC, BITMAP64_MAGIC, DV_FILE_VERSION,
@@ -179,6 +180,33 @@ impl DeletionVectorsMaintainer {
     /// `file` left the bucket (compaction rewrote it): its vector goes.
     pub fn remove(&mut self, file: &str) {
         self.modified |= self.vectors.remove(file).is_some();
+    }
+
+    /// A commit's compactions of the bucket: the rows they superseded marked (`marks`, §10),
+    /// then the vectors of the files they removed (in `before`, not in `after`) dropped.
+    pub fn apply_compaction(
+        &mut self,
+        marks: DvMarks,
+        before: &[DataFileMeta],
+        after: &[DataFileMeta],
+    ) -> Result<()> {
+        for (file, rows) in marks {
+            let mut positions = RoaringBitmap::new();
+            for r in rows {
+                positions.insert(u32::try_from(r).map_err(|_| {
+                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
+                })?);
+            }
+            self.mark(&file, &positions);
+        }
+        let kept: std::collections::HashSet<&str> =
+            after.iter().map(|f| f.file_name.as_str()).collect();
+        for f in before {
+            if !kept.contains(f.file_name.as_str()) {
+                self.remove(&f.file_name);
+            }
+        }
+        Ok(())
     }
 
     /// At commit, if anything changed: the new index file (none if no vector is left) and the

@@ -75,80 +75,9 @@ impl MergeTreeWriter {
     /// The bucket's deletion vectors with the marks of this commit's compactions so far, for
     /// the next compaction's reads.
     fn give_vectors(&self, c: &mut BucketCompactor, pending: &DvMarks) {
-        let Some(dv) = &self.deletion_vectors else {
-            return;
-        };
-        let mut vectors = dv.vectors().clone();
-        for (file, rows) in pending {
-            let v = vectors.entry(file.clone()).or_default();
-            v.extend(rows.iter().filter_map(|r| u32::try_from(r).ok()));
+        if let Some(dv) = &self.deletion_vectors {
+            c.give_vectors(dv.vectors(), pending);
         }
-        c.set_deletion_vectors(vectors);
-    }
-
-    /// One compaction's result `r` joins the commit's (the stalls' compactions of this commit,
-    /// continued): files written and removed within the commit are deleted, and the compactor
-    /// sees the vectors with the new marks.
-    fn absorb(
-        &self,
-        c: &mut BucketCompactor,
-        increment: &mut CommitIncrement,
-        r: CompactResult,
-    ) -> Result<()> {
-        let inc = &mut increment.compact_increment;
-        let mut acc = CompactResult {
-            before: std::mem::take(&mut inc.compact_before),
-            after: std::mem::take(&mut inc.compact_after),
-            changelog: std::mem::take(&mut inc.changelog_files),
-            dv_marks: std::mem::take(&mut increment.dv_marks),
-        };
-        let intermediate = acc.absorb(r);
-        (inc.compact_before, inc.compact_after) = (acc.before, acc.after);
-        inc.changelog_files = acc.changelog;
-        increment.dv_marks = acc.dv_marks;
-        for f in intermediate {
-            crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
-        }
-        self.give_vectors(c, &increment.dv_marks);
-        Ok(())
-    }
-
-    /// After the commit's compaction: the vectors of files it removed go, and if the bucket's
-    /// vectors changed, its new index file replaces the old ones in the compact increment.
-    fn maintain_deletion_vectors(
-        &mut self,
-        table: &FileStoreTable,
-        increment: &mut CommitIncrement,
-    ) -> Result<()> {
-        let Some(dv) = &mut self.deletion_vectors else {
-            return Ok(());
-        };
-        // rows the commit's lookup compactions superseded (§10)
-        for (file, rows) in std::mem::take(&mut increment.dv_marks) {
-            let mut positions = roaring::RoaringBitmap::new();
-            for r in rows {
-                positions.insert(u32::try_from(r).map_err(|_| {
-                    Error::Internal(format!("row position {r} of {file} beyond 32 bits"))
-                })?);
-            }
-            dv.mark(&file, &positions);
-        }
-        // then files the compactions removed lose their vectors (marks included)
-        let inc = &mut increment.compact_increment;
-        let kept: std::collections::HashSet<&str> = inc
-            .compact_after
-            .iter()
-            .map(|f| f.file_name.as_str())
-            .collect();
-        for f in &inc.compact_before {
-            if !kept.contains(f.file_name.as_str()) {
-                dv.remove(&f.file_name);
-            }
-        }
-        let (new, replaced) = dv.prepare_commit(table)?;
-        inc.new_index_files.extend(new);
-        inc.deleted_index_files.extend(replaced);
-        Ok(())
     }
 
     /// Sort, merge and write what is buffered into level-0 files of this commit.
@@ -318,25 +247,32 @@ impl RecordWriter for MergeTreeWriter {
         let files = self.files.with(increment);
         let mut c = BucketCompactor::new(env.table, settings, self.dir.clone(), files)?;
         c.set_gentle_counter(self.gentle_counter);
-        self.give_vectors(&mut c, &increment.dv_marks);
-        let mut full = env.full;
-        // a lookup table in radical mode moves all of level 0 up before the commit completes
-        // (§3.5, lookup-wait): a pick may leave level-0 files, so pick again
-        let mut rounds = 0;
-        while let Some(r) = c.compact(full)? {
-            self.absorb(&mut c, increment, r)?;
-            full = false;
-            rounds += 1;
-            if !c.forces_level0_up() || c.levels.level0().is_empty() || rounds > 64 {
-                break;
-            }
-        }
-        // then max-level files whose vectors (this commit's marks included) delete too much
-        if let Some(r) = c.compact_deleted()? {
-            self.absorb(&mut c, increment, r)?;
-        }
+        // the stalls' compactions of this commit, continued
+        let inc = &mut increment.compact_increment;
+        let mut acc = CompactResult {
+            before: std::mem::take(&mut inc.compact_before),
+            after: std::mem::take(&mut inc.compact_after),
+            changelog: std::mem::take(&mut inc.changelog_files),
+            dv_marks: std::mem::take(&mut increment.dv_marks),
+        };
+        let base = self.deletion_vectors.as_ref().map(|d| d.vectors());
+        let done = c.compact_commit(env.full, &mut acc, base);
+        (inc.compact_before, inc.compact_after) = (acc.before, acc.after);
+        inc.changelog_files = acc.changelog;
+        done?;
         self.gentle_counter = c.gentle_counter();
-        self.maintain_deletion_vectors(env.table, increment)
+        match &mut self.deletion_vectors {
+            // rows the commit's lookup compactions superseded (§10), then the vectors of the
+            // files they removed; a changed bucket's new index file replaces its old ones
+            Some(dv) => {
+                dv.apply_compaction(acc.dv_marks, &inc.compact_before, &inc.compact_after)?;
+                let (new, replaced) = dv.prepare_commit(env.table)?;
+                inc.new_index_files.extend(new);
+                inc.deleted_index_files.extend(replaced);
+            }
+            None => increment.dv_marks = acc.dv_marks,
+        }
+        Ok(())
     }
 
     fn bucket_files(&mut self) -> &mut BucketFiles {
