@@ -9,13 +9,16 @@ BOOLEAN -> bool), read-only, with pypaimon's read surface::
 
 The rows are built from the table's metadata (snapshots, schemas, tags, branches, consumers,
 manifests, index manifests: no data file is read) when read; a filter is applied exactly to
-those rows, then the projection and the limit. Timestamps are local wall-clock times, as
+those rows, then the projection and the limit. Two are views of the data, read whole when read
+(then filtered): ``$ro`` (read-optimized: a primary-key table's top-level files only, no merge)
+and ``$audit_log`` (the merged records with their row kind first in ``rowkind``, retractions
+kept); ``$binlog`` is not provided. Timestamps are local wall-clock times, as
 Java renders them (``commit_time``: the snapshot's epoch millis in this process's time zone).
 
 Time travel (``scan.snapshot-id`` / ``scan.tag-name`` on the table, ``t$files`` of a
 ``table.copy({...})`` or ``new_read_builder(snapshot_id=...)``) is honoured by the tables that
 describe one snapshot (``$files``, ``$manifests``, ``$partitions``, ``$buckets``,
-``$table_indexes``) and refused by the others. ``t$branch_b$files`` reads branch ``b``'s.
+``$table_indexes``, ``$ro``, ``$audit_log``) and refused by the others. ``t$branch_b$files`` reads branch ``b``'s.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 import pyarrow as pa
 
 from paimon_rs import _core
+from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
 from paimon_rs.predicate import Predicate, PredicateBuilder
 
@@ -322,10 +326,43 @@ class _Def:
     schema: pa.Schema
     rows: RowsFn
     time_travel: bool  # describes one snapshot: honours scan.snapshot-id / scan.tag-name
+    # a data view ($ro, $audit_log): its columns follow the table's, its rows are a data read
+    schema_of: Optional[Callable[[Table], pa.Schema]] = None
+    data: Optional[Callable[[Table, Optional[int]], pa.Table]] = None
 
 
-# Java's names (SystemTableLoader), lower case; the data views ($ro, $audit_log, $binlog) are
-# not here: see ``DATA_SYSTEM_TABLES``
+def _no_rows(table: Table, snapshot_id: Optional[int]) -> List[Dict[str, Any]]:
+    return []
+
+
+def _read_optimized(table: Table, snapshot_id: Optional[int]) -> pa.Table:
+    """``$ro`` (Java's ``ReadOptimizedTable``): a primary-key table's top-level files only, read
+    without a merge (what compaction has not yet moved to the top is not there); an append
+    table as it is."""
+    pk = bool(table.primary_keys)
+    _, splits = table._core.plan(None, snapshot_id, top_level_only=pk)
+    return table._core.new_read(None, None).read(splits, None).read_all()
+
+
+def _audit_log_schema(table: Table) -> pa.Schema:
+    return pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False), *table.arrow_schema])
+
+
+def _audit_log(table: Table, snapshot_id: Optional[int]) -> pa.Table:
+    """``$audit_log`` (Java's ``AuditLogTable``, batch): the table's merged records with each
+    one's kind first in ``rowkind``, retractions kept (Java reads with ``forceKeepDelete``); an
+    append table's rows are all ``+I``."""
+    _, splits = table._core.plan(None, snapshot_id)
+    pk = bool(table.primary_keys)
+    data = table._core.new_read(None, None, row_kinds=pk).read(splits, None).read_all()
+    if not pk:
+        data = data.add_column(0, pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False),
+                               pa.array(["+I"] * data.num_rows, pa.string()))
+    return data.cast(_audit_log_schema(table))
+
+
+# Java's names (SystemTableLoader), lower case; $ro and $audit_log are views of the data, read
+# on the reading process (Spark's read too: on the driver)
 SYSTEM_TABLES: Dict[str, _Def] = {
     "snapshots": _Def(SNAPSHOTS, _snapshots, False),
     "schemas": _Def(SCHEMAS, _schemas, False),
@@ -338,9 +375,11 @@ SYSTEM_TABLES: Dict[str, _Def] = {
     "partitions": _Def(PARTITIONS, _partitions, True),
     "buckets": _Def(BUCKETS, _buckets, True),
     "table_indexes": _Def(TABLE_INDEXES, _table_indexes, True),
+    "ro": _Def(pa.schema([]), _no_rows, True, schema_of=lambda t: t.arrow_schema, data=_read_optimized),
+    "audit_log": _Def(pa.schema([]), _no_rows, True, schema_of=_audit_log_schema, data=_audit_log),
 }
 # Java's other system tables, which paimon_rs does not provide (refused by name)
-NOT_PROVIDED = ("ro", "audit_log", "binlog", "aggregation_fields", "statistics", "row_tracking",
+NOT_PROVIDED = ("binlog", "aggregation_fields", "statistics", "row_tracking",
                 "file_keys_ranges", "all_table_options", "catalog_options", "all_tables")
 
 _TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
@@ -382,6 +421,8 @@ class SystemTable:
     @property
     def arrow_schema(self) -> pa.Schema:
         """The columns (Java's, in Java's order)."""
+        if self._def.schema_of is not None:
+            return self._def.schema_of(self.table)
         return self._def.schema
 
     @property
@@ -413,7 +454,8 @@ class SystemTable:
         if not self._def.time_travel:
             raise UnsupportedError(f"{self.identifier}: time travel ({travel}) is not defined for "
                                    f"${self.system_table_name}; only $files, $manifests, "
-                                   "$partitions, $buckets and $table_indexes describe one snapshot")
+                                   "$partitions, $buckets, $table_indexes, $ro and $audit_log "
+                                   "describe one snapshot")
         if set(travel) - {"scan.snapshot-id", "scan.tag-name"}:
             raise UnsupportedError(f"{self.identifier}: time travel by {sorted(travel)}: system "
                                    "tables honour scan.snapshot-id and scan.tag-name")
@@ -433,6 +475,8 @@ class SystemTable:
         raise InvalidArgumentError(f"{self.identifier}: Tag '{tag}' doesn't exist.")
 
     def _rows(self) -> pa.Table:
+        if self._def.data is not None:
+            return self._def.data(self.table, self._snapshot_id())
         rows = self._def.rows(self.table, self._snapshot_id())
         schema = self._def.schema
         return pa.table({f.name: pa.array([r[f.name] for r in rows], f.type) for f in schema}, schema=schema)
@@ -510,7 +554,7 @@ class SystemTable:
                              f"(use catalog.get_table('{self.table.identifier}') for the table)")
 
     def __repr__(self) -> str:
-        return f"SystemTable({self.identifier!r}, columns={self._def.schema.names})"
+        return f"SystemTable({self.identifier!r}, columns={self.arrow_schema.names})"
 
 
 class SystemSplit:

@@ -112,7 +112,7 @@ def tables(java, tmp_path_factory):
     ("snapshots", "snapshot_id"), ("schemas", "schema_id"), ("options", "key"), ("tags", "tag_name"),
     ("files", "min_sequence_number"), ("partitions", "partition"), ("buckets", "bucket"),
     ("manifests", "file_name"), ("branches", "branch_name"), ("consumers", "consumer_id"),
-    ("table_indexes", "file_name"),
+    ("table_indexes", "file_name"), ("ro", "id"), ("audit_log", "id"),
 ])
 def test_system_table_matches_java(java, tables, table, name, key):
     try:

@@ -24,11 +24,11 @@ ROWS = pa.table({"dt": ["a", "a", "b"], "id": [1, 2, 3], "name": ["x", None, "z"
                  "price": [1.5, 2.5, 3.5]}, schema=PK_SCHEMA)
 
 
-def _pk(catalog):
+def _pk(catalog, name="db.pk", bucket="2"):
     schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
-                                        options={"bucket": "2"})
-    catalog.create_table("db.pk", schema, False)
-    t = catalog.get_table("db.pk")
+                                        options={"bucket": bucket})
+    catalog.create_table(name, schema, False)
+    t = catalog.get_table(name)
     write(t, ROWS)
     write(t, pa.table({"dt": ["a"], "id": [1], "name": ["y"], "price": [9.0]}, schema=PK_SCHEMA))
     return t
@@ -50,9 +50,11 @@ def sys(catalog, name):
 
 def test_every_system_table_has_javas_columns_and_types(catalog):
     _pk(catalog)
+    t = catalog.get_table("db.pk")
     for name, d in SYSTEM_TABLES.items():
         out = sys(catalog, f"db.pk${name}")
-        assert out.schema == d.schema, name
+        assert out.schema == (d.schema if d.schema_of is None else d.schema_of(t)), name
+    assert catalog.get_table("db.pk$audit_log").arrow_schema.names == ["rowkind", *t.arrow_schema.names]
     files = catalog.get_table("db.pk$files").arrow_schema
     assert files.names[:8] == ["partition", "bucket", "file_path", "file_format", "schema_id", "level",
                                "record_count", "file_size_in_bytes"]
@@ -222,8 +224,8 @@ def test_refusals(catalog):
         st.create_tag("x")  # type: ignore[attr-defined]
     with pytest.raises(InvalidArgumentError, match=r"unknown system table '\$file'.*did you mean '\$files'"):
         catalog.get_table("db.pk$file")
-    with pytest.raises(UnsupportedError, match=r"does not provide \$audit_log"):
-        catalog.get_table("db.pk$audit_log")
+    with pytest.raises(UnsupportedError, match=r"does not provide \$binlog"):
+        catalog.get_table("db.pk$binlog")
     with pytest.raises(InvalidArgumentError, match="at most"):
         catalog.get_table("db.pk$a$b$c")
     with pytest.raises(UnsupportedError, match="read-only view"):
@@ -250,3 +252,44 @@ def test_cli_reads_system_tables(catalog, capsys):
     assert row["record_count"] == 1 and row["partition"] == "{b}"
     assert main(["read", wh, "db.pk$nope", "--json"]) == 1
     assert "unknown system table" in capsys.readouterr().err
+
+
+def _records(t):
+    return sorted(tuple(r.values()) for r in t.to_pylist())
+
+
+def test_read_optimized_reads_only_the_top_level(catalog):
+    """``$ro`` (Java's ReadOptimizedTable): a primary-key table's top-level files, no merge:
+    what compaction has not moved up is missing until a full compaction; an append table reads
+    whole."""
+    t = _pk(catalog)
+    assert sys(catalog, "db.pk$ro").num_rows == 0, "two commits in level 0: nothing at the top yet"
+    t.compact(full=True)
+    assert _records(sys(catalog, "db.pk$ro")) == _records(t.to_arrow())
+    write(t, pa.table({"dt": ["b"], "id": [3], "name": ["new"], "price": [0.5]}, schema=PK_SCHEMA))
+    ro = catalog.get_table("db.pk$ro")
+    assert ("b", 3, "z", 3.5) in _records(ro.to_arrow()), "the top level still holds the old row"
+    assert _records(ro.to_arrow(filter="dt = 'a'", projection=["id"])) == [(1,), (2,)]
+    # time travel, as the table's
+    assert _records(ro.copy({"scan.snapshot-id": "2"}).to_arrow()) == []
+    _append(catalog)
+    assert _records(sys(catalog, "db.ap$ro")) == _records(catalog.get_table("db.ap").to_arrow())
+    with pytest.raises(UnsupportedError, match="read-only"):
+        ro.write(ROWS)
+
+
+def test_audit_log_has_the_row_kind_of_each_merged_record(catalog):
+    """``$audit_log`` (Java's AuditLogTable, batch read): the merged records, each with its
+    kind first; a deletion not yet compacted away shows as ``-D`` (Java keeps deletes)."""
+    t = _pk(catalog, "db.al", bucket="1")
+    t.delete("id = 2")
+    log = catalog.get_table("db.al$audit_log")
+    got = {(r["dt"], r["id"]): r["rowkind"] for r in log.to_arrow().to_pylist()}
+    assert got == {("a", 1): "+I", ("b", 3): "+I", ("a", 2): "-D"}
+    assert _records(log.to_arrow(filter="rowkind = '-D'", projection=["id"])) == [(2,)]
+    # a full compaction drops the deletion
+    t.compact(full=True)
+    assert {r["rowkind"] for r in log.to_arrow().to_pylist()} == {"+I"}
+    ap = _append(catalog)
+    assert {r["rowkind"] for r in sys(catalog, "db.ap$audit_log").to_pylist()} == {"+I"}
+    assert sys(catalog, "db.ap$audit_log").num_rows == ap.to_arrow().num_rows

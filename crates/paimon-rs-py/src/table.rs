@@ -136,12 +136,15 @@ impl Table {
         }
     }
 
-    #[pyo3(signature = (filter=None, snapshot_id=None))]
+    /// The splits of a read (`top_level_only`: a primary-key table's top-level files, the
+    /// `$ro` system table).
+    #[pyo3(signature = (filter=None, snapshot_id=None, top_level_only=false))]
     fn plan(
         &self,
         py: Python<'_>,
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
+        top_level_only: bool,
     ) -> PyResult<(Option<i64>, Vec<Split>)> {
         let pred = filter
             .map(|f| predicate::convert(&self.inner, &f))
@@ -149,6 +152,9 @@ impl Table {
         let mut scan = TableScan::new(self.inner.clone(), pred);
         if let Some(id) = snapshot_id {
             scan = scan.with_snapshot(id);
+        }
+        if top_level_only {
+            scan = scan.with_top_level_only();
         }
         let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
         let partition_fields = std::sync::Arc::new(
@@ -169,17 +175,24 @@ impl Table {
         ))
     }
 
-    #[pyo3(signature = (projection=None, filter=None))]
+    /// A read of splits (`row_kinds`: a primary-key table's records keep their kind as the
+    /// leading `rowkind` column, retractions included: the `$audit_log` system table).
+    #[pyo3(signature = (projection=None, filter=None, row_kinds=false))]
     fn new_read(
         &self,
         projection: Option<Vec<String>>,
         filter: Option<Bound<'_, PyAny>>,
+        row_kinds: bool,
     ) -> PyResult<TableRead> {
         let pred = filter
             .map(|f| predicate::convert(&self.inner, &f))
             .transpose()?;
+        let read = match row_kinds {
+            true => CoreRead::with_row_kinds(self.inner.clone(), projection, pred),
+            false => CoreRead::new(self.inner.clone(), projection, pred),
+        };
         Ok(TableRead {
-            inner: CoreRead::new(self.inner.clone(), projection, pred).py_err()?,
+            inner: read.py_err()?,
         })
     }
 

@@ -75,6 +75,8 @@ pub struct TableScan {
     snapshot_id: Option<i64>,
     /// See [`Self::with_all_levels`].
     all_levels: bool,
+    /// See [`Self::with_top_level_only`].
+    top_level_only: bool,
 }
 
 pub struct Plan {
@@ -89,6 +91,7 @@ impl TableScan {
             filter,
             snapshot_id: None,
             all_levels: false,
+            top_level_only: false,
         }
     }
 
@@ -103,6 +106,14 @@ impl TableScan {
     /// bootstrap reads them (Java's `IndexBootstrap`, `withLevelFilter(level -> true)`).
     pub(crate) fn with_all_levels(mut self) -> Self {
         self.all_levels = true;
+        self
+    }
+
+    /// Plan only a primary-key table's files at the top level (`num-levels` − 1): Java's
+    /// read-optimized system table `$ro`, read without a merge (the top level is one sorted
+    /// run), so it lags the table by what compaction has not yet reached the top.
+    pub fn with_top_level_only(mut self) -> Self {
+        self.top_level_only = true;
         self
     }
 
@@ -488,9 +499,11 @@ impl TableScan {
                 // Key filters prune whole files (a newer version of a key lives in a file whose
                 // key range also holds it, so pruning cannot resurrect an old version).
                 // first-row and deletion-vector tables hide level 0 (paimon-behaviour.md §6.1).
+                let top = o.num_levels as i32 - 1;
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
                     .filter(|f| !(skip_level0 && f.level == 0))
+                    .filter(|f| !self.top_level_only || f.level == top)
                     .filter(|f| {
                         self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
                     })

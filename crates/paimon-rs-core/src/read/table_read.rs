@@ -68,6 +68,26 @@ impl TableRead {
         projection: Option<Vec<String>>,
         filter: Option<Predicate>,
     ) -> Result<Self> {
+        Self::build(table, projection, filter, false)
+    }
+
+    /// A batch read of a primary-key table that keeps each merged record's kind as the leading
+    /// `rowkind` column and keeps retractions (Java's `audit_log` system table, whose read is
+    /// the data read with `forceKeepDelete`); an incremental read does so anyway.
+    pub fn with_row_kinds(
+        table: FileStoreTable,
+        projection: Option<Vec<String>>,
+        filter: Option<Predicate>,
+    ) -> Result<Self> {
+        Self::build(table, projection, filter, true)
+    }
+
+    fn build(
+        table: FileStoreTable,
+        projection: Option<Vec<String>>,
+        filter: Option<Predicate>,
+        row_kinds: bool,
+    ) -> Result<Self> {
         let fields = &table.schema.fields;
         let projection: Vec<usize> = match projection {
             None => (0..fields.len()).collect(),
@@ -112,10 +132,11 @@ impl TableRead {
         };
         let schemas = Arc::new(SchemaCache::new(table.meta_path(), &table.schema));
         let row_kind = table.is_primary_key()
-            && matches!(
-                table.options.scan,
-                crate::scan_options::ScanStart::Incremental(..)
-            );
+            && (row_kinds
+                || matches!(
+                    table.options.scan,
+                    crate::scan_options::ScanStart::Incremental(..)
+                ));
         let kind_field =
             row_kind.then(|| Field::new(ROW_KIND_COLUMN, arrow_schema::DataType::Utf8, false));
         let output_schema = Arc::new(Schema::new(
