@@ -246,6 +246,25 @@ def test_spark_writes_a_cross_partition_table_like_the_model(spark, catalog, ass
     check_cross(t, model, target)
 
 
+def test_failed_writer_attempts_of_a_cross_partition_write_commit_once(spark, catalog, tmp_path):
+    """Every writer task's first attempt writes its rows (the -D of moved keys included), then fails;
+    the retries commit once: moved keys are in their new partition only, and no file of the failed
+    attempts is left."""
+    t = create(catalog, "db.crossretry", SCHEMA, ["dt"], ["id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "30", "lookup.cache-max-memory-size": "1 kb"})
+    model: Dict[int, Tuple[str, str]] = {}
+    first = cross_rows(range(100), "a")
+    ps.write(to_spark(spark, first), t)
+    apply_cross(model, first)
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    second = pa.concat_tables([cross_rows(range(0, 100, 2), "b", v="m"), cross_rows(range(100, 130), "b")])
+    ps.write(to_spark(spark, second), t, num_tasks=3, _fail_first_attempt_marker=str(marker))
+    apply_cross(model, second)
+    check_cross(t, model, 30)
+    assert data_files(t) == live_files(t) and not orphans(t)
+
+
 def test_cross_partition_assign_tasks_route_alike_whatever_the_order_of_equal_hashes(catalog):
     """A cross-partition assign task's input sorted by (key hash, key, partition): any order of rows
     that agree on those (and any batching) routes every row alike, so a retried assign task agrees with
