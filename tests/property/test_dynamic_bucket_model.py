@@ -93,14 +93,18 @@ cross_commits_st = st.lists(st.tuples(st.lists(cross_row_st, min_size=0, max_siz
 
 @settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(commits=cross_commits_st, target=st.integers(1, 6),
-       engine=st.sampled_from(["deduplicate", "partial-update", "first-row"]))
-def test_cross_partition_upserts_match_dict_model(commits, target, engine):
+       engine=st.sampled_from(["deduplicate", "partial-update", "first-row"]),
+       spill=st.booleans())
+def test_cross_partition_upserts_match_dict_model(commits, target, engine, spill):
     """Cross-partition upsert (the key ``k`` without the partition ``p``): a key is in one partition
     and one bucket of the whole table after any history. deduplicate: the newest row wins and moves
     the key (a -D deletes it wherever it is); partial-update: the key stays in its first partition and
     takes the non-null fields; first-row: the first row stays. Each commit's writer bootstraps its key
-    index from the table."""
+    index from the table (``spill``: an index of a few keys in memory, the rest spilled to disk)."""
     options = {"bucket": "-1", "dynamic-bucket.target-row-num": str(target), "merge-engine": engine}
+    if spill:
+        # the key index holds a few keys in memory and spills the rest (write/key_index.rs)
+        options["lookup.cache-max-memory-size"] = "256 b"
     if engine == "deduplicate":
         options["rowkind.field"] = "op"
     schema = Schema.from_pyarrow_schema(SCHEMA, partition_keys=["p"], primary_keys=["k"], options=options)

@@ -169,15 +169,141 @@ def test_dynamic_tables_are_refused_by_distribute(spark, catalog):
     assert dynamic.is_dynamic(t)
 
 
-def test_cross_partition_tables_are_refused_by_spark_write(spark, catalog):
-    """A cross-partition upsert table needs one key index over every partition: refused on the driver
-    (and by the core's assign task), before anything is written."""
-    t = create(catalog, "db.dyncross", SCHEMA, ["dt"], ["id"], bucket="-1")
-    with pytest.raises(UnsupportedError, match="cross-partition"):
-        ps.write(to_spark(spark, rows(range(3))), t)
+def cross_rows(ids, dt, v="v", op="+I"):
+    ids = list(ids)
+    return pa.table({"dt": [dt] * len(ids), "id": ids, "v": [f"{v}{i}" for i in ids], "op": [op] * len(ids)},
+                    schema=SCHEMA)
+
+
+def apply_cross(model: Dict[int, Tuple[str, str]], t: pa.Table) -> None:
+    for r in t.to_pylist():
+        if r["op"] in ("+I", "+U"):
+            model[r["id"]] = (r["dt"], r["v"])
+        else:
+            model.pop(r["id"], None)
+
+
+def check_cross(table, model: Dict[int, Tuple[str, str]], target: int) -> Dict[Tuple[str, int], int]:
+    """The table equals the model, no key is in two partitions or buckets, buckets hold the target
+    at most, and no hash index files (cross-partition tables keep none)."""
+    got = by_bucket(table)
+    keys = Counter(k for m in got.values() for k in m)
+    assert all(n == 1 for n in keys.values()), [k for k, n in keys.items() if n > 1]
+    assert {k: (dt, v) for (dt, _), m in got.items() for k, v in m.items()} == model
+    assert all(len(m) <= target for m in got.values()), {b: len(m) for b, m in got.items()}
+    assert not [r for r in _core.index_files(table._core) if r[2] == "HASH"]
+    return {b: len(m) for b, m in got.items()}
+
+
+@pytest.mark.parametrize("assigners", ["1", "3"])
+def test_spark_writes_a_cross_partition_table_like_the_model(spark, catalog, assigners):
+    """A cross-partition upsert table (primary key ``id`` without the partition ``dt``) from Spark: the
+    assign tasks (by key hash) hold the key index of the pinned snapshot, spilled to disk past a tiny
+    ``lookup.cache-max-memory-size``; keys move partitions over two Spark writes (their old row
+    deleted), deletes find the key's partition, new keys fill buckets; the table equals the dict
+    model, no key twice; a local write continues; INSERT OVERWRITE is refused."""
+    target = 30
+    t = create(catalog, f"db.dyncross{assigners}", SCHEMA, ["dt"], ["id"], bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": str(target),
+                  "dynamic-bucket.assigner-parallelism": assigners, "lookup.cache-max-memory-size": "2 kb"})
+    model: Dict[int, Tuple[str, str]] = {}
+    first = pa.concat_tables([cross_rows(range(0, 150), "a"), cross_rows(range(150, 300), "b")])
+    assert ps.write(to_spark(spark, first).repartition(3), t) == 1
+    apply_cross(model, first)
+    got = check_cross(t, model, target)
+    if assigners == "3":
+        assert {b % 3 for (_, b) in got} == {0, 1, 2}  # each assigner opened buckets of its own
+
+    # 0..100 move a -> c, 150..170 move b -> a, 120..140 deleted (in a, the row says b), new keys
+    second = pa.concat_tables([cross_rows(range(0, 100), "c", v="m", op="+U"),
+                               cross_rows(range(150, 170), "a", v="back", op="+U"),
+                               cross_rows(range(120, 140), "b", op="-D"),
+                               cross_rows(range(300, 400), "b", v="n")])
+    assert ps.write(to_spark(spark, second).repartition(4), t) == 2
+    apply_cross(model, second)
+    check_cross(t, model, target)
+    assert not [k for k, (dt, _) in model.items() if k < 100 and dt != "c"]
+
+    # moved again, from Spark, then a local write
+    third = cross_rows(range(0, 400, 5), "d", v="again")
+    assert ps.write(to_spark(spark, third), t) == 3
+    apply_cross(model, third)
+    check_cross(t, model, target)
+    w = t.new_batch_write_builder()
+    tw = w.new_write()
+    fourth = cross_rows(range(0, 400, 7), "a", v="l", op="+U")
+    tw.write_arrow(fourth)
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+    apply_cross(model, fourth)
+    check_cross(t, model, target)
+    assert data_files(t) >= live_files(t) and not orphans(t)
+
+    with pytest.raises(UnsupportedError, match="OVERWRITE of a cross-partition"):
+        ps.write(to_spark(spark, cross_rows(range(3), "a")), t, overwrite=True)
     with pytest.raises(UnsupportedError, match="cross-partition"):
         _core.DynamicAssignTask(t._core, 1, 0, None)
-    assert not data_files(t)
+    check_cross(t, model, target)
+
+
+def test_failed_writer_attempts_of_a_cross_partition_write_commit_once(spark, catalog, tmp_path):
+    """Every writer task's first attempt writes its rows (the -D of moved keys included), then fails;
+    the retries commit once: moved keys are in their new partition only, and no file of the failed
+    attempts is left."""
+    t = create(catalog, "db.crossretry", SCHEMA, ["dt"], ["id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "30", "lookup.cache-max-memory-size": "1 kb"})
+    model: Dict[int, Tuple[str, str]] = {}
+    first = cross_rows(range(100), "a")
+    ps.write(to_spark(spark, first), t)
+    apply_cross(model, first)
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    second = pa.concat_tables([cross_rows(range(0, 100, 2), "b", v="m"), cross_rows(range(100, 130), "b")])
+    ps.write(to_spark(spark, second), t, num_tasks=3, _fail_first_attempt_marker=str(marker))
+    apply_cross(model, second)
+    check_cross(t, model, 30)
+    assert data_files(t) == live_files(t) and not orphans(t)
+
+
+def test_cross_partition_assign_tasks_route_alike_whatever_the_order_of_equal_hashes(catalog):
+    """A cross-partition assign task's input sorted by (key hash, key, partition): any order of rows
+    that agree on those (and any batching) routes every row alike, so a retried assign task agrees with
+    the writers that read its first attempt's output; each task opens only its own buckets and
+    refuses a key of another task."""
+    t = create(catalog, "db.crossorder", SCHEMA, ["dt"], ["id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "5", "lookup.cache-max-memory-size": "1 kb"})
+    data = pa.concat_tables([cross_rows(range(60), "a"), cross_rows(range(0, 60, 3), "b", v="again")])
+    batch = data.combine_chunks().to_batches()[0]
+    channel, key_hash = _core.cross_partition_channels(t._core, batch, 2)
+    results = []
+    for seed in range(3):
+        order = sorted(range(batch.num_rows),
+                       key=lambda i: (key_hash[i].as_py(), batch.column(1)[i].as_py(), batch.column(0)[i].as_py(),
+                                      random.Random(seed).random()))
+        sorted_batch = batch.take(pa.array(order))
+        sorted_channel = channel.take(pa.array(order))
+        routed = []
+        for task_id in range(2):
+            task = _core.CrossPartitionAssignTask(t._core, 2, task_id, None)
+            mine = sorted_batch.filter(pc.equal(sorted_channel, task_id))
+            step = 7 + seed  # batching differs too
+            for off in range(0, mine.num_rows, step):
+                out = task.assign(mine.slice(off, step))
+                assert out is not None
+                rows_out, kinds, buckets = out
+                for r, k, b in zip(rows_out.to_pylist(), kinds.to_pylist(), buckets.to_pylist()):
+                    assert b % 2 == task_id
+                    routed.append((r["dt"], r["id"], r["v"], k, b))
+            task.close()
+        results.append(sorted(routed))
+    assert results[0] == results[1] == results[2]
+    # the keys of partition b moved: a -D in a for each
+    deletes = [r for r in results[0] if r[3] == 3]
+    assert sorted(r[1] for r in deletes) == list(range(0, 60, 3)) and all(r[0] == "a" for r in deletes)
+    other = _core.CrossPartitionAssignTask(t._core, 2, 0, None)
+    wrong = batch.filter(pc.equal(channel, 1)).slice(0, 1)
+    with pytest.raises(Exception, match="assigner 0 of 2"):
+        other.assign(wrong)
 
 
 def test_spark_overwrite_of_a_dynamic_bucket_table_drops_the_old_index(spark, catalog):

@@ -110,3 +110,56 @@ def test_overwrite_is_refused_and_loses_nothing(catalog):
         with pytest.raises(paimon_rs.UnsupportedError, match="OVERWRITE of a cross-partition"):
             wb.new_write()
     assert rows_of(t) == [("a", 1, "x", 1), ("b", 2, "y", 2), ("b", 3, "z", 3)]
+
+
+def test_key_index_spills_past_its_budget_and_routes_alike(catalog, tmp_path, caplog):
+    """``lookup.cache-max-memory-size`` far below the keys: the key index spills to a file in the
+    writer's spill directory (``write-buffer-spill.dir``) at bootstrap and while routing, keys spilled
+    move partitions (their old row deleted), keys moved after a spill move again, and the table equals
+    the dict model with no key in two places; the spill directory is gone once the writer closes."""
+    import logging
+    import os
+
+    spill = tmp_path / "spill"
+    t = create(catalog, {"lookup.cache-max-memory-size": "2 kb", "write-buffer-spill.dir": str(spill),
+                         "dynamic-bucket.target-row-num": "64"})
+    model = {}
+
+    def put(rows):
+        for r in rows:
+            model[r[1]] = r
+
+    def index_dirs():
+        return [d for d in os.listdir(spill) if os.path.exists(spill / d / "index.redb")] if spill.exists() else []
+
+    with caplog.at_level(logging.INFO, logger="paimon_rs"):
+        first = [("a", i, f"x{i}", i) for i in range(400)]
+        write(t, first)
+        put(first)
+        assert any("cross-partition key index spilled" in r.getMessage() for r in caplog.records)
+        assert index_dirs() == []  # removed at close
+        caplog.clear()
+        wb = t.new_batch_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        batches = [[("b", i, f"y{i}", i) for i in range(100, 200)],    # spilled at bootstrap, move to b
+                   [("c", i, f"z{i}", i) for i in range(150, 160)],    # moved after a spill, move on
+                   [("c", i, f"w{i}", i) for i in range(0, 10)],
+                   [("a", i, f"n{i}", i) for i in range(400, 450)]]    # new keys
+        for rows in batches:
+            w.write_arrow(pa.Table.from_pylist([dict(zip(SCHEMA.names, r)) for r in rows], schema=SCHEMA))
+            put(rows)
+        assert len(index_dirs()) == 1
+        c.commit(w.prepare_commit())
+        w.close()
+        assert index_dirs() == []
+        spills = [r.getMessage() for r in caplog.records if "cross-partition key index spilled" in r.getMessage()]
+        assert len(spills) > 3, spills
+    assert rows_of(t) == sorted(model.values())
+    rb = t.new_read_builder()
+    seen = {}
+    for split in rb.new_scan().plan().splits():
+        for r in rb.new_read().to_arrow([split]).to_pylist():
+            assert r["id"] not in seen, f"key {r['id']} in {split.bucket_path} and {seen[r['id']]}"
+            seen[r["id"]] = split.bucket_path
+    assert len(seen) == 450
+

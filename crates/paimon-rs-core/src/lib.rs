@@ -54,6 +54,7 @@ pub use write::append_dv::{
 };
 pub use write::assign::{partition_bucket_of, BucketAssigner};
 pub use write::buffer::{MemoryCounter, SharedInput, SortBuffer};
+pub use write::cross_partition::{cross_partition_channels, CrossAssignTask};
 pub use write::dynamic_bucket::{assigner_channels, num_assign_tasks, AssignTask};
 pub use write::pack::{Packer, ShuffleKeys};
 pub use write::rolling::{FileWriterContext, RollingFileWriter};

@@ -5,7 +5,7 @@ use std::sync::Mutex;
 
 use arrow::array::{Array, ArrayData, Int32Array, RecordBatch};
 use arrow_pyarrow::{FromPyArrow, PyArrowType};
-use paimon_rs_core::AssignTask;
+use paimon_rs_core::{AssignTask, CrossAssignTask};
 use pyo3::prelude::*;
 
 use crate::errors::IntoPy;
@@ -26,13 +26,36 @@ pub fn assigner_channels(
     table: &Table,
     batch: &Bound<'_, PyAny>,
     num_assigners: i32,
-) -> PyResult<(PyArrowType<ArrayData>, PyArrowType<ArrayData>)> {
+) -> PyResult<Channels> {
+    channels_with(
+        py,
+        table,
+        batch,
+        num_assigners,
+        paimon_rs_core::assigner_channels,
+    )
+}
+
+type Channels = (PyArrowType<ArrayData>, PyArrowType<ArrayData>);
+
+/// A core function giving each row's assign task and key hash.
+type ChannelsFn = fn(
+    &paimon_rs_core::FileStoreTable,
+    &RecordBatch,
+    i32,
+) -> paimon_rs_core::Result<(Vec<i32>, Vec<i32>)>;
+
+/// `channels` of `batch` (GIL released) as two pyarrow int32 arrays.
+fn channels_with(
+    py: Python<'_>,
+    table: &Table,
+    batch: &Bound<'_, PyAny>,
+    num_assigners: i32,
+    channels: ChannelsFn,
+) -> PyResult<Channels> {
     let batch = RecordBatch::from_pyarrow_bound(batch)?;
     let t = table.core();
-    let (c, h) = crate::pool::detach(py, || {
-        paimon_rs_core::assigner_channels(t, &batch, num_assigners)
-    })
-    .py_err()?;
+    let (c, h) = crate::pool::detach(py, || channels(t, &batch, num_assigners)).py_err()?;
     Ok((
         PyArrowType(Int32Array::from(c).into_data()),
         PyArrowType(Int32Array::from(h).into_data()),
@@ -77,5 +100,108 @@ impl DynamicAssignTask {
         let task: &mut AssignTask = &mut guard;
         let out = crate::pool::detach(py, || task.assign(&batch)).py_err()?;
         Ok(PyArrowType(Int32Array::from(out).into_data()))
+    }
+}
+
+/// Per row of `batch` (at least the primary-key columns, by name) of a cross-partition upsert
+/// table: its assign task of `num_assigners` (by the whole primary key's hash) and that hash,
+/// as two pyarrow int32 arrays.
+#[pyfunction]
+pub fn cross_partition_channels(
+    py: Python<'_>,
+    table: &Table,
+    batch: &Bound<'_, PyAny>,
+    num_assigners: i32,
+) -> PyResult<Channels> {
+    channels_with(
+        py,
+        table,
+        batch,
+        num_assigners,
+        paimon_rs_core::cross_partition_channels,
+    )
+}
+
+/// One assign task of a distributed write of a cross-partition upsert table
+/// (`CrossAssignTask`): assigner `assign_id` of `num_assigners` over the keys of snapshot
+/// `snapshot_id` (None: the empty table). Its key index spills past
+/// `lookup.cache-max-memory-size`; the spill files go when it is closed or dropped.
+#[pyclass(module = "paimon_rs._core", frozen)]
+pub struct CrossPartitionAssignTask {
+    inner: Mutex<Option<CrossAssignTask>>,
+}
+
+#[pymethods]
+impl CrossPartitionAssignTask {
+    #[new]
+    #[pyo3(signature = (table, num_assigners, assign_id, snapshot_id=None))]
+    fn new(
+        py: Python<'_>,
+        table: &Table,
+        num_assigners: i32,
+        assign_id: i32,
+        snapshot_id: Option<i64>,
+    ) -> PyResult<Self> {
+        let t = table.core();
+        let inner = crate::pool::detach(py, || {
+            CrossAssignTask::new(t, num_assigners, assign_id, snapshot_id)
+        })
+        .py_err()?;
+        Ok(CrossPartitionAssignTask {
+            inner: Mutex::new(Some(inner)),
+        })
+    }
+
+    /// The rows of `batch` (a pyarrow RecordBatch of the table's columns) routed through the
+    /// key index: (rows, row kinds as int8, buckets as int32), or None when no row is left.
+    #[allow(clippy::type_complexity)]
+    fn assign(
+        &self,
+        py: Python<'_>,
+        batch: &Bound<'_, PyAny>,
+    ) -> PyResult<
+        Option<(
+            PyArrowType<RecordBatch>,
+            PyArrowType<ArrayData>,
+            PyArrowType<ArrayData>,
+        )>,
+    > {
+        let batch = RecordBatch::from_pyarrow_bound(batch)?;
+        let mut guard = self.inner.lock().map_err(|_| {
+            pyo3::exceptions::PyRuntimeError::new_err(
+                "CrossPartitionAssignTask: an assign call panicked",
+            )
+        })?;
+        let Some(task) = guard.as_mut() else {
+            return Err(pyo3::exceptions::PyValueError::new_err(
+                "CrossPartitionAssignTask: closed",
+            ));
+        };
+        crate::logbridge::flush(py);
+        let out = crate::pool::detach(py, || task.assign(&batch));
+        crate::logbridge::flush(py);
+        let Some((rows, kinds, buckets)) = out.py_err()? else {
+            return Ok(None);
+        };
+        Ok(Some((
+            PyArrowType(rows),
+            PyArrowType(kinds.into_data()),
+            PyArrowType(buckets.into_data()),
+        )))
+    }
+
+    /// Drop the key index and its spill files.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        let task = self
+            .inner
+            .lock()
+            .map_err(|_| {
+                pyo3::exceptions::PyRuntimeError::new_err(
+                    "CrossPartitionAssignTask: an assign call panicked",
+                )
+            })?
+            .take();
+        py.detach(move || drop(task));
+        Ok(())
     }
 }

@@ -34,7 +34,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<table::BatchStream>()?;
     m.add_class::<pack::ShufflePacker>()?;
     m.add_class::<dynamic::DynamicAssignTask>()?;
+    m.add_class::<dynamic::CrossPartitionAssignTask>()?;
     m.add_function(wrap_pyfunction!(dynamic::assigner_channels, m)?)?;
+    m.add_function(wrap_pyfunction!(dynamic::cross_partition_channels, m)?)?;
     m.add_function(wrap_pyfunction!(dynamic::num_assign_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;

@@ -587,12 +587,16 @@ impl TableWrite {
 
     /// Write one record batch whose rows go to the dynamic buckets `buckets` (a pyarrow int32
     /// array, one per row) an assign stage chose (`DynamicAssignTask`): a bucket writer of a
-    /// distributed write of a dynamic-bucket table.
+    /// distributed write of a dynamic-bucket table. `kinds` (a pyarrow int8 array of row kinds):
+    /// the rows of a cross-partition upsert table as its assign stage routed them
+    /// (`CrossPartitionAssignTask`).
+    #[pyo3(signature = (data, buckets, kinds=None))]
     fn write_assigned(
         &self,
         py: Python<'_>,
         data: &Bound<'_, PyAny>,
         buckets: &Bound<'_, PyAny>,
+        kinds: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let batch = RecordBatch::from_pyarrow_bound(data)?;
         let buckets = ArrayData::from_pyarrow_bound(buckets)?;
@@ -603,10 +607,26 @@ impl TableWrite {
             )));
         }
         let buckets = Int32Array::from(buckets);
+        let kinds = match kinds {
+            Some(k) => {
+                let k = ArrayData::from_pyarrow_bound(k)?;
+                if k.data_type() != &DataType::Int8 {
+                    return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                        "kinds: an int8 array expected, got {}",
+                        k.data_type()
+                    )));
+                }
+                Some(arrow::array::Int8Array::from(k))
+            }
+            None => None,
+        };
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
-        let r = crate::pool::detach(py, || w.write_assigned(&batch, &buckets));
+        let r = crate::pool::detach(py, || match &kinds {
+            Some(k) => w.write_assigned_rows(&batch, &buckets, k),
+            None => w.write_assigned(&batch, &buckets),
+        });
         crate::logbridge::flush(py);
         r.py_err()
     }

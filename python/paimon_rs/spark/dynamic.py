@@ -16,10 +16,23 @@ Why sorted: Spark may run an assign task again after writers read its first outp
 shuffle file), and a new key's bucket depends on the order the task sees keys in. The order of
 key hashes is the same in every attempt, and rows of equal hash get equal buckets, so every
 attempt assigns every key the same bucket.
+
+A cross-partition upsert table (its primary key lacks a partition key, paimon-behaviour.md §1.8;
+Java's ``KEY_DYNAMIC``) goes through the same three stages, as Java's Spark/Flink writers do:
+rows go to their assign task by the hash of the whole primary key (``_core.
+cross_partition_channels``), whatever their partition, so that a key meets one task; that task
+(``_core.CrossPartitionAssignTask``, Java's ``GlobalIndexAssigner``) bootstraps the keys of the
+pinned snapshot whose hash is its own into its key index (spilling to local disk past
+``lookup.cache-max-memory-size``) and routes each row: its (partition, bucket), and for a key that
+moves partitions a ``-D`` into the old one (``deduplicate``), the row into the old partition
+(``partial-update``, ``aggregation``) or nothing (``first-row``); rows leave with their bucket and
+row kind (``ROW_KIND_COLUMN``). Here the sort is by key hash, then the primary key and the
+partition: rows of one key in two partitions of one write are routed in the same order in every
+attempt.
 """
 
 from dataclasses import dataclass
-from typing import Any, Iterator, List, Optional
+from typing import Any, Callable, Iterator, List, Optional, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,6 +48,8 @@ ASSIGN_KEY_COLUMN = "_paimon_rs_assign_key"
 KEY_HASH_COLUMN = "_paimon_rs_key_hash"
 #: each row's dynamic bucket, from the assign task to the writers
 BUCKET_COLUMN = "_paimon_rs_bucket"
+#: each row's row kind (int8) from a cross-partition assign task to the writers
+ROW_KIND_COLUMN = "_paimon_rs_row_kind"
 
 
 def is_dynamic(table: Table) -> bool:
@@ -53,14 +68,17 @@ class _AssignSpec:
     identity_keys: List[int]
     #: the snapshot whose hash index the assigners read (None: the table is empty)
     snapshot_id: Optional[int]
+    #: a cross-partition upsert table: the assigners hold the key index (see the module doc)
+    cross: bool = False
 
 
 def _channel_task(spec: _AssignSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Stage 1: each row's assign task (as its shuffle key) and key hash appended."""
     table = _open_cached(spec.table)
     keys = pa.array(spec.identity_keys, pa.int32())
+    channels = _core.cross_partition_channels if spec.cross else _core.assigner_channels
     for b in batches:
-        channel, key_hash = _core.assigner_channels(table._core, b, spec.num_assigners)
+        channel, key_hash = channels(table._core, b, spec.num_assigners)
         shuffle_key = pc.take(keys, pa.array(channel))
         yield pa.RecordBatch.from_arrays(
             [*b.columns, shuffle_key, pa.array(key_hash)],
@@ -73,21 +91,54 @@ def _assign_task(spec: _AssignSpec, batches: Iterator[pa.RecordBatch]) -> Iterat
     its bucket (``BUCKET_COLUMN``) in place of the stage's two columns."""
     pid, attempt, _ = _task_context()
     table = _open_cached(spec.table)
+    if spec.cross:
+        yield from _cross_assign_task(spec, table, pid, attempt, batches)
+        return
     where = (f"paimon_rs.spark.write into {table.identifier}: dynamic bucket assigner {pid} of "
              f"{spec.num_assigners} (attempt {attempt})")
+    new_task = lambda: _core.DynamicAssignTask(table._core, spec.num_assigners, pid, spec.snapshot_id)  # noqa: E731
+    for data, buckets in _assign_each(spec, where, new_task, batches):
+        yield pa.RecordBatch.from_arrays([*data.columns, buckets], names=[*spec.columns, BUCKET_COLUMN])
+
+
+def _assign_each(spec: _AssignSpec, where: str, new_task: Callable[[], Any],
+                 batches: Iterator[pa.RecordBatch]) -> Iterator[Tuple[pa.RecordBatch, Any]]:
+    """(the table's columns of each non-empty batch, the answer of the assign task ``new_task()``
+    for them); errors say ``where``; a task with ``close`` is closed at the end."""
     try:
-        task = _core.DynamicAssignTask(table._core, spec.num_assigners, pid, spec.snapshot_id)
+        task = new_task()
     except Exception as e:
         raise _with_context(e, where) from e
-    for b in batches:
-        if b.num_rows == 0:
+    try:
+        for b in batches:
+            if b.num_rows == 0:
+                continue
+            data = b.select(spec.columns)
+            try:
+                out = task.assign(data)
+            except Exception as e:
+                raise _with_context(e, where) from e
+            yield data, out
+    finally:
+        if hasattr(task, "close"):
+            task.close()
+
+
+def _cross_assign_task(spec: _AssignSpec, table: Table, pid: int, attempt: int,
+                       batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Stage 2 of a cross-partition table: the rows routed through assign task ``pid``'s key
+    index, each with its bucket and row kind; the index's spill files go when the task ends."""
+    where = (f"paimon_rs.spark.write into {table.identifier}: cross-partition assigner {pid} of "
+             f"{spec.num_assigners} (attempt {attempt})")
+    new_task = lambda: _core.CrossPartitionAssignTask(table._core, spec.num_assigners, pid, spec.snapshot_id)  # noqa: E731
+    for data, routed in _assign_each(spec, where, new_task, batches):
+        if routed is None:
             continue
-        data = b.select(spec.columns)
-        try:
-            buckets = task.assign(data)
-        except Exception as e:
-            raise _with_context(e, where) from e
-        yield pa.RecordBatch.from_arrays([*data.columns, buckets], names=[*spec.columns, BUCKET_COLUMN])
+        rows, kinds, buckets = routed
+        # the index's rows carry the table's Arrow types: back to the frame's
+        columns = [rows.column(i).cast(data.schema.field(i).type) for i in range(len(spec.columns))]
+        yield pa.RecordBatch.from_arrays([*columns, buckets, kinds],
+                                         names=[*spec.columns, BUCKET_COLUMN, ROW_KIND_COLUMN])
 
 
 def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite: bool,
@@ -97,22 +148,28 @@ def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite:
     partitions it writes are replaced, their index with them), shuffled so that every (partition, bucket) meets
     in one writer task (``num_tasks``, default Spark's default parallelism)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import IntegerType, StructField, StructType
+    from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
 
     spark = df.sparkSession
     parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
     n = _core.num_assign_tasks(table._core, parallelism)
     columns = list(df.columns)
+    cross = table.cross_partition_update
     spec = _AssignSpec(table=table, columns=columns, num_assigners=n, identity_keys=_identity_keys(n),
-                       snapshot_id=None if overwrite else snapshot_id)
+                       snapshot_id=None if overwrite else snapshot_id, cross=cross)
     # nullable all: an Arrow batch built by the tasks says nothing of nullability
     fields = [StructField(f.name, f.dataType, True) for f in df.schema.fields]
     keyed_schema = StructType([*fields, StructField(ASSIGN_KEY_COLUMN, IntegerType()),
                                StructField(KEY_HASH_COLUMN, IntegerType())])
     keyed = df.mapInArrow(_bind(_channel_task, spec), keyed_schema)
     # the assign task's input in key-hash order: every attempt of it assigns alike
-    routed = keyed.repartition(n, F.col(ASSIGN_KEY_COLUMN)).sortWithinPartitions(KEY_HASH_COLUMN)
-    assigned_schema = StructType([*fields, StructField(BUCKET_COLUMN, IntegerType())])
+    order = [KEY_HASH_COLUMN]
+    if cross:
+        # one key in two partitions of this write: the same order in every attempt
+        order += [*table.primary_keys, *[p for p in table.partition_keys if p not in table.primary_keys]]
+    routed = keyed.repartition(n, F.col(ASSIGN_KEY_COLUMN)).sortWithinPartitions(*order)
+    extra = [StructField(ROW_KIND_COLUMN, ByteType())] if cross else []
+    assigned_schema = StructType([*fields, StructField(BUCKET_COLUMN, IntegerType()), *extra])
     assigned = routed.mapInArrow(_bind(_assign_task, spec), assigned_schema)
     writers = num_tasks or max(parallelism, 1)
     return assigned.repartition(writers, *[F.col(c) for c in table.partition_keys], F.col(BUCKET_COLUMN))

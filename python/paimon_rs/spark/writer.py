@@ -28,7 +28,7 @@ from paimon_rs.spark.common import (
     _task_context,
     _with_context,
 )
-from paimon_rs.spark.dynamic import BUCKET_COLUMN, assigned_frame, is_dynamic
+from paimon_rs.spark.dynamic import BUCKET_COLUMN, ROW_KIND_COLUMN, assigned_frame, is_dynamic
 from paimon_rs.spark.shuffle import WRITE_KEY_COLUMN, _blob_rdd, _check_bucketed, _packed_frame, distribute
 from paimon_rs.table import Table
 
@@ -87,12 +87,13 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
                 with open(os.path.join(spec.batch_rows_log, f"p{pid}-a{attempt}-{os.getpid()}"), "a") as f:
                     f.write(f"{b.num_rows}\n")
             buckets = b.column(BUCKET_COLUMN) if spec.dynamic else None
+            kinds = b.column(ROW_KIND_COLUMN) if ROW_KIND_COLUMN in b.schema.names else None
             b = b.select(spec.columns)
             try:
                 b = _conform(b, columns_schema, where)
                 if buckets is not None:
                     w._check_open()
-                    w._core.write_assigned(b, buckets)
+                    w._core.write_assigned(b, buckets, kinds)
                 else:
                     w.write_arrow_batch(b)
             except Exception as e:
@@ -179,11 +180,12 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
             + (f"; missing {missing}" if missing else "") + (f"; not in the table {extra}" if extra else "")
         )
     dynamic = is_dynamic(table)
-    if dynamic and table.cross_partition_update:
+    if dynamic and table.cross_partition_update and overwrite is not False:
+        # as the local writer (docs/write-path.md, "Cross-partition upsert")
         raise UnsupportedError(
-            f"paimon_rs.spark.write into {table.identifier}: a cross-partition upsert table (its primary key "
-            "lacks a partition key) needs one key index over every partition, which the distributed write does not "
-            "hold yet; write it with the local writer (table.new_batch_write_builder())")
+            f"paimon_rs.spark.write into {table.identifier}: INSERT OVERWRITE of a cross-partition upsert table "
+            "(its primary key lacks a partition key): a key's row may live in a partition the overwrite does not "
+            "replace, so the table would hold the key twice")
     bucketed = dynamic or _check_bucketed(table)
     write_id = uuid.uuid4().hex
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"

@@ -13,7 +13,8 @@
 //!   `aggregation` write the row into the old (partition, bucket), its partition columns set to
 //!   the old partition's values; `first-row` drops the row (Java's `ExistingProcessor`s).
 //!
-//! The index lives in memory (the encoded key and a partition id + bucket per key).
+//! The index maps each encoded key to a partition id + bucket ([`KeyIndex`], write/key_index.rs):
+//! in memory within `lookup.cache-max-memory-size`, spilled to a local file past it.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -21,6 +22,7 @@ use arrow_array::{Array, ArrayRef, Int8Array, RecordBatch, UInt32Array};
 use rayon::prelude::*;
 
 use super::input::AlignedBatch;
+use super::key_index::KeyIndex;
 use crate::error::{Error, Result};
 use crate::options::MergeEngineKind;
 use crate::read::scan::TableScan;
@@ -53,6 +55,57 @@ pub(crate) fn is_cross_partition(table: &FileStoreTable) -> bool {
             .any(|p| !table.schema.primary_keys.contains(p))
 }
 
+/// The assign task (of `num_assigners`) of each row of `key_cols` (the primary key's columns):
+/// the Paimon hash of the whole primary key, modulo (Java's `ChannelComputer.select`).
+fn channels_of(
+    key_cols: &[ArrayRef],
+    pk_types: &[DataType],
+    num_assigners: i32,
+) -> Result<Vec<i32>> {
+    Ok(crate::spec::bucket::compute_hashes(key_cols, pk_types)?
+        .into_iter()
+        .map(|h| (h % num_assigners).abs())
+        .collect())
+}
+
+/// The assign task of every row of `batch` (at least the primary-key columns, by name) of a
+/// distributed write of the cross-partition table `table` over `num_assigners` tasks, and its
+/// key hash: a key goes to one task whatever its partition, so that one task's index holds it
+/// (Java's Spark/Flink cross-partition writers shuffle by the primary key).
+pub fn cross_partition_channels(
+    table: &FileStoreTable,
+    batch: &RecordBatch,
+    num_assigners: i32,
+) -> Result<(Vec<i32>, Vec<i32>)> {
+    if !is_cross_partition(table) || num_assigners <= 0 {
+        return Err(Error::invalid(format!(
+            "cross-partition assign channels over {num_assigners} tasks of a table that is {}a \
+             cross-partition upsert table",
+            if is_cross_partition(table) {
+                ""
+            } else {
+                "not "
+            }
+        ))
+        .with_table(&table.name));
+    }
+    let cols = table
+        .schema
+        .primary_keys
+        .iter()
+        .map(|k| {
+            batch.column_by_name(k).cloned().ok_or_else(|| {
+                Error::schema(format!("primary key column '{k}' is not in the batch"))
+                    .with_table(&table.name)
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let types = table.schema.types_of(&table.schema.primary_keys)?;
+    let hashes = crate::spec::bucket::compute_hashes(&cols, &types)?;
+    let channels = hashes.iter().map(|h| (h % num_assigners).abs()).collect();
+    Ok((channels, hashes))
+}
+
 /// The global key index of a cross-partition writer (see the module doc).
 pub(crate) struct CrossPartitionIndex {
     table: String,
@@ -67,8 +120,8 @@ pub(crate) struct CrossPartitionIndex {
     part_ids: HashMap<Vec<u8>, u32>,
     /// Keys per bucket of each partition (by id): where a new key goes.
     counts: Vec<BTreeMap<i32, i64>>,
-    /// Encoded primary key -> (partition id, bucket).
-    keys: HashMap<Box<[u8]>, (u32, i32)>,
+    /// Encoded primary key -> (partition id, bucket); None once closed.
+    keys: Option<KeyIndex>,
     /// One-row arrays of each partition's values (by id), for rows moved into it.
     part_arrays: HashMap<u32, Vec<ArrayRef>>,
     bootstrapped: bool,
@@ -76,6 +129,9 @@ pub(crate) struct CrossPartitionIndex {
     index_ttl_ms: Option<u64>,
     /// `cross-partition-upsert.bootstrap-parallelism` (default 10).
     bootstrap_parallelism: usize,
+    /// An assign task of a distributed write: (assigners, this one). It holds the keys whose
+    /// hash ([`key_channels`]) is its own, and opens only its own buckets (`bucket % n == id`).
+    shard: Option<(i32, i32)>,
 }
 
 /// Rows routed through the index: the rows to write (the input, or a new batch when rows were
@@ -147,6 +203,12 @@ impl CrossPartitionIndex {
             },
             None => 10,
         };
+        // Java's GlobalIndexAssigner sizes its RocksDB cache by this option (default 256 mb)
+        let budget = match o.raw.get("lookup.cache-max-memory-size") {
+            Some(v) => crate::options::parse_memory_size("lookup.cache-max-memory-size", v)
+                .map_err(|e| e.with_table(name))?,
+            None => 256 << 20,
+        };
         let pk = &table.schema.primary_keys;
         Ok(CrossPartitionIndex {
             index_ttl_ms,
@@ -161,7 +223,8 @@ impl CrossPartitionIndex {
             parts: vec![],
             part_ids: HashMap::new(),
             counts: vec![],
-            keys: HashMap::new(),
+            keys: Some(KeyIndex::new(&table.name, budget, &o.tmp_dir)),
+            shard: None,
             part_arrays: HashMap::new(),
             bootstrapped: false,
         })
@@ -169,6 +232,35 @@ impl CrossPartitionIndex {
 
     pub fn is_bootstrapped(&self) -> bool {
         self.bootstrapped
+    }
+
+    /// Make this the index of assign task `assign_id` of `num_assigners` (before the
+    /// bootstrap): Java's `GlobalIndexAssigner` with `numAssigners`, `assignId`.
+    pub fn set_shard(&mut self, num_assigners: i32, assign_id: i32) -> Result<()> {
+        if num_assigners <= 0 || !(0..num_assigners).contains(&assign_id) || self.bootstrapped {
+            return Err(Error::Internal(format!(
+                "{}: cross-partition assigner {assign_id} of {num_assigners} (bootstrapped: {})",
+                self.table, self.bootstrapped
+            )));
+        }
+        self.shard = Some((num_assigners, assign_id));
+        Ok(())
+    }
+
+    /// Drop the key index and its spill files (the writer closes); a later write is refused.
+    pub fn close(&mut self) {
+        self.keys = None;
+    }
+
+    fn keys(&mut self) -> Result<&mut KeyIndex> {
+        let table = &self.table;
+        self.keys.as_mut().ok_or_else(|| {
+            Error::invalid(
+                "the writer was closed: its cross-partition key index is gone (open a new \
+                 writer)",
+            )
+            .with_table(table)
+        })
     }
 
     fn part_id(&mut self, partition: &[u8]) -> u32 {
@@ -190,7 +282,6 @@ impl CrossPartitionIndex {
         if self.bootstrapped {
             return Ok(());
         }
-        let name = &table.name;
         if let Some(snap) = snapshot {
             let (ttl, parallelism) = (self.index_ttl_ms, self.bootstrap_parallelism);
             let mut splits = TableScan::new(table.clone(), None)
@@ -215,42 +306,47 @@ impl CrossPartitionIndex {
                 .num_threads(parallelism)
                 .build()
                 .map_err(|e| Error::Internal(format!("bootstrap thread pool: {e}")))?;
-            let pk_types = &self.pk_types;
-            let per_split: Vec<SplitKeys> = pool.install(|| {
-                splits
-                    .par_iter()
-                    .map(|s| {
-                        let mut keys = vec![];
-                        let mut buf = vec![];
-                        for b in read.read_split(s)? {
-                            let enc = RowEncoder::new(pk_types, b.columns())?;
-                            for r in 0..b.num_rows() {
-                                enc.encode(r, &mut buf)?;
-                                keys.push(buf.as_slice().into());
+            // `parallelism` splits at a time, so that only their keys are held beside the index
+            // (which spills past its budget)
+            let shard = self.shard;
+            for chunk in splits.chunks(parallelism) {
+                let pk_types = &self.pk_types;
+                let per_split: Vec<SplitKeys> = pool.install(|| {
+                    chunk
+                        .par_iter()
+                        .map(|s| {
+                            let mut keys = vec![];
+                            let mut buf = vec![];
+                            for b in read.read_split(s)? {
+                                let enc = RowEncoder::new(pk_types, b.columns())?;
+                                let channels = match shard {
+                                    Some((n, _)) => channels_of(b.columns(), pk_types, n)?,
+                                    None => vec![],
+                                };
+                                let mine = |r: usize| shard.is_none_or(|(_, id)| channels[r] == id);
+                                for r in (0..b.num_rows()).filter(|&r| mine(r)) {
+                                    enc.encode(r, &mut buf)?;
+                                    keys.push(buf.as_slice().into());
+                                }
                             }
+                            Ok((s.partition.clone(), s.bucket, keys))
+                        })
+                        .collect::<Result<_>>()
+                })?;
+                for (partition, bucket, keys) in per_split {
+                    let pid = self.part_id(&partition);
+                    let index = self.keys()?;
+                    let mut added = 0;
+                    for k in keys {
+                        if index.load(k, (pid, bucket))? {
+                            added += 1;
                         }
-                        Ok((s.partition.clone(), s.bucket, keys))
-                    })
-                    .collect::<Result<_>>()
-            })?;
-            for (partition, bucket, keys) in per_split {
-                let pid = self.part_id(&partition);
-                for k in keys {
-                    if let Some((p0, b0)) = self.keys.insert(k, (pid, bucket)) {
-                        if (p0, b0) != (pid, bucket) {
-                            return Err(Error::invalid(
-                                "a primary key is in two buckets or partitions of the table: \
-                                 was it written by two writers at once? (cross-partition upsert \
-                                 allows one writer)",
-                            )
-                            .with_table(name));
-                        }
-                        continue;
                     }
-                    *self.counts[pid as usize].entry(bucket).or_insert(0) += 1;
+                    *self.counts[pid as usize].entry(bucket).or_insert(0) += added;
                 }
             }
         }
+        self.keys()?.end_load()?;
         self.bootstrapped = true;
         Ok(())
     }
@@ -258,11 +354,17 @@ impl CrossPartitionIndex {
     /// A bucket of partition `pid` for a new key (Java's `crosspartition.BucketAssigner`).
     fn new_bucket(&mut self, pid: u32) -> i32 {
         let counts = &mut self.counts[pid as usize];
-        if let Some((&b, n)) = counts.iter_mut().find(|(_, n)| **n < self.target_row_num) {
+        let own = |b: i32| self.shard.is_none_or(|(n, id)| b % n == id);
+        if let Some((&b, n)) = counts
+            .iter_mut()
+            .find(|(b, n)| own(**b) && **n < self.target_row_num)
+        {
             *n += 1;
             return b;
         }
-        let b = (0..).find(|b| !counts.contains_key(b)).unwrap_or(0);
+        let b = (0..)
+            .find(|&b| own(b) && !counts.contains_key(&b))
+            .unwrap_or(0);
         counts.insert(b, 1);
         b
     }
@@ -274,6 +376,16 @@ impl CrossPartitionIndex {
         let cols = batch.batch.columns();
         let key_cols: Vec<ArrayRef> = self.pk_idx.iter().map(|&i| cols[i].clone()).collect();
         let enc = RowEncoder::new(&self.pk_types, &key_cols)?;
+        if let Some((assigners, id)) = self.shard {
+            let channels = channels_of(&key_cols, &self.pk_types, assigners)?;
+            if let Some(c) = channels.iter().find(|&&c| c != id) {
+                return Err(Error::Internal(format!(
+                    "{}: a key of assign channel {c} reached cross-partition assigner {id} of \
+                     {assigners}",
+                    self.table
+                )));
+            }
+        }
         let mut out: Vec<Out> = Vec::with_capacity(n);
         let mut buckets = Vec::with_capacity(n);
         let mut changed = false;
@@ -286,7 +398,7 @@ impl CrossPartitionIndex {
                 out.push(Out { src, part, kind });
                 buckets.push(bucket);
             };
-            let is_new = match self.keys.get(buf.as_slice()).copied() {
+            let is_new = match self.keys()?.get(buf.as_slice())? {
                 None => true,
                 Some((p0, b0)) if p0 == pid => {
                     emit(None, None, b0);
@@ -312,7 +424,7 @@ impl CrossPartitionIndex {
             };
             if is_new {
                 let b = self.new_bucket(pid);
-                self.keys.insert(buf.as_slice().into(), (pid, b));
+                self.keys()?.put(&buf, (pid, b))?;
                 emit(None, None, b);
             }
         }
@@ -394,5 +506,46 @@ impl CrossPartitionIndex {
             kinds: Some(kinds),
             buckets: None,
         })
+    }
+}
+
+/// One assign task of a distributed write of a cross-partition upsert table (Java's
+/// `GlobalIndexAssigner` with `numAssigners`, `assignId`, in the Spark/Flink assign operator):
+/// its input is every row whose key [`cross_partition_channels`] sends to it, in an order the
+/// same in every attempt; it bootstraps the keys of the snapshot `snapshot_id` that are its own
+/// and routes each row (see the module doc); the bucket writers write the rows it returns with
+/// `TableWrite::write_assigned_rows`, restored from the same snapshot, so the commit's check
+/// (commit/hash_index.rs, `key_index_base`) starts from it.
+pub struct CrossAssignTask {
+    write: super::TableWrite,
+}
+
+impl CrossAssignTask {
+    pub fn new(
+        table: &FileStoreTable,
+        num_assigners: i32,
+        assign_id: i32,
+        snapshot_id: Option<i64>,
+    ) -> Result<Self> {
+        if !is_cross_partition(table) {
+            return Err(Error::invalid(
+                "a cross-partition assign task for a table that is not a cross-partition upsert \
+                 table",
+            )
+            .with_table(&table.name));
+        }
+        let mut write = super::TableWrite::new(table.clone())?;
+        write.restore_from(snapshot_id)?;
+        write.set_cross_partition_shard(num_assigners, assign_id)?;
+        Ok(CrossAssignTask { write })
+    }
+
+    /// The rows of `batch` routed: the rows to write (the table's columns), each one's row kind
+    /// and bucket; None when no row is left (all dropped).
+    pub fn assign(
+        &mut self,
+        batch: &RecordBatch,
+    ) -> Result<Option<(RecordBatch, Int8Array, arrow_array::Int32Array)>> {
+        self.write.assign_cross_partition(batch)
     }
 }

@@ -647,11 +647,13 @@ impl DynamicBucketAssigner {
     }
 }
 
-/// A distributed write of a cross-partition upsert table: not yet (its key index is global).
+/// A cross-partition upsert table through the dynamic-bucket assign stage: refused (its key
+/// index spans every partition; `CrossAssignTask` is its assign stage).
 pub(crate) fn cross_partition_distributed() -> Error {
     Error::unsupported(
-        "a distributed (Spark) write of a cross-partition upsert table: its key index spans \
-         every partition and no assign stage holds it yet; write it with the local writer",
+        "a cross-partition upsert table through the dynamic-bucket assign stage: its key index \
+         spans every partition; its rows go through a cross-partition assign task \
+         (CrossAssignTask) and are written with their row kinds (write_assigned_rows)",
     )
 }
 
@@ -1158,6 +1160,75 @@ mod tests {
         // a sequential writer sees a's keys
         commit_as(&t, "c", &write(&t, &[rows(3, 0..1)])).unwrap();
         assert_eq!(placed(&t)[&0].0, 3);
+    }
+
+    /// Spill directories holding a cross-partition key index file under `base`.
+    fn key_index_dirs(base: &std::path::Path) -> Vec<std::path::PathBuf> {
+        std::fs::read_dir(base)
+            .map(|d| {
+                d.map(|e| e.unwrap().path())
+                    .filter(|p| p.join("index.redb").exists())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// A key index past `lookup.cache-max-memory-size` spills to a file in the writer's spill
+    /// directory (at bootstrap and while routing) and routes as in memory: keys spilled at
+    /// bootstrap move partitions (a -D in the old one), keys moved after a spill move again;
+    /// the file is gone once the writer closes.
+    #[test]
+    fn cross_partition_index_spills_and_keeps_routing() {
+        let dir = tempfile::tempdir().unwrap();
+        let spill = tempfile::tempdir().unwrap();
+        let spill_dir = spill.path().to_str().unwrap();
+        let t = cross(
+            dir.path(),
+            &[
+                ("lookup.cache-max-memory-size", "4 kb"),
+                ("write-buffer-spill.dir", spill_dir),
+                ("dynamic-bucket.target-row-num", "100"),
+            ],
+        );
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&rows(1, 0..400)).unwrap();
+        assert_eq!(
+            key_index_dirs(spill.path()).len(),
+            1,
+            "spilled while routing"
+        );
+        commit_as(&t, "u", &w.prepare_commit().unwrap()).unwrap();
+        w.close();
+        assert!(key_index_dirs(spill.path()).is_empty(), "removed at close");
+        // a new writer: the bootstrap spills; 100..200 move to 2, then 150..160 on to 3 and
+        // 0..10 to 3, after more spills
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&tagged(2, 100..200, "b")).unwrap();
+        assert_eq!(key_index_dirs(spill.path()).len(), 1);
+        w.write(&tagged(3, 150..160, "c")).unwrap();
+        w.write(&tagged(3, 0..10, "d")).unwrap();
+        w.write(&tagged(1, 400..450, "e")).unwrap();
+        commit_as(&t, "u", &w.prepare_commit().unwrap()).unwrap();
+        drop(w);
+        assert!(key_index_dirs(spill.path()).is_empty(), "removed on drop");
+        let got = placed(&t);
+        assert_eq!(got.len(), 450);
+        for (k, (p, b, v)) in &got {
+            let (wp, wv) = match k {
+                0..=9 => (3, format!("d{k}")),
+                150..=159 => (3, format!("c{k}")),
+                100..=199 => (2, format!("b{k}")),
+                400.. => (1, format!("e{k}")),
+                _ => (1, format!("v{k}")),
+            };
+            assert_eq!((*p, v.as_str()), (wp, wv.as_str()), "key {k} (bucket {b})");
+        }
+        // a writer closed is refused, never silently empty
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&rows(1, 0..1)).unwrap();
+        w.close();
+        let e = w.write(&rows(1, 1..2)).unwrap_err().to_string();
+        assert!(e.contains("closed") && e.contains("db.x"), "{e}");
     }
 
     /// Java refuses `sequence.field` with cross-partition update; fixed buckets refuse a

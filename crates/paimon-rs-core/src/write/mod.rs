@@ -12,6 +12,7 @@ pub(crate) mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;
 pub mod input;
+mod key_index;
 pub mod merge_tree_writer;
 pub mod pack;
 pub mod pipeline;

@@ -283,6 +283,96 @@ impl TableWrite {
         self.write_checked(std::slice::from_ref(batch), None, Some(buckets))
     }
 
+    /// A bucket writer of a distributed write of a cross-partition upsert table: the rows of
+    /// `batch` as its assign stage routed them ([`Self::assign_cross_partition`]): each row's
+    /// (partition, bucket) and row kind (`kinds`: a moved key's `-D` in its old partition)
+    /// are taken as given, the rows' own row kinds (`rowkind.field`) were read by that stage.
+    pub fn write_assigned_rows(
+        &mut self,
+        batch: &RecordBatch,
+        buckets: &Int32Array,
+        kinds: &Int8Array,
+    ) -> Result<()> {
+        let name = self.table.name.clone();
+        if self.cross.is_none() {
+            return Err(Error::invalid(
+                "rows routed by a cross-partition assign stage written into a table that is not \
+                 a cross-partition upsert table",
+            )
+            .with_table(&name));
+        }
+        let n = batch.num_rows();
+        let bad_kind = kinds
+            .values()
+            .iter()
+            .any(|&k| RowKind::from_byte(k).is_none());
+        if buckets.len() != n
+            || kinds.len() != n
+            || buckets.null_count() + kinds.null_count() > 0
+            || bad_kind
+        {
+            return Err(Error::invalid(format!(
+                "{} assigned buckets and {} row kinds (nulls: {}, invalid kinds: {bad_kind}) for \
+                 {n} rows",
+                buckets.len(),
+                kinds.len(),
+                buckets.null_count() + kinds.null_count(),
+            ))
+            .with_table(&name));
+        }
+        let checked = self
+            .check(batch, 0, Some(RowKind::Insert), Some(buckets))
+            .map_err(|e| e.with_table(&name))?;
+        let Some(mut aligned) = checked else {
+            return Ok(());
+        };
+        aligned.kinds = Some(kinds.clone());
+        self.buffer(aligned)
+            .map_err(|e| self.conflict_if_restored_gone(e))
+    }
+
+    /// The assign stage of a distributed write of a cross-partition upsert table: `batch`
+    /// checked as [`Self::write`] does, then routed through the key index (bootstrapped from
+    /// the restored snapshot at the first call; see [`Self::set_cross_partition_shard`]).
+    /// Returns the rows to write, each one's row kind and bucket (None: no row left); nothing
+    /// is buffered.
+    pub fn assign_cross_partition(
+        &mut self,
+        batch: &RecordBatch,
+    ) -> Result<Option<(RecordBatch, Int8Array, Int32Array)>> {
+        let name = self.table.name.clone();
+        let checked = self
+            .check(batch, 0, None, None)
+            .map_err(|e| e.with_table(&name))?;
+        let Some(aligned) = checked else {
+            return Ok(None);
+        };
+        let (rows, routed) = self.route_cross_partition(aligned)?;
+        let n = rows.batch.num_rows();
+        let mut buckets = vec![0; n];
+        for ((_, bucket), (_, rs)) in &routed {
+            for &r in rs {
+                buckets[r as usize] = *bucket;
+            }
+        }
+        let kinds = rows
+            .kinds
+            .unwrap_or_else(|| Int8Array::from(vec![RowKind::Insert.byte(); n]));
+        Ok(Some((rows.batch, kinds, Int32Array::from(buckets))))
+    }
+
+    /// Make this writer's key index that of assign task `assign_id` of `num_assigners` of a
+    /// distributed cross-partition write (before its first write).
+    pub fn set_cross_partition_shard(&mut self, num_assigners: i32, assign_id: i32) -> Result<()> {
+        match self.cross.as_mut() {
+            Some(c) => c.set_shard(num_assigners, assign_id),
+            None => {
+                Err(Error::invalid("not a cross-partition upsert table")
+                    .with_table(&self.table.name))
+            }
+        }
+    }
+
     /// Restore from snapshot `snapshot_id` (None: the empty table) instead of the latest one:
     /// the writers of a distributed dynamic-bucket write restore the snapshot its assign stage
     /// read the hash index from. Only before the first write.
@@ -391,9 +481,17 @@ impl TableWrite {
     }
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
-        let (aligned, routed) = match self.cross.is_some() {
-            true => self.route_cross_partition(aligned)?,
-            false => {
+        let (aligned, routed) = match (self.cross.is_some(), aligned.buckets.clone()) {
+            (true, None) => self.route_cross_partition(aligned)?,
+            // routed by a distributed write's assign stage (`write_assigned_rows`)
+            (true, Some(given)) => {
+                let routed = self.route(&aligned)?;
+                (
+                    aligned,
+                    split_by_bucket(routed, |r| given.value(r as usize)),
+                )
+            }
+            (false, _) => {
                 let mut routed = self.route(&aligned)?;
                 if self.dynamic.is_some() {
                     routed = self.assign_dynamic(&aligned, routed)?;
@@ -933,6 +1031,10 @@ impl TableWrite {
     pub fn close(&mut self) {
         self.drop_writers();
         self.reset_spiller();
+        // the cross-partition key index and its spill file (write/key_index.rs)
+        if let Some(c) = self.cross.as_mut() {
+            c.close();
+        }
     }
 
     /// Drop buffered rows and spill files and delete files flushed since the last
