@@ -202,6 +202,26 @@ impl SortSpec {
         Ok(perm)
     }
 
+    /// The sort key of each row of `batch` (a batch of the table's rows) as one non-null binary
+    /// column whose bytes sort as [`Self::permutation`] does: the z-order index, the hilbert
+    /// sort key, or for `order` arrow's row encoding of the order columns (nulls first).
+    pub(crate) fn key_column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
+        let cols = self.order_arrays(batch);
+        let (w, flat) = match self.strategy {
+            OrderStrategy::Order => {
+                let rows = self.order_rows(batch)?;
+                let arr = arrow_array::BinaryArray::from_iter_values(rows.iter());
+                return Ok(std::sync::Arc::new(arr));
+            }
+            OrderStrategy::ZOrder => curve::z_indexes(&cols, self.var_width)?,
+            OrderStrategy::Hilbert => curve::hilbert_sort_keys(&cols)?,
+        };
+        let width = i32::try_from(w)
+            .map_err(|_| Error::invalid(format!("curve key of {w} bytes is too wide")))?;
+        let arr = arrow_array::FixedSizeBinaryArray::try_new(width, flat.into(), None)?;
+        Ok(std::sync::Arc::new(arr))
+    }
+
     /// `batch` sorted by this sort.
     pub fn sort_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let perm = self.permutation(batch)?;
