@@ -11,7 +11,7 @@ import pytest
 
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 
 from spark_helpers import create, data_files, live_files, orphans, plain_read
 
@@ -101,3 +101,7 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
     assert ps.sort_compact(spark, t, "zorder", ["x", "y"]) is None
     with pytest.raises(InvalidArgumentError, match="can't find column"):
         ps.sort_compact(spark, t, "zorder", ["nope"])
+    # a dynamic-bucket primary-key table is sorted locally (table.sort_compact), not on Spark
+    dyn = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "x"], bucket="-1")
+    with pytest.raises(UnsupportedError, match="distributed sort compaction of a dynamic-bucket"):
+        ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
