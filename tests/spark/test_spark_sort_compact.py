@@ -7,6 +7,7 @@ import random
 from collections import Counter
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import paimon_rs.spark as ps
@@ -105,3 +106,19 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
     dyn = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "x"], bucket="-1")
     with pytest.raises(UnsupportedError, match="distributed sort compaction of a dynamic-bucket"):
         ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
+
+
+def test_clustering_at_write_time_on_spark(spark, catalog):
+    """``clustering.columns`` on a Spark write: each task sorts the rows it writes (no range
+    shuffle across tasks), so every file is sorted by the curve; the rows are unchanged."""
+    t = create(catalog, "db.clus", SCHEMA, ["dt"], [], bucket="-1", **{"clustering.columns": "x,y"})
+    rng = random.Random(3)
+    rows = [("a", rng.randrange(1000), rng.randrange(-99, 99), f"s{i % 7}") for i in range(4000)]
+    ps.write(spark.createDataFrame(rows, "dt string, x long, y int, s string").repartition(2), t)
+    assert Counter(tuple(r.values()) for r in plain_read(t).to_pylist()) == Counter(rows)
+    files = live_files(t)
+    assert files
+    for f in files:
+        b = pq.read_table(f).select(SCHEMA.names).combine_chunks().to_batches()[0]
+        keys = t._core.sort_index("zorder", ["x", "y"], b)
+        assert keys == sorted(keys), f
