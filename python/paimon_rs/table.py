@@ -360,15 +360,18 @@ class Table:
         ``order_strategy``: ``"order"`` (lexicographic, nulls first), ``"zorder"`` or
         ``"hilbert"`` (at least two columns), with Java Paimon's index bytes per type (files
         clustered here prune like files Java clusters). For bucket-unaware append tables
-        (``bucket = -1``); ``partitions`` limits it to the partitions matching one of the given
-        ``{column: value}`` specs. Each partition's rows are sorted whole and written in files
-        of ``target-file-size``; one OVERWRITE snapshot replaces exactly the files read, so an
-        append committed meanwhile stays, and a commit that removed one of those files raises
-        ``CommitConflictError`` (nothing committed). Returns the snapshot id, ``None`` if there
+        (``bucket = -1``) and dynamic-bucket primary-key tables; ``partitions`` limits it to the
+        partitions matching one of the given ``{column: value}`` specs. Each partition's rows
+        are sorted whole. An append table's are written in files of ``target-file-size``; one
+        OVERWRITE snapshot replaces exactly the files read, so an append committed meanwhile
+        stays, and a commit that removed one of those files raises ``CommitConflictError``
+        (nothing committed). A dynamic-bucket table's rows go through its overwrite writer (as
+        Java): keys are assigned to fresh buckets in sort order and the hash index rebuilt, in
+        one OVERWRITE snapshot of the partitions. Returns the snapshot id, ``None`` if there
         were no files. Raises ``InvalidArgumentError`` for an unknown strategy or column, and
-        for bucketed tables (as Java: "Sort Compact only supports bucket=-1 yet.");
-        ``UnsupportedError`` for nested order columns, dynamic-bucket primary-key tables and
-        deletion-vector tables (not implemented). See docs/compaction.md, "Sort compaction"."""
+        for bucketed and cross-partition tables (as Java: "Sort Compact only supports bucket=-1
+        yet."); ``UnsupportedError`` for nested order columns and deletion-vector tables (not
+        implemented). See docs/compaction.md, "Sort compaction"."""
         batches = None
         if partitions is not None:
             schema = self.arrow_schema

@@ -7,11 +7,12 @@ import random
 from collections import Counter
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import paimon_rs.spark as ps
 from paimon_rs import CatalogFactory
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 
 from spark_helpers import create, data_files, live_files, orphans, plain_read
 
@@ -101,3 +102,23 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
     assert ps.sort_compact(spark, t, "zorder", ["x", "y"]) is None
     with pytest.raises(InvalidArgumentError, match="can't find column"):
         ps.sort_compact(spark, t, "zorder", ["nope"])
+    # a dynamic-bucket primary-key table is sorted locally (table.sort_compact), not on Spark
+    dyn = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "x"], bucket="-1")
+    with pytest.raises(UnsupportedError, match="distributed sort compaction of a dynamic-bucket"):
+        ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
+
+
+def test_clustering_at_write_time_on_spark(spark, catalog):
+    """``clustering.columns`` on a Spark write: each task sorts the rows it writes (no range
+    shuffle across tasks), so every file is sorted by the curve; the rows are unchanged."""
+    t = create(catalog, "db.clus", SCHEMA, ["dt"], [], bucket="-1", **{"clustering.columns": "x,y"})
+    rng = random.Random(3)
+    rows = [("a", rng.randrange(1000), rng.randrange(-99, 99), f"s{i % 7}") for i in range(4000)]
+    ps.write(spark.createDataFrame(rows, "dt string, x long, y int, s string").repartition(2), t)
+    assert Counter(tuple(r.values()) for r in plain_read(t).to_pylist()) == Counter(rows)
+    files = live_files(t)
+    assert files
+    for f in files:
+        b = pq.read_table(f).select(SCHEMA.names).combine_chunks().to_batches()[0]
+        keys = t._core.sort_index("zorder", ["x", "y"], b)
+        assert keys == sorted(keys), f

@@ -138,10 +138,17 @@ def test_refusals(catalog):
     catalog.create_table("db.fixed", fixed, False)
     with pytest.raises(InvalidArgumentError, match="only supports bucket=-1"):
         catalog.get_table("db.fixed").sort_compact("zorder", ["x", "y"])
-    pk = Schema.from_pyarrow_schema(SCHEMA, primary_keys=["x"], options={"bucket": "-1"})
-    catalog.create_table("db.dyn", pk, False)
-    with pytest.raises(UnsupportedError, match="dynamic-bucket"):
-        catalog.get_table("db.dyn").sort_compact("zorder", ["x", "y"])
+    # a cross-partition upsert table (the key lacks the partition key): not HASH_DYNAMIC in Java
+    cross = Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"], primary_keys=["x"],
+                                       options={"bucket": "-1"})
+    catalog.create_table("db.cross", cross, False)
+    with pytest.raises(InvalidArgumentError, match="only supports bucket=-1.*cross-partition"):
+        catalog.get_table("db.cross").sort_compact("zorder", ["x", "y"])
+    dv = Schema.from_pyarrow_schema(SCHEMA, primary_keys=["x"],
+                                    options={"bucket": "-1", "deletion-vectors.enabled": "true"})
+    catalog.create_table("db.dyndv", dv, False)
+    with pytest.raises(UnsupportedError, match="deletion-vectors"):
+        catalog.get_table("db.dyndv").sort_compact("zorder", ["x", "y"])
     nested = pa.schema([("a", pa.int64()), ("l", pa.list_(pa.int64()))])
     catalog.create_table("db.nested", Schema.from_pyarrow_schema(nested, options={"bucket": "-1"}),
                          False)
@@ -182,3 +189,73 @@ def test_sort_options_are_taken_and_checked(catalog):
         low.sort_compact("zorder", ["x"])
     with pytest.raises(InvalidArgumentError, match="var-length-contribution"):
         t.copy({"zorder.var-length-contribution": "0"}).sort_compact("zorder", ["x"])
+
+
+def dynamic_table(catalog, name: str, options: Dict[str, str]):
+    schema = Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"], primary_keys=["dt", "x"],
+                                        options={"bucket": "-1", "dynamic-bucket.target-row-num": "500",
+                                                 **options})
+    catalog.create_table(f"db.{name}", schema, False)
+    return catalog.get_table(f"db.{name}")
+
+
+def upserts(model: Dict, n: int, seed: int, dt: str) -> pa.Table:
+    r = random.Random(seed)
+    t = rows(n, seed, dt)
+    xs = [r.randrange(0, 3000) for _ in range(n)]
+    t = t.set_column(1, "x", pa.array(xs, pa.int64()))
+    for row in t.to_pylist():
+        model[(row["dt"], row["x"])] = tuple(row.values())
+    return t
+
+
+def bucket_curve_ranges(catalog, t, strategy: str, cols: List[str], dt: str):
+    """Per bucket of partition ``dt``: (first, last) curve key of its rows."""
+    files = read(catalog.get_table(f"{t.identifier}$files")).to_pylist()
+    keys: Dict[int, List[bytes]] = {}
+    for f in files:
+        if f"dt={dt}" in f["file_path"]:
+            keys.setdefault(f["bucket"], []).extend(curve_keys(t, strategy, cols, f["file_path"]))
+    return sorted((min(k), max(k)) for k in keys.values())
+
+
+@pytest.mark.parametrize("strategy,cols", [("order", ["y"]), ("zorder", ["x", "y"]),
+                                           ("hilbert", ["y", "d"])])
+def test_dynamic_bucket_table_is_sorted_into_buckets(catalog, strategy, cols):
+    """Java's SortCompactAction on a HASH_DYNAMIC table: the rows, sorted, go through the
+    overwrite writer, so keys land in fresh buckets in sort order (each bucket a stretch of the
+    curve) and the hash index is written anew: later upserts still find their key's bucket."""
+    t = dynamic_table(catalog, f"dyn_{strategy}", {})
+    model: Dict = {}
+    for seed in range(4):
+        write(t, pa.concat_tables([upserts(model, 1500, seed, "a"), upserts(model, 300, 10 + seed, "b")]))
+    assert multiset(read(t)) == Counter(model.values())
+    sid = t.sort_compact(strategy, cols)
+    assert sid is not None and snapshots(t)[-1]["commitKind"] == "OVERWRITE"
+    got = read(t)
+    assert multiset(got) == Counter(model.values())
+    ranges = bucket_curve_ranges(catalog, t, strategy, cols, "a")
+    assert len(ranges) >= 3
+    for a, b in zip(ranges, ranges[1:]):
+        assert a[1] <= b[0]
+    # the index was rebuilt: upserting known keys replaces them (no key in two buckets)
+    write(t, upserts(model, 800, 99, "a"))
+    after = read(t)
+    assert after.num_rows == len(model)
+    assert multiset(after) == Counter(model.values())
+
+
+def test_dynamic_bucket_sort_of_one_partition_keeps_the_others(catalog):
+    t = dynamic_table(catalog, "dyn_part", {})
+    model: Dict = {}
+    write(t, pa.concat_tables([upserts(model, 2000, 1, "a"), upserts(model, 2000, 2, "b")]))
+    b_files = {f for f in table_files(catalog, t) if "dt=b" in f}
+    assert t.sort_compact("zorder", ["x", "y"], partitions=[{"dt": "a"}]) is not None
+    assert multiset(read(t)) == Counter(model.values())
+    assert {f for f in table_files(catalog, t) if "dt=b" in f} == b_files
+    write(t, upserts(model, 500, 3, "b"))
+    assert read(t).num_rows == len(model)
+    off = dynamic_table(catalog, "dyn_static", {"dynamic-partition-overwrite": "false"})
+    write(off, upserts({}, 100, 1, "a"))
+    with pytest.raises(UnsupportedError, match="dynamic-partition-overwrite"):
+        off.sort_compact("zorder", ["x", "y"], partitions=[{"dt": "a"}])

@@ -92,6 +92,14 @@ const SUPPORTED: &[&str] = &[
     // cross-partition upsert (write/cross_partition.rs)
     "cross-partition-upsert.index-ttl",
     "cross-partition-upsert.bootstrap-parallelism",
+    // clustering at write time of bucket-unaware append tables (write/clustering.rs, which
+    // refuses them on other tables)
+    "clustering.columns",
+    "clustering.strategy",
+    "sink.clustering.by-columns",
+    "sink.clustering.strategy",
+    "sink.clustering.sort-in-cluster",
+    "sink.clustering.sample-factor",
 ];
 
 /// Options that only describe the table to people and other tools (catalog metadata, the

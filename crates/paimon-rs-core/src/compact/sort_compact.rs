@@ -9,10 +9,21 @@
 //! files we read, so an append committed meanwhile stays, and a commit that removed one of
 //! them (a concurrent compaction or overwrite) makes ours fail with `CommitConflict`.
 //!
+//! A dynamic-bucket primary-key table (`bucket = -1`, every partition key in the primary key)
+//! is sorted as Java sorts it: the selected partitions' rows (merged: one row per key) are
+//! sorted and written again through the table's overwrite writer, which assigns the keys to
+//! fresh buckets in sort order (so each bucket holds a stretch of the curve) and writes their
+//! hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
+//! (commit/hash_index.rs). As in Java, rows committed into those partitions meanwhile are
+//! replaced too.
+//!
 //! Refused as Java refuses them: tables whose bucket mode is neither bucket-unaware nor
-//! dynamic (`Sort Compact only supports bucket=-1 yet.`), data-evolution tables. Refused
-//! because we do not implement them yet: dynamic-bucket primary-key tables, deletion-vector
-//! append tables, row tracking.
+//! dynamic (`Sort Compact only supports bucket=-1 yet.`: fixed buckets, cross-partition
+//! upsert tables, whose mode is not HASH_DYNAMIC in Java), data-evolution tables. Refused
+//! because we do not implement them yet: deletion-vector tables, row tracking; a selection of
+//! partitions of a dynamic-bucket table with `dynamic-partition-overwrite = false` (the
+//! overwrite would replace the whole table); the distributed (Spark) sort of dynamic-bucket
+//! tables.
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
@@ -202,6 +213,26 @@ impl SortSpec {
         Ok(perm)
     }
 
+    /// The sort key of each row of `batch` (a batch of the table's rows) as one non-null binary
+    /// column whose bytes sort as [`Self::permutation`] does: the z-order index, the hilbert
+    /// sort key, or for `order` arrow's row encoding of the order columns (nulls first).
+    pub(crate) fn key_column(&self, batch: &RecordBatch) -> Result<ArrayRef> {
+        let cols = self.order_arrays(batch);
+        let (w, flat) = match self.strategy {
+            OrderStrategy::Order => {
+                let rows = self.order_rows(batch)?;
+                let arr = arrow_array::BinaryArray::from_iter_values(rows.iter());
+                return Ok(std::sync::Arc::new(arr));
+            }
+            OrderStrategy::ZOrder => curve::z_indexes(&cols, self.var_width)?,
+            OrderStrategy::Hilbert => curve::hilbert_sort_keys(&cols)?,
+        };
+        let width = i32::try_from(w)
+            .map_err(|_| Error::invalid(format!("curve key of {w} bytes is too wide")))?;
+        let arr = arrow_array::FixedSizeBinaryArray::try_new(width, flat.into(), None)?;
+        Ok(std::sync::Arc::new(arr))
+    }
+
     /// `batch` sorted by this sort.
     pub fn sort_batch(&self, batch: &RecordBatch) -> Result<RecordBatch> {
         let perm = self.permutation(batch)?;
@@ -227,16 +258,26 @@ pub fn check_sort_compactable(table: &FileStoreTable) -> Result<()> {
     }
     let bucket = table.options.bucket;
     if table.is_primary_key() {
-        if bucket == -1 {
-            return Err(Error::unsupported(
-                "sort compaction of a dynamic-bucket primary-key table (bucket = -1): not \
-                 implemented yet; only bucket-unaware append tables are sorted",
+        if bucket == -1 && crate::write::cross_partition::is_cross_partition(table) {
+            return Err(Error::invalid(
+                "Sort Compact only supports bucket=-1 yet. (this is a cross-partition upsert \
+                 table: its primary key lacks a partition key, a bucket mode sort compaction \
+                 does not rewrite)",
             ));
         }
-        return Err(Error::invalid(format!(
-            "Sort Compact only supports bucket=-1 yet. (this primary-key table has bucket = \
-             {bucket})"
-        )));
+        if bucket != -1 {
+            return Err(Error::invalid(format!(
+                "Sort Compact only supports bucket=-1 yet. (this primary-key table has bucket = \
+                 {bucket})"
+            )));
+        }
+        if table.options.deletion_vectors()? {
+            return Err(Error::unsupported(
+                "sort compaction of a primary-key table with deletion-vectors.enabled = true: \
+                 not implemented yet",
+            ));
+        }
+        return Ok(());
     }
     if bucket != -1 {
         return Err(Error::invalid(format!(
@@ -363,6 +404,9 @@ pub fn sort_compact_table(
         let Some(snapshot) = table.snapshot_manager().latest()? else {
             return Ok(None);
         };
+        if table.is_primary_key() {
+            return sort_compact_dynamic(table, &spec, snapshot.id, partitions);
+        }
         let reader = TableRead::new(table.clone(), None, None)?;
         let mut splits = bucket_splits(table, &snapshot, partitions)?;
         splits.sort_by(|a, b| a.bucket_path.cmp(&b.bucket_path));
@@ -397,6 +441,88 @@ pub fn sort_compact_table(
     run().map_err(|e| e.with_table(&table.name))
 }
 
+/// Sort compaction of a dynamic-bucket primary-key table (see the module doc): each selected
+/// partition of snapshot `snapshot_id` read merged and whole, sorted, and written through one
+/// overwrite writer restored from that snapshot; committed as one OVERWRITE of the partitions
+/// written. None if the selection holds no row.
+fn sort_compact_dynamic(
+    table: &FileStoreTable,
+    spec: &SortSpec,
+    snapshot_id: i64,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<i64>> {
+    let partitioned = !table.partition_keys().is_empty();
+    if partitioned && partitions.is_some() && !table.options.dynamic_partition_overwrite {
+        return Err(Error::unsupported(
+            "sort compaction of some partitions of a dynamic-bucket table with \
+             dynamic-partition-overwrite = false (its overwrite replaces the whole table); sort \
+             every partition, or set dynamic-partition-overwrite = true",
+        ));
+    }
+    let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+    let mut by_partition: std::collections::BTreeMap<Vec<u8>, Vec<Split>> = Default::default();
+    for s in bucket_splits(table, &snapshot, partitions)? {
+        by_partition.entry(s.partition.clone()).or_default().push(s);
+    }
+    let reader = TableRead::new(table.clone(), None, None)?;
+    let mut writer = crate::write::TableWrite::new(table.clone())?;
+    writer.restore_from(Some(snapshot_id))?;
+    writer.ignore_previous_files(true)?;
+    let mut rows = 0usize;
+    for splits in by_partition.values() {
+        let mut batches = vec![];
+        for split in splits {
+            for b in reader.split_stream(split)? {
+                let b = b?;
+                if b.num_rows() > 0 {
+                    batches.push(b);
+                }
+            }
+        }
+        let Some(first) = batches.first() else {
+            continue;
+        };
+        let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
+            .map_err(|e| Error::invalid(format!("sort compaction: {e}")))?;
+        drop(batches);
+        let perm = spec.permutation(&all)?;
+        for chunk in perm.chunks(WRITE_BATCH_ROWS) {
+            writer.write(&take_rows(&all, chunk)?)?;
+        }
+        rows += all.num_rows();
+    }
+    if rows == 0 {
+        writer.close();
+        return Ok(None);
+    }
+    let messages = writer.prepare_commit()?;
+    writer.close();
+    let commit = FileStoreCommit::new(
+        table.clone(),
+        format!("sort-compact-{}", uuid::Uuid::new_v4()),
+    );
+    let id = commit
+        .commit_as(
+            &messages,
+            BATCH_COMMIT_IDENTIFIER,
+            Some(crate::commit::Overwrite::Dynamic),
+        )
+        .inspect_err(|_| {
+            // the written files belong to no snapshot: remove them
+            let _ = commit.abort(&messages);
+        })?;
+    log::info!(
+        target: "paimon_rs.compaction",
+        "{}: sort compaction ({} by {:?}) rewrote {} partition(s) of a dynamic-bucket table \
+         ({rows} rows) as snapshot {id:?}",
+        table.name,
+        spec.strategy.name(),
+        spec.column_names(),
+        by_partition.len(),
+    );
+    Ok(id)
+}
+
 /// The driver's half of a distributed sort compaction (`paimon_rs.spark.sort_compact`): the
 /// checks of [`sort_compact_table`], then the latest snapshot's id and one split per selected
 /// partition (its files: what the rewrite removes). None if the table has no snapshot.
@@ -408,6 +534,12 @@ pub fn sort_compaction_plan(
 ) -> Result<Option<(i64, Vec<Split>)>> {
     let run = || -> Result<Option<(i64, Vec<Split>)>> {
         check_sort_compactable(table)?;
+        if table.is_primary_key() {
+            return Err(Error::unsupported(
+                "the distributed sort compaction of a dynamic-bucket primary-key table: not \
+                 implemented yet; run table.sort_compact (one process)",
+            ));
+        }
         SortSpec::new(table, order_strategy, order_by)?;
         let Some(snapshot) = table.snapshot_manager().latest()? else {
             return Ok(None);

@@ -1,17 +1,21 @@
 //! The writer of an append bucket (Java's `AppendOnlyWriter`): rows are kept as they come and
 //! written in arrival order into one rolling file per commit (under memory pressure its row
 //! group goes to disk early); a bucketed table's commit compacts the bucket's small files
-//! (Java's `BucketedAppendCompactManager`).
+//! (Java's `BucketedAppendCompactManager`). With `clustering.columns` the rows go through a
+//! [`ClusterBuffer`] instead and leave it sorted by the clustering key (write/clustering.rs).
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use arrow_array::{RecordBatch, UInt32Array};
 
+use super::clustering::{ClusterBuffer, ClusterSpec};
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
 use super::rolling::RollingFileWriter;
 use crate::commit::CompactIncrement;
 use crate::error::Result;
+use crate::sort::Spiller;
 use crate::spec::manifest::DataFileMeta;
 
 pub(crate) struct AppendWriter {
@@ -25,6 +29,8 @@ pub(crate) struct AppendWriter {
     /// The sequence number of the next row.
     next_seq: i64,
     files: BucketFiles,
+    /// Clustering at write time: the rows buffered (and spilled) here, sorted at flush.
+    cluster: Option<ClusterBuffer>,
 }
 
 impl AppendWriter {
@@ -36,6 +42,7 @@ impl AppendWriter {
         dir: PathBuf,
         restore: RestoreFiles,
         compacts: bool,
+        cluster: Option<Arc<ClusterSpec>>,
     ) -> Self {
         AppendWriter {
             partition,
@@ -46,6 +53,7 @@ impl AppendWriter {
             writer: None,
             next_seq: restore.max_sequence_number + 1,
             files: BucketFiles::new(restore.data_files, compacts),
+            cluster: cluster.map(ClusterBuffer::new),
         }
     }
 
@@ -57,6 +65,9 @@ impl AppendWriter {
     /// Write the buffered rows into the open file; with `last` close it (prepare_commit),
     /// otherwise write its row group out (memory pressure).
     fn flush_rows(&mut self, env: &WriteEnv<'_>, last: bool) -> Result<()> {
+        if self.cluster.is_some() {
+            return self.flush_clustered(env);
+        }
         if !self.batches.is_empty() {
             let rw = match &mut self.writer {
                 Some(rw) => rw,
@@ -84,6 +95,39 @@ impl AppendWriter {
         Ok(())
     }
 
+    /// Clustering: everything buffered, merged in clustering order, into files of its own (a
+    /// flush under memory pressure that could not spill writes one sorted run of files; the
+    /// commit's flush writes the rest).
+    fn flush_clustered(&mut self, env: &WriteEnv<'_>) -> Result<()> {
+        let Some(cluster) = &mut self.cluster else {
+            return Ok(());
+        };
+        let Some((rows, spill_bytes)) = cluster.take_sorted(env.spiller, env.flush.budget)? else {
+            return Ok(());
+        };
+        let mut file_ctx = env.flush.file_ctx.clone();
+        file_ctx.dir = self.dir.clone();
+        // an error drops the writer, which removes the files it wrote
+        let mut rw = RollingFileWriter::new(file_ctx, self.next_seq);
+        for b in rows {
+            let b = b?;
+            self.next_seq += b.num_rows() as i64;
+            rw.write(&b)?;
+        }
+        let files = rw.close()?;
+        log::debug!(
+            target: "paimon_rs.write",
+            "{}: clustered ({}) {} rows into {} files",
+            self.dir.display(),
+            cluster.spec().describe(),
+            files.iter().map(|f| f.row_count).sum::<i64>(),
+            files.len()
+        );
+        self.files.flushed.extend(files);
+        env.spiller.release(spill_bytes);
+        Ok(())
+    }
+
     /// Memory held by the open file (its row group).
     pub fn open_file_bytes(&self) -> usize {
         self.writer.as_ref().map_or(0, |rw| rw.buffered_bytes())
@@ -98,6 +142,9 @@ impl RecordWriter for AppendWriter {
     fn write(&mut self, rows: BucketRows<'_>) -> Result<()> {
         let idx = UInt32Array::from(rows.indices);
         let part = arrow_select::take::take_record_batch(rows.batch, &idx)?;
+        if let Some(cluster) = &mut self.cluster {
+            return cluster.put(part);
+        }
         self.bytes += part.get_array_memory_size();
         self.batches.push(part);
         Ok(())
@@ -134,7 +181,8 @@ impl RecordWriter for AppendWriter {
     }
 
     fn memory_size(&self) -> usize {
-        self.bytes + self.open_file_bytes()
+        let cluster = self.cluster.as_ref().map_or(0, |c| c.memory_size());
+        self.bytes + self.open_file_bytes() + cluster
     }
 
     fn own_memory(&self) -> usize {
@@ -142,6 +190,30 @@ impl RecordWriter for AppendWriter {
     }
 
     fn buffered_rows(&self) -> usize {
-        self.batches.iter().map(|b| b.num_rows()).sum()
+        let cluster = self.cluster.as_ref().map_or(0, |c| c.buffered_rows());
+        self.batches.iter().map(|b| b.num_rows()).sum::<usize>() + cluster
+    }
+
+    fn spill_count(&self) -> usize {
+        self.cluster.as_ref().map_or(0, |c| c.spill_count())
+    }
+
+    /// Only a clustering writer spills (its rows must all be sorted before they are written);
+    /// a plain append writer writes its rows out instead.
+    fn spill_estimate(&self) -> Option<u64> {
+        self.cluster.as_ref().and_then(|c| c.spill_estimate())
+    }
+
+    fn spill(&mut self, spiller: &Spiller) -> Result<()> {
+        match &mut self.cluster {
+            Some(c) => c.spill(spiller),
+            None => Ok(()),
+        }
+    }
+
+    fn merge_footprint(&self, budget: usize) -> usize {
+        self.cluster
+            .as_ref()
+            .map_or(0, |c| c.merge_footprint(budget))
     }
 }

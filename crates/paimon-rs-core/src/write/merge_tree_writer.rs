@@ -317,7 +317,7 @@ impl RecordWriter for MergeTreeWriter {
 /// (up to `ROW_GROUP_BYTES`) plus a page and a dictionary per column, half as much again.
 /// Measured with heaptrack on the 64 mb benchmark (10M rows, 4 buckets, ~20 runs a bucket):
 /// 21 MB in the runs and the merge output, 25 MB in the Parquet writer; this gives 42 MB.
-fn merge_footprint(buf: &SortBuffer, budget: usize) -> usize {
+pub(crate) fn merge_footprint(buf: &SortBuffer, budget: usize) -> usize {
     let runs = buf.spill_count() + usize::from(buf.in_memory_rows() > 0);
     runs.min(merge_fan_in(buf, budget)) * run_footprint(buf) + ROW_GROUP_BYTES * 3 / 2
 }

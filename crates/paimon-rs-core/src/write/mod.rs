@@ -8,6 +8,7 @@ pub mod append_dv;
 pub mod append_writer;
 pub mod assign;
 pub mod buffer;
+pub(crate) mod clustering;
 pub(crate) mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;

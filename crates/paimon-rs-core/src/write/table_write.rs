@@ -128,6 +128,8 @@ pub struct TableWrite {
     /// Cross-partition upsert (dynamic bucket mode, a primary key without every partition
     /// key): the global key index (write/cross_partition.rs).
     cross: Option<CrossPartitionIndex>,
+    /// Clustering at write time of a bucket-unaware append table (write/clustering.rs).
+    cluster: Option<Arc<super::clustering::ClusterSpec>>,
 }
 
 /// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
@@ -188,7 +190,10 @@ impl TableWrite {
         } else {
             None
         };
+        let cluster = super::clustering::ClusterSpec::from_table(&table)
+            .map_err(|e| e.with_table(&table.name))?;
         Ok(TableWrite {
+            cluster,
             partition_types: table.partition_types()?,
             assigner,
             flush: FlushContext {
@@ -543,6 +548,7 @@ impl TableWrite {
                             dir,
                             restore,
                             compacts,
+                            self.cluster.clone(),
                         )),
                     };
                     w.ignore_previous_files(self.ignore_previous);
