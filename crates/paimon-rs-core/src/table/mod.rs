@@ -29,6 +29,9 @@ pub struct FileStoreTable {
     pub path: PathBuf,
     pub schema: TableSchema,
     pub options: CoreOptions,
+    /// Hash index files of a dynamic-bucket table its writers read or wrote (shared by the
+    /// handle's copies; write/dynamic_bucket.rs).
+    pub(crate) hash_index_cache: crate::write::dynamic_bucket::HashIndexCache,
 }
 
 /// Refuse options this engine cannot honour: `CoreOptions::check_supported`, and for a write
@@ -57,6 +60,7 @@ impl FileStoreTable {
             path: path.to_path_buf(),
             schema,
             options,
+            hash_index_cache: Default::default(),
         };
         t.options
             .check_supported(t.is_primary_key(), false)
@@ -111,6 +115,7 @@ impl FileStoreTable {
             path: self.path.clone(),
             schema,
             options,
+            hash_index_cache: self.hash_index_cache.clone(),
         };
         t.options
             .check_supported(t.is_primary_key(), false)

@@ -15,6 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch};
 
@@ -113,12 +114,145 @@ pub(crate) fn write_hash_index(
     })
 }
 
+/// A bucket's hashes, sorted ascending: as restored from its live index file (shared with the
+/// table's [`HashIndexCache`]).
+#[derive(Clone, Default)]
+pub struct SortedHashes(Arc<Vec<i32>>);
+
+impl std::fmt::Debug for SortedHashes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SortedHashes({} hashes)", self.0.len())
+    }
+}
+
+impl SortedHashes {
+    /// `hashes` sorted (our own index files are written sorted: no sort then).
+    fn new(mut hashes: Vec<i32>) -> Self {
+        if !hashes.is_sorted() {
+            hashes.sort_unstable();
+        }
+        SortedHashes(Arc::new(hashes))
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// This list with `added` (hashes not in it), sorted: a bucket's next index file.
+    fn merged(&self, added: &[i32]) -> SortedHashes {
+        let mut new = added.to_vec();
+        new.sort_unstable();
+        let old = &self.0[..];
+        let mut out = Vec::with_capacity(old.len() + new.len());
+        let (mut i, mut j) = (0, 0);
+        while i < old.len() && j < new.len() {
+            if old[i] <= new[j] {
+                out.push(old[i]);
+                i += 1;
+            } else {
+                out.push(new[j]);
+                j += 1;
+            }
+        }
+        out.extend_from_slice(&old[i..]);
+        out.extend_from_slice(&new[j..]);
+        SortedHashes(Arc::new(out))
+    }
+
+    /// For every hash of `order` (batch positions sorted by hash, see [`sorted_positions`])
+    /// found in this list, set `out[position] = bucket`. A galloping merge: linear when the
+    /// batch is as large as the list, a binary search per key when it is small.
+    fn probe(&self, hashes: &[i32], order: &[u32], bucket: i32, out: &mut [i32]) {
+        let list = &self.0[..];
+        let mut lo = 0;
+        for &i in order {
+            let h = hashes[i as usize];
+            let rest = &list[lo..];
+            let (mut lower, mut bound) = (0, 1);
+            while bound < rest.len() && rest[bound] < h {
+                lower = bound;
+                bound *= 2;
+            }
+            let end = (bound + 1).min(rest.len());
+            let pos = lo + lower + rest[lower..end].partition_point(|&x| x < h);
+            if pos == list.len() {
+                return;
+            }
+            if list[pos] == h {
+                out[i as usize] = bucket;
+            }
+            lo = pos;
+        }
+    }
+}
+
+/// Positions of `hashes` in ascending hash order.
+fn sorted_positions(hashes: &[i32]) -> Vec<u32> {
+    // (hash with its sign bit flipped, position) in one u64: one unstable sort of integers
+    let mut keyed: Vec<u64> = hashes
+        .iter()
+        .enumerate()
+        .map(|(i, &h)| (u64::from(h as u32 ^ 0x8000_0000) << 32) | i as u64)
+        .collect();
+    keyed.sort_unstable();
+    keyed.into_iter().map(|k| k as u32).collect()
+}
+
+/// The hashes of the index files a table handle's writers read or wrote, per (partition,
+/// bucket) with the file's name: a later writer of the same handle whose snapshot lists the same
+/// file for the bucket (index files are never rewritten: a new name per version) takes the
+/// sorted hashes from here instead of reading and sorting the file again. One entry per bucket
+/// ever loaded through the handle, replaced by the bucket's next file: at most the index of the
+/// partitions written, as a streaming writer keeps it.
+#[derive(Clone, Default)]
+pub struct HashIndexCache(Arc<Mutex<CachedFiles>>);
+
+/// (partition, bucket) -> (index file name, its sorted hashes).
+type CachedFiles = HashMap<(Vec<u8>, i32), (String, SortedHashes)>;
+
+impl std::fmt::Debug for HashIndexCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HashIndexCache")
+    }
+}
+
+impl HashIndexCache {
+    fn get(&self, partition: &[u8], bucket: i32, file_name: &str) -> Option<SortedHashes> {
+        let map = self.0.lock().ok()?;
+        match map.get(&(partition.to_vec(), bucket)) {
+            Some((name, hashes)) if name == file_name => Some(hashes.clone()),
+            _ => None,
+        }
+    }
+
+    fn put(&self, partition: &[u8], bucket: i32, file_name: &str, hashes: &SortedHashes) {
+        if let Ok(mut map) = self.0.lock() {
+            map.insert(
+                (partition.to_vec(), bucket),
+                (file_name.to_string(), hashes.clone()),
+            );
+        }
+    }
+
+    #[cfg(test)]
+    fn len(&self) -> usize {
+        self.0.lock().map(|m| m.len()).unwrap_or(0)
+    }
+}
+
 /// The hash index of one partition as its assigner keeps it (Java's `PartitionIndex` with the
-/// hash sets of its buckets' `DynamicBucketIndexMaintainer`s).
+/// hash sets of its buckets' `DynamicBucketIndexMaintainer`s). Restored keys are looked up
+/// a batch at a time in the buckets' sorted hash lists (no per-key map of the whole index to
+/// build at every restore); keys new since the last commit are in a map.
 #[derive(Debug, Default)]
 struct PartitionIndex {
-    /// Bucket of every known key hash (this assigner's keys).
-    hash_to_bucket: IntMap<i32>,
+    /// Hashes of each bucket's live index file, sorted, in bucket order: restored, then
+    /// replaced by each commit's file.
+    restored: BTreeMap<i32, SortedHashes>,
+    /// Bucket of every key hash new since the last commit (none of them in `restored`).
+    added: IntMap<i32>,
+    /// The new key hashes of each bucket since the last commit, in arrival order.
+    added_per_bucket: IntMap<Vec<i32>>,
     /// Key count of this assigner's buckets that may still have room, in bucket order.
     non_full: BTreeMap<i32, i64>,
     /// Every bucket of the partition this assigner may use, in creation order.
@@ -126,9 +260,6 @@ struct PartitionIndex {
     bucket_set: BTreeSet<i32>,
     /// No new bucket can be created (`max-buckets` reached).
     upper_bound_reached: bool,
-    /// Hashes of each bucket's index file: restored, plus new keys (a multiply hasher: one
-    /// lookup per new key).
-    bucket_hashes: IntMap<Vec<i32>>,
     /// The live index file of each bucket (replaced by the next one).
     files: HashMap<i32, IndexFileMeta>,
     /// Buckets that got new keys since the last commit.
@@ -138,6 +269,40 @@ struct PartitionIndex {
     last_changed: Option<i32>,
 }
 
+impl PartitionIndex {
+    /// The bucket of each of `hashes` the restored index holds (-1: none), by one sort of the
+    /// batch's hashes and a merge with each bucket's list; a hash in two buckets' files takes
+    /// the higher bucket, as a map filled in bucket order would.
+    fn restored_buckets(&self, hashes: &[i32]) -> Vec<i32> {
+        let mut out = vec![-1; hashes.len()];
+        if self.restored.values().all(|l| l.len() == 0) {
+            return out;
+        }
+        let order = sorted_positions(hashes);
+        for (&b, list) in &self.restored {
+            list.probe(hashes, &order, b, &mut out);
+        }
+        out
+    }
+
+    /// A new key `hash` joins bucket `b`.
+    fn add(&mut self, hash: i32, b: i32) {
+        self.added.insert(hash, b);
+        self.added_per_bucket.entry(b).or_default().push(hash);
+        if self.last_changed != Some(b) {
+            self.changed.insert(b);
+            self.last_changed = Some(b);
+        }
+    }
+
+    /// Keys in the index (restored and new) per bucket.
+    #[cfg(test)]
+    fn bucket_len(&self, b: i32) -> usize {
+        self.restored.get(&b).map_or(0, SortedHashes::len)
+            + self.added_per_bucket.get(&b).map_or(0, Vec::len)
+    }
+}
+
 /// One bucket's new index file, and the file it replaces.
 #[derive(Debug, Clone)]
 pub struct HashIndexChange {
@@ -145,6 +310,8 @@ pub struct HashIndexChange {
     pub bucket: i32,
     pub new_file: IndexFileMeta,
     pub replaced: Option<IndexFileMeta>,
+    /// The new file's hashes, sorted: the bucket's restored list once committed.
+    pub(crate) hashes: SortedHashes,
 }
 
 /// Assigns the keys of a dynamic-bucket table to buckets and maintains its hash index (see
@@ -160,6 +327,8 @@ pub struct DynamicBucketAssigner {
     /// Name prefix of the index files this assigner writes (`index-`; a distributed write
     /// names each task attempt's files so its driver can delete those no commit took).
     index_prefix: String,
+    /// The table handle's cache of index files read or written.
+    cache: HashIndexCache,
 }
 
 impl DynamicBucketAssigner {
@@ -191,6 +360,7 @@ impl DynamicBucketAssigner {
             assign_id,
             partitions: HashMap::new(),
             index_prefix: "index-".into(),
+            cache: table.hash_index_cache.clone(),
         })
     }
 
@@ -204,13 +374,14 @@ impl DynamicBucketAssigner {
     }
 
     /// Load `partition`'s index from the `HASH` entries of `live_index` (the restored
-    /// snapshot's live index files), keeping the keys of this assigner (all of them when
-    /// `partition_hash` is None: a single assigner). Loaded once; later calls do nothing.
+    /// snapshot's live index files). Loaded once; later calls do nothing. A bucket whose live
+    /// file the table handle's [`HashIndexCache`] holds (an earlier writer of the handle read
+    /// or wrote it) is not read again. An assigner of a distributed write keeps the lists
+    /// whole: it is only asked about its own keys ([`assigner_of`]).
     pub fn load(
         &mut self,
         table: &FileStoreTable,
         partition: &[u8],
-        partition_hash: Option<i32>,
         live_index: &[IndexManifestEntry],
     ) -> Result<()> {
         if self.has_partition(partition) {
@@ -222,8 +393,6 @@ impl DynamicBucketAssigner {
             .filter(|e| e.index_type == HASH_INDEX && e.partition == partition)
             .collect();
         entries.sort_by_key(|e| e.bucket);
-        let total: i64 = entries.iter().map(|e| e.row_count.max(0)).sum();
-        index.hash_to_bucket.reserve(total as usize);
         for e in entries {
             let meta = IndexFileMeta {
                 index_type: e.index_type.clone(),
@@ -242,22 +411,20 @@ impl DynamicBucketAssigner {
                     ),
                 ));
             }
-            let hashes = read_hash_index(table, &meta)?;
-            let mine = self.is_my_bucket(e.bucket);
-            for &h in &hashes {
-                let my_key = partition_hash.is_none_or(|ph| {
-                    assigner_of(ph, h, self.num_channels, self.num_assigners) == self.assign_id
-                });
-                if my_key {
-                    index.hash_to_bucket.insert(h, e.bucket);
+            let hashes = match self.cache.get(partition, e.bucket, &e.file_name) {
+                Some(h) => h,
+                None => {
+                    let h = SortedHashes::new(read_hash_index(table, &meta)?);
+                    self.cache.put(partition, e.bucket, &e.file_name, &h);
+                    h
                 }
-            }
-            if mine {
+            };
+            if self.is_my_bucket(e.bucket) {
                 index.non_full.insert(e.bucket, hashes.len() as i64);
                 index.buckets.push(e.bucket);
                 index.bucket_set.insert(e.bucket);
             }
-            index.bucket_hashes.insert(e.bucket, hashes);
+            index.restored.insert(e.bucket, hashes);
         }
         self.partitions.insert(partition.to_vec(), index);
         Ok(())
@@ -275,24 +442,26 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        // room for the keys if all are new: no rehash while assigning
-        index.hash_to_bucket.reserve(hashes.len());
-        hashes
-            .iter()
-            .map(|&h| {
-                index.assign(
+        let mut out = index.restored_buckets(hashes);
+        // room for the keys the restored index lacks: no rehash while assigning
+        index.added.reserve(out.iter().filter(|&&b| b < 0).count());
+        for (b, &h) in out.iter_mut().zip(hashes) {
+            if *b < 0 {
+                *b = index.assign(
                     h,
                     &self.options,
                     (self.num_assigners, self.assign_id),
                     table,
-                )
-            })
-            .collect()
+                )?;
+            }
+        }
+        Ok(out)
     }
 }
 
 impl PartitionIndex {
-    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id).
+    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id), of a key the
+    /// restored index does not hold.
     fn assign(
         &mut self,
         hash: i32,
@@ -303,8 +472,8 @@ impl PartitionIndex {
         let target = options.target_row_num;
         let max_buckets = options.max_buckets;
         let index = self;
-        // 1. a known key stays in its bucket
-        if let Some(&b) = index.hash_to_bucket.get(&hash) {
+        // 1. a known key stays in its bucket (a restored one: see `restored_buckets`)
+        if let Some(&b) = index.added.get(&hash) {
             return Ok(b);
         }
         // 2. the first bucket with room
@@ -357,12 +526,7 @@ impl PartitionIndex {
             }
             None => index.buckets[(hash as u32 as usize) % index.buckets.len()],
         };
-        index.hash_to_bucket.insert(hash, b);
-        index.bucket_hashes.entry(b).or_default().push(hash);
-        if index.last_changed != Some(b) {
-            index.changed.insert(b);
-            index.last_changed = Some(b);
-        }
+        index.add(hash, b);
         Ok(b)
     }
 }
@@ -376,12 +540,20 @@ impl DynamicBucketAssigner {
         let written = |out: &mut Vec<HashIndexChange>| -> Result<()> {
             for (p, index) in &self.partitions {
                 for &b in &index.changed {
-                    let hashes = index.bucket_hashes.get(&b).map_or(&[][..], Vec::as_slice);
+                    let added = index
+                        .added_per_bucket
+                        .get(&b)
+                        .map_or(&[][..], Vec::as_slice);
+                    let hashes = match index.restored.get(&b) {
+                        Some(old) => old.merged(added),
+                        None => SortedHashes::default().merged(added),
+                    };
                     out.push(HashIndexChange {
                         partition: p.clone(),
                         bucket: b,
-                        new_file: write_hash_index(table, hashes, &self.index_prefix)?,
+                        new_file: write_hash_index(table, &hashes.0, &self.index_prefix)?,
                         replaced: index.files.get(&b).cloned(),
+                        hashes,
                     });
                 }
             }
@@ -395,13 +567,33 @@ impl DynamicBucketAssigner {
     }
 
     /// The changes of [`Self::prepare_commit`] were handed to a commit: they are the buckets'
-    /// live index files from now on.
+    /// live index files from now on (and the table handle's cache holds them: a later writer
+    /// whose snapshot lists them takes them from there).
     pub fn committed(&mut self, changes: &[HashIndexChange]) {
+        let mut moved: Vec<(&[u8], Vec<i32>)> = vec![];
         for c in changes {
             if let Some(index) = self.partitions.get_mut(&c.partition) {
                 index.files.insert(c.bucket, c.new_file.clone());
                 index.changed.remove(&c.bucket);
                 index.last_changed = None;
+                let added = index.added_per_bucket.remove(&c.bucket).unwrap_or_default();
+                moved.push((&c.partition, added));
+                index.restored.insert(c.bucket, c.hashes.clone());
+                self.cache
+                    .put(&c.partition, c.bucket, &c.new_file.file_name, &c.hashes);
+            }
+        }
+        // the committed buckets' new keys are in their restored lists now
+        for (p, added) in moved {
+            if let Some(index) = self.partitions.get_mut(p) {
+                if index.added_per_bucket.is_empty() {
+                    // the usual case, every changed bucket committed at once: drop the map
+                    index.added = IntMap::default();
+                } else {
+                    for h in added {
+                        index.added.remove(&h);
+                    }
+                }
             }
         }
     }
@@ -411,7 +603,15 @@ impl DynamicBucketAssigner {
     pub fn bucket_sizes(&self, partition: &[u8]) -> BTreeMap<i32, usize> {
         self.partitions
             .get(partition)
-            .map(|i| i.bucket_hashes.iter().map(|(b, h)| (*b, h.len())).collect())
+            .map(|i| {
+                let buckets: BTreeSet<i32> = i
+                    .restored
+                    .keys()
+                    .chain(i.added_per_bucket.keys())
+                    .copied()
+                    .collect();
+                buckets.into_iter().map(|b| (b, i.bucket_len(b))).collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -588,7 +788,7 @@ impl DynamicBucketAssigner {
         let mut out = vec![0; batch.num_rows()];
         for (p, rows) in k.partitions.iter().zip(&k.rows) {
             let ph = partition_hash(p);
-            self.load(table, p, Some(ph), live_index)?;
+            self.load(table, p, live_index)?;
             let hashes: Vec<i32> = rows.iter().map(|&r| k.key_hash[r as usize]).collect();
             if let Some(h) = hashes.iter().find(|&&h| {
                 assigner_of(ph, h, self.num_channels, self.num_assigners) != self.assign_id
@@ -615,7 +815,8 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        for (&h, &b) in hashes.iter().zip(buckets) {
+        let restored = index.restored_buckets(hashes);
+        for ((&h, &b), &old) in hashes.iter().zip(buckets).zip(&restored) {
             if !(0..BUCKET_LIMIT).contains(&b) {
                 return Err(Error::invalid(format!(
                     "dynamic bucket {b} given for a row (0 to {} allowed)",
@@ -623,9 +824,13 @@ impl DynamicBucketAssigner {
                 ))
                 .with_table(table));
             }
-            match index.hash_to_bucket.get(&h) {
-                Some(&known) if known == b => {}
-                Some(&known) => {
+            let known = match old {
+                -1 => index.added.get(&h).copied(),
+                old => Some(old),
+            };
+            match known {
+                Some(known) if known == b => {}
+                Some(known) => {
                     return Err(Error::invalid(format!(
                         "a key of hash {h} was assigned to bucket {b}, but the hash index \
                          holds it in bucket {known}: the assignment is stale (the index changed \
@@ -633,14 +838,7 @@ impl DynamicBucketAssigner {
                     ))
                     .with_table(table));
                 }
-                None => {
-                    index.hash_to_bucket.insert(h, b);
-                    index.bucket_hashes.entry(b).or_default().push(h);
-                    if index.last_changed != Some(b) {
-                        index.changed.insert(b);
-                        index.last_changed = Some(b);
-                    }
-                }
+                None => index.add(h, b),
             }
         }
         Ok(())
@@ -692,7 +890,7 @@ mod tests {
         let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "3")]);
         let p = vec![1u8, 2, 3];
         let mut a = DynamicBucketAssigner::new(&t).unwrap();
-        a.load(&t, &p, None, &[]).unwrap();
+        a.load(&t, &p, &[]).unwrap();
         let got: Vec<i32> = (0..7).map(|h| a.assign(&p, h * 10).unwrap()).collect();
         assert_eq!(got, [0, 0, 0, 1, 1, 1, 2]);
         assert_eq!(a.assign(&p, 10).unwrap(), 0);
@@ -712,7 +910,7 @@ mod tests {
         assert_eq!(&bytes[4..8], &10i32.to_be_bytes());
 
         let mut b = DynamicBucketAssigner::new(&t).unwrap();
-        b.load(&t, &p, None, &live).unwrap();
+        b.load(&t, &p, &live).unwrap();
         assert_eq!(b.assign(&p, 50).unwrap(), 1);
         assert_eq!(b.assign(&p, 60).unwrap(), 2);
         assert_eq!(b.assign(&p, 70).unwrap(), 2);
@@ -723,6 +921,51 @@ mod tests {
         assert!(b2.replaced.is_some());
         assert_eq!(read_hash_index(&t, &b2.new_file).unwrap(), [60, 70, 80]);
         assert_eq!(b.bucket_sizes(&p), [(0, 3), (1, 3), (2, 3), (3, 1)].into());
+    }
+
+    /// The batch lookup in the buckets' sorted lists answers as a map of every restored hash
+    /// would (lists of very different sizes: galloping and linear merging both), and a merge
+    /// keeps a list sorted.
+    #[test]
+    fn sorted_lists_answer_as_a_map() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % m) as i64 as i32 - (m / 2) as i32
+        };
+        for (sizes, queries) in [(vec![0, 5, 3000], 40), (vec![1, 200, 7], 5000), (vec![], 3)] {
+            let mut index = PartitionIndex::default();
+            let mut model = HashMap::new();
+            for (b, &n) in sizes.iter().enumerate() {
+                let mut hashes: Vec<i32> = (0..n).map(|_| next(20_000)).collect();
+                hashes.retain(|h| !model.contains_key(h));
+                hashes.sort_unstable();
+                hashes.dedup();
+                for &h in &hashes {
+                    model.insert(h, b as i32);
+                }
+                hashes.reverse(); // as Java's files: any order
+                index.restored.insert(b as i32, SortedHashes::new(hashes));
+            }
+            let q: Vec<i32> = (0..queries).map(|_| next(20_000)).collect();
+            let want: Vec<i32> = q.iter().map(|h| *model.get(h).unwrap_or(&-1)).collect();
+            assert_eq!(index.restored_buckets(&q), want);
+            if let Some(list) = index.restored.get(&1) {
+                let new: Vec<i32> = q
+                    .iter()
+                    .filter(|h| !model.contains_key(h))
+                    .copied()
+                    .collect();
+                let mut new = new;
+                new.sort_unstable();
+                new.dedup();
+                let merged = list.merged(&new);
+                assert!(merged.0.is_sorted());
+                assert_eq!(merged.len(), list.len() + new.len());
+            }
+        }
     }
 
     /// `max-buckets` bounds the buckets: once every one is full, new keys go to one of them.
@@ -738,7 +981,7 @@ mod tests {
         );
         let p = vec![];
         let mut a = DynamicBucketAssigner::new(&t).unwrap();
-        a.load(&t, &p, None, &[]).unwrap();
+        a.load(&t, &p, &[]).unwrap();
         let got: Vec<i32> = (0..100).map(|h| a.assign(&p, h).unwrap()).collect();
         assert!(got.iter().all(|b| (0..2).contains(b)), "{got:?}");
         assert_eq!(got[..4], [0, 0, 1, 1]);
@@ -755,27 +998,32 @@ mod tests {
         let p = vec![];
         let mut changes = vec![];
         let mut owners = BTreeMap::new();
+        let mut placed = BTreeMap::new();
         for id in 0..3 {
             let mut a = DynamicBucketAssigner::distributed(&t, 3, 3, id).unwrap();
-            a.load(&t, &p, Some(7), &[]).unwrap();
+            a.load(&t, &p, &[]).unwrap();
             for h in (0..30).filter(|h| assigner_of(7, *h, 3, 3) == id) {
                 let b = a.assign(&p, h).unwrap();
                 assert_eq!(b % 3, id);
                 assert!(owners.insert(b, id).is_none());
+                placed.insert(h, b);
             }
             changes.extend(a.prepare_commit(&t).unwrap());
         }
         assert_eq!(owners.len(), 30);
-        // a reloaded assigner 1 knows its keys only
+        // a reloaded assigner 1 keeps its keys in their buckets and uses only its buckets
         let live: Vec<_> = changes
             .iter()
             .map(|c| entry(&c.partition, c.bucket, &c.new_file))
             .collect();
         let mut a = DynamicBucketAssigner::distributed(&t, 3, 3, 1).unwrap();
-        a.load(&t, &p, Some(7), &live).unwrap();
-        let index = &a.partitions[&p];
-        assert_eq!(index.hash_to_bucket.len(), 10);
-        assert!(index.buckets.iter().all(|b| b % 3 == 1));
+        a.load(&t, &p, &live).unwrap();
+        assert!(a.partitions[&p].buckets.iter().all(|b| b % 3 == 1));
+        for h in (0..30).filter(|h| assigner_of(7, *h, 3, 3) == 1) {
+            assert_eq!(a.assign(&p, h).unwrap(), placed[&h]);
+        }
+        assert!(a.prepare_commit(&t).unwrap().is_empty());
+        assert_eq!(a.assign(&p, 1000).unwrap() % 3, 1);
         assert!(DynamicBucketAssigner::distributed(&t, 2, 2, 2).is_err());
     }
 
@@ -947,6 +1195,49 @@ mod tests {
         keys.dedup();
         assert_eq!(keys.len(), n, "a key in two buckets");
         assert_eq!(n, 5 + 3 + 3 + 35); // p=1: 0..5, 100..103, 300..335; p=2: 0..3
+    }
+
+    /// Every key of [`read_by_bucket`] in one bucket, at most `target` per bucket: the keys.
+    fn keys_once(t: &FileStoreTable, target: usize) -> BTreeMap<(i32, i64), i32> {
+        let mut seen = BTreeMap::new();
+        for ((p, b), keys) in read_by_bucket(t) {
+            assert!(keys.len() <= target, "bucket {b}: {} keys", keys.len());
+            for k in keys.keys() {
+                assert!(seen.insert((p, *k), b).is_none(), "key {k} in two buckets");
+            }
+        }
+        seen
+    }
+
+    /// A later writer of the same table handle takes the hash index the handle's earlier writer
+    /// committed from the handle's cache (it reads no index file: they may even be gone), and
+    /// re-reads a bucket whose file another handle's commit replaced meanwhile.
+    #[test]
+    fn writers_of_a_handle_reuse_its_committed_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "10")]);
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..25)])).unwrap();
+        assert_eq!(t.hash_index_cache.len(), 3);
+        // another handle (its own cache) fills bucket 2 and opens bucket 3
+        let other = FileStoreTable {
+            hash_index_cache: Default::default(),
+            ..t.clone()
+        };
+        commit_as(&other, "o", &write(&other, &[rows(1, 25..33)])).unwrap();
+        // t's cached list of bucket 2 is stale: the writer reads the file the snapshot lists
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..40)])).unwrap();
+        let first = keys_once(&t, 10);
+        assert_eq!(first.len(), 40);
+        assert_eq!(t.hash_index_cache.len(), 4);
+        // the cache holds every live file: with the files gone, t's next writer still keeps
+        // each key in its bucket (a writer that reads them fails)
+        for f in live_hash_files(&t) {
+            std::fs::remove_file(t.path.join("index").join(&f.file_name)).unwrap();
+        }
+        commit_as(&t, "u", &write(&t, &[tagged(1, 0..40, "again")])).unwrap();
+        assert_eq!(keys_once(&t, 10), first);
+        let mut w = TableWrite::new(other.clone()).unwrap();
+        assert!(w.write(&rows(1, 0..1)).is_err());
     }
 
     /// A distributed write: two assign tasks (each its own buckets), then two bucket writers

@@ -638,7 +638,7 @@ impl TableWrite {
         let hashes = crate::spec::bucket::compute_hashes(&keys, &d.key_types)?;
         let mut buckets = vec![0; b.batch.num_rows()];
         for ((partition, _), (_, rows)) in &routed {
-            d.assigner.load(&self.table, partition, None, live)?;
+            d.assigner.load(&self.table, partition, live)?;
             let mine: Vec<i32> = rows.iter().map(|&r| hashes[r as usize]).collect();
             let assigned = match &b.buckets {
                 // an assign stage chose them: the buckets' index files take the new keys
