@@ -9,16 +9,18 @@ BOOLEAN -> bool), read-only, with pypaimon's read surface::
 
 The rows are built from the table's metadata (snapshots, schemas, tags, branches, consumers,
 manifests, index manifests: no data file is read) when read; a filter is applied exactly to
-those rows, then the projection and the limit. Two are views of the data, read whole when read
-(then filtered): ``$ro`` (read-optimized: a primary-key table's top-level files only, no merge)
-and ``$audit_log`` (the merged records with their row kind first in ``rowkind``, retractions
-kept); ``$binlog`` is not provided. Timestamps are local wall-clock times, as
-Java renders them (``commit_time``: the snapshot's epoch millis in this process's time zone).
+those rows, then the projection and the limit. Three are views of the data, read whole when
+read (then filtered): ``$ro`` (read-optimized: a primary-key table's top-level files only, no
+merge), ``$audit_log`` (the merged records with their row kind first in ``rowkind``,
+retractions kept) and ``$binlog`` (the same, each column's value in a one-element array).
+Timestamps are local wall-clock times, as Java renders them (``commit_time``: the snapshot's
+epoch millis in this process's time zone).
 
 Time travel (``scan.snapshot-id`` / ``scan.tag-name`` on the table, ``t$files`` of a
 ``table.copy({...})`` or ``new_read_builder(snapshot_id=...)``) is honoured by the tables that
 describe one snapshot (``$files``, ``$manifests``, ``$partitions``, ``$buckets``,
-``$table_indexes``, ``$ro``, ``$audit_log``) and refused by the others. ``t$branch_b$files`` reads branch ``b``'s.
+``$table_indexes``, ``$ro``, ``$audit_log``, ``$binlog``) and refused by the others.
+``t$branch_b$files`` reads branch ``b``'s.
 """
 
 from __future__ import annotations
@@ -361,6 +363,25 @@ def _audit_log(table: Table, snapshot_id: Optional[int]) -> pa.Table:
     return data.cast(_audit_log_schema(table))
 
 
+def _binlog_schema(table: Table) -> pa.Schema:
+    return pa.schema([pa.field(ROW_KIND_COLUMN, pa.string(), nullable=False),
+                      *(pa.field(f.name, pa.list_(pa.field("element", f.type, nullable=True)))
+                        for f in table.arrow_schema)])
+
+
+def _binlog(table: Table, snapshot_id: Optional[int]) -> pa.Table:
+    """``$binlog`` (Java's ``BinlogTable``, batch read): ``$audit_log``'s rows with each column's
+    value in a one-element array (a streaming read packs a ``-U``/``+U`` pair into two-element
+    arrays; a batch read has no pairs)."""
+    log = _audit_log(table, snapshot_id)
+    schema = _binlog_schema(table)
+    offsets = pa.array(range(log.num_rows + 1), pa.int32())
+    cols = [log.column(0)] + [
+        pa.ListArray.from_arrays(offsets, log.column(f.name).combine_chunks(), type=schema.field(f.name).type)
+        for f in table.arrow_schema]
+    return pa.Table.from_arrays(cols, schema=schema)
+
+
 # Java's names (SystemTableLoader), lower case; $ro and $audit_log are views of the data, read
 # on the reading process (Spark's read too: on the driver)
 SYSTEM_TABLES: Dict[str, _Def] = {
@@ -377,9 +398,10 @@ SYSTEM_TABLES: Dict[str, _Def] = {
     "table_indexes": _Def(TABLE_INDEXES, _table_indexes, True),
     "ro": _Def(pa.schema([]), _no_rows, True, schema_of=lambda t: t.arrow_schema, data=_read_optimized),
     "audit_log": _Def(pa.schema([]), _no_rows, True, schema_of=_audit_log_schema, data=_audit_log),
+    "binlog": _Def(pa.schema([]), _no_rows, True, schema_of=_binlog_schema, data=_binlog),
 }
 # Java's other system tables, which paimon_rs does not provide (refused by name)
-NOT_PROVIDED = ("binlog", "aggregation_fields", "statistics", "row_tracking",
+NOT_PROVIDED = ("aggregation_fields", "statistics", "row_tracking",
                 "file_keys_ranges", "all_table_options", "catalog_options", "all_tables")
 
 _TIME_TRAVEL = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
@@ -454,8 +476,8 @@ class SystemTable:
         if not self._def.time_travel:
             raise UnsupportedError(f"{self.identifier}: time travel ({travel}) is not defined for "
                                    f"${self.system_table_name}; only $files, $manifests, "
-                                   "$partitions, $buckets, $table_indexes, $ro and $audit_log "
-                                   "describe one snapshot")
+                                   "$partitions, $buckets, $table_indexes and the data views "
+                                   "$ro, $audit_log, $binlog describe one snapshot")
         if set(travel) - {"scan.snapshot-id", "scan.tag-name"}:
             raise UnsupportedError(f"{self.identifier}: time travel by {sorted(travel)}: system "
                                    "tables honour scan.snapshot-id and scan.tag-name")

@@ -224,8 +224,8 @@ def test_refusals(catalog):
         st.create_tag("x")  # type: ignore[attr-defined]
     with pytest.raises(InvalidArgumentError, match=r"unknown system table '\$file'.*did you mean '\$files'"):
         catalog.get_table("db.pk$file")
-    with pytest.raises(UnsupportedError, match=r"does not provide \$binlog"):
-        catalog.get_table("db.pk$binlog")
+    with pytest.raises(UnsupportedError, match=r"does not provide \$statistics"):
+        catalog.get_table("db.pk$statistics")
     with pytest.raises(InvalidArgumentError, match="at most"):
         catalog.get_table("db.pk$a$b$c")
     with pytest.raises(UnsupportedError, match="read-only view"):
@@ -293,3 +293,15 @@ def test_audit_log_has_the_row_kind_of_each_merged_record(catalog):
     ap = _append(catalog)
     assert {r["rowkind"] for r in sys(catalog, "db.ap$audit_log").to_pylist()} == {"+I"}
     assert sys(catalog, "db.ap$audit_log").num_rows == ap.to_arrow().num_rows
+
+
+def test_binlog_wraps_each_value_in_an_array(catalog):
+    """``$binlog`` (Java's BinlogTable, batch read): ``$audit_log``'s rows, each column's value a
+    one-element array."""
+    t = _pk(catalog, "db.bl", bucket="1")
+    t.delete("id = 2")
+    log = catalog.get_table("db.bl$binlog")
+    assert log.arrow_schema.field("id").type == pa.list_(pa.field("element", pa.int64()))
+    got = {r["id"][0]: (r["rowkind"], r["name"], r["price"]) for r in log.to_arrow().to_pylist()}
+    assert got == {1: ("+I", ["y"], [9.0]), 2: ("-D", [None], [2.5]), 3: ("+I", ["z"], [3.5])}
+    assert log.to_arrow(filter="rowkind = '-D'", projection=["rowkind"]).to_pylist() == [{"rowkind": "-D"}]
