@@ -69,6 +69,12 @@ pub struct RollingFileWriter {
     done: Vec<DataFileMeta>,
     /// For append files without a sequence column: the next sequence number to assign.
     next_seq: i64,
+    /// How much the open file's size estimate exceeded the bytes the file took when it was
+    /// closed: the estimate counts the open pages of each column before compression, a
+    /// roughly constant excess, so with a small `target-file-size` (a few pages per column)
+    /// files land well under it. Learnt from this writer's first file rolled for size (None
+    /// until then) and taken off the estimate of the next ones.
+    size_excess: Option<i64>,
 }
 
 fn serialize_key(types: &[DataType], cols: &[ArrayRef], row: usize) -> Result<Vec<u8>> {
@@ -90,6 +96,7 @@ impl RollingFileWriter {
             current: None,
             done: vec![],
             next_seq,
+            size_excess: None,
         }
     }
 
@@ -137,10 +144,13 @@ impl RollingFileWriter {
             let full = self
                 .current
                 .as_ref()
-                .map(|f| f.writer.estimated_size() >= self.ctx.target_size)
+                .map(|f| {
+                    let excess = self.size_excess.unwrap_or(0);
+                    f.writer.estimated_size() as i64 - excess >= self.ctx.target_size as i64
+                })
                 .unwrap_or(false);
             if full {
-                self.roll()?;
+                self.roll(true)?;
             }
         }
         Ok(())
@@ -193,12 +203,19 @@ impl RollingFileWriter {
         Ok(())
     }
 
-    fn roll(&mut self) -> Result<()> {
+    /// Close the open file; `for_size`: it reached the target size (the close then tells how
+    /// the estimate compares with the bytes written, see `size_excess`).
+    fn roll(&mut self, for_size: bool) -> Result<()> {
         let Some(file) = self.current.take() else {
             return Ok(());
         };
         let rows = file.writer.rows() as i64;
+        let estimate = file.writer.estimated_size();
         let size = file.writer.close()?;
+        if for_size && self.size_excess.is_none() {
+            let half = self.ctx.target_size as i64 / 2;
+            self.size_excess = Some((estimate as i64 - size as i64).clamp(-half, half));
+        }
         let (min_key, max_key, key_stats) = if self.ctx.key_types.is_empty() {
             (empty_row(), empty_row(), SimpleStats::empty())
         } else {
@@ -248,7 +265,7 @@ impl RollingFileWriter {
 
     /// Close the open file and return the metadata of every file written.
     pub fn close(mut self) -> Result<Vec<DataFileMeta>> {
-        self.roll()?;
+        self.roll(false)?;
         Ok(std::mem::take(&mut self.done))
     }
 
