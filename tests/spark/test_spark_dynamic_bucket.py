@@ -2,13 +2,17 @@
 stage, the bucket writers' hash index files, exactly once, and the table against a dict model
 with no key in two buckets."""
 
+import json
 import os
 import random
+import time
 from collections import Counter
+from pathlib import Path
 from typing import Dict, Tuple
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 import paimon_rs.spark as ps
@@ -162,11 +166,128 @@ def test_assign_tasks_assign_alike_whatever_the_order_of_equal_hashes(catalog):
     assert results[0] == results[1] == results[2]
 
 
-def test_dynamic_tables_are_refused_by_distribute(spark, catalog):
-    t = create(catalog, "db.dyndist", SCHEMA, ["dt"], ["dt", "id"], bucket="-1")
-    with pytest.raises(Exception, match="bucket"):
-        ps.distribute(to_spark(spark, rows(range(3))), t)
+@pytest.mark.parametrize("cross", [False, True])
+def test_data_source_writes_a_distributed_dynamic_frame(registered, catalog, cross):
+    """``distribute`` runs the assign stage for a dynamic-bucket (and cross-partition) table; the
+    Data Source writes its frame (the writers restore the pinned snapshot and write the hash
+    index): the table equals the model, no key in two buckets (or partitions), a later
+    ``spark.write`` continues the index."""
+    spark = registered
+    pk = ["id"] if cross else ["dt", "id"]
+    t = create(catalog, f"db.dyndist{int(cross)}", SCHEMA, ["dt"], pk, bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": "25",
+                  "dynamic-bucket.assigner-parallelism": "2"})
     assert dynamic.is_dynamic(t)
+    model_d: Dict[Tuple[str, int], str] = {}
+    model_c: Dict[int, Tuple[str, str]] = {}
+
+    def save(data: pa.Table) -> None:
+        framed = ps.distribute(to_spark(spark, data).repartition(3), t)
+        assert dynamic.BUCKET_COLUMN in framed.columns
+        framed.write.format("paimon_rs").mode("append").save(t.table_path)
+        apply_cross(model_c, data) if cross else apply(model_d, data)
+
+    def verify() -> None:
+        check_cross(t, model_c, 25) if cross else check(t, model_d, 25)
+
+    save(rows(range(200)))
+    verify()
+    # updates, deletes, new keys (for the cross table: keys of a move partitions)
+    save(pa.concat_tables([rows(range(1, 60, 2), v="u", op="+U"), rows(range(60, 80), op="-D"),
+                           rows(range(200, 320), v="n")]))
+    verify()
+    last = rows(range(0, 320, 9), v="w", op="+U")
+    ps.write(to_spark(spark, last), t)
+    apply_cross(model_c, last) if cross else apply(model_d, last)
+    verify()
+    assert t.latest_snapshot_id() == 3
+    assert data_files(t) >= live_files(t) and not orphans(t)
+
+
+def test_data_source_refuses_dynamic_frames_it_cannot_write_up_front(registered, catalog, tmp_path):
+    """Into a dynamic-bucket table the Data Source takes only ``distribute``'s frame, appended:
+    any other frame (and overwrite) is refused in ``writer()``, before a task wrote a file; a
+    union of two distributed frames at commit, nothing committed and no file left; a stream
+    (``distribute`` and the sink) is refused, naming foreachBatch."""
+    spark = registered
+    t = create(catalog, "db.dynrefuse", SCHEMA, ["dt"], ["dt", "id"], bucket="-1")
+    df = to_spark(spark, rows(range(50))).repartition(2)
+    with pytest.raises(Exception, match=r"db.dynrefuse.*paimon_rs.spark.distribute\(df, table\)"):
+        df.write.format("paimon_rs").mode("append").save(t.table_path)
+    with pytest.raises(Exception, match=r"mode\('overwrite'\) is not supported.*overwrite=True"):
+        ps.distribute(df, t).write.format("paimon_rs").mode("overwrite").save(t.table_path)
+    assert t.latest_snapshot_id() is None and not data_files(t)
+
+    union = ps.distribute(to_spark(spark, rows(range(0, 50))), t, num_tasks=2).union(
+        ps.distribute(to_spark(spark, rows(range(50, 100))), t, num_tasks=2))
+    with pytest.raises(Exception, match="distribute calls"):
+        union.write.format("paimon_rs").mode("append").save(t.table_path)
+    assert t.latest_snapshot_id() is None and not data_files(t) and not index_dir_files(t)
+
+    src = tmp_path / "src"
+    src.mkdir()
+    pq.write_table(rows(range(5)), src / "part-0.parquet")
+    stream = spark.readStream.schema(to_spark(spark, rows(range(1))).schema).parquet(str(src))
+    with pytest.raises(UnsupportedError, match="foreachBatch"):
+        ps.distribute(stream, t)
+    q = (stream.writeStream.format("paimon_rs").option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(availableNow=True).start(t.table_path))
+    with pytest.raises(Exception, match=r"db.dynrefuse.*foreachBatch"):
+        q.awaitTermination(120)
+    assert t.latest_snapshot_id() is None and not data_files(t)
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_foreach_batch_write_is_exactly_once_for_a_replayed_batch(spark, catalog, tmp_path, cross):
+    """A stream into a dynamic-bucket (or cross-partition) table through ``foreachBatch`` calling
+    ``spark.write`` with a commit user and the batch id as commit identifier: one snapshot per
+    micro-batch; a batch Spark runs again after a restart (its commit not recorded in the
+    checkpoint) lands nothing and leaves no file."""
+    pk = ["id"] if cross else ["dt", "id"]
+    t = create(catalog, f"db.dynstream{int(cross)}", SCHEMA, ["dt"], pk, bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": "20"})
+    batches = [rows(range(0, 60)), pa.concat_tables([rows(range(0, 30), v="u", op="+U"), rows(range(60, 90))]),
+               pa.concat_tables([rows(range(30, 40), op="-D"), rows(range(90, 130), v="z")])]
+    src = tmp_path / "src"
+    src.mkdir()
+    base = time.time() - 100
+    for i, b in enumerate(batches):
+        f = src / f"part-{i:03d}.parquet"
+        pq.write_table(b, f)
+        os.utime(f, (base + 10 * i, base + 10 * i))  # Spark's file source: modification-time order
+    ckpt = tmp_path / "ckpt"
+
+    def run() -> None:
+        df = spark.readStream.schema(to_spark(spark, rows(range(1))).schema).option("maxFilesPerTrigger", 1) \
+            .parquet(str(src))
+        q = (df.writeStream.foreachBatch(lambda batch, batch_id: ps.write(batch, t, commit_user="etl-dyn",
+                                                                          commit_identifier=batch_id))
+             .option("checkpointLocation", str(ckpt)).trigger(availableNow=True).start())
+        q.awaitTermination(180)
+        assert q.exception() is None
+
+    run()
+    model_d: Dict[Tuple[str, int], str] = {}
+    model_c: Dict[int, Tuple[str, str]] = {}
+    for b in batches:
+        apply_cross(model_c, b) if cross else apply(model_d, b)
+
+    def verify() -> None:
+        check_cross(t, model_c, 20) if cross else check(t, model_d, 20)
+
+    verify()
+    assert t.latest_snapshot_id() == 3
+    snaps = [json.loads(p.read_text()) for p in sorted(Path(t.table_path, "snapshot").glob("snapshot-*"))]
+    assert [(s["commitUser"], s["commitIdentifier"]) for s in snaps] == [("etl-dyn", 0), ("etl-dyn", 1),
+                                                                         ("etl-dyn", 2)]
+    for name in ("2", ".2.crc"):
+        os.remove(ckpt / "commits" / name)
+    files = sorted(p.name for p in Path(t.table_path).rglob("*") if p.is_file() and "snapshot" not in p.parts)
+    run()
+    assert t.latest_snapshot_id() == 3
+    after = sorted(p.name for p in Path(t.table_path).rglob("*") if p.is_file() and "snapshot" not in p.parts)
+    assert after == files  # the replay's data and index files deleted, no other
+    verify()
 
 
 def cross_rows(ids, dt, v="v", op="+I"):

@@ -30,7 +30,8 @@ reopened once per Python worker process.
 Modules, each importing only those above it (no import circle, none deferred to call time):
 ``common`` (table cache, types, task and error context, session confs) <- ``commit`` (exactly
 once: collect, choose attempts, commit, sweep), ``shuffle`` (bucket hash, packed shuffle,
-``distribute``), ``parquet`` (the hybrid read's Spark Parquet path) <- ``writer`` (``write``),
+``distribute`` of fixed buckets), ``parquet`` (the hybrid read's Spark Parquet path) <- ``dynamic``
+(the assign stage; ``distribute``) <- ``writer`` (``write``),
 ``reader`` (``read``), ``compaction`` (``compact``) <- ``sort_compaction`` (``sort_compact``),
 ``sink`` (the Data Source writers' task
 side, batch and stream) <- ``streaming`` (Structured Streaming's reader and writer) <-
@@ -49,8 +50,9 @@ from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import SETTLE_GRACE_S, SETTLE_TIMEOUT_S
 from paimon_rs.spark.common import spark_schema_of
 from paimon_rs.spark.compaction import compact
+from paimon_rs.spark.dynamic import distribute
 from paimon_rs.spark.reader import plan_splits, read
-from paimon_rs.spark.shuffle import PACK_BUFFER_BYTES, WRITE_KEY_COLUMN, distribute
+from paimon_rs.spark.shuffle import PACK_BUFFER_BYTES, WRITE_KEY_COLUMN
 from paimon_rs.spark.sort_compaction import sort_compact
 from paimon_rs.spark.writer import (
     ARROW_BATCH_CONF,

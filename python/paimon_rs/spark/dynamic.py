@@ -31,6 +31,7 @@ partition: rows of one key in two partitions of one write are routed in the same
 attempt.
 """
 
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, List, Optional, Tuple
 
@@ -38,6 +39,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.spark import shuffle
 from paimon_rs.spark.common import _bind, _has_spark_context, _num_buckets, _open_cached, _task_context, _with_context
 from paimon_rs.spark.shuffle import _identity_keys
 from paimon_rs.table import Table
@@ -50,6 +53,13 @@ KEY_HASH_COLUMN = "_paimon_rs_key_hash"
 BUCKET_COLUMN = "_paimon_rs_bucket"
 #: each row's row kind (int8) from a cross-partition assign task to the writers
 ROW_KIND_COLUMN = "_paimon_rs_row_kind"
+#: ``distribute``'s frame of a dynamic-bucket table: the snapshot its assign stage read (the
+#: writers restore it; null: the table was empty), the same in every row
+ASSIGN_SNAPSHOT_COLUMN = "_paimon_rs_assign_snapshot"
+#: ``distribute``'s frame of a dynamic-bucket table: a random id of its assign stage, the same in
+#: every row; a write whose rows come from two assign stages (a union of two distributed frames,
+#: each opening buckets of its own) is refused
+ASSIGN_ID_COLUMN = "_paimon_rs_assign_id"
 
 
 def is_dynamic(table: Table) -> bool:
@@ -173,3 +183,43 @@ def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite:
     assigned = routed.mapInArrow(_bind(_assign_task, spec), assigned_schema)
     writers = num_tasks or max(parallelism, 1)
     return assigned.repartition(writers, *[F.col(c) for c in table.partition_keys], F.col(BUCKET_COLUMN))
+
+
+def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
+    """``df`` shuffled so that every row of one (partition, bucket) of ``table`` lands in one
+    task: the first half of ``df.write.format("paimon_rs")`` (``paimon_rs.spark.write`` does it
+    all itself and is the faster path).
+
+    A table with fixed buckets: ``shuffle.distribute`` (the shuffle key as an extra column
+    ``WRITE_KEY_COLUMN``, which the writers drop). A dynamic-bucket or cross-partition upsert
+    table (``bucket = -1`` with a primary key): ``write``'s assign stage over the hash index (or
+    key index) of the latest snapshot, the rows leaving with their bucket (``BUCKET_COLUMN``, and
+    ``ROW_KIND_COLUMN`` for a cross-partition table), that snapshot (``ASSIGN_SNAPSHOT_COLUMN``)
+    and the stage's id (``ASSIGN_ID_COLUMN``), shuffled by (partition, bucket); the Data Source's
+    writers restore that snapshot, so a commit of another writer after it fails the write's
+    commit (the hash index / key index conflict check). Save the frame as it is: a frame
+    repartitioned afterwards puts a bucket in two tasks (refused at commit), and a union of two
+    distributed frames is refused. A streaming DataFrame into a dynamic-bucket table is refused:
+    every micro-batch needs the index of the previous one (``foreachBatch`` with
+    ``paimon_rs.spark.write``, docs/spark.md)."""
+    if not is_dynamic(table):
+        return shuffle.distribute(df, table, num_tasks)
+    from pyspark.sql import functions as F
+
+    if df.isStreaming:
+        raise UnsupportedError(
+            f"paimon_rs.spark.distribute of a stream into {table.identifier}, a dynamic-bucket table (bucket = -1): "
+            "each micro-batch's buckets depend on the index the previous one committed, which one assign stage "
+            "planned at the query's start cannot know; write each micro-batch with df.writeStream.foreachBatch("
+            "lambda batch, batch_id: paimon_rs.spark.write(batch, table, commit_user=<one per query>, "
+            "commit_identifier=batch_id)) (exactly once: a replayed batch lands nothing)")
+    names = list(table.arrow_schema.names)
+    missing = [c for c in names if c not in df.columns]
+    if missing:
+        raise InvalidArgumentError(f"paimon_rs.spark.distribute into {table.identifier}: the DataFrame "
+                                   f"lacks the table's columns {missing}")
+    snapshot_id = table._core.latest_snapshot_id()
+    frame = assigned_frame(df.select(*names), table, snapshot_id, False, num_tasks)
+    assign_id = int.from_bytes(os.urandom(7), "big")
+    return frame.select("*", F.lit(snapshot_id).cast("long").alias(ASSIGN_SNAPSHOT_COLUMN),
+                        F.lit(assign_id).cast("long").alias(ASSIGN_ID_COLUMN))

@@ -127,8 +127,8 @@ def _check_bucketed(table: Table) -> bool:
     if table.primary_keys:
         raise _unsupported(f"paimon_rs.spark: this shuffle of {table.identifier}, a primary-key table, needs "
                            f"a fixed 'bucket' > 0 (got {table.options.get('bucket', 'dynamic (-1)')}); "
-                           "paimon_rs.spark.write assigns dynamic buckets (an assign stage), the Data "
-                           "Source and streaming writes do not")
+                           "paimon_rs.spark.write and paimon_rs.spark.distribute assign dynamic buckets "
+                           "(an assign stage)")
     return False
 
 

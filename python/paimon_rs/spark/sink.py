@@ -4,6 +4,7 @@ a ``rowkind`` column by runs), its commit messages back to the driver, and the d
 them for ``paimon_rs.spark.commit``; and an aborted job's clean-up."""
 
 import dataclasses
+import itertools
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
@@ -12,8 +13,10 @@ from pyspark.sql.datasource import WriterCommitMessage
 
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import _sweep, _task_options
 from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
+from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN
 from paimon_rs.table import CommitMessage, Table
 
 _ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -27,6 +30,8 @@ class _TaskMessages(WriterCommitMessage):
     messages: List[Tuple[bytes, int, bytes]] = dataclasses.field(default_factory=list)
     #: a stream write's query (Spark keeps its id in the checkpoint); "" for a batch write
     query_id: str = ""
+    #: a dynamic-bucket write: the id of the assign stage its rows came from (``distribute``)
+    assign_id: Optional[int] = None
 
 
 def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
@@ -79,6 +84,38 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
     finally:
         w.close()
     return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)
+
+
+def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch],
+                        what: str) -> _TaskMessages:
+    """One task of a Data Source write into a dynamic-bucket table, over rows of
+    ``paimon_rs.spark.distribute``'s frame (each with its bucket, the assign stage's snapshot
+    and id): ``paimon_rs.spark.write``'s writer task (``writer._write_task``: it restores that
+    snapshot and writes the buckets' hash index files, named after this attempt). Rows of two
+    assign stages in one task are refused; the driver checks across tasks."""
+    pid, _, tid = _task_context()
+    batches = (b for b in iterator if b.num_rows)
+    first = next(batches, None)
+    if first is None:
+        return _TaskMessages(pid, tid)
+    snapshot = first.column(ASSIGN_SNAPSHOT_COLUMN)[0].as_py()
+    assign_id = first.column(ASSIGN_ID_COLUMN)[0].as_py()
+    names = list(table.arrow_schema.names)
+
+    def checked() -> Iterator[pa.RecordBatch]:
+        for b in itertools.chain([first], batches):
+            ids = set(b.column(ASSIGN_ID_COLUMN).unique().to_pylist())
+            if ids != {assign_id}:
+                raise InvalidArgumentError(
+                    f"{what} into {table.identifier}: one task holds rows of two paimon_rs.spark.distribute calls "
+                    "(each assigned buckets of its own, so a key could land in two buckets); write one distributed "
+                    "frame as it is, nothing was committed")
+            yield b
+
+    spec = _writer._WriteSpec(table=table, write_id="", file_prefix=file_prefix, columns=names, dynamic=True,
+                              dynamic_snapshot=snapshot, what=what)
+    out = [r for b in _writer._write_task(spec, checked()) for r in b.to_pylist()]
+    return _TaskMessages(pid, tid, [(r["partition"], r["bucket"], r["message"]) for r in out], assign_id=assign_id)
 
 
 def message_rows(messages: List[Optional[WriterCommitMessage]]) -> List[Dict[str, Any]]:

@@ -21,7 +21,10 @@ API cannot ask Spark for a distribution, so each task writes the rows it has: on
 fixed buckets, pass the frame through ``paimon_rs.spark.distribute(df, table)`` first (one task
 per (partition, bucket)); a primary-key commit where two tasks wrote one bucket is refused,
 nothing is committed and the files are deleted. ``paimon_rs.spark.write`` does all this itself
-and is the faster path.
+and is the faster path. A dynamic-bucket or cross-partition upsert table (``bucket = -1`` with a
+primary key) takes only ``distribute``'s frame (its assign stage gives each row its bucket; the
+writers restore the snapshot it read), appended; any other frame, and ``mode("overwrite")``, is
+refused in ``writer()``, before a task runs.
 """
 
 import uuid
@@ -45,8 +48,10 @@ from paimon_rs.spark.common import (
     _open_cached,
     spark_schema_of,
 )
+from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN, BUCKET_COLUMN, is_dynamic
+from paimon_rs.spark.dynamic import ROW_KIND_COLUMN as DYNAMIC_ROW_KIND_COLUMN
 from paimon_rs.spark.reader import _read_split, plan_splits
-from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
+from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_assigned_task, write_task
 from paimon_rs.spark.streaming import PaimonRsStreamReader, PaimonRsStreamWriter, audit_log_schema, read_options
 from paimon_rs.table import Table
 
@@ -103,6 +108,8 @@ class PaimonRsDataSource(DataSource):
 
     def writer(self, schema: Any, overwrite: bool) -> "_Writer":
         t = self._table()
+        if is_dynamic(t):
+            _check_assigned(t, [f.name for f in schema.fields], overwrite)
         return _Writer(t, overwrite, uuid.uuid4().hex)
 
     def streamWriter(self, schema: Any, overwrite: bool) -> PaimonRsStreamWriter:
@@ -229,13 +236,38 @@ class _PushdownReader(_Reader):
 # write
 
 
+def _check_assigned(table: Table, names: List[str], overwrite: bool) -> None:
+    """A batch write into a dynamic-bucket table (``bucket = -1`` with a primary key) takes only
+    the frame ``paimon_rs.spark.distribute`` makes (rows with their assigned bucket), appended:
+    refused here, on the driver, before any task writes a file."""
+    kind = ("a cross-partition upsert table (bucket = -1, primary key without a partition key)"
+            if table.cross_partition_update else "a dynamic-bucket table (bucket = -1)")
+    if overwrite:
+        raise UnsupportedError(
+            f"format('paimon_rs') write into {table.identifier}, {kind}: mode('overwrite') is not supported by the "
+            "Data Source (distribute assigns buckets against the index the overwrite replaces); use "
+            "paimon_rs.spark.write(df, table, overwrite=True)")
+    needed = [BUCKET_COLUMN, ASSIGN_SNAPSHOT_COLUMN, ASSIGN_ID_COLUMN]
+    if table.cross_partition_update:
+        needed.append(DYNAMIC_ROW_KIND_COLUMN)
+    if any(c not in names for c in needed):
+        raise UnsupportedError(
+            f"format('paimon_rs') write into {table.identifier}, {kind}: a Data Source writer cannot shuffle, and "
+            "tasks assigning buckets on their own would put one key in two buckets; write "
+            "paimon_rs.spark.distribute(df, table) (it assigns each row its bucket and puts each bucket in one "
+            "task) with format('paimon_rs'), or call paimon_rs.spark.write(df, table) (faster)")
+
+
 class _Writer(DataSourceArrowWriter):
     def __init__(self, table: Table, overwrite: bool, write_id: str):
         self.table = table
         self.overwrite = overwrite
+        self.dynamic = is_dynamic(table)
         self.file_prefix = f"{table.options.get('data-file.prefix', 'data-')}{write_id}-"
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
+        if self.dynamic:
+            return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
         return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
@@ -244,6 +276,13 @@ class _Writer(DataSourceArrowWriter):
         if self.overwrite:
             builder.overwrite()
         try:
+            stages = {m.assign_id for m in messages if isinstance(m, _TaskMessages) and m.assign_id is not None}
+            if len(stages) > 1:
+                raise InvalidArgumentError(
+                    f"format('paimon_rs') write into {table.identifier}: its rows come from {len(stages)} "
+                    "paimon_rs.spark.distribute calls (a union of distributed frames: each assigned buckets of its "
+                    "own, so a key could land in two buckets); write one distributed frame as it is, nothing was "
+                    "committed")
             collected = _choose_attempts(message_rows(messages), bool(table.primary_keys), table)
         except BaseException:
             _sweep(table, self.file_prefix, set())

@@ -38,7 +38,11 @@ files it wrote. A ``rowkind`` column that the table does not have carries each r
 primary-key table (``-D``/``-U`` retract, ``+I``/``+U`` add), written in the order the task
 receives them; an append table refuses it. As the Data Source's batch write, each task writes
 the rows it has: a bucketed table's stream is passed through ``paimon_rs.spark.distribute``
-first (a primary-key bucket written by two tasks is refused and nothing is committed).
+first (a primary-key bucket written by two tasks is refused and nothing is committed). A
+dynamic-bucket or cross-partition upsert table is refused when the query starts, before a task
+writes: a sink cannot shuffle, so it cannot assign buckets; ``foreachBatch`` calling
+``paimon_rs.spark.write(batch, table, commit_user=<one per query>, commit_identifier=batch_id)``
+writes each micro-batch exactly once (a replayed batch finds its identifier committed).
 """
 
 import dataclasses
@@ -64,6 +68,7 @@ from paimon_rs.spark.common import (
     _open_cached,
     spark_schema_of,
 )
+from paimon_rs.spark.dynamic import is_dynamic
 from paimon_rs.spark.reader import _read_split
 from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
 from paimon_rs.table import Table
@@ -299,6 +304,14 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
 
     def __init__(self, table: Table, schema: Any):
         self.table = table
+        if is_dynamic(table):
+            raise UnsupportedError(
+                f"format('paimon_rs') stream write into {table.identifier}, a dynamic-bucket table (bucket = -1"
+                + (", primary key without a partition key" if table.cross_partition_update else "") + "): a "
+                "streaming sink cannot shuffle, so it cannot assign buckets (each micro-batch needs the index the "
+                "previous one committed); write each micro-batch with df.writeStream.foreachBatch(lambda batch, "
+                "batch_id: paimon_rs.spark.write(batch, table, commit_user=<one per query>, "
+                "commit_identifier=batch_id)), exactly once: a replayed batch lands nothing")
         names = [f.name for f in schema.fields]
         table_names = list(table.arrow_schema.names)
         self.with_kind = ROW_KIND_COLUMN in names and ROW_KIND_COLUMN not in table_names

@@ -55,6 +55,8 @@ class _WriteSpec:
     dynamic_snapshot: Optional[int] = None
     #: an overwrite: the writers ignore the replaced files and hash index
     overwrite: bool = False
+    #: the operation, as errors name it
+    what: str = "paimon_rs.spark.write"
 
     def task_prefix(self, spark_partition: int, attempt: int) -> str:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
@@ -71,7 +73,7 @@ def _write_task(spec: _WriteSpec, batches: Iterator[pa.RecordBatch]) -> Iterator
     pid, attempt, task_attempt_id = _task_context()
     base = _open_cached(spec.table)
     table = base.copy(_task_options(base, spec.task_prefix(pid, attempt)))
-    where = f"paimon_rs.spark.write into {table.identifier} (Spark partition {pid}, attempt {attempt})"
+    where = f"{spec.what} into {table.identifier} (Spark partition {pid}, attempt {attempt})"
     builder = table.new_batch_write_builder()
     w = (builder.overwrite() if spec.overwrite else builder).new_write()
     try:
