@@ -445,3 +445,67 @@ def test_spark_overwrite_of_a_dynamic_bucket_table_drops_the_old_index(spark, ca
     check(t, model, 20)
     assert sum(r[5] for r in _core.index_files(t._core) if r[2] == "HASH" and r[0] == "{a}") == 40
     assert not orphans(t)
+
+
+@pytest.mark.parametrize("strategy,order_by", [("order", ["v"]), ("zorder", ["id", "v"])])
+def test_spark_sort_compact_of_a_dynamic_bucket_table(spark, catalog, tmp_path, strategy, order_by):
+    """Spark's sort compaction of a dynamic-bucket table: the merged rows range-partitioned and
+    sorted, each task assigning fresh buckets of its own (``b % n == task``) in sort order, every
+    first task attempt failing after writing (the retries commit, once): one OVERWRITE snapshot,
+    the table equals the model, no key in two buckets, one fresh hash index file per bucket, each
+    bucket one stretch of the sort order, no file of the failed attempts left; a Spark write and a
+    local write afterwards continue the new index."""
+    target = 30
+    t = create(catalog, f"db.dynsort{strategy}", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": str(target),
+                  "dynamic-bucket.assigner-parallelism": "2"})
+    model: Dict[Tuple[str, int], str] = {}
+    rng = random.Random(7)
+    for k in range(3):
+        ids = rng.sample(range(400), 200)
+        vs = [f"{rng.randrange(1000):03d}-{k}" for _ in ids]
+        data = pa.table({"dt": [DTS[i % 2] for i in ids], "id": ids, "v": vs, "op": ["+I"] * len(ids)}, schema=SCHEMA)
+        ps.write(to_spark(spark, data), t)
+        apply(model, data)
+    deletes = rows(range(0, 400, 11), op="-D")
+    ps.write(to_spark(spark, deletes), t)
+    apply(model, deletes)
+    before = t.latest_snapshot_id()
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    n = 3
+    sid = ps.sort_compact(spark, t, strategy, order_by, num_partitions=n, _fail_first_attempt_marker=str(marker))
+    assert sid == before + 1
+    snap = json.loads(Path(t.table_path, "snapshot", f"snapshot-{sid}").read_text())
+    assert snap["commitKind"] == "OVERWRITE"
+    got = check(t, model, target)
+    # every bucket is one stretch of the sort order: per partition, their key ranges do not overlap
+    rb = t.new_read_builder()
+    ranges: Dict[str, list] = {}
+    for split in rb.new_scan().plan().splits():
+        b = rb.new_read().to_arrow([split]).select(SCHEMA.names).combine_chunks().to_batches()[0]
+        keys = sorted(t._core.sort_index(strategy, order_by, b))
+        dt = b.column(0)[0].as_py()
+        ranges.setdefault(dt, []).append((keys[0], keys[-1]))
+    for dt, rs in ranges.items():
+        rs.sort()
+        assert all(a[1] <= b[0] for a, b in zip(rs, rs[1:])), (dt, rs)
+    assert {b % n for (_, b) in got} <= set(range(n)) and len(got) >= len(model) // target
+    files = index_dir_files(t)
+    live_index = {r[3] for r in _core.index_files(t._core)}
+    assert live_index <= files and not orphans(t)
+    assert all("-a1-" in f for f in live_index)
+    marker.unlink()
+    # a Spark write and a local one continue the fresh index
+    more = pa.concat_tables([rows(range(0, 400, 3), v="u", op="+U"), rows(range(400, 480), v="n")])
+    ps.write(to_spark(spark, more), t)
+    apply(model, more)
+    check(t, model, target)
+    w = t.new_batch_write_builder()
+    tw = w.new_write()
+    last = rows(range(0, 480, 5), v="l", op="+U")
+    tw.write_arrow(last)
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+    apply(model, last)
+    check(t, model, target)

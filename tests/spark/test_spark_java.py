@@ -114,21 +114,26 @@ def test_spark_reads_what_java_wrote_and_compacted(spark, java, tmp_path, dv):
     assert {r["id"] for r in df.where("id > 30").select("id").collect()} == {i for i in model if i > 30}
 
 
-def test_java_reads_a_dynamic_bucket_table_spark_wrote_and_overwrote(spark, java, tmp_path):
-    """A dynamic-bucket table (#28) written by Spark's assign stage and bucket writers, then
-    partly overwritten: Java reads the model."""
+def dynamic_table(tmp_path, name: str):
+    """(warehouse, a dynamic-bucket table ``name`` (dt, id, v; 25 keys a bucket), rows(ids, v))."""
     wh = tmp_path / "wh"
     catalog = CatalogFactory.create({"warehouse": str(wh)})
     schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                         pa.field("v", pa.string())])
-    t = create(catalog, "db.d", schema, ["dt"], ["dt", "id"], bucket="-1",
-               **{"dynamic-bucket.target-row-num": "25"})
+    t = create(catalog, name, schema, ["dt"], ["dt", "id"], bucket="-1", **{"dynamic-bucket.target-row-num": "25"})
 
     def rows(ids, v):
         ids = list(ids)
         return pa.table({"dt": ["x" if i % 2 else "y" for i in ids], "id": ids, "v": [f"{v}{i}" for i in ids]},
                         schema=schema)
 
+    return wh, t, rows
+
+
+def test_java_reads_a_dynamic_bucket_table_spark_wrote_and_overwrote(spark, java, tmp_path):
+    """A dynamic-bucket table (#28) written by Spark's assign stage and bucket writers, then
+    partly overwritten: Java reads the model."""
+    wh, t, rows = dynamic_table(tmp_path, "db.d")
     ps.write(to_spark(spark, rows(range(200), "a")), t)
     ps.write(to_spark(spark, rows(range(100, 300), "b")), t)
     ps.write(to_spark(spark, rows(range(1, 40, 2), "o")), t, overwrite={"dt": "x"})
@@ -136,3 +141,15 @@ def test_java_reads_a_dynamic_bucket_table_spark_wrote_and_overwrote(spark, java
     want.update({i: f"o{i}" for i in range(1, 40, 2)})
     got = java.call("read", warehouse=str(wh), table="db.d")["rows"]
     assert {r[1]: r[2] for r in got} == want
+
+
+def test_java_reads_a_dynamic_bucket_table_spark_sort_compacted(spark, java, tmp_path):
+    """A dynamic-bucket table (#28) sort-compacted by Spark (the tasks assign fresh buckets and
+    write a fresh hash index): Java reads the model, each key once."""
+    wh, t, rows = dynamic_table(tmp_path, "db.ds")
+    ps.write(to_spark(spark, rows(range(200), "a")), t)
+    ps.write(to_spark(spark, rows(range(100, 300), "b")), t)
+    assert ps.sort_compact(spark, t, "zorder", ["v", "id"], num_partitions=3) == 3
+    want = {i: ("b" if i >= 100 else "a") + str(i) for i in range(300)}
+    got = java.call("read", warehouse=str(wh), table="db.ds")["rows"]
+    assert {r[1]: r[2] for r in got} == want and len(got) == len(want)

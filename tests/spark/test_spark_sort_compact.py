@@ -102,10 +102,22 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
     assert ps.sort_compact(spark, t, "zorder", ["x", "y"]) is None
     with pytest.raises(InvalidArgumentError, match="can't find column"):
         ps.sort_compact(spark, t, "zorder", ["nope"])
-    # a dynamic-bucket primary-key table is sorted locally (table.sort_compact), not on Spark
-    dyn = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "x"], bucket="-1")
-    with pytest.raises(UnsupportedError, match="distributed sort compaction of a dynamic-bucket"):
+    # a dynamic-bucket primary-key table (test_spark_dynamic_bucket.py sorts them): a bucket cap is
+    # refused (the tasks open buckets each on their own), an empty table is nothing to do
+    dyn = create(catalog, "db.dyn", SCHEMA, ["dt"], ["dt", "x"], bucket="-1", **{"dynamic-bucket.max-buckets": "4"})
+    assert ps.sort_compact(spark, dyn, "zorder", ["x", "y"]) is None
+    w = dyn.new_batch_write_builder()
+    tw = w.new_write()
+    tw.write_arrow(rows(10, 1))
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+    with pytest.raises(UnsupportedError, match="max-buckets"):
         ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
+    # some partitions of one whose overwrite replaces the whole table
+    whole = create(catalog, "db.dynwhole", SCHEMA, ["dt"], ["dt", "x"], bucket="-1",
+                   **{"dynamic-partition-overwrite": "false"})
+    with pytest.raises(UnsupportedError, match="dynamic-partition-overwrite = false"):
+        ps.sort_compact(spark, whole, "zorder", ["x", "y"], partitions=[{"dt": "a"}])
 
 
 def test_clustering_at_write_time_on_spark(spark, catalog):

@@ -193,3 +193,21 @@ def _commit_collected(table: Table, builder: Any, collected: _Collected, file_pr
             pass  # the snapshots could not be read: keep what the commit may hold
     _sweep(table, file_prefix, collected.files)
     return snapshot
+
+
+def _collect_and_commit(spark: Any, collect: Callable[[], List[Any]], bucketed: bool, table: Table, builder: Any,
+                        file_prefix: str) -> Optional[int]:
+    """A job of a compaction (no commit identifier): ``collect()`` once (``_collect_settled``),
+    one attempt per Spark partition (``_choose_attempts``), one commit through ``builder``
+    (``_commit_collected``); None, nothing committed and the job's files deleted, when no task
+    wrote; a failed job deletes its files."""
+    try:
+        got = _collect_settled(spark, collect)
+        collected = _choose_attempts(got, bucketed, table)
+    except BaseException:
+        _sweep(table, file_prefix, set())
+        raise
+    if not collected.messages:
+        _sweep(table, file_prefix, set())
+        return None
+    return _commit_collected(table, builder, collected, file_prefix, None)

@@ -12,10 +12,7 @@ from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
-    _choose_attempts,
-    _collect_settled,
-    _commit_collected,
-    _sweep,
+    _collect_and_commit,
     _task_options,
 )
 from paimon_rs.spark.common import _open_cached, _task_context, _with_context
@@ -135,13 +132,5 @@ def _run_bucket_tasks(spark: Any, table: Table, work: List[bytes],
 
     rows = list(enumerate(work))
     idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, item binary")
-    try:
-        got = _collect_settled(spark, idx.mapInArrow(run, _MESSAGE_SCHEMA).collect)
-        collected = _choose_attempts(got, False, table)
-    except BaseException:
-        _sweep(table, file_prefix, set())
-        raise
-    if not collected.messages:
-        _sweep(table, file_prefix, set())
-        return None
-    return _commit_collected(table, builder, collected, file_prefix, None)
+    return _collect_and_commit(spark, idx.mapInArrow(run, _MESSAGE_SCHEMA).collect, False, table, builder,
+                               file_prefix)

@@ -8,24 +8,47 @@ the table's writer (files named per task attempt). The driver collects the messa
 one attempt per task (the others' files are deleted) and commits one OVERWRITE snapshot that
 removes exactly the files it planned (``commit_rewrite``): an append committed meanwhile stays,
 a commit that removed one of those files fails the job with ``CommitConflictError`` and the
-written files are deleted."""
+written files are deleted.
 
+A dynamic-bucket primary-key table (``bucket = -1``; paimon-behaviour.md §16, as the local
+``Table.sort_compact``, core compact/sort_compact.rs): Spark reads the selected partitions of the
+pinned snapshot merged (one row per key), range-partitions and sorts them as above into ``n``
+tasks, and each task assigns its rows fresh buckets in that order, as the local overwrite writer
+does with one assigner: per table partition, buckets ``task, task + n, task + 2n, ...`` each
+filled to ``dynamic-bucket.target-row-num`` (so each bucket holds one stretch of the curve). A
+key is one row of the merged read, so it lands in one task and one bucket, and no two tasks open
+the same bucket (``b % n`` is the task). The task writes its buckets itself with ``write``'s
+overwrite writer (``writer._write_task``: previous files and hash index ignored, a fresh HASH
+index file per bucket named after the attempt), so no second shuffle is needed and a retried
+attempt may assign differently (ties in the sort key): only one attempt's files are committed.
+The driver commits one OVERWRITE of the partitions written (``dynamic-partition-overwrite =
+false``: the whole table, so a selection of partitions is refused), exactly as the local path:
+rows committed into those partitions meanwhile are replaced, as Java's sort compaction does.
+"""
+
+import math
 import uuid
 from dataclasses import dataclass
-from typing import Any, Dict, Iterator, List, Optional
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
+import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_rs import _core
+from paimon_rs.exceptions import UnsupportedError
+from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
     _choose_attempts,
+    _collect_and_commit,
     _collect_settled,
     _sweep,
     _task_options,
 )
-from paimon_rs.spark.common import _open_cached, _task_context, _with_context
+from paimon_rs.spark.common import _bind, _open_cached, _task_context, _with_context
 from paimon_rs.spark.compaction import _message_batch, _partition_specs
+from paimon_rs.spark.dynamic import BUCKET_COLUMN, is_dynamic
 from paimon_rs.spark.reader import read
 from paimon_rs.table import BATCH_COMMIT_IDENTIFIER, Table
 
@@ -92,6 +115,102 @@ def _write_task(spec: _SortSpec) -> Any:
     return run
 
 
+@dataclass
+class _BucketSpec:
+    """What a dynamic-bucket sort compaction's write task needs besides ``_writer._WriteSpec``."""
+
+    write: Any  # _writer._WriteSpec
+    partition_keys: List[str]
+    #: the range partitions requested: a task's buckets are ``b % stride == task``
+    stride: int
+    target: int
+
+
+def _partition_starts(b: pa.RecordBatch, keys: List[str], last: Optional[Tuple[Any, ...]]
+                      ) -> Tuple[np.ndarray, Optional[Tuple[Any, ...]]]:
+    """Rows of ``b`` (sorted by the partition columns ``keys``) whose partition differs from
+    the row before (the first row: from ``last``, the previous batch's last partition), and the
+    last row's partition."""
+    n = b.num_rows
+    new = np.zeros(n, dtype=bool)
+    if not keys:
+        new[0] = last is None
+        return new, ()
+    for c in keys:
+        col = b.column(c)
+        if n > 1:
+            cur, prev = col.slice(1), col.slice(0, n - 1)
+            differs = pc.or_(pc.fill_null(pc.not_equal(cur, prev), False),
+                             pc.xor(pc.is_null(cur), pc.is_null(prev)))
+            new[1:] |= differs.to_numpy(zero_copy_only=False)
+    new[0] = tuple(b.column(c)[0].as_py() for c in keys) != last
+    return new, tuple(b.column(c)[n - 1].as_py() for c in keys)
+
+
+def _dynamic_write_task(spec: _BucketSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """One range of a dynamic-bucket table's sorted rows: each row's fresh bucket (see the
+    module's doc), then ``write``'s writer task over the rows with their buckets."""
+    pid, attempt, _ = _task_context()
+    if pid >= spec.stride:
+        raise UnsupportedError(f"paimon_rs.spark.sort_compact: task {pid} of {spec.stride} range partitions "
+                               "(Spark ran more tasks than requested; buckets would collide)")
+
+    def assigned() -> Iterator[pa.RecordBatch]:
+        last: Optional[Tuple[Any, ...]] = None
+        carry = 0  # rows of the current partition in earlier batches
+        for b in batches:
+            if not b.num_rows:
+                continue
+            new, last_next = _partition_starts(b, spec.partition_keys, last)
+            idx = np.arange(b.num_rows, dtype=np.int64)
+            run_start = np.maximum.accumulate(np.where(new, idx, -1))
+            pos = np.where(run_start < 0, carry + idx, idx - run_start)
+            buckets = pid + spec.stride * (pos // spec.target)
+            if buckets.max() > np.iinfo(np.int32).max:
+                raise UnsupportedError(f"paimon_rs.spark.sort_compact of {spec.write.table.identifier}: bucket "
+                                       f"{int(buckets.max())} exceeds an int (fewer range partitions, or a larger "
+                                       "dynamic-bucket.target-row-num)")
+            carry, last = int(pos[-1]) + 1, last_next
+            yield b.append_column(BUCKET_COLUMN, pa.array(buckets.astype(np.int32), pa.int32()))
+
+    yield from _writer._write_task(spec.write, assigned())
+
+
+def _sort_compact_dynamic(spark: Any, table: Table, ordered: Any, n: int, snapshot_id: int, file_prefix: str,
+                          fail_marker: Optional[str]) -> Optional[int]:
+    """The write and commit of a dynamic-bucket table's sort compaction (the module's doc)."""
+    write_spec = _writer._WriteSpec(table=table, write_id="", file_prefix=file_prefix,
+                                    columns=list(table.arrow_schema.names), fail_first_attempt_marker=fail_marker,
+                                    dynamic=True, dynamic_snapshot=snapshot_id, overwrite=True,
+                                    what="paimon_rs.spark.sort_compact")
+    target = int(table.options.get("dynamic-bucket.target-row-num", "2000000"))
+    spec = _BucketSpec(write=write_spec, partition_keys=list(table.partition_keys), stride=n, target=target)
+    builder = table.new_batch_write_builder()
+    builder.with_commit_user(f"sort-compact-{uuid.uuid4()}")
+    # Overwrite::Dynamic as the local path: the partitions written (the whole table with
+    # dynamic-partition-overwrite = false; sort_compaction_plan refused a selection then)
+    builder.overwrite()
+    job = ordered.mapInArrow(_bind(_dynamic_write_task, spec), _MESSAGE_SCHEMA).collect
+    return _collect_and_commit(spark, job, True, table, builder, file_prefix)
+
+
+def _dynamic_tasks(spark: Any, table: Table, items: List[bytes], num_partitions: Optional[int]) -> int:
+    """Range partitions of a dynamic-bucket table's sort compaction: ``num_partitions``, else
+    about one bucket's rows (``dynamic-bucket.target-row-num``, by the planned files' row
+    counts, an upper bound of the merged rows) per task, at most ``spark.sql.shuffle.partitions``.
+    ``dynamic-bucket.max-buckets`` is refused: the tasks open buckets each on their own."""
+    max_buckets = int(table.options.get("dynamic-bucket.max-buckets", "-1"))
+    if max_buckets != -1:
+        raise UnsupportedError(
+            f"paimon_rs.spark.sort_compact of {table.identifier}: dynamic-bucket.max-buckets = {max_buckets} (the "
+            "distributed sort opens buckets per task and cannot keep a cap); run table.sort_compact (one process)")
+    if num_partitions:
+        return int(num_partitions)
+    rows = sum(_core.Split.from_bytes(bytes(i)).row_count for i in items)
+    target = int(table.options.get("dynamic-bucket.target-row-num", "2000000"))
+    return max(1, min(int(spark.conf.get("spark.sql.shuffle.partitions")), math.ceil(rows / target)))
+
+
 def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[str],
                  partitions: Optional[List[Dict[str, Any]]] = None, *, num_partitions: Optional[int] = None,
                  _fail_first_attempt_marker: Optional[str] = None) -> Optional[int]:
@@ -104,7 +223,12 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
     within each task and written in that order, so each task's files hold one stretch of the
     curve. Exactly once: one attempt per task is committed, the files of failed, retried and
     speculative attempts are deleted; a failed job, or a commit that conflicts (another commit
-    removed files this one rewrites: ``CommitConflictError``), leaves the table as it was."""
+    removed files this one rewrites: ``CommitConflictError``), leaves the table as it was.
+
+    A dynamic-bucket primary-key table is read merged and its sorted rows assigned fresh buckets
+    in the tasks (the module's doc); ``num_partitions`` defaults to about one
+    ``dynamic-bucket.target-row-num`` of rows per task; the commit is one OVERWRITE of the
+    partitions written, as ``Table.sort_compact``."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
     specs = _partition_specs(table, partitions, "sort_compact")
@@ -122,12 +246,16 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
                      fail_first_attempt_marker=_fail_first_attempt_marker)
     from pyspark.sql.types import BinaryType, StructField, StructType
 
+    dynamic = is_dynamic(table)
+    n = (_dynamic_tasks(spark, table, items, num_partitions) if dynamic
+         else int(num_partitions or spark.conf.get("spark.sql.shuffle.partitions")))
     df = read(spark, table, filter=filt, snapshot_id=snapshot_id, spark_parquet=False)
     keyed_schema = StructType(df.schema.fields + [StructField(SORT_KEY_COLUMN, BinaryType(), True)])
     keyed = df.mapInArrow(_key_task(spec), keyed_schema)
-    n = int(num_partitions or spark.conf.get("spark.sql.shuffle.partitions"))
     cols = [*table.partition_keys, SORT_KEY_COLUMN]
     ordered = keyed.repartitionByRange(n, *cols).sortWithinPartitions(*cols).drop(SORT_KEY_COLUMN)
+    if dynamic:
+        return _sort_compact_dynamic(spark, table, ordered, n, snapshot_id, file_prefix, _fail_first_attempt_marker)
     try:
         got = _collect_settled(spark, ordered.mapInArrow(_write_task(spec), _MESSAGE_SCHEMA).collect)
         collected = _choose_attempts(got, False, table)

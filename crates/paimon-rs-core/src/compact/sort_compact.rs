@@ -22,8 +22,9 @@
 //! upsert tables, whose mode is not HASH_DYNAMIC in Java), data-evolution tables. Refused
 //! because we do not implement them yet: deletion-vector tables, row tracking; a selection of
 //! partitions of a dynamic-bucket table with `dynamic-partition-overwrite = false` (the
-//! overwrite would replace the whole table); the distributed (Spark) sort of dynamic-bucket
-//! tables.
+//! overwrite would replace the whole table). The distributed (Spark) sort of a dynamic-bucket
+//! table assigns buckets in its tasks (python/paimon_rs/spark/sort_compaction.py):
+//! [`sort_compaction_plan`] only checks and pins the snapshot for it.
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
@@ -441,6 +442,24 @@ pub fn sort_compact_table(
     run().map_err(|e| e.with_table(&table.name))
 }
 
+/// A sort compaction of a dynamic-bucket table commits an OVERWRITE of the partitions it
+/// writes, which replaces the whole table when `dynamic-partition-overwrite` is false: a
+/// selection of some partitions is then refused.
+fn check_dynamic_selection(
+    table: &FileStoreTable,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<()> {
+    let partitioned = !table.partition_keys().is_empty();
+    if partitioned && partitions.is_some() && !table.options.dynamic_partition_overwrite {
+        return Err(Error::unsupported(
+            "sort compaction of some partitions of a dynamic-bucket table with \
+             dynamic-partition-overwrite = false (its overwrite replaces the whole table); sort \
+             every partition, or set dynamic-partition-overwrite = true",
+        ));
+    }
+    Ok(())
+}
+
 /// Sort compaction of a dynamic-bucket primary-key table (see the module doc): each selected
 /// partition of snapshot `snapshot_id` read merged and whole, sorted, and written through one
 /// overwrite writer restored from that snapshot; committed as one OVERWRITE of the partitions
@@ -451,14 +470,7 @@ fn sort_compact_dynamic(
     snapshot_id: i64,
     partitions: Option<&[PartitionSpec]>,
 ) -> Result<Option<i64>> {
-    let partitioned = !table.partition_keys().is_empty();
-    if partitioned && partitions.is_some() && !table.options.dynamic_partition_overwrite {
-        return Err(Error::unsupported(
-            "sort compaction of some partitions of a dynamic-bucket table with \
-             dynamic-partition-overwrite = false (its overwrite replaces the whole table); sort \
-             every partition, or set dynamic-partition-overwrite = true",
-        ));
-    }
+    check_dynamic_selection(table, partitions)?;
     let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
     let mut by_partition: std::collections::BTreeMap<Vec<u8>, Vec<Split>> = Default::default();
     for s in bucket_splits(table, &snapshot, partitions)? {
@@ -525,7 +537,9 @@ fn sort_compact_dynamic(
 
 /// The driver's half of a distributed sort compaction (`paimon_rs.spark.sort_compact`): the
 /// checks of [`sort_compact_table`], then the latest snapshot's id and one split per selected
-/// partition (its files: what the rewrite removes). None if the table has no snapshot.
+/// partition (its files: what the rewrite removes; a dynamic-bucket primary-key table: one
+/// per selected bucket, whose partitions the Spark job overwrites as the local one does). None
+/// if the table has no snapshot.
 pub fn sort_compaction_plan(
     table: &FileStoreTable,
     order_strategy: &str,
@@ -535,10 +549,7 @@ pub fn sort_compaction_plan(
     let run = || -> Result<Option<(i64, Vec<Split>)>> {
         check_sort_compactable(table)?;
         if table.is_primary_key() {
-            return Err(Error::unsupported(
-                "the distributed sort compaction of a dynamic-bucket primary-key table: not \
-                 implemented yet; run table.sort_compact (one process)",
-            ));
+            check_dynamic_selection(table, partitions)?;
         }
         SortSpec::new(table, order_strategy, order_by)?;
         let Some(snapshot) = table.snapshot_manager().latest()? else {
