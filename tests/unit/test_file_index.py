@@ -1,6 +1,6 @@
 """File indexes (#28): bloom filters (``file-index.bloom-filter.columns``) written with every
 data file, in the manifest or in a ``<data file>.index`` file, and used by the scan to skip files
-that cannot hold an ``=`` / ``IN`` value (docs/paimon-behaviour.md §6.6)."""
+that cannot hold an ``=`` / ``IN`` value (docs/paimon-behaviour.md §6.3a)."""
 
 from __future__ import annotations
 

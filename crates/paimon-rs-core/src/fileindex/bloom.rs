@@ -3,7 +3,7 @@
 //! bytes for strings and binary, Thomas Wang's 64-bit integer hash for numbers, dates, times
 //! and timestamps (milliseconds up to precision 3, microseconds above). Serialized as the index
 //! type `bloom-filter` stores it: the number of hash functions (big-endian i32), then the bit
-//! set, bit `i` in byte `i / 8` at bit `i % 8` (docs/paimon-format.md §12).
+//! set, bit `i` in byte `i / 8` at bit `i % 8` (docs/paimon-format.md §13).
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{

@@ -1,5 +1,5 @@
 //! Java Paimon's file index container (`FileIndexFormat`, version 1; docs/paimon-format.md
-//! §12): one blob per data file holding every index of every indexed column.
+//! §13): one blob per data file holding every index of every indexed column.
 //!
 //! ```text
 //! magic            i64   1493475289347502

@@ -1,7 +1,7 @@
 //! Paimon file indexes (#28): per data file, a bloom filter of chosen columns
 //! (`file-index.bloom-filter.columns`), built as the file is written and used by the scan to
-//! skip files that cannot hold an `=` / `IN` value (docs/paimon-format.md §12,
-//! docs/paimon-behaviour.md §6.6). Byte-compatible with Java's `FileIndexFormat` and
+//! skip files that cannot hold an `=` / `IN` value (docs/paimon-format.md §13,
+//! docs/paimon-behaviour.md §6.3a). Byte-compatible with Java's `FileIndexFormat` and
 //! `BloomFilterFileIndex` both ways: Java reads the indexes we write and we read Java's.
 //!
 //! * [`format`]: the container (magic, version, head of per-column per-type offsets, body);

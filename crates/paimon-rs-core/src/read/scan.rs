@@ -180,7 +180,7 @@ impl TableScan {
     }
 
     /// May `f` hold a row passing the filter, by its file index (bloom filters, in the
-    /// manifest or in its `.index` file under `dir`; paimon-behaviour.md §6.6)? Java's
+    /// manifest or in its `.index` file under `dir`; paimon-behaviour.md §6.3a)? Java's
     /// `FileIndexPredicate` over the filter's `=` / `IN` on indexed columns, the filter's columns
     /// named as in the file's schema (by field id, same type). Off with
     /// `file-index.read.enabled = false`.

@@ -245,7 +245,7 @@ impl RollingFileWriter {
             )
         };
         // the file index: in the manifest when small, else in `<data file>.index` beside it
-        // (Java's DataFileIndexWriter; docs/paimon-format.md §12)
+        // (Java's DataFileIndexWriter; docs/paimon-format.md §13)
         let (embedded_index, extra_files) = match (file.index, self.ctx.file_index.as_deref()) {
             (Some(ix), Some(spec)) => match ix.finish(spec)? {
                 crate::fileindex::BuiltIndex::Embedded(b) => (Some(b), vec![]),
