@@ -98,6 +98,19 @@ def test_large_index_goes_to_an_index_file_beside_the_data_file(catalog):
     assert _plan(t, "id = 7")[0] == 0
 
 
+def test_index_files_are_read_only_for_lookups_of_indexed_columns(catalog):
+    t = _table(catalog, "lost", {"file-index.bloom-filter.columns": "id"})
+    _commits(t, 2)
+    for x in os.listdir(_bucket_dir(t)):
+        if x.endswith(".index"):
+            os.remove(os.path.join(_bucket_dir(t), x))
+    # a filter that cannot use the index does not read it
+    assert _plan(t, "name = 'n5'")[0] == 2
+    # one that can fails on the lost index file, naming it (never a silent answer)
+    with pytest.raises(paimon_rs.PaimonRsError, match=r"\.index"):
+        _plan(t, "id = 5")
+
+
 def test_index_files_go_with_their_data_files(catalog):
     t = _table(catalog, "exp", {"file-index.bloom-filter.columns": "id"})
     _commits(t, 3)

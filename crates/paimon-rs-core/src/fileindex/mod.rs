@@ -318,12 +318,25 @@ impl FileIndexBuilder {
     }
 }
 
-/// The `=` / `IN` leaves of `filter` (the only ones a bloom filter can rule out).
-fn has_lookup(filter: &Predicate) -> bool {
+/// The columns of the `=` / `IN` leaves of `filter` (the only ones a bloom filter can rule
+/// out).
+fn lookup_columns<'a>(filter: &'a Predicate, out: &mut Vec<&'a str>) {
     match filter {
-        Predicate::Leaf { op, .. } => matches!(op, LeafOp::Equal | LeafOp::In),
-        Predicate::And(c) | Predicate::Or(c) => c.iter().any(has_lookup),
+        Predicate::Leaf { field, op, .. } => {
+            if matches!(op, LeafOp::Equal | LeafOp::In) {
+                out.push(field);
+            }
+        }
+        Predicate::And(c) | Predicate::Or(c) => c.iter().for_each(|p| lookup_columns(p, out)),
     }
+}
+
+/// The columns `file-index.bloom-filter.columns` names now (read leniently: for the scan,
+/// which reads a file's `.index` file only when the filter looks one of them up).
+pub(crate) fn configured_columns(raw: &BTreeMap<String, String>) -> Vec<String> {
+    raw.get(&format!("{PREFIX}{BLOOM_FILTER}.columns"))
+        .map(|v| v.split(',').map(|c| c.trim().to_string()).collect())
+        .unwrap_or_default()
 }
 
 /// Java's `FileIndexPredicate`: may a file with these indexes hold a row passing `filter`?
@@ -367,16 +380,24 @@ fn test(
 /// `.index` file under `dir`)? `column` maps a filter column (current schema) to the file's
 /// name and type for it. A file without indexes, or whose index cannot help the filter, is
 /// kept; an index file that cannot be read fails the scan (never a silent wrong answer).
+///
+/// The `.index` file is read only when the filter looks up a column `configured` names (the
+/// table's `file-index.bloom-filter.columns`): an `=` on another column cannot use it, and an
+/// index file is large (585 KB at Java's default `items`).
 pub(crate) fn may_match(
     filter: &Predicate,
     file: &DataFileMeta,
     dir: &Path,
     column: &dyn Fn(&str) -> Option<(String, DataType)>,
+    configured: &[String],
 ) -> Result<bool> {
+    let mut looked_up = vec![];
+    lookup_columns(filter, &mut looked_up);
+    let read_files = looked_up.iter().any(|c| configured.iter().any(|x| x == c));
     let indexes = FileIndexes {
         file_name: &file.file_name,
         embedded: file.embedded_index.as_deref(),
-        extra_files: &file.extra_files,
+        extra_files: if read_files { &file.extra_files } else { &[] },
     };
     indexes.may_match(filter, dir, column)
 }
@@ -396,7 +417,9 @@ impl FileIndexes<'_> {
         dir: &Path,
         column: &dyn Fn(&str) -> Option<(String, DataType)>,
     ) -> Result<bool> {
-        if !has_lookup(filter) {
+        let mut looked_up = vec![];
+        lookup_columns(filter, &mut looked_up);
+        if looked_up.is_empty() {
             return Ok(true);
         }
         let mut containers = vec![];

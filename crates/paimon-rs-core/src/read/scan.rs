@@ -208,7 +208,8 @@ impl TableScan {
             let ff = file_schema.fields.iter().find(|x| x.id == cf.id)?;
             same_type(&ff.data_type, &cf.data_type).then(|| (ff.name.clone(), ff.data_type.clone()))
         };
-        crate::fileindex::may_match(filter, f, dir, &column)
+        let configured = crate::fileindex::configured_columns(&self.table.options.raw);
+        crate::fileindex::may_match(filter, f, dir, &column, &configured)
             .map_err(|e| e.with_table(&self.table.name))
     }
 
