@@ -125,3 +125,33 @@ def test_we_skip_by_javas_index(java, tmp_path, options):
     assert n == 0 and got == []
     n, got = _ours_plan(tmp_path, "t", "id IN (8, 13)")
     assert n == 2 and Counter(map(tuple, got)) == Counter([(8, "s8"), (13, "s13")])
+
+
+@pytest.mark.parametrize("pk", [False, True])
+def test_java_expires_our_index_files_and_reads_our_primary_key_tables(java, tmp_path, pk):
+    """Java 1.0 indexes append files only; our primary-key files carry the index of their value
+    columns (as Java since 1.1): Java reads such tables, and its expiry deletes a compacted-away
+    file's .index file with it, as ours does."""
+    options = {"file-index.bloom-filter.columns": "s"}
+    if pk:
+        options.update({"bucket": "1", "deletion-vectors.enabled": "true"})
+    java.call("create_table", warehouse=str(tmp_path), table=f"{DB}.t",
+              fields=[{"name": "id", "type": "BIGINT NOT NULL" if pk else "BIGINT"},
+                      {"name": "s", "type": "STRING"}],
+              primary_keys=["id"] if pk else [], partition_keys=[],
+              table_options=options if pk else {"bucket": "-1", **options})
+    for c in range(3):
+        _ours_write(tmp_path, "t", [[c + 3 * j, f"s{c + 3 * j}"] for j in range(10)])
+    t = CatalogFactory.create({"warehouse": str(tmp_path)}).get_table(f"{DB}.t")
+    t.compact(full=True)
+    bucket = tmp_path / f"{DB}.db" / "t" / "bucket-0"
+    live = [f for f in _java_files(java, tmp_path, "t")]
+    assert live and all(f["extra_files"] == [f["file"] + ".index"] for f in live)
+    assert len(list(bucket.glob("*.index"))) > len(live)
+    java.call("expire_snapshots", warehouse=str(tmp_path), table=f"{DB}.t", retain_max=1, retain_min=1)
+    assert sorted(p.name for p in bucket.glob("*.index")) == sorted(f["extra_files"][0] for f in live)
+    got = java.call("read", warehouse=str(tmp_path), table=f"{DB}.t",
+                    filter={"op": "equal", "field": "s", "value": "s7"})["rows"]
+    assert got == [[7, "s7"]]
+    n, ours = _ours_plan(tmp_path, "t", "s = 's7x'")
+    assert n == 0 and ours == []
