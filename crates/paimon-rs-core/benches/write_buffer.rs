@@ -349,6 +349,7 @@ fn bench_rolling_writer(c: &mut Criterion) {
         value_stats_types: fields.iter().map(|f| f.data_type.clone()).collect(),
         value_stats_names: None,
         stats_mode: StatsMode::Truncate(16),
+        file_index: None,
     };
     let unique = ["_KEY_id".to_string(), "_SEQUENCE_NUMBER".to_string()];
     let configs = [

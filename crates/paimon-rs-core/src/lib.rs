@@ -8,6 +8,7 @@
 mod commit;
 mod compact;
 mod error;
+mod fileindex;
 mod io;
 mod kv;
 mod lookup;

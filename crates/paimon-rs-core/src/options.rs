@@ -747,7 +747,9 @@ impl CoreOptions {
                     || crate::scan_options::is_scan_option(key)
                     || key.starts_with(FIELD_PREFIX)
                     || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p))
-                    || DESCRIPTIVE.iter().any(|p| key.starts_with(p));
+                    || DESCRIPTIVE.iter().any(|p| key.starts_with(p))
+                    // checked with the table's columns: fileindex::check_options
+                    || key.starts_with("file-index.");
                 if !known {
                     let hint = did_you_mean(key)
                         .map(|k| format!(" (did you mean '{k}'?)"))

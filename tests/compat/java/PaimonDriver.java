@@ -781,12 +781,20 @@ public final class PaimonDriver {
         }
     }
 
-    /** The data files of the latest snapshot: partition, bucket, level, name, rows, size. */
+    /**
+     * The data files of the latest snapshot: partition, bucket, level, name, rows, size, extra
+     * files and the embedded file index (base64 or null). With {"filter": {...}} the files of a
+     * filtered plan (Java's scan skips files by stats and by embedded file indexes).
+     */
     private static JsonNode files(JsonNode req) throws Exception {
         Table t = table(req);
         RowType partType = t.rowType().project(t.partitionKeys());
         ArrayNode out = NODES.arrayNode();
-        for (Split s : t.newReadBuilder().newScan().plan().splits()) {
+        ReadBuilder frb = t.newReadBuilder();
+        if (req.hasNonNull("filter")) {
+            frb = frb.withFilter(predicate(req.get("filter"), t.rowType()));
+        }
+        for (Split s : frb.newScan().plan().splits()) {
             DataSplit ds = (DataSplit) s;
             for (DataFileMeta f : ds.dataFiles()) {
                 ObjectNode o = out.addObject();
@@ -797,6 +805,10 @@ public final class PaimonDriver {
                 o.put("rows", f.rowCount());
                 o.put("size", f.fileSize());
                 o.put("schema_id", f.schemaId());
+                ArrayNode extra = o.putArray("extra_files");
+                f.extraFiles().forEach(extra::add);
+                byte[] ix = f.embeddedIndex();
+                o.put("embedded_index", ix == null ? null : Base64.getEncoder().encodeToString(ix));
             }
         }
         return out;

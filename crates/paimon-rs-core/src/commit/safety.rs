@@ -266,6 +266,11 @@ impl FileStoreCommit {
             for f in m.data_increment.new_files.iter().chain(outputs) {
                 let path = self.data_file_path(m, f)?;
                 if crate::io::exists(&path) {
+                    // its index file (`<data file>.index`) goes with it
+                    for x in &f.extra_files {
+                        let key = (m.partition.clone(), m.bucket, f.file_name.clone());
+                        candidates.push((key, path.with_file_name(x)));
+                    }
                     candidates.push(((m.partition.clone(), m.bucket, f.file_name.clone()), path));
                 }
             }

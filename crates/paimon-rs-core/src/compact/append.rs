@@ -387,9 +387,8 @@ pub fn compact_written_bucket(
 
 fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
     for f in files {
-        let _ = crate::io::remove_file_if_exists(
-            &crate::io::resolve(&table.path, bucket_path).join(&f.file_name),
-        );
+        let _ =
+            crate::fileindex::remove_data_file(&crate::io::resolve(&table.path, bucket_path), f);
     }
 }
 

@@ -514,7 +514,7 @@ impl CompactRewriter for MergeTreeRewriter {
 
     fn discard(&self, files: &[DataFileMeta]) {
         for f in files {
-            let _ = crate::io::remove_file_if_exists(&self.dir.join(&f.file_name));
+            let _ = crate::fileindex::remove_data_file(&self.dir, f);
         }
     }
 }
@@ -825,7 +825,7 @@ impl BucketCompactor {
     ) -> Result<()> {
         let absorb = |c: &mut Self, acc: &mut CompactResult, r: CompactResult| -> Result<()> {
             for f in acc.absorb(r) {
-                crate::io::remove_file_if_exists(&c.rewriter.dir.join(&f.file_name))?;
+                crate::fileindex::remove_data_file(&c.rewriter.dir, &f)?;
             }
             if let Some(base) = base {
                 c.give_vectors(base, &acc.dv_marks);

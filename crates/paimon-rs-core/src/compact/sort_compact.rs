@@ -382,8 +382,9 @@ pub fn write_sorted(
 fn discard(table: &FileStoreTable, messages: &[(CommitMessage, String)]) {
     for (m, bucket_path) in messages {
         for f in &m.compact_increment.compact_after {
-            let _ = crate::io::remove_file_if_exists(
-                &crate::io::resolve(&table.path, bucket_path).join(&f.file_name),
+            let _ = crate::fileindex::remove_data_file(
+                &crate::io::resolve(&table.path, bucket_path),
+                f,
             );
         }
     }

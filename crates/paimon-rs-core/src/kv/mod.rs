@@ -159,6 +159,10 @@ pub fn file_context(
             .collect(),
         value_stats_names: names,
         stats_mode: o.stats_mode,
+        // every data file carries the file index (append files as Java 1.0; primary-key files
+        // index their value columns as Java's KeyValueDataFileWriter does since 1.1)
+        file_index: crate::fileindex::FileIndexSpec::new(&o.raw, fields, value_offset)?
+            .map(Arc::new),
     })
 }
 

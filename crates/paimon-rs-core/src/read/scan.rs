@@ -179,6 +179,60 @@ impl TableScan {
         }
     }
 
+    /// May `f` hold a row passing the filter, by its file index (bloom filters, in the
+    /// manifest or in its `.index` file under `dir`; paimon-behaviour.md §6.3a)? Java's
+    /// `FileIndexPredicate` over the filter's `=` / `IN` on indexed columns, the filter's columns
+    /// named as in the file's schema (by field id, same type). Off with
+    /// `file-index.read.enabled = false`.
+    fn index_may_match(
+        &self,
+        f: &DataFileMeta,
+        dir: &std::path::Path,
+        schemas: &SchemaCache,
+    ) -> Result<bool> {
+        let Some(filter) = &self.filter else {
+            return Ok(true);
+        };
+        if f.embedded_index.is_none() && f.extra_files.is_empty() {
+            return Ok(true);
+        }
+        if !crate::fileindex::read_enabled(&self.table.options.raw)? {
+            return Ok(true);
+        }
+        let Ok(file_schema) = schemas.get(f.schema_id) else {
+            return Ok(true);
+        };
+        let current = &self.table.schema;
+        let column = |name: &str| {
+            let cf = current.fields.iter().find(|x| x.name == name)?;
+            let ff = file_schema.fields.iter().find(|x| x.id == cf.id)?;
+            same_type(&ff.data_type, &cf.data_type).then(|| (ff.name.clone(), ff.data_type.clone()))
+        };
+        let configured = crate::fileindex::configured_columns(&self.table.options.raw);
+        crate::fileindex::may_match(filter, f, dir, &column, &configured)
+            .map_err(|e| e.with_table(&self.table.name))
+    }
+
+    /// `files` without those [`Self::index_may_match`] rules out.
+    fn index_filter(
+        &self,
+        files: Vec<DataFileMeta>,
+        bucket_path: &str,
+        schemas: &SchemaCache,
+    ) -> Result<Vec<DataFileMeta>> {
+        if self.filter.is_none() {
+            return Ok(files);
+        }
+        let dir = crate::io::resolve(&self.table.path, bucket_path);
+        let mut kept = Vec::with_capacity(files.len());
+        for f in files {
+            if self.index_may_match(&f, &dir, schemas)? {
+                kept.push(f);
+            }
+        }
+        Ok(kept)
+    }
+
     /// The directory prefix (`dt=a/`, empty when unpartitioned) of a serialized partition.
     fn partition_dir(
         &self,
@@ -486,7 +540,8 @@ impl TableScan {
             && self.table.is_primary_key()
             && o.batch_scan_skip_level0()?;
         // deletion-vector tables: each data file's deletion vector, from the index manifest
-        let mut deletion_files = if o.deletion_vectors()? {
+        let dv = o.deletion_vectors()?;
+        let mut deletion_files = if dv {
             deletion_files_of(&self.table, snapshot.index_manifest.as_deref())?
         } else {
             Default::default()
@@ -508,6 +563,14 @@ impl TableScan {
                         self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
                     })
                     .collect();
+                // deletion-vector tables read the files above level 0 as they are (each key's
+                // live row in one file): a file whose index rules the filter out holds no row
+                // of the answer, as Java's KeyValueFileStoreScan skips it by value filter
+                let files = if skip_level0 && dv {
+                    self.index_filter(files, &bucket_path, &schemas)?
+                } else {
+                    files
+                };
                 if files.is_empty() {
                     continue;
                 }
@@ -525,6 +588,8 @@ impl TableScan {
                         self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
                     })
                     .collect();
+                // append files hold final rows: Java's AppendOnlyFileStoreScan skips by index
+                files = self.index_filter(files, &bucket_path, &schemas)?;
                 files.sort_by_key(|f| f.min_sequence_number);
                 // ordered bin packing by size (paimon-behaviour.md §6.3)
                 let w = |f: &DataFileMeta| (f.file_size.max(0) as u64).max(o.split_open_file_cost);

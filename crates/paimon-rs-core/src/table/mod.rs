@@ -80,6 +80,8 @@ impl FileStoreTable {
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
     pub fn check_writable(&self) -> Result<()> {
         check_options(&self.options, self.is_primary_key(), true)?;
+        crate::fileindex::check_options(&self.options.raw, &self.schema.fields)
+            .map_err(|e| e.with_table(&self.name))?;
         crate::io::format::check_write_format(&self.name, &self.schema.fields, &self.options)
     }
 

@@ -219,6 +219,7 @@ impl NewTableSchema {
         // even where paimon_rs could not write the table anyway
         super::check_options(&opts, pk, for_write)?;
         if for_write {
+            crate::fileindex::check_options(&opts.raw, &schema.fields)?;
             crate::io::format::check_write_format("", &schema.fields, &opts)?;
         }
         Ok(schema)

@@ -183,7 +183,7 @@ impl MergeTreeWriter {
                 break;
             };
             for f in self.files.compacted.absorb(r) {
-                crate::io::remove_file_if_exists(&self.dir.join(&f.file_name))?;
+                crate::fileindex::remove_data_file(&self.dir, &f)?;
             }
             let after = c.levels.number_of_sorted_runs();
             if after >= n {

@@ -106,6 +106,7 @@ mod tests {
                 ],
                 value_stats_names: None,
                 stats_mode: StatsMode::Full,
+                file_index: None,
             },
             0,
         )

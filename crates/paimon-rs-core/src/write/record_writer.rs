@@ -319,7 +319,7 @@ impl BucketFiles {
             .chain(&self.flushed_changelog)
             .chain(&written)
         {
-            let _ = crate::io::remove_file_if_exists(&dir.join(&f.file_name));
+            let _ = crate::fileindex::remove_data_file(dir, f);
         }
         self.flushed.clear();
         self.flushed_changelog.clear();

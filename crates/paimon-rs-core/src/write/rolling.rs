@@ -47,6 +47,8 @@ pub struct FileWriterContext {
     /// `_VALUE_STATS_COLS`: None = all table columns, Some(list) otherwise.
     pub value_stats_names: Option<Vec<String>>,
     pub stats_mode: StatsMode,
+    /// The file index each file gets (`file-index.bloom-filter.columns`), if any.
+    pub file_index: Option<std::sync::Arc<crate::fileindex::FileIndexSpec>>,
 }
 
 struct OpenFile {
@@ -59,6 +61,7 @@ struct OpenFile {
     min_seq: i64,
     max_seq: i64,
     deletes: i64,
+    index: Option<crate::fileindex::FileIndexBuilder>,
 }
 
 pub struct RollingFileWriter {
@@ -128,6 +131,11 @@ impl RollingFileWriter {
             min_seq: i64::MAX,
             max_seq: i64::MIN,
             deletes: 0,
+            index: self
+                .ctx
+                .file_index
+                .as_deref()
+                .map(crate::fileindex::FileIndexBuilder::new),
         })
     }
 
@@ -181,6 +189,9 @@ impl RollingFileWriter {
             .map(|&i| chunk.column(i).as_ref())
             .collect();
         file.value_stats.update(&vals)?;
+        if let (Some(ix), Some(spec)) = (file.index.as_mut(), self.ctx.file_index.as_deref()) {
+            ix.update(spec, chunk)?;
+        }
         match self.ctx.seq_col {
             Some(i) => {
                 let s = chunk.column(i).as_primitive::<Int64Type>();
@@ -233,6 +244,23 @@ impl RollingFileWriter {
                 self.ctx.value_stats_names.clone(),
             )
         };
+        // the file index: in the manifest when small, else in `<data file>.index` beside it
+        // (Java's DataFileIndexWriter; docs/paimon-format.md §13)
+        let (embedded_index, extra_files) = match (file.index, self.ctx.file_index.as_deref()) {
+            (Some(ix), Some(spec)) => match ix.finish(spec)? {
+                crate::fileindex::BuiltIndex::Embedded(b) => (Some(b), vec![]),
+                crate::fileindex::BuiltIndex::File(b) => {
+                    let name = format!("{}{}", file.name, crate::fileindex::INDEX_SUFFIX);
+                    let path = self.ctx.dir.join(&name);
+                    if let Err(e) = crate::io::write_new(&path, &b) {
+                        let _ = crate::io::remove_file_if_exists(&self.ctx.dir.join(&file.name));
+                        return Err(e);
+                    }
+                    (None, vec![name])
+                }
+            },
+            _ => (None, vec![]),
+        };
         let creation = chrono::Local::now()
             .naive_local()
             .and_utc()
@@ -249,10 +277,10 @@ impl RollingFileWriter {
             max_sequence_number: if rows > 0 { file.max_seq } else { 0 },
             schema_id: self.ctx.schema_id,
             level: self.ctx.level,
-            extra_files: vec![],
+            extra_files,
             creation_time: Some(creation),
             delete_row_count: Some(file.deletes),
-            embedded_index: None,
+            embedded_index,
             file_source: Some(self.ctx.file_source),
             value_stats_cols: cols,
             external_path: None,
@@ -285,11 +313,13 @@ impl RollingFileWriter {
         }
     }
 
-    /// Paths of the finished files (to delete them if the write is abandoned).
+    /// Paths of the finished files and their index files (to delete them if the write is
+    /// abandoned).
     pub fn written_paths(&self) -> Vec<PathBuf> {
         self.done
             .iter()
-            .map(|f| self.ctx.dir.join(&f.file_name))
+            .flat_map(|f| std::iter::once(&f.file_name).chain(&f.extra_files))
+            .map(|n| self.ctx.dir.join(n))
             .collect()
     }
 }

@@ -885,7 +885,7 @@ impl TableWrite {
         if let Some(e) = first_err {
             for (_, w, inc) in &prepared {
                 for f in inc.written() {
-                    let _ = crate::io::remove_file_if_exists(&w.dir().join(&f.file_name));
+                    let _ = crate::fileindex::remove_data_file(w.dir(), &f);
                 }
             }
             drop(prepared);
