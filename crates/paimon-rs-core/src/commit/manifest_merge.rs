@@ -22,10 +22,8 @@ use rayon::prelude::*;
 
 use super::{new_file_name, FileStoreCommit};
 use crate::error::Result;
-use crate::io;
 use crate::spec::manifest::{
-    merge_entries_keep_deletes, read_manifest_entries, FileIdentifier, FileKind, ManifestEntry,
-    ManifestFileMeta,
+    merge_entries_keep_deletes, FileIdentifier, FileKind, ManifestEntry, ManifestFileMeta,
 };
 use crate::table::live::manifest_may_match;
 
@@ -53,7 +51,7 @@ impl FileStoreCommit {
             .map(|m| {
                 let p = self.manifest_path(&m.file_name);
                 let referrer = format!("the latest snapshot of table {}", self.table.name);
-                read_manifest_entries(&io::read_referenced(&p, &referrer)?, &p)
+                crate::spec::read_manifest_entries_cached(&p, &referrer)
             })
             .collect()
     }

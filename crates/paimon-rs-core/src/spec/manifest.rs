@@ -15,6 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::OnceLock;
 
+use super::avro_names::install_name_validators;
 use apache_avro::error::Details;
 use apache_avro::types::Value;
 use apache_avro::{Codec, DeflateSettings, Reader, Schema, Writer, ZstandardSettings};
@@ -307,9 +308,12 @@ fn cached_schema(
     cell: &'static SchemaCell,
     make: fn() -> serde_json::Value,
 ) -> Result<&'static Schema> {
-    cell.get_or_init(|| Schema::parse(&make()).map_err(|e| e.to_string()))
-        .as_ref()
-        .map_err(|e| Error::Internal(format!("invalid built-in manifest Avro schema: {e}")))
+    cell.get_or_init(|| {
+        install_name_validators();
+        Schema::parse(&make()).map_err(|e| e.to_string())
+    })
+    .as_ref()
+    .map_err(|e| Error::Internal(format!("invalid built-in manifest Avro schema: {e}")))
 }
 
 fn manifest_entry_schema() -> Result<&'static Schema> {
@@ -929,6 +933,7 @@ fn read_avro<T>(
     // A corrupt length or count field must not make the decoder reserve gigabytes: cap every
     // single allocation (process-wide, first call wins; nothing in a manifest comes close).
     apache_avro::util::max_allocation_bytes(MAX_AVRO_ALLOCATION);
+    install_name_validators();
     let decode = || -> Result<Vec<T>> {
         let reader = Reader::new(bytes).map_err(|e| avro_read_err(path, e))?;
         let mut out = Vec::new();
@@ -1206,7 +1211,7 @@ pub fn merge_entries(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::path::PathBuf;
 
@@ -1293,7 +1298,7 @@ mod tests {
         }
     }
 
-    fn sample_entries() -> Vec<ManifestEntry> {
+    pub(super) fn sample_entries() -> Vec<ManifestEntry> {
         vec![
             entry(FileKind::Add, full_file("data-a-0.parquet")),
             entry(FileKind::Delete, minimal_file("data-b-0.parquet")),
@@ -1970,5 +1975,15 @@ mod tests {
         let e = sample_entries().remove(0);
         let s = serde_json::to_string(&e).unwrap();
         assert_eq!(serde_json::from_str::<ManifestEntry>(&s).unwrap(), e);
+    }
+
+    /// Two encoded manifests (one entry; all of the tests' sample entries) with their entries.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn write_manifest_entries_for_tests(
+    ) -> ((Vec<u8>, Vec<ManifestEntry>), (Vec<u8>, Vec<ManifestEntry>)) {
+        let all = sample_entries();
+        let one = all[..1].to_vec();
+        let encode = |e: &[ManifestEntry]| write_manifest_entries(e, "zstd").expect("encodes");
+        ((encode(&one), one), (encode(&all), all))
     }
 }

@@ -12,8 +12,7 @@ use crate::predicate::{ColumnStat, LeafOp, Predicate};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::Datum;
 use crate::spec::manifest::{
-    merge_entries, read_manifest_entries, read_manifest_list, ManifestEntry, ManifestFileMeta,
-    SimpleStats,
+    merge_entries, read_manifest_list, ManifestEntry, ManifestFileMeta, SimpleStats,
 };
 use crate::spec::snapshot::Snapshot;
 use crate::spec::types::DataType;
@@ -149,7 +148,7 @@ pub fn live_entries_of(
         .map(|m| {
             let p = table.manifest_dir().join(&m.file_name);
             let referrer = format!("a manifest list of table {}", table.name);
-            read_manifest_entries(&io::read_referenced(&p, &referrer)?, &p)
+            crate::spec::read_manifest_entries_cached(&p, &referrer)
         })
         .collect();
     let mut all = vec![];
