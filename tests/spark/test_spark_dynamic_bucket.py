@@ -228,6 +228,12 @@ def test_data_source_refuses_dynamic_frames_it_cannot_write_up_front(registered,
         union.write.format("paimon_rs").mode("append").save(t.table_path)
     assert t.latest_snapshot_id() is None and not data_files(t) and not index_dir_files(t)
 
+    # a frame distributed for another table: its buckets and snapshot belong there
+    other = create(catalog, "db.dynrefuse_other", SCHEMA, ["dt"], ["dt", "id"], bucket="-1")
+    with pytest.raises(Exception, match="distribute for another table"):
+        ps.distribute(df, other, num_tasks=2).write.format("paimon_rs").mode("append").save(t.table_path)
+    assert t.latest_snapshot_id() is None and not data_files(t) and not index_dir_files(t)
+
     src = tmp_path / "src"
     src.mkdir()
     pq.write_table(rows(range(5)), src / "part-0.parquet")
@@ -490,11 +496,15 @@ def test_spark_sort_compact_of_a_dynamic_bucket_table(spark, catalog, tmp_path, 
         b = rb.new_read().to_arrow([split]).select(SCHEMA.names).combine_chunks().to_batches()[0]
         keys = sorted(t._core.sort_index(strategy, order_by, b))
         dt = b.column(0)[0].as_py()
-        ranges.setdefault(dt, []).append((keys[0], keys[-1]))
+        ranges.setdefault(dt, []).append((keys[0], keys[-1], split.bucket))
     for dt, rs in ranges.items():
         rs.sort()
         assert all(a[1] <= b[0] for a, b in zip(rs, rs[1:])), (dt, rs)
-    assert {b % n for (_, b) in got} <= set(range(n)) and len(got) >= len(model) // target
+        # range task i owns buckets i, i + n, ...: in sort order the tasks come one after the
+        # other, and each task's buckets count up
+        owners = [(b % n, b) for (_, _, b) in rs]
+        assert owners == sorted(owners), (dt, owners)
+    assert len(got) >= len(model) // target
     files = index_dir_files(t)
     live_index = {r[3] for r in _core.index_files(t._core)}
     assert live_index <= files and not orphans(t)

@@ -31,6 +31,7 @@ partition: rows of one key in two partitions of one write are routed in the same
 attempt.
 """
 
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, List, Optional, Tuple
@@ -185,6 +186,14 @@ def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite:
     return assigned.repartition(writers, *[F.col(c) for c in table.partition_keys], F.col(BUCKET_COLUMN))
 
 
+def table_fingerprint(table: Table) -> int:
+    """24 bits of the table's path and branch, the low bits of a distributed frame's assign id:
+    the Data Source refuses a frame ``distribute`` made for another table or branch (its buckets
+    and snapshot mean nothing there)."""
+    ident = f"{table.table_path}\x00{table.current_branch()}".encode()
+    return int.from_bytes(hashlib.sha256(ident).digest()[:3], "big")
+
+
 def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     """``df`` shuffled so that every row of one (partition, bucket) of ``table`` lands in one
     task: the first half of ``df.write.format("paimon_rs")`` (``paimon_rs.spark.write`` does it
@@ -199,7 +208,8 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     writers restore that snapshot, so a commit of another writer after it fails the write's
     commit (the hash index / key index conflict check). Save the frame as it is: a frame
     repartitioned afterwards puts a bucket in two tasks (refused at commit), and a union of two
-    distributed frames is refused. A streaming DataFrame into a dynamic-bucket table is refused:
+    distributed frames, or a frame distributed for another table or branch, is refused. A
+    streaming DataFrame into a dynamic-bucket table is refused:
     every micro-batch needs the index of the previous one (``foreachBatch`` with
     ``paimon_rs.spark.write``, docs/spark.md)."""
     if not is_dynamic(table):
@@ -220,6 +230,6 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
                                    f"lacks the table's columns {missing}")
     snapshot_id = table._core.latest_snapshot_id()
     frame = assigned_frame(df.select(*names), table, snapshot_id, False, num_tasks)
-    assign_id = int.from_bytes(os.urandom(7), "big")
+    assign_id = (int.from_bytes(os.urandom(4), "big") << 24) | table_fingerprint(table)
     return frame.select("*", F.lit(snapshot_id).cast("long").alias(ASSIGN_SNAPSHOT_COLUMN),
                         F.lit(assign_id).cast("long").alias(ASSIGN_ID_COLUMN))

@@ -16,7 +16,7 @@ from paimon_rs.exceptions import InvalidArgumentError
 from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import _sweep, _task_options
 from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
-from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN
+from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN, table_fingerprint
 from paimon_rs.table import CommitMessage, Table
 
 _ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -100,6 +100,10 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
         return _TaskMessages(pid, tid)
     snapshot = first.column(ASSIGN_SNAPSHOT_COLUMN)[0].as_py()
     assign_id = first.column(ASSIGN_ID_COLUMN)[0].as_py()
+    if assign_id is None or assign_id & 0xFFFFFF != table_fingerprint(table):
+        raise InvalidArgumentError(
+            f"{what} into {table.identifier}: the frame was made by paimon_rs.spark.distribute for another table "
+            "or branch (its buckets and snapshot belong there); distribute the DataFrame for this table")
     names = list(table.arrow_schema.names)
 
     def checked() -> Iterator[pa.RecordBatch]:

@@ -23,7 +23,9 @@ index file per bucket named after the attempt), so no second shuffle is needed a
 attempt may assign differently (ties in the sort key): only one attempt's files are committed.
 The driver commits one OVERWRITE of the partitions written (``dynamic-partition-overwrite =
 false``: the whole table, so a selection of partitions is refused), exactly as the local path:
-rows committed into those partitions meanwhile are replaced, as Java's sort compaction does.
+updates of existing keys committed into those partitions meanwhile are replaced, as Java's sort
+compaction does; a commit that added keys there meanwhile (a new hash index) makes the commit fail
+with ``CommitConflictError`` (the hash index check), so nothing is lost but the job is wasted.
 """
 
 import math
@@ -70,6 +72,9 @@ class _SortSpec:
     def task_prefix(self, spark_partition: int, attempt: int) -> str:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
 
+
+# Bucket ids a dynamic-bucket table can hold (Java's short; the core refuses the rest).
+MAX_DYNAMIC_BUCKETS = 32767
 
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` (Spark's Arrow types) as the table's Arrow schema."""
@@ -152,7 +157,8 @@ def _dynamic_write_task(spec: _BucketSpec, batches: Iterator[pa.RecordBatch]) ->
     module's doc), then ``write``'s writer task over the rows with their buckets."""
     pid, attempt, _ = _task_context()
     if pid >= spec.stride:
-        raise UnsupportedError(f"paimon_rs.spark.sort_compact: task {pid} of {spec.stride} range partitions "
+        raise UnsupportedError(f"paimon_rs.spark.sort_compact of {spec.write.table.identifier}: task {pid} of "
+                               f"{spec.stride} range partitions "
                                "(Spark ran more tasks than requested; buckets would collide)")
 
     def assigned() -> Iterator[pa.RecordBatch]:
@@ -166,10 +172,12 @@ def _dynamic_write_task(spec: _BucketSpec, batches: Iterator[pa.RecordBatch]) ->
             run_start = np.maximum.accumulate(np.where(new, idx, -1))
             pos = np.where(run_start < 0, carry + idx, idx - run_start)
             buckets = pid + spec.stride * (pos // spec.target)
-            if buckets.max() > np.iinfo(np.int32).max:
-                raise UnsupportedError(f"paimon_rs.spark.sort_compact of {spec.write.table.identifier}: bucket "
-                                       f"{int(buckets.max())} exceeds an int (fewer range partitions, or a larger "
-                                       "dynamic-bucket.target-row-num)")
+            if buckets.max() >= MAX_DYNAMIC_BUCKETS:
+                # Java keeps a dynamic bucket in a short; the core refuses 32767 and above
+                raise UnsupportedError(f"paimon_rs.spark.sort_compact of {spec.write.table.identifier}: task {pid} "
+                                       f"would open bucket {int(buckets.max())} (bucket ids stop at "
+                                       f"{MAX_DYNAMIC_BUCKETS - 1}; buckets of task i are i, i + {spec.stride}, ...); "
+                                       "use fewer num_partitions or a larger dynamic-bucket.target-row-num")
             carry, last = int(pos[-1]) + 1, last_next
             yield b.append_column(BUCKET_COLUMN, pa.array(buckets.astype(np.int32), pa.int32()))
 
