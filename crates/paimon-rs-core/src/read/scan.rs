@@ -1,6 +1,7 @@
 //! Planning: snapshot -> manifests -> live files -> splits, pruning by partition and by file
 //! statistics (paimon-format.md §4.5, paimon-behaviour.md §6).
 
+use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 use super::deletion::deletion_files_of;
@@ -224,13 +225,22 @@ impl TableScan {
             return Ok(files);
         }
         let dir = crate::io::resolve(&self.table.path, bucket_path);
-        let mut kept = Vec::with_capacity(files.len());
-        for f in files {
-            if self.index_may_match(&f, &dir, schemas)? {
-                kept.push(f);
+        // an index in a `.index` file is a read each (a GET on an object store): in parallel
+        let reads = files.iter().filter(|f| !f.extra_files.is_empty()).count();
+        if reads < 2 {
+            let mut kept = Vec::with_capacity(files.len());
+            for f in files {
+                if self.index_may_match(&f, &dir, schemas)? {
+                    kept.push(f);
+                }
             }
+            return Ok(kept);
         }
-        Ok(kept)
+        let kept: Vec<Option<DataFileMeta>> = files
+            .into_par_iter()
+            .map(|f| Ok(self.index_may_match(&f, &dir, schemas)?.then_some(f)))
+            .collect::<Result<_>>()?;
+        Ok(kept.into_iter().flatten().collect())
     }
 
     /// The directory prefix (`dt=a/`, empty when unpartitioned) of a serialized partition.
