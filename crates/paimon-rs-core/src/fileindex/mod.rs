@@ -399,7 +399,7 @@ pub(crate) fn may_match(
         embedded: file.embedded_index.as_deref(),
         extra_files: if read_files { &file.extra_files } else { &[] },
     };
-    indexes.may_match(filter, dir, column)
+    indexes.may_match_looking_up(filter, &looked_up, dir, column)
 }
 
 /// Where a data file's indexes are: its manifest entry's `_EMBEDDED_FILE_INDEX` and the
@@ -411,6 +411,7 @@ struct FileIndexes<'a> {
 }
 
 impl FileIndexes<'_> {
+    #[cfg(test)]
     fn may_match(
         &self,
         filter: &Predicate,
@@ -419,6 +420,17 @@ impl FileIndexes<'_> {
     ) -> Result<bool> {
         let mut looked_up = vec![];
         lookup_columns(filter, &mut looked_up);
+        self.may_match_looking_up(filter, &looked_up, dir, column)
+    }
+
+    /// `looked_up`: the columns `filter` has an `=` / `IN` on (`lookup_columns`, found once).
+    fn may_match_looking_up(
+        &self,
+        filter: &Predicate,
+        looked_up: &[&str],
+        dir: &Path,
+        column: &dyn Fn(&str) -> Option<(String, DataType)>,
+    ) -> Result<bool> {
         if looked_up.is_empty() {
             return Ok(true);
         }

@@ -190,14 +190,10 @@ impl TableScan {
         f: &DataFileMeta,
         dir: &std::path::Path,
         schemas: &SchemaCache,
+        filter: &Predicate,
+        configured: &[String],
     ) -> Result<bool> {
-        let Some(filter) = &self.filter else {
-            return Ok(true);
-        };
         if f.embedded_index.is_none() && f.extra_files.is_empty() {
-            return Ok(true);
-        }
-        if !crate::fileindex::read_enabled(&self.table.options.raw)? {
             return Ok(true);
         }
         let Ok(file_schema) = schemas.get(f.schema_id) else {
@@ -209,8 +205,7 @@ impl TableScan {
             let ff = file_schema.fields.iter().find(|x| x.id == cf.id)?;
             same_type(&ff.data_type, &cf.data_type).then(|| (ff.name.clone(), ff.data_type.clone()))
         };
-        let configured = crate::fileindex::configured_columns(&self.table.options.raw);
-        crate::fileindex::may_match(filter, f, dir, &column, &configured)
+        crate::fileindex::may_match(filter, f, dir, &column, configured)
             .map_err(|e| e.with_table(&self.table.name))
     }
 
@@ -221,16 +216,21 @@ impl TableScan {
         bucket_path: &str,
         schemas: &SchemaCache,
     ) -> Result<Vec<DataFileMeta>> {
-        if self.filter.is_none() {
+        let Some(filter) = &self.filter else {
+            return Ok(files);
+        };
+        let raw = &self.table.options.raw;
+        if !crate::fileindex::read_enabled(raw)? {
             return Ok(files);
         }
+        let configured = crate::fileindex::configured_columns(raw);
         let dir = crate::io::resolve(&self.table.path, bucket_path);
         // an index in a `.index` file is a read each (a GET on an object store): in parallel
         let reads = files.iter().filter(|f| !f.extra_files.is_empty()).count();
         if reads < 2 {
             let mut kept = Vec::with_capacity(files.len());
             for f in files {
-                if self.index_may_match(&f, &dir, schemas)? {
+                if self.index_may_match(&f, &dir, schemas, filter, &configured)? {
                     kept.push(f);
                 }
             }
@@ -238,7 +238,11 @@ impl TableScan {
         }
         let kept: Vec<Option<DataFileMeta>> = files
             .into_par_iter()
-            .map(|f| Ok(self.index_may_match(&f, &dir, schemas)?.then_some(f)))
+            .map(|f| {
+                Ok(self
+                    .index_may_match(&f, &dir, schemas, filter, &configured)?
+                    .then_some(f))
+            })
             .collect::<Result<_>>()?;
         Ok(kept.into_iter().flatten().collect())
     }
