@@ -230,6 +230,12 @@ public final class PaimonDriver {
         if (req.hasNonNull("tag")) {
             dyn.put("scan.tag-name", req.get("tag").asText());
         }
+        if (req.hasNonNull("filter")) {
+            // Paimon 1.0-SNAPSHOT's AppendOnlyFileStoreScan.testFileIndex fills a plain HashMap from
+            // the manifest-reading threads (ConcurrentModificationException now and then; newer Paimon
+            // uses a ConcurrentHashMap): a filtered scan reads its manifests on one thread here.
+            dyn.putIfAbsent("scan.manifest.parallelism", "1");
+        }
         return dyn.isEmpty() ? t : t.copy(dyn);
     }
 
