@@ -60,8 +60,8 @@ class SortedRun:
 class CompactionPick:
     """One compaction a bucket would run now: ``files`` input files (``bytes``, ``rows``) into
     ``output_level``, because of ``reason`` (``size-amplification``, ``size-ratio``,
-    ``run-count``, ``early-full``, ``force-up-level-0`` for primary-key buckets, ``small-files``
-    for append buckets)."""
+    ``run-count``, ``early-full``, ``force-up-level-0``, ``deleted-rows`` for primary-key
+    buckets, ``small-files`` for append buckets)."""
 
     files: int
     bytes: int
