@@ -12,6 +12,7 @@ import atexit
 from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
+from paimon_rs.data_types import ArrayType, AtomicType, DataType, MapType, MultisetType, RowType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
     BranchNotExistException,
@@ -38,6 +39,7 @@ from paimon_rs.exceptions import (
     TableAlreadyExistsError,
     TableNotExistException,
     TableNotFoundError,
+    TagAlreadyExistException,
     TagNotExistException,
     UnsupportedError,
 )
@@ -45,6 +47,7 @@ from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import DataField, Schema, TableSchema
 from paimon_rs.schema_change import Move, SchemaChange
+from paimon_rs.snapshot import GetTagResponse, PagedList, Snapshot, SnapshotManager
 from paimon_rs.table import (
     BatchTableCommit,
     BatchTableWrite,
@@ -61,6 +64,7 @@ from paimon_rs.table import (
     TableRead,
     TableScan,
 )
+from paimon_rs.tags import Tag, TagManager
 
 
 def release_lookup_caches() -> int:
@@ -85,6 +89,12 @@ DataSplit = Split
 
 __all__ = [
     "__version__",
+    "ArrayType",
+    "AtomicType",
+    "DataType",
+    "MapType",
+    "MultisetType",
+    "RowType",
     "release_lookup_caches",
     "BranchAlreadyExistException",
     "BranchNotExistException",
@@ -93,6 +103,13 @@ __all__ = [
     "CatalogException",
     "ColumnAlreadyExistException",
     "ColumnNotExistException",
+    "GetTagResponse",
+    "PagedList",
+    "Snapshot",
+    "SnapshotManager",
+    "Tag",
+    "TagAlreadyExistException",
+    "TagManager",
     "TagNotExistException",
     "Move",
     "SchemaChange",

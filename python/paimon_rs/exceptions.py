@@ -110,6 +110,15 @@ class TagNotExistException(CatalogError, InvalidArgumentError):
         self.tag = tag
 
 
+class TagAlreadyExistException(CatalogError, InvalidArgumentError):
+    """``Catalog.create_tag`` names a tag that exists (pypaimon's; also an
+    ``InvalidArgumentError``, as ``Table.create_tag`` raises). ``tag``: its name."""
+
+    def __init__(self, tag: str, message: str = ""):
+        super().__init__(message or f"Tag {tag} already exists.")
+        self.tag = tag
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError
@@ -148,5 +157,6 @@ __all__ = [
     "ColumnAlreadyExistException",
     "BranchNotExistException",
     "BranchAlreadyExistException",
+    "TagAlreadyExistException",
     "TagNotExistException",
 ]
