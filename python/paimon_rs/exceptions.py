@@ -3,6 +3,8 @@ matching builtin so that generic handlers (``except FileNotFoundError``) keep wo
 
 from __future__ import annotations
 
+from typing import Any, Tuple
+
 
 class PaimonRsError(Exception):
     """Base class of every error raised by paimon_rs."""
@@ -119,6 +121,76 @@ class TagAlreadyExistException(CatalogError, InvalidArgumentError):
         self.tag = tag
 
 
+class _RestOnlyCatalogError(CatalogError):
+    """pypaimon's catalog exceptions that only its REST catalog raises (permissions, views,
+    functions, definitions, dialects): paimon_rs's filesystem catalog never raises them, the
+    classes exist so that ``except`` clauses and imports written for pypaimon keep working. The
+    constructor takes pypaimon's arguments (``ATTRS``, set as attributes)."""
+
+    ATTRS: Tuple[str, ...] = ()
+    MESSAGE = ""
+
+    def __init__(self, *args: Any):
+        for name, value in zip(self.ATTRS, args):
+            setattr(self, name, value)
+        shown = [a.get_full_name() if hasattr(a, "get_full_name") else a for a in args]
+        super().__init__(self.MESSAGE.format(*shown))
+
+
+class DatabaseNoPermissionException(_RestOnlyCatalogError):
+    ATTRS = ('database',)
+    MESSAGE = "No permission to access database {0}"
+
+
+class TableNoPermissionException(_RestOnlyCatalogError):
+    ATTRS = ('identifier',)
+    MESSAGE = "No permission to access table {0}"
+
+
+class ViewNotExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier',)
+    MESSAGE = "View {0} does not exist"
+
+
+class ViewAlreadyExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier',)
+    MESSAGE = "View {0} already exists"
+
+
+class FunctionNotExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier',)
+    MESSAGE = "Function {0} does not exist"
+
+
+class FunctionAlreadyExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier',)
+    MESSAGE = "Function {0} already exists"
+
+
+class DefinitionNotExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier', 'name')
+    MESSAGE = "Definition {1} does not exist in {0}"
+
+
+class DefinitionAlreadyExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier', 'name')
+    MESSAGE = "Definition {1} already exists in {0}"
+
+
+class DialectNotExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier', 'dialect')
+    MESSAGE = "Dialect {1} does not exist in {0}"
+
+
+class DialectAlreadyExistException(_RestOnlyCatalogError):
+    ATTRS = ('identifier', 'dialect')
+    MESSAGE = "Dialect {1} already exists in {0}"
+
+
+class IllegalStateError(CatalogError):
+    """pypaimon's ``IllegalStateError`` (never raised by paimon_rs)."""
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError
@@ -159,4 +231,15 @@ __all__ = [
     "BranchAlreadyExistException",
     "TagAlreadyExistException",
     "TagNotExistException",
+    "DatabaseNoPermissionException",
+    "TableNoPermissionException",
+    "ViewNotExistException",
+    "ViewAlreadyExistException",
+    "FunctionNotExistException",
+    "FunctionAlreadyExistException",
+    "DefinitionNotExistException",
+    "DefinitionAlreadyExistException",
+    "DialectNotExistException",
+    "DialectAlreadyExistException",
+    "IllegalStateError",
 ]

@@ -173,3 +173,15 @@ def test_snapshot_manager_of_a_table_as_pypaimon_documents(tagged):
     sm = paimon_rs.SnapshotManager(t)
     assert sm.get_latest_snapshot().id == 2
     assert [s.id for s in sm] == [s.id for s in t.snapshot_manager()] == [1, 2]
+
+
+def test_rest_only_catalog_exceptions_exist_with_pypaimon_arguments():
+    # never raised by a filesystem catalog; ``except``/imports written for pypaimon still work
+    ident = Identifier.from_string("db.t")
+    e = paimon_rs.TableNoPermissionException(ident)
+    assert isinstance(e, paimon_rs.CatalogException) and e.identifier is ident
+    assert str(e) == "No permission to access table db.t"
+    e = paimon_rs.DialectAlreadyExistException(ident, "spark")
+    assert (e.identifier, e.dialect, str(e)) == (ident, "spark", "Dialect spark already exists in db.t")
+    assert str(paimon_rs.DatabaseNoPermissionException("db")) == "No permission to access database db"
+    assert issubclass(paimon_rs.IllegalStateError, paimon_rs.CatalogException)
