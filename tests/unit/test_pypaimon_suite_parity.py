@@ -185,3 +185,38 @@ def test_rest_only_catalog_exceptions_exist_with_pypaimon_arguments():
     assert (e.identifier, e.dialect, str(e)) == (ident, "spark", "Dialect spark already exists in db.t")
     assert str(paimon_rs.DatabaseNoPermissionException("db")) == "No permission to access database db"
     assert issubclass(paimon_rs.IllegalStateError, paimon_rs.CatalogException)
+
+
+def _splits(table):
+    return table.new_read_builder().new_scan().plan().splits()
+
+
+def test_split_merged_row_count(catalog):
+    """pypaimon's ``Split.merged_row_count()``: the rows a read returns when the files' counts
+    tell it (raw-convertible, minus the rows deletion vectors mark), else None."""
+    kv = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
+    catalog.create_table("db.a", Schema.from_pyarrow_schema(kv), False)
+    catalog.create_table("db.pk", Schema.from_pyarrow_schema(kv, primary_keys=["k"], options={
+        "bucket": "1", "num-sorted-run.compaction-trigger": "10"}), False)
+    catalog.create_table("db.dv", Schema.from_pyarrow_schema(kv, primary_keys=["k"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true"}), False)
+    for name in ("db.a", "db.pk", "db.dv"):
+        t = catalog.get_table(name)
+        t.write(pa.table({"k": list(range(1000)), "v": ["a"] * 1000}, schema=kv))
+        t.write(pa.table({"k": list(range(100)), "v": ["b"] * 100}, schema=kv))
+    (append,) = _splits(catalog.get_table("db.a"))
+    assert append.merged_row_count() == append.row_count == 2000
+    (pk,) = _splits(catalog.get_table("db.pk"))
+    assert not pk.raw_convertible and pk.merged_row_count() is None  # two runs to merge
+    dv_table = catalog.get_table("db.dv")
+    (dv,) = _splits(dv_table)
+    assert dv.has_deletion_vectors and dv.row_count == 1100
+    assert dv.merged_row_count() == dv_table.to_arrow().num_rows == 1000
+
+
+def test_identifier_with_a_system_table():
+    assert Identifier("db", "t", system_table="files").get_full_name() == "db.t$files"
+    ident = Identifier.create("db", "t", "b", "snapshots")
+    assert ident.get_full_name() == "db.t$branch_b$snapshots"
+    assert (ident.get_table_name(), ident.get_branch_name(), ident.get_system_table_name()) == ("t", "b", "snapshots")
+    assert Identifier("db", "t", branch="main", system_table="files") == Identifier.from_string("db.t$files")
