@@ -137,54 +137,27 @@ class _RestOnlyCatalogError(CatalogError):
         super().__init__(self.MESSAGE.format(*shown))
 
 
-class DatabaseNoPermissionException(_RestOnlyCatalogError):
-    ATTRS = ('database',)
-    MESSAGE = "No permission to access database {0}"
+def _rest_only(name: str, attrs: Tuple[str, ...], message: str) -> type:
+    return type(name, (_RestOnlyCatalogError,), {"ATTRS": attrs, "MESSAGE": message, "__module__": __name__,
+                                                  "__doc__": f"pypaimon's ``{name}`` (never raised by paimon_rs)."})
 
 
-class TableNoPermissionException(_RestOnlyCatalogError):
-    ATTRS = ('identifier',)
-    MESSAGE = "No permission to access table {0}"
-
-
-class ViewNotExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier',)
-    MESSAGE = "View {0} does not exist"
-
-
-class ViewAlreadyExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier',)
-    MESSAGE = "View {0} already exists"
-
-
-class FunctionNotExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier',)
-    MESSAGE = "Function {0} does not exist"
-
-
-class FunctionAlreadyExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier',)
-    MESSAGE = "Function {0} already exists"
-
-
-class DefinitionNotExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier', 'name')
-    MESSAGE = "Definition {1} does not exist in {0}"
-
-
-class DefinitionAlreadyExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier', 'name')
-    MESSAGE = "Definition {1} already exists in {0}"
-
-
-class DialectNotExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier', 'dialect')
-    MESSAGE = "Dialect {1} does not exist in {0}"
-
-
-class DialectAlreadyExistException(_RestOnlyCatalogError):
-    ATTRS = ('identifier', 'dialect')
-    MESSAGE = "Dialect {1} already exists in {0}"
+_ID, _ID_NAME = ("identifier",), ("identifier", "name")
+DatabaseNoPermissionException = _rest_only("DatabaseNoPermissionException", ("database",),
+                                           "No permission to access database {0}")
+TableNoPermissionException = _rest_only("TableNoPermissionException", _ID, "No permission to access table {0}")
+ViewNotExistException = _rest_only("ViewNotExistException", _ID, "View {0} does not exist")
+ViewAlreadyExistException = _rest_only("ViewAlreadyExistException", _ID, "View {0} already exists")
+FunctionNotExistException = _rest_only("FunctionNotExistException", _ID, "Function {0} does not exist")
+FunctionAlreadyExistException = _rest_only("FunctionAlreadyExistException", _ID, "Function {0} already exists")
+DefinitionNotExistException = _rest_only("DefinitionNotExistException", _ID_NAME,
+                                         "Definition {1} does not exist in {0}")
+DefinitionAlreadyExistException = _rest_only("DefinitionAlreadyExistException", _ID_NAME,
+                                             "Definition {1} already exists in {0}")
+DialectNotExistException = _rest_only("DialectNotExistException", ("identifier", "dialect"),
+                                      "Dialect {1} does not exist in {0}")
+DialectAlreadyExistException = _rest_only("DialectAlreadyExistException", ("identifier", "dialect"),
+                                          "Dialect {1} already exists in {0}")
 
 
 class IllegalStateError(CatalogError):
@@ -231,15 +204,7 @@ __all__ = [
     "BranchAlreadyExistException",
     "TagAlreadyExistException",
     "TagNotExistException",
-    "DatabaseNoPermissionException",
-    "TableNoPermissionException",
-    "ViewNotExistException",
-    "ViewAlreadyExistException",
-    "FunctionNotExistException",
-    "FunctionAlreadyExistException",
-    "DefinitionNotExistException",
-    "DefinitionAlreadyExistException",
-    "DialectNotExistException",
-    "DialectAlreadyExistException",
     "IllegalStateError",
 ]
+__all__ += [n for n, v in list(globals().items())
+            if isinstance(v, type) and issubclass(v, _RestOnlyCatalogError) and not n.startswith("_")]
