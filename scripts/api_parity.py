@@ -9,6 +9,10 @@ warehouse), so attributes set in ``__init__`` count as members too. pypaimon run
     python scripts/api_parity.py --check    # exit 1 if a missing member has no reason
     python scripts/api_parity.py --dump M   # (internal) JSON of the members of module M
 
+The output keeps the section of ``--out`` (default docs/pypaimon-parity.md) between
+``<!-- pypaimon-suite:begin -->`` and ``<!-- pypaimon-suite:end -->`` (the figures of
+``scripts/pypaimon_suite.py``, written by hand).
+
 A member paimon_rs lacks is listed with its reason from ``scripts/api_parity_reasons.txt``
 (``Class.member: reason`` or ``*.member: reason`` lines; ``#`` comments).
 """
@@ -26,6 +30,7 @@ from typing import Any, Dict, List, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 REASONS = ROOT / "scripts" / "api_parity_reasons.txt"
+DOC = ROOT / "docs" / "pypaimon-parity.md"
 CLASSES = ["Catalog", "Table", "ReadBuilder", "TableScan", "TableRead", "BatchWriteBuilder",
            "TableWrite", "TableCommit", "Split", "PredicateBuilder"]
 
@@ -144,6 +149,20 @@ def table(ref: Dict[str, Any], ours: Dict[str, Any], reasons: Dict[str, str]) ->
     return "\n".join(lines + body) + "\n", missing_reason
 
 
+SUITE_BEGIN, SUITE_END = "<!-- pypaimon-suite:begin -->", "<!-- pypaimon-suite:end -->"
+
+
+def keep_suite_section(md: str, previous: str) -> str:
+    """``md`` with the section between ``SUITE_BEGIN`` and ``SUITE_END`` of ``previous`` (the
+    figures of scripts/pypaimon_suite.py, written by hand) put back after the summary table."""
+    start, end = previous.find(SUITE_BEGIN), previous.find(SUITE_END)
+    if start < 0 or end < start:
+        return md
+    section = previous[start:end + len(SUITE_END)]
+    head, sep, rest = md.partition("\n## ")
+    return head.rstrip("\n") + "\n\n" + section + "\n" + sep + rest
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dump", metavar="MODULE")
@@ -156,6 +175,8 @@ def main() -> None:
         return
     ref, ours = compare(args.pypaimon_python)
     md, missing = table(ref, ours, load_reasons())
+    doc = args.out or DOC
+    md = keep_suite_section(md, doc.read_text() if doc.exists() else "")
     if args.out:
         args.out.write_text(md)
     else:

@@ -12,6 +12,7 @@ import atexit
 from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
+from paimon_rs.data_types import ArrayType, AtomicType, DataType, MapType, MultisetType, RowType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
     BranchNotExistException,
@@ -23,11 +24,20 @@ from paimon_rs.exceptions import (
     CorruptFileError,
     DatabaseAlreadyExistException,
     DatabaseAlreadyExistsError,
+    DatabaseNoPermissionException,
     DatabaseNotEmptyError,
     DatabaseNotEmptyException,
     DatabaseNotExistException,
     DatabaseNotFoundError,
+    DefinitionAlreadyExistException,
+    DefinitionNotExistException,
+    DialectAlreadyExistException,
+    DialectNotExistException,
     DuplicateCommitError,
+    FunctionAlreadyExistException,
+    FunctionNotExistException,
+    IllegalArgumentError,
+    IllegalStateError,
     InvalidArgumentError,
     PaimonIOError,
     PaimonRsError,
@@ -36,15 +46,20 @@ from paimon_rs.exceptions import (
     StaleCommitMessageError,
     TableAlreadyExistException,
     TableAlreadyExistsError,
+    TableNoPermissionException,
     TableNotExistException,
     TableNotFoundError,
+    TagAlreadyExistException,
     TagNotExistException,
     UnsupportedError,
+    ViewAlreadyExistException,
+    ViewNotExistException,
 )
 from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import DataField, Schema, TableSchema
 from paimon_rs.schema_change import Move, SchemaChange
+from paimon_rs.snapshot import GetTagResponse, PagedList, Snapshot, SnapshotManager
 from paimon_rs.table import (
     BatchTableCommit,
     BatchTableWrite,
@@ -61,6 +76,7 @@ from paimon_rs.table import (
     TableRead,
     TableScan,
 )
+from paimon_rs.tags import Tag, TagManager
 
 
 def release_lookup_caches() -> int:
@@ -84,7 +100,25 @@ FileStoreTable = Table
 DataSplit = Split
 
 __all__ = [
+    "DatabaseNoPermissionException",
+    "TableNoPermissionException",
+    "ViewNotExistException",
+    "ViewAlreadyExistException",
+    "FunctionNotExistException",
+    "FunctionAlreadyExistException",
+    "DefinitionNotExistException",
+    "DefinitionAlreadyExistException",
+    "DialectNotExistException",
+    "DialectAlreadyExistException",
+    "IllegalStateError",
+    "IllegalArgumentError",
     "__version__",
+    "ArrayType",
+    "AtomicType",
+    "DataType",
+    "MapType",
+    "MultisetType",
+    "RowType",
     "release_lookup_caches",
     "BranchAlreadyExistException",
     "BranchNotExistException",
@@ -93,6 +127,13 @@ __all__ = [
     "CatalogException",
     "ColumnAlreadyExistException",
     "ColumnNotExistException",
+    "GetTagResponse",
+    "PagedList",
+    "Snapshot",
+    "SnapshotManager",
+    "Tag",
+    "TagAlreadyExistException",
+    "TagManager",
     "TagNotExistException",
     "Move",
     "SchemaChange",

@@ -15,11 +15,13 @@ from paimon_rs.exceptions import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
+    TagAlreadyExistException,
     TagNotExistException,
     UnsupportedError,
 )
 from paimon_rs.identifier import Identifier
 from paimon_rs.schema import Schema, TableSchema
+from paimon_rs.snapshot import GetTagResponse, PagedList
 from paimon_rs.table import Table
 
 
@@ -225,6 +227,54 @@ class FileSystemCatalog(Catalog):
     def list_branches(self, identifier: Union[str, Identifier]) -> List[str]:
         """The table's branches (``main`` not included), sorted."""
         return self.get_table(identifier).list_branches()
+
+    # --- tags (pypaimon's FileSystemCatalog tag CRUD over the table's tag methods) ---
+
+    def create_tag(self, identifier: Union[str, Identifier], tag_name: str, snapshot_id: Optional[int] = None,
+                   time_retained: Any = None, ignore_if_exists: bool = False) -> None:
+        """Tag a snapshot of the table (``Table.create_tag``; the latest if ``snapshot_id`` is
+        None), pypaimon's argument order. ``TagAlreadyExistException`` if the tag exists (unless
+        ``ignore_if_exists``), ``TableNotExistException`` if the table does not."""
+        table = self.get_table(identifier)
+        try:
+            table.create_tag(tag_name, snapshot_id, ignore_if_exists=ignore_if_exists,
+                             time_retained=time_retained)
+        except InvalidArgumentError as e:
+            if f"Tag name '{tag_name}' already exists." in str(e):
+                raise TagAlreadyExistException(tag_name, str(e)) from e
+            raise
+
+    def delete_tag(self, identifier: Union[str, Identifier], tag_name: str) -> None:
+        """Delete a tag of the table (``Table.delete_tag``); ``TagNotExistException`` if there is
+        no such tag."""
+        if not self.get_table(identifier).delete_tag(tag_name):
+            raise TagNotExistException(tag_name)
+
+    def get_tag(self, identifier: Union[str, Identifier], tag_name: str) -> GetTagResponse:
+        """The tag ``tag_name`` of the table as pypaimon's ``GetTagResponse``: the tagged
+        ``Snapshot``, ``tag_create_time`` (epoch millis, the stored local time read in this
+        process's zone, as pypaimon and Java's REST catalog) and ``tag_time_retained`` (an ISO-8601
+        duration, ``PT24H``), both None for a tag without retention. ``TagNotExistException``."""
+        from paimon_rs.snapshot import Snapshot, tag_response
+        table = self.get_table(identifier)
+        for name, snap, created, retained in _core.tags_json(table._core):
+            if name == tag_name:
+                return tag_response(name, Snapshot.from_json(snap), created, retained)
+        raise TagNotExistException(tag_name)
+
+    def list_tags_paged(self, identifier: Union[str, Identifier], max_results: Optional[int] = None,
+                        page_token: Optional[str] = None, tag_name_prefix: Optional[str] = None) -> PagedList:
+        """The table's tag names, sorted, as pypaimon: a ``PagedList`` of at most ``max_results``
+        names after ``page_token`` (the previous page's last name), those starting with
+        ``tag_name_prefix`` if given."""
+        tags = sorted(self.get_table(identifier).list_tags())
+        if tag_name_prefix:
+            tags = [t for t in tags if t.startswith(tag_name_prefix)]
+        if page_token:
+            tags = [t for t in tags if t > page_token]
+        if max_results is not None and 0 < max_results < len(tags):
+            return PagedList(tags[:max_results], tags[max_results - 1])
+        return PagedList(tags, None)
 
     # --- pypaimon 2.1.0 names (FileSystemCatalog), see docs/pypaimon-parity.md ---
 

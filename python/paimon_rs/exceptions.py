@@ -3,6 +3,8 @@ matching builtin so that generic handlers (``except FileNotFoundError``) keep wo
 
 from __future__ import annotations
 
+from typing import Any, Tuple
+
 
 class PaimonRsError(Exception):
     """Base class of every error raised by paimon_rs."""
@@ -110,6 +112,58 @@ class TagNotExistException(CatalogError, InvalidArgumentError):
         self.tag = tag
 
 
+class TagAlreadyExistException(CatalogError, InvalidArgumentError):
+    """``Catalog.create_tag`` names a tag that exists (pypaimon's; also an
+    ``InvalidArgumentError``, as ``Table.create_tag`` raises). ``tag``: its name."""
+
+    def __init__(self, tag: str, message: str = ""):
+        super().__init__(message or f"Tag {tag} already exists.")
+        self.tag = tag
+
+
+class _RestOnlyCatalogError(CatalogError):
+    """pypaimon's catalog exceptions that only its REST catalog raises (permissions, views,
+    functions, definitions, dialects): paimon_rs's filesystem catalog never raises them, the
+    classes exist so that ``except`` clauses and imports written for pypaimon keep working. The
+    constructor takes pypaimon's arguments (``ATTRS``, set as attributes)."""
+
+    ATTRS: Tuple[str, ...] = ()
+    MESSAGE = ""
+
+    def __init__(self, *args: Any):
+        for name, value in zip(self.ATTRS, args):
+            setattr(self, name, value)
+        shown = [a.get_full_name() if hasattr(a, "get_full_name") else a for a in args]
+        super().__init__(self.MESSAGE.format(*shown))
+
+
+def _rest_only(name: str, attrs: Tuple[str, ...], message: str) -> type:
+    return type(name, (_RestOnlyCatalogError,), {"ATTRS": attrs, "MESSAGE": message, "__module__": __name__,
+                                                  "__doc__": f"pypaimon's ``{name}`` (never raised by paimon_rs)."})
+
+
+_ID, _ID_NAME = ("identifier",), ("identifier", "name")
+DatabaseNoPermissionException = _rest_only("DatabaseNoPermissionException", ("database",),
+                                           "No permission to access database {0}")
+TableNoPermissionException = _rest_only("TableNoPermissionException", _ID, "No permission to access table {0}")
+ViewNotExistException = _rest_only("ViewNotExistException", _ID, "View {0} does not exist")
+ViewAlreadyExistException = _rest_only("ViewAlreadyExistException", _ID, "View {0} already exists")
+FunctionNotExistException = _rest_only("FunctionNotExistException", _ID, "Function {0} does not exist")
+FunctionAlreadyExistException = _rest_only("FunctionAlreadyExistException", _ID, "Function {0} already exists")
+DefinitionNotExistException = _rest_only("DefinitionNotExistException", _ID_NAME,
+                                         "Definition {1} does not exist in {0}")
+DefinitionAlreadyExistException = _rest_only("DefinitionAlreadyExistException", _ID_NAME,
+                                             "Definition {1} already exists in {0}")
+DialectNotExistException = _rest_only("DialectNotExistException", ("identifier", "dialect"),
+                                      "Dialect {1} does not exist in {0}")
+DialectAlreadyExistException = _rest_only("DialectAlreadyExistException", ("identifier", "dialect"),
+                                          "Dialect {1} already exists in {0}")
+
+
+class IllegalStateError(CatalogError):
+    """pypaimon's ``IllegalStateError`` (never raised by paimon_rs)."""
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError
@@ -148,5 +202,9 @@ __all__ = [
     "ColumnAlreadyExistException",
     "BranchNotExistException",
     "BranchAlreadyExistException",
+    "TagAlreadyExistException",
     "TagNotExistException",
+    "IllegalStateError",
 ]
+__all__ += [n for n, v in list(globals().items())
+            if isinstance(v, type) and issubclass(v, _RestOnlyCatalogError) and not n.startswith("_")]

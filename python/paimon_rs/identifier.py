@@ -15,11 +15,15 @@ class Identifier:
     database: str
     object: str
 
-    def __init__(self, database: str, object: str, branch: Optional[str] = None):  # noqa: A002
+    def __init__(self, database: str, object: str, branch: Optional[str] = None,  # noqa: A002
+                 system_table: Optional[str] = None):
         """``Identifier(db, t)``; ``Identifier(db, t, branch="b")`` is ``db.t$branch_b``
-        (pypaimon's form; ``main`` is not encoded)."""
+        (pypaimon's form; ``main`` is not encoded); ``system_table="files"`` appends
+        ``$files`` (``db.t$branch_b$files``), as pypaimon's and Java's encoding."""
         if branch is not None and branch.lower() != "main":
             object = f"{object}$branch_{branch}"  # noqa: A001
+        if system_table is not None:
+            object = f"{object}${system_table}"  # noqa: A001
         super().__setattr__("database", database)
         super().__setattr__("object", object)
 
@@ -51,10 +55,11 @@ class Identifier:
         return self.get_branch_name() or "main"
 
     @staticmethod
-    def create(database: str, object: str, branch: Optional[str] = None) -> Identifier:  # noqa: A002 (pypaimon's name)
+    def create(database: str, object: str, branch: Optional[str] = None,  # noqa: A002 (pypaimon's name)
+               system_table: Optional[str] = None) -> Identifier:
         """``Identifier.create("db", "t")``, as pypaimon; ``branch`` (not ``main``) makes
-        ``t$branch_<branch>``."""
-        return Identifier(database, object, branch)
+        ``t$branch_<branch>``, ``system_table`` ``t$<system_table>``."""
+        return Identifier(database, object, branch, system_table)
 
     def get_object_name(self) -> str:
         return self.object

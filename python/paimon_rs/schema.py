@@ -92,6 +92,28 @@ class DataField:
     name: str
     type: Any
     description: Optional[str] = None
+    default_value: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> DataField:
+        """A field from the schema file's JSON object (``{"id": 0, "name": "a", "type":
+        "INT NOT NULL", "description": ..., "defaultValue": ...}``), its type parsed into a
+        ``paimon_rs.data_types`` object (``AtomicType``, ``ArrayType``, ...), as pypaimon's
+        ``DataField.from_dict``."""
+        from paimon_rs.data_types import parse_data_type
+        return cls(int(data["id"]), data["name"], parse_data_type(data["type"]), data.get("description"),
+                   data.get("defaultValue"))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The schema file's JSON object of this field (``description`` and ``defaultValue``
+        only when set), whether ``type`` is a type object or already the stored form."""
+        from paimon_rs.data_types import type_dict
+        d: Dict[str, Any] = {"id": self.id, "name": self.name, "type": type_dict(self.type)}
+        if self.description is not None:
+            d["description"] = self.description
+        if self.default_value is not None:
+            d["defaultValue"] = self.default_value
+        return d
 
 
 @dataclass(frozen=True)
@@ -114,7 +136,7 @@ class TableSchema:
         d = json.loads(text)
         return TableSchema(
             id=d.get("id", 0),
-            fields=[DataField(f["id"], f["name"], f["type"], f.get("description"))
+            fields=[DataField(f["id"], f["name"], f["type"], f.get("description"), f.get("defaultValue"))
                     for f in d.get("fields", [])],
             highest_field_id=d.get("highestFieldId", 0),
             partition_keys=list(d.get("partitionKeys", [])),

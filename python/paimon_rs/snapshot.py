@@ -97,10 +97,12 @@ class Snapshot:
 
 class SnapshotManager:
     """The snapshots of one table (pypaimon's ``SnapshotManager``), read-only. Iterating
-    yields every snapshot still present, oldest first."""
+    yields every snapshot still present, oldest first. ``SnapshotManager(table)`` as pypaimon's
+    documentation makes it, or ``table.snapshot_manager()``."""
 
-    def __init__(self, core: _core.Table):
-        self._core = core
+    def __init__(self, table: Any):
+        # a paimon_rs Table (pypaimon's documented ``SnapshotManager(table)``) or its _core.Table
+        self._core = getattr(table, "_core", table)
 
     @property
     def table_path(self) -> str:
@@ -237,6 +239,33 @@ class PagedList:
     next_page_token: Optional[str] = None
 
 
+@dataclass(frozen=True)
+class GetTagResponse:
+    """One tag, as pypaimon's ``Catalog.get_tag`` returns it: ``tag_name``, the tagged
+    ``snapshot``, ``tag_create_time`` (epoch millis) and ``tag_time_retained`` (an ISO-8601
+    duration, ``PT24H``); both None for a tag without retention."""
+
+    tag_name: str
+    snapshot: Snapshot
+    tag_create_time: Optional[int] = None
+    tag_time_retained: Optional[str] = None
+
+
+def tag_response(name: str, snapshot: Snapshot, created: Optional[str], retained_ms: Optional[int]) -> GetTagResponse:
+    """A ``GetTagResponse`` from ``_core.tags_json``'s row: ``created`` is the tag file's local
+    time (``%Y-%m-%dT%H:%M:%S[.f]``), read in this process's zone as pypaimon does."""
+    import datetime
+
+    from paimon_rs.system_tables import java_duration
+    create_millis = None
+    if created is not None:
+        whole, _, frac = created.partition(".")
+        local = datetime.datetime.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+        create_millis = int(local.timestamp()) * 1000 + int((frac + "000")[:3])
+    retained = None if retained_ms is None else java_duration(retained_ms)
+    return GetTagResponse(name, snapshot, create_millis, retained)
+
+
 def paged_partitions(parts: List[Partition], max_results: Optional[int], page_token: Optional[str],
                      partition_name_pattern: Optional[str]) -> PagedList:
     """pypaimon's ``list_partitions_paged`` over ``parts``: ``partition_name_pattern`` matches
@@ -259,5 +288,5 @@ def list_partitions(core: _core.Table, snapshot_id: Optional[int] = None) -> Lis
             for spec, path, rows, size, files, last, buckets in _core.partition_stats(core, snapshot_id)]
 
 
-__all__ = ["BATCH_COMMIT_IDENTIFIER", "PagedList", "Partition", "SNAPSHOTS_SCHEMA", "Snapshot", "SnapshotManager",
-           "list_partitions", "paged_partitions", "snapshots_table"]
+__all__ = ["BATCH_COMMIT_IDENTIFIER", "GetTagResponse", "PagedList", "Partition", "SNAPSHOTS_SCHEMA", "Snapshot",
+           "SnapshotManager", "list_partitions", "paged_partitions", "snapshots_table"]

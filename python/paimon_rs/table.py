@@ -27,6 +27,7 @@ from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import DataField, TableSchema
 from paimon_rs.snapshot import Partition, SnapshotManager
+from paimon_rs.tags import TagManager
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -531,6 +532,11 @@ class Table:
     def list_branches(self) -> List[str]:
         """The table's branches (``main`` not included), sorted."""
         return list(_core.list_branches(self._core))
+
+    def tag_manager(self) -> TagManager:
+        """pypaimon's ``tag_manager()`` (``paimon_rs.tags.TagManager``): ``get``, ``create_tag``,
+        ``replace_tag``, ``delete_tag``, ``rename_tag``, ``list_tags``, ``tag_path``."""
+        return TagManager(self)
 
     def branch_manager(self) -> BranchManager:
         """pypaimon's ``branch_manager()``: ``create_branch``, ``drop_branch``,

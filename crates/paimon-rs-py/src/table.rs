@@ -1154,6 +1154,22 @@ impl Split {
     fn has_deletion_vectors(&self) -> bool {
         !self.inner.deletion_files.is_empty()
     }
+    /// pypaimon's `merged_row_count()`: the rows a read of this split returns, when the files'
+    /// row counts tell it without reading: a raw-convertible split (no two files hold the same
+    /// key) minus the rows its deletion vectors mark; None otherwise (files to merge, or a
+    /// deletion vector whose cardinality the index manifest does not record).
+    fn merged_row_count(&self) -> Option<i64> {
+        let s = &self.inner;
+        if !s.raw_convertible {
+            return None;
+        }
+        s.files
+            .iter()
+            .try_fold(0i64, |n, f| match s.deletion_files.get(&f.file_name) {
+                None => Some(n + f.row_count),
+                Some(d) => d.cardinality.map(|deleted| n + f.row_count - deleted),
+            })
+    }
     /// The partition values, as pypaimon's `GenericRow` (`paimon_rs.table.GenericRow`).
     #[getter]
     fn partition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
