@@ -12,8 +12,10 @@ changelog files they make like any other (their format is their extension)."""
 
 from __future__ import annotations
 
+import os
 from typing import Dict, List
 
+import pyarrow as pa
 import pytest
 
 from paimon_rs import CatalogFactory
@@ -48,7 +50,6 @@ def _table(wh, name: str):
 
 
 def _ours_write(wh, name: str, rows: List[list]) -> None:
-    import pyarrow as pa
     t = _table(wh, name)
     w = t.new_batch_write_builder()
     tw, tc = w.new_write(), w.new_commit()
@@ -119,7 +120,6 @@ def test_we_read_and_continue_javas_mixed_format_table(java, tmp_path):
     # we continue: our flush is Avro at level 0, our full compaction ORC
     t = _table(tmp_path, "java")
     w = t.new_batch_write_builder()
-    import pyarrow as pa
     tw, tc = w.new_write(), w.new_commit()
     tw.write_arrow(pa.table({"id": [6, 400], "v": ["r-6", "r-400"], "n": [18, 1200]}, schema=t.arrow_schema))
     tc.commit(tw.prepare_commit())
@@ -132,3 +132,21 @@ def test_we_read_and_continue_javas_mixed_format_table(java, tmp_path):
     assert files and all(f["level"] == 5 and f["file"].endswith(".orc") for f in files), files
     assert _java_read(java, tmp_path, "java") == _model(model)
     assert _ours_read(tmp_path, "java") == _model(model)
+
+
+def test_java_streams_our_changelog_files_in_their_own_format(java, tmp_path):
+    """An ``input`` changelog written as ORC (``changelog-file.format``, which Java 1.0 does not
+    know and ignores) beside Avro level-0 data files: Java's streaming read of ``$audit_log``
+    reads the changelog files by their extension."""
+    _create(java, tmp_path, "cl", {**OPTIONS, "changelog-producer": "input", "changelog-file.format": "orc",
+                                   "changelog-file.compression": "zstd"})
+    _ours_write(tmp_path, "cl", _rows([1, 2], "a"))
+    _ours_write(tmp_path, "cl", _rows([2, 3], "b"))
+    root = str(tmp_path / f"{DB}.db" / "cl")
+    names = [n for _, _, ns in os.walk(root) for n in ns if n.startswith("changelog-")]
+    assert len(names) >= 2 and all(n.endswith(".orc") for n in names), names
+    r = java.call("stream_read", warehouse=str(tmp_path), table=f"{DB}.cl$audit_log",
+                  options={"scan.mode": "from-snapshot", "scan.snapshot-id": "1"})
+    assert sorted(map(tuple, r["rows"])) == sorted([
+        ("+I", 1, "a1", 3), ("+I", 2, "a2", 6), ("+I", 2, "b2", 6), ("+I", 3, "b3", 9)])
+    assert _java_read(java, tmp_path, "cl") == [[1, "a1", 3], [2, "b2", 6], [3, "b3", 9]]

@@ -253,3 +253,26 @@ def test_histories_read_as_the_model(tmp_path_factory, steps):
     assert rows(t) == model_rows(model)
     for f in files(cat, "h"):
         assert f["file_format"] == expect_format(f["level"], {0: "avro", 2: "orc"}), f
+
+
+def test_every_format_carries_the_bloom_filter_index(catalog):
+    """Files of every level format carry the file index; the scan of a deletion-vector table
+    (files above level 0 hold final rows) skips every file for a value no file holds."""
+    t = make(catalog, "ix", {"deletion-vectors.enabled": "true", "file.format.per.level": "0:avro,4:orc",
+                             "file-index.bloom-filter.columns": "v", "file-index.bloom-filter.v.items": "100"})
+    for c in range(4):
+        write(t, batch(list(range(c, 100, 4)), f"c{c}-"))
+    t.compact(full=True)
+    write(t, batch([1, 2, 3], "z"))
+    t.compact(full=False)
+    fs = files(catalog, "ix")
+    assert {f["file_format"] for f in fs} <= {"orc", "parquet"} and len(fs) >= 2, fs
+
+    def plan(flt: str):
+        rb = t.new_read_builder().with_filter(flt)
+        splits = rb.new_scan().plan().splits()
+        return sum(len(s.file_paths) for s in splits), rb.new_read().to_arrow(splits).to_pylist()
+
+    assert plan("v = 'absent'") == (0, [])
+    assert plan("v = 'z2'")[1] == [{"id": 2, "v": "z2", "n": 6}]
+    assert plan("v = 'c1-5'")[1] == [{"id": 5, "v": "c1-5", "n": 15}]
