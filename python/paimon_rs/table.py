@@ -715,6 +715,19 @@ class TableOptions(Dict[str, str]):
     def merge_engine(self) -> str:
         return super().get("merge-engine", "deduplicate")
 
+    def file_format_per_level(self) -> Dict[str, str]:
+        """``file.format.per.level`` as pypaimon returns it: ``{"0": "avro", ...}`` (a level's
+        data files of a primary-key table; docs/paimon-behaviour.md §1.5a)."""
+        return _level_map(super().get("file.format.per.level", ""))
+
+    def file_compression_per_level(self) -> Dict[str, str]:
+        """``file.compression.per.level`` as pypaimon returns it: ``{"0": "lz4", ...}``."""
+        return _level_map(super().get("file.compression.per.level", ""))
+
+    def changelog_file_format(self) -> Optional[str]:
+        """``changelog-file.format`` (None: changelog files take their level's format)."""
+        return super().get("changelog-file.format")
+
     def sequence_field(self) -> List[str]:
         v = super().get("sequence.field")
         return [f.strip() for f in v.split(",")] if v else []
@@ -724,6 +737,17 @@ class TableOptions(Dict[str, str]):
 
     def deletion_vectors_enabled(self) -> bool:
         return super().get("deletion-vectors.enabled", "false").lower() == "true"
+
+
+def _level_map(v: str) -> Dict[str, str]:
+    """A map option's ``k:v,k:v`` value (validated by the engine when the table was created;
+    quoted parts are unquoted as Java's splitter does)."""
+    out = {}
+    for item in (i.strip() for i in v.split(",")):
+        if item:
+            k, _, val = item.strip("'\"").partition(":")
+            out[k.strip().strip("'\"")] = val.strip().strip("'\"")
+    return out
 
 
 def _partition_batch(schema: pa.Schema, spec: Dict[str, Any], what: str) -> pa.RecordBatch:

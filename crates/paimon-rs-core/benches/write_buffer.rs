@@ -350,6 +350,8 @@ fn bench_rolling_writer(c: &mut Criterion) {
         value_stats_names: None,
         stats_mode: StatsMode::Truncate(16),
         file_index: None,
+        changelog: false,
+        kinds: None,
     };
     let unique = ["_KEY_id".to_string(), "_SEQUENCE_NUMBER".to_string()];
     let configs = [

@@ -13,6 +13,13 @@ const SUPPORTED: &[&str] = &[
     "file.format",
     "file.compression",
     "file.compression.zstd-level",
+    // formats and codecs per LSM level and of changelog files (io/format.rs, FileFormats)
+    "file.format.per.level",
+    "file.compression.per.level",
+    "changelog-file.format",
+    "changelog-file.compression",
+    "changelog-file.stats-mode",
+    "metadata.stats-mode.per.level",
     // the codec of Avro data files (io/avro.rs, AvroCodec)
     "avro.codec",
     "target-file-size",
@@ -243,6 +250,19 @@ pub struct CoreOptions {
     /// `ignore-update-before`: -U dropped at write.
     pub ignore_update_before: bool,
     pub stats_mode: StatsMode,
+    /// `file.format.per.level` (`0:avro,3:parquet`): the format of a primary-key table's data
+    /// files at a level, lower-cased; levels not named use `file.format`.
+    pub file_format_per_level: BTreeMap<i32, String>,
+    /// `file.compression.per.level` (`0:lz4`): their codec; levels not named use
+    /// `file.compression`.
+    pub file_compression_per_level: BTreeMap<i32, String>,
+    /// `changelog-file.format`, `changelog-file.compression`, `changelog-file.stats-mode`: those
+    /// of changelog files, which otherwise follow the level they are written at.
+    pub changelog_file_format: Option<String>,
+    pub changelog_file_compression: Option<String>,
+    pub changelog_file_stats_mode: Option<StatsMode>,
+    /// `metadata.stats-mode.per.level` (`0:none`): the stats mode of a level's files.
+    pub stats_mode_per_level: BTreeMap<i32, StatsMode>,
     pub commit_max_retries: u32,
     pub commit_min_retry_wait_ms: u64,
     pub commit_max_retry_wait_ms: u64,
@@ -607,6 +627,36 @@ impl CoreOptions {
                 None => false,
             },
             stats_mode,
+            file_format_per_level: match get("file.format.per.level") {
+                Some(v) => parse_level_map("file.format.per.level", v)?
+                    .into_iter()
+                    .map(|(l, f)| (l, f.to_ascii_lowercase()))
+                    .collect(),
+                None => BTreeMap::new(),
+            },
+            file_compression_per_level: match get("file.compression.per.level") {
+                Some(v) => parse_level_map("file.compression.per.level", v)?
+                    .into_iter()
+                    .map(|(l, c)| (l, c.to_ascii_lowercase()))
+                    .collect(),
+                None => BTreeMap::new(),
+            },
+            changelog_file_format: get("changelog-file.format").map(str::to_ascii_lowercase),
+            changelog_file_compression: get("changelog-file.compression")
+                .map(str::to_ascii_lowercase),
+            changelog_file_stats_mode: match get("changelog-file.stats-mode") {
+                Some(v) => Some(parse_stats_mode_of("changelog-file.stats-mode", v)?),
+                None => None,
+            },
+            stats_mode_per_level: match get("metadata.stats-mode.per.level") {
+                Some(v) => parse_level_map("metadata.stats-mode.per.level", v)?
+                    .into_iter()
+                    .map(|(l, m)| {
+                        Ok((l, parse_stats_mode_of("metadata.stats-mode.per.level", &m)?))
+                    })
+                    .collect::<Result<_>>()?,
+                None => BTreeMap::new(),
+            },
             commit_max_retries: match get("commit.max-retries") {
                 Some(v) => parse_int("commit.max-retries", v)?,
                 None => 10,
@@ -885,6 +935,10 @@ impl CoreOptions {
 }
 
 fn parse_stats_mode(v: &str) -> Result<StatsMode> {
+    parse_stats_mode_of("metadata.stats-mode", v)
+}
+
+fn parse_stats_mode_of(key: &str, v: &str) -> Result<StatsMode> {
     let s = v.trim().to_ascii_lowercase();
     Ok(match s.as_str() {
         "none" => StatsMode::None,
@@ -892,16 +946,202 @@ fn parse_stats_mode(v: &str) -> Result<StatsMode> {
         "full" => StatsMode::Full,
         _ if s.starts_with("truncate(") && s.ends_with(')') => {
             let n = &s["truncate(".len()..s.len() - 1];
-            StatsMode::Truncate(parse_int("metadata.stats-mode", n)?)
+            StatsMode::Truncate(parse_int(key, n)?)
         }
-        _ => {
-            return Err(bad(
-                "metadata.stats-mode",
-                v,
-                "expected none, counts, full or truncate(N)",
-            ))
-        }
+        _ => return Err(bad(key, v, "expected none, counts, full or truncate(N)")),
     })
+}
+
+/// What a data file is written as: its level, and whether it is a changelog file (Java's
+/// `KeyValueFileWriterFactory.WriteFormatKey`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FileKind {
+    pub level: i32,
+    pub changelog: bool,
+}
+
+impl CoreOptions {
+    /// The format of a file of `kind` (paimon-behaviour.md §1.3): `changelog-file.format` for a
+    /// changelog file when set, else the level's entry of `file.format.per.level`, else
+    /// `file.format`; with the option that decided it (for messages).
+    pub fn file_format_of(&self, kind: FileKind) -> (&str, String) {
+        if kind.changelog {
+            if let Some(f) = &self.changelog_file_format {
+                return (f, "changelog-file.format".into());
+            }
+        }
+        match self.file_format_per_level.get(&kind.level) {
+            Some(f) => (f, format!("file.format.per.level (level {})", kind.level)),
+            None => (&self.file_format, "file.format".into()),
+        }
+    }
+
+    /// The codec of a file of `kind`: `changelog-file.compression` for a changelog file when
+    /// set, else the level's entry of `file.compression.per.level`, else `file.compression`
+    /// (chosen apart from the format, as Java does); with the option that decided it.
+    pub fn file_compression_of(&self, kind: FileKind) -> (&str, String) {
+        if kind.changelog {
+            if let Some(c) = &self.changelog_file_compression {
+                return (c, "changelog-file.compression".into());
+            }
+        }
+        match self.file_compression_per_level.get(&kind.level) {
+            Some(c) => (
+                c,
+                format!("file.compression.per.level (level {})", kind.level),
+            ),
+            None => (&self.file_compression, "file.compression".into()),
+        }
+    }
+
+    /// The stats mode of a file of `kind`: `changelog-file.stats-mode` for a changelog file
+    /// when set, else the level's entry of `metadata.stats-mode.per.level`, else
+    /// `metadata.stats-mode`.
+    pub fn stats_mode_of(&self, kind: FileKind) -> StatsMode {
+        match self.changelog_file_stats_mode {
+            Some(m) if kind.changelog => m,
+            _ => *self
+                .stats_mode_per_level
+                .get(&kind.level)
+                .unwrap_or(&self.stats_mode),
+        }
+    }
+
+    /// Whether any per-level or changelog-file option is set: files of some level or changelog
+    /// files may differ from `file.format` / `file.compression` / `metadata.stats-mode`.
+    pub fn has_file_kind_options(&self) -> bool {
+        !self.file_format_per_level.is_empty()
+            || !self.file_compression_per_level.is_empty()
+            || self.changelog_file_format.is_some()
+            || self.changelog_file_compression.is_some()
+            || self.changelog_file_stats_mode.is_some()
+            || !self.stats_mode_per_level.is_empty()
+    }
+
+    /// Every file kind whose format or codec an option names, beside `file.format` at level 0:
+    /// the kinds [`crate::io::format::check_write_format`] checks.
+    pub fn file_kinds_named(&self) -> Vec<FileKind> {
+        let mut levels: Vec<i32> = vec![0];
+        levels.extend(self.file_format_per_level.keys());
+        levels.extend(self.file_compression_per_level.keys());
+        levels.sort_unstable();
+        levels.dedup();
+        let mut out: Vec<FileKind> = levels
+            .iter()
+            .map(|&level| FileKind {
+                level,
+                changelog: false,
+            })
+            .collect();
+        if self.changelog_file_format.is_some() || self.changelog_file_compression.is_some() {
+            out.extend(levels.iter().map(|&level| FileKind {
+                level,
+                changelog: true,
+            }));
+        }
+        out
+    }
+}
+
+/// Java's map-typed option value (`OptionsUtils.convertToProperties`): `k:v` items split on
+/// `,` then `:`, either part quoted with `'` or `"` (a quote doubled inside), unquoted parts
+/// trimmed; an item without exactly one `:` is refused, then each key is parsed as a level
+/// (Java's `Integer.valueOf`), a level named twice refused.
+fn parse_level_map(key: &str, v: &str) -> Result<BTreeMap<i32, String>> {
+    let mut out = BTreeMap::new();
+    for item in split_escaped(key, v, ',')? {
+        let pair = split_escaped(key, &item, ':')?;
+        let [level, value] = pair.as_slice() else {
+            return Err(bad(
+                key,
+                v,
+                "Map item is not a key-value pair (missing ':'?): expected items like '0:avro' \
+                 separated by ','",
+            ));
+        };
+        let level: i32 = level
+            .parse()
+            .map_err(|_| bad(key, v, &format!("level '{level}' is not an integer")))?;
+        if out.insert(level, value.clone()).is_some() {
+            return Err(bad(key, v, &format!("Duplicate key {level}")));
+        }
+    }
+    Ok(out)
+}
+
+/// Java's `StructuredOptionsSplitter.splitEscaped`.
+fn split_escaped(key: &str, v: &str, delimiter: char) -> Result<Vec<String>> {
+    enum Tok {
+        Quoted(String),
+        Plain(String),
+        Delim,
+    }
+    let chars: Vec<char> = v.chars().collect();
+    let mut toks = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        if c == '\'' || c == '"' {
+            let mut s = String::new();
+            let mut j = i + 1;
+            loop {
+                if j >= chars.len() {
+                    return Err(bad(
+                        key,
+                        v,
+                        "Could not split string. Quoting was not closed properly.",
+                    ));
+                }
+                if chars[j] == c {
+                    if chars.get(j + 1) == Some(&c) {
+                        s.push(c);
+                        j += 2;
+                        continue;
+                    }
+                    break;
+                }
+                s.push(chars[j]);
+                j += 1;
+            }
+            toks.push(Tok::Quoted(s));
+            i = j + 1;
+        } else if c == delimiter {
+            toks.push(Tok::Delim);
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else {
+            let mut j = i;
+            while j < chars.len() && chars[j] != delimiter {
+                j += 1;
+            }
+            let s: String = chars[i..j].iter().collect();
+            toks.push(Tok::Plain(s.trim().to_string()));
+            i = j;
+        }
+    }
+    let mut out = Vec::new();
+    for (n, t) in toks.iter().enumerate() {
+        match t {
+            Tok::Quoted(s) => {
+                if matches!(toks.get(n + 1), Some(Tok::Quoted(_) | Tok::Plain(_))) {
+                    return Err(bad(
+                        key,
+                        v,
+                        "Could not split string. Illegal quoting (text after a closing quote)",
+                    ));
+                }
+                out.push(s.clone());
+            }
+            Tok::Plain(s) => out.push(s.clone()),
+            Tok::Delim => {
+                if matches!(toks.get(n + 1), Some(Tok::Delim)) {
+                    out.push(String::new());
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Options from `(key, value)` pairs (tests).
@@ -1177,6 +1417,115 @@ mod tests {
         let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
         let msg = o.check_supported(true, true).unwrap_err().to_string();
         assert!(!msg.contains("did you mean"), "{msg}");
+    }
+
+    /// `key = value` is refused by `CoreOptions::new`, the message naming `key`.
+    fn refused_naming_the_option(key: &str, value: &str) {
+        let e = CoreOptions::new(&opts(&[(key, value)]), true).unwrap_err();
+        assert!(e.to_string().contains(&format!("'{key}'")), "{e}");
+    }
+
+    /// `file.format.per.level` / `file.compression.per.level` parse as Java's map options
+    /// (`OptionsUtils.convertToProperties`), formats lower-cased; bad items are refused naming
+    /// the option.
+    #[test]
+    fn per_level_maps_parse_as_java_does() {
+        let m = |v: &str| parse_level_map("file.format.per.level", v);
+        let want: BTreeMap<i32, String> =
+            [(0, "avro".to_string()), (3, "parquet".to_string())].into();
+        assert_eq!(m("0:avro,3:parquet").unwrap(), want);
+        assert_eq!(m(" 0 : avro , 3:parquet ").unwrap(), want);
+        // an item quoted whole, or a part of it (Java's splitter: a quote closes a part)
+        assert_eq!(m("'0:avro',3:\"parquet\"").unwrap(), want);
+        assert_eq!(m("").unwrap(), BTreeMap::new());
+        assert_eq!(m("-1:orc").unwrap(), [(-1, "orc".to_string())].into());
+        for (bad, why) in [
+            ("0", "missing ':'"),
+            ("0:", "missing ':'"),
+            (":avro", "missing ':'"),
+            ("0::avro", "missing ':'"),
+            ("x:avro", "level 'x'"),
+            ("0:avro,0:orc", "Duplicate key 0"),
+            ("0:'avro", "Quoting was not closed"),
+            ("0:'avro'x", "Illegal quoting"),
+            ("'0':avro", "Illegal quoting"),
+        ] {
+            let e = m(bad).unwrap_err().to_string();
+            assert!(
+                e.contains("'file.format.per.level'") && e.contains(why),
+                "{bad}: {e}"
+            );
+        }
+        let o = CoreOptions::new(
+            &opts(&[
+                ("file.format.per.level", "0:AVRO,3:orc"),
+                ("file.compression.per.level", "0:LZ4"),
+                ("file.compression", "snappy"),
+            ]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+        let k = |level, changelog| FileKind { level, changelog };
+        assert_eq!(o.file_format_of(k(0, false)).0, "avro");
+        assert_eq!(o.file_format_of(k(3, false)).0, "orc");
+        assert_eq!(o.file_format_of(k(1, false)).0, "parquet");
+        assert_eq!(o.file_compression_of(k(0, false)).0, "lz4");
+        assert_eq!(o.file_compression_of(k(3, false)).0, "snappy");
+        // changelog files follow their level without changelog-file.* options
+        assert_eq!(o.file_format_of(k(0, true)).0, "avro");
+        assert_eq!(
+            o.file_compression_of(k(0, true)).1,
+            "file.compression.per.level (level 0)"
+        );
+        refused_naming_the_option("file.compression.per.level", "0");
+    }
+
+    /// `changelog-file.*` decide changelog files only, each falling back on its own (format on
+    /// the level's format, codec on the level's codec, stats mode on `metadata.stats-mode`).
+    #[test]
+    fn changelog_file_options_fall_back_one_by_one() {
+        let o = CoreOptions::new(
+            &opts(&[
+                ("file.format.per.level", "0:avro"),
+                ("changelog-file.format", "ORC"),
+                ("changelog-file.stats-mode", "none"),
+                ("metadata.stats-mode", "full"),
+            ]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+        let k = |level, changelog| FileKind { level, changelog };
+        assert_eq!(o.file_format_of(k(0, true)).0, "orc");
+        assert_eq!(o.file_format_of(k(0, false)).0, "avro");
+        assert_eq!(o.file_compression_of(k(0, true)).0, "zstd");
+        assert_eq!(o.stats_mode_of(k(0, true)), StatsMode::None);
+        assert_eq!(o.stats_mode_of(k(0, false)), StatsMode::Full);
+        assert!(o.has_file_kind_options());
+        assert_eq!(
+            o.file_kinds_named(),
+            vec![k(0, false), k(0, true)],
+            "level 0 and its changelog files"
+        );
+        refused_naming_the_option("changelog-file.stats-mode", "most");
+        assert!(!CoreOptions::new(&opts(&[]), true)
+            .unwrap()
+            .has_file_kind_options());
+        let o = CoreOptions::new(
+            &opts(&[
+                ("metadata.stats-mode.per.level", "0:none,5:counts"),
+                ("changelog-file.stats-mode", "full"),
+            ]),
+            true,
+        )
+        .unwrap();
+        o.check_supported(true, true).unwrap();
+        assert_eq!(o.stats_mode_of(k(0, false)), StatsMode::None);
+        assert_eq!(o.stats_mode_of(k(5, false)), StatsMode::Counts);
+        assert_eq!(o.stats_mode_of(k(1, false)), StatsMode::Truncate(16));
+        assert_eq!(o.stats_mode_of(k(0, true)), StatsMode::Full);
+        refused_naming_the_option("metadata.stats-mode.per.level", "0:few");
     }
 
     #[test]

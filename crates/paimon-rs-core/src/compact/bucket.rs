@@ -135,6 +135,10 @@ pub struct MergeTreeRewriter {
     max_level: Cell<i32>,
     /// `changelog-file.prefix`.
     changelog_prefix: String,
+    /// `file.format.per.level` and `file.format`: a lookup upgrade of a level-0 file to a
+    /// level of another format rewrites it (Java's `LookupMergeTreeCompactRewriter`).
+    level_formats: BTreeMap<i32, String>,
+    file_format: String,
     /// The bucket's levels ≥ 1 as the current task's lookups see them.
     levels: RefCell<Option<LookupLevels>>,
     /// Deletion vectors of the bucket's files (a writer's, with its pending marks): rows they
@@ -168,6 +172,8 @@ impl MergeTreeRewriter {
             full_changelog,
             max_level: Cell::new(table.options.num_levels as i32 - 1),
             changelog_prefix: table.options.changelog_file_prefix.clone(),
+            level_formats: table.options.file_format_per_level.clone(),
+            file_format: table.options.file_format.clone(),
             levels: RefCell::new(None),
             vectors: RefCell::new(Arc::new(BTreeMap::new())),
         })
@@ -376,9 +382,8 @@ impl MergeTreeRewriter {
         // Java's ChangelogMergeTreeRewriter writes a compaction's changelog at its output level
         // (`createRollingChangelogFileWriter(outputLevel)`): a reader that skips level 0 (Java
         // 1.0's changelog scan of first-row and deletion-vector tables) still sees it
-        let mut cl_ctx = self.file_ctx.clone();
+        let mut cl_ctx = self.file_ctx.clone().into_changelog(&self.changelog_prefix);
         cl_ctx.level = output_level;
-        cl_ctx.prefix = self.changelog_prefix.clone();
         // dropped on an error: removes the changelog files it wrote
         let cl_writer = RefCell::new(RollingFileWriter::new(cl_ctx, 0));
         let drain = |sink: &ChangelogSink| -> Result<()> {
@@ -482,7 +487,8 @@ impl CompactRewriter for MergeTreeRewriter {
     /// each a `+I` (Java's `CHANGELOG_NO_REWRITE`). §9.3's upgrade of a level-0 file in a
     /// lookup table: merged with what it looks up (changelog, deletion marks), and rewritten
     /// when deletion vectors are on and it may hold retractions, or when below the max level
-    /// the merge may change its records (any engine but deduplicate without sequence.field);
+    /// the merge may change its records (any engine but deduplicate without sequence.field),
+    /// or when `file.format.per.level` gives the output level another format than level 0;
     /// otherwise it moves by metadata.
     fn upgrade(&self, opts: &TaskOptions, file: &DataFileMeta) -> Result<Option<Upgraded>> {
         let sections = vec![vec![vec![file.clone()]]];
@@ -499,7 +505,9 @@ impl CompactRewriter for MergeTreeRewriter {
         if opts.output_level == 0 || file.level != 0 {
             return Ok(None);
         }
-        let rewrite = (l.dv && file.delete_row_count != Some(0))
+        let format_of = |level: i32| self.level_formats.get(&level).unwrap_or(&self.file_format);
+        let rewrite = format_of(file.level) != format_of(opts.output_level)
+            || (l.dv && file.delete_row_count != Some(0))
             || !(opts.output_level == opts.max_level || l.plain_dedup);
         if !rewrite && l.changelog.is_none() && !l.dv {
             return Ok(None);

@@ -204,6 +204,13 @@ const AVRO_DEFAULT_ZSTD_LEVEL: i32 = 3;
 impl AvroCodec {
     /// The codec `opts` ask for; a codec this engine cannot write is refused, naming the option.
     pub fn from_options(opts: &CoreOptions) -> Result<AvroCodec> {
+        AvroCodec::for_compression(opts, &opts.file_compression, "file.compression")
+    }
+
+    /// The codec of an Avro file compressed with `compression` (the value of option `key`:
+    /// `file.compression`, a level's entry of `file.compression.per.level`, ...); `avro.codec`
+    /// wins over it, as in Java's `AvroFileFormat.createCodecFactory`.
+    pub fn for_compression(opts: &CoreOptions, compression: &str, key: &str) -> Result<AvroCodec> {
         let refuse = |key: &str, v: &str| {
             Error::unsupported(format!(
                 "table option '{key}' = '{v}' for Avro data files: paimon_rs writes the Avro \
@@ -220,7 +227,7 @@ impl AvroCodec {
                 _ => Err(refuse("avro.codec", v)),
             };
         }
-        match opts.file_compression.as_str() {
+        match compression {
             "zstd" => {
                 let range = zstd::compression_level_range();
                 if !range.contains(&opts.zstd_level) {
@@ -240,7 +247,7 @@ impl AvroCodec {
             // Java passes these to Avro's CodecFactory, which knows only `null`: written
             // uncompressed here (any reader, Java's included, reads that)
             "null" | "none" | "uncompressed" => Ok(AvroCodec::Null),
-            other => Err(refuse("file.compression", other)),
+            other => Err(refuse(key, other)),
         }
     }
 

@@ -25,7 +25,7 @@ use super::data_file::{DataFileReader, FileExpect};
 use super::orc::{OrcCompression, OrcFileWriter};
 use super::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::error::{Error, Result};
-use crate::options::CoreOptions;
+use crate::options::{CoreOptions, FileKind};
 use crate::spec::types::DataField;
 
 /// The format of a data file.
@@ -87,13 +87,48 @@ impl WriteFormat {
     /// The format `opts` ask for (`file.format`), with its settings; one that cannot be
     /// written is refused, naming the option.
     pub fn from_options(opts: &CoreOptions) -> Result<WriteFormat> {
-        match opts.file_format.as_str() {
-            "parquet" => Ok(WriteFormat::Parquet),
-            "avro" => Ok(WriteFormat::Avro(AvroCodec::from_options(opts)?)),
-            "orc" => Ok(WriteFormat::Orc(OrcCompression::from_options(opts)?)),
+        WriteFormat::new(
+            opts,
+            (&opts.file_format, "file.format"),
+            (&opts.file_compression, "file.compression"),
+        )
+    }
+
+    /// The format of a data file of `kind` (its level; a changelog file or not), with its
+    /// codec: `file.format.per.level`, `file.compression.per.level` and the `changelog-file.*`
+    /// options over `file.format` / `file.compression` (paimon-behaviour.md §1.5a).
+    pub fn for_kind(opts: &CoreOptions, kind: FileKind) -> Result<WriteFormat> {
+        let (format, format_key) = opts.file_format_of(kind);
+        let (codec, codec_key) = opts.file_compression_of(kind);
+        WriteFormat::new(opts, (format, &format_key), (codec, &codec_key))
+    }
+
+    /// `format` compressed with `codec`, each with the option that named it.
+    fn new(opts: &CoreOptions, format: (&str, &str), codec: (&str, &str)) -> Result<WriteFormat> {
+        match format.0 {
+            "parquet" => {
+                // parquet::writer_properties's codecs
+                if !matches!(
+                    codec.0,
+                    "zstd" | "snappy" | "lz4" | "gzip" | "none" | "uncompressed"
+                ) {
+                    return Err(Error::unsupported(format!(
+                        "table option '{}' = '{}' for Parquet data files: paimon_rs writes \
+                         Parquet with zstd, snappy, lz4, gzip or none",
+                        codec.1, codec.0
+                    )));
+                }
+                Ok(WriteFormat::Parquet)
+            }
+            "avro" => Ok(WriteFormat::Avro(AvroCodec::for_compression(
+                opts, codec.0, codec.1,
+            )?)),
+            "orc" => Ok(WriteFormat::Orc(OrcCompression::for_compression(
+                opts, codec.0, codec.1,
+            )?)),
             other => Err(Error::unsupported(format!(
-                "table option 'file.format' = '{other}': paimon_rs writes parquet, avro and orc \
-                 data files"
+                "table option '{}' = '{other}': paimon_rs writes parquet, avro and orc data files",
+                format.1
             ))),
         }
     }
@@ -110,12 +145,29 @@ impl WriteFormat {
 
 /// Refuse a table whose data files cannot be written in its `file.format`: the format, its
 /// compression options, or a column the format cannot hold (naming the table and column).
+/// With `file.format.per.level`, `file.compression.per.level` and `changelog-file.format` /
+/// `.compression`, every format and codec they name is checked the same way.
 pub fn check_write_format(table: &str, fields: &[DataField], opts: &CoreOptions) -> Result<()> {
-    match WriteFormat::from_options(opts).map_err(|e| e.with_table(table))? {
-        WriteFormat::Parquet => Ok(()),
-        WriteFormat::Avro(_) => super::avro::check_schema(table, fields),
-        WriteFormat::Orc(_) => super::orc::check_schema(table, fields),
+    let mut formats = vec![WriteFormat::from_options(opts).map_err(|e| e.with_table(table))?];
+    for kind in opts.file_kinds_named() {
+        formats.push(WriteFormat::for_kind(opts, kind).map_err(|e| e.with_table(table))?);
     }
+    let (mut avro, mut orc) = (false, false);
+    for f in formats {
+        match f {
+            WriteFormat::Parquet => {}
+            WriteFormat::Avro(_) if !avro => {
+                avro = true;
+                super::avro::check_schema(table, fields)?;
+            }
+            WriteFormat::Orc(_) if !orc => {
+                orc = true;
+                super::orc::check_schema(table, fields)?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// A data file being written under a temp name (on local disk for a file of an object store),
@@ -302,5 +354,106 @@ mod tests {
         assert_eq!(f("b/data-1-0.AVRO").unwrap(), DataFormat::Avro);
         let e = f("b/data-1-0.csv").unwrap_err().to_string();
         assert!(e.contains("data-1-0.csv") && e.contains("'csv'"), "{e}");
+    }
+
+    /// Every format and codec a per-level or changelog-file option names is checked as
+    /// `file.format` / `file.compression` are, the error naming the option (and level).
+    #[test]
+    fn per_level_formats_and_codecs_are_checked_naming_the_option() {
+        use crate::options::opts;
+        use crate::spec::types::{DataType, TypeKind};
+        let fields = vec![
+            DataField::new(0, "k", DataType::new(TypeKind::Int)),
+            DataField::new(
+                1,
+                "d",
+                DataType::new(TypeKind::Decimal {
+                    precision: 10,
+                    scale: 2,
+                }),
+            ),
+        ];
+        let check = |kv: &[(&str, &str)]| {
+            let o = CoreOptions::new(&opts(kv), true).unwrap();
+            check_write_format("t", &fields, &o).map_err(|e| e.to_string())
+        };
+        check(&[("file.format.per.level", "0:avro,5:parquet")]).unwrap();
+        check(&[("file.compression.per.level", "0:lz4,1:none")]).unwrap();
+        check(&[
+            ("changelog-file.format", "avro"),
+            ("changelog-file.compression", "snappy"),
+        ])
+        .unwrap();
+        for (kv, want) in [
+            (
+                vec![("file.format.per.level", "0:csv")],
+                "'file.format.per.level (level 0)' = 'csv'",
+            ),
+            (
+                vec![
+                    ("file.format.per.level", "0:avro"),
+                    ("file.compression.per.level", "0:lz4"),
+                ],
+                "'file.compression.per.level (level 0)' = 'lz4' for Avro",
+            ),
+            (
+                vec![("file.compression.per.level", "2:zlib")],
+                "'file.compression.per.level (level 2)' = 'zlib' for Parquet",
+            ),
+            (
+                vec![("changelog-file.format", "json")],
+                "'changelog-file.format' = 'json'",
+            ),
+            (
+                vec![
+                    ("changelog-file.format", "avro"),
+                    ("changelog-file.compression", "lz4"),
+                ],
+                "'changelog-file.compression' = 'lz4'",
+            ),
+            // ORC cannot hold the decimal column, whichever option names ORC
+            (vec![("file.format.per.level", "3:orc")], "column 'd'"),
+        ] {
+            let e = check(&kv).unwrap_err();
+            assert!(e.contains(want), "{kv:?}: {e}");
+        }
+        // the codec of a level is checked against that level's format: lz4 is an ORC codec
+        check(&[
+            ("file.format.per.level", "0:orc"),
+            ("file.compression.per.level", "0:zlib"),
+        ])
+        .unwrap_err(); // decimal column
+        let f = vec![DataField::new(0, "k", DataType::new(TypeKind::Int))];
+        let o = CoreOptions::new(
+            &opts(&[
+                ("file.format.per.level", "0:orc"),
+                ("file.compression.per.level", "0:zlib"),
+            ]),
+            true,
+        )
+        .unwrap();
+        check_write_format("t", &f, &o).unwrap();
+        assert_eq!(
+            WriteFormat::for_kind(
+                &o,
+                FileKind {
+                    level: 0,
+                    changelog: false
+                }
+            )
+            .unwrap(),
+            WriteFormat::Orc(OrcCompression::Zlib)
+        );
+        assert_eq!(
+            WriteFormat::for_kind(
+                &o,
+                FileKind {
+                    level: 1,
+                    changelog: true
+                }
+            )
+            .unwrap(),
+            WriteFormat::Parquet
+        );
     }
 }

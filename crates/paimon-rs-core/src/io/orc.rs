@@ -150,7 +150,17 @@ pub const ORC_ZSTD_LEVEL: i32 = 3;
 impl OrcCompression {
     /// The compression `opts` ask for; one orc-rust cannot write is refused, naming the option.
     pub fn from_options(opts: &CoreOptions) -> Result<OrcCompression> {
-        let c = match opts.file_compression.as_str() {
+        OrcCompression::for_compression(opts, &opts.file_compression, "file.compression")
+    }
+
+    /// The compression of an ORC file compressed with `compression` (the value of option
+    /// `key`: `file.compression`, a level's entry of `file.compression.per.level`, ...).
+    pub fn for_compression(
+        opts: &CoreOptions,
+        compression: &str,
+        key: &str,
+    ) -> Result<OrcCompression> {
+        let c = match compression {
             "zstd" => OrcCompression::Zstd,
             "zlib" => OrcCompression::Zlib,
             "snappy" => OrcCompression::Snappy,
@@ -158,7 +168,7 @@ impl OrcCompression {
             "none" | "uncompressed" => OrcCompression::None,
             other => {
                 return Err(Error::unsupported(format!(
-                    "table option 'file.compression' = '{other}' for ORC data files: paimon_rs \
+                    "table option '{key}' = '{other}' for ORC data files: paimon_rs \
                      (orc-rust) writes ORC with zstd, zlib, snappy, lz4 or none"
                 )))
             }

@@ -163,6 +163,14 @@ pub fn file_context(
         // index their value columns as Java's KeyValueDataFileWriter does since 1.1)
         file_index: crate::fileindex::FileIndexSpec::new(&o.raw, fields, value_offset)?
             .map(Arc::new),
+        changelog: false,
+        // formats and codecs per level: key-value files only; Java's append writers use
+        // `file.format` / `file.compression` for every file (paimon-behaviour.md §1.5a)
+        kinds: if pk {
+            crate::write::rolling::FileKindFormats::new(o, &unique_columns(table, pk))?
+        } else {
+            None
+        },
     })
 }
 

@@ -338,3 +338,37 @@ fn lookup_options_are_validated_or_refused() {
     assert!(e.to_string().contains("fpp"), "{e}");
     assert!(parse(&[("lookup.cache-spill-compression", "snappy")]).is_err());
 }
+
+/// With `file.format.per.level`, each level's files are written in its format (the file
+/// names' extensions) and lookups read them all: ORC at level 1, Avro at level 2.
+#[test]
+fn lookups_read_files_of_every_level_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[
+            ("bucket", "1"),
+            ("merge-engine", "first-row"),
+            ("file.format.per.level", "1:orc,2:avro"),
+            ("file.compression.per.level", "2:snappy"),
+        ],
+    );
+    let files = three_files(&t);
+    let ext: Vec<&str> = files
+        .iter()
+        .map(|f| f.file_name.rsplit('.').next().unwrap())
+        .collect();
+    assert_eq!(ext, ["orc", "avro", "avro"]);
+    let l = lookup_levels(&t, files, cache(&t, &[]));
+    let hits = |ks: &[i64]| {
+        show(
+            ks,
+            &l.lookup(&keys(&l, ks), 1, &Default::default()).unwrap(),
+        )
+    };
+    assert_eq!(hits(&[1]), [(1, 2, 1, "v1@2".to_string())]);
+    assert_eq!(
+        hits(&[2, 999]),
+        [(2, 1, 1, "v2@1".into()), (999, 2, 499, "v999@2".into())]
+    );
+}

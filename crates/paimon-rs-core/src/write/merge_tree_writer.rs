@@ -488,6 +488,38 @@ mod tests {
         assert!(w.prepare_commit(&e.env(false), false).unwrap().is_empty());
     }
 
+    /// A flush with per-level and changelog-file options: the data file in level 0's format
+    /// and stats mode, the input changelog file in `changelog-file.format` with its own stats
+    /// mode (paimon-behaviour.md §1.5a).
+    #[test]
+    fn flush_writes_level_zero_and_changelog_in_their_formats() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut e = Env::new(table(
+            dir.path(),
+            &[
+                ("bucket", "1"),
+                ("changelog-producer", "input"),
+                ("file.format.per.level", "0:avro"),
+                ("metadata.stats-mode.per.level", "0:full"),
+                ("changelog-file.format", "orc"),
+                ("changelog-file.stats-mode", "none"),
+            ],
+        ));
+        e.flush.changelog = Some(e.flush.file_ctx.clone().into_changelog("changelog-"));
+        let mut w = e.writer(RestoreFiles::default());
+        e.write(&mut w, &rows(0, 20));
+        let inc = w.prepare_commit(&e.env(false), false).unwrap();
+        let d = &inc.data_increment;
+        let (data, log) = (&d.new_files[0], &d.changelog_files[0]);
+        assert!(data.file_name.ends_with(".avro"), "{}", data.file_name);
+        assert!(log.file_name.starts_with("changelog-"), "{}", log.file_name);
+        assert!(log.file_name.ends_with(".orc"), "{}", log.file_name);
+        assert_eq!(log.value_stats_cols, Some(vec![]), "stats mode none");
+        assert_eq!(data.value_stats_cols, None, "every column's stats");
+        assert_eq!(data.value_stats.null_counts.len(), 2);
+        w.close();
+    }
+
     /// `changelog-producer = input`: a flush writes every buffered record, unmerged, into
     /// changelog files beside the merged data file; both go to the data increment, and
     /// `close` deletes the changelog files of an unprepared flush too.
@@ -498,9 +530,7 @@ mod tests {
             dir.path(),
             &[("bucket", "1"), ("changelog-producer", "input")],
         ));
-        let mut ctx = e.flush.file_ctx.clone();
-        ctx.prefix = "changelog-".into();
-        e.flush.changelog = Some(ctx);
+        e.flush.changelog = Some(e.flush.file_ctx.clone().into_changelog("changelog-"));
         let mut w = e.writer(RestoreFiles::default());
         e.write(&mut w, &rows(0, 100));
         e.write(&mut w, &rows(50, 100));

@@ -107,6 +107,8 @@ mod tests {
                 value_stats_names: None,
                 stats_mode: StatsMode::Full,
                 file_index: None,
+                changelog: false,
+                kinds: None,
             },
             0,
         )

@@ -14,7 +14,8 @@ use parquet::file::properties::WriterProperties;
 use super::stats::StatsCollector;
 use crate::error::Result;
 use crate::io::format::{DataFileWriter, WriteFormat};
-use crate::options::StatsMode;
+use crate::io::parquet::writer_properties;
+use crate::options::{CoreOptions, FileKind, StatsMode};
 use crate::spec::binary_row::{empty_row, RowEncoder};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
 use crate::spec::row_kind::is_retract_byte;
@@ -49,6 +50,123 @@ pub struct FileWriterContext {
     pub stats_mode: StatsMode,
     /// The file index each file gets (`file-index.bloom-filter.columns`), if any.
     pub file_index: Option<std::sync::Arc<crate::fileindex::FileIndexSpec>>,
+    /// The files are changelog files (Java's `WriteFormatKey.isChangelog`): the
+    /// `changelog-file.*` options choose their format, codec and stats mode.
+    pub changelog: bool,
+    /// The formats, codecs and stats modes of the levels `file.format.per.level`,
+    /// `file.compression.per.level` name and of changelog files (primary-key tables with those
+    /// options); None: every file is written as `format` / `props` / `stats_mode`.
+    pub kinds: Option<std::sync::Arc<FileKindFormats>>,
+}
+
+/// What one kind of file is written as.
+#[derive(Clone)]
+pub struct FileChoice {
+    pub format: WriteFormat,
+    pub props: WriterProperties,
+    pub stats_mode: StatsMode,
+}
+
+/// The choices of a primary-key table whose options set formats, codecs or stats modes per
+/// level or for changelog files (paimon-behaviour.md §1.5a): the choice of a file is made when
+/// it is opened, from the writer's `level` and `changelog`, so a context whose level is set
+/// after it was made (compaction's output level) writes what Java would.
+pub struct FileKindFormats {
+    named: std::collections::BTreeMap<FileKind, FileChoice>,
+    /// Data files and changelog files of the levels no option names.
+    other: FileChoice,
+    other_changelog: FileChoice,
+}
+
+impl FileKindFormats {
+    /// The choices of `opts` (None when no per-level or changelog-file option is set);
+    /// `unique_columns` skip Parquet's dictionary encoding.
+    pub fn new(
+        opts: &CoreOptions,
+        unique_columns: &[String],
+    ) -> Result<Option<std::sync::Arc<FileKindFormats>>> {
+        if !opts.has_file_kind_options() {
+            return Ok(None);
+        }
+        let choice = |kind: FileKind| -> Result<FileChoice> {
+            let format = WriteFormat::for_kind(opts, kind)?;
+            let props = match format {
+                WriteFormat::Parquet => writer_properties(
+                    opts.file_compression_of(kind).0,
+                    opts.zstd_level,
+                    unique_columns,
+                )?,
+                _ => WriterProperties::default(),
+            };
+            Ok(FileChoice {
+                format,
+                props,
+                stats_mode: opts.stats_mode_of(kind),
+            })
+        };
+        let mut named = std::collections::BTreeMap::new();
+        let mut levels = std::collections::BTreeSet::new();
+        for level in opts
+            .file_format_per_level
+            .keys()
+            .chain(opts.file_compression_per_level.keys())
+            .chain(opts.stats_mode_per_level.keys())
+        {
+            levels.insert(*level);
+            for changelog in [false, true] {
+                let kind = FileKind {
+                    level: *level,
+                    changelog,
+                };
+                named.insert(kind, choice(kind)?);
+            }
+        }
+        // a level no option names
+        let free = (0..).find(|l| !levels.contains(l)).unwrap_or(i32::MAX);
+        Ok(Some(std::sync::Arc::new(FileKindFormats {
+            named,
+            other: choice(FileKind {
+                level: free,
+                changelog: false,
+            })?,
+            other_changelog: choice(FileKind {
+                level: free,
+                changelog: true,
+            })?,
+        })))
+    }
+
+    /// The choice of a file of `kind`.
+    pub fn choose(&self, kind: FileKind) -> &FileChoice {
+        match self.named.get(&kind) {
+            Some(c) => c,
+            None if kind.changelog => &self.other_changelog,
+            None => &self.other,
+        }
+    }
+}
+
+impl FileWriterContext {
+    /// This context writing changelog files named with `prefix` (`changelog-file.prefix`).
+    pub fn into_changelog(mut self, prefix: &str) -> FileWriterContext {
+        self.prefix = prefix.to_string();
+        self.changelog = true;
+        self
+    }
+
+    /// The format, Parquet properties and stats mode of the next file this context writes.
+    fn choice(&self) -> (&WriteFormat, &WriterProperties, StatsMode) {
+        match &self.kinds {
+            Some(k) => {
+                let c = k.choose(FileKind {
+                    level: self.level,
+                    changelog: self.changelog,
+                });
+                (&c.format, &c.props, c.stats_mode)
+            }
+            None => (&self.format, &self.props, self.stats_mode),
+        }
+    }
 }
 
 struct OpenFile {
@@ -62,6 +180,7 @@ struct OpenFile {
     max_seq: i64,
     deletes: i64,
     index: Option<crate::fileindex::FileIndexBuilder>,
+    stats_mode: StatsMode,
 }
 
 pub struct RollingFileWriter {
@@ -106,19 +225,20 @@ impl RollingFileWriter {
     /// Open the next file; `first` (its first rows, file types) decides which Parquet columns
     /// skip dictionary encoding.
     fn open(&mut self, first: &RecordBatch) -> Result<OpenFile> {
+        let (format, props, stats_mode) = self.ctx.choice();
         let name = format!(
             "{}{}-{}.{}",
             self.ctx.prefix,
             self.uuid,
             self.counter,
-            self.ctx.format.extension()
+            format.extension()
         );
         self.counter += 1;
         let writer = DataFileWriter::create(
-            &self.ctx.format,
+            format,
             self.ctx.dir.join(&name),
             self.ctx.file_schema.clone(),
-            &self.ctx.props,
+            props,
             first,
         )?;
         Ok(OpenFile {
@@ -127,7 +247,7 @@ impl RollingFileWriter {
             min_key: None,
             max_key: None,
             key_stats: StatsCollector::new(&self.ctx.key_types, StatsMode::Full),
-            value_stats: StatsCollector::new(&self.ctx.value_stats_types, self.ctx.stats_mode),
+            value_stats: StatsCollector::new(&self.ctx.value_stats_types, stats_mode),
             min_seq: i64::MAX,
             max_seq: i64::MIN,
             deletes: 0,
@@ -136,6 +256,7 @@ impl RollingFileWriter {
                 .file_index
                 .as_deref()
                 .map(crate::fileindex::FileIndexBuilder::new),
+            stats_mode,
         })
     }
 
@@ -236,7 +357,7 @@ impl RollingFileWriter {
                 file.key_stats.finish()?,
             )
         };
-        let (value_stats, cols) = if matches!(self.ctx.stats_mode, StatsMode::None) {
+        let (value_stats, cols) = if matches!(file.stats_mode, StatsMode::None) {
             (SimpleStats::empty(), Some(vec![]))
         } else {
             (

@@ -209,9 +209,7 @@ impl TableWrite {
                 },
                 budget: o.write_buffer_size as usize,
                 changelog: if pk && o.changelog_producer == ChangelogProducer::Input {
-                    let mut ctx = file_ctx.clone();
-                    ctx.prefix = o.changelog_file_prefix.clone();
-                    Some(ctx)
+                    Some(file_ctx.clone().into_changelog(&o.changelog_file_prefix))
                 } else {
                     None
                 },
