@@ -523,3 +523,99 @@ def test_spark_sort_compact_of_a_dynamic_bucket_table(spark, catalog, tmp_path, 
     tw.close()
     apply(model, last)
     check(t, model, target)
+
+
+def failing_first_source(marker: str):
+    """A ``paimon_rs`` Data Source whose writer tasks' first attempts fail after writing their
+    files (defined here so that Spark pickles it by value)."""
+    from paimon_rs.spark.source import PaimonRsDataSource
+
+    class FailFirst(PaimonRsDataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "paimon_rs_fail_first"
+
+        def writer(self, schema, overwrite):
+            w = super().writer(schema, overwrite)
+            w.fail_first_attempt_marker = marker
+            return w
+
+    return FailFirst
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_data_source_write_of_a_distributed_frame_is_exactly_once_under_retries(registered, catalog, tmp_path, cross):
+    """Every Data Source writer task's first attempt writes its data and hash index files (and a
+    cross-partition table's -D of moved keys), then fails; Spark runs it again and the commit takes
+    the messages Spark passes (one attempt per task): the table equals the model, no key in two
+    buckets or partitions, and none of the failed attempts' data or index files is left."""
+    spark = registered
+    pk = ["id"] if cross else ["dt", "id"]
+    t = create(catalog, f"db.dsretry{int(cross)}", SCHEMA, ["dt"], pk, bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": "20",
+                  "dynamic-bucket.assigner-parallelism": "2"})
+    model_d: Dict[Tuple[str, int], str] = {}
+    model_c: Dict[int, Tuple[str, str]] = {}
+    first = rows(range(120))
+    ps.write(to_spark(spark, first), t)
+    apply_cross(model_c, first) if cross else apply(model_d, first)
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    spark.dataSource.register(failing_first_source(str(marker)))
+    before, index_before = data_files(t), index_dir_files(t)
+    moved = [cross_rows(range(0, 40, 2), "c", v="m", op="+U")] if cross else []
+    second = pa.concat_tables([rows(range(1, 60, 2), v="u", op="+U"), rows(range(60, 70), op="-D"),
+                               rows(range(120, 200), v="n"), *moved])
+    ps.distribute(to_spark(spark, second).repartition(3), t, num_tasks=3) \
+        .write.format("paimon_rs_fail_first").mode("append").save(t.table_path)
+    apply_cross(model_c, second) if cross else apply(model_d, second)
+    assert t.latest_snapshot_id() == 2
+    check_cross(t, model_c, 20) if cross else check(t, model_d, 20)
+    written = [os.path.basename(f) for f in data_files(t) - before]
+    assert written and all("-a1-" in f for f in written), written
+    assert data_files(t) >= live_files(t) and not orphans(t)
+    if not cross:
+        files = index_dir_files(t)
+        assert files == {r[3] for r in _core.index_files(t._core)} | index_before
+        assert all("-a1-" in f for f in files - index_before), files
+
+
+def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(registered, catalog, monkeypatch):
+    """What a speculative attempt still running when the Data Source's ``commit`` ran can do (the
+    Data Source's commit has no SparkContext to wait with, as ``spark.write`` does): driven here
+    in-process, task 0 commits through the writer's ``commit`` with the message Spark would pass,
+    then a second attempt of task 0 writes the same rows. Its message reaches no commit (Spark
+    passes one message per task, of the attempt it took), so the table is as committed; its data
+    and index files are unreferenced; ``remove_orphan_files`` deletes the data files (its index
+    files stay: the orphan clean does not look into ``index/`` yet, unlike Java's)."""
+    from paimon_rs.spark import sink, writer
+    from paimon_rs.spark.source import PaimonRsDataSource
+
+    spark = registered
+    t = create(catalog, "db.dslate", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "20"})
+    data = rows(range(50))
+    framed = ps.distribute(to_spark(spark, data), t, num_tasks=1)
+    batches = framed.toArrow().to_batches()
+    src = PaimonRsDataSource({"path": t.table_path})
+    w = src.writer(framed.schema, False)
+    won = w.write(iter(batches))
+    w.commit([won])
+    model: Dict[Tuple[str, int], str] = {}
+    apply(model, data)
+    check(t, model, 20)
+    committed_data, committed_index = data_files(t), index_dir_files(t)
+    for m in (sink, writer):
+        monkeypatch.setattr(m, "_task_context", lambda: (0, 1, 77))
+    late = w.write(iter(batches))
+    assert late.messages and t.latest_snapshot_id() == 1
+    check(t, model, 20)
+    stray = data_files(t) - committed_data
+    stray_index = index_dir_files(t) - committed_index
+    assert stray and all("-p0-a1-" in f for f in stray) and stray_index, (stray, stray_index)
+    assert orphans(t) == stray
+    import datetime
+    t.remove_orphan_files(older_than=datetime.timedelta(0))
+    assert data_files(t) == committed_data
+    assert index_dir_files(t) == committed_index | stray_index  # see the doc: left in index/
+    check(t, model, 20)

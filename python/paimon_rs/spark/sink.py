@@ -87,7 +87,7 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
 
 
 def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch],
-                        what: str) -> _TaskMessages:
+                        what: str, fail_first_attempt_marker: Optional[str] = None) -> _TaskMessages:
     """One task of a Data Source write into a dynamic-bucket table, over rows of
     ``paimon_rs.spark.distribute``'s frame (each with its bucket, the assign stage's snapshot
     and id): ``paimon_rs.spark.write``'s writer task (``writer._write_task``: it restores that
@@ -117,7 +117,8 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
             yield b
 
     spec = _writer._WriteSpec(table=table, write_id="", file_prefix=file_prefix, columns=names, dynamic=True,
-                              dynamic_snapshot=snapshot, what=what)
+                              dynamic_snapshot=snapshot, what=what,
+                              fail_first_attempt_marker=fail_first_attempt_marker)
     out = [r for b in _writer._write_task(spec, checked()) for r in b.to_pylist()]
     return _TaskMessages(pid, tid, [(r["partition"], r["bucket"], r["message"]) for r in out], assign_id=assign_id)
 

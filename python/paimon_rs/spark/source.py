@@ -259,6 +259,10 @@ def _check_assigned(table: Table, names: List[str], overwrite: bool) -> None:
 
 
 class _Writer(DataSourceArrowWriter):
+    #: test hook (dynamic-bucket writes): a path; while it exists, the first attempt of every
+    #: task fails after writing its files
+    fail_first_attempt_marker: Optional[str] = None
+
     def __init__(self, table: Table, overwrite: bool, write_id: str):
         self.table = table
         self.overwrite = overwrite
@@ -267,7 +271,8 @@ class _Writer(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
         if self.dynamic:
-            return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
+            return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write",
+                                       self.fail_first_attempt_marker)
         return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
