@@ -20,6 +20,7 @@ from paimon_rs import _core
 from paimon_rs.exceptions import UnsupportedError
 from paimon_rs.spark import dynamic
 
+import table_writes
 from spark_helpers import create, data_files, live_files, orphans, to_spark
 
 SCHEMA = pa.schema([
@@ -523,3 +524,248 @@ def test_spark_sort_compact_of_a_dynamic_bucket_table(spark, catalog, tmp_path, 
     tw.close()
     apply(model, last)
     check(t, model, target)
+
+
+def failing_first_source(marker: str):
+    """A ``paimon_rs`` Data Source whose writer tasks' first attempts fail after writing their
+    files (defined here so that Spark pickles it by value)."""
+    from paimon_rs.spark.source import PaimonRsDataSource
+
+    class FailFirst(PaimonRsDataSource):
+        @classmethod
+        def name(cls) -> str:
+            return "paimon_rs_fail_first"
+
+        def writer(self, schema, overwrite):
+            w = super().writer(schema, overwrite)
+            w.fail_first_attempt_marker = marker
+            return w
+
+    return FailFirst
+
+
+@pytest.mark.parametrize("cross", [False, True])
+def test_data_source_write_of_a_distributed_frame_is_exactly_once_under_retries(registered, catalog, tmp_path, cross):
+    """Every Data Source writer task's first attempt writes its data and hash index files (and a
+    cross-partition table's -D of moved keys), then fails; Spark runs it again and the commit takes
+    the messages Spark passes (one attempt per task): the table equals the model, no key in two
+    buckets or partitions, and none of the failed attempts' data or index files is left."""
+    spark = registered
+    pk = ["id"] if cross else ["dt", "id"]
+    t = create(catalog, f"db.dsretry{int(cross)}", SCHEMA, ["dt"], pk, bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": "20",
+                  "dynamic-bucket.assigner-parallelism": "2"})
+    model_d: Dict[Tuple[str, int], str] = {}
+    model_c: Dict[int, Tuple[str, str]] = {}
+    first = rows(range(120))
+    ps.write(to_spark(spark, first), t)
+    apply_cross(model_c, first) if cross else apply(model_d, first)
+    marker = tmp_path / "fail-first-attempt"
+    marker.write_text("1")
+    spark.dataSource.register(failing_first_source(str(marker)))
+    before, index_before = data_files(t), index_dir_files(t)
+    moved = [cross_rows(range(0, 40, 2), "c", v="m", op="+U")] if cross else []
+    second = pa.concat_tables([rows(range(1, 60, 2), v="u", op="+U"), rows(range(60, 70), op="-D"),
+                               rows(range(120, 200), v="n"), *moved])
+    ps.distribute(to_spark(spark, second).repartition(3), t, num_tasks=3) \
+        .write.format("paimon_rs_fail_first").mode("append").save(t.table_path)
+    apply_cross(model_c, second) if cross else apply(model_d, second)
+    assert t.latest_snapshot_id() == 2
+    check_cross(t, model_c, 20) if cross else check(t, model_d, 20)
+    written = [os.path.basename(f) for f in data_files(t) - before]
+    assert written and all("-a1-" in f for f in written), written
+    assert data_files(t) >= live_files(t) and not orphans(t)
+    if not cross:
+        files = index_dir_files(t)
+        assert files == {r[3] for r in _core.index_files(t._core)} | index_before
+        assert all("-a1-" in f for f in files - index_before), files
+
+
+def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(registered, catalog, monkeypatch):
+    """What a speculative attempt still running when the Data Source's ``commit`` ran can do (the
+    Data Source's commit has no SparkContext to wait with, as ``spark.write`` does): driven here
+    in-process, task 0 commits through the writer's ``commit`` with the message Spark would pass,
+    then a second attempt of task 0 writes the same rows. Its message reaches no commit (Spark
+    passes one message per task, of the attempt it took), so the table is as committed; its data
+    and index files are unreferenced; ``remove_orphan_files`` deletes the data files (its index
+    files stay: the orphan clean does not look into ``index/`` yet, unlike Java's)."""
+    from paimon_rs.spark import sink, writer
+    from paimon_rs.spark.source import PaimonRsDataSource
+
+    spark = registered
+    t = create(catalog, "db.dslate", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "20"})
+    data = rows(range(50))
+    framed = ps.distribute(to_spark(spark, data), t, num_tasks=1)
+    batches = framed.toArrow().to_batches()
+    src = PaimonRsDataSource({"path": t.table_path})
+    w = src.writer(framed.schema, False)
+    won = w.write(iter(batches))
+    w.commit([won])
+    model: Dict[Tuple[str, int], str] = {}
+    apply(model, data)
+    check(t, model, 20)
+    committed_data, committed_index = data_files(t), index_dir_files(t)
+    for m in (sink, writer):
+        monkeypatch.setattr(m, "_task_context", lambda: (0, 1, 77))
+    late = w.write(iter(batches))
+    assert late.messages and t.latest_snapshot_id() == 1
+    check(t, model, 20)
+    stray = data_files(t) - committed_data
+    stray_index = index_dir_files(t) - committed_index
+    assert stray and all("-p0-a1-" in f for f in stray) and stray_index, (stray, stray_index)
+    assert orphans(t) == stray
+    import datetime
+    t.remove_orphan_files(older_than=datetime.timedelta(0))
+    assert data_files(t) == committed_data
+    assert index_dir_files(t) == committed_index | stray_index  # see the doc: left in index/
+    check(t, model, 20)
+
+
+def save_distributed(spark, t, data: pa.Table) -> None:
+    """``data`` through ``distribute`` and the Data Source (two writer tasks)."""
+    ps.distribute(to_spark(spark, data), t, num_tasks=2).write.format("paimon_rs").mode("append") \
+        .save(t.table_path)
+
+
+@pytest.mark.parametrize("between", ["new-keys", "overwrite"])
+def test_a_commit_between_distribute_and_save_of_a_dynamic_table_conflicts(registered, catalog, between):
+    """``distribute`` pins snapshot S; another writer commits into the table before ``save``: new
+    keys into a partition the save also adds keys to (both assigned buckets from S's index), or
+    an INSERT OVERWRITE of a partition whose known keys the save only updates (the overwrite gave
+    them new buckets; the save adds no key, so only the overwrite check sees it). The save fails
+    with a commit conflict naming the table: nothing committed, no file left, the other writer's
+    rows intact, no key in two buckets. A save whose keys the other commit does not touch (another
+    partition) commits."""
+    spark = registered
+    t = create(catalog, f"db.dynbetween_{between.replace('-', '')}", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+               **{"rowkind.field": "op", "dynamic-bucket.target-row-num": "10"})
+    model: Dict[Tuple[str, int], str] = {}
+    first = rows(range(60))
+    ps.write(to_spark(spark, first), t)
+    apply(model, first)
+    if between == "new-keys":
+        ours = rows(range(60, 100, 2), v="ours")  # new keys of partition a
+        other = rows(range(200, 240, 2), v="other")  # new keys of a, from another writer
+        framed = ps.distribute(to_spark(spark, ours), t, num_tasks=2)
+        table_writes.write(t, other)
+        apply(model, other)
+    else:
+        ours = rows(range(0, 60, 2), v="ours", op="+U")  # known keys of a only: no new hash index
+        other = rows(range(100, 160, 2), v="over")
+        framed = ps.distribute(to_spark(spark, ours), t, num_tasks=2)
+        table_writes.write(t, other, {"dt": "a"})
+        model = {k: v for k, v in model.items() if k[0] != "a"}
+        apply(model, other)
+    latest = t.latest_snapshot_id()
+    files = data_files(t)
+    with pytest.raises(Exception, match=r"CommitConflictError.*dynbetween.*partition 'dt=a'") as e:
+        framed.write.format("paimon_rs").mode("append").save(t.table_path)
+    assert ("overwritten by snapshot" if between == "overwrite" else "hash index of partition") in str(e.value)
+    assert t.latest_snapshot_id() == latest and data_files(t) == files
+    check(t, model, 10)
+    # keys of partition b only: the other commit changed nothing the save relied on
+    theirs = rows(range(1, 60, 2), v="b", op="+U")
+    save_distributed(spark, t, theirs)
+    apply(model, theirs)
+    check(t, model, 10)
+    assert not orphans(t)
+
+
+def cross_table_with_keys_in_a(spark, catalog, name: str, n: int):
+    """A cross-partition table (2 assigners, 10 rows a bucket) holding keys ``0..n`` in partition
+    a, written by Spark; and its model."""
+    t = create(catalog, name, SCHEMA, ["dt"], ["id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "10", "dynamic-bucket.assigner-parallelism": "2"})
+    model: Dict[int, Tuple[str, str]] = {}
+    first = cross_rows(range(n), "a")
+    ps.write(to_spark(spark, first), t)
+    apply_cross(model, first)
+    return t, model
+
+
+def test_a_commit_between_distribute_and_save_of_a_cross_partition_table_conflicts(registered, catalog):
+    """A cross-partition table: ``distribute``'s assign tasks route keys by the key index of S (a
+    key's -D into its partition in S); another writer commits before ``save`` (here: new keys the
+    save adds too, into another partition: S's key index does not know them). The save fails with a
+    commit conflict naming the table (the key index check: any data commit of another user after
+    S), nothing committed, no file left, no key in two partitions; distributed again, it lands."""
+    spark = registered
+    t, model = cross_table_with_keys_in_a(spark, catalog, "db.crossbetween", 50)
+    ours = pa.concat_tables([cross_rows(range(0, 50, 2), "b", v="ours"), cross_rows(range(100, 110), "b")])
+    framed = ps.distribute(to_spark(spark, ours), t, num_tasks=2)
+    other = cross_rows(range(100, 110), "c", v="other")
+    table_writes.write(t, other)
+    apply_cross(model, other)
+    latest = t.latest_snapshot_id()
+    files = data_files(t)
+    with pytest.raises(Exception, match=r"CommitConflictError.*crossbetween.*key index"):
+        framed.write.format("paimon_rs").mode("append").save(t.table_path)
+    assert t.latest_snapshot_id() == latest and data_files(t) == files
+    check_cross(t, model, 10)
+    # distributed again, after the other commit: lands
+    save_distributed(spark, t, ours)
+    apply_cross(model, ours)
+    check_cross(t, model, 10)
+    assert not orphans(t)
+
+
+def test_a_distributed_frame_changed_before_save_is_refused(registered, catalog):
+    """Rows dropped or duplicated between ``distribute`` and ``save`` are refused at commit (each
+    assign task's count row against the rows the writers received): a filter dropping a
+    cross-partition table's -D rows (which would leave the moved keys in two partitions), a filter
+    that also drops the count rows, a limit, a union of a frame with itself. Nothing is committed,
+    no file is left; the frame saved as it is lands."""
+    from pyspark.sql import functions as F
+
+    spark = registered
+    t, model = cross_table_with_keys_in_a(spark, catalog, "db.tamper", 40)
+    moved = cross_rows(range(0, 40, 2), "b", v="m")
+    framed = ps.distribute(to_spark(spark, moved), t, num_tasks=3)
+    assert framed.where(F.col(dynamic.ROW_KIND_COLUMN) == 3).count() == 20  # the -D of each moved key in a
+    files = data_files(t)
+    changed = {
+        "without the -D rows": framed.where(F.col(dynamic.ROW_KIND_COLUMN).isNull()
+                                            | (F.col(dynamic.ROW_KIND_COLUMN) != 3)),
+        "filtered on a column": framed.where("dt = 'b'"),
+        "limited": framed.limit(25),
+        "twice": framed.union(framed),
+    }
+    for what, df in changed.items():
+        with pytest.raises(Exception, match=r"tamper.*changed before it was saved.*assign task") as e:
+            df.write.format("paimon_rs").mode("append").save(t.table_path)
+        assert "Nothing was committed" in str(e.value), what
+        assert t.latest_snapshot_id() == 1 and data_files(t) == files, what
+    check_cross(t, model, 10)
+    framed.write.format("paimon_rs").mode("append").save(t.table_path)
+    apply_cross(model, moved)
+    check_cross(t, model, 10)
+    assert not orphans(t)
+
+
+def test_assign_stage_errors_name_the_call_the_user_made(registered, catalog, monkeypatch):
+    """An error of an assign task names the call that planned its stage: ``paimon_rs.spark.write``,
+    or for ``distribute`` (the stage runs when its frame is saved) ``paimon_rs.spark.distribute``,
+    not ``write``. Driven in-process: a key of assign task 1 given to task 0."""
+    import re
+
+    spark = registered
+    t = create(catalog, "db.dynerr", SCHEMA, ["dt"], ["dt", "id"], bucket="-1")
+    batch = rows(range(40)).combine_chunks().to_batches()[0]
+    channel, _ = _core.assigner_channels(t._core, batch, 2)
+    wrong = batch.filter(pc.equal(channel, 1))
+    seen = []
+    orig = dynamic.assigned_frame
+
+    def spy(*args, **kwargs):
+        seen.append(args[5] if len(args) > 5 else kwargs.get("what", "paimon_rs.spark.write"))
+        return orig(*args, **kwargs)
+
+    monkeypatch.setattr(dynamic, "assigned_frame", spy)
+    ps.distribute(to_spark(spark, rows(range(5))), t)
+    assert seen == ["paimon_rs.spark.distribute (saved with format('paimon_rs'))"]
+    for what in ("paimon_rs.spark.write", seen[0]):
+        spec = dynamic._AssignSpec(table=t, columns=list(SCHEMA.names), num_assigners=2, identity_keys=[0, 1],
+                                   snapshot_id=None, what=what)
+        with pytest.raises(Exception, match=re.escape(f"{what} into db.dynerr: dynamic bucket assigner 0 of 2")):
+            list(dynamic._assign_task(spec, iter([wrong])))

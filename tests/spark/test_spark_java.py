@@ -153,3 +153,25 @@ def test_java_reads_a_dynamic_bucket_table_spark_sort_compacted(spark, java, tmp
     want = {i: ("b" if i >= 100 else "a") + str(i) for i in range(300)}
     got = java.call("read", warehouse=str(wh), table="db.ds")["rows"]
     assert {r[1]: r[2] for r in got} == want and len(got) == len(want)
+
+
+def test_java_skips_by_the_index_spark_wrote(spark, java, tmp_path):
+    """A table with ``file-index.bloom-filter.columns`` written by ``spark.write`` (four commits, each
+    file's ids spread over the whole range): Java sees every file's embedded index, its scan keeps one
+    file for an ``=`` on an indexed column and none for an absent value, and reads the row."""
+    wh = tmp_path / "wh"
+    catalog = CatalogFactory.create({"warehouse": str(wh)})
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("s", pa.string())])
+    t = create(catalog, "db.fi", schema, [], [], bucket="-1",
+               **{"file-index.bloom-filter.columns": "id,s", "file-index.bloom-filter.id.items": "100",
+                  "file-index.bloom-filter.s.items": "100"})
+    for c in range(4):
+        ids = list(range(c, 100, 4))
+        ps.write(to_spark(spark, pa.table({"id": ids, "s": [f"s{i}" for i in ids]}, schema=schema)).coalesce(1), t)
+    files = java.call("files", warehouse=str(wh), table="db.fi", filter=None)
+    assert len(files) == 4 and all(f["embedded_index"] is not None and f["extra_files"] == [] for f in files)
+    eq_8 = {"op": "equal", "field": "id", "value": 8}
+    absent = {"op": "equal", "field": "s", "value": "s5x"}
+    assert len(java.call("files", warehouse=str(wh), table="db.fi", filter=eq_8)) == 1
+    assert java.call("files", warehouse=str(wh), table="db.fi", filter=absent) == []
+    assert java.call("read", warehouse=str(wh), table="db.fi", filter=eq_8)["rows"] == [[8, "s8"]]

@@ -103,11 +103,21 @@ def _task_options(table: Table, task_prefix: str) -> Dict[str, str]:
             "changelog-file.prefix": _changelog_prefix(table, task_prefix)}
 
 
+#: suffixes of a data file's extra files, named after it: ``<data file>.index`` holds its file
+#: index (bloom filters) when too big for the manifest (``file-index.in-manifest-threshold``)
+_EXTRA_FILE_SUFFIXES = (".index",)
+
+
+def _kept(name: str, keep: Set[str]) -> bool:
+    """Whether ``name`` is in ``keep`` or is an extra file of a data file in it."""
+    return name in keep or any(name.endswith(x) and name[:-len(x)] in keep for x in _EXTRA_FILE_SUFFIXES)
+
+
 def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
-    """Delete the data files named ``file_prefix*``, the changelog files named by the matching
-    changelog prefix and the index files by the matching index prefix (this write's, any task
-    attempt) that are not in ``keep``.
-    Returns the deleted paths."""
+    """Delete the data files named ``file_prefix*`` (with their extra files: a file index),
+    the changelog files named by the matching changelog prefix and the index files by the
+    matching index prefix (this write's, any task attempt) that are not in ``keep`` (an extra
+    file goes with its data file). Returns the deleted paths."""
     deleted: List[str] = []
     root = table.table_path
     prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
@@ -121,7 +131,7 @@ def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
         if dirpath == index_dir:
             dirnames[:] = []
         for f in filenames:
-            if f.startswith(mine) and f not in keep:
+            if f.startswith(mine) and not _kept(f, keep):
                 p = os.path.join(dirpath, f)
                 try:
                     os.remove(p)

@@ -42,7 +42,16 @@ import pyarrow.compute as pc
 from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 from paimon_rs.spark import shuffle
-from paimon_rs.spark.common import _bind, _has_spark_context, _num_buckets, _open_cached, _task_context, _with_context
+from paimon_rs.spark.common import (
+    _arrow_target,
+    _bind,
+    _has_spark_context,
+    _large_var_types,
+    _num_buckets,
+    _open_cached,
+    _task_context,
+    _with_context,
+)
 from paimon_rs.spark.shuffle import _identity_keys
 from paimon_rs.table import Table
 
@@ -57,10 +66,23 @@ ROW_KIND_COLUMN = "_paimon_rs_row_kind"
 #: ``distribute``'s frame of a dynamic-bucket table: the snapshot its assign stage read (the
 #: writers restore it; null: the table was empty), the same in every row
 ASSIGN_SNAPSHOT_COLUMN = "_paimon_rs_assign_snapshot"
-#: ``distribute``'s frame of a dynamic-bucket table: a random id of its assign stage, the same in
-#: every row; a write whose rows come from two assign stages (a union of two distributed frames,
-#: each opening buckets of its own) is refused
+#: ``distribute``'s frame of a dynamic-bucket table: the id of its assign stage, the same in
+#: every row (a positive long): 23 random bits, the number of assign tasks (16 bits) and the table's fingerprint
+#: (24 bits, ``table_fingerprint``), high to low; a write whose rows come from two assign stages
+#: (a union of two distributed frames, each opening buckets of its own) is refused
 ASSIGN_ID_COLUMN = "_paimon_rs_assign_id"
+#: ``distribute``'s frame: the assign task each row came from
+ASSIGN_TASK_COLUMN = "_paimon_rs_assign_task"
+#: ``distribute``'s frame: null in the rows; each assign task ends its output with one more row,
+#: its count row (every other column null but ``ASSIGN_TASK_COLUMN``), holding the number of rows
+#: it emitted: the Data Source's commit checks that its writers received exactly those rows, so
+#: a frame changed between ``distribute`` and ``save`` (rows filtered out, limited, sampled,
+#: duplicated) is refused instead of committing, e.g., a moved key without the -D of its old
+#: partition
+ASSIGN_ROWS_COLUMN = "_paimon_rs_assign_rows"
+
+#: the most assign tasks a distributed frame's assign id can name (16 bits)
+MAX_DISTRIBUTED_ASSIGN_TASKS = 0xFFFF
 
 
 def is_dynamic(table: Table) -> bool:
@@ -81,6 +103,11 @@ class _AssignSpec:
     snapshot_id: Optional[int]
     #: a cross-partition upsert table: the assigners hold the key index (see the module doc)
     cross: bool = False
+    #: the call the user made, as errors name it
+    what: str = "paimon_rs.spark.write"
+    #: ``distribute``: each row with its assign task, each task's output ended by its count row
+    #: (``ASSIGN_ROWS_COLUMN``) of this Arrow schema (the stage's output, as Spark expects it)
+    counted: Optional[pa.Schema] = None
 
 
 def _channel_task(spec: _AssignSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -99,13 +126,31 @@ def _channel_task(spec: _AssignSpec, batches: Iterator[pa.RecordBatch]) -> Itera
 
 def _assign_task(spec: _AssignSpec, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Stage 2: assign task ``i`` (the Spark partition) is assigner ``i``; each row leaves with
-    its bucket (``BUCKET_COLUMN``) in place of the stage's two columns."""
+    its bucket (``BUCKET_COLUMN``) in place of the stage's two columns (``spec.counted``: and its
+    assign task, the output ended by the task's count row)."""
     pid, attempt, _ = _task_context()
     table = _open_cached(spec.table)
-    if spec.cross:
-        yield from _cross_assign_task(spec, table, pid, attempt, batches)
+    out = (_cross_assign_task(spec, table, pid, attempt, batches) if spec.cross
+           else _bucket_assign_task(spec, table, pid, attempt, batches))
+    if not spec.counted:
+        yield from out
         return
-    where = (f"paimon_rs.spark.write into {table.identifier}: dynamic bucket assigner {pid} of "
+    emitted = 0
+    for b in out:
+        emitted += b.num_rows
+        yield pa.RecordBatch.from_arrays(
+            [*b.columns, pa.array([pid] * b.num_rows, pa.int32()), pa.nulls(b.num_rows, pa.int64())],
+            names=[*b.schema.names, ASSIGN_TASK_COLUMN, ASSIGN_ROWS_COLUMN])
+    fields = list(spec.counted)[:-2]
+    yield pa.RecordBatch.from_arrays(
+        [*[pa.nulls(1, f.type) for f in fields], pa.array([pid], pa.int32()), pa.array([emitted], pa.int64())],
+        schema=spec.counted)
+
+
+def _bucket_assign_task(spec: _AssignSpec, table: Table, pid: int, attempt: int,
+                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Stage 2 of a dynamic-bucket table: each row with its bucket from assigner ``pid``."""
+    where = (f"{spec.what} into {table.identifier}: dynamic bucket assigner {pid} of "
              f"{spec.num_assigners} (attempt {attempt})")
     new_task = lambda: _core.DynamicAssignTask(table._core, spec.num_assigners, pid, spec.snapshot_id)  # noqa: E731
     for data, buckets in _assign_each(spec, where, new_task, batches):
@@ -139,7 +184,7 @@ def _cross_assign_task(spec: _AssignSpec, table: Table, pid: int, attempt: int,
                        batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Stage 2 of a cross-partition table: the rows routed through assign task ``pid``'s key
     index, each with its bucket and row kind; the index's spill files go when the task ends."""
-    where = (f"paimon_rs.spark.write into {table.identifier}: cross-partition assigner {pid} of "
+    where = (f"{spec.what} into {table.identifier}: cross-partition assigner {pid} of "
              f"{spec.num_assigners} (attempt {attempt})")
     new_task = lambda: _core.CrossPartitionAssignTask(table._core, spec.num_assigners, pid, spec.snapshot_id)  # noqa: E731
     for data, routed in _assign_each(spec, where, new_task, batches):
@@ -153,13 +198,16 @@ def _cross_assign_task(spec: _AssignSpec, table: Table, pid: int, attempt: int,
 
 
 def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite: bool,
-                   num_tasks: Optional[int]) -> Any:
+                   num_tasks: Optional[int], what: str = "paimon_rs.spark.write",
+                   counted: bool = False) -> Tuple[Any, int]:
     """``df`` (the table's columns) with each row's dynamic bucket in ``BUCKET_COLUMN``, from
     the hash index of snapshot ``snapshot_id`` (an ``overwrite`` starts from no index: the
     partitions it writes are replaced, their index with them), shuffled so that every (partition, bucket) meets
-    in one writer task (``num_tasks``, default Spark's default parallelism)."""
+    in one writer task (``num_tasks``, default Spark's default parallelism); and the number of
+    assign tasks. Errors name ``what``; ``counted``: rows with their assign task and each task's
+    count row (``ASSIGN_ROWS_COLUMN``)."""
     from pyspark.sql import functions as F
-    from pyspark.sql.types import ByteType, IntegerType, StructField, StructType
+    from pyspark.sql.types import ByteType, IntegerType, LongType, StructField, StructType
 
     spark = df.sparkSession
     parallelism = spark.sparkContext.defaultParallelism if _has_spark_context(spark) else 1
@@ -167,7 +215,7 @@ def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite:
     columns = list(df.columns)
     cross = table.cross_partition_update
     spec = _AssignSpec(table=table, columns=columns, num_assigners=n, identity_keys=_identity_keys(n),
-                       snapshot_id=None if overwrite else snapshot_id, cross=cross)
+                       snapshot_id=None if overwrite else snapshot_id, cross=cross, what=what)
     # nullable all: an Arrow batch built by the tasks says nothing of nullability
     fields = [StructField(f.name, f.dataType, True) for f in df.schema.fields]
     keyed_schema = StructType([*fields, StructField(ASSIGN_KEY_COLUMN, IntegerType()),
@@ -180,10 +228,14 @@ def assigned_frame(df: Any, table: Table, snapshot_id: Optional[int], overwrite:
         order += [*table.primary_keys, *[p for p in table.partition_keys if p not in table.primary_keys]]
     routed = keyed.repartition(n, F.col(ASSIGN_KEY_COLUMN)).sortWithinPartitions(*order)
     extra = [StructField(ROW_KIND_COLUMN, ByteType())] if cross else []
+    if counted:
+        extra += [StructField(ASSIGN_TASK_COLUMN, IntegerType()), StructField(ASSIGN_ROWS_COLUMN, LongType())]
     assigned_schema = StructType([*fields, StructField(BUCKET_COLUMN, IntegerType()), *extra])
+    if counted:
+        spec.counted = _arrow_target(assigned_schema, _large_var_types(spark))
     assigned = routed.mapInArrow(_bind(_assign_task, spec), assigned_schema)
     writers = num_tasks or max(parallelism, 1)
-    return assigned.repartition(writers, *[F.col(c) for c in table.partition_keys], F.col(BUCKET_COLUMN))
+    return assigned.repartition(writers, *[F.col(c) for c in table.partition_keys], F.col(BUCKET_COLUMN)), n
 
 
 def table_fingerprint(table: Table) -> int:
@@ -203,13 +255,17 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
     ``WRITE_KEY_COLUMN``, which the writers drop). A dynamic-bucket or cross-partition upsert
     table (``bucket = -1`` with a primary key): ``write``'s assign stage over the hash index (or
     key index) of the latest snapshot, the rows leaving with their bucket (``BUCKET_COLUMN``, and
-    ``ROW_KIND_COLUMN`` for a cross-partition table), that snapshot (``ASSIGN_SNAPSHOT_COLUMN``)
-    and the stage's id (``ASSIGN_ID_COLUMN``), shuffled by (partition, bucket); the Data Source's
-    writers restore that snapshot, so a commit of another writer after it fails the write's
-    commit (the hash index / key index conflict check). Save the frame as it is: a frame
-    repartitioned afterwards puts a bucket in two tasks (refused at commit), and a union of two
-    distributed frames, or a frame distributed for another table or branch, is refused. A
-    streaming DataFrame into a dynamic-bucket table is refused:
+    ``ROW_KIND_COLUMN`` for a cross-partition table), its assign task (``ASSIGN_TASK_COLUMN``),
+    that snapshot (``ASSIGN_SNAPSHOT_COLUMN``) and the stage's id (``ASSIGN_ID_COLUMN``), and one
+    count row per assign task (``ASSIGN_ROWS_COLUMN``), shuffled by (partition, bucket); the Data
+    Source's writers restore that snapshot, so a commit of another writer after it that the
+    assignment relied on fails the write's commit (``CommitConflictError``: the hash index / key
+    index conflict check). Save the frame as it is: rows dropped or duplicated afterwards (a
+    filter, limit, union) are refused at commit by the count rows, a frame repartitioned
+    afterwards puts a bucket in two tasks (refused at commit), and a union of two distributed
+    frames, or a frame distributed for another table or branch, is refused. Errors of the assign
+    stage (it runs when the frame is saved) name ``paimon_rs.spark.distribute``. A streaming
+    DataFrame into a dynamic-bucket table is refused:
     every micro-batch needs the index of the previous one (``foreachBatch`` with
     ``paimon_rs.spark.write``, docs/spark.md)."""
     if not is_dynamic(table):
@@ -229,7 +285,13 @@ def distribute(df: Any, table: Table, num_tasks: Optional[int] = None) -> Any:
         raise InvalidArgumentError(f"paimon_rs.spark.distribute into {table.identifier}: the DataFrame "
                                    f"lacks the table's columns {missing}")
     snapshot_id = table._core.latest_snapshot_id()
-    frame = assigned_frame(df.select(*names), table, snapshot_id, False, num_tasks)
-    assign_id = (int.from_bytes(os.urandom(4), "big") << 24) | table_fingerprint(table)
+    what = "paimon_rs.spark.distribute (saved with format('paimon_rs'))"
+    frame, n = assigned_frame(df.select(*names), table, snapshot_id, False, num_tasks, what, counted=True)
+    if n > MAX_DISTRIBUTED_ASSIGN_TASKS:
+        raise UnsupportedError(
+            f"paimon_rs.spark.distribute into {table.identifier}: {n} assign tasks (dynamic-bucket."
+            f"assigner-parallelism or Spark's default parallelism); a distributed frame takes at most "
+            f"{MAX_DISTRIBUTED_ASSIGN_TASKS}: set dynamic-bucket.assigner-parallelism lower")
+    assign_id = ((int.from_bytes(os.urandom(3), "big") & 0x7FFFFF) << 40) | (n << 24) | table_fingerprint(table)
     return frame.select("*", F.lit(snapshot_id).cast("long").alias(ASSIGN_SNAPSHOT_COLUMN),
                         F.lit(assign_id).cast("long").alias(ASSIGN_ID_COLUMN))

@@ -9,6 +9,7 @@ from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql.datasource import WriterCommitMessage
 
 from paimon_rs.changelog import ROW_KIND_COLUMN
@@ -16,7 +17,13 @@ from paimon_rs.exceptions import InvalidArgumentError
 from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import _sweep, _task_options
 from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
-from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN, table_fingerprint
+from paimon_rs.spark.dynamic import (
+    ASSIGN_ID_COLUMN,
+    ASSIGN_ROWS_COLUMN,
+    ASSIGN_SNAPSHOT_COLUMN,
+    ASSIGN_TASK_COLUMN,
+    table_fingerprint,
+)
 from paimon_rs.table import CommitMessage, Table
 
 _ROW_KINDS = ("+I", "-U", "+U", "-D")
@@ -32,6 +39,10 @@ class _TaskMessages(WriterCommitMessage):
     query_id: str = ""
     #: a dynamic-bucket write: the id of the assign stage its rows came from (``distribute``)
     assign_id: Optional[int] = None
+    #: a dynamic-bucket write: assign task -> the rows of it this task received
+    assign_rows: Dict[int, int] = dataclasses.field(default_factory=dict)
+    #: a dynamic-bucket write: the count rows this task received, (assign task, rows it emitted)
+    assign_counts: List[Tuple[int, int]] = dataclasses.field(default_factory=list)
 
 
 def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
@@ -87,7 +98,7 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
 
 
 def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch],
-                        what: str) -> _TaskMessages:
+                        what: str, fail_first_attempt_marker: Optional[str] = None) -> _TaskMessages:
     """One task of a Data Source write into a dynamic-bucket table, over rows of
     ``paimon_rs.spark.distribute``'s frame (each with its bucket, the assign stage's snapshot
     and id): ``paimon_rs.spark.write``'s writer task (``writer._write_task``: it restores that
@@ -105,6 +116,8 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
             f"{what} into {table.identifier}: the frame was made by paimon_rs.spark.distribute for another table "
             "or branch (its buckets and snapshot belong there); distribute the DataFrame for this table")
     names = list(table.arrow_schema.names)
+    received: Dict[int, int] = {}
+    counts: List[Tuple[int, int]] = []
 
     def checked() -> Iterator[pa.RecordBatch]:
         for b in itertools.chain([first], batches):
@@ -114,12 +127,55 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
                     f"{what} into {table.identifier}: one task holds rows of two paimon_rs.spark.distribute calls "
                     "(each assigned buckets of its own, so a key could land in two buckets); write one distributed "
                     "frame as it is, nothing was committed")
+            # the assign tasks' count rows out, the rows counted per assign task (checked at commit)
+            is_count = b.column(ASSIGN_ROWS_COLUMN).is_valid()
+            if pc.any(is_count).as_py():
+                c = b.filter(is_count)
+                counts.extend(zip(c.column(ASSIGN_TASK_COLUMN).to_pylist(), c.column(ASSIGN_ROWS_COLUMN).to_pylist()))
+                b = b.filter(pc.invert(is_count))
+            for v in pc.value_counts(b.column(ASSIGN_TASK_COLUMN)).to_pylist():
+                received[v["values"]] = received.get(v["values"], 0) + v["counts"]
             yield b
 
     spec = _writer._WriteSpec(table=table, write_id="", file_prefix=file_prefix, columns=names, dynamic=True,
-                              dynamic_snapshot=snapshot, what=what)
+                              dynamic_snapshot=snapshot, what=what,
+                              fail_first_attempt_marker=fail_first_attempt_marker)
     out = [r for b in _writer._write_task(spec, checked()) for r in b.to_pylist()]
-    return _TaskMessages(pid, tid, [(r["partition"], r["bucket"], r["message"]) for r in out], assign_id=assign_id)
+    return _TaskMessages(pid, tid, [(r["partition"], r["bucket"], r["message"]) for r in out], assign_id=assign_id,
+                         assign_rows=received, assign_counts=counts)
+
+
+def check_assign_counts(table: Table, messages: List[Optional[WriterCommitMessage]], what: str) -> None:
+    """The rows of a distributed frame's assign stage (``distribute``), as the writer tasks
+    received them, against the count rows its assign tasks emitted: each assign task's count row
+    exactly once, and exactly its rows. Refuses a frame changed between ``distribute`` and the
+    write (rows dropped or duplicated), which could, e.g., leave a moved key's old row without its
+    -D (a key in two partitions); a frame whose every row was dropped writes nothing and passes."""
+    tasks = [m for m in messages if isinstance(m, _TaskMessages) and m.assign_id is not None]
+    if not tasks:
+        return
+    n = (tasks[0].assign_id >> 24) & 0xFFFF
+    received: Dict[int, int] = {}
+    counts: Dict[int, List[int]] = {}
+    for m in tasks:
+        for k, v in m.assign_rows.items():
+            received[k] = received.get(k, 0) + v
+        for k, v in m.assign_counts:
+            counts.setdefault(k, []).append(v)
+    bad = []
+    for k in sorted(set(range(n)) | set(received) | set(counts)):
+        got, emitted = received.get(k, 0), counts.get(k, [])
+        if len(emitted) != 1 or emitted[0] != got:
+            said = ("its count row is missing" if not emitted else
+                    f"its count row came {len(emitted)} times" if len(emitted) > 1 else f"it emitted {emitted[0]}")
+            bad.append(f"assign task {k}: the writers received {got} row(s), {said}")
+    if bad:
+        raise InvalidArgumentError(
+            f"{what} into {table.identifier}: the frame paimon_rs.spark.distribute made was changed before it was "
+            f"saved ({'; '.join(bad[:5])}{'; ...' if len(bad) > 5 else ''}): rows the assign stage routed were "
+            "dropped or duplicated (a filter, limit, sample, distinct or union after distribute), which can leave a "
+            "key in two buckets or partitions; filter the DataFrame before distribute and save its frame as it is. "
+            "Nothing was committed")
 
 
 def message_rows(messages: List[Optional[WriterCommitMessage]]) -> List[Dict[str, Any]]:

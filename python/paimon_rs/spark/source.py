@@ -48,10 +48,24 @@ from paimon_rs.spark.common import (
     _open_cached,
     spark_schema_of,
 )
-from paimon_rs.spark.dynamic import ASSIGN_ID_COLUMN, ASSIGN_SNAPSHOT_COLUMN, BUCKET_COLUMN, is_dynamic
+from paimon_rs.spark.dynamic import (
+    ASSIGN_ID_COLUMN,
+    ASSIGN_ROWS_COLUMN,
+    ASSIGN_SNAPSHOT_COLUMN,
+    ASSIGN_TASK_COLUMN,
+    BUCKET_COLUMN,
+    is_dynamic,
+)
 from paimon_rs.spark.dynamic import ROW_KIND_COLUMN as DYNAMIC_ROW_KIND_COLUMN
 from paimon_rs.spark.reader import _read_split, plan_splits
-from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_assigned_task, write_task
+from paimon_rs.spark.sink import (
+    _TaskMessages,
+    abort_job,
+    check_assign_counts,
+    message_rows,
+    write_assigned_task,
+    write_task,
+)
 from paimon_rs.spark.streaming import PaimonRsStreamReader, PaimonRsStreamWriter, audit_log_schema, read_options
 from paimon_rs.table import Table
 
@@ -247,7 +261,7 @@ def _check_assigned(table: Table, names: List[str], overwrite: bool) -> None:
             f"format('paimon_rs') write into {table.identifier}, {kind}: mode('overwrite') is not supported by the "
             "Data Source (distribute assigns buckets against the index the overwrite replaces); use "
             "paimon_rs.spark.write(df, table, overwrite=True)")
-    needed = [BUCKET_COLUMN, ASSIGN_SNAPSHOT_COLUMN, ASSIGN_ID_COLUMN]
+    needed = [BUCKET_COLUMN, ASSIGN_SNAPSHOT_COLUMN, ASSIGN_ID_COLUMN, ASSIGN_TASK_COLUMN, ASSIGN_ROWS_COLUMN]
     if table.cross_partition_update:
         needed.append(DYNAMIC_ROW_KIND_COLUMN)
     if any(c not in names for c in needed):
@@ -259,6 +273,10 @@ def _check_assigned(table: Table, names: List[str], overwrite: bool) -> None:
 
 
 class _Writer(DataSourceArrowWriter):
+    #: test hook (dynamic-bucket writes): a path; while it exists, the first attempt of every
+    #: task fails after writing its files
+    fail_first_attempt_marker: Optional[str] = None
+
     def __init__(self, table: Table, overwrite: bool, write_id: str):
         self.table = table
         self.overwrite = overwrite
@@ -267,7 +285,8 @@ class _Writer(DataSourceArrowWriter):
 
     def write(self, iterator: Iterator[pa.RecordBatch]) -> _TaskMessages:
         if self.dynamic:
-            return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
+            return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write",
+                                       self.fail_first_attempt_marker)
         return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
@@ -283,6 +302,8 @@ class _Writer(DataSourceArrowWriter):
                     "paimon_rs.spark.distribute calls (a union of distributed frames: each assigned buckets of its "
                     "own, so a key could land in two buckets); write one distributed frame as it is, nothing was "
                     "committed")
+            if self.dynamic:
+                check_assign_counts(table, messages, "format('paimon_rs') write")
             collected = _choose_attempts(message_rows(messages), bool(table.primary_keys), table)
         except BaseException:
             _sweep(table, self.file_prefix, set())

@@ -200,7 +200,7 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
         spec.dynamic = True
         spec.dynamic_snapshot = table._core.latest_snapshot_id()
         spec.overwrite = overwrite is not False
-        frame = assigned_frame(df.select(*names), table, spec.dynamic_snapshot, spec.overwrite, num_tasks)
+        frame, _ = assigned_frame(df.select(*names), table, spec.dynamic_snapshot, spec.overwrite, num_tasks)
         job = frame.mapInArrow(_bind(_write_task, spec), _MESSAGE_SCHEMA).collect
     elif bucketed and _SHUFFLE_PACKED and _has_spark_context(df.sparkSession):
         packed = _packed_frame(df.select(*names), table, num_tasks)

@@ -44,6 +44,37 @@ pub(super) fn hash_bases(messages: &[CommitMessage]) -> Vec<HashBase> {
     out
 }
 
+/// A dynamic-bucket table (not cross-partition): the partitions the messages write data into,
+/// each with the oldest snapshot one of its writers restored from. A writer that only updates
+/// or deletes known keys changes no hash index (its keys keep their buckets), but it took those
+/// buckets from its snapshot's index: an OVERWRITE of the partition by another user since
+/// (INSERT OVERWRITE, a sort compaction, a truncate) gave the keys new buckets or none, so the
+/// rows would put a key in two buckets, or in a bucket the index no longer lists it in.
+pub(super) fn written_bases(
+    table: &crate::table::FileStoreTable,
+    messages: &[CommitMessage],
+) -> Vec<HashBase> {
+    if !(table.is_primary_key() && table.options.bucket == -1)
+        || crate::write::cross_partition::is_cross_partition(table)
+    {
+        return vec![];
+    }
+    let mut out: HashMap<&[u8], i64> = HashMap::new();
+    for m in messages {
+        if m.data_increment.new_files.is_empty() {
+            continue;
+        }
+        let Some(base) = m.restored_snapshot else {
+            continue;
+        };
+        let b = out.entry(&m.partition).or_insert(base.unwrap_or(0));
+        *b = (*b).min(base.unwrap_or(0));
+    }
+    let mut out: Vec<HashBase> = out.into_iter().map(|(p, b)| (p.to_vec(), b)).collect();
+    out.sort();
+    out
+}
+
 /// Cross-partition upsert (write/cross_partition.rs): the oldest snapshot the writers of
 /// `messages` that write data bootstrapped their key index from (0: the table was empty);
 /// None when the table is not a cross-partition one or nothing is written.
@@ -71,13 +102,17 @@ fn hash_files(live: &[IndexManifestEntry], partition: &[u8]) -> BTreeSet<(i32, S
 
 impl FileStoreCommit {
     /// Refuse the commit if a snapshot of another commit user after a partition's base, up to
-    /// `latest`, changed the partition's hash index (see the module doc).
+    /// `latest`, changed the partition's hash index (see the module doc), or if an OVERWRITE
+    /// snapshot of another user changed the hash index of a partition in `written` (see
+    /// [`written_bases`]).
     pub(super) fn check_hash_index(
         &self,
         latest: Option<&Snapshot>,
         bases: &[HashBase],
+        written: &[HashBase],
     ) -> Result<()> {
-        let (Some(latest), Some(lowest)) = (latest, bases.iter().map(|b| b.1).min()) else {
+        let lowest = bases.iter().chain(written).map(|b| b.1).min();
+        let (Some(latest), Some(lowest)) = (latest, lowest) else {
             return Ok(());
         };
         let sm = self.table().snapshot_manager();
@@ -126,6 +161,19 @@ impl FileStoreCommit {
                              snapshot {id} (commit user '{}') after this write restored it \
                              from snapshot {base}: two writers of one partition could put a \
                              key in two buckets; write the data again",
+                            self.partition_label(p),
+                            s.commit_user
+                        )));
+                    }
+                }
+                let overwrite = s.commit_kind == CommitKind::Overwrite;
+                for (p, base) in written.iter().filter(|b| overwrite && b.1 < id) {
+                    if hash_files(&before, p) != hash_files(&after, p) {
+                        return Err(conflict(format!(
+                            "partition {} was overwritten by snapshot {id} (commit user '{}') \
+                             after this write took its keys' dynamic buckets from snapshot \
+                             {base}: the overwrite gave the keys new buckets, so this write's \
+                             rows could put a key in two buckets; write the data again",
                             self.partition_label(p),
                             s.commit_user
                         )));

@@ -101,6 +101,8 @@ struct Extras<'a> {
     index: &'a [IndexManifestEntry],
     /// Partitions whose dynamic-bucket hash index changes, with their writers' base snapshot.
     hash_bases: &'a [hash_index::HashBase],
+    /// Dynamic-bucket partitions written (data), with their writers' base snapshot.
+    written_bases: &'a [hash_index::HashBase],
     /// Cross-partition upsert: the snapshot the writers' key index was bootstrapped from.
     key_base: Option<i64>,
 }
@@ -400,16 +402,19 @@ impl FileStoreCommit {
         let append_index = index::index_changes(messages, false);
         let compact_index = index::index_changes(messages, true);
         let hash_bases = hash_index::hash_bases(messages);
+        let written_bases = hash_index::written_bases(self.table(), messages);
         let append_extras = Extras {
             changelog: &append_changelog,
             index: &append_index,
             hash_bases: &hash_bases,
+            written_bases: &written_bases,
             key_base: hash_index::key_index_base(self.table(), messages),
         };
         let compact_extras = Extras {
             changelog: &compact_changelog,
             index: &compact_index,
             hash_bases: &[],
+            written_bases: &[],
             key_base: None,
         };
         // dynamic overwrite of no data replaces nothing (Java skips the commit)
@@ -602,7 +607,7 @@ impl FileStoreCommit {
                 if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
-                self.check_hash_index(latest.as_ref(), extras.hash_bases)?;
+                self.check_hash_index(latest.as_ref(), extras.hash_bases, extras.written_bases)?;
                 self.check_key_index(latest.as_ref(), extras.key_base)?;
                 self.check_append_vectors(
                     latest.as_ref(),

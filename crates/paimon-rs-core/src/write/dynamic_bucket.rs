@@ -1197,6 +1197,57 @@ mod tests {
         assert_eq!(n, 5 + 3 + 3 + 35); // p=1: 0..5, 100..103, 300..335; p=2: 0..3
     }
 
+    /// A writer that only updates known keys changes no hash index, but took their buckets
+    /// from its restored snapshot: an OVERWRITE of the partition by another user since (new
+    /// buckets for the keys) makes its commit conflict instead of putting a key in two
+    /// buckets; an overwrite of another partition, or a plain write of another user, does not.
+    #[test]
+    fn an_overwrite_since_the_restored_snapshot_conflicts_with_updates_of_known_keys() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic(dir.path(), &[("dynamic-bucket.target-row-num", "5")]);
+        commit_as(&t, "u", &write(&t, &[rows(1, 0..20), rows(2, 0..20)])).unwrap();
+        // updates of known keys of both partitions, restored from snapshot 1
+        let updates = write(&t, &[tagged(1, 0..20, "late"), tagged(2, 0..20, "late")]);
+        assert!(updates
+            .iter()
+            .all(|m| m.data_increment.new_index_files.is_empty()));
+        // another user writes new keys into p=2 (no conflict: our keys keep their buckets)
+        commit_as(&t, "o", &write(&t, &[rows(2, 100..103)])).unwrap();
+        // the overwrite of p=1 assigns its keys afresh (a new hash index): new keys first, so
+        // keys 0..20 land in other buckets than before (and no bucket's key range overlaps
+        // ours: the sequence-number check sees nothing)
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.ignore_previous_files(true).unwrap();
+        w.write(&tagged(1, 100..120, "over")).unwrap();
+        w.write(&tagged(1, 0..20, "over")).unwrap();
+        let over = w.prepare_commit().unwrap();
+        let spec = vec![("p".to_string(), Some(crate::spec::datum::Datum::Int(1)))];
+        FileStoreCommit::new(t.clone(), "o".into())
+            .commit(&over, i64::MAX, Some(&spec))
+            .unwrap();
+        let e = commit_as(&t, "u2", &updates).unwrap_err();
+        assert!(
+            matches!(&e, Error::CommitConflict { message, .. }
+                if message.contains("partition 'p=1' was overwritten by snapshot 3")),
+            "{e}"
+        );
+        let only_p2 = write(&t, &[tagged(2, 0..20, "late2")]);
+        let got = read_by_bucket(&t);
+        assert!(got.values().flatten().all(|(_, v)| !v.starts_with("late")));
+        // updates of p=2 only, restored after the overwrite: committed
+        commit_as(&t, "u2", &only_p2).unwrap();
+        let got = read_by_bucket(&t);
+        let mut seen = BTreeMap::new();
+        for ((p, b), keys) in &got {
+            for k in keys.keys() {
+                assert!(
+                    seen.insert((*p, *k), *b).is_none(),
+                    "key {k} in two buckets"
+                );
+            }
+        }
+    }
+
     /// Every key of [`read_by_bucket`] in one bucket, at most `target` per bucket: the keys.
     fn keys_once(t: &FileStoreTable, target: usize) -> BTreeMap<(i32, i64), i32> {
         let mut seen = BTreeMap::new();
