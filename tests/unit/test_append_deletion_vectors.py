@@ -302,3 +302,34 @@ def test_bucketed_writer_compaction_racing_a_delete_conflicts(catalog):
     assert content(t) == sorted(want + [("a", i, f"x{i}") for i in range(10, 15)])
     assert latest_snapshot(t)["commitKind"] == "COMPACT"
     assert sum(f.row_count for f in _live_files(t)) == len(want) + 5
+
+
+def test_compaction_plan_shows_picks_by_deletion_vectors(catalog):
+    """``compaction_plan()`` reads a deletion-vector table's vectors: a bucket-unaware table's
+    large file picked because of its deleted rows shows as a ``deletion-vectors`` pick (the one
+    ``compact(full=False)`` then makes); a bucketed table's plan names the files with vectors
+    a full compaction rewrites."""
+    t = make(catalog, "unaware-unpartitioned", {"target-file-size": "1 kb", "compaction.min.file-num": "5"})
+    t.write(rows("a", list(range(200))))
+    t.write(rows("a", list(range(200, 400))))
+    assert t.compaction_plan()[0].picks == []
+    t.delete("id < 60")  # 30% of the first file
+    plan = t.compaction_plan()
+    assert [(p.files, p.rows, p.reason) for p in plan[0].picks] == [(1, 200, "deletion-vectors")]
+    assert "1 files have deletion vectors (60 deleted rows" in plan[0].explanation
+    assert t.compact(full=False) is not None
+    assert t.compaction_plan()[0].picks == []
+
+
+def test_compaction_plan_of_a_bucketed_table_names_its_vectors(catalog):
+    """A bucketed table's non-full pick is by size and count only (as Java's writer): its plan
+    names the files with vectors, which ``compact(full=True)`` rewrites whatever their size."""
+    t = make(catalog, "bucketed", {"bucket": "1", "write-only": "true"})
+    for i in range(3):
+        t.write(rows("a", [i]))
+    plan = t.compaction_plan()
+    assert [p.reason for p in plan[0].picks] == []  # 3 files, compaction.min.file-num 5
+    assert "deletion vectors" not in plan[0].explanation
+    t.delete("id = 1")
+    plan = t.compaction_plan()
+    assert "1 files have deletion vectors (1 deleted rows: compact(full=True) rewrites them" in plan[0].explanation

@@ -757,6 +757,36 @@ mod tests {
         }
     }
 
+    /// `compaction_plan` reads the vectors: a bucket-unaware table's large file whose vector
+    /// marks over `compaction.delete-ratio-threshold` of its rows is a `deletion-vectors` pick,
+    /// the one `compact()` makes.
+    #[test]
+    fn compaction_plan_shows_picks_by_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts: BTreeMap<String, String> =
+            [("target-file-size".to_string(), "100 b".to_string())].into();
+        let t = dv_table(dir.path(), None).copy(&opts).unwrap();
+        commit(&t, &written(&t, &[rows(1, 0..10)])).unwrap();
+        commit(&t, &written(&t, &[rows(1, 10..20)])).unwrap();
+        let plan = crate::compact::plan::compaction_plan(&t).unwrap();
+        assert!(plan[0].picks.is_empty(), "{plan:?}");
+        delete(&t, &[1, 2, 3]).unwrap();
+        let plan = crate::compact::plan::compaction_plan(&t).unwrap();
+        let picks: Vec<(usize, i64, &str)> = plan[0]
+            .picks
+            .iter()
+            .map(|p| (p.files, p.rows, p.reason.as_str()))
+            .collect();
+        assert_eq!(picks, [(1, 10, "deletion-vectors")]);
+        assert!(
+            plan[0]
+                .explanation
+                .contains("1 files have deletion vectors (3 deleted rows"),
+            "{}",
+            plan[0].explanation
+        );
+    }
+
     /// A position past the file's rows or a file not live is refused, naming the file.
     #[test]
     fn bad_positions_are_refused() {
