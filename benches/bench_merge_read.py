@@ -55,20 +55,26 @@ def make(n: int, ids: np.ndarray, seed: int) -> pa.Table:
                      "f": pa.array(rng.random(n)), "s": s})
 
 
-def data_sets(rows: int, upd: int, commits: int, workdir: Path) -> tuple[list[str], int]:
+def key_sets(rows: int, upd: int, commits: int) -> tuple[np.ndarray, list[np.ndarray], int]:
+    """The base commit's keys (a permutation of 0..rows), each upsert commit's keys (half of
+    them updates of base keys, half new keys, shuffled) and the number of live keys."""
     rng = np.random.default_rng(1)
     base_ids = rng.permutation(rows).astype(np.int64)
-    paths = []
-    t = make(rows, base_ids, 2)
-    paths.append(_ipc(workdir / "base.arrow", t))
-    next_id = rows
-    for c in range(commits):
+    upserts, next_id = [], rows
+    for _ in range(commits):
         old = rng.choice(rows, upd // 2, replace=False).astype(np.int64)
         new = np.arange(next_id, next_id + upd - upd // 2, dtype=np.int64)
         next_id += len(new)
-        ids = rng.permutation(np.concatenate([old, new]))
+        upserts.append(rng.permutation(np.concatenate([old, new])))
+    return base_ids, upserts, next_id
+
+
+def data_sets(rows: int, upd: int, commits: int, workdir: Path) -> tuple[list[str], int]:
+    base_ids, upserts, live = key_sets(rows, upd, commits)
+    paths = [_ipc(workdir / "base.arrow", make(rows, base_ids, 2))]
+    for c, ids in enumerate(upserts):
         paths.append(_ipc(workdir / f"upd{c}.arrow", make(len(ids), ids, 10 + c)))
-    return paths, next_id
+    return paths, live
 
 
 def _ipc(path: Path, t: pa.Table) -> str:

@@ -109,6 +109,27 @@ def test_stream_read_follows_the_writer_and_restarts_from_its_checkpoint(registe
     assert replay({}, sink.rows()) == table_rows(t)
 
 
+def test_stream_read_of_a_deletion_vector_table(registered, catalog, tmp_path):
+    """A deletion-vector table compacts after every commit; its stream is the APPEND snapshots'
+    records (paimon-behaviour.md §9.7), replaying to the table."""
+    spark = registered
+    t = create(catalog, "db.dvstream", SCHEMA, [], ["k"], **{"bucket": "2", "deletion-vectors.enabled": "true"})
+    commit(t, {1: "a", 2: "b", 3: "c"})
+    sink = Collector()
+    q = (audit_log(spark, t).writeStream.foreachBatch(sink)
+         .option("checkpointLocation", str(tmp_path / "ckpt")).start())
+    try:
+        q.processAllAvailable()
+        for upserts, deletes in (({1: "a2", 4: "d"}, ()), ({}, (2,)), ({5: "e", 3: "c2"}, (4,))):
+            commit(t, upserts, deletes)
+            q.processAllAvailable()
+    finally:
+        q.stop()
+    assert sorted((kind, k) for kind, k, _ in sink.rows()[3:]) == sorted(
+        [("+I", 1), ("+I", 4), ("-D", 2), ("+I", 5), ("+I", 3), ("-D", 4)])
+    assert replay({}, sink.rows()) == table_rows(t) == {1: "a2", 3: "c2", 5: "e"}
+
+
 def test_consumer_id_resumes_without_a_checkpoint_and_scan_modes(registered, catalog, tmp_path):
     spark = registered
     t = create(catalog, "db.consumer", SCHEMA, [], ["k"], bucket="1")

@@ -125,3 +125,34 @@ def test_dedicated_compaction_behind_write_only_writers(tmp_path):
     assert marked and sum(marked.values()) == sum(f["record_count"] for f in files) - len(model)
     indexes = cat.get_table("db.t$table_indexes").to_arrow().to_pylist()
     assert sorted(ix["bucket"] for ix in indexes) == [0, 1], "one live index file per bucket"
+
+
+def test_compaction_plan_shows_the_deleted_rows_pick(tmp_path):
+    """§3.8 in ``compaction_plan``: a max-level file whose vector marks more than the threshold is
+    listed as a ``deleted-rows`` pick (from the vectors' cardinalities), which ``compact()`` runs."""
+    cat = CatalogFactory.create({"warehouse": str(tmp_path)})
+    cat.create_database("db", True)
+    schema = pa.schema([pa.field("k", pa.int64(), False), ("v", pa.string())])
+    cat.create_table("db.t", Schema.from_pyarrow_schema(schema, primary_keys=["k"], options={
+        "bucket": "1", "deletion-vectors.enabled": "true", "compaction.delete-ratio-threshold": "0.5"}), False)
+    t = cat.get_table("db.t")
+    t.write(pa.table({"k": list(range(1000)), "v": ["a"] * 1000}, schema=schema))
+    t.write(pa.table({"k": list(range(300)), "v": ["b"] * 300}, schema=schema))
+    (base, _), = [(f, n) for f, n in _files_and_vectors(cat, "db.t")[0].items() if n == 1000]
+    assert _files_and_vectors(cat, "db.t")[1][base] == 300
+    # 30% marked: under the table's 0.5, no pick of it
+    (plan,) = t.compaction_plan()
+    assert "deleted-rows" not in [p.reason for p in plan.picks], plan
+    # under 0.2 the plan shows it, and the compaction it describes rewrites the file
+    t2 = t.copy({"compaction.delete-ratio-threshold": "0.2"})
+    (plan,) = t2.compaction_plan()
+    deleted = [p for p in plan.picks if p.reason == "deleted-rows"]
+    assert len(deleted) == 1 and deleted[0].files == 1 and deleted[0].rows == 1000, plan
+    assert deleted[0].output_level == max(r.level for r in plan.runs)
+    assert "compaction.delete-ratio-threshold" in plan.explanation
+    assert t2.compact(full=False) is not None
+    at_top, marked = _files_and_vectors(cat, "db.t")
+    assert base not in at_top and base not in marked
+    assert {r["k"]: r["v"] for r in t.to_arrow().to_pylist()} == {k: "b" if k < 300 else "a" for k in range(1000)}
+    (plan,) = t2.compaction_plan()
+    assert "deleted-rows" not in [p.reason for p in plan.picks], plan

@@ -10,7 +10,7 @@ use super::bucket::{levels_and_picker, CompactSettings};
 use super::universal::{PickClock, PickReason};
 use super::work::bucket_files;
 use crate::error::Result;
-use crate::read::deletion::{deletion_files_of, DeletionFile};
+use crate::read::deletion::{deletion_files_of, read_deletion_vector, DeletionFile};
 use crate::spec::manifest::DataFileMeta;
 use crate::table::live::live_entries;
 use crate::table::FileStoreTable;
@@ -32,10 +32,10 @@ pub struct PlanPick {
     pub bytes: u64,
     pub rows: i64,
     pub output_level: i32,
-    /// `size-amplification`, `size-ratio`, `run-count`, `early-full`, `force-up-level-0`
-    /// (primary-key buckets), `small-files` or `deletion-vectors` (append buckets: a
-    /// bucket-unaware deletion-vector table's group of files with vectors, compacted whatever
-    /// their size, `AppendCompactCoordinator`).
+    /// `size-amplification`, `size-ratio`, `run-count`, `early-full`, `force-up-level-0`,
+    /// `deleted-rows` (primary-key buckets), `small-files` or `deletion-vectors` (append
+    /// buckets: a bucket-unaware deletion-vector table's group of files with vectors, compacted
+    /// whatever their size, `AppendCompactCoordinator`).
     pub reason: String,
 }
 
@@ -81,13 +81,71 @@ fn pick_of(files: &[DataFileMeta], output_level: i32, reason: &str) -> PlanPick 
     }
 }
 
+/// §3.8 on a deletion-vector table's bucket: its max-level files (of `levels`) outside the
+/// universal pick (`picked`) whose vectors mark more than `compaction.delete-ratio-threshold`
+/// of their rows; a compaction rewrites them without those rows after its pick.
+fn deleted_rows_pick(
+    table: &FileStoreTable,
+    threshold: f64,
+    max_level: i32,
+    files: &[DataFileMeta],
+    picked: &[DataFileMeta],
+    vectors: &BTreeMap<String, DeletionFile>,
+) -> Result<Vec<DataFileMeta>> {
+    let mut out = vec![];
+    for f in files {
+        if f.level != max_level || f.row_count <= 0 || picked.contains(f) {
+            continue;
+        }
+        let Some(df) = vectors.get(&f.file_name) else {
+            continue;
+        };
+        // the index manifest's cardinality (Java writes it since 0.9), else the vector itself
+        let marked = match df.cardinality {
+            Some(c) => c,
+            None => read_deletion_vector(&table.path, df, &f.file_name, f.row_count)?.len() as i64,
+        };
+        if marked as f64 > f.row_count as f64 * threshold {
+            out.push(f.clone());
+        }
+    }
+    Ok(out)
+}
+
 fn pk_plan(
     table: &FileStoreTable,
     settings: &CompactSettings,
     files: Vec<DataFileMeta>,
-) -> Result<(Vec<PlanRun>, Vec<PlanPick>, String)> {
+    vectors: &BTreeMap<String, DeletionFile>,
+) -> Result<Planned> {
+    let ((runs, mut picks, mut explanation), picked) = pk_universal_plan(table, settings, &files)?;
+    if let Some(threshold) = settings.delete_ratio_threshold {
+        let max_level = settings.num_levels as i32 - 1;
+        let deleted = deleted_rows_pick(table, threshold, max_level, &files, &picked, vectors)?;
+        if !deleted.is_empty() {
+            explanation = format!(
+                "{explanation}; then rewrite {} level-{max_level} file(s) whose deletion \
+                 vectors mark more than {threshold} of their rows \
+                 (compaction.delete-ratio-threshold)",
+                deleted.len()
+            );
+            picks.push(pick_of(&deleted, max_level, "deleted-rows"));
+        }
+    }
+    Ok((runs, picks, explanation))
+}
+
+/// A bucket's plan: its runs, picks and explanation.
+type Planned = (Vec<PlanRun>, Vec<PlanPick>, String);
+
+/// The universal picker's part of [`pk_plan`]: runs, picks, explanation and the files picked.
+fn pk_universal_plan(
+    table: &FileStoreTable,
+    settings: &CompactSettings,
+    files: &[DataFileMeta],
+) -> Result<(Planned, Vec<DataFileMeta>)> {
     let key_types = table.schema.types_of(&table.trimmed_primary_keys())?;
-    let (levels, mut picker) = levels_and_picker(&key_types, settings, files)?;
+    let (levels, mut picker) = levels_and_picker(&key_types, settings, files.to_vec())?;
     let runs = levels.level_sorted_runs();
     let plan_runs = runs
         .iter()
@@ -104,15 +162,12 @@ fn pk_plan(
     let trigger = picker.compaction_trigger();
     let shapes = levels.run_shapes();
     let Some(p) = picker.pick(levels.number_of_levels(), &shapes, PickClock::now()) else {
-        return Ok((
-            plan_runs,
-            vec![],
-            format!(
-                "no rule fired: {} sorted runs (trigger {trigger}), size amplification and \
-                 size ratio below their thresholds",
-                runs.len()
-            ),
-        ));
+        let why = format!(
+            "no rule fired: {} sorted runs (trigger {trigger}), size amplification and size \
+             ratio below their thresholds",
+            runs.len()
+        );
+        return Ok(((plan_runs, vec![], why), vec![]));
     };
     let files: Vec<DataFileMeta> = runs
         .into_iter()
@@ -121,14 +176,11 @@ fn pk_plan(
         .collect();
     let reason = reason_name(p.reason);
     if files.is_empty() || (files.len() == 1 && files[0].level == p.output_level) {
-        return Ok((
-            plan_runs,
-            vec![],
-            format!(
-                "{reason} fired but the pick is a lone file already at level {}: nothing to do",
-                p.output_level
-            ),
-        ));
+        let why = format!(
+            "{reason} fired but the pick is a lone file already at level {}: nothing to do",
+            p.output_level
+        );
+        return Ok(((plan_runs, vec![], why), vec![]));
     }
     let explanation = format!(
         "{reason}: merge the newest {} runs ({} files) into level {}",
@@ -136,11 +188,8 @@ fn pk_plan(
         files.len(),
         p.output_level
     );
-    Ok((
-        plan_runs,
-        vec![pick_of(&files, p.output_level, reason)],
-        explanation,
-    ))
+    let pick = pick_of(&files, p.output_level, reason);
+    Ok(((plan_runs, vec![pick], explanation), files))
 }
 
 /// An append bucket's plan; `vectors`: its files' deletion vectors (a deletion-vector table),
@@ -246,30 +295,31 @@ fn compaction_plan_inner(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
         None
     };
     let append_settings = AppendCompactSettings::from_table(table)?;
-    // a deletion-vector append table is picked by its vectors too: read them (index manifest)
-    let vectors = if !pk && table.options.deletion_vectors()? {
-        Some(deletion_files_of(
-            table,
-            snapshot.index_manifest.as_deref(),
-        )?)
-    } else {
-        None
+    // a deletion-vector table's vectors: §3.8's picks of a primary-key table (their
+    // cardinalities), an append table's picks by its vectors (`pick_append`)
+    let append_dv = !pk && table.options.deletion_vectors()?;
+    let mut vectors = match &pk_settings {
+        Some(s) if s.delete_ratio_threshold.is_some() => {
+            deletion_files_of(table, snapshot.index_manifest.as_deref())?
+        }
+        None if append_dv => deletion_files_of(table, snapshot.index_manifest.as_deref())?,
+        _ => Default::default(),
     };
-    let none = BTreeMap::new();
     let mut out = vec![];
-    for ((partition_bytes, bucket), (total_buckets, files, bucket_path)) in buckets {
+    for ((part, bucket), (total_buckets, files, bucket_path)) in buckets {
         let partition = bucket_path
             .strip_suffix(&format!("bucket-{bucket}"))
             .unwrap_or("")
             .to_string();
         let (runs, picks, explanation) = match &pk_settings {
-            Some(s) => pk_plan(table, s, files)?,
+            Some(s) => {
+                let dvs = vectors.remove(&(part, bucket)).unwrap_or_default();
+                pk_plan(table, s, files, &dvs)?
+            }
             None => {
-                let v = vectors
-                    .as_ref()
-                    .map(|all| all.get(&(partition_bytes.clone(), bucket)).unwrap_or(&none));
+                let dvs = vectors.remove(&(part, bucket)).unwrap_or_default();
                 let unaware = bucket == -1 || total_buckets == -1;
-                append_plan(&append_settings, unaware, files, v)
+                append_plan(&append_settings, unaware, files, append_dv.then_some(&dvs))
             }
         };
         out.push(BucketPlan {
