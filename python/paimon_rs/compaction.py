@@ -61,7 +61,9 @@ class CompactionPick:
     """One compaction a bucket would run now: ``files`` input files (``bytes``, ``rows``) into
     ``output_level``, because of ``reason`` (``size-amplification``, ``size-ratio``,
     ``run-count``, ``early-full``, ``force-up-level-0``, ``deleted-rows`` for primary-key
-    buckets, ``small-files`` for append buckets)."""
+    buckets, ``small-files`` for append buckets, ``deletion-vectors`` for a bucket-unaware
+    deletion-vector table's files picked by their vectors: grouped by index file and compacted
+    whatever their size, as ``compact()`` does)."""
 
     files: int
     bytes: int

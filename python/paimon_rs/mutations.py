@@ -707,7 +707,11 @@ class MergeBuilder:
             assert sid is not None
             messages, _ = table._core.delete_positions(sid, _positions(changed))
         builder = table.new_batch_write_builder()
-        with builder.new_write() as w:
+        # the writer of the new rows does not compact (write-only): a bucketed table's writer
+        # compaction replaces its bucket's deletion-vector index file, which these messages
+        # replace too; both in one commit would conflict with each other on every attempt
+        writer = table.copy({"write-only": "true"}).new_batch_write_builder()
+        with writer.new_write() as w:
             if new_rows.num_rows:
                 w.write_arrow(new_rows)
             return _commit_pinned(table, builder, w, sid, messages)

@@ -115,3 +115,49 @@ def test_we_read_javas_deletes_and_mixed_histories(java, tmp_path, options, part
     assert cat.get_table("db.a").compact(full=True) is not None
     assert _ours(cat) == expect
     assert _java(java, wh) == expect
+
+
+def test_our_writers_compact_with_vectors_and_java_continues(java, tmp_path):
+    """A bucketed table our writers compact with their buckets' deletion vectors (issue 27),
+    written in a loop with deletes: Java reads every state; Java's writer (which compacts with
+    the vectors it restores from our index files) and Java's deletes continue it, and ours
+    again after Java's."""
+    wh, cat = _table(tmp_path, {"bucket": "2", "bucket-key": "id", "compaction.min.file-num": "3"}, ["dt"])
+    t = cat.get_table("db.a")
+    model = {}
+    for c in range(6):
+        ids = list(range(c * 10, c * 10 + 10))
+        t.write(_rows(ids))
+        model.update({i: (f"v{i}", "a" if i % 2 else "b") for i in ids})
+        gone = [i for i in model if i % 5 == c % 5][:2]
+        t.delete(f"id IN ({', '.join(map(str, gone))})")
+        for i in gone:
+            model.pop(i)
+        expect = sorted((i, v, d) for i, (v, d) in model.items())
+        assert _ours(cat) == expect
+        assert _java(java, wh) == expect, f"round {c}"
+    kinds = cat.get_table("db.a").snapshots().column("commit_kind").to_pylist()
+    assert "COMPACT" in kinds, "our writers compacted"
+    assert len(java.call("files", warehouse=wh, table="db.a")) <= 2 * 2 * 3
+    # Java's writer and Java's deletes on top of ours
+    for c in range(3):
+        ids = list(range(100 + c * 10, 110 + c * 10))
+        java.call("write", warehouse=wh, table="db.a",
+                  commits=[{"rows": [[i, f"j{i}", "a" if i % 2 else "b"] for i in ids], "kinds": None}])
+        model.update({i: (f"j{i}", "a" if i % 2 else "b") for i in ids})
+        java.call("dv_delete", warehouse=wh, table="db.a",
+                  filter={"op": "in", "field": "id", "values": [ids[0], 50 + c]})
+        for i in [ids[0], 50 + c]:
+            model.pop(i, None)
+        expect = sorted((i, v, d) for i, (v, d) in model.items())
+        assert _ours(cat) == expect, f"java round {c}"
+        assert _java(java, wh) == expect, f"java round {c}"
+    # ours again, compacting what Java wrote and deleted
+    for c in range(3):
+        ids = list(range(200 + c * 10, 210 + c * 10))
+        cat.get_table("db.a").write(_rows(ids))
+        model.update({i: (f"v{i}", "a" if i % 2 else "b") for i in ids})
+        expect = sorted((i, v, d) for i, (v, d) in model.items())
+        assert _ours(cat) == expect
+        assert _java(java, wh) == expect
+    assert len(java.call("files", warehouse=wh, table="db.a")) <= 2 * 2 * 3

@@ -128,3 +128,63 @@ def test_append_dv_histories_match_the_model(layout: str) -> None:
 @pytest.mark.parametrize("layout", sorted(LAYOUTS))
 def test_append_dv_histories_match_the_model_long(layout: str) -> None:
     _check(layout, int(os.environ.get("PAIMON_RS_APPEND_DV_EXAMPLES", "150")))
+
+
+# --- issue 27: the writers of a bucketed table compact with the buckets' deletion vectors ---
+
+loop_step_st = st.tuples(rows_st, st.one_of(st.none(), st.tuples(st.sampled_from(["below", "in", "v"]),
+                                                                  st.lists(ids, min_size=1, max_size=4))))
+
+
+def _live_files(t: Any) -> int:
+    return sum(len(s.files) for s in t.new_read_builder().new_scan().plan().splits())
+
+
+def _deleted_by(kind: str, arg: List[int], r: Row) -> bool:
+    if kind == "below":
+        return r[1] < arg[0]
+    if kind == "in":
+        return r[1] in arg
+    return r[2] == arg[0] % 6
+
+
+def run_writer_loop(bitmap64: bool, steps: List[Tuple[List[Row], Any]]) -> None:
+    """Appends, each followed by a delete or not, on a two-bucket table whose writers compact
+    at three files: after every commit the table reads as the model (no deleted row comes back)
+    and each (partition, bucket) holds at most three files, without ``table.compact()``."""
+    with tempfile.TemporaryDirectory() as root:
+        t = _table(root, "bucketed", bitmap64).copy({"compaction.min.file-num": "3"})
+        model: Counter = Counter()
+        for i, (new, delete) in enumerate(steps):
+            t.write(_arrow(new))
+            model.update(new)
+            assert _read(t) == model, f"step {i} append of {steps!r}"
+            if delete is not None:
+                kind, arg = delete
+                cond = {"below": f"id < {arg[0]}", "in": f"id IN ({', '.join(map(str, arg))})",
+                        "v": f"v = {arg[0] % 6}"}[kind]
+                t.delete(cond)
+                for r in [r for r in model if _deleted_by(kind, arg, r)]:
+                    del model[r]
+                assert _read(t) == model, f"step {i} delete {cond} of {steps!r}"
+            # 2 partitions x 2 buckets, each compacted by its writer once it holds 3 files
+            assert _live_files(t) <= 2 * 2 * 3, f"step {i} of {steps!r}"
+
+
+def _check_loop(examples: int) -> None:
+    @settings(max_examples=examples, deadline=None, derandomize=examples <= 10,
+              phases=[Phase.explicit, Phase.reuse, Phase.generate], suppress_health_check=list(HealthCheck))
+    @given(st.booleans(), st.lists(loop_step_st, min_size=1, max_size=12))
+    def prop(bitmap64: bool, steps: List[Tuple[List[Row], Any]]) -> None:
+        run_writer_loop(bitmap64, steps)
+
+    prop()
+
+
+def test_bucketed_writers_compact_with_vectors() -> None:
+    _check_loop(8)
+
+
+@pytest.mark.long
+def test_bucketed_writers_compact_with_vectors_long() -> None:
+    _check_loop(int(os.environ.get("PAIMON_RS_APPEND_DV_EXAMPLES", "150")))

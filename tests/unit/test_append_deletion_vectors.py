@@ -242,3 +242,94 @@ def test_overwrite_drops_the_replaced_partitions_vectors(catalog, layout):
     w.close()
     assert vector_partitions() == ["{b}"]
     assert content(t) == [("a", 7, "x7"), ("a", 8, "x8")] + [("b", i, f"x{i}") for i in (10, 11, 12, 14, 15, 200)]
+
+
+def _live_files(t) -> List[Any]:
+    return [f for s in t.new_read_builder().new_scan().plan().splits() for f in s.files]
+
+
+def test_bucketed_writer_compacts_with_vectors_in_a_loop(catalog):
+    """A bucketed table written in a loop with deletes between the commits: each commit's
+    writer compacts its buckets (it holds their deletion vectors, as Java's writer), so the
+    file count stays bounded without ``table.compact()``; deleted rows never come back, and the
+    compacted files hold no deleted row."""
+    t = make(catalog, "bucketed", {"compaction.min.file-num": "3"})
+    model: Dict[int, Tuple[Any, ...]] = {}
+    compacted = 0
+    for i in range(12):
+        ids = list(range(i * 10, i * 10 + 10))
+        t.write(rows("a", ids))
+        model.update({k: ("a", k, f"x{k}") for k in ids})
+        if latest_snapshot(t)["commitKind"] == "COMPACT":
+            compacted += 1
+        gone = [k for k in model if k % 7 == i % 7][:3]
+        if gone:
+            t.delete(f"id IN ({', '.join(map(str, gone))})")
+            for k in gone:
+                del model[k]
+        assert content(t) == sorted(model.values()), f"round {i}"
+        # 2 buckets, each compacted once it holds 3 files
+        assert len(_live_files(t)) <= 2 * 3, f"round {i}"
+    assert compacted >= 4, "the writers compacted"
+    # what the compactions dropped is gone from the files, not only hidden by vectors
+    in_files = sum(f.row_count for f in _live_files(t))
+    deleted_in_files = in_files - len(model)
+    assert deleted_in_files < 12 * 3
+
+
+def test_bucketed_writer_compaction_racing_a_delete_conflicts(catalog):
+    """A writer's compaction prepared before a delete of its bucket committed: the commit is
+    refused as a conflict before anything lands (the rows neither), so the deleted row does not
+    come back; the write done again lands."""
+    t = make(catalog, "bucketed", {"bucket": "1", "compaction.min.file-num": "3"})
+    t.write(rows("a", list(range(5))))
+    t.write(rows("a", list(range(5, 10))))
+    t.delete("id = 1")
+    builder = t.new_batch_write_builder()
+    w = builder.new_write()
+    w.write_arrow(rows("a", list(range(10, 15))))
+    messages = w.prepare_commit()
+    w.close()
+    assert any(m.compact_before for m in messages), "the writer compacted its bucket"
+    res = t.delete("id IN (2, 7)")  # the files the writer rewrote get vectors
+    with pytest.raises(CommitConflictError, match="deletion vector|index file"):
+        builder.new_commit().commit(messages)
+    builder.new_commit().abort(messages)
+    assert t.latest_snapshot_id() == res.snapshot_id, "nothing of the write landed"
+    want = [("a", i, f"x{i}") for i in range(10) if i not in (1, 2, 7)]
+    assert content(t) == want
+    t.write(rows("a", list(range(10, 15))))
+    assert content(t) == sorted(want + [("a", i, f"x{i}") for i in range(10, 15)])
+    assert latest_snapshot(t)["commitKind"] == "COMPACT"
+    assert sum(f.row_count for f in _live_files(t)) == len(want) + 5
+
+
+def test_compaction_plan_shows_picks_by_deletion_vectors(catalog):
+    """``compaction_plan()`` reads a deletion-vector table's vectors: a bucket-unaware table's
+    large file picked because of its deleted rows shows as a ``deletion-vectors`` pick (the one
+    ``compact(full=False)`` then makes); a bucketed table's plan names the files with vectors
+    a full compaction rewrites."""
+    t = make(catalog, "unaware-unpartitioned", {"target-file-size": "1 kb", "compaction.min.file-num": "5"})
+    t.write(rows("a", list(range(200))))
+    t.write(rows("a", list(range(200, 400))))
+    assert t.compaction_plan()[0].picks == []
+    t.delete("id < 60")  # 30% of the first file
+    plan = t.compaction_plan()
+    assert [(p.files, p.rows, p.reason) for p in plan[0].picks] == [(1, 200, "deletion-vectors")]
+    assert "1 files have deletion vectors (60 deleted rows" in plan[0].explanation
+    assert t.compact(full=False) is not None
+    assert t.compaction_plan()[0].picks == []
+
+
+def test_compaction_plan_of_a_bucketed_table_names_its_vectors(catalog):
+    """A bucketed table's non-full pick is by size and count only (as Java's writer): its plan
+    names the files with vectors, which ``compact(full=True)`` rewrites whatever their size."""
+    t = make(catalog, "bucketed", {"bucket": "1", "write-only": "true"})
+    for i in range(3):
+        t.write(rows("a", [i]))
+    plan = t.compaction_plan()
+    assert [p.reason for p in plan[0].picks] == []  # 3 files, compaction.min.file-num 5
+    assert "deletion vectors" not in plan[0].explanation
+    t.delete("id = 1")
+    plan = t.compaction_plan()
+    assert "1 files have deletion vectors (1 deleted rows: compact(full=True) rewrites them" in plan[0].explanation

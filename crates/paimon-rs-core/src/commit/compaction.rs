@@ -10,7 +10,7 @@ use super::FileStoreCommit;
 use crate::error::{Error, Result};
 use crate::spec::binary_row::deserialize_row;
 use crate::spec::datum::{compare_rows, Datum};
-use crate::spec::manifest::{FileIdentifier, FileKind, ManifestEntry};
+use crate::spec::manifest::{FileIdentifier, FileKind, IndexManifestEntry, ManifestEntry};
 
 type Row = Vec<Option<Datum>>;
 
@@ -125,14 +125,40 @@ impl FileStoreCommit {
     /// Before the APPEND snapshot of a commit that also carries compaction results: check the
     /// compaction against the latest snapshot plus the new files, so that a compaction that
     /// conflicts already fails before anything is written. (A concurrent commit can still make
-    /// the COMPACT snapshot conflict after the APPEND snapshot landed, as in Java.)
+    /// the COMPACT snapshot conflict after the APPEND snapshot landed, as in Java.) Deletion
+    /// vectors too (`compact_index`: the compaction's index changes, applied after the APPEND
+    /// snapshot's `append_index`): a bucketed append writer's compaction that lost the race
+    /// with a delete of its bucket (the index file it replaces is gone, or an input got a
+    /// vector since it read it) fails here, so the commit's rows are not committed without it.
     pub(super) fn precheck_compaction(
         &self,
         adds: &[ManifestEntry],
         compact: &[ManifestEntry],
+        append_index: &[IndexManifestEntry],
+        compact_index: &[IndexManifestEntry],
     ) -> Result<()> {
         let latest = self.table().snapshot_manager().latest()?;
         let previous = self.manifests_of(latest.as_ref())?;
+        self.check_append_vectors(latest.as_ref(), &previous, compact, compact_index, true)?;
+        if !compact_index.is_empty() {
+            let index = latest.as_ref().and_then(|s| s.index_manifest.as_deref());
+            let mut live_index = self.table().live_index_entries(index)?;
+            let gone: HashSet<(&[u8], i32, &str)> = append_index
+                .iter()
+                .filter(|e| e.kind == FileKind::Delete)
+                .map(|e| (e.partition.as_slice(), e.bucket, e.file_name.as_str()))
+                .collect();
+            live_index.retain(|l| {
+                !gone.contains(&(l.partition.as_slice(), l.bucket, l.file_name.as_str()))
+            });
+            live_index.extend(
+                append_index
+                    .iter()
+                    .filter(|e| e.kind == FileKind::Add)
+                    .cloned(),
+            );
+            self.check_index_changes(&live_index, compact_index)?;
+        }
         let filter = crate::table::live::partitions_filter(
             self.table(),
             compact.iter().map(|e| e.partition.as_slice()),

@@ -59,6 +59,41 @@ impl FileStoreCommit {
             return Ok(inherited);
         }
         let mut live = self.table().live_index_entries(inherited.as_deref())?;
+        self.check_index_changes(&live, changes)?;
+        let deleted: HashSet<(Vec<u8>, i32, String)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Delete)
+            .map(|e| (e.partition.clone(), e.bucket, e.file_name.clone()))
+            .collect();
+        live.retain(|l| !deleted.contains(&(l.partition.clone(), l.bucket, l.file_name.clone())));
+        // a new hash index file replaces its bucket's (Java's `BucketedCombiner`: a Java
+        // message adds the bucket's new file without deleting the old one)
+        let hashed: HashSet<(Vec<u8>, i32)> = changes
+            .iter()
+            .filter(|e| e.kind == FileKind::Add && e.index_type == HASH_INDEX)
+            .map(|e| (e.partition.clone(), e.bucket))
+            .collect();
+        live.retain(|l| {
+            l.index_type != HASH_INDEX || !hashed.contains(&(l.partition.clone(), l.bucket))
+        });
+        live.extend(changes.iter().filter(|e| e.kind == FileKind::Add).cloned());
+        let name = format!("index-manifest-{}-0", uuid::Uuid::new_v4());
+        let bytes = write_index_manifest(&live, &self.table().options.manifest_compression)?;
+        let p = self.table().manifest_dir().join(&name);
+        crate::io::write_new(&p, &bytes)?;
+        written.push(p);
+        Ok(Some(name))
+    }
+
+    /// `changes` (DELETE entries of replaced index files, ADD entries of new ones) against
+    /// `live`, the index files they apply to: each replaced file must still be live, and a
+    /// bucket of a bucketed table may keep no deletion-vector file besides those replaced (a
+    /// concurrent writer's or delete's vectors would be lost); else a conflict.
+    pub(super) fn check_index_changes(
+        &self,
+        live: &[IndexManifestEntry],
+        changes: &[IndexManifestEntry],
+    ) -> Result<()> {
         let conflict = |message: String| Error::CommitConflict {
             table: self.table().name.clone(),
             message,
@@ -98,28 +133,7 @@ impl FileStoreCommit {
                 )));
             }
         }
-        let deleted: HashSet<(Vec<u8>, i32, String)> = deleted
-            .into_iter()
-            .map(|(p, b, f)| (p.to_vec(), b, f.to_string()))
-            .collect();
-        live.retain(|l| !deleted.contains(&(l.partition.clone(), l.bucket, l.file_name.clone())));
-        // a new hash index file replaces its bucket's (Java's `BucketedCombiner`: a Java
-        // message adds the bucket's new file without deleting the old one)
-        let hashed: HashSet<(Vec<u8>, i32)> = changes
-            .iter()
-            .filter(|e| e.kind == FileKind::Add && e.index_type == HASH_INDEX)
-            .map(|e| (e.partition.clone(), e.bucket))
-            .collect();
-        live.retain(|l| {
-            l.index_type != HASH_INDEX || !hashed.contains(&(l.partition.clone(), l.bucket))
-        });
-        live.extend(changes.iter().filter(|e| e.kind == FileKind::Add).cloned());
-        let name = format!("index-manifest-{}-0", uuid::Uuid::new_v4());
-        let bytes = write_index_manifest(&live, &self.table().options.manifest_compression)?;
-        let p = self.table().manifest_dir().join(&name);
-        crate::io::write_new(&p, &bytes)?;
-        written.push(p);
-        Ok(Some(name))
+        Ok(())
     }
 }
 

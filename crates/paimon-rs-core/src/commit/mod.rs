@@ -435,7 +435,7 @@ impl FileStoreCommit {
         if write_first {
             if !compact.is_empty() && replace.is_none() {
                 // a compaction that would conflict fails before the APPEND snapshot lands
-                self.precheck_compaction(&adds, &compact)?;
+                self.precheck_compaction(&adds, &compact, &append_index, &compact_index)?;
             }
             // Only appends can be hidden: an overwrite replaces every live file of its partitions.
             let sequences = match replace {

@@ -21,17 +21,19 @@
 
 use std::collections::BTreeMap;
 
+use arrow_array::RecordBatch;
 use rayon::prelude::*;
+use roaring::RoaringBitmap;
 
 use super::progress::{ProgressSink, Tracker};
 use super::work::{bool_opt, bucket_splits, commit_compactions, ratio_option, small_file_ratio};
 use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
-use crate::read::deletion::{deletion_files_of, DeletionFile};
+use crate::read::deletion::{deletion_files_of, drop_deleted, DeletionFile};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
-use crate::spec::manifest::DataFileMeta;
+use crate::spec::manifest::{DataFileMeta, IndexFileMeta};
 use crate::spec::partition::PartitionSpec;
 use crate::table::FileStoreTable;
 use crate::write::append_dv::AppendDvMaintainer;
@@ -298,14 +300,67 @@ pub(super) fn attach_vectors(table: &FileStoreTable, b: &mut Split) -> Result<()
     Ok(())
 }
 
+/// The batches of `split`'s files, in order; with `vectors` (a writer's deletion vectors, held
+/// in memory: data file → deleted row positions) each file is read on its own and the rows its
+/// vector marks are left out (a split's `deletion_files` are applied by the reader instead).
+fn group_batches<'a>(
+    table: &'a FileStoreTable,
+    reader: &'a TableRead,
+    split: &'a Split,
+    vectors: Option<&'a BTreeMap<String, RoaringBitmap>>,
+) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>> {
+    let Some(vectors) = vectors else {
+        return Ok(Box::new(reader.split_stream(split)?));
+    };
+    let per_file = split
+        .files
+        .iter()
+        .map(move |f| -> Result<Vec<RecordBatch>> {
+            let one = Split {
+                files: vec![f.clone()],
+                deletion_files: BTreeMap::new(),
+                ..split.clone()
+            };
+            let dv = vectors.get(&f.file_name);
+            let mut pos = 0u64;
+            let mut out = vec![];
+            for b in reader.split_stream(&one)? {
+                let b = b?;
+                let n = b.num_rows() as u64;
+                out.push(match dv {
+                    Some(dv) => drop_deleted(b, pos, dv)?,
+                    None => b,
+                });
+                pos += n;
+            }
+            // positions count every row of the file: a vector applied to fewer rows is wrong
+            if dv.is_some() && pos != f.row_count.max(0) as u64 {
+                return Err(Error::corrupt(
+                    &table.path,
+                    format!(
+                        "data file {} has {pos} rows, its manifest entry {}",
+                        f.file_name, f.row_count
+                    ),
+                ));
+            }
+            Ok(out)
+        });
+    Ok(Box::new(per_file.flat_map(|r| match r {
+        Ok(bs) => bs.into_iter().map(Ok).collect::<Vec<_>>(),
+        Err(e) => vec![Err(e)],
+    })))
+}
+
 /// Rewrite the files of `split` (in this order) into new level-0 COMPACT files of about the
-/// target size, sequence numbers continuing from the first file's (as Java's rewrite). The
-/// files written are removed again on error.
+/// target size, sequence numbers continuing from the first file's (as Java's rewrite), without
+/// the rows the split's deletion files or `vectors` ([`group_batches`]) mark. The files
+/// written are removed again on error.
 fn rewrite_group(
     table: &FileStoreTable,
     reader: &TableRead,
     s: &AppendCompactSettings,
     split: &Split,
+    vectors: Option<&BTreeMap<String, RoaringBitmap>>,
 ) -> Result<Vec<DataFileMeta>> {
     let mut ctx = file_context(table, 0, FileSource::Compact)?;
     ctx.dir = crate::io::resolve(&table.path, &split.bucket_path);
@@ -318,7 +373,7 @@ fn rewrite_group(
     let started = std::time::Instant::now();
     // an error drops the writer, which removes the files it wrote
     let mut writer = RollingFileWriter::new(ctx, first_seq);
-    for b in reader.split_stream(split)? {
+    for b in group_batches(table, reader, split, vectors)? {
         let b = b?;
         if b.num_rows() > 0 {
             writer.write(&b)?;
@@ -349,22 +404,29 @@ fn rewrite_group(
 /// A writer's compaction of one bucketed append bucket at `prepare_commit` (Java's
 /// `BucketedAppendCompactManager` triggered by the writer, one task): the first group
 /// [`pick_bucketed`] finds in `files` (the bucket's live files plus the new ones), rewritten.
-/// Returns (before, after), or None if nothing was picked.
-pub fn compact_written_bucket(
+/// A deletion-vector table's writer holds the bucket's `vectors` (restored with its files,
+/// write/restore.rs): the picked files are read without the rows their vectors mark, the
+/// vectors dropped, and the bucket's new index file replaces its old one in the same increment
+/// (Java's `compact` with a `BucketedDvMaintainer`); the commit refuses it if a delete changed
+/// the bucket's vectors meanwhile (commit/index.rs). None if nothing was picked.
+pub(crate) fn compact_written_bucket(
     table: &FileStoreTable,
     bucket_dir: &std::path::Path,
     partition: &[u8],
-    bucket: i32,
-    total_buckets: i32,
+    (bucket, total_buckets): (i32, i32),
     files: &[DataFileMeta],
-) -> Result<Option<(Vec<DataFileMeta>, Vec<DataFileMeta>)>> {
-    // the writer does not hold the bucket's deletion vectors: its rewrite would bring deleted
-    // rows back, so a deletion-vector table's files are compacted by `table.compact()` only
-    // (`compact_append_table`, which applies and drops the vectors)
-    if table.options.deletion_vectors()? {
-        return Ok(None);
+    vectors: Option<&mut DeletionVectorsMaintainer>,
+) -> Result<Option<CompactIncrement>> {
+    if vectors.is_none() && table.options.deletion_vectors()? {
+        return Err(Error::Internal(format!(
+            "the writer of bucket {bucket} of deletion-vector table '{}' holds no deletion \
+             vectors: its compaction would bring deleted rows back",
+            table.name
+        )));
     }
     let s = AppendCompactSettings::from_table(table)?;
+    // Java's writer picks by size and count only (`pickCompactBefore`, whatever the vectors):
+    // `pick_append` with vectors differs for full compactions only
     let Some(group) = pick_bucketed(files, &s, false).into_iter().next() else {
         return Ok(None);
     };
@@ -381,8 +443,43 @@ pub fn compact_written_bucket(
         deletion_files: Default::default(),
         changelog: false,
     };
-    let after = rewrite_group(table, &reader, &s, &split)?;
-    Ok(Some((group, after)))
+    let after = rewrite_group(
+        table,
+        &reader,
+        &s,
+        &split,
+        vectors.as_deref().map(|v| v.vectors()),
+    )?;
+    let mut increment = CompactIncrement::of(group, after);
+    if let Some(m) = vectors {
+        for f in &increment.compact_before {
+            m.remove(&f.file_name);
+        }
+        let vectors = m.prepare_commit(table);
+        with_index_files(table, &split.bucket_path, &mut increment, vectors)?;
+    }
+    Ok(Some(increment))
+}
+
+/// A compaction's deletion-vector index changes (`vectors`: the new index files and those they
+/// replace) put into its increment; on error the files it wrote are removed.
+fn with_index_files(
+    table: &FileStoreTable,
+    bucket_path: &str,
+    increment: &mut CompactIncrement,
+    vectors: Result<(Vec<IndexFileMeta>, Vec<IndexFileMeta>)>,
+) -> Result<()> {
+    match vectors {
+        Ok((new, replaced)) => {
+            increment.new_index_files = new;
+            increment.deleted_index_files = replaced;
+            Ok(())
+        }
+        Err(e) => {
+            discard(table, bucket_path, &increment.compact_after);
+            Err(e)
+        }
+    }
 }
 
 fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
@@ -488,7 +585,7 @@ pub(super) fn compact_append_bucket(
                 .collect(),
             changelog: false,
         };
-        match rewrite_group(table, reader, s, &split) {
+        match rewrite_group(table, reader, s, &split, None) {
             Ok(out) => {
                 before.extend(g.iter().cloned());
                 after.extend(out);
@@ -512,16 +609,7 @@ pub(super) fn compact_append_bucket(
             }
             m.prepare_commit(table)
         })();
-        match vectors {
-            Ok((new, replaced)) => {
-                compact_increment.new_index_files = new;
-                compact_increment.deleted_index_files = replaced;
-            }
-            Err(e) => {
-                discard(table, &b.bucket_path, &compact_increment.compact_after);
-                return Err(e);
-            }
-        }
+        with_index_files(table, &b.bucket_path, &mut compact_increment, vectors)?;
     }
     Ok(Some(CommitMessage {
         partition: b.partition,

@@ -1,13 +1,14 @@
 //! `compaction_plan`: per (partition, bucket) of the latest snapshot, the sorted runs and what a
 //! compaction would do now and why (the universal picker's rule for primary-key buckets, the
-//! small-file pick for append buckets). Reads metadata only; writes nothing.
+//! small-file pick for append buckets; a deletion-vector append table's picks by its vectors,
+//! read from the snapshot's index manifest). Reads metadata only; writes nothing.
+
+use std::collections::BTreeMap;
 
 use super::append::{pick_append, AppendCompactSettings};
 use super::bucket::{levels_and_picker, CompactSettings};
 use super::universal::{PickClock, PickReason};
 use super::work::bucket_files;
-use std::collections::BTreeMap;
-
 use crate::error::Result;
 use crate::read::deletion::{deletion_files_of, read_deletion_vector, DeletionFile};
 use crate::spec::manifest::DataFileMeta;
@@ -32,7 +33,9 @@ pub struct PlanPick {
     pub rows: i64,
     pub output_level: i32,
     /// `size-amplification`, `size-ratio`, `run-count`, `early-full`, `force-up-level-0`,
-    /// `deleted-rows` (primary-key buckets) or `small-files` (append buckets).
+    /// `deleted-rows` (primary-key buckets), `small-files` or `deletion-vectors` (append
+    /// buckets: a bucket-unaware deletion-vector table's group of files with vectors, compacted
+    /// whatever their size, `AppendCompactCoordinator`).
     pub reason: String,
 }
 
@@ -189,10 +192,13 @@ fn pk_universal_plan(
     Ok(((plan_runs, vec![pick], explanation), files))
 }
 
+/// An append bucket's plan; `vectors`: its files' deletion vectors (a deletion-vector table),
+/// picked by as `compact()` picks (`pick_append`).
 fn append_plan(
     settings: &AppendCompactSettings,
     unaware: bool,
     files: Vec<DataFileMeta>,
+    vectors: Option<&BTreeMap<String, DeletionFile>>,
 ) -> (Vec<PlanRun>, Vec<PlanPick>, String) {
     let mut by_level: std::collections::BTreeMap<i32, Vec<&DataFileMeta>> = Default::default();
     for f in &files {
@@ -211,20 +217,54 @@ fn append_plan(
         .iter()
         .filter(|f| (f.file_size.max(0) as u64) < settings.compaction_file_size)
         .count();
-    // metadata only: deletion vectors are not read, so a deletion-vector table's picks of
-    // files by their deleted rows are not shown
-    let groups = pick_append(&files, unaware, settings, false, None);
+    let groups = pick_append(&files, unaware, settings, false, vectors);
+    let has_vector = |f: &DataFileMeta| vectors.is_some_and(|v| v.contains_key(&f.file_name));
     let picks: Vec<PlanPick> = groups
         .iter()
-        .map(|g| pick_of(g, 0, "small-files"))
+        .map(|g| {
+            // bucket-unaware: files with vectors are grouped by index file and always compacted
+            // (a bucketed table's non-full pick is by size and count only, as Java's)
+            let by_vectors = unaware && g.iter().any(has_vector);
+            pick_of(
+                g,
+                0,
+                if by_vectors {
+                    "deletion-vectors"
+                } else {
+                    "small-files"
+                },
+            )
+        })
         .collect();
-    let head = format!(
+    let mut head = format!(
         "{small} of {} files are small (< {} bytes); compaction.min.file-num {}, target {} bytes",
         files.len(),
         settings.compaction_file_size,
         settings.min_file_num,
         settings.target_file_size
     );
+    if let Some(v) = vectors {
+        let marked: Vec<&DataFileMeta> = files.iter().filter(|f| has_vector(f)).collect();
+        if !marked.is_empty() {
+            let deleted: i64 = marked
+                .iter()
+                .filter_map(|f| v.get(&f.file_name)?.cardinality)
+                .sum();
+            head.push_str(&format!(
+                "; {} files have deletion vectors ({deleted} deleted rows{})",
+                marked.len(),
+                if unaware {
+                    format!(
+                        ", a file is compacted whatever its size once they exceed \
+                         compaction.delete-ratio-threshold {}",
+                        settings.delete_ratio_threshold
+                    )
+                } else {
+                    ": compact(full=True) rewrites them whatever their size".to_string()
+                }
+            ));
+        }
+    }
     let explanation = if picks.is_empty() {
         format!("{head}: nothing to compact")
     } else {
@@ -255,11 +295,14 @@ fn compaction_plan_inner(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
         None
     };
     let append_settings = AppendCompactSettings::from_table(table)?;
-    // a deletion-vector primary-key table's vectors (their cardinalities): §3.8's picks
+    // a deletion-vector table's vectors: §3.8's picks of a primary-key table (their
+    // cardinalities), an append table's picks by its vectors (`pick_append`)
+    let append_dv = !pk && table.options.deletion_vectors()?;
     let mut vectors = match &pk_settings {
         Some(s) if s.delete_ratio_threshold.is_some() => {
             deletion_files_of(table, snapshot.index_manifest.as_deref())?
         }
+        None if append_dv => deletion_files_of(table, snapshot.index_manifest.as_deref())?,
         _ => Default::default(),
     };
     let mut out = vec![];
@@ -273,7 +316,11 @@ fn compaction_plan_inner(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
                 let dvs = vectors.remove(&(part, bucket)).unwrap_or_default();
                 pk_plan(table, s, files, &dvs)?
             }
-            None => append_plan(&append_settings, bucket == -1 || total_buckets == -1, files),
+            None => {
+                let dvs = vectors.remove(&(part, bucket)).unwrap_or_default();
+                let unaware = bucket == -1 || total_buckets == -1;
+                append_plan(&append_settings, unaware, files, append_dv.then_some(&dvs))
+            }
         };
         out.push(BucketPlan {
             partition,

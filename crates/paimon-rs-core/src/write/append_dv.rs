@@ -515,7 +515,7 @@ mod tests {
     use arrow_schema::{DataType as AT, Field, Schema};
 
     use super::*;
-    use crate::commit::test_support::{commit, rows, written};
+    use crate::commit::test_support::{commit, live_rows, rows, written};
     use crate::spec::manifest::{live_index_entries, read_index_manifest};
     use crate::table::catalog::FileSystemCatalog;
     use crate::table::new_schema::NewTableSchema;
@@ -660,6 +660,131 @@ mod tests {
             assert!(matches!(e, Error::CommitConflict { .. }), "{bucket:?}: {e}");
             assert_eq!(keys(&t), [0, 1, 2, 4, 5, 6, 7, 8, 9]);
         }
+    }
+
+    /// A bucketed table (one bucket) whose writers compact once a bucket has 3 files.
+    fn compacting_table(dir: &std::path::Path) -> FileStoreTable {
+        let opts: BTreeMap<String, String> =
+            [("compaction.min.file-num".to_string(), "3".to_string())].into();
+        dv_table(dir, Some(1)).copy(&opts).unwrap()
+    }
+
+    /// The live deletion-vector index files (none if the snapshot has no index manifest).
+    fn vector_files(t: &FileStoreTable) -> usize {
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        t.live_index_entries(s.index_manifest.as_deref())
+            .unwrap()
+            .len()
+    }
+
+    /// Issue 27: a bucketed deletion-vector table's writer restores the bucket's vectors with
+    /// its files and compacts as Java's (`BucketedAppendCompactManager` with a
+    /// `BucketedDvMaintainer`): the rewrite leaves the deleted rows out, and the bucket's index
+    /// file is replaced (here dropped: every vector went with its file) in the same COMPACT
+    /// snapshot.
+    #[test]
+    fn bucketed_writer_compacts_without_the_deleted_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = compacting_table(dir.path());
+        commit(&t, &written(&t, &[rows(1, 0..10)])).unwrap();
+        commit(&t, &written(&t, &[rows(1, 10..20)])).unwrap();
+        delete(&t, &[3, 15]).unwrap();
+        assert_eq!(vector_files(&t), 1);
+        let msgs = written(&t, &[rows(1, 20..30)]);
+        let c = &msgs[0].compact_increment;
+        assert_eq!(c.compact_before.len(), 3);
+        assert_eq!(
+            c.deleted_index_files.len(),
+            1,
+            "the bucket's index file is replaced"
+        );
+        assert!(c.new_index_files.is_empty(), "no vector is left");
+        assert_eq!(c.compact_after.iter().map(|f| f.row_count).sum::<i64>(), 28);
+        commit(&t, &msgs).unwrap();
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        assert_eq!(s.commit_kind, crate::spec::snapshot::CommitKind::Compact);
+        let want: Vec<i64> = (0..30).filter(|k| ![3, 15].contains(k)).collect();
+        assert_eq!(keys(&t), want);
+        assert_eq!(vector_files(&t), 0);
+        assert_eq!(
+            live_rows(&t),
+            28,
+            "the deleted rows are gone from the files"
+        );
+        // deletes go on, on the compacted file; the next compaction drops them too
+        delete(&t, &[0, 29]).unwrap();
+        commit(&t, &written(&t, &[rows(1, 30..35)])).unwrap();
+        commit(&t, &written(&t, &[rows(1, 35..40)])).unwrap();
+        let want: Vec<i64> = (1..40).filter(|k| ![3, 15, 29].contains(k)).collect();
+        assert_eq!(keys(&t), want);
+        assert_eq!(live_rows(&t), want.len() as i64);
+        assert_eq!(vector_files(&t), 0);
+    }
+
+    /// Issue 27: a writer's compaction that races a delete of its bucket (a vector committed
+    /// after the writer restored the bucket, for a file it rewrote) is refused as a conflict
+    /// before anything of the commit lands (the rows too: no APPEND snapshot), whether the
+    /// bucket had vectors when the writer restored it (its index file was replaced) or not (an
+    /// input got its first vector).
+    #[test]
+    fn bucketed_writer_compaction_racing_a_delete_conflicts() {
+        for vectors_before in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = compacting_table(dir.path());
+            commit(&t, &written(&t, &[rows(1, 0..10)])).unwrap();
+            commit(&t, &written(&t, &[rows(1, 10..20)])).unwrap();
+            if vectors_before {
+                delete(&t, &[3]).unwrap();
+            }
+            let msgs = written(&t, &[rows(1, 20..30)]);
+            assert_eq!(msgs[0].compact_increment.compact_before.len(), 3);
+            delete(&t, &[15]).unwrap();
+            let latest = t.snapshot_manager().latest_id().unwrap();
+            let e = commit(&t, &msgs).unwrap_err();
+            assert!(
+                matches!(&e, Error::CommitConflict { .. }),
+                "{vectors_before}: {e}"
+            );
+            assert_eq!(t.snapshot_manager().latest_id().unwrap(), latest);
+            let want: Vec<i64> = (0..20)
+                .filter(|k| *k != 15 && !(vectors_before && *k == 3))
+                .collect();
+            assert_eq!(keys(&t), want, "{vectors_before}");
+            // written again against the table as it is now, the rows land and compact
+            commit(&t, &written(&t, &[rows(1, 20..30)])).unwrap();
+            assert_eq!(keys(&t).len(), want.len() + 10);
+            assert_eq!(live_rows(&t), want.len() as i64 + 10);
+        }
+    }
+
+    /// `compaction_plan` reads the vectors: a bucket-unaware table's large file whose vector
+    /// marks over `compaction.delete-ratio-threshold` of its rows is a `deletion-vectors` pick,
+    /// the one `compact()` makes.
+    #[test]
+    fn compaction_plan_shows_picks_by_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let opts: BTreeMap<String, String> =
+            [("target-file-size".to_string(), "100 b".to_string())].into();
+        let t = dv_table(dir.path(), None).copy(&opts).unwrap();
+        commit(&t, &written(&t, &[rows(1, 0..10)])).unwrap();
+        commit(&t, &written(&t, &[rows(1, 10..20)])).unwrap();
+        let plan = crate::compact::plan::compaction_plan(&t).unwrap();
+        assert!(plan[0].picks.is_empty(), "{plan:?}");
+        delete(&t, &[1, 2, 3]).unwrap();
+        let plan = crate::compact::plan::compaction_plan(&t).unwrap();
+        let picks: Vec<(usize, i64, &str)> = plan[0]
+            .picks
+            .iter()
+            .map(|p| (p.files, p.rows, p.reason.as_str()))
+            .collect();
+        assert_eq!(picks, [(1, 10, "deletion-vectors")]);
+        assert!(
+            plan[0]
+                .explanation
+                .contains("1 files have deletion vectors (3 deleted rows"),
+            "{}",
+            plan[0].explanation
+        );
     }
 
     /// A position past the file's rows or a file not live is refused, naming the file.

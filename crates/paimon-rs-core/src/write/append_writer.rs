@@ -1,7 +1,9 @@
 //! The writer of an append bucket (Java's `AppendOnlyWriter`): rows are kept as they come and
 //! written in arrival order into one rolling file per commit (under memory pressure its row
 //! group goes to disk early); a bucketed table's commit compacts the bucket's small files
-//! (Java's `BucketedAppendCompactManager`). With `clustering.columns` the rows go through a
+//! (Java's `BucketedAppendCompactManager`); with `deletion-vectors.enabled` the writer holds the
+//! bucket's vectors, restored with its files, and its compaction leaves the deleted rows out and
+//! replaces the bucket's index file in the same commit. With `clustering.columns` the rows go through a
 //! [`ClusterBuffer`] instead and leave it sorted by the clustering key (write/clustering.rs).
 
 use std::path::PathBuf;
@@ -10,10 +12,10 @@ use std::sync::Arc;
 use arrow_array::{RecordBatch, UInt32Array};
 
 use super::clustering::{ClusterBuffer, ClusterSpec};
+use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
 use super::restore::RestoreFiles;
 use super::rolling::RollingFileWriter;
-use crate::commit::CompactIncrement;
 use crate::error::Result;
 use crate::sort::Spiller;
 use crate::spec::manifest::DataFileMeta;
@@ -31,6 +33,8 @@ pub(crate) struct AppendWriter {
     files: BucketFiles,
     /// Clustering at write time: the rows buffered (and spilled) here, sorted at flush.
     cluster: Option<ClusterBuffer>,
+    /// The bucket's deletion vectors (a bucketed deletion-vector table's writer that compacts).
+    deletion_vectors: Option<DeletionVectorsMaintainer>,
 }
 
 impl AppendWriter {
@@ -54,12 +58,14 @@ impl AppendWriter {
             next_seq: restore.max_sequence_number + 1,
             files: BucketFiles::new(restore.data_files, compacts),
             cluster: cluster.map(ClusterBuffer::new),
+            deletion_vectors: restore.deletion_vectors,
         }
     }
 
-    /// The bucket's files as the writer sees them (restored, plus what it handed to commits).
-    pub fn into_files(self) -> Vec<DataFileMeta> {
-        self.files.into_previous()
+    /// The bucket's files as the writer sees them (restored, plus what it handed to commits)
+    /// and its deletion vectors.
+    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
+        (self.files.into_previous(), self.deletion_vectors)
     }
 
     /// Write the buffered rows into the open file; with `last` close it (prepare_commit),
@@ -160,18 +166,19 @@ impl RecordWriter for AppendWriter {
     }
 
     /// A bucketed table's compaction at commit: the first group of small files
-    /// [`pick_bucketed`](crate::compact::append) finds, rewritten.
+    /// [`pick_bucketed`](crate::compact::append) finds, rewritten (without the rows the
+    /// bucket's deletion vectors mark; their vectors dropped, the bucket's index file replaced).
     fn compact(&mut self, env: &WriteEnv<'_>, increment: &mut CommitIncrement) -> Result<()> {
         let files = self.files.with(increment);
-        if let Some((before, after)) = crate::compact::append::compact_written_bucket(
+        if let Some(c) = crate::compact::append::compact_written_bucket(
             env.table,
             &self.dir,
             &self.partition,
-            self.bucket,
-            env.table.options.bucket,
+            (self.bucket, env.table.options.bucket),
             &files,
+            self.deletion_vectors.as_mut(),
         )? {
-            increment.compact_increment = CompactIncrement::of(before, after);
+            increment.compact_increment = c;
         }
         Ok(())
     }

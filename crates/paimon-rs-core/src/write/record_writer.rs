@@ -212,7 +212,7 @@ impl BucketWriter {
     pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
         match self {
             BucketWriter::MergeTree(w) => w.into_restore(),
-            BucketWriter::Append(w) => (w.into_files(), None),
+            BucketWriter::Append(w) => w.into_restore(),
         }
     }
 }

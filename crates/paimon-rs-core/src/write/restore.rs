@@ -22,8 +22,9 @@ pub(crate) struct RestoreFiles {
     /// Highest sequence number of the bucket's live files (-1 if none): the writer's sequence
     /// numbers continue after it.
     pub max_sequence_number: i64,
-    /// The bucket's deletion vectors (tables with `deletion-vectors.enabled`, writers that
-    /// compact): restored from the snapshot's index files.
+    /// The bucket's deletion vectors (primary-key and bucketed append tables with
+    /// `deletion-vectors.enabled`, writers that compact): restored from the snapshot's index
+    /// files.
     pub deletion_vectors: Option<DeletionVectorsMaintainer>,
 }
 
@@ -176,10 +177,15 @@ impl TableRestore {
         })
     }
 
-    /// Whether writers keep deletion vectors: a primary-key table with
-    /// `deletion-vectors.enabled` whose live files were read (writers that compact).
+    /// Whether writers keep deletion vectors: a table with `deletion-vectors.enabled` whose
+    /// live files were read (writers that compact), primary-key or bucketed append (Java's
+    /// `AbstractFileStoreWrite` hands both a `BucketedDvMaintainer`; a bucketed append writer's
+    /// compaction drops the rows and vectors of the files it rewrites). Bucket-unaware append
+    /// tables keep their vectors per partition and their writers do not compact.
     fn keeps_vectors(&self, table: &FileStoreTable) -> Result<bool> {
-        Ok(self.keep_files && table.is_primary_key() && table.options.deletion_vectors()?)
+        Ok(self.keep_files
+            && (table.is_primary_key() || !super::append_dv::is_unaware_append(table))
+            && table.options.deletion_vectors()?)
     }
 
     /// A dropped writer's files (restored, plus what it handed to commits) and deletion
