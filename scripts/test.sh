@@ -35,7 +35,7 @@ step "pytest"
 # The default selection (pyproject: not long, not cluster) includes the object-store variants
 # that CI runs: S3 on moto (-m "s3 and not long") and GCS on gcp-storage-emulator
 # (-m "gcs and not long"); pass -m to run only those, e.g. scripts/test.sh -m "(s3 or gcs) and not long".
-"$PAIMON_RS_VENV_PY" -m pytest -q tests "$@"
+"$PAIMON_RS_VENV_PY" -m pytest -q --durations=25 tests "$@"
 
 step "benchmark smoke"
 "$PAIMON_RS_VENV_PY" benches/bench_foundation.py --smoke
