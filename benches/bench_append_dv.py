@@ -10,6 +10,14 @@ reads the whole table back. Reported: the delete's seconds, the full read's seco
 
     python benches/bench_append_dv.py                 # 2M rows in 20 files, 3 repeats
     python benches/bench_append_dv.py --smoke         # 20k rows
+    python benches/bench_append_dv.py --bucketed      # the writers' compaction (below)
+
+``--bucketed``: a bucketed append table (``bucket`` = 2, ``bucket-key`` = ``id``) with deletion
+vectors, ``--rounds`` rounds of (append ``--round-rows`` rows; delete 5% of them), written with
+the writers' compaction (default: each writer compacts its bucket's small files with the
+bucket's vectors, dropping marked rows) and with ``write-only = true`` (never compacts). Reported
+per variant: the rounds' seconds, the live data files after them and a full read's seconds
+(median of ``--repeat``).
 """
 
 from __future__ import annotations
@@ -40,15 +48,49 @@ def _timed(f):
     return time.perf_counter() - t0, out
 
 
+def bucketed(a: argparse.Namespace) -> None:
+    """The bucketed variant (``--bucketed``): writer compaction vs write-only."""
+    with tempfile.TemporaryDirectory() as root:
+        cat = CatalogFactory.create({"warehouse": root})
+        cat.create_database("db", True)
+        print(f"{a.rounds} rounds of {a.round_rows} rows appended + 5% deleted; bucket 2")
+        print(f"{'variant':12} {'rounds s':>9} {'files':>6} {'read s':>8} {'rows':>9}")
+        for name, extra in (("compacting", {}), ("write-only", {"write-only": "true"})):
+            cat.create_table(f"db.{name.replace('-', '_')}", Schema.from_pyarrow_schema(
+                SCHEMA, options={"bucket": "2", "bucket-key": "id",
+                                 "deletion-vectors.enabled": "true", **extra}), False)
+            t = cat.get_table(f"db.{name.replace('-', '_')}")
+            t0 = time.perf_counter()
+            for r in range(a.rounds):
+                lo = r * a.round_rows
+                t.write(_rows(lo, lo + a.round_rows))
+                t.delete(f"id >= {lo} AND id < {lo + a.round_rows} AND k IN (0, 1, 2, 3, 4)")
+            secs = time.perf_counter() - t0
+            files = cat.get_table(f"db.{name.replace('-', '_')}$files").to_arrow().num_rows
+            reads = []
+            n = 0
+            for _ in range(a.repeat + 1):
+                s, got = _timed(t.to_arrow)
+                reads.append(s)
+                n = got.num_rows
+            print(f"{name:12} {secs:9.3f} {files:6} {statistics.median(reads[1:]):8.3f} {n:9}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=2_000_000)
     ap.add_argument("--files", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--smoke", action="store_true")
+    ap.add_argument("--bucketed", action="store_true", help="writer compaction vs write-only")
+    ap.add_argument("--rounds", type=int, default=40)
+    ap.add_argument("--round-rows", type=int, default=1000)
     a = ap.parse_args()
     if a.smoke:
-        a.rows, a.files, a.repeat = 20_000, 4, 1
+        a.rows, a.files, a.repeat, a.rounds = 20_000, 4, 1, 4
+    if a.bucketed:
+        bucketed(a)
+        return
     with tempfile.TemporaryDirectory() as root:
         cat = CatalogFactory.create({"warehouse": root})
         cat.create_database("db", True)

@@ -92,9 +92,12 @@ fn deleted_rows_pick(
     picked: &[DataFileMeta],
     vectors: &BTreeMap<String, DeletionFile>,
 ) -> Result<Vec<DataFileMeta>> {
+    // a file is named once in a bucket: compare names, not every field of the metadata
+    let picked: std::collections::HashSet<&str> =
+        picked.iter().map(|f| f.file_name.as_str()).collect();
     let mut out = vec![];
     for f in files {
-        if f.level != max_level || f.row_count <= 0 || picked.contains(f) {
+        if f.level != max_level || f.row_count <= 0 || picked.contains(f.file_name.as_str()) {
             continue;
         }
         let Some(df) = vectors.get(&f.file_name) else {
