@@ -143,6 +143,7 @@ def test_failed_compaction_job_leaves_the_table_as_it_was(spark, catalog, tmp_pa
     assert as_model(t) == model
 
 
+@pytest.mark.long  # 35-75 s: the stragglers wait out partition 0's four attempts on 2 cores
 def test_failed_compaction_job_waits_for_attempts_still_running_before_cleaning(
         spark, catalog, tmp_path, monkeypatch):
     """The job fails (partition 0's fourth attempt) while other tasks are still compacting: their
