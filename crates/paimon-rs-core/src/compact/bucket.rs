@@ -71,6 +71,10 @@ pub struct CompactSettings {
     pub delete_ratio_threshold: Option<f64>,
     /// `record-level.expire-time` / `record-level.time-field` (§11).
     pub expire: Option<RecordExpire>,
+    /// The files compactions write are not fsynced one by one: the caller syncs the ones its
+    /// commit names, together (a table writer's `prepare_commit`, see
+    /// [`crate::write::rolling::FileWriterContext::sync_later`]).
+    pub sync_later: bool,
     options: BTreeMap<String, String>,
 }
 
@@ -103,6 +107,7 @@ impl CompactSettings {
                 false => None,
             },
             expire: RecordExpire::from_table(table)?,
+            sync_later: false,
             options: o.raw.clone(),
         })
     }
@@ -586,16 +591,18 @@ impl BucketCompactor {
                 .unwrap_or(&bucket_dir)
                 .display()
         );
+        let mut rewriter = MergeTreeRewriter::new(
+            table,
+            bucket_dir,
+            settings.expire.clone(),
+            settings.lookup.clone(),
+            settings.full_changelog.clone(),
+        )?;
+        rewriter.file_ctx.sync_later = settings.sync_later;
         Ok(BucketCompactor {
             levels,
             picker,
-            rewriter: MergeTreeRewriter::new(
-                table,
-                bucket_dir,
-                settings.expire.clone(),
-                settings.lookup.clone(),
-                settings.full_changelog.clone(),
-            )?,
+            rewriter,
             settings: settings.clone(),
             key_types,
             label,
