@@ -71,10 +71,6 @@ pub struct CompactSettings {
     pub delete_ratio_threshold: Option<f64>,
     /// `record-level.expire-time` / `record-level.time-field` (§11).
     pub expire: Option<RecordExpire>,
-    /// The files compactions write are not fsynced one by one: the caller syncs the ones its
-    /// commit names, together (a table writer's `prepare_commit`, see
-    /// [`crate::write::rolling::FileWriterContext::sync_later`]).
-    pub sync_later: bool,
     options: BTreeMap<String, String>,
 }
 
@@ -107,7 +103,6 @@ impl CompactSettings {
                 false => None,
             },
             expire: RecordExpire::from_table(table)?,
-            sync_later: false,
             options: o.raw.clone(),
         })
     }
@@ -591,18 +586,16 @@ impl BucketCompactor {
                 .unwrap_or(&bucket_dir)
                 .display()
         );
-        let mut rewriter = MergeTreeRewriter::new(
-            table,
-            bucket_dir,
-            settings.expire.clone(),
-            settings.lookup.clone(),
-            settings.full_changelog.clone(),
-        )?;
-        rewriter.file_ctx.sync_later = settings.sync_later;
         Ok(BucketCompactor {
             levels,
             picker,
-            rewriter,
+            rewriter: MergeTreeRewriter::new(
+                table,
+                bucket_dir,
+                settings.expire.clone(),
+                settings.lookup.clone(),
+                settings.full_changelog.clone(),
+            )?,
             settings: settings.clone(),
             key_types,
             label,

@@ -547,11 +547,6 @@ pub struct AvroFileWriter {
 }
 
 impl AvroFileWriter {
-    /// Leave the fsync to the caller ([`StagedFile::sync_later`]).
-    pub(crate) fn sync_later(&mut self) {
-        self.staged.sync_later();
-    }
-
     /// Create the data file `path` holding columns `schema` (the file's Arrow types).
     pub fn create(path: PathBuf, schema: SchemaRef, codec: AvroCodec) -> Result<Self> {
         let bad = |m: String| {

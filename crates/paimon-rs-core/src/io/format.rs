@@ -177,8 +177,6 @@ pub(crate) struct StagedFile {
     pub path: PathBuf,
     pub tmp: PathBuf,
     published: bool,
-    /// Whether [`Self::publish`] fsyncs the file (else its writer's caller does, later).
-    sync: bool,
 }
 
 impl StagedFile {
@@ -204,24 +202,15 @@ impl StagedFile {
                 path,
                 tmp,
                 published: false,
-                sync: true,
             },
             f,
         ))
     }
 
-    /// Publish without the fsync: the caller syncs the file later (`io::sync_files`), before
-    /// a snapshot names it.
-    pub fn sync_later(&mut self) {
-        self.sync = false;
-    }
-
-    /// Sync `file` (the temp file, fully written; unless [`Self::sync_later`]) and publish it
-    /// under its name (a rename, or an upload); returns its size.
+    /// Sync `file` (the temp file, fully written) and publish it under its name (a rename, or
+    /// an upload); returns its size.
     pub fn publish(&mut self, file: File) -> Result<u64> {
-        if self.sync {
-            file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
-        }
+        file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         drop(file);
         let size = std::fs::metadata(&self.tmp)
             .map_err(|e| Error::io(&self.tmp, e))?
@@ -268,16 +257,6 @@ impl DataFileWriter {
             }
             WriteFormat::Orc(c) => DataFileWriter::Orc(OrcFileWriter::create(path, schema, *c)?),
         })
-    }
-
-    /// Publish the file without an fsync: the caller syncs it (`io::sync_files`) before a
-    /// snapshot names it.
-    pub fn sync_later(&mut self) {
-        match self {
-            DataFileWriter::Parquet(w) => w.sync_later(),
-            DataFileWriter::Avro(w) => w.sync_later(),
-            DataFileWriter::Orc(w) => w.sync_later(),
-        }
     }
 
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {

@@ -360,11 +360,6 @@ impl OrcWorker {
 }
 
 impl OrcFileWriter {
-    /// Leave the fsync to the caller ([`StagedFile::sync_later`]).
-    pub(crate) fn sync_later(&mut self) {
-        self.staged.sync_later();
-    }
-
     /// Create the data file `path` holding columns `schema` (the file's Arrow types).
     pub fn create(path: PathBuf, schema: SchemaRef, compression: OrcCompression) -> Result<Self> {
         let file_schema = Arc::new(Schema::new(

@@ -210,11 +210,6 @@ impl Inner {
 }
 
 impl ParquetFileWriter {
-    /// Leave the fsync to the caller ([`StagedFile::sync_later`]).
-    pub(crate) fn sync_later(&mut self) {
-        self.staged.sync_later();
-    }
-
     pub fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
         // a file for an object store is written to local disk first, then uploaded on close
         let (staged, f) = StagedFile::create(path.clone())?;

@@ -166,7 +166,6 @@ pub fn file_context(
         changelog: false,
         // formats and codecs per level: key-value files only; Java's append writers use
         // `file.format` / `file.compression` for every file (paimon-behaviour.md §1.5a)
-        sync_later: false,
         kinds: if pk {
             crate::write::rolling::FileKindFormats::new(o, &unique_columns(table, pk))?
         } else {

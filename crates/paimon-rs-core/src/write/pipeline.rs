@@ -109,7 +109,6 @@ mod tests {
                 file_index: None,
                 changelog: false,
                 kinds: None,
-                sync_later: false,
             },
             0,
         )

@@ -57,10 +57,6 @@ pub struct FileWriterContext {
     /// `file.compression.per.level` name and of changelog files (primary-key tables with those
     /// options); None: every file is written as `format` / `props` / `stats_mode`.
     pub kinds: Option<std::sync::Arc<FileKindFormats>>,
-    /// The files are not fsynced when closed: their writer syncs the ones its commit messages
-    /// name, all at once, before handing them out (`TableWrite::prepare_commit`). False: each
-    /// file is synced as it is closed.
-    pub sync_later: bool,
 }
 
 /// What one kind of file is written as.
@@ -238,16 +234,13 @@ impl RollingFileWriter {
             format.extension()
         );
         self.counter += 1;
-        let mut writer = DataFileWriter::create(
+        let writer = DataFileWriter::create(
             format,
             self.ctx.dir.join(&name),
             self.ctx.file_schema.clone(),
             props,
             first,
         )?;
-        if self.ctx.sync_later {
-            writer.sync_later();
-        }
         Ok(OpenFile {
             writer,
             name,

@@ -170,9 +170,7 @@ impl TableWrite {
         };
         let o = &table.options;
         let spiller = Spiller::new(SpillOptions::from_options(o));
-        let mut file_ctx = file_context(&table, 0, FileSource::Append)?;
-        // synced together when a commit's messages are handed out (`prepare_commit_as`)
-        file_ctx.sync_later = true;
+        let file_ctx = file_context(&table, 0, FileSource::Append)?;
         let cross = if is_cross_partition(&table) {
             Some(CrossPartitionIndex::new(&table)?)
         } else {
@@ -188,10 +186,7 @@ impl TableWrite {
             None
         };
         let compact_settings = if pk && !o.write_only {
-            let mut s =
-                CompactSettings::from_table(&table).map_err(|e| e.with_table(&table.name))?;
-            s.sync_later = true;
-            Some(s)
+            Some(CompactSettings::from_table(&table).map_err(|e| e.with_table(&table.name))?)
         } else {
             None
         };
@@ -882,23 +877,6 @@ impl TableWrite {
                     .map(|(_, w, inc)| w.compact(&env, inc)),
             );
             if let Err(e) = compacted {
-                first_err = Some(e);
-            }
-        }
-        // the files the messages name, written without a sync each (`sync_later`): durable
-        // before they are handed out, all at once (their disk writes overlap, and no pool
-        // thread waits in a flush while other buckets' work queues behind it)
-        if first_err.is_none() {
-            let files: Vec<std::path::PathBuf> = prepared
-                .iter()
-                .flat_map(|(_, w, inc)| {
-                    let dir = w.dir().to_path_buf();
-                    inc.written()
-                        .into_iter()
-                        .map(move |f| dir.join(f.file_name))
-                })
-                .collect();
-            if let Err(e) = crate::io::sync_files(&files) {
                 first_err = Some(e);
             }
         }
