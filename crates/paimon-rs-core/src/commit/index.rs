@@ -80,7 +80,7 @@ impl FileStoreCommit {
         let name = format!("index-manifest-{}-0", uuid::Uuid::new_v4());
         let bytes = write_index_manifest(&live, &self.table().options.manifest_compression)?;
         let p = self.table().manifest_dir().join(&name);
-        crate::io::write_new(&p, &bytes)?;
+        crate::io::write_new_unsynced(&p, &bytes)?;
         written.push(p);
         Ok(Some(name))
     }

@@ -636,6 +636,9 @@ impl FileStoreCommit {
                 );
                 // a snapshot withdrawn after a concurrent rollback or expiry is retried as a
                 // lost race
+                // the manifests were written without a sync each: durable together, before
+                // the snapshot that names them
+                io::sync_files(&written)?;
                 #[cfg(test)]
                 tests::race_point(tests::RacePoint::BeforeCreate);
                 let created = sm.try_create(&snapshot)?;
@@ -1047,7 +1050,7 @@ impl FileStoreCommit {
     ) -> Result<i64> {
         let bytes = write_manifest_list(metas, &self.table.options.manifest_compression)?;
         let p = self.manifest_path(name);
-        io::write_new(&p, &bytes)?;
+        io::write_new_unsynced(&p, &bytes)?;
         written.push(p);
         Ok(bytes.len() as i64)
     }
@@ -1060,7 +1063,7 @@ impl FileStoreCommit {
     ) -> Result<ManifestFileMeta> {
         let bytes = write_manifest_entries(entries, &self.table.options.manifest_compression)?;
         let p = self.manifest_path(name);
-        io::write_new(&p, &bytes)?;
+        io::write_new_unsynced(&p, &bytes)?;
         written.push(p);
         let types = self.table.partition_types()?;
         let partition_stats = if types.is_empty() {

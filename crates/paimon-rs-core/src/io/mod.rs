@@ -531,9 +531,12 @@ pub fn create_new_file(path: &Path) -> Result<File> {
     }
 }
 
-fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+fn write_synced(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     let mut f = create_new_file(path)?;
     f.write_all(bytes).map_err(|e| Error::io(path, e))?;
+    if !sync {
+        return Ok(());
+    }
     f.sync_all().map_err(|e| Error::io(path, e))
 }
 
@@ -553,6 +556,51 @@ fn put(r: &Remote, path: &Path, bytes: &[u8], mode: PutMode) -> std::io::Result<
 /// Write a file that has a unique name (data files, manifests): temp file, fsync, rename.
 /// Readers never see a partial file under the final name (on an object store a PUT is atomic).
 pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_new_with(path, bytes, true)
+}
+
+/// [`write_new`] without the fsync, for files a commit writes before the snapshot that names
+/// them: the commit makes them durable together with [`sync_files`] before it creates the
+/// snapshot (one disk flush in parallel instead of one after another, on the commit's critical
+/// path). Until then no snapshot names them, so a crash can only leave an unreferenced file.
+pub fn write_new_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_new_with(path, bytes, false)
+}
+
+/// Make the local files `paths` durable (fsync), several at once: their disk writes overlap
+/// (and a journaling file system shares its commits between them) instead of waiting one for
+/// another. Files on an object store are skipped (a PUT is durable when it returns).
+pub fn sync_files(paths: &[PathBuf]) -> Result<()> {
+    let mut local = vec![];
+    for p in paths {
+        if remote_of(p)?.is_none() {
+            local.push(p.as_path());
+        }
+    }
+    let sync = |p: &Path| -> Result<()> {
+        File::open(p)
+            .and_then(|f| f.sync_all())
+            .map_err(|e| Error::io(p, e))
+    };
+    if local.len() < 2 {
+        return local.into_iter().try_for_each(sync);
+    }
+    // a scoped thread per file (at most SYNC_THREADS at a time), not rayon: the callers may
+    // hold the pool's threads, and the threads only wait for the disk
+    const SYNC_THREADS: usize = 8;
+    for chunk in local.chunks(SYNC_THREADS) {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = chunk.iter().map(|&p| s.spawn(move || sync(p))).collect();
+            handles.into_iter().try_for_each(|h| {
+                h.join()
+                    .map_err(|_| Error::Internal("fsync thread panicked".into()))?
+            })
+        })?;
+    }
+    Ok(())
+}
+
+fn write_new_with(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
     if let Some(r) = remote_of(path)? {
         return put(&r, path, bytes, PutMode::Overwrite).map_err(|e| Error::io(path, e));
     }
@@ -560,7 +608,7 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
         mkdirs(parent)?;
     }
     let tmp = temp_path_for(path);
-    let res = write_synced(&tmp, bytes)
+    let res = write_synced(&tmp, bytes, sync)
         .and_then(|_| fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
     if res.is_err() {
         let _ = fs::remove_file(&tmp);
@@ -612,7 +660,7 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
         mkdirs(parent)?;
     }
     let tmp = temp_path_for(path);
-    write_synced(&tmp, bytes)?;
+    write_synced(&tmp, bytes, true)?;
     let res = fs::hard_link(&tmp, path);
     let _ = fs::remove_file(&tmp);
     match res {
@@ -633,16 +681,15 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
 /// Overwrite a hint file (`LATEST`): temp file then rename (atomic replace); a plain PUT on an
 /// object store.
 pub fn overwrite_hint(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(r) = remote_of(path)? {
-        return put(&r, path, bytes, PutMode::Overwrite).map_err(|e| Error::io(path, e));
-    }
-    let tmp = temp_path_for(path);
-    let res = write_synced(&tmp, bytes)
-        .and_then(|_| fs::rename(&tmp, path).map_err(|e| Error::io(path, e)));
-    if res.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    res
+    write_new_with(path, bytes, true)
+}
+
+/// [`overwrite_hint`] without the fsync, for the `LATEST` hint a commit moves after creating
+/// its snapshot (Java's `commitLatestHint` does not sync either): a crash may leave it stale,
+/// empty or missing, which its readers take as no hint and list the snapshots
+/// (`SnapshotManager::latest_id`).
+pub fn overwrite_hint_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_new_with(path, bytes, false)
 }
 
 #[cfg(test)]
@@ -683,6 +730,33 @@ mod tests {
             list_names(dir.path()).unwrap(),
             vec!["snapshot-1".to_string()]
         );
+    }
+
+    #[test]
+    fn unsynced_writes_are_synced_together_and_a_missing_file_is_an_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let paths: Vec<PathBuf> = (0..11).map(|i| dir.path().join(format!("m-{i}"))).collect();
+        for (i, p) in paths.iter().enumerate() {
+            write_new_unsynced(p, format!("{i}").as_bytes()).unwrap();
+        }
+        overwrite_hint_unsynced(&dir.path().join("LATEST"), b"3").unwrap();
+        overwrite_hint_unsynced(&dir.path().join("LATEST"), b"4").unwrap();
+        assert_eq!(read(&dir.path().join("LATEST")).unwrap(), b"4");
+        // more files than sync threads: synced in chunks
+        sync_files(&paths).unwrap();
+        sync_files(&paths[..1]).unwrap();
+        sync_files(&[]).unwrap();
+        let mut names = list_names(dir.path()).unwrap();
+        names.sort();
+        assert_eq!(names.len(), 12, "no temp files left behind: {names:?}");
+        // a file gone before the snapshot that would name it is created: the commit fails
+        let gone = dir.path().join("m-gone");
+        let mut with_gone = paths.clone();
+        with_gone.insert(3, gone.clone());
+        let err = sync_files(&with_gone).unwrap_err().to_string();
+        assert!(err.contains("m-gone"), "{err}");
+        // object-store paths are skipped (a PUT is durable when it returns)
+        sync_files(&[PathBuf::from("memory://io-sync/wh/t/manifest/m-0")]).unwrap();
     }
 
     #[test]

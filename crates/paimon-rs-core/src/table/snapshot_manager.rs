@@ -636,7 +636,8 @@ impl SnapshotManager {
         saw(&self.dir, id);
         let mut id = id;
         for _ in 0..100 {
-            if io::overwrite_hint(&self.hint_path(LATEST), id.to_string().as_bytes()).is_err()
+            if io::overwrite_hint_unsynced(&self.hint_path(LATEST), id.to_string().as_bytes())
+                .is_err()
                 || io::exists(&self.snapshot_path(id))
             {
                 return;
