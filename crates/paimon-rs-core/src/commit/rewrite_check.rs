@@ -37,10 +37,16 @@ impl FileStoreCommit {
             files.entry(&a.partition).or_default();
         }
         for d in delta.iter().filter(|d| d.kind == FileKind::Delete) {
-            files.entry(&d.partition).or_default().insert(&d.file.file_name);
+            files
+                .entry(&d.partition)
+                .or_default()
+                .insert(&d.file.file_name);
         }
         for e in index.iter().filter(|e| e.kind == FileKind::Delete) {
-            indexes.entry(&e.partition).or_default().insert(&e.file_name);
+            indexes
+                .entry(&e.partition)
+                .or_default()
+                .insert(&e.file_name);
             files.entry(&e.partition).or_default();
         }
         let none = BTreeSet::new();

@@ -375,13 +375,8 @@ fn dropped_vectors(
     }
     let snapshot = table.snapshot_manager().snapshot(split.snapshot_id)?;
     let live = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
-    let mut m = AppendDvMaintainer::restore(
-        table,
-        &live,
-        &split.partition,
-        split.bucket,
-        &split.files,
-    )?;
+    let mut m =
+        AppendDvMaintainer::restore(table, &live, &split.partition, split.bucket, &split.files)?;
     for f in &split.files {
         m.remove(&f.file_name);
     }
@@ -560,7 +555,12 @@ fn prepare_dynamic(
         by_partition.entry(s.partition.clone()).or_default().push(s);
     }
     let expected = if dv {
-        Some(expected_replace(table, &snapshot, &by_partition, partitions)?)
+        Some(expected_replace(
+            table,
+            &snapshot,
+            &by_partition,
+            partitions,
+        )?)
     } else {
         None
     };
@@ -662,11 +662,19 @@ fn expected_replace(
     };
     for (p, splits) in by_partition {
         let files = out.files.entry(p.clone()).or_default();
-        files.extend(splits.iter().flat_map(|s| &s.files).map(|f| f.file_name.clone()));
+        files.extend(
+            splits
+                .iter()
+                .flat_map(|s| &s.files)
+                .map(|f| f.file_name.clone()),
+        );
     }
     for e in table.live_index_entries(snapshot.index_manifest.as_deref())? {
         if partitions.is_none() || by_partition.contains_key(&e.partition) {
-            out.index.entry(e.partition).or_default().insert(e.file_name);
+            out.index
+                .entry(e.partition)
+                .or_default()
+                .insert(e.file_name);
         }
     }
     Ok(out)
@@ -1015,7 +1023,10 @@ mod tests {
         files.sort();
         let marks = BTreeMap::from([(
             files[nth].clone(),
-            positions.iter().copied().collect::<roaring::RoaringBitmap>(),
+            positions
+                .iter()
+                .copied()
+                .collect::<roaring::RoaringBitmap>(),
         )]);
         let d = crate::write::append_dv::delete_positions(t, s.id, &marks).unwrap();
         FileStoreCommit::new(t.clone(), "deleter".into())

@@ -954,7 +954,11 @@ pub(crate) mod tests {
         let all = all_files(&t.path);
         let dry = remove_orphan_files(&t, default_limit(), true).unwrap();
         assert_eq!(all_files(&t.path), all, "a dry run deletes nothing");
-        for name in orphan_index.iter().map(String::as_str).chain(["index-dead-0"]) {
+        for name in orphan_index
+            .iter()
+            .map(String::as_str)
+            .chain(["index-dead-0"])
+        {
             assert!(
                 dry.files.iter().any(|f| f.path.ends_with(name)),
                 "{name}: {dry:?}"
@@ -989,7 +993,9 @@ pub(crate) mod tests {
             age(&t.path);
             let res = remove_orphan_files(t, default_limit(), false).unwrap();
             assert!(
-                res.files.iter().all(|f| !f.path.starts_with(t.path.join("index"))),
+                res.files
+                    .iter()
+                    .all(|f| !f.path.starts_with(t.path.join("index"))),
                 "{res:?}"
             );
             assert!(first_index[0].exists());
