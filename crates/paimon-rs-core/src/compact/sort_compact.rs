@@ -60,7 +60,6 @@ use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::append_dv::AppendDvMaintainer;
-use crate::write::deletion_vectors::DeletionVectorsMaintainer;
 use crate::write::rolling::RollingFileWriter;
 
 /// Rows taken from the sorted permutation per batch handed to the writer.
@@ -373,14 +372,14 @@ fn dropped_vectors(
     if table.is_primary_key() || !table.options.deletion_vectors()? {
         return Ok(None);
     }
-    let snapshot = table.snapshot_manager().snapshot(split.snapshot_id)?;
-    let live = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
-    let mut m =
-        AppendDvMaintainer::restore(table, &live, &split.partition, split.bucket, &split.files)?;
-    for f in &split.files {
-        m.remove(&f.file_name);
-    }
-    m.prepare_commit(table).map(Some)
+    AppendDvMaintainer::dropping(
+        table,
+        split.snapshot_id,
+        (&split.partition, split.bucket),
+        &split.files,
+        &split.files,
+    )
+    .map(Some)
 }
 
 /// [`dropped_vectors`] put into `increment`.

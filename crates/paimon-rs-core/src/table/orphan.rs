@@ -584,6 +584,11 @@ pub(crate) mod tests {
     /// Table `db.t`: key (`dt` STRING, `k` BIGINT), value `v` STRING, one bucket;
     /// partitioned by `dt` if asked.
     pub(crate) fn table(dir: &Path, partitioned: bool) -> FileStoreTable {
+        table_with_buckets(dir, partitioned, "1")
+    }
+
+    /// [`table`] with option `bucket` = `bucket`.
+    fn table_with_buckets(dir: &Path, partitioned: bool, bucket: &str) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -596,7 +601,7 @@ pub(crate) mod tests {
         } else {
             vec![]
         };
-        let opts = [("bucket".to_string(), "1".to_string())].into();
+        let opts = [("bucket".to_string(), bucket.to_string())].into();
         let s =
             NewTableSchema::from_arrow(&schema, part, vec!["dt".into(), "k".into()], opts, None)
                 .unwrap();
@@ -725,6 +730,19 @@ pub(crate) mod tests {
         ));
     }
 
+    /// Branch `b` of `t` with the table's schema and no snapshot yet: its directory.
+    fn new_branch(t: &FileStoreTable) -> PathBuf {
+        let branch = t.path.join("branch").join("branch-b");
+        fs::create_dir_all(branch.join("snapshot")).unwrap();
+        fs::create_dir_all(branch.join("schema")).unwrap();
+        fs::copy(
+            t.path.join("schema").join("schema-0"),
+            branch.join("schema").join("schema-0"),
+        )
+        .unwrap();
+        branch
+    }
+
     #[test]
     fn files_of_tags_old_snapshots_and_branches_are_kept() {
         let dir = tempfile::tempdir().unwrap();
@@ -748,14 +766,7 @@ pub(crate) mod tests {
         assert_eq!(all_files(&t.path), referenced);
 
         // a branch whose snapshot alone references a file
-        let branch = t.path.join("branch").join("branch-b");
-        fs::create_dir_all(branch.join("snapshot")).unwrap();
-        fs::create_dir_all(branch.join("schema")).unwrap();
-        fs::copy(
-            t.path.join("schema").join("schema-0"),
-            branch.join("schema").join("schema-0"),
-        )
-        .unwrap();
+        let branch = new_branch(&t);
         fs::rename(
             t.path.join("tag").join("tag-v1"),
             branch.join("snapshot").join("snapshot-1"),
@@ -898,24 +909,7 @@ pub(crate) mod tests {
     /// Like [`table`], partitioned, with dynamic buckets (`bucket = -1`): every commit that
     /// writes new keys writes a hash index file into `index/`.
     fn dynamic_table(dir: &Path) -> FileStoreTable {
-        let cat = FileSystemCatalog::new(dir).unwrap();
-        cat.create_database("db", true).unwrap();
-        let schema = Schema::new(vec![
-            Field::new("dt", DataType::Utf8, false),
-            Field::new("k", DataType::Int64, false),
-            Field::new("v", DataType::Utf8, true),
-        ]);
-        let opts = [("bucket".to_string(), "-1".to_string())].into();
-        let s = NewTableSchema::from_arrow(
-            &schema,
-            vec!["dt".into()],
-            vec!["dt".into(), "k".into()],
-            opts,
-            None,
-        )
-        .unwrap();
-        cat.create_table("db.t", s, false).unwrap();
-        cat.get_table("db.t").unwrap()
+        table_with_buckets(dir, true, "-1")
     }
 
     fn index_files(t: &FileStoreTable) -> Vec<PathBuf> {
@@ -1006,14 +1000,7 @@ pub(crate) mod tests {
         kept(&t);
         fs::remove_file(t.path.join("tag").join("tag-v1")).unwrap();
         // a branch whose snapshot 1 it is
-        let branch = t.path.join("branch").join("branch-b");
-        fs::create_dir_all(branch.join("snapshot")).unwrap();
-        fs::create_dir_all(branch.join("schema")).unwrap();
-        fs::copy(
-            t.path.join("schema").join("schema-0"),
-            branch.join("schema").join("schema-0"),
-        )
-        .unwrap();
+        let branch = new_branch(&t);
         fs::write(branch.join("snapshot").join("snapshot-1"), &s1_bytes).unwrap();
         kept(&t);
         fs::remove_dir_all(t.path.join("branch")).unwrap();
