@@ -368,11 +368,14 @@ class Table:
         stays, and a commit that removed one of those files raises ``CommitConflictError``
         (nothing committed). A dynamic-bucket table's rows go through its overwrite writer (as
         Java): keys are assigned to fresh buckets in sort order and the hash index rebuilt, in
-        one OVERWRITE snapshot of the partitions. Returns the snapshot id, ``None`` if there
-        were no files. Raises ``InvalidArgumentError`` for an unknown strategy or column, and
-        for bucketed and cross-partition tables (as Java: "Sort Compact only supports bucket=-1
-        yet."); ``UnsupportedError`` for nested order columns and deletion-vector tables (not
-        implemented). See docs/compaction.md, "Sort compaction"."""
+        one OVERWRITE snapshot of the partitions. Deletion-vector tables: the rows the vectors
+        mark are not written again and the rewritten files' vectors leave the index; a delete
+        committed meanwhile on the rewritten files raises ``CommitConflictError`` (nothing
+        committed, the delete kept). Returns the snapshot id, ``None`` if there were no files.
+        Raises ``InvalidArgumentError`` for an unknown strategy or column, and for bucketed and
+        cross-partition tables (as Java: "Sort Compact only supports bucket=-1 yet.");
+        ``UnsupportedError`` for nested order columns. See docs/compaction.md, "Sort
+        compaction"."""
         batches = None
         if partitions is not None:
             schema = self.arrow_schema

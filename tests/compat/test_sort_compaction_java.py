@@ -172,3 +172,59 @@ def test_java_reads_and_continues_a_sort_compacted_dynamic_bucket_table(java, tm
     java.call("write", warehouse=str(wh), table=f"{DB}.t", commits=[{"rows": batch(600)}])
     assert _java_read(java, wh) == Counter(model.values())
     assert _ours_read(t) == Counter(model.values())
+
+
+def test_java_reads_and_continues_a_sort_compacted_append_dv_table(java, tmp_path):
+    """Deletion vectors (paimon-behaviour.md §16): after our deletes, Java deletes too, then our
+    sort compaction drops the marked rows and the partitions' index files; Java reads the rows
+    unchanged, then appends and deletes through its own vectors on the sorted files."""
+    wh = tmp_path / "wh"
+    t = _table(wh, {"bucket": "-1", "target-file-size": "8kb", "deletion-vectors.enabled": "true"})
+    rng = random.Random(9)
+    rows = _random_rows(rng, 4000)
+    model = Counter(tuple(r) for r in rows)
+    _ours_write(t, rows)
+    t.delete("x < 100")
+    java.call("dv_delete", warehouse=str(wh), table=f"{DB}.t",
+              filter={"op": "greater_or_equal", "field": "x", "value": 950})
+    model = Counter({r: n for r, n in model.items() if 100 <= r[1] < 950})
+    assert _ours_read(t) == model
+    assert t.sort_compact("zorder", ["x", "y"]) is not None
+    assert _java_read(java, wh) == model
+    jrows = [["a", 5000 + i, i, "java"] for i in range(50)]
+    java.call("write", warehouse=str(wh), table=f"{DB}.t", commits=[{"rows": jrows}])
+    model.update(tuple(r) for r in jrows)
+    java.call("dv_delete", warehouse=str(wh), table=f"{DB}.t",
+              filter={"op": "between", "field": "x", "low": 400, "high": 450})
+    model = Counter({r: n for r, n in model.items() if not 400 <= r[1] <= 450})
+    assert _java_read(java, wh) == model
+    assert _ours_read(t) == model
+
+
+def test_java_reads_and_continues_a_sort_compacted_dynamic_dv_table(java, tmp_path):
+    """A dynamic-bucket primary-key table with deletion vectors: Java reads our sort compaction
+    (merged with the vectors applied, one row per key) unchanged, and its upserts and deletes
+    of known keys land on the sorted buckets."""
+    wh = tmp_path / "wh"
+    t = _table(wh, {"bucket": "-1", "deletion-vectors.enabled": "true", "dynamic-bucket.target-row-num": "300"},
+               pk=["dt", "x"])
+    rng = random.Random(6)
+    model: dict = {}
+
+    def batch(n: int) -> list:
+        rows = _random_rows(rng, n, xs=1200)
+        model.update({(r[0], r[1]): tuple(r) for r in rows})
+        return rows
+
+    for _c in range(2):
+        _ours_write(t, batch(1000))
+    java.call("write", warehouse=str(wh), table=f"{DB}.t", commits=[{"rows": batch(300)}])
+    assert _java_read(java, wh) == Counter(model.values())
+    assert t.sort_compact("hilbert", ["x", "y"]) is not None
+    assert _java_read(java, wh) == Counter(model.values())
+    upserts = batch(200)
+    drows = [list(model.pop(k)) for k in sorted(model)[:20]]  # deleted after the upserts
+    java.call("write", warehouse=str(wh), table=f"{DB}.t",
+              commits=[{"rows": upserts}, {"rows": drows, "kinds": ["-D"] * len(drows)}])
+    assert _java_read(java, wh) == Counter(model.values())
+    assert _ours_read(t) == Counter(model.values())

@@ -591,8 +591,8 @@ def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(r
     in-process, task 0 commits through the writer's ``commit`` with the message Spark would pass,
     then a second attempt of task 0 writes the same rows. Its message reaches no commit (Spark
     passes one message per task, of the attempt it took), so the table is as committed; its data
-    and index files are unreferenced; ``remove_orphan_files`` deletes the data files (its index
-    files stay: the orphan clean does not look into ``index/`` yet, unlike Java's)."""
+    and index files are unreferenced; ``remove_orphan_files`` deletes both (its hash index file
+    in ``index/`` too, as Java's OrphanFilesClean)."""
     from paimon_rs.spark import sink, writer
     from paimon_rs.spark.source import PaimonRsDataSource
 
@@ -622,7 +622,7 @@ def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(r
     import datetime
     t.remove_orphan_files(older_than=datetime.timedelta(0))
     assert data_files(t) == committed_data
-    assert index_dir_files(t) == committed_index | stray_index  # see the doc: left in index/
+    assert index_dir_files(t) == committed_index
     check(t, model, 20)
 
 

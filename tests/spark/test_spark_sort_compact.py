@@ -120,6 +120,37 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
         ps.sort_compact(spark, whole, "zorder", ["x", "y"], partitions=[{"dt": "a"}])
 
 
+def test_sort_compact_of_a_deletion_vector_table_on_spark(spark, catalog):
+    """The tasks read the planned snapshot with its vectors applied, the commit drops the
+    partitions' index files with the rewritten files; a delete then goes on on the sorted files.
+    A dynamic-bucket table with deletion vectors is refused (table.sort_compact sorts it)."""
+    t = create(catalog, "db.dv", SCHEMA, ["dt"], [], bucket="-1",
+               **{"target-file-size": "8kb", "deletion-vectors.enabled": "true"})
+    data = rows(3000, 5)
+    w = t.new_batch_write_builder()
+    tw = w.new_write()
+    tw.write_arrow(data)
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+    model = Counter(tuple(r.values()) for r in data.to_pylist())
+    t.delete("x < 300")
+    model = Counter({k: v for k, v in model.items() if k[1] >= 300})
+    indexes = catalog.get_table("db.dv$table_indexes")
+    assert indexes.to_arrow().num_rows > 0
+    sid = ps.sort_compact(spark, t, "zorder", ["x", "y"], num_partitions=2)
+    assert sid is not None
+    assert multiset(plain_read(t)) == model
+    assert catalog.get_table("db.dv$table_indexes").to_arrow().num_rows == 0
+    assert sum(pq.read_metadata(f).num_rows for f in live_files(t)) == sum(model.values())
+    t.delete("x >= 900")
+    model = Counter({k: v for k, v in model.items() if k[1] < 900})
+    assert multiset(plain_read(t)) == model
+    dyn = create(catalog, "db.dyndv", SCHEMA, ["dt"], ["dt", "x"], bucket="-1",
+                 **{"deletion-vectors.enabled": "true"})
+    with pytest.raises(UnsupportedError, match="table.sort_compact"):
+        ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
+
+
 def test_clustering_at_write_time_on_spark(spark, catalog):
     """``clustering.columns`` on a Spark write: each task sorts the rows it writes (no range
     shuffle across tasks), so every file is sorted by the curve; the rows are unchanged."""

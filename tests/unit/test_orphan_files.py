@@ -364,3 +364,62 @@ def test_crashed_first_commit_cleaned_when_old(catalog):
     with pytest.raises(paimon_rs.CorruptFileError, match="snapshots lost"):
         lost.remove_orphan_files(older_than=dt.timedelta(hours=1))
     assert files_under(lost.table_path) == before
+
+
+KILLED_DYNAMIC_WRITER = """
+    import os, signal, sys
+    import pyarrow as pa
+    from paimon_rs import CatalogFactory
+    t = CatalogFactory.create({"warehouse": sys.argv[1]}).get_table("db.dyn")
+    w = t.new_batch_write_builder().new_write()
+    w.write_arrow(pa.table({"dt": ["a"] * 20, "id": list(range(100, 120)), "name": ["killed"] * 20,
+                            "price": [1.0] * 20}))
+    w.prepare_commit()
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_index_files_no_snapshot_lists_are_removed(catalog, tmp_path):
+    """``index/`` is cleaned too (Java's OrphanFilesClean): the hash index file of a dynamic-bucket
+    writer killed after prepare_commit (as a late speculative Spark attempt leaves one) and a
+    stray deletion-vector index file go once old enough; the index files a snapshot lists stay
+    (tags, branches, changelogs: the unit tests in table/orphan.rs), and deletes and dynamic
+    buckets read as before."""
+    dyn = make_table(catalog, "db.dyn", bucket="-1")
+    write(dyn, rows("a", range(10)))
+    app_schema = pa.schema([("dt", pa.string()), ("id", pa.int64())])
+    catalog.create_table("db.app", Schema.from_pyarrow_schema(
+        app_schema, partition_keys=["dt"], options={"bucket": "-1", "deletion-vectors.enabled": "true"}), False)
+    app = catalog.get_table("db.app")
+    write(app, pa.table({"dt": ["a"] * 10, "id": list(range(10))}, schema=app_schema))
+    assert app.delete("id < 3").num_deleted_rows == 3
+    assert app.delete("id = 5").num_deleted_rows == 1  # replaces the first vectors' index file
+    dyn_index = os.path.join(dyn.table_path, "index")
+    app_index = os.path.join(app.table_path, "index")
+    before = files_under(dyn.table_path) | files_under(app.table_path)
+    assert len(os.listdir(app_index)) == 2 and len(os.listdir(dyn_index)) == 1
+    child = subprocess.run([sys.executable, "-c", textwrap.dedent(KILLED_DYNAMIC_WRITER), str(tmp_path / "wh")],
+                           capture_output=True, text=True)
+    assert child.returncode == -signal.SIGKILL, child.stderr
+    killed_index = {os.path.join(dyn_index, n) for n in os.listdir(dyn_index)} - before
+    assert len(killed_index) == 1
+    stray = os.path.join(app_index, f"index-{uuid.uuid4()}-0")
+    shutil.copy(os.path.join(app_index, sorted(os.listdir(app_index))[0]), stray)
+    age(dyn.table_path)
+    age(app.table_path)
+
+    dry = dyn.remove_orphan_files(dry_run=True)
+    assert killed_index <= set(dry.files)
+    assert os.path.exists(next(iter(killed_index))), "a dry run deletes nothing"
+    res = dyn.remove_orphan_files()
+    assert set(res.files) == set(dry.files) and killed_index <= set(res.files)
+    assert files_under(dyn.table_path) <= before
+    assert set(os.listdir(dyn_index)) == {os.path.basename(p) for p in before if p.startswith(dyn_index + os.sep)}
+    assert read(dyn).num_rows == 10
+    write(dyn, rows("a", range(5, 15)))
+    assert read(dyn).num_rows == 15
+
+    res = app.remove_orphan_files()
+    assert set(res.files) == {stray}
+    assert len(os.listdir(app_index)) == 2  # the live one, and the one snapshot 2 lists
+    assert sorted(read(app)["id"].to_pylist()) == [3, 4, 6, 7, 8, 9]

@@ -144,11 +144,6 @@ def test_refusals(catalog):
     catalog.create_table("db.cross", cross, False)
     with pytest.raises(InvalidArgumentError, match="only supports bucket=-1.*cross-partition"):
         catalog.get_table("db.cross").sort_compact("zorder", ["x", "y"])
-    dv = Schema.from_pyarrow_schema(SCHEMA, primary_keys=["x"],
-                                    options={"bucket": "-1", "deletion-vectors.enabled": "true"})
-    catalog.create_table("db.dyndv", dv, False)
-    with pytest.raises(UnsupportedError, match="deletion-vectors"):
-        catalog.get_table("db.dyndv").sort_compact("zorder", ["x", "y"])
     nested = pa.schema([("a", pa.int64()), ("l", pa.list_(pa.int64()))])
     catalog.create_table("db.nested", Schema.from_pyarrow_schema(nested, options={"bucket": "-1"}),
                          False)

@@ -136,9 +136,12 @@ pub fn sort_compaction_plan<'py>(
 }
 
 /// The rewrite messages of `paimon_rs.spark.sort_compact`: per planned split (`plan`), its
-/// files removed and the new files the tasks wrote into its partition (`written`) added.
+/// files removed and the new files the tasks wrote into its partition (`written`) added
+/// (a deletion-vector table: the partitions' index files removed, which reads the index
+/// manifest: the GIL is released).
 #[pyfunction]
 pub fn sort_compaction_messages(
+    py: Python<'_>,
     table: &Table,
     plan: Vec<Vec<u8>>,
     written: Vec<CommitMessage>,
@@ -149,6 +152,10 @@ pub fn sort_compaction_messages(
         .collect::<paimon_rs_core::Result<Vec<_>>>()
         .py_err()?;
     let written: Vec<_> = written.into_iter().map(|m| m.into_core()).collect();
-    let out = paimon_rs_core::rewrite_messages(table.core(), &splits, &written).py_err()?;
+    let t = table.core().clone();
+    let out = crate::pool::detach(py, || {
+        paimon_rs_core::rewrite_messages(&t, &splits, &written)
+    })
+    .py_err()?;
     Ok(out.into_iter().map(CommitMessage::from_core).collect())
 }

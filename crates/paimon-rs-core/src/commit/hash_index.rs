@@ -226,7 +226,7 @@ impl FileStoreCommit {
     }
 
     /// A partition as its directory names it (`p=1/`), for messages.
-    fn partition_label(&self, partition: &[u8]) -> String {
+    pub(super) fn partition_label(&self, partition: &[u8]) -> String {
         match self.bucket_dir_of(partition, 0) {
             Ok(d) => d
                 .parent()

@@ -33,6 +33,7 @@ mod hash_index;
 mod manifest_merge;
 mod message;
 mod partition_expiry;
+mod rewrite_check;
 mod safety;
 #[cfg(test)]
 pub(crate) use safety::tests as test_support;
@@ -40,6 +41,7 @@ pub(crate) use safety::tests as test_support;
 mod stale_tests;
 
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
+pub use rewrite_check::ExpectedReplace;
 use safety::SequenceCheck;
 mod index;
 
@@ -160,6 +162,8 @@ pub struct FileStoreCommit {
     commit_user: String,
     /// When this commit object last checked for expired partitions (epoch millis).
     last_partition_check: std::sync::Mutex<i64>,
+    /// An overwrite that must replace exactly these files (see [`rewrite_check`]).
+    expected_replace: Option<ExpectedReplace>,
 }
 
 /// The manifest lists of a snapshot: (name, size) of the base, the delta and, if the snapshot
@@ -185,7 +189,15 @@ impl FileStoreCommit {
             table,
             commit_user,
             last_partition_check: std::sync::Mutex::new(last),
+            expected_replace: None,
         }
+    }
+
+    /// Make this commit's overwrites replace exactly `expected` (what they read), else fail
+    /// with `CommitConflict` (commit/rewrite_check.rs).
+    pub fn expecting_replace(mut self, expected: ExpectedReplace) -> Self {
+        self.expected_replace = Some(expected);
+        self
     }
 
     fn last_partition_check(&self) -> std::sync::MutexGuard<'_, i64> {
@@ -622,6 +634,17 @@ impl FileStoreCommit {
                     latest.as_ref(),
                     extras.index,
                 )?);
+                if let (
+                    Some(expected),
+                    Phase::Append {
+                        adds,
+                        replace: Some(_),
+                        ..
+                    },
+                ) = (&self.expected_replace, &*phase)
+                {
+                    self.check_expected_replace(expected, adds, &delta, &index_changes)?;
+                }
                 let index_manifest =
                     self.index_manifest_after(latest.as_ref(), &index_changes, &mut written)?;
                 let lists =

@@ -599,16 +599,13 @@ pub(super) fn compact_append_bucket(
     let mut compact_increment = CompactIncrement::of(before, after);
     if dv {
         // the rewritten files' vectors go (their index files replaced in this snapshot)
-        let vectors = (|| {
-            let snapshot = table.snapshot_manager().snapshot(b.snapshot_id)?;
-            let live = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
-            let mut m =
-                AppendDvMaintainer::restore(table, &live, &b.partition, b.bucket, &b.files)?;
-            for f in &compact_increment.compact_before {
-                m.remove(&f.file_name);
-            }
-            m.prepare_commit(table)
-        })();
+        let vectors = AppendDvMaintainer::dropping(
+            table,
+            b.snapshot_id,
+            (&b.partition, b.bucket),
+            &b.files,
+            &compact_increment.compact_before,
+        );
         with_index_files(table, &b.bucket_path, &mut compact_increment, vectors)?;
     }
     Ok(Some(CommitMessage {

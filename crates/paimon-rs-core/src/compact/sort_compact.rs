@@ -17,33 +17,49 @@
 //! (commit/hash_index.rs). As in Java, rows committed into those partitions meanwhile are
 //! replaced too.
 //!
+//! Deletion-vector tables (Java reads them through the table's read, which applies the
+//! vectors, and overwrites): the rows a vector marks are not written again. An append table's
+//! split carries its files' vectors (the reader drops the marked rows) and the rewrite's
+//! message replaces the partition's deletion-vector index files (all its vectors are of files
+//! it rewrites); a delete committed meanwhile that marked rows of a file it rewrites conflicts
+//! (commit/index.rs: the index file it replaces is gone, or a file it removes got a vector it
+//! does not replace). A dynamic-bucket primary-key table is read merged with its vectors
+//! applied (level 0 too: rows not yet compacted are kept, where Java's level-0-skipping read
+//! would drop them), and its overwrite must replace exactly the data and index files read
+//! ([`ExpectedReplace`], commit/rewrite_check.rs), else it conflicts; the overwrite drops the
+//! partitions' index files (hash index and vectors), as Java's.
+//!
 //! Refused as Java refuses them: tables whose bucket mode is neither bucket-unaware nor
 //! dynamic (`Sort Compact only supports bucket=-1 yet.`: fixed buckets, cross-partition
 //! upsert tables, whose mode is not HASH_DYNAMIC in Java), data-evolution tables. Refused
-//! because we do not implement them yet: deletion-vector tables, row tracking; a selection of
-//! partitions of a dynamic-bucket table with `dynamic-partition-overwrite = false` (the
-//! overwrite would replace the whole table). The distributed (Spark) sort of a dynamic-bucket
-//! table assigns buckets in its tasks (python/paimon_rs/spark/sort_compaction.py):
-//! [`sort_compaction_plan`] only checks and pins the snapshot for it.
+//! because we do not implement them yet: row tracking; a selection of partitions of a
+//! dynamic-bucket table with `dynamic-partition-overwrite = false` (the overwrite would replace
+//! the whole table); the distributed sort of a dynamic-bucket table with deletion vectors. The
+//! distributed (Spark) sort of a dynamic-bucket table assigns buckets in its tasks
+//! (python/paimon_rs/spark/sort_compaction.py): [`sort_compaction_plan`] only checks and pins
+//! the snapshot for it.
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
 use rayon::prelude::*;
 
-use super::append::check_compactable;
+use super::append::{attach_vectors, check_compactable};
 use super::work::bucket_splits;
-use crate::commit::{CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit};
+use crate::commit::{
+    CommitMessage, CompactIncrement, DataIncrement, ExpectedReplace, FileStoreCommit,
+};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
 use crate::sort::curve::{self, OrderStrategy};
-use crate::spec::manifest::DataFileMeta;
+use crate::spec::manifest::{DataFileMeta, IndexFileMeta};
 use crate::spec::partition::PartitionSpec;
 use crate::spec::snapshot::BATCH_COMMIT_IDENTIFIER;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
+use crate::write::append_dv::AppendDvMaintainer;
 use crate::write::rolling::RollingFileWriter;
 
 /// Rows taken from the sorted permutation per batch handed to the writer.
@@ -272,12 +288,6 @@ pub fn check_sort_compactable(table: &FileStoreTable) -> Result<()> {
                  {bucket})"
             )));
         }
-        if table.options.deletion_vectors()? {
-            return Err(Error::unsupported(
-                "sort compaction of a primary-key table with deletion-vectors.enabled = true: \
-                 not implemented yet",
-            ));
-        }
         return Ok(());
     }
     if bucket != -1 {
@@ -285,19 +295,15 @@ pub fn check_sort_compactable(table: &FileStoreTable) -> Result<()> {
             "Sort Compact only supports bucket=-1 yet. (this append table has bucket = {bucket})"
         )));
     }
-    if table.options.deletion_vectors()? {
-        return Err(Error::unsupported(
-            "sort compaction of an append table with deletion-vectors.enabled = true: not \
-             implemented yet",
-        ));
-    }
     check_compactable(table)
 }
 
-/// Sort the rows of one partition's files (`split`, a bucket-unaware bucket) and write them
-/// as new files in its bucket directory. Returns the message (the files read as
-/// `compact_before`, the new ones as `compact_after`), None if the split has no files. On
-/// error the files written are removed.
+/// Sort the rows of one partition's files (`split`, a bucket-unaware bucket; a deletion-vector
+/// table's with its files' vectors attached, [`attach_vectors`]: the rows they mark are left
+/// out) and write them as new files in its bucket directory. Returns the message (the files
+/// read as `compact_before`, the new ones as `compact_after`, the partition's deletion-vector
+/// index files as `deleted_index_files`), None if the split has no files. On error the files
+/// written are removed.
 pub fn sort_split(
     table: &FileStoreTable,
     reader: &TableRead,
@@ -330,6 +336,11 @@ pub fn sort_split(
             first_seq(&split.files),
         )?
     };
+    let mut compact_increment = CompactIncrement::of(split.files.clone(), after);
+    if let Err(e) = with_dropped_vectors(table, split, &mut compact_increment) {
+        discard_files(table, &split.bucket_path, &compact_increment.compact_after);
+        return Err(e);
+    }
     log::info!(
         target: "paimon_rs.compaction",
         "{} ({}): sort compaction ({} by {:?}) rewrote {} files ({} rows) into {} files",
@@ -339,16 +350,49 @@ pub fn sort_split(
         spec.column_names(),
         split.files.len(),
         split.files.iter().map(|f| f.row_count).sum::<i64>(),
-        after.len(),
+        compact_increment.compact_after.len(),
     );
     Ok(Some(CommitMessage {
         partition: split.partition.clone(),
         bucket: split.bucket,
         total_buckets: split.total_buckets,
         data_increment: DataIncrement::default(),
-        compact_increment: CompactIncrement::of(split.files.clone(), after),
+        compact_increment,
         restored_snapshot: Some(Some(split.snapshot_id)),
     }))
+}
+
+/// An append table with deletion vectors: the index changes of rewriting every file of
+/// `split` (a whole partition of its snapshot): the index files holding their vectors are
+/// replaced (by none when, as here, every vector of the partition is of a rewritten file).
+fn dropped_vectors(
+    table: &FileStoreTable,
+    split: &Split,
+) -> Result<Option<(Vec<IndexFileMeta>, Vec<IndexFileMeta>)>> {
+    if table.is_primary_key() || !table.options.deletion_vectors()? {
+        return Ok(None);
+    }
+    AppendDvMaintainer::dropping(
+        table,
+        split.snapshot_id,
+        (&split.partition, split.bucket),
+        &split.files,
+        &split.files,
+    )
+    .map(Some)
+}
+
+/// [`dropped_vectors`] put into `increment`.
+fn with_dropped_vectors(
+    table: &FileStoreTable,
+    split: &Split,
+    increment: &mut CompactIncrement,
+) -> Result<()> {
+    if let Some((new, replaced)) = dropped_vectors(table, split)? {
+        increment.new_index_files = new;
+        increment.deleted_index_files = replaced;
+    }
+    Ok(())
 }
 
 fn first_seq(files: &[DataFileMeta]) -> i64 {
@@ -381,12 +425,14 @@ pub fn write_sorted(
 
 fn discard(table: &FileStoreTable, messages: &[(CommitMessage, String)]) {
     for (m, bucket_path) in messages {
-        for f in &m.compact_increment.compact_after {
-            let _ = crate::fileindex::remove_data_file(
-                &crate::io::resolve(&table.path, bucket_path),
-                f,
-            );
-        }
+        discard_files(table, bucket_path, &m.compact_increment.compact_after);
+    }
+}
+
+fn discard_files(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
+    for f in files {
+        let _ =
+            crate::fileindex::remove_data_file(&crate::io::resolve(&table.path, bucket_path), f);
     }
 }
 
@@ -415,6 +461,11 @@ pub fn sort_compact_table(
         let mut done: Vec<(CommitMessage, String)> = vec![];
         for mut s in splits {
             s.raw_convertible = true;
+            // the reader leaves out the rows the files' deletion vectors mark
+            if let Err(e) = attach_vectors(table, &mut s) {
+                discard(table, &done);
+                return Err(e);
+            }
             match sort_split(table, &reader, &spec, &s) {
                 Ok(Some(m)) => done.push((m, s.bucket_path.clone())),
                 Ok(None) => {}
@@ -471,12 +522,47 @@ fn sort_compact_dynamic(
     snapshot_id: i64,
     partitions: Option<&[PartitionSpec]>,
 ) -> Result<Option<i64>> {
+    match prepare_dynamic(table, spec, snapshot_id, partitions)? {
+        Some(prepared) => commit_dynamic(table, spec, prepared),
+        None => Ok(None),
+    }
+}
+
+/// A dynamic-bucket sort compaction written, not committed.
+struct DynamicSort {
+    messages: Vec<CommitMessage>,
+    /// Deletion-vector tables: what the overwrite must replace.
+    expected: Option<ExpectedReplace>,
+    rows: usize,
+    partitions: usize,
+}
+
+/// The read, sort and write of [`sort_compact_dynamic`]; None if the selection holds no row.
+fn prepare_dynamic(
+    table: &FileStoreTable,
+    spec: &SortSpec,
+    snapshot_id: i64,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<Option<DynamicSort>> {
     check_dynamic_selection(table, partitions)?;
     let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+    let dv = table.options.deletion_vectors()?;
     let mut by_partition: std::collections::BTreeMap<Vec<u8>, Vec<Split>> = Default::default();
-    for s in bucket_splits(table, &snapshot, partitions)? {
+    for mut s in bucket_splits(table, &snapshot, partitions)? {
+        // merged with the files' deletion vectors applied (level 0 included)
+        attach_vectors(table, &mut s)?;
         by_partition.entry(s.partition.clone()).or_default().push(s);
     }
+    let expected = if dv {
+        Some(expected_replace(
+            table,
+            &snapshot,
+            &by_partition,
+            partitions,
+        )?)
+    } else {
+        None
+    };
     let reader = TableRead::new(table.clone(), None, None)?;
     let mut writer = crate::write::TableWrite::new(table.clone())?;
     writer.restore_from(Some(snapshot_id))?;
@@ -510,10 +596,34 @@ fn sort_compact_dynamic(
     }
     let messages = writer.prepare_commit()?;
     writer.close();
-    let commit = FileStoreCommit::new(
+    Ok(Some(DynamicSort {
+        messages,
+        expected,
+        rows,
+        partitions: by_partition.len(),
+    }))
+}
+
+/// The OVERWRITE commit of [`sort_compact_dynamic`]; on failure the written files are removed.
+fn commit_dynamic(
+    table: &FileStoreTable,
+    spec: &SortSpec,
+    prepared: DynamicSort,
+) -> Result<Option<i64>> {
+    let DynamicSort {
+        messages,
+        expected,
+        rows,
+        partitions,
+    } = prepared;
+    let mut commit = FileStoreCommit::new(
         table.clone(),
         format!("sort-compact-{}", uuid::Uuid::new_v4()),
     );
+    if let Some(expected) = expected {
+        // a delete (or any change) committed since the read conflicts instead of being undone
+        commit = commit.expecting_replace(expected);
+    }
     let id = commit
         .commit_as(
             &messages,
@@ -531,9 +641,42 @@ fn sort_compact_dynamic(
         table.name,
         spec.strategy.name(),
         spec.column_names(),
-        by_partition.len(),
+        partitions,
     );
     Ok(id)
+}
+
+/// What the overwrite of a dynamic-bucket deletion-vector table's sort compaction must replace:
+/// the data files read (`by_partition`) and the live index files (hash index, deletion
+/// vectors) of those partitions (of every partition when all are selected) at `snapshot`.
+fn expected_replace(
+    table: &FileStoreTable,
+    snapshot: &crate::spec::snapshot::Snapshot,
+    by_partition: &std::collections::BTreeMap<Vec<u8>, Vec<Split>>,
+    partitions: Option<&[PartitionSpec]>,
+) -> Result<ExpectedReplace> {
+    let mut out = ExpectedReplace {
+        base: snapshot.id,
+        ..Default::default()
+    };
+    for (p, splits) in by_partition {
+        let files = out.files.entry(p.clone()).or_default();
+        files.extend(
+            splits
+                .iter()
+                .flat_map(|s| &s.files)
+                .map(|f| f.file_name.clone()),
+        );
+    }
+    for e in table.live_index_entries(snapshot.index_manifest.as_deref())? {
+        if partitions.is_none() || by_partition.contains_key(&e.partition) {
+            out.index
+                .entry(e.partition)
+                .or_default()
+                .insert(e.file_name);
+        }
+    }
+    Ok(out)
 }
 
 /// The driver's half of a distributed sort compaction (`paimon_rs.spark.sort_compact`): the
@@ -551,6 +694,14 @@ pub fn sort_compaction_plan(
         check_sort_compactable(table)?;
         if table.is_primary_key() {
             check_dynamic_selection(table, partitions)?;
+            if table.options.deletion_vectors()? {
+                return Err(Error::unsupported(
+                    "the distributed sort compaction of a dynamic-bucket primary-key table with \
+                     deletion-vectors.enabled = true (its tasks would read without level 0 and \
+                     its overwrite is not checked against concurrent deletes): not implemented \
+                     yet; use table.sort_compact (one process)",
+                ));
+            }
         }
         SortSpec::new(table, order_strategy, order_by)?;
         let Some(snapshot) = table.snapshot_manager().latest()? else {
@@ -565,26 +716,29 @@ pub fn sort_compaction_plan(
 }
 
 /// The rewrite messages of a distributed sort compaction: per planned split, its files as
-/// `compact_before` and the files the tasks wrote into that partition (`written`: append
-/// messages of new files) as `compact_after`. New files outside the planned partitions, or
-/// messages carrying anything but new data files, are refused (nothing may be lost or added
-/// outside the rewrite).
+/// `compact_before` (a deletion-vector table: the partition's index files as
+/// `deleted_index_files`, the tasks read the planned snapshot with its vectors applied) and
+/// the files the tasks wrote into that partition (`written`: append messages of new files) as
+/// `compact_after`. New files outside the planned partitions, or messages carrying anything
+/// but new data files, are refused (nothing may be lost or added outside the rewrite).
 pub fn rewrite_messages(
     table: &FileStoreTable,
     planned: &[Split],
     written: &[CommitMessage],
 ) -> Result<Vec<CommitMessage>> {
-    let mut out: Vec<CommitMessage> = planned
-        .iter()
-        .map(|s| CommitMessage {
+    let mut out: Vec<CommitMessage> = vec![];
+    for s in planned {
+        let mut compact_increment = CompactIncrement::of(s.files.clone(), vec![]);
+        with_dropped_vectors(table, s, &mut compact_increment)?;
+        out.push(CommitMessage {
             partition: s.partition.clone(),
             bucket: s.bucket,
             total_buckets: s.total_buckets,
             data_increment: DataIncrement::default(),
-            compact_increment: CompactIncrement::of(s.files.clone(), vec![]),
+            compact_increment,
             restored_snapshot: Some(Some(s.snapshot_id)),
-        })
-        .collect();
+        });
+    }
     for m in written {
         let d = &m.data_increment;
         if !m.compact_increment.is_empty()
@@ -803,5 +957,231 @@ mod tests {
         let mut odd = stray.clone();
         odd[0].compact_increment.compact_before = odd[0].data_increment.new_files.clone();
         assert!(rewrite_messages(&t, &plan, &odd).is_err());
+    }
+
+    /// `table` with `opts` and, when `pk`, primary key (p, x) (a dynamic-bucket table).
+    fn table_with(dir: &std::path::Path, pk: bool, opts: &[(&str, &str)]) -> FileStoreTable {
+        let cat = FileSystemCatalog::new(dir).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("x", AT::Int64, !pk),
+            Field::new("y", AT::Int64, true),
+        ]);
+        let mut o: BTreeMap<String, String> = [("bucket".to_string(), "-1".to_string())].into();
+        for (k, v) in opts {
+            o.insert(k.to_string(), v.to_string());
+        }
+        let keys = if pk {
+            vec!["p".into(), "x".into()]
+        } else {
+            vec![]
+        };
+        let s = NewTableSchema::from_arrow(&schema, vec!["p".into()], keys, o, None).unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        cat.get_table("db.t").unwrap()
+    }
+
+    fn dv_append_table(dir: &std::path::Path) -> FileStoreTable {
+        table_with(dir, false, &[("deletion-vectors.enabled", "true")])
+    }
+
+    /// The (p, x, y) rows a reader sees (vectors applied), sorted.
+    fn visible(t: &FileStoreTable) -> Vec<(i32, i64, i64)> {
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = TableRead::new(t.clone(), None, None).unwrap();
+        let mut out = vec![];
+        for b in r.read_splits(&plan.splits).unwrap() {
+            let p = b.column(0).as_any().downcast_ref::<Int32Array>().unwrap();
+            let x = b.column(1).as_any().downcast_ref::<Int64Array>().unwrap();
+            let y = b.column(2).as_any().downcast_ref::<Int64Array>().unwrap();
+            for i in 0..b.num_rows() {
+                out.push((p.value(i), x.value(i), y.value(i)));
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Mark `positions` of the `nth` live file (in name order) of partition `p` deleted, as a
+    /// DELETE through deletion vectors commits it.
+    fn delete_positions_of(t: &FileStoreTable, p: i32, nth: usize, positions: &[u32]) {
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        let types = t.partition_types().unwrap();
+        let mut files: Vec<String> = crate::table::live::live_entries(t, &s)
+            .unwrap()
+            .into_iter()
+            .filter(|e| {
+                crate::spec::binary_row::deserialize_row(&types, &e.partition).unwrap()
+                    == vec![Some(crate::Datum::Int(p))]
+            })
+            .map(|e| e.file.file_name)
+            .collect();
+        files.sort();
+        let marks = BTreeMap::from([(
+            files[nth].clone(),
+            positions
+                .iter()
+                .copied()
+                .collect::<roaring::RoaringBitmap>(),
+        )]);
+        let d = crate::write::append_dv::delete_positions(t, s.id, &marks).unwrap();
+        FileStoreCommit::new(t.clone(), "deleter".into())
+            .commit(&d.messages, BATCH_COMMIT_IDENTIFIER, None)
+            .unwrap();
+    }
+
+    fn live_index(t: &FileStoreTable) -> Vec<crate::spec::manifest::IndexManifestEntry> {
+        let s = t.snapshot_manager().latest().unwrap().unwrap();
+        t.live_index_entries(s.index_manifest.as_deref()).unwrap()
+    }
+
+    /// A bucket-unaware append table with deletion vectors: the rows the vectors mark are not
+    /// rewritten, the rows kept are exactly those a reader saw, and the partitions' index files
+    /// leave the index manifest with the files they held vectors of.
+    #[test]
+    fn deletion_vector_append_table_drops_marked_rows_and_their_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dv_append_table(dir.path());
+        append(&t, rows(1, 0..100));
+        append(&t, rows(1, 100..200));
+        append(&t, rows(2, 0..50));
+        delete_positions_of(&t, 1, 0, &[0, 1, 2, 50]);
+        delete_positions_of(&t, 1, 1, &[7]);
+        delete_positions_of(&t, 2, 0, &[10, 11]);
+        assert!(!live_index(&t).is_empty());
+        let before = visible(&t);
+        assert_eq!(before.len(), 250 - 7);
+        let id = sort_compact_table(&t, "zorder", &["x".into(), "y".into()], None)
+            .unwrap()
+            .unwrap();
+        let s = t.snapshot_manager().snapshot(id).unwrap();
+        assert_eq!(s.commit_kind, crate::spec::snapshot::CommitKind::Overwrite);
+        assert_eq!(visible(&t), before);
+        assert_eq!(live_rows(&t), 243, "the marked rows were not written again");
+        assert!(live_index(&t).is_empty(), "{:?}", live_index(&t));
+        // the table goes on: a delete of a sorted file
+        delete_positions_of(&t, 2, 0, &[0]);
+        assert_eq!(visible(&t).len(), 242);
+    }
+
+    /// A delete committed while the sort ran, marking rows of a file the sort rewrites, makes
+    /// the sort's commit a conflict (a new index file: the removed file got a vector the sort
+    /// does not replace; a replaced index file: the one the sort drops is gone); the delete
+    /// stays and nothing is lost.
+    #[test]
+    fn a_delete_racing_the_sort_conflicts() {
+        for marked_before in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = dv_append_table(dir.path());
+            append(&t, rows(1, 0..100));
+            append(&t, rows(1, 100..200));
+            if marked_before {
+                delete_positions_of(&t, 1, 0, &[3]);
+            }
+            let spec = SortSpec::new(&t, "order", &["x".into()]).unwrap();
+            let reader = TableRead::new(t.clone(), None, None).unwrap();
+            let s = t.snapshot_manager().latest().unwrap().unwrap();
+            let mut msgs = vec![];
+            for mut sp in bucket_splits(&t, &s, None).unwrap() {
+                sp.raw_convertible = true;
+                attach_vectors(&t, &mut sp).unwrap();
+                msgs.push(sort_split(&t, &reader, &spec, &sp).unwrap().unwrap());
+            }
+            assert_eq!(
+                msgs[0].compact_increment.deleted_index_files.len(),
+                usize::from(marked_before)
+            );
+            delete_positions_of(&t, 1, 0, &[9]);
+            let expected = visible(&t);
+            let err = FileStoreCommit::new(t.clone(), "sort".into())
+                .commit_rewrite(&msgs, BATCH_COMMIT_IDENTIFIER)
+                .unwrap_err();
+            assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+            assert_eq!(visible(&t), expected);
+            assert_eq!(expected.len(), 200 - 1 - usize::from(marked_before));
+        }
+    }
+
+    /// The distributed rewrite of a deletion-vector append table drops the partition's index
+    /// files with its files.
+    #[test]
+    fn rewrite_messages_drop_the_partitions_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dv_append_table(dir.path());
+        append(&t, rows(1, 0..100));
+        delete_positions_of(&t, 1, 0, &[1, 2]);
+        let (_, plan) = sort_compaction_plan(&t, "order", &["x".into()], None)
+            .unwrap()
+            .unwrap();
+        let msgs = rewrite_messages(&t, &plan, &[]).unwrap();
+        assert_eq!(msgs[0].compact_increment.deleted_index_files.len(), 1);
+        assert_eq!(
+            msgs[0].compact_increment.deleted_index_files[0].file_name,
+            live_index(&t)[0].file_name
+        );
+    }
+
+    fn upsert(t: &FileStoreTable, p: i32, xs: &[i64], y: i64) {
+        let b = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("p", AT::Int32, false),
+                Field::new("x", AT::Int64, false),
+                Field::new("y", AT::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(vec![p; xs.len()])),
+                Arc::new(Int64Array::from(xs.to_vec())),
+                Arc::new(Int64Array::from(vec![y; xs.len()])),
+            ],
+        )
+        .unwrap();
+        append(t, b);
+    }
+
+    /// A dynamic-bucket primary-key table with deletion vectors: read merged with the vectors
+    /// applied (one row per key, the newest), sorted and overwritten, the partitions' old index
+    /// files (hash index, vectors) gone; a change committed between the read and the overwrite
+    /// (an upsert, whose lookup compaction marks rows of a file the sort rewrites) conflicts
+    /// instead of being undone.
+    #[test]
+    fn dynamic_deletion_vector_table_sorted_and_a_racing_upsert_conflicts() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table_with(dir.path(), true, &[("deletion-vectors.enabled", "true")]);
+        upsert(&t, 1, &(0..50).collect::<Vec<_>>(), 1);
+        upsert(&t, 1, &(20..30).collect::<Vec<_>>(), 2);
+        upsert(&t, 2, &(0..10).collect::<Vec<_>>(), 1);
+        assert!(live_index(&t)
+            .iter()
+            .any(|e| e.index_type == crate::spec::manifest::DELETION_VECTORS_INDEX));
+        let before = visible(&t);
+        assert_eq!(before.len(), 60);
+        let old_index: Vec<String> = live_index(&t).into_iter().map(|e| e.file_name).collect();
+        sort_compact_table(&t, "order", &["y".into()], None)
+            .unwrap()
+            .unwrap();
+        assert_eq!(visible(&t), before);
+        assert!(live_index(&t)
+            .iter()
+            .all(|e| !old_index.contains(&e.file_name)));
+
+        let spec = SortSpec::new(&t, "order", &["y".into()]).unwrap();
+        let sid = t.snapshot_manager().latest_id().unwrap().unwrap();
+        let prepared = prepare_dynamic(&t, &spec, sid, None).unwrap().unwrap();
+        assert!(prepared.expected.is_some());
+        upsert(&t, 1, &[5], 3);
+        let expected = visible(&t);
+        let err = commit_dynamic(&t, &spec, prepared).unwrap_err();
+        assert!(
+            matches!(&err, Error::CommitConflict { message, .. } if message.contains("changed after snapshot")),
+            "{err}"
+        );
+        assert_eq!(visible(&t), expected);
+        assert!(expected.contains(&(1, 5, 3)));
+        // the distributed sort of such a table is refused, naming the local one
+        let err = sort_compaction_plan(&t, "order", &["y".into()], None).unwrap_err();
+        assert!(err.to_string().contains("table.sort_compact"), "{err}");
     }
 }

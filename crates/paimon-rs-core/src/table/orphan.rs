@@ -18,12 +18,18 @@
 //!   or a later one (snapshots lost rather than expired), or manifest lists without any
 //!   snapshot, tag or changelog that do not look like crashed first commits (see
 //!   [`crashed_first_commits`]) are refused the same way;
-//! - only files in `manifest/` (manifests, manifest lists, index manifests, temp files) and in
-//!   partition / bucket directories (data, changelog and sidecar files, temp files), plus temp
-//!   files of crashed atomic writes in `snapshot/`, `schema/`, `tag/` and `changelog/`, are
-//!   candidates. Snapshot, tag, schema, changelog and hint files themselves are never candidates,
-//!   nor is anything in `index/` or `statistics/`, nor anything outside the table directory
-//!   (symbolic links are neither followed nor removed);
+//! - only files in `manifest/` (manifests, manifest lists, index manifests, temp files), in
+//!   `index/` (hash index and deletion-vector index files, temp files) and in partition / bucket
+//!   directories (data, changelog and sidecar files, temp files), plus temp files of crashed
+//!   atomic writes in `snapshot/`, `schema/`, `tag/` and `changelog/`, are candidates. Snapshot,
+//!   tag, schema, changelog and hint files themselves are never candidates, nor is anything in
+//!   `statistics/`, nor anything outside the table directory (symbolic links are neither
+//!   followed nor removed; an index file with an external path is not in `index/`);
+//! - an index file is referenced when the index manifest of any snapshot, tag or stale snapshot
+//!   of the table or of a branch (which share `index/`), or of a long-lived changelog, lists it
+//!   (Java's `OrphanFilesClean` collects the same from every snapshot, tag, branch and
+//!   changelog): a late speculative Spark attempt's hash index file or a crashed writer's
+//!   deletion-vector file is an orphan once older than the limit;
 //! - referenced data files are matched by name (names are unique: they carry a UUID), so a file
 //!   referenced from any partition or bucket protects every file of that name.
 //!
@@ -37,7 +43,7 @@ use crate::error::{Error, Result};
 use crate::io::FileStatus;
 use crate::spec::manifest::{read_manifest_entries, read_manifest_list, FileKind};
 use crate::spec::snapshot::Snapshot;
-use crate::table::references::{Missing, Walker};
+use crate::table::references::{Missing, Referenced, Walker};
 use crate::table::FileStoreTable;
 
 /// One removed (or, in a dry run, removable) file.
@@ -70,6 +76,8 @@ enum Area {
     Meta,
     /// Bucket directories: data, changelog and sidecar files.
     Data,
+    /// `index/`: hash index and deletion-vector index files.
+    Index,
     /// Temp files of interrupted atomic writes (`.<name>.<uuid>.tmp`): never referenced.
     Temp,
 }
@@ -152,6 +160,16 @@ impl Cleaner<'_> {
                 continue;
             };
             if self.old_enough(&md) {
+                l.candidates.push(self.candidate(path, name, &md, area));
+            }
+        }
+        for (name, path, md) in entries(&root.join("index"))? {
+            if md.is_file && self.old_enough(&md) {
+                let area = if is_temp_name(&name) {
+                    Area::Temp
+                } else {
+                    Area::Index
+                };
                 l.candidates.push(self.candidate(path, name, &md, area));
             }
         }
@@ -274,8 +292,9 @@ impl Cleaner<'_> {
         Ok(out)
     }
 
-    /// Names of every file the snapshots and changelogs reference: (files in `manifest/`, data
-    /// files). The stale snapshots' files are kept too, those of theirs that are gone skipped.
+    /// Names of every file the snapshots and changelogs reference (files in `manifest/`, data
+    /// files, index files). The stale snapshots' files are kept too, those of theirs that are
+    /// gone skipped.
     /// A changelog's changelog manifest list is read strictly, its base and delta lists, index
     /// manifest and statistics if present (an expiry deletes them when the table has a
     /// changelog producer, as Java).
@@ -284,7 +303,7 @@ impl Cleaner<'_> {
         snapshots: &[(PathBuf, Snapshot)],
         stale: &[(PathBuf, Snapshot)],
         changelogs: &[(PathBuf, Snapshot)],
-    ) -> Result<(HashSet<String>, HashSet<String>)> {
+    ) -> Result<Referenced> {
         let why = "refusing to remove orphan files";
         let mut r = Walker::new(self.table, Missing::Refuse(why)).referenced(snapshots)?;
         if !changelogs.is_empty() {
@@ -296,13 +315,15 @@ impl Cleaner<'_> {
             )?;
             r.meta.extend(c.meta);
             r.data.extend(c.data);
+            r.index.extend(c.index);
         }
         if !stale.is_empty() {
             let s = Walker::new(self.table, Missing::Skip).referenced(stale)?;
             r.meta.extend(s.meta);
             r.data.extend(s.data);
+            r.index.extend(s.index);
         }
-        Ok((r.meta, r.data))
+        Ok(r)
     }
 }
 
@@ -503,13 +524,14 @@ pub fn remove_orphan_files(
             ));
         }
     }
-    let (meta, data) = c.referenced(&snapshots, &stale, &changelogs)?;
+    let used = c.referenced(&snapshots, &stale, &changelogs)?;
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {
         let used = match cand.area {
-            Area::Meta => meta.contains(&cand.name),
-            Area::Data => data.contains(&cand.name),
+            Area::Meta => used.meta.contains(&cand.name),
+            Area::Data => used.data.contains(&cand.name),
+            Area::Index => used.index.contains(&cand.name),
             Area::Temp => false,
         };
         if used {
@@ -562,6 +584,11 @@ pub(crate) mod tests {
     /// Table `db.t`: key (`dt` STRING, `k` BIGINT), value `v` STRING, one bucket;
     /// partitioned by `dt` if asked.
     pub(crate) fn table(dir: &Path, partitioned: bool) -> FileStoreTable {
+        table_with_buckets(dir, partitioned, "1")
+    }
+
+    /// [`table`] with option `bucket` = `bucket`.
+    fn table_with_buckets(dir: &Path, partitioned: bool, bucket: &str) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -574,7 +601,7 @@ pub(crate) mod tests {
         } else {
             vec![]
         };
-        let opts = [("bucket".to_string(), "1".to_string())].into();
+        let opts = [("bucket".to_string(), bucket.to_string())].into();
         let s =
             NewTableSchema::from_arrow(&schema, part, vec!["dt".into(), "k".into()], opts, None)
                 .unwrap();
@@ -703,6 +730,19 @@ pub(crate) mod tests {
         ));
     }
 
+    /// Branch `b` of `t` with the table's schema and no snapshot yet: its directory.
+    fn new_branch(t: &FileStoreTable) -> PathBuf {
+        let branch = t.path.join("branch").join("branch-b");
+        fs::create_dir_all(branch.join("snapshot")).unwrap();
+        fs::create_dir_all(branch.join("schema")).unwrap();
+        fs::copy(
+            t.path.join("schema").join("schema-0"),
+            branch.join("schema").join("schema-0"),
+        )
+        .unwrap();
+        branch
+    }
+
     #[test]
     fn files_of_tags_old_snapshots_and_branches_are_kept() {
         let dir = tempfile::tempdir().unwrap();
@@ -726,14 +766,7 @@ pub(crate) mod tests {
         assert_eq!(all_files(&t.path), referenced);
 
         // a branch whose snapshot alone references a file
-        let branch = t.path.join("branch").join("branch-b");
-        fs::create_dir_all(branch.join("snapshot")).unwrap();
-        fs::create_dir_all(branch.join("schema")).unwrap();
-        fs::copy(
-            t.path.join("schema").join("schema-0"),
-            branch.join("schema").join("schema-0"),
-        )
-        .unwrap();
+        let branch = new_branch(&t);
         fs::rename(
             t.path.join("tag").join("tag-v1"),
             branch.join("snapshot").join("snapshot-1"),
@@ -871,6 +904,121 @@ pub(crate) mod tests {
             "{r:?}"
         );
         assert_eq!(all_files(&t.path), before);
+    }
+
+    /// Like [`table`], partitioned, with dynamic buckets (`bucket = -1`): every commit that
+    /// writes new keys writes a hash index file into `index/`.
+    fn dynamic_table(dir: &Path) -> FileStoreTable {
+        table_with_buckets(dir, true, "-1")
+    }
+
+    fn index_files(t: &FileStoreTable) -> Vec<PathBuf> {
+        let d = t.path.join("index");
+        if d.exists() {
+            all_files(&d)
+        } else {
+            vec![]
+        }
+    }
+
+    /// `index/` (Java's `OrphanFilesClean` lists it too): a hash index file no snapshot lists
+    /// (a write prepared but never committed, a stray file) is removed once old enough, a dry
+    /// run only lists it; the index files live snapshots list stay, and the table reads as
+    /// before.
+    #[test]
+    fn unreferenced_index_files_are_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic_table(dir.path());
+        commit(&t, "a", &[1, 2]);
+        commit(&t, "a", &[3]);
+        let referenced = all_files(&t.path);
+        let kept_index = index_files(&t);
+        assert!(!kept_index.is_empty());
+        // a writer (a late speculative attempt) that prepared its commit and died
+        let orphan_msgs = prepare(&t, "a", &[9]);
+        let orphan_index: Vec<String> = orphan_msgs
+            .iter()
+            .flat_map(|m| &m.data_increment.new_index_files)
+            .map(|f| f.file_name.clone())
+            .collect();
+        assert_eq!(orphan_index.len(), 1);
+        fs::write(t.path.join("index").join("index-dead-0"), b"x").unwrap();
+        fs::write(t.path.join("index").join(".index-x-0.u.tmp"), b"x").unwrap();
+        age(&t.path);
+        let all = all_files(&t.path);
+        let dry = remove_orphan_files(&t, default_limit(), true).unwrap();
+        assert_eq!(all_files(&t.path), all, "a dry run deletes nothing");
+        for name in orphan_index
+            .iter()
+            .map(String::as_str)
+            .chain(["index-dead-0"])
+        {
+            assert!(
+                dry.files.iter().any(|f| f.path.ends_with(name)),
+                "{name}: {dry:?}"
+            );
+        }
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert_eq!(dry, res);
+        assert_eq!(all_files(&t.path), referenced);
+        assert_eq!(index_files(&t), kept_index);
+        assert_eq!(crate::commit::test_support::live_rows(&t), 3);
+    }
+
+    /// An index file no live snapshot lists is kept while a tag, a branch or a long-lived
+    /// changelog does (their index manifests are read as the snapshots'), and removed after.
+    #[test]
+    fn index_files_of_tags_branches_and_changelogs_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dynamic_table(dir.path());
+        commit(&t, "a", &[1]);
+        let first_index = index_files(&t);
+        assert_eq!(first_index.len(), 1);
+        // an overwrite drops the partition's hash index: only snapshot 1 lists the first file
+        let msgs = prepare(&t, "a", &[2]);
+        FileStoreCommit::new(t.clone(), "u".into())
+            .commit(&msgs, i64::MAX, Some(&vec![]))
+            .unwrap();
+        let s1 = t.path.join("snapshot").join("snapshot-1");
+        let s1_bytes = fs::read(&s1).unwrap();
+        fs::remove_file(&s1).unwrap();
+        fs::write(t.path.join("snapshot").join("EARLIEST"), "2").unwrap();
+        let kept = |t: &FileStoreTable| {
+            age(&t.path);
+            let res = remove_orphan_files(t, default_limit(), false).unwrap();
+            assert!(
+                res.files
+                    .iter()
+                    .all(|f| !f.path.starts_with(t.path.join("index"))),
+                "{res:?}"
+            );
+            assert!(first_index[0].exists());
+        };
+        // a tag of snapshot 1
+        fs::create_dir_all(t.path.join("tag")).unwrap();
+        fs::write(t.path.join("tag").join("tag-v1"), &s1_bytes).unwrap();
+        kept(&t);
+        fs::remove_file(t.path.join("tag").join("tag-v1")).unwrap();
+        // a branch whose snapshot 1 it is
+        let branch = new_branch(&t);
+        fs::write(branch.join("snapshot").join("snapshot-1"), &s1_bytes).unwrap();
+        kept(&t);
+        fs::remove_dir_all(t.path.join("branch")).unwrap();
+        // a long-lived changelog of the expired snapshot 1
+        fs::create_dir_all(t.path.join("changelog")).unwrap();
+        fs::write(t.path.join("changelog").join("changelog-1"), &s1_bytes).unwrap();
+        kept(&t);
+        fs::remove_file(t.path.join("changelog").join("changelog-1")).unwrap();
+        // nothing lists it any more
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(
+            res.files.iter().any(|f| f.path == first_index[0]),
+            "{res:?}"
+        );
+        assert!(!first_index[0].exists());
+        assert_eq!(index_files(&t).len(), 1);
+        assert_eq!(crate::commit::test_support::live_rows(&t), 1);
     }
 
     #[cfg(unix)]

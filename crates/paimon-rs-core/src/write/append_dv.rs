@@ -388,6 +388,25 @@ impl AppendDvMaintainer {
         }
     }
 
+    /// The index changes of a compaction that rewrote `removed` (their vectors go with them)
+    /// among the live `files` of (partition, bucket) at snapshot `snapshot_id`: the new index
+    /// files and those they replace.
+    pub fn dropping(
+        table: &FileStoreTable,
+        snapshot_id: i64,
+        (partition, bucket): (&[u8], i32),
+        files: &[DataFileMeta],
+        removed: &[DataFileMeta],
+    ) -> Result<(Vec<IndexFileMeta>, Vec<IndexFileMeta>)> {
+        let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+        let live = DeletionVectorsMaintainer::live_index_of(table, Some(&snapshot))?;
+        let mut m = Self::restore(table, &live, partition, bucket, files)?;
+        for f in removed {
+            m.remove(&f.file_name);
+        }
+        m.prepare_commit(table)
+    }
+
     /// The new index files and those they replace (both empty if nothing changed).
     pub fn prepare_commit(
         &mut self,
