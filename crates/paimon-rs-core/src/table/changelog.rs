@@ -313,7 +313,15 @@ pub(crate) fn changelog_references(
         if every_named {
             if let Some(index) = &c.index_manifest {
                 let p = dir.join(index);
-                if let Ok(bytes) = io::read(&p) {
+                // gone: a changelog may outlive its snapshot's index manifest; present but
+                // unreadable: never guess what it lists (its index files would be removed)
+                if io::exists(&p) {
+                    let bytes = io::read(&p).map_err(|e| {
+                        Error::corrupt(
+                            &p,
+                            format!("referenced by {} but unreadable ({e})", from.display()),
+                        )
+                    })?;
                     r.meta.insert(index.clone());
                     for e in crate::spec::manifest::read_index_manifest(&bytes, &p)? {
                         r.index.insert(e.file_name.clone());
