@@ -7,7 +7,7 @@ import os
 import uuid
 import warnings
 from enum import Enum
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -28,6 +28,9 @@ from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import DataField, TableSchema
 from paimon_rs.snapshot import Partition, SnapshotManager
 from paimon_rs.tags import TagManager
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paimon_rs.explain import ExplainResult
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -737,6 +740,16 @@ class TableOptions(Dict[str, str]):
 
     def deletion_vectors_enabled(self) -> bool:
         return super().get("deletion-vectors.enabled", "false").lower() == "true"
+
+    def __getattr__(self, name: str) -> Any:
+        """The other typed accessors of ``paimon_rs.options.CoreOptions`` (``target_file_size``,
+        ``commit_max_retries``, ...), over these options."""
+        from paimon_rs.options import CoreOptions
+
+        attr = getattr(CoreOptions, name, None) if not name.startswith("_") else None
+        if attr is None or isinstance(attr, ConfigOption) or not callable(attr):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return getattr(CoreOptions(dict(self)), name)
 
 
 def _level_map(v: str) -> Dict[str, str]:
@@ -1545,6 +1558,23 @@ class ReadBuilder:
 
     def new_predicate_builder(self) -> PredicateBuilder:
         return PredicateBuilder(self.table.arrow_schema)
+
+    def explain(self, verbose: bool = False) -> ExplainResult:
+        """The plan of this builder's scan, as pypaimon's ``ReadBuilder.explain``: one
+        planning pass (manifests only, no data file opened) summarised as a
+        ``paimon_rs.explain.ExplainResult``: snapshot and schema, filter / projection / limit,
+        splits (raw-convertible, with deletion vectors, files and bytes per split), files,
+        bytes, estimated rows, level histogram; ``verbose=True`` lists every split.
+        ``print(result)`` shows it. The pruning counters (``partition_pruning``, ...) are None:
+        paimon_rs's planner does not count them.
+
+        Example::
+
+            print(table.new_read_builder().with_filter("dt = '2024-01-01'").explain())
+        """
+        from paimon_rs.explain import explain
+
+        return explain(self, verbose)
 
     def __repr__(self) -> str:
         parts = [repr(str(self.table.identifier))]
