@@ -87,6 +87,17 @@ def _parse_duration(key: str, text: Any) -> datetime.timedelta:
     return datetime.timedelta(milliseconds=int(m.group(1)) * _DURATION_UNITS[unit])
 
 
+def parse_map(v: str) -> Dict[str, str]:
+    """A map option's ``k:v,k:v`` value (``file.format.per.level``: ``{"0": "avro", ...}``);
+    quoted parts are unquoted as Java's splitter does."""
+    out = {}
+    for item in (i.strip() for i in v.split(",")):
+        if item:
+            k, _, val = item.strip("'\"").partition(":")
+            out[k.strip().strip("'\"")] = val.strip().strip("'\"")
+    return out
+
+
 def _convert(key: str, kind: str, raw: Any) -> Any:
     """A raw option value (a string as stored, or already typed) as ``kind``."""
     try:
@@ -109,6 +120,8 @@ def _convert(key: str, kind: str, raw: Any) -> Any:
             return MemorySize.parse(raw)
         if kind == "duration":
             return _parse_duration(key, raw)
+        if kind == "map":
+            return dict(raw) if isinstance(raw, dict) else parse_map(str(raw))
     except ValueError as e:
         raise ValueError(f"Could not parse value '{raw}' for key '{key}': {e}") from None
     raise ValueError(f"unknown option type {kind!r} of key '{key}'")
@@ -132,7 +145,7 @@ class ConfigOption:
 
     def value_type(self) -> str:
         """``"str"``, ``"bool"``, ``"int"``, ``"float"``, ``"memory"`` (a ``MemorySize``) or
-        ``"duration"`` (a ``datetime.timedelta``)."""
+        ``"duration"`` (a ``datetime.timedelta``) or ``"map"`` (a dict)."""
         return self._type
 
     def description(self) -> str:
@@ -267,10 +280,10 @@ class CoreOptions:
     FIELDS_DEFAULT_AGG_FUNC = ConfigOption("fields.default-aggregate-function")
     FILE_BLOCK_SIZE = ConfigOption("file.block-size", "memory")
     FILE_COMPRESSION = ConfigOption("file.compression", "str", "zstd")
-    FILE_COMPRESSION_PER_LEVEL = ConfigOption("file.compression.per.level")
+    FILE_COMPRESSION_PER_LEVEL = ConfigOption("file.compression.per.level", "map", {})
     FILE_COMPRESSION_ZSTD_LEVEL = ConfigOption("file.compression.zstd-level", "int", 1)
     FILE_FORMAT = ConfigOption("file.format", "str", "parquet")
-    FILE_FORMAT_PER_LEVEL = ConfigOption("file.format.per.level")
+    FILE_FORMAT_PER_LEVEL = ConfigOption("file.format.per.level", "map", {})
     FIRST_ROW_IGNORE_DELETE = ConfigOption("first-row.ignore-delete")
     FULL_TEXT_INDEX_SEARCH_MODE = ConfigOption("full-text-index.search-mode", "str", "fast")
     GLOBAL_INDEX_BUILD_PARALLELISM = ConfigOption("global-index.build.parallelism")

@@ -13,6 +13,7 @@ from paimon_rs import (
     AtomicType,
     CoreOptions,
     DataField,
+    InvalidArgumentError,
     MapType,
     MultisetType,
     RowType,
@@ -219,3 +220,25 @@ def test_explain_sums_the_plan(pk_table):
                    "Files:", "Total size:", "Level histogram:    L0=", "pruning not tracked", "Splits[]"):
         assert anchor in text, anchor
     assert "Splits[]" not in str(rb.explain())
+
+
+def test_read_options_are_honoured(catalog):
+    schema = pa.schema([("id", pa.int64())])
+    catalog.create_table("db.r", Schema.from_pyarrow_schema(
+        schema, options={"read.batch-size": "3", "read.parallelism": "1"}), False)
+    table = catalog.get_table("db.r")
+    _write(table, [{"id": i} for i in range(10)])
+    _write(table, [{"id": i} for i in range(10, 12)])
+    rb = table.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    sizes = [b.num_rows for b in rb.new_read().to_arrow_batch_reader(splits)]
+    assert max(sizes) <= 3 and sum(sizes) == 12
+    assert rb.new_read()._parallelism == 1
+    assert sorted(rb.new_read().to_arrow(splits).column("id").to_pylist()) == list(range(12))
+    # a dynamic option overrides, and a value that is not a positive integer is refused
+    wide = table.copy({"read.batch-size": "100"}).new_read_builder()
+    assert [b.num_rows for b in wide.new_read().to_arrow_batch_reader(splits)] == [10, 2]
+    with pytest.raises(InvalidArgumentError, match="read.parallelism"):
+        table.copy({"read.parallelism": "0"}).new_read_builder().new_read()
+    with pytest.raises(InvalidArgumentError, match="read.batch-size"):
+        catalog.create_table("db.bad", Schema.from_pyarrow_schema(schema, options={"read.batch-size": "x"}), False)
