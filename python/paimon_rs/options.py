@@ -531,6 +531,24 @@ class CoreOptions:
     def with_vector_format(self) -> bool:
         return self.options.contains(CoreOptions.VECTOR_FILE_FORMAT)
 
+    def scalar_index_search_mode(self) -> str:
+        """``scalar-index.search-mode``, else ``global-index.search-mode``, else ``fast``."""
+        return self._family_search_mode(CoreOptions.SCALAR_INDEX_SEARCH_MODE)
+
+    def vector_index_search_mode(self) -> str:
+        """``vector-index.search-mode``, else ``global-index.search-mode``, else ``fast``."""
+        return self._family_search_mode(CoreOptions.VECTOR_INDEX_SEARCH_MODE)
+
+    def full_text_index_search_mode(self) -> str:
+        """``full-text-index.search-mode``, else ``global-index.search-mode``, else ``fast``."""
+        return self._family_search_mode(CoreOptions.FULL_TEXT_INDEX_SEARCH_MODE)
+
+    def _family_search_mode(self, option: ConfigOption) -> str:
+        if self.options.contains(option):
+            return self.options.get(option)
+        fallback = self.options.get(CoreOptions.GLOBAL_INDEX_SEARCH_MODE)
+        return fallback if fallback is not None else self.options.get(option)
+
     def field_listagg_delimiter(self, field_name: str) -> str:
         """``fields.<name>.list-agg-delimiter`` (default ``,``)."""
         return self.options.data.get(f"fields.{field_name}.list-agg-delimiter", ",")

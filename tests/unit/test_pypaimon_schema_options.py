@@ -152,6 +152,9 @@ def test_core_options_parse_values_as_paimon():
     assert o.sequence_field() == ["a", "b"] and o.deletion_vectors_enabled() is True
     assert o.data_file_external_paths_weights() == [10, 5] and o.ignore_delete() is True
     assert MemorySize.parse("256 kb").get_bytes() == 256 << 10
+    modes = CoreOptions.from_dict({"global-index.search-mode": "full", "vector-index.search-mode": "detail"})
+    assert (modes.scalar_index_search_mode(), modes.vector_index_search_mode()) == ("full", "detail")
+    assert CoreOptions.from_dict({}).full_text_index_search_mode() == "fast"
     o.set(CoreOptions.BUCKET, 8)
     assert o.to_map()["bucket"] == "8" and CoreOptions.copy(o).bucket() == 8
     with pytest.raises(ValueError, match="'bucket'"):
