@@ -12,7 +12,7 @@ import atexit
 from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
-from paimon_rs.data_types import ArrayType, AtomicType, DataType, MapType, MultisetType, RowType
+from paimon_rs.data_types import ArrayType, AtomicType, DataType, MapType, MultisetType, RowType, VectorType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
     BranchNotExistException,
@@ -184,4 +184,5 @@ __all__ = [
     "TableRead",
     "TableScan",
     "UnsupportedError",
+    "VectorType",
 ]

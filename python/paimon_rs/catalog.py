@@ -119,8 +119,9 @@ class FileSystemCatalog(Catalog):
         Args:
             identifier: ``"db.table"`` or an ``Identifier``; the database must exist
                 (``create_database``).
-            schema: a ``Schema`` (``Schema.from_pyarrow_schema``): columns, partition keys,
-                primary keys, options, comment.
+            schema: a ``Schema`` (``Schema(fields=[DataField...])`` with Paimon types, or
+                ``Schema.from_pyarrow_schema``): columns, partition keys, primary keys,
+                options, comment.
             ignore_if_exists: do nothing if the table exists (else raise).
 
         Raises:
@@ -138,15 +139,17 @@ class FileSystemCatalog(Catalog):
                 options={"bucket": "2"}), ignore_if_exists=True)
         """
         if not isinstance(schema, Schema):
-            raise TypeError("schema must be a paimon_rs.Schema (Schema.from_pyarrow_schema)")
+            raise TypeError("schema must be a paimon_rs.Schema (Schema(fields=...) or Schema.from_pyarrow_schema)")
+        fields_json = schema._fields_json()
         self._core.create_table(
             _identifier(identifier),
-            schema.pa_schema,
+            schema.pa_schema if fields_json is None else None,
             schema.partition_keys,
             schema.primary_keys,
             schema.options,
             schema.comment,
             ignore_if_exists,
+            fields_json,
         )
 
     def get_table(self, identifier: Union[str, Identifier]) -> Table:

@@ -112,6 +112,34 @@ class MultisetType(_ElementType):
     KIND = "MULTISET"
 
 
+class VectorType(DataType):
+    """``VECTOR<element, length>``: ``VectorType(nullable, element_type, length)``, pypaimon's
+    fixed-length vector of numbers. paimon_rs cannot hold vector columns: the type exists so
+    that a schema naming one parses, and creating a table with it is refused naming the
+    column."""
+
+    VALID_ELEMENT_TYPES = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "INTEGER", "BIGINT", "FLOAT", "DOUBLE"}
+
+    def __init__(self, nullable: bool, element_type: DataType, length: int):
+        if length < 1:
+            raise ValueError("Vector length must be greater than or equal to 1.")
+        if not (isinstance(element_type, AtomicType) and element_type.type.upper() in self.VALID_ELEMENT_TYPES):
+            raise ValueError(f"Invalid element type for vector: {element_type}")
+        self.nullable = nullable
+        self.element = element_type
+        self.length = length
+
+    def to_dict(self) -> Dict[str, Any]:
+        return {"type": "VECTOR" + _suffix(self.nullable), "element": self.element.to_dict(),
+                "length": self.length, "nullable": self.nullable}
+
+    def __str__(self) -> str:
+        return f"VECTOR<{self.element}, {self.length}>{_suffix(self.nullable)}"
+
+    def _key(self) -> tuple:
+        return (self.element, self.length, self.nullable)
+
+
 class MapType(DataType):
     """``MAP<key, value>``: ``MapType(nullable, key_type, value_type)``; ``key`` and ``value``."""
 
@@ -182,6 +210,8 @@ def parse_data_type(data: Union[str, Dict[str, Any], DataType]) -> DataType:
         return ArrayType(nullable, parse_data_type(data["element"]))
     if kind == "MULTISET":
         return MultisetType(nullable, parse_data_type(data["element"]))
+    if kind == "VECTOR":
+        return VectorType(nullable, parse_data_type(data["element"]), int(data["length"]))
     if kind == "MAP":
         return MapType(nullable, parse_data_type(data["key"]), parse_data_type(data["value"]))
     if kind == "ROW":
@@ -190,4 +220,5 @@ def parse_data_type(data: Union[str, Dict[str, Any], DataType]) -> DataType:
     raise ValueError(f"unknown nested type {data['type']!r} in {data!r}")
 
 
-__all__ = ["ArrayType", "AtomicType", "DataType", "MapType", "MultisetType", "RowType", "parse_data_type"]
+__all__ = ["ArrayType", "AtomicType", "DataType", "MapType", "MultisetType", "RowType", "VectorType",
+           "parse_data_type"]

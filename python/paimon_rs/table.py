@@ -7,7 +7,7 @@ import os
 import uuid
 import warnings
 from enum import Enum
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 import pyarrow as pa
 
@@ -28,6 +28,9 @@ from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import DataField, TableSchema
 from paimon_rs.snapshot import Partition, SnapshotManager
 from paimon_rs.tags import TagManager
+
+if TYPE_CHECKING:  # pragma: no cover
+    from paimon_rs.explain import ExplainResult
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -685,9 +688,10 @@ class BucketMode(Enum):
 
 
 class TableOptions(Dict[str, str]):
-    """A table's options: a plain ``dict`` of strings that also answers the pypaimon
-    ``CoreOptions`` calls users make (``bucket()``, ``file_format()``, ``merge_engine()``,
-    ``options.to_map()``, ``get(CoreOptions.X)``, ``contains(...)``)."""
+    """A table's options: a plain ``dict`` of strings that also answers pypaimon's
+    ``CoreOptions`` calls (every typed accessor of ``paimon_rs.options.CoreOptions``:
+    ``bucket()``, ``file_format()``, ``target_file_size(pk)``, ...; ``options.to_map()``,
+    ``get(CoreOptions.X)`` (the stored string), ``contains(...)``)."""
 
     def __init__(self, options: Dict[str, str], primary_key: bool = False):
         super().__init__(options)
@@ -709,48 +713,15 @@ class TableOptions(Dict[str, str]):
     def contains(self, key: Union[str, ConfigOption]) -> bool:
         return (key.key() if isinstance(key, ConfigOption) else key) in self
 
-    def bucket(self) -> int:
-        return int(super().get("bucket", "-1"))
+    def __getattr__(self, name: str) -> Any:
+        """The other typed accessors of ``paimon_rs.options.CoreOptions`` (``target_file_size``,
+        ``commit_max_retries``, ...), over these options."""
+        from paimon_rs.options import CoreOptions
 
-    def file_format(self) -> str:
-        return super().get("file.format", "parquet")
-
-    def merge_engine(self) -> str:
-        return super().get("merge-engine", "deduplicate")
-
-    def file_format_per_level(self) -> Dict[str, str]:
-        """``file.format.per.level`` as pypaimon returns it: ``{"0": "avro", ...}`` (a level's
-        data files of a primary-key table; docs/paimon-behaviour.md §1.5a)."""
-        return _level_map(super().get("file.format.per.level", ""))
-
-    def file_compression_per_level(self) -> Dict[str, str]:
-        """``file.compression.per.level`` as pypaimon returns it: ``{"0": "lz4", ...}``."""
-        return _level_map(super().get("file.compression.per.level", ""))
-
-    def changelog_file_format(self) -> Optional[str]:
-        """``changelog-file.format`` (None: changelog files take their level's format)."""
-        return super().get("changelog-file.format")
-
-    def sequence_field(self) -> List[str]:
-        v = super().get("sequence.field")
-        return [f.strip() for f in v.split(",")] if v else []
-
-    def changelog_producer(self) -> str:
-        return super().get("changelog-producer", "none")
-
-    def deletion_vectors_enabled(self) -> bool:
-        return super().get("deletion-vectors.enabled", "false").lower() == "true"
-
-
-def _level_map(v: str) -> Dict[str, str]:
-    """A map option's ``k:v,k:v`` value (validated by the engine when the table was created;
-    quoted parts are unquoted as Java's splitter does)."""
-    out = {}
-    for item in (i.strip() for i in v.split(",")):
-        if item:
-            k, _, val = item.strip("'\"").partition(":")
-            out[k.strip().strip("'\"")] = val.strip().strip("'\"")
-    return out
+        attr = getattr(CoreOptions, name, None) if not name.startswith("_") else None
+        if attr is None or isinstance(attr, ConfigOption) or not callable(attr):
+            raise AttributeError(f"{type(self).__name__} has no attribute {name!r}")
+        return getattr(CoreOptions(dict(self)), name)
 
 
 def _partition_batch(schema: pa.Schema, spec: Dict[str, Any], what: str) -> pa.RecordBatch:
@@ -1303,6 +1274,20 @@ def _validate_shard(index: int, count: int) -> None:
         raise InvalidArgumentError(f"with_shard: the worker index must be in [0, {count}), got {index!r}")
 
 
+def _positive_int_option(table: Table, key: str) -> Optional[int]:
+    """An option that must be an integer >= 1 when set (None: unset)."""
+    raw = table.options.get(key)
+    if raw is None:
+        return None
+    try:
+        v = int(str(raw).strip())
+    except ValueError:
+        v = 0
+    if v < 1:
+        raise InvalidArgumentError(f"table {table.identifier}: option '{key}' must be an integer >= 1, got {raw!r}")
+    return v
+
+
 def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int) -> List[Split]:
     if primary_key:
         return [s for s in splits if s.bucket % count == index]
@@ -1318,6 +1303,11 @@ class TableRead:
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
         self._progress: Optional[ProgressCallback] = None
+        # pypaimon's read options: splits read at once when ``to_arrow`` is given no
+        # parallelism (unset: one per core), and the most rows of a batch of
+        # ``to_arrow_batch_reader`` (unset: the engine's batches)
+        self._parallelism = _positive_int_option(table, "read.parallelism")
+        self._batch_size = _positive_int_option(table, "read.batch-size")
 
     @property
     def schema(self) -> pa.Schema:
@@ -1334,17 +1324,24 @@ class TableRead:
                         return
                     b = b.slice(0, remaining)
                     remaining -= b.num_rows
-                yield b
+                if self._batch_size is None or b.num_rows <= self._batch_size:
+                    yield b
+                else:  # read.batch-size: zero-copy slices of at most that many rows
+                    for off in range(0, b.num_rows, self._batch_size):
+                        yield b.slice(off, self._batch_size)
         return pa.RecordBatchReader.from_batches(self.schema, batches())
 
     def to_arrow(self, splits: List[Split], parallelism: Optional[int] = None,
                  blob_parallelism: Optional[int] = None) -> pa.Table:
         """Read the splits into one table, in split order. ``parallelism``: threads reading
-        splits at once (1: one after the other; default: one per core). ``blob_parallelism`` is
+        splits at once (1: one after the other; default: the table option
+        ``read.parallelism``, else one per core). ``blob_parallelism`` is
         pypaimon's for BLOB columns, which paimon_rs does not have (accepted, unused)."""
         if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int)
                                         or parallelism < 1):
             raise InvalidArgumentError(f"parallelism must be an int >= 1, got {parallelism!r}")
+        if parallelism is None:
+            parallelism = self._parallelism
         if self._progress is not None:
             t = self._read_with_progress(list(splits), parallelism)
         else:
@@ -1548,6 +1545,23 @@ class ReadBuilder:
 
     def new_predicate_builder(self) -> PredicateBuilder:
         return PredicateBuilder(self.table.arrow_schema)
+
+    def explain(self, verbose: bool = False) -> ExplainResult:
+        """The plan of this builder's scan, as pypaimon's ``ReadBuilder.explain``: one
+        planning pass (manifests only, no data file opened) summarised as a
+        ``paimon_rs.explain.ExplainResult``: snapshot and schema, filter / projection / limit,
+        splits (raw-convertible, with deletion vectors, files and bytes per split), files,
+        bytes, estimated rows, level histogram; ``verbose=True`` lists every split.
+        ``print(result)`` shows it. The pruning counters (``partition_pruning``, ...) are None:
+        paimon_rs's planner does not count them.
+
+        Example::
+
+            print(table.new_read_builder().with_filter("dt = '2024-01-01'").explain())
+        """
+        from paimon_rs.explain import explain
+
+        return explain(self, verbose)
 
     def __repr__(self) -> str:
         parts = [repr(str(self.table.identifier))]

@@ -35,7 +35,7 @@ pub use table::inspect::{
     partition_stats, schema_files, FileDetail, LiveFile, ManifestRow,
 };
 pub use table::live::live_entries;
-pub use table::new_schema::NewTableSchema;
+pub use table::new_schema::{column_error, NewTableSchema};
 pub use table::orphan::remove_orphan_files;
 pub use table::partition_expire::PartitionExpire;
 pub use table::rollback::{rollback_to, rollback_to_timestamp, RollbackTarget};

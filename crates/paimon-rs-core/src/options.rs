@@ -57,6 +57,11 @@ const SUPPORTED: &[&str] = &[
     "dynamic-partition-overwrite",
     "source.split.target-size",
     "source.split.open-file-cost",
+    // read options honoured by the Python reader (python/paimon_rs/table.py `TableRead`):
+    // splits read at once by `to_arrow` when no parallelism is given, and the most rows of one
+    // batch of `to_arrow_batch_reader`
+    "read.parallelism",
+    "read.batch-size",
     "changelog-producer",
     // lookup compaction (lookup/, compact/lookup_rewrite.rs)
     "changelog-producer.row-deduplicate",
@@ -811,6 +816,13 @@ impl CoreOptions {
             }
             // expiry's and automatic tags' options (they run after each commit) are checked by
             // `FileStoreTable::check_writable`, beside the code that parses them
+            for key in ["read.parallelism", "read.batch-size"] {
+                if let Some(v) = get(key) {
+                    if !matches!(v.trim().parse::<i64>(), Ok(n) if n >= 1) {
+                        return Err(cannot_parse(key, v, "an integer >= 1"));
+                    }
+                }
+            }
             if let Some(v) = get("snapshot.expire.execution-mode") {
                 let v = v.trim().to_ascii_lowercase();
                 if v != "sync" && v != "async" {

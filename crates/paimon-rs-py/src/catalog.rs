@@ -45,23 +45,35 @@ impl Catalog {
         py.detach(|| self.inner.list_tables(database)).py_err()
     }
 
+    /// Create a table from `schema` (a pyarrow schema) or, when given, `fields_json` (a JSON
+    /// list of Paimon-typed fields, pypaimon's `Schema(fields=[DataField...])`).
     #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (identifier, schema, partition_keys, primary_keys, options, comment, ignore_if_exists))]
+    #[pyo3(signature = (identifier, schema, partition_keys, primary_keys, options, comment, ignore_if_exists, fields_json=None))]
     fn create_table(
         &self,
         py: Python<'_>,
         identifier: &str,
-        schema: PyArrowType<Schema>,
+        schema: Option<PyArrowType<Schema>>,
         partition_keys: Vec<String>,
         primary_keys: Vec<String>,
         options: BTreeMap<String, String>,
         comment: Option<String>,
         ignore_if_exists: bool,
+        fields_json: Option<String>,
     ) -> PyResult<()> {
-        let s =
-            NewTableSchema::from_arrow(&schema.0, partition_keys, primary_keys, options, comment)
-                .map_err(|e| e.with_table(identifier))
-                .py_err()?;
+        let s = match (fields_json, schema) {
+            (Some(f), _) => {
+                NewTableSchema::from_fields_json(&f, partition_keys, primary_keys, options, comment)
+            }
+            (None, Some(a)) => {
+                NewTableSchema::from_arrow(&a.0, partition_keys, primary_keys, options, comment)
+            }
+            (None, None) => Err(paimon_rs_core::Error::invalid(
+                "create_table needs a pyarrow schema or Paimon fields",
+            )),
+        }
+        .map_err(|e| e.with_table(identifier))
+        .py_err()?;
         py.detach(|| self.inner.create_table(identifier, s, ignore_if_exists))
             .py_err()
     }
@@ -130,4 +142,28 @@ pub fn paimon_type_json(field: PyArrowType<arrow_schema::Field>) -> PyResult<Str
         .map_err(|e| e.with_table(""))
         .py_err()?;
     Ok(t.to_json().to_string())
+}
+
+/// The Arrow field (the type paimon_rs reads and writes the column as) of a Paimon field given
+/// in the schema file's JSON form (`{"name": .., "type": ..}`); a type paimon_rs cannot hold
+/// (BLOB, VARIANT, VECTOR, ...) is refused naming the field.
+#[pyfunction]
+pub fn arrow_field_of(field_json: &str) -> PyResult<PyArrowType<arrow_schema::Field>> {
+    let v: serde_json::Value = serde_json::from_str(field_json)
+        .map_err(|e| pyo3::exceptions::PyValueError::new_err(format!("field: bad JSON: {e}")))?;
+    let name = v
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let t = v
+        .get("type")
+        .ok_or_else(|| paimon_rs_core::Error::schema(format!("column '{name}' without a type")))
+        .and_then(|t| DataType::from_json(t).map_err(|e| paimon_rs_core::column_error(name, e)))
+        .map_err(|e| e.with_table(""))
+        .py_err()?;
+    Ok(PyArrowType(arrow_schema::Field::new(
+        name,
+        t.to_arrow(),
+        t.nullable,
+    )))
 }

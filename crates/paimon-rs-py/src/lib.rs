@@ -53,6 +53,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     m.add_function(wrap_pyfunction!(pack::shuffle_keys, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::paimon_type_json, m)?)?;
+    m.add_function(wrap_pyfunction!(catalog::arrow_field_of, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::snapshot_ids, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::earliest_snapshot_id, m)?)?;
     m.add_function(wrap_pyfunction!(snapshots::snapshot_json, m)?)?;

@@ -1154,6 +1154,11 @@ impl Split {
     fn has_deletion_vectors(&self) -> bool {
         !self.inner.deletion_files.is_empty()
     }
+    /// How many of this split's data files have a deletion vector.
+    #[getter]
+    fn deletion_file_count(&self) -> usize {
+        self.inner.deletion_files.len()
+    }
     /// pypaimon's `merged_row_count()`: the rows a read of this split returns, when the files'
     /// row counts tell it without reading: a raw-convertible split (no two files hold the same
     /// key) minus the rows its deletion vectors mark; None otherwise (files to merge, or a

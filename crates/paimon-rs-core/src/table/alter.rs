@@ -862,6 +862,11 @@ fn validate(old: &TableSchema, new: &TableSchema, table: &str) -> Result<()> {
         primary_keys: new.primary_keys.clone(),
         options: new.options.clone(),
         comment: new.comment.clone(),
+        descriptions: new
+            .fields
+            .iter()
+            .filter_map(|f| Some((f.name.clone(), f.description.clone()?)))
+            .collect(),
     };
     decl.build(writable_before).map_err(|e| match e {
         Error::Unsupported { message, .. } if writable_before => Error::Unsupported {

@@ -11,6 +11,20 @@ use crate::options::CoreOptions;
 use crate::spec::schema::{TableSchema, CURRENT_SCHEMA_VERSION};
 use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType};
 
+/// `e` (a type that does not parse or that paimon_rs cannot hold) with the column it is about
+/// in its message, keeping its kind (an unsupported type stays `Unsupported`).
+pub fn column_error(name: &str, e: Error) -> Error {
+    match e {
+        Error::Unsupported { message, .. } => {
+            Error::unsupported(format!("column '{name}': {message}"))
+        }
+        Error::InvalidArgument { message, .. } => {
+            Error::invalid(format!("column '{name}': {message}"))
+        }
+        e => Error::schema(format!("column '{name}': {e}")),
+    }
+}
+
 /// What a user declares for a new table (pypaimon's `Schema`).
 #[derive(Debug, Clone)]
 pub struct NewTableSchema {
@@ -19,6 +33,8 @@ pub struct NewTableSchema {
     pub primary_keys: Vec<String>,
     pub options: BTreeMap<String, String>,
     pub comment: Option<String>,
+    /// Column comments by column name (the schema file's `description`).
+    pub descriptions: BTreeMap<String, String>,
 }
 
 impl NewTableSchema {
@@ -44,6 +60,49 @@ impl NewTableSchema {
             primary_keys,
             options,
             comment,
+            descriptions: BTreeMap::new(),
+        })
+    }
+
+    /// The declaration from Paimon-typed columns (pypaimon's `Schema(fields=[DataField...])`):
+    /// `fields` is a JSON list of the schema file's field objects (`{"name", "type",
+    /// "description"}`; an `id` is ignored, ids are assigned as on every create). Types Arrow
+    /// cannot name (`VARCHAR(10)`, `CHAR(3)`, `TIME(3)`, `MULTISET<..>`) are kept exactly.
+    pub fn from_fields_json(
+        fields: &str,
+        partition_keys: Vec<String>,
+        primary_keys: Vec<String>,
+        options: BTreeMap<String, String>,
+        comment: Option<String>,
+    ) -> Result<Self> {
+        let v: serde_json::Value = serde_json::from_str(fields)
+            .map_err(|e| Error::invalid(format!("schema fields: bad JSON: {e}")))?;
+        let list = v
+            .as_array()
+            .ok_or_else(|| Error::invalid(format!("schema fields: not a list: {v}")))?;
+        let mut out = Vec::with_capacity(list.len());
+        let mut descriptions = BTreeMap::new();
+        for f in list {
+            let name = f
+                .get("name")
+                .and_then(serde_json::Value::as_str)
+                .ok_or_else(|| Error::schema(format!("field without a name: {f}")))?;
+            let t = f
+                .get("type")
+                .ok_or_else(|| Error::schema(format!("column '{name}' without a type")))?;
+            let t = DataType::from_json(t).map_err(|e| column_error(name, e))?;
+            if let Some(d) = f.get("description").and_then(serde_json::Value::as_str) {
+                descriptions.insert(name.to_string(), d.to_string());
+            }
+            out.push((name.to_string(), t));
+        }
+        Ok(NewTableSchema {
+            fields: out,
+            partition_keys,
+            primary_keys,
+            options,
+            comment,
+            descriptions,
         })
     }
 
@@ -154,7 +213,9 @@ impl NewTableSchema {
             let id = next;
             next += 1;
             reassign_nested_ids(&mut t, &mut next);
-            fields.push(DataField::new(id, name, t));
+            let mut f = DataField::new(id, name, t);
+            f.description = self.descriptions.get(&f.name).cloned();
+            fields.push(f);
         }
         if let Some(bk) = &opts.bucket_key {
             // Java's TableSchema and SchemaValidation.validateBucket, in their order
@@ -239,5 +300,73 @@ fn java_type_class(t: &crate::spec::types::DataType) -> &'static str {
         TypeKind::Multiset(_) => "MultisetType",
         TypeKind::Map(..) => "MapType",
         _ => "RowType",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decl(fields: &str, pk: &[&str]) -> Result<TableSchema> {
+        NewTableSchema::from_fields_json(
+            fields,
+            vec![],
+            pk.iter().map(|s| s.to_string()).collect(),
+            BTreeMap::new(),
+            None,
+        )?
+        .into_table_schema()
+    }
+
+    #[test]
+    fn paimon_typed_fields_keep_types_arrow_cannot_name_and_their_comments() {
+        let s = decl(
+            r#"[{"id": 7, "name": "k", "type": "INT"},
+                {"id": 9, "name": "c", "type": "VARCHAR(10)", "description": "a code"},
+                {"id": 1, "name": "t", "type": "TIME(3)"},
+                {"id": 2, "name": "m", "type": {"type": "MULTISET", "element": "CHAR(2)"}},
+                {"id": 3, "name": "r", "type": {"type": "ROW", "fields": [
+                    {"id": 0, "name": "x", "type": "BIGINT", "description": "inner"}]}}]"#,
+            &["k"],
+        )
+        .unwrap();
+        let types: Vec<String> = s
+            .fields
+            .iter()
+            .map(|f| f.data_type.to_json().to_string())
+            .collect();
+        assert_eq!(types[0], r#""INT NOT NULL""#); // primary key: NOT NULL, as on every create
+        assert_eq!(types[1], r#""VARCHAR(10)""#);
+        assert_eq!(types[2], r#""TIME(3)""#);
+        assert_eq!(types[3], r#"{"element":"CHAR(2)","type":"MULTISET"}"#);
+        assert!(
+            types[4].contains(r#""description":"inner""#),
+            "{}",
+            types[4]
+        );
+        // ids assigned as on create (the given ids are not kept): columns, then nested fields
+        let ids: Vec<i32> = s.fields.iter().map(|f| f.id).collect();
+        assert_eq!(ids, vec![0, 1, 2, 3, 4]);
+        assert_eq!(s.fields[1].description.as_deref(), Some("a code"));
+        assert_eq!(s.fields[0].description, None);
+    }
+
+    #[test]
+    fn types_paimon_rs_cannot_hold_are_refused_naming_the_column() {
+        for (name, t) in [
+            ("b", r#""BLOB""#),
+            ("v", r#""VARIANT""#),
+            (
+                "e",
+                r#"{"type": "VECTOR", "element": "FLOAT", "length": 3}"#,
+            ),
+        ] {
+            let json = format!(r#"[{{"name": "{name}", "type": {t}}}]"#);
+            let e = decl(&json, &[]).unwrap_err();
+            assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+            assert!(e.to_string().contains(&format!("column '{name}'")), "{e}");
+        }
+        let e = decl(r#"[{"name": "a"}]"#, &[]).unwrap_err();
+        assert!(e.to_string().contains("column 'a' without a type"), "{e}");
     }
 }
