@@ -442,6 +442,7 @@ pub(crate) fn compact_written_bucket(
         raw_convertible: true,
         deletion_files: Default::default(),
         changelog: false,
+        diff_before: None,
     };
     let after = rewrite_group(
         table,
@@ -584,6 +585,7 @@ pub(super) fn compact_append_bucket(
                 })
                 .collect(),
             changelog: false,
+            diff_before: None,
         };
         match rewrite_group(table, reader, s, &split, None) {
             Ok(out) => {

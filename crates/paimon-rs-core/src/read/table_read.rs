@@ -10,6 +10,7 @@
 //! the key twice) and are taken from the merged key columns. A raw read needs no key or
 //! sequence column: it decodes `_VALUE_KIND` (to drop retractions) and the needed columns.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -18,6 +19,7 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
+use super::deletion::DeletionFile;
 use super::evolution::SchemaCache;
 use super::split::Split;
 use crate::compact::interval::interval_partition;
@@ -29,6 +31,7 @@ use crate::merge::reader::MergeHooks;
 use crate::merge::{merge_sorted_runs, merge_sorted_runs_with, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
+use crate::spec::manifest::DataFileMeta;
 use crate::spec::row_kind::is_retract_byte as is_retract;
 use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
@@ -341,6 +344,9 @@ pub(crate) fn in_rounds<T: Send>(
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
+    if let Some(before) = &split.diff_before {
+        return diff_stream(&ctx, split, before);
+    }
     let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
@@ -467,6 +473,83 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         },
         Err(e) => Some(Err(e)),
     })))
+}
+
+/// A diff split (an incremental read between two tags of a primary-key deletion-vector
+/// table, paimon-behaviour.md §9.7): each side read whole as the table at its tag (every
+/// column, row kinds kept, its own deletion vectors), the key diff of the two
+/// ([`super::diff::diff_sides`]), then the read's filter and projection. Both sides of the
+/// bucket are held in memory: only the files that differ between the tags (their own, or
+/// with another vector) are read.
+fn diff_stream(
+    ctx: &ReadCtx,
+    split: &Split,
+    before: &super::split::DiffBefore,
+) -> Result<BatchIter> {
+    if !ctx.row_kind {
+        return Err(Error::invalid(format!(
+            "a diff split of table '{}' (bucket {}) is read by an incremental read, which \
+             returns each row's kind",
+            ctx.table.name, split.bucket_path
+        )));
+    }
+    let full = TableRead::with_row_kinds(ctx.table.clone(), None, None)?.ctx;
+    let side =
+        |files: &[DataFileMeta], dvs: &BTreeMap<String, DeletionFile>| -> Result<RecordBatch> {
+            let s = Split {
+                files: files.to_vec(),
+                deletion_files: dvs.clone(),
+                raw_convertible: false,
+                changelog: false,
+                diff_before: None,
+                ..split.clone()
+            };
+            let parts: Vec<RecordBatch> = split_stream(full.clone(), &s)?.collect::<Result<_>>()?;
+            Ok(arrow_select::concat::concat_batches(
+                &full.output_schema,
+                &parts,
+            )?)
+        };
+    let (b, a) = (
+        side(&before.files, &before.deletion_files)?,
+        side(&split.files, &split.deletion_files)?,
+    );
+    let keys: Vec<usize> = ctx
+        .table
+        .trimmed_primary_keys()
+        .iter()
+        .chain(ctx.table.partition_keys())
+        .map(|k| {
+            ctx.table
+                .schema
+                .field_index(k)
+                .map(|i| i + 1)
+                .ok_or_else(|| {
+                    Error::Internal(format!("diff read: key column '{k}' is not in the table"))
+                })
+        })
+        .collect::<Result<_>>()?;
+    let diff = super::diff::diff_sides(&b, &a, &keys)?;
+    // the read's filter and projection over the table's columns (after the row kind)
+    let mut cols: Vec<ArrayRef> = vec![diff.column(0).clone()];
+    let values = diff.project(&(1..diff.num_columns()).collect::<Vec<_>>())?;
+    let mask = match &ctx.filter {
+        None => None,
+        Some(f) => {
+            let type_of = |n: &str| -> Option<DataType> {
+                ctx.table.schema.field(n).map(|x| x.data_type.clone())
+            };
+            Some(f.evaluate(&values, &type_of)?)
+        }
+    };
+    cols.extend(ctx.projection.iter().map(|&i| values.column(i).clone()));
+    let mut out = RecordBatch::try_new(ctx.output_schema.clone(), cols)?;
+    if let Some(m) = mask {
+        out = arrow_select::filter::filter_record_batch(&out, &m)?;
+    }
+    Ok(Box::new(
+        (out.num_rows() > 0).then_some(Ok(out)).into_iter(),
+    ))
 }
 
 /// `sort-spill-threshold`: with more than `threshold` sorted runs, merge the smallest runs
