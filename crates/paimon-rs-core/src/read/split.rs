@@ -97,5 +97,20 @@ mod tests {
         }
         let old = br#"{"snapshot_id":3,"partition":[0,0,0,0,0,0,0,0],"bucket":1,"total_buckets":2,"bucket_path":"bucket-1","files":[],"raw_convertible":true}"#;
         assert!(!Split::from_bytes(old).unwrap().changelog);
+        assert!(Split::from_bytes(old).unwrap().diff_before.is_none());
+    }
+
+    /// A diff split's start-tag side survives serialization (Spark ships it to a task).
+    #[test]
+    fn diff_side_round_trips() {
+        let mut s = split(false);
+        s.diff_before = Some(DiffBefore {
+            files: vec![],
+            deletion_files: BTreeMap::new(),
+        });
+        let b = s.to_bytes().unwrap();
+        assert!(String::from_utf8_lossy(&b).contains("diff_before"));
+        assert_eq!(Split::from_bytes(&b).unwrap(), s);
+        assert!(!String::from_utf8_lossy(&split(false).to_bytes().unwrap()).contains("diff_before"));
     }
 }

@@ -241,6 +241,24 @@ impl TableRead {
         ))
     }
 
+    /// [`Self::split_stream`] of an append table's raw split with the deletion vectors
+    /// `vectors` (data file name → deleted row positions, held in memory: a writer's, with
+    /// marks not yet in an index file) in place of the split's deletion files: the reader's
+    /// one path that drops marked rows (append compaction of a deletion-vector table).
+    pub fn split_stream_with_vectors(
+        &self,
+        split: &Split,
+        vectors: Arc<BTreeMap<String, roaring::RoaringBitmap>>,
+    ) -> Result<BatchIter> {
+        let table = self.ctx.table.clone();
+        let id = split.snapshot_id;
+        let it = split_stream_with(self.ctx.clone(), split, Some(vectors))
+            .map_err(|e| expired_or(&table, id, e))?;
+        Ok(Box::new(
+            it.map(move |r| r.map_err(|e| expired_or(&table, id, e))),
+        ))
+    }
+
     /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
     pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
         let ctx = self.ctx.clone();
@@ -344,6 +362,16 @@ pub(crate) fn in_rounds<T: Send>(
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
+    split_stream_with(ctx, split, None)
+}
+
+/// [`split_stream`], with `memory`: deletion vectors held in memory that replace the split's
+/// deletion files (raw splits only).
+fn split_stream_with(
+    ctx: Arc<ReadCtx>,
+    split: &Split,
+    memory: Option<Arc<BTreeMap<String, roaring::RoaringBitmap>>>,
+) -> Result<BatchIter> {
     if let Some(before) = &split.diff_before {
         return diff_stream(&ctx, split, before);
     }
@@ -380,6 +408,12 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
     let layout = KvLayout {
         num_keys: key_names.len(),
     };
+    if memory.is_some() && (merge || split.changelog) {
+        return Err(Error::Internal(format!(
+            "deletion vectors in memory for a split of table '{}' that is not read raw",
+            ctx.table.name
+        )));
+    }
     let batches: BatchIter = if merge {
         // Merge each section of overlapping files; one lazy run per sorted run of the section.
         let key_types = ctx.table.schema.types_of(&key_names)?;
@@ -420,7 +454,10 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                     .map(|run| {
                         let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
                         if !dvs.is_empty() {
-                            return (size, with_deletions(&root, &dir, run, &dvs, &plan, false));
+                            return (
+                                size,
+                                with_deletions(&root, &dir, run, &dvs, None, &plan, false),
+                            );
                         }
                         let files = run
                             .iter()
@@ -453,9 +490,20 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
+    } else if let Some(memory) = &memory {
+        let none = Arc::new(BTreeMap::new());
+        with_deletions(
+            &ctx.table.path,
+            &dir,
+            &split.files,
+            &none,
+            Some(memory),
+            &plan,
+            true,
+        )
     } else if !split.changelog && !split.deletion_files.is_empty() {
         let dvs = Arc::new(split.deletion_files.clone());
-        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan, true)
+        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, None, &plan, true)
     } else {
         // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
         // deletion vectors apply to changelog files
