@@ -525,17 +525,33 @@ def test_our_full_compaction_tables_match_javas(java, tmp_path, request, kind):
             assert [r for r in got if r[1] == k] == [r for r in want if r[1] == k], k
 
 
-def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_path, request):
+FORCE_LOOKUP_KINDS = {
+    "full_force_lookup": {"changelog-producer": "full-compaction", "force-lookup": "true"},
+    "full_force_lookup_aggregation": {"changelog-producer": "full-compaction", "force-lookup": "true",
+                                      "merge-engine": "aggregation", "fields.v.aggregate-function": "listagg"},
+}
+
+
+@pytest.mark.parametrize("force_lookup", [False, True])
+def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_path, request, force_lookup):
     """Java, paimon_rs, Java, paimon_rs on one full-compaction table: each continues the other's
-    max level; data and changelog as a table Java alone wrote."""
+    max level; data and changelog as a table Java alone wrote. With force-lookup (deduplicate)
+    full compactions fall on every second commit and the others force level 0 up: Java forces
+    up, paimon_rs compacts fully, and again."""
     options = {"bucket": "1", "changelog-producer": "full-compaction"}
     commits = LOOKUP_COMMITS
+    full = [True] * len(commits)
+    if force_lookup:
+        options = {"bucket": "1", "full-compaction.delta-commits": "2", **FORCE_LOOKUP_KINDS["full_force_lookup"]}
+        commits = [BASE] + LOOKUP_COMMITS
+        full = [i % 2 == 1 for i in range(len(commits))]
     t, ref = _tname(request), _tname(request) + "_ref"
     _create(java, tmp_path, t, options)
     _create(java, tmp_path, ref, options)
     for i, c in enumerate(commits):
-        (_write(java, tmp_path, t, c, full_compaction=True) if i % 2 == 0 else _our_write(tmp_path, t, c))
-        _write(java, tmp_path, ref, c, full_compaction=True)
+        (_write(java, tmp_path, t, c, full_compaction=full[i]) if i % 2 == 0
+         else _our_write(tmp_path, t, c, ident=i + 1 if force_lookup else None))
+        _write(java, tmp_path, ref, c, full_compaction=full[i])
     want = sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{ref}")["rows"]))
     assert sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")["rows"])) == want
     assert sorted((r["id"], r["v"]) for r in _table(tmp_path, t).to_arrow().to_pylist()) == want
@@ -545,11 +561,6 @@ def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_pat
     assert _recs(_table(tmp_path, t).changelog(0)) == _java_by_snapshot(java, tmp_path, ref, end)
 
 
-FORCE_LOOKUP_KINDS = {
-    "full_force_lookup": {"changelog-producer": "full-compaction", "force-lookup": "true"},
-    "full_force_lookup_aggregation": {"changelog-producer": "full-compaction", "force-lookup": "true",
-                                      "merge-engine": "aggregation", "fields.v.aggregate-function": "listagg"},
-}
 
 
 @pytest.mark.parametrize("kind", sorted(FORCE_LOOKUP_KINDS))
@@ -614,23 +625,3 @@ def test_our_full_compaction_force_lookup_tables_match_javas(java, tmp_path, req
         levels.append(len(theirs))
     assert any(levels) and not all(levels)  # force-ups without changelog, full compactions with
 
-
-def test_mixed_writers_continue_each_others_full_compaction_force_lookup_tables(java, tmp_path, request):
-    """Java forcing level 0 up, paimon_rs compacting fully, and again, on one deduplicate
-    full-compaction table with force-lookup: data and changelog as a table Java alone wrote."""
-    options = {"bucket": "1", "full-compaction.delta-commits": "2", **FORCE_LOOKUP_KINDS["full_force_lookup"]}
-    commits = [BASE] + LOOKUP_COMMITS
-    t, ref = _tname(request), _tname(request) + "_ref"
-    _create(java, tmp_path, t, options)
-    _create(java, tmp_path, ref, options)
-    for i, c in enumerate(commits):
-        (_write(java, tmp_path, t, c, full_compaction=i % 2 == 1) if i % 2 == 0
-         else _our_write(tmp_path, t, c, ident=i + 1))
-        _write(java, tmp_path, ref, c, full_compaction=i % 2 == 1)
-    want = sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{ref}")["rows"]))
-    assert sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")["rows"])) == want
-    assert sorted((r["id"], r["v"]) for r in _table(tmp_path, t).to_arrow().to_pylist()) == want
-    end = _latest(tmp_path, t)
-    assert end == _latest(tmp_path, ref)
-    assert _java_by_snapshot(java, tmp_path, t, end) == _java_by_snapshot(java, tmp_path, ref, end)
-    assert _recs(_table(tmp_path, t).changelog(0)) == _java_by_snapshot(java, tmp_path, ref, end)

@@ -166,6 +166,40 @@ mod tests {
         out
     }
 
+    /// A bucket compactor of a `full-compaction` table with `force-lookup` and `extra` options,
+    /// over a max-level file of `top` keys and a level-0 file of `level0` keys.
+    fn force_lookup_bucket(
+        dir: &std::path::Path,
+        extra: &[(&str, &str)],
+        top: &[i64],
+        level0: &[i64],
+    ) -> (
+        crate::table::FileStoreTable,
+        crate::compact::BucketCompactor,
+        crate::spec::manifest::DataFileMeta,
+    ) {
+        use crate::compact::{BucketCompactor, CompactSettings};
+        use crate::lookup::tests::data_file;
+        let mut opts = vec![
+            ("bucket", "1"),
+            ("changelog-producer", "full-compaction"),
+            ("force-lookup", "true"),
+        ];
+        opts.extend_from_slice(extra);
+        let t = crate::write::table_write::tests::table(dir, &opts);
+        let top = data_file(&t, 5, top, 0);
+        let l0 = data_file(&t, 0, level0, 1000);
+        let settings = CompactSettings::from_table(&t).unwrap();
+        let c = BucketCompactor::new(
+            &t,
+            &settings,
+            t.path.join("bucket-0"),
+            vec![top, l0.clone()],
+        )
+        .unwrap();
+        (t, c, l0)
+    }
+
     /// A `full-compaction` table with `force-lookup` (Java: `ForceUpLevel0Compaction`,
     /// `FullChangelogMergeTreeCompactRewriter`, `LookupMergeFunction`): a level-0 file forced
     /// up below the max level makes no changelog; the next full compaction diffs each key's
@@ -174,30 +208,12 @@ mod tests {
     /// full compaction merges the lowest level > 0 only, not the max-level record again.
     #[test]
     fn force_lookup_forces_level0_up_without_changelog_then_diffs_full_compactions() {
-        use crate::compact::{BucketCompactor, CompactSettings};
-        use crate::lookup::tests::data_file;
-        use crate::write::table_write::tests::table;
         let dir = tempfile::tempdir().unwrap();
-        let t = table(
-            dir.path(),
-            &[
-                ("bucket", "1"),
-                ("changelog-producer", "full-compaction"),
-                ("force-lookup", "true"),
-                ("merge-engine", "aggregation"),
-                ("fields.v.aggregate-function", "listagg"),
-            ],
-        );
-        let top = data_file(&t, 5, &[1, 2, 3], 0);
-        let l0 = data_file(&t, 0, &[2, 4], 100);
-        let settings = CompactSettings::from_table(&t).unwrap();
-        let mut c = BucketCompactor::new(
-            &t,
-            &settings,
-            t.path.join("bucket-0"),
-            vec![top.clone(), l0.clone()],
-        )
-        .unwrap();
+        let agg = [
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "listagg"),
+        ];
+        let (t, mut c, l0) = force_lookup_bucket(dir.path(), &agg, &[1, 2, 3], &[2, 4]);
         assert!(c.forces_level0_up());
         let up = c.compact(false).unwrap().unwrap();
         assert_eq!(up.before, vec![l0.clone()]);
@@ -237,30 +253,10 @@ mod tests {
     /// is the diff against the max level.
     #[test]
     fn force_lookup_deduplicate_upgrades_level0_by_metadata() {
-        use crate::compact::{BucketCompactor, CompactSettings};
-        use crate::lookup::tests::data_file;
-        use crate::write::table_write::tests::table;
         let dir = tempfile::tempdir().unwrap();
-        let t = table(
-            dir.path(),
-            &[
-                ("bucket", "1"),
-                ("changelog-producer", "full-compaction"),
-                ("force-lookup", "true"),
-            ],
-        );
         // a max level much larger than level 0: universal compaction leaves it be
         let keys: Vec<i64> = (1..=200).filter(|k| *k != 3).collect();
-        let top = data_file(&t, 5, &keys, 0);
-        let l0 = data_file(&t, 0, &[2, 3], 1000);
-        let settings = CompactSettings::from_table(&t).unwrap();
-        let mut c = BucketCompactor::new(
-            &t,
-            &settings,
-            t.path.join("bucket-0"),
-            vec![top, l0.clone()],
-        )
-        .unwrap();
+        let (t, mut c, l0) = force_lookup_bucket(dir.path(), &[], &keys, &[2, 3]);
         let up = c.compact(false).unwrap().unwrap();
         assert_eq!(up.after.len(), 1);
         assert_eq!(up.after[0].file_name, l0.file_name);

@@ -287,13 +287,24 @@ impl DeletionFilter {
         data_file: String,
         data_rows: i64,
     ) -> Self {
+        Self::of(inner, table_root, Some(file), None, data_file, data_rows)
+    }
+
+    fn of(
+        inner: BatchIter,
+        table_root: PathBuf,
+        file: Option<DeletionFile>,
+        dv: Option<RoaringBitmap>,
+        data_file: String,
+        data_rows: i64,
+    ) -> Self {
         DeletionFilter {
             inner,
             table_root,
-            file: Some(file),
+            file,
             data_file,
             data_rows,
-            dv: None,
+            dv,
             pos: 0,
             failed: false,
         }
@@ -308,16 +319,7 @@ impl DeletionFilter {
         data_file: String,
         data_rows: i64,
     ) -> Self {
-        DeletionFilter {
-            inner,
-            table_root,
-            file: None,
-            data_file,
-            data_rows,
-            dv: Some(dv),
-            pos: 0,
-            failed: false,
-        }
+        Self::of(inner, table_root, None, Some(dv), data_file, data_rows)
     }
 }
 
