@@ -133,10 +133,12 @@ commit_st = st.lists(st.tuples(st.integers(0, 15), st.one_of(st.none(), st.integ
 
 @pytest.mark.parametrize("engine", sorted(ENGINES))
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(commits=st.lists(commit_st, min_size=1, max_size=6), delta=st.integers(1, 3), buckets=st.integers(1, 2))
-def test_changelog_replays_to_the_model_at_each_full_compaction(engine, commits, delta, buckets):
+@given(commits=st.lists(commit_st, min_size=1, max_size=6), delta=st.integers(1, 3))
+def test_changelog_replays_to_the_model_at_each_full_compaction(engine, commits, delta):
+    # one bucket: a commit compacts fully only the buckets it wrote (Flink's writer, the buckets
+    # written since its last full compaction), so another bucket's changelog may lag
     with tempfile.TemporaryDirectory() as wh:
-        table = _table(wh, engine, delta_commits=delta, buckets=buckets)
+        table = _table(wh, engine, delta_commits=delta)
         model: Dict[int, Optional[int]] = {}
         for i, rows in enumerate(commits, start=1):
             if not rows:  # a writer compacts the buckets it wrote
@@ -145,5 +147,5 @@ def test_changelog_replays_to_the_model_at_each_full_compaction(engine, commits,
             _apply(model, engine, rows)
             assert _state(table) == model
             end = table.latest_snapshot_id()
-            if end is not None and i % delta == 0:
+            if end is not None and i % delta == 0 and rows:
                 assert _replay(_changelog(table, 0, end)) == model
