@@ -226,8 +226,10 @@ def test_overwrite_contributes_no_changelog(java, tmp_path, request):
 
 # --- paimon_rs writes the changelog, Java reads it -------------------------------------------
 
-def _our_write(wh: Any, t: str, commit: List[Rec], overwrite: bool = False) -> None:
-    """One commit of ``commit`` through paimon_rs, each record with its row kind in order."""
+def _our_write(wh: Any, t: str, commit: List[Rec], overwrite: bool = False, ident: Optional[int] = None) -> None:
+    """One commit of ``commit`` through paimon_rs, each record with its row kind in order;
+    ``ident``: a streaming commit with that identifier (a ``full-compaction`` table's writer
+    compacts fully only on every ``full-compaction.delta-commits``-th), else a batch commit."""
     from paimon_rs.mutations import _write_kind
 
     tbl = _table(wh, t)
@@ -238,7 +240,10 @@ def _our_write(wh: Any, t: str, commit: List[Rec], overwrite: bool = False) -> N
     schema = pa.schema([("id", pa.int32(), False), ("v", pa.string())])
     for kind, i, v in commit:
         _write_kind(w, pa.table({"id": [i], "v": [v]}, schema=schema), kind)
-    c.commit(w.prepare_commit())
+    if ident is None:
+        c.commit(w.prepare_commit())
+    else:
+        c.commit(w._prepare_commit(ident), ident)
     w.close()
 
 
@@ -520,17 +525,33 @@ def test_our_full_compaction_tables_match_javas(java, tmp_path, request, kind):
             assert [r for r in got if r[1] == k] == [r for r in want if r[1] == k], k
 
 
-def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_path, request):
+FORCE_LOOKUP_KINDS = {
+    "full_force_lookup": {"changelog-producer": "full-compaction", "force-lookup": "true"},
+    "full_force_lookup_aggregation": {"changelog-producer": "full-compaction", "force-lookup": "true",
+                                      "merge-engine": "aggregation", "fields.v.aggregate-function": "listagg"},
+}
+
+
+@pytest.mark.parametrize("force_lookup", [False, True])
+def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_path, request, force_lookup):
     """Java, paimon_rs, Java, paimon_rs on one full-compaction table: each continues the other's
-    max level; data and changelog as a table Java alone wrote."""
+    max level; data and changelog as a table Java alone wrote. With force-lookup (deduplicate)
+    full compactions fall on every second commit and the others force level 0 up: Java forces
+    up, paimon_rs compacts fully, and again."""
     options = {"bucket": "1", "changelog-producer": "full-compaction"}
     commits = LOOKUP_COMMITS
+    full = [True] * len(commits)
+    if force_lookup:
+        options = {"bucket": "1", "full-compaction.delta-commits": "2", **FORCE_LOOKUP_KINDS["full_force_lookup"]}
+        commits = [BASE] + LOOKUP_COMMITS
+        full = [i % 2 == 1 for i in range(len(commits))]
     t, ref = _tname(request), _tname(request) + "_ref"
     _create(java, tmp_path, t, options)
     _create(java, tmp_path, ref, options)
     for i, c in enumerate(commits):
-        (_write(java, tmp_path, t, c, full_compaction=True) if i % 2 == 0 else _our_write(tmp_path, t, c))
-        _write(java, tmp_path, ref, c, full_compaction=True)
+        (_write(java, tmp_path, t, c, full_compaction=full[i]) if i % 2 == 0
+         else _our_write(tmp_path, t, c, ident=i + 1 if force_lookup else None))
+        _write(java, tmp_path, ref, c, full_compaction=full[i])
     want = sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{ref}")["rows"]))
     assert sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")["rows"])) == want
     assert sorted((r["id"], r["v"]) for r in _table(tmp_path, t).to_arrow().to_pylist()) == want
@@ -538,3 +559,69 @@ def test_mixed_writers_continue_each_others_full_compaction_tables(java, tmp_pat
     assert end == _latest(tmp_path, ref)
     assert _java_by_snapshot(java, tmp_path, t, end) == _java_by_snapshot(java, tmp_path, ref, end)
     assert _recs(_table(tmp_path, t).changelog(0)) == _java_by_snapshot(java, tmp_path, ref, end)
+
+
+
+
+@pytest.mark.parametrize("kind", sorted(FORCE_LOOKUP_KINDS))
+def test_our_full_compaction_force_lookup_tables_match_javas(java, tmp_path, request, kind):
+    """changelog-producer = full-compaction with force-lookup, full compactions at every second
+    commit (``full-compaction.delta-commits = 2`` for ours; Java's writer compacts fully when
+    told, as Flink's at every second checkpoint): the commits between force level 0 up below the
+    max level with no changelog (Java's ``ForceUpLevel0Compaction``), the full compactions diff
+    against the max level; the same snapshots, data and changelog snapshot by snapshot as Java's
+    table, each engine reading both alike."""
+    options = {"bucket": "1", "full-compaction.delta-commits": "2", **FORCE_LOOKUP_KINDS[kind]}
+    commits = [BASE] + _full_commits(options)
+    jt, ot = _tname(request) + "_j", _tname(request) + "_o"
+    _create(java, tmp_path, jt, options)
+    _our_create(tmp_path, ot, options)
+    for i, c in enumerate(commits):
+        _write(java, tmp_path, jt, c, full_compaction=i % 2 == 1)
+        _our_write(tmp_path, ot, c, ident=i + 1)
+    assert _commit_kinds(tmp_path, ot) == _commit_kinds(tmp_path, jt)
+    java_data = {t: sorted(map(tuple, java.call("read", warehouse=str(tmp_path), table=f"{DB}.{t}")["rows"]))
+                 for t in (jt, ot)}
+    ours_data = {t: sorted((r["id"], r["v"]) for r in _table(tmp_path, t).to_arrow().to_pylist()) for t in (jt, ot)}
+    end = _latest(tmp_path, ot)
+    if options.get("merge-engine") != "aggregation":
+        assert java_data[ot] == java_data[jt] == ours_data[ot] == ours_data[jt]
+    else:
+        # the model: each key's values joined in order; `at_full`: at the last full compaction
+        model: Dict[int, str] = {}
+        at_full: Dict[int, str] = {}
+        for n, c in enumerate(commits):
+            for _, i, v in c:
+                model[i] = v if i not in model else f"{model[i]},{v}"
+            if n % 2 == 1:
+                at_full = dict(model)
+        assert java_data[ot] == ours_data[ot]
+        assert ours_data[ot] == sorted(model.items())
+        # Java 1.0's writer forces level 0 up below the max level without looking keys up
+        # (its full-compaction rewriter has no lookup), and its LookupMergeFunction then merges
+        # only a key's lowest level: a key written again after a force-up loses its older
+        # values (1: 'a2', not 'a,a2'). paimon_rs looks keys up in that force-up instead
+        # (paimon-behaviour.md §9.4), so its table reads as the model, in Java too
+        assert (1, "a2") in java_data[jt] and (1, "a,a2") in java_data[ot]
+        got = _recs(_table(tmp_path, ot).changelog(0))
+        state: Dict[int, Optional[str]] = {}
+        for k, i, v in got:
+            if k in ("+I", "+U"):
+                state[i] = v
+            else:
+                state.pop(i, None)
+        # the changelog ends at the last full compaction (the last commit forced level 0 up)
+        assert sorted(state.items()) == sorted(at_full.items()) != sorted(model.items())
+        for s in range(end):
+            assert sorted(_java_incremental(java, tmp_path, ot, s, s + 1, "changelog")) == \
+                sorted(_recs(_table(tmp_path, ot).changelog(s, s + 1))), f"snapshot {s + 1}"
+        return
+    levels = []
+    for s in range(end):
+        theirs = _java_incremental(java, tmp_path, jt, s, s + 1, "changelog")
+        assert sorted(_java_incremental(java, tmp_path, ot, s, s + 1, "changelog")) == sorted(theirs), \
+            f"snapshot {s + 1}"
+        assert sorted(_recs(_table(tmp_path, ot).changelog(s, s + 1))) == sorted(theirs), f"snapshot {s + 1}"
+        levels.append(len(theirs))
+    assert any(levels) and not all(levels)  # force-ups without changelog, full compactions with
+

@@ -57,8 +57,6 @@ def test_catalog_errors(catalog, tmp_path):
      paimon_rs.InvalidArgumentError, "Only support 'none' and 'lookup' changelog-producer"),
     ({"bucket": "2", "changelog-producer": "full-compaction", "deletion-vectors.enabled": "true"},
      paimon_rs.InvalidArgumentError, "NONE/INPUT/LOOKUP"),
-    ({"bucket": "2", "changelog-producer": "full-compaction", "force-lookup": "true"}, paimon_rs.UnsupportedError,
-     "force-lookup"),
 ])
 def test_options_refused_at_create(catalog, options, exc, match):
     s = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options=options)

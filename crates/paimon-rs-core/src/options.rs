@@ -776,17 +776,9 @@ impl CoreOptions {
                      engine",
                 ));
             }
-            if self.changelog_producer == ChangelogProducer::FullCompaction
-                && self.needs_lookup()?
-            {
-                // force-lookup (first-row and deletion vectors are refused above and below):
-                // Java then merges a full compaction's records through LookupMergeFunction
-                // without lookups, which is not written
-                return Err(Error::unsupported(
-                    "changelog-producer = full-compaction with force-lookup: paimon_rs writes \
-                     full-compaction changelog only for tables that do not need lookup",
-                ));
-            }
+            // full-compaction with force-lookup (first-row and deletion vectors are refused
+            // above and in check_deletion_vectors, with Java's messages) is written: level 0
+            // forced up, changelog from full compactions only (compact/full_changelog.rs)
             if self.changelog_producer == ChangelogProducer::Lookup
                 && get("full-compaction.delta-commits").is_some()
             {
@@ -1284,8 +1276,8 @@ mod tests {
             .unwrap());
     }
 
-    /// `full-compaction` is written; Java's refusals of it stay (first-row, deletion vectors,
-    /// with Java's messages), and force-lookup with it is not written.
+    /// `full-compaction` is written, with force-lookup too; Java's refusals of it stay
+    /// (first-row, deletion vectors, with Java's messages).
     #[test]
     fn full_compaction_producer_is_written_with_javas_refusals() {
         let o = |kv: &[(&str, &str)]| {
@@ -1306,13 +1298,9 @@ mod tests {
             .check_supported(true, true)
             .unwrap_err();
         assert!(e.to_string().contains("NONE/INPUT/LOOKUP"), "{e}");
-        let e = o(&[("force-lookup", "true")])
-            .check_supported(true, true)
-            .unwrap_err();
-        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-        // a reader reads what Java wrote
+        // force-lookup with it is written (level 0 forced up, changelog from full compactions)
         o(&[("force-lookup", "true")])
-            .check_supported(true, false)
+            .check_supported(true, true)
             .unwrap();
     }
 

@@ -21,7 +21,6 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::RecordBatch;
 use rayon::prelude::*;
 use roaring::RoaringBitmap;
 
@@ -30,7 +29,8 @@ use super::work::{bool_opt, bucket_splits, commit_compactions, ratio_option, sma
 use crate::commit::{CommitMessage, CompactIncrement, DataIncrement};
 use crate::error::{Error, Result};
 use crate::kv::{file_context, FileSource};
-use crate::read::deletion::{deletion_files_of, drop_deleted, DeletionFile};
+use crate::merge::BatchIter;
+use crate::read::deletion::{deletion_files_of, DeletionFile};
 use crate::read::split::Split;
 use crate::read::table_read::TableRead;
 use crate::spec::manifest::{DataFileMeta, IndexFileMeta};
@@ -301,54 +301,25 @@ pub(super) fn attach_vectors(table: &FileStoreTable, b: &mut Split) -> Result<()
 }
 
 /// The batches of `split`'s files, in order; with `vectors` (a writer's deletion vectors, held
-/// in memory: data file → deleted row positions) each file is read on its own and the rows its
-/// vector marks are left out (a split's `deletion_files` are applied by the reader instead).
-fn group_batches<'a>(
-    table: &'a FileStoreTable,
-    reader: &'a TableRead,
-    split: &'a Split,
-    vectors: Option<&'a BTreeMap<String, RoaringBitmap>>,
-) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>> {
-    let Some(vectors) = vectors else {
-        return Ok(Box::new(reader.split_stream(split)?));
-    };
-    let per_file = split
-        .files
-        .iter()
-        .map(move |f| -> Result<Vec<RecordBatch>> {
-            let one = Split {
-                files: vec![f.clone()],
-                deletion_files: BTreeMap::new(),
-                ..split.clone()
-            };
-            let dv = vectors.get(&f.file_name);
-            let mut pos = 0u64;
-            let mut out = vec![];
-            for b in reader.split_stream(&one)? {
-                let b = b?;
-                let n = b.num_rows() as u64;
-                out.push(match dv {
-                    Some(dv) => drop_deleted(b, pos, dv)?,
-                    None => b,
-                });
-                pos += n;
-            }
-            // positions count every row of the file: a vector applied to fewer rows is wrong
-            if dv.is_some() && pos != f.row_count.max(0) as u64 {
-                return Err(Error::corrupt(
-                    &table.path,
-                    format!(
-                        "data file {} has {pos} rows, its manifest entry {}",
-                        f.file_name, f.row_count
-                    ),
-                ));
-            }
-            Ok(out)
-        });
-    Ok(Box::new(per_file.flat_map(|r| match r {
-        Ok(bs) => bs.into_iter().map(Ok).collect::<Vec<_>>(),
-        Err(e) => vec![Err(e)],
-    })))
+/// in memory: data file → deleted row positions) in place of the split's deletion files, which
+/// the reader applies either way (`TableRead::split_stream_with_vectors`).
+fn group_batches(
+    reader: &TableRead,
+    split: &Split,
+    vectors: Option<&BTreeMap<String, RoaringBitmap>>,
+) -> Result<BatchIter> {
+    match vectors {
+        None => reader.split_stream(split),
+        Some(v) => {
+            // the vectors of the split's files only
+            let mine = split
+                .files
+                .iter()
+                .filter_map(|f| Some((f.file_name.clone(), v.get(&f.file_name)?.clone())))
+                .collect();
+            reader.split_stream_with_vectors(split, std::sync::Arc::new(mine))
+        }
+    }
 }
 
 /// Rewrite the files of `split` (in this order) into new level-0 COMPACT files of about the
@@ -373,7 +344,7 @@ fn rewrite_group(
     let started = std::time::Instant::now();
     // an error drops the writer, which removes the files it wrote
     let mut writer = RollingFileWriter::new(ctx, first_seq);
-    for b in group_batches(table, reader, split, vectors)? {
+    for b in group_batches(reader, split, vectors)? {
         let b = b?;
         if b.num_rows() > 0 {
             writer.write(&b)?;
@@ -442,6 +413,7 @@ pub(crate) fn compact_written_bucket(
         raw_convertible: true,
         deletion_files: Default::default(),
         changelog: false,
+        diff_before: None,
     };
     let after = rewrite_group(
         table,
@@ -584,6 +556,7 @@ pub(super) fn compact_append_bucket(
                 })
                 .collect(),
             changelog: false,
+            diff_before: None,
         };
         match rewrite_group(table, reader, s, &split, None) {
             Ok(out) => {

@@ -315,6 +315,7 @@ impl MergeTreeRewriter {
             inner: Box::new(crate::merge::engine::DeduplicateFunction),
             max_level: self.max_level.get(),
             mode: mode.clone(),
+            lookup_merge: self.lookup.is_some(),
         };
         let wrap: WrapFn =
             Box::new(move |inner| Box::new(FullChangelogWrapper { inner, ..wrapper }));
@@ -489,15 +490,20 @@ impl CompactRewriter for MergeTreeRewriter {
     /// when deletion vectors are on and it may hold retractions, or when below the max level
     /// the merge may change its records (any engine but deduplicate without sequence.field),
     /// or when `file.format.per.level` gives the output level another format than level 0;
-    /// otherwise it moves by metadata.
+    /// otherwise it moves by metadata. A `full-compaction` table with `force-lookup` takes the
+    /// first path into the max level and the second below it.
     fn upgrade(&self, opts: &TaskOptions, file: &DataFileMeta) -> Result<Option<Upgraded>> {
         let sections = vec![vec![vec![file.clone()]]];
         if let Some(mode) = &self.full_changelog {
-            if opts.output_level != self.max_level.get() || file.level == opts.output_level {
+            if file.level == opts.output_level {
                 return Ok(None);
             }
-            let r = self.full_changelog_rewrite(mode, opts.drop_delete, &sections, false)?;
-            return Ok(Some(Upgraded::Metadata(r)));
+            if opts.output_level == self.max_level.get() {
+                let r = self.full_changelog_rewrite(mode, opts.drop_delete, &sections, false)?;
+                return Ok(Some(Upgraded::Metadata(r)));
+            }
+            // below the max level no changelog (Java's `NO_CHANGELOG_NO_REWRITE`); a
+            // force-lookup table's level-0 file goes through the lookup upgrade below
         }
         let Some(l) = &self.lookup else {
             return Ok(None);

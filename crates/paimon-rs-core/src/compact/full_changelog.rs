@@ -7,6 +7,11 @@
 //! compactions produce none. A file upgraded to the max level without a rewrite still emits
 //! `+I` for each of its records (Java's `CHANGELOG_NO_REWRITE`).
 //!
+//! With `force-lookup` (the only way a `full-compaction` table needs lookup: first-row and
+//! deletion vectors are refused with it) level-0 files are forced up at each commit
+//! (`ForceUpLevel0Compaction`); a force-up into a level below the max makes no changelog, and
+//! the merges keep only a key's lowest level > 0 (`LookupMergeFunction`).
+//!
 //! When a writer's commit is a full compaction is decided by [`full_compaction_due`].
 
 use super::lookup_rewrite::{diff_changelog, merge_result, ChangelogMode};
@@ -22,6 +27,11 @@ pub struct FullChangelogWrapper {
     pub inner: Box<dyn MergeFunction>,
     pub max_level: i32,
     pub mode: ChangelogMode,
+    /// A table that needs lookup (`force-lookup`): the engine's function merges a key's
+    /// level-0 records and its record of the lowest level > 0 only (Java wraps the engine's
+    /// function in `LookupMergeFunction` for such tables, `PrimaryKeyFileStoreTable.store`;
+    /// the lowest record embodies the older ones, see `MergeTreeRewriter`).
+    pub lookup_merge: bool,
 }
 
 impl MergeFunction for FullChangelogWrapper {
@@ -53,7 +63,12 @@ impl MergeFunction for FullChangelogWrapper {
             return Ok(());
         }
         let before_len = b.out_len();
-        b.merge_inner(self.inner.as_mut(), group, sources)?;
+        if self.lookup_merge {
+            let lowest = b.lowest_level_only(group, sources);
+            b.merge_inner(self.inner.as_mut(), &lowest, sources)?;
+        } else {
+            b.merge_inner(self.inner.as_mut(), group, sources)?;
+        }
         let after = merge_result(b, sources, before_len);
         // the max level holds no retraction (full compactions drop them); one read from an
         // odd table counts as absent
@@ -119,5 +134,143 @@ mod tests {
         let cow = full_compaction_interval(&opts(&[("full-compaction.delta-commits", "2")]));
         assert_eq!(cow, Some(2));
         assert!(full_compaction_due(cow, 4) && !full_compaction_due(cow, 5));
+    }
+
+    /// (key, row kind, v) of every record of `files` (one run each), in file order.
+    fn records(
+        t: &crate::table::FileStoreTable,
+        files: &[crate::spec::manifest::DataFileMeta],
+    ) -> Vec<(i64, i8, String)> {
+        use arrow_array::cast::AsArray;
+        use arrow_array::types::{Int64Type, Int8Type};
+        let mut out = vec![];
+        for f in files {
+            let file = std::fs::File::open(t.path.join("bucket-0").join(&f.file_name)).unwrap();
+            let reader =
+                parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+                    .unwrap()
+                    .build()
+                    .unwrap();
+            for b in reader {
+                let b = b.unwrap();
+                let (k, kind, v) = (
+                    b.column(0).as_primitive::<Int64Type>(),
+                    b.column(2).as_primitive::<Int8Type>(),
+                    b.column(4).as_string::<i32>(),
+                );
+                for i in 0..b.num_rows() {
+                    out.push((k.value(i), kind.value(i), v.value(i).to_string()));
+                }
+            }
+        }
+        out
+    }
+
+    /// A bucket compactor of a `full-compaction` table with `force-lookup` and `extra` options,
+    /// over a max-level file of `top` keys and a level-0 file of `level0` keys.
+    fn force_lookup_bucket(
+        dir: &std::path::Path,
+        extra: &[(&str, &str)],
+        top: &[i64],
+        level0: &[i64],
+    ) -> (
+        crate::table::FileStoreTable,
+        crate::compact::BucketCompactor,
+        crate::spec::manifest::DataFileMeta,
+    ) {
+        use crate::compact::{BucketCompactor, CompactSettings};
+        use crate::lookup::tests::data_file;
+        let mut opts = vec![
+            ("bucket", "1"),
+            ("changelog-producer", "full-compaction"),
+            ("force-lookup", "true"),
+        ];
+        opts.extend_from_slice(extra);
+        let t = crate::write::table_write::tests::table(dir, &opts);
+        let top = data_file(&t, 5, top, 0);
+        let l0 = data_file(&t, 0, level0, 1000);
+        let settings = CompactSettings::from_table(&t).unwrap();
+        let c = BucketCompactor::new(
+            &t,
+            &settings,
+            t.path.join("bucket-0"),
+            vec![top, l0.clone()],
+        )
+        .unwrap();
+        (t, c, l0)
+    }
+
+    /// A `full-compaction` table with `force-lookup` (Java: `ForceUpLevel0Compaction`,
+    /// `FullChangelogMergeTreeCompactRewriter`, `LookupMergeFunction`): a level-0 file forced
+    /// up below the max level makes no changelog; the next full compaction diffs each key's
+    /// merge against its max-level record. `listagg` shows which records a merge takes: the
+    /// force-up looks the key up in the max level (so the middle record embodies it), and the
+    /// full compaction merges the lowest level > 0 only, not the max-level record again.
+    #[test]
+    fn force_lookup_forces_level0_up_without_changelog_then_diffs_full_compactions() {
+        let dir = tempfile::tempdir().unwrap();
+        let agg = [
+            ("merge-engine", "aggregation"),
+            ("fields.v.aggregate-function", "listagg"),
+        ];
+        let (t, mut c, l0) = force_lookup_bucket(dir.path(), &agg, &[1, 2, 3], &[2, 4]);
+        assert!(c.forces_level0_up());
+        let up = c.compact(false).unwrap().unwrap();
+        assert_eq!(up.before, vec![l0.clone()]);
+        assert_eq!(up.after.len(), 1);
+        assert_eq!(up.after[0].level, 4);
+        assert!(up.changelog.is_empty(), "{:?}", up.changelog);
+        // rewritten (below the max level, 5 of 6 levels) with the max level's record of key 2 (an aggregation changes it)
+        assert_eq!(
+            records(&t, &up.after),
+            vec![(2, 0, "v2@5,v2@0".into()), (4, 0, "v4@0".into())]
+        );
+        let full = c.compact(true).unwrap().unwrap();
+        assert!(full.after.iter().all(|f| f.level == 5));
+        assert_eq!(
+            records(&t, &full.after),
+            vec![
+                (1, 0, "v1@5".into()),
+                (2, 0, "v2@5,v2@0".into()),
+                (3, 0, "v3@5".into()),
+                (4, 0, "v4@0".into()),
+            ]
+        );
+        let (ub, ua) = (RowKind::UpdateBefore.byte(), RowKind::UpdateAfter.byte());
+        assert_eq!(
+            records(&t, &full.changelog),
+            vec![
+                (2, ub, "v2@5".into()),
+                (2, ua, "v2@5,v2@0".into()),
+                (4, RowKind::Insert.byte(), "v4@0".into()),
+            ]
+        );
+        assert!(full.changelog.iter().all(|f| f.level == 5));
+    }
+
+    /// Deduplicate with `force-lookup`: the force-up moves the level-0 file by metadata (no
+    /// lookup changes a deduplicate merge), with no changelog; the full compaction's changelog
+    /// is the diff against the max level.
+    #[test]
+    fn force_lookup_deduplicate_upgrades_level0_by_metadata() {
+        let dir = tempfile::tempdir().unwrap();
+        // a max level much larger than level 0: universal compaction leaves it be
+        let keys: Vec<i64> = (1..=200).filter(|k| *k != 3).collect();
+        let (t, mut c, l0) = force_lookup_bucket(dir.path(), &[], &keys, &[2, 3]);
+        let up = c.compact(false).unwrap().unwrap();
+        assert_eq!(up.after.len(), 1);
+        assert_eq!(up.after[0].file_name, l0.file_name);
+        assert_eq!(up.after[0].level, 4);
+        assert!(up.changelog.is_empty());
+        let full = c.compact(true).unwrap().unwrap();
+        let (ub, ua) = (RowKind::UpdateBefore.byte(), RowKind::UpdateAfter.byte());
+        assert_eq!(
+            records(&t, &full.changelog),
+            vec![
+                (2, ub, "v2@5".into()),
+                (2, ua, "v2@0".into()),
+                (3, RowKind::Insert.byte(), "v3@0".into()),
+            ]
+        );
     }
 }

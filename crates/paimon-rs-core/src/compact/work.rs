@@ -141,6 +141,7 @@ pub(super) fn bucket_splits(
                 raw_convertible: false,
                 deletion_files: Default::default(),
                 changelog: false,
+                diff_before: None,
             },
         )
         .collect())

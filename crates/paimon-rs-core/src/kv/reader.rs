@@ -175,18 +175,28 @@ pub(crate) fn with_deletions(
     dir: &Path,
     files: &[DataFileMeta],
     dvs: &Arc<std::collections::BTreeMap<String, DeletionFile>>,
+    memory: Option<&std::collections::BTreeMap<String, roaring::RoaringBitmap>>,
     plan: &Arc<ColumnPlan>,
     raw: bool,
 ) -> BatchIter {
     let streams: Vec<BatchIter> = files
         .iter()
-        .map(|f| {
+        .map(|f| -> BatchIter {
             let one = VecDeque::from([(file_path(dir, f), f.clone())]);
             let chain: BatchIter = Box::new(if raw {
                 FileChain::raw(one, plan.clone())
             } else {
                 FileChain::new(one, plan.clone())
             });
+            if let Some(dv) = memory.and_then(|m| m.get(&f.file_name)) {
+                return Box::new(DeletionFilter::in_memory(
+                    chain,
+                    root.to_path_buf(),
+                    dv.clone(),
+                    f.file_name.clone(),
+                    f.row_count,
+                ));
+            }
             match dvs.get(&f.file_name) {
                 None => chain,
                 Some(df) => Box::new(DeletionFilter::new(
@@ -810,6 +820,7 @@ impl KvFileReader {
             &dir,
             run,
             &Arc::new(deletion_files.clone()),
+            None,
             &self.plan,
             false,
         )

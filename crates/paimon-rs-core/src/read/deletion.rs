@@ -270,7 +270,8 @@ pub fn decode_entry(entry: &[u8], length: i64) -> std::result::Result<RoaringBit
 pub struct DeletionFilter {
     inner: BatchIter,
     table_root: PathBuf,
-    file: DeletionFile,
+    /// Where the vector is stored (read at the first batch); None: given in memory.
+    file: Option<DeletionFile>,
     data_file: String,
     data_rows: i64,
     dv: Option<RoaringBitmap>,
@@ -286,16 +287,39 @@ impl DeletionFilter {
         data_file: String,
         data_rows: i64,
     ) -> Self {
+        Self::of(inner, table_root, Some(file), None, data_file, data_rows)
+    }
+
+    fn of(
+        inner: BatchIter,
+        table_root: PathBuf,
+        file: Option<DeletionFile>,
+        dv: Option<RoaringBitmap>,
+        data_file: String,
+        data_rows: i64,
+    ) -> Self {
         DeletionFilter {
             inner,
             table_root,
             file,
             data_file,
             data_rows,
-            dv: None,
+            dv,
             pos: 0,
             failed: false,
         }
+    }
+
+    /// A filter by a vector held in memory (a writer's, with marks not yet in an index file).
+    /// As the positions count every row of the file, the file must yield `data_rows` rows.
+    pub fn in_memory(
+        inner: BatchIter,
+        table_root: PathBuf,
+        dv: RoaringBitmap,
+        data_file: String,
+        data_rows: i64,
+    ) -> Self {
+        Self::of(inner, table_root, None, Some(dv), data_file, data_rows)
     }
 }
 
@@ -329,13 +353,8 @@ impl Iterator for DeletionFilter {
         if self.failed {
             return None;
         }
-        if self.dv.is_none() {
-            match read_deletion_vector(
-                &self.table_root,
-                &self.file,
-                &self.data_file,
-                self.data_rows,
-            ) {
+        if let (None, Some(file)) = (&self.dv, &self.file) {
+            match read_deletion_vector(&self.table_root, file, &self.data_file, self.data_rows) {
                 Ok(dv) => self.dv = Some(dv),
                 Err(e) => {
                     self.failed = true;
@@ -344,9 +363,24 @@ impl Iterator for DeletionFilter {
             }
         }
         let dv = self.dv.as_ref()?;
-        let b = match self.inner.next()? {
-            Ok(b) => b,
-            Err(e) => return Some(Err(e)),
+        let b = match self.inner.next() {
+            Some(Ok(b)) => b,
+            Some(Err(e)) => return Some(Err(e)),
+            None => {
+                // a vector in memory was applied to positions counted here: the file must have
+                // had every row its manifest entry records
+                if self.file.is_none() && self.pos != self.data_rows.max(0) as u64 {
+                    self.failed = true;
+                    return Some(Err(Error::corrupt(
+                        &self.table_root,
+                        format!(
+                            "data file {} has {} rows, its manifest entry {}",
+                            self.data_file, self.pos, self.data_rows
+                        ),
+                    )));
+                }
+                return None;
+            }
         };
         let pos = self.pos;
         self.pos += b.num_rows() as u64;
@@ -505,6 +539,36 @@ mod tests {
         assert_eq!(
             drop_deleted(batch(100, 110), 100, &all).unwrap().num_rows(),
             0
+        );
+    }
+
+    /// A vector held in memory (a writer's) drops its rows as a stored one does, counting
+    /// positions across batches; a file that yields fewer rows than its manifest entry records
+    /// is an error (the positions would be wrong).
+    #[test]
+    fn in_memory_vector_drops_rows_and_checks_the_row_count() {
+        let batch = |lo: i64, hi: i64| -> Result<RecordBatch> {
+            let a: ArrayRef = Arc::new(Int64Array::from_iter_values(lo..hi));
+            Ok(RecordBatch::try_from_iter([("x", a)]).unwrap())
+        };
+        let dv: RoaringBitmap = [1u32, 6].into_iter().collect();
+        let f = |rows: i64| {
+            let inner: BatchIter = Box::new(vec![batch(0, 4), batch(4, 8)].into_iter());
+            DeletionFilter::in_memory(inner, PathBuf::from("/t"), dv.clone(), "f".into(), rows)
+        };
+        let got: Vec<i64> = f(8)
+            .map(|b| b.unwrap())
+            .flat_map(|b| {
+                let a = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+                a.values().to_vec()
+            })
+            .collect();
+        assert_eq!(got, vec![0, 2, 3, 4, 5, 7]);
+        let last = f(9).last().unwrap().unwrap_err();
+        assert!(
+            last.to_string()
+                .contains("has 8 rows, its manifest entry 9"),
+            "{last}"
         );
     }
 }

@@ -3,6 +3,7 @@
 
 pub mod decode_ahead;
 pub mod deletion;
+pub mod diff;
 pub mod evolution;
 pub mod interval;
 pub mod scan;

@@ -4,10 +4,10 @@
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
-use super::deletion::deletion_files_of;
+use super::deletion::{deletion_files_of, DeletionFile};
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
-use super::split::Split;
+use super::split::{DiffBefore, Split};
 use crate::error::{Error, Result};
 use crate::options::ChangelogProducer;
 use crate::predicate::{ColumnStat, Predicate};
@@ -450,15 +450,15 @@ impl TableScan {
         {
             let mode =
                 mode.resolve(self.table.options.changelog_producer != ChangelogProducer::None);
-            // between tags we read the files live in the end tag and not in the start one: rows
-            // a deletion vector marked in a file live in both would be missed (Java diffs the
-            // tags' rows by key)
-            if matches!(range, Incremental::Tags(..)) && self.table.options.deletion_vectors()? {
-                return Err(Error::unsupported(
-                    "incremental reads between two tags of a deletion-vector table (read \
-                     between the tags' snapshot ids)",
-                )
-                .with_table(&self.table.name));
+            // between two tags of a deletion-vector table, rows a vector marked in a file
+            // both tags hold would be missed by a file diff: the tags' rows are diffed by key
+            // (primary keys), or the end tag's new files read with its vectors (append)
+            if let Incremental::Tags(a, b) = range {
+                if self.table.options.deletion_vectors()? {
+                    return self
+                        .tag_diff_plan(a, b, pfilter.as_ref())
+                        .map_err(|e| e.with_table(&self.table.name));
+                }
             }
             let name = &self.table.name;
             let Some((end, entries)) = self
@@ -500,6 +500,110 @@ impl TableScan {
         self.splits_of(&snapshot, entries, false)
     }
 
+    /// An incremental read between tags `a` and `b` of a deletion-vector table
+    /// (paimon-behaviour.md §9.7; Java's `IncrementalDiffStartingScanner.betweenTags`,
+    /// `SnapshotReaderImpl.readIncrementalDiff`). A primary-key table: per bucket one diff
+    /// split, the end tag's files and vectors against the start tag's, leaving out the files
+    /// both tags hold with the same vector (their rows are the same on both sides, and no
+    /// other live row of theirs' keys exists: each key is live once above level 0); a file
+    /// both hold whose vector changed is read on both sides, so the rows its new marks remove
+    /// show as `-D` or as their key's new row. An append table: the end tag's files that the
+    /// start tag lacks, with the end tag's vectors (Java's `RawFileSplitRead` ignores the
+    /// start side).
+    fn tag_diff_plan(&self, a: &str, b: &str, pfilter: Option<&Predicate>) -> Result<Plan> {
+        let sm = self.table.snapshot_manager();
+        let (s1, s2) = (sm.tag(a)?, sm.tag(b)?);
+        if s1.id > s2.id {
+            return Err(Error::invalid(format!(
+                "incremental-between: tag '{a}' (snapshot {}) is newer than tag '{b}' (snapshot \
+                 {})",
+                s1.id, s2.id
+            )));
+        }
+        let before_entries = live_entries_filtered(&self.table, &s1, pfilter)?;
+        let after_entries = live_entries_filtered(&self.table, &s2, pfilter)?;
+        if !self.table.is_primary_key() {
+            let before: std::collections::HashSet<&str> = before_entries
+                .iter()
+                .map(|e| e.file.file_name.as_str())
+                .collect();
+            let entries = after_entries
+                .iter()
+                .filter(|e| !before.contains(e.file.file_name.as_str()))
+                .cloned()
+                .collect();
+            return self.splits_of(&s2, entries, false);
+        }
+        let o = &self.table.options;
+        let skip_level0 = o.batch_scan_skip_level0()?;
+        let mut before_dvs = deletion_files_of(&self.table, s1.index_manifest.as_deref())?;
+        let mut after_dvs = deletion_files_of(&self.table, s2.index_manifest.as_deref())?;
+        let mut before = by_bucket(before_entries);
+        let after = by_bucket(after_entries);
+        let pkeys = self.table.partition_keys().to_vec();
+        let ptypes = self.table.partition_types()?;
+        let mut keys: Vec<(Vec<u8>, i32)> = before.keys().chain(after.keys()).cloned().collect();
+        keys.sort();
+        keys.dedup();
+        let mut splits = vec![];
+        for key in keys {
+            let (b_total, b_files) = before.remove(&key).unwrap_or((-1, vec![]));
+            let (total_buckets, a_files) = after.get(&key).cloned().unwrap_or((b_total, vec![]));
+            let (b_dv, a_dv) = (
+                before_dvs.remove(&key).unwrap_or_default(),
+                after_dvs.remove(&key).unwrap_or_default(),
+            );
+            let visible = |f: &DataFileMeta| !(skip_level0 && f.level == 0);
+            // a file both tags hold with the same vector (or none in both) is left out
+            let unchanged = |f: &DataFileMeta,
+                             mine: &BTreeMap<String, DeletionFile>,
+                             other: &BTreeMap<String, DeletionFile>,
+                             others: &[DataFileMeta]| {
+                others.iter().any(|g| g.file_name == f.file_name)
+                    && mine.get(&f.file_name) == other.get(&f.file_name)
+            };
+            let b_keep: Vec<DataFileMeta> = b_files
+                .iter()
+                .filter(|f| visible(f) && !unchanged(f, &b_dv, &a_dv, &a_files))
+                .cloned()
+                .collect();
+            let a_keep: Vec<DataFileMeta> = a_files
+                .iter()
+                .filter(|f| visible(f) && !unchanged(f, &a_dv, &b_dv, &b_files))
+                .cloned()
+                .collect();
+            if b_keep.is_empty() && a_keep.is_empty() {
+                continue;
+            }
+            let dvs_of = |files: &[DataFileMeta], dvs: &BTreeMap<String, DeletionFile>| {
+                files
+                    .iter()
+                    .filter_map(|f| Some((f.file_name.clone(), dvs.get(&f.file_name)?.clone())))
+                    .collect::<BTreeMap<_, _>>()
+            };
+            let pp = self.partition_dir(&pkeys, &ptypes, &key.0)?;
+            splits.push(Split {
+                snapshot_id: s2.id,
+                partition: key.0.clone(),
+                bucket: key.1,
+                total_buckets,
+                bucket_path: format!("{pp}bucket-{}", key.1),
+                deletion_files: dvs_of(&a_keep, &a_dv),
+                files: a_keep,
+                raw_convertible: false,
+                changelog: false,
+                diff_before: Some(DiffBefore {
+                    deletion_files: dvs_of(&b_keep, &b_dv),
+                    files: b_keep,
+                }),
+            });
+        }
+        Ok(Plan {
+            snapshot_id: Some(s2.id),
+            splits,
+        })
+    }
+
     /// Splits of changelog files (`entries`, in snapshot order): per (partition, bucket), the
     /// files in that order packed by size, read without merging. Files whose key range cannot
     /// match the filter are pruned (each record is filtered on its own, so this is exact).
@@ -531,6 +635,7 @@ impl TableScan {
                     raw_convertible: false,
                     deletion_files: BTreeMap::new(),
                     changelog: true,
+                    diff_before: None,
                 });
             }
         }
@@ -639,6 +744,7 @@ impl TableScan {
                     raw_convertible: raw,
                     deletion_files,
                     changelog: false,
+                    diff_before: None,
                 });
             }
         }

@@ -30,6 +30,21 @@ pub struct Split {
     /// merging, every record as stored with its row kind, in file order.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub changelog: bool,
+    /// An incremental read between two tags of a primary-key deletion-vector table (Java's
+    /// `IncrementalSplit`, read by `IncrementalDiffSplitRead`): `files` and `deletion_files`
+    /// are the end tag's side, this the start tag's; the read returns the key diff of the two
+    /// (`read::diff`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff_before: Option<DiffBefore>,
+}
+
+/// The start tag's side of a diff split: its files of the bucket that are not in the end tag
+/// with the same deletion vector, and their vectors in the start tag.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiffBefore {
+    pub files: Vec<DataFileMeta>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub deletion_files: BTreeMap<String, DeletionFile>,
 }
 
 impl Split {
@@ -66,6 +81,7 @@ mod tests {
             raw_convertible: false,
             deletion_files: BTreeMap::new(),
             changelog,
+            diff_before: None,
         }
     }
 
@@ -81,5 +97,20 @@ mod tests {
         }
         let old = br#"{"snapshot_id":3,"partition":[0,0,0,0,0,0,0,0],"bucket":1,"total_buckets":2,"bucket_path":"bucket-1","files":[],"raw_convertible":true}"#;
         assert!(!Split::from_bytes(old).unwrap().changelog);
+        assert!(Split::from_bytes(old).unwrap().diff_before.is_none());
+    }
+
+    /// A diff split's start-tag side survives serialization (Spark ships it to a task).
+    #[test]
+    fn diff_side_round_trips() {
+        let mut s = split(false);
+        s.diff_before = Some(DiffBefore {
+            files: vec![],
+            deletion_files: BTreeMap::new(),
+        });
+        let b = s.to_bytes().unwrap();
+        assert!(String::from_utf8_lossy(&b).contains("diff_before"));
+        assert_eq!(Split::from_bytes(&b).unwrap(), s);
+        assert!(!String::from_utf8_lossy(&split(false).to_bytes().unwrap()).contains("diff_before"));
     }
 }

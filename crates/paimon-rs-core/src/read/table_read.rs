@@ -10,6 +10,7 @@
 //! the key twice) and are taken from the merged key columns. A raw read needs no key or
 //! sequence column: it decodes `_VALUE_KIND` (to drop retractions) and the needed columns.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -18,6 +19,7 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
+use super::deletion::DeletionFile;
 use super::evolution::SchemaCache;
 use super::split::Split;
 use crate::compact::interval::interval_partition;
@@ -29,6 +31,7 @@ use crate::merge::reader::MergeHooks;
 use crate::merge::{merge_sorted_runs, merge_sorted_runs_with, BatchIter, KvLayout, MergeEngine};
 use crate::predicate::Predicate;
 use crate::sort::{SpillOptions, Spiller};
+use crate::spec::manifest::DataFileMeta;
 use crate::spec::row_kind::is_retract_byte as is_retract;
 use crate::spec::row_kind::RowKind;
 use crate::spec::types::DataType;
@@ -238,6 +241,24 @@ impl TableRead {
         ))
     }
 
+    /// [`Self::split_stream`] of an append table's raw split with the deletion vectors
+    /// `vectors` (data file name → deleted row positions, held in memory: a writer's, with
+    /// marks not yet in an index file) in place of the split's deletion files: the reader's
+    /// one path that drops marked rows (append compaction of a deletion-vector table).
+    pub fn split_stream_with_vectors(
+        &self,
+        split: &Split,
+        vectors: Arc<BTreeMap<String, roaring::RoaringBitmap>>,
+    ) -> Result<BatchIter> {
+        let table = self.ctx.table.clone();
+        let id = split.snapshot_id;
+        let it = split_stream_with(self.ctx.clone(), split, Some(vectors))
+            .map_err(|e| expired_or(&table, id, e))?;
+        Ok(Box::new(
+            it.map(move |r| r.map_err(|e| expired_or(&table, id, e))),
+        ))
+    }
+
     /// Read splits one after the other, lazily (bounded memory, no parallelism across splits).
     pub fn stream(&self, splits: Vec<Split>) -> BatchIter {
         let ctx = self.ctx.clone();
@@ -341,6 +362,19 @@ pub(crate) fn in_rounds<T: Send>(
 }
 
 fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
+    split_stream_with(ctx, split, None)
+}
+
+/// [`split_stream`], with `memory`: deletion vectors held in memory that replace the split's
+/// deletion files (raw splits only).
+fn split_stream_with(
+    ctx: Arc<ReadCtx>,
+    split: &Split,
+    memory: Option<Arc<BTreeMap<String, roaring::RoaringBitmap>>>,
+) -> Result<BatchIter> {
+    if let Some(before) = &split.diff_before {
+        return diff_stream(&ctx, split, before);
+    }
     let dir = crate::io::resolve(&ctx.table.path, &split.bucket_path);
     let pk = ctx.table.is_primary_key();
     let key_names = ctx.table.trimmed_primary_keys();
@@ -374,6 +408,12 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
     let layout = KvLayout {
         num_keys: key_names.len(),
     };
+    if memory.is_some() && (merge || split.changelog) {
+        return Err(Error::Internal(format!(
+            "deletion vectors in memory for a split of table '{}' that is not read raw",
+            ctx.table.name
+        )));
+    }
     let batches: BatchIter = if merge {
         // Merge each section of overlapping files; one lazy run per sorted run of the section.
         let key_types = ctx.table.schema.types_of(&key_names)?;
@@ -414,7 +454,10 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                     .map(|run| {
                         let size = run.iter().map(|f| f.file_size.max(0) as u64).sum();
                         if !dvs.is_empty() {
-                            return (size, with_deletions(&root, &dir, run, &dvs, &plan, false));
+                            return (
+                                size,
+                                with_deletions(&root, &dir, run, &dvs, None, &plan, false),
+                            );
                         }
                         let files = run
                             .iter()
@@ -447,9 +490,20 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
                 Err(e) => Box::new(std::iter::once(Err(e))),
             }
         }))
+    } else if let Some(memory) = &memory {
+        let none = Arc::new(BTreeMap::new());
+        with_deletions(
+            &ctx.table.path,
+            &dir,
+            &split.files,
+            &none,
+            Some(memory),
+            &plan,
+            true,
+        )
     } else if !split.changelog && !split.deletion_files.is_empty() {
         let dvs = Arc::new(split.deletion_files.clone());
-        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, &plan, true)
+        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, None, &plan, true)
     } else {
         // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
         // deletion vectors apply to changelog files
@@ -467,6 +521,83 @@ fn split_stream(ctx: Arc<ReadCtx>, split: &Split) -> Result<BatchIter> {
         },
         Err(e) => Some(Err(e)),
     })))
+}
+
+/// A diff split (an incremental read between two tags of a primary-key deletion-vector
+/// table, paimon-behaviour.md §9.7): each side read whole as the table at its tag (every
+/// column, row kinds kept, its own deletion vectors), the key diff of the two
+/// ([`super::diff::diff_sides`]), then the read's filter and projection. Both sides of the
+/// bucket are held in memory: only the files that differ between the tags (their own, or
+/// with another vector) are read.
+fn diff_stream(
+    ctx: &ReadCtx,
+    split: &Split,
+    before: &super::split::DiffBefore,
+) -> Result<BatchIter> {
+    if !ctx.row_kind {
+        return Err(Error::invalid(format!(
+            "a diff split of table '{}' (bucket {}) is read by an incremental read, which \
+             returns each row's kind",
+            ctx.table.name, split.bucket_path
+        )));
+    }
+    let full = TableRead::with_row_kinds(ctx.table.clone(), None, None)?.ctx;
+    let side =
+        |files: &[DataFileMeta], dvs: &BTreeMap<String, DeletionFile>| -> Result<RecordBatch> {
+            let s = Split {
+                files: files.to_vec(),
+                deletion_files: dvs.clone(),
+                raw_convertible: false,
+                changelog: false,
+                diff_before: None,
+                ..split.clone()
+            };
+            let parts: Vec<RecordBatch> = split_stream(full.clone(), &s)?.collect::<Result<_>>()?;
+            Ok(arrow_select::concat::concat_batches(
+                &full.output_schema,
+                &parts,
+            )?)
+        };
+    let (b, a) = (
+        side(&before.files, &before.deletion_files)?,
+        side(&split.files, &split.deletion_files)?,
+    );
+    let keys: Vec<usize> = ctx
+        .table
+        .trimmed_primary_keys()
+        .iter()
+        .chain(ctx.table.partition_keys())
+        .map(|k| {
+            ctx.table
+                .schema
+                .field_index(k)
+                .map(|i| i + 1)
+                .ok_or_else(|| {
+                    Error::Internal(format!("diff read: key column '{k}' is not in the table"))
+                })
+        })
+        .collect::<Result<_>>()?;
+    let diff = super::diff::diff_sides(&b, &a, &keys)?;
+    // the read's filter and projection over the table's columns (after the row kind)
+    let mut cols: Vec<ArrayRef> = vec![diff.column(0).clone()];
+    let values = diff.project(&(1..diff.num_columns()).collect::<Vec<_>>())?;
+    let mask = match &ctx.filter {
+        None => None,
+        Some(f) => {
+            let type_of = |n: &str| -> Option<DataType> {
+                ctx.table.schema.field(n).map(|x| x.data_type.clone())
+            };
+            Some(f.evaluate(&values, &type_of)?)
+        }
+    };
+    cols.extend(ctx.projection.iter().map(|&i| values.column(i).clone()));
+    let mut out = RecordBatch::try_new(ctx.output_schema.clone(), cols)?;
+    if let Some(m) = mask {
+        out = arrow_select::filter::filter_record_batch(&out, &m)?;
+    }
+    Ok(Box::new(
+        (out.num_rows() > 0).then_some(Ok(out)).into_iter(),
+    ))
 }
 
 /// `sort-spill-threshold`: with more than `threshold` sorted runs, merge the smallest runs

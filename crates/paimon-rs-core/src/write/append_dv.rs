@@ -125,6 +125,7 @@ pub fn read_with_positions(
                 deletion_files: BTreeMap::new(),
                 raw_convertible: true,
                 changelog: false,
+                diff_before: None,
                 ..(*split).clone()
             };
             let mut pos: u64 = 0;
