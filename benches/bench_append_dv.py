@@ -48,6 +48,17 @@ def _timed(f):
     return time.perf_counter() - t0, out
 
 
+def _median_read(t, repeat: int) -> tuple:
+    """The median seconds of ``repeat`` full reads after a warm-up, and the rows read."""
+    reads = []
+    n = 0
+    for _ in range(repeat + 1):
+        s, got = _timed(t.to_arrow)
+        reads.append(s)
+        n = got.num_rows
+    return statistics.median(reads[1:]), n
+
+
 def bucketed(a: argparse.Namespace) -> None:
     """The bucketed variant (``--bucketed``): writer compaction vs write-only."""
     with tempfile.TemporaryDirectory() as root:
@@ -67,13 +78,8 @@ def bucketed(a: argparse.Namespace) -> None:
                 t.delete(f"id >= {lo} AND id < {lo + a.round_rows} AND k IN (0, 1, 2, 3, 4)")
             secs = time.perf_counter() - t0
             files = cat.get_table(f"db.{name.replace('-', '_')}$files").to_arrow().num_rows
-            reads = []
-            n = 0
-            for _ in range(a.repeat + 1):
-                s, got = _timed(t.to_arrow)
-                reads.append(s)
-                n = got.num_rows
-            print(f"{name:12} {secs:9.3f} {files:6} {statistics.median(reads[1:]):8.3f} {n:9}")
+            read_s, n = _median_read(t, a.repeat)
+            print(f"{name:12} {secs:9.3f} {files:6} {read_s:8.3f} {n:9}")
 
 
 def main() -> None:
@@ -107,14 +113,9 @@ def main() -> None:
         print(f"{'variant':10} {'delete s':>9} {'read s':>8} {'rows':>9}")
         for name, t in tables.items():
             secs, _ = _timed(lambda t=t: t.delete("k = 7"))
-            reads = []
-            n = 0
-            for _ in range(a.repeat + 1):
-                s, got = _timed(t.to_arrow)
-                reads.append(s)
-                n = got.num_rows
+            read_s, n = _median_read(t, a.repeat)
             assert n == a.rows - a.rows // 100, (name, n)
-            print(f"{name:10} {secs:9.3f} {statistics.median(reads[1:]):8.3f} {n:9}")
+            print(f"{name:10} {secs:9.3f} {read_s:8.3f} {n:9}")
         dv = tables["dv"]
         csecs, _ = _timed(lambda: dv.compact(full=True))
         reads = [_timed(dv.to_arrow)[0] for _ in range(a.repeat + 1)]
