@@ -839,35 +839,19 @@ impl KvFileReader {
             return self.read_runs(bucket_dir, runs, &BTreeMap::new());
         }
         let dir = crate::io::resolve(&self.table_path, bucket_dir);
+        // the writer's vectors, applied as every read applies them (read/deletion.rs)
+        let none = Arc::new(BTreeMap::new());
         runs.iter()
             .map(|run| {
-                let streams: Vec<BatchIter> = run
-                    .iter()
-                    .map(|f| {
-                        let chain: BatchIter = Box::new(FileChain::new(
-                            VecDeque::from([(file_path(&dir, f), f.clone())]),
-                            self.plan.clone(),
-                        ));
-                        match vectors.get(&f.file_name) {
-                            None => chain,
-                            Some(_) => {
-                                let vectors = Arc::clone(vectors);
-                                let name = f.file_name.clone();
-                                let mut pos = 0u64;
-                                Box::new(chain.map(move |b| {
-                                    let b = b?;
-                                    let at = pos;
-                                    pos += b.num_rows() as u64;
-                                    match vectors.get(&name) {
-                                        Some(dv) => crate::read::deletion::drop_deleted(b, at, dv),
-                                        None => Ok(b),
-                                    }
-                                }))
-                            }
-                        }
-                    })
-                    .collect();
-                Box::new(streams.into_iter().flatten()) as BatchIter
+                with_deletions(
+                    &self.table_path,
+                    &dir,
+                    run,
+                    &none,
+                    Some(vectors.as_ref()),
+                    &self.plan,
+                    false,
+                )
             })
             .collect()
     }
