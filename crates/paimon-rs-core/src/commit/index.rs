@@ -115,7 +115,7 @@ impl FileStoreCommit {
         }
         // a bucketed table's vectors of a bucket are one index file; a bucket-unaware append
         // table has any number per partition ([`Self::check_append_vectors`] checks those)
-        let unaware = crate::write::append_dv::is_unaware_append(self.table());
+        let unaware = self.table().is_unaware_append();
         for a in changes.iter().filter(|e| e.kind == FileKind::Add) {
             if a.index_type != DELETION_VECTORS_INDEX || unaware {
                 continue;

@@ -32,7 +32,7 @@ use arrow_schema::{DataType as ArrowType, Field, Fields, Schema, SchemaRef, Time
 use serde_json::{json, Value};
 
 use super::data_file::{contain_panic, open_checked, DataFileReader, FileExpect};
-use super::format::StagedFile;
+use super::file_write::StagedFile;
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::spec::types::{DataField, DataType, TypeKind};

@@ -6,6 +6,7 @@
 pub mod avro;
 pub mod checksum;
 pub mod data_file;
+pub(crate) mod file_write;
 pub mod format;
 pub mod int96;
 pub mod orc;

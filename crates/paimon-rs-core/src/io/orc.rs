@@ -29,7 +29,7 @@ use orc_rust::projection::ProjectionMask;
 use orc_rust::ArrowReaderBuilder;
 
 use super::data_file::{contain_panic, open_checked, DataFileReader, FileExpect, Source};
-use super::format::StagedFile;
+use super::file_write::{to_file_types, StagedFile};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::spec::types::{DataField, TypeKind, MAX_LEN};
@@ -443,7 +443,7 @@ impl OrcFileWriter {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let b = super::format::to_file_types(batch, &self.file_schema)?;
+        let b = to_file_types(batch, &self.file_schema)?;
         let b59 = to_arrow59(&b).map_err(|e| self.orc_err(e))?;
         self.call(OrcCmd::Write(b59))?;
         self.pending += b.get_array_memory_size();

@@ -23,7 +23,7 @@ use parquet::schema::types::ColumnPath;
 use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
 use super::data_file::{contain_panic, open_checked, Source};
 use super::data_file::{DataFileReader, FileExpect};
-use super::format::StagedFile;
+use super::file_write::StagedFile;
 use super::int96::{has_nanos, Int96FileWriter};
 use super::remote::ReadAt;
 use crate::error::{Error, Result};

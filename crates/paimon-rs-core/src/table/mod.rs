@@ -171,6 +171,12 @@ impl FileStoreTable {
         !self.schema.primary_keys.is_empty()
     }
 
+    /// Whether this is an append table without buckets (`bucket = -1`): its deletion vectors
+    /// are kept per partition in any number of index files.
+    pub(crate) fn is_unaware_append(&self) -> bool {
+        !self.is_primary_key() && self.options.bucket == -1
+    }
+
     pub fn partition_keys(&self) -> &[String] {
         &self.schema.partition_keys
     }

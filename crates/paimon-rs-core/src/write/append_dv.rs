@@ -45,12 +45,6 @@ pub const ROW_POSITION_COLUMN: &str = "_ROW_POSITION";
 /// The bucket of a bucket-unaware table's files and index files (Java's `UNAWARE_BUCKET`).
 const UNAWARE_BUCKET: i32 = 0;
 
-/// Whether `table` is an append table without buckets (`bucket = -1`): its deletion vectors
-/// are kept per partition in any number of index files.
-pub(crate) fn is_unaware_append(table: &FileStoreTable) -> bool {
-    !table.is_primary_key() && table.options.bucket == -1
-}
-
 /// The rows of `splits` (an append table's plan) that `filter` selects and no deletion vector
 /// removed, with the `projection` columns (all if None), then [`FILE_NAME_COLUMN`] and
 /// [`ROW_POSITION_COLUMN`]: where each row is, for a delete through deletion vectors. Each data
@@ -346,7 +340,7 @@ impl AppendDvMaintainer {
         bucket: i32,
         files: &[DataFileMeta],
     ) -> Result<Self> {
-        Ok(if is_unaware_append(table) {
+        Ok(if table.is_unaware_append() {
             AppendDvMaintainer::Unaware(Box::new(UnawareDvMaintainer::restore(
                 table, live_index, partition, files,
             )?))
@@ -509,7 +503,7 @@ pub fn delete_positions(
         }
         out.messages.push(CommitMessage {
             partition: partition.clone(),
-            bucket: if is_unaware_append(table) {
+            bucket: if table.is_unaware_append() {
                 UNAWARE_BUCKET
             } else {
                 bucket

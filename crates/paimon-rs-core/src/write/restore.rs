@@ -184,7 +184,7 @@ impl TableRestore {
     /// tables keep their vectors per partition and their writers do not compact.
     fn keeps_vectors(&self, table: &FileStoreTable) -> Result<bool> {
         Ok(self.keep_files
-            && (table.is_primary_key() || !super::append_dv::is_unaware_append(table))
+            && (table.is_primary_key() || !table.is_unaware_append())
             && table.options.deletion_vectors()?)
     }
 

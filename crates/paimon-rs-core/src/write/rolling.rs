@@ -286,7 +286,7 @@ impl RollingFileWriter {
     }
 
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
-        let file_batch = crate::io::format::to_file_types(chunk, &self.ctx.file_schema)?;
+        let file_batch = crate::io::file_write::to_file_types(chunk, &self.ctx.file_schema)?;
         let mut file = match self.current.take() {
             Some(f) => f,
             None => self.open(&file_batch)?,
