@@ -31,7 +31,7 @@ pub struct FileStoreTable {
     pub options: CoreOptions,
     /// Hash index files of a dynamic-bucket table its writers read or wrote (shared by the
     /// handle's copies; write/dynamic_bucket.rs).
-    pub(crate) hash_index_cache: crate::write::dynamic_bucket::HashIndexCache,
+    pub(crate) hash_index_cache: crate::write::hash_index_cache::HashIndexCache,
 }
 
 /// Refuse options this engine cannot honour: `CoreOptions::check_supported`, and for a write

@@ -15,7 +15,6 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch};
 
@@ -25,6 +24,7 @@ use crate::spec::bucket::{compute_hashes, hash_bytes};
 use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
 use crate::table::FileStoreTable;
 use crate::write::assign::{partition_encoder, typed_column};
+use crate::write::hash_index_cache::{HashIndexCache, SortedHashes};
 
 /// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
 /// bits the hash table probes by, instead of SipHash over four bytes.
@@ -114,78 +114,6 @@ pub(crate) fn write_hash_index(
     })
 }
 
-/// A bucket's hashes, sorted ascending: as restored from its live index file (shared with the
-/// table's [`HashIndexCache`]).
-#[derive(Clone, Default)]
-pub struct SortedHashes(Arc<Vec<i32>>);
-
-impl std::fmt::Debug for SortedHashes {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "SortedHashes({} hashes)", self.0.len())
-    }
-}
-
-impl SortedHashes {
-    /// `hashes` sorted (our own index files are written sorted: no sort then).
-    fn new(mut hashes: Vec<i32>) -> Self {
-        if !hashes.is_sorted() {
-            hashes.sort_unstable();
-        }
-        SortedHashes(Arc::new(hashes))
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    /// This list with `added` (hashes not in it), sorted: a bucket's next index file.
-    fn merged(&self, added: &[i32]) -> SortedHashes {
-        let mut new = added.to_vec();
-        new.sort_unstable();
-        let old = &self.0[..];
-        let mut out = Vec::with_capacity(old.len() + new.len());
-        let (mut i, mut j) = (0, 0);
-        while i < old.len() && j < new.len() {
-            if old[i] <= new[j] {
-                out.push(old[i]);
-                i += 1;
-            } else {
-                out.push(new[j]);
-                j += 1;
-            }
-        }
-        out.extend_from_slice(&old[i..]);
-        out.extend_from_slice(&new[j..]);
-        SortedHashes(Arc::new(out))
-    }
-
-    /// For every hash of `order` (batch positions sorted by hash, see [`sorted_positions`])
-    /// found in this list, set `out[position] = bucket`. A galloping merge: linear when the
-    /// batch is as large as the list, a binary search per key when it is small.
-    fn probe(&self, hashes: &[i32], order: &[u32], bucket: i32, out: &mut [i32]) {
-        let list = &self.0[..];
-        let mut lo = 0;
-        for &i in order {
-            let h = hashes[i as usize];
-            let rest = &list[lo..];
-            let (mut lower, mut bound) = (0, 1);
-            while bound < rest.len() && rest[bound] < h {
-                lower = bound;
-                bound *= 2;
-            }
-            let end = (bound + 1).min(rest.len());
-            let pos = lo + lower + rest[lower..end].partition_point(|&x| x < h);
-            if pos == list.len() {
-                return;
-            }
-            if list[pos] == h {
-                out[i as usize] = bucket;
-            }
-            lo = pos;
-        }
-    }
-}
-
 /// Positions of `hashes` in ascending hash order.
 fn sorted_positions(hashes: &[i32]) -> Vec<u32> {
     // (hash with its sign bit flipped, position) in one u64: one unstable sort of integers
@@ -196,48 +124,6 @@ fn sorted_positions(hashes: &[i32]) -> Vec<u32> {
         .collect();
     keyed.sort_unstable();
     keyed.into_iter().map(|k| k as u32).collect()
-}
-
-/// The hashes of the index files a table handle's writers read or wrote, per (partition,
-/// bucket) with the file's name: a later writer of the same handle whose snapshot lists the same
-/// file for the bucket (index files are never rewritten: a new name per version) takes the
-/// sorted hashes from here instead of reading and sorting the file again. One entry per bucket
-/// ever loaded through the handle, replaced by the bucket's next file: at most the index of the
-/// partitions written, as a streaming writer keeps it.
-#[derive(Clone, Default)]
-pub struct HashIndexCache(Arc<Mutex<CachedFiles>>);
-
-/// (partition, bucket) -> (index file name, its sorted hashes).
-type CachedFiles = HashMap<(Vec<u8>, i32), (String, SortedHashes)>;
-
-impl std::fmt::Debug for HashIndexCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HashIndexCache")
-    }
-}
-
-impl HashIndexCache {
-    fn get(&self, partition: &[u8], bucket: i32, file_name: &str) -> Option<SortedHashes> {
-        let map = self.0.lock().ok()?;
-        match map.get(&(partition.to_vec(), bucket)) {
-            Some((name, hashes)) if name == file_name => Some(hashes.clone()),
-            _ => None,
-        }
-    }
-
-    fn put(&self, partition: &[u8], bucket: i32, file_name: &str, hashes: &SortedHashes) {
-        if let Ok(mut map) = self.0.lock() {
-            map.insert(
-                (partition.to_vec(), bucket),
-                (file_name.to_string(), hashes.clone()),
-            );
-        }
-    }
-
-    #[cfg(test)]
-    fn len(&self) -> usize {
-        self.0.lock().map(|m| m.len()).unwrap_or(0)
-    }
 }
 
 /// The hash index of one partition as its assigner keeps it (Java's `PartitionIndex` with the
@@ -551,7 +437,7 @@ impl DynamicBucketAssigner {
                     out.push(HashIndexChange {
                         partition: p.clone(),
                         bucket: b,
-                        new_file: write_hash_index(table, &hashes.0, &self.index_prefix)?,
+                        new_file: write_hash_index(table, hashes.as_slice(), &self.index_prefix)?,
                         replaced: index.files.get(&b).cloned(),
                         hashes,
                     });
@@ -962,7 +848,7 @@ mod tests {
                 new.sort_unstable();
                 new.dedup();
                 let merged = list.merged(&new);
-                assert!(merged.0.is_sorted());
+                assert!(merged.as_slice().is_sorted());
                 assert_eq!(merged.len(), list.len() + new.len());
             }
         }

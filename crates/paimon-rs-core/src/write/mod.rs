@@ -12,6 +12,7 @@ pub(crate) mod clustering;
 pub(crate) mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;
+pub(crate) mod hash_index_cache;
 pub mod input;
 mod key_index;
 pub mod merge_tree_writer;
