@@ -29,7 +29,8 @@ pub use error::{Error, Result};
 pub use table::alter::SchemaChange;
 pub use table::branches::{create_branch, drop_branch, fast_forward, list_branches, rename_branch};
 pub use table::catalog::FileSystemCatalog;
-pub use table::expire::{expire_snapshots, ExpireConfig, Reclaimed};
+pub use table::expire::expire_snapshots;
+pub use table::file_deletion::Reclaimed;
 pub use table::inspect::{
     branch_create_times, changelog_files, file_details, index_files, live_files, manifest_files,
     partition_stats, schema_files, FileDetail, LiveFile, ManifestRow,
@@ -38,6 +39,7 @@ pub use table::live::live_entries;
 pub use table::new_schema::{column_error, NewTableSchema};
 pub use table::orphan::remove_orphan_files;
 pub use table::partition_expire::PartitionExpire;
+pub use table::retention::ExpireConfig;
 pub use table::rollback::{rollback_to, rollback_to_timestamp, RollbackTarget};
 pub use table::tags::{create_tag, delete_tag, list_tags, rename_tag, replace_tag};
 pub use table::FileStoreTable;

@@ -498,7 +498,7 @@ impl FileStoreCommit {
         let t = &self.table;
         let run = || -> Result<()> {
             if !t.options.write_only {
-                let config = crate::table::expire::ExpireConfig::from_options(&t.options.raw)?;
+                let config = crate::table::retention::ExpireConfig::from_options(&t.options.raw)?;
                 let now = chrono::Utc::now().timestamp_millis();
                 crate::table::expire::expire_snapshots(t, &config, now)?;
             }
@@ -1155,7 +1155,8 @@ impl FileStoreCommit {
 mod tests {
     use super::safety::tests::{commit, live_rows, rows, table, written};
     use super::*;
-    use crate::table::expire::{expire_snapshots, ExpireConfig};
+    use crate::table::expire::expire_snapshots;
+    use crate::table::retention::ExpireConfig;
     use std::cell::RefCell;
 
     #[derive(Clone, Copy, PartialEq, Debug)]

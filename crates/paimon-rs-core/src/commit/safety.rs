@@ -296,7 +296,7 @@ impl FileStoreCommit {
     /// whose partitions may hold one of them).
     fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
         // every branch's snapshots and tags: a branch shares the data files
-        let snapshots = crate::table::expire::all_kept(self.table())?;
+        let snapshots = crate::table::file_deletion::all_kept(self.table())?;
         let filter = crate::table::live::partitions_filter(
             self.table(),
             wanted.iter().map(|k| k.0.as_slice()),

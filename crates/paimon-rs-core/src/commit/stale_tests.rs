@@ -10,9 +10,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use super::safety::tests::{commit, live_rows, rows, table, written};
 use super::tests::{arm, RacePoint};
 use super::*;
-use crate::table::expire::{expire_snapshots, ExpireConfig};
+use crate::table::expire::expire_snapshots;
 use crate::table::orphan::remove_orphan_files;
 use crate::table::orphan::tests::{age, all_files};
+use crate::table::retention::ExpireConfig;
 use crate::table::rollback::{rollback_to, RollbackTarget};
 
 const USER: &str = "crashed-writer";

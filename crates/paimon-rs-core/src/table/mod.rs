@@ -4,13 +4,18 @@ pub mod alter;
 pub mod branches;
 pub mod catalog;
 pub mod changelog;
+pub(crate) mod changelog_expire;
+#[cfg(test)]
+mod changelog_tests;
 pub mod expire;
+pub(crate) mod file_deletion;
 pub mod inspect;
 pub mod live;
 pub mod new_schema;
 pub mod orphan;
 pub mod partition_expire;
 pub mod references;
+pub mod retention;
 pub mod rollback;
 pub mod snapshot_manager;
 pub mod tags;
@@ -40,8 +45,8 @@ pub struct FileStoreTable {
 pub fn check_options(opts: &CoreOptions, primary_key: bool, for_write: bool) -> Result<()> {
     opts.check_supported(primary_key, for_write)?;
     if for_write {
-        let snapshots = expire::ExpireConfig::from_options(&opts.raw)?;
-        changelog::ChangelogRetention::from_options(&opts.raw, &snapshots)?;
+        let snapshots = retention::ExpireConfig::from_options(&opts.raw)?;
+        retention::ChangelogRetention::from_options(&opts.raw, &snapshots)?;
         tags::AutoTag::from_options(&opts.raw)?;
         tags::time_expire_enabled(&opts.raw)?;
     }

@@ -258,3 +258,16 @@ pub fn snapshots_and_tags(root: &Path) -> Result<Vec<Labeled>> {
     }
     Ok(out)
 }
+
+/// The table directory and its branch directories (`branch/branch-<name>`): their snapshots,
+/// tags and changelogs all share `manifest/` and the data files.
+pub(crate) fn metadata_roots(table: &Path) -> Result<Vec<PathBuf>> {
+    let mut roots = vec![table.to_path_buf()];
+    for name in io::list_names(&table.join("branch"))? {
+        let p = table.join("branch").join(&name);
+        if name.starts_with("branch-") && io::is_dir(&p) {
+            roots.push(p);
+        }
+    }
+    Ok(roots)
+}

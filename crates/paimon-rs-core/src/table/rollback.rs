@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::io;
 use crate::spec::snapshot::Snapshot;
 use crate::table::changelog::ChangelogManager;
-use crate::table::expire::{all_kept, delete_unreferenced, Reclaimed};
+use crate::table::file_deletion::{all_kept, delete_unreferenced, Reclaimed};
 use crate::table::references::Labeled;
 use crate::table::FileStoreTable;
 

@@ -12,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::io;
 use crate::options::{parse_bool, parse_duration_ms};
 use crate::spec::snapshot::Snapshot;
-use crate::table::expire::{all_kept, delete_unreferenced, Reclaimed};
+use crate::table::file_deletion::{all_kept, delete_unreferenced, Reclaimed};
 use crate::table::snapshot_manager::SnapshotManager;
 use crate::table::FileStoreTable;
 

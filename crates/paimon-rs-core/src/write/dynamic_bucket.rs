@@ -1028,7 +1028,7 @@ mod tests {
             .all(|(_, keys)| keys.iter().all(|(k, v)| *v == format!("new{k}"))));
         crate::compact::compact_table(&t, true, None).unwrap();
         check(&t);
-        let config = crate::table::expire::ExpireConfig {
+        let config = crate::table::retention::ExpireConfig {
             num_retained_min: 1,
             num_retained_max: 1,
             time_retained_ms: 0,
