@@ -400,25 +400,34 @@ mod tests {
         })
     }
 
-    /// One incompressible column (IPC stores it uncompressed, as a slice of the block) and one
-    /// compressible column: the batches read back must not keep their blocks alive.
-    #[test]
-    fn read_back_batches_do_not_pin_their_ipc_block() -> Result<()> {
-        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("k", DataType::Int64, false),
-            Field::new("s", DataType::Utf8, true),
-        ]));
-        let rows = 4096;
+    fn tmp() -> Result<tempfile::TempDir> {
+        tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))
+    }
+
+    /// `rows` pseudo-random (incompressible) keys.
+    fn random_keys(rows: usize) -> Int64Array {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let keys: Int64Array = (0..rows)
+        (0..rows)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 (x >> 2) as i64
             })
-            .collect();
+            .collect()
+    }
+
+    /// One incompressible column (IPC stores it uncompressed, as a slice of the block) and one
+    /// compressible column: the batches read back must not keep their blocks alive.
+    #[test]
+    fn read_back_batches_do_not_pin_their_ipc_block() -> Result<()> {
+        let dir = tmp()?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let rows = 4096;
+        let keys = random_keys(rows);
         let strings: StringArray = (0..rows)
             .map(|i| (i % 7 != 0).then(|| format!("value-{}", i % 13)))
             .collect();
@@ -454,36 +463,26 @@ mod tests {
     /// not a copy is refused, not silently replaced.
     #[test]
     fn duplicated_key_columns_are_stored_once() -> Result<()> {
-        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
-        let schema = Arc::new(Schema::new(vec![
+        let kv = Arc::new(Schema::new(vec![
             Field::new("_KEY_k", DataType::Int64, false),
             Field::new("_SEQUENCE_NUMBER", DataType::Int64, false),
             Field::new("v", DataType::Utf8, true),
             Field::new("k", DataType::Int64, false),
         ]));
-        let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let keys: ArrayRef = Arc::new(
-            (0..4096)
-                .map(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    (x >> 2) as i64
-                })
-                .collect::<Int64Array>(),
-        );
+        let keys: ArrayRef = Arc::new(random_keys(4096));
         let seqs: ArrayRef = Arc::new(Int64Array::from_iter_values(0..4096));
         let vals: ArrayRef = Arc::new(StringArray::from_iter_values(
             (0..4096).map(|i| format!("v{}", i % 9)),
         ));
         let batch = RecordBatch::try_new(
-            schema.clone(),
+            kv.clone(),
             vec![keys.clone(), seqs.clone(), vals.clone(), keys.clone()],
         )?;
         let dups = Duplicates::of_keys(1, 3, &[0])?;
+        let dir = tmp()?;
         let sp = spiller(dir.path(), Some(CompressionType::ZSTD));
-        let plain = sp.spill(&schema, vec![Ok(batch.clone())].into_iter())?;
-        let once = sp.spill_deduplicated(&schema, &dups, vec![Ok(batch.clone())].into_iter())?;
+        let plain = sp.spill(&kv, vec![Ok(batch.clone())].into_iter())?;
+        let once = sp.spill_deduplicated(&kv, &dups, vec![Ok(batch.clone())].into_iter())?;
         assert!(
             once.bytes + 8 * 1024 < plain.bytes,
             "{} vs {}",
@@ -497,15 +496,15 @@ mod tests {
         let copy: ArrayRef = Arc::new(Int64Array::from_iter_values(k.values().iter().copied()));
         assert!(!copy.to_data().ptr_eq(&keys.to_data()));
         let equal = RecordBatch::try_new(
-            schema.clone(),
+            kv.clone(),
             vec![copy, seqs.clone(), vals.clone(), keys.clone()],
         )?;
-        let f = sp.spill_deduplicated(&schema, &dups, vec![Ok(equal.clone())].into_iter())?;
+        let f = sp.spill_deduplicated(&kv, &dups, vec![Ok(equal.clone())].into_iter())?;
         assert_eq!(f.into_batches()?.collect::<Result<Vec<_>>>()?, vec![equal]);
         // a key column that differs from its value column
-        let other = RecordBatch::try_new(schema.clone(), vec![seqs.clone(), seqs, vals, keys])?;
+        let other = RecordBatch::try_new(kv.clone(), vec![seqs.clone(), seqs, vals, keys])?;
         let err = sp
-            .spill_deduplicated(&schema, &dups, vec![Ok(other)].into_iter())
+            .spill_deduplicated(&kv, &dups, vec![Ok(other)].into_iter())
             .err()
             .map(|e| e.to_string())
             .unwrap_or_default();
