@@ -5,7 +5,7 @@
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use arrow_array::{make_array, ArrayRef, RecordBatch};
 use arrow_buffer::Buffer;
@@ -14,7 +14,7 @@ use arrow_data::ArrayData;
 use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
-use arrow_schema::SchemaRef;
+use arrow_schema::{Schema, SchemaRef};
 use tempfile::NamedTempFile;
 
 use crate::error::{Error, Result};
@@ -51,11 +51,116 @@ impl SpillOptions {
     }
 }
 
+/// Columns of a batch that duplicate another column of it (a key-value batch's `_KEY_*`
+/// columns are its value key columns): a spill file stores each once and the read gives the
+/// copy back as a clone of the stored column (no bytes encoded, compressed, decoded twice).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Duplicates {
+    /// (column, the column it duplicates), by position in the full schema; the duplicated
+    /// column is not itself a duplicate.
+    pairs: Vec<(usize, usize)>,
+}
+
+impl Duplicates {
+    /// `pairs` (column, the column it equals); refused if a source is itself a copy.
+    pub fn new(pairs: Vec<(usize, usize)>) -> Result<Self> {
+        if pairs
+            .iter()
+            .any(|&(c, src)| c == src || pairs.iter().any(|&(copy, _)| copy == src))
+        {
+            return Err(Error::Internal(format!(
+                "spill: duplicate columns {pairs:?} copy a copy"
+            )));
+        }
+        Ok(Duplicates { pairs })
+    }
+
+    /// A key-value schema's `_KEY_*` columns (the first `num_keys`) equal the value columns
+    /// at `value_offset + key_idx[i]`.
+    pub fn of_keys(num_keys: usize, value_offset: usize, key_idx: &[usize]) -> Result<Self> {
+        Self::new(
+            key_idx
+                .iter()
+                .take(num_keys)
+                .enumerate()
+                .map(|(i, &k)| (i, value_offset + k))
+                .collect(),
+        )
+    }
+
+    fn is_copy(&self, c: usize) -> bool {
+        self.pairs.iter().any(|&(copy, _)| copy == c)
+    }
+
+    /// The schema a spill file stores: `schema` without the copies.
+    fn stored_schema(&self, schema: &SchemaRef) -> SchemaRef {
+        if self.pairs.is_empty() {
+            return schema.clone();
+        }
+        let fields: Vec<_> = (0..schema.fields().len())
+            .filter(|&c| !self.is_copy(c))
+            .map(|c| schema.field(c).clone())
+            .collect();
+        Arc::new(Schema::new_with_metadata(fields, schema.metadata().clone()))
+    }
+
+    /// `batch` without the copies, after checking they are copies.
+    fn strip(&self, batch: &RecordBatch, stored: &SchemaRef) -> Result<RecordBatch> {
+        if self.pairs.is_empty() {
+            return Ok(batch.clone());
+        }
+        for &(copy, src) in &self.pairs {
+            let (a, b) = (batch.column(copy).to_data(), batch.column(src).to_data());
+            // the buffer's gather shares the array; a merge's output holds an equal one
+            if !a.ptr_eq(&b) && a != b {
+                return Err(Error::Internal(format!(
+                    "spill: column {copy} is not a copy of column {src}"
+                )));
+            }
+        }
+        let cols = (0..batch.num_columns())
+            .filter(|&c| !self.is_copy(c))
+            .map(|c| batch.column(c).clone())
+            .collect();
+        Ok(RecordBatch::try_new(stored.clone(), cols)?)
+    }
+
+    /// A stored batch with the copies back in place, as `full`.
+    fn restore(&self, stored: RecordBatch, full: &SchemaRef) -> Result<RecordBatch> {
+        if self.pairs.is_empty() {
+            return Ok(stored);
+        }
+        // position of each full column in the stored batch
+        let mut at = vec![usize::MAX; full.fields().len()];
+        let mut next = 0;
+        for (c, slot) in at.iter_mut().enumerate() {
+            if !self.is_copy(c) {
+                *slot = next;
+                next += 1;
+            }
+        }
+        let cols = (0..full.fields().len())
+            .map(|c| {
+                let src = self
+                    .pairs
+                    .iter()
+                    .find(|&&(copy, _)| copy == c)
+                    .map_or(c, |&(_, src)| src);
+                stored.column(at[src]).clone()
+            })
+            .collect();
+        Ok(RecordBatch::try_new(full.clone(), cols)?)
+    }
+}
+
 /// One sorted run on disk; the file is deleted when this is dropped.
 pub struct SpillFile {
     file: NamedTempFile,
     pub bytes: u64,
     pub rows: usize,
+    /// The schema of the batches read back and the columns the file does not store.
+    schema: SchemaRef,
+    duplicates: Duplicates,
 }
 
 impl SpillFile {
@@ -70,10 +175,12 @@ impl SpillFile {
         let reader = FileReader::try_new(f, None)
             .map_err(|e| Error::corrupt(&path, format!("spill file: {e}")))?;
         let keep = self.file; // deleted when the iterator is dropped
+        let (schema, duplicates) = (self.schema, self.duplicates);
         Ok(Box::new(reader.map(move |b| {
             let _ = &keep;
             b.map_err(|e| Error::corrupt(keep.path(), format!("spill file: {e}")))
                 .and_then(detach_from_block)
+                .and_then(|b| duplicates.restore(b, &schema))
         })))
     }
 }
@@ -173,6 +280,18 @@ impl Spiller {
         schema: &SchemaRef,
         batches: impl Iterator<Item = Result<RecordBatch>>,
     ) -> Result<SpillFile> {
+        self.spill_deduplicated(schema, &Duplicates::default(), batches)
+    }
+
+    /// Write a sorted run to a new spill file that stores the `duplicates` columns once (they
+    /// are cloned back on read).
+    pub fn spill_deduplicated(
+        &self,
+        schema: &SchemaRef,
+        duplicates: &Duplicates,
+        batches: impl Iterator<Item = Result<RecordBatch>>,
+    ) -> Result<SpillFile> {
+        let stored = duplicates.stored_schema(schema);
         let compression = self.opts.compression;
         let dir = self.dir()?.to_path_buf();
         let file = tempfile::Builder::new()
@@ -187,14 +306,14 @@ impl Spiller {
             .and_then(|o| o.try_with_compression_level(level))
             .map_err(|e| Error::Internal(format!("spill compression: {e}")))?;
         let handle = file.reopen().map_err(|e| Error::io(&path, e))?;
-        let mut w = FileWriter::try_new_with_options(BufWriter::new(handle), schema, opts)
+        let mut w = FileWriter::try_new_with_options(BufWriter::new(handle), &stored, opts)
             .map_err(|e| Error::Arrow {
                 context: Some(format!("spill {}", path.display())),
                 source: e,
             })?;
         let mut rows = 0;
         for b in batches {
-            let b = b?;
+            let b = duplicates.strip(&b?, &stored)?;
             rows += b.num_rows();
             w.write(&b).map_err(|e| Error::Arrow {
                 context: Some(format!("spill {}", path.display())),
@@ -210,7 +329,13 @@ impl Spiller {
             .map_err(|e| Error::io(&path, e))?
             .len();
         self.disk_bytes.fetch_add(bytes, Ordering::Relaxed);
-        Ok(SpillFile { file, bytes, rows })
+        Ok(SpillFile {
+            file,
+            bytes,
+            rows,
+            schema: schema.clone(),
+            duplicates: duplicates.clone(),
+        })
     }
 
     /// Account for spill files that were consumed (their files are gone once dropped).
@@ -242,12 +367,13 @@ impl Spiller {
             let k = excess.clamp(2, fan_in).min(files.len());
             let group: Vec<SpillFile> = files.split_off(files.len() - k);
             let released: u64 = group.iter().map(|f| f.bytes).sum();
+            let duplicates = group[0].duplicates.clone();
             let runs = group
                 .into_iter()
                 .map(SpillFile::into_batches)
                 .collect::<Result<Vec<_>>>()?;
             let merged = merge_sorted_runs(runs, layout, MergeEngine::KeepAll, false)?;
-            let out = self.spill(schema, merged)?;
+            let out = self.spill_deduplicated(schema, &duplicates, merged)?;
             self.release(released);
             files.push(out);
         }
@@ -274,25 +400,34 @@ mod tests {
         })
     }
 
-    /// One incompressible column (IPC stores it uncompressed, as a slice of the block) and one
-    /// compressible column: the batches read back must not keep their blocks alive.
-    #[test]
-    fn read_back_batches_do_not_pin_their_ipc_block() -> Result<()> {
-        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
-        let schema = Arc::new(Schema::new(vec![
-            Field::new("k", DataType::Int64, false),
-            Field::new("s", DataType::Utf8, true),
-        ]));
-        let rows = 4096;
+    fn tmp() -> Result<tempfile::TempDir> {
+        tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))
+    }
+
+    /// `rows` pseudo-random (incompressible) keys.
+    fn random_keys(rows: usize) -> Int64Array {
         let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
-        let keys: Int64Array = (0..rows)
+        (0..rows)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 7;
                 x ^= x << 17;
                 (x >> 2) as i64
             })
-            .collect();
+            .collect()
+    }
+
+    /// One incompressible column (IPC stores it uncompressed, as a slice of the block) and one
+    /// compressible column: the batches read back must not keep their blocks alive.
+    #[test]
+    fn read_back_batches_do_not_pin_their_ipc_block() -> Result<()> {
+        let dir = tmp()?;
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("k", DataType::Int64, false),
+            Field::new("s", DataType::Utf8, true),
+        ]));
+        let rows = 4096;
+        let keys = random_keys(rows);
         let strings: StringArray = (0..rows)
             .map(|i| (i % 7 != 0).then(|| format!("value-{}", i % 13)))
             .collect();
@@ -320,6 +455,61 @@ mod tests {
                 assert!(got <= want + want / 4, "{compression:?}: {got} > {want}");
             }
         }
+        Ok(())
+    }
+
+    /// A key-value run's `_KEY_k` column equals its value column `k`: the spill file stores it
+    /// once (smaller file) and the batches read back equal the written ones; a column that is
+    /// not a copy is refused, not silently replaced.
+    #[test]
+    fn duplicated_key_columns_are_stored_once() -> Result<()> {
+        let kv = Arc::new(Schema::new(vec![
+            Field::new("_KEY_k", DataType::Int64, false),
+            Field::new("_SEQUENCE_NUMBER", DataType::Int64, false),
+            Field::new("v", DataType::Utf8, true),
+            Field::new("k", DataType::Int64, false),
+        ]));
+        let keys: ArrayRef = Arc::new(random_keys(4096));
+        let seqs: ArrayRef = Arc::new(Int64Array::from_iter_values(0..4096));
+        let vals: ArrayRef = Arc::new(StringArray::from_iter_values(
+            (0..4096).map(|i| format!("v{}", i % 9)),
+        ));
+        let batch = RecordBatch::try_new(
+            kv.clone(),
+            vec![keys.clone(), seqs.clone(), vals.clone(), keys.clone()],
+        )?;
+        let dups = Duplicates::of_keys(1, 3, &[0])?;
+        let dir = tmp()?;
+        let sp = spiller(dir.path(), Some(CompressionType::ZSTD));
+        let plain = sp.spill(&kv, vec![Ok(batch.clone())].into_iter())?;
+        let once = sp.spill_deduplicated(&kv, &dups, vec![Ok(batch.clone())].into_iter())?;
+        assert!(
+            once.bytes + 8 * 1024 < plain.bytes,
+            "{} vs {}",
+            once.bytes,
+            plain.bytes
+        );
+        let back: Vec<RecordBatch> = once.into_batches()?.collect::<Result<_>>()?;
+        assert_eq!(back, vec![batch.clone()]);
+        // an equal column that is not the same array is accepted (a merge's output)
+        let k = keys.as_any().downcast_ref::<Int64Array>().unwrap();
+        let copy: ArrayRef = Arc::new(Int64Array::from_iter_values(k.values().iter().copied()));
+        assert!(!copy.to_data().ptr_eq(&keys.to_data()));
+        let equal = RecordBatch::try_new(
+            kv.clone(),
+            vec![copy, seqs.clone(), vals.clone(), keys.clone()],
+        )?;
+        let f = sp.spill_deduplicated(&kv, &dups, vec![Ok(equal.clone())].into_iter())?;
+        assert_eq!(f.into_batches()?.collect::<Result<Vec<_>>>()?, vec![equal]);
+        // a key column that differs from its value column
+        let other = RecordBatch::try_new(kv.clone(), vec![seqs.clone(), seqs, vals, keys])?;
+        let err = sp
+            .spill_deduplicated(&kv, &dups, vec![Ok(other)].into_iter())
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("not a copy"), "{err}");
+        assert!(Duplicates::new(vec![(0, 1), (1, 2)]).is_err());
         Ok(())
     }
 }

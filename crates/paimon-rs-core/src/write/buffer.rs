@@ -17,7 +17,7 @@ use arrow_schema::SchemaRef;
 
 use crate::error::{Error, Result};
 use crate::merge::{merge_order, sort_by_key, BatchIter, KvLayout};
-use crate::sort::{SpillFile, Spiller};
+use crate::sort::{Duplicates, SpillFile, Spiller};
 
 /// Rows per batch of a sorted run that goes to a spill file or into the merge: the merge holds
 /// one batch per run, so small batches keep a many-run merge within memory (10M rows with a
@@ -331,7 +331,13 @@ impl SortBuffer {
         let Some(run) = self.take_sorted_run()? else {
             return Ok(());
         };
-        let f = spiller.spill(&self.schema, run)?;
+        // the key columns are the value key columns again (`kv_chunk`): stored once
+        let duplicates = Duplicates::of_keys(
+            self.layout.num_keys,
+            self.layout.value_offset(),
+            &self.key_idx,
+        )?;
+        let f = spiller.spill_deduplicated(&self.schema, &duplicates, run)?;
         log::info!(
             target: "paimon_rs.spill",
             "spilled a sorted run of {} rows ({} bytes) to {}",
