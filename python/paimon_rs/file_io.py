@@ -71,6 +71,20 @@ class _OutputStream(io.RawIOBase):
                 self._buf = bytearray()
                 super().close()
 
+    def __exit__(self, exc_type: Any, *rest: Any) -> None:
+        if exc_type is not None and not self.closed:
+            # the block failed: write nothing (the file is written whole or not at all)
+            self._buf = bytearray()
+            super().close()
+            return
+        self.close()
+
+    def __del__(self) -> None:
+        # never written by the garbage collector: only an explicit close writes
+        if not self.closed:
+            self._buf = bytearray()
+            super().close()
+
 
 class FileIO:
     """pypaimon's ``FileIO`` (``pypaimon.common.file_io``) over paimon_rs's store: see the
@@ -171,7 +185,8 @@ class FileIO:
 
     def new_output_stream(self, path: str) -> _OutputStream:
         """A writable stream (a context manager) that writes the file ``path`` when closed,
-        replacing what was there, atomically."""
+        replacing what was there, atomically; a ``with`` block that raises, or a stream never
+        closed, writes nothing."""
         return _OutputStream(_local(path))
 
     def read_file_utf8(self, path: str) -> str:

@@ -65,6 +65,10 @@ def test_writes_renames_and_deletes(table):
         out.write(b"\x00\x01")
         out.write(b"\x02")
     assert fio.new_input_stream(f"{d}/b.bin").read_at(2, 1) == b"\x01\x02"
+    with pytest.raises(RuntimeError), fio.new_output_stream(f"{d}/failed.bin") as out:
+        out.write(b"partial")
+        raise RuntimeError("the block fails")
+    assert not fio.exists(f"{d}/failed.bin")  # written whole or not at all
     assert fio.read_file_range(f"{d}/b.bin", 1, -1) == b"\x01\x02"
     assert fio.rename(f"{d}/b.bin", f"{d}/c.bin")
     assert not fio.exists(f"{d}/b.bin") and fio.get_file_size(f"{d}/c.bin") == 3
