@@ -12,6 +12,7 @@ import atexit
 from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
+from paimon_rs.commit_callback import CommitCallback, CommitCallbackContext
 from paimon_rs.data_types import ArrayType, AtomicType, DataType, MapType, MultisetType, RowType, VectorType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
@@ -55,6 +56,7 @@ from paimon_rs.exceptions import (
     ViewAlreadyExistException,
     ViewNotExistException,
 )
+from paimon_rs.file_io import FileIO
 from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import DataField, Schema, TableSchema
@@ -158,12 +160,15 @@ __all__ = [
     "BatchWriteBuilder",
     "Catalog",
     "CatalogFactory",
+    "CommitCallback",
+    "CommitCallbackContext",
     "CommitConflictError",
     "CommitMessage",
     "CorruptFileError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
     "DuplicateCommitError",
+    "FileIO",
     "FileSystemCatalog",
     "Identifier",
     "InvalidArgumentError",

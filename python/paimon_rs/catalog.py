@@ -286,6 +286,14 @@ class FileSystemCatalog(Catalog):
         """The options the catalog was created with."""
         return dict(self.options)
 
+    @property
+    def file_io(self) -> Any:
+        """pypaimon's ``FileIO`` over the warehouse's store (``paimon_rs.file_io.FileIO``:
+        local paths and object store URIs with the catalog's credentials)."""
+        from paimon_rs.file_io import FileIO
+
+        return FileIO(dict(self.options))
+
     def get_database_path(self, name: str) -> str:
         return os.path.join(self.warehouse, f"{name}{Catalog.DB_SUFFIX}")
 

@@ -100,8 +100,26 @@ class SnapshotManager:
     yields every snapshot still present, oldest first. ``SnapshotManager(table)`` as pypaimon's
     documentation makes it, or ``table.snapshot_manager()``."""
 
-    def __init__(self, table: Any):
-        # a paimon_rs Table (pypaimon's documented ``SnapshotManager(table)``) or its _core.Table
+    def __init__(self, table: Any, table_path: Optional[str] = None,
+                 branch: Optional[str] = None):
+        # a paimon_rs Table (pypaimon's documented ``SnapshotManager(table)``) or its
+        # _core.Table; or pypaimon's internal form ``SnapshotManager(file_io, table_path,
+        # branch)`` with a paimon_rs ``FileIO`` (``table.file_io``): the table at that path
+        from paimon_rs.file_io import FileIO
+
+        if isinstance(table, FileIO):
+            if table_path is None:
+                raise TypeError("SnapshotManager(file_io, table_path): table_path is missing")
+            options = _core.store_options(dict(table.properties))
+            if branch and branch != "main":
+                options["branch"] = branch
+            parts = str(table_path).rstrip("/").split("/")
+            db = parts[-2][:-3] if len(parts) >= 2 and parts[-2].endswith(".db") else "default"
+            self._core = _core.Table.open(f"{db}.{parts[-1]}", str(table_path), options)
+            return
+        if table_path is not None or branch is not None:
+            raise TypeError("SnapshotManager(table) takes a table alone; table_path and branch "
+                            "go with a FileIO: SnapshotManager(table.file_io, path, branch)")
         self._core = getattr(table, "_core", table)
 
     @property

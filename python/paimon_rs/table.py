@@ -7,11 +7,12 @@ import os
 import uuid
 import warnings
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
 from paimon_rs import _core, table_ops
+from paimon_rs.commit_callback import CommitCallback, run_callbacks
 from paimon_rs.exceptions import (
     InvalidArgumentError,
     PaimonRsError,
@@ -19,6 +20,7 @@ from paimon_rs.exceptions import (
     TableNotFoundError,
     UnsupportedError,
 )
+from paimon_rs.file_io import FileIO
 from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
 from paimon_rs.mutations import DeleteResult, MergeBuilder
@@ -91,6 +93,13 @@ class Table:
     @property
     def arrow_schema(self) -> pa.Schema:
         return self._arrow_schema
+
+    @property
+    def file_io(self) -> FileIO:
+        """pypaimon's ``FileIO`` over this table's store (``paimon_rs.file_io.FileIO``: local
+        paths and object store URIs with the table's credentials; I/O in Rust with the GIL
+        released)."""
+        return FileIO(dict(self._core.options))
 
     def copy(self, options: Dict[str, str]) -> Table:
         """This table with dynamic options on top of its own (for this job only; the stored
@@ -1065,6 +1074,7 @@ class BatchTableCommit:
         self._static_partition = static_partition
         self._dynamic_overwrite = dynamic_overwrite
         self._committed = False
+        self._callbacks: List[CommitCallback] = []
 
     @property
     def commit_user(self) -> str:
@@ -1100,7 +1110,14 @@ class BatchTableCommit:
         snapshot_id = self._core.commit(list(commit_messages), ident, self._overwrite_batch(),
                                         self._dynamic_overwrite)
         self._committed = True
+        run_callbacks(self._callbacks, self.table._core, snapshot_id, ident)
         return snapshot_id
+
+    def add_commit_callback(self, callback: CommitCallback) -> None:
+        """Call ``callback`` after each successful commit of this object
+        (``paimon_rs.commit_callback``: the snapshot and its delta's manifest entries). Its
+        exception propagates from ``commit``, after the commit; ``close`` closes it."""
+        self._callbacks.append(callback)
 
     def abort(self, commit_messages: List[CommitMessage]) -> None:
         """Delete the data files of messages that will not be committed.
@@ -1128,7 +1145,13 @@ class BatchTableCommit:
             )
 
     def close(self) -> None:
-        pass
+        """Close the commit callbacks (their errors ignored, as pypaimon)."""
+        callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            try:
+                cb.close()
+            except Exception:  # noqa: BLE001 - pypaimon's FileStoreCommit.close ignores them
+                pass
 
     # --- pypaimon 2.1.0 names ---
 
@@ -1150,6 +1173,7 @@ class BatchTableCommit:
         empty = pa.RecordBatch.from_arrays([], schema=pa.schema([]))
         snapshot_id = self._core.commit([], BATCH_COMMIT_IDENTIFIER, empty, False)
         self._committed = True
+        run_callbacks(self._callbacks, self.table._core, snapshot_id, BATCH_COMMIT_IDENTIFIER)
         return snapshot_id
 
     def truncate_partitions(self, partitions: List[Dict[str, Any]]) -> Optional[int]:
@@ -1162,6 +1186,7 @@ class BatchTableCommit:
         batches = _drop_specs(self.table, partitions, "truncate_partitions")
         snapshot_id = self._core.drop_partitions(batches, BATCH_COMMIT_IDENTIFIER)
         self._committed = True
+        run_callbacks(self._callbacks, self.table._core, snapshot_id, BATCH_COMMIT_IDENTIFIER)
         return snapshot_id
 
     def __enter__(self) -> BatchTableCommit:
@@ -1296,10 +1321,18 @@ def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int
 
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
-                 limit: Optional[int] = None):
+                 limit: Optional[int] = None,
+                 nested: Optional[List[Tuple[str, List[int]]]] = None):
         self.table = table
         self.predicate = predicate
         filt = predicate.to_core(table.arrow_schema) if predicate else None
+        # a nested projection (``"s.a"``): the engine reads the top-level columns it walks
+        # into, each output column is then picked from them (Arrow's struct_field kernel per
+        # batch: the child arrays as they are, the parent's nulls applied)
+        self._nested = nested
+        if nested is not None:
+            names = table.arrow_schema.names
+            projection = list(dict.fromkeys(names[path[0]] for _, path in nested))
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
         self._progress: Optional[ProgressCallback] = None
@@ -1311,7 +1344,26 @@ class TableRead:
 
     @property
     def schema(self) -> pa.Schema:
+        if self._nested is not None:
+            return _nested_schema(self.table.arrow_schema, self._nested)
         return self._core.output_schema()
+
+    def _pick(self, data: Any) -> Any:
+        """The nested projection's columns of ``data`` (a batch or table of the top-level
+        columns read)."""
+        if self._nested is None:
+            return data
+        import pyarrow.compute as pc
+
+        top = self.table.arrow_schema.names
+        cols = []
+        for _, path in self._nested:
+            col = data.column(top[path[0]])
+            cols.append(pc.struct_field(col, path[1:]) if len(path) > 1 else col)
+        schema = self.schema
+        if isinstance(data, pa.RecordBatch):
+            return pa.RecordBatch.from_arrays(cols, schema=schema)
+        return pa.Table.from_arrays(cols, schema=schema)
 
     def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
         # Streams: splits are read one after the other and merged batch by batch, so memory
@@ -1319,6 +1371,7 @@ class TableRead:
         def batches() -> Iterator[pa.RecordBatch]:
             remaining = self._limit
             for b in self._core.stream(list(splits)):
+                b = self._pick(b)
                 if remaining is not None:
                     if remaining <= 0:
                         return
@@ -1346,6 +1399,7 @@ class TableRead:
             t = self._read_with_progress(list(splits), parallelism)
         else:
             t = self._core.read(list(splits), parallelism).read_all()
+        t = self._pick(t)
         if self._limit is not None:
             t = t.slice(0, self._limit)
         return t
@@ -1375,7 +1429,7 @@ class TableRead:
                                     done=i + step >= len(splits)))
         if not parts:
             self._progress(Progress("read", 0, 0, 0, 0, 0, done=True))
-            return self.schema.empty_table()
+            return self._core.output_schema().empty_table()
         return pa.concat_tables(parts)
 
     # --- pypaimon 2.1.0 names, and the other engines ---
@@ -1475,10 +1529,67 @@ def _arrow_to_pandas(table: pa.Table) -> Any:
     return df
 
 
+def _struct_path(schema: pa.Schema, name: str) -> Optional[List[int]]:
+    """The field indexes ``name`` (``"s.a.b"``) walks through the struct columns of ``schema``,
+    None if it does not name a nested field (pypaimon's ``_resolve_dotted_paths``)."""
+    parts = name.split(".")
+    if parts[0] not in schema.names:
+        return None
+    path = [schema.get_field_index(parts[0])]
+    t = schema.field(path[0]).type
+    for part in parts[1:]:
+        if not pa.types.is_struct(t):
+            return None
+        i = t.get_field_index(part)
+        if i < 0:
+            return None
+        path.append(i)
+        t = t.field(i).type
+    return path
+
+
+def _nested_projection(schema: pa.Schema, cols: List[str]) -> List[Tuple[str, List[int]]]:
+    """(output name, field path) per projected name: a top-level column as it is (it wins over
+    a dotted path of the same spelling), a nested field named by its path joined with ``_``
+    (a repeated name gets ``__<n>``), as pypaimon's ``NestedProjection.project``."""
+    out: List[Tuple[str, List[int]]] = []
+    seen: set = set()
+    dup = 0
+    for c in cols:
+        path = [schema.get_field_index(c)] if c in schema.names else _struct_path(schema, c)
+        assert path is not None  # checked by with_projection
+        names, t = [schema.field(path[0]).name], schema.field(path[0]).type
+        for i in path[1:]:
+            names.append(t.field(i).name)
+            t = t.field(i).type
+        base = "_".join(names)
+        final = base
+        while final in seen:
+            final = f"{base}__{dup}"
+            dup += 1
+        seen.add(final)
+        out.append((final, path))
+    return out
+
+
+def _nested_schema(schema: pa.Schema, nested: List[Tuple[str, List[int]]]) -> pa.Schema:
+    fields = []
+    for name, path in nested:
+        f = schema.field(path[0])
+        nullable = f.nullable
+        for i in path[1:]:
+            f = f.type.field(i)
+            nullable = nullable or f.nullable
+        # a null parent makes the picked child null
+        fields.append(f.with_name(name).with_nullable(nullable))
+    return pa.schema(fields)
+
+
 class ReadBuilder:
     def __init__(self, table: Table):
         self.table = table
         self._projection: Optional[List[str]] = None
+        self._nested: Optional[List[Tuple[str, List[int]]]] = None
         self._predicate: Optional[Predicate] = None
         self._limit: Optional[int] = None
 
@@ -1530,13 +1641,20 @@ class ReadBuilder:
         cols = list(projection)
         from paimon_rs.filter_parser import suggest_column
 
-        names = self.table.arrow_schema.names
+        schema = self.table.arrow_schema
+        names = schema.names
+        nested = False
         for c in cols:
-            if c not in names:
-                raise SchemaMismatchError(f"with_projection on {self.table.identifier}: projected "
-                                          f"column '{c}' is not in the table"
-                                          f"{suggest_column(str(c), names)}")
+            if c in names:
+                continue
+            if isinstance(c, str) and "." in c and _struct_path(schema, c) is not None:
+                nested = True
+                continue
+            raise SchemaMismatchError(f"with_projection on {self.table.identifier}: projected "
+                                      f"column '{c}' is not in the table"
+                                      f"{suggest_column(str(c), names)}")
         self._projection = cols
+        self._nested = _nested_projection(schema, cols) if nested else None
         return self
 
     def with_limit(self, limit: int) -> ReadBuilder:
@@ -1589,7 +1707,8 @@ class ReadBuilder:
         return scan
 
     def new_read(self) -> TableRead:
-        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit)
+        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit,
+                      nested=self._nested)
         r._progress = getattr(self, "_progress", None)
         return r
 

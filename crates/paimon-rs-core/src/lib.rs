@@ -10,6 +10,15 @@ mod compact;
 mod error;
 mod fileindex;
 mod io;
+
+/// File operations on local paths and object store URIs alike (the store of a URI configured
+/// by the catalog or table that opened it): what `paimon_rs.FileIO` calls.
+pub mod file_ops {
+    pub use crate::io::{
+        is_dir, list_status, mkdirs, read, remove_dir_all, remove_empty_dir, remove_file_if_exists,
+        rename_dir, rename_file, status, write_file, FileStatus,
+    };
+}
 mod kv;
 mod lookup;
 pub use lookup::{lookup_cache_stats, release_lookup_caches, CacheStats};
@@ -32,8 +41,8 @@ pub use table::catalog::FileSystemCatalog;
 pub use table::expire::expire_snapshots;
 pub use table::file_deletion::Reclaimed;
 pub use table::inspect::{
-    branch_create_times, changelog_files, file_details, index_files, live_files, manifest_files,
-    partition_stats, schema_files, FileDetail, LiveFile, ManifestRow,
+    branch_create_times, changelog_files, delta_files, file_details, index_files, live_files,
+    manifest_files, partition_stats, schema_files, DeltaFile, FileDetail, LiveFile, ManifestRow,
 };
 pub use table::live::live_entries;
 pub use table::new_schema::{column_error, NewTableSchema};

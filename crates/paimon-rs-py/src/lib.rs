@@ -8,6 +8,7 @@ mod compaction;
 mod compaction_ops;
 mod dynamic;
 mod errors;
+mod fileio;
 mod logbridge;
 mod pack;
 mod pool;
@@ -77,6 +78,14 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         wrap_pyfunction!(branches::rename_tag, m)?,
         wrap_pyfunction!(branches::replace_tag, m)?,
         wrap_pyfunction!(branches::rollback_to_timestamp, m)?,
+        wrap_pyfunction!(fileio::fio_status, m)?,
+        wrap_pyfunction!(fileio::fio_list, m)?,
+        wrap_pyfunction!(fileio::fio_read, m)?,
+        wrap_pyfunction!(fileio::fio_write, m)?,
+        wrap_pyfunction!(fileio::fio_mkdirs, m)?,
+        wrap_pyfunction!(fileio::fio_delete, m)?,
+        wrap_pyfunction!(fileio::fio_rename, m)?,
+        wrap_pyfunction!(snapshots::delta_files, m)?,
     ] {
         m.add_function(f)?;
     }

@@ -325,3 +325,33 @@ pub fn branch_times(py: Python<'_>, table: &Table) -> PyResult<Vec<(String, Opti
     let t = table.core().clone();
     crate::pool::detach(py, || paimon_rs_core::branch_create_times(&t)).py_err()
 }
+
+/// A commit entry: (kind 0 ADD / 1 DELETE, partition spec `[(key, value as in the path)]`,
+/// the fields of [`live_files`], first row id, external path).
+type DeltaRow = (
+    i32,
+    Vec<(String, String)>,
+    FileRow,
+    Option<i64>,
+    Option<String>,
+);
+
+/// The entries of snapshot `snapshot_id`'s delta (what its commit added and deleted), in
+/// manifest order: the `commit_entries` of a `CommitCallbackContext`.
+#[pyfunction]
+pub fn delta_files(py: Python<'_>, table: &Table, snapshot_id: i64) -> PyResult<Vec<DeltaRow>> {
+    let files = of_snapshot(py, table, Some(snapshot_id), paimon_rs_core::delta_files)?;
+    Ok(files
+        .into_iter()
+        .map(|d| {
+            let first_row_id = d.entry.file.first_row_id;
+            let external = d.entry.file.external_path.clone();
+            let kind = d.entry.kind.to_byte();
+            let live = paimon_rs_core::LiveFile {
+                partition: d.partition,
+                entry: d.entry,
+            };
+            (kind, d.spec, file_row(live), first_row_id, external)
+        })
+        .collect())
+}

@@ -305,6 +305,25 @@ fn delete_keys(
     }
 }
 
+/// The stores of `from` and `to` for a move between them: None if both are local; refused if
+/// one is local and the other not, or if they are on two object stores.
+fn move_stores(from: &Path, to: &Path) -> Result<Option<(Remote, Remote)>> {
+    match (remote_of(from)?, remote_of(to)?) {
+        (None, None) => Ok(None),
+        (Some(src), Some(dst)) if src.root == dst.root => Ok(Some((src, dst))),
+        (Some(_), Some(_)) => Err(Error::unsupported(format!(
+            "moving {} to {}: between two object stores",
+            from.display(),
+            to.display()
+        ))),
+        _ => Err(Error::unsupported(format!(
+            "moving {} to {}: between a local disk and an object store",
+            from.display(),
+            to.display()
+        ))),
+    }
+}
+
 /// Move the directory `from` to `to` (which the caller checked is free). Locally a rename,
 /// atomic. An object store has no rename: as Hadoop's S3A `rename` (which Java Paimon's
 /// `FileSystemCatalog.renameTableImpl` calls through `FileIO.rename` on S3), every object under
@@ -314,23 +333,9 @@ fn delete_keys(
 /// before anything else of it goes). A failed copy removes what it copied and leaves `from`
 /// as it was; a failed delete says which objects are left at `from`.
 pub fn rename_dir(from: &Path, to: &Path, last: &str) -> Result<()> {
-    let (Some(src), Some(dst)) = (remote_of(from)?, remote_of(to)?) else {
-        if is_remote(from) || is_remote(to) {
-            return Err(Error::unsupported(format!(
-                "moving {} to {}: between a local disk and an object store",
-                from.display(),
-                to.display()
-            )));
-        }
+    let Some((src, dst)) = move_stores(from, to)? else {
         return fs::rename(from, to).map_err(|e| Error::io(from, e));
     };
-    if src.root != dst.root {
-        return Err(Error::unsupported(format!(
-            "moving {} to {}: between two object stores",
-            from.display(),
-            to.display()
-        )));
-    }
     let keys = list_keys(&src).map_err(|e| Error::io(from, e))?;
     if keys.is_empty() {
         return Err(Error::io(
@@ -499,6 +504,91 @@ pub fn list_status(dir: &Path) -> Result<Vec<FileStatus>> {
         });
     }
     Ok(out)
+}
+
+/// The status of `path` (a file, or a directory), None if nothing is there. Locally one
+/// `stat`; on an object store one HEAD of the object and, if there is none, one LIST of the
+/// prefix (a "directory" exists while a key lies under it).
+pub fn status(path: &Path) -> Result<Option<FileStatus>> {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let Some(r) = remote_of(path)? else {
+        let md = match fs::metadata(path) {
+            Ok(md) => md,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        let mtime_millis = md
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .and_then(|d| i64::try_from(d.as_millis()).ok());
+        return Ok(Some(FileStatus {
+            name,
+            path: path.to_path_buf(),
+            is_dir: md.is_dir(),
+            is_file: md.is_file(),
+            size: md.len(),
+            mtime_millis,
+        }));
+    };
+    count(Req::Head);
+    match block_on(r.store.head(&r.key)) {
+        Ok(m) => Ok(Some(FileStatus {
+            name,
+            path: path.to_path_buf(),
+            is_dir: false,
+            is_file: true,
+            size: m.size,
+            mtime_millis: Some(m.last_modified.timestamp_millis()),
+        })),
+        Err(object_store::Error::NotFound { .. }) => Ok(is_dir(path).then(|| FileStatus {
+            name,
+            path: path.to_path_buf(),
+            is_dir: true,
+            is_file: false,
+            size: 0,
+            mtime_millis: None,
+        })),
+        Err(e) => Err(Error::io(path, obj_err(e))),
+    }
+}
+
+/// Move the file `from` to `to` if `to` does not exist: `Ok(false)` if it does (nothing
+/// moved). Locally a rename (atomic; the check and the rename are two steps, so a racing
+/// creator of `to` can be overwritten, as with Hadoop's local rename). On an object store
+/// (no rename) a server-side copy then a delete of `from`, as Hadoop's S3A rename: not atomic.
+pub fn rename_file(from: &Path, to: &Path) -> Result<bool> {
+    let Some((src, dst)) = move_stores(from, to)? else {
+        if to.exists() {
+            return Ok(false);
+        }
+        if let Some(parent) = to.parent() {
+            mkdirs(parent)?;
+        }
+        return fs::rename(from, to)
+            .map(|()| true)
+            .map_err(|e| Error::io(from, e));
+    };
+    if exists(to) {
+        return Ok(false);
+    }
+    count(Req::Put);
+    block_on(src.store.copy(&src.key, &dst.key)).map_err(|e| Error::io(from, obj_err(e)))?;
+    count(Req::Delete);
+    block_on(src.store.delete(&src.key)).map_err(|e| {
+        Error::io(
+            from,
+            std::io::Error::other(format!(
+                "copied to {}, but deleting the source failed: {}",
+                to.display(),
+                obj_err(e)
+            )),
+        )
+    })?;
+    Ok(true)
 }
 
 /// File names in `dir` (not recursive); empty if `dir` does not exist. On an object store, one
@@ -679,6 +769,27 @@ pub fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<bool> {
     }
 }
 
+/// Write the file `path` for a user (pypaimon's `FileIO.write_file`): with `overwrite`, as
+/// [`write_new`] (readers never see a partial file); without, only if nothing is at `path`,
+/// `Ok(false)` if something is. That check is atomic locally and on a store configured for
+/// conditional puts ([`create_exclusive`]); on another store it is a HEAD then a PUT, as
+/// pypaimon's own check-then-write, so a racing writer of the same name can be overwritten.
+pub fn write_file(path: &Path, bytes: &[u8], overwrite: bool) -> Result<bool> {
+    if overwrite {
+        return write_new(path, bytes).map(|()| true);
+    }
+    match remote_of(path)? {
+        Some(r) if !r.create_only => {
+            if exists(path) || is_dir(path) {
+                return Ok(false);
+            }
+            put(&r, path, bytes, PutMode::Overwrite).map_err(|e| Error::io(path, e))?;
+            Ok(true)
+        }
+        _ => create_exclusive(path, bytes),
+    }
+}
+
 /// Overwrite a hint file (`LATEST`): temp file then rename (atomic replace); a plain PUT on an
 /// object store.
 pub fn overwrite_hint(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -834,5 +945,39 @@ mod tests {
         rename_dir(&dir.path().join("a"), &dir.path().join("b"), "schema").unwrap();
         assert_eq!(read(&dir.path().join("b").join("f")).unwrap(), b"1");
         assert!(rename_dir(&dir.path().join("b"), to, "schema").is_err());
+    }
+
+    #[test]
+    fn status_rename_file_and_write_file_local_and_on_an_object_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("t");
+        for root in [local.as_path(), Path::new("memory://io-fileio/wh/t")] {
+            let a = root.join("d").join("a");
+            assert!(status(&a).unwrap().is_none());
+            assert!(write_file(&a, b"12", false).unwrap());
+            assert!(!write_file(&a, b"x", false).unwrap(), "not overwritten");
+            assert_eq!(read(&a).unwrap(), b"12");
+            assert!(write_file(&a, b"345", true).unwrap());
+            let st = status(&a).unwrap().unwrap();
+            assert!(st.is_file && !st.is_dir && st.size == 3 && st.mtime_millis.is_some());
+            let d = status(&root.join("d")).unwrap().unwrap();
+            assert!(d.is_dir && !d.is_file);
+            let b = root.join("d").join("b");
+            assert!(rename_file(&a, &b).unwrap());
+            assert!(status(&a).unwrap().is_none());
+            assert_eq!(read(&b).unwrap(), b"345");
+            write_new(&a, b"new").unwrap();
+            assert!(
+                !rename_file(&a, &b).unwrap(),
+                "target exists: nothing moved"
+            );
+            assert_eq!(read(&b).unwrap(), b"345");
+            assert_eq!(read(&a).unwrap(), b"new");
+        }
+        let e = rename_file(
+            &local.join("d").join("a"),
+            Path::new("memory://io-fileio/x"),
+        );
+        assert!(e.unwrap_err().to_string().contains("between a local disk"));
     }
 }
