@@ -47,6 +47,7 @@ from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
     _choose_attempts,
+    _collect_attempts,
     _collect_settled,
     _sweep,
     _task_options,
@@ -197,14 +198,8 @@ def _sort_compact_dynamic(spark: Any, table: Table, ordered: Any, n: int, snapsh
     target = int(table.options.get("dynamic-bucket.target-row-num", "2000000"))
     spec = _BucketSpec(write=write_spec, partition_keys=list(table.partition_keys), stride=n, target=target)
     job = ordered.mapInArrow(_bind(_dynamic_write_task, spec), _MESSAGE_SCHEMA).collect
-    try:
-        got = _collect_settled(spark, job)
-        collected = _choose_attempts(got, True, table)
-    except BaseException:
-        _sweep(table, file_prefix, set())
-        raise
-    if not collected.messages:
-        _sweep(table, file_prefix, set())
+    collected = _collect_attempts(spark, job, True, table, file_prefix)
+    if collected is None:
         return None
     try:
         # one OVERWRITE of the partitions written (the whole table with
