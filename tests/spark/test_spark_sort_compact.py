@@ -220,19 +220,19 @@ def test_a_racing_upsert_makes_the_dynamic_sort_compaction_conflict_on_spark(spa
     driver's commit) would be replaced by the overwrite (Java loses it); the commit conflicts
     instead, the upsert stays, and the job's files are deleted."""
     from paimon_rs.exceptions import CommitConflictError
-    from paimon_rs.spark import sort_compaction
+    from paimon_rs.spark import commit as spark_commit
 
     t, model = dynamic_dv_table(catalog, f"race{int(dv)}", dv)
     key = next(iter(sorted(model)))
     racing = pa.table({"dt": [key[0]], "x": [key[1]], "y": [4242], "s": ["racing"]}, schema=SCHEMA)
-    collect = sort_compaction._collect_settled
+    collect = spark_commit._collect_settled
 
     def collect_then_upsert(spark_, job):
         got = collect(spark_, job)
         upsert(t, racing)
         return got
 
-    monkeypatch.setattr(sort_compaction, "_collect_settled", collect_then_upsert)
+    monkeypatch.setattr(spark_commit, "_collect_settled", collect_then_upsert)
     with pytest.raises(CommitConflictError, match="changed after snapshot"):
         ps.sort_compact(spark, t, "order", ["y"], num_partitions=2)
     model[key] = (4242, "racing")
