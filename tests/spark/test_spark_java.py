@@ -114,13 +114,15 @@ def test_spark_reads_what_java_wrote_and_compacted(spark, java, tmp_path, dv):
     assert {r["id"] for r in df.where("id > 30").select("id").collect()} == {i for i in model if i > 30}
 
 
-def dynamic_table(tmp_path, name: str):
-    """(warehouse, a dynamic-bucket table ``name`` (dt, id, v; 25 keys a bucket), rows(ids, v))."""
+def dynamic_table(tmp_path, name: str, **options: str):
+    """(warehouse, a dynamic-bucket table ``name`` (dt, id, v; 25 keys a bucket; ``options``
+    besides), rows(ids, v))."""
     wh = tmp_path / "wh"
     catalog = CatalogFactory.create({"warehouse": str(wh)})
     schema = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
                         pa.field("v", pa.string())])
-    t = create(catalog, name, schema, ["dt"], ["dt", "id"], bucket="-1", **{"dynamic-bucket.target-row-num": "25"})
+    t = create(catalog, name, schema, ["dt"], ["dt", "id"], bucket="-1",
+               **{"dynamic-bucket.target-row-num": "25", **options})
 
     def rows(ids, v):
         ids = list(ids)
@@ -153,6 +155,34 @@ def test_java_reads_a_dynamic_bucket_table_spark_sort_compacted(spark, java, tmp
     want = {i: ("b" if i >= 100 else "a") + str(i) for i in range(300)}
     got = java.call("read", warehouse=str(wh), table="db.ds")["rows"]
     assert {r[1]: r[2] for r in got} == want and len(got) == len(want)
+
+
+def test_java_reads_and_writes_a_deletion_vector_dynamic_table_spark_sort_compacted(spark, java, tmp_path):
+    """A dynamic-bucket table with deletion vectors (#28) upserted and deleted (vectors live),
+    sort-compacted by Spark (the tasks read the planned splits merged with their vectors, the
+    overwrite drops the old hash index and vectors): Java reads the model, upserts and deletes
+    on, and both read the result."""
+    wh, t, rows = dynamic_table(tmp_path, "db.dsv", **{"deletion-vectors.enabled": "true"})
+    ps.write(to_spark(spark, rows(range(200), "a")), t)
+    ps.write(to_spark(spark, rows(range(100, 300), "b")), t)
+    t.delete("id < 20")
+    want = {i: ("b" if i >= 100 else "a") + str(i) for i in range(20, 300)}
+    assert ps.sort_compact(spark, t, "zorder", ["v", "id"], num_partitions=2) is not None
+    got = java.call("read", warehouse=str(wh), table="db.dsv")["rows"]
+    assert {r[1]: r[2] for r in got} == want and len(got) == len(want)
+    ids = list(range(250, 320))
+    kinds = ["-D" if i % 7 == 0 else "+I" for i in ids]
+    java.call("write", warehouse=str(wh), table="db.dsv",
+              commits=[{"rows": [["x" if i % 2 else "y", i, f"j{i}"] for i in ids], "kinds": kinds}])
+    for i, k in zip(ids, kinds):
+        if k == "-D":
+            want.pop(i, None)
+        else:
+            want[i] = f"j{i}"
+    got = java.call("read", warehouse=str(wh), table="db.dsv")["rows"]
+    assert {r[1]: r[2] for r in got} == want and len(got) == len(want)
+    mine = ps.read(spark, CatalogFactory.create({"warehouse": str(wh)}).get_table("db.dsv")).collect()
+    assert {r["id"]: r["v"] for r in mine} == want and len(mine) == len(want)
 
 
 def test_java_skips_by_the_index_spark_wrote(spark, java, tmp_path):

@@ -122,8 +122,7 @@ def test_sort_compact_refusals_and_empty(spark, catalog):
 
 def test_sort_compact_of_a_deletion_vector_table_on_spark(spark, catalog):
     """The tasks read the planned snapshot with its vectors applied, the commit drops the
-    partitions' index files with the rewritten files; a delete then goes on on the sorted files.
-    A dynamic-bucket table with deletion vectors is refused (table.sort_compact sorts it)."""
+    partitions' index files with the rewritten files; a delete then goes on on the sorted files."""
     t = create(catalog, "db.dv", SCHEMA, ["dt"], [], bucket="-1",
                **{"target-file-size": "8kb", "deletion-vectors.enabled": "true"})
     data = rows(3000, 5)
@@ -145,10 +144,102 @@ def test_sort_compact_of_a_deletion_vector_table_on_spark(spark, catalog):
     t.delete("x >= 900")
     model = Counter({k: v for k, v in model.items() if k[1] < 900})
     assert multiset(plain_read(t)) == model
-    dyn = create(catalog, "db.dyndv", SCHEMA, ["dt"], ["dt", "x"], bucket="-1",
-                 **{"deletion-vectors.enabled": "true"})
-    with pytest.raises(UnsupportedError, match="table.sort_compact"):
-        ps.sort_compact(spark, dyn, "zorder", ["x", "y"])
+
+
+def upsert(t, data: pa.Table) -> None:
+    w = t.new_batch_write_builder()
+    tw = w.new_write()
+    tw.write_arrow(data)
+    w.new_commit().commit(tw.prepare_commit())
+    tw.close()
+
+
+def keyed(t: pa.Table) -> dict:
+    out = {}
+    for r in t.to_pylist():
+        assert (r["dt"], r["x"]) not in out, "a key read twice"
+        out[(r["dt"], r["x"])] = (r["y"], r["s"])
+    return out
+
+
+def dynamic_dv_table(catalog, name: str, dv: bool = True):
+    """A dynamic-bucket primary-key table (dt, x), deletion vectors when ``dv``, upserted and
+    deleted in several commits (level 0 files and vectors live), and its model."""
+    opts = {"dynamic-bucket.target-row-num": "200"}
+    if dv:
+        opts["deletion-vectors.enabled"] = "true"
+    t = create(catalog, f"db.{name}", SCHEMA, ["dt"], ["dt", "x"], bucket="-1", **opts)
+    model: dict = {}
+    for seed in range(3):
+        data = rows(600, seed)
+        # one row per key per commit (the model's last-one-wins needs no in-batch order)
+        data = pa.Table.from_pylist(list(keyed_last(data).values()), schema=SCHEMA)
+        upsert(t, data)
+        model.update({(r["dt"], r["x"]): (r["y"], r["s"]) for r in data.to_pylist()})
+    t.delete("x < 100")
+    model = {k: v for k, v in model.items() if k[1] >= 100}
+    return t, model
+
+
+def keyed_last(data: pa.Table) -> dict:
+    return {(r["dt"], r["x"]): r for r in data.to_pylist()}
+
+
+def test_sort_compact_of_a_dynamic_deletion_vector_table_on_spark(spark, catalog):
+    """A dynamic-bucket primary-key table with deletion vectors: the tasks read the planned
+    splits merged (all levels, vectors applied), sort them and assign fresh buckets; the
+    driver's one OVERWRITE replaces the table and its index files (hash index, vectors); the
+    table equals the model, each key once, and goes on with upserts and deletes."""
+    t, model = dynamic_dv_table(catalog, "dyndv")
+    indexes = catalog.get_table("db.dyndv$table_indexes").to_arrow()
+    assert "DELETION_VECTORS" in indexes.column("index_type").to_pylist()
+    old_index = set(indexes.column("file_name").to_pylist())
+    before = t.latest_snapshot_id()
+    sid = ps.sort_compact(spark, t, "zorder", ["x", "y"], num_partitions=2)
+    assert sid is not None
+    # the OVERWRITE (and, when the tasks' writers compacted level 0 into vectors, its COMPACT)
+    kinds = [t.snapshot_manager().get_snapshot_by_id(i).commit_kind for i in range(before + 1, sid + 1)]
+    assert kinds[0] == "OVERWRITE" and set(kinds[1:]) <= {"COMPACT"}, kinds
+    assert keyed(plain_read(t)) == model
+    now = catalog.get_table("db.dyndv$table_indexes").to_arrow()
+    assert not old_index & set(now.column("file_name").to_pylist())
+    assert "DELETION_VECTORS" not in now.column("index_type").to_pylist()
+    assert not orphans(t)
+    more = rows(300, 11)
+    more = pa.Table.from_pylist(list(keyed_last(more).values()), schema=SCHEMA)
+    upsert(t, more)
+    model.update({(r["dt"], r["x"]): (r["y"], r["s"]) for r in more.to_pylist()})
+    t.delete("x >= 900")
+    model = {k: v for k, v in model.items() if k[1] < 900}
+    assert keyed(plain_read(t)) == model
+
+
+@pytest.mark.parametrize("dv", [True, False], ids=["deletion-vectors", "no-vectors"])
+def test_a_racing_upsert_makes_the_dynamic_sort_compaction_conflict_on_spark(spark, catalog, monkeypatch, dv):
+    """An upsert of existing keys committed while the tasks sort (after the plan, before the
+    driver's commit) would be replaced by the overwrite (Java loses it); the commit conflicts
+    instead, the upsert stays, and the job's files are deleted."""
+    from paimon_rs.exceptions import CommitConflictError
+    from paimon_rs.spark import commit as spark_commit
+
+    t, model = dynamic_dv_table(catalog, f"race{int(dv)}", dv)
+    key = next(iter(sorted(model)))
+    racing = pa.table({"dt": [key[0]], "x": [key[1]], "y": [4242], "s": ["racing"]}, schema=SCHEMA)
+    collect = spark_commit._collect_settled
+
+    def collect_then_upsert(spark_, job):
+        got = collect(spark_, job)
+        upsert(t, racing)
+        return got
+
+    monkeypatch.setattr(spark_commit, "_collect_settled", collect_then_upsert)
+    with pytest.raises(CommitConflictError, match="changed after snapshot"):
+        ps.sort_compact(spark, t, "order", ["y"], num_partitions=2)
+    model[key] = (4242, "racing")
+    assert keyed(plain_read(t)) == model
+    assert not orphans(t), "the job's data files were deleted"
+    index_dir = os.path.join(t.table_path, "index")
+    assert not [f for f in os.listdir(index_dir) if f.startswith("index-sort-")], "and its index files"
 
 
 def test_clustering_at_write_time_on_spark(spark, catalog):

@@ -79,8 +79,8 @@ pub use compact::plan::{compaction_plan, compaction_summary, reason_name};
 pub use compact::progress::CompactProgress;
 // Sort compaction (#28): order / z-order / hilbert clustering of bucket-unaware tables.
 pub use compact::sort_compact::{
-    check_sort_compactable, rewrite_messages, sort_compact_table, sort_compaction_plan, sort_split,
-    write_sorted, SortSpec,
+    check_sort_compactable, commit_sort_compaction, rewrite_messages, sort_compact_table,
+    sort_compaction_plan, sort_split, write_sorted, SortSpec,
 };
 pub use compact::{
     compact_table, compact_table_with_progress, BucketCompactor, CompactSettings, PickClock,

@@ -159,3 +159,28 @@ pub fn sort_compaction_messages(
     .py_err()?;
     Ok(out.into_iter().map(CommitMessage::from_core).collect())
 }
+
+/// The driver's commit of `paimon_rs.spark.sort_compact` of a dynamic-bucket primary-key table:
+/// the messages the tasks' overwrite writers wrote, committed as one OVERWRITE of the
+/// partitions written that must replace exactly the files planned at `snapshot_id` (over
+/// `partitions`) and those partitions' index files, else `CommitConflictError`; the snapshot
+/// id. On failure the written data files are removed.
+#[pyfunction]
+#[pyo3(signature = (table, snapshot_id, messages, partitions=None))]
+pub fn sort_compaction_commit<'py>(
+    py: Python<'py>,
+    table: &Table,
+    snapshot_id: i64,
+    messages: Vec<CommitMessage>,
+    partitions: Option<Vec<Bound<'py, PyAny>>>,
+) -> PyResult<Option<i64>> {
+    let t = table.core().clone();
+    let specs = crate::table::partition_specs(&t, partitions, "sort_compact")?;
+    let msgs: Vec<_> = messages.into_iter().map(|m| m.into_core()).collect();
+    crate::logbridge::flush(py);
+    let r = crate::pool::detach(py, || {
+        paimon_rs_core::commit_sort_compaction(&t, snapshot_id, specs.as_deref(), &msgs)
+    });
+    crate::logbridge::flush(py);
+    r.py_err()
+}

@@ -44,6 +44,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(table::release_lookup_caches, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::sort_compaction_plan, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::sort_compaction_commit, m)?)?;
     m.add_function(wrap_pyfunction!(
         compaction_ops::sort_compaction_messages,
         m

@@ -211,6 +211,17 @@ def _collect_and_commit(spark: Any, collect: Callable[[], List[Any]], bucketed: 
     one attempt per Spark partition (``_choose_attempts``), one commit through ``builder``
     (``_commit_collected``); None, nothing committed and the job's files deleted, when no task
     wrote; a failed job deletes its files."""
+    collected = _collect_attempts(spark, collect, bucketed, table, file_prefix)
+    if collected is None:
+        return None
+    return _commit_collected(table, builder, collected, file_prefix, None)
+
+
+def _collect_attempts(spark: Any, collect: Callable[[], List[Any]], bucketed: bool, table: Table,
+                      file_prefix: str) -> Optional[_Collected]:
+    """``collect()`` once (``_collect_settled``) and one attempt per Spark partition
+    (``_choose_attempts``); None, the job's files deleted, when no task wrote; a failed job
+    deletes its files."""
     try:
         got = _collect_settled(spark, collect)
         collected = _choose_attempts(got, bucketed, table)
@@ -220,4 +231,4 @@ def _collect_and_commit(spark: Any, collect: Callable[[], List[Any]], bucketed: 
     if not collected.messages:
         _sweep(table, file_prefix, set())
         return None
-    return _commit_collected(table, builder, collected, file_prefix, None)
+    return collected

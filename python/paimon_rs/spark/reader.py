@@ -102,19 +102,26 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
         frames.append(sp.parquet_frame(spark, parquet_files, spark_schema, table.arrow_schema, filter,
                                        bool(table.primary_keys), retract))
     if splits:
-        target = _arrow_target(spark_schema, _large_var_types(spark))
-        rows = list(enumerate(s.to_bytes() for s in splits))
-        if _has_spark_context(spark):
-            idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
-        else:  # Spark Connect
-            idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
-        frames.append(idx.mapInArrow(_bind(_read_task, table, columns, filt, target, _DECODE_AHEAD), spark_schema))
+        frames.append(splits_frame(spark, table, [s.to_bytes() for s in splits], columns, filt, spark_schema))
     if not frames:
         return spark.createDataFrame([], spark_schema)
     out = frames[0]
     for f in frames[1:]:
         out = out.union(f)
     return out
+
+
+def splits_frame(spark: Any, table: Table, splits: List[bytes], columns: Optional[List[str]], filt: Any,
+                 spark_schema: Any) -> Any:
+    """The rows of the serialized ``splits`` (planned on the driver) as a DataFrame of
+    ``spark_schema``: one task per split, read by the engine in the executors."""
+    target = _arrow_target(spark_schema, _large_var_types(spark))
+    rows = list(enumerate(splits))
+    if _has_spark_context(spark):
+        idx = spark.createDataFrame(spark.sparkContext.parallelize(rows, len(rows)), "i int, split binary")
+    else:  # Spark Connect
+        idx = spark.createDataFrame(rows, "i int, split binary").repartition(len(rows), "i")
+    return idx.mapInArrow(_bind(_read_task, table, columns, filt, target, _DECODE_AHEAD), spark_schema)
 
 
 def _read_system_table(spark: Any, table: Any, columns: Optional[List[str]], filter: Optional[Predicate],

@@ -11,8 +11,10 @@ a commit that removed one of those files fails the job with ``CommitConflictErro
 written files are deleted.
 
 A dynamic-bucket primary-key table (``bucket = -1``; paimon-behaviour.md §16, as the local
-``Table.sort_compact``, core compact/sort_compact.rs): Spark reads the selected partitions of the
-pinned snapshot merged (one row per key), range-partitions and sorts them as above into ``n``
+``Table.sort_compact``, core compact/sort_compact.rs): Spark reads the planned splits (one per
+bucket of the selected partitions at the pinned snapshot, every level, a deletion-vector table's
+vectors attached) merged (one row per key, deleted rows left out), range-partitions and sorts
+them as above into ``n``
 tasks, and each task assigns its rows fresh buckets in that order, as the local overwrite writer
 does with one assigner: per table partition, buckets ``task, task + n, task + 2n, ...`` each
 filled to ``dynamic-bucket.target-row-num`` (so each bucket holds one stretch of the curve). A
@@ -22,10 +24,12 @@ overwrite writer (``writer._write_task``: previous files and hash index ignored,
 index file per bucket named after the attempt), so no second shuffle is needed and a retried
 attempt may assign differently (ties in the sort key): only one attempt's files are committed.
 The driver commits one OVERWRITE of the partitions written (``dynamic-partition-overwrite =
-false``: the whole table, so a selection of partitions is refused), exactly as the local path:
-updates of existing keys committed into those partitions meanwhile are replaced, as Java's sort
-compaction does; a commit that added keys there meanwhile (a new hash index) makes the commit fail
-with ``CommitConflictError`` (the hash index check), so nothing is lost but the job is wasted.
+false``: the whole table, so a selection of partitions is refused), exactly as the local path
+(``_core.sort_compaction_commit``): it must replace exactly the planned data files and those
+partitions' index files (hash index, deletion vectors), so any commit into them since the plan
+(an upsert, a delete, a compaction; Java's overwrite would replace it and lose the rows) makes
+the job fail with ``CommitConflictError``: nothing is lost, the job is wasted and its files are
+deleted.
 """
 
 import math
@@ -43,15 +47,15 @@ from paimon_rs.spark import writer as _writer
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
     _choose_attempts,
-    _collect_and_commit,
+    _collect_attempts,
     _collect_settled,
     _sweep,
     _task_options,
 )
-from paimon_rs.spark.common import _bind, _open_cached, _task_context, _with_context
+from paimon_rs.spark.common import _bind, _open_cached, _task_context, _with_context, spark_schema_of
 from paimon_rs.spark.compaction import _message_batch, _partition_specs
 from paimon_rs.spark.dynamic import BUCKET_COLUMN, is_dynamic
-from paimon_rs.spark.reader import read
+from paimon_rs.spark.reader import read, splits_frame
 from paimon_rs.table import BATCH_COMMIT_IDENTIFIER, Table
 
 #: the sort key column the job adds (and drops before writing)
@@ -184,8 +188,8 @@ def _dynamic_write_task(spec: _BucketSpec, batches: Iterator[pa.RecordBatch]) ->
     yield from _writer._write_task(spec.write, assigned())
 
 
-def _sort_compact_dynamic(spark: Any, table: Table, ordered: Any, n: int, snapshot_id: int, file_prefix: str,
-                          fail_marker: Optional[str]) -> Optional[int]:
+def _sort_compact_dynamic(spark: Any, table: Table, ordered: Any, n: int, snapshot_id: int, specs: Any,
+                          file_prefix: str, fail_marker: Optional[str]) -> Optional[int]:
     """The write and commit of a dynamic-bucket table's sort compaction (the module's doc)."""
     write_spec = _writer._WriteSpec(table=table, write_id="", file_prefix=file_prefix,
                                     columns=list(table.arrow_schema.names), fail_first_attempt_marker=fail_marker,
@@ -193,13 +197,21 @@ def _sort_compact_dynamic(spark: Any, table: Table, ordered: Any, n: int, snapsh
                                     what="paimon_rs.spark.sort_compact")
     target = int(table.options.get("dynamic-bucket.target-row-num", "2000000"))
     spec = _BucketSpec(write=write_spec, partition_keys=list(table.partition_keys), stride=n, target=target)
-    builder = table.new_batch_write_builder()
-    builder.with_commit_user(f"sort-compact-{uuid.uuid4()}")
-    # Overwrite::Dynamic as the local path: the partitions written (the whole table with
-    # dynamic-partition-overwrite = false; sort_compaction_plan refused a selection then)
-    builder.overwrite()
     job = ordered.mapInArrow(_bind(_dynamic_write_task, spec), _MESSAGE_SCHEMA).collect
-    return _collect_and_commit(spark, job, True, table, builder, file_prefix)
+    collected = _collect_attempts(spark, job, True, table, file_prefix)
+    if collected is None:
+        return None
+    try:
+        # one OVERWRITE of the partitions written (the whole table with
+        # dynamic-partition-overwrite = false; the plan refused a selection then) that must
+        # replace exactly what was planned at snapshot_id, else CommitConflictError
+        sid = _core.sort_compaction_commit(table._core, snapshot_id, collected.messages, specs)
+    except BaseException:
+        # the core removed the written data files; the task attempts' index files go too
+        _sweep(table, file_prefix, set())
+        raise
+    _sweep(table, file_prefix, collected.files)
+    return sid
 
 
 def _dynamic_tasks(spark: Any, table: Table, items: List[bytes], num_partitions: Optional[int]) -> int:
@@ -233,10 +245,11 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
     speculative attempts are deleted; a failed job, or a commit that conflicts (another commit
     removed files this one rewrites: ``CommitConflictError``), leaves the table as it was.
 
-    A dynamic-bucket primary-key table is read merged and its sorted rows assigned fresh buckets
-    in the tasks (the module's doc); ``num_partitions`` defaults to about one
-    ``dynamic-bucket.target-row-num`` of rows per task; the commit is one OVERWRITE of the
-    partitions written, as ``Table.sort_compact``."""
+    A dynamic-bucket primary-key table (deletion vectors or not) is read merged and its sorted
+    rows assigned fresh buckets in the tasks (the module's doc); ``num_partitions`` defaults to
+    about one ``dynamic-bucket.target-row-num`` of rows per task; the commit is one OVERWRITE of
+    the partitions written, as ``Table.sort_compact``, and conflicts with any commit into them
+    since the plan."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
     specs = _partition_specs(table, partitions, "sort_compact")
@@ -257,13 +270,20 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
     dynamic = is_dynamic(table)
     n = (_dynamic_tasks(spark, table, items, num_partitions) if dynamic
          else int(num_partitions or spark.conf.get("spark.sql.shuffle.partitions")))
-    df = read(spark, table, filter=filt, snapshot_id=snapshot_id, spark_parquet=False)
+    if dynamic:
+        # the planned splits (all levels, a deletion-vector table's vectors attached) merged:
+        # exactly the files the commit must replace
+        schema = table._core.new_read(None, None).output_schema()
+        df = splits_frame(spark, table, [bytes(i) for i in items], None, None, spark_schema_of(schema))
+    else:
+        df = read(spark, table, filter=filt, snapshot_id=snapshot_id, spark_parquet=False)
     keyed_schema = StructType(df.schema.fields + [StructField(SORT_KEY_COLUMN, BinaryType(), True)])
     keyed = df.mapInArrow(_key_task(spec), keyed_schema)
     cols = [*table.partition_keys, SORT_KEY_COLUMN]
     ordered = keyed.repartitionByRange(n, *cols).sortWithinPartitions(*cols).drop(SORT_KEY_COLUMN)
     if dynamic:
-        return _sort_compact_dynamic(spark, table, ordered, n, snapshot_id, file_prefix, _fail_first_attempt_marker)
+        return _sort_compact_dynamic(spark, table, ordered, n, snapshot_id, specs, file_prefix,
+                                     _fail_first_attempt_marker)
     try:
         got = _collect_settled(spark, ordered.mapInArrow(_write_task(spec), _MESSAGE_SCHEMA).collect)
         collected = _choose_attempts(got, False, table)

@@ -14,8 +14,10 @@
 //! sorted and written again through the table's overwrite writer, which assigns the keys to
 //! fresh buckets in sort order (so each bucket holds a stretch of the curve) and writes their
 //! hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
-//! (commit/hash_index.rs). As in Java, rows committed into those partitions meanwhile are
-//! replaced too.
+//! (commit/hash_index.rs). The overwrite must replace exactly the data and index files read
+//! ([`ExpectedReplace`], commit/rewrite_check.rs), else it conflicts: Java's overwrite
+//! replaces whatever the partitions hold at commit time, so an upsert committed meanwhile is
+//! lost there; here it makes the sort compaction fail with `CommitConflict` (nothing lost).
 //!
 //! Deletion-vector tables (Java reads them through the table's read, which applies the
 //! vectors, and overwrites): the rows a vector marks are not written again. An append table's
@@ -25,19 +27,18 @@
 //! (commit/index.rs: the index file it replaces is gone, or a file it removes got a vector it
 //! does not replace). A dynamic-bucket primary-key table is read merged with its vectors
 //! applied (level 0 too: rows not yet compacted are kept, where Java's level-0-skipping read
-//! would drop them), and its overwrite must replace exactly the data and index files read
-//! ([`ExpectedReplace`], commit/rewrite_check.rs), else it conflicts; the overwrite drops the
-//! partitions' index files (hash index and vectors), as Java's.
+//! would drop them), and its overwrite (checked as above) drops the partitions' index files
+//! (hash index and vectors), as Java's.
 //!
 //! Refused as Java refuses them: tables whose bucket mode is neither bucket-unaware nor
 //! dynamic (`Sort Compact only supports bucket=-1 yet.`: fixed buckets, cross-partition
 //! upsert tables, whose mode is not HASH_DYNAMIC in Java), data-evolution tables. Refused
 //! because we do not implement them yet: row tracking; a selection of partitions of a
 //! dynamic-bucket table with `dynamic-partition-overwrite = false` (the overwrite would replace
-//! the whole table); the distributed sort of a dynamic-bucket table with deletion vectors. The
-//! distributed (Spark) sort of a dynamic-bucket table assigns buckets in its tasks
-//! (python/paimon_rs/spark/sort_compaction.py): [`sort_compaction_plan`] only checks and pins
-//! the snapshot for it.
+//! the whole table). The distributed (Spark) sort of a dynamic-bucket table reads the splits
+//! [`sort_compaction_plan`] plans (all levels, vectors attached) and assigns buckets in its
+//! tasks (python/paimon_rs/spark/sort_compaction.py); the driver commits through
+//! [`commit_sort_compaction`], with the same exact-replace check.
 
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
@@ -531,8 +532,8 @@ fn sort_compact_dynamic(
 /// A dynamic-bucket sort compaction written, not committed.
 struct DynamicSort {
     messages: Vec<CommitMessage>,
-    /// Deletion-vector tables: what the overwrite must replace.
-    expected: Option<ExpectedReplace>,
+    /// What the overwrite must replace (the files and index files read).
+    expected: ExpectedReplace,
     rows: usize,
     partitions: usize,
 }
@@ -546,23 +547,13 @@ fn prepare_dynamic(
 ) -> Result<Option<DynamicSort>> {
     check_dynamic_selection(table, partitions)?;
     let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
-    let dv = table.options.deletion_vectors()?;
     let mut by_partition: std::collections::BTreeMap<Vec<u8>, Vec<Split>> = Default::default();
     for mut s in bucket_splits(table, &snapshot, partitions)? {
         // merged with the files' deletion vectors applied (level 0 included)
         attach_vectors(table, &mut s)?;
         by_partition.entry(s.partition.clone()).or_default().push(s);
     }
-    let expected = if dv {
-        Some(expected_replace(
-            table,
-            &snapshot,
-            &by_partition,
-            partitions,
-        )?)
-    } else {
-        None
-    };
+    let expected = expected_replace(table, &snapshot, &by_partition, partitions)?;
     let reader = TableRead::new(table.clone(), None, None)?;
     let mut writer = crate::write::TableWrite::new(table.clone())?;
     writer.restore_from(Some(snapshot_id))?;
@@ -616,24 +607,7 @@ fn commit_dynamic(
         rows,
         partitions,
     } = prepared;
-    let mut commit = FileStoreCommit::new(
-        table.clone(),
-        format!("sort-compact-{}", uuid::Uuid::new_v4()),
-    );
-    if let Some(expected) = expected {
-        // a delete (or any change) committed since the read conflicts instead of being undone
-        commit = commit.expecting_replace(expected);
-    }
-    let id = commit
-        .commit_as(
-            &messages,
-            BATCH_COMMIT_IDENTIFIER,
-            Some(crate::commit::Overwrite::Dynamic),
-        )
-        .inspect_err(|_| {
-            // the written files belong to no snapshot: remove them
-            let _ = commit.abort(&messages);
-        })?;
+    let id = overwrite_exactly(table, expected, &messages)?;
     log::info!(
         target: "paimon_rs.compaction",
         "{}: sort compaction ({} by {:?}) rewrote {} partition(s) of a dynamic-bucket table \
@@ -646,7 +620,64 @@ fn commit_dynamic(
     Ok(id)
 }
 
-/// What the overwrite of a dynamic-bucket deletion-vector table's sort compaction must replace:
+/// Commit `messages` (a dynamic-bucket table's sort compaction, written by its overwrite
+/// writer) as one OVERWRITE of the partitions written that must replace exactly `expected`
+/// (what the sort read): a change committed since (an upsert, a delete, a compaction) conflicts
+/// instead of being undone. On failure the written files are removed.
+fn overwrite_exactly(
+    table: &FileStoreTable,
+    expected: ExpectedReplace,
+    messages: &[CommitMessage],
+) -> Result<Option<i64>> {
+    let commit = FileStoreCommit::new(
+        table.clone(),
+        format!("sort-compact-{}", uuid::Uuid::new_v4()),
+    )
+    .expecting_replace(expected);
+    commit
+        .commit_as(
+            messages,
+            BATCH_COMMIT_IDENTIFIER,
+            Some(crate::commit::Overwrite::Dynamic),
+        )
+        .inspect_err(|_| {
+            // the written files belong to no snapshot: remove them
+            let _ = commit.abort(messages);
+        })
+}
+
+/// The driver's commit of the distributed sort compaction of a dynamic-bucket primary-key
+/// table (`paimon_rs.spark.sort_compact`): the tasks read the splits [`sort_compaction_plan`]
+/// planned at `snapshot_id` over `partitions` and wrote `messages` with the table's overwrite
+/// writer; committed as the local one is ([`overwrite_exactly`]: one OVERWRITE of the
+/// partitions written, replacing exactly the planned files and those partitions' index files,
+/// else `CommitConflict`). On failure the written data files are removed.
+pub fn commit_sort_compaction(
+    table: &FileStoreTable,
+    snapshot_id: i64,
+    partitions: Option<&[PartitionSpec]>,
+    messages: &[CommitMessage],
+) -> Result<Option<i64>> {
+    let run = || -> Result<Option<i64>> {
+        if !table.is_primary_key() {
+            return Err(Error::invalid(
+                "commit_sort_compaction: only a dynamic-bucket primary-key table's sort \
+                 compaction commits an overwrite (an append table's commits its rewrite)",
+            ));
+        }
+        check_dynamic_selection(table, partitions)?;
+        let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+        let mut by_partition: std::collections::BTreeMap<Vec<u8>, Vec<Split>> = Default::default();
+        for s in bucket_splits(table, &snapshot, partitions)? {
+            by_partition.entry(s.partition.clone()).or_default().push(s);
+        }
+        let expected = expected_replace(table, &snapshot, &by_partition, partitions)?;
+        overwrite_exactly(table, expected, messages)
+    };
+    run().map_err(|e| e.with_table(&table.name))
+}
+
+/// What the overwrite of a dynamic-bucket table's sort compaction must replace:
 /// the data files read (`by_partition`) and the live index files (hash index, deletion
 /// vectors) of those partitions (of every partition when all are selected) at `snapshot`.
 fn expected_replace(
@@ -682,7 +713,8 @@ fn expected_replace(
 /// The driver's half of a distributed sort compaction (`paimon_rs.spark.sort_compact`): the
 /// checks of [`sort_compact_table`], then the latest snapshot's id and one split per selected
 /// partition (its files: what the rewrite removes; a dynamic-bucket primary-key table: one
-/// per selected bucket, whose partitions the Spark job overwrites as the local one does). None
+/// per selected bucket with its files' deletion vectors attached, which the Spark tasks read
+/// merged and whose partitions the driver overwrites through [`commit_sort_compaction`]). None
 /// if the table has no snapshot.
 pub fn sort_compaction_plan(
     table: &FileStoreTable,
@@ -692,16 +724,9 @@ pub fn sort_compaction_plan(
 ) -> Result<Option<(i64, Vec<Split>)>> {
     let run = || -> Result<Option<(i64, Vec<Split>)>> {
         check_sort_compactable(table)?;
-        if table.is_primary_key() {
+        let pk = table.is_primary_key();
+        if pk {
             check_dynamic_selection(table, partitions)?;
-            if table.options.deletion_vectors()? {
-                return Err(Error::unsupported(
-                    "the distributed sort compaction of a dynamic-bucket primary-key table with \
-                     deletion-vectors.enabled = true (its tasks would read without level 0 and \
-                     its overwrite is not checked against concurrent deletes): not implemented \
-                     yet; use table.sort_compact (one process)",
-                ));
-            }
         }
         SortSpec::new(table, order_strategy, order_by)?;
         let Some(snapshot) = table.snapshot_manager().latest()? else {
@@ -709,6 +734,12 @@ pub fn sort_compaction_plan(
         };
         let mut splits = bucket_splits(table, &snapshot, partitions)?;
         splits.retain(|s| !s.files.is_empty());
+        if pk {
+            // the tasks read these splits merged, all levels, with their vectors applied
+            for s in &mut splits {
+                attach_vectors(table, s)?;
+            }
+        }
         splits.sort_by(|a, b| a.bucket_path.cmp(&b.bucket_path));
         Ok(Some((snapshot.id, splits)))
     };
@@ -760,7 +791,8 @@ pub fn rewrite_messages(
             .find(|o| o.partition == m.partition && o.bucket == m.bucket)
             .ok_or_else(|| {
                 Error::invalid(format!(
-                    "sort compaction of {}: a task wrote {} file(s) into bucket {} of a                      partition that was not planned",
+                    "sort compaction of {}: a task wrote {} file(s) into bucket {} of a \
+                     partition that was not planned",
                     table.name,
                     d.new_files.len(),
                     m.bucket
@@ -1170,7 +1202,6 @@ mod tests {
         let spec = SortSpec::new(&t, "order", &["y".into()]).unwrap();
         let sid = t.snapshot_manager().latest_id().unwrap().unwrap();
         let prepared = prepare_dynamic(&t, &spec, sid, None).unwrap().unwrap();
-        assert!(prepared.expected.is_some());
         upsert(&t, 1, &[5], 3);
         let expected = visible(&t);
         let err = commit_dynamic(&t, &spec, prepared).unwrap_err();
@@ -1180,8 +1211,88 @@ mod tests {
         );
         assert_eq!(visible(&t), expected);
         assert!(expected.contains(&(1, 5, 3)));
-        // the distributed sort of such a table is refused, naming the local one
-        let err = sort_compaction_plan(&t, "order", &["y".into()], None).unwrap_err();
-        assert!(err.to_string().contains("table.sort_compact"), "{err}");
+    }
+
+    /// The distributed sort of a dynamic-bucket deletion-vector table: the plan's splits carry
+    /// their files' vectors and level 0, so reading them merged gives what a reader sees; the
+    /// driver's commit of what the tasks wrote (here: the overwrite writer, as a task) replaces
+    /// the table, and conflicts when an upsert was committed after the plan.
+    #[test]
+    fn distributed_dynamic_deletion_vector_sort_reads_the_plan_and_checks_its_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table_with(dir.path(), true, &[("deletion-vectors.enabled", "true")]);
+        upsert(&t, 1, &(0..50).collect::<Vec<_>>(), 1);
+        upsert(&t, 1, &(20..30).collect::<Vec<_>>(), 2);
+        upsert(&t, 2, &(0..10).collect::<Vec<_>>(), 1);
+        let before = visible(&t);
+        for race in [false, true] {
+            let (sid, plan) = sort_compaction_plan(&t, "order", &["y".into()], None)
+                .unwrap()
+                .unwrap();
+            assert!(race || plan.iter().any(|s| !s.deletion_files.is_empty()));
+            let reader = TableRead::new(t.clone(), None, None).unwrap();
+            let mut w = crate::write::TableWrite::new(t.clone()).unwrap();
+            w.restore_from(Some(sid)).unwrap();
+            w.ignore_previous_files(true).unwrap();
+            let mut read = 0;
+            for s in &plan {
+                for b in reader.split_stream(s).unwrap() {
+                    let b = b.unwrap();
+                    read += b.num_rows();
+                    w.write(&b).unwrap();
+                }
+            }
+            assert_eq!(read, before.len(), "one row per key, vectors applied");
+            let msgs = w.prepare_commit().unwrap();
+            w.close();
+            if race {
+                upsert(&t, 2, &[3], 9);
+                let expected = visible(&t);
+                let err = commit_sort_compaction(&t, sid, None, &msgs).unwrap_err();
+                assert!(matches!(err, Error::CommitConflict { .. }), "{err}");
+                assert_eq!(visible(&t), expected);
+                assert!(expected.contains(&(2, 3, 9)));
+            } else {
+                commit_sort_compaction(&t, sid, None, &msgs)
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(visible(&t), before);
+            }
+        }
+    }
+
+    /// A dynamic-bucket table without deletion vectors: an upsert of an existing key committed
+    /// between the sort's read and its overwrite (no new key, so the hash index does not
+    /// change) would be replaced by the overwrite, as in Java; the exact-replace check makes
+    /// the commit a conflict instead, locally and for the distributed commit.
+    #[test]
+    fn a_racing_upsert_into_a_dynamic_table_without_vectors_conflicts() {
+        for distributed in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table_with(dir.path(), true, &[]);
+            upsert(&t, 1, &(0..50).collect::<Vec<_>>(), 1);
+            upsert(&t, 2, &(0..10).collect::<Vec<_>>(), 1);
+            let spec = SortSpec::new(&t, "order", &["y".into()]).unwrap();
+            let sid = t.snapshot_manager().latest_id().unwrap().unwrap();
+            let prepared = prepare_dynamic(&t, &spec, sid, None).unwrap().unwrap();
+            upsert(&t, 1, &[7], 5);
+            let expected = visible(&t);
+            let err = if distributed {
+                commit_sort_compaction(&t, sid, None, &prepared.messages).unwrap_err()
+            } else {
+                commit_dynamic(&t, &spec, prepared).unwrap_err()
+            };
+            assert!(
+                matches!(&err, Error::CommitConflict { message, .. } if message.contains("changed after snapshot")),
+                "{err}"
+            );
+            assert_eq!(visible(&t), expected);
+            assert!(expected.contains(&(1, 7, 5)), "the upsert is kept");
+            // nothing raced: the sort goes through
+            sort_compact_table(&t, "order", &["y".into()], None)
+                .unwrap()
+                .unwrap();
+            assert_eq!(visible(&t), expected);
+        }
     }
 }
