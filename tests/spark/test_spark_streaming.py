@@ -225,6 +225,36 @@ def test_stream_write_one_commit_per_micro_batch_and_a_replayed_batch_lands_noth
     assert table_rows(t) == model
 
 
+def test_stream_write_full_compaction_takes_every_bucket_written_in_the_window(registered, catalog, tmp_path):
+    """changelog-producer = full-compaction, full-compaction.delta-commits = 2: micro-batch 2
+    writes one key (one bucket); its full compaction also takes the bucket micro-batch 1 wrote
+    (Flink's GlobalFullCompactionSinkWrite; the driver finds the window in the query's
+    snapshots), so the changelog up to it replays to the table."""
+    spark = registered
+    t = create(catalog, "db.full", SCHEMA, [], ["k"], bucket="2", **{
+        "changelog-producer": "full-compaction", "full-compaction.delta-commits": "2"})
+    batches: List[List[Row]] = [
+        [("+I", k, f"v{k}") for k in range(1, 9)],
+        [("+U", k, f"w{k}") for k in range(1, 9)],
+        [("+U", 1, "x1")],
+    ]
+    src = tmp_path / "cdc"
+    write_parquet_batches(src, batches)
+    df = (spark.readStream.schema("rowkind string, k bigint, v string").option("maxFilesPerTrigger", 1)
+          .parquet(str(src)))
+    q = (ps.distribute(df, t).writeStream.format("paimon_rs").option("checkpointLocation", str(tmp_path / "ck"))
+         .trigger(availableNow=True).start(t.table_path))
+    q.awaitTermination(120)
+    assert q.exception() is None
+    model = replay({}, [r for b in batches for r in b])
+    assert table_rows(t) == model
+    snaps = t.snapshot_manager().list_snapshots()
+    assert [(s.commit_kind, s.commit_identifier) for s in snaps] == [
+        ("APPEND", 0), ("COMPACT", 0), ("APPEND", 1), ("APPEND", 2), ("COMPACT", 2)]
+    rows = [(r["rowkind"], r["k"], r["v"]) for r in t.changelog(0).to_pylist()]
+    assert replay({}, rows) == model
+
+
 def test_stream_write_refuses_row_kinds_into_an_append_table(registered, catalog, tmp_path):
     spark = registered
     t = create(catalog, "db.append", SCHEMA, [], [], bucket="-1")

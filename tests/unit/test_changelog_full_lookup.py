@@ -28,10 +28,10 @@ ENGINES = {
 }
 
 
-def _table(wh: str, engine: str, delta_commits: int, buckets: int = 1):
+def _table(wh: str, engine: str, delta_commits: int, buckets: int = 1, force_lookup: str = "true"):
     cat = CatalogFactory.create({"warehouse": wh})
     cat.create_database("db", True)
-    options = {"bucket": str(buckets), "changelog-producer": "full-compaction", "force-lookup": "true",
+    options = {"bucket": str(buckets), "changelog-producer": "full-compaction", "force-lookup": force_lookup,
                "full-compaction.delta-commits": str(delta_commits), **ENGINES[engine]}
     cat.create_table("db.t", Schema.from_pyarrow_schema(SCHEMA, primary_keys=["k"], options=options), False)
     return cat.get_table("db.t")
@@ -149,3 +149,40 @@ def test_changelog_replays_to_the_model_at_each_full_compaction(engine, commits,
             end = table.latest_snapshot_id()
             if end is not None and i % delta == 0 and rows:
                 assert _replay(_changelog(table, 0, end)) == model
+
+
+def _stream_commit(table, rows: List[Tuple[int, Optional[int]]], ident: int, user: str) -> None:
+    """One micro-batch of a streaming writer that lives for one commit (a Spark micro-batch's
+    tasks), as ``paimon_rs.spark``'s stream writer commits it: the writer compacts the buckets
+    it wrote when ``ident`` is a full compaction's, and the driver adds the full compaction of
+    the buckets the commit user wrote earlier in the window (``compact_full_window``)."""
+    from paimon_rs import _core
+
+    wb = table.new_batch_write_builder().with_commit_user(user)
+    w, c = wb.new_write(), wb.new_commit()
+    if rows:
+        w.write_arrow(pa.table({"k": [r[0] for r in rows], "v": [r[1] for r in rows]}, schema=SCHEMA))
+    msgs = [m for m in w._prepare_commit(ident) if not m.is_empty()]
+    msgs += _core.compact_full_window(table._core, user, ident, [(m.partition, m.bucket) for m in msgs])
+    if msgs:
+        c.commit(msgs, ident)
+    w.close()
+
+
+@pytest.mark.parametrize("force_lookup", ["true", "false"])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(commits=st.lists(commit_st, min_size=1, max_size=7), delta=st.integers(1, 3))
+def test_every_bucket_written_in_the_window_has_its_changelog_at_each_full_compaction(force_lookup, commits, delta):
+    # four buckets, commits that write some of them: the full compaction of each
+    # delta-commits-th identifier takes every bucket written since the previous one (Flink's
+    # GlobalFullCompactionSinkWrite), so the whole changelog replays to the table there
+    with tempfile.TemporaryDirectory() as wh:
+        table = _table(wh, "deduplicate", delta_commits=delta, buckets=4, force_lookup=force_lookup)
+        model: Dict[int, Optional[int]] = {}
+        for i, rows in enumerate(commits, start=1):
+            _stream_commit(table, rows, i, "stream-user")
+            _apply(model, "deduplicate", rows)
+            assert _state(table) == model
+            end = table.latest_snapshot_id()
+            if end is not None and i % delta == 0:
+                assert _replay(_changelog(table, 0, end)) == model, i

@@ -77,6 +77,7 @@ pub use write::TableWrite;
 pub use compact::distributed::{compact_one_bucket, plan_buckets};
 pub use compact::plan::{compaction_plan, compaction_summary, reason_name};
 pub use compact::progress::CompactProgress;
+pub use compact::{compact_full_window, full_compaction_window};
 // Sort compaction (#28): order / z-order / hilbert clustering of bucket-unaware tables.
 pub use compact::sort_compact::{
     check_sort_compactable, commit_sort_compaction, rewrite_messages, sort_compact_table,

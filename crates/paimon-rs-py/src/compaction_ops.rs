@@ -107,6 +107,31 @@ pub fn compact_bucket(
     Ok(r.py_err()?.map(CommitMessage::from_core))
 }
 
+/// A streaming write's full compaction of the buckets `commit_user` wrote earlier in its
+/// `full-compaction.delta-commits` window and not in this commit (`except`: (partition bytes,
+/// bucket) of the commit's own messages), if `commit_identifier` is a full compaction's:
+/// their COMPACT messages, not committed. The driver of
+/// a Spark micro-batch whose identifier is a full compaction's adds them to its commit.
+#[pyfunction]
+pub fn compact_full_window(
+    py: Python<'_>,
+    table: &Table,
+    commit_user: String,
+    commit_identifier: i64,
+    except: Vec<(Vec<u8>, i32)>,
+) -> PyResult<Vec<CommitMessage>> {
+    let t = table.core().clone();
+    crate::logbridge::flush(py);
+    let r = crate::pool::detach(py, || {
+        paimon_rs_core::compact_full_window(&t, &commit_user, commit_identifier, &except)
+    });
+    crate::logbridge::flush(py);
+    Ok(r.py_err()?
+        .into_iter()
+        .map(CommitMessage::from_core)
+        .collect())
+}
+
 /// The driver's plan of `paimon_rs.spark.sort_compact`: (snapshot id, one serialized split
 /// per selected partition, its files being what the rewrite removes); None if the table has no
 /// snapshot. Refuses what `Table.sort_compact` refuses.

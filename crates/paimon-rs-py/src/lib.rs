@@ -52,6 +52,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compact_bucket, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::compact_full_window, m)?)?;
     m.add_function(wrap_pyfunction!(table::partition_bucket_of, m)?)?;
     m.add_function(wrap_pyfunction!(pack::shuffle_keys, m)?)?;
     m.add_function(wrap_pyfunction!(catalog::paimon_type_json, m)?)?;

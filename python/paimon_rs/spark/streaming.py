@@ -58,6 +58,7 @@ from pyspark.sql.datasource import (
     WriterCommitMessage,
 )
 
+from paimon_rs import _core
 from paimon_rs import consumer as consumers
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
@@ -379,14 +380,26 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         except BaseException:
             _sweep(table, prefix, set())
             raise
-        if not collected.messages:
-            _sweep(table, prefix, set())
-            return  # an empty micro-batch: no snapshot
         if builder.new_commit()._core.committed_snapshot(batchId) is not None:
             # a batch run again after it committed (the query restarted before Spark recorded it)
             builder.new_commit()._core.abort(collected.messages)
             _sweep(table, prefix, set())
             return
+        # a full compaction's micro-batch also compacts the buckets this query wrote earlier in
+        # the full-compaction.delta-commits window and not now (Flink's
+        # GlobalFullCompactionSinkWrite keeps them in its state; ours is the table's snapshots),
+        # so its snapshot holds every bucket's changelog (paimon-behaviour.md §9.4)
+        try:
+            collected.messages.extend(_core.compact_full_window(
+                table._core, stream_commit_user(query_id), batchId,
+                [(m.partition, m.bucket) for m in collected.messages]))
+        except BaseException:
+            builder.new_commit()._core.abort(collected.messages)
+            _sweep(table, prefix, set())
+            raise
+        if not collected.messages:
+            _sweep(table, prefix, set())
+            return  # an empty micro-batch: no snapshot
         _commit_collected(table, builder, collected, prefix, batchId)
 
     def abort(self, messages: List[Optional[WriterCommitMessage]], batchId: int) -> None:

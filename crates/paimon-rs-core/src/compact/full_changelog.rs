@@ -102,6 +102,96 @@ pub fn full_compaction_due(interval: Option<u32>, commit_identifier: i64) -> boo
     })
 }
 
+/// The buckets `commit_user` wrote since its last full compaction, from the table's snapshots
+/// (the state Flink's `GlobalFullCompactionSinkWrite` keeps in its checkpoints,
+/// `writtenBuckets`): the (partition, bucket) of every file its APPEND snapshots added after
+/// its latest commit whose identifier was a full compaction's (that commit compacted every
+/// bucket written before it). A writer that lives for one commit only (a Spark micro-batch's
+/// tasks) finds its window here. Snapshots expired meanwhile are not seen.
+pub fn full_compaction_window(
+    table: &crate::table::FileStoreTable,
+    commit_user: &str,
+) -> Result<Vec<(Vec<u8>, i32)>> {
+    let interval = full_compaction_interval(&table.options);
+    if interval.is_none() {
+        return Ok(vec![]);
+    }
+    let sm = table.snapshot_manager();
+    let (Some(latest), Some(earliest)) = (sm.latest_id()?, sm.earliest_id()?) else {
+        return Ok(vec![]);
+    };
+    let mut out = std::collections::BTreeSet::new();
+    for id in (earliest..=latest).rev() {
+        let Some(s) = sm.try_snapshot(id)? else {
+            break; // expired while we walked
+        };
+        if s.commit_user != commit_user {
+            continue;
+        }
+        if full_compaction_due(interval, s.commit_identifier) {
+            break;
+        }
+        if s.commit_kind != crate::spec::snapshot::CommitKind::Append {
+            continue;
+        }
+        let Some(entries) = crate::table::expire::entries_of_list(table, &s.delta_manifest_list)?
+        else {
+            return Err(Error::Internal(format!(
+                "snapshot {id}'s delta manifests cannot be read (the buckets it wrote are \
+                 needed for the full compaction of commit user '{commit_user}')"
+            )));
+        };
+        for e in entries {
+            if e.kind == crate::spec::manifest::FileKind::Add {
+                out.insert((e.partition, e.bucket));
+            }
+        }
+    }
+    Ok(out.into_iter().collect())
+}
+
+/// When `commit_identifier` is a full compaction's ([`full_compaction_due`]; else nothing):
+/// the full compaction of the buckets in `commit_user`'s window
+/// ([`full_compaction_window`]) other than `except` (those its commit compacts itself), each
+/// as a COMPACT commit message, not committed (Java's `submitFullCompaction` for the buckets
+/// a writer touched earlier in the window). Buckets with nothing to compact give none. On
+/// error the files of the messages already made are deleted.
+pub fn compact_full_window(
+    table: &crate::table::FileStoreTable,
+    commit_user: &str,
+    commit_identifier: i64,
+    except: &[(Vec<u8>, i32)],
+) -> Result<Vec<crate::commit::CommitMessage>> {
+    if !full_compaction_due(full_compaction_interval(&table.options), commit_identifier) {
+        return Ok(vec![]);
+    }
+    let window =
+        full_compaction_window(table, commit_user).map_err(|e| e.with_table(&table.name))?;
+    let except: std::collections::HashSet<&(Vec<u8>, i32)> = except.iter().collect();
+    let todo: std::collections::HashSet<&(Vec<u8>, i32)> =
+        window.iter().filter(|k| !except.contains(k)).collect();
+    if todo.is_empty() {
+        return Ok(vec![]);
+    }
+    let splits = super::distributed::plan_buckets(table, true, None)?;
+    let mut out = vec![];
+    for split in splits {
+        if !todo.contains(&(split.partition.clone(), split.bucket)) {
+            continue;
+        }
+        match super::distributed::compact_one_bucket(table, &split, true) {
+            Ok(Some(m)) => out.push(m),
+            Ok(None) => {}
+            Err(e) => {
+                let c = crate::commit::FileStoreCommit::new(table.clone(), commit_user.into());
+                let _ = c.abort(&out);
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,7 @@
 //! the largest writers spill or flush, and `prepare_commit` flushes every writer, runs the
 //! commit's compactions and gathers their increments into one message per bucket.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use arrow_array::{Array, ArrayRef, BooleanArray, Int32Array, Int8Array, RecordBatch, UInt32Array};
@@ -111,6 +111,11 @@ pub struct TableWrite {
     assigner: BucketAssigner,
     key_idx: Vec<usize>,
     writers: HashMap<WriterKey, BucketWriter>,
+    /// The buckets this write wrote since its last full compaction (a `full-compaction` table
+    /// or `full-compaction.delta-commits`; Java's `GlobalFullCompactionSinkWrite.writtenBuckets`):
+    /// a full-compaction commit compacts each of them, written in this commit or not, so the
+    /// commit's snapshot holds every one's changelog since the previous full compaction.
+    full_window: HashSet<WriterKey>,
     /// The table's live files, read per partition on first write to it.
     restore: TableRestore,
     flush: FlushContext,
@@ -226,6 +231,7 @@ impl TableWrite {
             partition_idx,
             key_idx,
             writers: HashMap::new(),
+            full_window: HashSet::new(),
             restore: TableRestore::default(),
             table,
         })
@@ -861,9 +867,16 @@ impl TableWrite {
         results.extend(merged.into_iter().flatten());
         let mut prepared = vec![];
         let mut first_err = None;
+        let mut written = vec![];
         for (k, w, r) in results {
             match r {
-                Ok(inc) if !inc.is_empty() => prepared.push((k, w, inc)),
+                Ok(inc) if !inc.is_empty() => {
+                    written.push(k.clone());
+                    prepared.push((k, w, inc));
+                }
+                // a full compaction takes every bucket written since the previous one, also
+                // those this commit did not write (Java's `submitFullCompaction`)
+                Ok(inc) if env.full && self.full_window.contains(k) => prepared.push((k, w, inc)),
                 Ok(_) => {}
                 Err(e) if first_err.is_none() => first_err = Some(e),
                 Err(_) => {}
@@ -890,8 +903,16 @@ impl TableWrite {
             super::dynamic_bucket::discard(&self.table, &hash_changes);
             return Err(self.conflict_if_restored_gone(e));
         }
+        // a full compaction clears the window (its commit compacts every bucket of it, §9.4);
+        // otherwise the window gains this commit's buckets
+        if env.full {
+            self.full_window.clear();
+        } else if crate::compact::full_compaction_interval(&self.table.options).is_some() {
+            self.full_window.extend(written);
+        }
         let mut msgs: Vec<CommitMessage> = prepared
             .into_iter()
+            .filter(|(_, _, inc)| !inc.is_empty())
             .map(|(k, w, inc)| {
                 // the writer's view of its bucket: this commit's new files and compaction
                 w.committed(&inc);
@@ -1544,5 +1565,77 @@ pub(crate) mod tests {
         assert_eq!(w.spill_count(), 0);
         assert_eq!(w.buffered_rows(), 30_000);
         w.abort();
+    }
+}
+
+#[cfg(test)]
+mod full_window_tests {
+    use super::tests::{rows, table};
+    use super::*;
+
+    /// (bucket, new files, changelog files of the compaction) of each message.
+    fn shape(msgs: &[CommitMessage]) -> Vec<(i32, usize, usize)> {
+        let mut v: Vec<_> = msgs
+            .iter()
+            .map(|m| {
+                (
+                    m.bucket,
+                    m.data_increment.new_files.len(),
+                    m.compact_increment.changelog_files.len(),
+                )
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
+    /// `changelog-producer = full-compaction` with `full-compaction.delta-commits = 2` in a
+    /// write kept across commits (Java's `GlobalFullCompactionSinkWrite`): the full compaction
+    /// of identifier 2 takes the bucket written at identifier 1 only, so its changelog lands in
+    /// the snapshot a `full-compaction.delta-commits` reader waits for; the window then starts
+    /// again (identifier 4 takes only what 3 wrote).
+    #[test]
+    fn full_compaction_takes_buckets_written_earlier_in_the_window() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(
+            dir.path(),
+            &[
+                ("bucket", "2"),
+                ("changelog-producer", "full-compaction"),
+                ("full-compaction.delta-commits", "2"),
+            ],
+        );
+        let mut w = TableWrite::new(t).unwrap();
+        w.write(&rows(0, 40)).unwrap();
+        let first = w.prepare_commit_as(1).unwrap();
+        assert_eq!(
+            shape(&first),
+            vec![(0, 1, 0), (1, 1, 0)],
+            "no full compaction at 1"
+        );
+        // identifier 2 writes key 0's bucket only; the other bucket is compacted too
+        w.write(&rows(0, 1)).unwrap();
+        let second = w.prepare_commit_as(2).unwrap();
+        let written = second
+            .iter()
+            .find(|m| !m.data_increment.new_files.is_empty())
+            .unwrap()
+            .bucket;
+        let other = 1 - written;
+        let mut want = vec![(written, 1, 1), (other, 0, 1)];
+        want.sort();
+        assert_eq!(shape(&second), want);
+        // 3 writes key 0's bucket, 4 writes nothing: only that bucket is compacted at 4
+        w.write(&rows(0, 1)).unwrap();
+        assert_eq!(
+            shape(&w.prepare_commit_as(3).unwrap()),
+            vec![(written, 1, 0)]
+        );
+        assert_eq!(
+            shape(&w.prepare_commit_as(4).unwrap()),
+            vec![(written, 0, 1)]
+        );
+        // and after a full compaction nothing is left to compact
+        assert!(w.prepare_commit_as(6).unwrap().is_empty());
     }
 }
