@@ -134,7 +134,8 @@ pub fn full_compaction_window(
         if s.commit_kind != crate::spec::snapshot::CommitKind::Append {
             continue;
         }
-        let Some(entries) = crate::table::expire::entries_of_list(table, &s.delta_manifest_list)?
+        let Some(entries) =
+            crate::table::file_deletion::entries_of_list(table, &s.delta_manifest_list)?
         else {
             return Err(Error::Internal(format!(
                 "snapshot {id}'s delta manifests cannot be read (the buckets it wrote are \
