@@ -15,7 +15,8 @@ a dict, what paimon_rs has always returned); ``DataField.from_dict`` parses it, 
 from __future__ import annotations
 
 import re
-from typing import Any, Dict, List, Union
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Union
 
 _NOT_NULL = re.compile(r"\s+NOT\s+NULL\s*$", re.IGNORECASE)
 _NULL = re.compile(r"\s+NULL\s*$", re.IGNORECASE)
@@ -215,10 +216,44 @@ def parse_data_type(data: Union[str, Dict[str, Any], DataType]) -> DataType:
     if kind == "MAP":
         return MapType(nullable, parse_data_type(data["key"]), parse_data_type(data["value"]))
     if kind == "ROW":
-        from paimon_rs.schema import DataField
         return RowType(nullable, [DataField.from_dict(f) for f in data.get("fields", [])])
     raise ValueError(f"unknown nested type {data['type']!r} in {data!r}")
 
 
-__all__ = ["ArrayType", "AtomicType", "DataType", "MapType", "MultisetType", "RowType", "VectorType",
+@dataclass(frozen=True)
+class DataField:
+    """One column of a table schema, as pypaimon's ``DataField``: its field ``id``, ``name``,
+    Paimon ``type`` (the schema file's form: ``"BIGINT NOT NULL"``, or a dict for nested types)
+    and ``description``."""
+
+    id: int
+    name: str
+    type: Any
+    description: Optional[str] = None
+    default_value: Optional[str] = None
+
+    @classmethod
+    def from_dict(cls, data: Dict[str, Any]) -> DataField:
+        """A field from the schema file's JSON object (``{"id": 0, "name": "a", "type":
+        "INT NOT NULL", "description": ..., "defaultValue": ...}``), its type parsed into a
+        ``paimon_rs.data_types`` object (``AtomicType``, ``ArrayType``, ...), as pypaimon's
+        ``DataField.from_dict``."""
+        try:
+            t = parse_data_type(data["type"])
+        except ValueError as e:
+            raise ValueError(f"field '{data.get('name')}': {e}") from None
+        return cls(int(data["id"]), data["name"], t, data.get("description"), data.get("defaultValue"))
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The schema file's JSON object of this field (``description`` and ``defaultValue``
+        only when set), whether ``type`` is a type object or already the stored form."""
+        d: Dict[str, Any] = {"id": self.id, "name": self.name, "type": type_dict(self.type)}
+        if self.description is not None:
+            d["description"] = self.description
+        if self.default_value is not None:
+            d["defaultValue"] = self.default_value
+        return d
+
+
+__all__ = ["ArrayType", "AtomicType", "DataField", "DataType", "MapType", "MultisetType", "RowType", "VectorType",
            "parse_data_type"]

@@ -27,17 +27,16 @@ from __future__ import annotations
 
 import datetime
 import decimal
-import difflib
 import re
 from dataclasses import dataclass
-from typing import Any, List, Optional, Sequence, Tuple, Union
+from typing import Any, List, Optional, Tuple, Union
 
 import pyarrow as pa
 
 from paimon_rs.exceptions import InvalidArgumentError
-from paimon_rs.predicate import Predicate, PredicateBuilder
+from paimon_rs.predicate import Predicate, PredicateBuilder, suggest_column
 
-__all__ = ["parse_filter", "suggest_column"]
+__all__ = ["parse_filter"]
 
 KEYWORDS = {"AND", "OR", "NOT", "IN", "IS", "NULL", "BETWEEN", "LIKE", "TRUE", "FALSE", "DATE",
             "TIMESTAMP"}
@@ -528,15 +527,6 @@ def _parse_timestamp(text: str) -> datetime.datetime:
             raise ValueError("more than 6 fractional digits")
         s = s[:m.start(1)] + m.group(1).ljust(6, "0") + s[m.end(1):]  # Python 3.9 wants 3 or 6
     return datetime.datetime.fromisoformat(s)
-
-
-def suggest_column(name: str, names: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
-    names = list(names)
-    by_case = [n for n in names if n.lower() == name.lower()]
-    close = by_case or difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
-    return f"{hint} (columns: {', '.join(names)})"
 
 
 def parse_filter(text: str, schema: pa.Schema, where: str = "with_filter") -> Predicate:

@@ -23,8 +23,8 @@ from paimon_rs.exceptions import (
     SchemaMismatchError,
     UnsupportedError,
 )
-from paimon_rs.filter_parser import optional_filter, parse_value, suggest_column
-from paimon_rs.predicate import Predicate, PredicateBuilder
+from paimon_rs.filter_parser import optional_filter, parse_value
+from paimon_rs.predicate import Predicate, PredicateBuilder, suggest_column
 
 if TYPE_CHECKING:
     from paimon_rs.table import BatchTableWrite, Table

@@ -3,6 +3,7 @@ their statistics and is then applied exactly to the rows read."""
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from dataclasses import field as dc_field
 from typing import Any, List, Optional, Sequence, Set
@@ -10,6 +11,15 @@ from typing import Any, List, Optional, Sequence, Set
 import pyarrow as pa
 
 from paimon_rs.exceptions import InvalidArgumentError
+
+
+def suggest_column(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
+    names = list(names)
+    by_case = [n for n in names if n.lower() == name.lower()]
+    close = by_case or difflib.get_close_matches(name, names, n=1, cutoff=0.6)
+    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return f"{hint} (columns: {', '.join(names)})"
 
 
 @dataclass(frozen=True)
@@ -64,7 +74,6 @@ class PredicateBuilder:
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._names:
-            from paimon_rs.filter_parser import suggest_column
             raise InvalidArgumentError(f"filter column '{field_name}' is not in the table"
                                        f"{suggest_column(str(field_name), self.field_names)}")
         return Predicate(method=method, field=field_name, literals=list(literals))

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Optional, Union
 import pyarrow as pa
 
 from paimon_rs import _core
+from paimon_rs.data_types import DataField
 
 
 class Schema:
@@ -184,43 +185,6 @@ def _renumber(t: Any, next_id: int) -> int:
     elif isinstance(t, MapType):
         next_id = _renumber(t.value, _renumber(t.key, next_id))
     return next_id
-
-
-@dataclass(frozen=True)
-class DataField:
-    """One column of a table schema, as pypaimon's ``DataField``: its field ``id``, ``name``,
-    Paimon ``type`` (the schema file's form: ``"BIGINT NOT NULL"``, or a dict for nested types)
-    and ``description``."""
-
-    id: int
-    name: str
-    type: Any
-    description: Optional[str] = None
-    default_value: Optional[str] = None
-
-    @classmethod
-    def from_dict(cls, data: Dict[str, Any]) -> DataField:
-        """A field from the schema file's JSON object (``{"id": 0, "name": "a", "type":
-        "INT NOT NULL", "description": ..., "defaultValue": ...}``), its type parsed into a
-        ``paimon_rs.data_types`` object (``AtomicType``, ``ArrayType``, ...), as pypaimon's
-        ``DataField.from_dict``."""
-        from paimon_rs.data_types import parse_data_type
-        try:
-            t = parse_data_type(data["type"])
-        except ValueError as e:
-            raise ValueError(f"field '{data.get('name')}': {e}") from None
-        return cls(int(data["id"]), data["name"], t, data.get("description"), data.get("defaultValue"))
-
-    def to_dict(self) -> Dict[str, Any]:
-        """The schema file's JSON object of this field (``description`` and ``defaultValue``
-        only when set), whether ``type`` is a type object or already the stored form."""
-        from paimon_rs.data_types import type_dict
-        d: Dict[str, Any] = {"id": self.id, "name": self.name, "type": type_dict(self.type)}
-        if self.description is not None:
-            d["description"] = self.description
-        if self.default_value is not None:
-            d["defaultValue"] = self.default_value
-        return d
 
 
 @dataclass(frozen=True)

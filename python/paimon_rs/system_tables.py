@@ -611,7 +611,7 @@ class SystemScan:
 
 
 def _check_columns(st: SystemTable, cols: Sequence[str], what: str) -> None:
-    from paimon_rs.filter_parser import suggest_column
+    from paimon_rs.predicate import suggest_column
 
     names = st.arrow_schema.names
     for c in cols:

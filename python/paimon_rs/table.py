@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from paimon_rs import _core, table_ops
 from paimon_rs.commit_callback import CommitCallback, run_callbacks
+from paimon_rs.data_types import DataField
 from paimon_rs.exceptions import (
     InvalidArgumentError,
     PaimonRsError,
@@ -27,7 +28,7 @@ from paimon_rs.mutations import DeleteResult, MergeBuilder
 from paimon_rs.options import ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
-from paimon_rs.schema import DataField, TableSchema
+from paimon_rs.schema import TableSchema
 from paimon_rs.snapshot import Partition, SnapshotManager
 from paimon_rs.tags import TagManager
 
@@ -190,7 +191,7 @@ class Table:
             raise InvalidArgumentError(f"{what}: tag must be a tag name (str), got {tag!r}")
         tags = self.list_tags()
         if tag not in tags:
-            from paimon_rs.filter_parser import suggest_column
+            from paimon_rs.predicate import suggest_column
             hint = suggest_column(tag, tags).split(" (columns")[0] if tags else ""
             raise InvalidArgumentError(
                 f"{what}: tag '{tag}' of {self.identifier} does not exist{hint} (tags: {tags})")
@@ -1639,7 +1640,7 @@ class ReadBuilder:
             raise TypeError(f"with_projection takes a list of column names, got the string "
                             f"{projection!r} (write [{projection!r}])")
         cols = list(projection)
-        from paimon_rs.filter_parser import suggest_column
+        from paimon_rs.predicate import suggest_column
 
         schema = self.table.arrow_schema
         names = schema.names
