@@ -2,10 +2,15 @@
 //! buckets that need work ([`plan_buckets`]), one task per bucket compacts it
 //! ([`compact_one_bucket`]) and returns its commit message, and the driver commits all messages
 //! as one COMPACT snapshot. A work item is a [`Split`] holding the bucket's live files (it
-//! serializes with `Split::to_bytes`).
+//! serializes with `Split::to_bytes`). A streaming commit of a `full-compaction` changelog
+//! table also fully compacts, through the same two steps, the buckets written earlier in its
+//! window ([`compact_full_window`]).
 
 use super::append::{check_compactable, compact_append_bucket, pick_append, AppendCompactSettings};
 use super::bucket::{bucket_compactor, compact_pk_bucket};
+use super::full_changelog::{
+    full_compaction_due, full_compaction_interval, full_compaction_window,
+};
 use super::work::bucket_splits;
 use super::CompactSettings;
 use crate::commit::CommitMessage;
@@ -114,4 +119,46 @@ fn compact_one_inner(
         let reader = TableRead::new(table.clone(), None, None)?;
         compact_append_bucket(table, &reader, &s, b, full)
     }
+}
+
+/// When `commit_identifier` is a full compaction's ([`full_compaction_due`](super::full_changelog::full_compaction_due); else nothing):
+/// the full compaction of the buckets in `commit_user`'s window
+/// ([`full_compaction_window`]) other than `except` (those its commit compacts itself), each
+/// as a COMPACT commit message, not committed (Java's `submitFullCompaction` for the buckets
+/// a writer touched earlier in the window). Buckets with nothing to compact give none. On
+/// error the files of the messages already made are deleted.
+pub fn compact_full_window(
+    table: &crate::table::FileStoreTable,
+    commit_user: &str,
+    commit_identifier: i64,
+    except: &[(Vec<u8>, i32)],
+) -> Result<Vec<crate::commit::CommitMessage>> {
+    if !full_compaction_due(full_compaction_interval(&table.options), commit_identifier) {
+        return Ok(vec![]);
+    }
+    let window =
+        full_compaction_window(table, commit_user).map_err(|e| e.with_table(&table.name))?;
+    let except: std::collections::HashSet<&(Vec<u8>, i32)> = except.iter().collect();
+    let todo: std::collections::HashSet<&(Vec<u8>, i32)> =
+        window.iter().filter(|k| !except.contains(k)).collect();
+    if todo.is_empty() {
+        return Ok(vec![]);
+    }
+    let splits = plan_buckets(table, true, None)?;
+    let mut out = vec![];
+    for split in splits {
+        if !todo.contains(&(split.partition.clone(), split.bucket)) {
+            continue;
+        }
+        match compact_one_bucket(table, &split, true) {
+            Ok(Some(m)) => out.push(m),
+            Ok(None) => {}
+            Err(e) => {
+                let c = crate::commit::FileStoreCommit::new(table.clone(), commit_user.into());
+                let _ = c.abort(&out);
+                return Err(e);
+            }
+        }
+    }
+    Ok(out)
 }

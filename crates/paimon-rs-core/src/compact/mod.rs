@@ -18,7 +18,8 @@ mod universal;
 mod work;
 
 pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
-pub use full_changelog::{compact_full_window, full_compaction_window};
+pub use distributed::compact_full_window;
+pub use full_changelog::full_compaction_window;
 pub(crate) use full_changelog::{full_compaction_due, full_compaction_interval};
 pub(crate) use lookup_rewrite::leveled_runs;
 pub use task::{CompactResult, DvMarks};
