@@ -27,8 +27,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema, SchemaRef};
 
+use super::buffer::{merge_fan_in, merge_footprint};
 use super::buffer::{MemoryCounter, SharedInput, SortBuffer};
-use super::merge_tree_writer::{merge_fan_in, merge_footprint};
 use crate::compact::sort_compact::SortSpec;
 use crate::error::{Error, Result};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
-use super::buffer::{MemoryCounter, SortBuffer, RUN_BATCH_ROWS};
+use super::buffer::{merge_fan_in, merge_footprint, MemoryCounter, SortBuffer};
 use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::pipeline::write_pipelined;
 use super::record_writer::{BucketFiles, BucketRows, CommitIncrement, RecordWriter, WriteEnv};
@@ -23,7 +23,6 @@ use super::restore::RestoreFiles;
 use super::rolling::{FileWriterContext, RollingFileWriter};
 use crate::compact::{BucketCompactor, CompactResult, CompactSettings, DvMarks};
 use crate::error::{Error, Result};
-use crate::io::parquet::ROW_GROUP_BYTES;
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 use crate::sort::Spiller;
 use crate::spec::manifest::DataFileMeta;
@@ -310,29 +309,6 @@ impl RecordWriter for MergeTreeWriter {
     fn merge_footprint(&self, budget: usize) -> usize {
         merge_footprint(&self.buffer, budget)
     }
-}
-
-/// Working memory of one bucket's final merge: two batches of `RUN_BATCH_ROWS` rows per run
-/// (the one being merged and the next, decoded) and the Parquet writer: its open row group
-/// (up to `ROW_GROUP_BYTES`) plus a page and a dictionary per column, half as much again.
-/// Measured with heaptrack on the 64 mb benchmark (10M rows, 4 buckets, ~20 runs a bucket):
-/// 21 MB in the runs and the merge output, 25 MB in the Parquet writer; this gives 42 MB.
-pub(crate) fn merge_footprint(buf: &SortBuffer, budget: usize) -> usize {
-    let runs = buf.spill_count() + usize::from(buf.in_memory_rows() > 0);
-    runs.min(merge_fan_in(buf, budget)) * run_footprint(buf) + ROW_GROUP_BYTES * 3 / 2
-}
-
-/// Memory of one run in a merge: the batch being merged and the next, decoded.
-fn run_footprint(buf: &SortBuffer) -> usize {
-    2 * RUN_BATCH_ROWS * buf.run_row_bytes().max(1)
-}
-
-/// Most runs a bucket's final merge reads at once: as many as `budget` holds (at least 2);
-/// `local-sort.max-num-file-handles` caps it too. More runs are pre-merged into fewer first,
-/// so a small buffer with many spills merges in several passes instead of holding a batch of
-/// every run.
-pub(crate) fn merge_fan_in(buf: &SortBuffer, budget: usize) -> usize {
-    (budget / run_footprint(buf)).max(2)
 }
 
 fn lock(w: &Mutex<RollingFileWriter>) -> Result<std::sync::MutexGuard<'_, RollingFileWriter>> {

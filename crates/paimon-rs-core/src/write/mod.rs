@@ -1,12 +1,13 @@
 //! The write path: check and route input rows to (partition, bucket) writers
 //! ([`assign`], [`table_write`]), buffer them per bucket ([`merge_tree_writer`],
-//! [`append_writer`] behind [`record_writer`]), restored from the table's files
+//! [`append_writer`] behind [`record_writer`], one per bucket as a [`bucket_writer`]), restored from the table's files
 //! ([`restore`]), and at flush sort, merge and write them as level-0 files through the rolling
 //! writer.
 
 pub mod append_dv;
 pub mod append_writer;
 pub mod assign;
+mod bucket_writer;
 pub mod buffer;
 pub(crate) mod clustering;
 pub(crate) mod cross_partition;

@@ -17,10 +17,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
-use super::append_writer::AppendWriter;
 use super::buffer::SharedInput;
-use super::deletion_vectors::DeletionVectorsMaintainer;
-use super::merge_tree_writer::MergeTreeWriter;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
 use crate::compact::{CompactResult, CompactSettings, DvMarks};
@@ -178,42 +175,6 @@ pub(crate) trait RecordWriter: Send {
     /// Working memory of this writer's final merge of its spilled runs.
     fn merge_footprint(&self, _budget: usize) -> usize {
         0
-    }
-}
-
-/// A bucket writer of either kind; dereferences to the [`RecordWriter`] it holds.
-pub(crate) enum BucketWriter {
-    MergeTree(MergeTreeWriter),
-    Append(AppendWriter),
-}
-
-impl std::ops::Deref for BucketWriter {
-    type Target = dyn RecordWriter;
-
-    fn deref(&self) -> &Self::Target {
-        match self {
-            BucketWriter::MergeTree(w) => w,
-            BucketWriter::Append(w) => w,
-        }
-    }
-}
-
-impl std::ops::DerefMut for BucketWriter {
-    fn deref_mut(&mut self) -> &mut Self::Target {
-        match self {
-            BucketWriter::MergeTree(w) => w,
-            BucketWriter::Append(w) => w,
-        }
-    }
-}
-
-impl BucketWriter {
-    /// The bucket's files and deletion vectors as the writer sees them, the writer dropped.
-    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
-        match self {
-            BucketWriter::MergeTree(w) => w.into_restore(),
-            BucketWriter::Append(w) => w.into_restore(),
-        }
     }
 }
 

@@ -13,12 +13,13 @@ use rayon::prelude::*;
 
 use super::append_writer::AppendWriter;
 use super::assign::BucketAssigner;
+use super::bucket_writer::BucketWriter;
 use super::buffer::{MemoryCounter, SharedInput};
 use super::cross_partition::{is_cross_partition, CrossPartitionIndex};
 use super::dynamic_bucket::{DynamicBucketAssigner, HashIndexChange};
 use super::input::{align_batch, filter_rows, AlignedBatch};
 use super::merge_tree_writer::MergeTreeWriter;
-use super::record_writer::{BucketRows, BucketWriter, CommitIncrement, FlushContext, WriteEnv};
+use super::record_writer::{BucketRows, CommitIncrement, FlushContext, WriteEnv};
 use super::restore::{TableRestore, WriterKey};
 use crate::commit::CommitMessage;
 use crate::compact::CompactSettings;
