@@ -173,7 +173,8 @@ class FileSystemCatalog(Catalog):
         """
         full = _identifier(identifier)
         db, obj = full.split(".", 1)
-        from paimon_rs.system_tables import SystemTable, split_system_name, system_table_def
+        from paimon_rs.identifier import split_system_name
+        from paimon_rs.system_tables import SystemTable, system_table_def
 
         data_obj, system = split_system_name(obj)
         if system is not None:

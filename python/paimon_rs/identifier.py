@@ -67,8 +67,6 @@ class Identifier:
     def get_system_table_name(self) -> Optional[str]:
         """The system table ``t$files`` / ``t$branch_b$files`` names (``"files"``), None for a
         table or a branch (Java's ``Identifier.getSystemTableName``)."""
-        from paimon_rs.system_tables import split_system_name
-
         return split_system_name(self.object)[1]
 
     def is_system_table(self) -> bool:
@@ -77,3 +75,18 @@ class Identifier:
 
     def __str__(self) -> str:
         return self.get_full_name()
+
+
+def split_system_name(object_name: str) -> tuple:
+    """``t``, ``t$branch_b``, ``t$files``, ``t$branch_b$files`` as (data table object name,
+    system table name or None), Java's ``Identifier`` rules."""
+    parts = object_name.split("$")
+    if len(parts) == 1:
+        return object_name, None
+    if len(parts) == 2:
+        if parts[1].lower().startswith("branch_"):
+            return object_name, None
+        return parts[0], parts[1]
+    if len(parts) == 3 and parts[1].lower().startswith("branch_"):
+        return f"{parts[0]}${parts[1]}", parts[2]
+    raise InvalidArgumentError(f"table name '{object_name}': at most 't$branch_<b>$<system table>'")

@@ -24,10 +24,11 @@ from paimon_rs.exceptions import (
     UnsupportedError,
 )
 from paimon_rs.filter_parser import optional_filter, parse_value
+from paimon_rs.options import TIME_TRAVEL_OPTIONS
 from paimon_rs.predicate import Predicate, PredicateBuilder, suggest_column
 
 if TYPE_CHECKING:
-    from paimon_rs.table import BatchTableWrite, Table
+    from paimon_rs.table import BatchTableWrite, BatchWriteBuilder, CommitMessage, Table
 
 ATTEMPTS = 3  # a delete / merge whose table changed while it read is redone this many times
 
@@ -117,9 +118,7 @@ def _eval(p: Predicate, data: pa.Table) -> Any:
 # --- shared checks ---------------------------------------------------------------------------
 
 def _check_mutable(table: Table, what: str) -> None:
-    from paimon_rs.table import _TIME_TRAVEL_OPTIONS
-
-    travel = {k: v for k, v in table.options.items() if k in _TIME_TRAVEL_OPTIONS}
+    travel = {k: v for k, v in table.options.items() if k in TIME_TRAVEL_OPTIONS}
     if travel:
         raise InvalidArgumentError(f"{what} on {table.identifier}: this handle reads a past state "
                                    f"({travel}); {what} changes the latest one: use a handle without "
@@ -219,6 +218,17 @@ class _TableChanged(Exception):
     pass
 
 
+def commit_or_abort(builder: BatchWriteBuilder, messages: List[CommitMessage]) -> Optional[int]:
+    """Commit ``messages`` as one snapshot; on failure abort them (delete their files) and
+    re-raise the commit's error."""
+    commit = builder.new_commit()
+    try:
+        return commit.commit(messages)
+    except BaseException:
+        commit.abort(messages)
+        raise
+
+
 def _commit_pinned(table: Table, builder: Any, w: BatchTableWrite, snapshot_id: Optional[int],
                    extra: Sequence[Any] = ()) -> Optional[int]:
     """Prepare and commit ``w``'s rows (and the ``extra`` messages: deletion vectors) as one
@@ -226,15 +236,13 @@ def _commit_pinned(table: Table, builder: Any, w: BatchTableWrite, snapshot_id: 
     then abort and raise ``_TableChanged``. A commit landing after this check is caught by the
     commit's own conflict check (the writer restored from ``snapshot_id``; deletion vectors
     restored from it) or, for overwrites, replaced as a whole."""
-    from paimon_rs.table import _commit_or_abort
-
     messages = w.prepare_commit() + list(extra)
     if table.latest_snapshot_id() != snapshot_id:
         builder.new_commit().abort(messages)
         raise _TableChanged(f"snapshot {table.latest_snapshot_id()} landed after {snapshot_id}")
     if not any(not m.is_empty() for m in messages) and not builder._overwrite:
         return None
-    return _commit_or_abort(builder, messages)
+    return commit_or_abort(builder, messages)
 
 
 def _uses_deletion_vectors(table: Table) -> bool:

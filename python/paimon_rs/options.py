@@ -19,6 +19,11 @@ import datetime
 import re
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+#: The read options that pin a handle to a past state of the table (time travel): such a handle
+#: cannot be written, deleted from or updated through.
+TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
+                       "scan.file-creation-time-millis", "scan.watermark", "scan.version")
+
 _MEMORY_UNITS = {"": 1, "b": 1, "bytes": 1, "k": 1 << 10, "kb": 1 << 10, "kibibytes": 1 << 10,
                  "m": 1 << 20, "mb": 1 << 20, "mebibytes": 1 << 20, "g": 1 << 30, "gb": 1 << 30,
                  "gibibytes": 1 << 30, "t": 1 << 40, "tb": 1 << 40, "tebibytes": 1 << 40}

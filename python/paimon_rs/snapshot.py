@@ -269,12 +269,29 @@ class GetTagResponse:
     tag_time_retained: Optional[str] = None
 
 
+def java_duration(ms: int) -> str:
+    """``java.time.Duration.toString`` of ``ms`` milliseconds (``PT1H30M``, ``PT0.5S``, ``PT0S``)."""
+    neg = ms < 0
+    ms = abs(ms)
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    s, frac = divmod(rest, 1000)
+    out = "PT"
+    sign = "-" if neg else ""
+    if h:
+        out += f"{sign}{h}H"
+    if m:
+        out += f"{sign}{m}M"
+    if s or frac or (not h and not m):
+        out += f"{sign}{s}" + (f".{frac:03d}".rstrip("0") if frac else "") + "S"
+    return out
+
+
 def tag_response(name: str, snapshot: Snapshot, created: Optional[str], retained_ms: Optional[int]) -> GetTagResponse:
     """A ``GetTagResponse`` from ``_core.tags_json``'s row: ``created`` is the tag file's local
     time (``%Y-%m-%dT%H:%M:%S[.f]``), read in this process's zone as pypaimon does."""
     import datetime
 
-    from paimon_rs.system_tables import java_duration
     create_millis = None
     if created is not None:
         whole, _, frac = created.partition(".")

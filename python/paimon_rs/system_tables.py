@@ -38,6 +38,7 @@ from paimon_rs import _core
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
 from paimon_rs.predicate import Predicate, PredicateBuilder
+from paimon_rs.snapshot import java_duration
 
 if TYPE_CHECKING:
     from paimon_rs.table import Table
@@ -129,24 +130,6 @@ def _parse_local(text: str) -> datetime.datetime:
 def _flat_json(v: Any) -> str:
     """Java's ``JsonSerdeUtil.toFlatJson``: compact JSON."""
     return json.dumps(v, separators=(",", ":"), ensure_ascii=False)
-
-
-def java_duration(ms: int) -> str:
-    """``java.time.Duration.toString`` of ``ms`` milliseconds (``PT1H30M``, ``PT0.5S``, ``PT0S``)."""
-    neg = ms < 0
-    ms = abs(ms)
-    h, rest = divmod(ms, 3_600_000)
-    m, rest = divmod(rest, 60_000)
-    s, frac = divmod(rest, 1000)
-    out = "PT"
-    sign = "-" if neg else ""
-    if h:
-        out += f"{sign}{h}H"
-    if m:
-        out += f"{sign}{m}M"
-    if s or frac or (not h and not m):
-        out += f"{sign}{s}" + (f".{frac:03d}".rstrip("0") if frac else "") + "S"
-    return out
 
 
 def _snapshots(table: Table, _: Optional[int]) -> List[Dict[str, Any]]:
@@ -711,20 +694,4 @@ class SystemRead:
         return iter(self.to_arrow(splits).to_pylist())
 
 
-def split_system_name(object_name: str) -> tuple:
-    """``t``, ``t$branch_b``, ``t$files``, ``t$branch_b$files`` as (data table object name,
-    system table name or None), Java's ``Identifier`` rules."""
-    parts = object_name.split("$")
-    if len(parts) == 1:
-        return object_name, None
-    if len(parts) == 2:
-        if parts[1].lower().startswith("branch_"):
-            return object_name, None
-        return parts[0], parts[1]
-    if len(parts) == 3 and parts[1].lower().startswith("branch_"):
-        return f"{parts[0]}${parts[1]}", parts[2]
-    raise InvalidArgumentError(f"table name '{object_name}': at most 't$branch_<b>$<system table>'")
-
-
-__all__ = ["NOT_PROVIDED", "SYSTEM_TABLES", "SystemReadBuilder", "SystemTable", "java_duration",
-           "split_system_name", "system_table_def"]
+__all__ = ["NOT_PROVIDED", "SYSTEM_TABLES", "SystemReadBuilder", "SystemTable", "system_table_def"]

@@ -24,8 +24,8 @@ from paimon_rs.exceptions import (
 from paimon_rs.file_io import FileIO
 from paimon_rs.identifier import Identifier
 from paimon_rs.maintenance import OlderThan, RemoveOrphanFilesResult, remove_orphan_files
-from paimon_rs.mutations import DeleteResult, MergeBuilder
-from paimon_rs.options import ConfigOption
+from paimon_rs.mutations import DeleteResult, MergeBuilder, commit_or_abort
+from paimon_rs.options import TIME_TRAVEL_OPTIONS, ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import TableSchema
@@ -171,7 +171,7 @@ class Table:
         if snapshot_id is not None and tag is not None:
             raise InvalidArgumentError(f"{what} on {self.identifier}: give snapshot_id or tag, not both")
         key = "scan.snapshot-id" if snapshot_id is not None else "scan.tag-name"
-        given = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS and k != key}
+        given = {k: v for k, v in self.options.items() if k in TIME_TRAVEL_OPTIONS and k != key}
         if given:
             raise InvalidArgumentError(
                 f"{what} on {self.identifier}: this table handle already travels in time with "
@@ -298,7 +298,7 @@ class Table:
         with builder.new_write() as w:
             _write_any(w, data, "write")
             messages = w.prepare_commit()
-        return _commit_or_abort(builder, messages)
+        return commit_or_abort(builder, messages)
 
     def latest_snapshot_id(self) -> Optional[int]:
         return self._core.latest_snapshot_id()
@@ -441,7 +441,7 @@ class Table:
             parts.append(f"partitioned by {self.partition_keys}")
         if self.current_branch() != "main":
             parts.append(f"branch={self.current_branch()!r}")
-        travel = {k: v for k, v in self.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        travel = {k: v for k, v in self.options.items() if k in TIME_TRAVEL_OPTIONS}
         if travel:
             parts.append(f"reading {travel}")
         return f"Table({', '.join(parts)})"
@@ -1490,21 +1490,6 @@ def _write_any(w: BatchTableWrite, data: Any, what: str) -> None:
                         f"__arrow_c_stream__, got {cls.__name__}{hint}")
 
 
-def _commit_or_abort(builder: BatchWriteBuilder, messages: List[CommitMessage]) -> Optional[int]:
-    """Commit ``messages`` as one snapshot; on failure abort them (delete their files) and
-    re-raise the commit's error."""
-    commit = builder.new_commit()
-    try:
-        return commit.commit(messages)
-    except BaseException:
-        commit.abort(messages)
-        raise
-
-
-_TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
-                        "scan.file-creation-time-millis", "scan.watermark", "scan.version")
-
-
 def _optional_import(module: str, method: str) -> Any:
     import importlib
 
@@ -1684,7 +1669,7 @@ class ReadBuilder:
 
     def __repr__(self) -> str:
         parts = [repr(str(self.table.identifier))]
-        travel = {k: v for k, v in self.table.options.items() if k in _TIME_TRAVEL_OPTIONS}
+        travel = {k: v for k, v in self.table.options.items() if k in TIME_TRAVEL_OPTIONS}
         if travel:
             parts.append(f"reading {travel}")
         if self._projection is not None:

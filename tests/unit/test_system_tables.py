@@ -16,7 +16,8 @@ import pytest
 from paimon_rs import Identifier, Schema
 from paimon_rs.consumer import write_next_snapshot
 from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
-from paimon_rs.system_tables import SYSTEM_TABLES, SystemTable, java_duration
+from paimon_rs.snapshot import java_duration
+from paimon_rs.system_tables import SYSTEM_TABLES, SystemTable
 
 from unit_helpers import PK_SCHEMA, write
 
