@@ -43,7 +43,6 @@
 use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
-use rayon::prelude::*;
 
 use super::append::{attach_vectors, check_compactable};
 use super::work::bucket_splits;
@@ -211,11 +210,10 @@ impl SortSpec {
                 u32::MAX
             )));
         }
-        let mut perm: Vec<u32> = (0..n as u32).collect();
-        match self.strategy {
+        Ok(match self.strategy {
             OrderStrategy::Order => {
                 let rows = self.order_rows(batch)?;
-                perm.par_sort_by(|a, b| rows.row(*a as usize).cmp(&rows.row(*b as usize)));
+                curve::sort_permutation(n, |i| rows.row(i).data(), false)
             }
             OrderStrategy::ZOrder | OrderStrategy::Hilbert => {
                 let cols = self.order_arrays(batch);
@@ -224,11 +222,9 @@ impl SortSpec {
                 } else {
                     curve::hilbert_sort_keys(&cols)?
                 };
-                let key = |i: u32| &flat[i as usize * w..(i as usize + 1) * w];
-                perm.par_sort_by(|a, b| key(*a).cmp(key(*b)));
+                curve::sort_permutation(n, |i| &flat[i * w..(i + 1) * w], w <= 16)
             }
-        }
-        Ok(perm)
+        })
     }
 
     /// The sort key of each row of `batch` (a batch of the table's rows) as one non-null binary
@@ -405,7 +401,11 @@ fn first_seq(files: &[DataFileMeta]) -> i64 {
 }
 
 /// Write the rows of `batch` in the order `perm` into new files of `bucket_path`, rolled at
-/// `target-file-size` (append tables: 256 MB by default).
+/// `target-file-size` (append tables: 256 MB by default). A partition of at least two target
+/// files' worth of rows (by their in-memory size) is cut into as many contiguous ranges of
+/// `perm` as the pool has threads (at most one per target file), each written by a rolling
+/// writer of its own: the files stay in the sort's order one after another, as the ranges of
+/// Java's range-shuffled sort tasks do, and each range may end in one smaller file.
 pub fn write_sorted(
     table: &FileStoreTable,
     bucket_path: &str,
@@ -413,15 +413,42 @@ pub fn write_sorted(
     perm: &[u32],
     first_seq: i64,
 ) -> Result<Vec<DataFileMeta>> {
-    let mut ctx = file_context(table, 0, FileSource::Compact)?;
-    ctx.dir = crate::io::resolve(&table.path, bucket_path);
-    ctx.target_size = table.options.target_file_size.unwrap_or(256 << 20);
-    // an error drops the writer, which removes the files it wrote
-    let mut writer = RollingFileWriter::new(ctx, first_seq);
-    for chunk in perm.chunks(WRITE_BATCH_ROWS) {
-        writer.write(&take_rows(batch, chunk)?)?;
+    use rayon::prelude::*;
+
+    let target = table.options.target_file_size.unwrap_or(256 << 20);
+    let files = batch.get_array_memory_size() as u64 / target.max(1);
+    let ranges = (files as usize).clamp(1, rayon::current_num_threads());
+    let per_range = perm.len().div_ceil(ranges).max(1);
+    let written: Vec<Result<Vec<DataFileMeta>>> = perm
+        .par_chunks(per_range)
+        .enumerate()
+        .map(|(r, part)| {
+            let mut ctx = file_context(table, 0, FileSource::Compact)?;
+            ctx.dir = crate::io::resolve(&table.path, bucket_path);
+            ctx.target_size = target;
+            // an error drops the writer, which removes the files it wrote
+            let mut writer = RollingFileWriter::new(ctx, first_seq + (r * per_range) as i64);
+            for chunk in part.chunks(WRITE_BATCH_ROWS) {
+                writer.write(&take_rows(batch, chunk)?)?;
+            }
+            writer.close()
+        })
+        .collect();
+    let mut out = Vec::with_capacity(written.len());
+    let mut failed = None;
+    for w in written {
+        match w {
+            Ok(files) => out.push(files),
+            Err(e) => failed = failed.or(Some(e)),
+        }
     }
-    writer.close()
+    if let Some(e) = failed {
+        for files in &out {
+            discard_files(table, bucket_path, files);
+        }
+        return Err(e);
+    }
+    Ok(out.concat())
 }
 
 fn discard(table: &FileStoreTable, messages: &[(CommitMessage, String)]) {
@@ -944,6 +971,45 @@ mod tests {
         // an unknown strategy is named
         let err = SortSpec::new(&t, "spiral", &["x".into()]).unwrap_err();
         assert!(err.to_string().contains("order_strategy"), "{err}");
+    }
+
+    /// A partition of many target files is written as one range per pool thread: the files
+    /// still read back in the sort's order, their sequence numbers one run without gaps.
+    #[test]
+    fn a_large_partition_is_written_in_parallel_ranges_that_keep_the_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        append(&t, rows(1, 0..30_000));
+        let opts = BTreeMap::from([("target-file-size".to_string(), "16kb".to_string())]);
+        let t = t.copy(&opts).unwrap();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let id = pool
+            .install(|| sort_compact_table(&t, "order", &["y".into(), "x".into()], None))
+            .unwrap()
+            .unwrap();
+        let spec = SortSpec::new(&t, "order", &["y".into(), "x".into()]).unwrap();
+        let reader = TableRead::new(t.clone(), None, None).unwrap();
+        let s = t.snapshot_manager().snapshot(id).unwrap();
+        let splits = bucket_splits(&t, &s, None).unwrap();
+        assert_eq!(splits.len(), 1);
+        let mut files = splits[0].files.clone();
+        assert!(files.len() >= 4, "{} files", files.len());
+        let batches: Vec<RecordBatch> = reader
+            .split_stream(&splits[0])
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        let all = arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap();
+        assert_eq!(all.num_rows(), 30_000);
+        let keys = spec.index_bytes(&all).unwrap();
+        assert!(keys.windows(2).all(|w| w[0] <= w[1]));
+        files.sort_by_key(|f| f.min_sequence_number);
+        for w in files.windows(2) {
+            assert_eq!(w[1].min_sequence_number, w[0].max_sequence_number + 1);
+        }
     }
 
     /// The distributed rewrite: the tasks' new files become the compact_after of their

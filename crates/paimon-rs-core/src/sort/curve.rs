@@ -38,6 +38,7 @@ use arrow_array::types::{
 };
 use arrow_array::{Array, ArrayRef};
 use arrow_schema::{DataType as ArrowType, TimeUnit};
+use rayon::prelude::*;
 
 use crate::error::{Error, Result};
 use crate::spec::types::{DataType, TypeKind};
@@ -261,6 +262,96 @@ fn interleave(columns: &[&[u8]], out: &mut [u8]) {
     }
 }
 
+/// [`interleave`] for the common case of 2 to 8 columns of one width (every primitive column
+/// contributes 8 bytes, as do strings at the default `zorder.var-length-contribution`): the
+/// bits of byte `b` of every column become bytes `b * k .. (b + 1) * k` of the index, so each
+/// byte is spread through a table (bit `j` of a byte to bit `k * j + k - 1` of a `u64`) and
+/// the columns' spreads shifted into one another: the same bits in the same places as the
+/// bit-by-bit loop, a table lookup per byte instead of a branch per bit.
+struct Spread {
+    k: usize,
+    width: usize,
+    table: [u64; 256],
+}
+
+impl Spread {
+    fn for_columns(widths: &[usize]) -> Option<Self> {
+        let k = widths.len();
+        let width = *widths.first()?;
+        if !(2..=8).contains(&k) || widths.iter().any(|&w| w != width) {
+            return None;
+        }
+        let mut table = [0u64; 256];
+        for (byte, slot) in table.iter_mut().enumerate() {
+            for bit in 0..8 {
+                if byte & (1 << bit) != 0 {
+                    *slot |= 1u64 << (k * bit + k - 1);
+                }
+            }
+        }
+        Some(Spread { k, width, table })
+    }
+
+    /// The bits of `words` (one `u64` per column, `width` 8) interleaved into `out` (`8 * k`
+    /// bytes), most significant bits first: [`Self::interleave`] of their big-endian bytes.
+    fn interleave_words(&self, words: &[u64], out: &mut [u8]) {
+        let k = self.k;
+        for b in 0..8 {
+            let mut v = 0u64;
+            for (c, w) in words.iter().enumerate() {
+                v |= self.table[(w >> (56 - 8 * b)) as u8 as usize] >> c;
+            }
+            out[b * k..(b + 1) * k].copy_from_slice(&v.to_be_bytes()[8 - k..]);
+        }
+    }
+
+    /// Row `row`'s index into `out` (`k * width` bytes) from `parts` (each column's
+    /// `width`-byte contributions of every row).
+    fn interleave(&self, parts: &[Vec<u8>], row: usize, out: &mut [u8]) {
+        let (k, w) = (self.k, self.width);
+        for b in 0..w {
+            let mut v = 0u64;
+            for (c, p) in parts.iter().enumerate() {
+                v |= self.table[p[row * w + b] as usize] >> c;
+            }
+            // the 8k bits of `v`, most significant first
+            out[b * k..(b + 1) * k].copy_from_slice(&v.to_be_bytes()[8 - k..]);
+        }
+    }
+}
+
+/// The order of `rows` keys (`key(i)` the bytes of row `i`'s key) by the keys' bytes, equal
+/// keys in row order (a stable sort). Each key's first 16 bytes (zero-padded) are compared as
+/// one big-endian `u128` held beside the row number (no indirection, no `memcmp` call per
+/// comparison); whole keys only between rows whose first 16 bytes are equal, and not even then
+/// when `fixed16` says every key has the same length of at most 16 bytes.
+pub fn sort_permutation<'a, F>(rows: usize, key: F, fixed16: bool) -> Vec<u32>
+where
+    F: Fn(usize) -> &'a [u8] + Sync,
+{
+    use rayon::slice::ParallelSliceMut;
+
+    let mut keyed: Vec<(u128, u32)> = (0..rows)
+        .map(|i| {
+            let k = key(i);
+            let mut buf = [0u8; 16];
+            let n = k.len().min(16);
+            buf[..n].copy_from_slice(&k[..n]);
+            (u128::from_be_bytes(buf), i as u32)
+        })
+        .collect();
+    if fixed16 {
+        keyed.par_sort_unstable();
+    } else {
+        keyed.par_sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0)
+                .then_with(|| key(a.1 as usize).cmp(key(b.1 as usize)))
+                .then(a.1.cmp(&b.1))
+        });
+    }
+    keyed.into_iter().map(|(_, i)| i).collect()
+}
+
 /// The z-order indexes of `rows` rows, Java's `ZIndexer` bytes: `columns` are the order
 /// columns (name, Paimon type, values); `var_width` is `zorder.var-length-contribution`.
 /// Returns (index width, `rows × width` bytes).
@@ -289,6 +380,12 @@ pub fn z_indexes(
         .collect::<Result<Vec<_>>>()?;
     let width: usize = widths.iter().sum();
     let mut out = vec![0u8; rows * width];
+    if let Some(spread) = Spread::for_columns(&widths) {
+        for (i, slot) in out.chunks_exact_mut(width.max(1)).enumerate() {
+            spread.interleave(&parts, i, slot);
+        }
+        return Ok((width, out));
+    }
     let mut row_parts: Vec<&[u8]> = Vec::with_capacity(parts.len());
     for (i, slot) in out.chunks_exact_mut(width.max(1)).enumerate() {
         row_parts.clear();
@@ -395,13 +492,44 @@ fn axes_to_transpose(x: &mut [u64]) {
 
 /// The hilbert index of one point (its coordinates as Java's longs), as the magnitude bytes
 /// of the distance: `ceil(63 × dims / 8)` bytes, big-endian.
-fn hilbert_magnitude(point: &[i64], out: &mut Vec<u8>) {
-    let mut x: Vec<u64> = point.iter().map(|&v| v as u64).collect();
-    axes_to_transpose(&mut x);
+fn hilbert_magnitude(point: &[i64], out: &mut Vec<u8>, spread: Option<&Spread>) {
+    let mut buf = [0u64; 16];
+    let mut heap;
+    let x: &mut [u64] = if point.len() <= buf.len() {
+        &mut buf[..point.len()]
+    } else {
+        heap = vec![0u64; point.len()];
+        &mut heap
+    };
+    for (x, &v) in x.iter_mut().zip(point) {
+        *x = v as u64;
+    }
+    axes_to_transpose(x);
     let bits = H_BITS as usize * x.len();
     let len = bits.div_ceil(8);
     out.clear();
     out.resize(len, 0);
+    if let Some(spread) = spread.filter(|s| s.k == x.len() && s.width == 8) {
+        // the distance's bits are the coordinates' 63 bits interleaved, most significant
+        // first: interleave them shifted to the top of each word (8n bytes, the distance
+        // followed by n zero bits), then shift the n zero bits out
+        let n = x.len();
+        for v in x.iter_mut() {
+            *v <<= 64 - H_BITS;
+        }
+        let mut wide = [0u8; 64];
+        spread.interleave_words(x, &mut wide[..8 * n]);
+        let wide = &wide[..8 * n];
+        // `wide` >> n, as `len` bytes: byte i of the result ends at bit 8 * (8n - len + i)
+        let skip = 8 * n - len; // whole bytes of `wide` before the result's first byte
+        for (i, o) in out.iter_mut().enumerate() {
+            let hi = if skip + i >= 1 { wide[skip + i - 1] } else { 0 };
+            let lo = wide[skip + i];
+            // the 16 bits hi:lo shifted right by n (1..=8), low byte
+            *o = ((u16::from(hi) << 8 | u16::from(lo)) >> n) as u8;
+        }
+        return;
+    }
     // distance bit (bits - 1 - k) is bit (62 - k / n) of coordinate k % n
     for k in 0..bits {
         let (level, dim) = (k / x.len(), k % x.len());
@@ -471,16 +599,28 @@ pub fn hilbert_sort_keys(columns: &[(&str, &DataType, &ArrayRef)]) -> Result<(us
     let max_len = (H_BITS as usize * columns.len()) / 8 + 1;
     let width = max_len.min(H_INDEX_BYTES);
     let mut out = vec![0u8; rows * width];
-    let mut point = vec![0i64; columns.len()];
-    let mut mag = vec![];
-    for (i, slot) in out.chunks_exact_mut(width).enumerate() {
-        for (p, v) in point.iter_mut().zip(&values) {
-            *p = v[i];
-        }
-        hilbert_magnitude(&point, &mut mag);
-        let java = java_hilbert_bytes(&mag);
-        slot.copy_from_slice(&java[H_INDEX_BYTES - width..]);
-    }
+    let spread = Spread::for_columns(&vec![8; columns.len()]);
+    // rows are independent: computed in parallel, each thread with its own scratch
+    out.par_chunks_mut(width).enumerate().for_each_init(
+        || (vec![0i64; columns.len()], vec![]),
+        |(point, mag), (i, slot)| {
+            for (p, v) in point.iter_mut().zip(&values) {
+                *p = v[i];
+            }
+            hilbert_magnitude(point, mag, spread.as_ref());
+            if mag.len() < H_INDEX_BYTES {
+                // shorter than 63 bytes, Java's bytes are the magnitude left-padded with zeros
+                // (a `toByteArray` sign byte is one of them; `width` >= its length): their
+                // last `width` bytes without building all 63
+                let pad = width - mag.len();
+                slot[..pad].fill(0);
+                slot[pad..].copy_from_slice(mag);
+            } else {
+                let java = java_hilbert_bytes(mag);
+                slot.copy_from_slice(&java[H_INDEX_BYTES - width..]);
+            }
+        },
+    );
     Ok((width, out))
 }
 
@@ -562,6 +702,71 @@ mod tests {
             z1(TypeKind::Timestamp(6), a),
             (-1i64 as u64 ^ (1 << 63)).to_be_bytes()
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn spread_interleaves_as_the_bit_loop(
+            k in 2usize..=8,
+            width in 1usize..=10,
+            seed in proptest::collection::vec(proptest::num::u8::ANY, 1..400),
+        ) {
+            let rows = 3;
+            let parts: Vec<Vec<u8>> = (0..k)
+                .map(|c| (0..rows * width).map(|j| seed[(c * 31 + j * 7) % seed.len()] ^ (j as u8)).collect())
+                .collect();
+            let spread = Spread::for_columns(&vec![width; k]).unwrap();
+            for row in 0..rows {
+                let row_parts: Vec<&[u8]> =
+                    parts.iter().map(|p| &p[row * width..(row + 1) * width]).collect();
+                let mut slow = vec![0u8; k * width];
+                interleave(&row_parts, &mut slow);
+                let mut fast = vec![0u8; k * width];
+                spread.interleave(&parts, row, &mut fast);
+                proptest::prop_assert_eq!(fast, slow);
+            }
+        }
+
+        #[test]
+        fn hilbert_sort_keys_are_the_tail_of_javas_bytes(
+            dims in 2usize..=9,
+            values in proptest::collection::vec(proptest::num::i64::ANY, 9 * 4),
+        ) {
+            let t = ty(TypeKind::BigInt);
+            let arrays: Vec<ArrayRef> = (0..dims)
+                .map(|d| Arc::new(Int64Array::from(values[d * 4..d * 4 + 4].to_vec())) as ArrayRef)
+                .collect();
+            let cols: Vec<(&str, &DataType, &ArrayRef)> = arrays.iter().map(|a| ("c", &t, a)).collect();
+            let (w, flat) = hilbert_sort_keys(&cols).unwrap();
+            for row in 0..4 {
+                let point: Vec<i64> = (0..dims).map(|d| values[d * 4 + row]).collect();
+                let mut mag = vec![];
+                hilbert_magnitude(&point, &mut mag, None);
+                let java = java_hilbert_bytes(&mag);
+                proptest::prop_assert_eq!(&flat[row * w..(row + 1) * w], &java[H_INDEX_BYTES - w..]);
+            }
+        }
+
+        #[test]
+        fn sort_permutation_is_a_stable_sort_by_the_bytes(
+            keys in proptest::collection::vec(proptest::collection::vec(0u8..3, 0..20), 0..200),
+            width in 1usize..=20,
+        ) {
+            // variable-length keys
+            let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+            want.sort_by(|a, b| keys[*a as usize].cmp(&keys[*b as usize]));
+            proptest::prop_assert_eq!(sort_permutation(keys.len(), |i| &keys[i], false), want);
+            // fixed-width keys, short (one u128) or long
+            let flat: Vec<u8> = keys.iter().flat_map(|k| {
+                let mut f = k.clone();
+                f.resize(width, 1);
+                f
+            }).collect();
+            let key = |i: usize| &flat[i * width..(i + 1) * width];
+            let mut want: Vec<u32> = (0..keys.len() as u32).collect();
+            want.sort_by(|a, b| key(*a as usize).cmp(key(*b as usize)));
+            proptest::prop_assert_eq!(sort_permutation(keys.len(), key, width <= 16), want);
+        }
     }
 
     #[test]
