@@ -9,22 +9,37 @@ of its splits counted. Then, for each strategy, ``table.sort_compact(strategy, [
 timed from the unsorted table (rolled back to the unsorted snapshot between strategies), the
 query's files counted again, and the query's rows checked equal to the unsorted answer.
 
+The peer (``--peers delta``, the default): delta-rs (``deltalake``, pinned in the pypaimon venv,
+benches/_delta_peer.py) gets the same rows in the same commits (Arrow IPC files), written with
+the same target file size and zstd level 1, then ``optimize.z_order(["x", "y"])`` at that size;
+its files read by the query are those its min/max statistics admit (Delta's data skipping). The
+issue's aims: z-order reads no more files than delta-rs's, and our z-order sort compaction runs
+at least 1.5x delta-rs's z-order rewrite (wall, same run).
+
     python benches/bench_sort_compact.py            # 10,000,000 rows, 10 commits, 2 MB files
     python benches/bench_sort_compact.py --smoke    # 200,000 rows, 4 commits, 256 KB files
+    python benches/bench_sort_compact.py --peers '' # paimon_rs alone
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import sys
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_rs import CatalogFactory, Schema
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benches"))
+sys.path.insert(0, str(ROOT / "tests" / "compat"))
+from _peer_common import run_peer  # noqa: E402
 
 SCHEMA = pa.schema([("x", pa.int64()), ("y", pa.int64()), ("v", pa.string())])
 SIDE = 1_000_000
@@ -51,12 +66,22 @@ def query(table, hi: int) -> tuple[int, int, int]:
     return files, sum(len(s.file_paths) for s in all_splits), rows
 
 
+def _bytes(size: str) -> int:
+    """``2mb`` / ``256kb`` as bytes."""
+    s = size.strip().lower()
+    for unit, mult in (("kb", 1 << 10), ("mb", 1 << 20), ("gb", 1 << 30), ("b", 1)):
+        if s.endswith(unit):
+            return int(float(s[: -len(unit)]) * mult)
+    return int(s)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--commits", type=int, default=10)
     ap.add_argument("--file-size", default="2mb")
     ap.add_argument("--strategies", default="order,zorder,hilbert")
+    ap.add_argument("--peers", default="delta", help="comma-separated peers: delta, or '' for none")
     ap.add_argument("--smoke", action="store_true")
     a = ap.parse_args()
     if a.smoke:
@@ -71,10 +96,16 @@ def main() -> None:
         t = cat.get_table("db.t")
         t0 = time.perf_counter()
         per = a.rows // a.commits
-        for _ in range(a.commits):
+        ipcs = []
+        for i in range(a.commits):
+            data = batch(per, rng)
+            if a.peers:
+                ipcs.append(os.path.join(wh, f"commit-{i}.arrow"))
+                with pa.OSFile(ipcs[-1], "wb") as f, pa.ipc.new_file(f, data.schema) as ipc:
+                    ipc.write_table(data)
             wb = t.new_batch_write_builder()
             w, c = wb.new_write(), wb.new_commit()
-            w.write_arrow(batch(per, rng))
+            w.write_arrow(data)
             c.commit(w.prepare_commit())
             w.close()
             c.close()
@@ -84,17 +115,31 @@ def main() -> None:
         print(f"{a.rows:,} rows written unsorted in {a.commits} commits: {write_s:.1f} s; "
               f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
         print(f"query x < {hi:,} AND y < {hi:,} ({rows:,} rows)\n")
-        print(f"{'layout':<10} {'files read':>10} {'of files':>9} {'share':>7} {'sort s':>8} {'cpu s':>7} "
+        print(f"{'layout':<22} {'files read':>10} {'of files':>9} {'share':>7} {'sort s':>8} {'cpu s':>7} "
               f"{'rows/s':>11}")
-        print(f"{'unsorted':<10} {files:>10} {total:>9} {files / total:>7.1%}")
+        print(f"{'unsorted':<22} {files:>10} {total:>9} {files / total:>7.1%}")
+        walls = {}
         for strategy in a.strategies.split(","):
             t0, c0 = time.perf_counter(), time.process_time()
             t.sort_compact(strategy, ["x", "y"])
             secs, cpu = time.perf_counter() - t0, time.process_time() - c0
+            walls[strategy] = secs
             f, n, r = query(t, hi)
             assert r == rows, (strategy, r, rows)
-            print(f"{strategy:<10} {f:>10} {n:>9} {f / n:>7.1%} {secs:>8.1f} {cpu:>7.1f} {a.rows / secs:>11,.0f}")
+            print(f"{strategy:<22} {f:>10} {n:>9} {f / n:>7.1%} {secs:>8.1f} {cpu:>7.1f} {a.rows / secs:>11,.0f}")
             t.rollback_to(unsorted_id)
+        if "delta" in a.peers.split(","):
+            size = _bytes(a.file_size)
+            d = run_peer("_delta_peer.py", {"path": os.path.join(wh, "delta"), "ipcs": ipcs,
+                                            "file_size": size, "hi": hi}, timeout=7200)
+            assert d["rows"] == rows and d["zorder_rows"] == rows, (d, rows)
+            print(f"{'delta-rs unsorted':<22} {d['files']:>10} {d['total']:>9} {d['files'] / d['total']:>7.1%}")
+            print(f"{'delta-rs z_order':<22} {d['zorder_files']:>10} {d['zorder_total']:>9} "
+                  f"{d['zorder_files'] / d['zorder_total']:>7.1%} {d['zorder_s']:>8.1f} {d['zorder_cpu_s']:>7.1f} "
+                  f"{a.rows / d['zorder_s']:>11,.0f}")
+            if "zorder" in walls:
+                print(f"\nzorder sort compaction vs delta-rs z_order (wall): {d['zorder_s'] / walls['zorder']:.2f}x "
+                      f"(aim >= 1.5x); delta-rs wrote its {a.commits} commits in {d['write_s']:.1f} s")
         print(f"\nload after: {os.getloadavg()[0]:.1f}")
 
 
