@@ -11,7 +11,7 @@ paimon_rs table got), ``file_size`` (bytes: the writer's and z-order's target fi
 statistics of ``x`` or ``y`` exclude it: Delta's data skipping), runs
 ``DeltaTable.optimize.z_order(["x", "y"], target_size=file_size)`` timed (wall and this
 process's CPU), and counts again. Prints {"write_s", "files", "total", "rows", "zorder_s",
-"zorder_cpu_s", "zorder_files", "zorder_total", "zorder_rows"}.
+"zorder_cpu_s", "zorder_files", "zorder_total", "zorder_rows", "bytes", "zorder_bytes"}.
 """
 
 from __future__ import annotations
@@ -26,15 +26,17 @@ import pyarrow.dataset as ds
 from _peer_common import load_ipc
 
 
-def query(dt, hi: int) -> tuple[int, int, int]:
-    """(files whose statistics admit ``x < hi AND y < hi``, live files, rows matching)."""
+def query(dt, hi: int) -> tuple[int, int, int, int]:
+    """(files whose statistics admit ``x < hi AND y < hi``, live files, rows matching, bytes of
+    the files admitted)."""
     adds = dt.get_add_actions(flatten=True)
     adds = pa.table(adds) if not isinstance(adds, pa.Table) else adds
     keep = pc.and_(pc.less(adds["min.x"], hi), pc.less(adds["min.y"], hi))
     files = pc.sum(pc.cast(keep, pa.int64())).as_py() or 0
+    size = pc.sum(adds.filter(keep)["size_bytes"]).as_py() or 0
     data = ds.dataset(dt.file_uris(), format="parquet")
     rows = data.count_rows(filter=(ds.field("x") < hi) & (ds.field("y") < hi))
-    return files, adds.num_rows, rows
+    return files, adds.num_rows, rows, size
 
 
 def main() -> None:
@@ -49,15 +51,15 @@ def main() -> None:
                         writer_properties=props)
     write_s = time.perf_counter() - t0
     dt = DeltaTable(path)
-    files, total, rows = query(dt, hi)
+    files, total, rows, size = query(dt, hi)
     t0, c0 = time.perf_counter(), time.process_time()
     dt.optimize.z_order(["x", "y"], target_size=size, writer_properties=props)
     zorder_s, zorder_cpu = time.perf_counter() - t0, time.process_time() - c0
     dt = DeltaTable(path)
-    zfiles, ztotal, zrows = query(dt, hi)
-    print(json.dumps({"write_s": write_s, "files": files, "total": total, "rows": rows,
+    zfiles, ztotal, zrows, zsize = query(dt, hi)
+    print(json.dumps({"write_s": write_s, "files": files, "total": total, "rows": rows, "bytes": size,
                       "zorder_s": zorder_s, "zorder_cpu_s": zorder_cpu, "zorder_files": zfiles,
-                      "zorder_total": ztotal, "zorder_rows": zrows}))
+                      "zorder_total": ztotal, "zorder_rows": zrows, "zorder_bytes": zsize}))
 
 
 if __name__ == "__main__":

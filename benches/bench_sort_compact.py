@@ -52,18 +52,20 @@ def batch(n: int, rng: np.random.Generator) -> pa.Table:
     return pa.table({"x": pa.array(x, pa.int64()), "y": pa.array(y, pa.int64()), "v": v}, schema=SCHEMA)
 
 
-def query(table, hi: int) -> tuple[int, int, int]:
-    """(files planned, total live files, rows matching) of ``x < hi AND y < hi``."""
+def query(table, hi: int) -> tuple[int, int, int, int]:
+    """(files planned, total live files, rows matching, bytes of the files planned) of
+    ``x < hi AND y < hi``."""
     rb = table.new_read_builder()
     pb = rb.new_predicate_builder()
     pred = pb.and_predicates([pb.less_than("x", hi), pb.less_than("y", hi)])
     rb = rb.with_filter(pred)
     splits = rb.new_scan().plan().splits()
     files = sum(len(s.file_paths) for s in splits)
+    size = sum(s.file_size for s in splits)
     got = rb.new_read().to_arrow(splits)
     rows = got.filter(pc.and_(pc.less(got["x"], hi), pc.less(got["y"], hi))).num_rows
     all_splits = table.new_read_builder().new_scan().plan().splits()
-    return files, sum(len(s.file_paths) for s in all_splits), rows
+    return files, sum(len(s.file_paths) for s in all_splits), rows, size
 
 
 def _bytes(size: str) -> int:
@@ -111,32 +113,34 @@ def main() -> None:
             c.close()
         write_s = time.perf_counter() - t0
         unsorted_id = t.latest_snapshot_id()
-        files, total, rows = query(t, hi)
+        files, total, rows, size = query(t, hi)
         print(f"{a.rows:,} rows written unsorted in {a.commits} commits: {write_s:.1f} s; "
               f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
         print(f"query x < {hi:,} AND y < {hi:,} ({rows:,} rows)\n")
-        print(f"{'layout':<22} {'files read':>10} {'of files':>9} {'share':>7} {'sort s':>8} {'cpu s':>7} "
-              f"{'rows/s':>11}")
-        print(f"{'unsorted':<22} {files:>10} {total:>9} {files / total:>7.1%}")
+        print(f"{'layout':<22} {'files read':>10} {'of files':>9} {'share':>7} {'MB read':>8} {'sort s':>8} "
+              f"{'cpu s':>7} {'rows/s':>11}")
+        print(f"{'unsorted':<22} {files:>10} {total:>9} {files / total:>7.1%} {size / 2**20:>8.1f}")
         walls = {}
         for strategy in a.strategies.split(","):
             t0, c0 = time.perf_counter(), time.process_time()
             t.sort_compact(strategy, ["x", "y"])
             secs, cpu = time.perf_counter() - t0, time.process_time() - c0
             walls[strategy] = secs
-            f, n, r = query(t, hi)
+            f, n, r, b = query(t, hi)
             assert r == rows, (strategy, r, rows)
-            print(f"{strategy:<22} {f:>10} {n:>9} {f / n:>7.1%} {secs:>8.1f} {cpu:>7.1f} {a.rows / secs:>11,.0f}")
+            print(f"{strategy:<22} {f:>10} {n:>9} {f / n:>7.1%} {b / 2**20:>8.1f} {secs:>8.1f} {cpu:>7.1f} "
+                  f"{a.rows / secs:>11,.0f}")
             t.rollback_to(unsorted_id)
         if "delta" in a.peers.split(","):
             size = _bytes(a.file_size)
             d = run_peer("_delta_peer.py", {"path": os.path.join(wh, "delta"), "ipcs": ipcs,
                                             "file_size": size, "hi": hi}, timeout=7200)
             assert d["rows"] == rows and d["zorder_rows"] == rows, (d, rows)
-            print(f"{'delta-rs unsorted':<22} {d['files']:>10} {d['total']:>9} {d['files'] / d['total']:>7.1%}")
+            print(f"{'delta-rs unsorted':<22} {d['files']:>10} {d['total']:>9} {d['files'] / d['total']:>7.1%} "
+                  f"{d['bytes'] / 2**20:>8.1f}")
             print(f"{'delta-rs z_order':<22} {d['zorder_files']:>10} {d['zorder_total']:>9} "
-                  f"{d['zorder_files'] / d['zorder_total']:>7.1%} {d['zorder_s']:>8.1f} {d['zorder_cpu_s']:>7.1f} "
-                  f"{a.rows / d['zorder_s']:>11,.0f}")
+                  f"{d['zorder_files'] / d['zorder_total']:>7.1%} {d['zorder_bytes'] / 2**20:>8.1f} "
+                  f"{d['zorder_s']:>8.1f} {d['zorder_cpu_s']:>7.1f} {a.rows / d['zorder_s']:>11,.0f}")
             if "zorder" in walls:
                 print(f"\nzorder sort compaction vs delta-rs z_order (wall): {d['zorder_s'] / walls['zorder']:.2f}x "
                       f"(aim >= 1.5x); delta-rs wrote its {a.commits} commits in {d['write_s']:.1f} s")
