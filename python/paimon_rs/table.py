@@ -1457,17 +1457,23 @@ def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
                  limit: Optional[int] = None,
-                 nested: Optional[List[Tuple[str, List[int]]]] = None):
+                 nested: Optional[List[Tuple[str, List[int]]]] = None,
+                 residual: Optional[Predicate] = None):
         self.table = table
         self.predicate = predicate
         filt = predicate.to_core(table.arrow_schema) if predicate else None
         # a nested projection (``"s.a"``): the engine reads the top-level columns it walks
         # into, each output column is then picked from them (Arrow's struct_field kernel per
-        # batch: the child arrays as they are, the parent's nulls applied)
+        # batch: the child arrays as they are, the parent's nulls applied); ``residual``, the
+        # filter's conjuncts on picked nested fields (``mv_latest_version > 150``), is then
+        # applied to the picked rows, reading the table columns it also names
         self._nested = nested
+        self._residual = residual
         if nested is not None:
             names = table.arrow_schema.names
-            projection = list(dict.fromkeys(names[path[0]] for _, path in nested))
+            aliases = {alias for alias, _ in nested}
+            extra = sorted(residual.fields() - aliases) if residual is not None else []
+            projection = list(dict.fromkeys([names[path[0]] for _, path in nested] + extra))
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
         self._progress: Optional[ProgressCallback] = None
@@ -1496,9 +1502,16 @@ class TableRead:
             col = data.column(top[path[0]])
             cols.append(pc.struct_field(col, path[1:]) if len(path) > 1 else col)
         schema = self.schema
-        if isinstance(data, pa.RecordBatch):
-            return pa.RecordBatch.from_arrays(cols, schema=schema)
-        return pa.Table.from_arrays(cols, schema=schema)
+        make = pa.RecordBatch.from_arrays if isinstance(data, pa.RecordBatch) else pa.Table.from_arrays
+        if self._residual is not None:
+            from paimon_rs.mutations import predicate_mask
+
+            # the picked columns by their output names, beside the table columns read
+            view = {name: data.column(name) for name in data.schema.names}
+            view.update(zip(schema.names, cols))
+            mask = predicate_mask(self._residual, make(list(view.values()), names=list(view)))
+            cols = [pc.filter(c, mask) for c in cols]
+        return make(cols, schema=schema)
 
     def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
         # Streams: splits are read one after the other and merged batch by batch, so memory
@@ -1720,6 +1733,18 @@ def _nested_schema(schema: pa.Schema, nested: List[Tuple[str, List[int]]]) -> pa
     return pa.schema(fields)
 
 
+def _conjuncts(p: Predicate) -> List[Predicate]:
+    if p.method == "and":
+        return [c for child in p.children for c in _conjuncts(child)]
+    return [p]
+
+
+def _and_all(preds: List[Predicate]) -> Optional[Predicate]:
+    if not preds:
+        return None
+    return preds[0] if len(preds) == 1 else Predicate(method="and", children=preds)
+
+
 class ReadBuilder:
     def __init__(self, table: Table):
         self.table = table
@@ -1754,7 +1779,7 @@ class ReadBuilder:
         """
         from paimon_rs.filter_parser import optional_filter
 
-        self._predicate = optional_filter(predicate, self.table.arrow_schema, "with_filter")
+        self._predicate = optional_filter(predicate, self._filter_schema(), "with_filter")
         return self
 
     def with_projection(self, projection: List[str]) -> ReadBuilder:
@@ -1797,7 +1822,41 @@ class ReadBuilder:
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:
-        return PredicateBuilder(self.table.arrow_schema)
+        """Predicates over the table's columns and, after a nested projection, its output
+        names (``with_projection(["mv.latest_version"])`` -> ``mv_latest_version``, as
+        pypaimon)."""
+        return PredicateBuilder(self._filter_schema())
+
+    def _filter_schema(self) -> pa.Schema:
+        """The columns a filter may name: the table's, then a nested projection's outputs."""
+        schema = self.table.arrow_schema
+        if self._nested is None:
+            return schema
+        extra = [f for f in _nested_schema(schema, self._nested) if f.name not in schema.names]
+        return pa.schema(list(schema) + extra)
+
+    def _split_filter(self) -> Tuple[Optional[Predicate], Optional[Predicate]]:
+        """(the filter the engine applies, the conjuncts on a nested projection's outputs that
+        the read applies to the picked rows). pypaimon does the same: the nested leaf's
+        predicate is not pushed down, the rows are filtered after the pick."""
+        pred = self._combined_filter()
+        if pred is None:
+            return None, None
+        table_cols = set(self.table.arrow_schema.names)
+        if pred.fields() <= table_cols:
+            return pred, None
+        aliases = set(self._filter_schema().names) - table_cols
+        if not aliases:
+            return pred, None  # the engine names the unknown column
+        unknown = sorted(pred.fields() - table_cols - aliases)
+        if unknown:
+            raise InvalidArgumentError(
+                f"filter on {self.table.identifier}: {unknown} are neither columns of the table "
+                f"nor outputs of its nested projection {sorted(aliases)}")
+        conj = _conjuncts(pred)
+        push = [c for c in conj if c.fields() <= table_cols]
+        rest = [c for c in conj if not c.fields() <= table_cols]
+        return _and_all(push), _and_all(rest)
 
     def explain(self, verbose: bool = False) -> ExplainResult:
         """The plan of this builder's scan, as pypaimon's ``ReadBuilder.explain``: one
@@ -1834,7 +1893,7 @@ class ReadBuilder:
         return self.new_read().schema
 
     def new_scan(self) -> TableScan:
-        scan = TableScan(self.table, self._combined_filter())
+        scan = TableScan(self.table, self._split_filter()[0])
         scan.limit = self._limit
         scan.partition_predicate = getattr(self, "_partition_filter", None)
         if getattr(self, "_shard", None) is not None:
@@ -1842,8 +1901,9 @@ class ReadBuilder:
         return scan
 
     def new_read(self) -> TableRead:
-        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit,
-                      nested=self._nested)
+        pushed, residual = self._split_filter()
+        r = TableRead(self.table, self._projection, pushed, self._limit, nested=self._nested,
+                      residual=residual)
         r._progress = getattr(self, "_progress", None)
         return r
 
