@@ -57,6 +57,7 @@ from paimon_rs.exceptions import (
     ViewNotExistException,
 )
 from paimon_rs.file_io import FileIO
+from paimon_rs.consumer import Consumer, ConsumerManager
 from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import Schema, TableSchema
@@ -167,6 +168,8 @@ __all__ = [
     "CommitCallbackContext",
     "CommitConflictError",
     "CommitMessage",
+    "Consumer",
+    "ConsumerManager",
     "CorruptFileError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",

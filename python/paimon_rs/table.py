@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from paimon_rs import _core, table_ops
 from paimon_rs.commit_callback import CommitCallback, run_callbacks
+from paimon_rs.consumer import ConsumerManager
 from paimon_rs.data_types import DataField
 from paimon_rs.exceptions import (
     InvalidArgumentError,
@@ -408,6 +409,11 @@ class Table:
         return list(compaction_plan(self._core))
 
     # ---- snapshots and partitions, read-only (paimon_rs.snapshot; issue 15) ----
+
+    def consumer_manager(self) -> ConsumerManager:
+        """The consumers of this table's branch (``paimon_rs.consumer.ConsumerManager``,
+        pypaimon's): their ``next_snapshot``, which snapshot expiry keeps."""
+        return ConsumerManager(self.file_io, self.table_path, self.current_branch())
 
     def snapshot_manager(self) -> SnapshotManager:
         """The table's snapshots (``paimon_rs.snapshot.SnapshotManager``, pypaimon's names):
