@@ -73,3 +73,8 @@ def test_no_filter_no_funnel(catalog):
     r = t.new_read_builder().explain()
     assert r.partition_pruning is None and r.bucket_pruning is None and r.file_skipping is None
     assert r.split_count > 0
+
+
+def test_table_schema_bucket_keys(catalog):
+    assert _table(catalog, "bk1", pk=True).table_schema.bucket_keys == ["id"]
+    assert _table(catalog, "bk2", pk=False).table_schema.bucket_keys == ["id"]
