@@ -135,19 +135,18 @@ fn read(path: Option<PathBuf>, what: &str) -> Result<Option<String>> {
 pub(crate) fn shared_profile() -> Result<Option<Profile>> {
     let named = env("AWS_PROFILE").or_else(|| env("AWS_DEFAULT_PROFILE"));
     let home = env("HOME").map(PathBuf::from);
-    let in_home = |f: &str| home.as_ref().map(|h| h.join(".aws").join(f));
-    let creds = read(
-        env("AWS_SHARED_CREDENTIALS_FILE")
+    let file = |var: &str, name: &str, what: &str| {
+        let path = env(var)
             .map(PathBuf::from)
-            .or_else(|| in_home("credentials")),
+            .or_else(|| home.as_ref().map(|h| h.join(".aws").join(name)));
+        read(path, what)
+    };
+    let creds = file(
+        "AWS_SHARED_CREDENTIALS_FILE",
+        "credentials",
         "shared credentials",
     )?;
-    let conf = read(
-        env("AWS_CONFIG_FILE")
-            .map(PathBuf::from)
-            .or_else(|| in_home("config")),
-        "config",
-    )?;
+    let conf = file("AWS_CONFIG_FILE", "config", "config")?;
     let name = named.clone().unwrap_or_else(|| "default".to_string());
     profile_from(&name, named.is_some(), creds.as_deref(), conf.as_deref())
 }
