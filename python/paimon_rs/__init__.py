@@ -13,6 +13,7 @@ from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.commit_callback import CommitCallback, CommitCallbackContext
+from paimon_rs.consumer import Consumer, ConsumerManager
 from paimon_rs.data_types import ArrayType, AtomicType, DataField, DataType, MapType, MultisetType, RowType, VectorType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
@@ -57,7 +58,6 @@ from paimon_rs.exceptions import (
     ViewNotExistException,
 )
 from paimon_rs.file_io import FileIO
-from paimon_rs.consumer import Consumer, ConsumerManager
 from paimon_rs.options import ConfigOption, CoreOptions
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.schema import Schema, TableSchema

@@ -124,7 +124,6 @@ def _percentile(sorted_values: List[int], p: float) -> int:
 def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
     """The plan of ``builder``'s scan (``ReadBuilder.explain``)."""
     from paimon_rs import _core
-
     from paimon_rs.table import _shard_splits
 
     table = builder.table
