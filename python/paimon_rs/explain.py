@@ -102,7 +102,10 @@ class ExplainResult:
     split_size_p95: int = 0
     has_auth: bool = False
     splits: Optional[List[ExplainSplitInfo]] = None
-    native_planned: bool = False  # pypaimon's: True when its native planner (no counters) ran
+    # pypaimon's flag for ``scan.native-plan.enabled`` = true (its Rust planner); paimon_rs
+    # always plans in Rust and counts either way: True when the option asks for it and there is
+    # a snapshot to plan (pypaimon falls back on an empty table)
+    native_planned: bool = False
 
     def __str__(self) -> str:
         return render_explain(self)
@@ -150,6 +153,8 @@ def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
         predicate=str(pred) if pred is not None else None,
         projection=list(builder._projection) if builder._projection is not None else None,
         limit=builder._limit,
+        native_planned=(snapshot_id is not None
+                        and str(opts.get("scan.native-plan.enabled", "false")).lower() == "true"),
     )
     if scan.predicate is not None and snapshot_id is not None:
         if table.partition_keys and live is not None:
@@ -215,6 +220,8 @@ def render_explain(r: ExplainResult) -> str:
     _line(out, "Projection", f"[{', '.join(r.projection)}]" if r.projection else "<all columns>")
     _line(out, "Limit", str(r.limit) if r.limit is not None else "<none>")
     out.write("\n")
+    if r.native_planned:
+        _line(out, "Planner", "native (paimon_rs's Rust planner, scan.native-plan.enabled)")
     for label, stat in (("Partition pruning", r.partition_pruning), ("Bucket pruning", r.bucket_pruning),
                         ("File skipping", r.file_skipping)):
         _line(out, label, stat.format() if stat else "n/a")

@@ -78,3 +78,12 @@ def test_no_filter_no_funnel(catalog):
 def test_table_schema_bucket_keys(catalog):
     assert _table(catalog, "bk1", pk=True).table_schema.bucket_keys == ["id"]
     assert _table(catalog, "bk2", pk=False).table_schema.bucket_keys == ["id"]
+
+
+def test_native_planned_follows_the_option(catalog):
+    """pypaimon's flag: True when ``scan.native-plan.enabled`` asks for its native planner and
+    there is a snapshot (the counters are there either way in paimon_rs)."""
+    t = _table(catalog, "nat", pk=True)
+    assert not t.new_read_builder().explain().native_planned
+    r = t.copy({"scan.native-plan.enabled": "true"}).new_read_builder().with_filter("id = 1").explain()
+    assert r.native_planned and "native" in str(r) and r.bucket_pruning is not None
