@@ -76,7 +76,7 @@ pub(crate) fn profile_from(
     let empty = BTreeMap::new();
     let c = creds.get(name).unwrap_or(&empty);
     let f = config_section.unwrap_or(&empty);
-    if creds.get(name).is_none() && config_section.is_none() {
+    if !creds.contains_key(name) && config_section.is_none() {
         if explicit {
             return Err(Error::invalid(format!(
                 "AWS profile '{name}' (AWS_PROFILE) is in neither the shared credentials nor \

@@ -906,7 +906,8 @@ mod tests {
         let big = DataType::new(TypeKind::BigInt);
         let text = DataType::new(TypeKind::VarChar(crate::spec::types::MAX_LEN));
         let long = "a string longer than seven bytes";
-        let cases: Vec<(Vec<DataType>, Vec<ArrayRef>, Vec<Vec<Option<Datum>>>)> = vec![
+        type Case = (Vec<DataType>, Vec<ArrayRef>, Vec<Vec<Option<Datum>>>);
+        let cases: Vec<Case> = vec![
             (
                 vec![int.clone()],
                 vec![Arc::new(Int32Array::from(vec![7, -3]))],
