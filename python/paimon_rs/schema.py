@@ -233,6 +233,13 @@ class TableSchema:
         configured = [k.strip() for k in self.options.get("bucket-key", "").split(",") if k.strip()]
         return configured or [k for k in self.primary_keys if k not in self.partition_keys]
 
+    @property
+    def logical_bucket_key_fields(self) -> List[DataField]:
+        """The ``DataField``s of ``bucket_keys``, in their order (Java's
+        ``logicalBucketKeyType``)."""
+        by_name = {f.name: f for f in self.fields}
+        return [by_name[k] for k in self.bucket_keys]
+
     def cross_partition_update(self) -> bool:
         """A primary key that leaves out a partition key: a key may move between partitions."""
         return bool(self.primary_keys) and bool(self.partition_keys) and \
