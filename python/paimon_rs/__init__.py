@@ -13,6 +13,7 @@ from paimon_rs import _core
 from paimon_rs._core import __version__
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.commit_callback import CommitCallback, CommitCallbackContext
+from paimon_rs.consumer import Consumer, ConsumerManager
 from paimon_rs.data_types import ArrayType, AtomicType, DataField, DataType, MapType, MultisetType, RowType, VectorType
 from paimon_rs.exceptions import (
     BranchAlreadyExistException,
@@ -73,6 +74,9 @@ from paimon_rs.table import (
     Plan,
     ReadBuilder,
     Split,
+    StreamTableCommit,
+    StreamTableWrite,
+    StreamWriteBuilder,
     Table,
     TableOptions,
     TableRead,
@@ -164,6 +168,8 @@ __all__ = [
     "CommitCallbackContext",
     "CommitConflictError",
     "CommitMessage",
+    "Consumer",
+    "ConsumerManager",
     "CorruptFileError",
     "DatabaseAlreadyExistsError",
     "DatabaseNotFoundError",
@@ -183,6 +189,9 @@ __all__ = [
     "StaleCommitMessageError",
     "SnapshotExpiredError",
     "Split",
+    "StreamTableCommit",
+    "StreamTableWrite",
+    "StreamWriteBuilder",
     "Table",
     "TableAlreadyExistsError",
     "TableNotFoundError",

@@ -53,6 +53,9 @@ class Table:
     def plan(
         self, filter: Optional[tuple] = None, snapshot_id: Optional[int] = None, top_level_only: bool = False
     ) -> Tuple[Optional[int], List[Split]]: ...
+    def plan_with_stats(
+        self, filter: Optional[tuple] = None, snapshot_id: Optional[int] = None
+    ) -> Tuple[Optional[int], List[Split], Tuple[Optional[int], int, Optional[int], int]]: ...
     def new_read(
         self, projection: Optional[List[str]] = None, filter: Optional[tuple] = None, row_kinds: bool = False
     ) -> TableRead: ...

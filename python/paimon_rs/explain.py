@@ -5,9 +5,14 @@ statistics pruning; no data file is opened) summarised: the snapshot and schema 
 pushed-down filter, projection and limit, split and file counts, sizes, row estimates, the
 level histogram, raw-convertible and deletion-vector splits; with ``verbose=True`` every split.
 
-Differences from pypaimon, by design: paimon_rs's planner does not count what each pruning
-stage dropped, so ``partition_pruning``, ``bucket_pruning`` and ``file_skipping`` are None and
-print as ``not tracked`` (pypaimon's native planner does the same); the heading names paimon_rs.
+The pruning funnel, as pypaimon's (``PruningStat(before, after)``, in files): with a filter on
+a partitioned table, ``partition_pruning`` goes from the snapshot's live files (its manifest
+lists' counts) to those of the partitions the filter may match; ``bucket_pruning`` (fixed
+buckets, a filter pinning every bucket key by ``=`` or ``IN``: Java's ``BucketSelectConverter``)
+to those of the buckets the keys hash to; with a filter, ``file_skipping`` to the files whose
+statistics (and level, file index) may hold a row, which the splits read. A stage that did
+not run is None. Differences from pypaimon: the counts are of live files (pypaimon counts
+manifest entries, DELETE entries included); the heading names paimon_rs.
 """
 
 from __future__ import annotations
@@ -97,7 +102,10 @@ class ExplainResult:
     split_size_p95: int = 0
     has_auth: bool = False
     splits: Optional[List[ExplainSplitInfo]] = None
-    native_planned: bool = True  # planned by paimon_rs's Rust planner: pruning not counted
+    # pypaimon's flag for ``scan.native-plan.enabled`` = true (its Rust planner); paimon_rs
+    # always plans in Rust and counts either way: True when the option asks for it and there is
+    # a snapshot to plan (pypaimon falls back on an empty table)
+    native_planned: bool = False
 
     def __str__(self) -> str:
         return render_explain(self)
@@ -119,13 +127,18 @@ def _percentile(sorted_values: List[int], p: float) -> int:
 def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
     """The plan of ``builder``'s scan (``ReadBuilder.explain``)."""
     from paimon_rs import _core
+    from paimon_rs.table import _shard_splits
 
     table = builder.table
-    plan = builder.new_scan().plan()
-    splits = plan.splits()
+    scan = builder.new_scan()
+    filt = scan.predicate.to_core(table.arrow_schema) if scan.predicate else None
+    snapshot_id, splits, counts = table._core.plan_with_stats(filt, scan.snapshot_id)
+    if scan._shard is not None:
+        splits = _shard_splits(splits, table.is_primary_key_table, *scan._shard)
+    live, after_partition, after_bucket, after_stats = counts
     schema_id = None
-    if plan.snapshot_id is not None:
-        text = _core.snapshot_json(table._core, int(plan.snapshot_id))
+    if snapshot_id is not None:
+        text = _core.snapshot_json(table._core, int(snapshot_id))
         schema_id = json.loads(text).get("schemaId") if text is not None else None
     pred = builder._combined_filter()
     opts = table.options
@@ -135,12 +148,21 @@ def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
         bucket_mode=str(table.bucket_mode()),
         deletion_vectors_enabled=opts.get("deletion-vectors.enabled", "false").lower() == "true",
         data_evolution_enabled=opts.get("data-evolution.enabled", "false").lower() == "true",
-        snapshot_id=plan.snapshot_id,
+        snapshot_id=snapshot_id,
         schema_id=schema_id,
         predicate=str(pred) if pred is not None else None,
         projection=list(builder._projection) if builder._projection is not None else None,
         limit=builder._limit,
+        native_planned=(snapshot_id is not None
+                        and str(opts.get("scan.native-plan.enabled", "false")).lower() == "true"),
     )
+    if scan.predicate is not None and snapshot_id is not None:
+        if table.partition_keys and live is not None:
+            result.partition_pruning = PruningStat(live, after_partition)
+        if after_bucket is not None:
+            result.bucket_pruning = PruningStat(after_partition, after_bucket)
+        result.file_skipping = PruningStat(after_partition if after_bucket is None else after_bucket,
+                                           after_stats)
     infos: List[ExplainSplitInfo] = []
     merged_total: Optional[int] = 0
     for s in splits:
@@ -199,7 +221,7 @@ def render_explain(r: ExplainResult) -> str:
     _line(out, "Limit", str(r.limit) if r.limit is not None else "<none>")
     out.write("\n")
     if r.native_planned:
-        _line(out, "Planner", "paimon_rs (Rust); pruning not tracked")
+        _line(out, "Planner", "native (paimon_rs's Rust planner, scan.native-plan.enabled)")
     for label, stat in (("Partition pruning", r.partition_pruning), ("Bucket pruning", r.bucket_pruning),
                         ("File skipping", r.file_skipping)):
         _line(out, label, stat.format() if stat else "n/a")

@@ -226,6 +226,20 @@ class TableSchema:
         return Schema(cols, list(self.partition_keys), list(self.primary_keys),
                       dict(self.options), self.comment)
 
+    @property
+    def bucket_keys(self) -> List[str]:
+        """The columns a fixed-bucket table hashes rows by (Java's ``TableSchema.bucketKeys``):
+        the ``bucket-key`` option, else the primary key without the partition keys."""
+        configured = [k.strip() for k in self.options.get("bucket-key", "").split(",") if k.strip()]
+        return configured or [k for k in self.primary_keys if k not in self.partition_keys]
+
+    @property
+    def logical_bucket_key_fields(self) -> List[DataField]:
+        """The ``DataField``s of ``bucket_keys``, in their order (Java's
+        ``logicalBucketKeyType``)."""
+        by_name = {f.name: f for f in self.fields}
+        return [by_name[k] for k in self.bucket_keys]
+
     def cross_partition_update(self) -> bool:
         """A primary key that leaves out a partition key: a key may move between partitions."""
         return bool(self.primary_keys) and bool(self.partition_keys) and \

@@ -13,6 +13,7 @@ import pyarrow as pa
 
 from paimon_rs import _core, table_ops
 from paimon_rs.commit_callback import CommitCallback, run_callbacks
+from paimon_rs.consumer import ConsumerManager
 from paimon_rs.data_types import DataField
 from paimon_rs.exceptions import (
     InvalidArgumentError,
@@ -109,6 +110,11 @@ class Table:
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
+
+    def new_stream_write_builder(self) -> StreamWriteBuilder:
+        """A builder of a streaming job's write and commit: one write across many commits,
+        each with an increasing identifier (``StreamWriteBuilder``)."""
+        return StreamWriteBuilder(self)
 
     def new_read_builder(self, snapshot_id: Optional[int] = None, tag: Optional[str] = None) -> ReadBuilder:
         """A builder of reads of this table (projection, filter, limit, then scan and read).
@@ -403,6 +409,11 @@ class Table:
         return list(compaction_plan(self._core))
 
     # ---- snapshots and partitions, read-only (paimon_rs.snapshot; issue 15) ----
+
+    def consumer_manager(self) -> ConsumerManager:
+        """The consumers of this table's branch (``paimon_rs.consumer.ConsumerManager``,
+        pypaimon's): their ``next_snapshot``, which snapshot expiry keeps."""
+        return ConsumerManager(self.file_io, self.table_path, self.current_branch())
 
     def snapshot_manager(self) -> SnapshotManager:
         """The table's snapshots (``paimon_rs.snapshot.SnapshotManager``, pypaimon's names):
@@ -1058,66 +1069,34 @@ class BatchTableWrite:
         self.close()
 
 
-class BatchTableCommit:
-    """Commits the messages of a batch write as one snapshot (once).
+def _check_identifier(commit_identifier: Any) -> int:
+    """A streaming commit identifier: an int below ``BATCH_COMMIT_IDENTIFIER`` (2**63-1)."""
+    if isinstance(commit_identifier, bool) or not isinstance(commit_identifier, int) \
+            or not -(2**63) <= commit_identifier < BATCH_COMMIT_IDENTIFIER:
+        raise InvalidArgumentError(
+            f"commit_identifier must be an int in [-2**63, 2**63-1), got {commit_identifier!r}"
+        )
+    return commit_identifier
 
-    Safety: messages already committed are refused (``DuplicateCommitError``), messages whose
-    files are gone too (``StaleCommitMessageError``), and so is a primary-key commit that a
-    concurrent writer of the same keys got ahead of (``CommitConflictError``); the table is
-    then unchanged. A failed commit keeps the messages' data files, as Java Paimon does, so
-    the same messages can be committed again (after a ``CommitConflictError`` for lost races);
-    call ``abort(messages)`` for messages you give up."""
 
-    def __init__(self, table: Table, commit_user: str, static_partition: Optional[Dict[str, Any]],
-                 dynamic_overwrite: bool = False):
+class _TableCommit:
+    """What batch and stream commits share: the commit user, commit callbacks, abort, close."""
+
+    def __init__(self, table: Table, commit_user: str):
         self.table = table
         self._core = table._core.new_commit(commit_user)
-        self._static_partition = static_partition
-        self._dynamic_overwrite = dynamic_overwrite
-        self._committed = False
         self._callbacks: List[CommitCallback] = []
 
     @property
     def commit_user(self) -> str:
         return self._core.commit_user
 
-    def _overwrite_batch(self) -> Optional[pa.RecordBatch]:
-        if self._static_partition is None:
-            return None
-        return _partition_batch(self.table.arrow_schema, self._static_partition, "overwrite")
-
-    def commit(self, commit_messages: List[CommitMessage],
-               commit_identifier: Optional[int] = None) -> Optional[int]:
-        """Commit; returns the new snapshot id (None if there was nothing to commit).
-
-        ``commit_identifier`` (an int below 2**63-1; a commit user's identifiers must increase)
-        makes the commit land once: if this commit user (``BatchWriteBuilder.with_commit_user``)
-        already committed that identifier, its snapshot id is returned and nothing is written,
-        so a retry after a crash or a lost response is safe, across processes too. Without it,
-        committing the same messages twice is refused with ``DuplicateCommitError``.
-
-        On failure the table is unchanged and the data files are kept: commit the same messages
-        again (this object too) or ``abort`` them. A commit object commits once."""
-        if self._committed:
-            raise PaimonRsError("a batch commit can only commit once")
-        ident = BATCH_COMMIT_IDENTIFIER
-        if commit_identifier is not None:
-            if isinstance(commit_identifier, bool) or not isinstance(commit_identifier, int) \
-                    or not -(2**63) <= commit_identifier < BATCH_COMMIT_IDENTIFIER:
-                raise InvalidArgumentError(
-                    f"commit_identifier must be an int in [-2**63, 2**63-1), got {commit_identifier!r}"
-                )
-            ident = commit_identifier
-        snapshot_id = self._core.commit(list(commit_messages), ident, self._overwrite_batch(),
-                                        self._dynamic_overwrite)
-        self._committed = True
-        run_callbacks(self._callbacks, self.table._core, snapshot_id, ident)
-        return snapshot_id
-
     def add_commit_callback(self, callback: CommitCallback) -> None:
         """Call ``callback`` after each successful commit of this object
-        (``paimon_rs.commit_callback``: the snapshot and its delta's manifest entries). Its
-        exception propagates from ``commit``, after the commit; ``close`` closes it."""
+        (``paimon_rs.commit_callback``: the snapshot and its delta's manifest entries), also
+        for a retried identifier that was already committed (callbacks must be idempotent:
+        Java's ``CommitCallback.retry``). Its exception propagates from ``commit``, after the
+        commit; ``close`` closes it."""
         self._callbacks.append(callback)
 
     def abort(self, commit_messages: List[CommitMessage]) -> None:
@@ -1153,6 +1132,56 @@ class BatchTableCommit:
                 cb.close()
             except Exception:  # noqa: BLE001 - pypaimon's FileStoreCommit.close ignores them
                 pass
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+
+class BatchTableCommit(_TableCommit):
+    """Commits the messages of a batch write as one snapshot (once).
+
+    Safety: messages already committed are refused (``DuplicateCommitError``), messages whose
+    files are gone too (``StaleCommitMessageError``), and so is a primary-key commit that a
+    concurrent writer of the same keys got ahead of (``CommitConflictError``); the table is
+    then unchanged. A failed commit keeps the messages' data files, as Java Paimon does, so
+    the same messages can be committed again (after a ``CommitConflictError`` for lost races);
+    call ``abort(messages)`` for messages you give up."""
+
+    def __init__(self, table: Table, commit_user: str, static_partition: Optional[Dict[str, Any]],
+                 dynamic_overwrite: bool = False):
+        super().__init__(table, commit_user)
+        self._static_partition = static_partition
+        self._dynamic_overwrite = dynamic_overwrite
+        self._committed = False
+
+    def _overwrite_batch(self) -> Optional[pa.RecordBatch]:
+        if self._static_partition is None:
+            return None
+        return _partition_batch(self.table.arrow_schema, self._static_partition, "overwrite")
+
+    def commit(self, commit_messages: List[CommitMessage],
+               commit_identifier: Optional[int] = None) -> Optional[int]:
+        """Commit; returns the new snapshot id (None if there was nothing to commit).
+
+        ``commit_identifier`` (an int below 2**63-1; a commit user's identifiers must increase)
+        makes the commit land once: if this commit user (``BatchWriteBuilder.with_commit_user``)
+        already committed that identifier, its snapshot id is returned and nothing is written,
+        so a retry after a crash or a lost response is safe, across processes too. Without it,
+        committing the same messages twice is refused with ``DuplicateCommitError``.
+
+        On failure the table is unchanged and the data files are kept: commit the same messages
+        again (this object too) or ``abort`` them. A commit object commits once."""
+        if self._committed:
+            raise PaimonRsError("a batch commit can only commit once")
+        ident = BATCH_COMMIT_IDENTIFIER if commit_identifier is None else _check_identifier(commit_identifier)
+        snapshot_id = self._core.commit(list(commit_messages), ident, self._overwrite_batch(),
+                                        self._dynamic_overwrite)
+        self._committed = True
+        run_callbacks(self._callbacks, self.table._core, snapshot_id, ident)
+        return snapshot_id
 
     # --- pypaimon 2.1.0 names ---
 
@@ -1195,6 +1224,117 @@ class BatchTableCommit:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+class StreamWriteBuilder:
+    """Creates the write and the commit of a streaming job (pypaimon's and Java's
+    ``StreamWriteBuilder``): one ``StreamTableWrite`` lives across many commits, each
+    ``prepare_commit(n)`` / ``commit(messages, n)`` pair carrying an increasing identifier
+    ``n`` (a checkpoint's), and a commit of an identifier this commit user already committed
+    lands nothing (a retry after a crash is safe with a stable ``with_commit_user``)."""
+
+    def __init__(self, table: Table):
+        self.table = table
+        self.commit_user = str(uuid.uuid4())
+        self._progress: Optional[ProgressCallback] = None
+
+    def with_commit_user(self, commit_user: str) -> StreamWriteBuilder:
+        """Commit as ``commit_user`` (default: a fresh UUID per builder). A job that restarts
+        must keep its commit user, so that re-committing a checkpoint's identifier is found
+        and skipped (Java's ``filterAndCommit``)."""
+        if not isinstance(commit_user, str) or not commit_user:
+            raise InvalidArgumentError("with_commit_user: the commit user must be a non-empty string")
+        self.commit_user = commit_user
+        return self
+
+    def with_progress(self, callback: Optional[ProgressCallback]) -> StreamWriteBuilder:
+        """As ``BatchWriteBuilder.with_progress``; the counts run over the write's lifetime."""
+        self._progress = callback
+        return self
+
+    def new_write(self) -> StreamTableWrite:
+        w = StreamTableWrite(self.table)
+        w._progress = self._progress
+        return w
+
+    def new_commit(self) -> StreamTableCommit:
+        return StreamTableCommit(self.table, self.commit_user)
+
+    def with_restore_snapshot(self, snapshot_id: int) -> StreamWriteBuilder:
+        """Refused, as ``BatchWriteBuilder.with_restore_snapshot``."""
+        raise UnsupportedError(
+            "with_restore_snapshot: paimon_rs writers restore from the latest snapshot; a commit "
+            "checks writers that committed in between (docs/concurrency.md)")
+
+
+class StreamTableWrite(BatchTableWrite):
+    """A write kept across commits (Java's ``StreamTableWrite``): ``prepare_commit(n)`` hands
+    out the files written since the previous one and keeps the writers, their buffers'
+    memory, the buckets' levels and sequence numbers, so the next commit continues them
+    (compactions see the files of earlier commits; a ``full-compaction`` table compacts on
+    every ``full-compaction.delta-commits``-th identifier). Every prepared message list must
+    be committed (or the job restarted with a new write): the writers count its files as the
+    table's. ``close`` drops what was written since the last ``prepare_commit``."""
+
+    def __init__(self, table: Table):
+        super().__init__(table)
+        self._written = False
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise PaimonRsError("this write is closed")
+
+    def _report_written(self, data: Any) -> None:
+        self._written = True
+        super()._report_written(data)
+
+    def prepare_commit(self, commit_identifier: int) -> List[CommitMessage]:  # type: ignore[override]
+        """Write the rows buffered since the last call as data files (and compact) for the
+        commit that will carry ``commit_identifier``; returns its messages."""
+        messages = self._prepare_commit(_check_identifier(commit_identifier))
+        self._written = False
+        return messages
+
+    def close(self) -> None:
+        """Release buffers and spill files; files flushed since the last ``prepare_commit``
+        are deleted (no commit will reference them), those handed out stay for the commit."""
+        if not self._closed:
+            self._closed = True
+            if self._written or self._rows:
+                self._rows = []
+                self._core.abort()
+            else:
+                self._core.close()
+
+    def __enter__(self) -> StreamTableWrite:
+        return self
+
+
+class StreamTableCommit(_TableCommit):
+    """Commits a streaming write's messages, one snapshot per identifier, many times
+    (pypaimon's ``StreamTableCommit``; Java's ``StreamTableCommit.commit``)."""
+
+    def commit(self, commit_messages: List[CommitMessage], commit_identifier: int,
+               snapshot_properties: Optional[Dict[str, str]] = None) -> Optional[int]:
+        """Commit the messages of ``prepare_commit(commit_identifier)``; returns the snapshot
+        id (None if there was nothing to commit: pypaimon's default, Java's streaming commit
+        writes an empty snapshot instead).
+
+        A commit user's identifiers must increase. If this commit user already committed
+        ``commit_identifier``, that snapshot's id is returned and nothing is written (Java's
+        ``filterAndCommit``); the commit callbacks run again for it. On failure the table is
+        unchanged and the files are kept: commit again or ``abort``."""
+        ident = _check_identifier(commit_identifier)
+        if snapshot_properties:
+            raise UnsupportedError(
+                f"commit on {self.table.identifier}: snapshot_properties are not written by "
+                "paimon_rs; commit without them")
+        snapshot_id = self._core.commit(list(commit_messages), ident, None, False)
+        run_callbacks(self._callbacks, self.table._core, snapshot_id, ident)
+        return snapshot_id
+
+    def __enter__(self) -> StreamTableCommit:
+        return self
 
 
 Split = _core.Split
@@ -1323,17 +1463,23 @@ def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
                  limit: Optional[int] = None,
-                 nested: Optional[List[Tuple[str, List[int]]]] = None):
+                 nested: Optional[List[Tuple[str, List[int]]]] = None,
+                 residual: Optional[Predicate] = None):
         self.table = table
         self.predicate = predicate
         filt = predicate.to_core(table.arrow_schema) if predicate else None
         # a nested projection (``"s.a"``): the engine reads the top-level columns it walks
         # into, each output column is then picked from them (Arrow's struct_field kernel per
-        # batch: the child arrays as they are, the parent's nulls applied)
+        # batch: the child arrays as they are, the parent's nulls applied); ``residual``, the
+        # filter's conjuncts on picked nested fields (``mv_latest_version > 150``), is then
+        # applied to the picked rows, reading the table columns it also names
         self._nested = nested
+        self._residual = residual
         if nested is not None:
             names = table.arrow_schema.names
-            projection = list(dict.fromkeys(names[path[0]] for _, path in nested))
+            aliases = {alias for alias, _ in nested}
+            extra = sorted(residual.fields() - aliases) if residual is not None else []
+            projection = list(dict.fromkeys([names[path[0]] for _, path in nested] + extra))
         self._core = table._core.new_read(projection, filt)
         self._limit = limit
         self._progress: Optional[ProgressCallback] = None
@@ -1362,9 +1508,16 @@ class TableRead:
             col = data.column(top[path[0]])
             cols.append(pc.struct_field(col, path[1:]) if len(path) > 1 else col)
         schema = self.schema
-        if isinstance(data, pa.RecordBatch):
-            return pa.RecordBatch.from_arrays(cols, schema=schema)
-        return pa.Table.from_arrays(cols, schema=schema)
+        make = pa.RecordBatch.from_arrays if isinstance(data, pa.RecordBatch) else pa.Table.from_arrays
+        if self._residual is not None:
+            from paimon_rs.mutations import predicate_mask
+
+            # the picked columns by their output names, beside the table columns read
+            view = {name: data.column(name) for name in data.schema.names}
+            view.update(zip(schema.names, cols))
+            mask = predicate_mask(self._residual, make(list(view.values()), names=list(view)))
+            cols = [pc.filter(c, mask) for c in cols]
+        return make(cols, schema=schema)
 
     def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
         # Streams: splits are read one after the other and merged batch by batch, so memory
@@ -1571,6 +1724,18 @@ def _nested_schema(schema: pa.Schema, nested: List[Tuple[str, List[int]]]) -> pa
     return pa.schema(fields)
 
 
+def _conjuncts(p: Predicate) -> List[Predicate]:
+    if p.method == "and":
+        return [c for child in p.children for c in _conjuncts(child)]
+    return [p]
+
+
+def _and_all(preds: List[Predicate]) -> Optional[Predicate]:
+    if not preds:
+        return None
+    return preds[0] if len(preds) == 1 else Predicate(method="and", children=preds)
+
+
 class ReadBuilder:
     def __init__(self, table: Table):
         self.table = table
@@ -1605,7 +1770,7 @@ class ReadBuilder:
         """
         from paimon_rs.filter_parser import optional_filter
 
-        self._predicate = optional_filter(predicate, self.table.arrow_schema, "with_filter")
+        self._predicate = optional_filter(predicate, self._filter_schema(), "with_filter")
         return self
 
     def with_projection(self, projection: List[str]) -> ReadBuilder:
@@ -1648,7 +1813,41 @@ class ReadBuilder:
         return self
 
     def new_predicate_builder(self) -> PredicateBuilder:
-        return PredicateBuilder(self.table.arrow_schema)
+        """Predicates over the table's columns and, after a nested projection, its output
+        names (``with_projection(["mv.latest_version"])`` -> ``mv_latest_version``, as
+        pypaimon)."""
+        return PredicateBuilder(self._filter_schema())
+
+    def _filter_schema(self) -> pa.Schema:
+        """The columns a filter may name: the table's, then a nested projection's outputs."""
+        schema = self.table.arrow_schema
+        if self._nested is None:
+            return schema
+        extra = [f for f in _nested_schema(schema, self._nested) if f.name not in schema.names]
+        return pa.schema(list(schema) + extra)
+
+    def _split_filter(self) -> Tuple[Optional[Predicate], Optional[Predicate]]:
+        """(the filter the engine applies, the conjuncts on a nested projection's outputs that
+        the read applies to the picked rows). pypaimon does the same: the nested leaf's
+        predicate is not pushed down, the rows are filtered after the pick."""
+        pred = self._combined_filter()
+        if pred is None:
+            return None, None
+        table_cols = set(self.table.arrow_schema.names)
+        if pred.fields() <= table_cols:
+            return pred, None
+        aliases = set(self._filter_schema().names) - table_cols
+        if not aliases:
+            return pred, None  # the engine names the unknown column
+        unknown = sorted(pred.fields() - table_cols - aliases)
+        if unknown:
+            raise InvalidArgumentError(
+                f"filter on {self.table.identifier}: {unknown} are neither columns of the table "
+                f"nor outputs of its nested projection {sorted(aliases)}")
+        conj = _conjuncts(pred)
+        push = [c for c in conj if c.fields() <= table_cols]
+        rest = [c for c in conj if not c.fields() <= table_cols]
+        return _and_all(push), _and_all(rest)
 
     def explain(self, verbose: bool = False) -> ExplainResult:
         """The plan of this builder's scan, as pypaimon's ``ReadBuilder.explain``: one
@@ -1685,7 +1884,7 @@ class ReadBuilder:
         return self.new_read().schema
 
     def new_scan(self) -> TableScan:
-        scan = TableScan(self.table, self._combined_filter())
+        scan = TableScan(self.table, self._split_filter()[0])
         scan.limit = self._limit
         scan.partition_predicate = getattr(self, "_partition_filter", None)
         if getattr(self, "_shard", None) is not None:
@@ -1693,8 +1892,9 @@ class ReadBuilder:
         return scan
 
     def new_read(self) -> TableRead:
-        r = TableRead(self.table, self._projection, self._combined_filter(), self._limit,
-                      nested=self._nested)
+        pushed, residual = self._split_filter()
+        r = TableRead(self.table, self._projection, pushed, self._limit, nested=self._nested,
+                      residual=residual)
         r._progress = getattr(self, "_progress", None)
         return r
 

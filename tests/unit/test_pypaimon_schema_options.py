@@ -217,10 +217,13 @@ def test_explain_sums_the_plan(pk_table):
     assert r.estimated_merged_row_count is None  # files to merge: not known without reading
     assert [set(i.file_paths) for i in r.splits] == [set(s.file_paths) for s in splits]
     assert all(i.partition == {"dt": "a"} for i in r.splits)
-    assert r.partition_pruning is None and r.bucket_pruning is None and r.file_skipping is None
+    # the funnel: the live files of both partitions, those of 'a', no bucket key pinned
+    assert (r.partition_pruning.before, r.partition_pruning.after) == (2 * r.file_count, r.file_count)
+    assert r.bucket_pruning is None
+    assert (r.file_skipping.before, r.file_skipping.after) == (r.file_count, r.file_count)
     text = str(r)
     for anchor in ("Snapshot:           2  (schema 0)", "Splits:", "raw-convertible:", "with DV:", "size/split:",
-                   "Files:", "Total size:", "Level histogram:    L0=", "pruning not tracked", "Splits[]"):
+                   "Files:", "Total size:", "Level histogram:    L0=", "Partition pruning:  ", "Splits[]"):
         assert anchor in text, anchor
     assert "Splits[]" not in str(rb.explain())
 

@@ -146,33 +146,21 @@ impl Table {
         snapshot_id: Option<i64>,
         top_level_only: bool,
     ) -> PyResult<(Option<i64>, Vec<Split>)> {
-        let pred = filter
-            .map(|f| predicate::convert(&self.inner, &f))
-            .transpose()?;
-        let mut scan = TableScan::new(self.inner.clone(), pred);
-        if let Some(id) = snapshot_id {
-            scan = scan.with_snapshot(id);
-        }
-        if top_level_only {
-            scan = scan.with_top_level_only();
-        }
-        let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
-        let partition_fields = std::sync::Arc::new(
-            self.inner
-                .schema
-                .fields_of(self.inner.partition_keys())
-                .py_err()?,
-        );
-        Ok((
-            plan.snapshot_id,
-            plan.splits
-                .into_iter()
-                .map(|s| Split {
-                    inner: s,
-                    partition_fields: partition_fields.clone(),
-                })
-                .collect(),
-        ))
+        let (id, splits, _) = plan_counted(self, py, filter, snapshot_id, top_level_only, false)?;
+        Ok((id, splits))
+    }
+
+    /// `plan`, with what each pruning stage kept (explain): (live files of the snapshot,
+    /// files after the partition filter, after bucket selection (None: none), after the
+    /// statistics).
+    #[pyo3(signature = (filter=None, snapshot_id=None))]
+    fn plan_with_stats(
+        &self,
+        py: Python<'_>,
+        filter: Option<Bound<'_, PyAny>>,
+        snapshot_id: Option<i64>,
+    ) -> PyResult<PlanWithStats> {
+        plan_counted(self, py, filter, snapshot_id, false, true)
     }
 
     /// A read of splits (`row_kinds`: a primary-key table's records keep their kind as the
@@ -1417,5 +1405,60 @@ pub fn partition_bucket_of(
     Ok((
         PyArrowType(Int32Array::from(p).into_data()),
         PyArrowType(Int32Array::from(b).into_data()),
+    ))
+}
+
+/// A plan's snapshot, splits and pruning counts (`TableScan::with_stats`).
+type PlanWithStats = (
+    Option<i64>,
+    Vec<Split>,
+    (Option<i64>, usize, Option<usize>, usize),
+);
+
+fn plan_counted(
+    t: &Table,
+    py: Python<'_>,
+    filter: Option<Bound<'_, PyAny>>,
+    snapshot_id: Option<i64>,
+    top_level_only: bool,
+    count: bool,
+) -> PyResult<PlanWithStats> {
+    let pred = filter
+        .map(|f| predicate::convert(&t.inner, &f))
+        .transpose()?;
+    let mut scan = TableScan::new(t.inner.clone(), pred);
+    if let Some(id) = snapshot_id {
+        scan = scan.with_snapshot(id);
+    }
+    if top_level_only {
+        scan = scan.with_top_level_only();
+    }
+    if count {
+        scan = scan.with_stats();
+    }
+    let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
+    let st = &plan.stats;
+    let stats = (
+        st.live_files,
+        st.after_partition,
+        st.after_bucket,
+        st.after_stats,
+    );
+    let partition_fields = std::sync::Arc::new(
+        t.inner
+            .schema
+            .fields_of(t.inner.partition_keys())
+            .py_err()?,
+    );
+    Ok((
+        plan.snapshot_id,
+        plan.splits
+            .into_iter()
+            .map(|s| Split {
+                inner: s,
+                partition_fields: partition_fields.clone(),
+            })
+            .collect(),
+        stats,
     ))
 }

@@ -4,6 +4,7 @@
 //! concurrent writer can never overwrite them.
 
 pub mod avro;
+pub(crate) mod aws_profile;
 pub mod checksum;
 pub mod data_file;
 pub(crate) mod file_write;

@@ -729,6 +729,32 @@ fn build_s3(bucket: &str, root: &str, o: &BTreeMap<String, String>, oss: bool) -
             opt(o, &["s3.conditional-put"]),
         )
     };
+    // no keys given: the AWS shared config files' profile, the chain's step object_store
+    // lacks (aws_profile.rs); the environment's endpoint and region win over the profile's
+    let profile = if oss || ak.is_some() || std::env::var_os("AWS_ACCESS_KEY_ID").is_some() {
+        None
+    } else {
+        super::aws_profile::shared_profile()?
+    };
+    let unset = |k: &[&str]| k.iter().all(|k| std::env::var_os(k).is_none());
+    let from_profile = |f: fn(&super::aws_profile::Profile) -> Option<&String>| {
+        profile.as_ref().and_then(|p| f(p).map(String::as_str))
+    };
+    let endpoint = endpoint.or_else(|| {
+        from_profile(|p| p.endpoint.as_ref())
+            .filter(|_| unset(&["AWS_ENDPOINT_URL", "AWS_ENDPOINT"]))
+    });
+    let region = region.or_else(|| {
+        from_profile(|p| p.region.as_ref()).filter(|_| unset(&["AWS_REGION", "AWS_DEFAULT_REGION"]))
+    });
+    let (ak, sk, token) = match profile.as_ref().and_then(|p| p.keys.as_ref()) {
+        Some((pak, psk, ptoken)) if ak.is_none() && sk.is_none() => (
+            Some(pak.as_str()),
+            Some(psk.as_str()),
+            token.or(ptoken.as_deref()),
+        ),
+        _ => (ak, sk, token),
+    };
     if let Some(e) = endpoint {
         // Hadoop-style endpoints may omit the scheme
         let e = if e.contains("://") {

@@ -10,9 +10,12 @@ use super::interval::{ordered_pack, split_bucket};
 use super::split::{DiffBefore, Split};
 use crate::error::{Error, Result};
 use crate::options::ChangelogProducer;
+use crate::predicate::LeafOp;
 use crate::predicate::{ColumnStat, Predicate};
 use crate::scan_options::{local_to_epoch_millis, Incremental, IncrementalMode, ScanStart};
-use crate::spec::binary_row::deserialize_row;
+use crate::spec::binary_row::{deserialize_row, encode_row};
+use crate::spec::bucket::{bucket_of, hash_bytes};
+use crate::spec::datum::Datum;
 use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::partition::partition_path;
 use crate::spec::schema::TableSchema;
@@ -78,11 +81,94 @@ pub struct TableScan {
     all_levels: bool,
     /// See [`Self::with_top_level_only`].
     top_level_only: bool,
+    /// See [`Self::with_stats`].
+    count_live: bool,
 }
 
 pub struct Plan {
     pub snapshot_id: Option<i64>,
     pub splits: Vec<Split>,
+    /// What each pruning stage kept (`ReadBuilder.explain`'s counters).
+    pub stats: ScanStats,
+}
+
+/// The files a plan's pruning stages kept, as pypaimon's `ScanStats` funnel: the snapshot's
+/// live files, then those of the partitions the filter may match, then of the buckets its
+/// equalities on the bucket key may reach, then those whose statistics (and level, index)
+/// may hold a matching row, which the splits read.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ScanStats {
+    /// Live files of the snapshot (from its manifest lists' counts; only with
+    /// [`TableScan::with_stats`]).
+    pub live_files: Option<i64>,
+    pub after_partition: usize,
+    /// None: no bucket was selected (no equality on every bucket key, or not fixed buckets).
+    pub after_bucket: Option<usize>,
+    pub after_stats: usize,
+}
+
+/// The hashes of the bucket-key values a filter's top-level conjuncts pin (`k = v`,
+/// `k IN (...)` on every bucket key; Java's `BucketSelectConverter`): a file of bucket `b` of
+/// `n` buckets may hold a matching row only if some hash gives `b`. None: no selection (a key
+/// without such a conjunct, not fixed buckets, or more than 1024 combinations).
+fn bucket_selection(
+    table: &FileStoreTable,
+    filter: Option<&Predicate>,
+) -> Result<Option<Vec<i32>>> {
+    let Some(filter) = filter else {
+        return Ok(None);
+    };
+    if table.options.bucket <= 0 {
+        return Ok(None);
+    }
+    fn conjuncts<'a>(p: &'a Predicate, out: &mut Vec<&'a Predicate>) {
+        match p {
+            Predicate::And(c) => c.iter().for_each(|c| conjuncts(c, out)),
+            p => out.push(p),
+        }
+    }
+    let mut all = vec![];
+    conjuncts(filter, &mut all);
+    let keys = table.bucket_keys();
+    let types = table.schema.types_of(&keys)?;
+    let mut values: Vec<Vec<Datum>> = Vec::with_capacity(keys.len());
+    for k in &keys {
+        let found = all.iter().find_map(|p| match p {
+            Predicate::Leaf {
+                field,
+                op: LeafOp::Equal | LeafOp::In,
+                literals,
+            } if field == k => Some(literals.iter().flatten().cloned().collect::<Vec<_>>()),
+            _ => None,
+        });
+        match found {
+            Some(v) => values.push(v),
+            None => return Ok(None),
+        }
+    }
+    let combos = values
+        .iter()
+        .try_fold(1usize, |n, v| n.checked_mul(v.len()));
+    if combos.is_none_or(|n| n > 1024) {
+        return Ok(None);
+    }
+    let mut rows: Vec<Vec<Option<Datum>>> = vec![vec![]];
+    for v in &values {
+        rows = rows
+            .into_iter()
+            .flat_map(|r| {
+                v.iter().map(move |d| {
+                    let mut r = r.clone();
+                    r.push(Some(d.clone()));
+                    r
+                })
+            })
+            .collect();
+    }
+    rows.iter()
+        .map(|r| Ok(hash_bytes(&encode_row(&types, r)?)))
+        .collect::<Result<Vec<i32>>>()
+        .map(Some)
 }
 
 impl TableScan {
@@ -93,7 +179,15 @@ impl TableScan {
             snapshot_id: None,
             all_levels: false,
             top_level_only: false,
+            count_live: false,
         }
+    }
+
+    /// Count the snapshot's live files too (`ScanStats::live_files`: the manifest lists'
+    /// counts, which a plan that prunes partitions does not otherwise read whole): explain.
+    pub fn with_stats(mut self) -> Self {
+        self.count_live = true;
+        self
     }
 
     /// Read this snapshot instead of the latest (time travel).
@@ -468,6 +562,7 @@ impl TableScan {
                 return Ok(Plan {
                     snapshot_id: None,
                     splits: vec![],
+                    stats: ScanStats::default(),
                 });
             };
             if mode == IncrementalMode::Changelog {
@@ -483,6 +578,7 @@ impl TableScan {
             return Ok(Plan {
                 snapshot_id: None,
                 splits: vec![],
+                stats: ScanStats::default(),
             });
         };
         let mut entries = live_entries_filtered(&self.table, &snapshot, pfilter.as_ref())?;
@@ -497,7 +593,18 @@ impl TableScan {
                     .is_some_and(|t| t >= ms)
             });
         }
-        self.splits_of(&snapshot, entries, false)
+        let mut plan = self.splits_of(&snapshot, entries, false)?;
+        if self.count_live {
+            // a snapshot's manifest lists' ADD minus DELETE entries: its live files
+            let mut live = 0;
+            for list in [&snapshot.base_manifest_list, &snapshot.delta_manifest_list] {
+                for m in crate::table::live::read_list(&self.table, &snapshot, list)? {
+                    live += m.num_added_files - m.num_deleted_files;
+                }
+            }
+            plan.stats.live_files = Some(live);
+        }
+        Ok(plan)
     }
 
     /// An incremental read between tags `a` and `b` of a deletion-vector table
@@ -601,6 +708,7 @@ impl TableScan {
         Ok(Plan {
             snapshot_id: Some(s2.id),
             splits,
+            stats: ScanStats::default(),
         })
     }
 
@@ -642,6 +750,7 @@ impl TableScan {
         Ok(Plan {
             snapshot_id: Some(snapshot.id),
             splits,
+            stats: ScanStats::default(),
         })
     }
 
@@ -673,7 +782,24 @@ impl TableScan {
             Default::default()
         };
         let mut splits = vec![];
+        let selected = bucket_selection(&self.table, self.filter.as_ref())?;
+        let mut stats = ScanStats {
+            after_partition: groups.values().map(|(_, f)| f.len()).sum(),
+            after_bucket: selected.as_ref().map(|_| 0),
+            ..ScanStats::default()
+        };
         for ((partition, bucket), (total_buckets, files)) in groups {
+            // the buckets the filter's equalities on the bucket key reach (with the bucket
+            // count the files were written with, which a rescale changes)
+            if let Some(hashes) = &selected {
+                if !hashes
+                    .iter()
+                    .any(|&h| bucket_of(h, total_buckets) == bucket)
+                {
+                    continue;
+                }
+                stats.after_bucket = stats.after_bucket.map(|n| n + files.len());
+            }
             let pp = self.partition_dir(&pkeys, &ptypes, &partition)?;
             let bucket_path = format!("{pp}bucket-{bucket}");
             let groups: Vec<(Vec<DataFileMeta>, bool)> = if self.table.is_primary_key() {
@@ -748,9 +874,11 @@ impl TableScan {
                 });
             }
         }
+        stats.after_stats = splits.iter().map(|s| s.files.len()).sum();
         Ok(Plan {
             snapshot_id: Some(snapshot.id),
             splits,
+            stats,
         })
     }
 }
@@ -764,6 +892,55 @@ mod tests {
 
     fn schema(id: i64, fields: serde_json::Value) -> TableSchema {
         TableSchema::from_json(&json!({"version": 3, "id": id, "fields": fields})).unwrap()
+    }
+
+    /// The bucket selection hashes a filter's literals as the writer hashes the rows' keys
+    /// (`compute_hashes`, its fast paths included), so a pruned bucket never holds the key.
+    #[test]
+    fn literal_hashes_are_the_writers_row_hashes() {
+        use crate::spec::bucket::compute_hashes;
+        use crate::spec::types::TypeKind;
+        use arrow_array::{ArrayRef, Int32Array, Int64Array, StringArray};
+        use std::sync::Arc;
+        let int = DataType::new(TypeKind::Int);
+        let big = DataType::new(TypeKind::BigInt);
+        let text = DataType::new(TypeKind::VarChar(crate::spec::types::MAX_LEN));
+        let long = "a string longer than seven bytes";
+        type Case = (Vec<DataType>, Vec<ArrayRef>, Vec<Vec<Option<Datum>>>);
+        let cases: Vec<Case> = vec![
+            (
+                vec![int.clone()],
+                vec![Arc::new(Int32Array::from(vec![7, -3]))],
+                vec![vec![Some(Datum::Int(7))], vec![Some(Datum::Int(-3))]],
+            ),
+            (
+                vec![text.clone()],
+                vec![Arc::new(StringArray::from(vec!["ab", long]))],
+                vec![
+                    vec![Some(Datum::String("ab".into()))],
+                    vec![Some(Datum::String(long.into()))],
+                ],
+            ),
+            (
+                vec![big, text],
+                vec![
+                    Arc::new(Int64Array::from(vec![1_i64 << 40])),
+                    Arc::new(StringArray::from(vec![long])),
+                ],
+                vec![vec![
+                    Some(Datum::BigInt(1_i64 << 40)),
+                    Some(Datum::String(long.into())),
+                ]],
+            ),
+        ];
+        for (types, arrays, rows) in cases {
+            let want = compute_hashes(&arrays, &types).unwrap();
+            let got: Vec<i32> = rows
+                .iter()
+                .map(|r| hash_bytes(&encode_row(&types, r).unwrap()))
+                .collect();
+            assert_eq!(got, want, "{types:?}");
+        }
     }
 
     fn stat(v: i64) -> ColumnStat {
