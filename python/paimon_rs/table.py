@@ -31,6 +31,7 @@ from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import TableSchema
 from paimon_rs.snapshot import Partition, SnapshotManager
+from paimon_rs.table_ops import shard_splits
 from paimon_rs.tags import TagManager
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1417,7 +1418,7 @@ class TableScan:
         filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
         snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id)
         if self._shard is not None:
-            splits = _shard_splits(splits, self.table.is_primary_key_table, *self._shard)
+            splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
         return Plan(snapshot_id, splits)
 
     # --- pypaimon 2.1.0 names ---
@@ -1452,12 +1453,6 @@ def _positive_int_option(table: Table, key: str) -> Optional[int]:
     if v < 1:
         raise InvalidArgumentError(f"table {table.identifier}: option '{key}' must be an integer >= 1, got {raw!r}")
     return v
-
-
-def _shard_splits(splits: List[Split], primary_key: bool, index: int, count: int) -> List[Split]:
-    if primary_key:
-        return [s for s in splits if s.bucket % count == index]
-    return [s for i, s in enumerate(splits) if i % count == index]
 
 
 class TableRead:

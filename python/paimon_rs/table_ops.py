@@ -1,11 +1,12 @@
 """Table operations: tags, rollback and snapshot expiry (``Table.create_tag``, ``delete_tag``,
-``list_tags``, ``tags``, ``rollback_to``, ``expire_snapshots``), with pypaimon 2.1.0's names."""
+``list_tags``, ``tags``, ``rollback_to``, ``expire_snapshots``), with pypaimon 2.1.0's names;
+and the sharding of a plan's splits (``TableScan.with_shard``), which ``explain`` shares."""
 
 from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import List, Optional, Union
+from typing import Any, List, Optional, Union
 
 from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError
@@ -118,5 +119,14 @@ def expire_snapshots(core: _core.Table, retain_min: Optional[int], retain_max: O
                                          max_deletes))
 
 
-__all__ = ["ReclaimResult", "TagInfo", "create_tag", "delete_tag", "expire_snapshots", "list_tag_infos",
+__all__ = ["ReclaimResult", "TagInfo", "create_tag", "delete_tag", "expire_snapshots", "list_tag_infos", "shard_splits",
            "rollback_to"]
+
+
+def shard_splits(splits: List[Any], primary_key: bool, index: int, count: int) -> List[Any]:
+    """Shard ``index`` of ``count`` of a plan's splits (``with_shard``): a primary-key table's
+    by bucket (``bucket % count``), so a key's rows stay in one shard; an append table's
+    round-robin by position."""
+    if primary_key:
+        return [s for s in splits if s.bucket % count == index]
+    return [s for i, s in enumerate(splits) if i % count == index]
