@@ -66,9 +66,6 @@ def test_options_refused_at_create(catalog, options, exc, match):
 
 
 def test_bad_schemas(catalog):
-    with pytest.raises(paimon_rs.SchemaMismatchError, match="must include all partition keys"):
-        catalog.create_table("db.s", Schema.from_pyarrow_schema(
-            PK_SCHEMA, partition_keys=["dt"], primary_keys=["id"], options={"bucket": "1"}), False)
     with pytest.raises(paimon_rs.SchemaMismatchError, match="'nope'"):
         catalog.create_table("db.s", Schema.from_pyarrow_schema(
             PK_SCHEMA, primary_keys=["nope"], options={"bucket": "1"}), False)

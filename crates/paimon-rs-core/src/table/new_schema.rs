@@ -145,17 +145,11 @@ impl NewTableSchema {
         let pk = !self.primary_keys.is_empty();
         let opts = CoreOptions::new(&self.options, pk)?;
         if pk {
-            // A primary key without every partition key is unique across partitions: a
-            // cross-partition upsert table, which needs dynamic bucket mode
-            // (write/cross_partition.rs); fixed buckets would keep one key per partition.
+            // A primary key without every partition key: with `bucket` = -1 a cross-partition
+            // upsert table (a key unique in the whole table, write/cross_partition.rs); with
+            // fixed buckets Java (since apache/paimon#6307) keeps no global index, so a key is
+            // unique within its partition only (its input's changelog keeps it unique across)
             for p in &self.partition_keys {
-                if !self.primary_keys.contains(p) && opts.bucket != -1 {
-                    return Err(Error::schema(format!(
-                        "primary key {:?} must include all partition keys ('{p}' is missing) \
-                         unless 'bucket' = -1 (cross-partition upsert); got 'bucket' = {}",
-                        self.primary_keys, opts.bucket
-                    )));
-                }
                 if !self.primary_keys.contains(p) && self.options.contains_key("sequence.field") {
                     // Java's SchemaValidation
                     return Err(Error::schema(format!(
