@@ -64,6 +64,10 @@ impl ReadAt for Bytes {
 pub struct RemoteObject {
     remote: Remote,
     size: u64,
+    /// The ETag of the version the first GET read (None if the store gives none): every later
+    /// ranged GET of this object asks for it (`If-Match`), so that an object replaced while
+    /// it is read fails the read instead of mixing bytes of two versions.
+    etag: Option<String>,
     cached_from: u64,
     cached: Bytes,
     /// Blocks of [`READ_BLOCK`] bytes fetched for smaller reads (the Parquet reader asks page
@@ -177,7 +181,51 @@ pub(crate) fn open_plan(size: Option<u64>, whole: bool) -> OpenGet {
 /// Whole-object GETs sent ahead of the files' opens (the data files of a split a read reaches
 /// next, see [`fetch_ahead`]), by path: `(bytes, the GET's task)`, taken by the open.
 type Ahead = std::collections::HashMap<std::path::PathBuf, (u64, AheadGet)>;
-type AheadGet = tokio::task::JoinHandle<io::Result<(u64, Vec<Bytes>)>>;
+type AheadGet = tokio::task::JoinHandle<io::Result<Body>>;
+
+/// A whole object's bytes as one GET brought them, with its size and ETag.
+struct Body {
+    size: u64,
+    etag: Option<String>,
+    bytes: Bytes,
+}
+
+/// The body of `res` (a GET of the whole object or of a range) in one buffer, filled on the
+/// I/O runtime as the chunks arrive: one copy (the chunks into the buffer, sized from the
+/// response), made while the rest of the body is still on its way, instead of the chunks
+/// kept and joined by the thread that opens the file once the last one is in.
+async fn collect_body(res: object_store::GetResult) -> object_store::Result<Body> {
+    use futures::StreamExt;
+    let size = res.meta.size;
+    let etag = res.meta.e_tag.clone();
+    let len = usize::try_from(res.range.end - res.range.start).unwrap_or(0);
+    let mut body = res.into_stream();
+    let Some(first) = body.next().await.transpose()? else {
+        return Ok(Body {
+            size,
+            etag,
+            bytes: Bytes::new(),
+        });
+    };
+    if first.len() >= len {
+        return Ok(Body {
+            size,
+            etag,
+            bytes: first,
+        });
+    }
+    let mut all = Vec::with_capacity(len);
+    all.extend_from_slice(&first);
+    drop(first);
+    while let Some(c) = body.next().await {
+        all.extend_from_slice(&c?);
+    }
+    Ok(Body {
+        size,
+        etag,
+        bytes: all.into(),
+    })
+}
 
 fn ahead() -> &'static std::sync::Mutex<Ahead> {
     static A: std::sync::OnceLock<std::sync::Mutex<Ahead>> = std::sync::OnceLock::new();
@@ -214,18 +262,9 @@ pub fn fetch_ahead(files: &[(std::path::PathBuf, u64)]) -> Vec<std::path::PathBu
             break;
         }
         count(Req::GetAhead);
-        // the body's chunks as they came: joined by the open, on its thread (as without the
-        // GET ahead), not on the I/O runtime's
         let get = super::store::spawn(async move {
-            use futures::StreamExt;
             let res = r.store.get(&r.key).await.map_err(obj_err)?;
-            let size = res.meta.size;
-            let mut body = res.into_stream();
-            let mut chunks = vec![];
-            while let Some(c) = body.next().await {
-                chunks.push(c.map_err(obj_err)?);
-            }
-            Ok((size, chunks))
+            collect_body(res).await.map_err(obj_err)
         });
         map.insert(path.clone(), (*size, get));
         sent.push(path.clone());
@@ -261,22 +300,13 @@ impl RemoteObject {
             return RemoteObject::open(remote, size, whole);
         };
         AHEAD_HELD.fetch_sub(held, std::sync::atomic::Ordering::SeqCst);
-        let (size, chunks) = block_on(get).map_err(io::Error::other)??;
-        let cached = match <[Bytes; 1]>::try_from(chunks) {
-            Ok([one]) => one,
-            Err(chunks) => {
-                let mut all = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
-                for c in &chunks {
-                    all.extend_from_slice(c);
-                }
-                Bytes::from(all)
-            }
-        };
+        let body = block_on(get).map_err(io::Error::other)??;
         Ok(RemoteObject {
             remote,
-            size,
+            size: body.size,
+            etag: body.etag,
             cached_from: 0,
-            cached,
+            cached: body.bytes,
             blocks: Default::default(),
             pieces: Default::default(),
         })
@@ -294,19 +324,18 @@ impl RemoteObject {
             range,
             ..Default::default()
         };
-        let (size, cached_from, first) = block_on(async {
+        let (cached_from, body) = block_on(async {
             let r = remote.store.get_opts(&remote.key, opts).await?;
-            let size = r.meta.size;
             let from = r.range.start;
-            Ok::<_, object_store::Error>((size, from, r.bytes().await?))
+            Ok::<_, object_store::Error>((from, collect_body(r).await?))
         })
         .map_err(obj_err)?;
-        let cached = first;
         Ok(RemoteObject {
             remote,
-            size,
+            size: body.size,
+            etag: body.etag,
             cached_from,
-            cached,
+            cached: body.bytes,
             blocks: Default::default(),
             pieces: Default::default(),
         })
@@ -314,6 +343,29 @@ impl RemoteObject {
 
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Bytes `range` of the version of the object the first GET read: a GET that asks for its
+    /// ETag (`If-Match`); an object replaced since it was opened is an error naming it.
+    async fn get_range(&self, range: std::ops::Range<u64>) -> io::Result<Bytes> {
+        let opts = GetOptions {
+            range: Some(GetRange::Bounded(range)),
+            if_match: self.etag.clone(),
+            ..Default::default()
+        };
+        let res = self.remote.store.get_opts(&self.remote.key, opts).await;
+        let res = match res {
+            Err(object_store::Error::Precondition { .. }) => {
+                return Err(io::Error::other(format!(
+                    "object '{}' was replaced while it was read (its ETag is no longer {}): \
+                     refusing to mix bytes of two versions",
+                    self.remote.key,
+                    self.etag.as_deref().unwrap_or("?")
+                )))
+            }
+            r => r.map_err(obj_err)?,
+        };
+        res.bytes().await.map_err(obj_err)
     }
 
     /// The whole object, if the first GET fetched it.
@@ -358,14 +410,12 @@ impl ReadAt for RemoteObject {
         }
         if len as u64 >= READ_BLOCK {
             count(Req::Get);
-            return block_on(self.remote.store.get_range(&self.remote.key, start..end))
-                .map_err(obj_err);
+            return block_on(self.get_range(start..end));
         }
         // fetch a block from `start` (up to the cached tail or the end of the object)
         let to = (start + READ_BLOCK).min(self.cached_from).max(end);
         count(Req::Get);
-        let b =
-            block_on(self.remote.store.get_range(&self.remote.key, start..to)).map_err(obj_err)?;
+        let b = block_on(self.get_range(start..to))?;
         let out = b.slice(0..len);
         if let Ok(mut blocks) = self.blocks.lock() {
             if blocks.len() >= BLOCKS_KEPT {
@@ -395,12 +445,10 @@ impl ReadAt for RemoteObject {
         if plan.is_empty() {
             return Ok(());
         }
-        let store = &self.remote.store;
-        let key = &self.remote.key;
         let fetched: Vec<io::Result<(u64, Bytes)>> = block_on(
             futures::stream::iter(plan.into_iter().map(|r| async move {
                 count(Req::Get);
-                let b = store.get_range(key, r.clone()).await.map_err(obj_err)?;
+                let b = self.get_range(r.clone()).await?;
                 Ok((r.start, b))
             }))
             .buffer_unordered(FETCH_CONCURRENCY)
@@ -744,5 +792,66 @@ mod tests {
         let mut all = vec![];
         obj.get_read(10).unwrap().read_to_end(&mut all).unwrap();
         assert_eq!(&all[..], &data[10..]);
+    }
+
+    /// An object opened by its tail and replaced (same key, same size, other bytes) before its
+    /// column chunks are fetched: each later GET asks for the version the tail came from, so
+    /// the read fails naming the object instead of decoding a footer of one version over
+    /// pages of another. Without the pin the ranged reads returned the new version's bytes.
+    #[test]
+    fn an_object_replaced_while_read_fails_instead_of_mixing_versions() {
+        let p = Path::new("memory://remote-etag/wh/f.bin");
+        let r = super::super::store::remote(p).unwrap().unwrap();
+        let n = WHOLE_OBJECT_BYTES as usize + 4096;
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("x");
+        std::fs::write(&local, vec![1u8; n]).unwrap();
+        upload(&r, &local, p).unwrap();
+        let obj = RemoteObject::open(r.clone(), Some(n as u64), false).unwrap();
+        assert!(obj.whole().is_none(), "opened by its tail");
+        assert!(obj.etag.is_some(), "the memory store gives ETags");
+        assert_eq!(&obj.read_at(0, 4).unwrap()[..], &[1u8; 4]);
+        // replaced under the reader
+        std::fs::write(&local, vec![2u8; n]).unwrap();
+        upload(&r, &local, p).unwrap();
+        // a block already fetched still serves (same version); a new GET fails
+        assert_eq!(&obj.read_at(8, 4).unwrap()[..], &[1u8; 4]);
+        let far = READ_BLOCK + 100;
+        let e = obj.read_at(far, 4).unwrap_err();
+        assert!(
+            e.to_string().contains("was replaced while it was read"),
+            "{e}"
+        );
+        assert!(e.to_string().contains("wh/f.bin"), "{e}");
+        let e = obj
+            .prefetch(&[far..far + 10, far + ALIGN * 4..far + ALIGN * 5])
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("was replaced while it was read"),
+            "{e}"
+        );
+        // a new open reads the new version whole
+        let obj = RemoteObject::open(r, Some(n as u64), false).unwrap();
+        assert_eq!(&obj.read_at(far, 4).unwrap()[..], &[2u8; 4]);
+    }
+
+    /// Bodies of several chunks are gathered into one buffer of the response's length.
+    #[test]
+    fn a_whole_object_fetched_ahead_arrives_in_one_buffer() {
+        use std::path::PathBuf;
+        let p = PathBuf::from("memory://remote-body/wh/f.bin");
+        let r = super::super::store::remote(&p).unwrap().unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let local = dir.path().join("x");
+        let data: Vec<u8> = (0..3_000_000u32).map(|i| (i % 253) as u8).collect();
+        std::fs::write(&local, &data).unwrap();
+        upload(&r, &local, &p).unwrap();
+        assert_eq!(
+            fetch_ahead(&[(p.clone(), data.len() as u64)]),
+            vec![p.clone()]
+        );
+        let o = RemoteObject::open_path(r, &p, Some(data.len() as u64), false).unwrap();
+        assert_eq!(o.whole().unwrap(), data);
+        assert!(o.etag.is_some());
     }
 }
