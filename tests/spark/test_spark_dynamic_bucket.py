@@ -783,3 +783,21 @@ def test_assign_stage_errors_name_the_call_the_user_made(registered, catalog, mo
                                    snapshot_id=None, what=what)
         with pytest.raises(Exception, match=re.escape(f"{what} into db.dynerr: dynamic bucket assigner 0 of 2")):
             list(dynamic._assign_task(spec, iter([wrong])))
+
+
+def test_the_ended_marker_lives_in_index_and_is_skipped_on_object_stores():
+    """The ended marker of a Data Source write is ``index/write-<write>-ended`` under a local (or
+    ``file://``) table, matches no sweep prefix of the write, and is not written for an ``s3://``
+    table (whose files the sweep, listing with ``os.walk``, cannot see either)."""
+    from types import SimpleNamespace
+
+    from paimon_rs.spark.commit import _changelog_prefix, _ended_marker, _index_prefix
+
+    local = SimpleNamespace(table_path="/wh/db.db/t", options={})
+    marker = _ended_marker(local, "data-abc-")
+    assert marker == "/wh/db.db/t/index/write-abc-ended"
+    name = os.path.basename(marker)
+    assert not name.startswith(("data-abc-", _index_prefix(local, "data-abc-"), _changelog_prefix(local, "data-abc-")))
+    file_url = SimpleNamespace(table_path="file:///wh/t", options={})
+    assert _ended_marker(file_url, "data-x-") == "/wh/t/index/write-x-ended"
+    assert _ended_marker(SimpleNamespace(table_path="s3://bucket/wh/t", options={}), "data-x-") is None
