@@ -76,8 +76,9 @@ def check(table, model, target: int) -> Dict[Tuple[str, int], Dict[int, str]]:
 
 
 def index_dir_files(table):
+    """The index files in ``index/`` (not a Data Source write's ended markers)."""
     d = os.path.join(table.table_path, "index")
-    return set(os.listdir(d)) if os.path.isdir(d) else set()
+    return {f for f in os.listdir(d) if not f.endswith("-ended")} if os.path.isdir(d) else set()
 
 
 @pytest.mark.parametrize("assigners", ["1", "3"])
@@ -585,19 +586,21 @@ def test_data_source_write_of_a_distributed_frame_is_exactly_once_under_retries(
         assert all("-a1-" in f for f in files - index_before), files
 
 
-def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(registered, catalog, monkeypatch):
-    """What a speculative attempt still running when the Data Source's ``commit`` ran can do (the
-    Data Source's commit has no SparkContext to wait with, as ``spark.write`` does): driven here
-    in-process, task 0 commits through the writer's ``commit`` with the message Spark would pass,
-    then a second attempt of task 0 writes the same rows. Its message reaches no commit (Spark
-    passes one message per task, of the attempt it took), so the table is as committed; its data
-    and index files are unreferenced; ``remove_orphan_files`` deletes both (its hash index file
-    in ``index/`` too, as Java's OrphanFilesClean)."""
+@pytest.mark.parametrize("bucket", ["-1", "2"])
+def test_a_late_speculative_attempt_of_a_data_source_write_leaves_no_file(registered, catalog, monkeypatch, bucket):
+    """A speculative attempt still running when the Data Source's ``commit`` ran (the Data Source's
+    commit has no SparkContext to wait with, as ``spark.write`` does): driven here in-process,
+    task 0 commits through the writer's ``commit`` with the message Spark would pass, then a
+    second attempt of task 0 writes the same rows. The commit wrote the write's ended marker
+    before its sweep; the late attempt finds it after writing its files, deletes them (data and,
+    dynamic, its hash index file) and returns no message: the table is as committed and no orphan
+    is left. ``remove_orphan_files`` deletes the marker (unreferenced in ``index/``, as Java's
+    OrphanFilesClean would). Without the marker the attempt's files stayed as orphans."""
     from paimon_rs.spark import sink, writer
     from paimon_rs.spark.source import PaimonRsDataSource
 
     spark = registered
-    t = create(catalog, "db.dslate", SCHEMA, ["dt"], ["dt", "id"], bucket="-1",
+    t = create(catalog, f"db.dslate{bucket.replace('-', 'm')}", SCHEMA, ["dt"], ["dt", "id"], bucket=bucket,
                **{"dynamic-bucket.target-row-num": "20"})
     data = rows(range(50))
     framed = ps.distribute(to_spark(spark, data), t, num_tasks=1)
@@ -608,22 +611,29 @@ def test_a_late_speculative_attempt_of_a_data_source_write_leaves_only_orphans(r
     w.commit([won])
     model: Dict[Tuple[str, int], str] = {}
     apply(model, data)
-    check(t, model, 20)
+
+    def same() -> None:
+        if bucket == "-1":
+            check(t, model, 20)
+        else:
+            assert {(dt, k): v for (dt, _), m in by_bucket(t).items() for k, v in m.items()} == model
+
+    same()
     committed_data, committed_index = data_files(t), index_dir_files(t)
     for m in (sink, writer):
         monkeypatch.setattr(m, "_task_context", lambda: (0, 1, 77))
     late = w.write(iter(batches))
-    assert late.messages and t.latest_snapshot_id() == 1
-    check(t, model, 20)
-    stray = data_files(t) - committed_data
-    stray_index = index_dir_files(t) - committed_index
-    assert stray and all("-p0-a1-" in f for f in stray) and stray_index, (stray, stray_index)
-    assert orphans(t) == stray
+    assert not late.messages and t.latest_snapshot_id() == 1
+    same()
+    assert data_files(t) == committed_data and index_dir_files(t) == committed_index
+    assert not orphans(t)
+    markers = {f for f in os.listdir(os.path.join(t.table_path, "index")) if f.endswith("-ended")}
+    assert len(markers) == 1, markers
     import datetime
-    t.remove_orphan_files(older_than=datetime.timedelta(0))
-    assert data_files(t) == committed_data
-    assert index_dir_files(t) == committed_index
-    check(t, model, 20)
+    removed = t.remove_orphan_files(older_than=datetime.timedelta(0))
+    assert {os.path.basename(str(f)) for f in removed.files} == markers
+    assert data_files(t) == committed_data and index_dir_files(t) == committed_index
+    same()
 
 
 def save_distributed(spark, t, data: pa.Table) -> None:
@@ -773,3 +783,21 @@ def test_assign_stage_errors_name_the_call_the_user_made(registered, catalog, mo
                                    snapshot_id=None, what=what)
         with pytest.raises(Exception, match=re.escape(f"{what} into db.dynerr: dynamic bucket assigner 0 of 2")):
             list(dynamic._assign_task(spec, iter([wrong])))
+
+
+def test_the_ended_marker_lives_in_index_and_is_skipped_on_object_stores():
+    """The ended marker of a Data Source write is ``index/write-<write>-ended`` under a local (or
+    ``file://``) table, matches no sweep prefix of the write, and is not written for an ``s3://``
+    table (whose files the sweep, listing with ``os.walk``, cannot see either)."""
+    from types import SimpleNamespace
+
+    from paimon_rs.spark.commit import _changelog_prefix, _ended_marker, _index_prefix
+
+    local = SimpleNamespace(table_path="/wh/db.db/t", options={})
+    marker = _ended_marker(local, "data-abc-")
+    assert marker == "/wh/db.db/t/index/write-abc-ended"
+    name = os.path.basename(marker)
+    assert not name.startswith(("data-abc-", _index_prefix(local, "data-abc-"), _changelog_prefix(local, "data-abc-")))
+    file_url = SimpleNamespace(table_path="file:///wh/t", options={})
+    assert _ended_marker(file_url, "data-x-") == "/wh/t/index/write-x-ended"
+    assert _ended_marker(SimpleNamespace(table_path="s3://bucket/wh/t", options={}), "data-x-") is None

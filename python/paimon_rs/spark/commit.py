@@ -94,6 +94,58 @@ def _index_prefix(table: Table, file_prefix: str) -> str:
     return "index-" + (file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix)
 
 
+def _ended_marker(table: Table, file_prefix: str) -> Optional[str]:
+    """The marker of a Data Source write whose driver side ended (``commit`` or ``abort`` was
+    called), ``index/write-<write>-ended``: written before that side lists the write's files to
+    sweep them; a task attempt that finds it after writing its files deletes them itself
+    (``withdraw_if_ended``). It never matches ``_sweep``'s prefixes, and no snapshot lists it, so
+    ``remove_orphan_files`` (ours and Java's ``OrphanFilesClean``, which list ``index/``)
+    deletes it once older than their threshold. None for a table on an object store (``s3://``):
+    ``_sweep`` lists local paths only, so there is no listing to close (late files there are left
+    for ``remove_orphan_files``, as before)."""
+    root = table.table_path
+    if root.startswith("file://"):
+        root = root[len("file://"):]
+    elif "://" in root:
+        return None
+    data = table.options.get("data-file.prefix", "data-")
+    write = file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix
+    return os.path.join(root, "index", f"write-{write}ended")
+
+
+def mark_ended(table: Table, file_prefix: str) -> None:
+    """Write (durably: file and directory synced) the ended marker of the write
+    ``file_prefix``; called before the driver side lists the write's files."""
+    path = _ended_marker(table, file_prefix)
+    if path is None:
+        return
+    d = os.path.dirname(path)
+    os.makedirs(d, exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(b"1")
+        f.flush()
+        os.fsync(f.fileno())
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def withdraw_if_ended(table: Table, file_prefix: str, attempt_prefix: str) -> bool:
+    """In a task attempt of the Data Source write ``file_prefix``, after it wrote every file
+    (named ``attempt_prefix``) and before it returns its message: if the driver side already
+    ended (its marker exists), delete this attempt's files (data, changelog, hash index) and
+    return True (the attempt returns no message). Else the files were all written before the
+    marker existed, hence before the driver listed them: its sweep deletes them unless its
+    commit took them."""
+    path = _ended_marker(table, file_prefix)
+    if path is None or not os.path.exists(path):
+        return False
+    _sweep(table, attempt_prefix, set())
+    return True
+
+
 def _task_options(table: Table, task_prefix: str) -> Dict[str, str]:
     """The options of one task attempt's copy of ``table``: its data files named
     ``task_prefix`` and its changelog files (lookup, input and full-compaction producers) named

@@ -15,7 +15,7 @@ from pyspark.sql.datasource import WriterCommitMessage
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError
 from paimon_rs.spark import writer as _writer
-from paimon_rs.spark.commit import _sweep, _task_options
+from paimon_rs.spark.commit import _sweep, _task_options, withdraw_if_ended
 from paimon_rs.spark.common import _conform, _groups_of, _open_cached, _task_context, _with_context
 from paimon_rs.spark.dynamic import (
     ASSIGN_ID_COLUMN,
@@ -63,12 +63,14 @@ def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
 
 def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch], what: str,
                with_kind: bool = False, query_id: str = "",
-               commit_identifier: Optional[int] = None) -> _TaskMessages:
+               commit_identifier: Optional[int] = None, data_source: bool = False) -> _TaskMessages:
     """One task: every row of ``iterator`` through ``table``'s writer, files named
     ``file_prefix`` + this attempt; ``with_kind``: each row's kind from its ``rowkind`` column
     (runs of one kind written in order); ``commit_identifier``: the identifier of the commit
     its messages go into (a micro-batch's; None: a batch write), which decides whether a
-    ``full-compaction`` table compacts its buckets fully. Returns the task's commit messages."""
+    ``full-compaction`` table compacts its buckets fully; ``data_source``: a task of a batch Data
+    Source write, which withdraws (deletes its files, returns no message) when the write's driver
+    side already ended (``commit.withdraw_if_ended``). Returns the task's commit messages."""
     pid, attempt, tid = _task_context()
     base = _open_cached(table)
     t = base.copy(_task_options(base, f"{file_prefix}p{pid}-a{attempt}-"))
@@ -94,6 +96,8 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
         msgs = [m for m in w._prepare_commit(commit_identifier) if not m.is_empty()]
     finally:
         w.close()
+    if data_source and withdraw_if_ended(base, file_prefix, f"{file_prefix}p{pid}-a{attempt}-"):
+        return _TaskMessages(pid, tid, [], query_id)
     return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)
 
 
@@ -103,8 +107,9 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
     ``paimon_rs.spark.distribute``'s frame (each with its bucket, the assign stage's snapshot
     and id): ``paimon_rs.spark.write``'s writer task (``writer._write_task``: it restores that
     snapshot and writes the buckets' hash index files, named after this attempt). Rows of two
-    assign stages in one task are refused; the driver checks across tasks."""
-    pid, _, tid = _task_context()
+    assign stages in one task are refused; the driver checks across tasks. A late attempt, run
+    when the write's driver side already ended, withdraws (``commit.withdraw_if_ended``)."""
+    pid, attempt, tid = _task_context()
     batches = (b for b in iterator if b.num_rows)
     first = next(batches, None)
     if first is None:
@@ -141,6 +146,8 @@ def write_assigned_task(table: Table, file_prefix: str, iterator: Iterator[pa.Re
                               dynamic_snapshot=snapshot, what=what,
                               fail_first_attempt_marker=fail_first_attempt_marker)
     out = [r for b in _writer._write_task(spec, checked()) for r in b.to_pylist()]
+    if withdraw_if_ended(table, file_prefix, spec.task_prefix(pid, attempt)):
+        return _TaskMessages(pid, tid)
     return _TaskMessages(pid, tid, [(r["partition"], r["bucket"], r["message"]) for r in out], assign_id=assign_id,
                          assign_rows=received, assign_counts=counts)
 

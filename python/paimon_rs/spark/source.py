@@ -42,7 +42,7 @@ from pyspark.sql.datasource import (
 from paimon_rs.exceptions import InvalidArgumentError, PaimonRsError, UnsupportedError
 from paimon_rs.predicate import Predicate
 from paimon_rs.spark import reader as _reader_mod
-from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep
+from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep, mark_ended
 from paimon_rs.spark.common import (
     _arrow_target,
     _open_cached,
@@ -287,10 +287,14 @@ class _Writer(DataSourceArrowWriter):
         if self.dynamic:
             return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write",
                                        self.fail_first_attempt_marker)
-        return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write")
+        return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write", data_source=True)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         table = _open_cached(self.table)
+        # No SparkContext here to wait for attempts still running (a speculative copy): mark the
+        # write ended before any listing of its files; an attempt ending later finds the marker
+        # and deletes its own files (sink.withdraw_if_ended, docs/spark-integration.md).
+        mark_ended(table, self.file_prefix)
         builder = table.new_batch_write_builder()
         if self.overwrite:
             builder.overwrite()
@@ -311,6 +315,7 @@ class _Writer(DataSourceArrowWriter):
         _commit_collected(table, builder, collected, self.file_prefix, None)
 
     def abort(self, messages: List[Optional[WriterCommitMessage]]) -> None:
+        mark_ended(_open_cached(self.table), self.file_prefix)
         abort_job(self.table, messages, self.file_prefix)
 
 

@@ -24,7 +24,9 @@ use crate::spec::bucket::{compute_hashes, hash_bytes};
 use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
 use crate::table::FileStoreTable;
 use crate::write::assign::{partition_encoder, typed_column};
-use crate::write::hash_index_cache::{HashIndexCache, SortedHashes};
+use crate::write::hash_index_cache::{
+    sort_by_high_bits, HashIndexCache, MergedIndex, SortedHashes,
+};
 
 /// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
 /// bits the hash table probes by, instead of SipHash over four bytes.
@@ -116,14 +118,17 @@ pub(crate) fn write_hash_index(
 
 /// Positions of `hashes` in ascending hash order.
 fn sorted_positions(hashes: &[i32]) -> Vec<u32> {
-    // (hash with its sign bit flipped, position) in one u64: one unstable sort of integers
-    let mut keyed: Vec<u64> = hashes
+    // (hash with its sign bit flipped, position) in one u64, sorted by hash (stable: positions
+    // ascend within a hash)
+    let keyed: Vec<u64> = hashes
         .iter()
         .enumerate()
         .map(|(i, &h)| (u64::from(h as u32 ^ 0x8000_0000) << 32) | i as u64)
         .collect();
-    keyed.sort_unstable();
-    keyed.into_iter().map(|k| k as u32).collect()
+    sort_by_high_bits(keyed)
+        .into_iter()
+        .map(|k| k as u32)
+        .collect()
 }
 
 /// The hash index of one partition as its assigner keeps it (Java's `PartitionIndex` with the
@@ -135,6 +140,9 @@ struct PartitionIndex {
     /// Hashes of each bucket's live index file, sorted, in bucket order: restored, then
     /// replaced by each commit's file.
     restored: BTreeMap<i32, SortedHashes>,
+    /// `restored` merged into one list (what a batch is looked up in): from the table handle's
+    /// cache, else built at the first lookup; each commit merges its new keys in.
+    merged: Option<MergedIndex>,
     /// Bucket of every key hash new since the last commit (none of them in `restored`).
     added: IntMap<i32>,
     /// The new key hashes of each bucket since the last commit, in arrival order.
@@ -157,18 +165,41 @@ struct PartitionIndex {
 
 impl PartitionIndex {
     /// The bucket of each of `hashes` the restored index holds (-1: none), by one sort of the
-    /// batch's hashes and a merge with each bucket's list; a hash in two buckets' files takes
-    /// the higher bucket, as a map filled in bucket order would.
-    fn restored_buckets(&self, hashes: &[i32]) -> Vec<i32> {
+    /// batch's hashes and one galloping merge with the partition's merged (hash, bucket) list;
+    /// a hash in two buckets' files takes the higher bucket, as a map filled in bucket order
+    /// would. A merged list built here goes to `cache` (the table handle's), under `partition`.
+    fn restored_buckets(
+        &mut self,
+        hashes: &[i32],
+        cache: Option<(&HashIndexCache, &[u8])>,
+    ) -> Vec<i32> {
         let mut out = vec![-1; hashes.len()];
         if self.restored.values().all(|l| l.len() == 0) {
             return out;
         }
-        let order = sorted_positions(hashes);
-        for (&b, list) in &self.restored {
-            list.probe(hashes, &order, b, &mut out);
-        }
+        let merged = match &self.merged {
+            Some(m) => m,
+            None => {
+                let m = MergedIndex::of(self.restored.iter().map(|(&b, l)| (b, l)));
+                if let Some((cache, partition)) = cache {
+                    cache.put_merged(partition, self.file_list(), &m);
+                }
+                self.merged.insert(m)
+            }
+        };
+        merged.probe(hashes, &sorted_positions(hashes), &mut out);
         out
+    }
+
+    /// (bucket, file name) of the live index files, in bucket order: what `merged` was built of.
+    fn file_list(&self) -> Vec<(i32, String)> {
+        let mut files: Vec<(i32, String)> = self
+            .files
+            .iter()
+            .map(|(&b, f)| (b, f.file_name.clone()))
+            .collect();
+        files.sort_unstable();
+        files
     }
 
     /// A new key `hash` joins bucket `b`.
@@ -312,6 +343,9 @@ impl DynamicBucketAssigner {
             }
             index.restored.insert(e.bucket, hashes);
         }
+        if !index.files.is_empty() {
+            index.merged = self.cache.get_merged(partition, &index.file_list());
+        }
         self.partitions.insert(partition.to_vec(), index);
         Ok(())
     }
@@ -328,7 +362,7 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        let mut out = index.restored_buckets(hashes);
+        let mut out = index.restored_buckets(hashes, Some((&self.cache, partition)));
         // room for the keys the restored index lacks: no rehash while assigning
         index.added.reserve(out.iter().filter(|&&b| b < 0).count());
         for (b, &h) in out.iter_mut().zip(hashes) {
@@ -358,10 +392,12 @@ impl PartitionIndex {
         let target = options.target_row_num;
         let max_buckets = options.max_buckets;
         let index = self;
-        // 1. a known key stays in its bucket (a restored one: see `restored_buckets`)
-        if let Some(&b) = index.added.get(&hash) {
-            return Ok(b);
-        }
+        // 1. a known key stays in its bucket (a restored one: see `restored_buckets`); one map
+        // access for both the look-up and the insert of a new key (a cache miss each)
+        let slot = match index.added.entry(hash) {
+            std::collections::hash_map::Entry::Occupied(e) => return Ok(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => v,
+        };
         // 2. the first bucket with room
         let mut bucket = None;
         while let Some((&b, n)) = index.non_full.iter_mut().next() {
@@ -412,7 +448,12 @@ impl PartitionIndex {
             }
             None => index.buckets[(hash as u32 as usize) % index.buckets.len()],
         };
-        index.add(hash, b);
+        slot.insert(b);
+        index.added_per_bucket.entry(b).or_default().push(hash);
+        if index.last_changed != Some(b) {
+            index.changed.insert(b);
+            index.last_changed = Some(b);
+        }
         Ok(b)
     }
 }
@@ -456,28 +497,38 @@ impl DynamicBucketAssigner {
     /// live index files from now on (and the table handle's cache holds them: a later writer
     /// whose snapshot lists them takes them from there).
     pub fn committed(&mut self, changes: &[HashIndexChange]) {
-        let mut moved: Vec<(&[u8], Vec<i32>)> = vec![];
+        let mut moved: BTreeMap<&[u8], Vec<(i32, Vec<i32>)>> = BTreeMap::new();
         for c in changes {
             if let Some(index) = self.partitions.get_mut(&c.partition) {
                 index.files.insert(c.bucket, c.new_file.clone());
                 index.changed.remove(&c.bucket);
                 index.last_changed = None;
                 let added = index.added_per_bucket.remove(&c.bucket).unwrap_or_default();
-                moved.push((&c.partition, added));
+                moved
+                    .entry(&c.partition)
+                    .or_default()
+                    .push((c.bucket, added));
                 index.restored.insert(c.bucket, c.hashes.clone());
                 self.cache
                     .put(&c.partition, c.bucket, &c.new_file.file_name, &c.hashes);
             }
         }
-        // the committed buckets' new keys are in their restored lists now
+        // the committed buckets' new keys are in their restored lists (and merged list) now
         for (p, added) in moved {
             if let Some(index) = self.partitions.get_mut(p) {
+                if let Some(m) = &index.merged {
+                    let m = m.with(&added);
+                    self.cache.put_merged(p, index.file_list(), &m);
+                    index.merged = Some(m);
+                }
                 if index.added_per_bucket.is_empty() {
                     // the usual case, every changed bucket committed at once: drop the map
                     index.added = IntMap::default();
                 } else {
-                    for h in added {
-                        index.added.remove(&h);
+                    for (_, hs) in added {
+                        for h in hs {
+                            index.added.remove(&h);
+                        }
                     }
                 }
             }
@@ -701,7 +752,7 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        let restored = index.restored_buckets(hashes);
+        let restored = index.restored_buckets(hashes, Some((&self.cache, partition)));
         for ((&h, &b), &old) in hashes.iter().zip(buckets).zip(&restored) {
             if !(0..BUCKET_LIMIT).contains(&b) {
                 return Err(Error::invalid(format!(
@@ -837,7 +888,10 @@ mod tests {
             }
             let q: Vec<i32> = (0..queries).map(|_| next(20_000)).collect();
             let want: Vec<i32> = q.iter().map(|h| *model.get(h).unwrap_or(&-1)).collect();
-            assert_eq!(index.restored_buckets(&q), want);
+            assert_eq!(index.restored_buckets(&q, None), want);
+            let merged = index.merged.clone().unwrap_or_default();
+            let lists: usize = index.restored.values().map(SortedHashes::len).sum();
+            assert_eq!(merged.len(), lists);
             if let Some(list) = index.restored.get(&1) {
                 let new: Vec<i32> = q
                     .iter()
