@@ -25,7 +25,7 @@ use crate::spec::manifest::{IndexFileMeta, IndexManifestEntry, HASH_INDEX};
 use crate::table::FileStoreTable;
 use crate::write::assign::{partition_encoder, typed_column};
 use crate::write::hash_index_cache::{
-    sort_by_high_bits, HashIndexCache, MergedIndex, SortedHashes,
+    merge_sorted, probe_pairs, sorted_keys, HashIndexCache, MergedIndex, SortedHashes,
 };
 
 /// Hasher of key hashes (already MurmurHash3 values): one multiply spreads them into the high
@@ -116,25 +116,10 @@ pub(crate) fn write_hash_index(
     })
 }
 
-/// Positions of `hashes` in ascending hash order.
-fn sorted_positions(hashes: &[i32]) -> Vec<u32> {
-    // (hash with its sign bit flipped, position) in one u64, sorted by hash (stable: positions
-    // ascend within a hash)
-    let keyed: Vec<u64> = hashes
-        .iter()
-        .enumerate()
-        .map(|(i, &h)| (u64::from(h as u32 ^ 0x8000_0000) << 32) | i as u64)
-        .collect();
-    sort_by_high_bits(keyed)
-        .into_iter()
-        .map(|k| k as u32)
-        .collect()
-}
-
 /// The hash index of one partition as its assigner keeps it (Java's `PartitionIndex` with the
 /// hash sets of its buckets' `DynamicBucketIndexMaintainer`s). Restored keys are looked up
 /// a batch at a time in the buckets' sorted hash lists (no per-key map of the whole index to
-/// build at every restore); keys new since the last commit are in a map.
+/// build at every restore); keys new since the last commit are in a few sorted runs.
 #[derive(Debug, Default)]
 struct PartitionIndex {
     /// Hashes of each bucket's live index file, sorted, in bucket order: restored, then
@@ -143,8 +128,11 @@ struct PartitionIndex {
     /// `restored` merged into one list (what a batch is looked up in): from the table handle's
     /// cache, else built at the first lookup; each commit merges its new keys in.
     merged: Option<MergedIndex>,
-    /// Bucket of every key hash new since the last commit (none of them in `restored`).
-    added: IntMap<i32>,
+    /// (hash, bucket) pairs of the keys new since the last commit (none of them in `restored`),
+    /// each run sorted by hash, a hash in one run only: a batch's new keys form a run; the
+    /// last runs are merged while one is no more than twice the next ([`push_run`]), so a
+    /// batch is looked up in a few runs whatever the number of batches.
+    added: Vec<Vec<u64>>,
     /// The new key hashes of each bucket since the last commit, in arrival order.
     added_per_bucket: IntMap<Vec<i32>>,
     /// Key count of this assigner's buckets that may still have room, in bucket order.
@@ -164,31 +152,45 @@ struct PartitionIndex {
 }
 
 impl PartitionIndex {
-    /// The bucket of each of `hashes` the restored index holds (-1: none), by one sort of the
-    /// batch's hashes and one galloping merge with the partition's merged (hash, bucket) list;
-    /// a hash in two buckets' files takes the higher bucket, as a map filled in bucket order
-    /// would. A merged list built here goes to `cache` (the table handle's), under `partition`.
+    /// The bucket of each of `hashes` the index holds (-1: none), by one sort of the batch's
+    /// hashes (`keyed`: (hash, position) entries by hash, see [`sorted_keys`]) and a galloping merge
+    /// with the partition's merged (hash, bucket) list and with each run of keys new since the
+    /// last commit; a hash in two buckets' files takes the higher bucket, as a map filled in
+    /// bucket order would. A merged list built here goes to `cache` (the table handle's), under
+    /// `partition`.
+    fn known_buckets(
+        &mut self,
+        keyed: &[u64],
+        cache: Option<(&HashIndexCache, &[u8])>,
+    ) -> Vec<i32> {
+        let mut out = vec![-1; keyed.len()];
+        if self.restored.values().any(|l| l.len() > 0) {
+            let merged = match &self.merged {
+                Some(m) => m,
+                None => {
+                    let m = MergedIndex::of(self.restored.iter().map(|(&b, l)| (b, l)));
+                    if let Some((cache, partition)) = cache {
+                        cache.put_merged(partition, self.file_list(), &m);
+                    }
+                    self.merged.insert(m)
+                }
+            };
+            merged.probe(keyed, &mut out);
+        }
+        for run in &self.added {
+            probe_pairs(run, keyed, &mut out);
+        }
+        out
+    }
+
+    /// [`Self::known_buckets`] of `hashes`, sorting them here.
+    #[cfg(test)]
     fn restored_buckets(
         &mut self,
         hashes: &[i32],
         cache: Option<(&HashIndexCache, &[u8])>,
     ) -> Vec<i32> {
-        let mut out = vec![-1; hashes.len()];
-        if self.restored.values().all(|l| l.len() == 0) {
-            return out;
-        }
-        let merged = match &self.merged {
-            Some(m) => m,
-            None => {
-                let m = MergedIndex::of(self.restored.iter().map(|(&b, l)| (b, l)));
-                if let Some((cache, partition)) = cache {
-                    cache.put_merged(partition, self.file_list(), &m);
-                }
-                self.merged.insert(m)
-            }
-        };
-        merged.probe(hashes, &sorted_positions(hashes), &mut out);
-        out
+        self.known_buckets(&sorted_keys(hashes), cache)
     }
 
     /// (bucket, file name) of the live index files, in bucket order: what `merged` was built of.
@@ -202,14 +204,36 @@ impl PartitionIndex {
         files
     }
 
-    /// A new key `hash` joins bucket `b`.
-    fn add(&mut self, hash: i32, b: i32) {
-        self.added.insert(hash, b);
-        self.added_per_bucket.entry(b).or_default().push(hash);
-        if self.last_changed != Some(b) {
-            self.changed.insert(b);
-            self.last_changed = Some(b);
+    /// The new keys at positions `firsts` of `hashes` (ascending: arrival order) joined the
+    /// buckets `out` gives them; `by_hash`: their (hash, position) entries in hash order.
+    fn add_new(&mut self, hashes: &[i32], out: &[i32], firsts: &[u32], by_hash: &[u64]) {
+        if firsts.is_empty() {
+            return;
         }
+        let mut k = 0;
+        while k < firsts.len() {
+            // new keys fill one bucket in a row: one map access per run of a bucket
+            let b = out[firsts[k] as usize];
+            let end = firsts[k..]
+                .iter()
+                .position(|&i| out[i as usize] != b)
+                .map_or(firsts.len(), |n| k + n);
+            self.added_per_bucket
+                .entry(b)
+                .or_default()
+                .extend(firsts[k..end].iter().map(|&i| hashes[i as usize]));
+            if self.last_changed != Some(b) {
+                self.changed.insert(b);
+                self.last_changed = Some(b);
+            }
+            k = end;
+        }
+        // (hash, position) -> (hash, bucket): see `pair`
+        let run = by_hash
+            .iter()
+            .map(|&k| (k & !0xffff_ffff) | u64::from(out[k as u32 as usize] as u32))
+            .collect();
+        push_run(&mut self.added, run);
     }
 
     /// Keys in the index (restored and new) per bucket.
@@ -356,105 +380,170 @@ impl DynamicBucketAssigner {
         Ok(self.assign_all(partition, &[hash])?[0])
     }
 
-    /// The bucket of each key of `hashes` in a loaded `partition`, in order.
+    /// The bucket of each key of `hashes` in a loaded `partition`, in order: Java's
+    /// `PartitionIndex.assign` key after key, done a batch at a time (one sort of the batch's
+    /// hashes, one lookup of each distinct hash, new keys handed to buckets a run at a time).
     pub fn assign_all(&mut self, partition: &[u8], hashes: &[i32]) -> Result<Vec<i32>> {
         let table = &self.table;
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        let mut out = index.restored_buckets(hashes, Some((&self.cache, partition)));
-        // room for the keys the restored index lacks: no rehash while assigning
-        index.added.reserve(out.iter().filter(|&&b| b < 0).count());
-        for (b, &h) in out.iter_mut().zip(hashes) {
-            if *b < 0 {
-                *b = index.assign(
-                    h,
-                    &self.options,
-                    (self.num_assigners, self.assign_id),
-                    table,
-                )?;
-            }
-        }
+        let keyed = sorted_keys(hashes);
+        let mut out = index.known_buckets(&keyed, Some((&self.cache, partition)));
+        let (firsts, by_hash) = first_of_new_hashes(&keyed, &mut out);
+        index.assign_new(
+            hashes,
+            &firsts,
+            &mut out,
+            &self.options,
+            (self.num_assigners, self.assign_id),
+            table,
+        )?;
+        resolve_repeats(&mut out);
+        index.add_new(hashes, &out, &firsts, &by_hash);
         Ok(out)
     }
 }
 
+/// The first position of each hash that `out` leaves unknown (-1), ascending, and the (hash,
+/// position) entries of the same positions in hash order; every later position of such a hash
+/// gets `-2 - first` in `out` ([`resolve_repeats`] gives it the first's bucket). `keyed`: the
+/// batch's (hash, position) entries by hash ([`sorted_keys`]).
+fn first_of_new_hashes(keyed: &[u64], out: &mut [i32]) -> (Vec<u32>, Vec<u64>) {
+    let mut by_hash = vec![];
+    let mut k = 0;
+    while k < keyed.len() {
+        let (h, first) = (keyed[k] >> 32, keyed[k] as u32 as usize);
+        let mut end = k + 1;
+        while end < keyed.len() && keyed[end] >> 32 == h {
+            end += 1;
+        }
+        if out[first] == -1 {
+            by_hash.push(keyed[k]);
+            for &r in &keyed[k + 1..end] {
+                out[r as u32 as usize] = -2 - first as i32;
+            }
+        }
+        k = end;
+    }
+    let firsts = (0..out.len() as u32)
+        .filter(|&i| out[i as usize] == -1)
+        .collect();
+    (firsts, by_hash)
+}
+
+/// Each repeat of a new hash (`-2 - first` in `out`) takes the bucket of its first position.
+fn resolve_repeats(out: &mut [i32]) {
+    for i in 0..out.len() {
+        if out[i] <= -2 {
+            // the first position is before `i`: resolved already
+            out[i] = out[(-2 - out[i]) as usize];
+        }
+    }
+}
+
+/// Push `run` (sorted (hash, bucket) pairs) onto `runs`, merging the last two while the older
+/// is at most twice the newer: O(log n) runs, each pair copied O(log n) times.
+fn push_run(runs: &mut Vec<Vec<u64>>, run: Vec<u64>) {
+    if run.is_empty() {
+        return;
+    }
+    runs.push(run);
+    while runs.len() >= 2 && runs[runs.len() - 2].len() <= 2 * runs[runs.len() - 1].len() {
+        let (Some(newer), Some(older)) = (runs.pop(), runs.pop()) else {
+            break;
+        };
+        runs.push(merge_sorted(&older, &newer));
+    }
+}
+
 impl PartitionIndex {
-    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id), of a key the
-    /// restored index does not hold.
-    fn assign(
+    /// Java's `PartitionIndex.assign` for assigner `assigner` = (count, id), of the new keys at
+    /// positions `firsts` of `hashes` (distinct, unknown to the index), in arrival order: sets
+    /// their buckets in `out`. The buckets' state changes only when every key got a bucket.
+    fn assign_new(
         &mut self,
-        hash: i32,
+        hashes: &[i32],
+        firsts: &[u32],
+        out: &mut [i32],
         options: &DynamicBucketOptions,
         (num_assigners, assign_id): (i32, i32),
         table: &str,
-    ) -> Result<i32> {
+    ) -> Result<()> {
+        if firsts.is_empty() {
+            return Ok(());
+        }
         let target = options.target_row_num;
         let max_buckets = options.max_buckets;
-        let index = self;
-        // 1. a known key stays in its bucket (a restored one: see `restored_buckets`); one map
-        // access for both the look-up and the insert of a new key (a cache miss each)
-        let slot = match index.added.entry(hash) {
-            std::collections::hash_map::Entry::Occupied(e) => return Ok(*e.get()),
-            std::collections::hash_map::Entry::Vacant(v) => v,
-        };
-        // 2. the first bucket with room
-        let mut bucket = None;
-        while let Some((&b, n)) = index.non_full.iter_mut().next() {
-            if *n < target {
-                *n += 1;
-                bucket = Some(b);
-                break;
-            }
-            index.non_full.remove(&b);
-        }
-        // 3. a new bucket, while the bound allows
-        if bucket.is_none() && !index.upper_bound_reached {
-            let limit = if max_buckets == -1 {
-                BUCKET_LIMIT
-            } else {
-                max_buckets
-            };
-            let new = (0..limit).find(|&b| {
-                b % num_assigners == assign_id % num_assigners && !index.bucket_set.contains(&b)
-            });
-            match new {
-                Some(b) => {
-                    index.non_full.insert(b, 1);
-                    index.buckets.push(b);
-                    index.bucket_set.insert(b);
-                    bucket = Some(b);
+        let mut non_full = self.non_full.clone();
+        let mut buckets = self.buckets.clone();
+        let mut bucket_set = self.bucket_set.clone();
+        let mut upper_bound_reached = self.upper_bound_reached;
+        let mut j = 0;
+        while j < firsts.len() {
+            // 1. (a known key stays in its bucket: not one of `firsts`)
+            // 2. the first bucket with room takes as many keys as it has room for
+            if let Some((&b, n)) = non_full.iter_mut().next() {
+                if *n < target {
+                    let take = ((target - *n) as usize).min(firsts.len() - j);
+                    *n += take as i64;
+                    for &i in &firsts[j..j + take] {
+                        out[i as usize] = b;
+                    }
+                    j += take;
+                } else {
+                    non_full.remove(&b);
                 }
-                None if max_buckets == -1 => {
-                    return Err(Error::unsupported(format!(
-                        "partition reached {BUCKET_LIMIT} dynamic buckets of \
-                         'dynamic-bucket.target-row-num' = {target} keys: increase the target \
-                         row number"
-                    ))
-                    .with_table(table));
-                }
-                None => index.upper_bound_reached = true,
+                continue;
             }
-        }
-        // 4. every bucket is full and no more may be created: one of them, by the key's hash
-        let b = match bucket {
-            Some(b) => b,
-            None if index.buckets.is_empty() => {
+            // 3. a new bucket, while the bound allows: it takes this key (count 1, as Java)
+            if !upper_bound_reached {
+                let limit = if max_buckets == -1 {
+                    BUCKET_LIMIT
+                } else {
+                    max_buckets
+                };
+                let new = (0..limit).find(|&b| {
+                    b % num_assigners == assign_id % num_assigners && !bucket_set.contains(&b)
+                });
+                match new {
+                    Some(b) => {
+                        non_full.insert(b, 1);
+                        buckets.push(b);
+                        bucket_set.insert(b);
+                        out[firsts[j] as usize] = b;
+                        j += 1;
+                        continue;
+                    }
+                    None if max_buckets == -1 => {
+                        return Err(Error::unsupported(format!(
+                            "partition reached {BUCKET_LIMIT} dynamic buckets of \
+                             'dynamic-bucket.target-row-num' = {target} keys: increase the \
+                             target row number"
+                        ))
+                        .with_table(table));
+                    }
+                    None => upper_bound_reached = true,
+                }
+            }
+            // 4. every bucket is full and no more may be created: one of them, by the key's hash
+            if buckets.is_empty() {
                 return Err(Error::invalid(format!(
                     "no dynamic bucket is left for assigner {assign_id} of {num_assigners} \
                      under 'dynamic-bucket.max-buckets' = {max_buckets}"
                 ))
                 .with_table(table));
             }
-            None => index.buckets[(hash as u32 as usize) % index.buckets.len()],
-        };
-        slot.insert(b);
-        index.added_per_bucket.entry(b).or_default().push(hash);
-        if index.last_changed != Some(b) {
-            index.changed.insert(b);
-            index.last_changed = Some(b);
+            for &i in &firsts[j..] {
+                out[i as usize] = buckets[(hashes[i as usize] as u32 as usize) % buckets.len()];
+            }
+            j = firsts.len();
         }
-        Ok(b)
+        self.non_full = non_full;
+        self.buckets = buckets;
+        self.bucket_set = bucket_set;
+        self.upper_bound_reached = upper_bound_reached;
+        Ok(())
     }
 }
 
@@ -516,20 +605,22 @@ impl DynamicBucketAssigner {
         // the committed buckets' new keys are in their restored lists (and merged list) now
         for (p, added) in moved {
             if let Some(index) = self.partitions.get_mut(p) {
-                if let Some(m) = &index.merged {
+                if let Some(m) = index.merged.take() {
+                    // the cache's copy goes first: the list is then ours alone, merged in place
+                    self.cache.drop_merged(p);
                     let m = m.with(&added);
                     self.cache.put_merged(p, index.file_list(), &m);
                     index.merged = Some(m);
                 }
                 if index.added_per_bucket.is_empty() {
-                    // the usual case, every changed bucket committed at once: drop the map
-                    index.added = IntMap::default();
+                    // the usual case, every changed bucket committed at once
+                    index.added.clear();
                 } else {
-                    for (_, hs) in added {
-                        for h in hs {
-                            index.added.remove(&h);
-                        }
+                    let done: BTreeSet<i32> = added.iter().map(|(b, _)| *b).collect();
+                    for run in &mut index.added {
+                        run.retain(|&p| !done.contains(&(p as u32 as i32)));
                     }
+                    index.added.retain(|r| !r.is_empty());
                 }
             }
         }
@@ -752,32 +843,30 @@ impl DynamicBucketAssigner {
         let index = self.partitions.get_mut(partition).ok_or_else(|| {
             Error::Internal(format!("{table}: hash index of a partition not loaded"))
         })?;
-        let restored = index.restored_buckets(hashes, Some((&self.cache, partition)));
-        for ((&h, &b), &old) in hashes.iter().zip(buckets).zip(&restored) {
-            if !(0..BUCKET_LIMIT).contains(&b) {
-                return Err(Error::invalid(format!(
-                    "dynamic bucket {b} given for a row (0 to {} allowed)",
-                    BUCKET_LIMIT - 1
-                ))
-                .with_table(table));
-            }
-            let known = match old {
-                -1 => index.added.get(&h).copied(),
-                old => Some(old),
-            };
-            match known {
-                Some(known) if known == b => {}
-                Some(known) => {
-                    return Err(Error::invalid(format!(
-                        "a key of hash {h} was assigned to bucket {b}, but the hash index \
-                         holds it in bucket {known}: the assignment is stale (the index changed \
-                         after the assign stage read it) and the key would be in two buckets"
-                    ))
-                    .with_table(table));
-                }
-                None => index.add(h, b),
-            }
+        if let Some(&b) = buckets.iter().find(|b| !(0..BUCKET_LIMIT).contains(*b)) {
+            return Err(Error::invalid(format!(
+                "dynamic bucket {b} given for a row (0 to {} allowed)",
+                BUCKET_LIMIT - 1
+            ))
+            .with_table(table));
         }
+        let keyed = sorted_keys(hashes);
+        let mut known = index.known_buckets(&keyed, Some((&self.cache, partition)));
+        let (firsts, by_hash) = first_of_new_hashes(&keyed, &mut known);
+        for &i in &firsts {
+            known[i as usize] = buckets[i as usize];
+        }
+        resolve_repeats(&mut known);
+        if let Some(i) = (0..hashes.len()).find(|&i| known[i] != buckets[i]) {
+            let (h, b, known) = (hashes[i], buckets[i], known[i]);
+            return Err(Error::invalid(format!(
+                "a key of hash {h} was assigned to bucket {b}, but the hash index \
+                 holds it in bucket {known}: the assignment is stale (the index changed \
+                 after the assign stage read it) and the key would be in two buckets"
+            ))
+            .with_table(table));
+        }
+        index.add_new(hashes, &known, &firsts, &by_hash);
         Ok(())
     }
 }
@@ -927,6 +1016,102 @@ mod tests {
         assert_eq!(got[..4], [0, 0, 1, 1]);
         for h in 0..100 {
             assert_eq!(a.assign(&p, h).unwrap(), got[h as usize]);
+        }
+    }
+
+    /// Java's `PartitionIndex.assign`, one key at a time over a map: the model of the batch
+    /// assignment (same buckets for every key, whatever the batches, repeats and commits).
+    struct KeyByKey {
+        map: HashMap<i32, i32>,
+        non_full: BTreeMap<i32, i64>,
+        buckets: Vec<i32>,
+        bound: bool,
+    }
+
+    impl KeyByKey {
+        fn assign(&mut self, h: i32, target: i64, max: i32) -> i32 {
+            if let Some(&b) = self.map.get(&h) {
+                return b;
+            }
+            let mut got = None;
+            while let Some((&b, n)) = self.non_full.iter_mut().next() {
+                if *n < target {
+                    *n += 1;
+                    got = Some(b);
+                    break;
+                }
+                self.non_full.remove(&b);
+            }
+            if got.is_none() && !self.bound {
+                let limit = if max == -1 { BUCKET_LIMIT } else { max };
+                match (0..limit).find(|b| !self.buckets.contains(b)) {
+                    Some(b) => {
+                        self.non_full.insert(b, 1);
+                        self.buckets.push(b);
+                        got = Some(b);
+                    }
+                    None => self.bound = true,
+                }
+            }
+            let b = got.unwrap_or_else(|| self.buckets[(h as u32 as usize) % self.buckets.len()]);
+            self.map.insert(h, b);
+            b
+        }
+    }
+
+    #[test]
+    fn batch_assignment_equals_java_key_by_key() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for (target, max) in [(1i64, -1i32), (3, -1), (7, 4), (50, 2), (1000, -1)] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = dynamic(
+                dir.path(),
+                &[
+                    ("dynamic-bucket.target-row-num", &target.to_string()),
+                    ("dynamic-bucket.max-buckets", &max.to_string()),
+                ],
+            );
+            let p = vec![7u8];
+            let mut model = KeyByKey {
+                map: HashMap::new(),
+                non_full: BTreeMap::new(),
+                buckets: vec![],
+                bound: false,
+            };
+            let mut live: Vec<IndexManifestEntry> = vec![];
+            for commit in 0..4 {
+                // a fresh assigner per commit restores from the committed files
+                let mut a = DynamicBucketAssigner::new(&t).unwrap();
+                a.load(&t, &p, &live).unwrap();
+                if commit > 0 {
+                    // Java's restore: counts from the files, buckets in file order
+                    model.non_full = a.partitions[&p].non_full.clone();
+                    model.bound = false;
+                }
+                for _ in 0..1 + next(3) {
+                    let n = next(400) as usize;
+                    // hashes from a small range: repeats within and across batches
+                    let hashes: Vec<i32> = (0..n).map(|_| next(600) as i32 - 300).collect();
+                    let got = a.assign_all(&p, &hashes).unwrap();
+                    let want: Vec<i32> = hashes
+                        .iter()
+                        .map(|&h| model.assign(h, target, max))
+                        .collect();
+                    assert_eq!(got, want, "target {target}, max {max}, commit {commit}");
+                }
+                let changes = a.prepare_commit(&t).unwrap();
+                a.committed(&changes);
+                for c in &changes {
+                    live.retain(|e| e.bucket != c.bucket);
+                    live.push(entry(&c.partition, c.bucket, &c.new_file));
+                }
+            }
         }
     }
 

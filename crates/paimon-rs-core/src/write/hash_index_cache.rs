@@ -51,7 +51,7 @@ fn flipped(hash: i32) -> u64 {
 }
 
 /// `(hash, bucket)` as one integer ordered by hash, then bucket.
-fn pair(hash: i32, bucket: i32) -> u64 {
+pub(crate) fn pair(hash: i32, bucket: i32) -> u64 {
     (flipped(hash) << 32) | u64::from(bucket as u32)
 }
 
@@ -91,7 +91,7 @@ pub(crate) fn sort_by_high_bits(mut v: Vec<u64>) -> Vec<u64> {
 }
 
 /// Two sorted lists into one.
-fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T]) -> Vec<T> {
+pub(crate) fn merge_sorted<T: Copy + Ord>(a: &[T], b: &[T]) -> Vec<T> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
@@ -144,16 +144,21 @@ impl MergedIndex {
         MergedIndex(Arc::new(runs.pop().unwrap_or_default()))
     }
 
-    /// This list with the new keys `added` = (bucket, hashes in any order) of a commit.
-    pub(crate) fn with(&self, added: &[(i32, Vec<i32>)]) -> Self {
+    /// This list with the new keys `added` = (bucket, hashes in any order) of a commit, merged
+    /// in place (from the back, into the grown list) when no one else holds the list, so a
+    /// commit moves the list's pairs instead of writing a new list into freshly faulted pages.
+    pub(crate) fn with(mut self, added: &[(i32, Vec<i32>)]) -> Self {
         let mut by_bucket: Vec<&(i32, Vec<i32>)> = added.iter().collect();
         by_bucket.sort_by_key(|(b, _)| *b);
         // in bucket order: the stable sort by hash leaves them ordered by (hash, bucket)
-        let new: Vec<u64> = by_bucket
-            .iter()
-            .flat_map(|(b, hs)| hs.iter().map(move |&h| pair(h, *b)))
-            .collect();
-        MergedIndex(Arc::new(merge_sorted(&self.0, &sort_by_high_bits(new))))
+        let new = sort_by_high_bits(
+            by_bucket
+                .iter()
+                .flat_map(|(b, hs)| hs.iter().map(move |&h| pair(h, *b)))
+                .collect(),
+        );
+        merge_into(Arc::make_mut(&mut self.0), &new);
+        self
     }
 
     #[cfg(test)]
@@ -161,34 +166,68 @@ impl MergedIndex {
         self.0.len()
     }
 
-    /// For every hash of `order` (batch positions sorted by hash, see `sorted_positions`)
-    /// found in the list, set `out[position]` to its bucket (the highest, for a hash in two
-    /// buckets' files, as a map filled in bucket order would). A galloping merge: linear when
-    /// the batch is as large as the list, a binary search per key when it is small.
-    pub(crate) fn probe(&self, hashes: &[i32], order: &[u32], out: &mut [i32]) {
-        let list = &self.0[..];
-        let mut lo = 0;
-        for &i in order {
-            let h = flipped(hashes[i as usize]);
-            let rest = &list[lo..];
-            let (mut lower, mut bound) = (0, 1);
-            while bound < rest.len() && rest[bound] >> 32 < h {
-                lower = bound;
-                bound *= 2;
-            }
-            let end = (bound + 1).min(rest.len());
-            let pos = lo + lower + rest[lower..end].partition_point(|&x| x >> 32 < h);
-            if pos == list.len() {
-                return;
-            }
-            let mut last = pos;
-            while last < list.len() && list[last] >> 32 == h {
-                last += 1;
-            }
-            if last > pos {
-                out[i as usize] = list[last - 1] as u32 as i32;
-            }
-            lo = pos;
+    /// For every key of `keyed` (a batch's (hash, position) entries sorted by hash, see
+    /// [`sorted_keys`]) whose hash is in the list, set `out[position]` to its bucket (the
+    /// highest, for a hash in two buckets' files, as a map filled in bucket order would). A
+    /// galloping merge: linear when the batch is as large as the list, a binary search per key
+    /// when it is small.
+    pub(crate) fn probe(&self, keyed: &[u64], out: &mut [i32]) {
+        probe_pairs(&self.0, keyed, out);
+    }
+}
+
+/// [`MergedIndex::probe`] in `list`, (hash, bucket) pairs sorted (see [`pair`]).
+pub(crate) fn probe_pairs(list: &[u64], keyed: &[u64], out: &mut [i32]) {
+    let mut lo = 0;
+    for &k in keyed {
+        let h = k >> 32;
+        let rest = &list[lo..];
+        let (mut lower, mut bound) = (0, 1);
+        while bound < rest.len() && rest[bound] >> 32 < h {
+            lower = bound;
+            bound *= 2;
+        }
+        let end = (bound + 1).min(rest.len());
+        let pos = lo + lower + rest[lower..end].partition_point(|&x| x >> 32 < h);
+        if pos == list.len() {
+            return;
+        }
+        let mut last = pos;
+        while last < list.len() && list[last] >> 32 == h {
+            last += 1;
+        }
+        if last > pos {
+            out[k as u32 as usize] = list[last - 1] as u32 as i32;
+        }
+        lo = pos;
+    }
+}
+
+/// The (hash with its sign bit flipped, position) entries of `hashes` in one u64 each, sorted
+/// by hash (stable: positions ascend within a hash): what a batch is looked up by.
+pub(crate) fn sorted_keys(hashes: &[i32]) -> Vec<u64> {
+    sort_by_high_bits(
+        hashes
+            .iter()
+            .enumerate()
+            .map(|(i, &h)| (flipped(h) << 32) | i as u64)
+            .collect(),
+    )
+}
+
+/// `v` and `new` (both sorted) merged into `v`, from the back: `v`'s pairs move once, in place.
+fn merge_into(v: &mut Vec<u64>, new: &[u64]) {
+    let (n, k) = (v.len(), new.len());
+    v.resize(n + k, 0);
+    let (mut i, mut j, mut w) = (n, k, n + k);
+    while j > 0 {
+        w -= 1;
+        if i > 0 && v[i - 1] > new[j - 1] {
+            v[w] = v[i - 1];
+            i -= 1;
+        } else {
+            v[w] = new[j - 1];
+            j -= 1;
         }
     }
 }
@@ -269,6 +308,13 @@ impl HashIndexCache {
         }
     }
 
+    /// Forget `partition`'s merged index (its holder is about to change it).
+    pub(crate) fn drop_merged(&self, partition: &[u8]) {
+        if let Ok(mut map) = self.0.lock() {
+            map.merged.remove(partition);
+        }
+    }
+
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.0.lock().map(|m| m.files.len()).unwrap_or(0)
@@ -317,13 +363,8 @@ mod tests {
         ];
         let m = MergedIndex::of(lists.iter().map(|(b, l)| (*b, l)));
         let hashes = [9, 2, -5, 4, i32::MIN, i32::MAX, 40, 2, 100];
-        let order: Vec<u32> = {
-            let mut o: Vec<u32> = (0..hashes.len() as u32).collect();
-            o.sort_by_key(|&i| hashes[i as usize]);
-            o
-        };
         let mut out = vec![-1; hashes.len()];
-        m.probe(&hashes, &order, &mut out);
+        m.probe(&sorted_keys(&hashes), &mut out);
         assert_eq!(out, vec![3, 1, 0, -1, 3, 3, 0, 1, -1]);
         let added = vec![(3, vec![50, -60]), (1, vec![4])];
         let grown = [
@@ -331,9 +372,11 @@ mod tests {
             (1, lists[1].1.merged(&[4])),
             (3, lists[2].1.merged(&[50, -60])),
         ];
-        assert_eq!(
-            m.with(&added).0,
-            MergedIndex::of(grown.iter().map(|(b, l)| (*b, l))).0
-        );
+        let want = MergedIndex::of(grown.iter().map(|(b, l)| (*b, l))).0;
+        // shared (copied on write) and owned (merged in place) alike
+        let shared = m.clone();
+        assert_eq!(shared.with(&added).0, want);
+        assert_eq!(m.0.len(), 11);
+        assert_eq!(m.with(&added).0, want);
     }
 }
