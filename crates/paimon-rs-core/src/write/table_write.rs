@@ -136,6 +136,15 @@ pub struct TableWrite {
     cross: Option<CrossPartitionIndex>,
     /// Clustering at write time of a bucket-unaware append table (write/clustering.rs).
     cluster: Option<Arc<super::clustering::ClusterSpec>>,
+    /// A stream write asked for compaction in the background ([`Self::set_async_compaction`]).
+    async_compaction: bool,
+    /// Whether the primary-key writers compact in the background now: asked for, and the
+    /// table's compaction is one that may (see [`Self::compacts_in_background`]).
+    background: bool,
+    /// `commit.force-compact`: every `prepare_commit` waits for the buckets' compaction.
+    force_compact: bool,
+    /// The compaction thread of the background compactions (write/async_compact.rs).
+    executor: super::async_compact::CompactExecutor,
 }
 
 /// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
@@ -198,8 +207,23 @@ impl TableWrite {
         };
         let cluster = super::clustering::ClusterSpec::from_table(&table)
             .map_err(|e| e.with_table(&table.name))?;
+        let force_compact = match o.raw.get("commit.force-compact").map(|v| v.trim()) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(Error::invalid(format!(
+                    "commit.force-compact: '{v}' is not a boolean (true or false)"
+                ))
+                .with_table(&table.name))
+            }
+        };
         Ok(TableWrite {
             cluster,
+            async_compaction: false,
+            background: false,
+            force_compact,
+            executor: Default::default(),
             partition_types: table.partition_types()?,
             assigner,
             flush: FlushContext {
@@ -240,6 +264,41 @@ impl TableWrite {
 
     pub fn table(&self) -> &FileStoreTable {
         &self.table
+    }
+
+    /// A stream write's primary-key buckets compact in the background (Java's
+    /// `MergeTreeWriter` with its compaction executor, paimon-behaviour.md §1.6): flushes and
+    /// `prepare_commit_with(_, false)` go on while a bucket's compaction runs, and a commit
+    /// hands over the compactions that finished. Tables whose compaction must finish within
+    /// the commit keep compacting synchronously (see [`Self::compacts_in_background`]).
+    pub fn set_async_compaction(&mut self, on: bool) -> Result<()> {
+        if !on {
+            // what runs is taken (or waited for) by the next commit as a synchronous one
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&self.table.name))?;
+            }
+        }
+        self.async_compaction = on;
+        self.background = self.compacts_in_background();
+        Ok(())
+    }
+
+    /// Whether the primary-key writers compact in the background: asked for, a primary-key
+    /// table that compacts, and not one whose commit must see its compaction done: tables
+    /// that need lookup (Java's `lookup-wait`: first-row, `changelog-producer = lookup`,
+    /// deletion vectors, `force-lookup`), `changelog-producer = full-compaction` and
+    /// `full-compaction.delta-commits` (the commit's full compaction makes its changelog),
+    /// and an overwrite's writer.
+    pub fn compacts_in_background(&self) -> bool {
+        let Some(s) = &self.compact_settings else {
+            return false;
+        };
+        self.async_compaction
+            && s.lookup.is_none()
+            && !s.deletion_vectors
+            && s.full_changelog.is_none()
+            && crate::compact::full_compaction_interval(&self.table.options).is_none()
+            && !self.ignore_previous
     }
 
     /// Check, route and buffer one batch. Nothing is buffered if any check fails.
@@ -686,6 +745,8 @@ impl TableWrite {
                 spiller: &self.spiller,
                 compact: self.compact_settings.as_ref(),
                 full: false,
+                background: self.background.then_some(&self.executor),
+                wait_compaction: false,
             };
             let mut disk = 0u64;
             let mut chosen: Vec<(&mut BucketWriter, bool)> = vec![];
@@ -823,9 +884,25 @@ impl TableWrite {
     /// if unset) or the batch identifier, as Flink's `GlobalFullCompactionSinkWrite`
     /// (paimon-behaviour.md §9.4, §12).
     pub fn prepare_commit_as(&mut self, commit_identifier: i64) -> Result<Vec<CommitMessage>> {
+        self.prepare_commit_with(commit_identifier, true)
+    }
+
+    /// [`Self::prepare_commit_as`] of a stream write (Java's `StreamTableWrite.prepareCommit(
+    /// waitCompaction, commitIdentifier)`): with compaction in the background
+    /// ([`Self::set_async_compaction`]) and `wait_compaction` false, each bucket hands over its
+    /// new files and the compactions that finished, and leaves a running one to a later
+    /// commit; it waits only while the bucket has more than `num-sorted-run.stop-trigger` + 1
+    /// sorted runs, or with `commit.force-compact`. Otherwise as `prepare_commit_as`.
+    pub fn prepare_commit_with(
+        &mut self,
+        commit_identifier: i64,
+        wait_compaction: bool,
+    ) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
-        for w in self.writers.values_mut() {
-            w.sync().map_err(|e| e.with_table(&name))?;
+        if !self.background {
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&name))?;
+            }
         }
         self.spill_before_merge().map_err(|e| e.with_table(&name))?;
         let total_buckets = self.table.options.bucket;
@@ -847,6 +924,8 @@ impl TableWrite {
                 crate::compact::full_compaction_interval(&self.table.options),
                 commit_identifier,
             ),
+            background: self.background.then_some(&self.executor),
+            wait_compaction: wait_compaction || self.force_compact,
         };
         let (merging, direct): (Vec<_>, Vec<_>) = self
             .writers
@@ -971,7 +1050,13 @@ impl TableWrite {
             )
             .with_table(&self.table.name));
         }
+        if ignore && self.background {
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&self.table.name))?;
+            }
+        }
         self.ignore_previous = ignore;
+        self.background = self.compacts_in_background();
         for w in self.writers.values_mut() {
             w.ignore_previous_files(ignore);
         }
