@@ -1414,6 +1414,110 @@ pub(crate) mod tests {
     }
 
     /// `write-only=true` turns the stall off with all compaction (Java: no compact manager).
+    /// Rows `ks` of [`table`] with `v` = `c<commit>-<k>`.
+    fn tagged(ks: std::ops::Range<i64>, commit: i64) -> RecordBatch {
+        let b = rows(ks.start, ks.end - ks.start);
+        let vs: Vec<String> = ks.map(|k| format!("c{commit}-{k}")).collect();
+        RecordBatch::try_new(
+            b.schema(),
+            vec![b.column(0).clone(), Arc::new(StringArray::from(vs))],
+        )
+        .unwrap()
+    }
+
+    fn read_all(t: &FileStoreTable) -> BTreeMap<i64, String> {
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+        let mut got = BTreeMap::new();
+        for b in r.read_splits(&plan.splits).unwrap() {
+            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            let v = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+            for i in 0..b.num_rows() {
+                assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
+            }
+        }
+        got
+    }
+
+    /// A stream write compacting in the background over many commits, checked against a dict
+    /// model: every commit's snapshot reads the rows written so far; no snapshot's bucket has
+    /// more than stop-trigger + 1 sorted runs (Java's bound at prepareCommit); at least one
+    /// compaction was handed over by a later commit than the one that submitted it (commits
+    /// with compaction but no new file of theirs in it); after `close` the bucket holds only
+    /// files some commit referenced.
+    #[test]
+    fn stream_commits_compact_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = stall_table(dir.path(), "false");
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.set_async_compaction(true).unwrap();
+        assert!(w.compacts_in_background());
+        let commit = crate::commit::FileStoreCommit::new(t.clone(), "u".into());
+        let mut model = BTreeMap::new();
+        let mut referenced = std::collections::HashSet::new();
+        let mut handed_later = 0;
+        for c in 0..16i64 {
+            // upserts over 6,000 keys, several flushes a commit
+            let start = (c * 1700) % 6000;
+            let ks = start..(start + 1500 + (c % 3) * 700);
+            w.write(&tagged(ks.clone(), c)).unwrap();
+            for k in ks {
+                model.insert(k, format!("c{c}-{k}"));
+            }
+            let msgs = w.prepare_commit_with(c, false).unwrap();
+            for m in &msgs {
+                let new: std::collections::HashSet<&str> = m
+                    .data_increment
+                    .new_files
+                    .iter()
+                    .map(|f| f.file_name.as_str())
+                    .collect();
+                let c = &m.compact_increment;
+                if !c.compact_before.is_empty()
+                    && c.compact_before
+                        .iter()
+                        .all(|f| !new.contains(f.file_name.as_str()))
+                {
+                    handed_later += 1;
+                }
+                referenced.extend(
+                    m.data_increment
+                        .new_files
+                        .iter()
+                        .map(|f| f.file_name.clone()),
+                );
+                referenced.extend(c.compact_after.iter().map(|f| f.file_name.clone()));
+            }
+            commit.commit(&msgs, c, None).unwrap();
+            assert_eq!(read_all(&t), model, "commit {c}");
+            for b in crate::compact::plan::compaction_plan(&t).unwrap() {
+                assert!(b.runs.len() <= 5, "commit {c}: {} runs", b.runs.len());
+            }
+        }
+        assert!(
+            handed_later > 0,
+            "no compaction handed over by a later commit"
+        );
+        // the last commit waits for compaction (Java's prepareCommit(true, _))
+        let msgs = w.prepare_commit_with(16, true).unwrap();
+        for m in &msgs {
+            let c = &m.compact_increment;
+            referenced.extend(c.compact_after.iter().map(|f| f.file_name.clone()));
+        }
+        commit.commit(&msgs, 16, None).unwrap();
+        assert_eq!(read_all(&t), model);
+        w.close();
+        let on_disk: Vec<String> = std::fs::read_dir(t.bucket_dir("", 0))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        for f in &on_disk {
+            assert!(referenced.contains(f), "{f} on disk, in no commit");
+        }
+    }
+
     #[test]
     fn write_only_writers_do_not_stall() {
         let dir = tempfile::tempdir().unwrap();
