@@ -147,32 +147,22 @@ impl Drop for PendingCompaction {
     }
 }
 
-/// An error of a background compaction, naming the bucket where the error does not (errors
-/// with a path name the data file, in the bucket's directory).
+/// An error of a background compaction, naming the bucket (`label`): I/O, corrupt-file and
+/// internal errors keep their kind, the message prefixed; a Parquet error names the data file
+/// in the bucket's directory already; any other becomes an internal error with its message.
 fn in_background(e: Error, label: &str) -> Error {
     let what = |m: String| format!("background compaction of {label} failed: {m}");
     match e {
-        Error::SchemaMismatch { table, message } => Error::SchemaMismatch {
-            table,
-            message: what(message),
-        },
-        Error::InvalidArgument { table, message } => Error::InvalidArgument {
-            table,
-            message: what(message),
-        },
-        Error::Unsupported { table, message } => Error::Unsupported {
-            table,
-            message: what(message),
+        Error::Io { path, source } => Error::Io {
+            path,
+            source: std::io::Error::new(source.kind(), what(source.to_string())),
         },
         Error::CorruptFile { path, message } => Error::CorruptFile {
             path,
             message: what(message),
         },
+        e @ Error::Parquet { .. } => e,
         Error::Internal(m) => Error::Internal(what(m)),
-        Error::Io { path, source } => Error::Io {
-            path,
-            source: std::io::Error::new(source.kind(), what(source.to_string())),
-        },
         other => Error::Internal(what(other.to_string())),
     }
 }

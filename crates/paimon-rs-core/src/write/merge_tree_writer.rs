@@ -718,30 +718,46 @@ mod tests {
         n
     }
 
+    /// A writer with trigger 2 compacting on `exec` (held back by `held`) after `n` commits of
+    /// 100 rows each (keys from `i * 10`), and their new files; the second commit submitted a
+    /// compaction.
+    fn held_commits(
+        e: &Env,
+        exec: &CompactExecutor,
+        n: i64,
+    ) -> (MergeTreeWriter, Vec<DataFileMeta>) {
+        let mut w = e.writer(RestoreFiles::default());
+        let mut committed = vec![];
+        for i in 0..n {
+            e.write(&mut w, &rows(i * 10, 100));
+            let inc = w.prepare_commit(&background(e, exec), false).unwrap();
+            assert!(inc.compact_increment.is_empty(), "commit {i}");
+            assert_eq!(inc.data_increment.new_files.len(), 1);
+            committed.extend(inc.data_increment.new_files.iter().cloned());
+            w.committed(&inc);
+        }
+        assert!(w.pending.is_some());
+        (w, committed)
+    }
+
+    fn trigger_two(dir: &std::path::Path) -> Env {
+        Env::new(table(
+            dir,
+            &[("bucket", "1"), ("num-sorted-run.compaction-trigger", "2")],
+        ))
+    }
+
     /// Java's asynchronous compaction: the compaction a commit submits keeps running while
     /// that commit and the next hand over only their new files; the first commit after it
     /// finished hands it over (compact increment of the earlier commits' files).
     #[test]
     fn a_running_compaction_is_handed_over_by_a_later_commit() {
         let dir = tempfile::tempdir().unwrap();
-        let e = Env::new(table(
-            dir.path(),
-            &[("bucket", "1"), ("num-sorted-run.compaction-trigger", "2")],
-        ));
+        let e = trigger_two(dir.path());
         let exec = CompactExecutor::default();
-        let mut w = e.writer(RestoreFiles::default());
         let held = hold(&exec);
-        let mut committed = vec![];
-        for i in 0..3 {
-            e.write(&mut w, &rows(i * 10, 100));
-            let inc = w.prepare_commit(&background(&e, &exec), false).unwrap();
-            assert!(inc.compact_increment.is_empty(), "commit {i}");
-            assert_eq!(inc.data_increment.new_files.len(), 1);
-            committed.extend(inc.data_increment.new_files.iter().cloned());
-            w.committed(&inc);
-        }
         // submitted by the second commit (two runs), held back since
-        assert!(w.pending.is_some());
+        let (mut w, mut committed) = held_commits(&e, &exec, 3);
         held.release();
         w.sync().unwrap();
         let inc = w.prepare_commit(&background(&e, &exec), false).unwrap();
@@ -775,21 +791,10 @@ mod tests {
     fn close_mid_compaction_leaves_only_committed_files() {
         for finish_first in [false, true] {
             let dir = tempfile::tempdir().unwrap();
-            let e = Env::new(table(
-                dir.path(),
-                &[("bucket", "1"), ("num-sorted-run.compaction-trigger", "2")],
-            ));
+            let e = trigger_two(dir.path());
             let exec = CompactExecutor::default();
-            let mut w = e.writer(RestoreFiles::default());
             let held = hold(&exec);
-            let mut committed = vec![];
-            for i in 0..2 {
-                e.write(&mut w, &rows(i * 10, 100));
-                let inc = w.prepare_commit(&background(&e, &exec), false).unwrap();
-                committed.extend(inc.data_increment.new_files.iter().cloned());
-                w.committed(&inc);
-            }
-            assert!(w.pending.is_some());
+            let (mut w, committed) = held_commits(&e, &exec, 2);
             // rows flushed after the last commit: deleted by close too
             e.write(&mut w, &rows(500, 10));
             w.flush(&background(&e, &exec)).unwrap();
@@ -824,19 +829,13 @@ mod tests {
     #[test]
     fn a_failed_background_compaction_surfaces_at_the_next_call() {
         let dir = tempfile::tempdir().unwrap();
-        let e = Env::new(table(
-            dir.path(),
-            &[("bucket", "1"), ("num-sorted-run.compaction-trigger", "2")],
-        ));
+        let e = trigger_two(dir.path());
         let exec = CompactExecutor::default();
         exec.fail_next
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        let mut w = e.writer(RestoreFiles::default());
-        for i in 0..2 {
-            e.write(&mut w, &rows(i * 10, 100));
-            let inc = w.prepare_commit(&background(&e, &exec), false).unwrap();
-            w.committed(&inc);
-        }
+        let held = hold(&exec);
+        let (mut w, _) = held_commits(&e, &exec, 2);
+        held.release();
         let err = w.sync().unwrap_err().to_string();
         assert!(err.contains("background compaction of"), "{err}");
         assert!(err.contains("(bucket-0) failed"), "{err}");

@@ -1339,18 +1339,7 @@ pub(crate) mod tests {
         for b in crate::compact::plan::compaction_plan(&t).unwrap() {
             assert!(b.runs.len() <= 4, "{} runs after the commits", b.runs.len());
         }
-        let plan = crate::read::scan::TableScan::new(t.clone(), None)
-            .plan()
-            .unwrap();
-        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
-        let mut got = BTreeMap::new();
-        for b in r.read_splits(&plan.splits).unwrap() {
-            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            let v = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-            for i in 0..b.num_rows() {
-                assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
-            }
-        }
+        let got = read_all(&t);
         let want: BTreeMap<i64, String> =
             (0..5000).map(|k| (k, format!("value-{k:012}"))).collect();
         assert_eq!(got, want);
