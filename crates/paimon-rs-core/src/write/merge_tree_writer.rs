@@ -293,6 +293,12 @@ impl MergeTreeWriter {
         sorted_runs(&self.files.current())
     }
 
+    /// Whether a background compaction is submitted and not taken yet.
+    #[cfg(test)]
+    pub fn compacting(&self) -> bool {
+        self.pending.is_some()
+    }
+
     #[cfg(test)]
     pub fn flushed_files(&self) -> usize {
         self.files.flushed.len()

@@ -1507,6 +1507,55 @@ pub(crate) mod tests {
         }
     }
 
+    /// `commit.force-compact`: a stream write's every `prepare_commit` waits, so no compaction
+    /// is left running after it; a value that is not a boolean is refused. A deletion-vector
+    /// table (needs lookup) never compacts in the background.
+    #[test]
+    fn force_compact_makes_stream_commits_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(
+            dir.path(),
+            &[
+                ("bucket", "1"),
+                ("num-sorted-run.compaction-trigger", "2"),
+                ("commit.force-compact", "true"),
+            ],
+        );
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.set_async_compaction(true).unwrap();
+        let commit = crate::commit::FileStoreCommit::new(t.clone(), "u".into());
+        let mut compacted = 0;
+        for c in 0..6 {
+            w.write(&rows(c * 100, 1000)).unwrap();
+            let msgs = w.prepare_commit_with(c, false).unwrap();
+            compacted += msgs
+                .iter()
+                .filter(|m| !m.compact_increment.compact_before.is_empty())
+                .count();
+            for b in w.writers.values() {
+                if let BucketWriter::MergeTree(m) = b {
+                    assert!(!m.compacting(), "commit {c}: a compaction still runs");
+                }
+            }
+            commit.commit(&msgs, c, None).unwrap();
+        }
+        assert!(compacted >= 1, "{compacted}");
+        w.close();
+        let bad = table(
+            &dir.path().join("bad"),
+            &[("bucket", "1"), ("commit.force-compact", "yes")],
+        );
+        let err = TableWrite::new(bad).err().unwrap().to_string();
+        assert!(err.contains("commit.force-compact"), "{err}");
+        let dv = table(
+            &dir.path().join("dv"),
+            &[("bucket", "1"), ("deletion-vectors.enabled", "true")],
+        );
+        let mut w = TableWrite::new(dv).unwrap();
+        w.set_async_compaction(true).unwrap();
+        assert!(!w.compacts_in_background());
+    }
+
     #[test]
     fn write_only_writers_do_not_stall() {
         let dir = tempfile::tempdir().unwrap();
