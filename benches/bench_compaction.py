@@ -11,6 +11,9 @@ string) as bench_merge_read; bucket = 4, unpartitioned, deduplicate, otherwise d
             after one warm-up (median). For paimon_rs, the largest number of sorted runs of any
             bucket after each commit (``table.compaction_plan()``), against the stop trigger
             (``num-sorted-run.stop-trigger``, default compaction-trigger + 3 = 8).
+  stream:   the same commits through one ``StreamTableWrite`` (compaction in the background, as
+            Java's streaming writer; the last commit waits for it, in its time): total, process
+            CPU, runs after, one read after the last commit.
   full:     ``table.compact(full=True)`` of paimon_rs's table after the 20 commits, in a fresh
             subprocess: seconds, rows/s, and peak RSS (ru_maxrss) minus the RSS after imports and
             opening the table, against write-buffer-size (256 MB default) + 250 MB. Then, in the
@@ -84,20 +87,63 @@ def bench_ours(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoint
 
     cat = CatalogFactory.create({"warehouse": str(wh)})
     create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
-    commit_s, runs, reads = [], [], {}
+    commit_s, runs, reads, cpu = [], [], {}, 0.0
     for i, ipc in enumerate(ipcs):
         data = load_ipc(ipc)
         gc.collect()
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         commit_arrow(cat, data)
         commit_s.append(time.perf_counter() - t0)
+        cpu += time.process_time() - c0  # the commit's CPU: it compacts before returning
         del data
         plans = cat.get_table("db.bench").compaction_plan()
         runs.append(max((len(p.runs) for p in plans), default=0))
         if i in checkpoints:
             reads[str(i)] = _timed_reads(cat, repeat)
     return {"base_s": commit_s[0], "commit_s": commit_s[1:], "base_runs": runs[0],
-            "runs": runs[1:], "reads": reads}
+            "runs": runs[1:], "reads": reads, "cpu_s": cpu}
+
+
+def bench_ours_stream(wh: Path, ipcs: list[str], options: dict, repeat: int) -> dict:
+    """The same commits through one ``StreamTableWrite`` (Java's streaming writer: compaction in
+    the background, handed over by later commits). Each commit is timed (write ..
+    ``prepare_commit(n)`` .. commit); the last upsert commit's ``wait_compaction=True`` (waits
+    for the running compactions and hands them over) is in its time, so the total holds every
+    compaction the write started. No reads or plans between commits (the background thread
+    would get untimed time); one read after the last."""
+    from paimon_rs import CatalogFactory, Schema
+
+    cat = CatalogFactory.create({"warehouse": str(wh)})
+    create_bench_table(cat, Schema, load_ipc(ipcs[0]), options)
+    t = cat.get_table("db.bench")
+    wb = t.new_stream_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    commit_s = []
+    cpu, loading = 0.0, 0.0
+    start = time.process_time()
+    for i, ipc in enumerate(ipcs):
+        c0 = time.process_time()
+        data = load_ipc(ipc)
+        gc.collect()
+        loading += time.process_time() - c0
+        t0, c0 = time.perf_counter(), time.process_time()
+        w.write_arrow(data)
+        c.commit(w.prepare_commit(i, wait_compaction=i == len(ipcs) - 1), i)
+        commit_s.append(time.perf_counter() - t0)
+        # process CPU (every thread) of the commit; a background compaction's CPU between
+        # commits (while the next batch loads) is not counted, its wall time is hidden
+        cpu += time.process_time() - c0
+        del data
+    # every thread's CPU from the first commit to the last one's wait, but loading the batches
+    # (includes the background compactions' CPU; a load running beside one counts as load)
+    all_cpu = time.process_time() - start - loading
+    w.close()
+    c.close()
+    runs = max((len(p.runs) for p in cat.get_table("db.bench").compaction_plan()), default=0)
+    reads = {"last": _timed_reads(cat, repeat)}
+    return {"base_s": commit_s[0], "commit_s": commit_s[1:], "cpu_s": cpu, "all_cpu_s": all_cpu,
+            "runs_after": runs,
+            "reads": reads}
 
 
 def bench_peer(wh: Path, ipcs: list[str], options: dict, repeat: int, checkpoints) -> dict:
@@ -151,6 +197,30 @@ def bench_full(wh: Path, options: dict, repeat: int) -> dict:
 
 def _rate(rows: int, s: float) -> str:
     return f"{rows / s / 1e6:.2f}M" if s > 0 else "-"
+
+
+def report_stream(args, ours: dict, stream: dict, peer: dict) -> None:
+    """The stream variant beside the batch one and the peer (totals of the upsert commits)."""
+    sc, oc, pcs = stream.get("commit_s", []), ours.get("commit_s", []), peer.get("commit_s", [])
+    if not sc:
+        return
+    print(f"\nstream write (one StreamTableWrite, compaction in the background; the last commit "
+          f"waits for it): {len(sc)} upsert commits")
+    print(f"  total {sum(sc):.3f} s (last commit, with the wait: {sc[-1]:.3f} s), "
+          f"{_rate(args.update_rows * len(sc), sum(sc))} rows/s; process CPU in the commits "
+          f"{stream['cpu_s']:.2f} s, with the background compactions between them "
+          f"{stream['all_cpu_s']:.2f} s (base commit included; batch variant: {sum(oc):.3f} s, "
+          f"CPU {ours.get('cpu_s', float('nan')):.2f} s)")
+    print(f"  runs per bucket after: {stream['runs_after']}")
+    last = stream["reads"]["last"]
+    o_last = ours.get("reads", {}).get(str(args.commits))
+    same = "-" if not o_last else (
+        "ok" if (o_last["rows"], o_last["check"]) == (last["rows"], last["check"]) else "MISMATCH")
+    print(f"  read after the last commit: {_rate(last['rows'], statistics.median(last['read_s']))} "
+          f"rows/s (rows match the batch variant: {same})")
+    if pcs:
+        print(f"  vs pypaimon-rust: {sum(pcs) / sum(sc):.2f}x (batch variant "
+              f"{sum(pcs) / sum(oc):.2f}x)" if oc else f"  vs pypaimon-rust: {sum(pcs) / sum(sc):.2f}x")
 
 
 def report(args, ours: dict, peer: dict, full: dict, options: dict) -> bool:
@@ -278,13 +348,20 @@ def main(argv=None) -> int:
             except Exception as e:  # noqa: BLE001 - reported
                 print(f"full compaction failed: {e}")
         shutil.rmtree(workdir / "ours", ignore_errors=True)
+        stream: dict = {}
+        try:
+            stream = bench_ours_stream(workdir / "stream", ipcs, options, args.repeat)
+        except Exception as e:  # noqa: BLE001 - reported
+            print(f"paimon_rs stream write failed: {e}")
+        shutil.rmtree(workdir / "stream", ignore_errors=True)
         if not args.no_peer:
             try:
                 peer = bench_peer(workdir / "peer", ipcs, options, args.repeat, checkpoints)
             except Exception as e:  # noqa: BLE001 - reported
                 print(f"pypaimon-rust failed: {str(e).splitlines()[-1][:200]}")
         report(args, ours, peer, full, options)  # aims are reported, not enforced
-        return 0 if ours and full else 1
+        report_stream(args, ours, stream, peer)
+        return 0 if ours and full and stream else 1
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 

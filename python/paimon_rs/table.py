@@ -936,14 +936,16 @@ class BatchTableWrite:
         """Write the buffered rows as data files; returns the messages to commit."""
         return self._prepare_commit(None)
 
-    def _prepare_commit(self, commit_identifier: Optional[int]) -> List[CommitMessage]:
+    def _prepare_commit(self, commit_identifier: Optional[int],
+                        wait_compaction: bool = True) -> List[CommitMessage]:
         """``prepare_commit`` for the commit that will carry ``commit_identifier`` (a streaming
         write's; None: a batch commit): a ``full-compaction`` table compacts fully on every
-        ``full-compaction.delta-commits``-th identifier and on every batch commit."""
+        ``full-compaction.delta-commits``-th identifier and on every batch commit.
+        ``wait_compaction``: see ``StreamTableWrite.prepare_commit``."""
         self._check_open()
         self._flush_rows()
         self._prepared = True
-        messages = self._core.prepare_commit(commit_identifier)
+        messages = self._core.prepare_commit(commit_identifier, wait_compaction)
         if self._progress is not None:
             files = sum(len(m.file_names) for m in messages)
             self._progress(Progress("prepare_commit", self._done[0], self._done[1], files, done=True))
@@ -1275,11 +1277,23 @@ class StreamTableWrite(BatchTableWrite):
     (compactions see the files of earlier commits; a ``full-compaction`` table compacts on
     every ``full-compaction.delta-commits``-th identifier). Every prepared message list must
     be committed (or the job restarted with a new write): the writers count its files as the
-    table's. ``close`` drops what was written since the last ``prepare_commit``."""
+    table's. ``close`` drops what was written since the last ``prepare_commit``.
+
+    A primary-key bucket compacts in the background, as Java's streaming writer does
+    (``MergeTreeWriter`` with its compaction executor, one compaction thread per write): a
+    ``prepare_commit`` hands over the compactions that finished and leaves a running one to a
+    later commit, waiting only when a bucket has more than ``num-sorted-run.stop-trigger`` + 1
+    sorted runs, with ``commit.force-compact`` or ``wait_compaction=True``. Tables whose commit
+    must see its compaction done compact within ``prepare_commit`` instead: those that need
+    lookup (first-row, ``changelog-producer = lookup``, deletion vectors, ``force-lookup``;
+    Java's ``lookup-wait``), ``changelog-producer = full-compaction`` and
+    ``full-compaction.delta-commits``. A failed background compaction is the error of the next
+    ``write_*`` or ``prepare_commit``, naming the table, partition and bucket."""
 
     def __init__(self, table: Table):
         super().__init__(table)
         self._written = False
+        self._core.set_async_compaction(True)
 
     def _check_open(self) -> None:
         if self._closed:
@@ -1289,10 +1303,17 @@ class StreamTableWrite(BatchTableWrite):
         self._written = True
         super()._report_written(data)
 
-    def prepare_commit(self, commit_identifier: int) -> List[CommitMessage]:  # type: ignore[override]
-        """Write the rows buffered since the last call as data files (and compact) for the
-        commit that will carry ``commit_identifier``; returns its messages."""
-        messages = self._prepare_commit(_check_identifier(commit_identifier))
+    def prepare_commit(self, commit_identifier: int,  # type: ignore[override]
+                       wait_compaction: bool = False) -> List[CommitMessage]:
+        """Write the rows buffered since the last call as data files for the commit that will
+        carry ``commit_identifier``, with the compactions that finished; returns its messages.
+        ``wait_compaction`` (Java's ``prepareCommit(waitCompaction, commitIdentifier)``): wait
+        for the buckets' running compactions and hand them over too (e.g. the job's last
+        commit)."""
+        if not isinstance(wait_compaction, bool):
+            raise InvalidArgumentError(
+                f"prepare_commit: wait_compaction must be a bool, got {type(wait_compaction).__name__}")
+        messages = self._prepare_commit(_check_identifier(commit_identifier), wait_compaction)
         self._written = False
         return messages
 

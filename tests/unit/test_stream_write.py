@@ -3,6 +3,7 @@ identifiers honoured once per commit user, commit callbacks per commit (issue 29
 
 from __future__ import annotations
 
+import os
 import random
 
 import pyarrow as pa
@@ -174,3 +175,107 @@ def test_refused_surface(catalog):
     w.close()
     with pytest.raises(UnsupportedError, match="read-only"):
         catalog.get_table("db.s_refused$snapshots").new_stream_write_builder()
+
+
+def _runs_per_bucket(catalog, name):
+    """Sorted runs of each (partition, bucket) of the latest snapshot: its level-0 files plus
+    one per non-empty level above."""
+    runs = {}
+    for f in catalog.get_table(f"db.{name}$files").to_arrow().to_pylist():
+        level0, upper = runs.setdefault((f["partition"], f["bucket"]), [0, set()])
+        if f["level"] == 0:
+            runs[(f["partition"], f["bucket"])][0] += 1
+        else:
+            upper.add(f["level"])
+    return {b: n + len(levels) for b, (n, levels) in runs.items()}
+
+
+def _data_files_on_disk(t):
+    root = t.table_path.removeprefix("file:")
+    out = set()
+    for dirpath, _, names in os.walk(root):
+        if os.path.basename(dirpath).startswith("bucket-"):
+            out.update(n for n in names if n.startswith("data-"))
+    return out
+
+
+@pytest.mark.parametrize("kind", ["pk", "pk-dv"])
+def test_background_compaction_over_many_commits(catalog, kind):
+    """A primary-key stream write compacting in the background (Java's streaming
+    ``MergeTreeWriter``), 30 commits of upserts against a dict model: every commit's snapshot
+    reads what the model held then (read again at the end, by snapshot id), no snapshot's
+    bucket holds more than stop-trigger + 1 sorted runs, the last commit with
+    ``wait_compaction=True`` hands over what still ran, and after ``close`` every data file on
+    disk is one a commit referenced. A deletion-vector table (needs lookup) compacts within
+    ``prepare_commit`` instead, with the same results."""
+    opts = {"bucket": "2", "num-sorted-run.compaction-trigger": "3", "num-sorted-run.stop-trigger": "4"}
+    if kind == "pk-dv":
+        opts["deletion-vectors.enabled"] = "true"
+    name = f"bg_{kind.replace('-', '_')}"
+    t = _table(catalog, name, primary_keys=["k", "dt"], partition_keys=["dt"], options=opts)
+    wb = t.new_stream_write_builder()
+    w, c = wb.new_write(), wb.new_commit()
+    assert w._core.compacts_in_background() == (kind == "pk")
+    rng = random.Random(11)
+    model, at = {}, {}
+    referenced = set()
+    compacted = 0
+    for ident in range(31):
+        rows = [(rng.randrange(300), f"v{ident}-{i}", rng.choice(["a", "b"])) for i in range(200)]
+        w.write_arrow(_batch(rows))
+        for k, v, dt in rows:
+            model[(k, dt)] = v
+        msgs = w.prepare_commit(ident, wait_compaction=(ident == 30))
+        for m in msgs:
+            referenced.update(m.file_names, m.compact_after, m.changelog_file_names)
+            compacted += bool(m.compact_before)
+        sid = c.commit(msgs, ident)
+        at[sid] = sorted((k, v, dt) for (k, dt), v in model.items())
+        assert _rows(t) == at[sid], ident
+        runs = _runs_per_bucket(catalog, name)
+        assert max(runs.values()) <= 5, (ident, runs)
+    assert compacted >= 3
+    w.close()
+    c.close()
+    for sid, want in at.items():
+        assert _rows(t.copy({"scan.snapshot-id": str(sid)})) == want, sid
+    orphans = _data_files_on_disk(t) - referenced
+    assert not orphans
+
+
+def test_close_while_compacting_in_the_background_leaves_no_orphans(catalog):
+    """``close`` right after a commit that submitted compactions, and after rows flushed under
+    memory pressure: the running compactions are cancelled or waited for and their files
+    deleted with the flushed ones; the table reads its last commit and every data file on
+    disk is one a commit referenced (Java's ``MergeTreeWriter.close``)."""
+    opts = {"bucket": "2", "num-sorted-run.compaction-trigger": "2", "write-buffer-size": "64 kb",
+            "write-buffer-spillable": "false"}
+    for round_ in range(3):
+        name = f"bg_close_{round_}"
+        t = _table(catalog, name, primary_keys=["k", "dt"], options=opts)
+        wb = t.new_stream_write_builder()
+        w, c = wb.new_write(), wb.new_commit()
+        assert w._core.compacts_in_background()
+        referenced = set()
+        model = {}
+        for ident in range(4):
+            rows = [(k, f"v{ident}-{k}", "x") for k in range(ident * 500, ident * 500 + 3000)]
+            w.write_arrow(_batch(rows))
+            model.update({(k, dt): v for k, v, dt in rows})
+            msgs = w.prepare_commit(ident)
+            for m in msgs:
+                referenced.update(m.file_names, m.compact_after)
+            c.commit(msgs, ident)
+        # flushes under memory pressure (64 kb buffer), then close mid-compaction
+        w.write_arrow(_batch([(k, "late", "x") for k in range(20_000, 20_000 + 4000 * (round_ + 1))]))
+        w.close()
+        assert _rows(t) == sorted((k, v, dt) for (k, dt), v in model.items())
+        assert not (_data_files_on_disk(t) - referenced)
+
+
+def test_wait_compaction_is_a_bool(catalog):
+    t = _table(catalog, "bg_flag", primary_keys=["k", "dt"], options={"bucket": "1"})
+    w = t.new_stream_write_builder().new_write()
+    with pytest.raises(InvalidArgumentError, match="wait_compaction"):
+        w.prepare_commit(1, wait_compaction="yes")
+    w.close()

@@ -52,6 +52,8 @@ const SUPPORTED: &[&str] = &[
     "sequence.field.sort-order",
     "metadata.stats-mode",
     "commit.max-retries",
+    // a stream write's commits wait for compaction (write/table_write.rs)
+    "commit.force-compact",
     "commit.min-retry-wait",
     "commit.max-retry-wait",
     "dynamic-partition-overwrite",

@@ -633,20 +633,35 @@ impl TableWrite {
         Ok(())
     }
 
+    /// A stream write: primary-key buckets compact in the background (Java's
+    /// `MergeTreeWriter` with its compaction executor); see `TableWrite::set_async_compaction`.
+    fn set_async_compaction(&self, py: Python<'_>, on: bool) -> PyResult<()> {
+        // turning it off waits for running compactions: without the GIL
+        py.detach(|| lock(&self.inner).and_then(|mut w| w.set_async_compaction(on).py_err()))
+    }
+
+    /// Whether this write's primary-key buckets compact in the background now.
+    fn compacts_in_background(&self) -> PyResult<bool> {
+        Ok(lock(&self.inner)?.compacts_in_background())
+    }
+
     /// Flush and compact; `commit_identifier`: the identifier the commit will carry (a
     /// streaming write's), which decides whether a `full-compaction` table's commit compacts
-    /// fully (None: a batch commit, which always does).
-    #[pyo3(signature = (commit_identifier=None))]
+    /// fully (None: a batch commit, which always does and waits for compaction).
+    /// `wait_compaction` (a streaming write's, Java's `prepareCommit(waitCompaction, _)`):
+    /// with compaction in the background, wait for the buckets' compactions.
+    #[pyo3(signature = (commit_identifier=None, wait_compaction=true))]
     fn prepare_commit(
         &self,
         py: Python<'_>,
         commit_identifier: Option<i64>,
+        wait_compaction: bool,
     ) -> PyResult<Vec<CommitMessage>> {
         let mut guard = lock(&self.inner)?;
         let w: &mut CoreWrite = &mut guard;
         crate::logbridge::flush(py);
         let msgs = crate::pool::detach(py, || match commit_identifier {
-            Some(id) => w.prepare_commit_as(id),
+            Some(id) => w.prepare_commit_with(id, wait_compaction),
             None => w.prepare_commit(),
         });
         crate::logbridge::flush(py);

@@ -536,7 +536,7 @@ impl CompactRewriter for MergeTreeRewriter {
 /// A unit of compaction: its files, the output level, and whether every file is rewritten
 /// (Java's `CompactUnit.fileRewrite`: a full compaction of one max-level run, or §3.8's
 /// deleted-rows pick) rather than upgraded where it could be.
-struct Unit {
+pub struct Unit {
     files: Vec<DataFileMeta>,
     output_level: i32,
     rewrite_all: bool,
@@ -705,6 +705,18 @@ impl BucketCompactor {
         }
     }
 
+    /// The picker's unit now (§3), for a compaction run elsewhere by [`Self::run_unit`] (a
+    /// stream writer's background compaction: picked on the writer's thread, which sees the
+    /// levels, run on the compaction thread).
+    pub(crate) fn pick_unit(&mut self) -> Option<Unit> {
+        self.pick(false)
+    }
+
+    /// Run a unit [`Self::pick_unit`] gave; the levels are updated with its result.
+    pub(crate) fn run_unit(&mut self, unit: Unit) -> Result<CompactResult> {
+        self.run(unit, ", in the background")
+    }
+
     /// After a commit's compaction, a deletion-vector table's max-level files that its vectors
     /// mostly delete, rewritten without those rows (§3.8); None if none qualifies.
     pub fn compact_deleted(&mut self) -> Result<Option<CompactResult>> {
@@ -863,6 +875,11 @@ impl BucketCompactor {
             absorb(self, acc, r)?;
         }
         Ok(())
+    }
+
+    /// `table (partition/bucket-n)`: the bucket, as log records and errors name it.
+    pub fn label(&self) -> &str {
+        &self.label
     }
 
     pub fn set_gentle_counter(&mut self, n: u32) {

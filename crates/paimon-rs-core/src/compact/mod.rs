@@ -17,6 +17,7 @@ mod task;
 mod universal;
 mod work;
 
+pub(crate) use bucket::Unit;
 pub use bucket::{compact_table, compact_table_with_progress, BucketCompactor, CompactSettings};
 pub use distributed::compact_full_window;
 pub use full_changelog::full_compaction_window;

@@ -8,6 +8,13 @@
 //! The compactor itself (levels and picker, [`BucketCompactor`]) is seeded from the writer's
 //! files at each stall and each commit, as before this writer existed: a picker kept across
 //! commits (Java's) would change which compactions run.
+//!
+//! In a stream write ([`WriteEnv::background`]) the writer follows Java's `MergeTreeWriter`
+//! with its compaction on an executor instead: each flush takes a finished compaction (waiting
+//! for the running one only while the bucket has more sorted runs than the stop trigger) and
+//! submits the picker's next one; `prepare_commit` hands over the new files and the
+//! compactions that finished, leaving a running one for a later commit, and waits only for
+//! `wait_compaction` or more than stop-trigger + 1 sorted runs.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -15,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 
+use super::async_compact::{CompactExecutor, PendingCompaction};
 use super::buffer::{merge_fan_in, merge_footprint, MemoryCounter, SortBuffer};
 use super::deletion_vectors::DeletionVectorsMaintainer;
 use super::pipeline::write_pipelined;
@@ -40,6 +48,8 @@ pub(crate) struct MergeTreeWriter {
     /// The bucket's deletion vectors (`deletion-vectors.enabled`): files compaction removes
     /// lose theirs, and each commit that changed them writes the bucket's new index file.
     deletion_vectors: Option<DeletionVectorsMaintainer>,
+    /// The compaction running in the background (a stream write's, Java's `taskFuture`).
+    pending: Option<PendingCompaction>,
 }
 
 impl MergeTreeWriter {
@@ -62,13 +72,93 @@ impl MergeTreeWriter {
             files: BucketFiles::new(restore.data_files, compacts),
             gentle_counter: 0,
             deletion_vectors: restore.deletion_vectors,
+            pending: None,
         }
     }
 
     /// The bucket's files as the writer sees them (restored, plus what it handed to commits)
     /// and its deletion vectors.
-    pub fn into_restore(self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
+    /// A compaction running or finished but not handed to a commit is cancelled and its files
+    /// deleted (Java's `close`).
+    pub fn into_restore(mut self) -> (Vec<DataFileMeta>, Option<DeletionVectorsMaintainer>) {
+        self.cancel_compaction();
+        for f in std::mem::take(&mut self.files.compacted).written_all() {
+            let _ = crate::fileindex::remove_data_file(&self.dir, &f);
+        }
         (self.files.into_previous(), self.deletion_vectors)
+    }
+
+    /// Cancel the background compaction (or wait for it if it runs) and delete its files.
+    fn cancel_compaction(&mut self) {
+        if let Some(p) = self.pending.take() {
+            p.cancel(&self.dir);
+        }
+    }
+
+    /// Java's `trySyncLatestCompaction`: take the background compaction's result if it
+    /// finished (`block`: wait for it) into this commit's compactions; files an earlier
+    /// compaction of this commit wrote and this one consumed are deleted. A failed compaction
+    /// is this call's error (naming the bucket); its inputs stay the bucket's files.
+    fn sync_compaction(&mut self, block: bool) -> Result<()> {
+        let Some(p) = self.pending.as_mut() else {
+            return Ok(());
+        };
+        let result = match p.take(block) {
+            Ok(None) => return Ok(()),
+            Ok(Some(r)) => r,
+            Err(e) => {
+                self.pending = None;
+                return Err(e);
+            }
+        };
+        self.pending = None;
+        if let Some(r) = result {
+            for f in self.files.compacted.absorb(r) {
+                crate::fileindex::remove_data_file(&self.dir, &f)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Java's `triggerCompaction(false)`: unless one runs, submit the picker's compaction of
+    /// the bucket's files now (those of earlier commits, this commit's flushes, with the
+    /// finished compactions applied).
+    fn trigger_compaction(&mut self, env: &WriteEnv<'_>, exec: &CompactExecutor) -> Result<()> {
+        let Some(settings) = env.compact else {
+            return Ok(());
+        };
+        if self.pending.is_some() {
+            return Ok(());
+        }
+        let files = self.files.current();
+        let mut c = BucketCompactor::new(env.table, settings, self.dir.clone(), files)?;
+        if let Some(unit) = c.pick_unit() {
+            let label = c.label().to_string();
+            self.pending = Some(exec.submit(c, unit, label)?);
+        }
+        Ok(())
+    }
+
+    /// Java's `flushWriteBuffer(waitForLatestCompaction, false)` of a writer that compacts in
+    /// the background: if rows are buffered, wait for the running compaction when the bucket
+    /// already has more sorted runs than the stop trigger (the write stall), and flush them;
+    /// take the running compaction's result if done (`wait`: wait for it); submit the next.
+    fn flush_background(
+        &mut self,
+        env: &WriteEnv<'_>,
+        exec: &CompactExecutor,
+        pipelined: bool,
+        mut wait: bool,
+    ) -> Result<()> {
+        if !self.buffer.is_empty() {
+            let stop = env.compact.map_or(usize::MAX, |s| s.stop_trigger);
+            if sorted_runs(&self.files.current()) > stop {
+                wait = true;
+            }
+            self.flush_buffer(env, pipelined)?;
+        }
+        self.sync_compaction(wait)?;
+        self.trigger_compaction(env, exec)
     }
 
     /// The bucket's deletion vectors with the marks of this commit's compactions so far, for
@@ -203,6 +293,12 @@ impl MergeTreeWriter {
         sorted_runs(&self.files.current())
     }
 
+    /// Whether a background compaction is submitted and not taken yet.
+    #[cfg(test)]
+    pub fn compacting(&self) -> bool {
+        self.pending.is_some()
+    }
+
     #[cfg(test)]
     pub fn flushed_files(&self) -> usize {
         self.files.flushed.len()
@@ -227,6 +323,9 @@ impl RecordWriter for MergeTreeWriter {
     }
 
     fn flush(&mut self, env: &WriteEnv<'_>) -> Result<()> {
+        if let (Some(exec), Some(_)) = (env.background, env.compact) {
+            return self.flush_background(env, exec, false, false);
+        }
         self.flush_buffer(env, false)?;
         match env.compact {
             Some(settings) => self.stall(env.table, settings),
@@ -235,6 +334,15 @@ impl RecordWriter for MergeTreeWriter {
     }
 
     fn prepare_commit(&mut self, env: &WriteEnv<'_>, pipelined: bool) -> Result<CommitIncrement> {
+        if let (Some(exec), Some(settings)) = (env.background, env.compact) {
+            // Java's `MergeTreeWriter.prepareCommit(waitCompaction)`
+            self.flush_background(env, exec, pipelined, env.wait_compaction)?;
+            // `shouldWaitForPreparingCheckpoint`: more than stop-trigger + 1 sorted runs
+            let wait = env.wait_compaction
+                || sorted_runs(&self.files.current()) > settings.stop_trigger + 1;
+            self.sync_compaction(wait)?;
+            return Ok(self.files.drain());
+        }
         self.flush_buffer(env, pipelined)?;
         Ok(self.files.drain())
     }
@@ -243,6 +351,10 @@ impl RecordWriter for MergeTreeWriter {
         let Some(settings) = env.compact else {
             return Ok(());
         };
+        if env.background.is_some() {
+            // compacted in the background: `prepare_commit` handed over what finished
+            return Ok(());
+        }
         let files = self.files.with(increment);
         let mut c = BucketCompactor::new(env.table, settings, self.dir.clone(), files)?;
         c.set_gentle_counter(self.gentle_counter);
@@ -276,6 +388,17 @@ impl RecordWriter for MergeTreeWriter {
 
     fn bucket_files(&mut self) -> &mut BucketFiles {
         &mut self.files
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.sync_compaction(true)
+    }
+
+    fn close(&mut self) {
+        // the background compaction first: it may be reading the files deleted below
+        self.cancel_compaction();
+        let dir = self.dir.clone();
+        self.files.discard(&dir);
     }
 
     fn memory_size(&self) -> usize {
@@ -385,6 +508,8 @@ mod tests {
                 spiller: &self.spiller,
                 compact: Some(&self.settings),
                 full,
+                background: None,
+                wait_compaction: false,
             }
         }
 
@@ -537,6 +662,195 @@ mod tests {
         let mut want = vec![log.file_name.clone(), d.new_files[0].file_name.clone()];
         want.sort();
         assert_eq!(left, want);
+    }
+
+    /// A stream write's env: compaction on `exec`, commits that do not wait.
+    fn background<'a>(e: &'a Env, exec: &'a CompactExecutor) -> WriteEnv<'a> {
+        WriteEnv {
+            background: Some(exec),
+            ..e.env(false)
+        }
+    }
+
+    /// As [`background`], for a commit that waits for compaction (`wait_compaction`).
+    fn waiting<'a>(e: &'a Env, exec: &'a CompactExecutor) -> WriteEnv<'a> {
+        WriteEnv {
+            wait_compaction: true,
+            ..background(e, exec)
+        }
+    }
+
+    /// Names of the files in the bucket's directory.
+    fn on_disk(e: &Env) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(e.table.bucket_dir("", 0))
+            .map(|d| {
+                d.map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// The compaction thread held back (a compaction "still running") until `release`.
+    struct Hold {
+        tx: std::sync::mpsc::Sender<()>,
+        thread: std::thread::JoinHandle<()>,
+    }
+
+    fn hold(exec: &CompactExecutor) -> Hold {
+        let gate = Arc::clone(&exec.hold);
+        let (locked_tx, locked) = std::sync::mpsc::channel();
+        let (tx, rx) = std::sync::mpsc::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let _held = gate.lock().unwrap();
+            locked_tx.send(()).unwrap();
+            let _ = rx.recv();
+        });
+        locked.recv().unwrap();
+        Hold { tx, thread }
+    }
+
+    impl Hold {
+        fn release(self) {
+            drop(self.tx);
+            self.thread.join().unwrap();
+        }
+    }
+
+    fn names(files: &[DataFileMeta]) -> Vec<String> {
+        let mut n: Vec<String> = files.iter().map(|f| f.file_name.clone()).collect();
+        n.sort();
+        n
+    }
+
+    /// A writer with trigger 2 compacting on `exec` (held back by `held`) after `n` commits of
+    /// 100 rows each (keys from `i * 10`), and their new files; the second commit submitted a
+    /// compaction.
+    fn held_commits(
+        e: &Env,
+        exec: &CompactExecutor,
+        n: i64,
+    ) -> (MergeTreeWriter, Vec<DataFileMeta>) {
+        let mut w = e.writer(RestoreFiles::default());
+        let mut committed = vec![];
+        for i in 0..n {
+            e.write(&mut w, &rows(i * 10, 100));
+            let inc = w.prepare_commit(&background(e, exec), false).unwrap();
+            assert!(inc.compact_increment.is_empty(), "commit {i}");
+            assert_eq!(inc.data_increment.new_files.len(), 1);
+            committed.extend(inc.data_increment.new_files.iter().cloned());
+            w.committed(&inc);
+        }
+        assert!(w.pending.is_some());
+        (w, committed)
+    }
+
+    fn trigger_two(dir: &std::path::Path) -> Env {
+        Env::new(table(
+            dir,
+            &[("bucket", "1"), ("num-sorted-run.compaction-trigger", "2")],
+        ))
+    }
+
+    /// Java's asynchronous compaction: the compaction a commit submits keeps running while
+    /// that commit and the next hand over only their new files; the first commit after it
+    /// finished hands it over (compact increment of the earlier commits' files).
+    #[test]
+    fn a_running_compaction_is_handed_over_by_a_later_commit() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = trigger_two(dir.path());
+        let exec = CompactExecutor::default();
+        let held = hold(&exec);
+        // submitted by the second commit (two runs), held back since
+        let (mut w, mut committed) = held_commits(&e, &exec, 3);
+        held.release();
+        w.sync().unwrap();
+        let inc = w.prepare_commit(&background(&e, &exec), false).unwrap();
+        assert!(inc.data_increment.is_empty());
+        let c = &inc.compact_increment;
+        // the first two commits' files: the third came after the pick
+        assert_eq!(names(&c.compact_before), names(&committed[..2]));
+        assert_eq!(
+            c.compact_after.iter().map(|f| f.row_count).sum::<i64>(),
+            110
+        );
+        committed.extend(c.compact_after.iter().cloned());
+        w.committed(&inc);
+        // the next compaction (two runs again): a waiting commit hands it over
+        let inc = w.prepare_commit(&waiting(&e, &exec), false).unwrap();
+        assert_eq!(inc.compact_increment.compact_before.len(), 2);
+        committed.extend(inc.compact_increment.compact_after.iter().cloned());
+        w.committed(&inc);
+        let live = w.files.current();
+        assert_eq!(live.len(), 1);
+        assert_eq!(live.iter().map(|f| f.row_count).sum::<i64>(), 120);
+        w.close();
+        // every file a commit referenced, no other
+        assert_eq!(on_disk(&e), names(&committed));
+    }
+
+    /// `close` while the bucket's compaction is queued or has finished unseen leaves exactly
+    /// the files commits reference: a queued one never starts, a finished one's files are
+    /// deleted.
+    #[test]
+    fn close_mid_compaction_leaves_only_committed_files() {
+        for finish_first in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let e = trigger_two(dir.path());
+            let exec = CompactExecutor::default();
+            let held = hold(&exec);
+            let (mut w, committed) = held_commits(&e, &exec, 2);
+            // rows flushed after the last commit: deleted by close too
+            e.write(&mut w, &rows(500, 10));
+            w.flush(&background(&e, &exec)).unwrap();
+            if finish_first {
+                held.release();
+                // the compaction wrote its file; nobody took it
+                let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+                while on_disk(&e).len() < 4 && std::time::Instant::now() < deadline {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                assert_eq!(on_disk(&e).len(), 4, "{:?}", on_disk(&e));
+                w.close();
+            } else {
+                // release the thread only after close cancelled the job
+                let releaser = std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                    held.release();
+                });
+                w.close();
+                releaser.join().unwrap();
+            }
+            assert_eq!(
+                on_disk(&e),
+                names(&committed),
+                "finish first: {finish_first}"
+            );
+        }
+    }
+
+    /// A failed background compaction is the next call's error, naming the bucket; the
+    /// bucket's files stay as they were and the next commit compacts them.
+    #[test]
+    fn a_failed_background_compaction_surfaces_at_the_next_call() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = trigger_two(dir.path());
+        let exec = CompactExecutor::default();
+        exec.fail_next
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let held = hold(&exec);
+        let (mut w, _) = held_commits(&e, &exec, 2);
+        held.release();
+        let err = w.sync().unwrap_err().to_string();
+        assert!(err.contains("background compaction of"), "{err}");
+        assert!(err.contains("(bucket-0) failed"), "{err}");
+        // nothing lost: the next commit submits the compaction again and waits for it
+        let inc = w.prepare_commit(&waiting(&e, &exec), false).unwrap();
+        assert_eq!(inc.compact_increment.compact_before.len(), 2);
+        w.committed(&inc);
+        assert_eq!(w.sorted_runs(), 1);
+        w.close();
     }
 
     /// `close` deletes what was flushed since the last `prepare_commit`.

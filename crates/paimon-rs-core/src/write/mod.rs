@@ -7,6 +7,7 @@
 pub mod append_dv;
 pub mod append_writer;
 pub mod assign;
+pub(crate) mod async_compact;
 mod bucket_writer;
 pub mod buffer;
 pub(crate) mod clustering;

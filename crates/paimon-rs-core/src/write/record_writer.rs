@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 
+use super::async_compact::CompactExecutor;
 use super::buffer::SharedInput;
 use super::rolling::FileWriterContext;
 use crate::commit::{CompactIncrement, DataIncrement};
@@ -51,6 +52,13 @@ pub(crate) struct WriteEnv<'a> {
     /// The commit's compaction is a full one (`changelog-producer = full-compaction` or
     /// `full-compaction.delta-commits`, on the commits `compact::full_compaction_due` names).
     pub full: bool,
+    /// A stream write's primary-key writers compact in the background on this thread
+    /// (write/async_compact.rs, paimon-behaviour.md §1.6); None: compaction runs in `flush`
+    /// and `compact`, and the commit waits for it.
+    pub background: Option<&'a CompactExecutor>,
+    /// With `background`: this `prepare_commit` waits for the bucket's compaction (Java's
+    /// `prepareCommit(waitCompaction = true)`, or `commit.force-compact`).
+    pub wait_compaction: bool,
 }
 
 /// The rows of one checked input batch that belong to a bucket.
@@ -124,8 +132,8 @@ pub(crate) trait RecordWriter: Send {
         self.bucket_files().committed(increment);
     }
 
-    /// Wait for compaction running in the background (none does yet: compaction runs inside
-    /// `flush` and `compact`).
+    /// Wait for compaction running in the background (a stream write's primary-key writer;
+    /// the others compact inside `flush` and `compact`).
     fn sync(&mut self) -> Result<()> {
         Ok(())
     }

@@ -136,6 +136,15 @@ pub struct TableWrite {
     cross: Option<CrossPartitionIndex>,
     /// Clustering at write time of a bucket-unaware append table (write/clustering.rs).
     cluster: Option<Arc<super::clustering::ClusterSpec>>,
+    /// A stream write asked for compaction in the background ([`Self::set_async_compaction`]).
+    async_compaction: bool,
+    /// Whether the primary-key writers compact in the background now: asked for, and the
+    /// table's compaction is one that may (see [`Self::compacts_in_background`]).
+    background: bool,
+    /// `commit.force-compact`: every `prepare_commit` waits for the buckets' compaction.
+    force_compact: bool,
+    /// The compaction thread of the background compactions (write/async_compact.rs).
+    executor: super::async_compact::CompactExecutor,
 }
 
 /// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
@@ -198,8 +207,23 @@ impl TableWrite {
         };
         let cluster = super::clustering::ClusterSpec::from_table(&table)
             .map_err(|e| e.with_table(&table.name))?;
+        let force_compact = match o.raw.get("commit.force-compact").map(|v| v.trim()) {
+            None => false,
+            Some(v) if v.eq_ignore_ascii_case("true") => true,
+            Some(v) if v.eq_ignore_ascii_case("false") => false,
+            Some(v) => {
+                return Err(Error::invalid(format!(
+                    "commit.force-compact: '{v}' is not a boolean (true or false)"
+                ))
+                .with_table(&table.name))
+            }
+        };
         Ok(TableWrite {
             cluster,
+            async_compaction: false,
+            background: false,
+            force_compact,
+            executor: Default::default(),
             partition_types: table.partition_types()?,
             assigner,
             flush: FlushContext {
@@ -240,6 +264,41 @@ impl TableWrite {
 
     pub fn table(&self) -> &FileStoreTable {
         &self.table
+    }
+
+    /// A stream write's primary-key buckets compact in the background (Java's
+    /// `MergeTreeWriter` with its compaction executor, paimon-behaviour.md §1.6): flushes and
+    /// `prepare_commit_with(_, false)` go on while a bucket's compaction runs, and a commit
+    /// hands over the compactions that finished. Tables whose compaction must finish within
+    /// the commit keep compacting synchronously (see [`Self::compacts_in_background`]).
+    pub fn set_async_compaction(&mut self, on: bool) -> Result<()> {
+        if !on {
+            // what runs is taken (or waited for) by the next commit as a synchronous one
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&self.table.name))?;
+            }
+        }
+        self.async_compaction = on;
+        self.background = self.compacts_in_background();
+        Ok(())
+    }
+
+    /// Whether the primary-key writers compact in the background: asked for, a primary-key
+    /// table that compacts, and not one whose commit must see its compaction done: tables
+    /// that need lookup (Java's `lookup-wait`: first-row, `changelog-producer = lookup`,
+    /// deletion vectors, `force-lookup`), `changelog-producer = full-compaction` and
+    /// `full-compaction.delta-commits` (the commit's full compaction makes its changelog),
+    /// and an overwrite's writer.
+    pub fn compacts_in_background(&self) -> bool {
+        let Some(s) = &self.compact_settings else {
+            return false;
+        };
+        self.async_compaction
+            && s.lookup.is_none()
+            && !s.deletion_vectors
+            && s.full_changelog.is_none()
+            && crate::compact::full_compaction_interval(&self.table.options).is_none()
+            && !self.ignore_previous
     }
 
     /// Check, route and buffer one batch. Nothing is buffered if any check fails.
@@ -686,6 +745,8 @@ impl TableWrite {
                 spiller: &self.spiller,
                 compact: self.compact_settings.as_ref(),
                 full: false,
+                background: self.background.then_some(&self.executor),
+                wait_compaction: false,
             };
             let mut disk = 0u64;
             let mut chosen: Vec<(&mut BucketWriter, bool)> = vec![];
@@ -823,9 +884,25 @@ impl TableWrite {
     /// if unset) or the batch identifier, as Flink's `GlobalFullCompactionSinkWrite`
     /// (paimon-behaviour.md §9.4, §12).
     pub fn prepare_commit_as(&mut self, commit_identifier: i64) -> Result<Vec<CommitMessage>> {
+        self.prepare_commit_with(commit_identifier, true)
+    }
+
+    /// [`Self::prepare_commit_as`] of a stream write (Java's `StreamTableWrite.prepareCommit(
+    /// waitCompaction, commitIdentifier)`): with compaction in the background
+    /// ([`Self::set_async_compaction`]) and `wait_compaction` false, each bucket hands over its
+    /// new files and the compactions that finished, and leaves a running one to a later
+    /// commit; it waits only while the bucket has more than `num-sorted-run.stop-trigger` + 1
+    /// sorted runs, or with `commit.force-compact`. Otherwise as `prepare_commit_as`.
+    pub fn prepare_commit_with(
+        &mut self,
+        commit_identifier: i64,
+        wait_compaction: bool,
+    ) -> Result<Vec<CommitMessage>> {
         let name = self.table.name.clone();
-        for w in self.writers.values_mut() {
-            w.sync().map_err(|e| e.with_table(&name))?;
+        if !self.background {
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&name))?;
+            }
         }
         self.spill_before_merge().map_err(|e| e.with_table(&name))?;
         let total_buckets = self.table.options.bucket;
@@ -847,6 +924,8 @@ impl TableWrite {
                 crate::compact::full_compaction_interval(&self.table.options),
                 commit_identifier,
             ),
+            background: self.background.then_some(&self.executor),
+            wait_compaction: wait_compaction || self.force_compact,
         };
         let (merging, direct): (Vec<_>, Vec<_>) = self
             .writers
@@ -971,7 +1050,13 @@ impl TableWrite {
             )
             .with_table(&self.table.name));
         }
+        if ignore && self.background {
+            for w in self.writers.values_mut() {
+                w.sync().map_err(|e| e.with_table(&self.table.name))?;
+            }
+        }
         self.ignore_previous = ignore;
+        self.background = self.compacts_in_background();
         for w in self.writers.values_mut() {
             w.ignore_previous_files(ignore);
         }
@@ -1254,18 +1339,7 @@ pub(crate) mod tests {
         for b in crate::compact::plan::compaction_plan(&t).unwrap() {
             assert!(b.runs.len() <= 4, "{} runs after the commits", b.runs.len());
         }
-        let plan = crate::read::scan::TableScan::new(t.clone(), None)
-            .plan()
-            .unwrap();
-        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
-        let mut got = BTreeMap::new();
-        for b in r.read_splits(&plan.splits).unwrap() {
-            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
-            let v = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
-            for i in 0..b.num_rows() {
-                assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
-            }
-        }
+        let got = read_all(&t);
         let want: BTreeMap<i64, String> =
             (0..5000).map(|k| (k, format!("value-{k:012}"))).collect();
         assert_eq!(got, want);
@@ -1329,6 +1403,159 @@ pub(crate) mod tests {
     }
 
     /// `write-only=true` turns the stall off with all compaction (Java: no compact manager).
+    /// Rows `ks` of [`table`] with `v` = `c<commit>-<k>`.
+    fn tagged(ks: std::ops::Range<i64>, commit: i64) -> RecordBatch {
+        let b = rows(ks.start, ks.end - ks.start);
+        let vs: Vec<String> = ks.map(|k| format!("c{commit}-{k}")).collect();
+        RecordBatch::try_new(
+            b.schema(),
+            vec![b.column(0).clone(), Arc::new(StringArray::from(vs))],
+        )
+        .unwrap()
+    }
+
+    fn read_all(t: &FileStoreTable) -> BTreeMap<i64, String> {
+        let plan = crate::read::scan::TableScan::new(t.clone(), None)
+            .plan()
+            .unwrap();
+        let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+        let mut got = BTreeMap::new();
+        for b in r.read_splits(&plan.splits).unwrap() {
+            let k = b.column(0).as_any().downcast_ref::<Int64Array>().unwrap();
+            let v = b.column(1).as_any().downcast_ref::<StringArray>().unwrap();
+            for i in 0..b.num_rows() {
+                assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
+            }
+        }
+        got
+    }
+
+    /// A stream write compacting in the background over many commits, checked against a dict
+    /// model: every commit's snapshot reads the rows written so far; no snapshot's bucket has
+    /// more than stop-trigger + 1 sorted runs (Java's bound at prepareCommit); at least one
+    /// compaction was handed over by a later commit than the one that submitted it (commits
+    /// with compaction but no new file of theirs in it); after `close` the bucket holds only
+    /// files some commit referenced.
+    #[test]
+    fn stream_commits_compact_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = stall_table(dir.path(), "false");
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.set_async_compaction(true).unwrap();
+        assert!(w.compacts_in_background());
+        let commit = crate::commit::FileStoreCommit::new(t.clone(), "u".into());
+        let mut model = BTreeMap::new();
+        let mut referenced = std::collections::HashSet::new();
+        let mut handed_later = 0;
+        for c in 0..16i64 {
+            // upserts over 6,000 keys, several flushes a commit
+            let start = (c * 1700) % 6000;
+            let ks = start..(start + 1500 + (c % 3) * 700);
+            w.write(&tagged(ks.clone(), c)).unwrap();
+            for k in ks {
+                model.insert(k, format!("c{c}-{k}"));
+            }
+            let msgs = w.prepare_commit_with(c, false).unwrap();
+            for m in &msgs {
+                let new: std::collections::HashSet<&str> = m
+                    .data_increment
+                    .new_files
+                    .iter()
+                    .map(|f| f.file_name.as_str())
+                    .collect();
+                let c = &m.compact_increment;
+                if !c.compact_before.is_empty()
+                    && c.compact_before
+                        .iter()
+                        .all(|f| !new.contains(f.file_name.as_str()))
+                {
+                    handed_later += 1;
+                }
+                referenced.extend(
+                    m.data_increment
+                        .new_files
+                        .iter()
+                        .map(|f| f.file_name.clone()),
+                );
+                referenced.extend(c.compact_after.iter().map(|f| f.file_name.clone()));
+            }
+            commit.commit(&msgs, c, None).unwrap();
+            assert_eq!(read_all(&t), model, "commit {c}");
+            for b in crate::compact::plan::compaction_plan(&t).unwrap() {
+                assert!(b.runs.len() <= 5, "commit {c}: {} runs", b.runs.len());
+            }
+        }
+        assert!(
+            handed_later > 0,
+            "no compaction handed over by a later commit"
+        );
+        // the last commit waits for compaction (Java's prepareCommit(true, _))
+        let msgs = w.prepare_commit_with(16, true).unwrap();
+        for m in &msgs {
+            let c = &m.compact_increment;
+            referenced.extend(c.compact_after.iter().map(|f| f.file_name.clone()));
+        }
+        commit.commit(&msgs, 16, None).unwrap();
+        assert_eq!(read_all(&t), model);
+        w.close();
+        let on_disk: Vec<String> = std::fs::read_dir(t.bucket_dir("", 0))
+            .unwrap()
+            .map(|f| f.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        for f in &on_disk {
+            assert!(referenced.contains(f), "{f} on disk, in no commit");
+        }
+    }
+
+    /// `commit.force-compact`: a stream write's every `prepare_commit` waits, so no compaction
+    /// is left running after it; a value that is not a boolean is refused. A deletion-vector
+    /// table (needs lookup) never compacts in the background.
+    #[test]
+    fn force_compact_makes_stream_commits_wait() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(
+            dir.path(),
+            &[
+                ("bucket", "1"),
+                ("num-sorted-run.compaction-trigger", "2"),
+                ("commit.force-compact", "true"),
+            ],
+        );
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.set_async_compaction(true).unwrap();
+        let commit = crate::commit::FileStoreCommit::new(t.clone(), "u".into());
+        let mut compacted = 0;
+        for c in 0..6 {
+            w.write(&rows(c * 100, 1000)).unwrap();
+            let msgs = w.prepare_commit_with(c, false).unwrap();
+            compacted += msgs
+                .iter()
+                .filter(|m| !m.compact_increment.compact_before.is_empty())
+                .count();
+            for b in w.writers.values() {
+                if let BucketWriter::MergeTree(m) = b {
+                    assert!(!m.compacting(), "commit {c}: a compaction still runs");
+                }
+            }
+            commit.commit(&msgs, c, None).unwrap();
+        }
+        assert!(compacted >= 1, "{compacted}");
+        w.close();
+        let bad = table(
+            &dir.path().join("bad"),
+            &[("bucket", "1"), ("commit.force-compact", "yes")],
+        );
+        let err = TableWrite::new(bad).err().unwrap().to_string();
+        assert!(err.contains("commit.force-compact"), "{err}");
+        let dv = table(
+            &dir.path().join("dv"),
+            &[("bucket", "1"), ("deletion-vectors.enabled", "true")],
+        );
+        let mut w = TableWrite::new(dv).unwrap();
+        w.set_async_compaction(true).unwrap();
+        assert!(!w.compacts_in_background());
+    }
+
     #[test]
     fn write_only_writers_do_not_stall() {
         let dir = tempfile::tempdir().unwrap();
