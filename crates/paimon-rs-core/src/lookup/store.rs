@@ -315,6 +315,8 @@ pub struct CacheStats {
     pub bloom_skips: u64,
     /// Lookup files deleted by the disk LRU or retention.
     pub evicted: u64,
+    /// Lookup files built from the rows a compaction had just written (no data file read).
+    pub seeded: u64,
     pub memory_bytes: u64,
     pub disk_bytes: u64,
     pub files: u64,
@@ -322,6 +324,10 @@ pub struct CacheStats {
 
 struct State {
     entries: HashMap<String, Entry>,
+    /// Rows a compaction just wrote into these data files (key-value layout, file order),
+    /// oldest first, waiting for the first probe to index them ([`LookupCache::seed`]).
+    seeds: Vec<(String, RecordBatch)>,
+    seed_bytes: usize,
     tick: u64,
     stats: CacheStats,
     /// The last probe (caches idle for longer than the retention leave the registry).
@@ -332,6 +338,8 @@ impl Default for State {
     fn default() -> Self {
         State {
             entries: HashMap::new(),
+            seeds: Vec::new(),
+            seed_bytes: 0,
             tick: 0,
             stats: CacheStats::default(),
             last_used: Instant::now(),
@@ -365,6 +373,11 @@ impl LookupCache {
             dir: Mutex::new(None),
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// `lookup.cache-max-memory-size`, in bytes.
+    pub fn max_memory(&self) -> u64 {
+        self.opts.max_memory
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -463,6 +476,73 @@ impl LookupCache {
         Ok((Some(loaded), answers))
     }
 
+    /// The rows `batches` (key-value layout of `reader`, in order) that a compaction has just
+    /// written into `files` (at a level ≥ 1, in the order the rolling writer made them): kept
+    /// for each file's first probe, which indexes them instead of decoding the data file
+    /// again. Kept only within `lookup.cache-max-memory-size` beside the loaded files (oldest
+    /// seeds go first; a seed that does not fit is dropped: its file is read when probed).
+    /// Nothing is kept if the rows do not add up to the files' row counts or their schema is
+    /// not the reader's.
+    pub fn seed(&self, reader: &KvFileReader, files: &[DataFileMeta], batches: &[RecordBatch]) {
+        let schema = reader.schema();
+        let types_match = |b: &RecordBatch| {
+            b.num_columns() == schema.fields().len()
+                && b.schema()
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(a, f)| a.data_type() == f.data_type())
+        };
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let counted: i64 = files.iter().map(|f| f.row_count).sum();
+        if files.is_empty() || rows as i64 != counted || !batches.iter().all(types_match) {
+            return;
+        }
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        Self::account(&mut st);
+        let room = (self.opts.max_memory as usize).saturating_sub(st.stats.memory_bytes as usize);
+        let (mut bi, mut off) = (0usize, 0usize);
+        for f in files {
+            // this file's rows: the next `row_count` rows of the batches
+            let mut want = f.row_count as usize;
+            let mut parts = vec![];
+            while want > 0 && bi < batches.len() {
+                let b = &batches[bi];
+                let take = want.min(b.num_rows() - off);
+                parts.push(b.slice(off, take));
+                want -= take;
+                off += take;
+                if off == b.num_rows() {
+                    bi += 1;
+                    off = 0;
+                }
+            }
+            let Ok(batch) = arrow_select::concat::concat_batches(&schema, &parts) else {
+                return;
+            };
+            let bytes = batch.get_array_memory_size();
+            if bytes > room {
+                continue;
+            }
+            while st.seed_bytes + bytes > room && !st.seeds.is_empty() {
+                let (_, old) = st.seeds.remove(0);
+                st.seed_bytes -= old.get_array_memory_size();
+            }
+            st.seed_bytes += bytes;
+            st.seeds.push((f.file_name.clone(), batch));
+        }
+    }
+
+    /// The seeded rows of data file `name`, taken out.
+    fn take_seed(st: &mut State, name: &str) -> Option<RecordBatch> {
+        let i = st.seeds.iter().position(|(n, _)| n == name)?;
+        let (_, b) = st.seeds.remove(i);
+        st.seed_bytes -= b.get_array_memory_size();
+        Some(b)
+    }
+
     /// Drop the lookup files of these data files (they left the levels).
     pub fn forget<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
         if let Ok(mut st) = self.state.lock() {
@@ -470,6 +550,7 @@ impl LookupCache {
                 if let Some(e) = st.entries.remove(n) {
                     remove(&e);
                 }
+                Self::take_seed(&mut st, n);
             }
             Self::account(&mut st);
         }
@@ -482,12 +563,22 @@ impl LookupCache {
         meta: &DataFileMeta,
         conv: &RowConverter,
     ) -> Result<Entry> {
-        let no_dvs = Default::default();
-        let batches = reader
-            .read_run(dir, std::slice::from_ref(meta), &no_dvs)
-            .collect::<Result<Vec<_>>>()?;
-        let schema = reader.schema();
-        let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
+        let seeded = {
+            let mut st = self.state.lock().map_err(poisoned)?;
+            let b = Self::take_seed(&mut st, &meta.file_name);
+            st.stats.seeded += b.is_some() as u64;
+            b
+        };
+        let batch = match seeded {
+            Some(b) => b,
+            None => {
+                let no_dvs = Default::default();
+                let batches = reader
+                    .read_run(dir, std::slice::from_ref(meta), &no_dvs)
+                    .collect::<Result<Vec<_>>>()?;
+                arrow_select::concat::concat_batches(&reader.schema(), &batches)?
+            }
+        };
         let num_keys = reader.layout().num_keys;
         let mut bloom = match self.opts.bloom_fpp {
             Some(fpp) => Some(
