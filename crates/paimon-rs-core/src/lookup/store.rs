@@ -29,7 +29,6 @@ use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 use arrow_row::RowConverter;
-use parquet::bloom_filter::Sbbf;
 
 use crate::error::{Error, Result};
 use crate::kv::KvFileReader;
@@ -165,6 +164,59 @@ fn hash_of(key: &[u8]) -> u64 {
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
 }
 
+/// A split-block bloom filter (Parquet's layout: 256-bit blocks of eight 32-bit words, a key
+/// sets one bit per word) fed the 64-bit hash the hash index uses ([`hash_of`]), so a key
+/// is hashed once for both: the high half picks the block, the low half the bits.
+pub struct Bloom {
+    blocks: Vec<[u32; 8]>,
+}
+
+/// The eight odd multipliers of Parquet's split-block bloom filter.
+const SALT: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+
+impl Bloom {
+    /// Sized for `ndv` keys at false-positive rate `fpp` (Parquet's sizing: `-8 ndv /
+    /// ln(1 - fpp^(1/8))` bits, a power of two of bytes between 32 bytes and 128 MB).
+    fn new(ndv: usize, fpp: f64) -> Self {
+        let bits = -8.0 * ndv.max(1) as f64 / (1.0 - fpp.powf(1.0 / 8.0)).ln();
+        let bytes = ((bits / 8.0).ceil() as usize).clamp(32, 128 << 20);
+        Bloom {
+            blocks: vec![[0u32; 8]; bytes.next_power_of_two() / 32],
+        }
+    }
+
+    fn block(&self, hash: u64) -> usize {
+        (((hash >> 32) * self.blocks.len() as u64) >> 32) as usize
+    }
+
+    fn insert(&mut self, hash: u64) {
+        let b = self.block(hash);
+        for (w, salt) in self.blocks[b].iter_mut().zip(SALT) {
+            *w |= 1 << ((hash as u32).wrapping_mul(salt) >> 27);
+        }
+    }
+
+    fn check(&self, hash: u64) -> bool {
+        let b = &self.blocks[self.block(hash)];
+        b.iter()
+            .zip(SALT)
+            .all(|(w, salt)| w & (1 << ((hash as u32).wrapping_mul(salt) >> 27)) != 0)
+    }
+
+    fn bytes(&self) -> usize {
+        self.blocks.len() * 32
+    }
+}
+
 /// Rows encoded at a time while a lookup file's index and bloom filter are built.
 const ENCODE_CHUNK_ROWS: usize = 64 * 1024;
 
@@ -184,7 +236,7 @@ impl Loaded {
         conv: &RowConverter,
         num_keys: usize,
         opts: &LookupOptions,
-        mut bloom: Option<&mut Sbbf>,
+        mut bloom: Option<&mut Bloom>,
     ) -> Result<Self> {
         let keys: Vec<ArrayRef> = batch.columns()[..num_keys].to_vec();
         let n = batch.num_rows();
@@ -204,11 +256,12 @@ impl Loaded {
                 let cols: Vec<ArrayRef> = keys.iter().map(|c| c.slice(at, len)).collect();
                 let rows = conv.convert_columns(&cols)?;
                 for (i, r) in rows.iter().enumerate() {
+                    let h = hash_of(r.as_ref());
                     if let Some(b) = bloom.as_deref_mut() {
-                        b.insert(r.as_ref());
+                        b.insert(h);
                     }
                     if hashed {
-                        let mut s = hash_of(r.as_ref()) as usize & mask;
+                        let mut s = h as usize & mask;
                         while table[s] != 0 {
                             s = (s + 1) & mask;
                         }
@@ -230,7 +283,7 @@ impl Loaded {
     }
 
     /// Positions of `probes` in this file.
-    fn find(&self, probes: &Probes<'_>) -> Result<Vec<Option<u32>>> {
+    fn find(&self, probes: &Probes<'_>, hashes: &[u64]) -> Result<Vec<Option<u32>>> {
         let opts = arrow_schema::SortOptions::default();
         // probe key (row `at[i]` of `cols`) against the file's row `r`, in the order of the
         // row encoding (arrow-row sorts as arrow-ord compares: numbers by value, floats by
@@ -252,12 +305,11 @@ impl Loaded {
         };
         if let Some(table) = &self.hash {
             let mask = table.len() - 1;
-            return Ok(probes
-                .encoded
+            return Ok(hashes
                 .iter()
                 .enumerate()
-                .map(|(i, k)| {
-                    let mut s = hash_of(k) as usize & mask;
+                .map(|(i, h)| {
+                    let mut s = *h as usize & mask;
                     loop {
                         match table[s] {
                             0 => return None,
@@ -296,7 +348,7 @@ struct Entry {
     /// The lookup file on local disk, once the memory LRU spilled it.
     path: Option<PathBuf>,
     disk: u64,
-    bloom: Option<Sbbf>,
+    bloom: Option<Bloom>,
     loaded: Option<Arc<Loaded>>,
     used: u64,
     at: Instant,
@@ -441,8 +493,14 @@ impl LookupCache {
             .ok_or_else(|| Error::Internal("lookup entry".into()))?;
         e.used = tick;
         e.at = Instant::now();
+        // hashed once for the bloom filter and the hash index
+        let hashes: Vec<u64> = if e.bloom.is_some() || self.opts.file_type == LocalFileType::Hash {
+            probes.encoded.iter().map(|k| hash_of(k)).collect()
+        } else {
+            vec![]
+        };
         let maybe: Vec<bool> = match &e.bloom {
-            Some(b) => probes.encoded.iter().map(|k| b.check(*k)).collect(),
+            Some(b) => hashes.iter().map(|h| b.check(*h)).collect(),
             None => vec![true; probes.encoded.len()],
         };
         let skipped = maybe.iter().filter(|m| !**m).count() as u64;
@@ -466,7 +524,7 @@ impl LookupCache {
                 l
             }
         };
-        let found = loaded.find(probes)?;
+        let found = loaded.find(probes, &hashes)?;
         let answers = found
             .into_iter()
             .zip(maybe)
@@ -580,13 +638,10 @@ impl LookupCache {
             }
         };
         let num_keys = reader.layout().num_keys;
-        let mut bloom = match self.opts.bloom_fpp {
-            Some(fpp) => Some(
-                Sbbf::new_with_ndv_fpp(batch.num_rows().max(1) as u64, fpp)
-                    .map_err(|e| Error::Internal(format!("lookup bloom filter: {e}")))?,
-            ),
-            None => None,
-        };
+        let mut bloom = self
+            .opts
+            .bloom_fpp
+            .map(|fpp| Bloom::new(batch.num_rows(), fpp));
         let loaded = Loaded::new(batch, conv, num_keys, &self.opts, bloom.as_mut())?;
         Ok(Entry {
             path: None,
@@ -721,7 +776,7 @@ impl LookupCache {
         for e in st.entries.values() {
             disk += e.disk;
             mem += e.loaded.as_ref().map_or(0, |l| l.bytes as u64)
-                + e.bloom.as_ref().map_or(0, |b| (b.num_blocks() * 32) as u64);
+                + e.bloom.as_ref().map_or(0, |b| b.bytes() as u64);
         }
         st.stats.memory_bytes = mem;
         st.stats.disk_bytes = disk;
@@ -801,4 +856,28 @@ pub fn shared_stats(table: &str) -> Option<CacheStats> {
         .rev()
         .find(|r| r.table == table)
         .map(|r| r.cache.stats())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bloom filter fed the index's hash: no key put in is ever answered "absent", and
+    /// keys never put in are "maybe" at about the false-positive rate it was sized for.
+    #[test]
+    fn the_bloom_filter_has_no_false_negatives_and_about_its_false_positive_rate() {
+        let n = 100_000u64;
+        let mut b = Bloom::new(n as usize, 0.05);
+        for k in 0..n {
+            b.insert(hash_of(&k.to_be_bytes()));
+        }
+        assert!((0..n).all(|k| b.check(hash_of(&k.to_be_bytes()))));
+        let fp = (n..2 * n)
+            .filter(|k| b.check(hash_of(&k.to_be_bytes())))
+            .count() as f64
+            / n as f64;
+        assert!(fp > 0.0 && fp < 0.08, "false-positive rate {fp}");
+        // a tiny filter is one block
+        assert_eq!(Bloom::new(0, 0.05).bytes(), 32);
+    }
 }
