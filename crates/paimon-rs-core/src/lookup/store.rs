@@ -711,6 +711,13 @@ impl LookupCache {
     /// bloom filters). `keep` (in use) stays.
     fn evict(&self, st: &mut State, keep: &str) {
         Self::account(st);
+        // rows seeded by compactions count against the memory limit too, and go first
+        while st.stats.memory_bytes as usize + st.seed_bytes > self.opts.max_memory as usize
+            && !st.seeds.is_empty()
+        {
+            let (_, old) = st.seeds.remove(0);
+            st.seed_bytes -= old.get_array_memory_size();
+        }
         while st.stats.memory_bytes > self.opts.max_memory {
             let victim = st
                 .entries
@@ -767,7 +774,7 @@ impl LookupCache {
     fn held_bytes(&self) -> u64 {
         self.state.lock().map_or(0, |mut s| {
             Self::account(&mut s);
-            s.stats.memory_bytes + s.stats.disk_bytes
+            s.stats.memory_bytes + s.stats.disk_bytes + s.seed_bytes as u64
         })
     }
 
@@ -879,5 +886,32 @@ mod tests {
         assert!(fp > 0.0 && fp < 0.08, "false-positive rate {fp}");
         // a tiny filter is one block
         assert_eq!(Bloom::new(0, 0.05).bytes(), 32);
+    }
+
+    /// Rows seeded by compactions count against `lookup.cache-max-memory-size`: the oldest
+    /// go when the limit is passed.
+    #[test]
+    fn seeded_rows_leave_first_when_memory_is_over_the_limit() {
+        let raw = [(
+            "lookup.cache-max-memory-size".to_string(),
+            "1 kb".to_string(),
+        )];
+        let o = CoreOptions::new(&raw.into_iter().collect(), true).unwrap();
+        let c = LookupCache::new(LookupOptions::from_options(&o).unwrap());
+        let batch = |n: i64| {
+            let a: ArrayRef = Arc::new(arrow_array::Int64Array::from_iter_values(0..n));
+            RecordBatch::try_from_iter([("k", a)]).unwrap()
+        };
+        let mut st = c.state.lock().unwrap();
+        for (name, n) in [("a", 100), ("b", 10)] {
+            let b = batch(n);
+            st.seed_bytes += b.get_array_memory_size();
+            st.seeds.push((name.to_string(), b));
+        }
+        assert!(st.seed_bytes > 1024);
+        c.evict(&mut st, "");
+        let left: Vec<&str> = st.seeds.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(left, ["b"]);
+        assert!(st.seed_bytes <= 1024);
     }
 }
