@@ -14,7 +14,8 @@ use super::expire::RecordExpire;
 use super::full_changelog::FullChangelogWrapper;
 use super::levels::Levels;
 use super::lookup_rewrite::{
-    level0_keys, leveled_runs, ChangelogMode, LookupSettings, LookupWrapper, LOOKUP_LEVEL,
+    level0_keys, leveled_runs, write_seeding, ChangelogMode, LookupSettings, LookupWrapper,
+    LOOKUP_LEVEL,
 };
 use super::progress::{ProgressSink, Tracker};
 use super::task::{
@@ -36,7 +37,6 @@ use crate::spec::partition::PartitionSpec;
 use crate::spec::types::DataType;
 use crate::table::FileStoreTable;
 use crate::write::deletion_vectors::DeletionVectorsMaintainer;
-use crate::write::pipeline::write_pipelined;
 use crate::write::rolling::{FileWriterContext, RollingFileWriter};
 
 /// How a changelog rewrite merges one section: changelog batches into the sink, deletion
@@ -410,7 +410,8 @@ impl MergeTreeRewriter {
             })
             .filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0));
         let files = if write_data {
-            write_pipelined(data_writer, merged)?
+            let l = self.lookup.as_ref();
+            write_seeding(l, &self.reader, output_level, data_writer, merged)?
         } else {
             for b in merged {
                 b?;
@@ -480,7 +481,8 @@ impl CompactRewriter for MergeTreeRewriter {
             .filter(|b| !matches!(b, Ok(b) if b.num_rows() == 0));
         // decoding and merging on this thread, Parquet encoding on a second one (a writer
         // compacts one bucket at a time, and often only one bucket needs it)
-        Ok(write_pipelined(writer, merged)?.into())
+        let l = self.lookup.as_ref();
+        Ok(write_seeding(l, &self.reader, output_level, writer, merged)?.into())
     }
 
     /// §9.4's upgrade of a file to the max level of a `full-compaction` table: it moves by

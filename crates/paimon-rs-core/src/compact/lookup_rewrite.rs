@@ -15,6 +15,10 @@ use std::sync::{Arc, Mutex};
 
 use arrow_array::{ArrayRef, RecordBatch};
 
+use crate::kv::KvFileReader;
+use crate::write::pipeline::write_pipelined;
+use crate::write::rolling::RollingFileWriter;
+
 use super::task::DvMarks;
 use crate::error::{Error, Result};
 use crate::lookup::{Hit, LookupCache, LookupLevels};
@@ -114,6 +118,41 @@ impl LookupSettings {
     pub fn looks_up(&self) -> bool {
         !self.plain_dedup || self.changelog.is_some() || self.dv
     }
+}
+
+/// [`write_pipelined`] of a compaction's merged records into `writer` (at `output_level`),
+/// the rows written kept for the lookup cache ([`LookupCache::seed`]) when the table looks
+/// keys up and the output level is ≥ 1: a later lookup in one of these files indexes the rows
+/// it was handed instead of decoding the file just encoded. Nothing is kept past
+/// `lookup.cache-max-memory-size` (the files are then read when first probed).
+pub fn write_seeding(
+    lookup: Option<&LookupSettings>,
+    reader: &KvFileReader,
+    output_level: i32,
+    writer: RollingFileWriter,
+    merged: impl Iterator<Item = Result<RecordBatch>>,
+) -> Result<Vec<DataFileMeta>> {
+    let Some(l) = lookup.filter(|l| output_level > 0 && l.looks_up()) else {
+        return write_pipelined(writer, merged);
+    };
+    let budget = l.cache.max_memory() as usize;
+    let mut kept: Option<Vec<RecordBatch>> = Some(vec![]);
+    let mut bytes = 0usize;
+    let merged = merged.inspect(|b| {
+        if let (Ok(b), Some(k)) = (b, kept.as_mut()) {
+            bytes += b.get_array_memory_size();
+            if bytes > budget {
+                kept = None;
+            } else {
+                k.push(b.clone());
+            }
+        }
+    });
+    let files = write_pipelined(writer, merged)?;
+    if let Some(k) = kept {
+        l.cache.seed(reader, &files, &k);
+    }
+    Ok(files)
 }
 
 /// `lookup-wait`: our writer compacts synchronously inside the commit, which is Java's

@@ -15,8 +15,9 @@
 //! compares with the key columns). Sort is the faster of the two here: compaction's keys come
 //! sorted and the file's keys are already in order, while the hash index is built at each load (a first-row table of 1M
 //! rows, 10 commits of 50k upserts, one writer per commit: 4.4 s with sort, 6.6 s with hash). Next to each file, a **bloom filter** of its row-encoded keys stays
-//! in memory: Parquet's split-block bloom filter (`parquet::bloom_filter::Sbbf`, the crate we
-//! write data files with), so a file that cannot hold a key is never loaded. Why not Paimon's
+//! in memory: a split-block bloom filter in Parquet's layout ([`store::Bloom`]), fed the same
+//! hash as the index (a key hashed once for both), so a file that cannot hold a key is never
+//! loaded. Why not Paimon's
 //! own formats (its hash file / SortLookupStore): they serialize Java `BinaryRow`s with Java's
 //! hash and page layout, which we would have to reimplement for no reader but ourselves; IPC
 //! gives columnar value rows that join the compaction's merge as they are (no row decode).

@@ -29,7 +29,6 @@ use arrow_ipc::reader::FileReader;
 use arrow_ipc::writer::{FileWriter, IpcWriteOptions};
 use arrow_ipc::CompressionType;
 use arrow_row::RowConverter;
-use parquet::bloom_filter::Sbbf;
 
 use crate::error::{Error, Result};
 use crate::kv::KvFileReader;
@@ -165,6 +164,59 @@ fn hash_of(key: &[u8]) -> u64 {
     BuildHasherDefault::<std::collections::hash_map::DefaultHasher>::default().hash_one(key)
 }
 
+/// A split-block bloom filter (Parquet's layout: 256-bit blocks of eight 32-bit words, a key
+/// sets one bit per word) fed the 64-bit hash the hash index uses ([`hash_of`]), so a key
+/// is hashed once for both: the high half picks the block, the low half the bits.
+pub struct Bloom {
+    blocks: Vec<[u32; 8]>,
+}
+
+/// The eight odd multipliers of Parquet's split-block bloom filter.
+const SALT: [u32; 8] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+
+impl Bloom {
+    /// Sized for `ndv` keys at false-positive rate `fpp` (Parquet's sizing: `-8 ndv /
+    /// ln(1 - fpp^(1/8))` bits, a power of two of bytes between 32 bytes and 128 MB).
+    fn new(ndv: usize, fpp: f64) -> Self {
+        let bits = -8.0 * ndv.max(1) as f64 / (1.0 - fpp.powf(1.0 / 8.0)).ln();
+        let bytes = ((bits / 8.0).ceil() as usize).clamp(32, 128 << 20);
+        Bloom {
+            blocks: vec![[0u32; 8]; bytes.next_power_of_two() / 32],
+        }
+    }
+
+    fn block(&self, hash: u64) -> usize {
+        (((hash >> 32) * self.blocks.len() as u64) >> 32) as usize
+    }
+
+    fn insert(&mut self, hash: u64) {
+        let b = self.block(hash);
+        for (w, salt) in self.blocks[b].iter_mut().zip(SALT) {
+            *w |= 1 << ((hash as u32).wrapping_mul(salt) >> 27);
+        }
+    }
+
+    fn check(&self, hash: u64) -> bool {
+        let b = &self.blocks[self.block(hash)];
+        b.iter()
+            .zip(SALT)
+            .all(|(w, salt)| w & (1 << ((hash as u32).wrapping_mul(salt) >> 27)) != 0)
+    }
+
+    fn bytes(&self) -> usize {
+        self.blocks.len() * 32
+    }
+}
+
 /// Rows encoded at a time while a lookup file's index and bloom filter are built.
 const ENCODE_CHUNK_ROWS: usize = 64 * 1024;
 
@@ -184,7 +236,7 @@ impl Loaded {
         conv: &RowConverter,
         num_keys: usize,
         opts: &LookupOptions,
-        mut bloom: Option<&mut Sbbf>,
+        mut bloom: Option<&mut Bloom>,
     ) -> Result<Self> {
         let keys: Vec<ArrayRef> = batch.columns()[..num_keys].to_vec();
         let n = batch.num_rows();
@@ -204,11 +256,12 @@ impl Loaded {
                 let cols: Vec<ArrayRef> = keys.iter().map(|c| c.slice(at, len)).collect();
                 let rows = conv.convert_columns(&cols)?;
                 for (i, r) in rows.iter().enumerate() {
+                    let h = hash_of(r.as_ref());
                     if let Some(b) = bloom.as_deref_mut() {
-                        b.insert(r.as_ref());
+                        b.insert(h);
                     }
                     if hashed {
-                        let mut s = hash_of(r.as_ref()) as usize & mask;
+                        let mut s = h as usize & mask;
                         while table[s] != 0 {
                             s = (s + 1) & mask;
                         }
@@ -230,7 +283,7 @@ impl Loaded {
     }
 
     /// Positions of `probes` in this file.
-    fn find(&self, probes: &Probes<'_>) -> Result<Vec<Option<u32>>> {
+    fn find(&self, probes: &Probes<'_>, hashes: &[u64]) -> Result<Vec<Option<u32>>> {
         let opts = arrow_schema::SortOptions::default();
         // probe key (row `at[i]` of `cols`) against the file's row `r`, in the order of the
         // row encoding (arrow-row sorts as arrow-ord compares: numbers by value, floats by
@@ -252,12 +305,11 @@ impl Loaded {
         };
         if let Some(table) = &self.hash {
             let mask = table.len() - 1;
-            return Ok(probes
-                .encoded
+            return Ok(hashes
                 .iter()
                 .enumerate()
-                .map(|(i, k)| {
-                    let mut s = hash_of(k) as usize & mask;
+                .map(|(i, h)| {
+                    let mut s = *h as usize & mask;
                     loop {
                         match table[s] {
                             0 => return None,
@@ -296,7 +348,7 @@ struct Entry {
     /// The lookup file on local disk, once the memory LRU spilled it.
     path: Option<PathBuf>,
     disk: u64,
-    bloom: Option<Sbbf>,
+    bloom: Option<Bloom>,
     loaded: Option<Arc<Loaded>>,
     used: u64,
     at: Instant,
@@ -315,6 +367,8 @@ pub struct CacheStats {
     pub bloom_skips: u64,
     /// Lookup files deleted by the disk LRU or retention.
     pub evicted: u64,
+    /// Lookup files built from the rows a compaction had just written (no data file read).
+    pub seeded: u64,
     pub memory_bytes: u64,
     pub disk_bytes: u64,
     pub files: u64,
@@ -322,6 +376,10 @@ pub struct CacheStats {
 
 struct State {
     entries: HashMap<String, Entry>,
+    /// Rows a compaction just wrote into these data files (key-value layout, file order),
+    /// oldest first, waiting for the first probe to index them ([`LookupCache::seed`]).
+    seeds: Vec<(String, RecordBatch)>,
+    seed_bytes: usize,
     tick: u64,
     stats: CacheStats,
     /// The last probe (caches idle for longer than the retention leave the registry).
@@ -332,6 +390,8 @@ impl Default for State {
     fn default() -> Self {
         State {
             entries: HashMap::new(),
+            seeds: Vec::new(),
+            seed_bytes: 0,
             tick: 0,
             stats: CacheStats::default(),
             last_used: Instant::now(),
@@ -365,6 +425,11 @@ impl LookupCache {
             dir: Mutex::new(None),
             state: Mutex::new(State::default()),
         }
+    }
+
+    /// `lookup.cache-max-memory-size`, in bytes.
+    pub fn max_memory(&self) -> u64 {
+        self.opts.max_memory
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -428,8 +493,14 @@ impl LookupCache {
             .ok_or_else(|| Error::Internal("lookup entry".into()))?;
         e.used = tick;
         e.at = Instant::now();
+        // hashed once for the bloom filter and the hash index
+        let hashes: Vec<u64> = if e.bloom.is_some() || self.opts.file_type == LocalFileType::Hash {
+            probes.encoded.iter().map(|k| hash_of(k)).collect()
+        } else {
+            vec![]
+        };
         let maybe: Vec<bool> = match &e.bloom {
-            Some(b) => probes.encoded.iter().map(|k| b.check(*k)).collect(),
+            Some(b) => hashes.iter().map(|h| b.check(*h)).collect(),
             None => vec![true; probes.encoded.len()],
         };
         let skipped = maybe.iter().filter(|m| !**m).count() as u64;
@@ -453,7 +524,7 @@ impl LookupCache {
                 l
             }
         };
-        let found = loaded.find(probes)?;
+        let found = loaded.find(probes, &hashes)?;
         let answers = found
             .into_iter()
             .zip(maybe)
@@ -463,6 +534,73 @@ impl LookupCache {
         Ok((Some(loaded), answers))
     }
 
+    /// The rows `batches` (key-value layout of `reader`, in order) that a compaction has just
+    /// written into `files` (at a level ≥ 1, in the order the rolling writer made them): kept
+    /// for each file's first probe, which indexes them instead of decoding the data file
+    /// again. Kept only within `lookup.cache-max-memory-size` beside the loaded files (oldest
+    /// seeds go first; a seed that does not fit is dropped: its file is read when probed).
+    /// Nothing is kept if the rows do not add up to the files' row counts or their schema is
+    /// not the reader's.
+    pub fn seed(&self, reader: &KvFileReader, files: &[DataFileMeta], batches: &[RecordBatch]) {
+        let schema = reader.schema();
+        let types_match = |b: &RecordBatch| {
+            b.num_columns() == schema.fields().len()
+                && b.schema()
+                    .fields()
+                    .iter()
+                    .zip(schema.fields())
+                    .all(|(a, f)| a.data_type() == f.data_type())
+        };
+        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+        let counted: i64 = files.iter().map(|f| f.row_count).sum();
+        if files.is_empty() || rows as i64 != counted || !batches.iter().all(types_match) {
+            return;
+        }
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        Self::account(&mut st);
+        let room = (self.opts.max_memory as usize).saturating_sub(st.stats.memory_bytes as usize);
+        let (mut bi, mut off) = (0usize, 0usize);
+        for f in files {
+            // this file's rows: the next `row_count` rows of the batches
+            let mut want = f.row_count as usize;
+            let mut parts = vec![];
+            while want > 0 && bi < batches.len() {
+                let b = &batches[bi];
+                let take = want.min(b.num_rows() - off);
+                parts.push(b.slice(off, take));
+                want -= take;
+                off += take;
+                if off == b.num_rows() {
+                    bi += 1;
+                    off = 0;
+                }
+            }
+            let Ok(batch) = arrow_select::concat::concat_batches(&schema, &parts) else {
+                return;
+            };
+            let bytes = batch.get_array_memory_size();
+            if bytes > room {
+                continue;
+            }
+            while st.seed_bytes + bytes > room && !st.seeds.is_empty() {
+                let (_, old) = st.seeds.remove(0);
+                st.seed_bytes -= old.get_array_memory_size();
+            }
+            st.seed_bytes += bytes;
+            st.seeds.push((f.file_name.clone(), batch));
+        }
+    }
+
+    /// The seeded rows of data file `name`, taken out.
+    fn take_seed(st: &mut State, name: &str) -> Option<RecordBatch> {
+        let i = st.seeds.iter().position(|(n, _)| n == name)?;
+        let (_, b) = st.seeds.remove(i);
+        st.seed_bytes -= b.get_array_memory_size();
+        Some(b)
+    }
+
     /// Drop the lookup files of these data files (they left the levels).
     pub fn forget<'a>(&self, names: impl IntoIterator<Item = &'a str>) {
         if let Ok(mut st) = self.state.lock() {
@@ -470,6 +608,7 @@ impl LookupCache {
                 if let Some(e) = st.entries.remove(n) {
                     remove(&e);
                 }
+                Self::take_seed(&mut st, n);
             }
             Self::account(&mut st);
         }
@@ -482,20 +621,27 @@ impl LookupCache {
         meta: &DataFileMeta,
         conv: &RowConverter,
     ) -> Result<Entry> {
-        let no_dvs = Default::default();
-        let batches = reader
-            .read_run(dir, std::slice::from_ref(meta), &no_dvs)
-            .collect::<Result<Vec<_>>>()?;
-        let schema = reader.schema();
-        let batch = arrow_select::concat::concat_batches(&schema, &batches)?;
-        let num_keys = reader.layout().num_keys;
-        let mut bloom = match self.opts.bloom_fpp {
-            Some(fpp) => Some(
-                Sbbf::new_with_ndv_fpp(batch.num_rows().max(1) as u64, fpp)
-                    .map_err(|e| Error::Internal(format!("lookup bloom filter: {e}")))?,
-            ),
-            None => None,
+        let seeded = {
+            let mut st = self.state.lock().map_err(poisoned)?;
+            let b = Self::take_seed(&mut st, &meta.file_name);
+            st.stats.seeded += b.is_some() as u64;
+            b
         };
+        let batch = match seeded {
+            Some(b) => b,
+            None => {
+                let no_dvs = Default::default();
+                let batches = reader
+                    .read_run(dir, std::slice::from_ref(meta), &no_dvs)
+                    .collect::<Result<Vec<_>>>()?;
+                arrow_select::concat::concat_batches(&reader.schema(), &batches)?
+            }
+        };
+        let num_keys = reader.layout().num_keys;
+        let mut bloom = self
+            .opts
+            .bloom_fpp
+            .map(|fpp| Bloom::new(batch.num_rows(), fpp));
         let loaded = Loaded::new(batch, conv, num_keys, &self.opts, bloom.as_mut())?;
         Ok(Entry {
             path: None,
@@ -565,6 +711,13 @@ impl LookupCache {
     /// bloom filters). `keep` (in use) stays.
     fn evict(&self, st: &mut State, keep: &str) {
         Self::account(st);
+        // rows seeded by compactions count against the memory limit too, and go first
+        while st.stats.memory_bytes as usize + st.seed_bytes > self.opts.max_memory as usize
+            && !st.seeds.is_empty()
+        {
+            let (_, old) = st.seeds.remove(0);
+            st.seed_bytes -= old.get_array_memory_size();
+        }
         while st.stats.memory_bytes > self.opts.max_memory {
             let victim = st
                 .entries
@@ -621,7 +774,7 @@ impl LookupCache {
     fn held_bytes(&self) -> u64 {
         self.state.lock().map_or(0, |mut s| {
             Self::account(&mut s);
-            s.stats.memory_bytes + s.stats.disk_bytes
+            s.stats.memory_bytes + s.stats.disk_bytes + s.seed_bytes as u64
         })
     }
 
@@ -630,7 +783,7 @@ impl LookupCache {
         for e in st.entries.values() {
             disk += e.disk;
             mem += e.loaded.as_ref().map_or(0, |l| l.bytes as u64)
-                + e.bloom.as_ref().map_or(0, |b| (b.num_blocks() * 32) as u64);
+                + e.bloom.as_ref().map_or(0, |b| b.bytes() as u64);
         }
         st.stats.memory_bytes = mem;
         st.stats.disk_bytes = disk;
@@ -710,4 +863,55 @@ pub fn shared_stats(table: &str) -> Option<CacheStats> {
         .rev()
         .find(|r| r.table == table)
         .map(|r| r.cache.stats())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The bloom filter fed the index's hash: no key put in is ever answered "absent", and
+    /// keys never put in are "maybe" at about the false-positive rate it was sized for.
+    #[test]
+    fn the_bloom_filter_has_no_false_negatives_and_about_its_false_positive_rate() {
+        let n = 100_000u64;
+        let mut b = Bloom::new(n as usize, 0.05);
+        for k in 0..n {
+            b.insert(hash_of(&k.to_be_bytes()));
+        }
+        assert!((0..n).all(|k| b.check(hash_of(&k.to_be_bytes()))));
+        let fp = (n..2 * n)
+            .filter(|k| b.check(hash_of(&k.to_be_bytes())))
+            .count() as f64
+            / n as f64;
+        assert!(fp > 0.0 && fp < 0.08, "false-positive rate {fp}");
+        // a tiny filter is one block
+        assert_eq!(Bloom::new(0, 0.05).bytes(), 32);
+    }
+
+    /// Rows seeded by compactions count against `lookup.cache-max-memory-size`: the oldest
+    /// go when the limit is passed.
+    #[test]
+    fn seeded_rows_leave_first_when_memory_is_over_the_limit() {
+        let raw = [(
+            "lookup.cache-max-memory-size".to_string(),
+            "1 kb".to_string(),
+        )];
+        let o = CoreOptions::new(&raw.into_iter().collect(), true).unwrap();
+        let c = LookupCache::new(LookupOptions::from_options(&o).unwrap());
+        let batch = |n: i64| {
+            let a: ArrayRef = Arc::new(arrow_array::Int64Array::from_iter_values(0..n));
+            RecordBatch::try_from_iter([("k", a)]).unwrap()
+        };
+        let mut st = c.state.lock().unwrap();
+        for (name, n) in [("a", 100), ("b", 10)] {
+            let b = batch(n);
+            st.seed_bytes += b.get_array_memory_size();
+            st.seeds.push((name.to_string(), b));
+        }
+        assert!(st.seed_bytes > 1024);
+        c.evict(&mut st, "");
+        let left: Vec<&str> = st.seeds.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(left, ["b"]);
+        assert!(st.seed_bytes <= 1024);
+    }
 }

@@ -372,3 +372,97 @@ fn lookups_read_files_of_every_level_format() {
         [(2, 1, 1, "v2@1".into()), (999, 2, 499, "v999@2".into())]
     );
 }
+
+/// Rows a compaction hands the cache for the files it wrote are indexed at the first probe
+/// instead of reading the data files (here deleted, so only the seeds can answer), split into
+/// files by the files' row counts whatever the batch boundaries; rows that do not add up to
+/// the files' row counts are not kept.
+#[test]
+fn seeded_rows_serve_the_first_probe_without_reading_the_data_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("merge-engine", "first-row")],
+    );
+    let files = three_files(&t);
+    let reader = KvFileReader::new(&t).unwrap();
+    let read = |f: &DataFileMeta| {
+        let b = reader
+            .read_run(
+                &t.path.join("bucket-0"),
+                std::slice::from_ref(f),
+                &Default::default(),
+            )
+            .collect::<Result<Vec<_>>>()
+            .unwrap();
+        arrow_select::concat::concat_batches(&reader.schema(), &b).unwrap()
+    };
+    // the two level-2 files' rows, in batches that do not end where the files do
+    let all =
+        arrow_select::concat::concat_batches(&reader.schema(), &[read(&files[1]), read(&files[2])])
+            .unwrap();
+    let batches = [all.slice(0, 300), all.slice(300, 400), all.slice(700, 300)];
+    let want = {
+        let l = lookup_levels(&t, files.clone(), cache(&t, &[]));
+        show(
+            &[3, 499, 500, 998],
+            &l.lookup(&keys(&l, &[3, 499, 500, 998]), 2, &Default::default())
+                .unwrap(),
+        )
+    };
+    assert_eq!(want.len(), 4);
+
+    let c = cache(&t, &[]);
+    c.seed(&reader, &files[1..], &batches[..2]);
+    assert_eq!(c.stats().seeded, 0);
+    c.seed(&reader, &files[1..], &batches);
+    for f in &files[1..] {
+        std::fs::remove_file(t.path.join("bucket-0").join(&f.file_name)).unwrap();
+    }
+    let l = lookup_levels(&t, files.clone(), c.clone());
+    let got = l
+        .lookup(&keys(&l, &[3, 499, 500, 998]), 2, &Default::default())
+        .unwrap();
+    assert_eq!(show(&[3, 499, 500, 998], &got), want);
+    let s = c.stats();
+    assert_eq!((s.built, s.seeded), (2, 2), "{s:?}");
+}
+
+/// A deletion-vector table's compactions seed the cache with the files they write: later
+/// commits' lookups index those rows without decoding the files, and every key reads back
+/// with its newest value.
+#[test]
+fn a_dv_tables_compactions_seed_the_lookup_cache() {
+    use crate::write::table_write::tests::rows;
+    use crate::write::table_write::TableWrite;
+    let dir = tempfile::tempdir().unwrap();
+    let t = table(
+        dir.path(),
+        &[("bucket", "1"), ("deletion-vectors.enabled", "true")],
+    );
+    for commit in 0..6i64 {
+        let mut w = TableWrite::new(t.clone()).unwrap();
+        w.write(&rows((commit % 3) * 500, 1000)).unwrap();
+        let msgs = w.prepare_commit().unwrap();
+        crate::commit::FileStoreCommit::new(t.clone(), "u".into())
+            .commit(&msgs, commit, None)
+            .unwrap();
+    }
+    let s = crate::lookup::lookup_cache_stats(&t).unwrap();
+    assert!(s.seeded > 0, "{s:?}");
+    let plan = crate::read::scan::TableScan::new(t.clone(), None)
+        .plan()
+        .unwrap();
+    let r = crate::read::table_read::TableRead::new(t.clone(), None, None).unwrap();
+    let mut got = std::collections::BTreeMap::new();
+    for b in r.read_splits(&plan.splits).unwrap() {
+        let k = b.column(0).as_primitive::<Int64Type>();
+        let v = b.column(1).as_string::<i32>();
+        for i in 0..b.num_rows() {
+            assert!(got.insert(k.value(i), v.value(i).to_string()).is_none());
+        }
+    }
+    let want: std::collections::BTreeMap<i64, String> =
+        (0..2000).map(|k| (k, format!("value-{k:012}"))).collect();
+    assert_eq!(got, want);
+}
