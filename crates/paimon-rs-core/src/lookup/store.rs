@@ -166,7 +166,9 @@ fn hash_of(key: &[u8]) -> u64 {
 
 /// A split-block bloom filter (Parquet's layout: 256-bit blocks of eight 32-bit words, a key
 /// sets one bit per word) fed the 64-bit hash the hash index uses ([`hash_of`]), so a key
-/// is hashed once for both: the high half picks the block, the low half the bits.
+/// is hashed once for both: the high half picks the block, the low half the bits. Not the
+/// parquet crate's `Sbbf`: it hashes every value again with xxhash, and its methods taking a
+/// hash are private.
 pub struct Bloom {
     blocks: Vec<[u32; 8]>,
 }
