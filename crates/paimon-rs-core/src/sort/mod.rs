@@ -21,6 +21,7 @@ use crate::error::{Error, Result};
 use crate::merge::{merge_sorted_runs, BatchIter, KvLayout, MergeEngine};
 
 pub mod curve;
+pub(crate) mod gather;
 pub mod spill_dir;
 use spill_dir::SpillDir;
 

@@ -18,7 +18,7 @@ use arrow_schema::SchemaRef;
 use crate::error::{Error, Result};
 use crate::io::parquet::ROW_GROUP_BYTES;
 use crate::merge::{merge_order, sort_by_key, BatchIter, KvLayout};
-use crate::sort::{Duplicates, SpillFile, Spiller};
+use crate::sort::{gather, Duplicates, SpillFile, Spiller};
 
 /// Rows per batch of a sorted run that goes to a spill file or into the merge: the merge holds
 /// one batch per run, so small batches keep a many-run merge within memory (10M rows with a
@@ -525,19 +525,44 @@ fn gather_column(slices: &[Slice], c: usize) -> Result<ArrayRef> {
     Ok(arrow_select::concat::concat(&refs)?)
 }
 
+/// The input rows `pairs` (slice, input row) of several slices as one batch: one gather per
+/// column, prefetching ahead (`sort::gather`), since the sorted rows are a random permutation of
+/// the input and arrow's `interleave` waits on a cache miss per row (0.92x a 2M-row write's CPU).
+fn gather_columns(slices: &[Slice], pairs: &[(usize, usize)]) -> Result<RecordBatch> {
+    let Some(first) = slices.first() else {
+        return Err(Error::Internal("gather of rows from no input".into()));
+    };
+    let columns = (0..first.input.batch.num_columns())
+        .map(|c| {
+            let arrays: Vec<&dyn Array> = slices
+                .iter()
+                .map(|s| s.input.batch.column(c).as_ref())
+                .collect();
+            gather::interleave(&arrays, pairs)
+        })
+        .collect::<Result<Vec<_>>>()?;
+    Ok(RecordBatch::try_new_with_options(
+        first.input.batch.schema(),
+        columns,
+        &arrow_array::RecordBatchOptions::new().with_row_count(Some(pairs.len())),
+    )?)
+}
+
 /// The input rows `pairs` (slice, input row) as one batch of the table's columns, and their row
 /// kinds if any input has them.
 fn gather_rows(
     slices: &[Slice],
     pairs: &[(usize, usize)],
 ) -> Result<(RecordBatch, Option<Int8Array>)> {
+    let Some(first) = slices.first() else {
+        return Err(Error::Internal("gather of rows from no input".into()));
+    };
     let batch = if slices.len() == 1 {
-        // one input: `take` is cheaper than `interleave`
+        // one input: arrow's `take` measured ~3% cheaper in CPU than the prefetching gather
         let idx: UInt32Array = pairs.iter().map(|&(_, r)| r as u32).collect();
-        arrow_select::take::take_record_batch(&slices[0].input.batch, &idx)?
+        arrow_select::take::take_record_batch(&first.input.batch, &idx)?
     } else {
-        let refs: Vec<&RecordBatch> = slices.iter().map(|s| &s.input.batch).collect();
-        arrow_select::interleave::interleave_record_batch(&refs, pairs)?
+        gather_columns(slices, pairs)?
     };
     let kinds = if slices.iter().any(|s| s.input.kinds.is_some()) {
         Some(
