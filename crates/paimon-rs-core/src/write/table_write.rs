@@ -927,12 +927,17 @@ impl TableWrite {
             background: self.background.then_some(&self.executor),
             wait_compaction: wait_compaction || self.force_compact,
         };
-        let (merging, direct): (Vec<_>, Vec<_>) = self
+        let (merging, mut direct): (Vec<_>, Vec<_>) = self
             .writers
             .iter_mut()
             .partition(|(_, w)| w.spill_count() > 0);
+        // the largest buffers first, a task each: the pool's threads end together (a
+        // longest-first schedule) where one bucket holds much of a commit's rows, as a new
+        // dynamic bucket taking every new key does
+        direct.sort_unstable_by_key(|(_, w)| std::cmp::Reverse(w.buffered_rows()));
         let mut results: Vec<Prepared<'_>> = direct
             .into_par_iter()
+            .with_max_len(1)
             .map(|kw| prepare(&env, kw, false))
             .collect();
         // deal the merging buckets into `slots` queues, run side by side
