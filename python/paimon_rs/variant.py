@@ -349,7 +349,7 @@ class GenericVariant:
         self._pos = _pos
 
     @classmethod
-    def from_python(cls, obj: Any) -> "GenericVariant":
+    def from_python(cls, obj: Any) -> GenericVariant:
         """Encode None, bool, int, float, Decimal, str, bytes, date, datetime (aware: TIMESTAMP,
         naive: TIMESTAMP_NTZ), UUID, dict (str keys) and list/tuple, nested."""
         enc = _Encoder()
@@ -359,12 +359,12 @@ class GenericVariant:
         return cls(bytes(enc.buf), metadata)
 
     @classmethod
-    def from_arrow_struct(cls, d: dict) -> "GenericVariant":
+    def from_arrow_struct(cls, d: dict) -> GenericVariant:
         """Wrap one row of a VARIANT Arrow column (``{"value": bytes, "metadata": bytes}``)."""
         return cls(bytes(d["value"]), bytes(d["metadata"]))
 
     @classmethod
-    def to_arrow_array(cls, variants: Iterable[Optional["GenericVariant"]]):
+    def to_arrow_array(cls, variants: Iterable[Optional[GenericVariant]]):
         """A ``struct<value: binary NOT NULL, metadata: binary NOT NULL>`` array of the values,
         ``None`` for a SQL NULL row: the column form paimon_rs (and pypaimon) write."""
         import pyarrow as pa
