@@ -151,3 +151,13 @@ def test_variant_key_partition_and_shredding_are_refused(tmp_path):
     with pytest.raises(PaimonRsError, match="variant.shreddingSchema"):
         c.create_table("db.s", Schema.from_pyarrow_schema(
             data.schema, options={"variant.shreddingSchema": '{"type": "ROW", "fields": []}'}), False)
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_variant_in_orc_or_avro_is_refused(tmp_path, fmt):
+    """Java writes VARIANT to Parquet only (ORC's FieldWriterFactory, AvroSchemaConverter throw)."""
+    c = _catalog(tmp_path)
+    data = _data([1], [{"a": 1}])
+    with pytest.raises(PaimonRsError, match="data files cannot hold VARIANT"):
+        c.create_table("db.t", Schema.from_pyarrow_schema(data.schema, options={"file.format": fmt}), False)
+        _write(c.get_table("db.t"), data)
