@@ -7,13 +7,7 @@ without its shredded sub-fields."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-from pathlib import Path
-
 import pytest
-
-import paimon_rs
 
 import pypaimon_env
 
@@ -102,12 +96,7 @@ print(json.dumps(out))
 
 
 def test_variant_tables_between_paimon_rs_and_pypaimon(pypaimon_venv, tmp_path):
-    env = pypaimon_env._clean_env()
-    env["PYTHONPATH"] = str(Path(paimon_rs.__file__).resolve().parents[1])
-    run = subprocess.run([str(pypaimon_venv), "-c", SCRIPT, str(tmp_path)],
-                         capture_output=True, text=True, env=env, timeout=600)
-    assert run.returncode == 0, run.stderr
-    got = json.loads(run.stdout.strip().splitlines()[-1])
+    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, SCRIPT, str(tmp_path))
     variant = "struct<value: binary not null, metadata: binary not null>"
     for name in ("db.pypaimon_append", "db.pypaimon_pk", "db.paimon_rs_append", "db.paimon_rs_pk"):
         assert got[name] == [True, True, variant], name
