@@ -83,6 +83,7 @@ from paimon_rs.table import (
     TableScan,
 )
 from paimon_rs.tags import Tag, TagManager
+from paimon_rs.variant import GenericVariant
 
 
 def release_lookup_caches() -> int:
@@ -155,6 +156,7 @@ __all__ = [
     "DatabaseNotExistException",
     "FileStoreTable",
     "GenericRow",
+    "GenericVariant",
     "TableAlreadyExistException",
     "TableNotExistException",
     "TableOptions",

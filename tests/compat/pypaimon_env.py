@@ -82,6 +82,21 @@ def _clean_env() -> dict[str, str]:
     return env
 
 
+def run_script_with_paimon_rs(python: str | os.PathLike, script: str, *args: str,
+                              timeout: float = 600) -> dict:
+    """Run ``script`` (``python -c``) in the pypaimon venv with this checkout's paimon_rs on its
+    path; its last stdout line, JSON, is returned (a failure raises with its stderr)."""
+    import paimon_rs
+
+    env = _clean_env()
+    env["PYTHONPATH"] = str(Path(paimon_rs.__file__).resolve().parents[1])
+    out = subprocess.run([str(python), "-c", script, *args], capture_output=True, text=True,
+                         env=env, timeout=timeout)
+    if out.returncode != 0:
+        raise PypaimonError("script", out.returncode, out.stderr, out.stdout)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def ensure_venv(verbose: bool = False) -> Path:
     """Create (or reuse) the pypaimon venv; returns its python executable.
 

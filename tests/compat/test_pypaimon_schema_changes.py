@@ -3,13 +3,7 @@ paimon_rs's alter_table: a script runs in pypaimon's venv with paimon_rs on its 
 
 from __future__ import annotations
 
-import json
-import subprocess
-from pathlib import Path
-
 import pytest
-
-import paimon_rs
 
 import pypaimon_env
 
@@ -33,11 +27,6 @@ print(json.dumps([[f.id, f.name, f.type, f.description] for f in s.fields] + [s.
 
 
 def test_pypaimon_schema_change_objects_are_accepted(pypaimon_venv, tmp_path):
-    env = pypaimon_env._clean_env()
-    env["PYTHONPATH"] = str(Path(paimon_rs.__file__).resolve().parents[1])
-    out = subprocess.run([str(pypaimon_venv), "-c", SCRIPT, str(tmp_path)],
-                         capture_output=True, text=True, env=env, timeout=300)
-    assert out.returncode == 0, out.stderr
-    got = json.loads(out.stdout)
+    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, SCRIPT, str(tmp_path), timeout=300)
     assert got[:3] == [[2, "c", "BIGINT", "cc"], [1, "a2", "BIGINT", None], [0, "id", "BIGINT", None]]
     assert got[3] == "hi" and got[4]["write-buffer-size"] == "8 mb"

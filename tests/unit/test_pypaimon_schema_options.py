@@ -107,11 +107,19 @@ def test_schema_from_pyarrow_gives_paimon_fields_with_pypaimon_ids():
     assert Schema(s.pa_schema) == s  # pyarrow as the first argument, as before
 
 
-@pytest.mark.parametrize("stored", ["BLOB", "VARIANT", {"type": "VECTOR", "element": "FLOAT", "length": 3}])
+@pytest.mark.parametrize("stored", ["BLOB", {"type": "VECTOR", "element": "FLOAT", "length": 3}])
 def test_types_paimon_rs_cannot_hold_are_refused_naming_the_field(stored):
     with pytest.raises((UnsupportedError, ValueError), match="'vec'"):
         Schema(fields=[DataField(0, "id", AtomicType("INT")),
                        DataField.from_dict({"id": 1, "name": "vec", "type": stored})])
+
+
+def test_variant_fields_are_held():
+    s = Schema(fields=[DataField(0, "id", AtomicType("INT")),
+                       DataField.from_dict({"id": 1, "name": "v", "type": "VARIANT"})])
+    assert s.fields[1].type == AtomicType("VARIANT")
+    assert s.pa_schema.field("v").type == pa.struct([pa.field("value", pa.binary(), False),
+                                                     pa.field("metadata", pa.binary(), False)])
 
 
 def test_schema_refuses_what_pypaimon_refuses():

@@ -146,7 +146,7 @@ pub fn paimon_type_json(field: PyArrowType<arrow_schema::Field>) -> PyResult<Str
 
 /// The Arrow field (the type paimon_rs reads and writes the column as) of a Paimon field given
 /// in the schema file's JSON form (`{"name": .., "type": ..}`); a type paimon_rs cannot hold
-/// (BLOB, VARIANT, VECTOR, ...) is refused naming the field.
+/// (BLOB, VECTOR, ...) is refused naming the field.
 #[pyfunction]
 pub fn arrow_field_of(field_json: &str) -> PyResult<PyArrowType<arrow_schema::Field>> {
     let v: serde_json::Value = serde_json::from_str(field_json)

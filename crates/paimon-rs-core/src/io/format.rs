@@ -152,6 +152,26 @@ pub fn check_write_format(table: &str, fields: &[DataField], opts: &CoreOptions)
         formats.push(WriteFormat::for_kind(opts, kind).map_err(|e| e.with_table(table))?);
     }
     let (mut avro, mut orc) = (false, false);
+    // VARIANT is a Parquet-only type in Java (ORC's FieldWriterFactory and
+    // AvroSchemaConverter throw "Unsupported type"): refused rather than written in a form
+    // no other engine reads
+    let variant = fields.iter().find(|f| holds_variant(&f.data_type));
+    if let (Some(f), Some(fmt)) = (
+        variant,
+        formats.iter().find(|w| !matches!(w, WriteFormat::Parquet)),
+    ) {
+        let name = match fmt {
+            WriteFormat::Avro(_) => "Avro",
+            _ => "ORC",
+        };
+        return Err(Error::unsupported(format!(
+            "column '{}' of type {}: {name} data files cannot hold VARIANT (Java writes it to \
+             Parquet only); use file.format = parquet",
+            f.name,
+            f.data_type.sql_string()
+        ))
+        .with_table(table));
+    }
     for f in formats {
         match f {
             WriteFormat::Parquet => {}
@@ -167,6 +187,18 @@ pub fn check_write_format(table: &str, fields: &[DataField], opts: &CoreOptions)
         }
     }
     Ok(())
+}
+
+/// Whether `t` is or contains a VARIANT.
+fn holds_variant(t: &crate::spec::types::DataType) -> bool {
+    use crate::spec::types::TypeKind;
+    match &t.kind {
+        TypeKind::Variant => true,
+        TypeKind::Array(e) | TypeKind::Multiset(e) => holds_variant(e),
+        TypeKind::Map(k, v) => holds_variant(k) || holds_variant(v),
+        TypeKind::Row(fs) => fs.iter().any(|f| holds_variant(&f.data_type)),
+        _ => false,
+    }
 }
 
 /// One data file being written, in any format.

@@ -604,6 +604,15 @@ fn conform(
         let col: ArrayRef = match found {
             Some((name, types, i)) => {
                 let c = b.column(i);
+                if crate::read::evolution::is_shredded_variant(c, &w.dtype) {
+                    return Err(Error::unsupported(format!(
+                        "data file {}: column '{name}' (table column '{}') is a shredded VARIANT \
+                         (written with 'variant.shreddingSchema'): paimon_rs reads unshredded \
+                         VARIANT columns only",
+                        path.display(),
+                        w.name
+                    )));
+                }
                 let converted = match types {
                     Some((from, to)) => evolve_array(c, from, to, &w.dtype),
                     None => conform_physical(c, &w.dtype),

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use arrow_array::cast::AsArray;
 use arrow_array::{make_array, new_null_array, Array, ArrayRef, ListArray, MapArray, StructArray};
 use arrow_cast::cast;
-use arrow_schema::{DataType as ArrowType, Field};
+use arrow_schema::{DataType as ArrowType, Field, Fields};
 
 use crate::error::{Error, Result};
 use crate::spec::schema::TableSchema;
@@ -148,6 +148,11 @@ pub fn conform_physical(
     if array.data_type() == target {
         return Ok(array.clone());
     }
+    if let ArrowType::Struct(tf) = target {
+        if crate::spec::types::is_variant_struct(tf) {
+            return conform_variant(array, tf);
+        }
+    }
     if let (Some(m), ArrowType::Map(..)) = (entries_as_map(array)?, target) {
         return conform_physical(&m, target);
     }
@@ -168,6 +173,51 @@ pub fn conform_physical(
         return Ok(make_array(data));
     }
     cast(array, target).map_err(|e| e.to_string())
+}
+
+/// Whether a file column read for a VARIANT (Arrow `target`) is a shredded variant: the
+/// Parquet variant shredding layout (`metadata`, an optional `value` and `typed_value`, the
+/// sub-fields pulled out into typed columns), which Java writes with `variant.shreddingSchema`
+/// or `variant.inferShreddingSchema` and pypaimon with `variant.shreddingSchema`. paimon_rs
+/// does not reassemble shredded values: the reader refuses them (reading `value` alone would
+/// silently lose the shredded sub-fields).
+pub fn is_shredded_variant(array: &ArrayRef, target: &ArrowType) -> bool {
+    match (array.data_type(), target) {
+        (ArrowType::Struct(ff), ArrowType::Struct(tf)) => {
+            crate::spec::types::is_variant_struct(tf)
+                && ff.iter().any(|f| {
+                    f.name() != crate::spec::types::VARIANT_VALUE
+                        && f.name() != crate::spec::types::VARIANT_METADATA
+                })
+        }
+        _ => false,
+    }
+}
+
+/// An unshredded VARIANT file column (`value` and `metadata` in either order, any binary
+/// flavour) as the table's `struct<value, metadata>`.
+fn conform_variant(array: &ArrayRef, tf: &Fields) -> std::result::Result<ArrayRef, String> {
+    let s = array
+        .as_struct_opt()
+        .ok_or_else(|| format!("expected a VARIANT struct, found {}", array.data_type()))?;
+    if is_shredded_variant(array, &ArrowType::Struct(tf.clone())) {
+        return Err(format!(
+            "a shredded VARIANT ({}): paimon_rs reads unshredded VARIANT columns only",
+            array.data_type()
+        ));
+    }
+    let cols = tf
+        .iter()
+        .map(|f| {
+            let c = s
+                .column_by_name(f.name())
+                .ok_or_else(|| format!("VARIANT without '{}'", f.name()))?;
+            cast(c, f.data_type()).map_err(|e| e.to_string())
+        })
+        .collect::<std::result::Result<Vec<_>, String>>()?;
+    let out = StructArray::try_new(tf.clone(), cols, s.nulls().cloned())
+        .map_err(|e| format!("VARIANT: {e}"))?;
+    Ok(Arc::new(out))
 }
 
 /// A list of two-field records (key, value) as a map: Java's Avro files store a MAP whose key
@@ -425,5 +475,48 @@ mod tests {
         // to a coarser unit with the zone
         let t2 = ArrowType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
         assert_eq!(conform_physical(&a, &t2).unwrap().data_type(), &t2);
+    }
+
+    #[test]
+    fn variant_columns_conform_and_shredded_ones_are_refused() {
+        use arrow_array::BinaryArray;
+        let target = crate::spec::types::variant_arrow_type();
+        let bin = |v: &[&[u8]]| Arc::new(BinaryArray::from(v.to_vec())) as ArrayRef;
+        // metadata first, children nullable: the same VARIANT
+        let file = StructArray::from(vec![
+            (
+                Arc::new(Field::new("metadata", ArrowType::Binary, true)),
+                bin(&[b"\x01\x00\x00"]),
+            ),
+            (
+                Arc::new(Field::new("value", ArrowType::Binary, true)),
+                bin(&[b"\x0c\x01"]),
+            ),
+        ]);
+        let file: ArrayRef = Arc::new(file);
+        assert!(!is_shredded_variant(&file, &target));
+        let out = conform_physical(&file, &target).unwrap();
+        assert_eq!(out.data_type(), &target);
+        let s = out.as_struct();
+        assert_eq!(s.column(0).as_binary::<i32>().value(0), b"\x0c\x01");
+        assert_eq!(s.column(1).as_binary::<i32>().value(0), b"\x01\x00\x00");
+        // shredded: a typed_value beside them
+        let shredded: ArrayRef = Arc::new(StructArray::from(vec![
+            (
+                Arc::new(Field::new("metadata", ArrowType::Binary, true)),
+                bin(&[b"\x01\x00\x00"]),
+            ),
+            (
+                Arc::new(Field::new("value", ArrowType::Binary, true)),
+                bin(&[b"\x00"]),
+            ),
+            (
+                Arc::new(Field::new("typed_value", ArrowType::Binary, true)),
+                bin(&[b"x"]),
+            ),
+        ]));
+        assert!(is_shredded_variant(&shredded, &target));
+        let e = conform_physical(&shredded, &target).unwrap_err();
+        assert!(e.contains("shredded VARIANT"), "{e}");
     }
 }

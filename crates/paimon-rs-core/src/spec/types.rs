@@ -20,7 +20,10 @@ pub enum TypeKind {
     BigInt,
     Float,
     Double,
-    Decimal { precision: u32, scale: u32 },
+    Decimal {
+        precision: u32,
+        scale: u32,
+    },
     Char(u32),
     VarChar(u32),
     Binary(u32),
@@ -33,6 +36,10 @@ pub enum TypeKind {
     Multiset(Box<DataType>),
     Map(Box<DataType>, Box<DataType>),
     Row(Vec<DataField>),
+    /// Semi-structured data in the Parquet Variant binary encoding (Java's `VariantType`): in
+    /// Arrow and in data files a struct of two required binaries, `value` (field id 0) then
+    /// `metadata` (field id 1), as Java's `ParquetSchemaConverter` and pypaimon write it.
+    Variant,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -68,10 +75,17 @@ impl DataType {
     pub fn is_string(&self) -> bool {
         matches!(self.kind, TypeKind::Char(_) | TypeKind::VarChar(_))
     }
+    /// A type held as an Arrow struct or list: not orderable, no statistics, never a key or
+    /// partition column (Java's `SchemaValidation.PRIMARY_KEY_UNSUPPORTED_LOGICAL_TYPES`, which
+    /// lists VARIANT beside the nested types).
     pub fn is_nested(&self) -> bool {
         matches!(
             self.kind,
-            TypeKind::Array(_) | TypeKind::Multiset(_) | TypeKind::Map(..) | TypeKind::Row(_)
+            TypeKind::Array(_)
+                | TypeKind::Multiset(_)
+                | TypeKind::Map(..)
+                | TypeKind::Row(_)
+                | TypeKind::Variant
         )
     }
 
@@ -97,6 +111,7 @@ impl DataType {
             Time(p) => format!("TIME({p})"),
             Timestamp(p) => format!("TIMESTAMP({p})"),
             LocalZonedTimestamp(p) => format!("TIMESTAMP({p}) WITH LOCAL TIME ZONE"),
+            Variant => "VARIANT".into(),
             _ => return None,
         })
     }
@@ -219,6 +234,7 @@ impl DataType {
             Row(fields) => ArrowType::Struct(Fields::from(
                 fields.iter().map(DataField::to_arrow).collect::<Vec<_>>(),
             )),
+            Variant => variant_arrow_type(),
         }
     }
 
@@ -282,6 +298,7 @@ impl DataType {
                 ),
                 other => return Err(Error::unsupported(format!("arrow map entries {other}"))),
             },
+            A::Struct(fields) if is_variant_struct(fields) => TypeKind::Variant,
             A::Struct(fields) => TypeKind::Row(
                 fields
                     .iter()
@@ -305,6 +322,42 @@ impl DataType {
         };
         Ok(DataType { kind, nullable })
     }
+}
+
+/// Name of the variant struct's encoded-value child (Java's `Variant.VALUE`).
+pub const VARIANT_VALUE: &str = "value";
+/// Name of the variant struct's metadata (string dictionary) child (Java's `Variant.METADATA`).
+pub const VARIANT_METADATA: &str = "metadata";
+
+/// The Arrow form of VARIANT: `struct<value: binary NOT NULL, metadata: binary NOT NULL>` with
+/// Parquet field ids 0 and 1 (Java's `ParquetSchemaConverter`, case VARIANT; pypaimon's
+/// `PyarrowFieldParser.from_paimon_type`).
+pub fn variant_arrow_type() -> ArrowType {
+    let child = |name: &str, id: i32| {
+        ArrowField::new(name, ArrowType::Binary, false).with_metadata(
+            std::collections::HashMap::from([("PARQUET:field_id".to_string(), id.to_string())]),
+        )
+    };
+    ArrowType::Struct(Fields::from(vec![
+        child(VARIANT_VALUE, 0),
+        child(VARIANT_METADATA, 1),
+    ]))
+}
+
+/// Whether an Arrow struct is VARIANT's form (pypaimon's `is_variant_struct`): exactly the
+/// children `value` and `metadata`, both non-null binaries, in either order.
+pub fn is_variant_struct(fields: &Fields) -> bool {
+    fields.len() == 2
+        && [VARIANT_VALUE, VARIANT_METADATA].iter().all(|n| {
+            fields.iter().any(|f| {
+                f.name() == n
+                    && !f.is_nullable()
+                    && matches!(
+                        f.data_type(),
+                        ArrowType::Binary | ArrowType::LargeBinary | ArrowType::BinaryView
+                    )
+            })
+        })
 }
 
 fn ts_unit(p: u32) -> TimeUnit {
@@ -382,6 +435,7 @@ fn parse_atomic(s: &str) -> Result<DataType> {
             "DATE" => Date,
             "TIME" | "TIME WITHOUT TIME ZONE" => Time(p0(0)),
             "TIMESTAMP" | "TIMESTAMP WITHOUT TIME ZONE" => Timestamp(p0(6)),
+            "VARIANT" if params.is_empty() => Variant,
             _ => return Err(Error::unsupported(format!("data type '{s}'"))),
         }
     };
@@ -603,5 +657,43 @@ mod tests {
     fn errors_name_the_type() {
         let e = DataType::from_json(&json!("FOO")).unwrap_err();
         assert!(e.to_string().contains("FOO"));
+    }
+
+    #[test]
+    fn variant_type_json_and_arrow_form() {
+        let t = DataType::from_json(&json!("VARIANT NOT NULL")).unwrap();
+        assert_eq!(t.kind, TypeKind::Variant);
+        assert_eq!(t.to_json(), json!("VARIANT NOT NULL"));
+        assert_eq!(t.sql_string(), "VARIANT NOT NULL");
+        assert!(t.is_nested(), "never a key, no statistics");
+        let ArrowType::Struct(fs) = t.to_arrow() else {
+            panic!("{}", t.to_arrow())
+        };
+        // Java's ParquetSchemaConverter: value (id 0) then metadata (id 1), both required
+        let got: Vec<_> = fs
+            .iter()
+            .map(|f| {
+                (
+                    f.name().as_str(),
+                    f.is_nullable(),
+                    f.metadata()["PARQUET:field_id"].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(got, [("value", false, "0"), ("metadata", false, "1")]);
+        assert_eq!(
+            DataType::from_arrow(&t.to_arrow(), true).unwrap(),
+            DataType::new(TypeKind::Variant)
+        );
+        // a ROW that only looks alike (nullable children, a third field) stays a ROW
+        let row = ArrowType::Struct(Fields::from(vec![
+            ArrowField::new("value", ArrowType::Binary, true),
+            ArrowField::new("metadata", ArrowType::Binary, true),
+        ]));
+        assert!(matches!(
+            DataType::from_arrow(&row, true).unwrap().kind,
+            TypeKind::Row(_)
+        ));
+        assert!(DataType::from_json(&json!("VARIANT(3)")).is_err());
     }
 }

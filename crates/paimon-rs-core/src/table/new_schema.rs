@@ -293,6 +293,7 @@ fn java_type_class(t: &crate::spec::types::DataType) -> &'static str {
         TypeKind::Array(_) => "ArrayType",
         TypeKind::Multiset(_) => "MultisetType",
         TypeKind::Map(..) => "MapType",
+        TypeKind::Variant => "VariantType",
         _ => "RowType",
     }
 }
@@ -349,7 +350,6 @@ mod tests {
     fn types_paimon_rs_cannot_hold_are_refused_naming_the_column() {
         for (name, t) in [
             ("b", r#""BLOB""#),
-            ("v", r#""VARIANT""#),
             (
                 "e",
                 r#"{"type": "VECTOR", "element": "FLOAT", "length": 3}"#,
@@ -362,5 +362,43 @@ mod tests {
         }
         let e = decl(r#"[{"name": "a"}]"#, &[]).unwrap_err();
         assert!(e.to_string().contains("column 'a' without a type"), "{e}");
+    }
+
+    #[test]
+    fn variant_is_a_value_column_never_a_key_or_partition() {
+        let s = decl(
+            r#"[{"name": "id", "type": "INT"}, {"name": "v", "type": "VARIANT"}]"#,
+            &["id"],
+        )
+        .unwrap();
+        assert_eq!(
+            s.fields[1].data_type.to_json(),
+            serde_json::json!("VARIANT")
+        );
+        // Java's SchemaValidation.PRIMARY_KEY_UNSUPPORTED_LOGICAL_TYPES lists VariantType
+        let e = decl(
+            r#"[{"name": "id", "type": "INT"}, {"name": "v", "type": "VARIANT"}]"#,
+            &["v"],
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("The type VariantType in primary key field v is unsupported"),
+            "{e}"
+        );
+        let e = NewTableSchema::from_fields_json(
+            r#"[{"name": "id", "type": "INT"}, {"name": "v", "type": "VARIANT"}]"#,
+            vec!["v".into()],
+            vec![],
+            BTreeMap::new(),
+            None,
+        )
+        .and_then(|n| n.into_table_schema())
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("The type VariantType in partition field v is unsupported"),
+            "{e}"
+        );
     }
 }

@@ -85,6 +85,7 @@ fn same_shape(a: &TypeKind, b: &TypeKind) -> bool {
         (Map(k1, v1), Map(k2, v2)) => {
             compatible(&k1.to_arrow(), k2) && compatible(&v1.to_arrow(), v2)
         }
+        (Variant, Variant) => true,
         (Row(f1), Row(f2)) => {
             f1.len() == f2.len()
                 && f1.iter().zip(f2).all(|(x, y)| {
