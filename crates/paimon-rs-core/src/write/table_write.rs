@@ -207,16 +207,10 @@ impl TableWrite {
         };
         let cluster = super::clustering::ClusterSpec::from_table(&table)
             .map_err(|e| e.with_table(&table.name))?;
-        let force_compact = match o.raw.get("commit.force-compact").map(|v| v.trim()) {
+        let force_compact = match o.raw.get("commit.force-compact") {
             None => false,
-            Some(v) if v.eq_ignore_ascii_case("true") => true,
-            Some(v) if v.eq_ignore_ascii_case("false") => false,
-            Some(v) => {
-                return Err(Error::invalid(format!(
-                    "commit.force-compact: '{v}' is not a boolean (true or false)"
-                ))
-                .with_table(&table.name))
-            }
+            Some(v) => crate::options::parse_bool("commit.force-compact", v)
+                .map_err(|e| e.with_table(&table.name))?,
         };
         Ok(TableWrite {
             cluster,
