@@ -785,10 +785,10 @@ def test_assign_stage_errors_name_the_call_the_user_made(registered, catalog, mo
             list(dynamic._assign_task(spec, iter([wrong])))
 
 
-def test_the_ended_marker_lives_in_index_and_is_skipped_on_object_stores():
+def test_the_ended_marker_lives_in_index():
     """The ended marker of a Data Source write is ``index/write-<write>-ended`` under a local (or
-    ``file://``) table, matches no sweep prefix of the write, and is not written for an ``s3://``
-    table (whose files the sweep, listing with ``os.walk``, cannot see either)."""
+    ``file://``) table and an object store's alike, and matches no sweep prefix of the write
+    (``test_spark_s3.py`` runs the sweep and the marker on a store)."""
     from types import SimpleNamespace
 
     from paimon_rs.spark.commit import _changelog_prefix, _ended_marker, _index_prefix
@@ -800,4 +800,5 @@ def test_the_ended_marker_lives_in_index_and_is_skipped_on_object_stores():
     assert not name.startswith(("data-abc-", _index_prefix(local, "data-abc-"), _changelog_prefix(local, "data-abc-")))
     file_url = SimpleNamespace(table_path="file:///wh/t", options={})
     assert _ended_marker(file_url, "data-x-") == "/wh/t/index/write-x-ended"
-    assert _ended_marker(SimpleNamespace(table_path="s3://bucket/wh/t", options={}), "data-x-") is None
+    assert _ended_marker(SimpleNamespace(table_path="s3://bucket/wh/t", options={}), "data-x-") == \
+        "s3://bucket/wh/t/index/write-x-ended"

@@ -5,9 +5,11 @@ identifier found committed means done), and delete the files no commit took."""
 import os
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple
 
+from paimon_rs import _core
 from paimon_rs.exceptions import PaimonRsError
 from paimon_rs.spark.common import _has_spark_context, _log
 from paimon_rs.table import CommitMessage, Table
@@ -17,6 +19,9 @@ _MESSAGE_SCHEMA = (
     "spark_partition int, attempt int, task_attempt_id long, bucket int, "
     "partition binary, message binary"
 )
+
+#: threads listing an object store's directories at once in ``_walk``
+_LIST_THREADS = 16
 
 # Directories of a table that never hold data files of a write.
 _METADATA_DIRS = {"snapshot", "schema", "manifest", "index", "statistics", "tag", "changelog", "branch"}
@@ -94,30 +99,40 @@ def _index_prefix(table: Table, file_prefix: str) -> str:
     return "index-" + (file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix)
 
 
-def _ended_marker(table: Table, file_prefix: str) -> Optional[str]:
+def _root(table: Table) -> Tuple[str, bool]:
+    """The table's directory (a local path, ``file://`` stripped, or an object store URI) and
+    whether it is on an object store."""
+    root = table.table_path
+    if root.startswith("file://"):
+        root = root[len("file://"):]
+    return root, "://" in root
+
+
+def _join(base: str, name: str, remote: bool) -> str:
+    return base.rstrip("/") + "/" + name if remote else os.path.join(base, name)
+
+
+def _ended_marker(table: Table, file_prefix: str) -> str:
     """The marker of a Data Source write whose driver side ended (``commit`` or ``abort`` was
     called), ``index/write-<write>-ended``: written before that side lists the write's files to
     sweep them; a task attempt that finds it after writing its files deletes them itself
     (``withdraw_if_ended``). It never matches ``_sweep``'s prefixes, and no snapshot lists it, so
     ``remove_orphan_files`` (ours and Java's ``OrphanFilesClean``, which list ``index/``)
-    deletes it once older than their threshold. None for a table on an object store (``s3://``):
-    ``_sweep`` lists local paths only, so there is no listing to close (late files there are left
-    for ``remove_orphan_files``, as before)."""
-    root = table.table_path
-    if root.startswith("file://"):
-        root = root[len("file://"):]
-    elif "://" in root:
-        return None
+    deletes it once older than their threshold. Under a local table a path, under an object
+    store table (``s3://`` ...) a URI of the same store."""
+    root, remote = _root(table)
     data = table.options.get("data-file.prefix", "data-")
     write = file_prefix[len(data):] if file_prefix.startswith(data) else file_prefix
-    return os.path.join(root, "index", f"write-{write}ended")
+    return _join(_join(root, "index", remote), f"write-{write}ended", remote)
 
 
 def mark_ended(table: Table, file_prefix: str) -> None:
-    """Write (durably: file and directory synced) the ended marker of the write
-    ``file_prefix``; called before the driver side lists the write's files."""
+    """Write the ended marker of the write ``file_prefix`` durably before returning (a local
+    file and its directory synced; an object store's PUT is durable and visible to every later
+    read and list once it returns); called before the driver side lists the write's files."""
     path = _ended_marker(table, file_prefix)
-    if path is None:
+    if _root(table)[1]:
+        _core.fio_write(path, b"1", True)
         return
     d = os.path.dirname(path)
     os.makedirs(d, exist_ok=True)
@@ -140,7 +155,8 @@ def withdraw_if_ended(table: Table, file_prefix: str, attempt_prefix: str) -> bo
     marker existed, hence before the driver listed them: its sweep deletes them unless its
     commit took them."""
     path = _ended_marker(table, file_prefix)
-    if path is None or not os.path.exists(path):
+    found = _core.fio_status(path) is not None if _root(table)[1] else os.path.exists(path)
+    if not found:
         return False
     _sweep(table, attempt_prefix, set())
     return True
@@ -165,17 +181,41 @@ def _kept(name: str, keep: Set[str]) -> bool:
     return name in keep or any(name.endswith(x) and name[:-len(x)] in keep for x in _EXTRA_FILE_SUFFIXES)
 
 
+def _walk(root: str, remote: bool) -> Iterator[Tuple[str, List[str], List[str]]]:
+    """``os.walk(root)`` (top-down; the caller may prune the yielded directory names) for a
+    local path; for an object store URI the same over the store's listing, one level of
+    directories listed at a time by up to ``_LIST_THREADS`` threads (``_core.fio_list``
+    releases the GIL: a table of many partitions costs one request per directory, as
+    ``remove_orphan_files``)."""
+    if not remote:
+        yield from os.walk(root)
+        return
+    level = [root]
+    with ThreadPoolExecutor(max_workers=_LIST_THREADS) as pool:
+        while level:
+            below: List[str] = []
+            for d, entries in zip(level, pool.map(_core.fio_list, level)):
+                dirs: List[str] = []
+                files: List[str] = []
+                for path, is_dir, _, _ in entries:
+                    (dirs if is_dir else files).append(path.rstrip("/").rsplit("/", 1)[-1])
+                yield d, dirs, files
+                below.extend(_join(d, x, True) for x in dirs)
+            level = below
+
+
 def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
     """Delete the data files named ``file_prefix*`` (with their extra files: a file index),
     the changelog files named by the matching changelog prefix and the index files by the
     matching index prefix (this write's, any task attempt) that are not in ``keep`` (an extra
-    file goes with its data file). Returns the deleted paths."""
+    file goes with its data file), on a local disk or an object store alike. Returns the
+    deleted paths."""
     deleted: List[str] = []
-    root = table.table_path
+    root, remote = _root(table)
     prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
-    index_dir = os.path.join(root, "index")
+    index_dir = _join(root, "index", remote)
     index_prefix = _index_prefix(table, file_prefix)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, dirnames, filenames in _walk(root, remote):
         if dirpath == root:
             dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS or d == "index"]
         # in index/: a dynamic-bucket table's hash index files of this write's task attempts
@@ -184,7 +224,11 @@ def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
             dirnames[:] = []
         for f in filenames:
             if f.startswith(mine) and not _kept(f, keep):
-                p = os.path.join(dirpath, f)
+                p = _join(dirpath, f, remote)
+                if remote:
+                    if _core.fio_delete(p):
+                        deleted.append(p)
+                    continue
                 try:
                     os.remove(p)
                     deleted.append(p)
