@@ -344,3 +344,40 @@ def test_stream_reads_the_changelog_of_expired_snapshots(registered, catalog, tm
     got = stream_from_first(registered, t, str(tmp_path / "ck"))
     assert sorted(got) == sorted(r for c in commits for r in c)
     assert replay({}, got) == table_rows(t)
+
+
+def test_a_late_speculative_attempt_of_a_micro_batch_leaves_no_file(registered, catalog, monkeypatch):
+    """A speculative attempt of a micro-batch's task still running when the sink's ``commit``
+    ran (the stream sink's commit, like the batch Data Source's, has no SparkContext to wait
+    with): driven in-process, task 0 of batch 0 commits, then a second attempt of it writes the
+    same rows. The commit wrote the micro-batch's ended marker (its prefix is this run's) before
+    its sweep; the late attempt finds it, deletes its files and returns no message: the table is
+    as committed and no orphan is left. Without the marker the attempt's files stayed as orphans."""
+    import pyspark
+
+    from paimon_rs.spark import sink
+    from paimon_rs.spark.source import PaimonRsDataSource
+
+    t = create(catalog, "db.sinklate", SCHEMA, [], ["k"], bucket="2")
+
+    class Ctx:
+        def getLocalProperty(self, key: str) -> str:  # noqa: N802 (Spark's name)
+            return {"streaming.sql.batchId": "0", "sql.streaming.queryId": "q1"}[key]
+
+    monkeypatch.setattr(pyspark.TaskContext, "get", staticmethod(lambda: Ctx()))
+    monkeypatch.setattr(sink, "_task_context", lambda: (0, 0, 11))
+    batch = pa.record_batch({"k": pa.array([1, 2, 3], pa.int64()), "v": ["a", "b", "c"]})
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
+
+    spark_schema = StructType([StructField("k", LongType(), False), StructField("v", StringType())])
+    w = PaimonRsDataSource({"path": t.table_path}).streamWriter(spark_schema, False)
+    won = w.write(iter([batch]))
+    w.commit([won], 0)
+    assert t.latest_snapshot_id() == 1 and table_rows(t) == {1: "a", 2: "b", 3: "c"}
+    committed = sorted(p.name for p in Path(t.table_path).glob("bucket-*/*"))
+    monkeypatch.setattr(sink, "_task_context", lambda: (0, 1, 12))
+    late = w.write(iter([batch]))
+    assert not late.messages and t.latest_snapshot_id() == 1
+    assert sorted(p.name for p in Path(t.table_path).glob("bucket-*/*")) == committed
+    assert table_rows(t) == {1: "a", 2: "b", 3: "c"}
+    assert [p.name for p in Path(t.table_path, "index").iterdir()] == [f"write-{w._prefix('q1', '0')[5:]}ended"]

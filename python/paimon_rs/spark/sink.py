@@ -63,14 +63,15 @@ def kind_runs(kinds: pa.Array) -> List[Tuple[int, int, str]]:
 
 def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch], what: str,
                with_kind: bool = False, query_id: str = "",
-               commit_identifier: Optional[int] = None, data_source: bool = False) -> _TaskMessages:
+               commit_identifier: Optional[int] = None, withdraw_when_ended: bool = False) -> _TaskMessages:
     """One task: every row of ``iterator`` through ``table``'s writer, files named
     ``file_prefix`` + this attempt; ``with_kind``: each row's kind from its ``rowkind`` column
     (runs of one kind written in order); ``commit_identifier``: the identifier of the commit
     its messages go into (a micro-batch's; None: a batch write), which decides whether a
-    ``full-compaction`` table compacts its buckets fully; ``data_source``: a task of a batch Data
-    Source write, which withdraws (deletes its files, returns no message) when the write's driver
-    side already ended (``commit.withdraw_if_ended``). Returns the task's commit messages."""
+    ``full-compaction`` table compacts its buckets fully; ``withdraw_when_ended``: a task of a
+    Data Source write (batch, or a micro-batch of the stream sink), which withdraws (deletes its
+    files, returns no message) when the write's driver side already ended
+    (``commit.withdraw_if_ended``). Returns the task's commit messages."""
     pid, attempt, tid = _task_context()
     base = _open_cached(table)
     t = base.copy(_task_options(base, f"{file_prefix}p{pid}-a{attempt}-"))
@@ -96,7 +97,7 @@ def write_task(table: Table, file_prefix: str, iterator: Iterator[pa.RecordBatch
         msgs = [m for m in w._prepare_commit(commit_identifier) if not m.is_empty()]
     finally:
         w.close()
-    if data_source and withdraw_if_ended(base, file_prefix, f"{file_prefix}p{pid}-a{attempt}-"):
+    if withdraw_when_ended and withdraw_if_ended(base, file_prefix, f"{file_prefix}p{pid}-a{attempt}-"):
         return _TaskMessages(pid, tid, [], query_id)
     return _TaskMessages(pid, tid, [(m.partition, m.bucket, m.to_bytes()) for m in msgs], query_id)
 

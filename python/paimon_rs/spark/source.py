@@ -287,7 +287,8 @@ class _Writer(DataSourceArrowWriter):
         if self.dynamic:
             return write_assigned_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write",
                                        self.fail_first_attempt_marker)
-        return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write", data_source=True)
+        return write_task(self.table, self.file_prefix, iterator, "format('paimon_rs') write",
+                           withdraw_when_ended=True)
 
     def commit(self, messages: List[Optional[WriterCommitMessage]]) -> None:
         table = _open_cached(self.table)

@@ -63,7 +63,7 @@ from paimon_rs import consumer as consumers
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 from paimon_rs.spark import reader as _reader_mod
-from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep
+from paimon_rs.spark.commit import _choose_attempts, _commit_collected, _sweep, mark_ended
 from paimon_rs.spark.common import (
     _arrow_target,
     _open_cached,
@@ -356,7 +356,7 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         ident = int(batch_id) if batch_id.isdigit() else None
         return write_task(self.table, self._prefix(query_id, batch_id), iterator,
                           f"format('paimon_rs') stream write (batch {batch_id})", self.with_kind, query_id,
-                          ident)
+                          ident, withdraw_when_ended=True)
 
     @staticmethod
     def _query_id(messages: List[Optional[WriterCommitMessage]]) -> Optional[str]:
@@ -372,6 +372,11 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
             return  # no task ran: nothing to commit
         table = _open_cached(self.table)
         prefix = self._prefix(query_id, str(batchId))
+        # as the batch Data Source's commit: no SparkContext here to wait for a speculative
+        # attempt still running, so mark this run's micro-batch ended before any listing of its
+        # files; an attempt ending later deletes its own (the prefix is this run's: a replay of
+        # the batch after a restart writes other names and has a marker of its own)
+        mark_ended(table, prefix)
         builder = table.new_batch_write_builder()
         builder.with_commit_user(stream_commit_user(query_id))
         rows = message_rows(messages)
@@ -406,7 +411,9 @@ class PaimonRsStreamWriter(DataSourceStreamArrowWriter):
         """The micro-batch failed: its files go (never one a snapshot references)."""
         query_id = self._query_id(messages)
         if query_id is not None:
-            abort_job(self.table, messages, self._prefix(query_id, str(batchId)))
+            prefix = self._prefix(query_id, str(batchId))
+            mark_ended(_open_cached(self.table), prefix)
+            abort_job(self.table, messages, prefix)
 
 
 def stream_commit_user(query_id: str) -> str:
