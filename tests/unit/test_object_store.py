@@ -212,6 +212,13 @@ def test_request_counts_per_commit_and_read_and_no_list_when_reading(moto):
     assert reading["HEAD"] == 1, reading
     assert reading["PUT"] == 0 and reading["DELETE"] == 0
     assert commit["PUT"] >= 4  # data files, manifests, manifest list, snapshot
+    # HEADs: the 2 new data files (checked together), the next snapshot id beside the latest's
+    # GET at the write's restore and at the commit, the new snapshot after its LATEST hint and
+    # before the expiry, the snapshot EARLIEST names. GETs: the latest snapshot (restore, commit),
+    # its 2 manifest lists (together) and manifest, the base again after the create (a rollback
+    # check), EARLIEST. Before, the commit and its expiry each found the latest from the hint
+    # again (GET LATEST, HEAD n + 1, n, n - 1): 13 HEADs and 10 GETs.
+    assert commit["HEAD"] <= 7 and commit["GET"] <= 7, commit
 
 
 def test_a_read_fetches_the_next_splits_files_ahead_each_data_file_once(moto):

@@ -500,7 +500,7 @@ impl FileStoreCommit {
             if !t.options.write_only {
                 let config = crate::table::retention::ExpireConfig::from_options(&t.options.raw)?;
                 let now = chrono::Utc::now().timestamp_millis();
-                crate::table::expire::expire_snapshots(t, &config, now)?;
+                crate::table::expire::expire_snapshots_after_commit(t, &config, now, snapshot_id)?;
             }
             if let Some(auto) = crate::table::tags::AutoTag::from_options(&t.options.raw)? {
                 if let Some(s) = t.snapshot_manager().try_snapshot(snapshot_id)? {
@@ -598,12 +598,19 @@ impl FileStoreCommit {
         let o = &self.table.options;
         let started = std::time::Instant::now();
         let explicit = commit_identifier != BATCH_COMMIT_IDENTIFIER;
-        let base_id = sm.latest_id()?;
+        // the first attempt's base: snapshots above it may be a retried attempt's own. Read
+        // once for both (on an object store `latest_id` then `latest` cost five round trips;
+        // `latest` alone one when this process saw the newest snapshot)
+        let mut first = Some(sm.latest()?);
+        let base_id = first.as_ref().and_then(|s| s.as_ref().map(|s| s.id));
         let mut wait = o.commit_min_retry_wait_ms.max(1);
         let mut written: Vec<PathBuf> = vec![];
         let result = (|| -> Result<Option<i64>> {
             for attempt in 0..=o.commit_max_retries {
-                let latest = sm.latest()?;
+                let latest = match first.take() {
+                    Some(l) => l,
+                    None => sm.latest()?,
+                };
                 if attempt > 0 {
                     let own = if explicit {
                         self.committed_identifier(commit_identifier, base_id)?
@@ -924,21 +931,28 @@ impl FileStoreCommit {
         let list_prefix = list_prefix.trim_end_matches("-0");
         let manifest_prefix = new_file_name("manifest", 0);
         let manifest_prefix = manifest_prefix.trim_end_matches("-0");
-        let new_metas =
-            vec![self.write_manifest(&format!("{manifest_prefix}-0"), delta, written)?];
+        // every file encoded first, then written together (on an object store one round
+        // trip for the three PUTs, not three): no snapshot names them before the commit's
+        // create, so their order does not matter
+        let mut files: Vec<(PathBuf, Vec<u8>)> = vec![];
+        let delta_manifest =
+            self.encode_manifest(&format!("{manifest_prefix}-0"), delta, &mut files)?;
         let base = self.merge_manifests(previous, written)?;
         let base_name = format!("{list_prefix}-0");
-        let base_size = self.write_list(&base_name, &base, written)?;
+        let base_size = self.encode_list(&base_name, &base, &mut files)?;
         let delta_name = format!("{list_prefix}-1");
-        let delta_size = self.write_list(&delta_name, &new_metas, written)?;
+        let delta_size = self.encode_list(&delta_name, &[delta_manifest], &mut files)?;
         let changelog = if changelog.is_empty() {
             None
         } else {
-            let meta = self.write_manifest(&format!("{manifest_prefix}-1"), changelog, written)?;
+            let meta =
+                self.encode_manifest(&format!("{manifest_prefix}-1"), changelog, &mut files)?;
             let name = format!("{list_prefix}-2");
-            let size = self.write_list(&name, &[meta], written)?;
+            let size = self.encode_list(&name, &[meta], &mut files)?;
             Some((name, size))
         };
+        written.extend(files.iter().map(|(p, _)| p.clone()));
+        io::write_new_unsynced_all(&files)?;
         Ok(ManifestLists {
             base: (base_name, base_size),
             delta: (delta_name, delta_size),
@@ -1054,9 +1068,7 @@ impl FileStoreCommit {
         let Some(s) = snapshot else {
             return Ok(vec![]);
         };
-        let mut v = self.read_list(&s.base_manifest_list)?;
-        v.extend(self.read_list(&s.delta_manifest_list)?);
-        Ok(v)
+        crate::table::live::read_base_and_delta(&self.table, s)
     }
 
     fn read_list(&self, name: &str) -> Result<Vec<ManifestFileMeta>> {
@@ -1065,29 +1077,47 @@ impl FileStoreCommit {
         read_manifest_list(&io::read_referenced(&p, &referrer)?, &p)
     }
 
-    fn write_list(
+    /// The manifest list `name` of `metas`, encoded into `files` (path, bytes) to be written;
+    /// its size.
+    fn encode_list(
         &self,
         name: &str,
         metas: &[ManifestFileMeta],
-        written: &mut Vec<PathBuf>,
+        files: &mut Vec<(PathBuf, Vec<u8>)>,
     ) -> Result<i64> {
         let bytes = write_manifest_list(metas, &self.table.options.manifest_compression)?;
-        let p = self.manifest_path(name);
-        io::write_new_unsynced(&p, &bytes)?;
-        written.push(p);
-        Ok(bytes.len() as i64)
+        let size = bytes.len() as i64;
+        files.push((self.manifest_path(name), bytes));
+        Ok(size)
     }
 
+    /// Write the manifest `name` of `entries` (unsynced; see `io::sync_files`); its meta.
     fn write_manifest(
         &self,
         name: &str,
         entries: &[ManifestEntry],
         written: &mut Vec<PathBuf>,
     ) -> Result<ManifestFileMeta> {
+        let mut files = vec![];
+        let meta = self.encode_manifest(name, entries, &mut files)?;
+        for (p, bytes) in files {
+            written.push(p.clone());
+            io::write_new_unsynced(&p, &bytes)?;
+        }
+        Ok(meta)
+    }
+
+    /// The manifest `name` of `entries`, encoded into `files` (path, bytes) to be written; its
+    /// meta.
+    fn encode_manifest(
+        &self,
+        name: &str,
+        entries: &[ManifestEntry],
+        files: &mut Vec<(PathBuf, Vec<u8>)>,
+    ) -> Result<ManifestFileMeta> {
         let bytes = write_manifest_entries(entries, &self.table.options.manifest_compression)?;
-        let p = self.manifest_path(name);
-        io::write_new_unsynced(&p, &bytes)?;
-        written.push(p);
+        let file_size = bytes.len() as i64;
+        files.push((self.manifest_path(name), bytes));
         let types = self.table.partition_types()?;
         let partition_stats = if types.is_empty() {
             SimpleStats::empty()
@@ -1133,7 +1163,7 @@ impl FileStoreCommit {
         let max_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).max();
         Ok(ManifestFileMeta {
             file_name: name.to_string(),
-            file_size: bytes.len() as i64,
+            file_size,
             num_added_files: entries.iter().filter(|e| e.kind == FileKind::Add).count() as i64,
             num_deleted_files: entries
                 .iter()

@@ -4,7 +4,7 @@
 //! a commit identifier lands once per commit user.
 
 use std::collections::{HashMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{CommitMessage, FileStoreCommit};
 use crate::error::{Error, Result};
@@ -80,6 +80,7 @@ impl FileStoreCommit {
     /// output may carry the name of one of its message's inputs only at a higher level (an
     /// upgrade: the same file moved up).
     pub(super) fn check_messages(&self, messages: &[CommitMessage]) -> Result<()> {
+        self.check_exist(messages)?;
         let mut seen: HashSet<FileKey> = HashSet::new();
         let mut removed: HashSet<FileKey> = HashSet::new();
         for m in messages {
@@ -103,7 +104,6 @@ impl FileStoreCommit {
                 .iter()
                 .chain(&m.compact_increment.compact_after);
             for (i, f) in outputs.enumerate() {
-                self.check_exists(m, f)?;
                 if i >= m.data_increment.new_files.len() {
                     match inputs.get(f.file_name.as_str()) {
                         Some(&level) if f.level > level => continue, // an upgrade
@@ -139,10 +139,29 @@ impl FileStoreCommit {
         Ok(())
     }
 
-    /// A file a message adds must exist.
-    fn check_exists(&self, m: &CommitMessage, f: &DataFileMeta) -> Result<()> {
-        let path = self.data_file_path(m, f)?;
-        match crate::io::file_size(&path) {
+    /// Every file the messages add (new files and compaction outputs) must exist; on an
+    /// object store the checks go out together (`io::file_sizes`).
+    fn check_exist(&self, messages: &[CommitMessage]) -> Result<()> {
+        let mut paths = vec![];
+        for m in messages {
+            let outputs = m
+                .data_increment
+                .new_files
+                .iter()
+                .chain(&m.compact_increment.compact_after);
+            for f in outputs {
+                paths.push(self.data_file_path(m, f)?);
+            }
+        }
+        for (path, size) in paths.iter().zip(crate::io::file_sizes(&paths)) {
+            self.exists_or_stale(path, size)?;
+        }
+        Ok(())
+    }
+
+    /// A file a message adds must exist: `size` is what asking for its size gave.
+    fn exists_or_stale(&self, path: &Path, size: std::io::Result<u64>) -> Result<()> {
+        match size {
             Ok(_) => Ok(()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(Error::StaleCommitMessage {
                 table: self.table().name.clone(),

@@ -220,6 +220,32 @@ pub fn file_size(path: &Path) -> std::io::Result<u64> {
     }
 }
 
+/// [`file_size`] of each of `paths`, in order. On an object store the HEADs go out
+/// [`STORE_CONCURRENCY`] at a time (one round trip for a commit's files, not one each).
+pub fn file_sizes(paths: &[PathBuf]) -> Vec<std::io::Result<u64>> {
+    use futures::StreamExt;
+    let remotes: Vec<_> = paths.iter().map(|p| remote_of(p)).collect();
+    if remotes.iter().all(|r| matches!(r, Ok(None))) {
+        return paths
+            .iter()
+            .map(|p| fs::metadata(p).map(|m| m.len()))
+            .collect();
+    }
+    block_on(
+        futures::stream::iter(paths.iter().zip(remotes).map(|(p, r)| async move {
+            match r.map_err(|e| std::io::Error::other(e.to_string()))? {
+                None => fs::metadata(p).map(|m| m.len()),
+                Some(r) => {
+                    count(Req::Head);
+                    r.store.head(&r.key).await.map(|m| m.size).map_err(obj_err)
+                }
+            }
+        }))
+        .buffered(STORE_CONCURRENCY)
+        .collect(),
+    )
+}
+
 /// Create the directory `path` and its parents; nothing on an object store (no directories).
 pub fn mkdirs(path: &Path) -> Result<()> {
     if is_remote(path) {
@@ -633,13 +659,19 @@ fn write_synced(path: &Path, bytes: &[u8], sync: bool) -> Result<()> {
 }
 
 fn put(r: &Remote, path: &Path, bytes: &[u8], mode: PutMode) -> std::io::Result<()> {
+    block_on(put_async(r, path, bytes, mode))
+}
+
+async fn put_async(r: &Remote, path: &Path, bytes: &[u8], mode: PutMode) -> std::io::Result<()> {
     count(Req::Put);
     let opts = PutOptions {
         mode,
         ..Default::default()
     };
     let payload = PutPayload::from(bytes::Bytes::copy_from_slice(bytes));
-    block_on(r.store.put_opts(&r.key, payload, opts))
+    r.store
+        .put_opts(&r.key, payload, opts)
+        .await
         .map(|_| ())
         .map_err(obj_err)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", path.display())))
@@ -657,6 +689,30 @@ pub fn write_new(path: &Path, bytes: &[u8]) -> Result<()> {
 /// path). Until then no snapshot names them, so a crash can only leave an unreferenced file.
 pub fn write_new_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     write_new_with(path, bytes, false)
+}
+
+/// [`write_new_unsynced`] of each `(path, bytes)`; on an object store the PUTs go out
+/// [`STORE_CONCURRENCY`] at a time (a commit's manifests in one round trip). The first error
+/// is returned after every write ended (the caller removes what was written).
+pub fn write_new_unsynced_all(files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
+    use futures::StreamExt;
+    let mut remote = vec![];
+    for (p, bytes) in files {
+        match remote_of(p)? {
+            None => write_new_unsynced(p, bytes)?,
+            Some(r) => remote.push((r, p, bytes)),
+        }
+    }
+    let results: Vec<Result<()>> = block_on(
+        futures::stream::iter(remote.into_iter().map(|(r, p, bytes)| async move {
+            put_async(&r, p, bytes, PutMode::Overwrite)
+                .await
+                .map_err(|e| Error::io(p, e))
+        }))
+        .buffer_unordered(STORE_CONCURRENCY)
+        .collect(),
+    );
+    results.into_iter().collect()
 }
 
 /// Make the local files `paths` durable (fsync), several at once: their disk writes overlap

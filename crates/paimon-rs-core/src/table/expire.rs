@@ -169,11 +169,36 @@ pub fn expire_snapshots(
     config: &ExpireConfig,
     now_ms: i64,
 ) -> Result<Reclaimed> {
+    expire_snapshots_from(table, config, now_ms, None)
+}
+
+/// [`expire_snapshots`] right after a commit landed snapshot `committed`: while its file
+/// exists, it is taken as the latest. Ids only grow but by a rollback, which deletes every id
+/// above its target: so an existing `committed` is at or below the real latest, and an older
+/// latest only keeps more snapshots (the retention counts back from it; the latest itself is
+/// never expired). That saves finding the latest afresh: one existence check instead of, on an
+/// object store, four serial round trips (the `LATEST` hint, whether snapshots n + 1, n and
+/// n - 1 exist). Gone (a rollback below it): the latest is found as usual.
+pub(crate) fn expire_snapshots_after_commit(
+    table: &FileStoreTable,
+    config: &ExpireConfig,
+    now_ms: i64,
+    committed: i64,
+) -> Result<Reclaimed> {
+    expire_snapshots_from(table, config, now_ms, Some(committed))
+}
+
+fn expire_snapshots_from(
+    table: &FileStoreTable,
+    config: &ExpireConfig,
+    now_ms: i64,
+    known_latest: Option<i64>,
+) -> Result<Reclaimed> {
     table.named(|| {
         config.validate()?;
         let retention = ChangelogRetention::from_options(&table.options.raw, config)?;
         let decoupled = retention.decoupled(config);
-        let mut out = expire_snapshots_only(table, config, now_ms, decoupled)?;
+        let mut out = expire_snapshots_only(table, config, now_ms, decoupled, known_latest)?;
         if decoupled {
             let (ids, files) = expire_changelogs(table, &retention, now_ms)?;
             out.changelogs = ids;
@@ -188,13 +213,31 @@ fn expire_snapshots_only(
     config: &ExpireConfig,
     now_ms: i64,
     decoupled: bool,
+    known_latest: Option<i64>,
 ) -> Result<Reclaimed> {
     {
         let sm = table.snapshot_manager();
-        let Some(latest) = sm.latest_id()? else {
+        let (latest, earliest) = match known_latest {
+            // the check and the earliest at once (on an object store one round trip for both)
+            Some(id) => std::thread::scope(|sc| {
+                let earliest = sc.spawn(|| sm.earliest_id_and_hint());
+                let exists = io::exists(&sm.snapshot_path(id));
+                let earliest = earliest.join().unwrap_or_else(|_| {
+                    Err(crate::error::Error::Internal(format!(
+                        "{}: finding the earliest snapshot: the thread panicked",
+                        table.name
+                    )))
+                });
+                (exists.then_some(id), Some(earliest))
+            }),
+            None => (None, None),
+        };
+        let Some(latest) = latest.map_or_else(|| sm.latest_id(), |id| Ok(Some(id)))? else {
             return Ok(Reclaimed::default());
         };
-        let (Some(earliest), earliest_hinted) = sm.earliest_id_and_hint()? else {
+        let (Some(earliest), earliest_hinted) =
+            earliest.unwrap_or_else(|| sm.earliest_id_and_hint())?
+        else {
             return Ok(Reclaimed::default());
         };
         let min = (latest - config.num_retained_max + 1).max(earliest);

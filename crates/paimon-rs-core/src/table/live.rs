@@ -29,6 +29,38 @@ pub(crate) fn read_list(
     read_manifest_list(&io::read_referenced(&p, &referrer)?, &p)
 }
 
+/// The manifests of `snapshot`'s base and delta lists, base first. On an object store the two
+/// lists are fetched at once (one round trip, not two: every scan, restore and commit reads
+/// them); locally one after the other.
+pub(crate) fn read_base_and_delta(
+    table: &FileStoreTable,
+    snapshot: &Snapshot,
+) -> Result<Vec<ManifestFileMeta>> {
+    let (base, delta) = if io::is_remote(&table.manifest_dir()) {
+        // a scoped thread, not rayon: this may run outside the process's pool
+        std::thread::scope(|sc| {
+            let delta = sc.spawn(|| read_list(table, snapshot, &snapshot.delta_manifest_list));
+            let base = read_list(table, snapshot, &snapshot.base_manifest_list);
+            let delta = delta.join().unwrap_or_else(|_| {
+                Err(Error::Internal(format!(
+                    "reading manifest list {} of snapshot {} of table {}: the reading thread \
+                     panicked",
+                    snapshot.delta_manifest_list, snapshot.id, table.name
+                )))
+            });
+            (base, delta)
+        })
+    } else {
+        (
+            read_list(table, snapshot, &snapshot.base_manifest_list),
+            read_list(table, snapshot, &snapshot.delta_manifest_list),
+        )
+    };
+    let mut metas = base?;
+    metas.extend(delta?);
+    Ok(metas)
+}
+
 /// Column stats by name from a SimpleStats over `names`/`types`.
 pub(crate) fn stats_lookup(
     stats: &SimpleStats,
@@ -86,8 +118,7 @@ pub fn live_entries_filtered(
     partition_filter: Option<&Predicate>,
 ) -> Result<Vec<ManifestEntry>> {
     let entries = (|| {
-        let mut metas = read_list(table, snapshot, &snapshot.base_manifest_list)?;
-        metas.extend(read_list(table, snapshot, &snapshot.delta_manifest_list)?);
+        let metas = read_base_and_delta(table, snapshot)?;
         live_entries_of(table, metas, partition_filter)
     })();
     entries.map_err(|e| match e {
