@@ -86,7 +86,10 @@ PUBLIC_API: Dict[str, object] = {
     "pypaimon.common.options.core_options": {"CoreOptions"},
     "pypaimon.tag.tag": {"Tag"},
     "pypaimon.tag.tag_manager": {"TagManager"},
-    "pypaimon.data": {"variant_get", "variant_replace", "variant_set"},
+    "pypaimon.data": {"variant_get", "variant_replace", "variant_set", "variant_to_pylist"},
+    # the module defining pypaimon.data's path functions (pypaimon's tests import them from it)
+    "pypaimon.data.variant_path": {"variant_get", "variant_replace", "variant_set",
+                                   "variant_to_pylist"},
     "pypaimon.data.generic_variant": {"GenericVariant"},
     "pypaimon.table.row.blob": {"Blob"},
 }
