@@ -122,6 +122,17 @@ def _u(data: bytes, pos: int, n: int) -> int:
     return int.from_bytes(data[pos:pos + n], "little")
 
 
+_UINT_CODE = {1: "B", 2: "H", 4: "I"}
+
+
+def _uints(data: bytes, pos: int, count: int, width: int) -> List[int]:
+    """``count`` little-endian unsigned ``width``-byte integers from ``pos`` (in range)."""
+    code = _UINT_CODE.get(width)
+    if code is not None:
+        return list(struct.unpack_from(f"<{count}{code}", data, pos))
+    return [_u(data, pos + i * width, width) for i in range(count)]
+
+
 def _metadata_keys(metadata: bytes) -> List[str]:
     """The dictionary's keys by id; the metadata checked whole."""
     if not metadata:
@@ -160,8 +171,26 @@ def _object(value: bytes, pos: int, end: int) -> Tuple[List[int], List[Tuple[int
     off_start = id_start + n * id_w
     data = off_start + (n + 1) * off_w
     _need(pos, data - pos, end)
-    ids = [_u(value, id_start + i * id_w, id_w) for i in range(n)]
-    offsets = [_u(value, off_start + i * off_w, off_w) for i in range(n + 1)]
+    # rows of one shape share their objects' headers: parse and check each header once
+    key = (value[pos:data], end - pos)
+    hit = _OBJECT_LAYOUTS.get(key)
+    if hit is None:
+        if len(_OBJECT_LAYOUTS) > 4096:
+            _OBJECT_LAYOUTS.clear()
+        hit = _OBJECT_LAYOUTS[key] = _object_header(value, pos, n, id_start, id_w, off_start,
+                                                    off_w, data, end)
+    ids, children = hit
+    return ids, [(pos + a, pos + b) for a, b in children] if pos else children
+
+
+_OBJECT_LAYOUTS: Dict[Tuple[bytes, int], Tuple[List[int], List[Tuple[int, int]]]] = {}
+
+
+def _object_header(value: bytes, pos: int, n: int, id_start: int, id_w: int, off_start: int,
+                   off_w: int, data: int, end: int) -> Tuple[List[int], List[Tuple[int, int]]]:
+    """:func:`_object`'s ids and children, positions relative to ``pos``; checked."""
+    ids = _uints(value, id_start, n, id_w)
+    offsets = _uints(value, off_start, n + 1, off_w)
     total = offsets[-1]
     if data + total != end:
         _malformed("object size does not match its container")
@@ -173,7 +202,8 @@ def _object(value: bytes, pos: int, end: int) -> Tuple[List[int], List[Tuple[int
         _malformed("invalid object offsets")
     ordered = sorted(starts) + [total]
     next_of = dict(zip(ordered, ordered[1:]))
-    return ids, [(data + o, data + next_of[o]) for o in starts]
+    base = data - pos
+    return ids, [(base + o, base + next_of[o]) for o in starts]
 
 
 def _array(value: bytes, pos: int, end: int) -> List[Tuple[int, int]]:
@@ -187,7 +217,7 @@ def _array(value: bytes, pos: int, end: int) -> List[Tuple[int, int]]:
     off_start = pos + 1 + size_w
     data = off_start + (n + 1) * off_w
     _need(pos, data - pos, end)
-    offsets = [_u(value, off_start + i * off_w, off_w) for i in range(n + 1)]
+    offsets = _uints(value, off_start, n + 1, off_w)
     if offsets[0] != 0 or any(b < a for a, b in zip(offsets, offsets[1:])):
         _malformed("invalid array offsets")
     if data + offsets[-1] != end:
@@ -222,12 +252,12 @@ def _check_value(value: bytes, pos: int, end: int, row: _Row) -> None:
         _need(p, 1, e)
         basic = value[p] & 3
         if basic == _OBJECT:
-            ids, children = _object(value, p, e)
+            ids, children = row.obj(p, e)
             if ids and max(ids) >= len(row.keys):
                 _malformed("object field id is not in the metadata dictionary")
             stack.extend(children)
         elif basic == _ARRAY:
-            stack.extend(_array(value, p, e))
+            stack.extend(row.arr(p, e))
         elif _scalar_size(value, p, e) != e - p:
             _malformed("child size does not match container offsets")
 
@@ -244,36 +274,63 @@ class _Row:
     """One checked row: its value bytes, metadata, and the metadata's keys (parsed on first use:
     a value without objects and a path without keys never need the dictionary)."""
 
-    __slots__ = ("value", "metadata", "_keys", "_ids", "_cache")
+    __slots__ = ("value", "metadata", "_keys", "_ids", "_cache", "_layouts")
 
-    def __init__(self, value: bytes, metadata: bytes, cache: Dict[bytes, List[str]]):
+    def __init__(self, value: bytes, metadata: bytes, cache: Dict[bytes, Any]):
         if not metadata:
             _malformed("empty metadata")
         if metadata[0] & 0x0F != _VERSION:
             _malformed("invalid metadata version")
         self.value, self.metadata, self._cache = value, metadata, cache
+        self._layouts: Dict[Tuple[int, int], Any] = {}
         self._keys: Optional[List[str]] = None
         self._ids: Optional[Dict[str, int]] = None
         _check_value(value, 0, len(value), self)
 
+    def obj(self, pos: int, end: int) -> Tuple[List[int], List[Tuple[int, int]]]:
+        """:func:`_object` of the current value, parsed once."""
+        got = self._layouts.get((pos, end))
+        if got is None:
+            got = self._layouts[(pos, end)] = _object(self.value, pos, end)
+        return got
+
+    def arr(self, pos: int, end: int) -> List[Tuple[int, int]]:
+        """:func:`_array` of the current value, parsed once."""
+        got = self._layouts.get((pos, end))
+        if got is None:
+            got = self._layouts[(pos, end)] = _array(self.value, pos, end)
+        return got
+
+    def set_value(self, value: bytes) -> None:
+        self.value = value
+        self._layouts = {}
+
+    def _parse_keys(self) -> None:
+        hit = self._cache.get(self.metadata)
+        if hit is None:
+            keys = _metadata_keys(self.metadata)
+            hit = self._cache[self.metadata] = (keys, {k: i for i, k in enumerate(keys)})
+        self._keys, self._ids = hit
+
     @property
     def keys(self) -> List[str]:
+        """The metadata dictionary's keys by id (shared between rows: never modified)."""
         if self._keys is None:
-            keys = self._cache.get(self.metadata)
-            if keys is None:
-                keys = self._cache[self.metadata] = _metadata_keys(self.metadata)
-            self._keys = keys
+            self._parse_keys()
         return self._keys
-
-    @keys.setter
-    def keys(self, keys: List[str]) -> None:
-        self._keys = keys
 
     @property
     def ids(self) -> Dict[str, int]:
+        """Key -> id (shared between rows: never modified)."""
         if self._ids is None:
-            self._ids = {k: i for i, k in enumerate(self.keys)}
+            self._parse_keys()
         return self._ids
+
+    def add_key(self, key: str) -> None:
+        """Append ``key`` to this row's dictionary (copies: the shared ones stay as parsed)."""
+        self._keys = self.keys + [key]
+        self._ids = dict(self.ids)
+        self._ids[key] = len(self._keys) - 1
 
     def walk(self, path: _Path) -> Tuple[List[Tuple[int, int]], Optional[Tuple[int, int]]]:
         """The (start, end) of each container visited, and of the target (None: missing)."""
@@ -288,14 +345,14 @@ class _Row:
                 kid = self.ids.get(seg)
                 if basic != _OBJECT or kid is None:
                     return frames, None
-                ids, children = _object(v, p, e)
+                ids, children = self.obj(p, e)
                 if kid not in ids:
                     return frames, None
                 here = children[ids.index(kid)]
             else:
                 if basic != _ARRAY:
                     return frames, None
-                children = _array(v, p, e)
+                children = self.arr(p, e)
                 if seg >= len(children):
                     return frames, None
                 here = children[seg]
@@ -345,7 +402,7 @@ def _rebuild(row: _Row, path: _Path, frames: List[Tuple[int, int]], new: bytes,
         p, e = frames[depth]
         kind, seg = path[depth]
         if kind == "key":
-            ids, children = _object(v, p, e)
+            ids, children = row.obj(p, e)
             fields = [(i, v[a:b]) for i, (a, b) in zip(ids, children)]
             if insert is not None and depth == len(frames) - 1:
                 kid, name = insert
@@ -358,7 +415,7 @@ def _rebuild(row: _Row, path: _Path, frames: List[Tuple[int, int]], new: bytes,
                 fields[j] = (fields[j][0], child)
             child = _build_object(fields)
         else:
-            items = [v[a:b] for a, b in _array(v, p, e)]
+            items = [v[a:b] for a, b in row.arr(p, e)]
             items[seg] = child
             child = _build_array(items)
     return child
@@ -467,21 +524,21 @@ def _read_exact(row: _Row, pos: int, end: int, t) -> Any:
     if pa.types.is_struct(t):
         if basic != _OBJECT:
             raise _mismatch(t)
-        ids, children = _object(v, pos, end)
+        ids, children = row.obj(pos, end)
         by_name = {row.keys[i]: c for i, c in zip(ids, children)}
         return {f.name: None if f.name not in by_name else _read_exact(row, *by_name[f.name], f.type)
                 for f in t}
     if pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
         if basic != _ARRAY:
             raise _mismatch(t)
-        children = _array(v, pos, end)
+        children = row.arr(pos, end)
         if pa.types.is_fixed_size_list(t) and len(children) != t.list_size:
             raise _mismatch(t)
         return [_read_exact(row, a, b, t.value_type) for a, b in children]
     if pa.types.is_map(t):
         if basic != _OBJECT:
             raise _mismatch(t)
-        ids, children = _object(v, pos, end)
+        ids, children = row.obj(pos, end)
         return [(row.keys[i], _read_exact(row, a, b, t.item_type)) for i, (a, b) in zip(ids, children)]
     if not _scalar_matches(v, pos, t):
         raise _mismatch(t)
@@ -612,7 +669,7 @@ def _edit(column, parsed, strict: bool, upsert: bool):
     pa = _pa()
     chunks, chunked, t = _chunks(column)
     out, changed, base = [], False, 0
-    cache: Dict[bytes, List[str]] = {}
+    cache: Dict[bytes, Any] = {}
     for chunk in chunks:
         values, metas, valid = _rows(chunk)
         new_values = list(values)
@@ -651,8 +708,7 @@ def _edit(column, parsed, strict: bool, upsert: bool):
             added = False
             for _, _, key in plans:
                 if key is not None and key not in row.ids:
-                    row.keys = row.keys + [key]  # a new list: the cached one stays the parsed one
-                    row.ids[key] = len(row.keys) - 1
+                    row.add_key(key)
                     added = True
             value = row.value
             for path, repl, key in plans:
@@ -662,7 +718,7 @@ def _edit(column, parsed, strict: bool, upsert: bool):
                     value = _rebuild(row, path, frames, new, (row.ids[key], key))
                 else:
                     value = _rebuild(row, path, frames, new)
-                row.value = value
+                row.set_value(value)
             metadata = _metadata_with(row.keys) if added else metas[r]
             _check_sizes(len(value), len(metadata))
             if value != values[r] or metadata != metas[r]:
@@ -708,7 +764,7 @@ def variant_get(column, path, data_type=None):
             raise TypeError(f"Unsupported exact VARIANT data type: {t}")
         parsed.append((text, _parse_path(text), t))
     chunks, chunked, _ = _chunks(column)
-    cache: Dict[bytes, List[str]] = {}
+    cache: Dict[bytes, Any] = {}
     results: Dict[str, list] = {text: [] for text in wanted}
     for chunk in chunks:
         values, metas, valid = _rows(chunk)
@@ -737,7 +793,7 @@ def variant_to_pylist(column, fields: Sequence[str]):
     if any(not isinstance(n, str) for n in names):
         raise TypeError("VARIANT field names must be strings")
     chunks, _, _ = _chunks(column)
-    cache: Dict[bytes, List[str]] = {}
+    cache: Dict[bytes, Any] = {}
     result: List[Optional[dict]] = []
     for chunk in chunks:
         values, metas, valid = _rows(chunk)
@@ -748,7 +804,7 @@ def variant_to_pylist(column, fields: Sequence[str]):
             row = _Row(values[r], metas[r], cache)
             if not row.value or row.value[0] & 3 != _OBJECT:
                 raise TypeError("VARIANT root must be an object")
-            ids, children = _object(row.value, 0, len(row.value))
+            ids, children = row.obj(0, len(row.value))
             wanted = set(names)  # in the object's field order, as pypaimon gives them
             result.append({row.keys[i]: _decode(row.value, row.metadata, a)
                            for i, (a, _) in zip(ids, children) if row.keys[i] in wanted})
