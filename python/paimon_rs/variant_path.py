@@ -171,14 +171,18 @@ def _object(value: bytes, pos: int, end: int) -> Tuple[List[int], List[Tuple[int
     off_start = id_start + n * id_w
     data = off_start + (n + 1) * off_w
     _need(pos, data - pos, end)
-    # rows of one shape share their objects' headers: parse and check each header once
-    key = (value[pos:data], end - pos)
-    hit = _OBJECT_LAYOUTS.get(key)
-    if hit is None:
-        if len(_OBJECT_LAYOUTS) > 4096:
-            _OBJECT_LAYOUTS.clear()
-        hit = _OBJECT_LAYOUTS[key] = _object_header(value, pos, n, id_start, id_w, off_start,
-                                                    off_w, data, end)
+    # rows of one shape share their objects' headers: parse and check each header once (headers
+    # up to 1 KiB, at most 4096 of them: the cache stays a few MiB)
+    if data - pos > 1024:
+        hit = _object_header(value, pos, n, id_start, id_w, off_start, off_w, data, end)
+    else:
+        key = (value[pos:data], end - pos)
+        hit = _OBJECT_LAYOUTS.get(key)
+        if hit is None:
+            if len(_OBJECT_LAYOUTS) > 4096:
+                _OBJECT_LAYOUTS.clear()
+            hit = _OBJECT_LAYOUTS[key] = _object_header(value, pos, n, id_start, id_w, off_start,
+                                                        off_w, data, end)
     ids, children = hit
     return ids, [(pos + a, pos + b) for a, b in children] if pos else children
 

@@ -279,3 +279,15 @@ def test_variant_to_pylist():
         variant_to_pylist(column, "a")
     with pytest.raises(TypeError, match="must be strings"):
         variant_to_pylist(column, [1])
+
+
+def test_large_objects_and_arrays():
+    big = {f"k{i:03d}": i for i in range(300)}  # 4-byte size, a header past the 1 KiB cache limit
+    column = col([big, {"arr": list(range(300))}])
+    assert variant_get(column, "$.k299", pa.int64()).to_pylist() == [299, None]
+    assert variant_get(column, "$.arr[299]", pa.int64()).to_pylist() == [None, 299]
+    out = variant_set(column, {"$.k150": pa.scalar(-1), "$.a": pa.scalar(True)})
+    first = dec(out)[0]
+    assert first["k150"] == -1 and first["a"] is True and len(first) == 301
+    assert list(first) == sorted(first)
+    assert dec(variant_replace(out, "$.arr[299]", pa.scalar(7)))[1]["arr"][299] == 7
