@@ -22,7 +22,9 @@ What it does:
    pypaimon.schema.data_types import PyarrowFieldParser``). Public means: the names pypaimon
    exports from ``pypaimon`` itself (``__all__`` but pypaimon_rust's ``SQLContext``), the names
    pypaimon's user documentation (``docs/content`` of the same commit) imports, the catalog
-   exceptions its API raises and the ``Identifier`` its catalog takes. Everything else (row
+   exceptions its API raises and the ``Identifier`` its catalog takes; a documented name is also
+   rewritten from the module that defines it (``pypaimon.data.variant_path``'s path functions,
+   re-exported by the documented ``pypaimon.data``). Everything else (row
    classes, file IO, manifests, scanners, options internals) stays pypaimon's, so a test that
    pokes at pypaimon internals mixes both libraries and usually fails under paimon_rs: that is
    counted, not hidden. ``mock.patch("pypaimon....")`` strings are not rewritten.
@@ -86,7 +88,10 @@ PUBLIC_API: Dict[str, object] = {
     "pypaimon.common.options.core_options": {"CoreOptions"},
     "pypaimon.tag.tag": {"Tag"},
     "pypaimon.tag.tag_manager": {"TagManager"},
-    "pypaimon.data": {"variant_get", "variant_replace", "variant_set"},
+    "pypaimon.data": {"variant_get", "variant_replace", "variant_set", "variant_to_pylist"},
+    # the module defining pypaimon.data's path functions (pypaimon's tests import them from it)
+    "pypaimon.data.variant_path": {"variant_get", "variant_replace", "variant_set",
+                                   "variant_to_pylist"},
     "pypaimon.data.generic_variant": {"GenericVariant"},
     "pypaimon.table.row.blob": {"Blob"},
 }

@@ -84,6 +84,7 @@ from paimon_rs.table import (
 )
 from paimon_rs.tags import Tag, TagManager
 from paimon_rs.variant import GenericVariant
+from paimon_rs.variant_path import variant_get, variant_replace, variant_set, variant_to_pylist
 
 
 def release_lookup_caches() -> int:
@@ -157,6 +158,10 @@ __all__ = [
     "FileStoreTable",
     "GenericRow",
     "GenericVariant",
+    "variant_get",
+    "variant_replace",
+    "variant_set",
+    "variant_to_pylist",
     "TableAlreadyExistException",
     "TableNotExistException",
     "TableOptions",

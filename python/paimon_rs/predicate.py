@@ -6,7 +6,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from dataclasses import field as dc_field
-from typing import Any, List, Optional, Sequence, Set
+from typing import Any, List, Optional, Sequence, Set, Union
 
 import pyarrow as pa
 
@@ -68,9 +68,19 @@ class PredicateBuilder:
     Each method checks its column at once; ``ReadBuilder.with_filter`` also takes the same
     filters as a string (``"id = 1 AND v LIKE 'a%'"``)."""
 
-    def __init__(self, schema: pa.Schema):
-        self._names = set(schema.names)
-        self.field_names: List[str] = list(schema.names)
+    def __init__(self, schema: Union[pa.Schema, Sequence[Any]]):
+        """``schema``: the table's Arrow schema, or (pypaimon's form) its fields, a list of
+        :class:`~paimon_rs.DataField` (anything with a ``name``)."""
+        if isinstance(schema, pa.Schema):
+            names = list(schema.names)
+        elif isinstance(schema, (list, tuple)) and all(hasattr(f, "name") for f in schema):
+            names = [f.name for f in schema]
+        else:
+            raise InvalidArgumentError(
+                "PredicateBuilder takes a pyarrow.Schema or a list of DataField, "
+                f"got {type(schema).__name__}")
+        self._names = set(names)
+        self.field_names: List[str] = names
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._names:
@@ -189,9 +199,11 @@ class PredicateBuilder:
         unknown column."""
         return self._leaf("not_between", field, [included_lower_bound, included_upper_bound])
 
-    def and_predicates(self, predicates: Sequence[Predicate]) -> Optional[Predicate]:
+    @staticmethod
+    def and_predicates(predicates: Sequence[Predicate]) -> Optional[Predicate]:
         """Rows matching every predicate (None entries are skipped; None if none is left;
-        one predicate is returned as is).
+        one predicate is returned as is). A static method, as pypaimon's:
+        ``PredicateBuilder.and_predicates([...])`` works without a builder.
 
         Example: ``pb.and_predicates([pb.equal("dt", "a"), pb.greater_than("id", 3)])``; as a
         string: ``"dt = 'a' AND id > 3"``."""
@@ -200,7 +212,8 @@ class PredicateBuilder:
             return None
         return ps[0] if len(ps) == 1 else Predicate(method="and", children=ps)
 
-    def or_predicates(self, predicates: Sequence[Predicate]) -> Optional[Predicate]:
+    @staticmethod
+    def or_predicates(predicates: Sequence[Predicate]) -> Optional[Predicate]:
         """Rows matching at least one predicate (None entries are skipped; None if none is
         left; one predicate is returned as is). String form: ``"id = 1 OR v IS NULL"``."""
         ps = [p for p in predicates if p is not None]

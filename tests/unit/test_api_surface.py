@@ -83,6 +83,24 @@ def test_predicate_prints_as_a_filter_string_that_parses_back():
         assert parse_filter(str(p), schema) == p, str(p)
 
 
+def test_predicate_builder_takes_pypaimons_field_list_and_static_combinators(pk_table):
+    from paimon_rs import AtomicType, DataField
+    from paimon_rs.exceptions import InvalidArgumentError
+
+    # pypaimon's form: PredicateBuilder(fields), and_/or_predicates called on the class
+    pb = PredicateBuilder([DataField(0, "id", AtomicType("INT")), DataField(1, "v", AtomicType("STRING"))])
+    assert pb.field_names == ["id", "v"]
+    both = PredicateBuilder.and_predicates([pb.equal("id", 1), pb.is_null("v")])
+    assert str(both) == "id = 1 AND v IS NULL"
+    assert str(PredicateBuilder.or_predicates([pb.equal("id", 1), pb.equal("id", 2)])) == "id = 1 OR id = 2"
+    assert PredicateBuilder.and_predicates([]) is None
+    assert PredicateBuilder(pk_table.fields).field_names == pk_table.arrow_schema.names
+    with pytest.raises(ValueError, match="filter column 'x' is not in the table"):
+        pb.equal("x", 1)
+    with pytest.raises(InvalidArgumentError, match="a pyarrow.Schema or a list of DataField, got str"):
+        PredicateBuilder("id")
+
+
 def test_unknown_column_in_the_predicate_builder_suggests_one(pk_table):
     pb = pk_table.new_read_builder().new_predicate_builder()
     with pytest.raises(ValueError, match="filter column 'nmae' is not in the table; did you mean 'name'"):

@@ -1,0 +1,64 @@
+"""VARIANT path functions, paimon_rs against pypaimon: CPU seconds of variant_get /
+variant_replace / variant_set (insert) on one column of N rows.
+
+    python benches/bench_variant_path.py [--rows 100000]
+
+Runs paimon_rs in this interpreter and pypaimon in its venv (PAIMON_RS_PYPAIMON_VENV or
+~/.cache/paimon_rs/venv-pypaimon); process CPU time, so a loaded box skews it less than wall time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+BODY = r'''
+import json, sys, time
+import pyarrow as pa
+if sys.argv[1] == "paimon_rs":
+    from paimon_rs import GenericVariant, variant_get, variant_replace, variant_set
+else:
+    from pypaimon.data.generic_variant import GenericVariant
+    from pypaimon.data import variant_get, variant_replace, variant_set
+n = int(sys.argv[2])
+col = GenericVariant.to_arrow_array([GenericVariant.from_python(
+    {"velocity": {"x": float(i), "y": -float(i)}, "seq": i, "tag": "abc"}) for i in range(n)])
+out = {}
+for name, f in [("get", lambda: variant_get(col, "$.velocity.y", pa.float64())),
+                ("replace", lambda: variant_replace(col, "$.velocity.y", pa.scalar(1.0))),
+                ("set_insert", lambda: variant_set(col, "$.processed", pa.scalar(True)))]:
+    best = None
+    for _ in range(3):
+        t = time.process_time()
+        f()
+        d = time.process_time() - t
+        best = d if best is None else min(best, d)
+    out[name] = round(best, 3)
+print(json.dumps(out))
+'''
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rows", type=int, default=100_000)
+    args = ap.parse_args()
+    venv = Path(os.environ.get("PAIMON_RS_PYPAIMON_VENV", Path.home() / ".cache/paimon_rs/venv-pypaimon"))
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    ours = subprocess.run([sys.executable, "-c", BODY, "paimon_rs", str(args.rows)], check=True,
+                          capture_output=True, text=True).stdout
+    theirs = subprocess.run([str(venv / "bin/python"), "-c", BODY, "pypaimon", str(args.rows)], check=True,
+                            capture_output=True, text=True, env=env).stdout
+    a, b = json.loads(ours), json.loads(theirs)
+    print(f"{args.rows} rows, CPU seconds (best of 3)")
+    print("| call | paimon_rs | pypaimon |")
+    print("|---|---|---|")
+    for k in a:
+        print(f"| {k} | {a[k]} | {b[k]} |")
+
+
+if __name__ == "__main__":
+    main()
