@@ -3,18 +3,21 @@
 //! offsets and values prefetched while the current row is copied. A sorted buffer's rows are a
 //! random permutation of its input, so arrow's gather waits on a cache miss per row and column
 //! (the gather was ~25% of a 2M-row primary-key write's CPU, session 25); reading a few rows
-//! ahead overlaps those misses. Strings and binaries (i32 and i64 offsets) and fixed-width
-//! primitives take this path; other types (booleans, dictionaries, nested) go to arrow's.
+//! ahead overlaps those misses. Strings and binaries (i32 and i64 offsets), fixed-width
+//! primitives and booleans take this path; other types (dictionaries, nested) go to arrow's.
 
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{BinaryType, ByteArrayType, LargeBinaryType, LargeUtf8Type, Utf8Type};
 use arrow_array::{
-    downcast_primitive, Array, ArrayRef, ArrowPrimitiveType, GenericByteArray, OffsetSizeTrait,
-    PrimitiveArray,
+    downcast_primitive, Array, ArrayRef, ArrowPrimitiveType, BooleanArray, GenericByteArray,
+    OffsetSizeTrait, PrimitiveArray,
 };
-use arrow_buffer::{ArrowNativeType, BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{
+    ArrowNativeType, BooleanBuffer, BooleanBufferBuilder, Buffer, NullBuffer, OffsetBuffer,
+    ScalarBuffer,
+};
 use arrow_schema::{ArrowError, DataType};
 
 use crate::error::Result;
@@ -51,6 +54,9 @@ pub(crate) fn interleave(arrays: &[&dyn Array], picks: &[(usize, usize)]) -> Res
         ($t:ty, $arrays:expr, $picks:expr, $dt:expr) => {
             primitive::<$t>($arrays, $picks, $dt)
         };
+    }
+    if dt == DataType::Boolean {
+        return boolean(arrays, picks);
     }
     let dtr = &dt;
     downcast_primitive! {
@@ -97,6 +103,21 @@ fn primitive<T: ArrowPrimitiveType>(
     let array = PrimitiveArray::<T>::try_new(ScalarBuffer::from(out), nulls(arrays, picks))?
         .with_data_type(dt.clone());
     Ok(Arc::new(array))
+}
+
+/// Booleans a 64-bit word at a time (arrow's gather appends bit by bit through `value`).
+fn boolean(arrays: &[&dyn Array], picks: &[(usize, usize)]) -> Result<ArrayRef> {
+    let values: Vec<&BooleanBuffer> = arrays.iter().map(|a| a.as_boolean().values()).collect();
+    let mut words: Vec<u64> = Vec::with_capacity(picks.len().div_ceil(64));
+    for chunk in picks.chunks(64) {
+        let mut w = 0u64;
+        for (j, &(a, r)) in chunk.iter().enumerate() {
+            w |= u64::from(values[a].value(r)) << j;
+        }
+        words.push(w);
+    }
+    let bits = BooleanBuffer::new(Buffer::from_vec(words), 0, picks.len());
+    Ok(Arc::new(BooleanArray::new(bits, nulls(arrays, picks))))
 }
 
 fn bytes<T: ByteArrayType>(arrays: &[&dyn Array], picks: &[(usize, usize)]) -> Result<ArrayRef>
@@ -212,9 +233,13 @@ mod tests {
         let t1 = TimestampMicrosecondArray::from(vec![1, 2, 3]).with_timezone("UTC");
         let t2 = TimestampMicrosecondArray::from(vec![4]).with_timezone("UTC");
         same(&[&t1, &t2], &picks(30, &[3, 1]));
-        // other types: arrow's own gather
+        // booleans word by word: more than 64 picks, sliced (bit offset) sources and nulls
         let f1 = BooleanArray::from(vec![true, false]);
         same(&[&f1], &picks(30, &[2]));
+        let f2 = BooleanArray::from(vec![Some(false), None, Some(true), Some(true), None]);
+        let f3 = BooleanArray::from((0..70).map(|i| i % 3 == 0).collect::<Vec<_>>()).slice(3, 61);
+        same(&[&f1, &f2, &f3], &picks(200, &[2, 5, 61]));
+        same(&[&f3], &picks(130, &[61]));
         same(&[&s1], &[]);
     }
 

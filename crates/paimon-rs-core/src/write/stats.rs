@@ -101,20 +101,48 @@ pub fn min_max(array: &dyn Array) -> Option<(Datum, Datum)> {
 }
 
 /// (min, max) of the non-null values in one pass (a value above the min is compared with the
-/// max only; arrow's min_* and max_* make two passes, a comparison per value each).
+/// max only; arrow's min_* and max_* make two passes, a comparison per value each). Each value
+/// is first compared by its first 8 bytes as a big-endian integer, held for the current min and
+/// max ([`prefix8`]); only an equal prefix goes to the byte-slice comparison (a `memcmp` call
+/// per comparison was ~2% of a bulk write's CPU, session 26).
 fn bytes_min_max<'a>(
     values: impl Iterator<Item = Option<&'a [u8]>>,
 ) -> Option<(&'a [u8], &'a [u8])> {
-    let mut out: Option<(&[u8], &[u8])> = None;
-    for v in values.flatten() {
-        out = Some(match out {
-            None => (v, v),
-            Some((lo, hi)) if v < lo => (v, hi),
-            Some((lo, hi)) if v > hi => (lo, v),
-            Some(same) => same,
-        });
+    let mut values = values.flatten();
+    let first = values.next()?;
+    let (mut lo, mut hi) = (first, first);
+    let (mut plo, mut phi) = (prefix8(first), prefix8(first));
+    for v in values {
+        let p = prefix8(v);
+        let below = if p != plo { p < plo } else { v < lo };
+        if below {
+            (lo, plo) = (v, p);
+            continue;
+        }
+        let above = if p != phi { p > phi } else { v > hi };
+        if above {
+            (hi, phi) = (v, p);
+        }
     }
-    out
+    Some((lo, hi))
+}
+
+/// The first 8 bytes of `v` as a big-endian integer, zero-padded. Two values whose prefixes
+/// differ compare as their prefixes do: at the first differing byte both either hold real bytes,
+/// or the shorter value's padding 0 meets a real byte > 0 of the longer one, whose prefix the
+/// shorter value then is. Equal prefixes say nothing (`"a"` and `"a\0"`).
+#[inline(always)]
+fn prefix8(v: &[u8]) -> u64 {
+    match v.first_chunk::<8>() {
+        Some(b) => u64::from_be_bytes(*b),
+        None => {
+            let mut b = [0u8; 8];
+            for (d, s) in b.iter_mut().zip(v) {
+                *d = *s;
+            }
+            u64::from_be_bytes(b)
+        }
+    }
 }
 
 /// Truncate a string min to `n` chars (still a lower bound).
@@ -265,7 +293,10 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn string_and_binary_min_max_equal_arrow(
-            vals in proptest::collection::vec(proptest::option::of(".{0,12}"), 0..60),
+            // shared prefixes, NULs and values of up to 8 bytes besides longer ones: the
+            // 8-byte prefix comparison's edge cases
+            vals in proptest::collection::vec(
+                proptest::option::of("([ab\\x00]{0,10}|.{0,12})"), 0..60),
         ) {
             use arrow::compute::{max_binary, max_string, min_binary, min_string};
             use arrow_array::{BinaryArray, StringArray};
