@@ -502,19 +502,23 @@ pub fn write_sorted(
 /// 3/4 to 5/4 of the target.
 pub const CUT_WINDOW: u64 = 4;
 
+/// The cuts are planned `target-file-size` / this inside either end of the window, for the
+/// error of the size model (a few percent, [`write_cells`]).
+const CUT_MARGIN: u64 = 32;
+
 /// Rows written at least per step while a file fills up towards the cut window.
 const MIN_STEP_ROWS: usize = 1024;
 
 /// Write the rows of `batch` in the order `perm` (one range of the sort) into files cut at
-/// cells ([`write_sorted`]). A file's size is its rows times the bytes per row of the range's
-/// previous file (its writer's estimate for the first file: the estimate counts the open row
-/// group encoded, not compressed, which at a few MB per file is most of it and overshoots by a
-/// share that depends on the layout; bytes per row of the same sort's neighbouring cells are
-/// steadier). Each file is filled to the window's low end (steps of rows projected by that
-/// size), then the rows up to the window's high end are projected and the file cut at their
-/// shallowest boundary. The rest of the range goes into one file when it fits under the high
-/// end. The rolling writer's own roll, at twice the target, is only a cap should a projection
-/// go wrong.
+/// cells ([`write_sorted`]). The writer's size estimate counts the open row group encoded,
+/// not compressed (at a few MB per file most of the file, overshooting by a share that depends
+/// on the data), so a file is filled to the window's low end by the bytes per row of the
+/// range's previous file (the estimate for the first), in steps of rows projected by it; there
+/// its row group is written out, which makes its bytes so far exact, and the rows up to the
+/// window's high end are projected by the file's own bytes per row and the file cut at their
+/// shallowest boundary. A file thus has one more row group than the rolling writer would give
+/// it (two instead of one below 16 MB). The rest of the range goes into one file when it fits
+/// under the high end.
 fn write_cells(
     mut ctx: crate::write::rolling::FileWriterContext,
     batch: &RecordBatch,
@@ -523,9 +527,13 @@ fn write_cells(
     target: u64,
     first_seq: i64,
 ) -> Result<Vec<DataFileMeta>> {
-    let low = (target - target / CUT_WINDOW) as f64;
-    let high = (target + target / CUT_WINDOW) as f64;
-    ctx.target_size = target.saturating_mul(2);
+    // the window less a margin for the size model's error at either end
+    let margin = target / CUT_MARGIN;
+    let low = (target - target / CUT_WINDOW + margin) as f64;
+    let high = (target + target / CUT_WINDOW - margin) as f64;
+    // no roll of the writer's own: its estimate of an open row group is far above the bytes
+    // it compresses to (here each file is cut by the model, which never passes the window)
+    ctx.target_size = i64::MAX as u64;
     // an error drops the writer, which removes the files it wrote
     let mut writer = RollingFileWriter::new(ctx, first_seq);
     let write = |writer: &mut RollingFileWriter, rows: &[u32]| -> Result<()> {
@@ -535,16 +543,22 @@ fn write_cells(
         Ok(())
     };
     let n = perm.len();
-    // bytes per row of the previous file
+    // bytes per row of the previous file; (bytes, rows) of the open file at its flush
     let mut per_row: Option<f64> = None;
+    let mut flushed: Option<(f64, f64)> = None;
     let mut pos = 0;
     while pos < n {
         let (estimate, rows) = writer.open_file_size().unwrap_or((0, 0));
-        let size = per_row.map_or(estimate as f64, |b| b * rows as f64);
-        // rows that take the file from `size` to `bytes` at its bytes per row so far
-        let rows_to = |bytes: f64| ((bytes - size).max(0.0) * rows as f64 / size.max(1.0)) as usize;
-        if size < low || rows == 0 {
-            let step = if size > 0.0 && rows > 0 {
+        let rows = rows as f64;
+        let (size, rate) = match (flushed, per_row) {
+            (Some((b, r)), _) => (b + (rows - r) * b / r, b / r),
+            (None, Some(p)) => (p * rows, p),
+            (None, None) => (estimate as f64, estimate as f64 / rows.max(1.0)),
+        };
+        // rows that take the file from `size` to `bytes`
+        let rows_to = |bytes: f64| ((bytes - size).max(0.0) / rate.max(f64::MIN_POSITIVE)) as usize;
+        if size < low || rows == 0.0 {
+            let step = if rows > 0.0 {
                 rows_to(low)
             } else {
                 MIN_STEP_ROWS
@@ -552,6 +566,13 @@ fn write_cells(
             let step = step.clamp(MIN_STEP_ROWS, WRITE_BATCH_ROWS).min(n - pos);
             write(&mut writer, &perm[pos..pos + step])?;
             pos += step;
+            continue;
+        }
+        if flushed.is_none() {
+            // the row group written out: the bytes so far are the file's, compressed
+            writer.flush_row_group()?;
+            let (bytes, rows) = writer.open_file_size().unwrap_or((1, 1));
+            flushed = Some((bytes.max(1) as f64, rows.max(1) as f64));
             continue;
         }
         let end = pos.saturating_add(rows_to(high));
@@ -567,6 +588,7 @@ fn write_cells(
                 per_row = Some(bytes as f64 / rows as f64);
             }
         }
+        flushed = None;
         pos = cut;
     }
     writer.close()
@@ -1131,6 +1153,111 @@ mod tests {
         for w in files.windows(2) {
             assert_eq!(w[1].min_sequence_number, w[0].max_sequence_number + 1);
         }
+    }
+
+    /// `n` rows of partition 1 with (x, y) uniform in [0, 65536)² (a fixed generator), or x
+    /// = 5 and y uniform when `same`.
+    fn square(n: usize, same: bool) -> RecordBatch {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 48) as i64
+        };
+        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..n)
+            .map(|_| (if same { 5 } else { next() }, next()))
+            .unzip();
+        RecordBatch::try_new(
+            Arc::new(Schema::new(vec![
+                Field::new("p", AT::Int32, false),
+                Field::new("x", AT::Int64, true),
+                Field::new("y", AT::Int64, true),
+            ])),
+            vec![
+                Arc::new(Int32Array::from(vec![1; n])),
+                Arc::new(Int64Array::from(xs)),
+                Arc::new(Int64Array::from(ys)),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// Sort-compact `t` (one partition) on one thread (one range); its files in curve order.
+    fn sorted_files(t: &FileStoreTable, strategy: &str, cols: &[&str]) -> Vec<DataFileMeta> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let cols: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+        let id = pool
+            .install(|| sort_compact_table(t, strategy, &cols, None))
+            .unwrap()
+            .unwrap();
+        let s = t.snapshot_manager().snapshot(id).unwrap();
+        let splits = bucket_splits(t, &s, None).unwrap();
+        assert_eq!(splits.len(), 1);
+        let mut files = splits[0].files.clone();
+        files.sort_by_key(|f| f.min_sequence_number);
+        files
+    }
+
+    /// Files are cut within target-file-size ± 1/4 (all but the range's last, which takes the
+    /// rest; the cell boundaries themselves: curve.rs's `cell_cut` tests, and
+    /// tests/unit/test_sort_compaction_cells.py's files read), and the rows stay the same.
+    #[test]
+    fn sort_compaction_files_are_cut_at_cells_within_the_size_window() {
+        for strategy in ["zorder", "hilbert"] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(dir.path());
+            append(&t, square(200_000, false));
+            let before = visible(&t);
+            let t = t
+                .copy(&BTreeMap::from([(
+                    "target-file-size".to_string(),
+                    "128kb".to_string(),
+                )]))
+                .unwrap();
+            let files = sorted_files(&t, strategy, &["x", "y"]);
+            assert!(files.len() >= 6, "{strategy}: {} files", files.len());
+            let target = 128 << 10;
+            for f in &files[..files.len() - 1] {
+                let size = f.file_size;
+                assert!(
+                    size >= target * 3 / 4 && size <= target * 5 / 4,
+                    "{strategy}: {} of {size} bytes, target {target}",
+                    f.file_name
+                );
+            }
+            assert!(files.last().unwrap().file_size <= target * 5 / 4);
+            assert_eq!(visible(&t), before, "{strategy}");
+        }
+    }
+
+    /// A window whose keys are all equal has no cell boundary: the files are cut by size (sorted
+    /// by x alone, which is 5 in every row).
+    #[test]
+    fn sort_compaction_of_equal_keys_cuts_by_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        append(&t, square(100_000, true));
+        let t = t
+            .copy(&BTreeMap::from([(
+                "target-file-size".to_string(),
+                "16kb".to_string(),
+            )]))
+            .unwrap();
+        let before = visible(&t);
+        let files = sorted_files(&t, "order", &["x"]);
+        assert!(files.len() >= 3, "{} files", files.len());
+        for f in &files[..files.len() - 1] {
+            assert!(
+                f.file_size >= 12 << 10 && f.file_size <= 20 << 10,
+                "{} bytes",
+                f.file_size
+            );
+        }
+        assert_eq!(visible(&t), before);
     }
 
     /// The distributed rewrite: the tasks' new files become the compact_after of their
