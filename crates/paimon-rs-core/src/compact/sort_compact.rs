@@ -1168,14 +1168,11 @@ mod tests {
         let (xs, ys): (Vec<i64>, Vec<i64>) = (0..n)
             .map(|_| (if same { 5 } else { next() }, next()))
             .unzip();
+        let b = rows(1, 0..n as i64);
         RecordBatch::try_new(
-            Arc::new(Schema::new(vec![
-                Field::new("p", AT::Int32, false),
-                Field::new("x", AT::Int64, true),
-                Field::new("y", AT::Int64, true),
-            ])),
+            b.schema(),
             vec![
-                Arc::new(Int32Array::from(vec![1; n])),
+                b.column(0).clone(),
                 Arc::new(Int64Array::from(xs)),
                 Arc::new(Int64Array::from(ys)),
             ],
