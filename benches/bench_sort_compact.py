@@ -68,6 +68,14 @@ def query(table, hi: int) -> tuple[int, int, int, int]:
     return files, sum(len(s.file_paths) for s in all_splits), rows, size
 
 
+def file_sizes(cat, t) -> str:
+    """min / median / max size (KB) of the live data files, from the ``$files`` system table."""
+    files = cat.get_table("db.t$files")
+    rb = files.new_read_builder()
+    sizes = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("file_size_in_bytes").to_pylist())
+    return f"{sizes[0] >> 10}/{sizes[len(sizes) // 2] >> 10}/{sizes[-1] >> 10}"
+
+
 def _bytes(size: str) -> int:
     """``2mb`` / ``256kb`` as bytes."""
     s = size.strip().lower()
@@ -118,8 +126,9 @@ def main() -> None:
               f"cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}")
         print(f"query x < {hi:,} AND y < {hi:,} ({rows:,} rows)\n")
         print(f"{'layout':<22} {'files read':>10} {'of files':>9} {'share':>7} {'MB read':>8} {'sort s':>8} "
-              f"{'cpu s':>7} {'rows/s':>11}")
-        print(f"{'unsorted':<22} {files:>10} {total:>9} {files / total:>7.1%} {size / 2**20:>8.1f}")
+              f"{'cpu s':>7} {'rows/s':>11}  file KB min/median/max")
+        print(f"{'unsorted':<22} {files:>10} {total:>9} {files / total:>7.1%} {size / 2**20:>8.1f} {'':>8} {'':>7} "
+              f"{'':>11}  {file_sizes(cat, t)}")
         walls = {}
         for strategy in a.strategies.split(","):
             t0, c0 = time.perf_counter(), time.process_time()
@@ -129,7 +138,7 @@ def main() -> None:
             f, n, r, b = query(t, hi)
             assert r == rows, (strategy, r, rows)
             print(f"{strategy:<22} {f:>10} {n:>9} {f / n:>7.1%} {b / 2**20:>8.1f} {secs:>8.1f} {cpu:>7.1f} "
-                  f"{a.rows / secs:>11,.0f}")
+                  f"{a.rows / secs:>11,.0f}  {file_sizes(cat, t)}")
             t.rollback_to(unsorted_id)
         if "delta" in a.peers.split(","):
             size = _bytes(a.file_size)

@@ -203,6 +203,17 @@ impl SortSpec {
 
     /// The row order of `batch` by this sort (stable: equal keys keep their order).
     pub fn permutation(&self, batch: &RecordBatch) -> Result<Vec<u32>> {
+        Ok(self.sort_with(batch, false)?.0)
+    }
+
+    /// [`Self::permutation`] and the boundary depth at each of its positions
+    /// ([`curve::boundary_depths`]: the leading key bits the row shares with the one before),
+    /// which [`write_sorted`] cuts files by.
+    pub fn sorted_cells(&self, batch: &RecordBatch) -> Result<(Vec<u32>, Vec<u16>)> {
+        self.sort_with(batch, true)
+    }
+
+    fn sort_with(&self, batch: &RecordBatch, depths: bool) -> Result<(Vec<u32>, Vec<u16>)> {
         let n = batch.num_rows();
         if n > u32::MAX as usize {
             return Err(Error::unsupported(format!(
@@ -213,7 +224,14 @@ impl SortSpec {
         Ok(match self.strategy {
             OrderStrategy::Order => {
                 let rows = self.order_rows(batch)?;
-                curve::sort_permutation(n, |i| rows.row(i).data(), false)
+                let key = |i| rows.row(i).data();
+                let perm = curve::sort_permutation(n, key, false);
+                let depth = if depths {
+                    curve::boundary_depths(&perm, key)
+                } else {
+                    vec![]
+                };
+                (perm, depth)
             }
             OrderStrategy::ZOrder | OrderStrategy::Hilbert => {
                 let cols = self.order_arrays(batch);
@@ -222,7 +240,14 @@ impl SortSpec {
                 } else {
                     curve::hilbert_sort_keys(&cols)?
                 };
-                curve::sort_permutation(n, |i| &flat[i * w..(i + 1) * w], w <= 16)
+                let key = |i: usize| &flat[i * w..(i + 1) * w];
+                let perm = curve::sort_permutation(n, key, w <= 16);
+                let depth = if depths {
+                    curve::boundary_depths(&perm, key)
+                } else {
+                    vec![]
+                };
+                (perm, depth)
             }
         })
     }
@@ -324,12 +349,12 @@ pub fn sort_split(
         let all = arrow_select::concat::concat_batches(&schema, &batches)
             .map_err(|e| Error::invalid(format!("sort compaction: {e}")))?;
         drop(batches);
-        let perm = spec.permutation(&all)?;
+        let (perm, depth) = spec.sorted_cells(&all)?;
         write_sorted(
             table,
             &split.bucket_path,
             &all,
-            &perm,
+            (&perm, &depth),
             first_seq(&split.files),
         )?
     };
@@ -400,38 +425,60 @@ fn first_seq(files: &[DataFileMeta]) -> i64 {
         .unwrap_or(0)
 }
 
-/// Write the rows of `batch` in the order `perm` into new files of `bucket_path`, rolled at
-/// `target-file-size` (append tables: 256 MB by default). A partition of at least two target
-/// files' worth of rows (by their in-memory size) is cut into as many contiguous ranges of
-/// `perm` as the pool has threads (at most one per target file), each written by a rolling
-/// writer of its own: the files stay in the sort's order one after another, as the ranges of
-/// Java's range-shuffled sort tasks do, and each range may end in one smaller file.
+/// Write the rows of `batch` in the order `perm` into new files of `bucket_path`, cut at curve
+/// cells (`depth`, [`SortSpec::sorted_cells`]) near `target-file-size` (append tables: 256 MB
+/// by default): a file is cut once its size is within [`CUT_WINDOW`] of the target, at the
+/// shallowest boundary in the window (the highest key bit that changes: [`curve::cell_cut`]),
+/// so its rows fill whole aligned cells of the curve and its min/max statistics stay tight; a
+/// window whose keys are all equal is cut at the target size. A partition of at least two
+/// target files' worth of rows (by their in-memory size) is cut into as many contiguous ranges
+/// of `perm` as the pool has threads (at most one per target file), each cut at the shallowest
+/// boundary within an eighth of a range of its even share and written by a rolling writer of
+/// its own: the files stay in the sort's order one after another, as the ranges of Java's
+/// range-shuffled sort tasks do, and each range may end in one smaller file.
 pub fn write_sorted(
     table: &FileStoreTable,
     bucket_path: &str,
     batch: &RecordBatch,
-    perm: &[u32],
+    (perm, depth): (&[u32], &[u16]),
     first_seq: i64,
 ) -> Result<Vec<DataFileMeta>> {
     use rayon::prelude::*;
 
-    let target = table.options.target_file_size.unwrap_or(256 << 20);
-    let files = batch.get_array_memory_size() as u64 / target.max(1);
-    let ranges = (files as usize).clamp(1, rayon::current_num_threads());
-    let per_range = perm.len().div_ceil(ranges).max(1);
-    let written: Vec<Result<Vec<DataFileMeta>>> = perm
-        .par_chunks(per_range)
-        .enumerate()
-        .map(|(r, part)| {
+    if depth.len() != perm.len() {
+        return Err(Error::invalid(format!(
+            "sort compaction of {} ({bucket_path}): {} boundary depths for {} rows",
+            table.name,
+            depth.len(),
+            perm.len()
+        )));
+    }
+    let target = table.options.target_file_size.unwrap_or(256 << 20).max(1);
+    let n = perm.len();
+    let memory = (batch.get_array_memory_size() as u64).max(1);
+    let ranges = ((memory / target) as usize).clamp(1, rayon::current_num_threads());
+    let per_range = n.div_ceil(ranges).max(1);
+    // a range ends at the shallowest boundary within an eighth of a range of its even share
+    let half = (per_range / 8).max(1);
+    let mut bounds = vec![0];
+    for r in 1..ranges {
+        let even = r * per_range;
+        let prev = bounds[bounds.len() - 1];
+        if even >= n || even <= prev {
+            break;
+        }
+        let window = (even.saturating_sub(half)).max(prev + 1)..=(even + half).min(n - 1);
+        bounds.push(curve::cell_cut(depth, window, even));
+    }
+    bounds.push(n);
+    let written: Vec<Result<Vec<DataFileMeta>>> = bounds
+        .par_windows(2)
+        .map(|w| {
             let mut ctx = file_context(table, 0, FileSource::Compact)?;
             ctx.dir = crate::io::resolve(&table.path, bucket_path);
-            ctx.target_size = target;
-            // an error drops the writer, which removes the files it wrote
-            let mut writer = RollingFileWriter::new(ctx, first_seq + (r * per_range) as i64);
-            for chunk in part.chunks(WRITE_BATCH_ROWS) {
-                writer.write(&take_rows(batch, chunk)?)?;
-            }
-            writer.close()
+            let range = w[0]..w[1];
+            let seq = first_seq + w[0] as i64;
+            write_cells(ctx, batch, &perm[range.clone()], &depth[range], target, seq)
         })
         .collect();
     let mut out = Vec::with_capacity(written.len());
@@ -449,6 +496,102 @@ pub fn write_sorted(
         return Err(e);
     }
     Ok(out.concat())
+}
+
+/// The window a sort-compaction file is cut in: `target-file-size` ± target / this, i.e. from
+/// 3/4 to 5/4 of the target.
+pub const CUT_WINDOW: u64 = 4;
+
+/// The cuts are planned `target-file-size` / this inside either end of the window, for the
+/// error of the size model (a few percent, [`write_cells`]).
+const CUT_MARGIN: u64 = 32;
+
+/// Rows written at least per step while a file fills up towards the cut window.
+const MIN_STEP_ROWS: usize = 1024;
+
+/// Write the rows of `batch` in the order `perm` (one range of the sort) into files cut at
+/// cells ([`write_sorted`]). The writer's size estimate counts the open row group encoded,
+/// not compressed (at a few MB per file most of the file, overshooting by a share that depends
+/// on the data), so a file is filled to the window's low end by the bytes per row of the
+/// range's previous file (the estimate for the first), in steps of rows projected by it; there
+/// its row group is written out, which makes its bytes so far exact, and the rows up to the
+/// window's high end are projected by the file's own bytes per row and the file cut at their
+/// shallowest boundary. A file thus has one more row group than the rolling writer would give
+/// it (two instead of one below 16 MB). The rest of the range goes into one file when it fits
+/// under the high end.
+fn write_cells(
+    mut ctx: crate::write::rolling::FileWriterContext,
+    batch: &RecordBatch,
+    perm: &[u32],
+    depth: &[u16],
+    target: u64,
+    first_seq: i64,
+) -> Result<Vec<DataFileMeta>> {
+    // the window less a margin for the size model's error at either end
+    let margin = target / CUT_MARGIN;
+    let low = (target - target / CUT_WINDOW + margin) as f64;
+    let high = (target + target / CUT_WINDOW - margin) as f64;
+    // no roll of the writer's own: its estimate of an open row group is far above the bytes
+    // it compresses to (here each file is cut by the model, which never passes the window)
+    ctx.target_size = i64::MAX as u64;
+    // an error drops the writer, which removes the files it wrote
+    let mut writer = RollingFileWriter::new(ctx, first_seq);
+    let write = |writer: &mut RollingFileWriter, rows: &[u32]| -> Result<()> {
+        for chunk in rows.chunks(WRITE_BATCH_ROWS) {
+            writer.write(&take_rows(batch, chunk)?)?;
+        }
+        Ok(())
+    };
+    let n = perm.len();
+    // bytes per row of the previous file; (bytes, rows) of the open file at its flush
+    let mut per_row: Option<f64> = None;
+    let mut flushed: Option<(f64, f64)> = None;
+    let mut pos = 0;
+    while pos < n {
+        let (estimate, rows) = writer.open_file_size().unwrap_or((0, 0));
+        let rows = rows as f64;
+        let (size, rate) = match (flushed, per_row) {
+            (Some((b, r)), _) => (b + (rows - r) * b / r, b / r),
+            (None, Some(p)) => (p * rows, p),
+            (None, None) => (estimate as f64, estimate as f64 / rows.max(1.0)),
+        };
+        // rows that take the file from `size` to `bytes`
+        let rows_to = |bytes: f64| ((bytes - size).max(0.0) / rate.max(f64::MIN_POSITIVE)) as usize;
+        if size < low || rows == 0.0 {
+            let step = if rows > 0.0 {
+                rows_to(low)
+            } else {
+                MIN_STEP_ROWS
+            };
+            let step = step.clamp(MIN_STEP_ROWS, WRITE_BATCH_ROWS).min(n - pos);
+            write(&mut writer, &perm[pos..pos + step])?;
+            pos += step;
+            continue;
+        }
+        if flushed.is_none() {
+            // the row group written out: the bytes so far are the file's, compressed
+            writer.flush_row_group()?;
+            let (bytes, rows) = writer.open_file_size().unwrap_or((1, 1));
+            flushed = Some((bytes.max(1) as f64, rows.max(1) as f64));
+            continue;
+        }
+        let end = pos.saturating_add(rows_to(high));
+        if end >= n {
+            write(&mut writer, &perm[pos..])?;
+            break;
+        }
+        let cut = curve::cell_cut(depth, pos..=end, pos + rows_to(target as f64));
+        write(&mut writer, &perm[pos..cut])?;
+        let rows = writer.open_file_size().map_or(0, |(_, r)| r);
+        if let Some(bytes) = writer.roll_now()? {
+            if rows > 0 && bytes > 0 {
+                per_row = Some(bytes as f64 / rows as f64);
+            }
+        }
+        flushed = None;
+        pos = cut;
+    }
+    writer.close()
 }
 
 fn discard(table: &FileStoreTable, messages: &[(CommitMessage, String)]) {
@@ -1010,6 +1153,108 @@ mod tests {
         for w in files.windows(2) {
             assert_eq!(w[1].min_sequence_number, w[0].max_sequence_number + 1);
         }
+    }
+
+    /// `n` rows of partition 1 with (x, y) uniform in [0, 65536)² (a fixed generator), or x
+    /// = 5 and y uniform when `same`.
+    fn square(n: usize, same: bool) -> RecordBatch {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 48) as i64
+        };
+        let (xs, ys): (Vec<i64>, Vec<i64>) = (0..n)
+            .map(|_| (if same { 5 } else { next() }, next()))
+            .unzip();
+        let b = rows(1, 0..n as i64);
+        RecordBatch::try_new(
+            b.schema(),
+            vec![
+                b.column(0).clone(),
+                Arc::new(Int64Array::from(xs)),
+                Arc::new(Int64Array::from(ys)),
+            ],
+        )
+        .unwrap()
+    }
+
+    /// Sort-compact `t` (one partition) on one thread (one range); its files in curve order.
+    fn sorted_files(t: &FileStoreTable, strategy: &str, cols: &[&str]) -> Vec<DataFileMeta> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        let cols: Vec<String> = cols.iter().map(|c| c.to_string()).collect();
+        let id = pool
+            .install(|| sort_compact_table(t, strategy, &cols, None))
+            .unwrap()
+            .unwrap();
+        let s = t.snapshot_manager().snapshot(id).unwrap();
+        let splits = bucket_splits(t, &s, None).unwrap();
+        assert_eq!(splits.len(), 1);
+        let mut files = splits[0].files.clone();
+        files.sort_by_key(|f| f.min_sequence_number);
+        files
+    }
+
+    /// Files are cut within target-file-size ± 1/4 (all but the range's last, which takes the
+    /// rest; the cell boundaries themselves: curve.rs's `cell_cut` tests, and
+    /// tests/unit/test_sort_compaction_cells.py's files read), and the rows stay the same.
+    #[test]
+    fn sort_compaction_files_are_cut_at_cells_within_the_size_window() {
+        for strategy in ["zorder", "hilbert"] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(dir.path());
+            append(&t, square(200_000, false));
+            let before = visible(&t);
+            let t = t
+                .copy(&BTreeMap::from([(
+                    "target-file-size".to_string(),
+                    "128kb".to_string(),
+                )]))
+                .unwrap();
+            let files = sorted_files(&t, strategy, &["x", "y"]);
+            assert!(files.len() >= 6, "{strategy}: {} files", files.len());
+            let target = 128 << 10;
+            for f in &files[..files.len() - 1] {
+                let size = f.file_size;
+                assert!(
+                    size >= target * 3 / 4 && size <= target * 5 / 4,
+                    "{strategy}: {} of {size} bytes, target {target}",
+                    f.file_name
+                );
+            }
+            assert!(files.last().unwrap().file_size <= target * 5 / 4);
+            assert_eq!(visible(&t), before, "{strategy}");
+        }
+    }
+
+    /// A window whose keys are all equal has no cell boundary: the files are cut by size (sorted
+    /// by x alone, which is 5 in every row).
+    #[test]
+    fn sort_compaction_of_equal_keys_cuts_by_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path());
+        append(&t, square(100_000, true));
+        let t = t
+            .copy(&BTreeMap::from([(
+                "target-file-size".to_string(),
+                "16kb".to_string(),
+            )]))
+            .unwrap();
+        let before = visible(&t);
+        let files = sorted_files(&t, "order", &["x"]);
+        assert!(files.len() >= 3, "{} files", files.len());
+        for f in &files[..files.len() - 1] {
+            assert!(
+                f.file_size >= 12 << 10 && f.file_size <= 20 << 10,
+                "{} bytes",
+                f.file_size
+            );
+        }
+        assert_eq!(visible(&t), before);
     }
 
     /// The distributed rewrite: the tasks' new files become the compact_after of their

@@ -352,6 +352,71 @@ where
     keyed.into_iter().map(|(_, i)| i).collect()
 }
 
+/// [`boundary_depths`] of two equal keys: no cell boundary between them.
+pub const SAME_CELL: u16 = u16::MAX;
+
+/// The leading bits `a` and `b` share ([`SAME_CELL`] when they are equal; at most
+/// `SAME_CELL - 1` otherwise): a cut between two rows sorted by these keys is the boundary of
+/// the aligned curve cell of that many leading bits, so the fewer, the larger the cell.
+pub fn common_prefix_bits(a: &[u8], b: &[u8]) -> u16 {
+    let n = a.len().min(b.len());
+    let same = a[..n]
+        .iter()
+        .zip(&b[..n])
+        .take_while(|(x, y)| x == y)
+        .count();
+    let bits = if same < n {
+        same * 8 + (a[same] ^ b[same]).leading_zeros() as usize
+    } else if a.len() == b.len() {
+        return SAME_CELL;
+    } else {
+        n * 8
+    };
+    bits.min(SAME_CELL as usize - 1) as u16
+}
+
+/// For each position `i` of the sorted order `perm` (`key(r)` the sort key of row `r`), the
+/// leading bits the keys of `perm[i - 1]` and `perm[i]` share ([`common_prefix_bits`]; 0 at
+/// position 0): where a file may be cut so that the files fill whole cells ([`cell_cut`]).
+pub fn boundary_depths<'a, F>(perm: &[u32], key: F) -> Vec<u16>
+where
+    F: Fn(usize) -> &'a [u8] + Sync,
+{
+    let mut out = vec![0u16; perm.len()];
+    if perm.len() > 1 {
+        out[1..]
+            .par_iter_mut()
+            .zip(perm.par_windows(2))
+            .for_each(|(d, w)| *d = common_prefix_bits(key(w[0] as usize), key(w[1] as usize)));
+    }
+    out
+}
+
+/// Where to cut a sorted run of rows whose boundary depths are `depth` ([`boundary_depths`]),
+/// the cut to fall in `window` (positions; the rows before the cut go to one file, the rest
+/// to the next): the position of the shallowest boundary in it, the highest curve-index bit
+/// that changes there, the boundary of the largest aligned cell. It is unique: between two
+/// boundaries of one depth the keys' shorter prefix changes, a shallower boundary. `target`
+/// (clamped into the window) when every key in the window is the same (no boundary to
+/// prefer: the size cut).
+pub fn cell_cut(depth: &[u16], window: std::ops::RangeInclusive<usize>, target: usize) -> usize {
+    let (lo, hi) = (
+        *window.start(),
+        (*window.end()).min(depth.len().saturating_sub(1)),
+    );
+    let target = target.clamp(lo, hi.max(lo));
+    if lo >= hi {
+        return target;
+    }
+    let mut best = (SAME_CELL, target);
+    for (i, &d) in depth[lo..=hi].iter().enumerate() {
+        if d < best.0 {
+            best = (d, lo + i);
+        }
+    }
+    best.1
+}
+
 /// The z-order indexes of `rows` rows, Java's `ZIndexer` bytes: `columns` are the order
 /// columns (name, Paimon type, values); `var_width` is `zorder.var-length-contribution`.
 /// Returns (index width, `rows × width` bytes).
@@ -640,6 +705,79 @@ mod tests {
     fn z1(t: TypeKind, a: ArrayRef) -> Vec<u8> {
         let t = ty(t);
         z_indexes(&[("c", &t, &a)], 8).unwrap().1
+    }
+
+    #[test]
+    fn common_prefix_bits_count_leading_shared_bits() {
+        assert_eq!(common_prefix_bits(&[0b1000_0000], &[0b0000_0000]), 0);
+        assert_eq!(
+            common_prefix_bits(&[0xff, 0b0010_0000], &[0xff, 0b0011_0000]),
+            11
+        );
+        assert_eq!(common_prefix_bits(&[1, 2], &[1, 2]), SAME_CELL);
+        // a key that is a prefix of a longer one (order keys of variable length) differs
+        assert_eq!(common_prefix_bits(&[1], &[1, 0]), 8);
+    }
+
+    /// z-order keys of (x, y) in [0, 16)²: one byte, x's bit then y's bit, high bits first.
+    fn z2(x: u8, y: u8) -> u8 {
+        (0..4).fold(0, |z, b| {
+            z | (((x >> (3 - b)) & 1) << (7 - 2 * b)) | (((y >> (3 - b)) & 1) << (6 - 2 * b))
+        })
+    }
+
+    #[test]
+    fn cell_cut_picks_the_highest_bit_change_in_the_window() {
+        // every point of the 16 x 16 grid in z-order: position i holds z = i
+        let keys: Vec<[u8; 1]> = (0..16u8)
+            .flat_map(|x| (0..16u8).map(move |y| [z2(x, y)]))
+            .collect();
+        let mut perm: Vec<u32> = (0..256).collect();
+        perm.sort_by_key(|&i| keys[i as usize]);
+        let depth = boundary_depths(&perm, |i| &keys[i][..]);
+        assert_eq!(depth[0], 0);
+        assert_eq!(depth[128], 0, "x's top bit changes half way");
+        assert_eq!(depth[64], 1, "then y's top bit");
+        assert_eq!(depth[32], 2);
+        assert_eq!(depth[33], 7);
+        // a window holding the quarter boundary (64) and lesser ones: the quarter wins, however
+        // near the target the lesser ones are
+        assert_eq!(cell_cut(&depth, 50..=90, 80), 64);
+        assert_eq!(cell_cut(&depth, 50..=90, 51), 64);
+        // the half wins over the quarters
+        assert_eq!(cell_cut(&depth, 60..=200, 70), 128);
+        // the eighths at 160 and 224 have the three quarters (192) between them
+        assert_eq!(cell_cut(&depth, 150..=230, 160), 192);
+        assert_eq!(cell_cut(&depth, 150..=190, 180), 160);
+        // the window's end may hold the boundary
+        assert_eq!(cell_cut(&depth, 100..=128, 110), 128);
+        // the rows of every file cut there fill one cell: its box is that cell's
+        let cut = cell_cut(&depth, 50..=90, 80);
+        let xs: Vec<u8> = perm[..cut].iter().map(|&i| i as u8 / 16).collect();
+        let ys: Vec<u8> = perm[..cut].iter().map(|&i| i as u8 % 16).collect();
+        assert_eq!((xs.iter().max(), ys.iter().max()), (Some(&7), Some(&7)));
+    }
+
+    #[test]
+    fn cell_cut_falls_back_to_the_size_cut_without_a_boundary() {
+        // all keys equal: no boundary anywhere, the target (clamped into the window)
+        let keys = vec![[7u8, 7]; 100];
+        let perm: Vec<u32> = (0..100).collect();
+        let depth = boundary_depths(&perm, |i| &keys[i][..]);
+        assert!(depth[1..].iter().all(|&d| d == SAME_CELL));
+        assert_eq!(cell_cut(&depth, 20..=60, 40), 40);
+        assert_eq!(cell_cut(&depth, 20..=60, 90), 60);
+        assert_eq!(cell_cut(&depth, 20..=60, 5), 20);
+        // one change in the window, however deep, beats the size cut
+        let mut keys = keys;
+        for k in &mut keys[57..] {
+            k[1] = 8;
+        }
+        let depth = boundary_depths(&perm, |i| &keys[i][..]);
+        assert_eq!(cell_cut(&depth, 20..=60, 40), 57);
+        assert_eq!(cell_cut(&depth, 20..=56, 40), 40);
+        // a window past the rows is clamped to them
+        assert_eq!(cell_cut(&depth, 90..=500, 95), 95);
     }
 
     #[test]

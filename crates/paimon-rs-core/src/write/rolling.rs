@@ -412,6 +412,21 @@ impl RollingFileWriter {
         Ok(())
     }
 
+    /// The open file's size estimate (bytes written plus the open row group's encoded size)
+    /// and its rows; None when no file is open. For callers that choose their own cut points.
+    pub fn open_file_size(&self) -> Option<(u64, u64)> {
+        let f = self.current.as_ref()?;
+        Some((f.writer.estimated_size(), f.writer.rows()))
+    }
+
+    /// Close the open file now (a cut the caller chose: sort compaction's curve cells) and
+    /// return its size in bytes (None: no file was open); the next write opens a new one.
+    pub fn roll_now(&mut self) -> Result<Option<u64>> {
+        let before = self.done.len();
+        self.roll(false)?;
+        Ok(self.done[before..].first().map(|f| f.file_size as u64))
+    }
+
     /// Close the open file and return the metadata of every file written.
     pub fn close(mut self) -> Result<Vec<DataFileMeta>> {
         self.roll(false)?;
