@@ -253,6 +253,43 @@ fn scalar_size(v: &[u8], pos: usize, end: usize) -> Res<usize> {
     Ok(size)
 }
 
+/// The (start, end) of field `kid` of the object at `pos`, already checked by [`object`]
+/// (no allocation: the walk's hot path); None: no such field.
+fn object_child(v: &[u8], pos: usize, kid: usize) -> Option<(usize, usize)> {
+    let info = v[pos] >> 2;
+    let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
+    let n = uint(v, pos + 1, size_w);
+    let id_w = (((info >> 2) & 3) + 1) as usize;
+    let off_w = ((info & 3) + 1) as usize;
+    let id_start = pos + 1 + size_w;
+    let off_start = id_start + n * id_w;
+    let data = off_start + (n + 1) * off_w;
+    let j = (0..n).find(|&i| uint(v, id_start + i * id_w, id_w) == kid)?;
+    let start = uint(v, off_start + j * off_w, off_w);
+    // ends where the next larger start begins (starts are distinct), or at the total size
+    let end = (0..=n)
+        .map(|i| uint(v, off_start + i * off_w, off_w))
+        .filter(|&o| o > start)
+        .min()?;
+    Some((data + start, data + end))
+}
+
+/// The (start, end) of element `i` of the array at `pos`, already checked by [`array`].
+fn array_child(v: &[u8], pos: usize, i: usize) -> Option<(usize, usize)> {
+    let info = v[pos] >> 2;
+    let size_w = if (info >> 2) & 1 == 1 { 4 } else { 1 };
+    let n = uint(v, pos + 1, size_w);
+    if i >= n {
+        return None;
+    }
+    let off_w = ((info & 3) + 1) as usize;
+    let off_start = pos + 1 + size_w;
+    let data = off_start + (n + 1) * off_w;
+    let a = uint(v, off_start + i * off_w, off_w);
+    let b = uint(v, off_start + (i + 1) * off_w, off_w);
+    Some((data + a, data + b))
+}
+
 /// One row: its value, metadata and (parsed on first use, shared with the previous row when
 /// the metadata bytes are the same) the dictionary.
 struct Row<'a, 'c> {
@@ -311,7 +348,7 @@ impl<'a> Row<'a, '_> {
         let v = self.value;
         let mut here = (0, v.len());
         for seg in path {
-            let (p, e) = here;
+            let p = here.0;
             let basic = v[p] & 3;
             match seg {
                 Seg::Key(k) => {
@@ -321,9 +358,8 @@ impl<'a> Row<'a, '_> {
                     if basic != OBJECT {
                         return Ok(None);
                     }
-                    let (ids, children) = object(v, p, e)?;
-                    match ids.iter().position(|&i| i == kid) {
-                        Some(j) => here = children[j],
+                    match object_child(v, p, kid) {
+                        Some(c) => here = c,
                         None => return Ok(None),
                     }
                 }
@@ -331,8 +367,8 @@ impl<'a> Row<'a, '_> {
                     if basic != ARRAY {
                         return Ok(None);
                     }
-                    match array(v, p, e)?.get(*i) {
-                        Some(c) => here = *c,
+                    match array_child(v, p, *i) {
+                        Some(c) => here = c,
                         None => return Ok(None),
                     }
                 }
