@@ -148,17 +148,35 @@ fn metadata_keys(m: &[u8]) -> Res<Keys<'_>> {
 
 type Children = Vec<(usize, usize)>;
 
-fn object(v: &[u8], pos: usize, end: usize) -> Res<(Vec<usize>, Children)> {
-    need(pos, 2, end)?;
+/// An object header's field count, id and offset widths, and where its ids, offsets and data
+/// start (`size_w` bytes of count at `pos + 1`, known to be in range).
+fn object_layout(
+    v: &[u8],
+    pos: usize,
+    size_w: usize,
+) -> (usize, usize, usize, usize, usize, usize) {
     let info = v[pos] >> 2;
-    let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
-    need(pos + 1, size_w, end)?;
     let n = uint(v, pos + 1, size_w);
     let id_w = (((info >> 2) & 3) + 1) as usize;
     let off_w = ((info & 3) + 1) as usize;
     let id_start = pos + 1 + size_w;
     let off_start = id_start + n * id_w;
-    let data = off_start + (n + 1) * off_w;
+    (
+        n,
+        id_w,
+        off_w,
+        id_start,
+        off_start,
+        off_start + (n + 1) * off_w,
+    )
+}
+
+fn object(v: &[u8], pos: usize, end: usize) -> Res<(Vec<usize>, Children)> {
+    need(pos, 2, end)?;
+    let info = v[pos] >> 2;
+    let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
+    need(pos + 1, size_w, end)?;
+    let (n, id_w, off_w, id_start, off_start, data) = object_layout(v, pos, size_w);
     need(pos, data - pos, end)?;
     let ids: Vec<usize> = (0..n).map(|i| uint(v, id_start + i * id_w, id_w)).collect();
     let offsets: Vec<usize> = (0..=n)
@@ -256,14 +274,8 @@ fn scalar_size(v: &[u8], pos: usize, end: usize) -> Res<usize> {
 /// The (start, end) of field `kid` of the object at `pos`, already checked by [`object`]
 /// (no allocation: the walk's hot path); None: no such field.
 fn object_child(v: &[u8], pos: usize, kid: usize) -> Option<(usize, usize)> {
-    let info = v[pos] >> 2;
-    let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
-    let n = uint(v, pos + 1, size_w);
-    let id_w = (((info >> 2) & 3) + 1) as usize;
-    let off_w = ((info & 3) + 1) as usize;
-    let id_start = pos + 1 + size_w;
-    let off_start = id_start + n * id_w;
-    let data = off_start + (n + 1) * off_w;
+    let size_w = if (v[pos] >> 6) & 1 == 1 { 4 } else { 1 };
+    let (n, id_w, off_w, id_start, off_start, data) = object_layout(v, pos, size_w);
     let j = (0..n).find(|&i| uint(v, id_start + i * id_w, id_w) == kid)?;
     let start = uint(v, off_start + j * off_w, off_w);
     // ends where the next larger start begins (starts are distinct), or at the total size
