@@ -4,8 +4,10 @@ pypaimon (``pypaimon.data``: ``variant_get``, ``variant_replace``, ``variant_set
 ``variant_to_pylist``) reads, replaces and upserts paths of a VARIANT column given as a PyArrow
 ``struct<value: binary, metadata: binary>`` Array or ChunkedArray (what a paimon_rs read returns
 for a VARIANT column, and what :meth:`GenericVariant.to_arrow_array` builds). These are the same
-functions over the Parquet Variant binary encoding, written row by row in plain Python (pypaimon
-vectorises them with NumPy; the results are the same, the speed is not):
+functions over the Parquet Variant binary encoding; ``variant_get`` of scalar types runs each
+chunk through a Rust kernel (``_core.variant_get_scalars``: the GIL released, the same checks,
+order and messages), everything else row by row in plain Python below, which stays the reference
+(pypaimon vectorises them with NumPy; the results are the same):
 
 - paths: ``$`` (the root), ``.key``, ``['key']`` / ``["key"]`` (any key, dots included), ``[n]``;
   anything else is ``ValueError("Invalid VARIANT path: ...")``;
@@ -36,6 +38,7 @@ import re
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
+from paimon_rs import _core
 from paimon_rs.variant import (
     _ARRAY,
     _BINARY,
@@ -747,6 +750,33 @@ def _edit(column, parsed, strict: bool, upsert: bool):
 # the public functions (pypaimon's names and signatures)
 
 
+def _kernel_code(t) -> Optional[int]:
+    """The Rust kernel's code of a scalar Arrow type it reads (None: the Python path reads it)."""
+    pa = _pa()
+    for code, test in enumerate((pa.types.is_boolean, pa.types.is_int8, pa.types.is_int16,
+                                 pa.types.is_int32, pa.types.is_int64, pa.types.is_float32,
+                                 pa.types.is_float64, pa.types.is_string, pa.types.is_large_string,
+                                 pa.types.is_binary, pa.types.is_large_binary)):
+        if test(t):
+            return code
+    return None
+
+
+def _kernel_paths(parsed) -> Optional[list]:
+    """The paths as ``_core.variant_get_scalars`` takes them, when it reads all their types:
+    each row is checked whole and read there (the GIL released), with the same checks, order
+    and messages as the code below, which stays the reference for other types and the rows the
+    kernel leaves (integers out of the type's range, invalid UTF-8, null children)."""
+    out = []
+    for _, path, t in parsed:
+        code = _kernel_code(t)
+        if code is None:
+            return None
+        out.append(([(kind == "index", seg if kind == "key" else "", seg if kind == "index" else 0)
+                     for kind, seg in path], code, str(t)))
+    return out
+
+
 def variant_get(column, path, data_type=None):
     """Read one VARIANT path as an Arrow array of ``data_type`` (or a mapping of paths to types:
     a dict of arrays), without implicit casts; a missing path or VARIANT null is null."""
@@ -770,7 +800,14 @@ def variant_get(column, path, data_type=None):
     chunks, chunked, _ = _chunks(column)
     cache: Dict[bytes, Any] = {}
     results: Dict[str, list] = {text: [] for text in wanted}
+    kernel = _kernel_paths(parsed)
     for chunk in chunks:
+        if kernel is not None:
+            arrays = _core.variant_get_scalars(chunk, kernel)
+            if arrays is not None:  # None: a row the kernel leaves to the code below
+                for (text, _, _), array in zip(parsed, arrays):
+                    results[text].append(array)
+                continue
         values, metas, valid = _rows(chunk)
         decoded: Dict[str, list] = {text: [] for text in wanted}
         for r in range(len(chunk)):

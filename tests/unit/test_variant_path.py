@@ -291,3 +291,21 @@ def test_large_objects_and_arrays():
     assert first["k150"] == -1 and first["a"] is True and len(first) == 301
     assert list(first) == sorted(first)
     assert dec(variant_replace(out, "$.arr[299]", pa.scalar(7)))[1]["arr"][299] == 7
+
+
+def test_scalar_reads_go_through_the_rust_kernel_and_agree_with_the_python_path():
+    from paimon_rs import _core
+    from paimon_rs.variant_path import _kernel_paths, _parse_path
+
+    c = col([{"a": 1.5, "s": "x" * 70, "i": 300, "b": True}, None, {"a": None}, {"s": "é"}])
+    for path, t in [("$.a", pa.float64()), ("$.s", pa.string()), ("$.s", pa.large_string()),
+                    ("$.i", pa.int64()), ("$.i", pa.int16()), ("$.b", pa.bool_()), ("$.z", pa.int32())]:
+        got = _core.variant_get_scalars(c, _kernel_paths([(path, _parse_path(path), t)]))
+        assert got is not None and got[0].type == t
+        assert got[0].to_pylist() == variant_get(c, path, t).to_pylist()
+    # an integer out of the Arrow type's range is left to the Python path (pyarrow's overflow)
+    assert _core.variant_get_scalars(c, _kernel_paths([("$.i", _parse_path("$.i"), pa.int8())])) is None
+    with pytest.raises(pa.ArrowInvalid):
+        variant_get(c, "$.i", pa.int8())
+    with pytest.raises(TypeError, match="VARIANT path type does not match float"):
+        variant_get(c, "$.a", pa.float32())

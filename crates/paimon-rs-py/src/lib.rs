@@ -15,6 +15,7 @@ mod pool;
 mod predicate;
 mod snapshots;
 mod table;
+mod variant_path;
 
 use pyo3::prelude::*;
 
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     logbridge::init(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;

@@ -11,3 +11,4 @@ pub mod row_kind;
 pub mod schema;
 pub mod snapshot;
 pub mod types;
+pub mod variant;

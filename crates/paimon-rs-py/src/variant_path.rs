@@ -1,0 +1,79 @@
+//! The per-row kernel of `paimon_rs.variant_get` (python/paimon_rs/variant_path.py is the API
+//! layer: argument checks, path parsing, chunks, the reference for what the kernel leaves).
+
+use arrow::array::{Array, ArrayData, StructArray};
+use arrow_pyarrow::PyArrowType;
+use paimon_rs_core::{
+    variant_get_scalars as kernel, VariantFail, VariantKind as Kind, VariantSeg as Seg,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+
+/// A path's segments as `(is_index, key, index)`, its kind code and the Arrow type's text.
+type PathArg = (Vec<(bool, String, usize)>, u8, String);
+
+fn kind_of(code: u8) -> PyResult<Kind> {
+    Ok(match code {
+        0 => Kind::Bool,
+        1 => Kind::Int8,
+        2 => Kind::Int16,
+        3 => Kind::Int32,
+        4 => Kind::Int64,
+        5 => Kind::Float32,
+        6 => Kind::Float64,
+        7 => Kind::Utf8,
+        8 => Kind::LargeUtf8,
+        9 => Kind::Binary,
+        10 => Kind::LargeBinary,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "unknown VARIANT kind code {code}"
+            )))
+        }
+    })
+}
+
+/// `variant_get` of one chunk for scalar Arrow types: one array per path, or None when a row
+/// needs the Python reference (the caller redoes the chunk there). The GIL is released.
+#[pyfunction]
+pub fn variant_get_scalars(
+    py: Python<'_>,
+    chunk: PyArrowType<ArrayData>,
+    paths: Vec<PathArg>,
+) -> PyResult<Option<Vec<PyArrowType<ArrayData>>>> {
+    let mut parsed = Vec::with_capacity(paths.len());
+    for (segs, code, _) in &paths {
+        let segs = segs
+            .iter()
+            .map(|(is_index, key, index)| {
+                if *is_index {
+                    Seg::Index(*index)
+                } else {
+                    Seg::Key(key.clone())
+                }
+            })
+            .collect::<Vec<_>>();
+        parsed.push((segs, kind_of(*code)?));
+    }
+    let data = chunk.0;
+    if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {
+        return Ok(None);
+    }
+    let col = StructArray::from(data);
+    match crate::pool::detach(py, || kernel(&col, &parsed)) {
+        Ok(arrays) => Ok(Some(
+            arrays
+                .into_iter()
+                .map(|a| PyArrowType(a.to_data()))
+                .collect(),
+        )),
+        Err(VariantFail::Malformed(m)) => {
+            Err(PyValueError::new_err(format!("MALFORMED_VARIANT: {m}")))
+        }
+        Err(VariantFail::Mismatch(at)) => Err(PyTypeError::new_err(format!(
+            "VARIANT path type does not match {}",
+            paths.get(at).map_or("", |p| p.2.as_str())
+        ))),
+        Err(VariantFail::Unsupported) => Ok(None),
+    }
+}
