@@ -38,7 +38,7 @@ import re
 import struct
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
-from paimon_rs import _core
+import paimon_rs._core as _core
 from paimon_rs.variant import (
     _ARRAY,
     _BINARY,
