@@ -218,7 +218,11 @@ fn expire_snapshots_only(
     {
         let sm = table.snapshot_manager();
         let (latest, earliest) = match known_latest {
-            // the check and the earliest at once (on an object store one round trip for both)
+            // on an object store the check and the earliest at once (one round trip for both);
+            // locally a stat, then the earliest below, without a thread
+            Some(id) if !io::is_remote(&sm.snapshot_path(id)) => {
+                (io::exists(&sm.snapshot_path(id)).then_some(id), None)
+            }
             Some(id) => std::thread::scope(|sc| {
                 let earliest = sc.spawn(|| sm.earliest_id_and_hint());
                 let exists = io::exists(&sm.snapshot_path(id));
