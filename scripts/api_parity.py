@@ -70,7 +70,11 @@ def dump(module: str) -> Dict[str, Dict[str, str]]:
     import pyarrow as pa
 
     mod = __import__(module)
-    wh = tempfile.mkdtemp(prefix="api-parity-")
+    with tempfile.TemporaryDirectory(prefix="api-parity-") as wh:
+        return _dump_in(mod, pa, wh)
+
+
+def _dump_in(mod: Any, pa: Any, wh: str) -> Dict[str, Dict[str, str]]:
     catalog = mod.CatalogFactory.create({"warehouse": wh})
     catalog.create_database("db", True)
     schema = mod.Schema.from_pyarrow_schema(
