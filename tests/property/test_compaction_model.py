@@ -194,8 +194,7 @@ class Model:
         return Model._fold(recs, step)
 
 
-def make_table(engine: str, t: Dict[str, Any]):
-    wh = tempfile.mkdtemp(prefix="paimon_rs_cmodel_")
+def make_table(engine: str, t: Dict[str, Any], wh: str):
     cat = CatalogFactory.create({"warehouse": wh})
     cat.create_database("db", True)
     opts = {"bucket": "2", "rowkind.field": "op", **ENGINES[engine],
@@ -235,7 +234,12 @@ def max_runs(table) -> int:
 
 
 def run_history(engine: str, t: Dict[str, Any], steps: List[Any]) -> None:
-    table, opts = make_table(engine, t)
+    with tempfile.TemporaryDirectory(prefix="paimon_rs_cmodel_") as wh:
+        _run_history(engine, t, steps, wh)
+
+
+def _run_history(engine: str, t: Dict[str, Any], steps: List[Any], wh: str) -> None:
+    table, opts = make_table(engine, t, wh)
     model = Model(engine)
     counter = 0
     removed: set = set()  # keys removed by remove-record-on-delete engines

@@ -7,7 +7,6 @@ from __future__ import annotations
 import datetime
 import random
 import re
-import tempfile
 from decimal import Decimal
 from typing import Any, List, Optional
 
@@ -62,8 +61,8 @@ ROWS = make_rows()
 
 
 @pytest.fixture(scope="module")
-def table():
-    wh = tempfile.mkdtemp(prefix="filter-strings-")
+def table(tmp_path_factory):
+    wh = str(tmp_path_factory.mktemp("filter-strings"))
     catalog = CatalogFactory.create({"warehouse": wh})
     catalog.create_database("db", True)
     catalog.create_table("db.f", Schema.from_pyarrow_schema(SCHEMA, partition_keys=["dt"]), False)
