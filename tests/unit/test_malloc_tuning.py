@@ -48,7 +48,8 @@ def kept_after_free(n, size):
     return libc.mallinfo2().arena
 
 print(json.dumps({"tuning": core.malloc_tuning(), "mapped_2mb": own_mapping(2 << 20),
-                  "mapped_24mb": own_mapping(24 << 20), "mapped_40mb": own_mapping(40 << 20), "arena_after": kept_after_free(48, 1 << 20)}))
+                  "mapped_24mb": own_mapping(24 << 20), "mapped_40mb": own_mapping(40 << 20),
+                  "arena_after": kept_after_free(48, 1 << 20)}))
 """
 
 

@@ -134,7 +134,7 @@ pub fn malloc_tuning(py: pyo3::Python<'_>) -> pyo3::PyResult<pyo3::Bound<'_, pyo
 mod tests {
     use super::*;
 
-    fn env(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> + '_ {
+    fn env<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
         move |k| {
             pairs
                 .iter()
