@@ -10,6 +10,7 @@ mod dynamic;
 mod errors;
 mod fileio;
 mod logbridge;
+mod malloc_tuning;
 mod pack;
 mod pool;
 mod predicate;
@@ -22,6 +23,9 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    // First, before any engine allocation: glibc's thresholds (process-wide; see the module).
+    malloc_tuning::init();
+    m.add_function(wrap_pyfunction!(malloc_tuning::malloc_tuning, m)?)?;
     logbridge::init(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
