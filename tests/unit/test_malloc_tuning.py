@@ -53,12 +53,17 @@ print(json.dumps({"tuning": core.malloc_tuning(), "mapped_2mb": own_mapping(2 <<
 """
 
 
-def probe(**env: str) -> dict:
+def run_probe(**env: str) -> subprocess.CompletedProcess:
     e = {k: v for k, v in os.environ.items()
          if k != "GLIBC_TUNABLES" and not k.startswith("MALLOC_") and k != "PAIMON_RS_MALLOC_TUNING"}
     e.update(env)
     out = subprocess.run([sys.executable, "-c", PROBE], env=e, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
+    return out
+
+
+def probe(**env: str) -> dict:
+    out = run_probe(**env)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -86,7 +91,10 @@ def test_env_switch_turns_it_off(value):
 
 
 def test_unknown_switch_value_leaves_malloc_alone_and_says_why():
-    r = probe(PAIMON_RS_MALLOC_TUNING="sometimes")
+    out = run_probe(PAIMON_RS_MALLOC_TUNING="sometimes")
+    # not silently: a warning through the paimon_rs logger (Python's last-resort handler prints it)
+    assert "PAIMON_RS_MALLOC_TUNING=sometimes is not one of" in out.stderr, out.stderr
+    r = json.loads(out.stdout.strip().splitlines()[-1])
     assert r["tuning"]["applied"] is False
     assert "not one of" in r["tuning"]["reason"]
     assert r["mapped_40mb"] is True, r

@@ -27,6 +27,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     malloc_tuning::init();
     m.add_function(wrap_pyfunction!(malloc_tuning::malloc_tuning, m)?)?;
     logbridge::init(m.py());
+    malloc_tuning::warn_if_invalid();
+    logbridge::flush(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
     m.add_class::<catalog::Catalog>()?;

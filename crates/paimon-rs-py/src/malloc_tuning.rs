@@ -53,16 +53,10 @@ static OUTCOME: OnceLock<Outcome> = OnceLock::new();
 /// Whether to set the thresholds, from the environment (`var` reads one variable).
 pub fn decide(var: impl Fn(&str) -> Option<String>) -> Outcome {
     if let Some(v) = var(ENV_SWITCH) {
-        match v.trim().to_ascii_lowercase().as_str() {
-            "0" | "off" | "false" | "no" => {
-                return Outcome::Skipped(format!("{ENV_SWITCH}={v}"));
-            }
-            "" | "1" | "on" | "true" | "yes" => {}
-            _ => {
-                return Outcome::Skipped(format!(
-                    "{ENV_SWITCH}={v} is not one of 0/off/false/no or 1/on/true/yes: malloc left alone"
-                ));
-            }
+        match switch(&v) {
+            Some(false) => return Outcome::Skipped(format!("{ENV_SWITCH}={v}")),
+            Some(true) => {}
+            None => return Outcome::Skipped(invalid_switch(&v)),
         }
     }
     if let Some(t) = var("GLIBC_TUNABLES") {
@@ -74,6 +68,29 @@ pub fn decide(var: impl Fn(&str) -> Option<String>) -> Outcome {
         return Outcome::Skipped(format!("{name} is set (the user's own malloc setting)"));
     }
     Outcome::Applied
+}
+
+/// The switch's value: on, off, or not a value it takes (None).
+fn switch(v: &str) -> Option<bool> {
+    match v.trim().to_ascii_lowercase().as_str() {
+        "0" | "off" | "false" | "no" => Some(false),
+        "" | "1" | "on" | "true" | "yes" => Some(true),
+        _ => None,
+    }
+}
+
+fn invalid_switch(v: &str) -> String {
+    format!("{ENV_SWITCH}={v} is not one of 0/off/false/no or 1/on/true/yes: malloc left alone")
+}
+
+/// A misspelt switch is not ignored silently: a warning through the `paimon_rs` logger (call
+/// after the log bridge is up).
+pub fn warn_if_invalid() {
+    if let Ok(v) = std::env::var(ENV_SWITCH) {
+        if switch(&v).is_none() {
+            log::warn!(target: "paimon_rs", "{}", invalid_switch(&v));
+        }
+    }
 }
 
 /// Set the thresholds unless [`decide`] says no; once per process.
