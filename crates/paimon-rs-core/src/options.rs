@@ -900,6 +900,24 @@ impl CoreOptions {
         }
     }
 
+    /// `row-tracking.enabled` (default false): each row of an append table has a `_ROW_ID`,
+    /// assigned at commit from the snapshot's `nextRowId` (paimon-behaviour.md, row tracking).
+    pub fn row_tracking(&self) -> Result<bool> {
+        match self.raw.get("row-tracking.enabled") {
+            Some(v) => parse_bool("row-tracking.enabled", v),
+            None => Ok(false),
+        }
+    }
+
+    /// `data-evolution.enabled` (default false): files may hold some columns (`write_cols`) of
+    /// rows whose ids another file holds; a read merges them by columns.
+    pub fn data_evolution(&self) -> Result<bool> {
+        match self.raw.get("data-evolution.enabled") {
+            Some(v) => parse_bool("data-evolution.enabled", v),
+            None => Ok(false),
+        }
+    }
+
     /// `deletion-vectors.bitmap64` (default false): vectors written as 64-bit Roaring bitmaps.
     pub fn deletion_vectors_bitmap64(&self) -> Result<bool> {
         match self.raw.get("deletion-vectors.bitmap64") {
