@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 
 /// Options this engine implements.
 const SUPPORTED: &[&str] = &[
+    // append tables, bucket = -1: row ids assigned at commit (commit/row_tracking.rs)
+    "row-tracking.enabled",
     "bucket",
     "bucket-key",
     "file.format",
@@ -758,6 +760,23 @@ impl CoreOptions {
             )));
         } else if self.bucket == -2 {
             return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+        }
+        // Java's SchemaValidation.validateRowTracking
+        if self.row_tracking()? {
+            if primary_key {
+                return Err(Error::invalid(
+                    "Cannot define primary-key for row tracking table.",
+                ));
+            }
+            if self.bucket != -1 {
+                return Err(Error::invalid(
+                    "Cannot define bucket for row tracking table, it only support bucket = -1",
+                ));
+            }
+        } else if self.data_evolution()? {
+            return Err(Error::invalid(
+                "Data evolution config must enabled with row-tracking.enabled",
+            ));
         }
         if self.deletion_vectors()? {
             self.check_deletion_vectors()?;

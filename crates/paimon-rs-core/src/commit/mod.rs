@@ -34,6 +34,7 @@ mod manifest_merge;
 mod message;
 mod partition_expiry;
 mod rewrite_check;
+mod row_tracking;
 mod safety;
 #[cfg(test)]
 pub(crate) use safety::tests as test_support;
@@ -622,7 +623,19 @@ impl FileStoreCommit {
                     }
                 }
                 let previous = self.manifests_of(latest.as_ref())?;
-                let delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
+                let mut delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
+                // row tracking: the new files' row ids and sequence numbers, from this
+                // attempt's latest snapshot (a retry assigns them again)
+                let next_row_id = if o.row_tracking()? {
+                    Some(row_tracking::assign(
+                        &self.table.name,
+                        &mut delta,
+                        latest.as_ref().map_or(1, |s| s.id + 1),
+                        latest.as_ref().and_then(|s| s.next_row_id).unwrap_or(0),
+                    )?)
+                } else {
+                    latest.as_ref().and_then(|s| s.next_row_id)
+                };
                 if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
@@ -663,6 +676,7 @@ impl FileStoreCommit {
                     (lists, index_manifest),
                     kind.clone(),
                     commit_identifier,
+                    next_row_id,
                 );
                 // a snapshot withdrawn after a concurrent rollback or expiry is retried as a
                 // lost race
@@ -971,6 +985,7 @@ impl FileStoreCommit {
         (lists, index_manifest): (ManifestLists, Option<String>),
         kind: CommitKind,
         commit_identifier: i64,
+        next_row_id: Option<i64>,
     ) -> Snapshot {
         let rows = |k: FileKind| -> i64 {
             delta
@@ -1009,7 +1024,7 @@ impl FileStoreCommit {
             watermark: latest.and_then(|s| s.watermark),
             statistics: None,
             properties: None,
-            next_row_id: latest.and_then(|s| s.next_row_id),
+            next_row_id,
             uuid: Some(uuid::Uuid::new_v4().to_string()),
             writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
         }
