@@ -1287,6 +1287,66 @@ mod tests {
         }
     }
 
+    /// Row tracking through real commits: a commit that lost the race to a concurrent one is
+    /// retried with row ids from the winner's `nextRowId`, so every row has its own id and
+    /// each file's sequence numbers are the snapshot that added it.
+    #[test]
+    fn row_ids_stay_unique_when_a_commit_is_retried() {
+        use crate::table::catalog::FileSystemCatalog;
+        use crate::table::new_schema::NewTableSchema;
+        use arrow_schema::{DataType as AT, Field, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let cat = FileSystemCatalog::new(dir.path()).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+        ]);
+        let opts = [("row-tracking.enabled".to_string(), "true".to_string())].into();
+        let s = NewTableSchema::from_arrow(&schema, vec!["p".into()], vec![], opts, None).unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        let t = cat.get_table("db.t").unwrap();
+        commit(&t, &written(&t, &[rows(1, 0..3)])).unwrap();
+        // ours: two partitions (two files); the race: 4 rows committed before our create
+        let ours = written(&t, &[rows(1, 10..12), rows(2, 20..25)]);
+        let t2 = t.clone();
+        arm(RacePoint::BeforeCreate, move || {
+            commit(&t2, &written(&t2, &[rows(3, 30..34)])).unwrap();
+        });
+        assert_eq!(commit(&t, &ours).unwrap(), Some(3));
+        let sm = t.snapshot_manager();
+        let latest = sm.latest().unwrap().unwrap();
+        assert_eq!(latest.next_row_id, Some(14));
+        let mut files: Vec<(i64, i64, i64, i64)> = crate::table::live::live_entries(&t, &latest)
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let f = &e.file;
+                let first = f.first_row_id.unwrap();
+                (
+                    first,
+                    f.row_count,
+                    f.min_sequence_number,
+                    f.max_sequence_number,
+                )
+            })
+            .collect();
+        files.sort();
+        // consecutive ranges 0..14; the retried commit (snapshot 3) came after the winner (2)
+        let mut next = 0;
+        for &(first, n, _, _) in &files {
+            assert_eq!(first, next, "{files:?}");
+            next += n;
+        }
+        assert_eq!(next, 14);
+        let seqs: Vec<(i64, i64, i64)> = files.iter().map(|f| (f.1, f.2, f.3)).collect();
+        assert_eq!(seqs[0], (3, 1, 1));
+        assert_eq!(seqs[1], (4, 2, 2));
+        let mut ours_seqs: Vec<_> = seqs[2..].to_vec();
+        ours_seqs.sort();
+        assert_eq!(ours_seqs, vec![(2, 3, 3), (5, 3, 3)]);
+    }
+
     /// The legitimate cases of a base that vanished after ours landed: an expiry ran right after
     /// our create (ours is the latest), or also a commit on top of ours. Ours stays.
     #[test]
