@@ -1174,6 +1174,16 @@ impl FileStoreCommit {
                 null_counts: nulls.into_iter().map(Some).collect(),
             }
         };
+        // row tracking: the row ids the entries span, when each has a first_row_id (Java's
+        // ManifestAvroWriter.RowIdStats)
+        let row_ids = entries.iter().try_fold(None, |acc: Option<(i64, i64)>, e| {
+            let first = e.file.first_row_id?;
+            let last = first + e.file.row_count - 1;
+            Some(Some(acc.map_or((first, last), |(lo, hi)| {
+                (lo.min(first), hi.max(last))
+            })))
+        });
+        let row_ids = row_ids.flatten();
         let min_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).min();
         let max_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).max();
         Ok(ManifestFileMeta {
@@ -1190,8 +1200,8 @@ impl FileStoreCommit {
             max_bucket: max_or(&|e| e.bucket),
             min_level: min_or(&|e| e.file.level),
             max_level: max_or(&|e| e.file.level),
-            min_row_id: None,
-            max_row_id: None,
+            min_row_id: row_ids.map(|r| r.0),
+            max_row_id: row_ids.map(|r| r.1),
         })
     }
 }
@@ -1345,6 +1355,13 @@ mod tests {
         let mut ours_seqs: Vec<_> = seqs[2..].to_vec();
         ours_seqs.sort();
         assert_eq!(ours_seqs, vec![(2, 3, 3), (5, 3, 3)]);
+        // the delta manifest's row-id range (Java's RowIdStats): ours, ids 7..=13
+        let c = FileStoreCommit::new(t.clone(), "reader".into());
+        let delta = c.read_list(&latest.delta_manifest_list).unwrap();
+        assert_eq!(
+            (delta[0].min_row_id, delta[0].max_row_id),
+            (Some(7), Some(13))
+        );
     }
 
     /// The legitimate cases of a base that vanished after ours landed: an expiry ran right after
