@@ -676,8 +676,11 @@ impl FileStoreCommit {
                     (lists, index_manifest),
                     kind.clone(),
                     commit_identifier,
-                    next_row_id,
                 );
+                let snapshot = Snapshot {
+                    next_row_id,
+                    ..snapshot
+                };
                 // a snapshot withdrawn after a concurrent rollback or expiry is retried as a
                 // lost race
                 // the manifests were written without a sync each: durable together, before
@@ -985,7 +988,6 @@ impl FileStoreCommit {
         (lists, index_manifest): (ManifestLists, Option<String>),
         kind: CommitKind,
         commit_identifier: i64,
-        next_row_id: Option<i64>,
     ) -> Snapshot {
         let rows = |k: FileKind| -> i64 {
             delta
@@ -1024,7 +1026,8 @@ impl FileStoreCommit {
             watermark: latest.and_then(|s| s.watermark),
             statistics: None,
             properties: None,
-            next_row_id,
+            // row tracking: set by the caller (row_tracking::assign)
+            next_row_id: latest.and_then(|s| s.next_row_id),
             uuid: Some(uuid::Uuid::new_v4().to_string()),
             writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
         }

@@ -10,7 +10,8 @@
 //!   commit is stamped, whatever its counter (the rows are new either way);
 //! - row ids: each new file written by a write (`file_source` APPEND, no `first_row_id` yet)
 //!   gets `first_row_id` = the next free id, starting at the latest snapshot's `nextRowId`
-//!   (0 without one), in the commit's file order; the id advances by the file's row count,
+//!   (0 without one), in the commit's file order grouped by partition
+//!   (`row-tracking.partition-group-on-commit`, default true); the id advances by the file's row count,
 //!   and the snapshot's `nextRowId` is where it ends. A retry starts again from the newer
 //!   latest snapshot's `nextRowId`, so ids stay unique when commits race.
 //!
@@ -32,8 +33,25 @@ pub(super) fn assign(
     next_row_id: i64,
 ) -> Result<i64> {
     let mut next = next_row_id;
-    for e in delta.iter_mut().filter(|e| e.kind == FileKind::Add) {
-        let f = &mut e.file;
+    // `row-tracking.partition-group-on-commit` (default true, the only way paimon_rs does it):
+    // a partition's files numbered together, partitions in the order they first appear
+    let mut order: Vec<usize> = (0..delta.len())
+        .filter(|&i| delta[i].kind == FileKind::Add)
+        .collect();
+    let mut first_seen: std::collections::HashMap<&[u8], usize> = Default::default();
+    for &i in &order {
+        let n = first_seen.len();
+        first_seen.entry(delta[i].partition.as_slice()).or_insert(n);
+    }
+    let rank: Vec<usize> = order
+        .iter()
+        .map(|&i| first_seen[delta[i].partition.as_slice()])
+        .collect();
+    let mut by_rank: Vec<(usize, usize)> = rank.into_iter().zip(order).collect();
+    by_rank.sort_by_key(|&(r, _)| r); // stable: files of a partition keep their order
+    order = by_rank.into_iter().map(|(_, i)| i).collect();
+    for i in order {
+        let f = &mut delta[i].file;
         let holds_row_id = f
             .write_cols
             .as_ref()
@@ -111,6 +129,21 @@ mod tests {
             ids(&delta),
             vec![(Some(10), 4, 4), (Some(13), 4, 4), (Some(18), 4, 4)]
         );
+    }
+
+    #[test]
+    fn files_of_a_partition_are_numbered_together() {
+        let at = |name: &str, p: u8, rows: i64| {
+            let mut e = entry(name, rows, FileKind::Add, (0, 0));
+            e.partition = vec![p];
+            e
+        };
+        // messages of two writers: partitions 1, 2, 1, 3
+        let mut delta = vec![at("a", 1, 2), at("b", 2, 3), at("c", 1, 4), at("d", 3, 1)];
+        assert_eq!(assign("t", &mut delta, 1, 0).unwrap(), 10);
+        let firsts: Vec<Option<i64>> = delta.iter().map(|e| e.file.first_row_id).collect();
+        // a 0..2, c 2..6 (partition 1), b 6..9, d 9..10
+        assert_eq!(firsts, vec![Some(0), Some(6), Some(2), Some(9)]);
     }
 
     #[test]
