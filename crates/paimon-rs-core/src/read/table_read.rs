@@ -115,6 +115,10 @@ impl TableRead {
             }
         };
         let mut needed = projection.clone();
+        // only system columns asked for: the files' rows are counted through their first column
+        if needed.is_empty() && !tracking.is_empty() && !fields.is_empty() {
+            needed.push(0);
+        }
         let engine = if table.is_primary_key() {
             table.merge_engine()?
         } else {
