@@ -123,6 +123,15 @@ def _check_mutable(table: Table, what: str) -> None:
         raise InvalidArgumentError(f"{what} on {table.identifier}: this handle reads a past state "
                                    f"({travel}); {what} changes the latest one: use a handle without "
                                    "these options")
+    # row tracking: Java keeps an updated or rewritten row's _ROW_ID (stored in the new file);
+    # paimon_rs's rewrites and appended updates would give the rows new ids. A delete that only
+    # marks deletion vectors keeps the other rows where they are
+    row_tracking = table.options.get("row-tracking.enabled", "false").strip().lower() == "true"
+    if row_tracking and not (what == "delete" and _uses_deletion_vectors(table)):
+        raise UnsupportedError(
+            f"{what} on {table.identifier}: the table sets 'row-tracking.enabled' and paimon_rs "
+            f"would give the rows it rewrites or updates new _ROW_IDs (Java keeps them); only a "
+            "delete on a table with 'deletion-vectors.enabled' is supported")
     if not table.is_primary_key_table:
         return
     engine = table.options.merge_engine()

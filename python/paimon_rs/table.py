@@ -1793,7 +1793,9 @@ class ReadBuilder:
         """Read only these columns, in this order (``TableRead.schema`` is then theirs).
 
         Args:
-            projection: column names of the table; a filter may use other columns.
+            projection: column names of the table; a filter may use other columns. A table
+                with ``row-tracking.enabled`` also has ``_ROW_ID`` and ``_SEQUENCE_NUMBER``
+                (not read unless asked for, as in Java and pypaimon).
 
         Raises:
             SchemaMismatchError: an unknown column (at this call; the closest name is suggested).
@@ -1810,9 +1812,12 @@ class ReadBuilder:
 
         schema = self.table.arrow_schema
         names = schema.names
+        # a row-tracking table's system columns (Java's SpecialFields.rowTypeWithRowTracking)
+        system = (("_ROW_ID", "_SEQUENCE_NUMBER") if self.table.options.get(
+            "row-tracking.enabled", "false").strip().lower() == "true" else ())
         nested = False
         for c in cols:
-            if c in names:
+            if c in names or c in system:
                 continue
             if isinstance(c, str) and "." in c and _struct_path(schema, c) is not None:
                 nested = True

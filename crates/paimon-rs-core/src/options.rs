@@ -8,6 +8,8 @@ use crate::error::{Error, Result};
 
 /// Options this engine implements.
 const SUPPORTED: &[&str] = &[
+    // append tables, bucket = -1: row ids assigned at commit (commit/row_tracking.rs)
+    "row-tracking.enabled",
     "bucket",
     "bucket-key",
     "file.format",
@@ -759,6 +761,23 @@ impl CoreOptions {
         } else if self.bucket == -2 {
             return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
         }
+        // Java's SchemaValidation.validateRowTracking
+        if self.row_tracking()? {
+            if primary_key {
+                return Err(Error::invalid(
+                    "Cannot define primary-key for row tracking table.",
+                ));
+            }
+            if self.bucket != -1 {
+                return Err(Error::invalid(
+                    "Cannot define bucket for row tracking table, it only support bucket = -1",
+                ));
+            }
+        } else if self.data_evolution()? {
+            return Err(Error::invalid(
+                "Data evolution config must enabled with row-tracking.enabled",
+            ));
+        }
         if self.deletion_vectors()? {
             self.check_deletion_vectors()?;
         }
@@ -896,6 +915,24 @@ impl CoreOptions {
     pub fn deletion_vectors(&self) -> Result<bool> {
         match self.raw.get("deletion-vectors.enabled") {
             Some(v) => parse_bool("deletion-vectors.enabled", v),
+            None => Ok(false),
+        }
+    }
+
+    /// `row-tracking.enabled` (default false): each row of an append table has a `_ROW_ID`,
+    /// assigned at commit from the snapshot's `nextRowId` (paimon-behaviour.md, row tracking).
+    pub fn row_tracking(&self) -> Result<bool> {
+        match self.raw.get("row-tracking.enabled") {
+            Some(v) => parse_bool("row-tracking.enabled", v),
+            None => Ok(false),
+        }
+    }
+
+    /// `data-evolution.enabled` (default false): files may hold some columns (`write_cols`) of
+    /// rows whose ids another file holds; a read merges them by columns.
+    pub fn data_evolution(&self) -> Result<bool> {
+        match self.raw.get("data-evolution.enabled") {
+            Some(v) => parse_bool("data-evolution.enabled", v),
             None => Ok(false),
         }
     }

@@ -236,10 +236,10 @@ impl From<CommitMessage> for Wire {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn file(name: &str) -> DataFileMeta {
+    pub(crate) fn file(name: &str) -> DataFileMeta {
         use crate::spec::manifest::SimpleStats;
         DataFileMeta {
             file_name: name.to_string(),

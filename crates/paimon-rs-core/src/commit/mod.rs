@@ -34,6 +34,7 @@ mod manifest_merge;
 mod message;
 mod partition_expiry;
 mod rewrite_check;
+mod row_tracking;
 mod safety;
 #[cfg(test)]
 pub(crate) use safety::tests as test_support;
@@ -622,7 +623,19 @@ impl FileStoreCommit {
                     }
                 }
                 let previous = self.manifests_of(latest.as_ref())?;
-                let delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
+                let mut delta = self.build_delta(phase, previous.clone(), latest.as_ref())?;
+                // row tracking: the new files' row ids and sequence numbers, from this
+                // attempt's latest snapshot (a retry assigns them again)
+                let next_row_id = if o.row_tracking()? {
+                    Some(row_tracking::assign(
+                        &self.table.name,
+                        &mut delta,
+                        latest.as_ref().map_or(1, |s| s.id + 1),
+                        latest.as_ref().and_then(|s| s.next_row_id).unwrap_or(0),
+                    )?)
+                } else {
+                    latest.as_ref().and_then(|s| s.next_row_id)
+                };
                 if delta.is_empty() && extras.is_empty() {
                     return Ok(None);
                 }
@@ -664,6 +677,10 @@ impl FileStoreCommit {
                     kind.clone(),
                     commit_identifier,
                 );
+                let snapshot = Snapshot {
+                    next_row_id,
+                    ..snapshot
+                };
                 // a snapshot withdrawn after a concurrent rollback or expiry is retried as a
                 // lost race
                 // the manifests were written without a sync each: durable together, before
@@ -1009,6 +1026,7 @@ impl FileStoreCommit {
             watermark: latest.and_then(|s| s.watermark),
             statistics: None,
             properties: None,
+            // row tracking: set by the caller (row_tracking::assign)
             next_row_id: latest.and_then(|s| s.next_row_id),
             uuid: Some(uuid::Uuid::new_v4().to_string()),
             writer_version: Some(format!("paimon_rs-{}", env!("CARGO_PKG_VERSION"))),
@@ -1159,6 +1177,16 @@ impl FileStoreCommit {
                 null_counts: nulls.into_iter().map(Some).collect(),
             }
         };
+        // row tracking: the row ids the entries span, when each has a first_row_id (Java's
+        // ManifestAvroWriter.RowIdStats)
+        let row_ids = entries.iter().try_fold(None, |acc: Option<(i64, i64)>, e| {
+            let first = e.file.first_row_id?;
+            let last = first + e.file.row_count - 1;
+            Some(Some(acc.map_or((first, last), |(lo, hi)| {
+                (lo.min(first), hi.max(last))
+            })))
+        });
+        let row_ids = row_ids.flatten();
         let min_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).min();
         let max_or = |f: &dyn Fn(&ManifestEntry) -> i32| entries.iter().map(f).max();
         Ok(ManifestFileMeta {
@@ -1175,8 +1203,8 @@ impl FileStoreCommit {
             max_bucket: max_or(&|e| e.bucket),
             min_level: min_or(&|e| e.file.level),
             max_level: max_or(&|e| e.file.level),
-            min_row_id: None,
-            max_row_id: None,
+            min_row_id: row_ids.map(|r| r.0),
+            max_row_id: row_ids.map(|r| r.1),
         })
     }
 }
@@ -1270,6 +1298,73 @@ mod tests {
                 assert_eq!(sm.latest_id().unwrap(), Some(others + 2), "{case}");
             }
         }
+    }
+
+    /// Row tracking through real commits: a commit that lost the race to a concurrent one is
+    /// retried with row ids from the winner's `nextRowId`, so every row has its own id and
+    /// each file's sequence numbers are the snapshot that added it.
+    #[test]
+    fn row_ids_stay_unique_when_a_commit_is_retried() {
+        use crate::table::catalog::FileSystemCatalog;
+        use crate::table::new_schema::NewTableSchema;
+        use arrow_schema::{DataType as AT, Field, Schema};
+        let dir = tempfile::tempdir().unwrap();
+        let cat = FileSystemCatalog::new(dir.path()).unwrap();
+        cat.create_database("db", true).unwrap();
+        let schema = Schema::new(vec![
+            Field::new("p", AT::Int32, false),
+            Field::new("k", AT::Int64, false),
+        ]);
+        let opts = [("row-tracking.enabled".to_string(), "true".to_string())].into();
+        let s = NewTableSchema::from_arrow(&schema, vec!["p".into()], vec![], opts, None).unwrap();
+        cat.create_table("db.t", s, false).unwrap();
+        let t = cat.get_table("db.t").unwrap();
+        commit(&t, &written(&t, &[rows(1, 0..3)])).unwrap();
+        // ours: two partitions (two files); the race: 4 rows committed before our create
+        let ours = written(&t, &[rows(1, 10..12), rows(2, 20..25)]);
+        let t2 = t.clone();
+        arm(RacePoint::BeforeCreate, move || {
+            commit(&t2, &written(&t2, &[rows(3, 30..34)])).unwrap();
+        });
+        assert_eq!(commit(&t, &ours).unwrap(), Some(3));
+        let sm = t.snapshot_manager();
+        let latest = sm.latest().unwrap().unwrap();
+        assert_eq!(latest.next_row_id, Some(14));
+        let mut files: Vec<(i64, i64, i64, i64)> = crate::table::live::live_entries(&t, &latest)
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let f = &e.file;
+                let first = f.first_row_id.unwrap();
+                (
+                    first,
+                    f.row_count,
+                    f.min_sequence_number,
+                    f.max_sequence_number,
+                )
+            })
+            .collect();
+        files.sort();
+        // consecutive ranges 0..14; the retried commit (snapshot 3) came after the winner (2)
+        let mut next = 0;
+        for &(first, n, _, _) in &files {
+            assert_eq!(first, next, "{files:?}");
+            next += n;
+        }
+        assert_eq!(next, 14);
+        let seqs: Vec<(i64, i64, i64)> = files.iter().map(|f| (f.1, f.2, f.3)).collect();
+        assert_eq!(seqs[0], (3, 1, 1));
+        assert_eq!(seqs[1], (4, 2, 2));
+        let mut ours_seqs: Vec<_> = seqs[2..].to_vec();
+        ours_seqs.sort();
+        assert_eq!(ours_seqs, vec![(2, 3, 3), (5, 3, 3)]);
+        // the delta manifest's row-id range (Java's RowIdStats): ours, ids 7..=13
+        let c = FileStoreCommit::new(t.clone(), "reader".into());
+        let delta = c.read_list(&latest.delta_manifest_list).unwrap();
+        assert_eq!(
+            (delta[0].min_row_id, delta[0].max_row_id),
+            (Some(7), Some(13))
+        );
     }
 
     /// The legitimate cases of a base that vanished after ours landed: an expiry ran right after

@@ -471,7 +471,9 @@ pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         {
             return Err(Error::unsupported(format!(
-                "compacting an append table with {k} = true"
+                "compacting an append table with {k} = true (Java's compaction stores each \
+                 row's _ROW_ID in the file it writes; paimon_rs does not, and the rows would \
+                 lose their ids)"
             )));
         }
     }

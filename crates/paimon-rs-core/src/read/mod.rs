@@ -6,6 +6,7 @@ pub mod deletion;
 pub mod diff;
 pub mod evolution;
 pub mod interval;
+pub mod row_tracking;
 pub mod scan;
 pub mod split;
 pub mod table_read;

@@ -21,6 +21,7 @@ use rayon::prelude::*;
 
 use super::deletion::DeletionFile;
 use super::evolution::SchemaCache;
+use super::row_tracking::{files_with_tracking, Tracking};
 use super::split::Split;
 use crate::compact::interval::interval_partition;
 use crate::compact::leveled_runs;
@@ -47,6 +48,9 @@ struct ReadCtx {
     table: FileStoreTable,
     /// Output columns (indices into the table fields).
     projection: Vec<usize>,
+    /// System columns of a row-tracking table asked for, with their place in the output
+    /// (among the projected columns, which hold the others in order).
+    tracking: Vec<(usize, Tracking)>,
     filter: Option<Predicate>,
     /// Table columns that must be read (projection plus filter and merge columns).
     needed: Vec<usize>,
@@ -92,19 +96,29 @@ impl TableRead {
         row_kinds: bool,
     ) -> Result<Self> {
         let fields = &table.schema.fields;
+        let mut tracking = vec![];
         let projection: Vec<usize> = match projection {
             None => (0..fields.len()).collect(),
-            Some(names) => names
-                .iter()
-                .map(|n| {
-                    table.schema.field_index(n).ok_or_else(|| {
+            Some(names) => {
+                let mut idx = vec![];
+                for (at, n) in names.iter().enumerate() {
+                    if let Some(t) = Tracking::of(&table, n)? {
+                        tracking.push((at, t));
+                        continue;
+                    }
+                    idx.push(table.schema.field_index(n).ok_or_else(|| {
                         Error::schema(format!("projected column '{n}' is not in the table"))
                             .with_table(&table.name)
-                    })
-                })
-                .collect::<Result<_>>()?,
+                    })?);
+                }
+                idx
+            }
         };
         let mut needed = projection.clone();
+        // only system columns asked for: the files' rows are counted through their first column
+        if needed.is_empty() && !tracking.is_empty() && !fields.is_empty() {
+            needed.push(0);
+        }
         let engine = if table.is_primary_key() {
             table.merge_engine()?
         } else {
@@ -142,15 +156,15 @@ impl TableRead {
                 ));
         let kind_field =
             row_kind.then(|| Field::new(ROW_KIND_COLUMN, arrow_schema::DataType::Utf8, false));
+        let mut out_fields: Vec<Field> = projection
+            .iter()
+            .map(|&i| field_of(i, fields[i].data_type.nullable))
+            .collect();
+        for &(at, t) in &tracking {
+            out_fields.insert(at, t.field());
+        }
         let output_schema = Arc::new(Schema::new(
-            kind_field
-                .into_iter()
-                .chain(
-                    projection
-                        .iter()
-                        .map(|&i| field_of(i, fields[i].data_type.nullable)),
-                )
-                .collect::<Vec<_>>(),
+            kind_field.into_iter().chain(out_fields).collect::<Vec<_>>(),
         ));
         let needed_schema = Arc::new(Schema::new(
             needed
@@ -162,6 +176,7 @@ impl TableRead {
             ctx: Arc::new(ReadCtx {
                 table,
                 projection,
+                tracking,
                 filter,
                 needed,
                 needed_schema,
@@ -414,6 +429,17 @@ fn split_stream_with(
             ctx.table.name
         )));
     }
+    if !ctx.tracking.is_empty() {
+        if merge || split.changelog || memory.is_some() {
+            return Err(Error::Internal(format!(
+                "_ROW_ID of table '{}' asked of a split that is not read raw",
+                ctx.table.name
+            )));
+        }
+        let dvs = Arc::new(split.deletion_files.clone());
+        let batches = files_with_tracking(&ctx.table, &dir, &split.files, &dvs, &plan)?;
+        return Ok(finished(ctx, plan, batches));
+    }
     let batches: BatchIter = if merge {
         // Merge each section of overlapping files; one lazy run per sorted run of the section.
         let key_types = ctx.table.schema.types_of(&key_names)?;
@@ -514,13 +540,18 @@ fn split_stream_with(
             .collect();
         Box::new(FileChain::raw(files, plan.clone()))
     };
-    Ok(Box::new(batches.filter_map(move |b| match b {
+    Ok(finished(ctx, plan, batches))
+}
+
+/// `batches` through [`ReadCtx::finish_batch`], empty results left out.
+fn finished(ctx: Arc<ReadCtx>, plan: Arc<ColumnPlan>, batches: BatchIter) -> BatchIter {
+    Box::new(batches.filter_map(move |b| match b {
         Ok(b) => match ctx.finish_batch(&b, &plan) {
             Ok(out) if out.num_rows() == 0 => None,
             r => Some(r),
         },
         Err(e) => Some(Err(e)),
-    })))
+    }))
 }
 
 /// A diff split (an incremental read between two tags of a primary-key deletion-vector
@@ -667,14 +698,19 @@ impl ReadCtx {
             }
             (true, None) => Err(Error::Internal("row kinds not decoded".into()))?,
         };
-        let (kinds, cols): (Option<ArrayRef>, Vec<ArrayRef>) = match &self.filter {
-            None => (
-                kinds,
-                self.projection
+        let tracked = |t: Tracking| batch.column(t.column_in(plan)).clone();
+        let (kinds, mut cols): (Option<ArrayRef>, Vec<ArrayRef>) = match &self.filter {
+            None => {
+                let mut cols: Vec<ArrayRef> = self
+                    .projection
                     .iter()
                     .map(|&i| col_of(i))
-                    .collect::<Result<_>>()?,
-            ),
+                    .collect::<Result<_>>()?;
+                for &(at, t) in &self.tracking {
+                    cols.insert(at, tracked(t));
+                }
+                (kinds, cols)
+            }
             Some(f) => {
                 let values = RecordBatch::try_new(
                     self.needed_schema.clone(),
@@ -691,7 +727,7 @@ impl ReadCtx {
                 let kinds = kinds
                     .map(|k| arrow_select::filter::filter(&k, &mask))
                     .transpose()?;
-                let cols = self
+                let mut cols: Vec<ArrayRef> = self
                     .projection
                     .iter()
                     .map(|&i| {
@@ -699,10 +735,15 @@ impl ReadCtx {
                         values.column(pos).clone()
                     })
                     .collect();
+                for &(at, t) in &self.tracking {
+                    cols.insert(at, arrow_select::filter::filter(&tracked(t), &mask)?);
+                }
                 (kinds, cols)
             }
         };
-        let cols: Vec<ArrayRef> = kinds.into_iter().chain(cols).collect();
+        if let Some(k) = kinds {
+            cols.insert(0, k);
+        }
         RecordBatch::try_new(self.output_schema.clone(), cols).map_err(|e| {
             Error::corrupt(
                 &self.table.path,

@@ -1,0 +1,187 @@
+//! Row tracking at commit (`row-tracking.enabled`, append tables with `bucket = -1`):
+//! paimon-behaviour.md, "Row tracking". Java's `RowTrackingCommitUtils.assignRowTracking`,
+//! called by `FileStoreCommitImpl.tryCommitOnce` on every attempt:
+//!
+//! - sequence numbers: Java stamps a new file whose `min_sequence_number` is 0 with the new
+//!   snapshot's id as both (the first file of a Java writer of an unaware-bucket table, which
+//!   counts from 0, and every file of pypaimon 2.1.0). `_SEQUENCE_NUMBER` of a row is its
+//!   file's max sequence number, so a row's is the snapshot that added it. paimon_rs's append
+//!   writer counts on from the bucket's restored files, so every new file of a row-tracking
+//!   commit is stamped, whatever its counter (the rows are new either way);
+//! - row ids: each new file written by a write (`file_source` APPEND, no `first_row_id` yet)
+//!   gets `first_row_id` = the next free id, starting at the latest snapshot's `nextRowId`
+//!   (0 without one), in the commit's file order grouped by partition
+//!   (`row-tracking.partition-group-on-commit`, default true); the id advances by the file's row count,
+//!   and the snapshot's `nextRowId` is where it ends. A retry starts again from the newer
+//!   latest snapshot's `nextRowId`, so ids stay unique when commits race.
+//!
+//! Files a compaction or a rewrite adds (`file_source` COMPACT) keep the ids Java writes into
+//! them (`_ROW_ID` stored in the file); paimon_rs writes no such files, so a commit adding one
+//! to a row-tracking table is refused ([`assign`]).
+
+use crate::error::{Error, Result};
+use crate::kv::FileSource;
+use crate::spec::manifest::{FileKind, ManifestEntry};
+
+/// Stamps the ADD entries of `delta` (a commit attempt's changes) as the commit of snapshot
+/// `snapshot_id` on a table whose latest snapshot's `nextRowId` is `next_row_id`; returns the
+/// new snapshot's `nextRowId`.
+pub(super) fn assign(
+    table: &str,
+    delta: &mut [ManifestEntry],
+    snapshot_id: i64,
+    next_row_id: i64,
+) -> Result<i64> {
+    let mut next = next_row_id;
+    // `row-tracking.partition-group-on-commit` (default true, the only way paimon_rs does it):
+    // a partition's files numbered together, partitions in the order they first appear
+    let mut order: Vec<usize> = (0..delta.len())
+        .filter(|&i| delta[i].kind == FileKind::Add)
+        .collect();
+    let mut first_seen: std::collections::HashMap<&[u8], usize> = Default::default();
+    for &i in &order {
+        let n = first_seen.len();
+        first_seen.entry(delta[i].partition.as_slice()).or_insert(n);
+    }
+    let rank: Vec<usize> = order
+        .iter()
+        .map(|&i| first_seen[delta[i].partition.as_slice()])
+        .collect();
+    let mut by_rank: Vec<(usize, usize)> = rank.into_iter().zip(order).collect();
+    by_rank.sort_by_key(|&(r, _)| r); // stable: files of a partition keep their order
+    order = by_rank.into_iter().map(|(_, i)| i).collect();
+    for i in order {
+        let f = &mut delta[i].file;
+        let holds_row_id = f
+            .write_cols
+            .as_ref()
+            .is_some_and(|c| c.iter().any(|n| n == "_ROW_ID"));
+        if f.file_source != Some(FileSource::Append.as_i32()) || holds_row_id {
+            return Err(Error::unsupported(format!(
+                "committing file '{}' (written by a compaction or a rewrite) to the row-tracking \
+                 table '{table}': its rows would lose their _ROW_ID (Java stores _ROW_ID in such \
+                 files; paimon_rs does not)",
+                f.file_name
+            )));
+        }
+        if f.first_row_id.is_some() {
+            return Err(Error::unsupported(format!(
+                "committing file '{}' with first_row_id {:?} to the row-tracking table \
+                 '{table}': updates of existing row ids (data evolution) are not implemented \
+                 by paimon_rs",
+                f.file_name, f.first_row_id
+            )));
+        }
+        f.min_sequence_number = snapshot_id;
+        f.max_sequence_number = snapshot_id;
+        f.first_row_id = Some(next);
+        next = next.checked_add(f.row_count).ok_or_else(|| {
+            Error::Internal(format!(
+                "row ids of table '{table}' overflow at {next} + {}",
+                f.row_count
+            ))
+        })?;
+    }
+    Ok(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::manifest::DataFileMeta;
+
+    fn entry(name: &str, rows: i64, kind: FileKind, seq: (i64, i64)) -> ManifestEntry {
+        let mut file = crate::commit::message::tests::file(name);
+        file.row_count = rows;
+        file.min_sequence_number = seq.0;
+        file.max_sequence_number = seq.1;
+        file.file_source = Some(0);
+        ManifestEntry {
+            kind,
+            partition: vec![],
+            bucket: 0,
+            total_buckets: -1,
+            file,
+        }
+    }
+
+    fn ids(delta: &[ManifestEntry]) -> Vec<(Option<i64>, i64, i64)> {
+        delta
+            .iter()
+            .map(|e| {
+                let f: &DataFileMeta = &e.file;
+                (f.first_row_id, f.min_sequence_number, f.max_sequence_number)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn new_files_get_consecutive_row_ids_from_next_row_id() {
+        let mut delta = vec![
+            entry("a", 3, FileKind::Add, (0, 2)),
+            entry("b", 5, FileKind::Add, (3, 7)),
+            entry("c", 1, FileKind::Add, (0, 0)),
+        ];
+        let next = assign("t", &mut delta, 4, 10).unwrap();
+        assert_eq!(next, 19);
+        // every new file's rows carry the snapshot's id as their sequence number
+        assert_eq!(
+            ids(&delta),
+            vec![(Some(10), 4, 4), (Some(13), 4, 4), (Some(18), 4, 4)]
+        );
+    }
+
+    #[test]
+    fn files_of_a_partition_are_numbered_together() {
+        let at = |name: &str, p: u8, rows: i64| {
+            let mut e = entry(name, rows, FileKind::Add, (0, 0));
+            e.partition = vec![p];
+            e
+        };
+        // messages of two writers: partitions 1, 2, 1, 3
+        let mut delta = vec![at("a", 1, 2), at("b", 2, 3), at("c", 1, 4), at("d", 3, 1)];
+        assert_eq!(assign("t", &mut delta, 1, 0).unwrap(), 10);
+        let firsts: Vec<Option<i64>> = delta.iter().map(|e| e.file.first_row_id).collect();
+        // a 0..2, c 2..6 (partition 1), b 6..9, d 9..10
+        assert_eq!(firsts, vec![Some(0), Some(6), Some(2), Some(9)]);
+    }
+
+    #[test]
+    fn a_retry_assigns_again_from_the_newer_next_row_id() {
+        let adds = vec![
+            entry("a", 3, FileKind::Add, (0, 2)),
+            entry("b", 2, FileKind::Add, (0, 1)),
+        ];
+        // first attempt against nextRowId 0 (snapshot 1), lost the race; the winner took
+        // ids 0..7, so the retry (snapshot 2) starts at 7: no id is given twice
+        let mut first = adds.clone();
+        assert_eq!(assign("t", &mut first, 1, 0).unwrap(), 5);
+        let mut retry = adds.clone();
+        assert_eq!(assign("t", &mut retry, 2, 7).unwrap(), 12);
+        assert_eq!(ids(&retry), vec![(Some(7), 2, 2), (Some(10), 2, 2)]);
+    }
+
+    #[test]
+    fn deletes_are_left_alone_and_no_adds_keep_next_row_id() {
+        let mut del = entry("old", 4, FileKind::Delete, (1, 1));
+        del.file.first_row_id = Some(0);
+        let mut delta = vec![del];
+        assert_eq!(assign("t", &mut delta, 3, 4).unwrap(), 4);
+        assert_eq!(ids(&delta), vec![(Some(0), 1, 1)]);
+    }
+
+    #[test]
+    fn compaction_outputs_and_row_id_updates_are_refused() {
+        let mut compact = entry("c", 3, FileKind::Add, (1, 2));
+        compact.file.file_source = Some(1);
+        let e = assign("t", &mut [compact], 3, 4).unwrap_err().to_string();
+        assert!(e.contains("file 'c'") && e.contains("_ROW_ID"), "{e}");
+        let mut update = entry("u", 3, FileKind::Add, (0, 2));
+        update.file.first_row_id = Some(0);
+        let e = assign("t", &mut [update], 3, 4).unwrap_err().to_string();
+        assert!(
+            e.contains("file 'u'") && e.contains("data evolution"),
+            "{e}"
+        );
+    }
+}
