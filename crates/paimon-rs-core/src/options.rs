@@ -244,6 +244,16 @@ pub fn check_user_options<'a>(
                 });
             }
             KeyClass::Known(_) => {}
+            KeyClass::Unknown(None) if defs::format_option(k).is_some() => {
+                return Err(Error::Unsupported {
+                    table: Some(table.to_string()),
+                    message: format!(
+                        "table option '{k}' (an option of the {} writer) is not implemented by \
+                         paimon_rs",
+                        defs::format_option(k).unwrap_or_default()
+                    ),
+                });
+            }
             KeyClass::Unknown(close) => {
                 let hint = close
                     .map(|c| format!(" (did you mean '{c}'?)"))
@@ -1584,6 +1594,12 @@ mod tests {
         // no dot: known only by its distance to a declared key
         assert_eq!(unknown("incremental-betwen"), Some("incremental-between"));
         assert_eq!(unknown("tag.zzzzzzzzzzzzzzzz"), None);
+        assert!(matches!(
+            classify("orc.bloom.filter.columns"),
+            KeyClass::Unknown(None)
+        ));
+        let e = check_user_options("db.t", &opts(&[("orc.bloom.filter.columns", "id")]));
+        assert!(matches!(e, Err(Error::Unsupported { .. })), "{e:?}");
         for k in ["myapp.owner", "spark.sql.x", "owner2x-team"] {
             assert!(matches!(classify(k), KeyClass::Foreign), "{k}");
         }

@@ -617,7 +617,7 @@ pub fn find(key: &str) -> Option<&'static OptionDef> {
 /// a pattern family)? A key there that is not declared is a misspelling or an option paimon_rs
 /// does not know, never a user's own.
 pub fn in_paimon_namespace(key: &str) -> bool {
-    if PATTERNS.iter().any(|(p, _)| key.starts_with(p)) {
+    if PATTERNS.iter().any(|(p, _)| key.starts_with(p)) || format_option(key).is_some() {
         return true;
     }
     let Some((first, _)) = key.split_once('.') else {
@@ -626,4 +626,12 @@ pub fn in_paimon_namespace(key: &str) -> bool {
     OPTIONS
         .iter()
         .any(|d| d.key.split_once('.').is_some_and(|(f, _)| f == first))
+}
+
+/// The file format whose writer Java hands `key` to (`orc.bloom.filter.columns`,
+/// `parquet.block.size`, ...: Java passes `<format>.*` options to the format).
+pub fn format_option(key: &str) -> Option<&'static str> {
+    ["orc", "parquet", "avro", "csv", "json", "lance"]
+        .into_iter()
+        .find(|f| key.strip_prefix(f).is_some_and(|r| r.starts_with('.')))
 }
