@@ -132,6 +132,19 @@ def _convert(key: str, kind: str, raw: Any) -> Any:
     raise ValueError(f"unknown option type {kind!r} of key '{key}'")
 
 
+_DECLARED_DOCS: Optional[Dict[str, str]] = None
+
+
+def _declared_docs() -> Dict[str, str]:
+    """Each declared option's one-line description (from the Rust declaration)."""
+    global _DECLARED_DOCS
+    if _DECLARED_DOCS is None:
+        from paimon_rs import _core
+
+        _DECLARED_DOCS = {d[0]: d[4] for d in _core.option_defs()[0]}
+    return _DECLARED_DOCS
+
+
 class ConfigOption:
     """One option: its key, value type and Paimon's default (pypaimon's ``ConfigOption``:
     ``key()``, ``default_value()``, ``has_default_value()``, ``description()``)."""
@@ -154,8 +167,9 @@ class ConfigOption:
         return self._type
 
     def description(self) -> str:
-        """What the option does (empty: see docs/options.md)."""
-        return self._description
+        """What the option does: its line in paimon_rs's declaration of options (Rust,
+        options/defs.rs; docs/options-reference.md lists them all)."""
+        return self._description or _declared_docs().get(self._key, "")
 
     def default_value(self) -> Any:
         """Paimon's default, typed (``-1`` for ``bucket``, ``MemorySize`` for sizes); None

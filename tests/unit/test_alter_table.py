@@ -252,8 +252,8 @@ def test_options_persist_and_dynamic_options_still_apply(catalog, kv):
     assert catalog.get_table("db.kv").options["write-buffer-size"] == "32 mb"
     catalog.alter_table("db.kv", [SchemaChange.remove_option("write-buffer-size")])
     assert "write-buffer-size" not in catalog.get_table("db.kv").options
-    # an option paimon_rs would not write with is refused, with Java's hint for a typo
-    with pytest.raises(UnsupportedError, match="did you mean 'write-buffer-size'"):
+    # a misspelt option is refused naming the one meant
+    with pytest.raises(InvalidArgumentError, match="did you mean 'write-buffer-size'"):
         catalog.alter_table("db.kv", [SchemaChange.set_option("write-bufer-size", "1 mb")])
 
 

@@ -105,12 +105,17 @@ def test_names_and_refusals_are_javas(catalog):
         catalog.get_table("db.t$snapshotz")
     with pytest.raises(InvalidArgumentError, match="names a branch"):
         catalog.drop_table("db.t$branch_b")
-    # Java refuses deleting the fallback branch
-    with pytest.raises(InvalidArgumentError, match="configured as 'scan.fallback-branch'"):
-        t.copy({"scan.fallback-branch": "b"}).delete_branch("b")
-    # and paimon_rs refuses reading with one rather than missing its partitions
+    # paimon_rs does not read with a fallback branch: refused when typed
     with pytest.raises(UnsupportedError, match="scan.fallback-branch"):
         read_rows(t, {"scan.fallback-branch": "b"})
+    # a table Java configured with one (stored option): Java refuses deleting the fallback
+    # branch, and paimon_rs refuses reading it rather than missing its partitions
+    _store_option(t, "scan.fallback-branch", "b")
+    stored = catalog.get_table("db.t")
+    with pytest.raises(InvalidArgumentError, match="configured as 'scan.fallback-branch'"):
+        stored.delete_branch("b")
+    with pytest.raises(UnsupportedError, match="scan.fallback-branch"):
+        read_rows(stored, {})
 
 
 def test_delete_and_rename(catalog):
@@ -396,3 +401,18 @@ def test_compaction_and_inspection_of_a_branch(catalog):
     bm.snapshots[sid] = before
     assert sum(p.record_count for p in b.list_partitions()) == len(bm.current())
     assert [s.id for s in b.snapshot_manager()] == ids_in(branch_dir(t, "b"))
+
+
+def _store_option(table, key, value):
+    """Set ``key`` in the table's latest schema file, as Java's ALTER TABLE would (paimon_rs
+    refuses setting an option it does not implement)."""
+    import json
+
+    import stores
+
+    d = stores.join(table.table_path, "schema")
+    latest = max(int(f.split("-")[1]) for f in stores.listdir(d) if f.startswith("schema-"))
+    p = stores.join(d, f"schema-{latest}")
+    schema = json.loads(stores.read_text(p))
+    schema["options"][key] = value
+    stores.write_bytes(p, json.dumps(schema).encode())

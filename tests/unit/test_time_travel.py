@@ -150,10 +150,11 @@ def test_bad_combinations_are_refused_at_copy(history, options, match):
     {"scan.mode": "latest-delta"},
     {"scan.watermark": "5"},
 ])
-def test_unimplemented_modes_are_refused_when_read(history, options):
-    t = history.copy(options)
+def test_unimplemented_modes_are_refused(history, options):
+    # an option paimon_rs does not implement (`incremental-to-auto-tag`, `scan.watermark`) is
+    # refused by copy already, an unimplemented value of an honoured one when the scan plans
     with pytest.raises(paimon_rs.UnsupportedError):
-        t.new_read_builder().new_scan().plan()
+        history.copy(options).new_read_builder().new_scan().plan()
 
 
 def test_missing_snapshot_ids_are_named(history):

@@ -33,6 +33,8 @@ mod table;
 mod write;
 
 pub use error::{Error, Result};
+/// Every table option paimon_rs knows, declared once (options/defs.rs).
+pub use options::defs as option_defs;
 
 // Tables: the catalog, the table handle and its operations.
 pub use table::alter::SchemaChange;

@@ -6,148 +6,9 @@ use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 
-/// Options this engine implements.
-const SUPPORTED: &[&str] = &[
-    // append tables, bucket = -1: row ids assigned at commit (commit/row_tracking.rs)
-    "row-tracking.enabled",
-    "bucket",
-    "bucket-key",
-    "file.format",
-    "file.compression",
-    "file.compression.zstd-level",
-    // formats and codecs per LSM level and of changelog files (io/format.rs, FileFormats)
-    "file.format.per.level",
-    "file.compression.per.level",
-    "changelog-file.format",
-    "changelog-file.compression",
-    "changelog-file.stats-mode",
-    "metadata.stats-mode.per.level",
-    // the codec of Avro data files (io/avro.rs, AvroCodec)
-    "avro.codec",
-    "target-file-size",
-    "write-buffer-size",
-    "write-buffer-spillable",
-    "write-buffer-spill.max-disk-size",
-    "write-buffer-spill.dir",
-    "local-sort.max-num-file-handles",
-    "sort-spill-threshold",
-    "spill-compression",
-    "spill-compression.zstd-level",
-    "page-size",
-    "manifest.compression",
-    "manifest.target-file-size",
-    "manifest.merge-min-count",
-    "manifest.full-compaction-threshold-size",
-    "partition.default-name",
-    "partition.legacy-name",
-    "merge-engine",
-    "rowkind.field",
-    "ignore-delete",
-    "ignore-update-before",
-    "first-row.ignore-delete",
-    "deduplicate.ignore-delete",
-    "partial-update.ignore-delete",
-    "partial-update.remove-record-on-delete",
-    "partial-update.remove-record-on-sequence-group",
-    "aggregation.remove-record-on-delete",
-    "sequence.field",
-    "sequence.field.sort-order",
-    "metadata.stats-mode",
-    "commit.max-retries",
-    // a stream write's commits wait for compaction (write/table_write.rs)
-    "commit.force-compact",
-    "commit.min-retry-wait",
-    "commit.max-retry-wait",
-    "dynamic-partition-overwrite",
-    "source.split.target-size",
-    "source.split.open-file-cost",
-    // read options honoured by the Python reader (python/paimon_rs/table.py `TableRead`):
-    // splits read at once by `to_arrow` when no parallelism is given, and the most rows of one
-    // batch of `to_arrow_batch_reader`
-    "read.parallelism",
-    "read.batch-size",
-    "changelog-producer",
-    // lookup compaction (lookup/, compact/lookup_rewrite.rs)
-    "changelog-producer.row-deduplicate",
-    "changelog-producer.row-deduplicate-ignore-fields",
-    "force-lookup",
-    "lookup-compact",
-    "lookup-compact.max-interval",
-    "lookup-wait",
-    "lookup.local-file-type",
-    "lookup.cache-max-memory-size",
-    "lookup.cache-max-disk-size",
-    "lookup.cache-file-retention",
-    "lookup.cache.bloom.filter.enabled",
-    "lookup.cache.bloom.filter.fpp",
-    "lookup.cache-spill-compression",
-    "deletion-vectors.enabled",
-    "deletion-vectors.merge-on-read",
-    "deletion-vectors.bitmap64",
-    "data-file.prefix",
-    "changelog-file.prefix",
-    "record-level.expire-time",
-    "record-level.time-field",
-    "comment",
-    "path",
-    // the branch a handle reads and writes (table::branches)
-    "branch",
-    // honoured by alter_table (table::alter)
-    "alter-column-null-to-not-null.disabled",
-    "disable-explicit-type-casting",
-    "add-column-before-partition",
-    // partition expiration (table::partition_expire)
-    "partition.timestamp-formatter",
-    "partition.timestamp-pattern",
-    "end-input.check-partition-expire",
-    // dynamic bucket mode of primary-key tables (write/dynamic_bucket.rs)
-    "dynamic-bucket.target-row-num",
-    "dynamic-bucket.max-buckets",
-    "dynamic-bucket.initial-buckets",
-    "dynamic-bucket.assigner-parallelism",
-    // cross-partition upsert (write/cross_partition.rs)
-    "cross-partition-upsert.index-ttl",
-    "cross-partition-upsert.bootstrap-parallelism",
-    // clustering at write time of bucket-unaware append tables (write/clustering.rs, which
-    // refuses them on other tables)
-    "clustering.columns",
-    "clustering.strategy",
-    "sink.clustering.by-columns",
-    "sink.clustering.strategy",
-    "sink.clustering.sort-in-cluster",
-    "sink.clustering.sample-factor",
-];
+pub mod defs;
 
-/// Options that only describe the table to people and other tools (catalog metadata, the
-/// partition-expiry policy other engines run): stored, never change what this engine writes or
-/// reads, so they never block a write.
-const DESCRIPTIVE: &[&str] = &["owner", "partition.expiration-"];
-
-/// Prefixes of per-field options (`fields.<f>.aggregate-function`, `fields.<g>.sequence-group`,
-/// ...); validated in detail by `FileStoreTable::merge_engine`.
-const FIELD_PREFIX: &str = "fields.";
-
-/// Options that tune table maintenance (compaction, snapshot expiry, tags: honoured after each
-/// commit, see `table::expire` and `table::tags`, and validated in `check_supported`); they
-/// cannot change what this engine writes or reads.
-const MAINTENANCE_PREFIXES: &[&str] = &[
-    "snapshot.num-retained.",
-    "snapshot.time-retained",
-    "snapshot.expire.",
-    "snapshot.clean-empty-directories",
-    "changelog.num-retained.",
-    "changelog.time-retained",
-    "tag.",
-    "num-sorted-run.",
-    "num-levels",
-    "compaction.",
-    "full-compaction.delta-commits",
-    "write-only",
-    // sort compaction (compact/sort_compact.rs): the bytes a string column gives a z-index,
-    // and Java's sample size floor (checked, no sampling here)
-    "zorder.var-length-contribution",
-    "sort-compaction.local-sample.magnification",
-];
+pub use defs::{OptionDef, Status as OptionStatus};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StatsMode {
@@ -314,16 +175,122 @@ pub struct CoreOptions {
 }
 
 /// The known option closest to a misspelt `key`: at most 2 edits away (1 for short keys).
-fn did_you_mean(key: &str) -> Option<&'static str> {
+/// Candidates: every declared option ([`defs::OPTIONS`]).
+pub fn did_you_mean(key: &str) -> Option<&'static str> {
     let max = if key.len() <= 6 { 1 } else { 2 };
-    SUPPORTED
+    defs::OPTIONS
         .iter()
-        .chain(crate::scan_options::STARTING_KEYS)
-        .chain(&["scan.mode"])
-        .map(|k| (edit_distance(key, k), *k))
-        .filter(|(d, _)| *d <= max)
+        .map(|d| (edit_distance(key, d.key), d.key))
+        .filter(|(d, k)| *d <= max && *k != key)
         .min()
         .map(|(_, k)| k)
+}
+
+/// What a table option key is to paimon_rs ([`classify`]).
+#[derive(Debug, Clone, Copy)]
+pub enum KeyClass {
+    /// Declared, or of a validated family (`fields.*`, `file-index.*`) or a store option.
+    Known(Option<&'static OptionDef>),
+    /// Not declared, in Paimon's namespaces or close to a declared key: a misspelling or an
+    /// option paimon_rs does not know.
+    Unknown(Option<&'static str>),
+    /// Outside Paimon's namespaces (a user's own `myapp.owner`): kept, never read.
+    Foreign,
+}
+
+/// Classify `key` against the declaration.
+pub fn classify(key: &str) -> KeyClass {
+    if let Some(d) = defs::find(key) {
+        return KeyClass::Known(Some(d));
+    }
+    if crate::io::store::is_store_option(key)
+        || defs::PATTERNS.iter().any(|(p, _)| key.starts_with(p))
+    {
+        return KeyClass::Known(None);
+    }
+    let close = did_you_mean(key);
+    if close.is_some() || defs::in_paimon_namespace(key) {
+        KeyClass::Unknown(close)
+    } else {
+        KeyClass::Foreign
+    }
+}
+
+/// A declared option set to something other than its default that paimon_rs does not
+/// implement (set to its default it changes nothing).
+fn refused_value(d: &OptionDef, value: &str) -> bool {
+    d.status == OptionStatus::Refused
+        && d.default
+            .is_none_or(|def| !def.trim().eq_ignore_ascii_case(value.trim()))
+}
+
+/// Check the options a user typed (`create_table`, `alter_table` set-option, `table.copy` and
+/// the read options that go through it) on table `table`: an unknown key in Paimon's
+/// namespaces (or close to a known one) is refused naming the closest known key, a known
+/// option paimon_rs does not implement is refused, a key outside Paimon's namespaces is kept
+/// and logged once per table. Values and combinations are checked by `CoreOptions::new` /
+/// `check_supported` as before.
+pub fn check_user_options<'a>(
+    table: &str,
+    options: impl IntoIterator<Item = (&'a String, &'a String)>,
+) -> Result<()> {
+    let mut foreign = vec![];
+    for (k, v) in options {
+        match classify(k) {
+            KeyClass::Known(Some(d)) if refused_value(d, v) => {
+                return Err(Error::Unsupported {
+                    table: Some(table.to_string()),
+                    message: format!("table option '{k}' is not implemented by paimon_rs"),
+                });
+            }
+            KeyClass::Known(_) => {}
+            KeyClass::Unknown(None) if defs::format_option(k).is_some() => {
+                return Err(Error::Unsupported {
+                    table: Some(table.to_string()),
+                    message: format!(
+                        "table option '{k}' (an option of the {} writer) is not implemented by \
+                         paimon_rs",
+                        defs::format_option(k).unwrap_or_default()
+                    ),
+                });
+            }
+            KeyClass::Unknown(close) => {
+                let hint = close
+                    .map(|c| format!(" (did you mean '{c}'?)"))
+                    .unwrap_or_default();
+                return Err(Error::InvalidArgument {
+                    table: Some(table.to_string()),
+                    message: format!(
+                        "unknown table option '{k}'{hint}: not an option of Paimon that \
+                         paimon_rs knows (docs/options-reference.md lists them)"
+                    ),
+                });
+            }
+            KeyClass::Foreign => foreign.push(k.as_str()),
+        }
+    }
+    if !foreign.is_empty() {
+        warn_foreign_once(table, &foreign);
+    }
+    Ok(())
+}
+
+/// Log the keys outside Paimon's namespaces a table carries, once per table and process.
+fn warn_foreign_once(table: &str, keys: &[&str]) {
+    use std::collections::HashSet;
+    use std::sync::{Mutex, OnceLock};
+    static WARNED: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    let mut warned = WARNED
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    if warned.insert(table.to_string()) {
+        log::warn!(
+            target: "paimon_rs.options",
+            "table {table}: options {keys:?} are not Paimon options; kept in the schema, \
+             paimon_rs does not read them"
+        );
+    }
 }
 
 /// Levenshtein distance over bytes (option keys are ASCII).
@@ -810,15 +777,16 @@ impl CoreOptions {
             }
             // the format, its codec options and the columns it can hold are checked with the
             // table's columns: io::format::check_write_format
-            for key in self.raw.keys() {
-                let known = SUPPORTED.contains(&key.as_str())
-                    || crate::scan_options::is_scan_option(key)
-                    || key.starts_with(FIELD_PREFIX)
-                    || MAINTENANCE_PREFIXES.iter().any(|p| key.starts_with(p))
-                    || DESCRIPTIVE.iter().any(|p| key.starts_with(p))
-                    // checked with the table's columns: fileindex::check_options
-                    || key.starts_with("file-index.");
-                if !known {
+            // a stored option paimon_rs does not implement, or one it does not know in
+            // Paimon's namespaces (a newer Java's), would be ignored by this write: refused.
+            // Keys outside Paimon's namespaces (a user's own) are kept and never read.
+            for (key, value) in &self.raw {
+                let refused = match classify(key) {
+                    KeyClass::Known(Some(d)) => refused_value(d, value),
+                    KeyClass::Known(None) | KeyClass::Foreign => false,
+                    KeyClass::Unknown(_) => true,
+                };
+                if refused {
                     let hint = did_you_mean(key)
                         .map(|k| format!(" (did you mean '{k}'?)"))
                         .unwrap_or_default();
@@ -1377,12 +1345,20 @@ mod tests {
                 .to_string()
                 .contains("'merge-engine'")
         );
-        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        // an option of Paimon's namespaces paimon_rs does not know blocks a write
+        let o = CoreOptions::new(
+            &opts(&[("bucket", "2"), ("compaction.future-option", "1")]),
+            true,
+        )
+        .unwrap();
         assert!(o
             .check_supported(true, true)
             .unwrap_err()
             .to_string()
-            .contains("foo.bar"));
+            .contains("compaction.future-option"));
+        // a user's own key does not
+        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        o.check_supported(true, true).unwrap();
         assert!(CoreOptions::new(&opts(&[("bucket", "x")]), true).is_err());
         assert!(CoreOptions::new(&opts(&[("bucket", "0")]), true).is_err());
         let o = CoreOptions::new(
@@ -1453,7 +1429,11 @@ mod tests {
             .to_string();
         assert!(msg.contains("did you mean 'scan.snapshot-id'"), "{msg}");
         // nothing close: no guess
-        let o = CoreOptions::new(&opts(&[("bucket", "2"), ("foo.bar", "1")]), true).unwrap();
+        let o = CoreOptions::new(
+            &opts(&[("bucket", "2"), ("compaction.zzzzzzzzzzzz", "1")]),
+            true,
+        )
+        .unwrap();
         let msg = o.check_supported(true, true).unwrap_err().to_string();
         assert!(!msg.contains("did you mean"), "{msg}");
     }
@@ -1581,5 +1561,108 @@ mod tests {
         )
         .unwrap();
         o.check_supported(true, true).unwrap();
+    }
+
+    /// The declaration: sorted (so `find` can search it), one entry per key, documented; every
+    /// honoured option's example passes the user check and parses; enum defaults are values.
+    #[test]
+    fn declaration_is_sorted_documented_and_its_examples_parse() {
+        for w in defs::OPTIONS.windows(2) {
+            assert!(w[0].key < w[1].key, "{} before {}", w[0].key, w[1].key);
+        }
+        let mut bad = vec![];
+        for d in defs::OPTIONS {
+            assert!(!d.doc.is_empty(), "{}", d.key);
+            assert_eq!(defs::find(d.key).map(|f| f.key), Some(d.key));
+            if let (defs::Kind::Enum(values), Some(def)) = (d.kind, d.default) {
+                assert!(values.contains(&def), "{}: default {def}", d.key);
+            }
+            let Some(example) = d.example else { continue };
+            assert_eq!(d.status, OptionStatus::Honoured, "{}", d.key);
+            let kv = opts(&[(d.key, example)]);
+            check_user_options("db.t", &kv).unwrap();
+            if let Err(e) = CoreOptions::new(&kv, true) {
+                bad.push(format!("{}: {e}", d.key));
+            }
+            if let defs::Kind::Enum(values) = d.kind {
+                assert!(values.contains(&example), "{}: example {example}", d.key);
+            }
+        }
+        assert!(bad.is_empty(), "examples that do not parse alone: {bad:#?}");
+        // what the old lists accepted (a sample) is still honoured
+        for k in [
+            "bucket",
+            "compaction.size-ratio",
+            "num-sorted-run.stop-trigger",
+            "tag.automatic-creation",
+            "snapshot.num-retained.max",
+            "scan.snapshot-id",
+            "incremental-between",
+            "lookup.cache-max-disk-size",
+        ] {
+            assert_eq!(
+                defs::find(k).map(|d| d.status),
+                Some(OptionStatus::Honoured),
+                "{k}"
+            );
+        }
+    }
+
+    #[test]
+    fn keys_are_classified_against_the_declaration() {
+        let known = |k: &str| matches!(classify(k), KeyClass::Known(_));
+        assert!(known("bucket") && known("fields.v.aggregate-function") && known("s3.endpoint"));
+        assert!(known("file-index.bloom-filter.columns") && known("sink.parallelism"));
+        let unknown = |k: &str| match classify(k) {
+            KeyClass::Unknown(c) => c,
+            other => panic!("{k}: {other:?}"),
+        };
+        assert_eq!(
+            unknown("compaction.size-ration"),
+            Some("compaction.size-ratio")
+        );
+        assert_eq!(
+            unknown("num-sorted-run.compaction-triger"),
+            Some("num-sorted-run.compaction-trigger")
+        );
+        assert_eq!(unknown("scan.snapshotid"), Some("scan.snapshot-id"));
+        // no dot: known only by its distance to a declared key
+        assert_eq!(unknown("incremental-betwen"), Some("incremental-between"));
+        assert_eq!(unknown("tag.zzzzzzzzzzzzzzzz"), None);
+        assert!(matches!(
+            classify("orc.bloom.filter.columns"),
+            KeyClass::Unknown(None)
+        ));
+        let e = check_user_options("db.t", &opts(&[("orc.bloom.filter.columns", "id")]));
+        assert!(matches!(e, Err(Error::Unsupported { .. })), "{e:?}");
+        for k in ["myapp.owner", "spark.sql.x", "owner2x-team"] {
+            assert!(matches!(classify(k), KeyClass::Foreign), "{k}");
+        }
+    }
+
+    #[test]
+    fn user_options_refuse_typos_and_unimplemented_accept_other_engines() {
+        let check = |k: &str, v: &str| check_user_options("db.t", &opts(&[(k, v)]));
+        let e = check("compaction.size-ration", "3").unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("db.t") && msg.contains("did you mean 'compaction.size-ratio'"),
+            "{msg}"
+        );
+        let e = check("snapshot.clean-empty-directories", "true").unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("db.t"), "{e}");
+        // set to its default it changes nothing
+        check("snapshot.clean-empty-directories", "false").unwrap();
+        check("sink.parallelism", "4").unwrap();
+        check("myapp.owner", "me").unwrap();
+        check("s3.endpoint", "http://x").unwrap();
+        // a stored option paimon_rs does not implement: read, not written
+        let o =
+            CoreOptions::new(&opts(&[("snapshot.clean-empty-directories", "true")]), true).unwrap();
+        o.check_supported(true, false).unwrap();
+        let e = o.check_supported(true, true).unwrap_err().to_string();
+        assert!(e.contains("snapshot.clean-empty-directories"), "{e}");
     }
 }

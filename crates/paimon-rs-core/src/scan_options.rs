@@ -39,13 +39,6 @@ pub(crate) const STARTING_KEYS: &[&str] = &[
     INCREMENTAL_BETWEEN_TAG_TO_SNAPSHOT,
 ];
 
-/// Is `key` an option that only chooses where a read starts? Writers ignore these (as Java's
-/// do): a write from `table.copy({"scan.snapshot-id": "1"})` commits on top of the latest
-/// snapshot. Reads refuse the modes paimon_rs does not implement.
-pub fn is_scan_option(key: &str) -> bool {
-    key == SCAN_MODE || STARTING_KEYS.contains(&key)
-}
-
 /// Where a batch scan starts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ScanStart {

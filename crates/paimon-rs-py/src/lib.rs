@@ -11,6 +11,7 @@ mod errors;
 mod fileio;
 mod logbridge;
 mod malloc_tuning;
+mod options;
 mod pack;
 mod pool;
 mod predicate;
@@ -31,6 +32,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logbridge::flush(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
+    m.add_function(wrap_pyfunction!(options::option_defs, m)?)?;
+    m.add_function(wrap_pyfunction!(options::option_enum_values, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;

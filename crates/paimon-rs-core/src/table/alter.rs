@@ -551,6 +551,7 @@ pub fn generate_table_schema(
                 if has_snapshots()? {
                     check_alter_option(old_options, key, current, value)?;
                 }
+                crate::options::check_user_options(table, [(key, value)])?;
                 options.insert(key.clone(), value.clone());
             }
             SchemaChange::RemoveOption { key } => {

@@ -149,6 +149,7 @@ impl FileSystemCatalog {
                 Err(Error::TableAlreadyExists(identifier.to_string()))
             };
         }
+        crate::options::check_user_options(identifier, &schema.options)?;
         let ts = schema
             .into_table_schema()
             .map_err(|e| e.with_table(identifier))?;

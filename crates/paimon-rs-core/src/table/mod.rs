@@ -93,6 +93,9 @@ impl FileStoreTable {
     /// This table with `dynamic` options on top of the stored ones, for this process only
     /// (pypaimon's `table.copy`): e.g. a bigger `write-buffer-size` for one job.
     pub fn copy(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
+        // the keys a user typed: unknown ones refused with the closest known key, options
+        // paimon_rs does not implement refused, a user's own keys kept (options.rs)
+        crate::options::check_user_options(&self.name, dynamic)?;
         let mut schema = self.schema.clone();
         // file system options (`s3.endpoint`, ...) configure the table's object store, they
         // are not table options
