@@ -40,7 +40,7 @@
 //! tasks (python/paimon_rs/spark/sort_compaction.py); the driver commits through
 //! [`commit_sort_compaction`], with the same exact-replace check.
 
-use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, BinaryArray, Int32Array, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
 
@@ -724,6 +724,7 @@ fn prepare_dynamic(
         by_partition.entry(s.partition.clone()).or_default().push(s);
     }
     let expected = expected_replace(table, &snapshot, &by_partition, partitions)?;
+    let dynamic = table.options.dynamic_bucket()?;
     let reader = TableRead::new(table.clone(), None, None)?;
     let mut writer = crate::write::TableWrite::new(table.clone())?;
     writer.restore_from(Some(snapshot_id))?;
@@ -745,9 +746,24 @@ fn prepare_dynamic(
         let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
             .map_err(|e| Error::invalid(format!("sort compaction: {e}")))?;
         drop(batches);
-        let perm = spec.permutation(&all)?;
-        for chunk in perm.chunks(WRITE_BATCH_ROWS) {
-            writer.write(&take_rows(&all, chunk)?)?;
+        if dynamic.max_buckets == -1 {
+            // fresh buckets 0, 1, ... in sort order, cut at cells near target-row-num
+            let (perm, depth) = spec.sorted_cells(&all)?;
+            let target = usize::try_from(dynamic.target_row_num).unwrap_or(usize::MAX);
+            let cuts = curve::cell_pieces(&depth, target, CUT_WINDOW as usize);
+            let buckets = piece_buckets(perm.len(), &cuts, 0, 1)?;
+            for (rows, b) in perm
+                .chunks(WRITE_BATCH_ROWS)
+                .zip(buckets.chunks(WRITE_BATCH_ROWS))
+            {
+                writer.write_assigned(&take_rows(&all, rows)?, &Int32Array::from(b.to_vec()))?;
+            }
+        } else {
+            // a bucket cap: the assigner's (Java's) overflow of keys into existing buckets
+            let perm = spec.permutation(&all)?;
+            for chunk in perm.chunks(WRITE_BATCH_ROWS) {
+                writer.write(&take_rows(&all, chunk)?)?;
+            }
         }
         rows += all.num_rows();
     }
@@ -763,6 +779,107 @@ fn prepare_dynamic(
         rows,
         partitions: by_partition.len(),
     }))
+}
+
+/// Buckets of the rows of a dynamic-bucket table's sorted run of `n` rows cut into pieces at
+/// `cuts` ([`curve::cell_pieces`]): piece `i`'s rows go to bucket `first + i * stride` (the
+/// local sort: 0, 1, 2, ...; a Spark task `t` of `stride`: t, t + stride, ...). Refused past
+/// the bucket ids a dynamic-bucket table can hold (Java's short).
+fn piece_buckets(n: usize, cuts: &[usize], first: i32, stride: i32) -> Result<Vec<i32>> {
+    let last = first as i64 + cuts.len() as i64 * stride as i64;
+    if first < 0 || stride < 1 || last >= i16::MAX as i64 {
+        return Err(Error::unsupported(format!(
+            "sort compaction of a dynamic-bucket table: {} bucket(s) from bucket {first} in steps \
+             of {stride} (bucket ids stop at {}); raise dynamic-bucket.target-row-num",
+            cuts.len() + 1,
+            i16::MAX - 1
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    for (i, &end) in cuts.iter().chain(std::iter::once(&n)).enumerate() {
+        let end = end.clamp(start, n);
+        out.resize(end, first + i as i32 * stride);
+        start = end;
+    }
+    Ok(out)
+}
+
+/// The identity order of `keys` (sort keys, [`SortSpec::index_bytes`], of rows already in
+/// sort order: a Spark task's range) and its boundary depths ([`curve::boundary_depths`]);
+/// refused when the keys are null or out of order.
+fn sorted_key_depths(keys: &BinaryArray) -> Result<(Vec<u32>, Vec<u16>)> {
+    let n = keys.len();
+    if n > u32::MAX as usize || keys.null_count() > 0 {
+        return Err(Error::invalid(format!(
+            "sort compaction: {} null sort key(s) among {n} rows",
+            keys.null_count()
+        )));
+    }
+    if let Some(i) = (1..n).find(|&i| keys.value(i - 1) > keys.value(i)) {
+        return Err(Error::invalid(format!(
+            "sort compaction: rows out of sort order at row {i} of {n} (a task's range must \
+             arrive sorted by its sort key)"
+        )));
+    }
+    let perm: Vec<u32> = (0..n as u32).collect();
+    let depth = curve::boundary_depths(&perm, |i| keys.value(i));
+    Ok((perm, depth))
+}
+
+/// A Spark task's buckets of a dynamic-bucket table's distributed sort compaction: per row of
+/// one partition's rows in sort order (`keys`, checked sorted), its bucket, the rows cut into
+/// pieces at cells near `target_rows` (`dynamic-bucket.target-row-num`) as the local sort cuts
+/// its buckets ([`curve::cell_pieces`]), piece `i` in bucket `first + i * stride`
+/// ([`piece_buckets`]).
+pub fn sorted_key_buckets(
+    keys: &BinaryArray,
+    target_rows: usize,
+    first: i32,
+    stride: i32,
+) -> Result<Vec<i32>> {
+    let (_, depth) = sorted_key_depths(keys)?;
+    let cuts = curve::cell_pieces(&depth, target_rows, CUT_WINDOW as usize);
+    piece_buckets(keys.len(), &cuts, first, stride)
+}
+
+/// A Spark task's share of the distributed sort compaction of an append table: `batch` (the
+/// table's columns) holds rows of the partition of planned split `split` in sort order, `keys`
+/// their sort keys ([`SortSpec::index_bytes`], checked sorted); written into files cut at
+/// curve cells as a local partition is ([`write_sorted`]); returned as one message of new
+/// files of the split's partition and bucket (`rewrite_messages` joins them to the plan).
+pub fn write_sorted_run(
+    table: &FileStoreTable,
+    split: &Split,
+    batch: &RecordBatch,
+    keys: &BinaryArray,
+) -> Result<CommitMessage> {
+    let run = || -> Result<CommitMessage> {
+        if keys.len() != batch.num_rows() {
+            return Err(Error::invalid(format!(
+                "sort compaction: {} sort keys for {} rows",
+                keys.len(),
+                batch.num_rows()
+            )));
+        }
+        let (perm, depth) = sorted_key_depths(keys)?;
+        let files = write_sorted(
+            table,
+            &split.bucket_path,
+            batch,
+            (&perm, &depth),
+            first_seq(&split.files),
+        )?;
+        Ok(CommitMessage {
+            partition: split.partition.clone(),
+            bucket: split.bucket,
+            total_buckets: split.total_buckets,
+            data_increment: DataIncrement::new_files(files),
+            compact_increment: CompactIncrement::default(),
+            restored_snapshot: Some(Some(split.snapshot_id)),
+        })
+    };
+    run().map_err(|e| e.with_table(&table.name))
 }
 
 /// The OVERWRITE commit of [`sort_compact_dynamic`]; on failure the written files are removed.

@@ -417,6 +417,28 @@ pub fn cell_cut(depth: &[u16], window: std::ops::RangeInclusive<usize>, target: 
     best.1
 }
 
+/// Where to cut a sorted run of rows whose boundary depths are `depth` ([`boundary_depths`])
+/// into pieces of about `target` rows (a dynamic-bucket table's buckets, by
+/// `dynamic-bucket.target-row-num`): each piece is cut at the shallowest boundary
+/// ([`cell_cut`]) once it holds from `target - target / window` to `target + target / window`
+/// rows, so each piece fills whole aligned cells; the rest of the run is one piece when it
+/// fits under the high end. The start of every piece but the first (ascending).
+pub fn cell_pieces(depth: &[u16], target: usize, window: usize) -> Vec<usize> {
+    let target = target.max(1);
+    let slack = target / window.max(1);
+    let n = depth.len();
+    let mut cuts = vec![];
+    let mut pos = 0;
+    while n - pos > target + slack {
+        let cut = cell_cut(depth, pos + target - slack..=pos + target + slack, pos + target);
+        // a window of one row (target 1) may yield its start: still a piece of >= 1 row
+        let cut = cut.max(pos + 1);
+        cuts.push(cut);
+        pos = cut;
+    }
+    cuts
+}
+
 /// The z-order indexes of `rows` rows, Java's `ZIndexer` bytes: `columns` are the order
 /// columns (name, Paimon type, values); `var_width` is `zorder.var-length-contribution`.
 /// Returns (index width, `rows × width` bytes).
@@ -778,6 +800,28 @@ mod tests {
         assert_eq!(cell_cut(&depth, 20..=56, 40), 40);
         // a window past the rows is clamped to them
         assert_eq!(cell_cut(&depth, 90..=500, 95), 95);
+    }
+
+    #[test]
+    fn cell_pieces_cut_runs_at_cells_within_the_row_window() {
+        // the 16 x 16 grid in z-order (position i holds z = i): pieces of about 64 rows
+        let keys: Vec<[u8; 1]> = (0..=255u8).map(|z| [z]).collect();
+        let perm: Vec<u32> = (0..256).collect();
+        let depth = boundary_depths(&perm, |i| &keys[i][..]);
+        assert_eq!(cell_pieces(&depth, 64, 4), vec![64, 128, 192]);
+        // 56 rows +- 14: [42, 70] holds the quarter boundary 64, then [106, 134] the half
+        assert_eq!(cell_pieces(&depth, 56, 4), vec![64, 128, 192]);
+        // 40 +- 10: [30, 50] holds the eighth 32, then [62, 82] the quarter 64, ...
+        assert_eq!(cell_pieces(&depth, 40, 4), vec![32, 64, 96, 128, 160, 192, 224]);
+        // the rest fits under the high end: no cut
+        assert!(cell_pieces(&depth, 256, 4).is_empty());
+        assert!(cell_pieces(&depth, 230, 4).is_empty());
+        // equal keys: cut at the target size
+        let same = vec![[9u8]; 100];
+        let d = boundary_depths(&(0..100).collect::<Vec<u32>>(), |i| &same[i][..]);
+        assert_eq!(cell_pieces(&d, 30, 4), vec![30, 60, 90]);
+        assert_eq!(cell_pieces(&d, 1, 4).len(), 99);
+        assert!(cell_pieces(&[], 10, 4).is_empty());
     }
 
     #[test]
