@@ -225,22 +225,26 @@ fn binary_keys(keys: ArrayData) -> PyResult<arrow::array::BinaryArray> {
 }
 
 /// A task's share of `paimon_rs.spark.sort_compact` of an append table: `batch` (the table's
-/// columns) holds rows of planned split `split`'s partition in sort order, `keys` their sort
-/// keys; written into files cut at curve cells as the local sort writes a partition. The
-/// message of the new files (`sort_compaction_messages` joins it to the plan).
+/// columns) holds rows of one partition in sort order, `keys` their sort keys; written into
+/// that partition's split among `plan` (`sort_compaction_plan`'s) in files cut at curve cells
+/// as the local sort writes a partition. The message of the new files
+/// (`sort_compaction_messages` joins it to the plan).
 #[pyfunction]
 pub fn sort_write_run(
     py: Python<'_>,
     table: &Table,
-    split: Vec<u8>,
+    plan: Vec<Vec<u8>>,
     batch: PyArrowType<RecordBatch>,
     keys: PyArrowType<ArrayData>,
 ) -> PyResult<CommitMessage> {
-    let split = CoreSplit::from_bytes(&split).py_err()?;
     let keys = binary_keys(keys.0)?;
     let (t, batch) = (table.core().clone(), batch.0);
     let m = crate::pool::detach(py, || {
-        paimon_rs_core::write_sorted_run(&t, &split, &batch, &keys)
+        let splits = plan
+            .iter()
+            .map(|b| CoreSplit::from_bytes(b))
+            .collect::<paimon_rs_core::Result<Vec<_>>>()?;
+        paimon_rs_core::write_sorted_run(&t, &splits, &batch, &keys)
     })
     .py_err()?;
     Ok(CommitMessage::from_core(m))

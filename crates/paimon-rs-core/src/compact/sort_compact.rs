@@ -843,25 +843,57 @@ pub fn sorted_key_buckets(
     piece_buckets(keys.len(), &cuts, first, stride)
 }
 
+/// The serialized partition (manifest form, as the writer routes rows) of the rows of `batch`,
+/// refused unless they all share it.
+fn run_partition(table: &FileStoreTable, batch: &RecordBatch) -> Result<Vec<u8>> {
+    let Some(enc) = crate::write::assign::partition_encoder(table, batch)? else {
+        return Ok(crate::spec::binary_row::empty_row());
+    };
+    let (mut first, mut row) = (vec![], vec![]);
+    enc.encode(0, &mut first)?;
+    for r in 1..batch.num_rows() {
+        row.clear();
+        enc.encode(r, &mut row)?;
+        if row != first {
+            return Err(Error::invalid(format!(
+                "sort compaction: rows of two partitions in one run (row {r})"
+            )));
+        }
+    }
+    let arity = (table.partition_keys().len() as i32).to_be_bytes();
+    Ok([&arity[..], &first].concat())
+}
+
 /// A Spark task's share of the distributed sort compaction of an append table: `batch` (the
-/// table's columns) holds rows of the partition of planned split `split` in sort order, `keys`
-/// their sort keys ([`SortSpec::index_bytes`], checked sorted); written into files cut at
-/// curve cells as a local partition is ([`write_sorted`]); returned as one message of new
-/// files of the split's partition and bucket (`rewrite_messages` joins them to the plan).
+/// table's columns) holds rows of one partition in sort order, `keys` their sort keys
+/// ([`SortSpec::index_bytes`], checked sorted); written into the bucket of that partition's
+/// split among `planned` ([`sort_compaction_plan`]) in files cut at curve cells as a local
+/// partition is ([`write_sorted`]); returned as one message of new files of that partition
+/// and bucket (`rewrite_messages` joins them to the plan). A partition not planned is refused.
 pub fn write_sorted_run(
     table: &FileStoreTable,
-    split: &Split,
+    planned: &[Split],
     batch: &RecordBatch,
     keys: &BinaryArray,
 ) -> Result<CommitMessage> {
     let run = || -> Result<CommitMessage> {
-        if keys.len() != batch.num_rows() {
+        if keys.len() != batch.num_rows() || keys.is_empty() {
             return Err(Error::invalid(format!(
                 "sort compaction: {} sort keys for {} rows",
                 keys.len(),
                 batch.num_rows()
             )));
         }
+        let partition = run_partition(table, batch)?;
+        let split = planned
+            .iter()
+            .find(|s| s.partition == partition)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "sort compaction: a task's {} rows belong to a partition that was not planned",
+                    batch.num_rows()
+                ))
+            })?;
         let (perm, depth) = sorted_key_depths(keys)?;
         let files = write_sorted(
             table,
@@ -871,7 +903,7 @@ pub fn write_sorted_run(
             first_seq(&split.files),
         )?;
         Ok(CommitMessage {
-            partition: split.partition.clone(),
+            partition,
             bucket: split.bucket,
             total_buckets: split.total_buckets,
             data_increment: DataIncrement::new_files(files),
