@@ -296,7 +296,7 @@ def test_sort_compact_on_spark_cuts_at_cells(spark, catalog, dynamic):
     curve cells as the local sort does, within target x [3/4, 5/4]: a box inside one small cell
     meets the min/max box of one file (the append table's scan plans exactly that file); cut by
     size alone, files straddle cells and their boxes span the neighbours."""
-    opts = ({"dynamic-bucket.target-row-num": "6000"} if dynamic else {"target-file-size": "40kb"})
+    opts = ({"dynamic-bucket.target-row-num": "7000"} if dynamic else {"target-file-size": "40kb"})
     t = create(catalog, f"db.cells_{int(dynamic)}", CELL_SCHEMA, ["dt"], ["dt", "id"] if dynamic else [],
                bucket="-1", **opts)
     for seed, dt in enumerate(["a", "b", "a", "b"]):

@@ -69,11 +69,11 @@ BOXES = [((100, 3000), (100, 3000)), ((37000, 40000), (21000, 24000)), ((61500, 
 @pytest.mark.parametrize("strategy", ["zorder", "hilbert"])
 def test_dynamic_bucket_table_buckets_are_cut_at_cells(catalog, strategy):
     """The local sort compaction of a dynamic-bucket table assigns its sorted rows fresh buckets
-    cut at curve cells (within target-row-num x [3/4, 5/4]): each bucket's file holds whole
+    cut at curve cells (within target-row-num x [1/2, 1]): each bucket's file holds whole
     cells, so a box inside one small cell meets one file's min/max box (a size cut at exactly target-row-num
     rows leaves buckets straddling cells, whose boxes span the cells' neighbours)."""
     schema = Schema.from_pyarrow_schema(pa.schema([("id", pa.int64()), *SCHEMA]), primary_keys=["id"],
-                                        options={"bucket": "-1", "dynamic-bucket.target-row-num": "11000"})
+                                        options={"bucket": "-1", "dynamic-bucket.target-row-num": "12000"})
     catalog.create_table(f"db.dyn_cells_{strategy}", schema, False)
     t = catalog.get_table(f"db.dyn_cells_{strategy}")
     rng = np.random.default_rng(27)

@@ -216,10 +216,12 @@ pub fn sort_compaction_commit<'py>(
 /// refused unless binary.
 fn binary_keys(keys: ArrayData) -> PyResult<arrow::array::BinaryArray> {
     if keys.data_type() != &arrow::datatypes::DataType::Binary {
-        return Err(crate::errors::to_py(paimon_rs_core::Error::invalid(format!(
-            "sort keys must be a pyarrow binary array, got {}",
-            keys.data_type()
-        ))));
+        return Err(crate::errors::to_py(paimon_rs_core::Error::invalid(
+            format!(
+                "sort keys must be a pyarrow binary array, got {}",
+                keys.data_type()
+            ),
+        )));
     }
     Ok(arrow::array::BinaryArray::from(keys))
 }

@@ -225,13 +225,11 @@ impl SortSpec {
             OrderStrategy::Order => {
                 let rows = self.order_rows(batch)?;
                 let key = |i| rows.row(i).data();
-                let perm = curve::sort_permutation(n, key, false);
-                let depth = if depths {
-                    curve::boundary_depths(&perm, key)
+                if depths {
+                    curve::sort_cells(n, key, false)
                 } else {
-                    vec![]
-                };
-                (perm, depth)
+                    (curve::sort_permutation(n, key, false), vec![])
+                }
             }
             OrderStrategy::ZOrder | OrderStrategy::Hilbert => {
                 let cols = self.order_arrays(batch);
@@ -241,13 +239,11 @@ impl SortSpec {
                     curve::hilbert_sort_keys(&cols)?
                 };
                 let key = |i: usize| &flat[i * w..(i + 1) * w];
-                let perm = curve::sort_permutation(n, key, w <= 16);
-                let depth = if depths {
-                    curve::boundary_depths(&perm, key)
+                if depths {
+                    curve::sort_cells(n, key, w <= 16)
                 } else {
-                    vec![]
-                };
-                (perm, depth)
+                    (curve::sort_permutation(n, key, w <= 16), vec![])
+                }
             }
         })
     }
@@ -747,10 +743,11 @@ fn prepare_dynamic(
             .map_err(|e| Error::invalid(format!("sort compaction: {e}")))?;
         drop(batches);
         if dynamic.max_buckets == -1 {
-            // fresh buckets 0, 1, ... in sort order, cut at cells near target-row-num
+            // fresh buckets 0, 1, ... in sort order, cut at cells within target-row-num x
+            // [1/2, 1] (a bucket holds at most target-row-num keys, as Java's assigner fills it)
             let (perm, depth) = spec.sorted_cells(&all)?;
             let target = usize::try_from(dynamic.target_row_num).unwrap_or(usize::MAX);
-            let cuts = curve::cell_pieces(&depth, target, CUT_WINDOW as usize);
+            let cuts = curve::cell_pieces(&depth, target - target / 2, target);
             let buckets = piece_buckets(perm.len(), &cuts, 0, 1)?;
             for (rows, b) in perm
                 .chunks(WRITE_BATCH_ROWS)
@@ -829,8 +826,8 @@ fn sorted_key_depths(keys: &BinaryArray) -> Result<(Vec<u32>, Vec<u16>)> {
 
 /// A Spark task's buckets of a dynamic-bucket table's distributed sort compaction: per row of
 /// one partition's rows in sort order (`keys`, checked sorted), its bucket, the rows cut into
-/// pieces at cells near `target_rows` (`dynamic-bucket.target-row-num`) as the local sort cuts
-/// its buckets ([`curve::cell_pieces`]), piece `i` in bucket `first + i * stride`
+/// pieces at cells within `target_rows` x [1/2, 1] (`dynamic-bucket.target-row-num`) as the
+/// local sort cuts its buckets ([`curve::cell_pieces`]), piece `i` in bucket `first + i * stride`
 /// ([`piece_buckets`]).
 pub fn sorted_key_buckets(
     keys: &BinaryArray,
@@ -839,7 +836,7 @@ pub fn sorted_key_buckets(
     stride: i32,
 ) -> Result<Vec<i32>> {
     let (_, depth) = sorted_key_depths(keys)?;
-    let cuts = curve::cell_pieces(&depth, target_rows, CUT_WINDOW as usize);
+    let cuts = curve::cell_pieces(&depth, target_rows - target_rows / 2, target_rows);
     piece_buckets(keys.len(), &cuts, first, stride)
 }
 
