@@ -173,11 +173,7 @@ pub fn sort_compaction_messages(
     plan: Vec<Vec<u8>>,
     written: Vec<CommitMessage>,
 ) -> PyResult<Vec<CommitMessage>> {
-    let splits = plan
-        .iter()
-        .map(|b| CoreSplit::from_bytes(b))
-        .collect::<paimon_rs_core::Result<Vec<_>>>()
-        .py_err()?;
+    let splits = planned_splits(&plan).py_err()?;
     let written: Vec<_> = written.into_iter().map(|m| m.into_core()).collect();
     let t = table.core().clone();
     let out = crate::pool::detach(py, || {
@@ -212,6 +208,11 @@ pub fn sort_compaction_commit<'py>(
     r.py_err()
 }
 
+/// The splits of a sort compaction's plan (`sort_compaction_plan`'s serialized splits).
+fn planned_splits(plan: &[Vec<u8>]) -> paimon_rs_core::Result<Vec<CoreSplit>> {
+    plan.iter().map(|b| CoreSplit::from_bytes(b)).collect()
+}
+
 /// Sort keys from Python (`Table.sort_index` bytes as a pyarrow binary array, one chunk):
 /// refused unless binary.
 fn binary_keys(keys: ArrayData) -> PyResult<arrow::array::BinaryArray> {
@@ -242,10 +243,7 @@ pub fn sort_write_run(
     let keys = binary_keys(keys.0)?;
     let (t, batch) = (table.core().clone(), batch.0);
     let m = crate::pool::detach(py, || {
-        let splits = plan
-            .iter()
-            .map(|b| CoreSplit::from_bytes(b))
-            .collect::<paimon_rs_core::Result<Vec<_>>>()?;
+        let splits = planned_splits(&plan)?;
         paimon_rs_core::write_sorted_run(&t, &splits, &batch, &keys)
     })
     .py_err()?;

@@ -3,8 +3,11 @@
 snapshot; Spark reads exactly that snapshot, a ``mapInArrow`` adds each row's sort key (Java's
 z-order / hilbert index bytes, or the comparable encoding of the order columns), Spark's own
 ``repartitionByRange`` samples the key and range-partitions the rows (partition columns first),
-``sortWithinPartitions`` sorts each task's rows, and each task writes them in that order with
-the table's writer (files named per task attempt). The driver collects the messages once, keeps
+``sortWithinPartitions`` sorts each task's rows, and each task writes each table partition's
+share of them, held whole with the key, into files cut at curve cells as the local sort cuts a
+partition (``_core.sort_write_run``, core ``write_sorted_run``: target-file-size x [3/4, 5/4] at
+the highest key bit that changes; files named per task attempt). The range bounds are Spark's,
+not snapped to cells. The driver collects the messages once, keeps
 one attempt per task (the others' files are deleted) and commits one OVERWRITE snapshot that
 removes exactly the files it planned (``commit_rewrite``): an append committed meanwhile stays,
 a commit that removed one of those files fails the job with ``CommitConflictError`` and the
@@ -17,7 +20,8 @@ vectors attached) merged (one row per key, deleted rows left out), range-partiti
 them as above into ``n``
 tasks, and each task assigns its rows fresh buckets in that order, as the local overwrite writer
 does with one assigner: per table partition, buckets ``task, task + n, task + 2n, ...`` each
-filled to ``dynamic-bucket.target-row-num`` (so each bucket holds one stretch of the curve). A
+cut at curve cells within ``dynamic-bucket.target-row-num`` x [1/2, 1] (``_core.sort_key_buckets``,
+as the local sort cuts its buckets; so each bucket holds whole cells of one stretch of the curve). A
 key is one row of the merged read, so it lands in one task and one bucket, and no two tasks open
 the same bucket (``b % n`` is the task). The task writes its buckets itself with ``write``'s
 overwrite writer (``writer._write_task``: previous files and hash index ignored, a fresh HASH

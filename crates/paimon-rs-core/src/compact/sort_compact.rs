@@ -11,9 +11,10 @@
 //!
 //! A dynamic-bucket primary-key table (`bucket = -1`, every partition key in the primary key)
 //! is sorted as Java sorts it: the selected partitions' rows (merged: one row per key) are
-//! sorted and written again through the table's overwrite writer, which assigns the keys to
-//! fresh buckets in sort order (so each bucket holds a stretch of the curve) and writes their
-//! hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
+//! sorted and written again through the table's overwrite writer into fresh buckets in sort
+//! order, cut at curve cells within `dynamic-bucket.target-row-num` x [1/2, 1]
+//! ([`curve::cell_pieces`]; so each bucket holds whole cells of one stretch of the curve and
+//! never more than the target), which writes their hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
 //! (commit/hash_index.rs). The overwrite must replace exactly the data and index files read
 //! ([`ExpectedReplace`], commit/rewrite_check.rs), else it conflicts: Java's overwrite
 //! replaces whatever the partitions hold at commit time, so an upsert committed meanwhile is

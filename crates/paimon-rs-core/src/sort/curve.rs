@@ -854,12 +854,13 @@ mod tests {
     fn sort_cells_depths_equal_boundary_depths() {
         // keys of 1 to 20 bytes from a few symbols (ties, shared prefixes past 16 bytes, keys
         // that are prefixes of others) and 8-byte fixed keys
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        // a linear congruential generator (Knuth's MMIX constants), high bits
+        let mut state = 28u64;
         let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
         };
         let var: Vec<Vec<u8>> = (0..3000)
             .map(|_| {
@@ -908,7 +909,7 @@ mod tests {
         // the rest fits under the max: no cut
         assert!(cell_pieces(&depth, 128, 256).is_empty());
         // equal keys: cut at the max (the assigner's fill)
-        let same = vec![[9u8]; 100];
+        let same = [[9u8]; 100];
         let d = boundary_depths(&(0..100).collect::<Vec<u32>>(), |i| &same[i][..]);
         assert_eq!(cell_pieces(&d, 15, 30), vec![30, 60, 90]);
         assert_eq!(cell_pieces(&d, 0, 1).len(), 99);
