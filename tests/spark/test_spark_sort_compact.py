@@ -256,3 +256,61 @@ def test_clustering_at_write_time_on_spark(spark, catalog):
         b = pq.read_table(f).select(SCHEMA.names).combine_chunks().to_batches()[0]
         keys = t._core.sort_index("zorder", ["x", "y"], b)
         assert keys == sorted(keys), f
+
+
+CELL_SCHEMA = pa.schema([pa.field("dt", pa.string(), nullable=False), pa.field("id", pa.int64(), nullable=False),
+                         pa.field("x", pa.int64()), pa.field("y", pa.int64())])
+# boxes inside one cell of 1/256 of [0, 2^16)^2, away from the middle of the curve (where
+# Spark's range bound between the two tasks falls, not snapped to a cell)
+CELL_BOXES = [((100, 3000), (100, 3000)), ((61500, 65000), (45500, 48000))]
+
+
+def cell_rows(n: int, seed: int, dt: str) -> pa.Table:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    return pa.table({"dt": [dt] * n, "id": np.arange(seed * n, (seed + 1) * n), "x": rng.integers(0, 1 << 16, n),
+                     "y": rng.integers(0, 1 << 16, n)}, schema=CELL_SCHEMA)
+
+
+def box_counts(t, files, box):
+    """(files whose min/max box of x, y meets ``box``, files holding a row in it)."""
+    import pyarrow.compute as pc
+
+    (x0, x1), (y0, y1) = box
+    meets = holding = 0
+    for f in files:
+        d = pq.read_table(f, columns=["x", "y"])
+        xs, ys = d["x"], d["y"]
+        meets += (pc.min(xs).as_py() <= x1 and pc.max(xs).as_py() >= x0
+                  and pc.min(ys).as_py() <= y1 and pc.max(ys).as_py() >= y0)
+        m = pc.and_(pc.and_(pc.greater_equal(xs, x0), pc.less_equal(xs, x1)),
+                    pc.and_(pc.greater_equal(ys, y0), pc.less_equal(ys, y1)))
+        holding += pc.any(m).as_py() is True
+    return meets, holding
+
+
+@pytest.mark.parametrize("dynamic", [False, True], ids=["append", "dynamic-bucket"])
+def test_sort_compact_on_spark_cuts_at_cells(spark, catalog, dynamic):
+    """The tasks cut their files (an append table) or buckets (a dynamic-bucket table) at
+    curve cells as the local sort does, within target x [3/4, 5/4]: a box inside one small cell
+    meets the min/max box of one file (the append table's scan plans exactly that file); cut by
+    size alone, files straddle cells and their boxes span the neighbours."""
+    opts = ({"dynamic-bucket.target-row-num": "7000"} if dynamic else {"target-file-size": "40kb"})
+    t = create(catalog, f"db.cells_{int(dynamic)}", CELL_SCHEMA, ["dt"], ["dt", "id"] if dynamic else [],
+               bucket="-1", **opts)
+    for seed, dt in enumerate(["a", "b", "a", "b"]):
+        upsert(t, cell_rows(50_000, seed, dt))
+    model = multiset(plain_read(t))
+    sid = ps.sort_compact(spark, t, "zorder", ["x", "y"], num_partitions=2)
+    assert sid is not None and multiset(plain_read(t)) == model
+    for dt in ["a", "b"]:
+        files = sorted(f for f in live_files(t) if f"/dt={dt}/" in f)
+        assert len(files) >= 12, len(files)
+        for box in CELL_BOXES:
+            assert box_counts(t, files, box) == (1, 1), (dt, box, len(files))
+            if not dynamic:
+                pb = t.new_read_builder().new_predicate_builder()
+                pred = pb.and_predicates([pb.equal("dt", dt), pb.between("x", *box[0]), pb.between("y", *box[1])])
+                rb = t.new_read_builder().with_filter(pred)
+                assert sum(len(s.file_paths) for s in rb.new_scan().plan().splits()) == 1

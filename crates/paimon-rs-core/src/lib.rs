@@ -83,7 +83,7 @@ pub use compact::{compact_full_window, full_compaction_window};
 // Sort compaction (#28): order / z-order / hilbert clustering of bucket-unaware tables.
 pub use compact::sort_compact::{
     check_sort_compactable, commit_sort_compaction, rewrite_messages, sort_compact_table,
-    sort_compaction_plan, sort_split, write_sorted, SortSpec,
+    sort_compaction_plan, sort_split, sorted_key_buckets, write_sorted, write_sorted_run, SortSpec,
 };
 pub use compact::{
     compact_table, compact_table_with_progress, BucketCompactor, CompactSettings, PickClock,

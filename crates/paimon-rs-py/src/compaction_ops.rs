@@ -1,6 +1,8 @@
 //! What a compaction would do and did, from Python: `Table.compaction_plan` and the summary
 //! the CLI prints, and the driver's and tasks' halves of `paimon_rs.spark.compact`.
 
+use arrow::array::{Array, ArrayData, RecordBatch};
+use arrow_pyarrow::PyArrowType;
 use paimon_rs_core::Split as CoreSplit;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -171,11 +173,7 @@ pub fn sort_compaction_messages(
     plan: Vec<Vec<u8>>,
     written: Vec<CommitMessage>,
 ) -> PyResult<Vec<CommitMessage>> {
-    let splits = plan
-        .iter()
-        .map(|b| CoreSplit::from_bytes(b))
-        .collect::<paimon_rs_core::Result<Vec<_>>>()
-        .py_err()?;
+    let splits = planned_splits(&plan).py_err()?;
     let written: Vec<_> = written.into_iter().map(|m| m.into_core()).collect();
     let t = table.core().clone();
     let out = crate::pool::detach(py, || {
@@ -208,4 +206,67 @@ pub fn sort_compaction_commit<'py>(
     });
     crate::logbridge::flush(py);
     r.py_err()
+}
+
+/// The splits of a sort compaction's plan (`sort_compaction_plan`'s serialized splits).
+fn planned_splits(plan: &[Vec<u8>]) -> paimon_rs_core::Result<Vec<CoreSplit>> {
+    plan.iter().map(|b| CoreSplit::from_bytes(b)).collect()
+}
+
+/// Sort keys from Python (`Table.sort_index` bytes as a pyarrow binary array, one chunk):
+/// refused unless binary.
+fn binary_keys(keys: ArrayData) -> PyResult<arrow::array::BinaryArray> {
+    if keys.data_type() != &arrow::datatypes::DataType::Binary {
+        return Err(crate::errors::to_py(paimon_rs_core::Error::invalid(
+            format!(
+                "sort keys must be a pyarrow binary array, got {}",
+                keys.data_type()
+            ),
+        )));
+    }
+    Ok(arrow::array::BinaryArray::from(keys))
+}
+
+/// A task's share of `paimon_rs.spark.sort_compact` of an append table: `batch` (the table's
+/// columns) holds rows of one partition in sort order, `keys` their sort keys; written into
+/// that partition's split among `plan` (`sort_compaction_plan`'s) in files cut at curve cells
+/// as the local sort writes a partition. The message of the new files
+/// (`sort_compaction_messages` joins it to the plan).
+#[pyfunction]
+pub fn sort_write_run(
+    py: Python<'_>,
+    table: &Table,
+    plan: Vec<Vec<u8>>,
+    batch: PyArrowType<RecordBatch>,
+    keys: PyArrowType<ArrayData>,
+) -> PyResult<CommitMessage> {
+    let keys = binary_keys(keys.0)?;
+    let (t, batch) = (table.core().clone(), batch.0);
+    let m = crate::pool::detach(py, || {
+        let splits = planned_splits(&plan)?;
+        paimon_rs_core::write_sorted_run(&t, &splits, &batch, &keys)
+    })
+    .py_err()?;
+    Ok(CommitMessage::from_core(m))
+}
+
+/// A task's buckets of `paimon_rs.spark.sort_compact` of a dynamic-bucket table: per row of one
+/// partition's rows in sort order (`keys`), its bucket, the rows cut at curve cells near
+/// `target_rows`, piece `i` in bucket `first + i * stride` (as the local sort cuts buckets).
+#[pyfunction]
+pub fn sort_key_buckets(
+    py: Python<'_>,
+    keys: PyArrowType<ArrayData>,
+    target_rows: usize,
+    first: i32,
+    stride: i32,
+) -> PyResult<PyArrowType<ArrayData>> {
+    let keys = binary_keys(keys.0)?;
+    let buckets = crate::pool::detach(py, || {
+        paimon_rs_core::sorted_key_buckets(&keys, target_rows, first, stride)
+    })
+    .py_err()?;
+    Ok(PyArrowType(
+        arrow::array::Int32Array::from(buckets).into_data(),
+    ))
 }

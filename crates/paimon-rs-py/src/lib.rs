@@ -60,6 +60,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
         compaction_ops::sort_compaction_messages,
         m
     )?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::sort_write_run, m)?)?;
+    m.add_function(wrap_pyfunction!(compaction_ops::sort_key_buckets, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_summary, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_work, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compact_bucket, m)?)?;

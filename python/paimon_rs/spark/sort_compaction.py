@@ -3,8 +3,11 @@
 snapshot; Spark reads exactly that snapshot, a ``mapInArrow`` adds each row's sort key (Java's
 z-order / hilbert index bytes, or the comparable encoding of the order columns), Spark's own
 ``repartitionByRange`` samples the key and range-partitions the rows (partition columns first),
-``sortWithinPartitions`` sorts each task's rows, and each task writes them in that order with
-the table's writer (files named per task attempt). The driver collects the messages once, keeps
+``sortWithinPartitions`` sorts each task's rows, and each task writes each table partition's
+share of them, held whole with the key, into files cut at curve cells as the local sort cuts a
+partition (``_core.sort_write_run``, core ``write_sorted_run``: target-file-size x [3/4, 5/4] at
+the highest key bit that changes; files named per task attempt). The range bounds are Spark's,
+not snapped to cells. The driver collects the messages once, keeps
 one attempt per task (the others' files are deleted) and commits one OVERWRITE snapshot that
 removes exactly the files it planned (``commit_rewrite``): an append committed meanwhile stays,
 a commit that removed one of those files fails the job with ``CommitConflictError`` and the
@@ -17,7 +20,8 @@ vectors attached) merged (one row per key, deleted rows left out), range-partiti
 them as above into ``n``
 tasks, and each task assigns its rows fresh buckets in that order, as the local overwrite writer
 does with one assigner: per table partition, buckets ``task, task + n, task + 2n, ...`` each
-filled to ``dynamic-bucket.target-row-num`` (so each bucket holds one stretch of the curve). A
+cut at curve cells within ``dynamic-bucket.target-row-num`` x [1/2, 1] (``_core.sort_key_buckets``,
+as the local sort cuts its buckets; so each bucket holds whole cells of one stretch of the curve). A
 key is one row of the merged read, so it lands in one task and one bucket, and no two tasks open
 the same bucket (``b % n`` is the task). The task writes its buckets itself with ``write``'s
 overwrite writer (``writer._write_task``: previous files and hash index ignored, a fresh HASH
@@ -70,6 +74,9 @@ class _SortSpec:
     strategy: str
     order_by: List[str]
     file_prefix: str
+    #: the table's partition columns, and the planned splits (bytes; one per partition)
+    partition_keys: List[str]
+    splits: List[bytes]
     #: test hook: a path; while it exists, the first attempt of every write task fails after writing
     fail_first_attempt_marker: Optional[str] = None
 
@@ -77,8 +84,6 @@ class _SortSpec:
         return f"{self.file_prefix}p{spark_partition}-a{attempt}-"
 
 
-# Bucket ids a dynamic-bucket table can hold (Java's short; the core refuses the rest).
-MAX_DYNAMIC_BUCKETS = 32767
 
 def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
     """``batch`` (Spark's Arrow types) as the table's Arrow schema."""
@@ -97,6 +102,39 @@ def _key_task(spec: _SortSpec) -> Any:
     return run
 
 
+def _partition_runs(batches: Iterator[pa.RecordBatch], keys: List[str]
+                    ) -> Iterator[Tuple[Tuple[Any, ...], pa.RecordBatch]]:
+    """A task's rows (sorted by the partition columns ``keys`` first) as one batch per
+    contiguous run of one partition: (the partition's values, the run's rows). A run is held
+    whole: its files (or buckets) are cut at curve cells, which needs the rows past each cut."""
+    cur: Optional[Tuple[Any, ...]] = None
+    pending: List[pa.RecordBatch] = []
+
+    def run() -> pa.RecordBatch:
+        return pa.Table.from_batches(pending).combine_chunks().to_batches()[0]
+
+    for b in batches:
+        if not b.num_rows:
+            continue
+        new, _ = _partition_starts(b, keys, cur)
+        bounds = [*np.flatnonzero(new).tolist(), b.num_rows]
+        if bounds[0] > 0:
+            pending.append(b.slice(0, bounds[0]))
+        for start, end in zip(bounds, bounds[1:]):
+            if pending:
+                yield cur or (), run()
+            pending = [b.slice(start, end - start)]
+            cur = tuple(b.column(c)[start].as_py() for c in keys)
+    if pending:
+        yield cur or (), run()
+
+
+def _split_run(run: pa.RecordBatch, schema: pa.Schema) -> Tuple[pa.RecordBatch, pa.Array]:
+    """A run's rows as the table's columns, and their sort keys (binary)."""
+    keys = run.column(SORT_KEY_COLUMN).cast(pa.binary())
+    return run.select(schema.names), keys
+
+
 def _write_task(spec: _SortSpec) -> Any:
     import os
 
@@ -106,16 +144,24 @@ def _write_task(spec: _SortSpec) -> Any:
         t = t.copy(_task_options(t, spec.task_prefix(pid, attempt)))
         schema = t.arrow_schema
         where = f"paimon_rs.spark.sort_compact of {t.identifier} (Spark partition {pid}, attempt {attempt})"
-        w = t.new_batch_write_builder().new_write()
-        try:
+        keyed = pa.schema([*schema, pa.field(SORT_KEY_COLUMN, pa.binary())])
+
+        def conformed() -> Iterator[pa.RecordBatch]:
             for b in batches:
                 if b.num_rows:
-                    w.write_arrow_batch(_conform(b, schema))
-            msgs = [m.to_bytes() for m in w.prepare_commit() if not m.is_empty()]
+                    yield _conform(b, keyed)
+
+        msgs = []
+        try:
+            # each partition's rows written as the local sort writes a partition: files cut at
+            # curve cells (core write_sorted_run, which finds the partition's planned split)
+            for _, rows in _partition_runs(conformed(), spec.partition_keys):
+                data, keys = _split_run(rows, schema)
+                m = _core.sort_write_run(t._core, spec.splits, data, keys)
+                if not m.is_empty():
+                    msgs.append(m.to_bytes())
         except Exception as e:
             raise _with_context(e, where) from e
-        finally:
-            w.close()
         if spec.fail_first_attempt_marker and attempt == 0 and os.path.exists(spec.fail_first_attempt_marker):
             raise RuntimeError(f"{where}: injected failure after writing (test hook)")
         if msgs:
@@ -166,24 +212,12 @@ def _dynamic_write_task(spec: _BucketSpec, batches: Iterator[pa.RecordBatch]) ->
                                "(Spark ran more tasks than requested; buckets would collide)")
 
     def assigned() -> Iterator[pa.RecordBatch]:
-        last: Optional[Tuple[Any, ...]] = None
-        carry = 0  # rows of the current partition in earlier batches
-        for b in batches:
-            if not b.num_rows:
-                continue
-            new, last_next = _partition_starts(b, spec.partition_keys, last)
-            idx = np.arange(b.num_rows, dtype=np.int64)
-            run_start = np.maximum.accumulate(np.where(new, idx, -1))
-            pos = np.where(run_start < 0, carry + idx, idx - run_start)
-            buckets = pid + spec.stride * (pos // spec.target)
-            if buckets.max() >= MAX_DYNAMIC_BUCKETS:
-                # Java keeps a dynamic bucket in a short; the core refuses 32767 and above
-                raise UnsupportedError(f"paimon_rs.spark.sort_compact of {spec.write.table.identifier}: task {pid} "
-                                       f"would open bucket {int(buckets.max())} (bucket ids stop at "
-                                       f"{MAX_DYNAMIC_BUCKETS - 1}; buckets of task i are i, i + {spec.stride}, ...); "
-                                       "use fewer num_partitions or a larger dynamic-bucket.target-row-num")
-            carry, last = int(pos[-1]) + 1, last_next
-            yield b.append_column(BUCKET_COLUMN, pa.array(buckets.astype(np.int32), pa.int32()))
+        # each partition's rows cut into buckets pid, pid + stride, ... at curve cells near
+        # the target row count, as the local sort cuts its buckets (core sorted_key_buckets)
+        for _, rows in _partition_runs(batches, spec.partition_keys):
+            keys = rows.column(SORT_KEY_COLUMN).cast(pa.binary())
+            buckets = pa.array(_core.sort_key_buckets(keys, spec.target, pid, spec.stride))
+            yield rows.drop_columns([SORT_KEY_COLUMN]).append_column(BUCKET_COLUMN, buckets)
 
     yield from _writer._write_task(spec.write, assigned())
 
@@ -263,7 +297,9 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
         pb = table.new_read_builder().new_predicate_builder()
         filt = pb.or_predicates([pb.and_predicates([pb.equal(k, v) for k, v in p.items()]) for p in partitions])
     file_prefix = f"{table.options.get('data-file.prefix', 'data-')}sort-{uuid.uuid4().hex}-"
+    splits = [bytes(i) for i in items]
     spec = _SortSpec(table=table, strategy=order_strategy, order_by=order_by, file_prefix=file_prefix,
+                     partition_keys=list(table.partition_keys), splits=splits,
                      fail_first_attempt_marker=_fail_first_attempt_marker)
     from pyspark.sql.types import BinaryType, StructField, StructType
 
@@ -280,7 +316,8 @@ def sort_compact(spark: Any, table: Table, order_strategy: str, order_by: List[s
     keyed_schema = StructType(df.schema.fields + [StructField(SORT_KEY_COLUMN, BinaryType(), True)])
     keyed = df.mapInArrow(_key_task(spec), keyed_schema)
     cols = [*table.partition_keys, SORT_KEY_COLUMN]
-    ordered = keyed.repartitionByRange(n, *cols).sortWithinPartitions(*cols).drop(SORT_KEY_COLUMN)
+    # the tasks keep the key: their files (buckets) are cut where it changes most (curve cells)
+    ordered = keyed.repartitionByRange(n, *cols).sortWithinPartitions(*cols)
     if dynamic:
         return _sort_compact_dynamic(spark, table, ordered, n, snapshot_id, specs, file_prefix,
                                      _fail_first_attempt_marker)

@@ -11,9 +11,10 @@
 //!
 //! A dynamic-bucket primary-key table (`bucket = -1`, every partition key in the primary key)
 //! is sorted as Java sorts it: the selected partitions' rows (merged: one row per key) are
-//! sorted and written again through the table's overwrite writer, which assigns the keys to
-//! fresh buckets in sort order (so each bucket holds a stretch of the curve) and writes their
-//! hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
+//! sorted and written again through the table's overwrite writer into fresh buckets in sort
+//! order, cut at curve cells within `dynamic-bucket.target-row-num` x [1/2, 1]
+//! ([`curve::cell_pieces`]; so each bucket holds whole cells of one stretch of the curve and
+//! never more than the target), which writes their hash index anew; one OVERWRITE snapshot replaces the partitions' files and index files
 //! (commit/hash_index.rs). The overwrite must replace exactly the data and index files read
 //! ([`ExpectedReplace`], commit/rewrite_check.rs), else it conflicts: Java's overwrite
 //! replaces whatever the partitions hold at commit time, so an upsert committed meanwhile is
@@ -40,7 +41,7 @@
 //! tasks (python/paimon_rs/spark/sort_compaction.py); the driver commits through
 //! [`commit_sort_compaction`], with the same exact-replace check.
 
-use arrow_array::{ArrayRef, RecordBatch, UInt32Array};
+use arrow_array::{Array, ArrayRef, BinaryArray, Int32Array, RecordBatch, UInt32Array};
 use arrow_row::{RowConverter, SortField};
 use arrow_schema::SortOptions;
 
@@ -225,13 +226,11 @@ impl SortSpec {
             OrderStrategy::Order => {
                 let rows = self.order_rows(batch)?;
                 let key = |i| rows.row(i).data();
-                let perm = curve::sort_permutation(n, key, false);
-                let depth = if depths {
-                    curve::boundary_depths(&perm, key)
+                if depths {
+                    curve::sort_cells(n, key, false)
                 } else {
-                    vec![]
-                };
-                (perm, depth)
+                    (curve::sort_permutation(n, key, false), vec![])
+                }
             }
             OrderStrategy::ZOrder | OrderStrategy::Hilbert => {
                 let cols = self.order_arrays(batch);
@@ -241,13 +240,11 @@ impl SortSpec {
                     curve::hilbert_sort_keys(&cols)?
                 };
                 let key = |i: usize| &flat[i * w..(i + 1) * w];
-                let perm = curve::sort_permutation(n, key, w <= 16);
-                let depth = if depths {
-                    curve::boundary_depths(&perm, key)
+                if depths {
+                    curve::sort_cells(n, key, w <= 16)
                 } else {
-                    vec![]
-                };
-                (perm, depth)
+                    (curve::sort_permutation(n, key, w <= 16), vec![])
+                }
             }
         })
     }
@@ -724,6 +721,7 @@ fn prepare_dynamic(
         by_partition.entry(s.partition.clone()).or_default().push(s);
     }
     let expected = expected_replace(table, &snapshot, &by_partition, partitions)?;
+    let dynamic = table.options.dynamic_bucket()?;
     let reader = TableRead::new(table.clone(), None, None)?;
     let mut writer = crate::write::TableWrite::new(table.clone())?;
     writer.restore_from(Some(snapshot_id))?;
@@ -745,9 +743,25 @@ fn prepare_dynamic(
         let all = arrow_select::concat::concat_batches(&first.schema(), &batches)
             .map_err(|e| Error::invalid(format!("sort compaction: {e}")))?;
         drop(batches);
-        let perm = spec.permutation(&all)?;
-        for chunk in perm.chunks(WRITE_BATCH_ROWS) {
-            writer.write(&take_rows(&all, chunk)?)?;
+        if dynamic.max_buckets == -1 {
+            // fresh buckets 0, 1, ... in sort order, cut at cells within target-row-num x
+            // [1/2, 1] (a bucket holds at most target-row-num keys, as Java's assigner fills it)
+            let (perm, depth) = spec.sorted_cells(&all)?;
+            let target = usize::try_from(dynamic.target_row_num).unwrap_or(usize::MAX);
+            let cuts = curve::cell_pieces(&depth, target - target / 2, target);
+            let buckets = piece_buckets(perm.len(), &cuts, 0, 1)?;
+            for (rows, b) in perm
+                .chunks(WRITE_BATCH_ROWS)
+                .zip(buckets.chunks(WRITE_BATCH_ROWS))
+            {
+                writer.write_assigned(&take_rows(&all, rows)?, &Int32Array::from(b.to_vec()))?;
+            }
+        } else {
+            // a bucket cap: the assigner's (Java's) overflow of keys into existing buckets
+            let perm = spec.permutation(&all)?;
+            for chunk in perm.chunks(WRITE_BATCH_ROWS) {
+                writer.write(&take_rows(&all, chunk)?)?;
+            }
         }
         rows += all.num_rows();
     }
@@ -763,6 +777,139 @@ fn prepare_dynamic(
         rows,
         partitions: by_partition.len(),
     }))
+}
+
+/// Buckets of the rows of a dynamic-bucket table's sorted run of `n` rows cut into pieces at
+/// `cuts` ([`curve::cell_pieces`]): piece `i`'s rows go to bucket `first + i * stride` (the
+/// local sort: 0, 1, 2, ...; a Spark task `t` of `stride`: t, t + stride, ...). Refused past
+/// the bucket ids a dynamic-bucket table can hold (Java's short).
+fn piece_buckets(n: usize, cuts: &[usize], first: i32, stride: i32) -> Result<Vec<i32>> {
+    let last = first as i64 + cuts.len() as i64 * stride as i64;
+    if first < 0 || stride < 1 || last >= i16::MAX as i64 {
+        return Err(Error::unsupported(format!(
+            "sort compaction of a dynamic-bucket table: {} bucket(s) from bucket {first} in steps \
+             of {stride} (bucket ids stop at {}); raise dynamic-bucket.target-row-num",
+            cuts.len() + 1,
+            i16::MAX - 1
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut start = 0;
+    for (i, &end) in cuts.iter().chain(std::iter::once(&n)).enumerate() {
+        let end = end.clamp(start, n);
+        out.resize(end, first + i as i32 * stride);
+        start = end;
+    }
+    Ok(out)
+}
+
+/// The identity order of `keys` (sort keys, [`SortSpec::index_bytes`], of rows already in
+/// sort order: a Spark task's range) and its boundary depths ([`curve::boundary_depths`]);
+/// refused when the keys are null or out of order.
+fn sorted_key_depths(keys: &BinaryArray) -> Result<(Vec<u32>, Vec<u16>)> {
+    let n = keys.len();
+    if n > u32::MAX as usize || keys.null_count() > 0 {
+        return Err(Error::invalid(format!(
+            "sort compaction: {} null sort key(s) among {n} rows",
+            keys.null_count()
+        )));
+    }
+    if let Some(i) = (1..n).find(|&i| keys.value(i - 1) > keys.value(i)) {
+        return Err(Error::invalid(format!(
+            "sort compaction: rows out of sort order at row {i} of {n} (a task's range must \
+             arrive sorted by its sort key)"
+        )));
+    }
+    let perm: Vec<u32> = (0..n as u32).collect();
+    let depth = curve::boundary_depths(&perm, |i| keys.value(i));
+    Ok((perm, depth))
+}
+
+/// A Spark task's buckets of a dynamic-bucket table's distributed sort compaction: per row of
+/// one partition's rows in sort order (`keys`, checked sorted), its bucket, the rows cut into
+/// pieces at cells within `target_rows` x [1/2, 1] (`dynamic-bucket.target-row-num`) as the
+/// local sort cuts its buckets ([`curve::cell_pieces`]), piece `i` in bucket `first + i * stride`
+/// ([`piece_buckets`]).
+pub fn sorted_key_buckets(
+    keys: &BinaryArray,
+    target_rows: usize,
+    first: i32,
+    stride: i32,
+) -> Result<Vec<i32>> {
+    let (_, depth) = sorted_key_depths(keys)?;
+    let cuts = curve::cell_pieces(&depth, target_rows - target_rows / 2, target_rows);
+    piece_buckets(keys.len(), &cuts, first, stride)
+}
+
+/// The serialized partition (manifest form, as the writer routes rows) of the rows of `batch`,
+/// refused unless they all share it.
+fn run_partition(table: &FileStoreTable, batch: &RecordBatch) -> Result<Vec<u8>> {
+    let Some(enc) = crate::write::assign::partition_encoder(table, batch)? else {
+        return Ok(crate::spec::binary_row::empty_row());
+    };
+    let (mut first, mut row) = (vec![], vec![]);
+    enc.encode(0, &mut first)?;
+    for r in 1..batch.num_rows() {
+        row.clear();
+        enc.encode(r, &mut row)?;
+        if row != first {
+            return Err(Error::invalid(format!(
+                "sort compaction: rows of two partitions in one run (row {r})"
+            )));
+        }
+    }
+    let arity = (table.partition_keys().len() as i32).to_be_bytes();
+    Ok([&arity[..], &first].concat())
+}
+
+/// A Spark task's share of the distributed sort compaction of an append table: `batch` (the
+/// table's columns) holds rows of one partition in sort order, `keys` their sort keys
+/// ([`SortSpec::index_bytes`], checked sorted); written into the bucket of that partition's
+/// split among `planned` ([`sort_compaction_plan`]) in files cut at curve cells as a local
+/// partition is ([`write_sorted`]); returned as one message of new files of that partition
+/// and bucket (`rewrite_messages` joins them to the plan). A partition not planned is refused.
+pub fn write_sorted_run(
+    table: &FileStoreTable,
+    planned: &[Split],
+    batch: &RecordBatch,
+    keys: &BinaryArray,
+) -> Result<CommitMessage> {
+    let run = || -> Result<CommitMessage> {
+        if keys.len() != batch.num_rows() || keys.is_empty() {
+            return Err(Error::invalid(format!(
+                "sort compaction: {} sort keys for {} rows",
+                keys.len(),
+                batch.num_rows()
+            )));
+        }
+        let partition = run_partition(table, batch)?;
+        let split = planned
+            .iter()
+            .find(|s| s.partition == partition)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "sort compaction: a task's {} rows belong to a partition that was not planned",
+                    batch.num_rows()
+                ))
+            })?;
+        let (perm, depth) = sorted_key_depths(keys)?;
+        let files = write_sorted(
+            table,
+            &split.bucket_path,
+            batch,
+            (&perm, &depth),
+            first_seq(&split.files),
+        )?;
+        Ok(CommitMessage {
+            partition,
+            bucket: split.bucket,
+            total_buckets: split.total_buckets,
+            data_increment: DataIncrement::new_files(files),
+            compact_increment: CompactIncrement::default(),
+            restored_snapshot: Some(Some(split.snapshot_id)),
+        })
+    };
+    run().map_err(|e| e.with_table(&table.name))
 }
 
 /// The OVERWRITE commit of [`sort_compact_dynamic`]; on failure the written files are removed.

@@ -329,6 +329,53 @@ pub fn sort_permutation<'a, F>(rows: usize, key: F, fixed16: bool) -> Vec<u32>
 where
     F: Fn(usize) -> &'a [u8] + Sync,
 {
+    sorted_prefixes(rows, &key, fixed16)
+        .into_iter()
+        .map(|(_, i)| i)
+        .collect()
+}
+
+/// [`sort_permutation`] and the [`boundary_depths`] of the order, read off the sorted 16-byte
+/// prefixes when the keys are of one length (one pass over them in order; the keys themselves
+/// only where two neighbours share their first 16 bytes, unless `fixed16`): no random access
+/// to the keys per row, which for the `order` strategy's row-encoded keys (an offset and a key
+/// per row, both out of cache in sorted order) cost as much as the sort. Keys of several
+/// lengths (strings in `order`): [`boundary_depths`] over the keys.
+pub fn sort_cells<'a, F>(rows: usize, key: F, fixed16: bool) -> (Vec<u32>, Vec<u16>)
+where
+    F: Fn(usize) -> &'a [u8] + Sync,
+{
+    // keys of one length: two prefixes that differ differ within both keys (zero padding
+    // past a shorter key would otherwise look like a difference)
+    let uniform = rows == 0 || (1..rows).all(|i| key(i).len() == key(0).len());
+    if !uniform {
+        let perm = sort_permutation(rows, &key, fixed16);
+        let depth = boundary_depths(&perm, &key);
+        return (perm, depth);
+    }
+    let keyed = sorted_prefixes(rows, &key, fixed16);
+    let mut depth = vec![0u16; keyed.len()];
+    if keyed.len() > 1 {
+        depth[1..]
+            .par_iter_mut()
+            .zip(keyed.par_windows(2))
+            .for_each(|(d, w)| {
+                *d = match w[0].0 ^ w[1].0 {
+                    0 if fixed16 => SAME_CELL,
+                    0 => common_prefix_bits(key(w[0].1 as usize), key(w[1].1 as usize)),
+                    x => x.leading_zeros() as u16,
+                }
+            });
+    }
+    (keyed.into_iter().map(|(_, i)| i).collect(), depth)
+}
+
+/// (first 16 bytes of the key as a big-endian `u128`, row) of every row, sorted as
+/// [`sort_permutation`] describes.
+fn sorted_prefixes<'a, F>(rows: usize, key: &F, fixed16: bool) -> Vec<(u128, u32)>
+where
+    F: Fn(usize) -> &'a [u8] + Sync,
+{
     use rayon::slice::ParallelSliceMut;
 
     let mut keyed: Vec<(u128, u32)> = (0..rows)
@@ -349,7 +396,7 @@ where
                 .then(a.1.cmp(&b.1))
         });
     }
-    keyed.into_iter().map(|(_, i)| i).collect()
+    keyed
 }
 
 /// [`boundary_depths`] of two equal keys: no cell boundary between them.
@@ -415,6 +462,29 @@ pub fn cell_cut(depth: &[u16], window: std::ops::RangeInclusive<usize>, target: 
         }
     }
     best.1
+}
+
+/// Where to cut a sorted run of rows whose boundary depths are `depth` ([`boundary_depths`])
+/// into pieces of `min` to `max` rows (a dynamic-bucket table's buckets: `max` is
+/// `dynamic-bucket.target-row-num`, which a bucket never exceeds, as Java's assigner fills
+/// it): each piece is cut at the shallowest boundary ([`cell_cut`]) once it holds `min` rows
+/// and before it holds more than `max`, so each piece fills whole aligned cells (with `min` =
+/// `max / 2`, one cell size of uniform keys always fits); no boundary there: `max` rows. The
+/// rest of the run is one piece when it fits under `max`. The start of every piece but the
+/// first (ascending).
+pub fn cell_pieces(depth: &[u16], min: usize, max: usize) -> Vec<usize> {
+    let max = max.max(1);
+    let min = min.clamp(1, max);
+    let n = depth.len();
+    let mut cuts = vec![];
+    let mut pos = 0;
+    while n - pos > max {
+        // a piece of at least one row
+        let cut = cell_cut(depth, pos + min..=pos + max, pos + max).max(pos + 1);
+        cuts.push(cut);
+        pos = cut;
+    }
+    cuts
 }
 
 /// The z-order indexes of `rows` rows, Java's `ZIndexer` bytes: `columns` are the order
@@ -778,6 +848,72 @@ mod tests {
         assert_eq!(cell_cut(&depth, 20..=56, 40), 40);
         // a window past the rows is clamped to them
         assert_eq!(cell_cut(&depth, 90..=500, 95), 95);
+    }
+
+    #[test]
+    fn sort_cells_depths_equal_boundary_depths() {
+        // keys of 1 to 20 bytes from a few symbols (ties, shared prefixes past 16 bytes, keys
+        // that are prefixes of others) and 8-byte fixed keys
+        // a linear congruential generator (Knuth's MMIX constants), high bits
+        let mut state = 28u64;
+        let mut next = move || {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            state >> 33
+        };
+        let var: Vec<Vec<u8>> = (0..3000)
+            .map(|_| {
+                let len = 1 + (next() % 20) as usize;
+                let shared = (next() % 18) as usize;
+                (0..len)
+                    .map(|j| if j < shared { 7 } else { (next() % 3) as u8 })
+                    .collect()
+            })
+            .collect();
+        let fixed: Vec<Vec<u8>> = (0..3000)
+            .map(|_| (next() % 64).to_be_bytes().to_vec())
+            .collect();
+        let long: Vec<Vec<u8>> = (0..3000)
+            .map(|_| {
+                let shared = (next() % 24) as usize;
+                (0..20)
+                    .map(|j| if j < shared { 7 } else { (next() % 3) as u8 })
+                    .collect()
+            })
+            .collect();
+        for (keys, fixed16) in [(&var, false), (&fixed, true), (&long, false)] {
+            let key = |i: usize| &keys[i][..];
+            let perm = sort_permutation(keys.len(), key, fixed16);
+            let (p, d) = sort_cells(keys.len(), key, fixed16);
+            assert_eq!(p, perm);
+            assert_eq!(d, boundary_depths(&perm, key));
+        }
+    }
+
+    #[test]
+    fn cell_pieces_cut_runs_at_cells_within_the_row_window() {
+        // the 16 x 16 grid in z-order (position i holds z = i)
+        let keys: Vec<[u8; 1]> = (0..=255u8).map(|z| [z]).collect();
+        let perm: Vec<u32> = (0..256).collect();
+        let depth = boundary_depths(&perm, |i| &keys[i][..]);
+        // at most 70 rows, at least 35: the quarters (64 rows)
+        assert_eq!(cell_pieces(&depth, 35, 70), vec![64, 128, 192]);
+        // at most 60: the eighths (32), however near 60 the deeper boundaries are
+        assert_eq!(
+            cell_pieces(&depth, 30, 60),
+            vec![32, 64, 96, 128, 160, 192, 224]
+        );
+        // a narrow window takes the shallowest boundary inside it: 48 (0b0011_0000) from 0
+        assert_eq!(cell_pieces(&depth, 40, 50)[0], 48);
+        // the rest fits under the max: no cut
+        assert!(cell_pieces(&depth, 128, 256).is_empty());
+        // equal keys: cut at the max (the assigner's fill)
+        let same = [[9u8]; 100];
+        let d = boundary_depths(&(0..100).collect::<Vec<u32>>(), |i| &same[i][..]);
+        assert_eq!(cell_pieces(&d, 15, 30), vec![30, 60, 90]);
+        assert_eq!(cell_pieces(&d, 0, 1).len(), 99);
+        assert!(cell_pieces(&[], 5, 10).is_empty());
     }
 
     #[test]
