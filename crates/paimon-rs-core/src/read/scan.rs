@@ -9,7 +9,7 @@ use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
 use super::split::{DiffBefore, Split};
 use crate::error::{Error, Result};
-use crate::options::ChangelogProducer;
+use crate::options::{ChangelogProducer, MergeEngineKind};
 use crate::predicate::LeafOp;
 use crate::predicate::{ColumnStat, Predicate};
 use crate::scan_options::{local_to_epoch_millis, Incremental, IncrementalMode, ScanStart};
@@ -287,40 +287,95 @@ impl TableScan {
                 None => true,
             }
         } else {
-            // value stats are named and typed by the file's schema (the read fails on a schema
-            // that cannot be read; pruning just does not happen)
-            let Ok(file_schema) = schemas.get(f.schema_id) else {
-                return true;
-            };
-            let fields = &file_schema.fields;
-            let (names, types): (Vec<String>, Vec<DataType>) = match &f.value_stats_cols {
-                Some(cols) if cols.is_empty() => return true,
-                Some(cols) => {
-                    let mut names = vec![];
-                    let mut types = vec![];
-                    for c in cols {
-                        match fields.iter().find(|x| &x.name == c) {
-                            Some(x) => {
-                                names.push(c.clone());
-                                types.push(x.data_type.clone());
-                            }
-                            None => return true,
+            self.value_stats_may_match(f, schemas, filter)
+        }
+    }
+
+    /// May `f` hold a row passing `filter`, by its value statistics? (Every row of an append
+    /// file is final; a primary-key file's rows only with [`Self::filter_whole_bucket`].)
+    fn value_stats_may_match(
+        &self,
+        f: &DataFileMeta,
+        schemas: &SchemaCache,
+        filter: &Predicate,
+    ) -> bool {
+        // value stats are named and typed by the file's schema (the read fails on a schema
+        // that cannot be read; pruning just does not happen)
+        let Ok(file_schema) = schemas.get(f.schema_id) else {
+            return true;
+        };
+        let fields = &file_schema.fields;
+        let (names, types): (Vec<String>, Vec<DataType>) = match &f.value_stats_cols {
+            Some(cols) if cols.is_empty() => return true,
+            Some(cols) => {
+                let mut names = vec![];
+                let mut types = vec![];
+                for c in cols {
+                    match fields.iter().find(|x| &x.name == c) {
+                        Some(x) => {
+                            names.push(c.clone());
+                            types.push(x.data_type.clone());
                         }
+                        None => return true,
                     }
-                    (names, types)
                 }
-                None => (
-                    fields.iter().map(|x| x.name.clone()).collect(),
-                    fields.iter().map(|x| x.data_type.clone()).collect(),
-                ),
-            };
-            match stats_lookup(&f.value_stats, &names, &types, f.row_count) {
-                Some(s) => test_stats(
-                    filter,
-                    &evolve_stats(&self.table.schema, &file_schema, s, f.row_count),
-                ),
-                None => true,
+                (names, types)
             }
+            None => (
+                fields.iter().map(|x| x.name.clone()).collect(),
+                fields.iter().map(|x| x.data_type.clone()).collect(),
+            ),
+        };
+        match stats_lookup(&f.value_stats, &names, &types, f.row_count) {
+            Some(s) => test_stats(
+                filter,
+                &evolve_stats(&self.table.schema, &file_schema, s, f.row_count),
+            ),
+            None => true,
+        }
+    }
+
+    /// A primary-key bucket's files pruned by the filter on their value statistics (Java's
+    /// `KeyValueFileStoreScan.filterWholeBucketByStats`, batch scans of the whole table): files
+    /// that do not overlap (one file, or all at one level above 0: each key in one file) are
+    /// kept or dropped each on its own; otherwise the bucket is dropped when no file may hold a
+    /// matching row (the answer's rows are stored rows of its files), except for partial-update
+    /// and aggregation unless read raw with deletion vectors (`raw_dv`), whose merged rows no
+    /// file's statistics bound.
+    fn filter_whole_bucket(
+        &self,
+        files: Vec<DataFileMeta>,
+        schemas: &SchemaCache,
+        raw_dv: bool,
+    ) -> Vec<DataFileMeta> {
+        let Some(filter) = &self.filter else {
+            return files;
+        };
+        let no_overlap = files.len() <= 1 || {
+            let level = files[0].level;
+            level != 0 && files.iter().all(|f| f.level == level)
+        };
+        if no_overlap {
+            return files
+                .into_iter()
+                .filter(|f| self.value_stats_may_match(f, schemas, filter))
+                .collect();
+        }
+        if !raw_dv
+            && matches!(
+                self.table.options.merge_engine,
+                MergeEngineKind::PartialUpdate | MergeEngineKind::Aggregation
+            )
+        {
+            return files;
+        }
+        if files
+            .iter()
+            .any(|f| self.value_stats_may_match(f, schemas, filter))
+        {
+            files
+        } else {
+            vec![]
         }
     }
 
@@ -875,6 +930,12 @@ impl TableScan {
                     self.index_filter(files, &bucket_path, &schemas)?
                 } else {
                     files
+                };
+                let files = if incremental {
+                    files
+                } else {
+                    // with vectors read raw (level 0 hidden) no two files merge
+                    self.filter_whole_bucket(files, &schemas, dv && skip_level0)
                 };
                 if files.is_empty() {
                     continue;
