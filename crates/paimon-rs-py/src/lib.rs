@@ -25,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logbridge::init(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_path::variant_edit, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;
