@@ -186,48 +186,70 @@ fn object_layout(
 }
 
 fn object(v: &[u8], pos: usize, end: usize) -> Res<(Vec<usize>, Children)> {
+    let mut children = Children::new();
+    check_object(v, pos, end, &mut children, &mut Vec::new())?;
+    let size_w = if (v[pos] >> 6) & 1 == 1 { 4 } else { 1 };
+    let (n, id_w, _, id_start, _, _) = object_layout(v, pos, size_w);
+    let ids = (0..n).map(|i| uint(v, id_start + i * id_w, id_w)).collect();
+    Ok((ids, children))
+}
+
+/// Checks the object at [pos, end) (its header, offsets and size; not its children), appends
+/// the (start, end) of each child in stored order to `children`; its largest field id (None:
+/// no fields). `tmp` is scratch space: no allocation once it has grown (the check's hot path).
+fn check_object(
+    v: &[u8],
+    pos: usize,
+    end: usize,
+    children: &mut Children,
+    tmp: &mut Vec<usize>,
+) -> Res<Option<usize>> {
     need(pos, 2, end)?;
     let info = v[pos] >> 2;
     let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
     need(pos + 1, size_w, end)?;
     let (n, id_w, off_w, id_start, off_start, data) = object_layout(v, pos, size_w);
     need(pos, data - pos, end)?;
-    let ids: Vec<usize> = (0..n).map(|i| uint(v, id_start + i * id_w, id_w)).collect();
-    let offsets: Vec<usize> = (0..=n)
-        .map(|i| uint(v, off_start + i * off_w, off_w))
-        .collect();
-    let total = offsets[n];
+    let total = uint(v, off_start + n * off_w, off_w);
     if data.checked_add(total) != Some(end) {
         return malformed("object size does not match its container");
     }
-    let mut sorted_ids = ids.clone();
-    sorted_ids.sort_unstable();
-    if sorted_ids.windows(2).any(|p| p[0] == p[1]) {
+    tmp.clear();
+    tmp.extend((0..n).map(|i| uint(v, id_start + i * id_w, id_w)));
+    tmp.sort_unstable();
+    if tmp.windows(2).any(|p| p[0] == p[1]) {
         return malformed("duplicate object field id");
     }
-    let starts = &offsets[..n];
-    let mut ordered = starts.to_vec();
-    ordered.sort_unstable();
-    if ordered.windows(2).any(|p| p[0] == p[1])
-        || starts.iter().any(|&o| o >= total)
-        || (n > 0 && ordered[0] != 0)
+    let max_id = tmp.last().copied();
+    tmp.clear();
+    tmp.extend((0..n).map(|i| uint(v, off_start + i * off_w, off_w)));
+    tmp.sort_unstable();
+    if tmp.windows(2).any(|p| p[0] == p[1])
+        || tmp.last().is_some_and(|&o| o >= total)
+        || (n > 0 && tmp[0] != 0)
         || (n == 0 && total != 0)
     {
         return malformed("invalid object offsets");
     }
-    ordered.push(total);
-    let children = starts
-        .iter()
-        .map(|&o| {
-            // the child ends where the next larger start begins (distinct: found exactly)
-            let at = ordered.partition_point(|&x| x <= o);
-            (data + o, data + ordered[at])
-        })
-        .collect();
-    Ok((ids, children))
+    tmp.push(total);
+    for i in 0..n {
+        let o = uint(v, off_start + i * off_w, off_w);
+        // the child ends where the next larger start begins (distinct: found exactly)
+        let at = tmp.partition_point(|&x| x <= o);
+        children.push((data + o, data + tmp[at]));
+    }
+    Ok(max_id)
 }
 
 fn array(v: &[u8], pos: usize, end: usize) -> Res<Children> {
+    let mut children = Children::new();
+    check_array(v, pos, end, &mut children)?;
+    Ok(children)
+}
+
+/// Checks the array at [pos, end) (header, offsets, size; not its elements), appends the
+/// (start, end) of each element to `children`.
+fn check_array(v: &[u8], pos: usize, end: usize, children: &mut Children) -> Res<()> {
     need(pos, 2, end)?;
     let info = v[pos] >> 2;
     let size_w = if (info >> 2) & 1 == 1 { 4 } else { 1 };
@@ -237,19 +259,25 @@ fn array(v: &[u8], pos: usize, end: usize) -> Res<Children> {
     let off_start = pos + 1 + size_w;
     let data = off_start + (n + 1) * off_w;
     need(pos, data - pos, end)?;
-    let offsets: Vec<usize> = (0..=n)
-        .map(|i| uint(v, off_start + i * off_w, off_w))
-        .collect();
-    if offsets[0] != 0 || offsets.windows(2).any(|p| p[1] < p[0]) {
+    let first = children.len();
+    let mut prev = uint(v, off_start, off_w);
+    if prev != 0 {
         return malformed("invalid array offsets");
     }
-    if data.checked_add(offsets[n]) != Some(end) {
+    for i in 1..=n {
+        let o = uint(v, off_start + i * off_w, off_w);
+        if o < prev {
+            children.truncate(first);
+            return malformed("invalid array offsets");
+        }
+        children.push((data + prev, data + o));
+        prev = o;
+    }
+    if data.checked_add(prev) != Some(end) {
+        children.truncate(first);
         return malformed("array size does not match its container");
     }
-    Ok(offsets
-        .windows(2)
-        .map(|p| (data + p[0], data + p[1]))
-        .collect())
+    Ok(())
 }
 
 fn scalar_size(v: &[u8], pos: usize, end: usize) -> Res<usize> {
@@ -337,7 +365,8 @@ impl<'a> Row<'a, '_> {
     }
 
     /// Checks the row whole (iteratively, in the Python reference's order).
-    fn check(&mut self) -> Res<()> {
+    /// `scratch`: reused between rows (no allocation per row).
+    fn check(&mut self, scratch: &mut Scratch) -> Res<()> {
         if self.metadata.is_empty() {
             return malformed("empty metadata");
         }
@@ -345,20 +374,20 @@ impl<'a> Row<'a, '_> {
             return malformed("invalid metadata version");
         }
         let v = self.value;
-        let mut stack = vec![(0usize, v.len())];
+        let Scratch(stack, tmp) = scratch;
+        stack.clear();
+        stack.push((0usize, v.len()));
         while let Some((p, e)) = stack.pop() {
             need(p, 1, e)?;
             match v[p] & 3 {
                 OBJECT => {
-                    let (ids, children) = object(v, p, e)?;
-                    if let Some(&max) = ids.iter().max() {
+                    if let Some(max) = check_object(v, p, e, stack, tmp)? {
                         if max >= self.keys()?.keys.len() {
                             return malformed("object field id is not in the metadata dictionary");
                         }
                     }
-                    stack.extend(children);
                 }
-                ARRAY => stack.extend(array(v, p, e)?),
+                ARRAY => check_array(v, p, e, stack)?,
                 _ => {
                     if scalar_size(v, p, e)? != e - p {
                         return malformed("child size does not match container offsets");
@@ -377,6 +406,10 @@ impl<'a> Row<'a, '_> {
 }
 
 type Frames = Vec<(usize, usize)>;
+
+/// Scratch space of [`Row::check`]: its stack and a buffer for sorting ids and offsets.
+#[derive(Default)]
+struct Scratch(Frames, Vec<usize>);
 
 /// The (start, end) of the path's target in the checked value `v`, the (start, end) of each
 /// container visited on `frames` (the reference's `_Row.walk`); None: missing. `lookup` gives
@@ -569,6 +602,7 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
         .collect();
     let mut cache = None;
     let mut frames = Frames::new();
+    let mut scratch = Scratch::default();
     for r in 0..n {
         if chunk.is_null(r) {
             outs.iter_mut().for_each(push_null);
@@ -582,7 +616,7 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
             metadata,
             cache: &mut cache,
         };
-        row.check()?;
+        row.check(&mut scratch)?;
         for (at, ((path, kind), out)) in paths.iter().zip(outs.iter_mut()).enumerate() {
             match row.walk(path, &mut frames)? {
                 Some((p, _)) => read(value, p, *kind, at, out)?,
@@ -1036,6 +1070,7 @@ pub fn variant_edit(
     let mut last_meta: Option<(&[u8], Vec<&[u8]>, usize)> = None;
     let mut cache = None;
     let mut frames = Frames::new();
+    let mut scratch = Scratch::default();
     let mut enc = Vec::new();
     let mut plans: Vec<(usize, bool)> = Vec::new();
     let mut too_large = false;
@@ -1054,7 +1089,7 @@ pub fn variant_edit(
             metadata,
             cache: &mut cache,
         };
-        row.check()?;
+        row.check(&mut scratch)?;
         plans.clear();
         for (at, e) in edits.iter().enumerate() {
             match row.walk(&e.path, &mut frames)? {
