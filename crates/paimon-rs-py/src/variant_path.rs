@@ -146,9 +146,7 @@ pub fn variant_edit(
             "VARIANT parent path is not an object: {}",
             text(at)
         ))),
-        Err(VariantFail::SizeLimit) => {
-            Err(PyValueError::new_err("VARIANT_CONSTRUCTOR_SIZE_LIMIT"))
-        }
+        Err(VariantFail::SizeLimit) => Err(PyValueError::new_err("VARIANT_CONSTRUCTOR_SIZE_LIMIT")),
         Err(VariantFail::Unsupported) => Ok((false, None)),
     }
 }

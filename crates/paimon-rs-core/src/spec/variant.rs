@@ -784,8 +784,16 @@ fn encode(a: &dyn Array, i: usize, t: Repl, out: &mut Vec<u8>) -> Res<()> {
                 prim(out, INT64, &x.to_le_bytes());
             }
         }
-        Repl::F32 => prim(out, FLOAT, &a.as_primitive::<Float32Type>().value(i).to_le_bytes()),
-        Repl::F64 => prim(out, DOUBLE, &a.as_primitive::<Float64Type>().value(i).to_le_bytes()),
+        Repl::F32 => prim(
+            out,
+            FLOAT,
+            &a.as_primitive::<Float32Type>().value(i).to_le_bytes(),
+        ),
+        Repl::F64 => prim(
+            out,
+            DOUBLE,
+            &a.as_primitive::<Float64Type>().value(i).to_le_bytes(),
+        ),
         Repl::Str => {
             let s = match a.data_type() {
                 DataType::LargeUtf8 => a.as_string::<i64>().value(i),
@@ -805,10 +813,18 @@ fn encode(a: &dyn Array, i: usize, t: Repl, out: &mut Vec<u8>) -> Res<()> {
             };
             len_prefixed(out, BINARY, b)?;
         }
-        Repl::Date => prim(out, DATE, &a.as_primitive::<Date32Type>().value(i).to_le_bytes()),
+        Repl::Date => prim(
+            out,
+            DATE,
+            &a.as_primitive::<Date32Type>().value(i).to_le_bytes(),
+        ),
         Repl::Ts(tz) => {
             let x = a.as_primitive::<TimestampMicrosecondType>().value(i);
-            prim(out, if tz { TIMESTAMP } else { TIMESTAMP_NTZ }, &x.to_le_bytes());
+            prim(
+                out,
+                if tz { TIMESTAMP } else { TIMESTAMP_NTZ },
+                &x.to_le_bytes(),
+            );
         }
         Repl::Dec(precision, scale) => {
             let x = a.as_primitive::<Decimal128Type>().value(i);
@@ -980,7 +996,8 @@ fn rebuild(
                 build_object(&fields)
             }
             Seg::Index(i) => {
-                let mut items: Vec<&[u8]> = array(v, p, e)?.iter().map(|&(a, b)| &v[a..b]).collect();
+                let mut items: Vec<&[u8]> =
+                    array(v, p, e)?.iter().map(|&(a, b)| &v[a..b]).collect();
                 *items.get_mut(*i).ok_or(VariantFail::Unsupported)? = &child;
                 build_array(&items)
             }
@@ -996,6 +1013,9 @@ pub struct VariantEdit {
     pub values: ArrayRef,
     pub broadcast: bool,
 }
+
+/// The last rebuilt metadata: the row's metadata, the keys appended, the index in `built`.
+type LastMeta<'a> = (&'a [u8], Vec<&'a [u8]>, usize);
 
 /// The binary children of a chunk, written row by row.
 enum BinOut {
@@ -1067,7 +1087,7 @@ pub fn variant_edit(
     // rows given new metadata: (row, index into `built`)
     let mut new_metas: Vec<(usize, usize)> = Vec::new();
     let mut built: Vec<Vec<u8>> = Vec::new();
-    let mut last_meta: Option<(&[u8], Vec<&[u8]>, usize)> = None;
+    let mut last_meta: Option<LastMeta<'_>> = None;
     let mut cache = None;
     let mut frames = Frames::new();
     let mut scratch = Scratch::default();
@@ -1141,7 +1161,12 @@ pub fn variant_edit(
         let mut cur = std::borrow::Cow::Borrowed(value);
         for &(at, insert) in &plans {
             let e = &edits[at];
-            encode(e.values.as_ref(), if e.broadcast { 0 } else { r }, kinds[at], &mut enc)?;
+            encode(
+                e.values.as_ref(),
+                if e.broadcast { 0 } else { r },
+                kinds[at],
+                &mut enc,
+            )?;
             let target = walk_frames(&cur, &e.path, |k| Ok(dict.id(k)), &mut frames)?;
             cur = match (target, insert) {
                 (Some((a, b)), _) if b - a == enc.len() => {
@@ -1149,9 +1174,14 @@ pub fn variant_edit(
                     owned[a..b].copy_from_slice(&enc);
                     std::borrow::Cow::Owned(owned)
                 }
-                (Some(_), _) => {
-                    std::borrow::Cow::Owned(rebuild(&cur, &e.path, &frames, enc.clone(), None, &dict)?)
-                }
+                (Some(_), _) => std::borrow::Cow::Owned(rebuild(
+                    &cur,
+                    &e.path,
+                    &frames,
+                    enc.clone(),
+                    None,
+                    &dict,
+                )?),
                 (None, true) => {
                     let Some(Seg::Key(k)) = e.path.last() else {
                         return Err(VariantFail::Unsupported);
@@ -1337,5 +1367,62 @@ mod tests {
                 .value(0),
             300
         );
+    }
+
+    fn edit(path: &str, values: ArrayRef) -> VariantEdit {
+        VariantEdit {
+            path: vec![Seg::Key(path.into())],
+            values,
+            broadcast: true,
+        }
+    }
+
+    #[test]
+    fn variant_edit_replaces_in_place_and_inserts_new_keys() {
+        let col = column(&[Some(row(1.5)), None]);
+        let one = |x: f64| -> ArrayRef { Arc::new(Float64Array::from(vec![x])) };
+        let out = variant_edit(&col, &[edit("a", one(2.5))], false, false)
+            .expect("replace")
+            .expect("changed");
+        assert!(out.is_null(1));
+        assert_eq!(out.column(0).as_binary::<i32>().value(0), row(2.5).0);
+        assert!(Arc::ptr_eq(out.column(1), col.column(1)), "metadata reused");
+        // the same value again: nothing changed
+        let same = variant_edit(&col, &[edit("a", one(1.5))], false, false).expect("replace");
+        assert!(same.is_none());
+        // variant_set of a new key "0" (sorts before "a"): the dictionary grows, the field first
+        let out = variant_edit(&col, &[edit("0", one(7.0))], false, true)
+            .expect("set")
+            .expect("changed");
+        assert_eq!(
+            out.column(1).as_binary::<i32>().value(0),
+            &[VERSION, 2, 0, 1, 2, b'a', b'0']
+        );
+        let v = out.column(0).as_binary::<i32>().value(0);
+        assert_eq!(&v[..6], &[OBJECT, 2, 1, 0, 0, 9]);
+    }
+
+    #[test]
+    fn variant_edit_refusals() {
+        let col = column(&[Some(row(1.5))]);
+        let int: ArrayRef = Arc::new(Int64Array::from(vec![1]));
+        let got = variant_edit(&col, &[edit("a", int.clone())], false, false);
+        assert_eq!(got.err(), Some(VariantFail::Mismatch(0)));
+        let got = variant_edit(&col, &[edit("zz", int.clone())], true, false);
+        assert_eq!(got.err(), Some(VariantFail::Missing(0)));
+        let deep = VariantEdit {
+            path: vec![Seg::Key("a".into()), Seg::Key("b".into())],
+            values: int.clone(),
+            broadcast: true,
+        };
+        let got = variant_edit(&col, &[deep], false, true);
+        assert_eq!(got.err(), Some(VariantFail::NotObject(0)));
+        let index = VariantEdit {
+            path: vec![Seg::Index(0)],
+            values: int,
+            broadcast: true,
+        };
+        let got = variant_edit(&col, &[index], false, true);
+        assert_eq!(got.err(), Some(VariantFail::IndexInsert(0)));
     }
 }
