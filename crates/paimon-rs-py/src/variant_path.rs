@@ -130,23 +130,21 @@ pub fn variant_edit(
             "VARIANT path type does not match {}",
             texts.get(at).map_or("", |t| t.1.as_str())
         ))),
-        Err(VariantFail::Missing(at)) => Err(PyValueError::new_err(format!(
-            "VARIANT path does not exist: {}",
-            text(at)
-        ))),
-        Err(VariantFail::NoParent(at)) => Err(PyValueError::new_err(format!(
-            "VARIANT parent path does not exist: {}",
-            text(at)
-        ))),
-        Err(VariantFail::IndexInsert(at)) => Err(PyValueError::new_err(format!(
-            "VARIANT array index insertion is not supported: {}",
-            text(at)
-        ))),
-        Err(VariantFail::NotObject(at)) => Err(PyValueError::new_err(format!(
-            "VARIANT parent path is not an object: {}",
-            text(at)
-        ))),
+        Err(VariantFail::Missing(at)) => path_error("VARIANT path does not exist", text(at)),
+        Err(VariantFail::NoParent(at)) => {
+            path_error("VARIANT parent path does not exist", text(at))
+        }
+        Err(VariantFail::IndexInsert(at)) => {
+            path_error("VARIANT array index insertion is not supported", text(at))
+        }
+        Err(VariantFail::NotObject(at)) => {
+            path_error("VARIANT parent path is not an object", text(at))
+        }
         Err(VariantFail::SizeLimit) => Err(PyValueError::new_err("VARIANT_CONSTRUCTOR_SIZE_LIMIT")),
         Err(VariantFail::Unsupported) => Ok((false, None)),
     }
+}
+
+fn path_error<T>(what: &str, path: &str) -> PyResult<T> {
+    Err(PyValueError::new_err(format!("{what}: {path}")))
 }

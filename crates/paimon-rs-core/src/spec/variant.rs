@@ -352,7 +352,27 @@ struct Row<'a, 'c> {
     cache: &'c mut Option<(&'a [u8], Keys<'a>)>,
 }
 
-impl<'a> Row<'a, '_> {
+impl<'a, 'c> Row<'a, 'c> {
+    /// Row `r` of a chunk's children, checked whole (a null child: left to the reference).
+    fn checked(
+        values: &Bin<'a>,
+        metas: &Bin<'a>,
+        r: usize,
+        cache: &'c mut Option<(&'a [u8], Keys<'a>)>,
+        scratch: &mut Scratch,
+    ) -> Res<Self> {
+        let (Some(value), Some(metadata)) = (values.get(r), metas.get(r)) else {
+            return Err(VariantFail::Unsupported);
+        };
+        let mut row = Row {
+            value,
+            metadata,
+            cache,
+        };
+        row.check(scratch)?;
+        Ok(row)
+    }
+
     fn keys(&mut self) -> Res<&Keys<'a>> {
         let hit = matches!(self.cache, Some((m, _)) if *m == self.metadata);
         if !hit {
@@ -608,15 +628,8 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
             outs.iter_mut().for_each(push_null);
             continue;
         }
-        let (Some(value), Some(metadata)) = (values.get(r), metas.get(r)) else {
-            return Err(VariantFail::Unsupported);
-        };
-        let mut row = Row {
-            value,
-            metadata,
-            cache: &mut cache,
-        };
-        row.check(&mut scratch)?;
+        let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
+        let value = row.value;
         for (at, ((path, kind), out)) in paths.iter().zip(outs.iter_mut()).enumerate() {
             match row.walk(path, &mut frames)? {
                 Some((p, _)) => read(value, p, *kind, at, out)?,
@@ -876,16 +889,21 @@ fn build_object(fields: &[(usize, &[u8])]) -> Vec<u8> {
     for (i, _) in fields {
         push_uint(&mut out, *i, id_w);
     }
+    push_parts(&mut out, fields.iter().map(|(_, b)| *b), off_w);
+    out
+}
+
+/// The offsets (`w` bytes each, the total last) of `parts`, then the parts.
+fn push_parts<'b>(out: &mut Vec<u8>, parts: impl Iterator<Item = &'b [u8]> + Clone, w: usize) {
     let mut off = 0;
-    for (_, b) in fields {
-        push_uint(&mut out, off, off_w);
+    for b in parts.clone() {
+        push_uint(out, off, w);
         off += b.len();
     }
-    push_uint(&mut out, off, off_w);
-    for (_, b) in fields {
+    push_uint(out, off, w);
+    for b in parts {
         out.extend_from_slice(b);
     }
-    out
 }
 
 /// An array of `items` (the reference's `_build_array`).
@@ -897,15 +915,7 @@ fn build_array(items: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(1 + 4 + (n + 1) * off_w + size);
     out.push((((large as u8) << 2 | (off_w - 1) as u8) << 2) | ARRAY);
     push_uint(&mut out, n, if large { 4 } else { 1 });
-    let mut off = 0;
-    for b in items {
-        push_uint(&mut out, off, off_w);
-        off += b.len();
-    }
-    push_uint(&mut out, off, off_w);
-    for b in items {
-        out.extend_from_slice(b);
-    }
+    push_parts(&mut out, items.iter().copied(), off_w);
     out
 }
 
@@ -916,15 +926,7 @@ fn metadata_with(keys: &[&[u8]]) -> Vec<u8> {
     let mut out = Vec::with_capacity(1 + (keys.len() + 2) * w + total);
     out.push(VERSION | ((w - 1) as u8) << 6);
     push_uint(&mut out, keys.len(), w);
-    let mut off = 0;
-    for k in keys {
-        push_uint(&mut out, off, w);
-        off += k.len();
-    }
-    push_uint(&mut out, off, w);
-    for k in keys {
-        out.extend_from_slice(k);
-    }
+    push_parts(&mut out, keys.iter().copied(), w);
     out
 }
 
@@ -1101,15 +1103,8 @@ pub fn variant_edit(
             out_values.push(original);
             continue;
         }
-        let (Some(value), Some(metadata)) = (original, metas.get(r)) else {
-            return Err(VariantFail::Unsupported);
-        };
-        let mut row = Row {
-            value,
-            metadata,
-            cache: &mut cache,
-        };
-        row.check(&mut scratch)?;
+        let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
+        let (value, metadata) = (row.value, row.metadata);
         plans.clear();
         for (at, e) in edits.iter().enumerate() {
             match row.walk(&e.path, &mut frames)? {
