@@ -4,10 +4,12 @@ pypaimon (``pypaimon.data``: ``variant_get``, ``variant_replace``, ``variant_set
 ``variant_to_pylist``) reads, replaces and upserts paths of a VARIANT column given as a PyArrow
 ``struct<value: binary, metadata: binary>`` Array or ChunkedArray (what a paimon_rs read returns
 for a VARIANT column, and what :meth:`GenericVariant.to_arrow_array` builds). These are the same
-functions over the Parquet Variant binary encoding; ``variant_get`` of scalar types runs each
-chunk through a Rust kernel (``_core.variant_get_scalars``: the GIL released, the same checks,
-order and messages), everything else row by row in plain Python below, which stays the reference
-(pypaimon vectorises them with NumPy; the results are the same):
+functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types, and
+``variant_replace`` / ``variant_set`` run each chunk through a Rust kernel
+(``_core.variant_get_scalars``, ``_core.variant_edit``: the GIL released, the same checks, order
+and messages); the plain Python below stays the reference (the kernels' oracle in the tests),
+reads the other ``variant_get`` types and ``variant_to_pylist``, and takes the rare rows a kernel
+leaves (pypaimon vectorises with NumPy; the results are the same):
 
 - paths: ``$`` (the root), ``.key``, ``['key']`` / ``["key"]`` (any key, dots included), ``[n]``;
   anything else is ``ValueError("Invalid VARIANT path: ...")``;
@@ -599,8 +601,10 @@ class _Replacement:
 
     def __init__(self, value: Any, length: int):
         pa = _pa()
-        if isinstance(value, pa.Scalar):
+        self.broadcast = isinstance(value, pa.Scalar)
+        if self.broadcast:
             self.type, self._one, self._many = value.type, value.as_py(), None
+            self._arrow = pa.repeat(value, 1)
         elif isinstance(value, (pa.Array, pa.ChunkedArray)):
             if len(value) != length:
                 raise ValueError("VARIANT replacement length must match the input column")
@@ -612,6 +616,13 @@ class _Replacement:
             raise TypeError(f"Unsupported exact VARIANT replacement type: {self.type}")
         self._rows: Optional[List[Any]] = None
         self._scalar: Optional[bytes] = None
+
+    def rows(self, base: int, length: int):
+        """The Arrow values of rows ``base`` .. ``base + length`` (a scalar: its one value)."""
+        if self._many is None:
+            return self._arrow
+        rows = self._many.slice(base, length)
+        return rows.combine_chunks() if isinstance(rows, _pa().ChunkedArray) else rows
 
     def check_source(self, value: bytes, pos: int) -> None:
         if not _scalar_matches(value, pos, self.type):
@@ -672,78 +683,94 @@ def _parsed_replacements(path, replacement, length: int, omitted: str):
     return parsed
 
 
-def _edit(column, parsed, strict: bool, upsert: bool):
+def _edit(column, parsed, strict: bool, upsert: bool, kernel: bool = True):
+    """``variant_replace`` / ``variant_set`` chunk by chunk: each through the Rust kernel
+    (``_core.variant_edit``, the GIL released), or, for a row it leaves (a null child in a valid
+    row, a decimal past its Arrow precision) or with ``kernel=False``, :func:`_edit_chunk`."""
     pa = _pa()
     chunks, chunked, t = _chunks(column)
     out, changed, base = [], False, 0
     cache: Dict[bytes, Any] = {}
     for chunk in chunks:
-        values, metas, valid = _rows(chunk)
-        new_values = list(values)
-        new_metas: Optional[List[Optional[bytes]]] = None
-        touched = False
-        # row by row, path by path: located (missing: refused with strict, or by variant_set when
-        # its parent is), then its stored type checked; pypaimon's vectorised groups may report
-        # another of several refusals first
-        planned = []
-        for r in range(len(chunk)):
-            if not valid[r]:
-                continue
-            row = _Row(values[r], metas[r], cache)
-            plans = []
-            for text, path, repl in parsed:
-                frames, target = row.walk(path)
-                if target is not None:
-                    repl.check_source(row.value, target[0])
-                    plans.append((path, repl, None))
-                    continue
-                if not upsert:
-                    if strict:
-                        raise ValueError(f"VARIANT path does not exist: {text}")
-                    continue
-                if len(frames) < len(path):
-                    raise ValueError(f"VARIANT parent path does not exist: {text}")
-                if path[-1][0] != "key":
-                    raise ValueError(f"VARIANT array index insertion is not supported: {text}")
-                if row.value[frames[-1][0]] & 3 != _OBJECT:
-                    raise ValueError(f"VARIANT parent path is not an object: {text}")
-                plans.append((path, repl, path[-1][1]))
-            planned.append((r, row, plans))
-        for r, row, plans in planned:
-            if not plans:
-                continue
-            added = False
-            for _, _, key in plans:
-                if key is not None and key not in row.ids:
-                    row.add_key(key)
-                    added = True
-            value = row.value
-            for path, repl, key in plans:
-                frames, target = row.walk(path)
-                new = repl.encoded(base + r)
-                if key is not None and target is None:
-                    value = _rebuild(row, path, frames, new, (row.ids[key], key))
-                else:
-                    value = _rebuild(row, path, frames, new)
-                row.set_value(value)
-            metadata = _metadata_with(row.keys) if added else metas[r]
-            _check_sizes(len(value), len(metadata))
-            if value != values[r] or metadata != metas[r]:
-                new_values[r] = value
-                touched = True
-                if metadata != metas[r]:
-                    if new_metas is None:
-                        new_metas = list(metas)
-                    new_metas[r] = metadata
-        if touched:
-            out.append(_rebuilt_chunk(chunk, new_values, new_metas))
-            changed = True
-        else:
+        handled = False
+        if kernel:
+            edits = [(_kernel_segments(path), repl.rows(base, len(chunk)), repl.broadcast, text,
+                      str(repl.type)) for text, path, repl in parsed]
+            handled, new = _core.variant_edit(chunk, edits, strict, upsert)
+        if not handled:
+            new = _edit_chunk(chunk, parsed, strict, upsert, base, cache)
+        if new is None:
             out.append(chunk)
+        else:
+            out.append(new)
+            changed = True
         base += len(chunk)
     if not changed:
         return column
     return pa.chunked_array(out, type=t) if chunked else out[0]
+
+
+def _edit_chunk(chunk, parsed, strict: bool, upsert: bool, base: int, cache: Dict[bytes, Any]):
+    """The reference of the Rust kernel for one chunk: the rebuilt chunk, None when no row
+    changed (the kernel's oracle in tests/unit/test_variant_path.py)."""
+    values, metas, valid = _rows(chunk)
+    new_values = list(values)
+    new_metas: Optional[List[Optional[bytes]]] = None
+    touched = False
+    # row by row, path by path: located (missing: refused with strict, or by variant_set when
+    # its parent is), then its stored type checked; pypaimon's vectorised groups may report
+    # another of several refusals first
+    planned = []
+    for r in range(len(chunk)):
+        if not valid[r]:
+            continue
+        row = _Row(values[r], metas[r], cache)
+        plans = []
+        for text, path, repl in parsed:
+            frames, target = row.walk(path)
+            if target is not None:
+                repl.check_source(row.value, target[0])
+                plans.append((path, repl, None))
+                continue
+            if not upsert:
+                if strict:
+                    raise ValueError(f"VARIANT path does not exist: {text}")
+                continue
+            if len(frames) < len(path):
+                raise ValueError(f"VARIANT parent path does not exist: {text}")
+            if path[-1][0] != "key":
+                raise ValueError(f"VARIANT array index insertion is not supported: {text}")
+            if row.value[frames[-1][0]] & 3 != _OBJECT:
+                raise ValueError(f"VARIANT parent path is not an object: {text}")
+            plans.append((path, repl, path[-1][1]))
+        planned.append((r, row, plans))
+    for r, row, plans in planned:
+        if not plans:
+            continue
+        added = False
+        for _, _, key in plans:
+            if key is not None and key not in row.ids:
+                row.add_key(key)
+                added = True
+        value = row.value
+        for path, repl, key in plans:
+            frames, target = row.walk(path)
+            new = repl.encoded(base + r)
+            if key is not None and target is None:
+                value = _rebuild(row, path, frames, new, (row.ids[key], key))
+            else:
+                value = _rebuild(row, path, frames, new)
+            row.set_value(value)
+        metadata = _metadata_with(row.keys) if added else metas[r]
+        _check_sizes(len(value), len(metadata))
+        if value != values[r] or metadata != metas[r]:
+            new_values[r] = value
+            touched = True
+            if metadata != metas[r]:
+                if new_metas is None:
+                    new_metas = list(metas)
+                new_metas[r] = metadata
+    return _rebuilt_chunk(chunk, new_values, new_metas) if touched else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -772,9 +799,14 @@ def _kernel_paths(parsed) -> Optional[list]:
         code = _kernel_code(t)
         if code is None:
             return None
-        out.append(([(kind == "index", seg if kind == "key" else "", seg if kind == "index" else 0)
-                     for kind, seg in path], code, str(t)))
+        out.append((_kernel_segments(path), code, str(t)))
     return out
+
+
+def _kernel_segments(path: _Path) -> list:
+    """A parsed path as the Rust kernels take it: ``(is_index, key, index)`` per segment."""
+    return [(kind == "index", seg if kind == "key" else "", seg if kind == "index" else 0)
+            for kind, seg in path]
 
 
 def variant_get(column, path, data_type=None):

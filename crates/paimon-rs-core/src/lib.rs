@@ -111,7 +111,10 @@ pub use spec::partition::{partition_value_string, PartitionSpec};
 pub use spec::row_kind::RowKind;
 pub use spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
 pub use spec::types::{DataField, DataType, TypeKind};
-pub use spec::variant::{variant_get_scalars, Kind as VariantKind, Seg as VariantSeg, VariantFail};
+pub use spec::variant::{
+    variant_edit, variant_get_scalars, Kind as VariantKind, Seg as VariantSeg, VariantEdit,
+    VariantFail,
+};
 
 // Object stores and file formats.
 pub use io::format::WriteFormat;

@@ -34,6 +34,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_defs, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_enum_values, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_path::variant_edit, m)?)?;
     m.add_class::<catalog::Catalog>()?;
     m.add_class::<compaction::UniversalCompaction>()?;
     m.add_class::<table::Table>()?;

@@ -4,7 +4,8 @@
 use arrow::array::{Array, ArrayData, StructArray};
 use arrow_pyarrow::PyArrowType;
 use paimon_rs_core::{
-    variant_get_scalars as kernel, VariantFail, VariantKind as Kind, VariantSeg as Seg,
+    variant_edit as edit, variant_get_scalars as kernel, VariantEdit as Edit, VariantFail,
+    VariantKind as Kind, VariantSeg as Seg,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -33,6 +34,19 @@ fn kind_of(code: u8) -> PyResult<Kind> {
     })
 }
 
+/// A path's segments from `(is_index, key, index)` triples.
+fn segments(segs: &[(bool, String, usize)]) -> Vec<Seg> {
+    segs.iter()
+        .map(|(is_index, key, index)| {
+            if *is_index {
+                Seg::Index(*index)
+            } else {
+                Seg::Key(key.clone())
+            }
+        })
+        .collect()
+}
+
 /// `variant_get` of one chunk for scalar Arrow types: one array per path, or None when a row
 /// needs the Python reference (the caller redoes the chunk there). The GIL is released.
 #[pyfunction]
@@ -43,17 +57,7 @@ pub fn variant_get_scalars(
 ) -> PyResult<Option<Vec<PyArrowType<ArrayData>>>> {
     let mut parsed = Vec::with_capacity(paths.len());
     for (segs, code, _) in &paths {
-        let segs = segs
-            .iter()
-            .map(|(is_index, key, index)| {
-                if *is_index {
-                    Seg::Index(*index)
-                } else {
-                    Seg::Key(key.clone())
-                }
-            })
-            .collect::<Vec<_>>();
-        parsed.push((segs, kind_of(*code)?));
+        parsed.push((segments(segs), kind_of(*code)?));
     }
     let data = chunk.0;
     if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {
@@ -75,5 +79,72 @@ pub fn variant_get_scalars(
             paths.get(at).map_or("", |p| p.2.as_str())
         ))),
         Err(VariantFail::Unsupported) => Ok(None),
+        Err(_) => Err(PyValueError::new_err("VARIANT path read failed")),
     }
+}
+
+/// One path of `variant_replace` / `variant_set`: its segments, its replacement values (one
+/// per row of the chunk, or one for every row when `broadcast`), the path's text and the
+/// replacement type's text (for the messages).
+type EditArg = (
+    Vec<(bool, String, usize)>,
+    PyArrowType<ArrayData>,
+    bool,
+    String,
+    String,
+);
+
+/// `variant_replace` (`upsert` false) / `variant_set` of one chunk, the GIL released:
+/// `(True, chunk)` (None: no row changed), or `(False, None)` when a row needs the Python
+/// reference (the caller redoes the chunk there).
+#[pyfunction]
+pub fn variant_edit(
+    py: Python<'_>,
+    chunk: PyArrowType<ArrayData>,
+    edits: Vec<EditArg>,
+    strict: bool,
+    upsert: bool,
+) -> PyResult<(bool, Option<PyArrowType<ArrayData>>)> {
+    let data = chunk.0;
+    if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {
+        return Ok((false, None));
+    }
+    let col = StructArray::from(data);
+    let mut parsed = Vec::with_capacity(edits.len());
+    let mut texts = Vec::with_capacity(edits.len());
+    for (segs, values, broadcast, path, type_text) in edits {
+        parsed.push(Edit {
+            path: segments(&segs),
+            values: arrow::array::make_array(values.0),
+            broadcast,
+        });
+        texts.push((path, type_text));
+    }
+    let text = |at: usize| texts.get(at).map_or("", |t| t.0.as_str());
+    match crate::pool::detach(py, || edit(&col, &parsed, strict, upsert)) {
+        Ok(out) => Ok((true, out.map(|a| PyArrowType(a.to_data())))),
+        Err(VariantFail::Malformed(m)) => {
+            Err(PyValueError::new_err(format!("MALFORMED_VARIANT: {m}")))
+        }
+        Err(VariantFail::Mismatch(at)) => Err(PyTypeError::new_err(format!(
+            "VARIANT path type does not match {}",
+            texts.get(at).map_or("", |t| t.1.as_str())
+        ))),
+        Err(VariantFail::Missing(at)) => path_error("VARIANT path does not exist", text(at)),
+        Err(VariantFail::NoParent(at)) => {
+            path_error("VARIANT parent path does not exist", text(at))
+        }
+        Err(VariantFail::IndexInsert(at)) => {
+            path_error("VARIANT array index insertion is not supported", text(at))
+        }
+        Err(VariantFail::NotObject(at)) => {
+            path_error("VARIANT parent path is not an object", text(at))
+        }
+        Err(VariantFail::SizeLimit) => Err(PyValueError::new_err("VARIANT_CONSTRUCTOR_SIZE_LIMIT")),
+        Err(VariantFail::Unsupported) => Ok((false, None)),
+    }
+}
+
+fn path_error<T>(what: &str, path: &str) -> PyResult<T> {
+    Err(PyValueError::new_err(format!("{what}: {path}")))
 }

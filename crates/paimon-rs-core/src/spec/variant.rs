@@ -23,7 +23,11 @@ const INT8: u8 = 3;
 const INT64: u8 = 6;
 const DOUBLE: u8 = 7;
 const DECIMAL4: u8 = 8;
+const DECIMAL8: u8 = 9;
 const DECIMAL16: u8 = 10;
+const DATE: u8 = 11;
+const TIMESTAMP: u8 = 12;
+const TIMESTAMP_NTZ: u8 = 13;
 const FLOAT: u8 = 14;
 const BINARY: u8 = 15;
 const STRING: u8 = 16;
@@ -39,6 +43,16 @@ pub enum VariantFail {
     /// A case this kernel leaves to the Python reference (e.g. an integer out of the Arrow
     /// type's range, invalid UTF-8 in a string, a null child): the caller redoes the chunk there.
     Unsupported,
+    /// `variant_replace(strict=True)`: path number `.0` is missing in a row.
+    Missing(usize),
+    /// `variant_set`: a parent of path number `.0` is missing.
+    NoParent(usize),
+    /// `variant_set`: path number `.0` ends in an array index past the end.
+    IndexInsert(usize),
+    /// `variant_set`: the parent of path number `.0` is not an object.
+    NotObject(usize),
+    /// A rebuilt value or metadata is over the 128 MiB VARIANT limit.
+    SizeLimit,
 }
 
 type Res<T> = Result<T, VariantFail>;
@@ -172,48 +186,70 @@ fn object_layout(
 }
 
 fn object(v: &[u8], pos: usize, end: usize) -> Res<(Vec<usize>, Children)> {
+    let mut children = Children::new();
+    check_object(v, pos, end, &mut children, &mut Vec::new())?;
+    let size_w = if (v[pos] >> 6) & 1 == 1 { 4 } else { 1 };
+    let (n, id_w, _, id_start, _, _) = object_layout(v, pos, size_w);
+    let ids = (0..n).map(|i| uint(v, id_start + i * id_w, id_w)).collect();
+    Ok((ids, children))
+}
+
+/// Checks the object at [pos, end) (its header, offsets and size; not its children), appends
+/// the (start, end) of each child in stored order to `children`; its largest field id (None:
+/// no fields). `tmp` is scratch space: no allocation once it has grown (the check's hot path).
+fn check_object(
+    v: &[u8],
+    pos: usize,
+    end: usize,
+    children: &mut Children,
+    tmp: &mut Vec<usize>,
+) -> Res<Option<usize>> {
     need(pos, 2, end)?;
     let info = v[pos] >> 2;
     let size_w = if (info >> 4) & 1 == 1 { 4 } else { 1 };
     need(pos + 1, size_w, end)?;
     let (n, id_w, off_w, id_start, off_start, data) = object_layout(v, pos, size_w);
     need(pos, data - pos, end)?;
-    let ids: Vec<usize> = (0..n).map(|i| uint(v, id_start + i * id_w, id_w)).collect();
-    let offsets: Vec<usize> = (0..=n)
-        .map(|i| uint(v, off_start + i * off_w, off_w))
-        .collect();
-    let total = offsets[n];
+    let total = uint(v, off_start + n * off_w, off_w);
     if data.checked_add(total) != Some(end) {
         return malformed("object size does not match its container");
     }
-    let mut sorted_ids = ids.clone();
-    sorted_ids.sort_unstable();
-    if sorted_ids.windows(2).any(|p| p[0] == p[1]) {
+    tmp.clear();
+    tmp.extend((0..n).map(|i| uint(v, id_start + i * id_w, id_w)));
+    tmp.sort_unstable();
+    if tmp.windows(2).any(|p| p[0] == p[1]) {
         return malformed("duplicate object field id");
     }
-    let starts = &offsets[..n];
-    let mut ordered = starts.to_vec();
-    ordered.sort_unstable();
-    if ordered.windows(2).any(|p| p[0] == p[1])
-        || starts.iter().any(|&o| o >= total)
-        || (n > 0 && ordered[0] != 0)
+    let max_id = tmp.last().copied();
+    tmp.clear();
+    tmp.extend((0..n).map(|i| uint(v, off_start + i * off_w, off_w)));
+    tmp.sort_unstable();
+    if tmp.windows(2).any(|p| p[0] == p[1])
+        || tmp.last().is_some_and(|&o| o >= total)
+        || (n > 0 && tmp[0] != 0)
         || (n == 0 && total != 0)
     {
         return malformed("invalid object offsets");
     }
-    ordered.push(total);
-    let children = starts
-        .iter()
-        .map(|&o| {
-            // the child ends where the next larger start begins (distinct: found exactly)
-            let at = ordered.partition_point(|&x| x <= o);
-            (data + o, data + ordered[at])
-        })
-        .collect();
-    Ok((ids, children))
+    tmp.push(total);
+    for i in 0..n {
+        let o = uint(v, off_start + i * off_w, off_w);
+        // the child ends where the next larger start begins (distinct: found exactly)
+        let at = tmp.partition_point(|&x| x <= o);
+        children.push((data + o, data + tmp[at]));
+    }
+    Ok(max_id)
 }
 
 fn array(v: &[u8], pos: usize, end: usize) -> Res<Children> {
+    let mut children = Children::new();
+    check_array(v, pos, end, &mut children)?;
+    Ok(children)
+}
+
+/// Checks the array at [pos, end) (header, offsets, size; not its elements), appends the
+/// (start, end) of each element to `children`.
+fn check_array(v: &[u8], pos: usize, end: usize, children: &mut Children) -> Res<()> {
     need(pos, 2, end)?;
     let info = v[pos] >> 2;
     let size_w = if (info >> 2) & 1 == 1 { 4 } else { 1 };
@@ -223,19 +259,25 @@ fn array(v: &[u8], pos: usize, end: usize) -> Res<Children> {
     let off_start = pos + 1 + size_w;
     let data = off_start + (n + 1) * off_w;
     need(pos, data - pos, end)?;
-    let offsets: Vec<usize> = (0..=n)
-        .map(|i| uint(v, off_start + i * off_w, off_w))
-        .collect();
-    if offsets[0] != 0 || offsets.windows(2).any(|p| p[1] < p[0]) {
+    let first = children.len();
+    let mut prev = uint(v, off_start, off_w);
+    if prev != 0 {
         return malformed("invalid array offsets");
     }
-    if data.checked_add(offsets[n]) != Some(end) {
+    for i in 1..=n {
+        let o = uint(v, off_start + i * off_w, off_w);
+        if o < prev {
+            children.truncate(first);
+            return malformed("invalid array offsets");
+        }
+        children.push((data + prev, data + o));
+        prev = o;
+    }
+    if data.checked_add(prev) != Some(end) {
+        children.truncate(first);
         return malformed("array size does not match its container");
     }
-    Ok(offsets
-        .windows(2)
-        .map(|p| (data + p[0], data + p[1]))
-        .collect())
+    Ok(())
 }
 
 fn scalar_size(v: &[u8], pos: usize, end: usize) -> Res<usize> {
@@ -310,7 +352,27 @@ struct Row<'a, 'c> {
     cache: &'c mut Option<(&'a [u8], Keys<'a>)>,
 }
 
-impl<'a> Row<'a, '_> {
+impl<'a, 'c> Row<'a, 'c> {
+    /// Row `r` of a chunk's children, checked whole (a null child: left to the reference).
+    fn checked(
+        values: &Bin<'a>,
+        metas: &Bin<'a>,
+        r: usize,
+        cache: &'c mut Option<(&'a [u8], Keys<'a>)>,
+        scratch: &mut Scratch,
+    ) -> Res<Self> {
+        let (Some(value), Some(metadata)) = (values.get(r), metas.get(r)) else {
+            return Err(VariantFail::Unsupported);
+        };
+        let mut row = Row {
+            value,
+            metadata,
+            cache,
+        };
+        row.check(scratch)?;
+        Ok(row)
+    }
+
     fn keys(&mut self) -> Res<&Keys<'a>> {
         let hit = matches!(self.cache, Some((m, _)) if *m == self.metadata);
         if !hit {
@@ -323,7 +385,8 @@ impl<'a> Row<'a, '_> {
     }
 
     /// Checks the row whole (iteratively, in the Python reference's order).
-    fn check(&mut self) -> Res<()> {
+    /// `scratch`: reused between rows (no allocation per row).
+    fn check(&mut self, scratch: &mut Scratch) -> Res<()> {
         if self.metadata.is_empty() {
             return malformed("empty metadata");
         }
@@ -331,20 +394,20 @@ impl<'a> Row<'a, '_> {
             return malformed("invalid metadata version");
         }
         let v = self.value;
-        let mut stack = vec![(0usize, v.len())];
+        let Scratch(stack, tmp) = scratch;
+        stack.clear();
+        stack.push((0usize, v.len()));
         while let Some((p, e)) = stack.pop() {
             need(p, 1, e)?;
             match v[p] & 3 {
                 OBJECT => {
-                    let (ids, children) = object(v, p, e)?;
-                    if let Some(&max) = ids.iter().max() {
+                    if let Some(max) = check_object(v, p, e, stack, tmp)? {
                         if max >= self.keys()?.keys.len() {
                             return malformed("object field id is not in the metadata dictionary");
                         }
                     }
-                    stack.extend(children);
                 }
-                ARRAY => stack.extend(array(v, p, e)?),
+                ARRAY => check_array(v, p, e, stack)?,
                 _ => {
                     if scalar_size(v, p, e)? != e - p {
                         return malformed("child size does not match container offsets");
@@ -356,38 +419,58 @@ impl<'a> Row<'a, '_> {
     }
 
     /// The (start, end) of the path's target; None: missing.
-    fn walk(&mut self, path: &[Seg]) -> Res<Option<(usize, usize)>> {
+    fn walk(&mut self, path: &[Seg], frames: &mut Frames) -> Res<Option<(usize, usize)>> {
         let v = self.value;
-        let mut here = (0, v.len());
-        for seg in path {
-            let p = here.0;
-            let basic = v[p] & 3;
-            match seg {
-                Seg::Key(k) => {
-                    let Some(&kid) = self.keys()?.ids.get(k.as_bytes()) else {
-                        return Ok(None);
-                    };
-                    if basic != OBJECT {
-                        return Ok(None);
-                    }
-                    match object_child(v, p, kid) {
-                        Some(c) => here = c,
-                        None => return Ok(None),
-                    }
-                }
-                Seg::Index(i) => {
-                    if basic != ARRAY {
-                        return Ok(None);
-                    }
-                    match array_child(v, p, *i) {
-                        Some(c) => here = c,
-                        None => return Ok(None),
-                    }
-                }
-            }
-        }
-        Ok(Some(here))
+        walk_frames(v, path, |k| Ok(self.keys()?.ids.get(k).copied()), frames)
     }
+}
+
+type Frames = Vec<(usize, usize)>;
+
+/// Scratch space of [`Row::check`]: its stack and a buffer for sorting ids and offsets.
+#[derive(Default)]
+struct Scratch(Frames, Vec<usize>);
+
+/// The (start, end) of the path's target in the checked value `v`, the (start, end) of each
+/// container visited on `frames` (the reference's `_Row.walk`); None: missing. `lookup` gives
+/// a key's id in the row's dictionary (None: not there).
+fn walk_frames(
+    v: &[u8],
+    path: &[Seg],
+    mut lookup: impl FnMut(&[u8]) -> Res<Option<usize>>,
+    frames: &mut Frames,
+) -> Res<Option<(usize, usize)>> {
+    frames.clear();
+    let mut here = (0, v.len());
+    for seg in path {
+        frames.push(here);
+        let p = here.0;
+        let Some(&head) = v.get(p) else {
+            return malformed("value is truncated");
+        };
+        let next = match seg {
+            Seg::Key(k) => {
+                let Some(kid) = lookup(k.as_bytes())? else {
+                    return Ok(None);
+                };
+                if head & 3 != OBJECT {
+                    return Ok(None);
+                }
+                object_child(v, p, kid)
+            }
+            Seg::Index(i) => {
+                if head & 3 != ARRAY {
+                    return Ok(None);
+                }
+                array_child(v, p, *i)
+            }
+        };
+        match next {
+            Some(c) => here = c,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(here))
 }
 
 enum Out<'a> {
@@ -538,22 +621,17 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
         })
         .collect();
     let mut cache = None;
+    let mut frames = Frames::new();
+    let mut scratch = Scratch::default();
     for r in 0..n {
         if chunk.is_null(r) {
             outs.iter_mut().for_each(push_null);
             continue;
         }
-        let (Some(value), Some(metadata)) = (values.get(r), metas.get(r)) else {
-            return Err(VariantFail::Unsupported);
-        };
-        let mut row = Row {
-            value,
-            metadata,
-            cache: &mut cache,
-        };
-        row.check()?;
+        let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
+        let value = row.value;
         for (at, ((path, kind), out)) in paths.iter().zip(outs.iter_mut()).enumerate() {
-            match row.walk(path)? {
+            match row.walk(path, &mut frames)? {
                 Some((p, _)) => read(value, p, *kind, at, out)?,
                 None => push_null(out),
             }
@@ -598,6 +676,579 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
             }
         })
         .collect())
+}
+
+// ---------------------------------------------------------------------------------------------
+// variant_replace / variant_set
+
+/// Java's GenericVariant / BinaryVariant size limit (128 MiB), value and metadata alike.
+const SIZE_LIMIT: usize = 128 * 1024 * 1024;
+const MAX_SHORT_STR: usize = 63;
+
+/// The Arrow type of a replacement: what its values encode to, and the stored type it
+/// replaces (exactly; a VARIANT null matches any, a null replacement any stored value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Repl {
+    Null,
+    Bool,
+    Int,
+    F32,
+    F64,
+    Str,
+    Bin,
+    Date,
+    /// TIMESTAMP (with a time zone) or TIMESTAMP_NTZ.
+    Ts(bool),
+    /// Precision and scale.
+    Dec(u8, u8),
+}
+
+fn repl_of(t: &DataType) -> Option<Repl> {
+    use arrow_schema::TimeUnit;
+    Some(match t {
+        DataType::Null => Repl::Null,
+        DataType::Boolean => Repl::Bool,
+        DataType::Int8 | DataType::Int16 | DataType::Int32 | DataType::Int64 => Repl::Int,
+        DataType::Float32 => Repl::F32,
+        DataType::Float64 => Repl::F64,
+        DataType::Utf8 | DataType::LargeUtf8 => Repl::Str,
+        DataType::Binary | DataType::LargeBinary => Repl::Bin,
+        DataType::Date32 => Repl::Date,
+        DataType::Timestamp(TimeUnit::Microsecond, tz) => Repl::Ts(tz.is_some()),
+        DataType::Decimal128(p, s) => Repl::Dec(*p, u8::try_from(*s).ok()?),
+        _ => return None,
+    })
+}
+
+/// Whether the stored scalar at `pos` may be replaced by a value of `t` (the reference's
+/// `_scalar_matches`).
+fn repl_matches(v: &[u8], pos: usize, t: Repl) -> bool {
+    let Some(&head) = v.get(pos) else {
+        return false;
+    };
+    let (basic, info) = match (head & 3, head >> 2) {
+        (SHORT_STR, _) => (PRIMITIVE, STRING),
+        x => x,
+    };
+    if t == Repl::Null || (basic == PRIMITIVE && info == NULL) {
+        return true;
+    }
+    if basic != PRIMITIVE {
+        return false;
+    }
+    match t {
+        Repl::Null => true,
+        Repl::Bool => info == TRUE || info == FALSE,
+        Repl::Int => (INT8..=INT64).contains(&info),
+        Repl::F32 => info == FLOAT,
+        Repl::F64 => info == DOUBLE,
+        Repl::Str => info == STRING,
+        Repl::Bin => info == BINARY,
+        Repl::Date => info == DATE,
+        Repl::Ts(tz) => info == if tz { TIMESTAMP } else { TIMESTAMP_NTZ },
+        Repl::Dec(_, scale) => {
+            (DECIMAL4..=DECIMAL16).contains(&info) && v.get(pos + 1) == Some(&scale)
+        }
+    }
+}
+
+fn len_prefixed(out: &mut Vec<u8>, info: u8, b: &[u8]) -> Res<()> {
+    let n = u32::try_from(b.len()).map_err(|_| VariantFail::SizeLimit)?;
+    out.push(info << 2 | PRIMITIVE);
+    out.extend_from_slice(&n.to_le_bytes());
+    out.extend_from_slice(b);
+    Ok(())
+}
+
+/// Encodes row `i` of the replacement array `a` (of type `t`) into `out` as the reference's
+/// `_encode_scalar` does: integers in the narrowest width, short strings up to 63 bytes,
+/// decimals in the narrowest of DECIMAL4/8/16 their digits and scale allow.
+fn encode(a: &dyn Array, i: usize, t: Repl, out: &mut Vec<u8>) -> Res<()> {
+    use arrow_array::types::{
+        Date32Type, Decimal128Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type,
+        Int8Type, TimestampMicrosecondType,
+    };
+    out.clear();
+    if t == Repl::Null || a.is_null(i) {
+        out.push(NULL << 2 | PRIMITIVE);
+        return Ok(());
+    }
+    let prim = |out: &mut Vec<u8>, info: u8, payload: &[u8]| {
+        out.push(info << 2 | PRIMITIVE);
+        out.extend_from_slice(payload);
+    };
+    match t {
+        Repl::Null => out.push(NULL << 2 | PRIMITIVE),
+        Repl::Bool => prim(out, if a.as_boolean().value(i) { TRUE } else { FALSE }, &[]),
+        Repl::Int => {
+            let x = match a.data_type() {
+                DataType::Int8 => a.as_primitive::<Int8Type>().value(i) as i64,
+                DataType::Int16 => a.as_primitive::<Int16Type>().value(i) as i64,
+                DataType::Int32 => a.as_primitive::<Int32Type>().value(i) as i64,
+                _ => a.as_primitive::<Int64Type>().value(i),
+            };
+            if let Ok(x) = i8::try_from(x) {
+                prim(out, INT8, &x.to_le_bytes());
+            } else if let Ok(x) = i16::try_from(x) {
+                prim(out, INT8 + 1, &x.to_le_bytes());
+            } else if let Ok(x) = i32::try_from(x) {
+                prim(out, INT8 + 2, &x.to_le_bytes());
+            } else {
+                prim(out, INT64, &x.to_le_bytes());
+            }
+        }
+        Repl::F32 => prim(
+            out,
+            FLOAT,
+            &a.as_primitive::<Float32Type>().value(i).to_le_bytes(),
+        ),
+        Repl::F64 => prim(
+            out,
+            DOUBLE,
+            &a.as_primitive::<Float64Type>().value(i).to_le_bytes(),
+        ),
+        Repl::Str => {
+            let s = match a.data_type() {
+                DataType::LargeUtf8 => a.as_string::<i64>().value(i),
+                _ => a.as_string::<i32>().value(i),
+            };
+            if s.len() <= MAX_SHORT_STR {
+                out.push((s.len() as u8) << 2 | SHORT_STR);
+                out.extend_from_slice(s.as_bytes());
+            } else {
+                len_prefixed(out, STRING, s.as_bytes())?;
+            }
+        }
+        Repl::Bin => {
+            let b = match a.data_type() {
+                DataType::LargeBinary => a.as_binary::<i64>().value(i),
+                _ => a.as_binary::<i32>().value(i),
+            };
+            len_prefixed(out, BINARY, b)?;
+        }
+        Repl::Date => prim(
+            out,
+            DATE,
+            &a.as_primitive::<Date32Type>().value(i).to_le_bytes(),
+        ),
+        Repl::Ts(tz) => {
+            let x = a.as_primitive::<TimestampMicrosecondType>().value(i);
+            prim(
+                out,
+                if tz { TIMESTAMP } else { TIMESTAMP_NTZ },
+                &x.to_le_bytes(),
+            );
+        }
+        Repl::Dec(precision, scale) => {
+            let x = a.as_primitive::<Decimal128Type>().value(i);
+            let digits = x.unsigned_abs().checked_ilog10().map_or(1, |d| d + 1);
+            if digits > precision as u32 {
+                // the reference raises "<value> exceeds Arrow precision <p>"
+                return Err(VariantFail::Unsupported);
+            }
+            let (info, width) = if digits <= 9 && scale <= 9 {
+                (DECIMAL4, 4)
+            } else if digits <= 18 && scale <= 18 {
+                (DECIMAL8, 8)
+            } else {
+                (DECIMAL16, 16)
+            };
+            out.push(info << 2 | PRIMITIVE);
+            out.push(scale);
+            out.extend_from_slice(&x.to_le_bytes()[..width]);
+        }
+    }
+    Ok(())
+}
+
+/// Bytes (1-4) an unsigned `n` needs.
+fn width(n: usize) -> usize {
+    match n {
+        0..=0xFF => 1,
+        0x100..=0xFFFF => 2,
+        0x1_0000..=0xFF_FFFF => 3,
+        _ => 4,
+    }
+}
+
+fn push_uint(out: &mut Vec<u8>, x: usize, w: usize) {
+    out.extend_from_slice(&(x as u64).to_le_bytes()[..w]);
+}
+
+/// An object of `fields` (id, encoded value) in this order, the data laid out in it, the
+/// narrowest widths (the reference's `_build_object`).
+fn build_object(fields: &[(usize, &[u8])]) -> Vec<u8> {
+    let n = fields.len();
+    let size: usize = fields.iter().map(|(_, b)| b.len()).sum();
+    let id_w = width(fields.iter().map(|(i, _)| *i).max().unwrap_or(0));
+    let off_w = width(size);
+    let large = n > 0xFF;
+    let mut out = Vec::with_capacity(1 + 4 + n * id_w + (n + 1) * off_w + size);
+    out.push((((large as u8) << 4 | ((id_w - 1) as u8) << 2 | (off_w - 1) as u8) << 2) | OBJECT);
+    push_uint(&mut out, n, if large { 4 } else { 1 });
+    for (i, _) in fields {
+        push_uint(&mut out, *i, id_w);
+    }
+    push_parts(&mut out, fields.iter().map(|(_, b)| *b), off_w);
+    out
+}
+
+/// The offsets (`w` bytes each, the total last) of `parts`, then the parts.
+fn push_parts<'b>(out: &mut Vec<u8>, parts: impl Iterator<Item = &'b [u8]> + Clone, w: usize) {
+    let mut off = 0;
+    for b in parts.clone() {
+        push_uint(out, off, w);
+        off += b.len();
+    }
+    push_uint(out, off, w);
+    for b in parts {
+        out.extend_from_slice(b);
+    }
+}
+
+/// An array of `items` (the reference's `_build_array`).
+fn build_array(items: &[&[u8]]) -> Vec<u8> {
+    let n = items.len();
+    let size: usize = items.iter().map(|b| b.len()).sum();
+    let off_w = width(size);
+    let large = n > 0xFF;
+    let mut out = Vec::with_capacity(1 + 4 + (n + 1) * off_w + size);
+    out.push((((large as u8) << 2 | (off_w - 1) as u8) << 2) | ARRAY);
+    push_uint(&mut out, n, if large { 4 } else { 1 });
+    push_parts(&mut out, items.iter().copied(), off_w);
+    out
+}
+
+/// A metadata dictionary of `keys` in this order (the reference's `_metadata_with`).
+fn metadata_with(keys: &[&[u8]]) -> Vec<u8> {
+    let total: usize = keys.iter().map(|k| k.len()).sum();
+    let w = width(total.max(keys.len()));
+    let mut out = Vec::with_capacity(1 + (keys.len() + 2) * w + total);
+    out.push(VERSION | ((w - 1) as u8) << 6);
+    push_uint(&mut out, keys.len(), w);
+    push_parts(&mut out, keys.iter().copied(), w);
+    out
+}
+
+/// A row's dictionary while it is edited: the parsed keys and those appended for new fields.
+struct Dict<'k, 'p> {
+    base: Option<&'k Keys<'k>>,
+    extra: Vec<&'p [u8]>,
+}
+
+impl Dict<'_, '_> {
+    fn base_len(&self) -> usize {
+        self.base.map_or(0, |k| k.keys.len())
+    }
+    fn id(&self, key: &[u8]) -> Option<usize> {
+        self.base
+            .and_then(|k| k.ids.get(key).copied())
+            .or_else(|| Some(self.base_len() + self.extra.iter().position(|e| *e == key)?))
+    }
+    fn name(&self, id: usize) -> Option<&[u8]> {
+        match self.base {
+            Some(k) if id < k.keys.len() => Some(k.keys[id]),
+            _ => self.extra.get(id.checked_sub(self.base_len())?).copied(),
+        }
+    }
+}
+
+/// The value `v` with the target of `path` (its containers `frames`) replaced by `new`, or,
+/// with `insert` (the key's id), `new` added to the object at the last frame under the path's
+/// last key, placed before the first field whose name is greater in UTF-8 bytes (the
+/// reference's `_rebuild`): every enclosing container is rebuilt bottom-up.
+fn rebuild(
+    v: &[u8],
+    path: &[Seg],
+    frames: &[(usize, usize)],
+    new: Vec<u8>,
+    insert: Option<usize>,
+    dict: &Dict<'_, '_>,
+) -> Res<Vec<u8>> {
+    let mut child = new;
+    for (depth, &(p, e)) in frames.iter().enumerate().rev() {
+        child = match &path[depth] {
+            Seg::Key(k) => {
+                let (ids, children) = object(v, p, e)?;
+                let mut fields: Vec<(usize, &[u8])> = ids
+                    .iter()
+                    .zip(&children)
+                    .map(|(&i, &(a, b))| (i, &v[a..b]))
+                    .collect();
+                match insert.filter(|_| depth + 1 == frames.len()) {
+                    Some(kid) => {
+                        let mut at = fields.len();
+                        for (j, (i, _)) in fields.iter().enumerate() {
+                            if dict.name(*i).ok_or(VariantFail::Unsupported)? > k.as_bytes() {
+                                at = j;
+                                break;
+                            }
+                        }
+                        fields.insert(at, (kid, &child));
+                    }
+                    None => {
+                        let kid = dict.id(k.as_bytes());
+                        let j = ids
+                            .iter()
+                            .position(|&i| Some(i) == kid)
+                            .ok_or(VariantFail::Unsupported)?;
+                        fields[j].1 = &child;
+                    }
+                }
+                build_object(&fields)
+            }
+            Seg::Index(i) => {
+                let mut items: Vec<&[u8]> =
+                    array(v, p, e)?.iter().map(|&(a, b)| &v[a..b]).collect();
+                *items.get_mut(*i).ok_or(VariantFail::Unsupported)? = &child;
+                build_array(&items)
+            }
+        };
+    }
+    Ok(child)
+}
+
+/// One path of `variant_replace` / `variant_set` and its replacement values: row `r` of the
+/// chunk takes `values[r]`, or `values[0]` when `broadcast` (a `pa.Scalar`).
+pub struct VariantEdit {
+    pub path: Vec<Seg>,
+    pub values: ArrayRef,
+    pub broadcast: bool,
+}
+
+/// The last rebuilt metadata: the row's metadata, the keys appended, the index in `built`.
+type LastMeta<'a> = (&'a [u8], Vec<&'a [u8]>, usize);
+
+/// The binary children of a chunk, written row by row.
+enum BinOut {
+    Small(arrow_array::builder::BinaryBuilder),
+    Large(arrow_array::builder::LargeBinaryBuilder),
+}
+
+impl BinOut {
+    fn like(b: &Bin<'_>, rows: usize, bytes: usize) -> Self {
+        match b {
+            Bin::Small(_) => BinOut::Small(arrow_array::builder::BinaryBuilder::with_capacity(
+                rows, bytes,
+            )),
+            Bin::Large(_) => BinOut::Large(
+                arrow_array::builder::LargeBinaryBuilder::with_capacity(rows, bytes),
+            ),
+        }
+    }
+    fn push(&mut self, x: Option<&[u8]>) {
+        match (self, x) {
+            (BinOut::Small(b), Some(x)) => b.append_value(x),
+            (BinOut::Small(b), None) => b.append_null(),
+            (BinOut::Large(b), Some(x)) => b.append_value(x),
+            (BinOut::Large(b), None) => b.append_null(),
+        }
+    }
+    fn finish(self) -> ArrayRef {
+        match self {
+            BinOut::Small(mut b) => Arc::new(b.finish()),
+            BinOut::Large(mut b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+impl Bin<'_> {
+    fn value_bytes(&self) -> usize {
+        match self {
+            Bin::Small(a) => a.values().len(),
+            Bin::Large(a) => a.values().len(),
+        }
+    }
+}
+
+/// `variant_replace` (`upsert` false) / `variant_set` (`upsert` true) of one chunk: the
+/// rebuilt chunk, or None when no row changed. As the reference `_edit` does: each valid row
+/// is checked whole, each path located (missing: refused with `strict`, or by `variant_set`
+/// when its parent is missing, is not an object, or it ends in an index) and the stored type
+/// checked, every row before any is rebuilt; then row by row the new keys are appended to the
+/// row's dictionary and each path replaced or inserted in order. A replacement as long as the
+/// value it replaces is written in place (the offsets stay), else the enclosing containers are
+/// rebuilt. The metadata child is reused when no key was added.
+pub fn variant_edit(
+    chunk: &StructArray,
+    edits: &[VariantEdit],
+    strict: bool,
+    upsert: bool,
+) -> Res<Option<StructArray>> {
+    if chunk.num_columns() != 2 {
+        return Err(VariantFail::Unsupported);
+    }
+    let kinds = edits
+        .iter()
+        .map(|e| repl_of(e.values.data_type()).ok_or(VariantFail::Unsupported))
+        .collect::<Res<Vec<_>>>()?;
+    let values = Bin::of(chunk.column(0))?;
+    let metas = Bin::of(chunk.column(1))?;
+    let n = chunk.len();
+    let mut out_values = BinOut::like(&values, n, values.value_bytes());
+    // rows given new metadata: (row, index into `built`)
+    let mut new_metas: Vec<(usize, usize)> = Vec::new();
+    let mut built: Vec<Vec<u8>> = Vec::new();
+    let mut last_meta: Option<LastMeta<'_>> = None;
+    let mut cache = None;
+    let mut frames = Frames::new();
+    let mut scratch = Scratch::default();
+    let mut enc = Vec::new();
+    let mut plans: Vec<(usize, bool)> = Vec::new();
+    let mut too_large = false;
+    let mut touched = false;
+    for r in 0..n {
+        let original = values.get(r);
+        if chunk.is_null(r) {
+            out_values.push(original);
+            continue;
+        }
+        let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
+        let (value, metadata) = (row.value, row.metadata);
+        plans.clear();
+        for (at, e) in edits.iter().enumerate() {
+            match row.walk(&e.path, &mut frames)? {
+                Some((p, _)) => {
+                    if !repl_matches(value, p, kinds[at]) {
+                        return Err(VariantFail::Mismatch(at));
+                    }
+                    plans.push((at, false));
+                }
+                None if !upsert => {
+                    if strict {
+                        return Err(VariantFail::Missing(at));
+                    }
+                }
+                None => {
+                    if frames.len() < e.path.len() {
+                        return Err(VariantFail::NoParent(at));
+                    }
+                    if matches!(e.path.last(), Some(Seg::Index(_))) {
+                        return Err(VariantFail::IndexInsert(at));
+                    }
+                    let parent = frames.last().map_or(0, |f| f.0);
+                    if value.get(parent).map(|h| h & 3) != Some(OBJECT) {
+                        return Err(VariantFail::NotObject(at));
+                    }
+                    plans.push((at, true));
+                }
+            }
+        }
+        if plans.is_empty() || too_large {
+            out_values.push(original);
+            continue;
+        }
+        // the rebuild (all checks of this row passed)
+        let needs_keys = plans
+            .iter()
+            .any(|(at, _)| edits[*at].path.iter().any(|s| matches!(s, Seg::Key(_))));
+        let mut dict = Dict {
+            base: if needs_keys { Some(row.keys()?) } else { None },
+            extra: Vec::new(),
+        };
+        for &(at, insert) in &plans {
+            if let (true, Some(Seg::Key(k))) = (insert, edits[at].path.last()) {
+                if dict.id(k.as_bytes()).is_none() {
+                    dict.extra.push(k.as_bytes());
+                }
+            }
+        }
+        let mut cur = std::borrow::Cow::Borrowed(value);
+        for &(at, insert) in &plans {
+            let e = &edits[at];
+            encode(
+                e.values.as_ref(),
+                if e.broadcast { 0 } else { r },
+                kinds[at],
+                &mut enc,
+            )?;
+            let target = walk_frames(&cur, &e.path, |k| Ok(dict.id(k)), &mut frames)?;
+            cur = match (target, insert) {
+                (Some((a, b)), _) if b - a == enc.len() => {
+                    let mut owned = cur.into_owned();
+                    owned[a..b].copy_from_slice(&enc);
+                    std::borrow::Cow::Owned(owned)
+                }
+                (Some(_), _) => std::borrow::Cow::Owned(rebuild(
+                    &cur,
+                    &e.path,
+                    &frames,
+                    enc.clone(),
+                    None,
+                    &dict,
+                )?),
+                (None, true) => {
+                    let Some(Seg::Key(k)) = e.path.last() else {
+                        return Err(VariantFail::Unsupported);
+                    };
+                    let kid = dict.id(k.as_bytes()).ok_or(VariantFail::Unsupported)?;
+                    std::borrow::Cow::Owned(rebuild(
+                        &cur,
+                        &e.path,
+                        &frames,
+                        enc.clone(),
+                        Some(kid),
+                        &dict,
+                    )?)
+                }
+                (None, false) => return Err(VariantFail::Unsupported),
+            };
+        }
+        let meta_len = if dict.extra.is_empty() {
+            metadata.len()
+        } else {
+            let hit = matches!(&last_meta, Some((m, x, _)) if *m == metadata && *x == dict.extra);
+            if !hit {
+                let base = dict.base.map(|k| k.keys.as_slice()).unwrap_or(&[]);
+                let keys: Vec<&[u8]> = base.iter().chain(&dict.extra).copied().collect();
+                built.push(metadata_with(&keys));
+                last_meta = Some((metadata, dict.extra.clone(), built.len() - 1));
+            }
+            let idx = last_meta.as_ref().map_or(0, |l| l.2);
+            new_metas.push((r, idx));
+            built[idx].len()
+        };
+        if cur.len() > SIZE_LIMIT || meta_len > SIZE_LIMIT {
+            // raised once every row is checked (the reference checks all rows first)
+            too_large = true;
+        }
+        if !dict.extra.is_empty() || *cur != *value {
+            touched = true;
+        }
+        out_values.push(Some(&cur));
+    }
+    if too_large {
+        return Err(VariantFail::SizeLimit);
+    }
+    if !touched {
+        return Ok(None);
+    }
+    let meta_col = if new_metas.is_empty() {
+        chunk.column(1).clone()
+    } else {
+        let mut out = BinOut::like(&metas, n, metas.value_bytes());
+        let mut next = new_metas.iter().peekable();
+        for r in 0..n {
+            match next.peek() {
+                Some(&&(row, idx)) if row == r => {
+                    out.push(Some(&built[idx]));
+                    next.next();
+                }
+                _ => out.push(metas.get(r)),
+            }
+        }
+        out.finish()
+    };
+    let DataType::Struct(fields) = chunk.data_type() else {
+        return Err(VariantFail::Unsupported);
+    };
+    StructArray::try_new(
+        fields.clone(),
+        vec![out_values.finish(), meta_col],
+        chunk.nulls().cloned(),
+    )
+    .map(Some)
+    .map_err(|_| VariantFail::Unsupported)
 }
 
 #[cfg(test)]
@@ -711,5 +1362,62 @@ mod tests {
                 .value(0),
             300
         );
+    }
+
+    fn edit(path: &str, values: ArrayRef) -> VariantEdit {
+        VariantEdit {
+            path: vec![Seg::Key(path.into())],
+            values,
+            broadcast: true,
+        }
+    }
+
+    #[test]
+    fn variant_edit_replaces_in_place_and_inserts_new_keys() {
+        let col = column(&[Some(row(1.5)), None]);
+        let one = |x: f64| -> ArrayRef { Arc::new(Float64Array::from(vec![x])) };
+        let out = variant_edit(&col, &[edit("a", one(2.5))], false, false)
+            .expect("replace")
+            .expect("changed");
+        assert!(out.is_null(1));
+        assert_eq!(out.column(0).as_binary::<i32>().value(0), row(2.5).0);
+        assert!(Arc::ptr_eq(out.column(1), col.column(1)), "metadata reused");
+        // the same value again: nothing changed
+        let same = variant_edit(&col, &[edit("a", one(1.5))], false, false).expect("replace");
+        assert!(same.is_none());
+        // variant_set of a new key "0" (sorts before "a"): the dictionary grows, the field first
+        let out = variant_edit(&col, &[edit("0", one(7.0))], false, true)
+            .expect("set")
+            .expect("changed");
+        assert_eq!(
+            out.column(1).as_binary::<i32>().value(0),
+            &[VERSION, 2, 0, 1, 2, b'a', b'0']
+        );
+        let v = out.column(0).as_binary::<i32>().value(0);
+        assert_eq!(&v[..6], &[OBJECT, 2, 1, 0, 0, 9]);
+    }
+
+    #[test]
+    fn variant_edit_refusals() {
+        let col = column(&[Some(row(1.5))]);
+        let int: ArrayRef = Arc::new(Int64Array::from(vec![1]));
+        let got = variant_edit(&col, &[edit("a", int.clone())], false, false);
+        assert_eq!(got.err(), Some(VariantFail::Mismatch(0)));
+        let got = variant_edit(&col, &[edit("zz", int.clone())], true, false);
+        assert_eq!(got.err(), Some(VariantFail::Missing(0)));
+        let deep = VariantEdit {
+            path: vec![Seg::Key("a".into()), Seg::Key("b".into())],
+            values: int.clone(),
+            broadcast: true,
+        };
+        let got = variant_edit(&col, &[deep], false, true);
+        assert_eq!(got.err(), Some(VariantFail::NotObject(0)));
+        let index = VariantEdit {
+            path: vec![Seg::Index(0)],
+            values: int,
+            broadcast: true,
+        };
+        let got = variant_edit(&col, &[index], false, true);
+        assert_eq!(got.err(), Some(VariantFail::IndexInsert(0)));
     }
 }
