@@ -31,6 +31,15 @@ def test_round_trip_on_a_standalone_cluster(tmp_path):
     assert r["spark_rows"] == r["plain_rows"] == 20_000 - 50 and r["ids_unique"]
     assert r["updated"] == 50
     assert r["orphans"] == []
+    # issue #28 on the cluster, every first attempt failing: keys once, moved keys moved, the
+    # sort compaction's rows unchanged and its files pruned by a box inside one cell
+    dyn, cross, sort = r["dyn"], r["cross"], r["sort"]
+    assert dyn["rows"] == 20_000 + 300 and dyn["keys_unique"] and dyn["moved"] == 300, dyn
+    assert cross["rows"] == 20_000 and cross["keys_unique"] and cross["moved"] == 300, cross
+    assert dyn["buckets"] >= 5 and cross["buckets"] >= 5, (dyn, cross)
+    assert dyn["orphans"] == cross["orphans"] == [], (dyn, cross)
+    assert sort["snapshot_kind"] == "OVERWRITE" and sort["rows_unchanged"], sort
+    assert sort["orphans"] == [] and sort["files"] >= 8 and 1 <= sort["planned"] <= 2, sort
 
 
 @pytest.mark.cluster
