@@ -781,13 +781,14 @@ impl CoreOptions {
             // Paimon's namespaces (a newer Java's), would be ignored by this write: refused.
             // Keys outside Paimon's namespaces (a user's own) are kept and never read.
             for (key, value) in &self.raw {
+                // the closest known key, which classify has already looked for
                 let refused = match classify(key) {
-                    KeyClass::Known(Some(d)) => refused_value(d, value),
-                    KeyClass::Known(None) | KeyClass::Foreign => false,
-                    KeyClass::Unknown(_) => true,
+                    KeyClass::Known(Some(d)) => refused_value(d, value).then_some(None),
+                    KeyClass::Known(None) | KeyClass::Foreign => None,
+                    KeyClass::Unknown(close) => Some(close),
                 };
-                if refused {
-                    let hint = did_you_mean(key)
+                if let Some(close) = refused {
+                    let hint = close
                         .map(|k| format!(" (did you mean '{k}'?)"))
                         .unwrap_or_default();
                     return Err(Error::unsupported(format!(
