@@ -91,7 +91,11 @@ def test_timestamp_before_the_first_snapshot_is_refused(history):
     # as Java's StaticFromTimestampStartingScanner
     t1 = snapshot_json(history, 1)["timeMillis"]
     t = history.copy({"scan.timestamp-millis": str(t1 - 1)})
-    with pytest.raises(paimon_rs.InvalidArgumentError, match=f"earliest snapshot's timestamp is \\[{t1}\\]"):
+    with pytest.raises(
+        paimon_rs.InvalidArgumentError,
+        match=f"no snapshot earlier than or equal to timestamp \\[{t1 - 1}\\], "
+        f"the earliest snapshot's timestamp is \\[{t1}\\]",
+    ):
         read(t)
 
 

@@ -677,7 +677,7 @@ impl SnapshotManager {
                         None => "null".to_string(),
                     };
                     return Err(Error::invalid(format!(
-                        "there is currently no snapshot earlier than or equal to timestamp                          [{ms}], the earliest snapshot's timestamp is [{earliest}]"
+                        "there is currently no snapshot earlier than or equal to timestamp [{ms}], the earliest snapshot's timestamp is [{earliest}]"
                     ))
                     .with_table(name));
                 }
