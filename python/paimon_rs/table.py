@@ -36,6 +36,7 @@ from paimon_rs.tags import TagManager
 
 if TYPE_CHECKING:  # pragma: no cover
     from paimon_rs.explain import ExplainResult
+    from paimon_rs.stream_read import StreamReadBuilder
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -116,6 +117,13 @@ class Table:
         """A builder of a streaming job's write and commit: one write across many commits,
         each with an increasing identifier (``StreamWriteBuilder``)."""
         return StreamWriteBuilder(self)
+
+    def new_stream_read_builder(self) -> StreamReadBuilder:
+        """A builder of a streaming read (pypaimon's): a plan per snapshot as they are
+        committed, from ``scan.mode``'s start; see ``paimon_rs.stream_read``."""
+        from paimon_rs.stream_read import StreamReadBuilder
+
+        return StreamReadBuilder(self)
 
     def new_read_builder(self, snapshot_id: Optional[int] = None, tag: Optional[str] = None) -> ReadBuilder:
         """A builder of reads of this table (projection, filter, limit, then scan and read).

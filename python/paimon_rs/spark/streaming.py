@@ -72,6 +72,7 @@ from paimon_rs.spark.common import (
 from paimon_rs.spark.dynamic import is_dynamic
 from paimon_rs.spark.reader import _read_split
 from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
+from paimon_rs.stream_read import SCAN_MODES, resolved_mode, snapshot_changes
 from paimon_rs.table import Table
 
 try:  # Spark >= 4.1
@@ -84,11 +85,6 @@ except ImportError:  # pragma: no cover (Spark 4.0: availableNow runs as a plain
 READ_OPTIONS = ("path", "columns", "scan.mode", "scan.snapshot-id", "consumer-id", "consumer.ignore-progress",
                 "incremental-between-scan-mode")
 
-#: ``scan.mode`` values of the streaming read: (starts with the full state, starts at a snapshot)
-_SCAN_MODES = {
-    "default": (True, False), "latest-full": (True, False), "full": (True, False), "latest": (False, False),
-    "from-snapshot": (False, True), "from-snapshot-full": (True, True),
-}
 
 #: the task-local property Spark sets to the micro-batch id, and the one holding the query id
 _BATCH_ID_PROP = "streaming.sql.batchId"
@@ -126,11 +122,11 @@ def read_options(options: Mapping[str, str]) -> _ReadOptions:
     snap = opts.get("scan.snapshot-id")
     if not raw_mode:
         raw_mode = "from-snapshot" if snap is not None else "latest-full"
-    if raw_mode not in _SCAN_MODES:
+    if raw_mode not in SCAN_MODES:
         raise UnsupportedError(
             f"format('paimon_rs_audit_log') streaming read: scan.mode '{raw_mode}' (the streaming read takes "
-            f"{', '.join(sorted(_SCAN_MODES))})")
-    full_first, at_snapshot = _SCAN_MODES[raw_mode]
+            f"{', '.join(sorted(SCAN_MODES))})")
+    full_first, at_snapshot = SCAN_MODES[raw_mode]
     if at_snapshot != (snap is not None):
         raise InvalidArgumentError(
             f"format('paimon_rs_audit_log'): scan.mode '{raw_mode}' "
@@ -174,12 +170,6 @@ def audit_log_schema(table: Table, columns: Optional[List[str]] = None) -> Any:
     return StructType([StructField(ROW_KIND_COLUMN, StringType(), False), *data.fields])
 
 
-def _resolved_mode(table: Table, mode: str) -> str:
-    if mode != "auto":
-        return mode
-    return "changelog" if table.options.changelog_producer() != "none" else "delta"
-
-
 class _Bucket(InputPartition):
     """One bucket's work in a micro-batch: ``(kind, serialized split)`` in snapshot order, kind
     ``full`` (rows of a snapshot, as ``+I``) or ``incr`` (a snapshot's changes)."""
@@ -196,7 +186,7 @@ class PaimonRsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self.table = Table.open(options.path)
         names = [f.name for f in schema.fields]
         self.columns = names[1:] if names[1:] != list(self.table.arrow_schema.names) else None
-        self.mode = _resolved_mode(self.table, options.mode)
+        self.mode = resolved_mode(self.table, options.mode)
         # a handle whose reads yield row kinds; the range itself is given by each split
         self.incremental = self.table.copy({"incremental-between": "0,1", "incremental-between-scan-mode": self.mode})
         self.target = _arrow_target(schema, False)
@@ -260,9 +250,7 @@ class PaimonRsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             add("full", splits)
         table = Table.open(self.options.path)
         for s in range(first + 1, int(end["snapshot"]) + 1):
-            t = table.copy({"incremental-between": f"{s - 1},{s}", "incremental-between-scan-mode": self.mode})
-            _, splits = t._core.plan(None, None)
-            add("incr", splits)
+            add("incr", snapshot_changes(table, s, self.mode))
         return [_Bucket(items) for items in buckets.values()]
 
     def commit(self, end: dict) -> None:
