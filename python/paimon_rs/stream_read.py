@@ -93,6 +93,19 @@ def _without_start_options(table: Table) -> Table:
     return _reopen(table.table_path, opts, str(table.identifier))
 
 
+def snapshot_rows(table: Table, snapshot_id: int, core_filter: Any = None) -> Tuple[Optional[int], List[Any]]:
+    """The splits of snapshot ``snapshot_id``'s rows for a streaming read's first plan, by the
+    levels Java's ``DataTableStreamScan.tryFirstPlan`` takes: a ``lookup`` table's levels above 0
+    (its level-0 rows come later, as the changelog their compaction produces), a
+    ``full-compaction`` table's top level (likewise, from the next full compaction), every level
+    otherwise, level 0 included where a batch read hides it (deletion-vector and first-row
+    tables: rows written but not yet compacted are not lost to the stream)."""
+    producer = table.options.changelog_producer() if table.is_primary_key_table else "none"
+    levels = {"lookup": "above-zero", "full-compaction": "top"}.get(producer, "all")
+    sid, splits = table._core.plan(core_filter, snapshot_id, levels=levels)
+    return sid, list(splits)
+
+
 def snapshot_changes(table: Table, snapshot_id: int, mode: str, core_filter: Any = None) -> List[Any]:
     """The splits of snapshot ``snapshot_id``'s changes (``mode`` ``delta`` or ``changelog``):
     an incremental plan of ``(snapshot_id - 1, snapshot_id]``."""
@@ -251,7 +264,7 @@ class StreamingTableScan:
     def _plan_full(self, snapshot_id: int) -> Plan:
         from paimon_rs.table import Plan
 
-        sid, splits = self.table._core.plan(self._filter, snapshot_id)
+        sid, splits = snapshot_rows(self.table, snapshot_id, self._filter)
         return Plan(sid, self._splits(splits, "full"))
 
     def _scannable(self, snapshot_id: int) -> Optional[bool]:
@@ -421,4 +434,4 @@ class StreamTableRead:
 AsyncStreamingTableScan = StreamingTableScan
 
 __all__ = ["AsyncStreamingTableScan", "STREAM_ROW_KIND_COLUMN", "StreamReadBuilder", "StreamSplit",
-           "StreamTableRead", "StreamingTableScan", "resolved_mode", "snapshot_changes"]
+           "StreamTableRead", "StreamingTableScan", "resolved_mode", "snapshot_changes", "snapshot_rows"]

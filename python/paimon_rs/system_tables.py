@@ -325,7 +325,7 @@ def _read_optimized(table: Table, snapshot_id: Optional[int]) -> pa.Table:
     without a merge (what compaction has not yet moved to the top is not there); an append
     table as it is."""
     pk = bool(table.primary_keys)
-    _, splits = table._core.plan(None, snapshot_id, top_level_only=pk)
+    _, splits = table._core.plan(None, snapshot_id, levels="top" if pk else None)
     return table._core.new_read(None, None).read(splits, None).read_all()
 
 

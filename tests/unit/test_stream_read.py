@@ -245,3 +245,37 @@ def test_a_column_named_like_the_row_kind_is_refused(catalog):
     with pytest.raises(paimon_rs.UnsupportedError, match="_row_kind"):
         t.new_stream_read_builder().with_include_row_kind().new_read()
     t.new_stream_read_builder().new_read()  # without row kinds it reads
+
+
+@pytest.mark.parametrize("options", [
+    {"bucket": "1", "deletion-vectors.enabled": "true"},
+    {"bucket": "1", "merge-engine": "first-row"},
+    {"bucket": "1", "changelog-producer": "lookup"},
+    {"bucket": "1", "changelog-producer": "full-compaction"},
+])
+def test_the_first_plan_takes_the_levels_java_takes(catalog, options):
+    # Java's DataTableStreamScan.tryFirstPlan: a batch read of deletion-vector and first-row
+    # tables hides level 0 (batchScanSkipLevel0), a streaming read's first plan does not, or
+    # rows written but not yet compacted would never reach the stream; a lookup table's first
+    # plan takes the levels above 0 and a full-compaction table's the top level: the rest comes
+    # as the changelog of their next compaction
+    t = make(catalog, "t", options)
+    write(t, [1, 2, 3], "a")
+    if options.get("changelog-producer") == "full-compaction":
+        t.compact(full=True)
+    write(t.copy({"write-only": "true"}), [3, 4], "b")  # level 0, not compacted
+    b = t.new_stream_read_builder().with_include_row_kind().with_poll_interval_ms(0)
+    scan, read = b.new_streaming_scan(), b.new_read()
+    it = scan.stream_sync()
+    model: Dict[int, str] = {}
+    replay(model, read.to_arrow(next(it).splits()))
+    producer = options.get("changelog-producer")
+    if producer is None:
+        first_row = options.get("merge-engine") == "first-row"
+        assert model == {1: "a1", 2: "a2", 3: "a3" if first_row else "b3", 4: "b4"}
+        return
+    assert model == {1: "a1", 2: "a2", 3: "a3"}  # level 0's rows are not in the first plan
+    t.compact(full=True)  # ... they come as the changelog the compaction produces
+    for _ in scannable_after(t, scan.next_snapshot_id, "changelog"):
+        replay(model, read.to_arrow(next(it).splits()))
+    assert model == state(t) == {1: "a1", 2: "a2", 3: "b3", 4: "b4"}

@@ -136,17 +136,32 @@ impl Table {
         }
     }
 
-    /// The splits of a read (`top_level_only`: a primary-key table's top-level files, the
-    /// `$ro` system table).
-    #[pyo3(signature = (filter=None, snapshot_id=None, top_level_only=false))]
+    /// The splits of a read. `levels` of a primary-key table: None, a batch read's; `"top"`,
+    /// the top level only (the `$ro` system table); `"all"`, level 0 too where a batch read
+    /// hides it (deletion-vector and first-row tables); `"above-zero"`, every level but 0 (the
+    /// last two for a streaming read's first full scan).
+    #[pyo3(signature = (filter=None, snapshot_id=None, levels=None))]
     fn plan(
         &self,
         py: Python<'_>,
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
-        top_level_only: bool,
+        levels: Option<&str>,
     ) -> PyResult<(Option<i64>, Vec<Split>)> {
-        let (id, splits, _) = plan_counted(self, py, filter, snapshot_id, top_level_only, false)?;
+        let levels = match levels {
+            None => Levels::Batch,
+            Some("top") => Levels::Top,
+            Some("all") => Levels::All,
+            Some("above-zero") => Levels::AboveZero,
+            Some(other) => {
+                return Err(Error::invalid(format!(
+                    "plan of {}: levels must be 'top', 'all' or 'above-zero', not '{other}'",
+                    self.inner.name
+                )))
+                .py_err()
+            }
+        };
+        let (id, splits, _) = plan_counted(self, py, filter, snapshot_id, levels, false)?;
         Ok((id, splits))
     }
 
@@ -160,7 +175,7 @@ impl Table {
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
     ) -> PyResult<PlanWithStats> {
-        plan_counted(self, py, filter, snapshot_id, false, true)
+        plan_counted(self, py, filter, snapshot_id, Levels::Batch, true)
     }
 
     /// A read of splits (`row_kinds`: a primary-key table's records keep their kind as the
@@ -1430,12 +1445,22 @@ type PlanWithStats = (
     (Option<i64>, usize, Option<usize>, usize),
 );
 
+/// Which levels of a primary-key table a plan takes.
+#[derive(Clone, Copy)]
+enum Levels {
+    /// A batch read's (level 0 hidden in deletion-vector and first-row tables).
+    Batch,
+    Top,
+    All,
+    AboveZero,
+}
+
 fn plan_counted(
     t: &Table,
     py: Python<'_>,
     filter: Option<Bound<'_, PyAny>>,
     snapshot_id: Option<i64>,
-    top_level_only: bool,
+    levels: Levels,
     count: bool,
 ) -> PyResult<PlanWithStats> {
     let pred = filter
@@ -1445,9 +1470,12 @@ fn plan_counted(
     if let Some(id) = snapshot_id {
         scan = scan.with_snapshot(id);
     }
-    if top_level_only {
-        scan = scan.with_top_level_only();
-    }
+    scan = match levels {
+        Levels::Batch => scan,
+        Levels::Top => scan.with_top_level_only(),
+        Levels::All => scan.with_all_levels(),
+        Levels::AboveZero => scan.with_level0_hidden(),
+    };
     if count {
         scan = scan.with_stats();
     }

@@ -72,7 +72,7 @@ from paimon_rs.spark.common import (
 from paimon_rs.spark.dynamic import is_dynamic
 from paimon_rs.spark.reader import _read_split
 from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
-from paimon_rs.stream_read import SCAN_MODES, resolved_mode, snapshot_changes
+from paimon_rs.stream_read import SCAN_MODES, resolved_mode, snapshot_changes, snapshot_rows
 from paimon_rs.table import Table
 
 try:  # Spark >= 4.1
@@ -246,8 +246,7 @@ class PaimonRsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
         first = int(start["snapshot"])
         if start.get("full") and first > 0:
-            _, splits = self.table._core.plan(None, first)
-            add("full", splits)
+            add("full", snapshot_rows(self.table, first)[1])
         table = Table.open(self.options.path)
         for s in range(first + 1, int(end["snapshot"]) + 1):
             add("incr", snapshot_changes(table, s, self.mode))

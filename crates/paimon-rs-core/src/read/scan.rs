@@ -81,6 +81,8 @@ pub struct TableScan {
     all_levels: bool,
     /// See [`Self::with_top_level_only`].
     top_level_only: bool,
+    /// See [`Self::with_level0_hidden`].
+    level0_hidden: bool,
     /// See [`Self::with_stats`].
     count_live: bool,
 }
@@ -229,6 +231,7 @@ impl TableScan {
             snapshot_id: None,
             all_levels: false,
             top_level_only: false,
+            level0_hidden: false,
             count_live: false,
         }
     }
@@ -248,9 +251,19 @@ impl TableScan {
 
     /// Plan level 0 too in first-row and deletion-vector tables, which a batch read skips
     /// (paimon-behaviour.md §6.1): every live key, as a cross-partition writer's index
-    /// bootstrap reads them (Java's `IndexBootstrap`, `withLevelFilter(level -> true)`).
-    pub(crate) fn with_all_levels(mut self) -> Self {
+    /// bootstrap reads them (Java's `IndexBootstrap`, `withLevelFilter(level -> true)`) and a
+    /// streaming read's first full scan does (Java's `DataTableStreamScan` has no level filter).
+    pub fn with_all_levels(mut self) -> Self {
         self.all_levels = true;
+        self
+    }
+
+    /// Plan a primary-key table's files above level 0 only (and merge them as usual): a
+    /// streaming read's first full scan of a `changelog-producer = lookup` table, whose level-0
+    /// rows reach the stream later as the changelog their compaction produces (Java's
+    /// `DataTableStreamScan.tryFirstPlan`).
+    pub fn with_level0_hidden(mut self) -> Self {
+        self.level0_hidden = true;
         self
     }
 
@@ -917,7 +930,7 @@ impl TableScan {
                 let top = o.num_levels as i32 - 1;
                 let files: Vec<DataFileMeta> = files
                     .into_iter()
-                    .filter(|f| !(skip_level0 && f.level == 0))
+                    .filter(|f| !((skip_level0 || self.level0_hidden) && f.level == 0))
                     .filter(|f| !self.top_level_only || f.level == top)
                     .filter(|f| {
                         self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
