@@ -1,7 +1,6 @@
 //! Parquet data files: writing with Paimon's compression settings and field ids, reading with a
 //! projection by column name (both Paimon readers match columns by name).
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use std::collections::HashSet;
@@ -23,7 +22,7 @@ use parquet::schema::types::ColumnPath;
 use super::checksum::{self, Blocks, ChecksumWriter, VerifiedFile};
 use super::data_file::{contain_panic, open_checked, Source};
 use super::data_file::{DataFileReader, FileExpect};
-use super::file_write::StagedFile;
+use super::file_write::{StagedFile, WritebackFile};
 use super::int96::{has_nanos, Int96FileWriter};
 use super::remote::ReadAt;
 use crate::error::{Error, Result};
@@ -140,8 +139,8 @@ pub struct ParquetFileWriter {
 /// arrow-rs's writer, or, for a schema with TIMESTAMP(7..9) columns (INT96 in Java's files),
 /// [`Int96FileWriter`].
 enum Inner {
-    Arrow(ArrowWriter<ChecksumWriter<File>>),
-    Int96(Int96FileWriter<ChecksumWriter<File>>),
+    Arrow(ArrowWriter<ChecksumWriter<WritebackFile>>),
+    Int96(Int96FileWriter<ChecksumWriter<WritebackFile>>),
 }
 
 impl Inner {
@@ -187,7 +186,7 @@ impl Inner {
         }
     }
 
-    fn checksum(&self) -> &ChecksumWriter<File> {
+    fn checksum(&self) -> &ChecksumWriter<WritebackFile> {
         match self {
             Inner::Arrow(w) => w.inner(),
             Inner::Int96(w) => w.inner(),
@@ -201,7 +200,7 @@ impl Inner {
         }
     }
 
-    fn into_inner(self) -> parquet::errors::Result<ChecksumWriter<File>> {
+    fn into_inner(self) -> parquet::errors::Result<ChecksumWriter<WritebackFile>> {
         match self {
             Inner::Arrow(w) => w.into_inner(),
             Inner::Int96(w) => w.into_inner(),
@@ -213,7 +212,7 @@ impl ParquetFileWriter {
     pub fn create(path: PathBuf, schema: SchemaRef, props: WriterProperties) -> Result<Self> {
         // a file for an object store is written to local disk first, then uploaded on close
         let (staged, f) = StagedFile::create(path.clone())?;
-        let sink = ChecksumWriter::new(f);
+        let sink = ChecksumWriter::new(WritebackFile::new(f));
         let writer = if schema.fields().iter().any(|f| has_nanos(f.data_type())) {
             Int96FileWriter::try_new(sink, schema, props).map(Inner::Int96)
         } else {
@@ -287,7 +286,11 @@ impl ParquetFileWriter {
         w.sync().map_err(|e| Error::io(&self.staged.tmp, e))?;
         let blocks = w.checksum().metadata_value();
         w.append_key_value_metadata(KeyValue::new(checksum::KEY.to_string(), blocks));
-        let file = w.into_inner().map_err(parquet_err)?.into_inner();
+        let file = w
+            .into_inner()
+            .map_err(parquet_err)?
+            .into_inner()
+            .into_file();
         self.staged.publish(file)
     }
 }
@@ -438,7 +441,7 @@ pub fn read_all(path: &Path, columns: Option<&[String]>) -> Result<Vec<RecordBat
 
 #[cfg(test)]
 mod tests {
-    use std::fs;
+    use std::fs::{self, File};
 
     use arrow_array::{Int64Array, StringArray};
     use arrow_schema::{Field, Schema};
