@@ -287,6 +287,7 @@ def main() -> int:
     # the warm-up reps are not counted (a case listed twice runs twice in each)
     times = {k: v[args.warmup * cases.count(k):] for k, v in times.items()}
     spark.stop()
+    REST.clear()  # the local session's UI is gone; the cluster's (c) is timed without task CPU
     cluster = []
     if args.cluster:
         with Standalone(root / "cluster") as c:
