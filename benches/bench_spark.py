@@ -39,7 +39,11 @@ a case may be listed twice, e.g. ``d,e,e,d``);
 without a write case among them the table and the Parquet copy are written once, untimed, and
 every rep reads them.
 
-    python benches/bench_spark.py --rows 10000000 [--reps 3] [--warmup 1] [--cases ...] [--cluster]
+``--task-cpu`` adds Spark's own ``executorCpuTime`` of each case's stages (the task threads only:
+no GC/JIT threads, driver or Python workers; through the UI's REST API, so the UI is on): on a
+busy box the one figure that compares (d) and (e)'s per-task work (session 28).
+
+    python benches/bench_spark.py --rows 10000000 [--reps 3] [--warmup 1] [--cases ...] [--cluster] [--task-cpu]
 """
 
 import argparse
@@ -129,15 +133,38 @@ def tree_cpu() -> float:
 
 
 CPU = {}
+#: --task-cpu: key -> Spark's executorCpuTime (s) of the case's stages: the task threads' CPU
+#: alone, without the JVM's GC and JIT threads, the driver and the Python workers
+TASK_CPU = {}
+#: the Spark UI's REST root (--task-cpu), e.g. http://host:4040/api/v1/applications/<app>
+REST = []
+
+
+def _stages() -> dict:
+    """stage id -> executorCpuTime (ns) of the completed stages (Spark's REST API)."""
+    import json
+    import urllib.request
+
+    with urllib.request.urlopen(f"{REST[0]}/stages?status=complete") as r:
+        return {s["stageId"]: s["executorCpuTime"] for s in json.load(r)}
 
 
 def timed(fn, key=None) -> float:
+    s0 = _stages() if REST else None
     c0 = tree_cpu()
     t0 = time.monotonic()
     fn()
     wall = time.monotonic() - t0
     if key is not None:
         CPU.setdefault(key, []).append(tree_cpu() - c0)
+    if s0 is not None:
+        for _ in range(50):  # the UI's listener reports a stage's end asynchronously
+            time.sleep(0.1)
+            s1 = _stages()
+            if len(s1) > len(s0):
+                break
+        if key is not None:
+            TASK_CPU.setdefault(key, []).append(sum(v for k, v in s1.items() if k not in s0) / 1e9)
     return wall
 
 
@@ -153,6 +180,8 @@ def main() -> int:
     ap.add_argument("--cases", default=",".join(ALL), help=f"comma-separated subset of {','.join(ALL)}")
     ap.add_argument("--cluster", action="store_true")
     ap.add_argument("--dir", default=None)
+    ap.add_argument("--task-cpu", action="store_true",
+                    help="also report Spark's executorCpuTime per case (task threads only; turns the UI on)")
     args = ap.parse_args()
     cases = [c for c in args.cases.split(",") if c]
     unknown = [c for c in cases if c not in ALL]
@@ -161,7 +190,12 @@ def main() -> int:
     n = args.rows
     root = Path(args.dir or tempfile.mkdtemp(prefix="bench-spark-"))
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    spark = session("local[2]", "bench_spark", {"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "8"})
+    confs = {"spark.driver.memory": "6g", "spark.sql.shuffle.partitions": "8"}
+    if args.task_cpu:
+        confs["spark.ui.enabled"] = "true"
+    spark = session("local[2]", "bench_spark", confs)
+    if args.task_cpu:
+        REST.append(f"{spark.sparkContext.uiWebUrl}/api/v1/applications/{spark.sparkContext.applicationId}")
     spark.sparkContext.setLogLevel("ERROR")
     df = frame(spark, n)
     ps.register_data_source(spark)
@@ -253,6 +287,7 @@ def main() -> int:
     # the warm-up reps are not counted (a case listed twice runs twice in each)
     times = {k: v[args.warmup * cases.count(k):] for k, v in times.items()}
     spark.stop()
+    REST.clear()  # the local session's UI is gone; the cluster's (c) is timed without task CPU
     cluster = []
     if args.cluster:
         with Standalone(root / "cluster") as c:
@@ -266,6 +301,7 @@ def main() -> int:
             cs.stop()
     med = {k: statistics.median(v) for k, v in times.items()}
     cpu = {k: statistics.median(v) for k, v in CPU.items()}
+    task_cpu = {k: statistics.median(v) for k, v in TASK_CPU.items()}
     names = {
         "a": "(a) Spark bucketed+sorted parquet write", "a-zstd": "(a-zstd) (a) with compression zstd",
         "b": "(b) mapInArrow pass-through", "b0": "(b0) (b), byte check off as (c)",
@@ -278,11 +314,13 @@ def main() -> int:
     }
     print(f"\n{n:,} rows, {BUCKETS} buckets, local[2], median of {args.reps} "
           f"(after {args.warmup} untimed warm-up rep(s))")
-    print(f"| {'case':44} | {'s':>7} | {'M rows/s':>8} | {'cpu s':>6} | runs (s) |")
-    print(f"|{'-' * 46}|{'-' * 9}|{'-' * 10}|{'-' * 8}|----------|")
+    tc_head, tc_rule = (f" {'task cpu s':>10} |", f"{'-' * 12}|") if task_cpu else ("", "")
+    print(f"| {'case':44} | {'s':>7} | {'M rows/s':>8} | {'cpu s':>6} |{tc_head} runs (s) |")
+    print(f"|{'-' * 46}|{'-' * 9}|{'-' * 10}|{'-' * 8}|{tc_rule}----------|")
     for k in [k for k in ALL if k in times]:
         runs = ", ".join(f"{x:.2f}" for x in times[k])
-        print(f"| {names[k]:44} | {med[k]:7.2f} | {n / med[k] / 1e6:8.2f} | {cpu.get(k, 0):6.1f} | {runs} |")
+        tc = f" {task_cpu.get(k, 0):10.2f} |" if task_cpu else ""
+        print(f"| {names[k]:44} | {med[k]:7.2f} | {n / med[k] / 1e6:8.2f} | {cpu.get(k, 0):6.1f} |{tc} {runs} |")
     if cluster:
         c = statistics.median(cluster)
         print(f"| {'(c) on the standalone cluster':44} | {c:7.2f} | {n / c / 1e6:8.2f} | {'':6} | "
@@ -301,6 +339,8 @@ def main() -> int:
         ratio("e0", "d", "(e0)/(d) no decode-ahead"), ratio("g", "d", "(g)/(d) mapInArrow floor"),
         ratio("f", "d", "(f)/(d)"), ratio("e", "h", "(e)/(h) same files"),
     ]
+    if task_cpu and "e" in task_cpu and "d" in task_cpu and task_cpu["e"]:
+        lines.append(f"task cpu (d)/(e) = {task_cpu['d'] / task_cpu['e']:.2f}x")
     print("\n" + "\n".join(x for x in lines if x))
     shutil.rmtree(root, ignore_errors=True)
     return 0
