@@ -4,7 +4,8 @@ pypaimon (``pypaimon.data``: ``variant_get``, ``variant_replace``, ``variant_set
 ``variant_to_pylist``) reads, replaces and upserts paths of a VARIANT column given as a PyArrow
 ``struct<value: binary, metadata: binary>`` Array or ChunkedArray (what a paimon_rs read returns
 for a VARIANT column, and what :meth:`GenericVariant.to_arrow_array` builds). These are the same
-functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types, and
+functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types (dates,
+microsecond timestamps and decimals included), and
 ``variant_replace`` / ``variant_set`` run each chunk through a Rust kernel
 (``_core.variant_get_scalars``, ``_core.variant_edit``: the GIL released, the same checks, order
 and messages); the plain Python below stays the reference (the kernels' oracle in the tests),
