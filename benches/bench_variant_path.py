@@ -1,5 +1,6 @@
 """VARIANT path functions, paimon_rs against pypaimon: CPU seconds of variant_get /
-variant_replace / variant_set (insert) on one column of N rows.
+variant_replace / variant_set (insert) on one column of N rows, and variant_get of a DATE, a
+DECIMAL and a nested object (as a struct) on a second column of N rows.
 
     python benches/bench_variant_path.py [--rows 100000]
 
@@ -17,7 +18,7 @@ import sys
 from pathlib import Path
 
 BODY = r'''
-import json, sys, time
+import datetime, decimal, json, sys, time
 import pyarrow as pa
 if sys.argv[1] == "paimon_rs":
     from paimon_rs import GenericVariant, variant_get, variant_replace, variant_set
@@ -27,10 +28,18 @@ else:
 n = int(sys.argv[2])
 col = GenericVariant.to_arrow_array([GenericVariant.from_python(
     {"velocity": {"x": float(i), "y": -float(i)}, "seq": i, "tag": "abc"}) for i in range(n)])
+day0 = datetime.date(2020, 1, 1)
+typed = GenericVariant.to_arrow_array([GenericVariant.from_python(
+    {"day": day0 + datetime.timedelta(days=i % 1000), "price": decimal.Decimal(i).scaleb(-2),
+     "velocity": {"x": float(i), "y": -float(i)}}) for i in range(n)])
+xy = pa.struct([("x", pa.float64()), ("y", pa.float64())])
 out = {}
 for name, f in [("get", lambda: variant_get(col, "$.velocity.y", pa.float64())),
                 ("replace", lambda: variant_replace(col, "$.velocity.y", pa.scalar(1.0))),
-                ("set_insert", lambda: variant_set(col, "$.processed", pa.scalar(True)))]:
+                ("set_insert", lambda: variant_set(col, "$.processed", pa.scalar(True))),
+                ("get_date", lambda: variant_get(typed, "$.day", pa.date32())),
+                ("get_decimal", lambda: variant_get(typed, "$.price", pa.decimal128(12, 2))),
+                ("get_struct", lambda: variant_get(typed, "$.velocity", xy))]:
     best = None
     for _ in range(3):
         t = time.process_time()

@@ -4,7 +4,8 @@ pypaimon (``pypaimon.data``: ``variant_get``, ``variant_replace``, ``variant_set
 ``variant_to_pylist``) reads, replaces and upserts paths of a VARIANT column given as a PyArrow
 ``struct<value: binary, metadata: binary>`` Array or ChunkedArray (what a paimon_rs read returns
 for a VARIANT column, and what :meth:`GenericVariant.to_arrow_array` builds). These are the same
-functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types, and
+functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types (dates,
+microsecond timestamps and decimals included), and
 ``variant_replace`` / ``variant_set`` run each chunk through a Rust kernel
 (``_core.variant_get_scalars``, ``_core.variant_edit``: the GIL released, the same checks, order
 and messages); the plain Python below stays the reference (the kernels' oracle in the tests),
@@ -783,23 +784,30 @@ def _kernel_code(t) -> Optional[int]:
     for code, test in enumerate((pa.types.is_boolean, pa.types.is_int8, pa.types.is_int16,
                                  pa.types.is_int32, pa.types.is_int64, pa.types.is_float32,
                                  pa.types.is_float64, pa.types.is_string, pa.types.is_large_string,
-                                 pa.types.is_binary, pa.types.is_large_binary)):
+                                 pa.types.is_binary, pa.types.is_large_binary,
+                                 pa.types.is_date32, _is_timestamp_us, pa.types.is_decimal128)):
         if test(t):
             return code
     return None
+
+
+def _is_timestamp_us(t) -> bool:
+    pa = _pa()
+    return pa.types.is_timestamp(t) and t.unit == "us"
 
 
 def _kernel_paths(parsed) -> Optional[list]:
     """The paths as ``_core.variant_get_scalars`` takes them, when it reads all their types:
     each row is checked whole and read there (the GIL released), with the same checks, order
     and messages as the code below, which stays the reference for other types and the rows the
-    kernel leaves (integers out of the type's range, invalid UTF-8, null children)."""
+    kernel leaves (integers out of the type's range, invalid UTF-8, null children, dates and
+    timestamps past Python's ``datetime`` range, decimals past the type's precision)."""
     out = []
     for _, path, t in parsed:
         code = _kernel_code(t)
         if code is None:
             return None
-        out.append((_kernel_segments(path), code, str(t)))
+        out.append((_kernel_segments(path), code, str(t), t))
     return out
 
 

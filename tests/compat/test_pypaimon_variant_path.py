@@ -15,7 +15,7 @@ import pypaimon_env
 pytestmark = pytest.mark.compat
 
 SCRIPT = r'''
-import json, random, sys, traceback
+import datetime, decimal, json, random, sys, traceback
 import pyarrow as pa
 from pypaimon.data import variant_get as p_get, variant_replace as p_replace
 from pypaimon.data import variant_set as p_set, variant_to_pylist as p_pylist
@@ -33,6 +33,14 @@ def gen(d=0):
         return {rnd.choice(KEYS): gen(d + 1) for _ in range(rnd.randrange(4))}
     if k == 7:
         return [gen(d + 1) for _ in range(rnd.randrange(3))]
+    if k == 5 and rnd.random() < .5:  # dates, timestamps (naive and aware), decimals
+        micros = rnd.randrange(-2**50, 2**50)
+        return [datetime.date(1970, 1, 1) + datetime.timedelta(days=rnd.randrange(-10**5, 10**5)),
+                datetime.datetime(1970, 1, 1) + datetime.timedelta(microseconds=micros),
+                datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+                + datetime.timedelta(microseconds=micros),
+                decimal.Decimal(rnd.randrange(-10**rnd.randrange(1, 20), 10**12)).scaleb(-2)
+                ][rnd.randrange(4)]
     return [None, rnd.random() < .5, rnd.randrange(-2**40, 2**40), rnd.random() - .5,
             "s" * rnd.randrange(70), rnd.randrange(100)][k]
 
@@ -61,7 +69,9 @@ def column():
     return pa.chunked_array(chunks) if len(chunks) > 1 else chunks[0]
 
 TYPES = [pa.int64(), pa.float64(), pa.string(), pa.bool_(), pa.list_(pa.int64()),
-         pa.struct([("a", pa.int64()), ("b", pa.string())]), pa.map_(pa.string(), pa.float64())]
+         pa.struct([("a", pa.int64()), ("b", pa.string())]), pa.map_(pa.string(), pa.float64()),
+         pa.date32(), pa.timestamp("us"), pa.timestamp("us", tz="UTC"), pa.decimal128(10, 2),
+         pa.decimal128(38, 2), pa.decimal128(12, 3)]
 REPL = [lambda n: pa.scalar(rnd.randrange(-5, 5), pa.int64()), lambda n: pa.scalar(rnd.random()),
         lambda n: pa.scalar("r" * rnd.randrange(70)), lambda n: pa.scalar(rnd.random() < .5),
         lambda n: pa.scalar(None), lambda n: pa.array([rnd.randrange(9) or None for _ in range(n)], pa.int64()),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 import decimal
+import re
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -436,3 +437,100 @@ def test_edit_kernel_matches_the_python_reference(data):
 
 
 _EDIT_STATS = None  # a list: whether each example changed a row (to judge the generator)
+
+
+_GET_TYPES = [pa.bool_(), pa.int8(), pa.int64(), pa.float32(), pa.float64(), pa.string(),
+              pa.binary(), pa.date32(), pa.timestamp("us"), pa.timestamp("us", tz="UTC"),
+              pa.timestamp("us", tz="Asia/Tokyo"), pa.decimal128(8, 2), pa.decimal128(4, 2),
+              pa.decimal128(38, 2), pa.decimal128(10, 0)]
+_when = st.one_of(st.dates(), st.datetimes(),
+                  st.datetimes(timezones=st.just(datetime.timezone.utc)),
+                  st.decimals(min_value=-10**6, max_value=10**6, places=0, allow_nan=False))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_get_kernel_matches_the_python_reference(data):
+    """variant_get through the Rust kernel (dates, timestamps with and without a zone, decimals
+    among the scalars) equals the Python path, values, nulls, chunks and refusals alike."""
+    from paimon_rs import variant_path as vp
+
+    values = st.recursive(st.one_of(_scalars, _when), lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.sampled_from(_KEYS), inner, max_size=4)),
+        max_leaves=8)
+    objects = st.dictionaries(st.sampled_from(_KEYS), values, max_size=4)
+    rows = data.draw(st.lists(st.one_of(st.none(), objects, values), min_size=1, max_size=6))
+    column = col(rows)
+    if data.draw(st.booleans()):
+        k = data.draw(st.integers(0, len(rows)))
+        column = pa.chunked_array([column.slice(0, k), column.slice(k)], type=column.type)
+    paths = {_spell(p): data.draw(st.sampled_from(_GET_TYPES))
+             for p in data.draw(st.lists(st.lists(_segment, max_size=2).map(tuple), min_size=1,
+                                         max_size=3))}
+
+    def outcome(f):
+        try:
+            out = f()
+        except (TypeError, ValueError, OverflowError) as e:  # pa.ArrowInvalid is a ValueError
+            return ["error", type(e).__name__, str(e)]
+        return ["ok", {k: [str(v.type), v.to_pylist()] for k, v in out.items()}]
+
+    calls = []
+    real = vp._core.variant_get_scalars
+
+    def spy(*a):
+        calls.append(a)
+        return real(*a)
+
+    with mock.patch.object(vp._core, "variant_get_scalars", side_effect=spy):
+        kernel = outcome(lambda: variant_get(column, paths))
+    assert calls  # every type here goes to the kernel
+    with mock.patch.object(vp, "_kernel_paths", return_value=None):
+        reference = outcome(lambda: variant_get(column, paths))
+    assert kernel == reference
+
+
+def test_get_kernel_reads_dates_timestamps_and_decimals():
+    from paimon_rs import _core
+    from paimon_rs.variant_path import _kernel_paths, _parse_path
+
+    utc = datetime.timezone.utc
+    c = col([{"d": datetime.date(2024, 2, 29), "t": datetime.datetime(2024, 1, 2, 3, 4, 5, 6),
+              "z": datetime.datetime(2024, 1, 2, 3, 4, 5, 6, tzinfo=utc),
+              "m": decimal.Decimal("-12.34"), "big": decimal.Decimal("1234567.89")}, None,
+             {"d": None}])
+    for path, t in [("$.d", pa.date32()), ("$.t", pa.timestamp("us")),
+                    ("$.z", pa.timestamp("us", tz="UTC")), ("$.z", pa.timestamp("us", tz="+05:30")),
+                    ("$.m", pa.decimal128(4, 2)), ("$.big", pa.decimal128(38, 2))]:
+        got = _core.variant_get_scalars(c, _kernel_paths([(path, _parse_path(path), t)]))
+        assert got is not None and got[0].type == t, (path, t)
+        with mock.patch("paimon_rs.variant_path._kernel_paths", return_value=None):
+            assert got[0].to_pylist() == variant_get(c, path, t).to_pylist()
+    assert variant_get(c, "$.z", pa.timestamp("us", tz="UTC"))[0].as_py() == datetime.datetime(
+        2024, 1, 2, 3, 4, 5, 6, tzinfo=utc)
+    # past the precision: left to the Python path (pyarrow's own error)
+    assert _core.variant_get_scalars(c, _kernel_paths([("$.big", _parse_path("$.big"),
+                                                         pa.decimal128(8, 2))])) is None
+    with pytest.raises(pa.ArrowInvalid):
+        variant_get(c, "$.big", pa.decimal128(8, 2))
+    for path, t, name in [("$.m", pa.decimal128(8, 3), "decimal128(8, 3)"),
+                          ("$.t", pa.timestamp("us", tz="UTC"), "timestamp[us, tz=UTC]"),
+                          ("$.z", pa.timestamp("us"), "timestamp[us]"), ("$.t", pa.date32(), "date32")]:
+        with pytest.raises(TypeError, match=rf"does not match {re.escape(name)}"):
+            variant_get(c, path, t)
+
+
+def test_same_size_replace_patches_the_value_bytes_and_keeps_the_offsets():
+    """A replacement as long as the value it replaces is patched into one copy of the value
+    bytes (pypaimon's way): the offsets and the metadata child are the input's buffers."""
+    column = col([{"v": {"x": 1.0, "y": -1.0}, "s": "ab"}, None, {"v": {"y": 2.0}}])
+    out = variant_replace(column, "$.v.y", pa.scalar(7.0))
+    assert out.field(0).buffers()[1].address == column.field(0).buffers()[1].address
+    assert out.field(1) is not None and out.field(1).buffers()[2].address == \
+        column.field(1).buffers()[2].address
+    assert dec(out) == [{"v": {"x": 1.0, "y": 7.0}, "s": "ab"}, None, {"v": {"y": 7.0}}]
+    assert dec(column)[0]["v"]["y"] == -1.0  # the input is untouched
+    # a longer string: the rebuilding path (new offsets), same results as the reference
+    grown = variant_replace(column, "$.s", pa.scalar("abc"))
+    assert dec(grown)[0]["s"] == "abc"
+    assert grown.field(0).buffers()[1].address != column.field(0).buffers()[1].address

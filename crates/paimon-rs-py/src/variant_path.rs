@@ -10,10 +10,31 @@ use paimon_rs_core::{
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
-/// A path's segments as `(is_index, key, index)`, its kind code and the Arrow type's text.
-type PathArg = (Vec<(bool, String, usize)>, u8, String);
+/// A path's segments as `(is_index, key, index)`, its kind code, the Arrow type's text and the
+/// Arrow type (the time zone, precision and scale of codes 12 and 13).
+type PathArg = (
+    Vec<(bool, String, usize)>,
+    u8,
+    String,
+    PyArrowType<arrow_schema::DataType>,
+);
 
-fn kind_of(code: u8) -> PyResult<Kind> {
+fn kind_of(code: u8, t: &arrow_schema::DataType) -> PyResult<Kind> {
+    use arrow_schema::{DataType as T, TimeUnit};
+    Ok(match (code, t) {
+        (11, T::Date32) => Kind::Date32,
+        (12, T::Timestamp(TimeUnit::Microsecond, tz)) => Kind::TimestampMicros(tz.clone()),
+        (13, T::Decimal128(p, s)) if *s >= 0 => Kind::Decimal128(*p, *s),
+        (11..=13, _) => {
+            return Err(PyValueError::new_err(format!(
+                "VARIANT kind code {code} does not fit the Arrow type {t}"
+            )))
+        }
+        _ => kind_of_scalar(code)?,
+    })
+}
+
+fn kind_of_scalar(code: u8) -> PyResult<Kind> {
     Ok(match code {
         0 => Kind::Bool,
         1 => Kind::Int8,
@@ -47,7 +68,8 @@ fn segments(segs: &[(bool, String, usize)]) -> Vec<Seg> {
         .collect()
 }
 
-/// `variant_get` of one chunk for scalar Arrow types: one array per path, or None when a row
+/// `variant_get` of one chunk for scalar Arrow types (dates, microsecond timestamps and
+/// decimals included): one array per path, or None when a row
 /// needs the Python reference (the caller redoes the chunk there). The GIL is released.
 #[pyfunction]
 pub fn variant_get_scalars(
@@ -56,8 +78,8 @@ pub fn variant_get_scalars(
     paths: Vec<PathArg>,
 ) -> PyResult<Option<Vec<PyArrowType<ArrayData>>>> {
     let mut parsed = Vec::with_capacity(paths.len());
-    for (segs, code, _) in &paths {
-        parsed.push((segments(segs), kind_of(*code)?));
+    for (segs, code, _, t) in &paths {
+        parsed.push((segments(segs), kind_of(*code, &t.0)?));
     }
     let data = chunk.0;
     if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {

@@ -7,8 +7,9 @@ use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::{
-    Array, ArrayRef, BinaryArray, BooleanArray, Float32Array, Float64Array, Int16Array, Int32Array,
-    Int64Array, Int8Array, LargeBinaryArray, LargeStringArray, StringArray, StructArray,
+    Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
+    Float64Array, Int16Array, Int32Array, Int64Array, Int8Array, LargeBinaryArray,
+    LargeStringArray, StringArray, StructArray, TimestampMicrosecondArray,
 };
 use arrow_schema::DataType;
 
@@ -69,7 +70,7 @@ pub enum Seg {
 }
 
 /// The Arrow types the kernel reads (exactly: no casts).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {
     Bool,
     Int8,
@@ -82,7 +83,20 @@ pub enum Kind {
     LargeUtf8,
     Binary,
     LargeBinary,
+    /// `date32`: a stored DATE.
+    Date32,
+    /// `timestamp[us]` (a stored TIMESTAMP_NTZ) or, with its time zone, `timestamp[us, tz]`
+    /// (a stored TIMESTAMP).
+    TimestampMicros(Option<Arc<str>>),
+    /// `decimal128(precision, scale)`: a stored DECIMAL4/8/16 of exactly this scale.
+    Decimal128(u8, i8),
 }
+
+/// Days from 1970-01-01 to Python's `date.min` / `date.max` (the reference decodes through
+/// `datetime`: past them it raises, so the kernel leaves such rows to it).
+const DATE_DAYS: std::ops::RangeInclusive<i64> = -719_162..=2_932_896;
+/// Microseconds from the epoch to Python's `datetime.min` / `datetime.max`.
+const TS_MICROS: std::ops::RangeInclusive<i64> = -62_135_596_800_000_000..=253_402_300_799_999_999;
 
 fn need(pos: usize, size: usize, limit: usize) -> Res<()> {
     match pos.checked_add(size) {
@@ -479,6 +493,7 @@ enum Out<'a> {
     F32(Vec<Option<f32>>),
     F64(Vec<Option<f64>>),
     Bytes(Vec<Option<&'a [u8]>>),
+    Dec(Vec<Option<i128>>),
 }
 
 fn le<const N: usize>(v: &[u8], pos: usize) -> [u8; N] {
@@ -491,7 +506,7 @@ fn le<const N: usize>(v: &[u8], pos: usize) -> [u8; N] {
 
 /// Reads the scalar at `pos` (checked) as `kind` into `out`; `Mismatch(at)` when its stored
 /// type is not exactly `kind`'s.
-fn read<'a>(v: &'a [u8], pos: usize, kind: Kind, at: usize, out: &mut Out<'a>) -> Res<()> {
+fn read<'a>(v: &'a [u8], pos: usize, kind: &Kind, at: usize, out: &mut Out<'a>) -> Res<()> {
     let (basic, info) = match (v[pos] & 3, v[pos] >> 2) {
         (SHORT_STR, _) => (PRIMITIVE, STRING),
         x => x,
@@ -508,6 +523,54 @@ fn read<'a>(v: &'a [u8], pos: usize, kind: Kind, at: usize, out: &mut Out<'a>) -
             FALSE => Some(false),
             _ => return mismatch,
         }),
+        Out::Int(o) if matches!(kind, Kind::Date32 | Kind::TimestampMicros(_)) => {
+            let (want, range) = match kind {
+                Kind::Date32 => (DATE, &DATE_DAYS),
+                Kind::TimestampMicros(Some(_)) => (TIMESTAMP, &TS_MICROS),
+                _ => (TIMESTAMP_NTZ, &TS_MICROS),
+            };
+            if null {
+                o.push(None);
+            } else if info == want {
+                let x = if want == DATE {
+                    i32::from_le_bytes(le(v, pos + 1)) as i64
+                } else {
+                    i64::from_le_bytes(le(v, pos + 1))
+                };
+                if !range.contains(&x) {
+                    return Err(VariantFail::Unsupported);
+                }
+                o.push(Some(x));
+            } else {
+                return mismatch;
+            }
+        }
+        Out::Dec(o) => {
+            let Kind::Decimal128(precision, scale) = *kind else {
+                return Err(VariantFail::Unsupported);
+            };
+            if null {
+                o.push(None);
+            } else if matches!(info, DECIMAL4..=DECIMAL16)
+                && i16::from(v[pos + 1]) == i16::from(scale)
+            {
+                let x = match info {
+                    DECIMAL4 => i32::from_le_bytes(le(v, pos + 2)) as i128,
+                    DECIMAL8 => i64::from_le_bytes(le(v, pos + 2)) as i128,
+                    _ => i128::from_le_bytes(le(v, pos + 2)),
+                };
+                // past the precision the reference's pa.array raises: its message, not ours
+                if 10u128
+                    .checked_pow(u32::from(precision))
+                    .is_some_and(|max| x.unsigned_abs() >= max)
+                {
+                    return Err(VariantFail::Unsupported);
+                }
+                o.push(Some(x));
+            } else {
+                return mismatch;
+            }
+        }
         Out::Int(o) => {
             if null {
                 o.push(None);
@@ -576,6 +639,7 @@ fn push_null(out: &mut Out<'_>) {
         Out::F32(o) => o.push(None),
         Out::F64(o) => o.push(None),
         Out::Bytes(o) => o.push(None),
+        Out::Dec(o) => o.push(None),
     }
 }
 
@@ -614,7 +678,13 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
         .iter()
         .map(|(_, k)| match k {
             Kind::Bool => Out::Bool(Vec::with_capacity(n)),
-            Kind::Int8 | Kind::Int16 | Kind::Int32 | Kind::Int64 => Out::Int(Vec::with_capacity(n)),
+            Kind::Int8
+            | Kind::Int16
+            | Kind::Int32
+            | Kind::Int64
+            | Kind::Date32
+            | Kind::TimestampMicros(_) => Out::Int(Vec::with_capacity(n)),
+            Kind::Decimal128(..) => Out::Dec(Vec::with_capacity(n)),
             Kind::Float32 => Out::F32(Vec::with_capacity(n)),
             Kind::Float64 => Out::F64(Vec::with_capacity(n)),
             _ => Out::Bytes(Vec::with_capacity(n)),
@@ -632,16 +702,30 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
         let value = row.value;
         for (at, ((path, kind), out)) in paths.iter().zip(outs.iter_mut()).enumerate() {
             match row.walk(path, &mut frames)? {
-                Some((p, _)) => read(value, p, *kind, at, out)?,
+                Some((p, _)) => read(value, p, kind, at, out)?,
                 None => push_null(out),
             }
         }
     }
-    Ok(paths
+    paths
         .iter()
         .zip(outs)
-        .map(|((_, kind), out)| -> ArrayRef {
-            match (kind, out) {
+        .map(|((_, kind), out)| -> Res<ArrayRef> {
+            Ok(match (kind, out) {
+                (Kind::Date32, Out::Int(o)) => Arc::new(
+                    o.into_iter()
+                        .map(|x| x.map(|x| x as i32))
+                        .collect::<Date32Array>(),
+                ),
+                (Kind::TimestampMicros(tz), Out::Int(o)) => {
+                    Arc::new(TimestampMicrosecondArray::from(o).with_timezone_opt(tz.clone()))
+                }
+                (Kind::Decimal128(p, s), Out::Dec(o)) => Arc::new(
+                    Decimal128Array::from(o)
+                        .with_precision_and_scale(*p, *s)
+                        .map_err(|_| VariantFail::Unsupported)?,
+                ),
+                (_, Out::Dec(_)) => return Err(VariantFail::Unsupported),
                 (_, Out::Bool(o)) => Arc::new(BooleanArray::from(o)),
                 (Kind::Int8, Out::Int(o)) => Arc::new(
                     o.into_iter()
@@ -673,9 +757,9 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
                 ),
                 (Kind::LargeBinary, Out::Bytes(o)) => Arc::new(LargeBinaryArray::from(o)),
                 (_, Out::Bytes(o)) => Arc::new(BinaryArray::from(o)),
-            }
+            })
         })
-        .collect())
+        .collect()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1053,6 +1137,36 @@ impl BinOut {
 }
 
 impl Bin<'_> {
+    /// Where row `i`'s bytes start in the values buffer.
+    fn start(&self, i: usize) -> usize {
+        match self {
+            Bin::Small(a) => a.value_offsets()[i] as usize,
+            Bin::Large(a) => a.value_offsets()[i] as usize,
+        }
+    }
+    /// The whole values buffer (the offsets index it).
+    fn data(&self) -> &[u8] {
+        match self {
+            Bin::Small(a) => a.values().as_slice(),
+            Bin::Large(a) => a.values().as_slice(),
+        }
+    }
+    /// The same offsets and nulls over `data` (as long as the values buffer).
+    fn with_data(&self, data: Vec<u8>) -> ArrayRef {
+        let data = arrow_buffer::Buffer::from_vec(data);
+        match self {
+            Bin::Small(a) => Arc::new(BinaryArray::new(
+                a.offsets().clone(),
+                data,
+                a.nulls().cloned(),
+            )),
+            Bin::Large(a) => Arc::new(LargeBinaryArray::new(
+                a.offsets().clone(),
+                data,
+                a.nulls().cloned(),
+            )),
+        }
+    }
     fn value_bytes(&self) -> usize {
         match self {
             Bin::Small(a) => a.values().len(),
@@ -1082,6 +1196,149 @@ pub fn variant_edit(
         .iter()
         .map(|e| repl_of(e.values.data_type()).ok_or(VariantFail::Unsupported))
         .collect::<Res<Vec<_>>>()?;
+    match edit_in_place(chunk, edits, &kinds, (strict, upsert))? {
+        InPlace::Done(out) => Ok(out),
+        InPlace::Rebuild => edit_rebuilding(chunk, edits, &kinds, strict, upsert),
+    }
+}
+
+/// The rows' planned edits: the edit's number and its target's (start, end), None: an insert.
+type Plans = Vec<(usize, Option<(usize, usize)>)>;
+
+/// Locates each edit's path in the checked `row` and checks the stored type, as the reference
+/// does (missing: refused with `strict`, or by `variant_set` when its parent is missing, is not
+/// an object, or it ends in an index); `plans` gets the edits to apply.
+fn plan_row(
+    row: &mut Row<'_, '_>,
+    edits: &[VariantEdit],
+    kinds: &[Repl],
+    (strict, upsert): (bool, bool),
+    frames: &mut Frames,
+    plans: &mut Plans,
+) -> Res<()> {
+    let value = row.value;
+    plans.clear();
+    for (at, e) in edits.iter().enumerate() {
+        match row.walk(&e.path, frames)? {
+            Some((p, end)) => {
+                if !repl_matches(value, p, kinds[at]) {
+                    return Err(VariantFail::Mismatch(at));
+                }
+                plans.push((at, Some((p, end))));
+            }
+            None if !upsert => {
+                if strict {
+                    return Err(VariantFail::Missing(at));
+                }
+            }
+            None => {
+                if frames.len() < e.path.len() {
+                    return Err(VariantFail::NoParent(at));
+                }
+                if matches!(e.path.last(), Some(Seg::Index(_))) {
+                    return Err(VariantFail::IndexInsert(at));
+                }
+                let parent = frames.last().map_or(0, |f| f.0);
+                if value.get(parent).map(|h| h & 3) != Some(OBJECT) {
+                    return Err(VariantFail::NotObject(at));
+                }
+                plans.push((at, None));
+            }
+        }
+    }
+    Ok(())
+}
+
+enum InPlace {
+    /// Every edit was a same-size replacement: the patched chunk (None: no byte changed).
+    Done(Option<StructArray>),
+    /// A row needs an insert or a rebuilt container: redo the chunk by [`edit_rebuilding`].
+    Rebuild,
+}
+
+/// The common case of `variant_replace`, as pypaimon patches it: every replacement has the
+/// size of the value it replaces, so the offsets stay and the value bytes are copied once and
+/// patched (no per-row buffer). Each valid row is still checked whole and planned by
+/// [`plan_row`] in row order, so the refusals are the rebuilding path's; the first row that
+/// needs an insert or a resize hands the chunk to [`edit_rebuilding`] (which checks again).
+fn edit_in_place(
+    chunk: &StructArray,
+    edits: &[VariantEdit],
+    kinds: &[Repl],
+    mode: (bool, bool),
+) -> Res<InPlace> {
+    let values = Bin::of(chunk.column(0))?;
+    let metas = Bin::of(chunk.column(1))?;
+    // a broadcast replacement is encoded once
+    let mut once: Vec<Option<Vec<u8>>> = vec![None; edits.len()];
+    for (at, e) in edits.iter().enumerate() {
+        if e.broadcast {
+            let mut enc = Vec::new();
+            encode(e.values.as_ref(), 0, kinds[at], &mut enc)?;
+            once[at] = Some(enc);
+        }
+    }
+    let (mut cache, mut frames, mut scratch) = (None, Frames::new(), Scratch::default());
+    let (mut plans, mut enc) = (Plans::new(), Vec::new());
+    // (position in the values buffer, start in `bytes`, length)
+    let mut patches: Vec<(usize, usize, usize)> = Vec::new();
+    let mut bytes = Vec::new();
+    for r in 0..chunk.len() {
+        if chunk.is_null(r) {
+            continue;
+        }
+        let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
+        plan_row(&mut row, edits, kinds, mode, &mut frames, &mut plans)?;
+        let (value, start) = (row.value, values.start(r));
+        for &(at, target) in &plans {
+            let Some((a, b)) = target else {
+                return Ok(InPlace::Rebuild);
+            };
+            let new = match &once[at] {
+                Some(x) => x.as_slice(),
+                None => {
+                    encode(edits[at].values.as_ref(), r, kinds[at], &mut enc)?;
+                    enc.as_slice()
+                }
+            };
+            if b - a != new.len() || value.len() > SIZE_LIMIT {
+                return Ok(InPlace::Rebuild);
+            }
+            if value[a..b] != *new {
+                patches.push((start + a, bytes.len(), new.len()));
+                bytes.extend_from_slice(new);
+            }
+        }
+    }
+    if patches.is_empty() {
+        return Ok(InPlace::Done(None));
+    }
+    let mut data = values.data().to_vec();
+    for &(at, from, len) in &patches {
+        data[at..at + len].copy_from_slice(&bytes[from..from + len]);
+    }
+    let patched = values.with_data(data);
+    let DataType::Struct(fields) = chunk.data_type() else {
+        return Err(VariantFail::Unsupported);
+    };
+    StructArray::try_new(
+        fields.clone(),
+        vec![patched, chunk.column(1).clone()],
+        chunk.nulls().cloned(),
+    )
+    .map(|a| InPlace::Done(Some(a)))
+    .map_err(|_| VariantFail::Unsupported)
+}
+
+/// [`variant_edit`] row by row into new children: inserts and resized values rebuild their
+/// enclosing containers, new keys extend the row's dictionary.
+fn edit_rebuilding(
+    chunk: &StructArray,
+    edits: &[VariantEdit],
+    kinds: &[Repl],
+    strict: bool,
+    upsert: bool,
+) -> Res<Option<StructArray>> {
     let values = Bin::of(chunk.column(0))?;
     let metas = Bin::of(chunk.column(1))?;
     let n = chunk.len();
@@ -1094,7 +1351,7 @@ pub fn variant_edit(
     let mut frames = Frames::new();
     let mut scratch = Scratch::default();
     let mut enc = Vec::new();
-    let mut plans: Vec<(usize, bool)> = Vec::new();
+    let mut plans: Plans = Vec::new();
     let mut too_large = false;
     let mut touched = false;
     for r in 0..n {
@@ -1105,35 +1362,14 @@ pub fn variant_edit(
         }
         let mut row = Row::checked(&values, &metas, r, &mut cache, &mut scratch)?;
         let (value, metadata) = (row.value, row.metadata);
-        plans.clear();
-        for (at, e) in edits.iter().enumerate() {
-            match row.walk(&e.path, &mut frames)? {
-                Some((p, _)) => {
-                    if !repl_matches(value, p, kinds[at]) {
-                        return Err(VariantFail::Mismatch(at));
-                    }
-                    plans.push((at, false));
-                }
-                None if !upsert => {
-                    if strict {
-                        return Err(VariantFail::Missing(at));
-                    }
-                }
-                None => {
-                    if frames.len() < e.path.len() {
-                        return Err(VariantFail::NoParent(at));
-                    }
-                    if matches!(e.path.last(), Some(Seg::Index(_))) {
-                        return Err(VariantFail::IndexInsert(at));
-                    }
-                    let parent = frames.last().map_or(0, |f| f.0);
-                    if value.get(parent).map(|h| h & 3) != Some(OBJECT) {
-                        return Err(VariantFail::NotObject(at));
-                    }
-                    plans.push((at, true));
-                }
-            }
-        }
+        plan_row(
+            &mut row,
+            edits,
+            kinds,
+            (strict, upsert),
+            &mut frames,
+            &mut plans,
+        )?;
         if plans.is_empty() || too_large {
             out_values.push(original);
             continue;
@@ -1142,11 +1378,12 @@ pub fn variant_edit(
         let needs_keys = plans
             .iter()
             .any(|(at, _)| edits[*at].path.iter().any(|s| matches!(s, Seg::Key(_))));
+        let plans = plans.iter().map(|&(at, target)| (at, target.is_none()));
         let mut dict = Dict {
             base: if needs_keys { Some(row.keys()?) } else { None },
             extra: Vec::new(),
         };
-        for &(at, insert) in &plans {
+        for (at, insert) in plans.clone() {
             if let (true, Some(Seg::Key(k))) = (insert, edits[at].path.last()) {
                 if dict.id(k.as_bytes()).is_none() {
                     dict.extra.push(k.as_bytes());
@@ -1154,7 +1391,7 @@ pub fn variant_edit(
             }
         }
         let mut cur = std::borrow::Cow::Borrowed(value);
-        for &(at, insert) in &plans {
+        for (at, insert) in plans {
             let e = &edits[at];
             encode(
                 e.values.as_ref(),
@@ -1362,6 +1599,87 @@ mod tests {
                 .value(0),
             300
         );
+    }
+
+    /// {"a": x} with x the primitive of type `info` and payload `b`; metadata ["a"].
+    fn prim_row(info: u8, b: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let mut v = vec![OBJECT, 1, 0, 0, (1 + b.len()) as u8, info << 2];
+        v.extend_from_slice(b);
+        (v, vec![VERSION, 1, 0, 1, b'a'])
+    }
+
+    #[test]
+    fn variant_get_reads_dates_timestamps_and_decimals_exactly() {
+        let date = prim_row(DATE, &19_782i32.to_le_bytes());
+        let ts = prim_row(TIMESTAMP, &1_700_000_000_000_001i64.to_le_bytes());
+        let ntz = prim_row(TIMESTAMP_NTZ, &(-5i64).to_le_bytes());
+        let mut d = vec![2u8];
+        d.extend_from_slice(&(-1234i64).to_le_bytes());
+        let dec = prim_row(DECIMAL8, &d);
+        let col = column(&[Some(date), Some(ts), Some(ntz), Some(dec), None]);
+        let utc: Option<Arc<str>> = Some("UTC".into());
+        let read = |k: Kind| variant_get_scalars(&col.slice(0, 1), &[(path("a"), k)]);
+        let out = read(Kind::Date32).expect("date");
+        assert_eq!(
+            out[0]
+                .as_primitive::<arrow_array::types::Date32Type>()
+                .value(0),
+            19_782
+        );
+        let one = |r: usize, k: Kind| variant_get_scalars(&col.slice(r, 1), &[(path("a"), k)]);
+        let out = one(1, Kind::TimestampMicros(utc.clone())).expect("timestamp");
+        assert_eq!(
+            out[0].data_type(),
+            &DataType::Timestamp(arrow_schema::TimeUnit::Microsecond, utc.clone())
+        );
+        assert_eq!(
+            out[0]
+                .as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                .value(0),
+            1_700_000_000_000_001
+        );
+        let out = one(2, Kind::TimestampMicros(None)).expect("timestamp_ntz");
+        assert_eq!(
+            out[0]
+                .as_primitive::<arrow_array::types::TimestampMicrosecondType>()
+                .value(0),
+            -5
+        );
+        let out = one(3, Kind::Decimal128(6, 2)).expect("decimal");
+        assert_eq!(out[0].data_type(), &DataType::Decimal128(6, 2));
+        assert_eq!(
+            out[0]
+                .as_primitive::<arrow_array::types::Decimal128Type>()
+                .value(0),
+            -1234
+        );
+        // exactly: a TIMESTAMP is no TIMESTAMP_NTZ, a DATE no timestamp, the scale must match
+        assert_eq!(
+            one(1, Kind::TimestampMicros(None)).err(),
+            Some(VariantFail::Mismatch(0))
+        );
+        assert_eq!(
+            one(2, Kind::TimestampMicros(utc)).err(),
+            Some(VariantFail::Mismatch(0))
+        );
+        assert_eq!(
+            one(0, Kind::TimestampMicros(None)).err(),
+            Some(VariantFail::Mismatch(0))
+        );
+        assert_eq!(
+            one(3, Kind::Decimal128(6, 3)).err(),
+            Some(VariantFail::Mismatch(0))
+        );
+        // past the precision, or a date past Python's: left to the reference (its own error)
+        assert_eq!(
+            one(3, Kind::Decimal128(3, 2)).err(),
+            Some(VariantFail::Unsupported)
+        );
+        let far = column(&[Some(prim_row(DATE, &i32::MAX.to_le_bytes()))]);
+        let got = variant_get_scalars(&far, &[(path("a"), Kind::Date32)]);
+        assert_eq!(got.err(), Some(VariantFail::Unsupported));
+        let out = one(4, Kind::Decimal128(6, 2)).expect("null row");
+        assert_eq!(out[0].null_count(), 1);
     }
 
     fn edit(path: &str, values: ArrayRef) -> VariantEdit {
