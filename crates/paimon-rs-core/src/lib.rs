@@ -19,6 +19,8 @@ pub mod file_ops {
         rename_dir, rename_file, status, write_file, FileStatus,
     };
 }
+/// Paimon's `.blob` file format (the codec of BLOB columns; see io/blob.rs).
+pub use io::blob as blob_format;
 mod kv;
 mod lookup;
 pub use lookup::{lookup_cache_stats, release_lookup_caches, CacheStats};

@@ -5,6 +5,7 @@
 
 pub mod avro;
 pub(crate) mod aws_profile;
+pub mod blob;
 pub mod checksum;
 pub mod data_file;
 pub(crate) mod file_write;
