@@ -8,8 +8,8 @@
 //! count; a file whose ids start inside another group is an error). Within a group each
 //! needed column comes from the newest file (highest `max_sequence_number`) that holds it; a
 //! column no file holds reads as nulls. A file with no `write_cols` holds the columns of its
-//! schema; `write_cols` names are matched against the table's current field names (as
-//! pypaimon's `_get_field_ids_from_write_cols`). A file that holds no needed column is not
+//! schema; `write_cols` names are resolved to field ids in the file's own schema (Java; pypaimon
+//! 2.1.0 matches them against the current names, which differs after a rename). A file that holds no needed column is not
 //! opened. `_ROW_ID` is `first_row_id` + position, `_SEQUENCE_NUMBER` the newest file's.
 
 use std::collections::{BTreeSet, VecDeque};
@@ -30,10 +30,7 @@ use crate::table::FileStoreTable;
 /// `files` in row-id groups: files with the same `first_row_id`, newest first; the groups in
 /// row-id order (a file without a row id is a group of its own, first). Overlapping ranges
 /// with different starts are an error naming both files.
-pub(crate) fn row_id_groups(
-    table: &FileStoreTable,
-    files: &[DataFileMeta],
-) -> Result<Vec<Vec<DataFileMeta>>> {
+pub(crate) fn row_id_groups(table: &str, files: &[DataFileMeta]) -> Result<Vec<Vec<DataFileMeta>>> {
     let mut sorted: Vec<&DataFileMeta> = files.iter().collect();
     sorted.sort_by_key(|f| {
         (
@@ -59,7 +56,7 @@ pub(crate) fn row_id_groups(
                      {first} with different row counts: a column merge needs equal ranges",
                     h.file_name, h.row_count, f.file_name, f.row_count
                 ))
-                .with_table(&table.name));
+                .with_table(table));
             }
             head.push(f.clone());
             continue;
@@ -74,7 +71,7 @@ pub(crate) fn row_id_groups(
                  ids up to {end}) without the same first row id: such files cannot be merged",
                 f.file_name
             ))
-            .with_table(&table.name));
+            .with_table(table));
         }
         end = first + f.row_count;
         groups.push(vec![f.clone()]);
@@ -82,24 +79,17 @@ pub(crate) fn row_id_groups(
     Ok(groups)
 }
 
-/// The table field ids `f` holds: its `write_cols` by the table's current names, else every
-/// field of the schema it was written with.
-fn held_ids(
-    table: &FileStoreTable,
-    schemas: &SchemaCache,
-    f: &DataFileMeta,
-) -> Result<BTreeSet<i32>> {
+/// The table field ids `f` holds: its `write_cols` by name in the schema it was written with
+/// (Java's `schemaFetcher.apply(file.schemaId()).project(file.writeCols())`, so a column renamed
+/// since is still found by id), else every field of that schema.
+fn held_ids(schemas: &SchemaCache, f: &DataFileMeta) -> Result<BTreeSet<i32>> {
+    let schema = schemas.get(f.schema_id)?;
     Ok(match &f.write_cols {
         Some(cols) => cols
             .iter()
-            .filter_map(|c| table.schema.field(c).map(|x| x.id))
+            .filter_map(|c| schema.field(c).map(|x| x.id))
             .collect(),
-        None => schemas
-            .get(f.schema_id)?
-            .fields
-            .iter()
-            .map(|x| x.id)
-            .collect(),
+        None => schema.fields.iter().map(|x| x.id).collect(),
     })
 }
 
@@ -113,12 +103,12 @@ pub(crate) fn merged_groups(
     schemas: &SchemaCache,
     dir: &Path,
     groups: Vec<Vec<DataFileMeta>>,
-    needed: &[usize],
     plan: &Arc<ColumnPlan>,
     sub_plan: &SubPlan<'_>,
     tracking: bool,
 ) -> Result<BatchIter> {
-    let fields = &table.schema.fields;
+    // an append table's plan decodes the needed columns in order (needed_at[k] = k)
+    let wanted = &plan.wanted;
     let mut out: Vec<Result<RecordBatch>> = Vec::with_capacity(groups.len());
     for group in groups {
         let newest = &group[0];
@@ -139,19 +129,20 @@ pub(crate) fn merged_groups(
             }
         }
         // which file gives each needed column: the newest that holds it
-        let mut from: Vec<Option<usize>> = vec![None; needed.len()];
+        let mut from: Vec<Option<usize>> = vec![None; wanted.len()];
         for (fi, f) in group.iter().enumerate() {
-            let held = held_ids(table, schemas, f)?;
-            for (k, &i) in needed.iter().enumerate() {
-                if from[k].is_none() && held.contains(&fields[i].id) {
+            let held = held_ids(schemas, f)?;
+            for (k, w) in wanted.iter().enumerate() {
+                let id = w.field.as_ref().map(|x| x.id);
+                if from[k].is_none() && id.is_some_and(|id| held.contains(&id)) {
                     from[k] = Some(fi);
                 }
             }
         }
         let rows = newest.row_count as usize;
-        let mut cols: Vec<Option<ArrayRef>> = vec![None; needed.len()];
+        let mut cols: Vec<Option<ArrayRef>> = vec![None; wanted.len()];
         for (fi, f) in group.iter().enumerate() {
-            let mine: Vec<usize> = (0..needed.len()).filter(|&k| from[k] == Some(fi)).collect();
+            let mine: Vec<usize> = (0..wanted.len()).filter(|&k| from[k] == Some(fi)).collect();
             if mine.is_empty() {
                 continue;
             }
@@ -176,10 +167,8 @@ pub(crate) fn merged_groups(
         }
         let mut arrays: Vec<ArrayRef> = cols
             .into_iter()
-            .zip(needed)
-            .map(|(c, &i)| {
-                c.unwrap_or_else(|| new_null_array(&fields[i].data_type.to_arrow(), rows))
-            })
+            .zip(wanted)
+            .map(|(c, w)| c.unwrap_or_else(|| new_null_array(&w.dtype, rows)))
             .collect();
         let mut schema_fields: Vec<Field> = plan
             .schema
@@ -210,4 +199,71 @@ pub(crate) fn merged_groups(
         );
     }
     Ok(Box::new(out.into_iter()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_id_groups;
+    use crate::spec::manifest::DataFileMeta;
+    use crate::spec::manifest::SimpleStats;
+
+    fn file(name: &str, first: Option<i64>, rows: i64, seq: i64) -> DataFileMeta {
+        DataFileMeta {
+            file_name: name.to_string(),
+            file_size: 10,
+            row_count: rows,
+            min_key: vec![],
+            max_key: vec![],
+            key_stats: SimpleStats::empty(),
+            value_stats: SimpleStats::empty(),
+            min_sequence_number: seq,
+            max_sequence_number: seq,
+            schema_id: 0,
+            level: 0,
+            extra_files: vec![],
+            creation_time: None,
+            delete_row_count: Some(0),
+            embedded_index: None,
+            file_source: Some(0),
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: first,
+            write_cols: None,
+            write_cols_sequences: None,
+        }
+    }
+
+    fn names(g: &[Vec<DataFileMeta>]) -> Vec<Vec<&str>> {
+        g.iter()
+            .map(|g| g.iter().map(|f| f.file_name.as_str()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn files_group_by_first_row_id_newest_first() {
+        let files = vec![
+            file("b", Some(3), 2, 2),
+            file("a", Some(0), 3, 1),
+            file("a2", Some(0), 3, 4),
+            file("n", None, 5, 1),
+            file("a1", Some(0), 3, 3),
+        ];
+        let g = row_id_groups("t", &files).unwrap();
+        assert_eq!(names(&g), vec![vec!["n"], vec!["a2", "a1", "a"], vec!["b"]]);
+    }
+
+    #[test]
+    fn unequal_or_overlapping_ranges_are_refused() {
+        let e = row_id_groups("t", &[file("a", Some(0), 3, 1), file("b", Some(0), 2, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("different row counts") && e.contains("'b'"),
+            "{e}"
+        );
+        let e = row_id_groups("t", &[file("a", Some(0), 3, 1), file("c", Some(2), 2, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overlaps file 'a'") && e.contains("'c'"), "{e}");
+    }
 }

@@ -925,7 +925,7 @@ impl TableScan {
                 // holds whole groups (read/data_evolution.rs)
                 let columns = self.table.schema.fields.len();
                 let mut kept: Vec<Vec<DataFileMeta>> = vec![];
-                for g in row_id_groups(&self.table, &files)? {
+                for g in row_id_groups(&self.table.name, &files)? {
                     let whole =
                         g.len() == 1 && g[0].write_cols.as_ref().is_none_or(|c| c.len() >= columns);
                     if !whole {

@@ -433,7 +433,7 @@ fn split_stream_with(
     // a data-evolution table whose files hold different columns of the same rows: merged by
     // columns (read/data_evolution.rs)
     if !pk && !split.changelog && ctx.table.options.data_evolution()? {
-        let groups = row_id_groups(&ctx.table, &split.files)?;
+        let groups = row_id_groups(&ctx.table.name, &split.files)?;
         if groups.iter().any(|g| g.len() > 1) {
             if memory.is_some() || !split.deletion_files.is_empty() {
                 return Err(Error::unsupported(
@@ -462,7 +462,6 @@ fn split_stream_with(
                 &ctx.schemas,
                 &dir,
                 groups,
-                &ctx.needed,
                 &plan,
                 &sub_plan,
                 !ctx.tracking.is_empty(),
