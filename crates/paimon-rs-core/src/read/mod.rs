@@ -1,6 +1,7 @@
 //! The read path: plan splits from a snapshot, then read each split (concatenating files that
 //! need no merge, merging by key otherwise).
 
+pub mod data_evolution;
 pub mod decode_ahead;
 pub mod deletion;
 pub mod diff;

@@ -4,6 +4,7 @@
 use rayon::prelude::*;
 use std::collections::BTreeMap;
 
+use super::data_evolution::row_id_groups;
 use super::deletion::{deletion_files_of, DeletionFile};
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
@@ -173,52 +174,22 @@ fn bucket_selection(
         .map(Some)
 }
 
-/// A data-evolution table (`data-evolution.enabled`) may hold files with some of the columns
-/// (`write_cols`) of rows whose ids another file holds: Java's `DataEvolutionSplitRead` merges
-/// such files by columns (each column from the newest file that has it). paimon_rs reads each
-/// file on its own, which would return the rows twice, each half empty; so a read whose files'
-/// row-id ranges overlap is refused (and an incremental read of files with some of the
-/// columns, whose other columns live in files outside the delta).
-fn check_no_column_merge(
-    table: &FileStoreTable,
-    entries: &[ManifestEntry],
-    incremental: bool,
-) -> Result<()> {
-    let refuse = |what: String| {
-        Err(Error::unsupported(format!(
-            "reading a data-evolution table whose files hold different columns of the same \
-             rows ({what}): the column-merged read of Java's DataEvolutionSplitRead is not \
-             implemented by paimon_rs"
-        ))
-        .with_table(&table.name))
-    };
+/// An incremental read of a data-evolution table (`data-evolution.enabled`) whose delta holds
+/// a file with some of the columns (`write_cols`) of rows whose other columns live in files
+/// outside the delta: refused (a batch read merges such files by columns,
+/// read/data_evolution.rs).
+fn check_no_partial_delta(table: &FileStoreTable, entries: &[ManifestEntry]) -> Result<()> {
     let columns = table.schema.fields.len();
     let partial = |f: &DataFileMeta| f.write_cols.as_ref().is_some_and(|c| c.len() < columns);
-    if incremental {
-        if let Some(f) = entries.iter().map(|e| &e.file).find(|f| partial(f)) {
-            return refuse(format!(
-                "file '{}' of the delta holds only columns {:?}",
-                f.file_name,
-                f.write_cols.as_deref().unwrap_or_default()
-            ));
-        }
-        return Ok(());
-    }
-    let mut ranges: Vec<(i64, i64, &str)> = entries
-        .iter()
-        .filter_map(|e| {
-            let first = e.file.first_row_id?;
-            Some((first, first + e.file.row_count, e.file.file_name.as_str()))
-        })
-        .collect();
-    ranges.sort_unstable();
-    for w in ranges.windows(2) {
-        let ((a, a_end, a_name), (b, b_end, b_name)) = (w[0], w[1]);
-        if b < a_end {
-            return refuse(format!(
-                "files '{a_name}' (row ids {a}..{a_end}) and '{b_name}' (row ids {b}..{b_end})"
-            ));
-        }
+    if let Some(f) = entries.iter().map(|e| &e.file).find(|f| partial(f)) {
+        return Err(Error::unsupported(format!(
+            "an incremental read of a data-evolution table whose delta file '{}' holds only \
+             columns {:?} (the other columns of its rows are outside the delta): not \
+             implemented by paimon_rs",
+            f.file_name,
+            f.write_cols.as_deref().unwrap_or_default()
+        ))
+        .with_table(&table.name));
     }
     Ok(())
 }
@@ -880,8 +851,9 @@ impl TableScan {
         entries: Vec<ManifestEntry>,
         incremental: bool,
     ) -> Result<Plan> {
-        if self.table.options.data_evolution()? {
-            check_no_column_merge(&self.table, &entries, incremental)?;
+        let evolution = self.table.options.data_evolution()?;
+        if evolution && incremental {
+            check_no_partial_delta(&self.table, &entries)?;
         }
         let pkeys = self.table.partition_keys().to_vec();
         let key_names = self.table.trimmed_primary_keys();
@@ -960,6 +932,39 @@ impl TableScan {
                     o.split_open_file_cost,
                     skip_level0,
                 )?
+            } else if evolution && !incremental {
+                // data evolution: a file's stats say nothing of the columns other files of its
+                // row-id group hold, so only a whole file of a group of one is pruned; a split
+                // holds whole groups (read/data_evolution.rs)
+                let columns = self.table.schema.fields.len();
+                let mut kept: Vec<Vec<DataFileMeta>> = vec![];
+                for g in row_id_groups(&self.table.name, &files)? {
+                    let whole =
+                        g.len() == 1 && g[0].write_cols.as_ref().is_none_or(|c| c.len() >= columns);
+                    if !whole {
+                        kept.push(g);
+                        continue;
+                    }
+                    let one: Vec<DataFileMeta> = g
+                        .into_iter()
+                        .filter(|f| {
+                            self.file_may_match(f, &key_names, &key_types, &key_stats_ok, &schemas)
+                        })
+                        .collect();
+                    let one = self.index_filter(one, &bucket_path, &schemas)?;
+                    if !one.is_empty() {
+                        kept.push(one);
+                    }
+                }
+                let w = |g: &Vec<DataFileMeta>| {
+                    g.iter()
+                        .map(|f| (f.file_size.max(0) as u64).max(o.split_open_file_cost))
+                        .sum::<u64>()
+                };
+                ordered_pack(kept, w, o.split_target_size)
+                    .into_iter()
+                    .map(|bin| (bin.into_iter().flatten().collect(), true))
+                    .collect()
             } else {
                 let mut files: Vec<DataFileMeta> = files
                     .into_iter()

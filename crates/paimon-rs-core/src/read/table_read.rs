@@ -19,6 +19,7 @@ use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
 use arrow_schema::{Field, Schema, SchemaRef};
 use rayon::prelude::*;
 
+use super::data_evolution::{merged_groups, row_id_groups};
 use super::deletion::DeletionFile;
 use super::evolution::SchemaCache;
 use super::row_tracking::{files_with_tracking, Tracking};
@@ -428,6 +429,45 @@ fn split_stream_with(
             "deletion vectors in memory for a split of table '{}' that is not read raw",
             ctx.table.name
         )));
+    }
+    // a data-evolution table whose files hold different columns of the same rows: merged by
+    // columns (read/data_evolution.rs)
+    if !pk && !split.changelog && ctx.table.options.data_evolution()? {
+        let groups = row_id_groups(&ctx.table.name, &split.files)?;
+        if groups.iter().any(|g| g.len() > 1) {
+            if memory.is_some() || !split.deletion_files.is_empty() {
+                return Err(Error::unsupported(
+                    "reading a data-evolution table with deletion vectors whose files hold \
+                     different columns of the same rows: not implemented by paimon_rs",
+                )
+                .with_table(&ctx.table.name));
+            }
+            let sub_plan = |mine: &[usize]| -> Result<Arc<ColumnPlan>> {
+                let sub: Vec<usize> = mine.iter().map(|&k| ctx.needed[k]).collect();
+                Ok(Arc::new(column_plan(
+                    PlanInput {
+                        table: &ctx.table,
+                        schemas: &ctx.schemas,
+                        needed: &sub,
+                        required: &[],
+                        pk: false,
+                        merge: false,
+                        own_key_values: false,
+                    },
+                    &[],
+                )?))
+            };
+            let batches = merged_groups(
+                &ctx.table,
+                &ctx.schemas,
+                &dir,
+                groups,
+                &plan,
+                &sub_plan,
+                !ctx.tracking.is_empty(),
+            )?;
+            return Ok(finished(ctx, plan, batches));
+        }
     }
     if !ctx.tracking.is_empty() {
         if merge || split.changelog || memory.is_some() {

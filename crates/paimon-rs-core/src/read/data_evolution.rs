@@ -1,0 +1,269 @@
+//! The column-merged read of a data-evolution table (`data-evolution.enabled`), as Java's
+//! `DataEvolutionSplitRead` and pypaimon's `DataEvolutionSplitRead` do it.
+//!
+//! A row-id update (pypaimon's `update_by_arrow_with_row_id`) or a write of some columns
+//! (`with_write_type`) adds a file that holds only some columns (`write_cols`) of rows whose
+//! ids an older file already holds, with the same `first_row_id` and `row_count`. The files of
+//! a split are grouped by `first_row_id` (every file of a group must have the group's row
+//! count; a file whose ids start inside another group is an error). Within a group each
+//! needed column comes from the newest file (highest `max_sequence_number`) that holds it; a
+//! column no file holds reads as nulls. A file with no `write_cols` holds the columns of its
+//! schema; `write_cols` names are resolved to field ids in the file's own schema (Java; pypaimon
+//! 2.1.0 matches them against the current names, which differs after a rename). A file that holds no needed column is not
+//! opened. `_ROW_ID` is `first_row_id` + position, `_SEQUENCE_NUMBER` the newest file's.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::Path;
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
+use arrow_schema::{DataType as ArrowType, Field, Schema};
+
+use super::evolution::SchemaCache;
+use super::row_tracking::{Tracking, ROW_ID, SEQUENCE_NUMBER};
+use crate::error::{Error, Result};
+use crate::kv::reader::{file_path, ColumnPlan, FileChain};
+use crate::merge::BatchIter;
+use crate::spec::manifest::DataFileMeta;
+use crate::table::FileStoreTable;
+
+/// `files` in row-id groups: files with the same `first_row_id`, newest first; the groups in
+/// row-id order (a file without a row id is a group of its own, first). Overlapping ranges
+/// with different starts are an error naming both files.
+pub(crate) fn row_id_groups(table: &str, files: &[DataFileMeta]) -> Result<Vec<Vec<DataFileMeta>>> {
+    let mut sorted: Vec<&DataFileMeta> = files.iter().collect();
+    sorted.sort_by_key(|f| {
+        (
+            f.first_row_id.map_or(i128::MIN, i128::from),
+            std::cmp::Reverse(f.max_sequence_number),
+        )
+    });
+    let mut groups: Vec<Vec<DataFileMeta>> = vec![];
+    let mut end = i64::MIN;
+    for f in sorted {
+        let Some(first) = f.first_row_id else {
+            groups.push(vec![f.clone()]);
+            continue;
+        };
+        if let Some(head) = groups.last_mut().and_then(|g| {
+            let h = &g[0];
+            (h.first_row_id == Some(first)).then_some(g)
+        }) {
+            let h = &head[0];
+            if h.row_count != f.row_count {
+                return Err(Error::unsupported(format!(
+                    "data-evolution files '{}' ({} rows) and '{}' ({} rows) start at row id \
+                     {first} with different row counts: a column merge needs equal ranges",
+                    h.file_name, h.row_count, f.file_name, f.row_count
+                ))
+                .with_table(table));
+            }
+            head.push(f.clone());
+            continue;
+        }
+        if first < end {
+            let prev = groups
+                .last()
+                .map_or("?", |g| g[0].file_name.as_str())
+                .to_string();
+            return Err(Error::unsupported(format!(
+                "data-evolution file '{}' (row ids from {first}) overlaps file '{prev}' (row \
+                 ids up to {end}) without the same first row id: such files cannot be merged",
+                f.file_name
+            ))
+            .with_table(table));
+        }
+        end = first + f.row_count;
+        groups.push(vec![f.clone()]);
+    }
+    Ok(groups)
+}
+
+/// The table field ids `f` holds: its `write_cols` by name in the schema it was written with
+/// (Java's `schemaFetcher.apply(file.schemaId()).project(file.writeCols())`, so a column renamed
+/// since is still found by id), else every field of that schema.
+fn held_ids(schemas: &SchemaCache, f: &DataFileMeta) -> Result<BTreeSet<i32>> {
+    let schema = schemas.get(f.schema_id)?;
+    Ok(match &f.write_cols {
+        Some(cols) => cols
+            .iter()
+            .filter_map(|c| schema.field(c).map(|x| x.id))
+            .collect(),
+        None => schema.fields.iter().map(|x| x.id).collect(),
+    })
+}
+
+/// Builds the column plan of some of the read's needed columns (indices into `needed`).
+pub(crate) type SubPlan<'a> = dyn Fn(&[usize]) -> Result<Arc<ColumnPlan>> + 'a;
+
+/// The batches of `groups` in the read's plan layout (`needed` table columns in order, then
+/// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns.
+pub(crate) fn merged_groups(
+    table: &FileStoreTable,
+    schemas: &SchemaCache,
+    dir: &Path,
+    groups: Vec<Vec<DataFileMeta>>,
+    plan: &Arc<ColumnPlan>,
+    sub_plan: &SubPlan<'_>,
+    tracking: bool,
+) -> Result<BatchIter> {
+    // an append table's plan decodes the needed columns in order (needed_at[k] = k)
+    let wanted = &plan.wanted;
+    let mut out: Vec<Result<RecordBatch>> = Vec::with_capacity(groups.len());
+    for group in groups {
+        let newest = &group[0];
+        if tracking {
+            for f in &group {
+                let stored = f
+                    .write_cols
+                    .as_ref()
+                    .is_some_and(|c| c.iter().any(|n| n == ROW_ID || n == SEQUENCE_NUMBER));
+                if stored {
+                    return Err(Error::unsupported(format!(
+                        "reading _ROW_ID / _SEQUENCE_NUMBER of file '{}' (it stores them): \
+                         reading the stored values is not implemented by paimon_rs",
+                        f.file_name
+                    ))
+                    .with_table(&table.name));
+                }
+            }
+        }
+        // which file gives each needed column: the newest that holds it
+        let mut from: Vec<Option<usize>> = vec![None; wanted.len()];
+        for (fi, f) in group.iter().enumerate() {
+            let held = held_ids(schemas, f)?;
+            for (k, w) in wanted.iter().enumerate() {
+                let id = w.field.as_ref().map(|x| x.id);
+                if from[k].is_none() && id.is_some_and(|id| held.contains(&id)) {
+                    from[k] = Some(fi);
+                }
+            }
+        }
+        let rows = newest.row_count as usize;
+        let mut cols: Vec<Option<ArrayRef>> = vec![None; wanted.len()];
+        for (fi, f) in group.iter().enumerate() {
+            let mine: Vec<usize> = (0..wanted.len()).filter(|&k| from[k] == Some(fi)).collect();
+            if mine.is_empty() {
+                continue;
+            }
+            let p = sub_plan(&mine)?;
+            let one = VecDeque::from([(file_path(dir, f), f.clone())]);
+            let batches: Vec<RecordBatch> =
+                FileChain::raw(one, p.clone()).collect::<Result<_>>()?;
+            let b = arrow_select::concat::concat_batches(&p.schema, &batches)?;
+            if b.num_rows() != rows {
+                return Err(Error::corrupt(
+                    file_path(dir, f),
+                    format!(
+                        "{} rows read, the data-evolution group of file '{}' has {rows}",
+                        b.num_rows(),
+                        newest.file_name
+                    ),
+                ));
+            }
+            for (j, &k) in mine.iter().enumerate() {
+                cols[k] = Some(b.column(p.needed_at[j]).clone());
+            }
+        }
+        let mut arrays: Vec<ArrayRef> = cols
+            .into_iter()
+            .zip(wanted)
+            .map(|(c, w)| c.unwrap_or_else(|| new_null_array(&w.dtype, rows)))
+            .collect();
+        let mut schema_fields: Vec<Field> = plan
+            .schema
+            .fields()
+            .iter()
+            .map(|f| f.as_ref().clone())
+            .collect();
+        if tracking {
+            let ids: ArrayRef = match newest.first_row_id {
+                Some(first) => Arc::new(Int64Array::from_iter_values(first..first + rows as i64)),
+                None => new_null_array(&ArrowType::Int64, rows),
+            };
+            arrays.push(ids);
+            arrays.push(Arc::new(Int64Array::from_value(
+                newest.max_sequence_number,
+                rows,
+            )));
+            schema_fields.push(Tracking::RowId.field());
+            schema_fields.push(Tracking::Sequence.field());
+        }
+        out.push(
+            RecordBatch::try_new_with_options(
+                Arc::new(Schema::new(schema_fields)),
+                arrays,
+                &RecordBatchOptions::new().with_row_count(Some(rows)),
+            )
+            .map_err(Error::from),
+        );
+    }
+    Ok(Box::new(out.into_iter()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::row_id_groups;
+    use crate::spec::manifest::DataFileMeta;
+    use crate::spec::manifest::SimpleStats;
+
+    fn file(name: &str, first: Option<i64>, rows: i64, seq: i64) -> DataFileMeta {
+        DataFileMeta {
+            file_name: name.to_string(),
+            file_size: 10,
+            row_count: rows,
+            min_key: vec![],
+            max_key: vec![],
+            key_stats: SimpleStats::empty(),
+            value_stats: SimpleStats::empty(),
+            min_sequence_number: seq,
+            max_sequence_number: seq,
+            schema_id: 0,
+            level: 0,
+            extra_files: vec![],
+            creation_time: None,
+            delete_row_count: Some(0),
+            embedded_index: None,
+            file_source: Some(0),
+            value_stats_cols: None,
+            external_path: None,
+            first_row_id: first,
+            write_cols: None,
+            write_cols_sequences: None,
+        }
+    }
+
+    fn names(g: &[Vec<DataFileMeta>]) -> Vec<Vec<&str>> {
+        g.iter()
+            .map(|g| g.iter().map(|f| f.file_name.as_str()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn files_group_by_first_row_id_newest_first() {
+        let files = vec![
+            file("b", Some(3), 2, 2),
+            file("a", Some(0), 3, 1),
+            file("a2", Some(0), 3, 4),
+            file("n", None, 5, 1),
+            file("a1", Some(0), 3, 3),
+        ];
+        let g = row_id_groups("t", &files).unwrap();
+        assert_eq!(names(&g), vec![vec!["n"], vec!["a2", "a1", "a"], vec!["b"]]);
+    }
+
+    #[test]
+    fn unequal_or_overlapping_ranges_are_refused() {
+        let e = row_id_groups("t", &[file("a", Some(0), 3, 1), file("b", Some(0), 2, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("different row counts") && e.contains("'b'"),
+            "{e}"
+        );
+        let e = row_id_groups("t", &[file("a", Some(0), 3, 1), file("c", Some(2), 2, 2)])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("overlaps file 'a'") && e.contains("'c'"), "{e}");
+    }
+}
