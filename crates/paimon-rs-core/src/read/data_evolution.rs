@@ -81,16 +81,34 @@ pub(crate) fn row_id_groups(table: &str, files: &[DataFileMeta]) -> Result<Vec<V
 
 /// The table field ids `f` holds: its `write_cols` by name in the schema it was written with
 /// (Java's `schemaFetcher.apply(file.schemaId()).project(file.writeCols())`, so a column renamed
-/// since is still found by id), else every field of that schema.
-fn held_ids(schemas: &SchemaCache, f: &DataFileMeta) -> Result<BTreeSet<i32>> {
+/// since is still found by id), else every field of that schema. A name that schema does not
+/// have (other than the row-tracking columns `_ROW_ID` / `_SEQUENCE_NUMBER`) is a corrupt entry,
+/// never skipped: the column would silently read as null.
+fn held_ids(schemas: &SchemaCache, dir: &Path, f: &DataFileMeta) -> Result<BTreeSet<i32>> {
     let schema = schemas.get(f.schema_id)?;
-    Ok(match &f.write_cols {
-        Some(cols) => cols
-            .iter()
-            .filter_map(|c| schema.field(c).map(|x| x.id))
-            .collect(),
-        None => schema.fields.iter().map(|x| x.id).collect(),
-    })
+    let Some(cols) = &f.write_cols else {
+        return Ok(schema.fields.iter().map(|x| x.id).collect());
+    };
+    let mut ids = BTreeSet::new();
+    for c in cols {
+        match schema.field(c) {
+            Some(x) => {
+                ids.insert(x.id);
+            }
+            None if c == ROW_ID || c == SEQUENCE_NUMBER => {}
+            None => {
+                return Err(Error::corrupt(
+                    file_path(dir, f),
+                    format!(
+                        "its manifest entry's write_cols names column '{c}', which schema {} \
+                         (the file's) does not have",
+                        f.schema_id
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(ids)
 }
 
 /// Builds the column plan of some of the read's needed columns (indices into `needed`).
@@ -131,7 +149,7 @@ pub(crate) fn merged_groups(
         // which file gives each needed column: the newest that holds it
         let mut from: Vec<Option<usize>> = vec![None; wanted.len()];
         for (fi, f) in group.iter().enumerate() {
-            let held = held_ids(schemas, f)?;
+            let held = held_ids(schemas, dir, f)?;
             for (k, w) in wanted.iter().enumerate() {
                 let id = w.field.as_ref().map(|x| x.id);
                 if from[k].is_none() && id.is_some_and(|id| held.contains(&id)) {
@@ -203,9 +221,11 @@ pub(crate) fn merged_groups(
 
 #[cfg(test)]
 mod tests {
-    use super::row_id_groups;
+    use super::{held_ids, row_id_groups};
+    use crate::read::evolution::SchemaCache;
     use crate::spec::manifest::DataFileMeta;
     use crate::spec::manifest::SimpleStats;
+    use crate::spec::schema::TableSchema;
 
     fn file(name: &str, first: Option<i64>, rows: i64, seq: i64) -> DataFileMeta {
         DataFileMeta {
@@ -265,5 +285,29 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("overlaps file 'a'") && e.contains("'c'"), "{e}");
+    }
+
+    #[test]
+    fn write_cols_resolve_by_the_files_schema_and_an_unknown_name_is_corrupt() {
+        let schema = TableSchema::from_json(&serde_json::json!({"version": 3, "id": 0, "fields": [
+            {"id": 0, "name": "id", "type": "BIGINT"},
+            {"id": 1, "name": "a", "type": "STRING"},
+            {"id": 2, "name": "b", "type": "INT"}]}))
+        .unwrap();
+        let dir = std::path::Path::new("/wh/db.db/t/bucket-0");
+        let schemas = SchemaCache::new("/wh/db.db/t".into(), &schema);
+        let mut f = file("data-1.parquet", Some(0), 3, 2);
+        assert_eq!(held_ids(&schemas, dir, &f).unwrap().len(), 3);
+        f.write_cols = Some(vec!["b".into(), "_ROW_ID".into()]);
+        assert_eq!(
+            held_ids(&schemas, dir, &f)
+                .unwrap()
+                .into_iter()
+                .collect::<Vec<_>>(),
+            vec![2]
+        );
+        f.write_cols = Some(vec!["b".into(), "c".into()]);
+        let e = held_ids(&schemas, dir, &f).unwrap_err().to_string();
+        assert!(e.contains("data-1.parquet") && e.contains("'c'"), "{e}");
     }
 }
