@@ -534,3 +534,15 @@ def test_same_size_replace_patches_the_value_bytes_and_keeps_the_offsets():
     grown = variant_replace(column, "$.s", pa.scalar("abc"))
     assert dec(grown)[0]["s"] == "abc"
     assert grown.field(0).buffers()[1].address != column.field(0).buffers()[1].address
+
+
+def test_same_size_replace_of_a_slice_holds_only_the_slices_bytes():
+    """A slice of a larger column is rebuilt, not patched: the patch copies the whole values
+    buffer, and the result must hold only the slice's rows (pypaimon's
+    test_copy_on_write_and_sliced_input)."""
+    base = col([{"value": float(i), "padding": "x" * 1000} for i in range(100)])
+    column = base.slice(50, 3)
+    out = variant_replace(column, "$.value", pa.scalar(-1.0))
+    assert [r["value"] for r in dec(out)] == [-1.0, -1.0, -1.0]
+    assert out.field(0).buffers()[2].size == sum(len(v) for v in column.field(0).to_pylist())
+    assert out.field(1).buffers()[2].address == column.field(1).buffers()[2].address

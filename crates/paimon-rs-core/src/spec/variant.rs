@@ -1269,6 +1269,11 @@ fn edit_in_place(
 ) -> Res<InPlace> {
     let values = Bin::of(chunk.column(0))?;
     let metas = Bin::of(chunk.column(1))?;
+    // the patched copy is of the whole values buffer: a slice of a larger column (its offsets
+    // not spanning the buffer) is rebuilt instead, holding only its own rows' bytes
+    if values.start(0) != 0 || values.start(chunk.len()) != values.value_bytes() {
+        return Ok(InPlace::Rebuild);
+    }
     // a broadcast replacement is encoded once
     let mut once: Vec<Option<Vec<u8>>> = vec![None; edits.len()];
     for (at, e) in edits.iter().enumerate() {
