@@ -13,7 +13,7 @@
 //! opened. `_ROW_ID` is `first_row_id` + position, `_SEQUENCE_NUMBER` the newest file's.
 
 use std::collections::{BTreeSet, VecDeque};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
@@ -114,8 +114,28 @@ fn held_ids(schemas: &SchemaCache, dir: &Path, f: &DataFileMeta) -> Result<BTree
 /// Builds the column plan of some of the read's needed columns (indices into `needed`).
 pub(crate) type SubPlan<'a> = dyn Fn(&[usize]) -> Result<Arc<ColumnPlan>> + 'a;
 
+/// One file's share of a row-id group: the needed columns it gives (indices into the plan's
+/// `wanted`), read with a plan of those columns only.
+struct Part {
+    path: PathBuf,
+    meta: DataFileMeta,
+    plan: Arc<ColumnPlan>,
+    mine: Vec<usize>,
+}
+
+/// A row-id group, planned: its rows, the files to open, and its `_ROW_ID` / sequence.
+struct Group {
+    rows: usize,
+    newest: String,
+    first_row_id: Option<i64>,
+    sequence: i64,
+    parts: Vec<Part>,
+}
+
 /// The batches of `groups` in the read's plan layout (`needed` table columns in order, then
-/// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns.
+/// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns. The groups
+/// are planned here (which file gives each column; refusals and corrupt entries fail now) and
+/// read lazily, one group at a time, as the batches are pulled.
 pub(crate) fn merged_groups(
     table: &FileStoreTable,
     schemas: &SchemaCache,
@@ -127,7 +147,7 @@ pub(crate) fn merged_groups(
 ) -> Result<BatchIter> {
     // an append table's plan decodes the needed columns in order (needed_at[k] = k)
     let wanted = &plan.wanted;
-    let mut out: Vec<Result<RecordBatch>> = Vec::with_capacity(groups.len());
+    let mut planned: Vec<Group> = Vec::with_capacity(groups.len());
     for group in groups {
         let newest = &group[0];
         if tracking {
@@ -157,66 +177,92 @@ pub(crate) fn merged_groups(
                 }
             }
         }
-        let rows = newest.row_count as usize;
-        let mut cols: Vec<Option<ArrayRef>> = vec![None; wanted.len()];
+        let mut parts = vec![];
         for (fi, f) in group.iter().enumerate() {
             let mine: Vec<usize> = (0..wanted.len()).filter(|&k| from[k] == Some(fi)).collect();
-            if mine.is_empty() {
-                continue;
-            }
-            let p = sub_plan(&mine)?;
-            let one = VecDeque::from([(file_path(dir, f), f.clone())]);
-            let batches: Vec<RecordBatch> =
-                FileChain::raw(one, p.clone()).collect::<Result<_>>()?;
-            let b = arrow_select::concat::concat_batches(&p.schema, &batches)?;
-            if b.num_rows() != rows {
-                return Err(Error::corrupt(
-                    file_path(dir, f),
-                    format!(
-                        "{} rows read, the data-evolution group of file '{}' has {rows}",
-                        b.num_rows(),
-                        newest.file_name
-                    ),
-                ));
-            }
-            for (j, &k) in mine.iter().enumerate() {
-                cols[k] = Some(b.column(p.needed_at[j]).clone());
+            if !mine.is_empty() {
+                parts.push(Part {
+                    path: file_path(dir, f),
+                    meta: f.clone(),
+                    plan: sub_plan(&mine)?,
+                    mine,
+                });
             }
         }
-        let mut arrays: Vec<ArrayRef> = cols
-            .into_iter()
-            .zip(wanted)
-            .map(|(c, w)| c.unwrap_or_else(|| new_null_array(&w.dtype, rows)))
-            .collect();
-        let mut schema_fields: Vec<Field> = plan
-            .schema
-            .fields()
-            .iter()
-            .map(|f| f.as_ref().clone())
-            .collect();
-        if tracking {
-            let ids: ArrayRef = match newest.first_row_id {
-                Some(first) => Arc::new(Int64Array::from_iter_values(first..first + rows as i64)),
-                None => new_null_array(&ArrowType::Int64, rows),
-            };
-            arrays.push(ids);
-            arrays.push(Arc::new(Int64Array::from_value(
-                newest.max_sequence_number,
-                rows,
-            )));
-            schema_fields.push(Tracking::RowId.field());
-            schema_fields.push(Tracking::Sequence.field());
-        }
-        out.push(
-            RecordBatch::try_new_with_options(
-                Arc::new(Schema::new(schema_fields)),
-                arrays,
-                &RecordBatchOptions::new().with_row_count(Some(rows)),
-            )
-            .map_err(Error::from),
-        );
+        planned.push(Group {
+            rows: newest.row_count as usize,
+            newest: newest.file_name.clone(),
+            first_row_id: newest.first_row_id,
+            sequence: newest.max_sequence_number,
+            parts,
+        });
     }
-    Ok(Box::new(out.into_iter()))
+    let dtypes: Vec<ArrowType> = wanted.iter().map(|w| w.dtype.clone()).collect();
+    let mut fields: Vec<Field> = plan
+        .schema
+        .fields()
+        .iter()
+        .map(|f| f.as_ref().clone())
+        .collect();
+    if tracking {
+        fields.push(Tracking::RowId.field());
+        fields.push(Tracking::Sequence.field());
+    }
+    let schema = Arc::new(Schema::new(fields));
+    Ok(Box::new(
+        planned
+            .into_iter()
+            .map(move |g| read_group(g, &dtypes, &schema, tracking)),
+    ))
+}
+
+/// One planned group's batch: each part's columns read from its file, nulls for the columns no
+/// file holds, then `_ROW_ID` / `_SEQUENCE_NUMBER` when `tracking`.
+fn read_group(
+    g: Group,
+    dtypes: &[ArrowType],
+    schema: &Arc<Schema>,
+    tracking: bool,
+) -> Result<RecordBatch> {
+    let rows = g.rows;
+    let mut cols: Vec<Option<ArrayRef>> = vec![None; dtypes.len()];
+    for part in g.parts {
+        let one = VecDeque::from([(part.path.clone(), part.meta)]);
+        let batches: Vec<RecordBatch> =
+            FileChain::raw(one, part.plan.clone()).collect::<Result<_>>()?;
+        let b = arrow_select::concat::concat_batches(&part.plan.schema, &batches)?;
+        if b.num_rows() != rows {
+            return Err(Error::corrupt(
+                part.path,
+                format!(
+                    "{} rows read, the data-evolution group of file '{}' has {rows}",
+                    b.num_rows(),
+                    g.newest
+                ),
+            ));
+        }
+        for (j, &k) in part.mine.iter().enumerate() {
+            cols[k] = Some(b.column(part.plan.needed_at[j]).clone());
+        }
+    }
+    let mut arrays: Vec<ArrayRef> = cols
+        .into_iter()
+        .zip(dtypes)
+        .map(|(c, t)| c.unwrap_or_else(|| new_null_array(t, rows)))
+        .collect();
+    if tracking {
+        let ids: ArrayRef = match g.first_row_id {
+            Some(first) => Arc::new(Int64Array::from_iter_values(first..first + rows as i64)),
+            None => new_null_array(&ArrowType::Int64, rows),
+        };
+        arrays.push(ids);
+        arrays.push(Arc::new(Int64Array::from_value(g.sequence, rows)));
+    }
+    Ok(RecordBatch::try_new_with_options(
+        schema.clone(),
+        arrays,
+        &RecordBatchOptions::new().with_row_count(Some(rows)),
+    )?)
 }
 
 #[cfg(test)]
