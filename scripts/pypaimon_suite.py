@@ -274,8 +274,13 @@ def start_run(python: str, dest: Path, ignore: List[str], timeout: int, extra_pa
     if keyword:
         cmd += ["-k", keyword]
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST_", "PYPAIMON_TEST"))}
+    # pypaimon's tests leave their tempfile.mkdtemp() warehouses behind (~400 directories a
+    # run): they go under the copy, removed with it (kept with --keep)
+    tmp = dest / "tmp"
+    tmp.mkdir(exist_ok=True)
     env.update(PYTHONPATH=os.pathsep.join(p for p in [str(dest), extra_path] if p),
-               PYTHONHASHSEED="0", PYPAIMON_SUITE_TIMEOUT=str(timeout), PYTHONDONTWRITEBYTECODE="1")
+               PYTHONHASHSEED="0", PYPAIMON_SUITE_TIMEOUT=str(timeout), PYTHONDONTWRITEBYTECODE="1",
+               TMPDIR=str(tmp))
     log = open(dest / "pytest.log", "w")
     proc = subprocess.Popen(cmd, cwd=dest, env=env, stdout=log, stderr=subprocess.STDOUT)
     return proc, junit
