@@ -298,9 +298,9 @@ class StreamingTableScan:
         from paimon_rs.table import Plan
 
         assert self.next_snapshot_id is not None
+        latest = self.table.latest_snapshot_id()  # once per look, not once per skipped snapshot
         while True:
             sid = self.next_snapshot_id
-            latest = self.table.latest_snapshot_id()
             if latest is None or sid > latest:
                 return None
             scannable = self._scannable(sid)
