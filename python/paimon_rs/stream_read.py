@@ -71,13 +71,40 @@ def resolved_mode(table: Table, mode: str) -> str:
     return "changelog" if table.options.changelog_producer() != "none" else "delta"
 
 
+def parse_start(what: str, scan_mode: Any, snapshot: Any) -> Tuple[bool, Optional[int]]:
+    """A streaming read's start from ``scan.mode`` and ``scan.snapshot-id`` (strings or None):
+    (starts with the full state, the snapshot it starts at). ``what`` names the read in errors."""
+    raw_mode = str(scan_mode or "").strip().lower()
+    if not raw_mode:
+        raw_mode = "from-snapshot" if snapshot is not None else "latest-full"
+    if raw_mode not in SCAN_MODES:
+        raise UnsupportedError(f"{what}: scan.mode '{raw_mode}' (a streaming read takes {', '.join(SCAN_MODES)})")
+    full_first, at_snapshot = SCAN_MODES[raw_mode]
+    if at_snapshot != (snapshot is not None):
+        raise InvalidArgumentError(f"{what}: scan.mode '{raw_mode}' "
+                                   + ("needs scan.snapshot-id" if at_snapshot else "takes no scan.snapshot-id"))
+    try:
+        start = int(snapshot) if snapshot is not None else None
+    except ValueError:
+        raise InvalidArgumentError(f"{what}: scan.snapshot-id is a snapshot id, not {snapshot!r}") from None
+    if start is not None and start < 1:
+        raise InvalidArgumentError(f"{what}: scan.snapshot-id must be >= 1, got {start}")
+    return full_first, start
+
+
+def parse_between_mode(what: str, raw: Any) -> str:
+    """``incremental-between-scan-mode`` of a streaming read (auto, delta or changelog), unresolved."""
+    mode = str(raw or "auto").strip().lower()
+    if mode not in ("auto", "delta", "changelog"):
+        raise UnsupportedError(f"{what}: incremental-between-scan-mode '{mode}' (a streaming read takes auto, "
+                               "delta or changelog)")
+    return mode
+
+
 def _stream_mode(table: Table) -> str:
     """The table's ``incremental-between-scan-mode`` for a streaming read, resolved."""
-    mode = str(table.options.get("incremental-between-scan-mode") or "auto").strip().lower()
-    if mode not in ("auto", "delta", "changelog"):
-        raise UnsupportedError(f"streaming read of {table.identifier}: incremental-between-scan-mode "
-                               f"'{mode}' (a streaming read takes auto, delta or changelog)")
-    return resolved_mode(table, mode)
+    what = f"streaming read of {table.identifier}"
+    return resolved_mode(table, parse_between_mode(what, table.options.get("incremental-between-scan-mode")))
 
 
 def _without_start_options(table: Table) -> Table:
@@ -229,22 +256,8 @@ class StreamingTableScan:
         if refused:
             raise UnsupportedError(f"streaming read of {table.identifier}: option(s) {refused} (a streaming "
                                    f"read starts by scan.mode: {', '.join(SCAN_MODES)})")
-        raw_mode = str(opts.get("scan.mode") or "").strip().lower()
-        snap = opts.get("scan.snapshot-id")
-        if not raw_mode:
-            raw_mode = "from-snapshot" if snap is not None else "latest-full"
-        if raw_mode not in SCAN_MODES:
-            raise UnsupportedError(f"streaming read of {table.identifier}: scan.mode '{raw_mode}' (a streaming "
-                                   f"read takes {', '.join(SCAN_MODES)})")
-        self._full_first, at_snapshot = SCAN_MODES[raw_mode]
-        if at_snapshot != (snap is not None):
-            raise InvalidArgumentError(f"streaming read of {table.identifier}: scan.mode '{raw_mode}' "
-                                       + ("needs scan.snapshot-id" if at_snapshot else "takes no scan.snapshot-id"))
-        try:
-            self._start: Optional[int] = int(snap) if snap is not None else None
-        except ValueError:
-            raise InvalidArgumentError(f"streaming read of {table.identifier}: scan.snapshot-id is a "
-                                       f"snapshot id, not {snap!r}") from None
+        what = f"streaming read of {table.identifier}"
+        self._full_first, self._start = parse_start(what, opts.get("scan.mode"), opts.get("scan.snapshot-id"))
         self.mode = _stream_mode(table)
         self.table = _without_start_options(table)
         self.predicate = predicate

@@ -156,6 +156,8 @@ def test_start_modes(catalog):
         t.copy({"scan.tag-name": "x"}).new_stream_read_builder().new_streaming_scan()
     with pytest.raises(paimon_rs.InvalidArgumentError, match="'scan.snapshot-id' must be set"):
         t.copy({"scan.mode": "from-snapshot-full"})
+    with pytest.raises(paimon_rs.InvalidArgumentError, match="must be >= 1, got 0"):
+        t.copy({"scan.snapshot-id": "0"}).new_stream_read_builder().new_streaming_scan()
 
 
 def test_the_consumer_moves_once_the_plan_is_processed_and_a_new_scan_resumes_there(catalog):

@@ -72,7 +72,7 @@ from paimon_rs.spark.common import (
 from paimon_rs.spark.dynamic import is_dynamic
 from paimon_rs.spark.reader import _read_split
 from paimon_rs.spark.sink import _TaskMessages, abort_job, message_rows, write_task
-from paimon_rs.stream_read import SCAN_MODES, resolved_mode, snapshot_changes, snapshot_rows
+from paimon_rs.stream_read import parse_between_mode, parse_start, resolved_mode, snapshot_changes, snapshot_rows
 from paimon_rs.table import Table
 
 try:  # Spark >= 4.1
@@ -118,30 +118,9 @@ def read_options(options: Mapping[str, str]) -> _ReadOptions:
         raise InvalidArgumentError(
             f"format('paimon_rs_audit_log') streaming read: option(s) {bad} are not taken (it takes "
             f"{', '.join(READ_OPTIONS)}); nothing is ignored")
-    raw_mode = opts.get("scan.mode", "").strip().lower()
-    snap = opts.get("scan.snapshot-id")
-    if not raw_mode:
-        raw_mode = "from-snapshot" if snap is not None else "latest-full"
-    if raw_mode not in SCAN_MODES:
-        raise UnsupportedError(
-            f"format('paimon_rs_audit_log') streaming read: scan.mode '{raw_mode}' (the streaming read takes "
-            f"{', '.join(sorted(SCAN_MODES))})")
-    full_first, at_snapshot = SCAN_MODES[raw_mode]
-    if at_snapshot != (snap is not None):
-        raise InvalidArgumentError(
-            f"format('paimon_rs_audit_log'): scan.mode '{raw_mode}' "
-            + ("needs scan.snapshot-id" if at_snapshot else "takes no scan.snapshot-id"))
-    try:
-        start = int(snap) if snap is not None else None
-    except ValueError:
-        raise InvalidArgumentError(f"format('paimon_rs_audit_log'): scan.snapshot-id is a snapshot id, "
-                                   f"not {snap!r}") from None
-    if start is not None and start < 1:
-        raise InvalidArgumentError(f"format('paimon_rs_audit_log'): scan.snapshot-id must be >= 1, got {start}")
-    mode = opts.get("incremental-between-scan-mode", "auto").strip().lower()
-    if mode not in ("auto", "delta", "changelog"):
-        raise UnsupportedError(f"format('paimon_rs_audit_log'): incremental-between-scan-mode '{mode}' "
-                               "(the streaming read takes auto, delta or changelog)")
+    what = "format('paimon_rs_audit_log') streaming read"
+    full_first, start = parse_start(what, opts.get("scan.mode"), opts.get("scan.snapshot-id"))
+    mode = parse_between_mode(what, opts.get("incremental-between-scan-mode"))
     ignore = opts.get("consumer.ignore-progress", "false").strip().lower()
     if ignore not in ("true", "false"):
         raise InvalidArgumentError(f"format('paimon_rs_audit_log'): consumer.ignore-progress is true or "
