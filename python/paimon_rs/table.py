@@ -1439,16 +1439,40 @@ class TableScan:
         self.predicate = predicate
         self.snapshot_id = snapshot_id
         self._shard: Optional[tuple] = None
+        self._slice: Optional[Tuple[int, int]] = None
         self.limit: Optional[int] = None
         self.partition_predicate: Optional[Predicate] = None
 
     def plan(self) -> Plan:
-        """The splits to read (only this worker's with ``with_shard``)."""
+        """The splits to read (only this worker's with ``with_shard`` or ``with_slice``)."""
         filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
         snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id)
         if self._shard is not None:
             splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
+        if self._slice is not None:
+            splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
+
+    def with_slice(self, start_pos: int, end_pos: int) -> TableScan:
+        """Plan only the rows at positions ``[start_pos, end_pos)`` of an append table's plan
+        (pypaimon's ``with_slice``): positions count every planned file's rows in plan order,
+        before deletion vectors and the filter's row-level part (files its statistics rule out
+        are not counted); a file partly in the range is read in part. Workers planning the
+        same snapshot with the same filter get disjoint slices of one plan; a range past the
+        plan's rows is cut short. Primary-key tables are sliced by ``with_shard`` instead."""
+        for v in (start_pos, end_pos):
+            if isinstance(v, bool) or not isinstance(v, int):
+                raise InvalidArgumentError(f"with_slice: positions are ints, got {v!r}")
+        if start_pos < 0 or start_pos >= end_pos:
+            raise InvalidArgumentError(f"with_slice: start_pos must be >= 0 and less than end_pos, got "
+                                       f"[{start_pos}, {end_pos})")
+        if self.table.is_primary_key_table:
+            raise UnsupportedError(f"with_slice on {self.table.identifier}: primary-key tables are not sliced "
+                                   "by row position; use with_shard")
+        if self._shard is not None:
+            raise InvalidArgumentError("with_slice and with_shard cannot be used together")
+        self._slice = (start_pos, end_pos)
+        return self
 
     # --- pypaimon 2.1.0 names ---
 
@@ -1459,6 +1483,8 @@ class TableScan:
         version of a key stays with one worker); append tables split by split, round-robin in
         plan order."""
         _validate_shard(idx_of_this_subtask, number_of_para_subtasks)
+        if self._slice is not None:
+            raise InvalidArgumentError("with_shard and with_slice cannot be used together")
         self._shard = (idx_of_this_subtask, number_of_para_subtasks)
         return self
 

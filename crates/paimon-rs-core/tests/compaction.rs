@@ -43,6 +43,7 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
             deletion_files: BTreeMap::new(),
             changelog: false,
             diff_before: None,
+            row_slices: Default::default(),
         };
         all.extend(read_splits(table, std::slice::from_ref(&split)));
         after_all.extend(res.after);

@@ -1189,7 +1189,9 @@ impl Split {
         s.files
             .iter()
             .try_fold(0i64, |n, f| match s.deletion_files.get(&f.file_name) {
-                None => Some(n + f.row_count),
+                None => Some(n + s.rows_of(f)),
+                // a vector's cardinality counts the whole file's marks, not a part's
+                Some(_) if s.row_slices.contains_key(&f.file_name) => None,
                 Some(d) => d.cardinality.map(|deleted| n + f.row_count - deleted),
             })
     }
@@ -1260,6 +1262,23 @@ impl Split {
             partition_fields: std::sync::Arc::new(fields),
         })
     }
+}
+
+/// pypaimon's `with_slice` of an append table's plan: the splits holding the plan's rows at
+/// positions `[start, end)` (`paimon_rs_core::slice_splits`; files read in part).
+#[pyfunction]
+pub fn slice_splits(splits: Vec<Split>, start: i64, end: i64) -> Vec<Split> {
+    let Some(fields) = splits.first().map(|s| s.partition_fields.clone()) else {
+        return vec![];
+    };
+    let core = splits.into_iter().map(|s| s.inner).collect();
+    paimon_rs_core::slice_splits(core, start, end)
+        .into_iter()
+        .map(|inner| Split {
+            inner,
+            partition_fields: fields.clone(),
+        })
+        .collect()
 }
 
 #[pyclass(module = "paimon_rs._core", frozen)]

@@ -414,6 +414,7 @@ pub(crate) fn compact_written_bucket(
         deletion_files: Default::default(),
         changelog: false,
         diff_before: None,
+        row_slices: Default::default(),
     };
     let after = rewrite_group(
         table,
@@ -559,6 +560,7 @@ pub(super) fn compact_append_bucket(
                 .collect(),
             changelog: false,
             diff_before: None,
+            row_slices: Default::default(),
         };
         match rewrite_group(table, reader, s, &split, None) {
             Ok(out) => {

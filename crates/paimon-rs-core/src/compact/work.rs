@@ -142,6 +142,7 @@ pub(super) fn bucket_splits(
                 deletion_files: Default::default(),
                 changelog: false,
                 diff_before: None,
+                row_slices: Default::default(),
             },
         )
         .collect())

@@ -179,34 +179,46 @@ pub(crate) fn with_deletions(
     plan: &Arc<ColumnPlan>,
     raw: bool,
 ) -> BatchIter {
+    with_deletions_of_rows(
+        root,
+        dir,
+        files,
+        dvs,
+        memory,
+        &Default::default(),
+        plan,
+        raw,
+    )
+}
+
+/// [`with_deletions`], the files named in `slices` read in part (the rows at positions
+/// `[begin, end)`, `Split::row_slices`).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn with_deletions_of_rows(
+    root: &Path,
+    dir: &Path,
+    files: &[DataFileMeta],
+    dvs: &Arc<std::collections::BTreeMap<String, DeletionFile>>,
+    memory: Option<&std::collections::BTreeMap<String, roaring::RoaringBitmap>>,
+    slices: &std::collections::BTreeMap<String, (i64, i64)>,
+    plan: &Arc<ColumnPlan>,
+    raw: bool,
+) -> BatchIter {
     let streams: Vec<BatchIter> = files
         .iter()
         .map(|f| -> BatchIter {
             let one = VecDeque::from([(file_path(dir, f), f.clone())]);
-            let chain: BatchIter = Box::new(if raw {
+            let mut chain: BatchIter = Box::new(if raw {
                 FileChain::raw(one, plan.clone())
             } else {
                 FileChain::new(one, plan.clone())
             });
-            if let Some(dv) = memory.and_then(|m| m.get(&f.file_name)) {
-                return Box::new(DeletionFilter::in_memory(
-                    chain,
-                    root.to_path_buf(),
-                    dv.clone(),
-                    f.file_name.clone(),
-                    f.row_count,
-                ));
+            let (begin, end) = crate::read::split::part_of(slices, f);
+            if (begin, end) != (0, f.row_count.max(0) as u64) {
+                chain = crate::read::split::rows_between(chain, begin, end);
             }
-            match dvs.get(&f.file_name) {
-                None => chain,
-                Some(df) => Box::new(DeletionFilter::new(
-                    chain,
-                    root.to_path_buf(),
-                    df.clone(),
-                    f.file_name.clone(),
-                    f.row_count,
-                )),
-            }
+            let memory = memory.and_then(|m| m.get(&f.file_name));
+            DeletionFilter::over(chain, root, f, dvs.get(&f.file_name), memory, (begin, end))
         })
         .collect();
     Box::new(streams.into_iter().flatten())

@@ -276,6 +276,9 @@ pub struct DeletionFilter {
     data_rows: i64,
     dv: Option<RoaringBitmap>,
     pos: u64,
+    /// The position after the last row the inner stream yields (`data_rows`, or the end of
+    /// the part of the file read).
+    end: u64,
     failed: bool,
 }
 
@@ -306,8 +309,37 @@ impl DeletionFilter {
             data_rows,
             dv,
             pos: 0,
+            end: data_rows.max(0) as u64,
             failed: false,
         }
+    }
+
+    /// `inner` (the rows of `f` at positions `[begin, end)`) without the rows its vector marks:
+    /// the one in `memory` if any, else the stored one in `file`; `inner` as it is without either.
+    pub(crate) fn over(
+        inner: BatchIter,
+        table_root: &std::path::Path,
+        f: &crate::spec::manifest::DataFileMeta,
+        file: Option<&DeletionFile>,
+        memory: Option<&RoaringBitmap>,
+        (begin, end): (u64, u64),
+    ) -> BatchIter {
+        let root = table_root.to_path_buf();
+        let (name, rows) = (f.file_name.clone(), f.row_count);
+        let filter = match (memory, file) {
+            (Some(dv), _) => Self::in_memory(inner, root, dv.clone(), name, rows),
+            (None, Some(df)) => Self::new(inner, root, df.clone(), name, rows),
+            (None, None) => return inner,
+        };
+        Box::new(filter.of_rows(begin, end))
+    }
+
+    /// The inner stream yields the file's rows at positions `[begin, end)` only (a file read
+    /// in part: `Split::row_slices`).
+    pub fn of_rows(mut self, begin: u64, end: u64) -> Self {
+        self.pos = begin;
+        self.end = end;
+        self
     }
 
     /// A filter by a vector held in memory (a writer's, with marks not yet in an index file).
@@ -369,7 +401,7 @@ impl Iterator for DeletionFilter {
             None => {
                 // a vector in memory was applied to positions counted here: the file must have
                 // had every row its manifest entry records
-                if self.file.is_none() && self.pos != self.data_rows.max(0) as u64 {
+                if self.file.is_none() && self.pos != self.end {
                     self.failed = true;
                     return Some(Err(Error::corrupt(
                         &self.table_root,

@@ -17,6 +17,7 @@ use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use super::deletion::{DeletionFile, DeletionFilter};
+use super::split::{part_of, rows_between};
 use crate::error::{Error, Result};
 use crate::kv::reader::{file_path, ColumnPlan, FileChain};
 use crate::kv::FileSource;
@@ -78,6 +79,7 @@ pub(crate) fn files_with_tracking(
     dir: &Path,
     files: &[DataFileMeta],
     dvs: &Arc<BTreeMap<String, DeletionFile>>,
+    slices: &BTreeMap<String, (i64, i64)>,
     plan: &Arc<ColumnPlan>,
 ) -> Result<BatchIter> {
     for f in files {
@@ -100,27 +102,24 @@ pub(crate) fn files_with_tracking(
         .iter()
         .map(|f| -> BatchIter {
             let one = VecDeque::from([(file_path(dir, f), f.clone())]);
-            let tracked = numbered(Box::new(FileChain::raw(one, plan.clone())), f);
-            match dvs.get(&f.file_name) {
-                None => tracked,
-                Some(df) => Box::new(DeletionFilter::new(
-                    tracked,
-                    root.clone(),
-                    df.clone(),
-                    f.file_name.clone(),
-                    f.row_count,
-                )),
-            }
+            let chain: BatchIter = Box::new(FileChain::raw(one, plan.clone()));
+            let (begin, end) = part_of(slices, f);
+            let tracked = if (begin, end) == (0, f.row_count.max(0) as u64) {
+                numbered(chain, f, 0)
+            } else {
+                numbered(rows_between(chain, begin, end), f, begin as i64)
+            };
+            DeletionFilter::over(tracked, &root, f, dvs.get(&f.file_name), None, (begin, end))
         })
         .collect();
     Ok(Box::new(streams.into_iter().flatten()))
 }
 
-/// The batches of one file, each with its rows' `_ROW_ID` (first_row_id + position) and
-/// `_SEQUENCE_NUMBER` appended.
-fn numbered(it: BatchIter, f: &DataFileMeta) -> BatchIter {
+/// The batches of one file from position `from` on, each with its rows' `_ROW_ID`
+/// (first_row_id + position) and `_SEQUENCE_NUMBER` appended.
+fn numbered(it: BatchIter, f: &DataFileMeta, from: i64) -> BatchIter {
     let (first, seq) = (f.first_row_id, f.max_sequence_number);
-    let mut pos: i64 = 0;
+    let mut pos: i64 = from;
     Box::new(it.map(move |b| {
         let b = b?;
         let n = b.num_rows();

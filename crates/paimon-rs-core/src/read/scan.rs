@@ -792,6 +792,7 @@ impl TableScan {
                     deletion_files: dvs_of(&b_keep, &b_dv),
                     files: b_keep,
                 }),
+                row_slices: Default::default(),
             });
         }
         Ok(Plan {
@@ -833,6 +834,7 @@ impl TableScan {
                     deletion_files: BTreeMap::new(),
                     changelog: true,
                     diff_before: None,
+                    row_slices: Default::default(),
                 });
             }
         }
@@ -1003,6 +1005,7 @@ impl TableScan {
                     deletion_files,
                     changelog: false,
                     diff_before: None,
+                    row_slices: Default::default(),
                 });
             }
         }

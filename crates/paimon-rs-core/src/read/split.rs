@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use super::deletion::DeletionFile;
 
 use crate::error::{Error, Result};
+use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -36,6 +37,11 @@ pub struct Split {
     /// (`read::diff`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub diff_before: Option<DiffBefore>,
+    /// Files read in part (a slice of the plan's rows, [`slice_splits`]): by data file name,
+    /// the physical row positions `[begin, end)` read of it, before its deletion vector; a
+    /// file not named is read whole. Only raw splits of append tables are sliced.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub row_slices: BTreeMap<String, (i64, i64)>,
 }
 
 /// The start tag's side of a diff split: its files of the bucket that are not in the end tag
@@ -48,8 +54,18 @@ pub struct DiffBefore {
 }
 
 impl Split {
+    /// Rows of the split's files (of the part read, for a file read in part), before deletion
+    /// vectors.
     pub fn row_count(&self) -> i64 {
-        self.files.iter().map(|f| f.row_count).sum()
+        self.files.iter().map(|f| self.rows_of(f)).sum()
+    }
+
+    /// Rows of `file` this split reads, before its deletion vector.
+    pub fn rows_of(&self, file: &DataFileMeta) -> i64 {
+        match self.row_slices.get(&file.file_name) {
+            Some(&(begin, end)) => end - begin,
+            None => file.row_count,
+        }
     }
 
     pub fn file_size(&self) -> i64 {
@@ -64,6 +80,82 @@ impl Split {
         serde_json::from_slice(b)
             .map_err(|e| Error::invalid(format!("not a serialized split: {e}")))
     }
+}
+
+/// The splits holding the plan's rows at positions `[start, end)`, counting every file's rows
+/// (before deletion vectors) in plan order, files in split order: pypaimon's `with_slice` of an
+/// append table (`scan_distribution.slice_append_splits`). A split with no row in the range
+/// is left out; a file partly in it is read in part (`row_slices`); a range beyond the plan's
+/// rows is clamped. Every worker that plans the same snapshot with the same filter gets the
+/// same positions, so slices `[0, a)`, `[a, b)`, ... of one plan are disjoint and cover it.
+pub fn slice_splits(splits: Vec<Split>, start: i64, end: i64) -> Vec<Split> {
+    let mut out = Vec::new();
+    let mut offset: i64 = 0;
+    for mut split in splits {
+        if offset >= end {
+            break;
+        }
+        let mut kept = Vec::with_capacity(split.files.len());
+        let mut slices = BTreeMap::new();
+        for f in std::mem::take(&mut split.files) {
+            let rows = split.rows_of(&f);
+            let base = split.row_slices.get(&f.file_name).map_or(0, |s| s.0);
+            let (begin, stop) = ((start - offset).max(0), (end - offset).min(rows));
+            offset += rows;
+            if begin < stop {
+                let part = (base + begin, base + stop);
+                if part != (0, f.row_count) {
+                    slices.insert(f.file_name.clone(), part);
+                }
+                kept.push(f);
+            }
+        }
+        if kept.is_empty() {
+            continue;
+        }
+        let names: std::collections::BTreeSet<&str> =
+            kept.iter().map(|f| f.file_name.as_str()).collect();
+        split
+            .deletion_files
+            .retain(|k, _| names.contains(k.as_str()));
+        split.files = kept;
+        split.row_slices = slices;
+        out.push(split);
+    }
+    out
+}
+
+/// The positions `[begin, end)` of `f` read: its part in `slices`, else all its rows.
+pub(crate) fn part_of(slices: &BTreeMap<String, (i64, i64)>, f: &DataFileMeta) -> (u64, u64) {
+    slices
+        .get(&f.file_name)
+        .map_or((0, f.row_count.max(0) as u64), |&(b, e)| {
+            (b.max(0) as u64, e.max(0) as u64)
+        })
+}
+
+/// The rows at positions `[begin, end)` of one file's batches (`inner` yields the file from
+/// its first row): the batches cut to the range; the file is not read past `end`.
+pub(crate) fn rows_between(inner: BatchIter, begin: u64, end: u64) -> BatchIter {
+    let mut inner = Some(inner);
+    let mut pos: u64 = 0;
+    Box::new(std::iter::from_fn(move || loop {
+        if pos >= end {
+            inner = None; // the rest of the file is not decoded
+            return None;
+        }
+        let b = match inner.as_mut()?.next()? {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        let n = b.num_rows() as u64;
+        let (lo, hi) = (begin.max(pos), end.min(pos + n));
+        let at = pos;
+        pos += n;
+        if lo < hi {
+            return Some(Ok(b.slice((lo - at) as usize, (hi - lo) as usize)));
+        }
+    }))
 }
 
 #[cfg(test)]
@@ -82,6 +174,7 @@ mod tests {
             deletion_files: BTreeMap::new(),
             changelog,
             diff_before: None,
+            row_slices: BTreeMap::new(),
         }
     }
 
@@ -112,5 +205,89 @@ mod tests {
         assert!(String::from_utf8_lossy(&b).contains("diff_before"));
         assert_eq!(Split::from_bytes(&b).unwrap(), s);
         assert!(!String::from_utf8_lossy(&split(false).to_bytes().unwrap()).contains("diff_before"));
+    }
+
+    /// pypaimon's `slice_append_splits`: positions over the files in plan order; partial
+    /// files read in part; splits without a row in the range dropped; a slice of a slice
+    /// counts from the slice; slices of one plan are disjoint and cover it.
+    #[test]
+    fn slices_cover_the_plan_once_in_order() {
+        use crate::compact::interval::tests::file as kv_file;
+        let file = |n: &str| kv_file(n, 0, 1, 10, 0);
+        let mk = |names: &[(&str, i64)]| {
+            let mut s = split(false);
+            s.files = names
+                .iter()
+                .map(|(n, rows)| {
+                    let mut f = file(n);
+                    f.row_count = *rows;
+                    f
+                })
+                .collect();
+            s
+        };
+        let plan = vec![mk(&[("a", 3), ("b", 2)]), mk(&[("c", 4)])];
+        let got = slice_splits(plan.clone(), 2, 6);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].files.len(), 2);
+        assert_eq!(got[0].row_slices.get("a"), Some(&(2, 3)));
+        assert_eq!(got[0].row_slices.get("b"), None); // whole
+        assert_eq!(got[1].row_slices.get("c"), Some(&(0, 1)));
+        assert_eq!(got.iter().map(Split::row_count).sum::<i64>(), 4);
+        assert!(slice_splits(plan.clone(), 9, 12).is_empty());
+        assert_eq!(slice_splits(plan.clone(), 0, 100), plan);
+        // a slice of a slice: positions relative to it, stored as file positions
+        let inner = slice_splits(got, 1, 4);
+        assert_eq!(inner[0].files[0].file_name, "b");
+        assert_eq!(inner[1].row_slices.get("c"), Some(&(0, 1)));
+        // disjoint cover: every (file, position) once
+        let mut seen = std::collections::BTreeSet::new();
+        for (a, b) in [(0, 1), (1, 4), (4, 5), (5, 9)] {
+            for s in slice_splits(plan.clone(), a, b) {
+                for f in &s.files {
+                    let (lo, hi) = s
+                        .row_slices
+                        .get(&f.file_name)
+                        .copied()
+                        .unwrap_or((0, f.row_count));
+                    for p in lo..hi {
+                        assert!(seen.insert((f.file_name.clone(), p)));
+                    }
+                }
+            }
+        }
+        assert_eq!(seen.len(), 9);
+        // a sliced split survives serialization (Spark ships it)
+        let s = &slice_splits(plan, 2, 6)[0];
+        assert_eq!(&Split::from_bytes(&s.to_bytes().unwrap()).unwrap(), s);
+    }
+
+    /// A part of a file: batches cut at its bounds, none pulled once its end is reached.
+    #[test]
+    fn rows_between_cuts_batches_and_stops_at_the_end() {
+        use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        use std::sync::Arc;
+        let pulled = Arc::new(AtomicUsize::new(0));
+        let p = pulled.clone();
+        let inner: BatchIter = Box::new((0..10i64).map(move |i| {
+            p.fetch_add(1, Ordering::SeqCst);
+            let a: ArrayRef = Arc::new(Int64Array::from_iter_values(i * 4..i * 4 + 4));
+            Ok(RecordBatch::try_from_iter([("x", a)]).unwrap())
+        }));
+        let got: Vec<i64> = rows_between(inner, 6, 13)
+            .flat_map(|b| {
+                let b = b.unwrap();
+                let a = b
+                    .column(0)
+                    .as_any()
+                    .downcast_ref::<Int64Array>()
+                    .unwrap()
+                    .clone();
+                (0..a.len()).map(move |i| a.value(i))
+            })
+            .collect();
+        assert_eq!(got, (6..13).collect::<Vec<_>>());
+        assert_eq!(pulled.load(Ordering::SeqCst), 4); // batches 0..=3 hold rows 0..16
     }
 }

@@ -27,7 +27,10 @@ use super::split::Split;
 use crate::compact::interval::interval_partition;
 use crate::compact::leveled_runs;
 use crate::error::{Error, Result};
-use crate::kv::reader::{column_plan, file_path, with_deletions, ColumnPlan, FileChain, PlanInput};
+use crate::kv::reader::{
+    column_plan, file_path, with_deletions, with_deletions_of_rows, ColumnPlan, FileChain,
+    PlanInput,
+};
 use crate::merge::engine::EngineKind;
 use crate::merge::reader::MergeHooks;
 use crate::merge::{merge_sorted_runs, merge_sorted_runs_with, BatchIter, KvLayout, MergeEngine};
@@ -424,6 +427,18 @@ fn split_stream_with(
     let layout = KvLayout {
         num_keys: key_names.len(),
     };
+    if !split.row_slices.is_empty() && (pk || split.changelog) {
+        return Err(Error::unsupported(format!(
+            "reading part of a file (a slice of the plan's rows) in a {} split: only append \
+             tables' splits are sliced",
+            if split.changelog {
+                "changelog"
+            } else {
+                "primary-key table's"
+            }
+        ))
+        .with_table(&ctx.table.name));
+    }
     if memory.is_some() && (merge || split.changelog) {
         return Err(Error::Internal(format!(
             "deletion vectors in memory for a split of table '{}' that is not read raw",
@@ -435,6 +450,13 @@ fn split_stream_with(
     if !pk && !split.changelog && ctx.table.options.data_evolution()? {
         let groups = row_id_groups(&ctx.table.name, &split.files)?;
         if groups.iter().any(|g| g.len() > 1) {
+            if !split.row_slices.is_empty() {
+                return Err(Error::unsupported(
+                    "a slice of the rows of a data-evolution table whose files hold different \
+                     columns of the same rows: not implemented by paimon_rs",
+                )
+                .with_table(&ctx.table.name));
+            }
             if memory.is_some() || !split.deletion_files.is_empty() {
                 return Err(Error::unsupported(
                     "reading a data-evolution table with deletion vectors whose files hold \
@@ -477,7 +499,14 @@ fn split_stream_with(
             )));
         }
         let dvs = Arc::new(split.deletion_files.clone());
-        let batches = files_with_tracking(&ctx.table, &dir, &split.files, &dvs, &plan)?;
+        let batches = files_with_tracking(
+            &ctx.table,
+            &dir,
+            &split.files,
+            &dvs,
+            &split.row_slices,
+            &plan,
+        )?;
         return Ok(finished(ctx, plan, batches));
     }
     let batches: BatchIter = if merge {
@@ -558,18 +587,29 @@ fn split_stream_with(
         }))
     } else if let Some(memory) = &memory {
         let none = Arc::new(BTreeMap::new());
-        with_deletions(
+        with_deletions_of_rows(
             &ctx.table.path,
             &dir,
             &split.files,
             &none,
             Some(memory),
+            &split.row_slices,
             &plan,
             true,
         )
-    } else if !split.changelog && !split.deletion_files.is_empty() {
+    } else if !split.changelog && (!split.deletion_files.is_empty() || !split.row_slices.is_empty())
+    {
         let dvs = Arc::new(split.deletion_files.clone());
-        with_deletions(&ctx.table.path, &dir, &split.files, &dvs, None, &plan, true)
+        with_deletions_of_rows(
+            &ctx.table.path,
+            &dir,
+            &split.files,
+            &dvs,
+            None,
+            &split.row_slices,
+            &plan,
+            true,
+        )
     } else {
         // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
         // deletion vectors apply to changelog files
@@ -621,6 +661,7 @@ fn diff_stream(
                 raw_convertible: false,
                 changelog: false,
                 diff_before: None,
+                row_slices: Default::default(),
                 ..split.clone()
             };
             let parts: Vec<RecordBatch> = split_stream(full.clone(), &s)?.collect::<Result<_>>()?;

@@ -120,6 +120,7 @@ pub fn read_with_positions(
                 raw_convertible: true,
                 changelog: false,
                 diff_before: None,
+                row_slices: Default::default(),
                 ..(*split).clone()
             };
             let mut pos: u64 = 0;
