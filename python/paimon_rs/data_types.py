@@ -8,8 +8,8 @@ schema file). ``parse_data_type`` makes these objects of that form and ``to_dict
     parse_data_type({"type": "ARRAY", "element": "INT"})  # ArrayType(True, AtomicType('INT'))
     DataField.from_dict({"id": 0, "name": "id", "type": "BIGINT NOT NULL"}).type
 
-``Table.fields`` / ``table_schema.fields`` keep the stored form in ``DataField.type`` (a string or
-a dict, what paimon_rs has always returned); ``DataField.from_dict`` parses it, as pypaimon does.
+``Table.fields`` / ``table_schema.fields`` hold these objects in ``DataField.type``, as pypaimon's
+do (``DataField.from_dict`` of each stored field); ``type_dict(field.type)`` is the stored form.
 """
 
 from __future__ import annotations

@@ -207,8 +207,7 @@ class TableSchema:
         d = json.loads(text)
         return TableSchema(
             id=d.get("id", 0),
-            fields=[DataField(f["id"], f["name"], f["type"], f.get("description"), f.get("defaultValue"))
-                    for f in d.get("fields", [])],
+            fields=[DataField.from_dict(f) for f in d.get("fields", [])],
             highest_field_id=d.get("highestFieldId", 0),
             partition_keys=list(d.get("partitionKeys", [])),
             primary_keys=list(d.get("primaryKeys", [])),

@@ -9,6 +9,7 @@ import pytest
 from test_java_interop import DB, _alter, _tname, check, java_create, java_read, java_write, ours_create, ours_read
 
 from paimon_rs import CatalogFactory, Move, SchemaChange
+from paimon_rs.data_types import type_dict
 
 pytestmark = pytest.mark.java
 
@@ -34,7 +35,7 @@ def _same_schema(java, wh, t: str) -> list:
     js = java.call("schema", warehouse=str(wh), table=f"{DB}.{t}")
     ours = _ours(wh).get_table(f"{DB}.{t}").table_schema
     assert [(f["id"], f["name"]) for f in js["fields"]] == [(f.id, f.name) for f in ours.fields]
-    assert [f["type"] for f in js["fields"]] == [f.type for f in ours.fields]
+    assert [f["type"] for f in js["fields"]] == [type_dict(f.type) for f in ours.fields]
     return [(f["name"], f["type"]) for f in js["fields"]]
 
 

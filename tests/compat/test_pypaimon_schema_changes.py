@@ -22,7 +22,7 @@ c.alter_table("db.t", [PS.add_column("c", AtomicType("BIGINT"), "cc", PM.first("
                        PS.update_comment("hi"), PS.update_column_position(PM.after("id", "a2")),
                        PS.set_option("write-buffer-size", "8 mb")])
 s = c.get_table("db.t").table_schema
-print(json.dumps([[f.id, f.name, f.type, f.description] for f in s.fields] + [s.comment, s.options]))
+print(json.dumps([[f.id, f.name, str(f.type), f.description] for f in s.fields] + [s.comment, s.options]))
 """
 
 

@@ -14,6 +14,7 @@ import pyarrow as pa
 import pytest
 
 from paimon_rs import (
+    AtomicType,
     ColumnAlreadyExistException,
     ColumnNotExistException,
     InvalidArgumentError,
@@ -143,7 +144,7 @@ def test_positions_comments_nullability_and_table_comment(catalog, kv):
     t = catalog.get_table("db.kv")
     assert t.field_names == ["f", "b", "a", "id"]
     assert t.table_schema.fields[2].description == "the a"
-    assert t.table_schema.fields[1].type == "STRING NOT NULL"
+    assert t.table_schema.fields[1].type == AtomicType("STRING", nullable=False)
     assert t.table_schema.comment == "a table" and t.comment() == "a table"
     with pytest.raises(InvalidArgumentError, match="Cannot move itself for column f"):
         catalog.alter_table("db.kv", [SchemaChange.update_column_position(Move.first("f"))])
@@ -157,7 +158,7 @@ def test_null_to_not_null_is_refused_unless_enabled(catalog, kv):
     with pytest.raises(InvalidArgumentError, match="from nullable to non nullable for a"):
         catalog.alter_table("db.kv", [SchemaChange.update_column_nullability("a", False)])
     catalog.alter_table("db.kv", [SchemaChange.update_column_type("b", "STRING NOT NULL", keep_nullability=True)])
-    assert catalog.get_table("db.kv").table_schema.fields[2].type == "STRING"
+    assert catalog.get_table("db.kv").table_schema.fields[2].type == AtomicType("STRING")
 
 
 def test_add_column_before_partition(catalog):
@@ -288,9 +289,9 @@ def test_nested_row_fields(catalog):
                                  SchemaChange.rename_column(["s", "y"], "y2"),
                                  SchemaChange.update_column_type(["s", "x"], pa.int64())])
     t = catalog.get_table("db.n")
-    fields = t.table_schema.fields[1].type["fields"]
-    assert [(f["id"], f["name"], f["type"]) for f in fields] == [(2, "x", "BIGINT"), (3, "y2", "STRING"),
-                                                                 (4, "z", "BIGINT")]
+    fields = t.table_schema.fields[1].type.fields
+    assert [(f.id, f.name, str(f.type)) for f in fields] == [(2, "x", "BIGINT"), (3, "y2", "STRING"),
+                                                             (4, "z", "BIGINT")]
     write(t, pa.table({"id": [2], "s": [{"x": 2**40, "y2": "b", "z": 3}]}))
     assert read(t, sort=["id"]).to_pylist() == [{"id": 1, "s": {"x": 1, "y2": "a", "z": None}},
                                                 {"id": 2, "s": {"x": 2**40, "y2": "b", "z": 3}}]

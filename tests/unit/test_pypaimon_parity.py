@@ -10,6 +10,7 @@ import pytest
 
 import paimon_rs
 from paimon_rs import (
+    AtomicType,
     CatalogFactory,
     CoreOptions,
     DatabaseNotExistException,
@@ -147,7 +148,9 @@ def test_table_schema_options_and_keys(catalog, pk_table):
     t = pk_table
     ts = t.table_schema
     assert [f.name for f in ts.fields] == ["dt", "id", "name", "price"]
-    assert ts.fields[1].type == "BIGINT NOT NULL" and ts.fields[0].id == 0
+    # pypaimon's: the stored type parsed into a type object
+    assert ts.fields[1].type == AtomicType("BIGINT", nullable=False) and ts.fields[0].id == 0
+    assert ts.fields[1].type.type == "BIGINT" and not ts.fields[1].type.nullable
     assert ts.primary_keys == ["dt", "id"] and ts.partition_keys == ["dt"]
     assert t.schema() == ts and t.comment() is None
     assert t.options["bucket"] == "2" and t.options.bucket() == 2 and t.total_buckets == 2

@@ -75,7 +75,7 @@ def test_types_arrow_cannot_name_survive_a_write_and_read(catalog):
               DataField(2, "t", AtomicType("TIME(3)"))]
     catalog.create_table("db.t", Schema(fields=fields, primary_keys=["id"], options={"bucket": "1"}), False)
     table = catalog.get_table("db.t")
-    assert [f.type for f in table.fields] == ["INT NOT NULL", "VARCHAR(4)", "TIME(3)"]
+    assert [str(f.type) for f in table.fields] == ["INT NOT NULL", "VARCHAR(4)", "TIME(3)"]
     data = pa.table({"id": pa.array([1, 2], pa.int32()), "code": ["ab", "cd"],
                      "t": pa.array([datetime.time(1, 2, 3, 4000), None], pa.time32("ms"))})
     wb = table.new_batch_write_builder()

@@ -120,7 +120,7 @@ def test_every_kind_through_a_table(tmp_path, pk):
                                         options={"bucket": "2"} if pk else {})
     c.create_table("db.t", schema, False)
     t = c.get_table("db.t")
-    assert [f.type for f in t.fields][1] == "VARIANT"
+    assert str([f.type for f in t.fields][1]) == "VARIANT"
     assert '"VARIANT"' in (tmp_path / "db.db" / "t" / "schema" / "schema-0").read_text()
     _write(t, data)
     got, out = _read(t)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from paimon_rs.cli.base import Column, Output, Record, Rows, add_command, add_table_argument, open_table
+from paimon_rs.data_types import type_dict
 
 
 def register(subparsers: Any) -> None:
@@ -16,7 +17,9 @@ def register(subparsers: Any) -> None:
 
 
 def _type(t: Any) -> str:
-    return t if isinstance(t, str) else json.dumps(t)
+    """The stored form of a field's type: its string, or the JSON of a nested type."""
+    stored = type_dict(t)
+    return stored if isinstance(stored, str) else json.dumps(stored)
 
 
 def run(args: argparse.Namespace) -> Output:

@@ -8,6 +8,7 @@ from typing import Any, Iterator, List, Optional, Tuple
 import pyarrow as pa
 
 from paimon_rs import _core
+from paimon_rs.data_types import type_dict
 from paimon_rs.exceptions import PaimonRsError
 from paimon_rs.predicate import Predicate
 from paimon_rs.spark import parquet as sp
@@ -92,7 +93,7 @@ def read(spark: Any, table: Table, columns: Optional[List[str]] = None, filter: 
         spark_schema = sp.as_nullable(spark_schema)
         stored = table.table_schema  # the schema the handle reads with (ids, Paimon types)
         why = sp.unfit_read(table.table_path, schema, columns if columns is not None else table.arrow_schema.names,
-                            table.arrow_schema, filter, {f.name: f.type for f in stored.fields})
+                            table.arrow_schema, filter, {f.name: type_dict(f.type) for f in stored.fields})
         if why is None:
             parquet_files, retract, splits = sp.route(splits, stored.id, table.table_path)
         else:
