@@ -322,7 +322,16 @@ class StreamingTableScan:
                 continue
             # an expired snapshot (None) is planned all the same: its long-lived changelog is
             # read, or the engine says it is gone
-            splits = snapshot_changes(self.table, sid, self.mode, self._filter)
+            try:
+                splits = snapshot_changes(self.table, sid, self.mode, self._filter)
+            except InvalidArgumentError as e:
+                if scannable is None and self._consumer_id is None:
+                    # Java's hint (DataTableStreamScan): a consumer keeps the snapshots it needs
+                    raise InvalidArgumentError(
+                        f"{e} (the streaming read of {self.table.identifier} fell behind snapshot "
+                        f"expiry: read with a consumer id, with_consumer_id(...), so that expiry keeps "
+                        "the snapshots it has not read)") from e
+                raise
             self.next_snapshot_id = sid + 1
             if scannable is None and not splits:
                 continue

@@ -281,3 +281,15 @@ def test_the_first_plan_takes_the_levels_java_takes(catalog, options):
     for _ in scannable_after(t, scan.next_snapshot_id, "changelog"):
         replay(model, read.to_arrow(next(it).splits()))
     assert model == state(t) == {1: "a1", 2: "a2", 3: "b3", 4: "b4"}
+
+
+def test_falling_behind_expiry_says_how_to_keep_the_snapshots(catalog):
+    t = make(catalog, "exp", {"bucket": "1"})
+    write(t, [1], "a")
+    it = t.new_stream_read_builder().with_poll_interval_ms(0).new_streaming_scan().stream_sync()
+    assert next(it).snapshot_id == 1
+    for i in range(2, 6):
+        write(t, [i], "b")
+    t.expire_snapshots(retain_min=1, retain_max=1)
+    with pytest.raises(paimon_rs.InvalidArgumentError, match="has expired.*with_consumer_id"):
+        next(it)
