@@ -117,3 +117,17 @@ def test_java_position_and_nullability_changes_read_by_paimon_rs(java, tmp_path,
     assert table.table_schema.comment == "tc" and table.table_schema.fields[2].description == "ca"
     check(ours_read(wh, t), [["x", 1, 1], ["y", 2, None]], [ty for _n, ty in fields],
           "paimon_rs reads Java's reordered columns")
+
+
+def test_strings_changed_to_integers_read_as_java_reads_them(java, tmp_path, request):
+    """STRING -> BIGINT: the values of the files written before are parsed at read; Java
+    (StringToNumericPrimitiveCastRule) and paimon_rs read the same numbers."""
+    t, wh = _tname(request), tmp_path
+    ours_create(wh, t, [("id", "INT", pa.int32()), ("s", "STRING", pa.string())], ["id"], [], {"bucket": "1"})
+    values = ["12", "-7.9", "+3", "0.", "-9223372036854775808", None]
+    _write(wh, t, [{"id": i, "s": v} for i, v in enumerate(values)])
+    _ours(wh).alter_table(f"{DB}.{t}", [SchemaChange.update_column_type("s", pa.int64())])
+    types = [ty for _n, ty in _same_schema(java, wh, t)]
+    expected = [[0, 12], [1, -7], [2, 3], [3, 0], [4, -2**63], [5, None]]
+    check(java_read(java, wh, t), expected, types, "Java reads the old strings as BIGINT")
+    check(ours_read(wh, t), expected, types, "paimon_rs reads them as Java does")

@@ -220,6 +220,24 @@ def test_narrowing_needs_explicit_casts_and_a_cast_paimon_rs_can_read(catalog, k
                                                 "f": pa.array([1.0], pa.float32())}))
 
 
+def test_strings_to_integers_are_parsed_as_java_parses_them(catalog, kv):
+    """STRING -> BIGINT / INT (Java's StringToNumericPrimitiveCastRule): old files' values are
+    parsed at read as Java's BinaryStringUtils.toLong / toInt do; one Java cannot parse fails the
+    read with Java's reason, naming the file and column."""
+    write(kv, pa.table({"id": [1, 2, 3], "a": pa.array([1, 2, 3], pa.int32()), "b": ["12", "-7.9", None],
+                        "f": pa.array([1.0, 2.0, 3.0], pa.float32())}))
+    catalog.alter_table("db.kv", [SchemaChange.update_column_type("b", pa.int64())])
+    t = catalog.get_table("db.kv")
+    write(t, pa.table({"id": [4], "a": pa.array([4], pa.int32()), "b": [2**40], "f": pa.array([4.0], pa.float32())}))
+    assert read(t, sort=["id"]).column("b").to_pylist() == [12, -7, None, 2**40]
+    catalog.create_table("db.bad", Schema.from_pyarrow_schema(pa.schema([("id", pa.int64()), ("b", pa.string())]),
+                                                              primary_keys=["id"], options={"bucket": "1"}), False)
+    write(catalog.get_table("db.bad"), pa.table({"id": [1], "b": [" 5"]}))
+    catalog.alter_table("db.bad", [SchemaChange.update_column_type("b", pa.int32())])
+    with pytest.raises(UnsupportedError, match=r"data-.*column 'b'.*For input string: ' 5'. Invalid character found"):
+        read(catalog.get_table("db.bad"))
+
+
 def test_immutable_and_bucket_options_once_the_table_has_snapshots(catalog, kv):
     # before the first snapshot Java lets structural options change
     catalog.alter_table("db.kv", [SchemaChange.set_option("merge-engine", "partial-update")])

@@ -130,6 +130,8 @@ pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
         (Binary(n) | VarBinary(n), VarBinary(m)) => m >= n,
         (a, VarChar(m)) if int_digits(a).is_some() => int_digits(a).is_some_and(|d| *m > d),
         (Boolean, VarChar(m)) => *m >= 5,
+        // parsed as Java parses them (`java_string_to_int`): a value it cannot parse fails the read
+        (Char(_) | VarChar(_), b) if int_digits(b).is_some() => true,
         (Timestamp(p), Timestamp(q)) | (LocalZonedTimestamp(p), LocalZonedTimestamp(q)) => q >= p,
         (Time(p), Time(q)) => q >= p,
         (Date, Timestamp(_)) => true,
@@ -355,6 +357,9 @@ pub fn evolve_array(
             Ok(Arc::new(out))
         }
         _ if same_type(from, to) => conform_physical(array, target),
+        (Char(_) | VarChar(_), k, _) if int_digits(k).is_some() => {
+            strings_to_ints(array, k, target)
+        }
         _ if !from.is_nested() && !to.is_nested() && cast_supported(from, to) => {
             conform_physical(array, target)
         }
@@ -366,6 +371,88 @@ pub fn evolve_array(
             sql(to)
         )),
     }
+}
+
+/// Java's `BinaryStringUtils.toLong` / `toInt` (`StringToNumericPrimitiveCastRule`): an
+/// optional sign, then digits, then optionally `.` and digits (the fraction is dropped); no
+/// whitespace; the value must fit the target (TINYINT and SMALLINT through `toInt`, then a
+/// range check, as Java's `toByte` / `toShort`). The error is Java's reason.
+fn java_string_to_int(s: &str, kind: &TypeKind) -> std::result::Result<i64, String> {
+    let fail = |reason: &str| Err(format!("For input string: '{s}'. {reason}"));
+    let b = s.as_bytes();
+    if b.is_empty() {
+        return fail("Input is empty.");
+    }
+    let negative = b[0] == b'-';
+    let mut i = usize::from(negative || b[0] == b'+');
+    if i == 1 && b.len() == 1 {
+        return fail("Input has only positive or negative symbol.");
+    }
+    // toInt accumulates in 32 bits: TINYINT / SMALLINT / INT overflow at INT's bounds first
+    let (min, max) = match kind {
+        TypeKind::BigInt => (i64::MIN, i64::MAX),
+        _ => (i64::from(i32::MIN), i64::from(i32::MAX)),
+    };
+    // accumulated negative, as Java (the negative range is the larger)
+    let mut acc: i64 = 0;
+    while i < b.len() {
+        let c = b[i];
+        i += 1;
+        if c == b'.' {
+            break;
+        }
+        if !c.is_ascii_digit() {
+            return fail("Invalid character found.");
+        }
+        acc = match acc
+            .checked_mul(10)
+            .and_then(|v| v.checked_sub(i64::from(c - b'0')))
+        {
+            Some(v) if v >= min => v,
+            _ => return fail("Overflow."),
+        };
+    }
+    if b[i..].iter().any(|c| !c.is_ascii_digit()) {
+        return fail("Invalid character found.");
+    }
+    let v = if negative {
+        acc
+    } else {
+        match acc.checked_neg() {
+            Some(v) if v <= max => v,
+            _ => return fail("Overflow."),
+        }
+    };
+    let fits = match kind {
+        TypeKind::TinyInt => i8::try_from(v).is_ok(),
+        TypeKind::SmallInt => i16::try_from(v).is_ok(),
+        _ => true,
+    };
+    if fits {
+        Ok(v)
+    } else {
+        fail("Overflow.")
+    }
+}
+
+/// A file's string column read as the integer type `kind` (a STRING -> integer type change),
+/// each value parsed as Java does ([`java_string_to_int`]); one Java cannot parse fails the read.
+fn strings_to_ints(
+    array: &ArrayRef,
+    kind: &TypeKind,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    let utf8 = cast(array, &ArrowType::Utf8).map_err(|e| e.to_string())?;
+    let strings = utf8
+        .as_string_opt::<i32>()
+        .ok_or_else(|| format!("expected strings, found {}", array.data_type()))?;
+    let mut values = Vec::with_capacity(strings.len());
+    for s in strings.iter() {
+        values.push(s.map(|s| java_string_to_int(s, kind)).transpose()?);
+    }
+    let wide: ArrayRef = Arc::new(arrow_array::Int64Array::from(values));
+    // every value fits the target (checked above): the cast only narrows the width
+    cast(&wide, target).map_err(|e| e.to_string())
 }
 
 #[cfg(test)]
@@ -518,5 +605,59 @@ mod tests {
         assert!(is_shredded_variant(&shredded, &target));
         let e = conform_physical(&shredded, &target).unwrap_err();
         assert!(e.contains("shredded VARIANT"), "{e}");
+    }
+
+    /// STRING -> integer types: Java's parse, value for value, and its refusals.
+    #[test]
+    fn strings_parse_to_integers_as_java() {
+        use TypeKind::*;
+        for (s, k, want) in [
+            ("42", BigInt, Some(42)),
+            ("-42", Int, Some(-42)),
+            ("+7", SmallInt, Some(7)),
+            ("3.99", BigInt, Some(3)),
+            ("-3.5", Int, Some(-3)),
+            ("-.", Int, Some(0)),
+            ("9223372036854775807", BigInt, Some(i64::MAX)),
+            ("-9223372036854775808", BigInt, Some(i64::MIN)),
+            ("2147483647", Int, Some(2147483647)),
+            ("-128", TinyInt, Some(-128)),
+        ] {
+            assert_eq!(java_string_to_int(s, &k).ok(), want, "{s} as {k:?}");
+        }
+        for (s, k, reason) in [
+            ("", BigInt, "Input is empty."),
+            ("-", Int, "Input has only positive or negative symbol."),
+            (" 1", BigInt, "Invalid character found."),
+            ("1e3", BigInt, "Invalid character found."),
+            ("1.2.3", BigInt, "Invalid character found."),
+            ("9223372036854775808", BigInt, "Overflow."),
+            ("2147483648", Int, "Overflow."),
+            ("128", TinyInt, "Overflow."),
+            ("40000", SmallInt, "Overflow."),
+            ("99999999999", SmallInt, "Overflow."),
+        ] {
+            let e = java_string_to_int(s, &k).unwrap_err();
+            assert_eq!(e, format!("For input string: '{s}'. {reason}"));
+        }
+        assert!(cast_supported(
+            &t(VarChar(crate::spec::types::MAX_LEN)),
+            &t(BigInt)
+        ));
+        let a: ArrayRef = Arc::new(StringArray::from(vec![Some("5"), None, Some("-6.7")]));
+        let got = evolve_array(
+            &a,
+            &t(VarChar(crate::spec::types::MAX_LEN)),
+            &t(Int),
+            &ArrowType::Int32,
+        )
+        .unwrap();
+        assert_eq!(
+            got.as_ref(),
+            &Int32Array::from(vec![Some(5), None, Some(-6)]) as &dyn arrow_array::Array
+        );
+        let bad: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
+        let e = evolve_array(&bad, &t(VarChar(10)), &t(BigInt), &ArrowType::Int64).unwrap_err();
+        assert!(e.contains("For input string: 'x'"), "{e}");
     }
 }

@@ -704,8 +704,8 @@ pub fn generate_table_schema(
                             "changing column '{}' from {} to {}: Paimon allows this cast, but \
                              paimon_rs cannot apply it when reading the files written before the \
                              change (it reads widening numeric, DECIMAL, VARCHAR/VARBINARY \
-                             length, TIMESTAMP/TIME precision, DATE to TIMESTAMP and \
-                             integer/boolean to string casts)",
+                             length, TIMESTAMP/TIME precision, DATE to TIMESTAMP, \
+                             integer/boolean to string and string to integer casts)",
                             field_names.join("."),
                             source.sql_string(),
                             target.sql_string()
