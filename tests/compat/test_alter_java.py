@@ -131,3 +131,20 @@ def test_strings_changed_to_integers_read_as_java_reads_them(java, tmp_path, req
     expected = [[0, 12], [1, -7], [2, 3], [3, 0], [4, -2**63], [5, None]]
     check(java_read(java, wh, t), expected, types, "Java reads the old strings as BIGINT")
     check(ours_read(wh, t), expected, types, "paimon_rs reads them as Java does")
+
+
+def test_narrowed_numbers_read_as_java_reads_them(java, tmp_path, request):
+    """BIGINT -> SMALLINT and DOUBLE -> INT / TINYINT (explicit casts): the older files' values
+    narrowed as Java's NumericPrimitiveCastRule narrows them, in both engines."""
+    t, wh = _tname(request), tmp_path
+    ours_create(wh, t, [("id", "INT", pa.int32()), ("l", "BIGINT", pa.int64()), ("d", "DOUBLE", pa.float64()),
+                        ("e", "DOUBLE", pa.float64())], ["id"], [], {"bucket": "1"})
+    rows = [(70000, 2.75, 300.0), (-129, float("nan"), -1e20), (2**40 + 5, -3.5, 127.9), (None, None, None)]
+    _write(wh, t, [{"id": i, "l": a, "d": b, "e": c} for i, (a, b, c) in enumerate(rows)])
+    _ours(wh).alter_table(f"{DB}.{t}", [SchemaChange.update_column_type("l", pa.int16()),
+                                        SchemaChange.update_column_type("d", pa.int32()),
+                                        SchemaChange.update_column_type("e", pa.int8())])
+    types = [ty for _n, ty in _same_schema(java, wh, t)]
+    expected = [[0, 4464, 2, 44], [1, -129, 0, 0], [2, 5, -3, 127], [3, None, None, None]]
+    check(java_read(java, wh, t), expected, types, "Java reads the narrowed numbers")
+    check(ours_read(wh, t), expected, types, "paimon_rs narrows them as Java does")

@@ -207,17 +207,27 @@ def test_paimon_refusals_in_javas_words(catalog):
 
 def test_narrowing_needs_explicit_casts_and_a_cast_paimon_rs_can_read(catalog, kv):
     """Java allows explicit (narrowing) casts unless 'disable-explicit-type-casting'; paimon_rs
-    refuses those it could not apply to older files, instead of reading them differently."""
-    with pytest.raises(UnsupportedError, match="from INT to SMALLINT"):
-        catalog.alter_table("db.kv", [SchemaChange.update_column_type("a", pa.int16())])
+    applies Java's numeric narrowing to older files and refuses the casts it could not apply,
+    instead of reading them differently."""
+    write(kv, pa.table({"id": [1, 2], "a": pa.array([70000, -5], pa.int32()), "b": ["x", "y"],
+                        "f": pa.array([2.75, float("nan")], pa.float32())}))
+    catalog.alter_table("db.kv", [SchemaChange.update_column_type("a", pa.int16()),
+                                  SchemaChange.update_column_type("f", pa.int32())])
+    got = read(catalog.get_table("db.kv"), sort=["id"]).to_pydict()
+    assert got["a"] == [4464, -5] and got["f"] == [2, 0]  # (short) 70000; (int) 2.75f, (int) NaN
+    with pytest.raises(UnsupportedError, match="from INT to DECIMAL"):
+        catalog.alter_table("db.kv", [SchemaChange.update_column_type("f", "DECIMAL(10, 2)")])
+    # INT -> DECIMAL(12, 0) widens, but the files of schema 0 hold FLOAT, read straight as DECIMAL
+    with pytest.raises(UnsupportedError, match="schema 0 hold it as FLOAT"):
+        catalog.alter_table("db.kv", [SchemaChange.update_column_type("f", "DECIMAL(12, 0)")])
     catalog.alter_table("db.kv", [SchemaChange.set_option("disable-explicit-type-casting", "true")])
-    with pytest.raises(InvalidArgumentError, match="cannot be converted to SMALLINT without losing"):
-        catalog.alter_table("db.kv", [SchemaChange.update_column_type("a", pa.int16())])
+    with pytest.raises(InvalidArgumentError, match="cannot be converted to TINYINT without losing"):
+        catalog.alter_table("db.kv", [SchemaChange.update_column_type("a", pa.int8())])
     # widenings stay allowed
     catalog.alter_table("db.kv", [SchemaChange.update_column_type("a", "DECIMAL(12, 2)"),
                                   SchemaChange.update_column_type("b", "STRING")])
     write(catalog.get_table("db.kv"), pa.table({"id": [1], "a": [Decimal("1.50")], "b": ["x"],
-                                                "f": pa.array([1.0], pa.float32())}))
+                                                "f": pa.array([1], pa.int32())}))
 
 
 def test_strings_to_integers_are_parsed_as_java_parses_them(catalog, kv):

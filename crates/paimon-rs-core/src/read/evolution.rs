@@ -101,18 +101,18 @@ fn int_digits(k: &TypeKind) -> Option<u32> {
     }
 }
 
-/// Can a value of the file's atomic type `from` be read as `to` without changing it? Java
-/// allows more casts (narrowing ones truncate or wrap); those are refused here rather than
-/// risk a value that differs from Java's.
+/// Can a value of the file's atomic type `from` be read as `to`, the value Java reads? Widening
+/// casts keep it; numeric primitives narrow as Java's `NumericPrimitiveCastRule` and strings
+/// parse to integers as its `StringToNumericPrimitiveCastRule` ([`evolve_array`]). Java allows
+/// more (narrowing DECIMALs, strings to DOUBLE or dates, ...); those are refused here rather
+/// than risk a value that differs from Java's.
 pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
     use TypeKind::*;
     match (&from.kind, &to.kind) {
         (a, b) if a == b => true,
-        (a, b) if int_digits(a).is_some() && int_digits(b).is_some() => {
-            int_digits(a) < int_digits(b)
-        }
-        (a, Float | Double) if int_digits(a).is_some() => true,
-        (Float, Double) => true,
+        // between numeric primitives: widening, or narrowing as Java's `Number::intValue` & co.
+        // (`numbers_as`)
+        (a, b) if is_primitive_number(a) && is_primitive_number(b) => true,
         (a, Decimal { precision, scale }) if int_digits(a).is_some() => {
             int_digits(a).is_some_and(|d| precision.saturating_sub(*scale) >= d)
         }
@@ -360,6 +360,9 @@ pub fn evolve_array(
         (Char(_) | VarChar(_), k, _) if int_digits(k).is_some() => {
             strings_to_ints(array, k, target)
         }
+        (a, b, _) if is_primitive_number(a) && is_primitive_number(b) && !cast_widens(a, b) => {
+            numbers_as(array, b, target)
+        }
         _ if !from.is_nested() && !to.is_nested() && cast_supported(from, to) => {
             conform_physical(array, target)
         }
@@ -371,6 +374,61 @@ pub fn evolve_array(
             sql(to)
         )),
     }
+}
+
+fn is_primitive_number(k: &TypeKind) -> bool {
+    int_digits(k).is_some() || matches!(k, TypeKind::Float | TypeKind::Double)
+}
+
+/// Whether Arrow's cast of `a` to `b` is exact (a widening: every value kept).
+fn cast_widens(a: &TypeKind, b: &TypeKind) -> bool {
+    match (a, b) {
+        (a, b) if a == b => true,
+        (a, b) if int_digits(a).is_some() && int_digits(b).is_some() => {
+            int_digits(a) < int_digits(b)
+        }
+        (a, TypeKind::Float | TypeKind::Double) if int_digits(a).is_some() => true,
+        (TypeKind::Float, TypeKind::Double) => true,
+        _ => false,
+    }
+}
+
+/// A numeric column read as the numeric primitive `to` where the type was narrowed, value for
+/// value as Java's `NumericPrimitiveCastRule` (`Number::byteValue` ... `doubleValue`): integers
+/// keep their low bits (two's complement wrap); FLOAT / DOUBLE to BIGINT or INT saturate and
+/// read NaN as 0 (Java's `(long)` / `(int)` casts, Rust's `as` alike), to SMALLINT / TINYINT go
+/// through INT first (`(short) (int) d`); DOUBLE to FLOAT rounds to nearest.
+fn numbers_as(
+    array: &ArrayRef,
+    to: &TypeKind,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    use arrow_array::types::{Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type};
+    let float_source = matches!(array.data_type(), ArrowType::Float32 | ArrowType::Float64);
+    let out: ArrayRef = if float_source {
+        let d = cast(array, &ArrowType::Float64).map_err(|e| e.to_string())?;
+        let d = d.as_primitive::<Float64Type>();
+        match to {
+            TypeKind::TinyInt => Arc::new(d.unary::<_, Int8Type>(|v| v as i32 as i8)),
+            TypeKind::SmallInt => Arc::new(d.unary::<_, Int16Type>(|v| v as i32 as i16)),
+            TypeKind::Int => Arc::new(d.unary::<_, Int32Type>(|v| v as i32)),
+            TypeKind::BigInt => Arc::new(d.unary::<_, Int64Type>(|v| v as i64)),
+            TypeKind::Float => Arc::new(d.unary::<_, Float32Type>(|v| v as f32)),
+            _ => Arc::new(d.clone()),
+        }
+    } else {
+        let l = cast(array, &ArrowType::Int64).map_err(|e| e.to_string())?;
+        let l = l.as_primitive::<Int64Type>();
+        match to {
+            TypeKind::TinyInt => Arc::new(l.unary::<_, Int8Type>(|v| v as i8)),
+            TypeKind::SmallInt => Arc::new(l.unary::<_, Int16Type>(|v| v as i16)),
+            TypeKind::Int => Arc::new(l.unary::<_, Int32Type>(|v| v as i32)),
+            TypeKind::Float => Arc::new(l.unary::<_, Float32Type>(|v| v as f32)),
+            TypeKind::Double => Arc::new(l.unary::<_, Float64Type>(|v| v as f64)),
+            _ => Arc::new(l.clone()),
+        }
+    };
+    conform_physical(&out, target)
 }
 
 /// Java's `BinaryStringUtils.toLong` / `toInt` (`StringToNumericPrimitiveCastRule`): an
@@ -478,7 +536,8 @@ mod tests {
     fn widening_casts_are_supported_and_narrowing_refused() {
         use TypeKind::*;
         assert!(cast_supported(&t(Int), &t(BigInt)));
-        assert!(!cast_supported(&t(BigInt), &t(Int)));
+        // numeric primitives narrow as Java does (numbers_narrow_as_java)
+        assert!(cast_supported(&t(BigInt), &t(Int)));
         assert!(cast_supported(&t(Float), &t(Double)));
         let dec = |p, s| {
             t(Decimal {
@@ -492,11 +551,12 @@ mod tests {
         assert!(!cast_supported(&t(VarChar(10)), &t(VarChar(5))));
         assert!(cast_supported(&t(Timestamp(3)), &t(Timestamp(6))));
         assert!(!cast_supported(&t(Timestamp(6)), &t(Timestamp(3))));
-        assert!(!cast_supported(&t(Double), &t(Float)));
+        assert!(cast_supported(&t(Double), &t(Float)));
+        assert!(!cast_supported(&t(Double), &dec(10, 2)));
     }
 
     #[test]
-    fn int_widens_to_bigint_and_narrowing_is_refused_with_both_types() {
+    fn int_widens_to_bigint_and_an_unsupported_cast_is_refused_with_both_types() {
         let a: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(-7)]));
         let out = evolve_array(
             &a,
@@ -510,11 +570,11 @@ mod tests {
         let e = evolve_array(
             &out,
             &t(TypeKind::BigInt),
-            &t(TypeKind::Int),
-            &ArrowType::Int32,
+            &t(TypeKind::Date),
+            &ArrowType::Date32,
         )
         .unwrap_err();
-        assert!(e.contains("BIGINT") && e.contains("INT"), "{e}");
+        assert!(e.contains("BIGINT") && e.contains("DATE"), "{e}");
     }
 
     /// Nested ROW fields are matched by id: a renamed field keeps its values, a field dropped
@@ -659,5 +719,37 @@ mod tests {
         let bad: ArrayRef = Arc::new(StringArray::from(vec!["x"]));
         let e = evolve_array(&bad, &t(VarChar(10)), &t(BigInt), &ArrowType::Int64).unwrap_err();
         assert!(e.contains("For input string: 'x'"), "{e}");
+    }
+
+    /// Narrowing numeric casts as Java's `Number::xxxValue`: integer wrap, float saturation
+    /// (NaN 0), SMALLINT / TINYINT from floating point through INT.
+    #[test]
+    fn numbers_narrow_as_java() {
+        use arrow_array::{Float64Array, Int16Array, Int64Array, Int8Array};
+        use TypeKind::*;
+        let longs: ArrayRef = Arc::new(Int64Array::from(vec![
+            Some(70000),
+            Some(-129),
+            None,
+            Some(i64::MAX),
+        ]));
+        let got = evolve_array(&longs, &t(BigInt), &t(SmallInt), &ArrowType::Int16).unwrap();
+        let want = Int16Array::from(vec![
+            Some(70000i64 as i16),
+            Some(-129i64 as i16),
+            None,
+            Some(-1),
+        ]);
+        assert_eq!(got.as_ref(), &want as &dyn arrow_array::Array);
+        let doubles: ArrayRef =
+            Arc::new(Float64Array::from(vec![3.9, -3.9, f64::NAN, 1e20, 300.0]));
+        let got = evolve_array(&doubles, &t(Double), &t(BigInt), &ArrowType::Int64).unwrap();
+        let want = Int64Array::from(vec![3, -3, 0, i64::MAX, 300]);
+        assert_eq!(got.as_ref(), &want as &dyn arrow_array::Array);
+        // (byte) (int) 1e20 = (byte) Integer.MAX_VALUE = -1; (byte) 300 = 44
+        let got = evolve_array(&doubles, &t(Double), &t(TinyInt), &ArrowType::Int8).unwrap();
+        let want = Int8Array::from(vec![3, -3, 0, -1, 44]);
+        assert_eq!(got.as_ref(), &want as &dyn arrow_array::Array);
+        assert!(cast_supported(&t(Double), &t(Int)) && cast_supported(&t(BigInt), &t(TinyInt)));
     }
 }

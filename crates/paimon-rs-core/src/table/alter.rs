@@ -705,7 +705,8 @@ pub fn generate_table_schema(
                              paimon_rs cannot apply it when reading the files written before the \
                              change (it reads widening numeric, DECIMAL, VARCHAR/VARBINARY \
                              length, TIMESTAMP/TIME precision, DATE to TIMESTAMP, \
-                             integer/boolean to string and string to integer casts)",
+                             integer/boolean to string, string to integer and casts between \
+                             integers and FLOAT/DOUBLE)",
                             field_names.join("."),
                             source.sql_string(),
                             target.sql_string()
@@ -881,6 +882,48 @@ fn validate(old: &TableSchema, new: &TableSchema, table: &str) -> Result<()> {
     Ok(())
 }
 
+/// A column whose type changes must be readable as the new type from the files of every
+/// earlier schema too (a file is read from its own schema's type straight to the current one,
+/// as Java does): e.g. DOUBLE -> INT -> DECIMAL(12, 0) is two casts paimon_rs applies, but
+/// the DOUBLE files would be read as DECIMAL, which it does not.
+fn older_files_readable(path: &Path, old: &TableSchema, new: &TableSchema) -> Result<()> {
+    use crate::read::evolution::{field_by_id, same_type};
+    let changed: Vec<&DataField> = new
+        .fields
+        .iter()
+        .filter(|f| field_by_id(old, f.id).is_some_and(|o| !same_type(&o.data_type, &f.data_type)))
+        .collect();
+    if changed.is_empty() {
+        return Ok(());
+    }
+    let dir = path.join("schema");
+    for id in snapshot_manager::ids_in(&dir, "schema-")? {
+        if id >= old.id {
+            continue;
+        }
+        let s = snapshot_manager::read_schema(path, id)?;
+        for f in &changed {
+            let Some(was) = field_by_id(&s, f.id) else {
+                continue;
+            };
+            let (a, b) = (&was.data_type, &f.data_type);
+            // nested types evolve field by field (by id), checked as each change is made
+            if !a.is_nested() && !b.is_nested() && !same_type(a, b) && !cast_supported(a, b) {
+                return Err(Error::unsupported(format!(
+                    "changing column '{}' to {}: the files written under schema {id} hold it as \
+                     {}, which paimon_rs cannot read as {} (a file is read from its own \
+                     schema's type straight to the current one)",
+                    f.name,
+                    b.sql_string(),
+                    a.sql_string(),
+                    b.sql_string()
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Apply `changes` to the table at `path` (named `table` in messages) and commit the new schema:
 /// `schema-<latest+1>` created exclusively; when a concurrent alter took that id, the changes
 /// are applied again on top of it (Java's `commitChanges` loop). Returns the new schema.
@@ -904,6 +947,7 @@ pub fn commit_changes(path: &Path, table: &str, changes: &[SchemaChange]) -> Res
         )
         .map_err(|e| e.with_table(table))?;
         validate(&old, &new, table).map_err(|e| e.with_table(table))?;
+        older_files_readable(path, &old, &new).map_err(|e| e.with_table(table))?;
         if snapshot_manager::create_schema(path, &new)? {
             return Ok(new);
         }
