@@ -4,6 +4,8 @@ paimon_rs alters further, writes and reads tables Java altered. Java's own view 
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pyarrow as pa
 import pytest
 from test_java_interop import DB, _alter, _tname, check, java_create, java_read, java_write, ours_create, ours_read
@@ -134,17 +136,28 @@ def test_strings_changed_to_integers_read_as_java_reads_them(java, tmp_path, req
 
 
 def test_narrowed_numbers_read_as_java_reads_them(java, tmp_path, request):
-    """BIGINT -> SMALLINT and DOUBLE -> INT / TINYINT (explicit casts): the older files' values
-    narrowed as Java's NumericPrimitiveCastRule narrows them, in both engines."""
+    """BIGINT -> SMALLINT, DOUBLE -> INT / TINYINT, DECIMAL -> a narrower DECIMAL or INT, BIGINT ->
+    a narrow DECIMAL (explicit casts): the older files' values converted as Java's cast rules
+    convert them (wrap, truncate, HALF_UP, NULL past the precision), in both engines."""
     t, wh = _tname(request), tmp_path
     ours_create(wh, t, [("id", "INT", pa.int32()), ("l", "BIGINT", pa.int64()), ("d", "DOUBLE", pa.float64()),
-                        ("e", "DOUBLE", pa.float64())], ["id"], [], {"bucket": "1"})
-    rows = [(70000, 2.75, 300.0), (-129, float("nan"), -1e20), (2**40 + 5, -3.5, 127.9), (None, None, None)]
-    _write(wh, t, [{"id": i, "l": a, "d": b, "e": c} for i, (a, b, c) in enumerate(rows)])
+                        ("e", "DOUBLE", pa.float64()), ("m", "DECIMAL(6, 3)", pa.decimal128(6, 3)),
+                        ("n", "DECIMAL(6, 3)", pa.decimal128(6, 3)), ("k", "BIGINT", pa.int64())],
+                ["id"], [], {"bucket": "1"})
+    D = Decimal
+    rows = [(70000, 2.75, 300.0, D("1.250"), D("123.456"), 5),
+            (-129, float("nan"), -1e20, D("-1.250"), D("-2.5"), -123456),
+            (2**40 + 5, -3.5, 127.9, D("999.999"), D("0.001"), 99), (None, None, None, None, None, None)]
+    _write(wh, t, [{"id": i, "l": a, "d": b, "e": c, "m": m, "n": n, "k": k}
+                   for i, (a, b, c, m, n, k) in enumerate(rows)])
     _ours(wh).alter_table(f"{DB}.{t}", [SchemaChange.update_column_type("l", pa.int16()),
                                         SchemaChange.update_column_type("d", pa.int32()),
-                                        SchemaChange.update_column_type("e", pa.int8())])
+                                        SchemaChange.update_column_type("e", pa.int8()),
+                                        SchemaChange.update_column_type("m", "DECIMAL(4, 1)"),
+                                        SchemaChange.update_column_type("n", pa.int32()),
+                                        SchemaChange.update_column_type("k", "DECIMAL(4, 1)")])
     types = [ty for _n, ty in _same_schema(java, wh, t)]
-    expected = [[0, 4464, 2, 44], [1, -129, 0, 0], [2, 5, -3, 127], [3, None, None, None]]
+    expected = [[0, 4464, 2, 44, D("1.3"), 123, D("5.0")], [1, -129, 0, 0, D("-1.3"), -2, None],
+                [2, 5, -3, 127, None, 0, D("99.0")], [3, None, None, None, None, None, None]]
     check(java_read(java, wh, t), expected, types, "Java reads the narrowed numbers")
     check(ours_read(wh, t), expected, types, "paimon_rs narrows them as Java does")

@@ -102,10 +102,12 @@ fn int_digits(k: &TypeKind) -> Option<u32> {
 }
 
 /// Can a value of the file's atomic type `from` be read as `to`, the value Java reads? Widening
-/// casts keep it; numeric primitives narrow as Java's `NumericPrimitiveCastRule` and strings
-/// parse to integers as its `StringToNumericPrimitiveCastRule` ([`evolve_array`]). Java allows
-/// more (narrowing DECIMALs, strings to DOUBLE or dates, ...); those are refused here rather
-/// than risk a value that differs from Java's.
+/// casts keep it; numeric primitives narrow as Java's `NumericPrimitiveCastRule`, DECIMALs and
+/// integers convert as its `DecimalToDecimalCastRule` / `NumericPrimitiveToDecimalCastRule` /
+/// `DecimalToNumericPrimitiveCastRule`, strings parse to integers as its
+/// `StringToNumericPrimitiveCastRule` ([`evolve_array`]). Java allows more (FLOAT / DOUBLE to
+/// DECIMAL, strings to DOUBLE or dates, ...); those are refused here rather than risk a value
+/// that differs from Java's.
 pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
     use TypeKind::*;
     match (&from.kind, &to.kind) {
@@ -113,19 +115,10 @@ pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
         // between numeric primitives: widening, or narrowing as Java's `Number::intValue` & co.
         // (`numbers_as`)
         (a, b) if is_primitive_number(a) && is_primitive_number(b) => true,
-        (a, Decimal { precision, scale }) if int_digits(a).is_some() => {
-            int_digits(a).is_some_and(|d| precision.saturating_sub(*scale) >= d)
-        }
-        (
-            Decimal {
-                precision: p1,
-                scale: s1,
-            },
-            Decimal {
-                precision: p2,
-                scale: s2,
-            },
-        ) => s2 >= s1 && p2 - s2 >= p1 - s1,
+        // DECIMALs and integers both ways, DECIMAL to FLOAT / DOUBLE (`decimals_as`)
+        (a, Decimal { .. }) if int_digits(a).is_some() => true,
+        (Decimal { .. }, Decimal { .. }) => true,
+        (Decimal { .. }, b) if is_primitive_number(b) => true,
         (Char(n) | VarChar(n), VarChar(m)) => m >= n,
         (Binary(n) | VarBinary(n), VarBinary(m)) => m >= n,
         (a, VarChar(m)) if int_digits(a).is_some() => int_digits(a).is_some_and(|d| *m > d),
@@ -363,6 +356,9 @@ pub fn evolve_array(
         (a, b, _) if is_primitive_number(a) && is_primitive_number(b) && !cast_widens(a, b) => {
             numbers_as(array, b, target)
         }
+        (a @ Decimal { .. }, b, _) | (a, b @ Decimal { .. }, _) if !cast_widens(a, b) => {
+            decimals_as(array, a, b, target)
+        }
         _ if !from.is_nested() && !to.is_nested() && cast_supported(from, to) => {
             conform_physical(array, target)
         }
@@ -389,8 +385,112 @@ fn cast_widens(a: &TypeKind, b: &TypeKind) -> bool {
         }
         (a, TypeKind::Float | TypeKind::Double) if int_digits(a).is_some() => true,
         (TypeKind::Float, TypeKind::Double) => true,
+        (a, TypeKind::Decimal { precision, scale }) if int_digits(a).is_some() => {
+            int_digits(a).is_some_and(|d| precision.saturating_sub(*scale) >= d)
+        }
+        (
+            TypeKind::Decimal {
+                precision: p1,
+                scale: s1,
+            },
+            TypeKind::Decimal {
+                precision: p2,
+                scale: s2,
+            },
+        ) => s2 >= s1 && p2 - s2 >= p1 - s1,
         _ => false,
     }
+}
+
+/// `10^k` (k <= 38).
+fn pow10(k: u32) -> i128 {
+    10i128.pow(k)
+}
+
+/// A DECIMAL or integer column read as `to` where the change is not a widening, value for value
+/// as Java: to DECIMAL(p, s) the value rounded HALF_UP to s digits, NULL when it then needs more
+/// than p digits (`Decimal.fromBigDecimal`); DECIMAL to an integer truncated toward zero, its low
+/// 64 bits, then wrapped to the type (`castToIntegral`, `(int)` ...); DECIMAL to DOUBLE as
+/// `DecimalUtils.doubleValue` (unscaled / 10^scale in double arithmetic up to 18 digits, the
+/// correctly rounded value beyond), to FLOAT that double rounded.
+fn decimals_as(
+    array: &ArrayRef,
+    from: &TypeKind,
+    to: &TypeKind,
+    target: &ArrowType,
+) -> std::result::Result<ArrayRef, String> {
+    use arrow_array::types::{Decimal128Type, Float32Type, Float64Type, Int64Type};
+    use arrow_array::{Decimal128Array, PrimitiveArray};
+    let (p1, s1, unscaled): (u32, u32, Vec<Option<i128>>) = match from {
+        TypeKind::Decimal { precision, scale } => {
+            let (p, s) = (*precision, *scale);
+            let d =
+                cast(array, &ArrowType::Decimal128(p as u8, s as i8)).map_err(|e| e.to_string())?;
+            (p, s, d.as_primitive::<Decimal128Type>().iter().collect())
+        }
+        _ => {
+            let l = cast(array, &ArrowType::Int64).map_err(|e| e.to_string())?;
+            (
+                19,
+                0,
+                l.as_primitive::<Int64Type>()
+                    .iter()
+                    .map(|v| v.map(i128::from))
+                    .collect(),
+            )
+        }
+    };
+    let out: ArrayRef = match to {
+        TypeKind::Decimal {
+            precision: p2,
+            scale: s2,
+        } => {
+            let (p2, s2) = (*p2, *s2);
+            let bound = pow10(p2);
+            let rescale = |v: i128| -> Option<i128> {
+                let r = if s2 >= s1 {
+                    v.checked_mul(pow10(s2 - s1))?
+                } else {
+                    let d = pow10(s1 - s2);
+                    let (q, rem) = (v / d, v % d);
+                    if rem.abs() * 2 >= d {
+                        q + v.signum()
+                    } else {
+                        q
+                    }
+                };
+                (r.abs() < bound).then_some(r)
+            };
+            let vals: Decimal128Array = unscaled.iter().map(|v| v.and_then(rescale)).collect();
+            Arc::new(
+                vals.with_precision_and_scale(p2 as u8, s2 as i8)
+                    .map_err(|e| e.to_string())?,
+            )
+        }
+        TypeKind::Float | TypeKind::Double => {
+            let double = |v: i128| -> f64 {
+                if p1 <= 18 {
+                    (v as i64) as f64 / (pow10(s1) as i64) as f64
+                } else {
+                    format!("{v}e-{s1}").parse::<f64>().unwrap_or(f64::NAN)
+                }
+            };
+            let d: PrimitiveArray<Float64Type> = unscaled.iter().map(|v| v.map(double)).collect();
+            if matches!(to, TypeKind::Float) {
+                Arc::new(d.unary::<_, Float32Type>(|v| v as f32))
+            } else {
+                Arc::new(d)
+            }
+        }
+        _ => {
+            // truncated toward zero, BigDecimal.longValue's low 64 bits, then the type's cast
+            let d = pow10(s1);
+            let l: PrimitiveArray<Int64Type> =
+                unscaled.iter().map(|v| v.map(|v| (v / d) as i64)).collect();
+            return numbers_as(&(Arc::new(l) as ArrayRef), to, target);
+        }
+    };
+    conform_physical(&out, target)
 }
 
 /// A numeric column read as the numeric primitive `to` where the type was narrowed, value for
@@ -546,7 +646,8 @@ mod tests {
             })
         };
         assert!(cast_supported(&dec(10, 2), &dec(12, 4)));
-        assert!(!cast_supported(&dec(10, 2), &dec(10, 4)));
+        // DECIMALs narrow as Java (decimals_narrow_as_java)
+        assert!(cast_supported(&dec(10, 2), &dec(10, 4)));
         assert!(cast_supported(&t(VarChar(5)), &t(VarChar(10))));
         assert!(!cast_supported(&t(VarChar(10)), &t(VarChar(5))));
         assert!(cast_supported(&t(Timestamp(3)), &t(Timestamp(6))));
@@ -751,5 +852,46 @@ mod tests {
         let want = Int8Array::from(vec![3, -3, 0, -1, 44]);
         assert_eq!(got.as_ref(), &want as &dyn arrow_array::Array);
         assert!(cast_supported(&t(Double), &t(Int)) && cast_supported(&t(BigInt), &t(TinyInt)));
+    }
+
+    /// DECIMAL casts as Java: HALF_UP to the new scale, NULL past the precision; to integers
+    /// truncated and wrapped; integers into a narrow DECIMAL NULL when they do not fit.
+    #[test]
+    fn decimals_narrow_as_java() {
+        use arrow_array::types::{Decimal128Type, Float64Type};
+        use arrow_array::{Decimal128Array, Int64Array};
+        use TypeKind::*;
+        let dec = |p, s| {
+            t(Decimal {
+                precision: p,
+                scale: s,
+            })
+        };
+        // 1.25, -1.25, 1.24, 999.99, null as DECIMAL(5, 2)
+        let a: ArrayRef = Arc::new(
+            Decimal128Array::from(vec![Some(125), Some(-125), Some(124), Some(99999), None])
+                .with_precision_and_scale(5, 2)
+                .unwrap(),
+        );
+        let got = evolve_array(&a, &dec(5, 2), &dec(3, 1), &ArrowType::Decimal128(3, 1)).unwrap();
+        let got: Vec<_> = got.as_primitive::<Decimal128Type>().iter().collect();
+        assert_eq!(got, vec![Some(13), Some(-13), Some(12), None, None]);
+        let got = evolve_array(&a, &dec(5, 2), &t(SmallInt), &ArrowType::Int16).unwrap();
+        let got: Vec<_> = got
+            .as_primitive::<arrow_array::types::Int16Type>()
+            .iter()
+            .collect();
+        assert_eq!(got, vec![Some(1), Some(-1), Some(1), Some(999), None]);
+        let got = evolve_array(&a, &dec(5, 2), &t(Double), &ArrowType::Float64).unwrap();
+        let got: Vec<_> = got.as_primitive::<Float64Type>().iter().collect();
+        assert_eq!(
+            got,
+            vec![Some(1.25), Some(-1.25), Some(1.24), Some(999.99), None]
+        );
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![5, 123456, -99]));
+        let got =
+            evolve_array(&ints, &t(BigInt), &dec(4, 1), &ArrowType::Decimal128(4, 1)).unwrap();
+        let got: Vec<_> = got.as_primitive::<Decimal128Type>().iter().collect();
+        assert_eq!(got, vec![Some(50), None, Some(-990)]);
     }
 }

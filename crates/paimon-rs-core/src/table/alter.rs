@@ -705,8 +705,8 @@ pub fn generate_table_schema(
                              paimon_rs cannot apply it when reading the files written before the \
                              change (it reads widening numeric, DECIMAL, VARCHAR/VARBINARY \
                              length, TIMESTAMP/TIME precision, DATE to TIMESTAMP, \
-                             integer/boolean to string, string to integer and casts between \
-                             integers and FLOAT/DOUBLE)",
+                             integer/boolean to string, string to integer, casts between \
+                             integers and FLOAT/DOUBLE, and between DECIMALs and integers)",
                             field_names.join("."),
                             source.sql_string(),
                             target.sql_string()
