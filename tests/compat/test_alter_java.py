@@ -161,3 +161,19 @@ def test_narrowed_numbers_read_as_java_reads_them(java, tmp_path, request):
                 [2, 5, -3, 127, None, 0, D("99.0")], [3, None, None, None, None, None, None]]
     check(java_read(java, wh, t), expected, types, "Java reads the narrowed numbers")
     check(ours_read(wh, t), expected, types, "paimon_rs narrows them as Java does")
+
+
+def test_booleans_converted_read_as_java_reads_them(java, tmp_path, request):
+    """STRING -> BOOLEAN (Java's word lists), INT -> BOOLEAN (!= 0), BOOLEAN -> INT (1 / 0)."""
+    t, wh = _tname(request), tmp_path
+    ours_create(wh, t, [("id", "INT", pa.int32()), ("s", "STRING", pa.string()), ("i", "INT", pa.int32()),
+                        ("b", "BOOLEAN", pa.bool_())], ["id"], [], {"bucket": "1"})
+    rows = [("TRUE", 0, True), ("no", -3, False), ("1", 7, None), (None, None, True)]
+    _write(wh, t, [{"id": n, "s": s, "i": i, "b": b} for n, (s, i, b) in enumerate(rows)])
+    _ours(wh).alter_table(f"{DB}.{t}", [SchemaChange.update_column_type("s", pa.bool_()),
+                                        SchemaChange.update_column_type("i", pa.bool_()),
+                                        SchemaChange.update_column_type("b", pa.int32())])
+    types = [ty for _n, ty in _same_schema(java, wh, t)]
+    expected = [[0, True, False, 1], [1, False, True, 0], [2, True, True, None], [3, None, None, 1]]
+    check(java_read(java, wh, t), expected, types, "Java reads the converted booleans")
+    check(ours_read(wh, t), expected, types, "paimon_rs converts them as Java does")

@@ -115,6 +115,11 @@ pub fn cast_supported(from: &DataType, to: &DataType) -> bool {
         // between numeric primitives: widening, or narrowing as Java's `Number::intValue` & co.
         // (`numbers_as`)
         (a, b) if is_primitive_number(a) && is_primitive_number(b) => true,
+        // BOOLEAN and integers both ways (1 / 0, != 0), BOOLEAN to FLOAT / DOUBLE / DECIMAL,
+        // strings to BOOLEAN (`java_string_to_bool`)
+        (Boolean, b) if is_primitive_number(b) || matches!(b, Decimal { .. }) => true,
+        (a, Boolean) if int_digits(a).is_some() => true,
+        (Char(_) | VarChar(_), Boolean) => true,
         // DECIMALs and integers both ways, DECIMAL to FLOAT / DOUBLE (`decimals_as`)
         (a, Decimal { .. }) if int_digits(a).is_some() => true,
         (Decimal { .. }, Decimal { .. }) => true,
@@ -356,6 +361,12 @@ pub fn evolve_array(
         (a, b, _) if is_primitive_number(a) && is_primitive_number(b) && !cast_widens(a, b) => {
             numbers_as(array, b, target)
         }
+        (Char(_) | VarChar(_), Boolean, _) => strings_to_bools(array),
+        (Boolean, Decimal { .. }, _) => {
+            // Java's castFrom(1 or 0, p, s)
+            let ints = cast(array, &ArrowType::Int64).map_err(|e| e.to_string())?;
+            decimals_as(&ints, &BigInt, &to.kind, target)
+        }
         (a @ Decimal { .. }, b, _) | (a, b @ Decimal { .. }, _) if !cast_widens(a, b) => {
             decimals_as(array, a, b, target)
         }
@@ -591,6 +602,28 @@ fn java_string_to_int(s: &str, kind: &TypeKind) -> std::result::Result<i64, Stri
     } else {
         fail("Overflow.")
     }
+}
+
+/// Java's `BinaryStringUtils.toBoolean` (`StringToBooleanCastRule`): lower-cased, one of `t`,
+/// `true`, `y`, `yes`, `1` or `f`, `false`, `n`, `no`, `0`; anything else (spaces included)
+/// fails the read with Java's message.
+fn strings_to_bools(array: &ArrayRef) -> std::result::Result<ArrayRef, String> {
+    let utf8 = cast(array, &ArrowType::Utf8).map_err(|e| e.to_string())?;
+    let strings = utf8
+        .as_string_opt::<i32>()
+        .ok_or_else(|| format!("expected strings, found {}", array.data_type()))?;
+    let mut out = Vec::with_capacity(strings.len());
+    for s in strings.iter() {
+        out.push(match s {
+            None => None,
+            Some(s) => match s.to_lowercase().as_str() {
+                "t" | "true" | "y" | "yes" | "1" => Some(true),
+                "f" | "false" | "n" | "no" | "0" => Some(false),
+                _ => return Err(format!("Cannot parse '{s}' as BOOLEAN.")),
+            },
+        });
+    }
+    Ok(Arc::new(arrow_array::BooleanArray::from(out)))
 }
 
 /// A file's string column read as the integer type `kind` (a STRING -> integer type change),
@@ -893,5 +926,45 @@ mod tests {
             evolve_array(&ints, &t(BigInt), &dec(4, 1), &ArrowType::Decimal128(4, 1)).unwrap();
         let got: Vec<_> = got.as_primitive::<Decimal128Type>().iter().collect();
         assert_eq!(got, vec![Some(50), None, Some(-990)]);
+    }
+
+    /// BOOLEAN casts as Java: strings by its word lists, integers != 0, BOOLEAN as 1 / 0.
+    #[test]
+    fn booleans_convert_as_java() {
+        use arrow_array::types::Decimal128Type;
+        use arrow_array::{BooleanArray, Int64Array};
+        use TypeKind::*;
+        let s: ArrayRef = Arc::new(StringArray::from(vec![
+            Some("TRUE"),
+            Some("no"),
+            Some("1"),
+            None,
+            Some("Y"),
+        ]));
+        let got = evolve_array(&s, &t(VarChar(10)), &t(Boolean), &ArrowType::Boolean).unwrap();
+        let want = BooleanArray::from(vec![Some(true), Some(false), Some(true), None, Some(true)]);
+        assert_eq!(got.as_ref(), &want as &dyn arrow_array::Array);
+        let bad: ArrayRef = Arc::new(StringArray::from(vec![" true"]));
+        let e = evolve_array(&bad, &t(VarChar(10)), &t(Boolean), &ArrowType::Boolean).unwrap_err();
+        assert_eq!(e, "Cannot parse ' true' as BOOLEAN.");
+        let ints: ArrayRef = Arc::new(Int64Array::from(vec![0, -3, 7]));
+        let got = evolve_array(&ints, &t(BigInt), &t(Boolean), &ArrowType::Boolean).unwrap();
+        assert_eq!(
+            got.as_ref(),
+            &BooleanArray::from(vec![false, true, true]) as &dyn arrow_array::Array
+        );
+        let b: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), Some(false), None]));
+        let got = evolve_array(&b, &t(Boolean), &t(Int), &ArrowType::Int32).unwrap();
+        assert_eq!(
+            got.as_ref(),
+            &Int32Array::from(vec![Some(1), Some(0), None]) as &dyn arrow_array::Array
+        );
+        let dec = t(Decimal {
+            precision: 3,
+            scale: 2,
+        });
+        let got = evolve_array(&b, &t(Boolean), &dec, &ArrowType::Decimal128(3, 2)).unwrap();
+        let got: Vec<_> = got.as_primitive::<Decimal128Type>().iter().collect();
+        assert_eq!(got, vec![Some(100), Some(0), None]);
     }
 }
