@@ -608,22 +608,25 @@ fn java_string_to_int(s: &str, kind: &TypeKind) -> std::result::Result<i64, Stri
 /// `true`, `y`, `yes`, `1` or `f`, `false`, `n`, `no`, `0`; anything else (spaces included)
 /// fails the read with Java's message.
 fn strings_to_bools(array: &ArrayRef) -> std::result::Result<ArrayRef, String> {
+    let out = parse_strings(array, |s| match s.to_lowercase().as_str() {
+        "t" | "true" | "y" | "yes" | "1" => Ok(true),
+        "f" | "false" | "n" | "no" | "0" => Ok(false),
+        _ => Err(format!("Cannot parse '{s}' as BOOLEAN.")),
+    })?;
+    Ok(Arc::new(arrow_array::BooleanArray::from(out)))
+}
+
+/// Each value of a file's string column (any string flavour) through `parse`, nulls kept; the
+/// first value it refuses fails the whole column with its message.
+fn parse_strings<T>(
+    array: &ArrayRef,
+    parse: impl Fn(&str) -> std::result::Result<T, String>,
+) -> std::result::Result<Vec<Option<T>>, String> {
     let utf8 = cast(array, &ArrowType::Utf8).map_err(|e| e.to_string())?;
     let strings = utf8
         .as_string_opt::<i32>()
         .ok_or_else(|| format!("expected strings, found {}", array.data_type()))?;
-    let mut out = Vec::with_capacity(strings.len());
-    for s in strings.iter() {
-        out.push(match s {
-            None => None,
-            Some(s) => match s.to_lowercase().as_str() {
-                "t" | "true" | "y" | "yes" | "1" => Some(true),
-                "f" | "false" | "n" | "no" | "0" => Some(false),
-                _ => return Err(format!("Cannot parse '{s}' as BOOLEAN.")),
-            },
-        });
-    }
-    Ok(Arc::new(arrow_array::BooleanArray::from(out)))
+    strings.iter().map(|s| s.map(&parse).transpose()).collect()
 }
 
 /// A file's string column read as the integer type `kind` (a STRING -> integer type change),
@@ -633,14 +636,7 @@ fn strings_to_ints(
     kind: &TypeKind,
     target: &ArrowType,
 ) -> std::result::Result<ArrayRef, String> {
-    let utf8 = cast(array, &ArrowType::Utf8).map_err(|e| e.to_string())?;
-    let strings = utf8
-        .as_string_opt::<i32>()
-        .ok_or_else(|| format!("expected strings, found {}", array.data_type()))?;
-    let mut values = Vec::with_capacity(strings.len());
-    for s in strings.iter() {
-        values.push(s.map(|s| java_string_to_int(s, kind)).transpose()?);
-    }
+    let values = parse_strings(array, |s| java_string_to_int(s, kind))?;
     let wide: ArrayRef = Arc::new(arrow_array::Int64Array::from(values));
     // every value fits the target (checked above): the cast only narrows the width
     cast(&wide, target).map_err(|e| e.to_string())
