@@ -33,6 +33,7 @@ use arrow_row::RowConverter;
 use crate::error::{Error, Result};
 use crate::kv::KvFileReader;
 use crate::options::{parse_bool, parse_duration_ms, parse_memory_size, CoreOptions};
+use crate::sort::gather::prefetch;
 use crate::sort::spill_dir::SpillDir;
 use crate::spec::manifest::DataFileMeta;
 
@@ -207,6 +208,12 @@ impl Bloom {
         }
     }
 
+    /// Hint the cache to load the block of `hash` (inserts and checks are misses to memory
+    /// once the filter outgrows the cache: prefetched a few keys ahead, they overlap).
+    fn prefetch(&self, hash: u64) {
+        prefetch(self.blocks.as_ptr().wrapping_add(self.block(hash)));
+    }
+
     fn check(&self, hash: u64) -> bool {
         let b = &self.blocks[self.block(hash)];
         b.iter()
@@ -221,6 +228,11 @@ impl Bloom {
 
 /// Rows encoded at a time while a lookup file's index and bloom filter are built.
 const ENCODE_CHUNK_ROWS: usize = 64 * 1024;
+
+/// How many keys ahead of the one inserted or probed the hash slot and bloom block are
+/// prefetched: the index and the filter of a large file are random accesses to memory (three
+/// quarters of the index build's time went waiting for them).
+const AHEAD: usize = 16;
 
 /// Probes of one file: their row-encoded keys (ascending) and, for comparisons with the file's
 /// key columns, those keys decoded (`cols`, the probe `i` at row `at[i]`).
@@ -257,8 +269,16 @@ impl Loaded {
                 let len = ENCODE_CHUNK_ROWS.min(n - at);
                 let cols: Vec<ArrayRef> = keys.iter().map(|c| c.slice(at, len)).collect();
                 let rows = conv.convert_columns(&cols)?;
-                for (i, r) in rows.iter().enumerate() {
-                    let h = hash_of(r.as_ref());
+                let hashes: Vec<u64> = rows.iter().map(|r| hash_of(r.as_ref())).collect();
+                for (i, &h) in hashes.iter().enumerate() {
+                    if let Some(&next) = hashes.get(i + AHEAD) {
+                        if let Some(b) = bloom.as_deref() {
+                            b.prefetch(next);
+                        }
+                        if hashed {
+                            prefetch(table.as_ptr().wrapping_add(next as usize & mask));
+                        }
+                    }
                     if let Some(b) = bloom.as_deref_mut() {
                         b.insert(h);
                     }
@@ -311,6 +331,9 @@ impl Loaded {
                 .iter()
                 .enumerate()
                 .map(|(i, h)| {
+                    if let Some(&next) = hashes.get(i + AHEAD) {
+                        prefetch(table.as_ptr().wrapping_add(next as usize & mask));
+                    }
                     let mut s = *h as usize & mask;
                     loop {
                         match table[s] {
@@ -502,7 +525,16 @@ impl LookupCache {
             vec![]
         };
         let maybe: Vec<bool> = match &e.bloom {
-            Some(b) => hashes.iter().map(|h| b.check(*h)).collect(),
+            Some(b) => hashes
+                .iter()
+                .enumerate()
+                .map(|(i, h)| {
+                    if let Some(&next) = hashes.get(i + AHEAD) {
+                        b.prefetch(next);
+                    }
+                    b.check(*h)
+                })
+                .collect(),
             None => vec![true; probes.encoded.len()],
         };
         let skipped = maybe.iter().filter(|m| !**m).count() as u64;

@@ -29,7 +29,7 @@ const AHEAD: usize = 16;
 /// Hint the CPU to load the cache line at `p`; never faults (an address-only hint), so any
 /// pointer, even one past an array's end, is fine.
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(crate) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: `_mm_prefetch` only hints the cache; it reads nothing and cannot fault, whatever
     // the address. SSE is part of the x86_64 baseline.
