@@ -740,10 +740,20 @@ impl CoreOptions {
                     "Cannot define bucket for row tracking table, it only support bucket = -1",
                 ));
             }
-        } else if self.data_evolution()? {
-            return Err(Error::invalid(
-                "Data evolution config must enabled with row-tracking.enabled",
-            ));
+        }
+        // Java's SchemaValidation.validateRowTracking, data evolution part
+        if self.data_evolution()? {
+            if !self.row_tracking()? {
+                return Err(Error::invalid(
+                    "Data evolution config must enabled with row-tracking.enabled",
+                ));
+            }
+            if get("clustering.incremental").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            {
+                return Err(Error::invalid(
+                    "Data evolution config must disabled with clustering.incremental",
+                ));
+            }
         }
         if self.deletion_vectors()? {
             self.check_deletion_vectors()?;
@@ -1224,6 +1234,43 @@ mod tests {
         let o = CoreOptions::new(&opts(&[("bucket", "4")]), true).unwrap();
         o.check_supported(true, true).unwrap();
         assert_eq!(o.target_file_size(), 128 << 20);
+    }
+
+    #[test]
+    fn data_evolution_tables_checked_as_java() {
+        let base = [("bucket", "-1"), ("data-evolution.enabled", "true")];
+        let de = |extra: &[(&str, &str)]| {
+            CoreOptions::new(&opts(&[&base[..], extra].concat()), false).unwrap()
+        };
+        let o = de(&[("row-tracking.enabled", "true")]);
+        o.check_supported(false, true).unwrap();
+        assert!(o.data_evolution().unwrap());
+        for (extra, pk, want) in [
+            (vec![], false, "must enabled with row-tracking.enabled"),
+            (vec![("row-tracking.enabled", "true")], true, "primary-key"),
+            (
+                vec![
+                    ("row-tracking.enabled", "true"),
+                    ("clustering.incremental", "true"),
+                ],
+                false,
+                "must disabled with clustering.incremental",
+            ),
+            (
+                vec![
+                    ("row-tracking.enabled", "true"),
+                    ("data-evolution.row-sidecar.enabled", "true"),
+                ],
+                false,
+                "data-evolution.row-sidecar.enabled",
+            ),
+        ] {
+            let e = de(&extra)
+                .check_supported(pk, true)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]
