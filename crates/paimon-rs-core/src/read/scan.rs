@@ -783,7 +783,7 @@ impl TableScan {
                 partition: key.0.clone(),
                 bucket: key.1,
                 total_buckets,
-                bucket_path: format!("{pp}bucket-{}", key.1),
+                bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(key.1)),
                 deletion_files: dvs_of(&a_keep, &a_dv),
                 files: a_keep,
                 raw_convertible: false,
@@ -828,7 +828,7 @@ impl TableScan {
                     partition: partition.clone(),
                     bucket,
                     total_buckets,
-                    bucket_path: format!("{pp}bucket-{bucket}"),
+                    bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(bucket)),
                     files,
                     raw_convertible: false,
                     deletion_files: BTreeMap::new(),
@@ -884,6 +884,11 @@ impl TableScan {
             ..ScanStats::default()
         };
         for ((partition, bucket), (total_buckets, files)) in groups {
+            // a postpone-bucket table's bucket-postpone is invisible until compacted (Java's
+            // `onlyReadRealBuckets`; postpone.merge-on-read is refused)
+            if bucket == -2 {
+                continue;
+            }
             // the buckets the filter's equalities on the bucket key reach (with the bucket
             // count the files were written with, which a rescale changes)
             if let Some(hashes) = &selected {
