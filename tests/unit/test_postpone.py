@@ -223,3 +223,12 @@ def test_stream_write_lands_in_bucket_postpone(catalog):
     assert len(bucket_dirs(t)["bucket-postpone"]) == 2
     t.compact()
     assert as_dict(t) == {("x", 1): "a2", ("x", 2): "b"}
+
+
+def test_incremental_read_skips_bucket_postpone(catalog):
+    t = make(catalog, partitioned=False)
+    write(t, rows(["x", "x"], [1, 2], ["a", "b"]))
+    s1 = t.latest_snapshot_id()
+    assert read(t.copy({"incremental-between": f"0,{s1}"})).num_rows == 0
+    t.compact()
+    assert as_dict(t) == {("x", 1): "a", ("x", 2): "b"}

@@ -62,10 +62,13 @@ fn evolve_stats(
 /// Manifest entries by (partition, bucket): the bucket's total buckets and its files.
 type BucketGroups = BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)>;
 
-/// `entries` grouped by (partition, bucket), each group's files in manifest order.
+/// `entries` grouped by (partition, bucket), each group's files in manifest order. A
+/// postpone-bucket table's bucket-postpone (-2) is left out: its rows are invisible to every
+/// read until a compaction moves them into real buckets (Java's `onlyReadRealBuckets`;
+/// `postpone.merge-on-read` is refused).
 fn by_bucket(entries: Vec<ManifestEntry>) -> BucketGroups {
     let mut groups = BucketGroups::new();
-    for e in entries {
+    for e in entries.into_iter().filter(|e| e.bucket != -2) {
         let g = groups
             .entry((e.partition, e.bucket))
             .or_insert((e.total_buckets, vec![]));
@@ -884,11 +887,6 @@ impl TableScan {
             ..ScanStats::default()
         };
         for ((partition, bucket), (total_buckets, files)) in groups {
-            // a postpone-bucket table's bucket-postpone is invisible until compacted (Java's
-            // `onlyReadRealBuckets`; postpone.merge-on-read is refused)
-            if bucket == -2 {
-                continue;
-            }
             // the buckets the filter's equalities on the bucket key reach (with the bucket
             // count the files were written with, which a rescale changes)
             if let Some(hashes) = &selected {
