@@ -153,8 +153,9 @@ def _check_mutable(table: Table, what: str) -> None:
     # keeps every known key in its bucket (a deleted key keeps its hash there, as Java's
     # DynamicBucketIndexMaintainer: paimon-behaviour.md §1.7)
     if table.total_buckets == -2:
-        raise UnsupportedError(f"{what} on {table.identifier}: paimon_rs does not write "
-                               "postpone-bucket tables")
+        raise UnsupportedError(f"{what} on {table.identifier}: a postpone-bucket table's "
+                               "rows still in bucket-postpone are invisible to the read it "
+                               "would be based on; compact the table first")
 
 
 def _write_kind(w: BatchTableWrite, data: pa.Table, kind: str) -> None:

@@ -242,6 +242,15 @@ impl FileStoreTable {
 
     /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
-        self.path.join(format!("{partition_path}bucket-{bucket}"))
+        self.path
+            .join(format!("{partition_path}{}", bucket_dir_name(bucket)))
+    }
+}
+
+/// A bucket's directory name: `bucket-<n>`, `bucket-postpone` for the postpone bucket (-2).
+pub fn bucket_dir_name(bucket: i32) -> String {
+    match bucket {
+        -2 => "bucket-postpone".into(),
+        b => format!("bucket-{b}"),
     }
 }
