@@ -31,7 +31,7 @@ col = GenericVariant.to_arrow_array([GenericVariant.from_python(
 day0 = datetime.date(2020, 1, 1)
 typed = GenericVariant.to_arrow_array([GenericVariant.from_python(
     {"day": day0 + datetime.timedelta(days=i % 1000), "price": decimal.Decimal(i).scaleb(-2),
-     "velocity": {"x": float(i), "y": -float(i)}}) for i in range(n)])
+     "velocity": {"x": float(i), "y": -float(i)}, "hist": [i, i + 1, i + 2]}) for i in range(n)])
 xy = pa.struct([("x", pa.float64()), ("y", pa.float64())])
 out = {}
 for name, f in [("get", lambda: variant_get(col, "$.velocity.y", pa.float64())),
@@ -39,7 +39,10 @@ for name, f in [("get", lambda: variant_get(col, "$.velocity.y", pa.float64())),
                 ("set_insert", lambda: variant_set(col, "$.processed", pa.scalar(True))),
                 ("get_date", lambda: variant_get(typed, "$.day", pa.date32())),
                 ("get_decimal", lambda: variant_get(typed, "$.price", pa.decimal128(12, 2))),
-                ("get_struct", lambda: variant_get(typed, "$.velocity", xy))]:
+                ("get_struct", lambda: variant_get(typed, "$.velocity", xy)),
+                ("get_list", lambda: variant_get(typed, "$.hist", pa.list_(pa.int64()))),
+                ("get_map", lambda: variant_get(typed, "$.velocity",
+                                                pa.map_(pa.string(), pa.float64())))]:
     best = None
     for _ in range(3):
         t = time.process_time()

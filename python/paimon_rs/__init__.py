@@ -11,6 +11,7 @@ import atexit
 
 from paimon_rs import _core
 from paimon_rs._core import __version__
+from paimon_rs.blob import Blob, BlobData, BlobDescriptor, BlobRef
 from paimon_rs.catalog import Catalog, CatalogFactory, Database, FileSystemCatalog, Identifier
 from paimon_rs.commit_callback import CommitCallback, CommitCallbackContext
 from paimon_rs.consumer import Consumer, ConsumerManager
@@ -108,6 +109,10 @@ FileStoreTable = Table
 DataSplit = Split
 
 __all__ = [
+    "Blob",
+    "BlobData",
+    "BlobDescriptor",
+    "BlobRef",
     "DatabaseNoPermissionException",
     "TableNoPermissionException",
     "ViewNotExistException",

@@ -333,3 +333,19 @@ def index_files(
 def schemas_json(table: Table) -> List[Tuple[int, str]]: ...
 def tags_json(table: Table) -> List[Tuple[str, str, Optional[str], Optional[int]]]: ...
 def branch_times(table: Table) -> List[Tuple[str, Optional[int]]]: ...
+
+# VARIANT path kernels (python/paimon_rs/variant_path.py is the API layer); a path is its
+# segments as (is_index, key, index) triples. None / (False, None): the chunk is left to the
+# Python reference.
+def variant_get_scalars(
+    chunk: pa.StructArray, paths: List[Tuple[List[Tuple[bool, str, int]], int, str, pa.DataType]]
+) -> Optional[List[pa.Array]]: ...
+def variant_get_nested(
+    chunk: pa.StructArray, paths: List[Tuple[List[Tuple[bool, str, int]], pa.DataType, List[str]]]
+) -> Optional[List[pa.Array]]: ...
+def variant_edit(
+    chunk: pa.StructArray,
+    edits: List[Tuple[List[Tuple[bool, str, int]], pa.Array, bool, str, str]],
+    strict: bool,
+    upsert: bool,
+) -> Tuple[bool, Optional[pa.StructArray]]: ...

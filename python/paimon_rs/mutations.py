@@ -126,6 +126,12 @@ def _check_mutable(table: Table, what: str) -> None:
     # row tracking: Java keeps an updated or rewritten row's _ROW_ID (stored in the new file);
     # paimon_rs's rewrites and appended updates would give the rows new ids. A delete that only
     # marks deletion vectors keeps the other rows where they are
+    # data evolution: Java's and pypaimon's updates write files of some columns of existing row
+    # ids (and Java's merge-into / deletes keep the ids); paimon_rs writes only appends there
+    if table.options.get("data-evolution.enabled", "false").strip().lower() == "true":
+        raise UnsupportedError(
+            f"{what} on {table.identifier}: the table sets 'data-evolution.enabled'; paimon_rs "
+            "only appends to data-evolution tables (pypaimon's new_update updates rows by _ROW_ID)")
     row_tracking = table.options.get("row-tracking.enabled", "false").strip().lower() == "true"
     if row_tracking and not (what == "delete" and _uses_deletion_vectors(table)):
         raise UnsupportedError(
@@ -147,8 +153,9 @@ def _check_mutable(table: Table, what: str) -> None:
     # keeps every known key in its bucket (a deleted key keeps its hash there, as Java's
     # DynamicBucketIndexMaintainer: paimon-behaviour.md §1.7)
     if table.total_buckets == -2:
-        raise UnsupportedError(f"{what} on {table.identifier}: paimon_rs does not write "
-                               "postpone-bucket tables")
+        raise UnsupportedError(f"{what} on {table.identifier}: a postpone-bucket table's "
+                               "rows still in bucket-postpone are invisible to the read it "
+                               "would be based on; compact the table first")
 
 
 def _write_kind(w: BatchTableWrite, data: pa.Table, kind: str) -> None:

@@ -33,8 +33,8 @@ class Schema:
 
     Raises:
         TypeError: ``fields`` is neither a list of ``DataField`` nor a ``pyarrow.Schema``.
-        UnsupportedError: a field of a type paimon_rs cannot hold (``BLOB``, ``VECTOR``),
-            naming the field.
+        UnsupportedError: a field of a type paimon_rs cannot hold (``VECTOR``), naming the
+            field (``BLOB`` columns are read, but a table with one is refused at create).
         ValueError: as pypaimon: ``primary-key.nullable`` or a ``changelog-producer`` other
             than ``none`` on a table without primary keys.
     """

@@ -1016,7 +1016,9 @@ class BatchTableWrite:
         """Write only these columns; the others are written as nulls (they must be nullable).
         For append tables and primary-key tables whose merge engine keeps the old value of a
         null field (``partial-update``; ``aggregation`` with ignore-null functions). A
-        ``deduplicate`` table is refused: its nulls would replace the stored values."""
+        ``deduplicate`` table is refused: its nulls would replace the stored values. On a
+        data-evolution table the rows are appended as whole rows (new ``_ROW_ID``s); pypaimon
+        writes a file of these columns only, which reads back the same."""
         schema = self.table.arrow_schema
         for c in write_cols:
             if c not in schema.names:

@@ -5,11 +5,11 @@ pypaimon (``pypaimon.data``: ``variant_get``, ``variant_replace``, ``variant_set
 ``struct<value: binary, metadata: binary>`` Array or ChunkedArray (what a paimon_rs read returns
 for a VARIANT column, and what :meth:`GenericVariant.to_arrow_array` builds). These are the same
 functions over the Parquet Variant binary encoding. ``variant_get`` of scalar types (dates,
-microsecond timestamps and decimals included), and
-``variant_replace`` / ``variant_set`` run each chunk through a Rust kernel
-(``_core.variant_get_scalars``, ``_core.variant_edit``: the GIL released, the same checks, order
-and messages); the plain Python below stays the reference (the kernels' oracle in the tests),
-reads the other ``variant_get`` types and ``variant_to_pylist``, and takes the rare rows a kernel
+microsecond timestamps and decimals included) and of nested ones (structs, lists, maps, any
+depth), and ``variant_replace`` / ``variant_set`` run each chunk through a Rust kernel
+(``_core.variant_get_scalars``, ``_core.variant_get_nested``, ``_core.variant_edit``: the GIL
+released, the same checks, order and messages); the plain Python below stays the reference (the
+kernels' oracle in the tests), reads ``variant_to_pylist``, and takes the rare rows a kernel
 leaves (pypaimon vectorises with NumPy; the results are the same):
 
 - paths: ``$`` (the root), ``.key``, ``['key']`` / ``["key"]`` (any key, dots included), ``[n]``;
@@ -811,6 +811,31 @@ def _kernel_paths(parsed) -> Optional[list]:
     return out
 
 
+def _nested_paths(parsed) -> list:
+    """The paths as ``_core.variant_get_nested`` takes them (any type ``variant_get`` reads:
+    structs, lists, fixed-size and large lists and string-keyed maps, nested, of the scalar
+    types above): each row checked whole and read there (the GIL released), with the same
+    checks, order and messages as :func:`_read_exact`, which stays the reference and reads the
+    chunks the kernel leaves: those of :func:`_kernel_paths` plus a struct type with a repeated
+    field name, a null in a non-nullable child, list offsets past the type's range."""
+    return [(_kernel_segments(path), t, _type_texts(t)) for _, path, t in parsed]
+
+
+def _type_texts(t) -> List[str]:
+    """``str`` of each node of a type in preorder (a struct's fields in order, a list's item,
+    a map's item): the kernel names the node a value did not match by its number here."""
+    pa = _pa()
+    out = [str(t)]
+    if pa.types.is_struct(t):
+        for f in t:
+            out += _type_texts(f.type)
+    elif pa.types.is_list(t) or pa.types.is_large_list(t) or pa.types.is_fixed_size_list(t):
+        out += _type_texts(t.value_type)
+    elif pa.types.is_map(t):
+        out += _type_texts(t.item_type)
+    return out
+
+
 def _kernel_segments(path: _Path) -> list:
     """A parsed path as the Rust kernels take it: ``(is_index, key, index)`` per segment."""
     return [(kind == "index", seg if kind == "key" else "", seg if kind == "index" else 0)
@@ -841,9 +866,11 @@ def variant_get(column, path, data_type=None):
     cache: Dict[bytes, Any] = {}
     results: Dict[str, list] = {text: [] for text in wanted}
     kernel = _kernel_paths(parsed)
+    nested = _nested_paths(parsed) if kernel is None else None
     for chunk in chunks:
-        if kernel is not None:
-            arrays = _core.variant_get_scalars(chunk, kernel)
+        if kernel is not None or nested is not None:
+            arrays = (_core.variant_get_scalars(chunk, kernel) if kernel is not None
+                      else _core.variant_get_nested(chunk, nested))
             if arrays is not None:  # None: a row the kernel leaves to the code below
                 for (text, _, _), array in zip(parsed, arrays):
                     results[text].append(array)

@@ -107,11 +107,23 @@ def test_schema_from_pyarrow_gives_paimon_fields_with_pypaimon_ids():
     assert Schema(s.pa_schema) == s  # pyarrow as the first argument, as before
 
 
-@pytest.mark.parametrize("stored", ["BLOB", {"type": "VECTOR", "element": "FLOAT", "length": 3}])
+@pytest.mark.parametrize("stored", [{"type": "VECTOR", "element": "FLOAT", "length": 3}])
 def test_types_paimon_rs_cannot_hold_are_refused_naming_the_field(stored):
     with pytest.raises((UnsupportedError, ValueError), match="'vec'"):
         Schema(fields=[DataField(0, "id", AtomicType("INT")),
                        DataField.from_dict({"id": 1, "name": "vec", "type": stored})])
+
+
+def test_blob_fields_are_held_but_not_created(tmp_path):
+    s = Schema(fields=[DataField(0, "id", AtomicType("INT")),
+                       DataField.from_dict({"id": 1, "name": "b", "type": "BLOB"})])
+    assert s.fields[1].type == AtomicType("BLOB")
+    assert s.pa_schema.field("b").type == pa.large_binary()
+    from paimon_rs import CatalogFactory
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    with pytest.raises(UnsupportedError, match="column 'b'.*BLOB"):
+        c.create_table("db.t", s, False)
 
 
 def test_variant_fields_are_held():

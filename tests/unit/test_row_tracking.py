@@ -91,11 +91,9 @@ def test_delete_with_deletion_vectors_keeps_row_ids(tmp_path):
     ({"row-tracking.enabled": "true", "bucket": "2", "bucket-key": "id"}, None,
      InvalidArgumentError, "only support bucket = -1"),
     ({"row-tracking.enabled": "true", "bucket": "2"}, ["id"], InvalidArgumentError, "primary-key"),
-    # data evolution is not implemented: that refusal comes first (the declared options), before
-    # Java's "Data evolution config must enabled with row-tracking.enabled"
-    ({"data-evolution.enabled": "true"}, None, UnsupportedError, "'data-evolution.enabled' is not implemented"),
-    ({"row-tracking.enabled": "true", "data-evolution.enabled": "true"}, None, UnsupportedError,
-     "'data-evolution.enabled' is not implemented"),
+    # Java's SchemaValidation (more in test_data_evolution_write.py)
+    ({"data-evolution.enabled": "true"}, None, InvalidArgumentError,
+     "Data evolution config must enabled with row-tracking.enabled"),
 ])
 def test_create_checks(tmp_path, options, pk, error, message):
     with pytest.raises(error, match=message):

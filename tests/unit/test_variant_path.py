@@ -391,31 +391,45 @@ def _outcome(f):
     return ["ok", str(out.type), rows]
 
 
+@st.composite
+def random_columns(draw, values):
+    """Rows (objects or any ``values``, some SQL null) and their VARIANT column: one array, or
+    two chunks, maybe with large_binary children."""
+    objects = st.dictionaries(st.sampled_from(_KEYS), values, max_size=4)
+    rows = draw(st.lists(st.one_of(st.none(), objects, values), min_size=1, max_size=6))
+    column = col(rows)
+    if draw(st.booleans()):
+        if draw(st.booleans()):
+            column = pa.StructArray.from_arrays(
+                [column.field(0).cast(pa.large_binary()), column.field(1).cast(pa.large_binary())],
+                names=["value", "metadata"], mask=column.is_null())
+        k = draw(st.integers(0, len(rows)))
+        column = pa.chunked_array([column.slice(0, k), column.slice(k)], type=column.type)
+    return rows, column
+
+
+@st.composite
+def path_into(draw, rows):
+    """A path into one row's shape (a list of segments) and the value it reaches."""
+    here, path = draw(st.sampled_from(rows)), []
+    while draw(st.booleans()) and isinstance(here, (dict, list)) and here:
+        seg = draw(st.sampled_from(sorted(here) if isinstance(here, dict) else range(len(here))))
+        path.append(("key" if isinstance(here, dict) else "index", seg))
+        here = here[seg]
+    return path, here
+
+
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_edit_kernel_matches_the_python_reference(data):
     from paimon_rs import variant_path as vp
 
-    objects = st.dictionaries(st.sampled_from(_KEYS), _values, max_size=4)
-    rows = data.draw(st.lists(st.one_of(st.none(), objects, _values), min_size=1, max_size=6))
-    column = col(rows)
-    if data.draw(st.booleans()):  # chunked, maybe large_binary children
-        if data.draw(st.booleans()):
-            column = pa.StructArray.from_arrays(
-                [column.field(0).cast(pa.large_binary()), column.field(1).cast(pa.large_binary())],
-                names=["value", "metadata"], mask=column.is_null())
-        k = data.draw(st.integers(0, len(rows)))
-        column = pa.chunked_array([column.slice(0, k), column.slice(k)], type=column.type)
+    rows, column = data.draw(random_columns(_values))
     # random paths (mostly missing or of the wrong kind) and paths into a row's shape (found,
     # or a new last key for variant_set)
     paths = data.draw(st.lists(st.lists(_segment, max_size=3).map(tuple), max_size=1))
     for _ in range(data.draw(st.integers(0 if paths else 1, 3))):
-        here, path = data.draw(st.sampled_from(rows)), []
-        while data.draw(st.booleans()) and isinstance(here, (dict, list)) and here:
-            seg = data.draw(st.sampled_from(sorted(here) if isinstance(here, dict)
-                                            else range(len(here))))
-            path.append(("key" if isinstance(here, dict) else "index", seg))
-            here = here[seg]
+        path, here = data.draw(path_into(rows))
         if isinstance(here, dict) and data.draw(st.booleans()):
             path.append(("key", data.draw(st.sampled_from(_KEYS))))  # often a new one
         if tuple(path) not in paths:

@@ -114,8 +114,8 @@ pub use spec::row_kind::RowKind;
 pub use spec::snapshot::{Snapshot, BATCH_COMMIT_IDENTIFIER};
 pub use spec::types::{DataField, DataType, TypeKind};
 pub use spec::variant::{
-    variant_edit, variant_get_scalars, Kind as VariantKind, Seg as VariantSeg, VariantEdit,
-    VariantFail,
+    variant_edit, variant_get_nested, variant_get_scalars, Kind as VariantKind, Seg as VariantSeg,
+    VariantEdit, VariantFail,
 };
 
 // Object stores and file formats.

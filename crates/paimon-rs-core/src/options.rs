@@ -397,6 +397,18 @@ fn parse_int<T: std::str::FromStr>(key: &str, v: &str) -> Result<T> {
         .map_err(|_| cannot_parse(key, v, "an integer"))
 }
 
+/// A postpone-bucket table's compaction options ([`CoreOptions::postpone`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PostponeOptions {
+    /// `postpone.default-bucket-num`: the exact bucket count of a partition with no real
+    /// bucket yet.
+    pub default_bucket_num: Option<i32>,
+    /// `postpone.target-row-num-per-bucket` (before the size target when set).
+    pub target_row_num_per_bucket: Option<i64>,
+    /// `postpone.target-size-per-bucket` in bytes (default 1 GiB).
+    pub target_size_per_bucket: u64,
+}
+
 /// Options of dynamic bucket mode ([`CoreOptions::dynamic_bucket`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DynamicBucketOptions {
@@ -717,7 +729,7 @@ impl CoreOptions {
                 self.dynamic_bucket()?;
             }
             if self.bucket == -2 {
-                return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+                self.postpone()?;
             }
         } else if self.bucket > 0 && self.bucket_key.is_none() {
             return Err(Error::invalid(format!(
@@ -726,7 +738,9 @@ impl CoreOptions {
                 self.bucket
             )));
         } else if self.bucket == -2 {
-            return Err(Error::unsupported("postpone bucket mode (bucket = -2)"));
+            return Err(Error::unsupported(
+                "postpone bucket mode (bucket = -2) on a table without a primary key",
+            ));
         }
         // Java's SchemaValidation.validateRowTracking
         if self.row_tracking()? {
@@ -740,10 +754,20 @@ impl CoreOptions {
                     "Cannot define bucket for row tracking table, it only support bucket = -1",
                 ));
             }
-        } else if self.data_evolution()? {
-            return Err(Error::invalid(
-                "Data evolution config must enabled with row-tracking.enabled",
-            ));
+        }
+        // Java's SchemaValidation.validateRowTracking, data evolution part
+        if self.data_evolution()? {
+            if !self.row_tracking()? {
+                return Err(Error::invalid(
+                    "Data evolution config must enabled with row-tracking.enabled",
+                ));
+            }
+            if get("clustering.incremental").is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            {
+                return Err(Error::invalid(
+                    "Data evolution config must disabled with clustering.incremental",
+                ));
+            }
         }
         if self.deletion_vectors()? {
             self.check_deletion_vectors()?;
@@ -846,7 +870,42 @@ impl CoreOptions {
         Ok(())
     }
 
-    /// `deletion-vectors.enabled`.
+    /// The postpone bucket options of a primary-key table with `bucket = -2` (Java's
+    /// `CoreOptions.postpone*`), validated: `default-bucket-num`, `target-row-num-per-bucket`
+    /// and `target-size-per-bucket` > 0; `postpone.merge-on-read = true` refused (reads skip
+    /// the postpone bucket until a compaction moves its rows, paimon-behaviour.md).
+    pub fn postpone(&self) -> Result<PostponeOptions> {
+        let get = |k: &str| self.raw.get(k).map(String::as_str);
+        if self.changelog_producer == ChangelogProducer::Input {
+            return Err(Error::unsupported(
+                "changelog-producer = input on a postpone-bucket table (bucket = -2)",
+            ));
+        }
+        if let Some(v) = get("postpone.merge-on-read") {
+            if parse_bool("postpone.merge-on-read", v)? {
+                return Err(Error::unsupported(
+                    "postpone.merge-on-read = true (reads merging bucket-postpone into the real \
+                     buckets; compact the table to make its rows visible)",
+                ));
+            }
+        }
+        let default_bucket_num = self.positive::<i32>("postpone.default-bucket-num")?;
+        let size_key = "postpone.target-size-per-bucket";
+        let target_size_per_bucket = match get(size_key) {
+            None => 1 << 30,
+            Some(v) => match parse_memory_size(size_key, v)? {
+                0 => return Err(bad(size_key, v, "must be greater than 0")),
+                n => n,
+            },
+        };
+        Ok(PostponeOptions {
+            default_bucket_num,
+            target_row_num_per_bucket: self
+                .positive::<i64>("postpone.target-row-num-per-bucket")?,
+            target_size_per_bucket,
+        })
+    }
+
     /// The dynamic bucket options of a primary-key table with `bucket = -1` (Java's
     /// `CoreOptions.dynamicBucket*`), validated: `target-row-num` > 0, `max-buckets` -1
     /// (unlimited) or > 0, `initial-buckets` and `assigner-parallelism` > 0.
@@ -865,22 +924,27 @@ impl CoreOptions {
             let expect = "must be -1 (unlimited) or greater than 0";
             return Err(bad(max, &max_buckets.to_string(), expect));
         }
-        let positive = |k: &str| -> Result<Option<i32>> {
-            let Some(v) = get(k) else { return Ok(None) };
-            let n = parse_int::<i32>(k, v)?;
-            if n <= 0 {
-                return Err(bad(k, v, "must be positive"));
-            }
-            Ok(Some(n))
-        };
         Ok(DynamicBucketOptions {
             target_row_num,
             max_buckets,
-            initial_buckets: positive("dynamic-bucket.initial-buckets")?,
-            assigner_parallelism: positive("dynamic-bucket.assigner-parallelism")?,
+            initial_buckets: self.positive::<i32>("dynamic-bucket.initial-buckets")?,
+            assigner_parallelism: self.positive::<i32>("dynamic-bucket.assigner-parallelism")?,
         })
     }
 
+    /// Integer option `k` if set, which must be positive.
+    fn positive<T: std::str::FromStr + PartialOrd + Default>(&self, k: &str) -> Result<Option<T>> {
+        let Some(v) = self.raw.get(k) else {
+            return Ok(None);
+        };
+        let n = parse_int::<T>(k, v)?;
+        if n <= T::default() {
+            return Err(bad(k, v, "must be positive"));
+        }
+        Ok(Some(n))
+    }
+
+    /// `deletion-vectors.enabled`.
     pub fn deletion_vectors(&self) -> Result<bool> {
         match self.raw.get("deletion-vectors.enabled") {
             Some(v) => parse_bool("deletion-vectors.enabled", v),
@@ -1224,6 +1288,43 @@ mod tests {
         let o = CoreOptions::new(&opts(&[("bucket", "4")]), true).unwrap();
         o.check_supported(true, true).unwrap();
         assert_eq!(o.target_file_size(), 128 << 20);
+    }
+
+    #[test]
+    fn data_evolution_tables_checked_as_java() {
+        let base = [("bucket", "-1"), ("data-evolution.enabled", "true")];
+        let de = |extra: &[(&str, &str)]| {
+            CoreOptions::new(&opts(&[&base[..], extra].concat()), false).unwrap()
+        };
+        let o = de(&[("row-tracking.enabled", "true")]);
+        o.check_supported(false, true).unwrap();
+        assert!(o.data_evolution().unwrap());
+        for (extra, pk, want) in [
+            (vec![], false, "must enabled with row-tracking.enabled"),
+            (vec![("row-tracking.enabled", "true")], true, "primary-key"),
+            (
+                vec![
+                    ("row-tracking.enabled", "true"),
+                    ("clustering.incremental", "true"),
+                ],
+                false,
+                "must disabled with clustering.incremental",
+            ),
+            (
+                vec![
+                    ("row-tracking.enabled", "true"),
+                    ("data-evolution.row-sidecar.enabled", "true"),
+                ],
+                false,
+                "data-evolution.row-sidecar.enabled",
+            ),
+        ] {
+            let e = de(&extra)
+                .check_supported(pk, true)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{e}");
+        }
     }
 
     #[test]

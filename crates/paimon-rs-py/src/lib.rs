@@ -32,6 +32,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     logbridge::flush(m.py());
     m.add_function(wrap_pyfunction!(logbridge::flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_get_scalars, m)?)?;
+    m.add_function(wrap_pyfunction!(variant_path::variant_get_nested, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_defs, m)?)?;
     m.add_function(wrap_pyfunction!(table::slice_splits, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_enum_values, m)?)?;

@@ -4,8 +4,8 @@
 use arrow::array::{Array, ArrayData, StructArray};
 use arrow_pyarrow::PyArrowType;
 use paimon_rs_core::{
-    variant_edit as edit, variant_get_scalars as kernel, VariantEdit as Edit, VariantFail,
-    VariantKind as Kind, VariantSeg as Seg,
+    variant_edit as edit, variant_get_nested as nested, variant_get_scalars as kernel,
+    VariantEdit as Edit, VariantFail, VariantKind as Kind, VariantSeg as Seg,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -86,7 +86,18 @@ pub fn variant_get_scalars(
         return Ok(None);
     }
     let col = StructArray::from(data);
-    match crate::pool::detach(py, || kernel(&col, &parsed)) {
+    let read = crate::pool::detach(py, || kernel(&col, &parsed));
+    got(read, |at, _| paths.get(at).map_or("", |p| p.2.as_str()))
+}
+
+/// The arrays of a `variant_get` kernel, its refusals as the Python reference raises them
+/// (`text(path, node)`: the text of the type a value did not match), or None for a chunk the
+/// reference must redo.
+fn got<'t>(
+    read: Result<Vec<arrow::array::ArrayRef>, VariantFail>,
+    text: impl Fn(usize, usize) -> &'t str,
+) -> PyResult<Option<Vec<PyArrowType<ArrayData>>>> {
+    match read {
         Ok(arrays) => Ok(Some(
             arrays
                 .into_iter()
@@ -96,13 +107,51 @@ pub fn variant_get_scalars(
         Err(VariantFail::Malformed(m)) => {
             Err(PyValueError::new_err(format!("MALFORMED_VARIANT: {m}")))
         }
-        Err(VariantFail::Mismatch(at)) => Err(PyTypeError::new_err(format!(
-            "VARIANT path type does not match {}",
-            paths.get(at).map_or("", |p| p.2.as_str())
-        ))),
+        Err(VariantFail::Mismatch(at)) => Err(mismatch(text(at, 0))),
+        Err(VariantFail::MismatchAt(at, node)) => Err(mismatch(text(at, node))),
         Err(VariantFail::Unsupported) => Ok(None),
         Err(_) => Err(PyValueError::new_err("VARIANT path read failed")),
     }
+}
+
+fn mismatch(t: &str) -> PyErr {
+    PyTypeError::new_err(format!("VARIANT path type does not match {t}"))
+}
+
+/// A path of `variant_get_nested`: its segments, the Arrow type, and the text of each node
+/// of the type in preorder (a struct's fields in order, a list's item, a map's item).
+type NestedArg = (
+    Vec<(bool, String, usize)>,
+    PyArrowType<arrow_schema::DataType>,
+    Vec<String>,
+);
+
+/// `variant_get` of one chunk for any types the kernel reads, structs, lists (large and
+/// fixed-size too) and string-keyed maps included, recursively: one array per path, or None
+/// when a row needs the Python reference (the caller redoes the chunk there). The GIL is
+/// released.
+#[pyfunction]
+pub fn variant_get_nested(
+    py: Python<'_>,
+    chunk: PyArrowType<ArrayData>,
+    paths: Vec<NestedArg>,
+) -> PyResult<Option<Vec<PyArrowType<ArrayData>>>> {
+    let data = chunk.0;
+    if !matches!(data.data_type(), arrow_schema::DataType::Struct(_)) {
+        return Ok(None);
+    }
+    let col = StructArray::from(data);
+    let parsed: Vec<(Vec<Seg>, arrow_schema::DataType)> = paths
+        .iter()
+        .map(|(segs, t, _)| (segments(segs), t.0.clone()))
+        .collect();
+    let read = crate::pool::detach(py, || nested(&col, &parsed));
+    got(read, |at, node| {
+        paths
+            .get(at)
+            .and_then(|p| p.2.get(node))
+            .map_or("", String::as_str)
+    })
 }
 
 /// One path of `variant_replace` / `variant_set`: its segments, its replacement values (one
@@ -148,10 +197,7 @@ pub fn variant_edit(
         Err(VariantFail::Malformed(m)) => {
             Err(PyValueError::new_err(format!("MALFORMED_VARIANT: {m}")))
         }
-        Err(VariantFail::Mismatch(at)) => Err(PyTypeError::new_err(format!(
-            "VARIANT path type does not match {}",
-            texts.get(at).map_or("", |t| t.1.as_str())
-        ))),
+        Err(VariantFail::Mismatch(at)) => Err(mismatch(texts.get(at).map_or("", |t| t.1.as_str()))),
         Err(VariantFail::Missing(at)) => path_error("VARIANT path does not exist", text(at)),
         Err(VariantFail::NoParent(at)) => {
             path_error("VARIANT parent path does not exist", text(at))
@@ -163,7 +209,7 @@ pub fn variant_edit(
             path_error("VARIANT parent path is not an object", text(at))
         }
         Err(VariantFail::SizeLimit) => Err(PyValueError::new_err("VARIANT_CONSTRUCTOR_SIZE_LIMIT")),
-        Err(VariantFail::Unsupported) => Ok((false, None)),
+        Err(VariantFail::Unsupported | VariantFail::MismatchAt(..)) => Ok((false, None)),
     }
 }
 

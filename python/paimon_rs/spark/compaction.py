@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional
 import pyarrow as pa
 
 from paimon_rs import _core
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 from paimon_rs.spark.commit import (
     _MESSAGE_SCHEMA,
     _collect_and_commit,
@@ -67,6 +67,10 @@ def compact(spark: Any, table: Table, full: bool = False, partitions: Optional[L
     removed the inputs: ``CommitConflictError``) leaves the table as it was."""
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
+    if table.total_buckets == -2 and table.primary_keys:
+        raise UnsupportedError(
+            f"paimon_rs.spark.compact of {table.identifier}: a postpone-bucket table (bucket = -2); "
+            "compact it with table.compact(), which moves bucket-postpone into real buckets")
     specs = _partition_specs(table, partitions, "compact")
     work = list(_core.compaction_work(table._core, bool(full), specs))
     if not work:

@@ -159,6 +159,10 @@ def write(df: Any, table: Table, overwrite: Union[bool, Dict[str, Any]] = False,
     """
     if not isinstance(table, Table):
         raise TypeError("table must be a paimon_rs Table (catalog.get_table(...))")
+    if table.total_buckets == -2 and table.primary_keys:
+        raise UnsupportedError(
+            f"paimon_rs.spark.write into {table.identifier}: a postpone-bucket table (bucket = -2); "
+            "write it with the table's own BatchTableWrite (into bucket-postpone)")
     builder = table.new_batch_write_builder()
     if commit_user is not None:
         builder.with_commit_user(commit_user)

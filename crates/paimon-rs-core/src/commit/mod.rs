@@ -1062,10 +1062,11 @@ impl FileStoreCommit {
     /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from the partition's files.
     fn check_total_buckets(&self, live: &[ManifestEntry], adds: &[ManifestEntry]) -> Result<()> {
         let mut seen: std::collections::HashMap<&[u8], i32> = std::collections::HashMap::new();
-        for e in live {
+        // a postpone-bucket table's bucket-postpone (-2) files sit beside its real buckets
+        for e in live.iter().filter(|e| e.bucket != -2) {
             seen.insert(&e.partition, e.total_buckets);
         }
-        for a in adds {
+        for a in adds.iter().filter(|e| e.bucket != -2) {
             if let Some(&t) = seen.get(a.partition.as_slice()) {
                 if t != a.total_buckets {
                     return Err(Error::CommitConflict {

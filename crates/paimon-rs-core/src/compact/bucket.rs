@@ -924,6 +924,12 @@ fn compact_table_inner(
         return super::append::compact_append_table(table, full, partitions, progress);
     }
     table.check_writable()?;
+    // a postpone-bucket table: its bucket-postpone rows into real buckets first (a snapshot
+    // of its own), then its real buckets compacted as any table's
+    let moved = match super::postpone::is_postpone(table) {
+        true => super::postpone::compact_postpone(table, partitions)?,
+        false => None,
+    };
     let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
@@ -957,9 +963,10 @@ fn compact_table_inner(
             Ok(r)
         })
         .collect();
-    commit_compactions(table, results, |m, c: &BucketCompactor| {
+    let compacted = commit_compactions(table, results, |m, c: &BucketCompactor| {
         c.discard(&result_of(m))
-    })
+    })?;
+    Ok(compacted.or(moved))
 }
 
 /// The compaction result a message carries (to discard its files).

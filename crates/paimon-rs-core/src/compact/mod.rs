@@ -11,6 +11,7 @@ pub mod interval;
 pub(crate) mod levels;
 mod lookup_rewrite;
 pub mod plan;
+mod postpone;
 pub mod progress;
 pub mod sort_compact;
 mod task;

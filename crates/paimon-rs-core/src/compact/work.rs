@@ -120,8 +120,8 @@ pub(super) fn commit_compactions<T>(
     }
 }
 
-/// The live files of each selected (partition, bucket) of `snapshot`, as one split each (in
-/// no particular order): the units of work of a table compaction.
+/// The live files of each selected (partition, bucket) of `snapshot` but the postpone bucket,
+/// as one split each (in no particular order): the units of work of a table compaction.
 pub(super) fn bucket_splits(
     table: &FileStoreTable,
     snapshot: &crate::spec::snapshot::Snapshot,
@@ -130,6 +130,9 @@ pub(super) fn bucket_splits(
     let buckets = bucket_files(table, &live_entries(table, snapshot)?, partitions)?;
     Ok(buckets
         .into_iter()
+        // a postpone-bucket table's bucket-postpone is moved into real buckets, not compacted
+        // in place (compact/postpone.rs)
+        .filter(|((_, bucket), _)| *bucket != -2)
         .map(
             |((partition, bucket), (total_buckets, files, bucket_path))| Split {
                 snapshot_id: snapshot.id,
@@ -187,7 +190,13 @@ pub(super) fn bucket_files(
         let Some(pp) = pp else { continue };
         let slot = out
             .entry((e.partition.clone(), e.bucket))
-            .or_insert_with(|| (e.total_buckets, vec![], format!("{pp}bucket-{}", e.bucket)));
+            .or_insert_with(|| {
+                (
+                    e.total_buckets,
+                    vec![],
+                    format!("{pp}{}", crate::table::bucket_dir_name(e.bucket)),
+                )
+            });
         slot.1.push(e.file.clone());
     }
     Ok(out)

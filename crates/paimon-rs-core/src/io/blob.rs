@@ -284,6 +284,30 @@ pub fn read_index(bytes: &[u8], path: &Path) -> Result<Vec<BlobSlot>> {
     Ok(slots)
 }
 
+/// Version of a serialized `BlobDescriptor` (Java / pypaimon `BlobDescriptor.CURRENT_VERSION`).
+pub const DESCRIPTOR_VERSION: u8 = 2;
+/// The magic after a descriptor's version byte: `"BLOBDESC"` as a little-endian u64.
+pub const DESCRIPTOR_MAGIC: u64 = 0x424C_4F42_4445_5343;
+
+/// A serialized `BlobDescriptor` (what a BLOB column reads as with `blob-as-descriptor`):
+/// `version:u8 | magic:u64 | uri_len:i32 | uri | offset:i64 | length:i64`, little endian,
+/// byte for byte as Java's `BlobDescriptor.serialize` and pypaimon's.
+pub fn descriptor_bytes(uri: &str, offset: u64, length: u64) -> Result<Vec<u8>> {
+    let too_big =
+        |what: &str| Error::invalid(format!("BLOB descriptor of '{uri}': {what} too large"));
+    let uri_len = i32::try_from(uri.len()).map_err(|_| too_big("URI"))?;
+    let offset = i64::try_from(offset).map_err(|_| too_big("offset"))?;
+    let length = i64::try_from(length).map_err(|_| too_big("length"))?;
+    let mut out = Vec::with_capacity(29 + uri.len());
+    out.push(DESCRIPTOR_VERSION);
+    out.extend_from_slice(&DESCRIPTOR_MAGIC.to_le_bytes());
+    out.extend_from_slice(&uri_len.to_le_bytes());
+    out.extend_from_slice(uri.as_bytes());
+    out.extend_from_slice(&offset.to_le_bytes());
+    out.extend_from_slice(&length.to_le_bytes());
+    Ok(out)
+}
+
 /// Decodes every row of a whole `.blob` file, checking each record's CRC. `ARRAY<BLOB>` and
 /// `MAP<X, BLOB>` records are refused.
 pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
@@ -479,5 +503,18 @@ mod tests {
         ];
         assert_eq!(rows, want);
         assert_eq!(encode(want), b);
+    }
+
+    #[test]
+    fn descriptor_bytes_are_javas_layout() {
+        let d = super::descriptor_bytes("/a/b.blob", 4, 8).unwrap();
+        let mut want = vec![2u8];
+        want.extend_from_slice(b"CSEDBOLB");
+        want.extend_from_slice(&9i32.to_le_bytes());
+        want.extend_from_slice(b"/a/b.blob");
+        want.extend_from_slice(&4i64.to_le_bytes());
+        want.extend_from_slice(&8i64.to_le_bytes());
+        assert_eq!(d, want);
+        assert!(super::descriptor_bytes("x", u64::MAX, 0).is_err());
     }
 }

@@ -16,12 +16,14 @@ use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use arrow_array::builder::LargeBinaryBuilder;
 use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use super::evolution::SchemaCache;
 use super::row_tracking::{Tracking, ROW_ID, SEQUENCE_NUMBER};
 use crate::error::{Error, Result};
+use crate::io::blob::{self, BlobSlot, BlobValue};
 use crate::kv::reader::{file_path, ColumnPlan, FileChain};
 use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
@@ -31,7 +33,51 @@ use crate::table::FileStoreTable;
 /// row-id order (a file without a row id is a group of its own, first). Overlapping ranges
 /// with different starts are an error naming both files.
 pub(crate) fn row_id_groups(table: &str, files: &[DataFileMeta]) -> Result<Vec<Vec<DataFileMeta>>> {
-    let mut sorted: Vec<&DataFileMeta> = files.iter().collect();
+    let (blobs, rest): (Vec<&DataFileMeta>, Vec<&DataFileMeta>) =
+        files.iter().partition(|f| is_blob_file(f));
+    let mut groups = data_groups(table, rest)?;
+    // a BLOB column's `.blob` files roll at `blob.target-file-size`: each covers part of the
+    // row ids of one data file, and joins that file's group (after the data files)
+    for b in blobs {
+        let (first, end) = match b.first_row_id {
+            Some(first) => (first, first + b.row_count),
+            None => {
+                return Err(Error::unsupported(format!(
+                    "BLOB file '{}' without a first row id: it cannot be matched to its rows",
+                    b.file_name
+                ))
+                .with_table(table))
+            }
+        };
+        let home = groups.iter_mut().find(|g| {
+            let h = &g[0];
+            !is_blob_file(h)
+                && h.first_row_id
+                    .is_some_and(|s| s <= first && end <= s + h.row_count)
+        });
+        match home {
+            Some(g) => g.push(b.clone()),
+            None => {
+                return Err(Error::unsupported(format!(
+                    "BLOB file '{}' (row ids {first} to {end}) lies in no data file's row-id \
+                     range: it cannot be merged",
+                    b.file_name
+                ))
+                .with_table(table))
+            }
+        }
+    }
+    Ok(groups)
+}
+
+/// Whether `f` is a `.blob` file (one BLOB column's values, io/blob.rs).
+fn is_blob_file(f: &DataFileMeta) -> bool {
+    f.file_name.ends_with(".blob")
+}
+
+/// The row-id groups of the files that are not `.blob` files (see [`row_id_groups`]).
+fn data_groups(table: &str, files: Vec<&DataFileMeta>) -> Result<Vec<Vec<DataFileMeta>>> {
+    let mut sorted = files;
     sorted.sort_by_key(|f| {
         (
             f.first_row_id.map_or(i128::MIN, i128::from),
@@ -130,6 +176,105 @@ struct Group {
     first_row_id: Option<i64>,
     sequence: i64,
     parts: Vec<Part>,
+    blobs: Vec<BlobPart>,
+}
+
+/// The `.blob` files giving needed column `k` of a row-id group, in row-id order, tiling the
+/// group's rows; `as_descriptor`: the values are serialized `BlobDescriptor`s of the bytes
+/// (`blob-as-descriptor`), else the bytes.
+struct BlobPart {
+    k: usize,
+    files: Vec<(PathBuf, usize)>,
+    as_descriptor: bool,
+}
+
+/// Plans `files` (the `.blob` files of column `k` in the group of data file `head`): they must
+/// cover the group's row ids exactly once, in order; overlapping files (a data-evolution update
+/// of the BLOB column, whose newer file holds placeholders) are refused.
+fn blob_part(
+    table: &str,
+    dir: &Path,
+    head: &DataFileMeta,
+    k: usize,
+    mut files: Vec<&DataFileMeta>,
+    as_descriptor: bool,
+) -> Result<BlobPart> {
+    files.sort_by_key(|f| f.first_row_id);
+    let mut next = head.first_row_id.unwrap_or_default();
+    let end = next + head.row_count;
+    let mut out = Vec::with_capacity(files.len());
+    for f in files {
+        if f.first_row_id != Some(next) {
+            return Err(Error::unsupported(format!(
+                "the BLOB files of data file '{}' do not cover its row ids once, in order \
+                 ('{}' starts at {:?}, {next} expected): updated BLOB columns are not read by \
+                 paimon_rs",
+                head.file_name, f.file_name, f.first_row_id
+            ))
+            .with_table(table));
+        }
+        next += f.row_count;
+        out.push((file_path(dir, f), f.row_count as usize));
+    }
+    if next != end {
+        return Err(Error::unsupported(format!(
+            "the BLOB files of data file '{}' cover row ids up to {next}, not {end}",
+            head.file_name
+        ))
+        .with_table(table));
+    }
+    Ok(BlobPart {
+        k,
+        files: out,
+        as_descriptor,
+    })
+}
+
+/// The values of one BLOB column read from its `.blob` files (see [`BlobPart`]).
+fn read_blobs(part: &BlobPart) -> Result<ArrayRef> {
+    let mut b = LargeBinaryBuilder::new();
+    for (path, rows) in &part.files {
+        let bytes = crate::io::read(path)?;
+        let uri = path.to_string_lossy();
+        let slots = blob::read_index(&bytes, path)?;
+        if slots.len() != *rows {
+            return Err(Error::corrupt(
+                path.clone(),
+                format!(
+                    "{} rows in the .blob file, its manifest entry says {rows}",
+                    slots.len()
+                ),
+            ));
+        }
+        if !part.as_descriptor {
+            for (row, v) in blob::decode(&bytes, path)?.into_iter().enumerate() {
+                match v {
+                    BlobValue::Null => b.append_null(),
+                    BlobValue::Data(d) => b.append_value(d),
+                    BlobValue::PlaceHolder => return Err(placeholder(path, row)),
+                }
+            }
+            continue;
+        }
+        for (row, slot) in slots.into_iter().enumerate() {
+            match slot {
+                BlobSlot::Null => b.append_null(),
+                BlobSlot::Data { offset, length } => {
+                    b.append_value(blob::descriptor_bytes(&uri, offset, length)?)
+                }
+                BlobSlot::PlaceHolder => return Err(placeholder(path, row)),
+            }
+        }
+    }
+    Ok(Arc::new(b.finish()))
+}
+
+fn placeholder(path: &Path, row: usize) -> Error {
+    Error::unsupported(format!(
+        "row {row} of BLOB file '{}' is a placeholder (its value is in an older file): \
+         updated BLOB columns are not read by paimon_rs",
+        path.display()
+    ))
 }
 
 /// The batches of `groups` in the read's plan layout (`needed` table columns in order, then
@@ -147,6 +292,11 @@ pub(crate) fn merged_groups(
 ) -> Result<BatchIter> {
     // an append table's plan decodes the needed columns in order (needed_at[k] = k)
     let wanted = &plan.wanted;
+    let as_descriptor = table
+        .options
+        .raw
+        .get("blob-as-descriptor")
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
     let mut planned: Vec<Group> = Vec::with_capacity(groups.len());
     for group in groups {
         let newest = &group[0];
@@ -166,20 +316,47 @@ pub(crate) fn merged_groups(
                 }
             }
         }
-        // which file gives each needed column: the newest that holds it
+        // which file gives each needed column: the newest that holds it; a column no data
+        // file holds may come from the group's `.blob` files, all of them together
         let mut from: Vec<Option<usize>> = vec![None; wanted.len()];
+        let mut blob_files: Vec<Vec<usize>> = vec![vec![]; wanted.len()];
         for (fi, f) in group.iter().enumerate() {
             let held = held_ids(schemas, dir, f)?;
             for (k, w) in wanted.iter().enumerate() {
                 let id = w.field.as_ref().map(|x| x.id);
-                if from[k].is_none() && id.is_some_and(|id| held.contains(&id)) {
+                if !id.is_some_and(|id| held.contains(&id)) {
+                    continue;
+                }
+                if is_blob_file(f) {
+                    blob_files[k].push(fi);
+                } else if from[k].is_none() {
                     from[k] = Some(fi);
                 }
+            }
+        }
+        let mut blobs = vec![];
+        for (k, fis) in blob_files.into_iter().enumerate() {
+            if from[k].is_none() && !fis.is_empty() {
+                let files: Vec<&DataFileMeta> = fis.iter().map(|&fi| &group[fi]).collect();
+                blobs.push(blob_part(
+                    &table.name,
+                    dir,
+                    newest,
+                    k,
+                    files,
+                    as_descriptor,
+                )?);
             }
         }
         let mut parts = vec![];
         for (fi, f) in group.iter().enumerate() {
             let mine: Vec<usize> = (0..wanted.len()).filter(|&k| from[k] == Some(fi)).collect();
+            if is_blob_file(f) && !mine.is_empty() {
+                return Err(Error::Internal(format!(
+                    "BLOB file '{}' planned as a data file",
+                    f.file_name
+                )));
+            }
             if !mine.is_empty() {
                 parts.push(Part {
                     path: file_path(dir, f),
@@ -195,6 +372,7 @@ pub(crate) fn merged_groups(
             first_row_id: newest.first_row_id,
             sequence: newest.max_sequence_number,
             parts,
+            blobs,
         });
     }
     let dtypes: Vec<ArrowType> = wanted.iter().map(|w| w.dtype.clone()).collect();
@@ -245,6 +423,9 @@ fn read_group(
             cols[k] = Some(b.column(part.plan.needed_at[j]).clone());
         }
     }
+    for part in &g.blobs {
+        cols[part.k] = Some(read_blobs(part)?);
+    }
     let mut arrays: Vec<ArrayRef> = cols
         .into_iter()
         .zip(dtypes)
@@ -268,6 +449,7 @@ fn read_group(
 #[cfg(test)]
 mod tests {
     use super::{held_ids, row_id_groups};
+    use crate::error::Error;
     use crate::read::evolution::SchemaCache;
     use crate::spec::manifest::DataFileMeta;
     use crate::spec::manifest::SimpleStats;
@@ -316,6 +498,33 @@ mod tests {
         ];
         let g = row_id_groups("t", &files).unwrap();
         assert_eq!(names(&g), vec![vec!["n"], vec!["a2", "a1", "a"], vec!["b"]]);
+    }
+
+    #[test]
+    fn blob_files_join_the_group_whose_rows_they_hold() {
+        let files = vec![
+            file("x.blob", Some(3), 1, 3),
+            file("a.parquet", Some(0), 4, 1),
+            file("w.blob", Some(0), 3, 2),
+            file("b.parquet", Some(4), 2, 4),
+            file("y.blob", Some(4), 2, 5),
+        ];
+        let g = row_id_groups("t", &files).unwrap();
+        assert_eq!(
+            names(&g),
+            vec![
+                vec!["a.parquet", "x.blob", "w.blob"],
+                vec!["b.parquet", "y.blob"]
+            ]
+        );
+        // a blob file straddling two data files, or without a row id, is refused
+        for bad in [file("z.blob", Some(3), 2, 6), file("z.blob", None, 1, 6)] {
+            let mut fs = files.clone();
+            fs.push(bad);
+            let e = row_id_groups("t", &fs).unwrap_err();
+            assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+            assert!(e.to_string().contains("z.blob"), "{e}");
+        }
     }
 
     #[test]

@@ -62,10 +62,13 @@ fn evolve_stats(
 /// Manifest entries by (partition, bucket): the bucket's total buckets and its files.
 type BucketGroups = BTreeMap<(Vec<u8>, i32), (i32, Vec<DataFileMeta>)>;
 
-/// `entries` grouped by (partition, bucket), each group's files in manifest order.
+/// `entries` grouped by (partition, bucket), each group's files in manifest order. A
+/// postpone-bucket table's bucket-postpone (-2) is left out: its rows are invisible to every
+/// read until a compaction moves them into real buckets (Java's `onlyReadRealBuckets`;
+/// `postpone.merge-on-read` is refused).
 fn by_bucket(entries: Vec<ManifestEntry>) -> BucketGroups {
     let mut groups = BucketGroups::new();
-    for e in entries {
+    for e in entries.into_iter().filter(|e| e.bucket != -2) {
         let g = groups
             .entry((e.partition, e.bucket))
             .or_insert((e.total_buckets, vec![]));
@@ -783,7 +786,7 @@ impl TableScan {
                 partition: key.0.clone(),
                 bucket: key.1,
                 total_buckets,
-                bucket_path: format!("{pp}bucket-{}", key.1),
+                bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(key.1)),
                 deletion_files: dvs_of(&a_keep, &a_dv),
                 files: a_keep,
                 raw_convertible: false,
@@ -828,7 +831,7 @@ impl TableScan {
                     partition: partition.clone(),
                     bucket,
                     total_buckets,
-                    bucket_path: format!("{pp}bucket-{bucket}"),
+                    bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(bucket)),
                     files,
                     raw_convertible: false,
                     deletion_files: BTreeMap::new(),

@@ -40,6 +40,11 @@ pub enum TypeKind {
     /// Arrow and in data files a struct of two required binaries, `value` (field id 0) then
     /// `metadata` (field id 1), as Java's `ParquetSchemaConverter` and pypaimon write it.
     Variant,
+    /// A binary large object (Java's `BlobType`, Paimon 1.3+): the column of a data-evolution
+    /// append table stored in its own `.blob` files (io/blob.rs). In Arrow `large_binary`, as
+    /// pypaimon maps it: the bytes, or a serialized `BlobDescriptor` with
+    /// `blob-as-descriptor`.
+    Blob,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +76,16 @@ impl DataType {
     pub fn with_nullable(mut self, nullable: bool) -> Self {
         self.nullable = nullable;
         self
+    }
+    /// Whether this type is or holds a BLOB (Java's `BlobType`).
+    pub fn contains_blob(&self) -> bool {
+        match &self.kind {
+            TypeKind::Blob => true,
+            TypeKind::Array(e) | TypeKind::Multiset(e) => e.contains_blob(),
+            TypeKind::Map(k, v) => k.contains_blob() || v.contains_blob(),
+            TypeKind::Row(fields) => fields.iter().any(|f| f.data_type.contains_blob()),
+            _ => false,
+        }
     }
     pub fn is_string(&self) -> bool {
         matches!(self.kind, TypeKind::Char(_) | TypeKind::VarChar(_))
@@ -112,6 +127,7 @@ impl DataType {
             Timestamp(p) => format!("TIMESTAMP({p})"),
             LocalZonedTimestamp(p) => format!("TIMESTAMP({p}) WITH LOCAL TIME ZONE"),
             Variant => "VARIANT".into(),
+            Blob => "BLOB".into(),
             _ => return None,
         })
     }
@@ -235,6 +251,7 @@ impl DataType {
                 fields.iter().map(DataField::to_arrow).collect::<Vec<_>>(),
             )),
             Variant => variant_arrow_type(),
+            Blob => ArrowType::LargeBinary,
         }
     }
 
@@ -436,6 +453,7 @@ fn parse_atomic(s: &str) -> Result<DataType> {
             "TIME" | "TIME WITHOUT TIME ZONE" => Time(p0(0)),
             "TIMESTAMP" | "TIMESTAMP WITHOUT TIME ZONE" => Timestamp(p0(6)),
             "VARIANT" if params.is_empty() => Variant,
+            "BLOB" if params.is_empty() => Blob,
             _ => return Err(Error::unsupported(format!("data type '{s}'"))),
         }
     };

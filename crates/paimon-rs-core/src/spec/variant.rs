@@ -13,6 +13,9 @@ use arrow_array::{
 };
 use arrow_schema::DataType;
 
+mod nested;
+pub use nested::variant_get_nested;
+
 const PRIMITIVE: u8 = 0;
 const SHORT_STR: u8 = 1;
 const OBJECT: u8 = 2;
@@ -41,6 +44,10 @@ pub enum VariantFail {
     Malformed(String),
     /// The value at path number `.0` is not of the requested type.
     Mismatch(usize),
+    /// `variant_get` of a nested type: in path number `.0`, a value is not of the type at
+    /// node `.1` of the requested type (its nodes numbered in preorder: a struct's fields in
+    /// order, a list's item, a map's item; node 0 is the type itself).
+    MismatchAt(usize, usize),
     /// A case this kernel leaves to the Python reference (e.g. an integer out of the Arrow
     /// type's range, invalid UTF-8 in a string, a null child): the caller redoes the chunk there.
     Unsupported,
@@ -674,22 +681,7 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
     let values = Bin::of(chunk.column(0))?;
     let metas = Bin::of(chunk.column(1))?;
     let n = chunk.len();
-    let mut outs: Vec<Out<'_>> = paths
-        .iter()
-        .map(|(_, k)| match k {
-            Kind::Bool => Out::Bool(Vec::with_capacity(n)),
-            Kind::Int8
-            | Kind::Int16
-            | Kind::Int32
-            | Kind::Int64
-            | Kind::Date32
-            | Kind::TimestampMicros(_) => Out::Int(Vec::with_capacity(n)),
-            Kind::Decimal128(..) => Out::Dec(Vec::with_capacity(n)),
-            Kind::Float32 => Out::F32(Vec::with_capacity(n)),
-            Kind::Float64 => Out::F64(Vec::with_capacity(n)),
-            _ => Out::Bytes(Vec::with_capacity(n)),
-        })
-        .collect();
+    let mut outs: Vec<Out<'_>> = paths.iter().map(|(_, k)| out_for(k, n)).collect();
     let mut cache = None;
     let mut frames = Frames::new();
     let mut scratch = Scratch::default();
@@ -710,56 +702,76 @@ pub fn variant_get_scalars(chunk: &StructArray, paths: &[(Vec<Seg>, Kind)]) -> R
     paths
         .iter()
         .zip(outs)
-        .map(|((_, kind), out)| -> Res<ArrayRef> {
-            Ok(match (kind, out) {
-                (Kind::Date32, Out::Int(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|x| x as i32))
-                        .collect::<Date32Array>(),
-                ),
-                (Kind::TimestampMicros(tz), Out::Int(o)) => {
-                    Arc::new(TimestampMicrosecondArray::from(o).with_timezone_opt(tz.clone()))
-                }
-                (Kind::Decimal128(p, s), Out::Dec(o)) => Arc::new(
-                    Decimal128Array::from(o)
-                        .with_precision_and_scale(*p, *s)
-                        .map_err(|_| VariantFail::Unsupported)?,
-                ),
-                (_, Out::Dec(_)) => return Err(VariantFail::Unsupported),
-                (_, Out::Bool(o)) => Arc::new(BooleanArray::from(o)),
-                (Kind::Int8, Out::Int(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|x| x as i8))
-                        .collect::<Int8Array>(),
-                ),
-                (Kind::Int16, Out::Int(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|x| x as i16))
-                        .collect::<Int16Array>(),
-                ),
-                (Kind::Int32, Out::Int(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|x| x as i32))
-                        .collect::<Int32Array>(),
-                ),
-                (_, Out::Int(o)) => Arc::new(Int64Array::from(o)),
-                (_, Out::F32(o)) => Arc::new(Float32Array::from(o)),
-                (_, Out::F64(o)) => Arc::new(Float64Array::from(o)),
-                (Kind::Utf8, Out::Bytes(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|b| std::str::from_utf8(b).unwrap_or_default()))
-                        .collect::<StringArray>(),
-                ),
-                (Kind::LargeUtf8, Out::Bytes(o)) => Arc::new(
-                    o.into_iter()
-                        .map(|x| x.map(|b| std::str::from_utf8(b).unwrap_or_default()))
-                        .collect::<LargeStringArray>(),
-                ),
-                (Kind::LargeBinary, Out::Bytes(o)) => Arc::new(LargeBinaryArray::from(o)),
-                (_, Out::Bytes(o)) => Arc::new(BinaryArray::from(o)),
-            })
-        })
+        .map(|((_, kind), out)| finish(kind, out))
         .collect()
+}
+
+/// An empty output column of `kind`, room for `n` rows.
+fn out_for<'a>(kind: &Kind, n: usize) -> Out<'a> {
+    match kind {
+        Kind::Bool => Out::Bool(Vec::with_capacity(n)),
+        Kind::Int8
+        | Kind::Int16
+        | Kind::Int32
+        | Kind::Int64
+        | Kind::Date32
+        | Kind::TimestampMicros(_) => Out::Int(Vec::with_capacity(n)),
+        Kind::Decimal128(..) => Out::Dec(Vec::with_capacity(n)),
+        Kind::Float32 => Out::F32(Vec::with_capacity(n)),
+        Kind::Float64 => Out::F64(Vec::with_capacity(n)),
+        _ => Out::Bytes(Vec::with_capacity(n)),
+    }
+}
+
+/// The Arrow array of `kind` of an output column filled by [`read`] / [`push_null`].
+fn finish(kind: &Kind, out: Out<'_>) -> Res<ArrayRef> {
+    Ok(match (kind, out) {
+        (Kind::Date32, Out::Int(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|x| x as i32))
+                .collect::<Date32Array>(),
+        ),
+        (Kind::TimestampMicros(tz), Out::Int(o)) => {
+            Arc::new(TimestampMicrosecondArray::from(o).with_timezone_opt(tz.clone()))
+        }
+        (Kind::Decimal128(p, s), Out::Dec(o)) => Arc::new(
+            Decimal128Array::from(o)
+                .with_precision_and_scale(*p, *s)
+                .map_err(|_| VariantFail::Unsupported)?,
+        ),
+        (_, Out::Dec(_)) => return Err(VariantFail::Unsupported),
+        (_, Out::Bool(o)) => Arc::new(BooleanArray::from(o)),
+        (Kind::Int8, Out::Int(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|x| x as i8))
+                .collect::<Int8Array>(),
+        ),
+        (Kind::Int16, Out::Int(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|x| x as i16))
+                .collect::<Int16Array>(),
+        ),
+        (Kind::Int32, Out::Int(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|x| x as i32))
+                .collect::<Int32Array>(),
+        ),
+        (_, Out::Int(o)) => Arc::new(Int64Array::from(o)),
+        (_, Out::F32(o)) => Arc::new(Float32Array::from(o)),
+        (_, Out::F64(o)) => Arc::new(Float64Array::from(o)),
+        (Kind::Utf8, Out::Bytes(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|b| std::str::from_utf8(b).unwrap_or_default()))
+                .collect::<StringArray>(),
+        ),
+        (Kind::LargeUtf8, Out::Bytes(o)) => Arc::new(
+            o.into_iter()
+                .map(|x| x.map(|b| std::str::from_utf8(b).unwrap_or_default()))
+                .collect::<LargeStringArray>(),
+        ),
+        (Kind::LargeBinary, Out::Bytes(o)) => Arc::new(LargeBinaryArray::from(o)),
+        (_, Out::Bytes(o)) => Arc::new(BinaryArray::from(o)),
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

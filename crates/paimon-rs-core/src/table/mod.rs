@@ -84,6 +84,18 @@ impl FileStoreTable {
 
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
     pub fn check_writable(&self) -> Result<()> {
+        if let Some(f) = self
+            .schema
+            .fields
+            .iter()
+            .find(|f| f.data_type.contains_blob())
+        {
+            return Err(crate::table::new_schema::column_error(
+                &f.name,
+                new_schema::blob_tables_not_written(),
+            )
+            .with_table(&self.name));
+        }
         check_options(&self.options, self.is_primary_key(), true)?;
         crate::fileindex::check_options(&self.options.raw, &self.schema.fields)
             .map_err(|e| e.with_table(&self.name))?;
@@ -242,6 +254,15 @@ impl FileStoreTable {
 
     /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
-        self.path.join(format!("{partition_path}bucket-{bucket}"))
+        self.path
+            .join(format!("{partition_path}{}", bucket_dir_name(bucket)))
+    }
+}
+
+/// A bucket's directory name: `bucket-<n>`, `bucket-postpone` for the postpone bucket (-2).
+pub fn bucket_dir_name(bucket: i32) -> String {
+    match bucket {
+        -2 => "bucket-postpone".into(),
+        b => format!("bucket-{b}"),
     }
 }

@@ -25,6 +25,15 @@ pub fn column_error(name: &str, e: Error) -> Error {
     }
 }
 
+/// Why a table with a BLOB column is not created nor written: BLOB values go to `.blob` files
+/// beside the data files, a data-evolution write paimon_rs does not do (it reads such tables).
+pub fn blob_tables_not_written() -> Error {
+    Error::unsupported(
+        "BLOB columns are not written by paimon_rs (tables with BLOB columns that pypaimon or \
+         Java wrote are read)",
+    )
+}
+
 /// What a user declares for a new table (pypaimon's `Schema`).
 #[derive(Debug, Clone)]
 pub struct NewTableSchema {
@@ -91,6 +100,9 @@ impl NewTableSchema {
                 .get("type")
                 .ok_or_else(|| Error::schema(format!("column '{name}' without a type")))?;
             let t = DataType::from_json(t).map_err(|e| column_error(name, e))?;
+            if t.contains_blob() {
+                return Err(column_error(name, blob_tables_not_written()));
+            }
             if let Some(d) = f.get("description").and_then(serde_json::Value::as_str) {
                 descriptions.insert(name.to_string(), d.to_string());
             }

@@ -161,6 +161,11 @@ impl TableWrite {
         table
             .check_writable()
             .map_err(|e| e.with_table(&table.name))?;
+        let postpone = pk && table.options.bucket == -2;
+        let table = match postpone {
+            true => postpone_write_table(table),
+            false => table,
+        };
         let row_schema = table_arrow_schema(&table);
         let idx_of = |names: &[String]| -> Result<Vec<usize>> {
             names
@@ -241,7 +246,6 @@ impl TableWrite {
             spillable: o.write_buffer_spillable,
             spiller,
             memory: MemoryCounter::default(),
-            ignore_previous: false,
             compact_settings,
             dynamic,
             cross,
@@ -252,6 +256,7 @@ impl TableWrite {
             writers: HashMap::new(),
             full_window: HashSet::new(),
             restore: TableRestore::default(),
+            ignore_previous: postpone,
             table,
         })
     }
@@ -456,6 +461,22 @@ impl TableWrite {
         if let Some(d) = self.dynamic.as_mut() {
             d.assigner.set_index_prefix(prefix);
         }
+    }
+
+    /// Write `batch` (the table's columns) with each row's kind from `kinds` (Java's
+    /// `RowKind` bytes): a postpone-bucket compaction replaying bucket-postpone's records into
+    /// real buckets (compact/postpone.rs).
+    pub(crate) fn write_kinds(&mut self, batch: &RecordBatch, kinds: Int8Array) -> Result<()> {
+        let name = self.table.name.clone();
+        let Some(mut aligned) = self
+            .check(batch, 0, Some(RowKind::Insert), None)
+            .map_err(|e| e.with_table(&name))?
+        else {
+            return Ok(());
+        };
+        aligned.kinds = Some(kinds);
+        self.buffer(aligned)
+            .map_err(|e| self.conflict_if_restored_gone(e))
     }
 
     fn write_checked(
@@ -833,7 +854,13 @@ impl TableWrite {
                 self.table.options.partition_legacy_name,
             )?;
             if !self.assigner.is_fixed() {
-                out.push(((pbytes, 0), (ppath, rows)));
+                // dynamic / unaware: bucket 0 (assigned later); postpone: bucket-postpone
+                let bucket = if self.table.options.bucket == -2 {
+                    -2
+                } else {
+                    0
+                };
+                out.push(((pbytes, bucket), (ppath, rows)));
                 continue;
             }
             let idx = UInt32Array::from(rows.clone());
@@ -1049,6 +1076,17 @@ impl TableWrite {
             )
             .with_table(&self.table.name));
         }
+        let postpone = self.table.is_primary_key() && self.table.options.bucket == -2;
+        if ignore && postpone {
+            return Err(Error::unsupported(
+                "INSERT OVERWRITE of a postpone-bucket table (bucket = -2; Java writes it into \
+                 fixed buckets of postpone.default-bucket-num)",
+            )
+            .with_table(&self.table.name));
+        }
+        // a postpone-bucket writer never restores earlier files (Java's
+        // `PostponeBucketFileStoreWrite.withIgnorePreviousFiles`)
+        let ignore = ignore || postpone;
         if ignore && self.background {
             for w in self.writers.values_mut() {
                 w.sync().map_err(|e| e.with_table(&self.table.name))?;
@@ -1865,4 +1903,21 @@ mod full_window_tests {
         // and after a full compaction nothing is left to compact
         assert!(w.prepare_commit_as(6).unwrap().is_empty());
     }
+}
+
+/// The table a postpone-bucket table's writes use (Java's `PostponeBucketFileStoreWrite`):
+/// every row goes to `bucket-postpone` (bucket -2), in Avro, under a prefix unique to the
+/// writer (`<data-file.prefix>-u-<user>-s-<n>-w-`, which Java's compaction groups files by),
+/// without compaction, changelog or restoring earlier files; a compaction later moves the
+/// rows into real buckets (compact/postpone.rs).
+fn postpone_write_table(mut table: FileStoreTable) -> FileStoreTable {
+    let o = &mut table.options;
+    o.file_format = "avro".into();
+    o.file_format_per_level.clear();
+    o.write_only = true;
+    o.changelog_producer = ChangelogProducer::None;
+    let user = uuid::Uuid::new_v4();
+    let n = (user.as_u128() as u32) & 0x7fff_ffff;
+    o.data_file_prefix = format!("{}-u-{user}-s-{n}-w-", o.data_file_prefix);
+    table
 }
