@@ -87,5 +87,5 @@ def test_data_evolution_written_by_both(pypaimon_venv, tmp_path):
     got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, SCRIPT, str(tmp_path), "8")
     assert len(got) == 8
     for name, steps in got.items():
-        for kind, rs, py in steps:
+        for _kind, rs, py in steps:
             assert rs and py, (name, steps)
