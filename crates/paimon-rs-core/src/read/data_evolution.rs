@@ -292,11 +292,10 @@ pub(crate) fn merged_groups(
 ) -> Result<BatchIter> {
     // an append table's plan decodes the needed columns in order (needed_at[k] = k)
     let wanted = &plan.wanted;
-    let as_descriptor = table
-        .options
-        .raw
-        .get("blob-as-descriptor")
-        .is_some_and(|v| v.eq_ignore_ascii_case("true"));
+    let as_descriptor = match table.options.raw.get("blob-as-descriptor") {
+        Some(v) => crate::options::parse_bool("blob-as-descriptor", v)?,
+        None => false,
+    };
     let mut planned: Vec<Group> = Vec::with_capacity(groups.len());
     for group in groups {
         let newest = &group[0];
