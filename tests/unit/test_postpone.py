@@ -51,6 +51,11 @@ def bucket_dirs(table) -> Dict[str, list]:
     return out
 
 
+def total_buckets(table) -> set:
+    """The bucket counts the splits of the latest snapshot carry (their manifest entries')."""
+    return {s.total_buckets for s in table.new_read_builder().new_scan().plan().splits()}
+
+
 def test_writes_land_in_bucket_postpone_invisible_until_compacted(catalog):
     t = make(catalog)
     write(t, rows(["a", "a", "b", "a"], [3, 1, 2, 1], ["c", "a", "b", "a2"]))
@@ -89,6 +94,7 @@ def test_compaction_merges_with_real_buckets_later_writes_win(catalog):
     t.compact()
     assert as_dict(t) == {("a", i): f"a{i}" for i in range(1, 5)}
     # 3 buckets, as postpone.default-bucket-num says
+    assert total_buckets(t) == {3}
     real = {d for d in bucket_dirs(t) if "postpone" not in d}
     assert real <= {"dt=a/bucket-0", "dt=a/bucket-1", "dt=a/bucket-2"} and len(real) >= 2
     # two later writes, the second overriding the first, and a delete
@@ -102,6 +108,7 @@ def test_compaction_merges_with_real_buckets_later_writes_win(catalog):
     t2 = t.copy({"postpone.default-bucket-num": "7"})
     write(t2, rows(["a"], [9], ["n"]))
     t2.compact()
+    assert total_buckets(t) == {3}
     real = {d for d in bucket_dirs(t) if "postpone" not in d}
     assert all(d.split("bucket-")[1] in {"0", "1", "2"} for d in real)
     assert as_dict(t)[("a", 9)] == "n"
@@ -116,6 +123,7 @@ def test_bucket_count_from_target_row_num(catalog):
     got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
     # ceil(5 / 2) = 3 buckets; every file says so
     assert {r["bucket"] for r in got} <= {0, 1, 2}
+    assert total_buckets(t) == {3}
     assert as_dict(t) == {("a", i): c for i, c in zip(range(1, 6), "abcde")}
 
 
@@ -232,3 +240,23 @@ def test_incremental_read_skips_bucket_postpone(catalog):
     assert read(t.copy({"incremental-between": f"0,{s1}"})).num_rows == 0
     t.compact()
     assert as_dict(t) == {("x", 1): "a", ("x", 2): "b"}
+
+
+def test_failed_move_leaves_no_files(catalog):
+    """A move that fails part way (the second partition's postpone file is truncated) deletes
+    the real-bucket files it had already flushed for the first partition, and commits nothing."""
+    t = make(catalog, **{"postpone.default-bucket-num": "2", "write-buffer-size": "64 kb",
+                         "write-buffer-spillable": "false"})
+    n = 20_000
+    write(t, rows(["a"] * n, list(range(n)), [f"value-{i:08d}" for i in range(n)]))
+    write(t, rows(["b"], [1], ["x"]))
+    before = t.latest_snapshot_id()
+    (name,) = bucket_dirs(t)["dt=b/bucket-postpone"]
+    path = os.path.join(t.table_path, "dt=b", "bucket-postpone", name)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    with pytest.raises(paimon_rs.PaimonRsError):
+        t.compact()
+    assert t.latest_snapshot_id() == before
+    leftover = {d: fs for d, fs in bucket_dirs(t).items() if "postpone" not in d and fs}
+    assert leftover == {}

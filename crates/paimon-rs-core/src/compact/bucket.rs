@@ -926,11 +926,12 @@ fn compact_table_inner(
     table.check_writable()?;
     // a postpone-bucket table: its bucket-postpone rows into real buckets first (a snapshot
     // of its own), then its real buckets compacted as any table's
+    // (the settings first: an invalid option fails before the move is committed)
+    let settings = CompactSettings::from_table(table)?;
     let moved = match super::postpone::is_postpone(table) {
         true => super::postpone::compact_postpone(table, partitions)?,
         false => None,
     };
-    let settings = CompactSettings::from_table(table)?;
     let Some(snapshot) = table.snapshot_manager().latest()? else {
         return Ok(None);
     };

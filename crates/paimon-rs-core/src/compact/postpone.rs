@@ -75,101 +75,109 @@ pub(crate) fn compact_postpone(
         };
         by_count.entry(n).or_default().push(p);
     }
-    // each partition's directory (relative to the table), for files to discard
-    let mut partition_dirs: HashMap<Vec<u8>, String> = HashMap::new();
-    for parts in by_count.values() {
-        for (partition, _, _, path) in parts {
-            let dir = path.strip_suffix(&crate::table::bucket_dir_name(POSTPONE_BUCKET));
-            partition_dirs.insert(partition.clone(), dir.unwrap_or_default().to_string());
-        }
-    }
-    let mut messages = vec![];
-    let result = (|| -> Result<()> {
-        for (n, parts) in by_count {
-            let mut real = table.clone();
-            real.options.bucket = n;
-            // the real buckets' files are compacted afterwards, by the table's compaction
-            real.options.write_only = true;
-            let mut write = TableWrite::new(real)?;
-            let read = TableRead::with_row_kinds(table.clone(), None, None)?;
-            for (partition, total, mut files, bucket_path) in parts {
-                // a writer's files in the order written (Java groups by writer prefix, then
-                // creation time; different writers have no order between them)
-                files.sort_by_key(|f| f.creation_time.unwrap_or(i64::MIN));
-                let split = Split {
-                    snapshot_id: snapshot.id,
-                    partition: partition.clone(),
-                    bucket: POSTPONE_BUCKET,
-                    total_buckets: total,
-                    bucket_path,
-                    files: files.clone(),
-                    raw_convertible: false,
-                    deletion_files: Default::default(),
-                    // read as stored: every record in file order, with its kind
-                    changelog: true,
-                    diff_before: None,
-                    row_slices: Default::default(),
-                };
-                for batch in read.read_split(&split)? {
-                    let (values, kinds) = split_kinds(&batch)?;
-                    write.write_kinds(&values, kinds)?;
-                }
-                messages.push(CommitMessage {
-                    partition,
-                    bucket: POSTPONE_BUCKET,
-                    total_buckets: total,
-                    data_increment: Default::default(),
-                    compact_increment: crate::commit::CompactIncrement {
-                        compact_before: files,
-                        ..Default::default()
-                    },
-                    restored_snapshot: None,
-                });
-            }
-            for mut m in write.prepare_commit()? {
-                // the new files replace the postpone files: a compaction's output
-                let inc = std::mem::take(&mut m.data_increment);
-                m.compact_increment.compact_after.extend(inc.new_files);
-                m.compact_increment
-                    .changelog_files
-                    .extend(inc.changelog_files);
-                m.compact_increment
-                    .new_index_files
-                    .extend(inc.new_index_files);
-                m.compact_increment
-                    .deleted_index_files
-                    .extend(inc.deleted_index_files);
-                messages.push(m);
-            }
-        }
-        Ok(())
-    })();
-    let discard = |messages: &[CommitMessage]| {
-        for m in messages {
-            let pp = partition_dirs
-                .get(&m.partition)
-                .cloned()
-                .unwrap_or_default();
-            let dir = table.bucket_dir(&pp, m.bucket);
-            for f in &m.compact_increment.compact_after {
-                let _ = crate::fileindex::remove_data_file(&dir, f);
-            }
-        }
-    };
-    if let Err(e) = result {
-        discard(&messages);
-        return Err(e);
-    }
     let commit = FileStoreCommit::new(
         table.clone(),
         format!("postpone-compact-{}", uuid::Uuid::new_v4()),
     );
+    let mut messages = vec![];
+    for (n, parts) in by_count {
+        let mut real = table.clone();
+        real.options.bucket = n;
+        // the real buckets' files are compacted afterwards, by the table's compaction (so no
+        // changelog, deletion-vector or index file comes out of this write: only data files)
+        real.options.write_only = true;
+        let mut write = TableWrite::new(real)?;
+        if let Err(e) = move_group(table, &snapshot, &mut write, parts, &mut messages) {
+            // the files this writer flushed since it started, then those of the groups
+            // already prepared (none is in a snapshot)
+            write.abort();
+            discard(&commit, &messages);
+            return Err(e);
+        }
+    }
     match commit.commit(&messages, BATCH_COMMIT_IDENTIFIER, None) {
         Ok(id) => Ok(id),
         Err(e) => {
-            discard(&messages);
+            discard(&commit, &messages);
             Err(e)
         }
+    }
+}
+
+/// Replay the postpone files of `parts` (partitions with the same bucket count) into `write`,
+/// then its prepared files as compaction outputs replacing them, into `messages`.
+fn move_group(
+    table: &FileStoreTable,
+    snapshot: &crate::spec::snapshot::Snapshot,
+    write: &mut TableWrite,
+    parts: Vec<(
+        Vec<u8>,
+        i32,
+        Vec<crate::spec::manifest::DataFileMeta>,
+        String,
+    )>,
+    messages: &mut Vec<CommitMessage>,
+) -> Result<()> {
+    let read = TableRead::with_row_kinds(table.clone(), None, None)?;
+    for (partition, total, mut files, bucket_path) in parts {
+        // a writer's files in the order written (Java groups by writer prefix, then
+        // creation time; different writers have no order between them)
+        files.sort_by_key(|f| f.creation_time.unwrap_or(i64::MIN));
+        let split = Split {
+            snapshot_id: snapshot.id,
+            partition: partition.clone(),
+            bucket: POSTPONE_BUCKET,
+            total_buckets: total,
+            bucket_path,
+            files: files.clone(),
+            raw_convertible: false,
+            deletion_files: Default::default(),
+            // read as stored: every record in file order, with its kind
+            changelog: true,
+            diff_before: None,
+            row_slices: Default::default(),
+        };
+        for batch in read.read_split(&split)? {
+            let (values, kinds) = split_kinds(&batch)?;
+            write.write_kinds(&values, kinds)?;
+        }
+        messages.push(CommitMessage {
+            partition,
+            bucket: POSTPONE_BUCKET,
+            total_buckets: total,
+            data_increment: Default::default(),
+            compact_increment: crate::commit::CompactIncrement {
+                compact_before: files,
+                ..Default::default()
+            },
+            restored_snapshot: None,
+        });
+    }
+    for mut m in write.prepare_commit()? {
+        // the new files replace the postpone files: a compaction's output
+        let inc = std::mem::take(&mut m.data_increment);
+        let others = !inc.changelog_files.is_empty()
+            || !inc.new_index_files.is_empty()
+            || !inc.deleted_index_files.is_empty();
+        m.compact_increment.compact_after.extend(inc.new_files);
+        messages.push(m);
+        if others {
+            // a write-only writer makes none; moving them as compaction files is not built
+            return Err(Error::unsupported(format!(
+                "table '{}': moving postpone files made changelog or index files, which a \
+                 postpone compaction does not commit",
+                table.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Delete the new real-bucket files of `messages`, which will not be committed (the commit's
+/// abort: it keeps any file a snapshot references, for a commit whose outcome is unknown).
+fn discard(commit: &FileStoreCommit, messages: &[CommitMessage]) {
+    if let Err(e) = commit.abort(messages) {
+        log::warn!("postpone compaction: its new files were not deleted: {e}");
     }
 }
 

@@ -475,6 +475,14 @@ impl TableWrite {
             return Ok(());
         };
         aligned.kinds = Some(kinds);
+        // the table's ignore-delete / ignore-update-before, as at a write (they may have been
+        // set after the rows were written to bucket-postpone)
+        let aligned = self
+            .drop_ignored(aligned)
+            .map_err(|e| e.with_table(&name))?;
+        if aligned.batch.num_rows() == 0 {
+            return Ok(());
+        }
         self.buffer(aligned)
             .map_err(|e| self.conflict_if_restored_gone(e))
     }
@@ -542,12 +550,17 @@ impl TableWrite {
                 }
             }
         }
+        self.drop_ignored(aligned).map(Some)
+    }
+
+    /// `aligned` without the rows `ignore-delete` / `ignore-update-before` drop.
+    fn drop_ignored(&self, aligned: AlignedBatch) -> Result<AlignedBatch> {
         let (ign_del, ign_ub) = (
             self.table.options.ignore_delete,
             self.table.options.ignore_update_before,
         );
-        if ign_del || ign_ub {
-            if let Some(k) = &aligned.kinds {
+        match &aligned.kinds {
+            Some(k) if ign_del || ign_ub => {
                 let keep: BooleanArray = k
                     .values()
                     .iter()
@@ -558,10 +571,10 @@ impl TableWrite {
                         )
                     })
                     .collect();
-                aligned = filter_rows(&aligned, &keep)?;
+                filter_rows(&aligned, &keep)
             }
+            _ => Ok(aligned),
         }
-        Ok(Some(aligned))
     }
 
     fn buffer(&mut self, aligned: AlignedBatch) -> Result<()> {
@@ -1831,6 +1844,31 @@ pub(crate) mod tests {
         assert_eq!(w.buffered_rows(), 30_000);
         w.abort();
     }
+
+    /// A postpone compaction's replay (`write_kinds`) drops what `ignore-delete` /
+    /// `ignore-update-before` drop at a write.
+    #[test]
+    fn write_kinds_honours_ignore_options() {
+        let kinds = || {
+            Int8Array::from(vec![
+                RowKind::Insert.byte(),
+                RowKind::UpdateBefore.byte(),
+                RowKind::UpdateAfter.byte(),
+                RowKind::Delete.byte(),
+            ])
+        };
+        for (opts, kept) in [
+            (vec![], 4),
+            (vec![("ignore-delete", "true")], 2),
+            (vec![("ignore-update-before", "true")], 3),
+        ] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut w = TableWrite::new(table(dir.path(), &opts)).unwrap();
+            w.write_kinds(&rows(0, 4), kinds()).unwrap();
+            assert_eq!(w.buffered_rows(), kept, "{opts:?}");
+            w.abort();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -1907,7 +1945,9 @@ mod full_window_tests {
 
 /// The table a postpone-bucket table's writes use (Java's `PostponeBucketFileStoreWrite`):
 /// every row goes to `bucket-postpone` (bucket -2), in Avro, under a prefix unique to the
-/// writer (`<data-file.prefix>-u-<user>-s-<n>-w-`, which Java's compaction groups files by),
+/// writer (`<data-file.prefix>-u-<user>-s-<n>-w-`, which Java's compaction groups files by:
+/// Java puts its commit user and its write id, or a random int without one; here a random
+/// UUID and a random non-negative int, unique to this writer),
 /// without compaction, changelog or restoring earlier files; a compaction later moves the
 /// rows into real buckets (compact/postpone.rs).
 fn postpone_write_table(mut table: FileStoreTable) -> FileStoreTable {
