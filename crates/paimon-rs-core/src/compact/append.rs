@@ -464,7 +464,19 @@ fn discard(table: &FileStoreTable, bucket_path: &str, files: &[DataFileMeta]) {
 
 /// Refuses append tables whose compaction we cannot do.
 pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
-    for k in ["row-tracking.enabled", "data-evolution.enabled"] {
+    // data-evolution first: it implies row tracking, and its files are not whole rows
+    for (k, why) in [
+        (
+            "data-evolution.enabled",
+            "Java's compaction merges the files of each row-id range column by column into \
+             whole-row files that keep the rows' _ROW_IDs; paimon_rs does not",
+        ),
+        (
+            "row-tracking.enabled",
+            "Java's compaction stores each row's _ROW_ID in the file it writes; paimon_rs \
+             does not, and the rows would lose their ids",
+        ),
+    ] {
         if table
             .options
             .raw
@@ -472,9 +484,7 @@ pub(super) fn check_compactable(table: &FileStoreTable) -> Result<()> {
             .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
         {
             return Err(Error::unsupported(format!(
-                "compacting an append table with {k} = true (Java's compaction stores each \
-                 row's _ROW_ID in the file it writes; paimon_rs does not, and the rows would \
-                 lose their ids)"
+                "compacting an append table with {k} = true ({why})"
             )));
         }
     }
