@@ -73,6 +73,26 @@ pub fn open_data_file(
     }
 }
 
+/// [`open_data_file`] for the rows at positions `[begin, end)` of `rows`: a Parquet file yields
+/// only them (its row groups and pages before `begin` are not read); Avro and ORC files are
+/// read from their first row. Returns the reader and the position of the first row it yields.
+pub fn open_data_file_rows(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+    rows: (u64, u64),
+) -> Result<(DataFileReader, u64)> {
+    match DataFormat::of_path(path)? {
+        DataFormat::Parquet => {
+            let r =
+                super::parquet::open_reader_rows(path, columns, batch_size, expect, Some(rows))?;
+            Ok((r, rows.0))
+        }
+        _ => Ok((open_data_file(path, columns, batch_size, expect)?, 0)),
+    }
+}
+
 /// The format (and its settings) of the data files a table writes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WriteFormat {

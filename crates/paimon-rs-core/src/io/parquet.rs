@@ -10,11 +10,11 @@ use arrow_row::{RowConverter, SortField};
 use arrow_schema::{DataType, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
-    ParquetRecordBatchReaderBuilder,
+    ParquetRecordBatchReaderBuilder, RowSelection, RowSelector,
 };
 use parquet::arrow::{ArrowWriter, ProjectionMask};
 use parquet::basic::{Compression, GzipLevel, ZstdLevel};
-use parquet::file::metadata::KeyValue;
+use parquet::file::metadata::{KeyValue, PageIndexPolicy};
 use parquet::file::properties::WriterProperties;
 use parquet::file::reader::ChunkReader;
 use parquet::schema::types::ColumnPath;
@@ -309,8 +309,21 @@ pub fn open_reader(
     batch_size: usize,
     expect: Option<FileExpect>,
 ) -> Result<DataFileReader> {
+    open_reader_rows(path, columns, batch_size, expect, None)
+}
+
+/// [`open_reader`] yielding only the rows at positions `[begin, end)` of `rows` (all if None):
+/// only the row groups holding them are read, and in those only the pages holding them
+/// (skipped by the file's offset index where it has one, else decoded and dropped).
+pub fn open_reader_rows(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+    rows: Option<(u64, u64)>,
+) -> Result<DataFileReader> {
     let reader = contain_panic(path, "Parquet", || {
-        open_parquet(path, columns, batch_size, expect)
+        open_parquet(path, columns, batch_size, expect, rows)
     })?;
     let p = path.to_path_buf();
     Ok(DataFileReader::new(
@@ -325,28 +338,72 @@ fn open_parquet(
     columns: Option<&[String]>,
     batch_size: usize,
     expect: Option<FileExpect>,
+    rows: Option<(u64, u64)>,
 ) -> Result<ParquetRecordBatchReader> {
     let (src, len) = open_checked(path, expect, false)?;
+    let read = Read {
+        columns,
+        batch_size,
+        expect,
+        rows,
+    };
     match src {
-        Source::Local(f) => open_parquet_from(path, f, len, columns, batch_size, expect),
+        Source::Local(f) => open_parquet_from(path, f, len, read),
         Source::Remote(o) => match o.whole() {
             // a small object came whole with its first GET
-            Some(b) => open_parquet_from(path, b, len, columns, batch_size, expect),
-            None => open_parquet_from(path, o, len, columns, batch_size, expect),
+            Some(b) => open_parquet_from(path, b, len, read),
+            None => open_parquet_from(path, o, len, read),
         },
     }
+}
+
+/// What a read of a Parquet file asks for.
+#[derive(Clone, Copy)]
+struct Read<'a> {
+    /// Top-level columns (all if None).
+    columns: Option<&'a [String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+    /// Only the rows at positions `[begin, end)` (all if None).
+    rows: Option<(u64, u64)>,
+}
+
+/// The row groups holding the rows at positions `[begin, end)` of the file of `meta`, and the
+/// selection of those rows within them.
+fn row_part(meta: &ArrowReaderMetadata, begin: u64, end: u64) -> (Vec<usize>, RowSelection) {
+    let (mut groups, mut selectors) = (vec![], vec![]);
+    let mut start = 0u64;
+    for (i, rg) in meta.metadata().row_groups().iter().enumerate() {
+        let n = rg.num_rows().max(0) as u64;
+        let (lo, hi) = (begin.max(start), end.min(start + n));
+        if lo < hi {
+            groups.push(i);
+            if lo > start {
+                selectors.push(RowSelector::skip((lo - start) as usize));
+            }
+            selectors.push(RowSelector::select((hi - lo) as usize));
+            if start + n > hi {
+                selectors.push(RowSelector::skip((start + n - hi) as usize));
+            }
+        }
+        start += n;
+    }
+    (groups, RowSelection::from(selectors))
 }
 
 fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
     path: &Path,
     f: R,
     len: u64,
-    columns: Option<&[String]>,
-    batch_size: usize,
-    expect: Option<FileExpect>,
+    read: Read<'_>,
 ) -> Result<ParquetRecordBatchReader> {
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
-    let meta = ArrowReaderMetadata::load(&f, ArrowReaderOptions::new()).map_err(corrupt)?;
+    // a read of part of the file loads the offset index, to skip the pages before the part
+    let options = match read.rows {
+        Some(_) => ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional),
+        None => ArrowReaderOptions::new(),
+    };
+    let meta = ArrowReaderMetadata::load(&f, options).map_err(corrupt)?;
     let blocks = meta
         .metadata()
         .file_metadata()
@@ -355,31 +412,49 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
         .map(|x| Blocks::parse(x.value.as_deref().unwrap_or("")))
         .transpose()
         .map_err(|m| Error::corrupt(path, m))?;
+    let part = read.rows.map(|(begin, end)| row_part(&meta, begin, end));
     // an object fetches the projected column chunks now, concurrently (a no-op locally)
-    f.prefetch(&chunk_ranges(&meta, columns))
+    let groups = part.as_ref().map(|(g, _)| g.as_slice());
+    f.prefetch(&chunk_ranges(&meta, read.columns, groups))
         .map_err(|e| Error::io(path, e))?;
     match blocks {
         // a file this engine wrote: every byte of its pages is checked against its block CRC
         Some(blocks) => {
             let verified = VerifiedFile::new(f, len, blocks);
             let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(verified, meta);
-            build_reader(path, builder, columns, batch_size, expect)
+            build_reader(path, with_part(builder, part), read)
         }
         None => {
             let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(f, meta);
-            build_reader(path, builder, columns, batch_size, expect)
+            build_reader(path, with_part(builder, part), read)
         }
     }
 }
 
-/// The byte ranges of the column chunks of the top-level `columns` (all if None), every row
-/// group.
+fn with_part<T: ChunkReader + 'static>(
+    builder: ParquetRecordBatchReaderBuilder<T>,
+    part: Option<(Vec<usize>, RowSelection)>,
+) -> ParquetRecordBatchReaderBuilder<T> {
+    match part {
+        Some((groups, selection)) => builder
+            .with_row_groups(groups)
+            .with_row_selection(selection),
+        None => builder,
+    }
+}
+
+/// The byte ranges of the column chunks of the top-level `columns` (all if None), of the row
+/// groups `groups` (all if None).
 fn chunk_ranges(
     meta: &ArrowReaderMetadata,
     columns: Option<&[String]>,
+    groups: Option<&[usize]>,
 ) -> Vec<std::ops::Range<u64>> {
     let mut out = vec![];
-    for rg in meta.metadata().row_groups() {
+    for (i, rg) in meta.metadata().row_groups().iter().enumerate() {
+        if groups.is_some_and(|g| !g.contains(&i)) {
+            continue;
+        }
         for cc in rg.columns() {
             let root = cc.column_path().parts().first().map(String::as_str);
             if columns.is_none_or(|cols| root.is_some_and(|r| cols.iter().any(|c| c == r))) {
@@ -395,10 +470,14 @@ fn chunk_ranges(
 fn build_reader<T: ChunkReader + 'static>(
     path: &Path,
     builder: ParquetRecordBatchReaderBuilder<T>,
-    columns: Option<&[String]>,
-    batch_size: usize,
-    expect: Option<FileExpect>,
+    read: Read<'_>,
 ) -> Result<ParquetRecordBatchReader> {
+    let Read {
+        columns,
+        batch_size,
+        expect,
+        ..
+    } = read;
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
     if let Some(x) = expect {
         let meta = builder.metadata();
@@ -475,6 +554,50 @@ mod tests {
             vec![Arc::new(unique), Arc::new(few), Arc::new(thousands)],
         )
         .unwrap()
+    }
+
+    /// A read of rows `[begin, end)` yields exactly them, across row groups and pages, from a
+    /// file whose offset index lets the pages before `begin` be skipped unread.
+    #[test]
+    fn a_part_of_a_file_is_its_rows_at_those_positions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("part.parquet");
+        let b = batch(10_000);
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(3_000))
+            .set_data_page_row_count_limit(250)
+            .set_write_batch_size(250)
+            .build();
+        let mut w = ParquetFileWriter::create(path.clone(), b.schema(), props).unwrap();
+        w.write(&b).unwrap();
+        let size = w.close().unwrap();
+        let options = ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional);
+        let meta = ArrowReaderMetadata::load(&File::open(&path).unwrap(), options).unwrap();
+        assert_eq!(meta.metadata().num_row_groups(), 4);
+        let index = meta.metadata().page_index().unwrap();
+        let pages = index.num_data_pages(0, 0).unwrap_or(0);
+        assert!(pages >= 10, "{pages} pages in the first row group");
+        let expect = Some(FileExpect { size, rows: 10_000 });
+        for (begin, end) in [
+            (0, 10_000),
+            (0, 1),
+            (2_999, 3_001),
+            (3_000, 6_000),
+            (4_321, 9_876),
+            (9_999, 10_000),
+            (5_000, 5_000),
+        ] {
+            let cols = ["thousands".to_string(), "unique".to_string()];
+            let got: Vec<RecordBatch> =
+                open_reader_rows(&path, Some(&cols), 1024, expect, Some((begin, end)))
+                    .unwrap()
+                    .collect::<Result<_>>()
+                    .unwrap();
+            let want = b.slice(begin as usize, (end - begin) as usize);
+            let want = want.project(&[0, 2]).unwrap();
+            let got = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
+            assert_eq!(got, want, "[{begin}, {end})");
+        }
     }
 
     #[test]

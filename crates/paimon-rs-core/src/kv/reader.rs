@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 use super::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::error::{Error, Result};
 use crate::io::data_file::{DataFileReader, FileExpect};
-use crate::io::format::open_data_file;
+use crate::io::format::{open_data_file, open_data_file_rows};
 use crate::merge::{BatchIter, KvLayout};
 use crate::read::deletion::{DeletionFile, DeletionFilter};
 use crate::read::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};
@@ -207,21 +207,31 @@ pub(crate) fn with_deletions_of_rows(
     let streams: Vec<BatchIter> = files
         .iter()
         .map(|f| -> BatchIter {
-            let one = VecDeque::from([(file_path(dir, f), f.clone())]);
-            let mut chain: BatchIter = Box::new(if raw {
-                FileChain::raw(one, plan.clone())
-            } else {
-                FileChain::new(one, plan.clone())
-            });
             let (begin, end) = crate::read::split::part_of(slices, f);
-            if (begin, end) != (0, f.row_count.max(0) as u64) {
-                chain = crate::read::split::rows_between(chain, begin, end);
-            }
+            let chain = file_rows(file_path(dir, f), f, plan, raw, (begin, end));
             let memory = memory.and_then(|m| m.get(&f.file_name));
             DeletionFilter::over(chain, root, f, dvs.get(&f.file_name), memory, (begin, end))
         })
         .collect();
     Box::new(streams.into_iter().flatten())
+}
+
+/// The rows at positions `[begin, end)` of the file `f` at `path` (`raw`: [`FileChain::raw`]'s
+/// batches): the whole file's chain, or one reading only that part ([`FileChain::part`]).
+pub(crate) fn file_rows(
+    path: PathBuf,
+    f: &DataFileMeta,
+    plan: &Arc<ColumnPlan>,
+    raw: bool,
+    (begin, end): (u64, u64),
+) -> BatchIter {
+    let one = VecDeque::from([(path, f.clone())]);
+    let batch_rows = match raw {
+        true => raw_batch_rows([f]),
+        false => READ_BATCH_ROWS,
+    };
+    let part = ((begin, end) != (0, f.row_count.max(0) as u64)).then_some((begin, end));
+    Box::new(FileChain::build(one, plan.clone(), batch_rows, part))
 }
 
 /// A sorted run (or a raw split): its files read one after the other, each opened only when the
@@ -239,9 +249,13 @@ pub(crate) struct FileChain {
     next: Option<Prefetch>,
     /// Rows per decoded batch.
     batch_rows: usize,
+    /// A chain of one file read in part: the rows at positions `[begin, end)` only (a Parquet
+    /// file is read from the page holding `begin`, another from its start; each cut here).
+    part: Option<(u64, u64)>,
 }
 
-type Opened = Result<(FileColumns, DataFileReader)>;
+/// The open file's columns, its reader, and the position of the first row the reader yields.
+type Opened = Result<(FileColumns, DataFileReader, u64)>;
 
 /// A file of the chain opened ahead, and the memory it holds against [`PREFETCH_BUDGET`].
 struct Prefetch {
@@ -277,16 +291,26 @@ impl Drop for Budget {
     }
 }
 
-/// Open `path` (a file of `plan`'s chain) for its planned columns, checked against `meta`.
-fn open_file(plan: &ColumnPlan, path: &Path, meta: &DataFileMeta, batch_rows: usize) -> Opened {
-    let expect = FileExpect {
+/// Open `path` (a file of `plan`'s chain) for its planned columns (`part`: the rows at
+/// those positions), checked against `meta`.
+fn open_file(
+    plan: &ColumnPlan,
+    path: &Path,
+    meta: &DataFileMeta,
+    batch_rows: usize,
+    part: Option<(u64, u64)>,
+) -> Opened {
+    let expect = Some(FileExpect {
         size: meta.file_size.max(0) as u64,
         rows: meta.row_count.max(0) as u64,
-    };
+    });
     let cols = plan.file_columns(meta.schema_id)?;
     let names: Vec<String> = cols.iter().flatten().map(|(n, _)| n.clone()).collect();
-    let r = open_data_file(path, Some(&names), batch_rows, Some(expect))?;
-    Ok((cols, r))
+    let (r, first) = match part {
+        Some(rows) => open_data_file_rows(path, Some(&names), batch_rows, expect, rows)?,
+        None => (open_data_file(path, Some(&names), batch_rows, expect)?, 0),
+    };
+    Ok((cols, r, first))
 }
 
 struct OpenFile {
@@ -301,20 +325,23 @@ struct OpenFile {
 
 impl FileChain {
     pub(crate) fn new(files: VecDeque<(PathBuf, DataFileMeta)>, plan: Arc<ColumnPlan>) -> Self {
-        Self::with_batch_rows(files, plan, READ_BATCH_ROWS)
+        Self::build(files, plan, READ_BATCH_ROWS, None)
     }
 
     /// A chain read with nothing else in memory (no merge): batches of [`raw_batch_rows`].
     pub(crate) fn raw(files: VecDeque<(PathBuf, DataFileMeta)>, plan: Arc<ColumnPlan>) -> Self {
         let batch_rows = raw_batch_rows(files.iter().map(|(_, m)| m));
-        Self::with_batch_rows(files, plan, batch_rows)
+        Self::build(files, plan, batch_rows, None)
     }
 
-    fn with_batch_rows(
+    /// `part`: only with one file (see [`FileChain::part`]).
+    fn build(
         files: VecDeque<(PathBuf, DataFileMeta)>,
         plan: Arc<ColumnPlan>,
         batch_rows: usize,
+        part: Option<(u64, u64)>,
     ) -> Self {
+        debug_assert!(part.is_none() || files.len() == 1);
         let mut chain = FileChain {
             files,
             cur: None,
@@ -322,6 +349,7 @@ impl FileChain {
             last_key: None,
             next: None,
             batch_rows,
+            part,
         };
         // the first file of every run of a merge starts coming at once
         chain.open_ahead();
@@ -347,16 +375,17 @@ impl FileChain {
             return;
         };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let (plan, p, m, rows) = (
+        let (plan, p, m, rows, part) = (
             self.plan.clone(),
             path.clone(),
             meta.clone(),
             self.batch_rows,
+            self.part,
         );
         let spawned = std::thread::Builder::new()
             .name("paimon-rs-open".into())
             .spawn(move || {
-                let _ = tx.send(open_file(&plan, &p, &m, rows));
+                let _ = tx.send(open_file(&plan, &p, &m, rows, part));
             });
         match spawned {
             Ok(_) => {
@@ -406,20 +435,21 @@ impl Iterator for FileChain {
                     }
                     None => {
                         let (path, meta) = self.files.pop_front()?;
-                        let opened = open_file(&self.plan, &path, &meta, self.batch_rows);
+                        let opened =
+                            open_file(&self.plan, &path, &meta, self.batch_rows, self.part);
                         (path, meta, opened)
                     }
                 };
                 // the next file comes while this one is decoded
                 self.open_ahead();
                 match opened {
-                    Ok((cols, reader)) => {
+                    Ok((cols, reader, first)) => {
                         self.cur = Some(OpenFile {
                             path,
                             meta,
                             cols,
                             reader,
-                            rows: 0,
+                            rows: first,
                         })
                     }
                     Err(e) => {
@@ -429,8 +459,27 @@ impl Iterator for FileChain {
                     }
                 }
             }
+            if let (Some((_, end)), Some(f)) = (self.part, &self.cur) {
+                if f.rows >= end {
+                    // the part is read: the rest of the file is not decoded
+                    self.cur = None;
+                    self.files.clear();
+                    return None;
+                }
+            }
             match self.next_of_file() {
-                Some(Ok(b)) => return Some(Ok(b)),
+                Some(Ok(b)) => match self.part {
+                    None => return Some(Ok(b)),
+                    Some((begin, end)) => {
+                        // the batch's rows are at positions [at, to) of the file
+                        let to = self.cur.as_ref().map_or(0, |f| f.rows);
+                        let at = to.saturating_sub(b.num_rows() as u64);
+                        let (lo, hi) = (begin.max(at), end.min(to));
+                        if lo < hi {
+                            return Some(Ok(b.slice((lo - at) as usize, (hi - lo) as usize)));
+                        }
+                    }
+                },
                 Some(Err(e)) => {
                     self.cur = None;
                     self.files.clear();

@@ -9,7 +9,7 @@
 //! COMPACT, or `_ROW_ID` in `write_cols`); reading those stored values is not implemented, so
 //! such a file is refused when the columns are asked for (never numbered by position).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,9 +17,9 @@ use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use super::deletion::{DeletionFile, DeletionFilter};
-use super::split::{part_of, rows_between};
+use super::split::part_of;
 use crate::error::{Error, Result};
-use crate::kv::reader::{file_path, ColumnPlan, FileChain};
+use crate::kv::reader::{file_path, file_rows, ColumnPlan};
 use crate::kv::FileSource;
 use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
@@ -101,14 +101,9 @@ pub(crate) fn files_with_tracking(
     let streams: Vec<BatchIter> = files
         .iter()
         .map(|f| -> BatchIter {
-            let one = VecDeque::from([(file_path(dir, f), f.clone())]);
-            let chain: BatchIter = Box::new(FileChain::raw(one, plan.clone()));
             let (begin, end) = part_of(slices, f);
-            let tracked = if (begin, end) == (0, f.row_count.max(0) as u64) {
-                numbered(chain, f, 0)
-            } else {
-                numbered(rows_between(chain, begin, end), f, begin as i64)
-            };
+            let chain = file_rows(file_path(dir, f), f, plan, true, (begin, end));
+            let tracked = numbered(chain, f, begin as i64);
             DeletionFilter::over(tracked, &root, f, dvs.get(&f.file_name), None, (begin, end))
         })
         .collect();

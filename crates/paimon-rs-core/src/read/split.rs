@@ -8,7 +8,6 @@ use serde::{Deserialize, Serialize};
 use super::deletion::DeletionFile;
 
 use crate::error::{Error, Result};
-use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -134,30 +133,6 @@ pub(crate) fn part_of(slices: &BTreeMap<String, (i64, i64)>, f: &DataFileMeta) -
         })
 }
 
-/// The rows at positions `[begin, end)` of one file's batches (`inner` yields the file from
-/// its first row): the batches cut to the range; the file is not read past `end`.
-pub(crate) fn rows_between(inner: BatchIter, begin: u64, end: u64) -> BatchIter {
-    let mut inner = Some(inner);
-    let mut pos: u64 = 0;
-    Box::new(std::iter::from_fn(move || loop {
-        if pos >= end {
-            inner = None; // the rest of the file is not decoded
-            return None;
-        }
-        let b = match inner.as_mut()?.next()? {
-            Ok(b) => b,
-            Err(e) => return Some(Err(e)),
-        };
-        let n = b.num_rows() as u64;
-        let (lo, hi) = (begin.max(pos), end.min(pos + n));
-        let at = pos;
-        pos += n;
-        if lo < hi {
-            return Some(Ok(b.slice((lo - at) as usize, (hi - lo) as usize)));
-        }
-    }))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -260,34 +235,5 @@ mod tests {
         // a sliced split survives serialization (Spark ships it)
         let s = &slice_splits(plan, 2, 6)[0];
         assert_eq!(&Split::from_bytes(&s.to_bytes().unwrap()).unwrap(), s);
-    }
-
-    /// A part of a file: batches cut at its bounds, none pulled once its end is reached.
-    #[test]
-    fn rows_between_cuts_batches_and_stops_at_the_end() {
-        use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        use std::sync::Arc;
-        let pulled = Arc::new(AtomicUsize::new(0));
-        let p = pulled.clone();
-        let inner: BatchIter = Box::new((0..10i64).map(move |i| {
-            p.fetch_add(1, Ordering::SeqCst);
-            let a: ArrayRef = Arc::new(Int64Array::from_iter_values(i * 4..i * 4 + 4));
-            Ok(RecordBatch::try_from_iter([("x", a)]).unwrap())
-        }));
-        let got: Vec<i64> = rows_between(inner, 6, 13)
-            .flat_map(|b| {
-                let b = b.unwrap();
-                let a = b
-                    .column(0)
-                    .as_any()
-                    .downcast_ref::<Int64Array>()
-                    .unwrap()
-                    .clone();
-                (0..a.len()).map(move |i| a.value(i))
-            })
-            .collect();
-        assert_eq!(got, (6..13).collect::<Vec<_>>());
-        assert_eq!(pulled.load(Ordering::SeqCst), 4); // batches 0..=3 hold rows 0..16
     }
 }
