@@ -150,3 +150,22 @@ def test_reads_equal_a_model_of_the_commits(tmp_path_factory, commits, target):
     assert sorted(_read(t, ["b"]).to_pylist(), key=repr) == sorted(({"b": r["b"]} for r in model), key=repr)
     # every .blob file holds at least one row; a file rolls once it reaches the target
     assert len(_files(path, ".parquet")) == len(commits)
+
+
+def test_abort_removes_the_blob_files_with_the_data_file(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": "10b"}),
+                   False)
+    t = c.get_table("db.t")
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(pa.Table.from_pylist([{"id": i, "name": "n", "b": b"v" * 20 if i != 1 else None}
+                                        for i in range(3)], schema=PA))
+    msgs = w.prepare_commit()
+    names = [n for m in msgs for n in m.file_names]
+    # the data file first, then its .blob files: [v] (rolled), [None, v]
+    assert names[0].endswith(".parquet") and [n[-5:] for n in names[1:]] == [".blob", ".blob"]
+    assert len(_files(tmp_path, ".blob")) == 2
+    wb.new_commit().abort(msgs)
+    w.close()
+    assert _files(tmp_path, ".blob") == [] and _files(tmp_path, ".parquet") == []
