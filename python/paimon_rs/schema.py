@@ -34,7 +34,7 @@ class Schema:
     Raises:
         TypeError: ``fields`` is neither a list of ``DataField`` nor a ``pyarrow.Schema``.
         UnsupportedError: a field of a type paimon_rs cannot hold (``VECTOR``), naming the
-            field (``BLOB`` columns are read, but a table with one is refused at create).
+            field; ``ARRAY<BLOB>`` / ``MAP<X, BLOB>`` (BLOB columns are top-level only).
         ValueError: as pypaimon: ``primary-key.nullable`` or a ``changelog-producer`` other
             than ``none`` on a table without primary keys.
     """
@@ -88,7 +88,10 @@ class Schema:
             out, next_id = [], 0
             for a in self._pa_schema or pa.schema([]):
                 top = next_id
-                t = parse_data_type(json.loads(_core.paimon_type_json(a)))
+                if pa.types.is_large_binary(a.type):  # pypaimon: a large_binary column is a BLOB
+                    t = parse_data_type("BLOB" if a.nullable else "BLOB NOT NULL")
+                else:
+                    t = parse_data_type(json.loads(_core.paimon_type_json(a)))
                 next_id = _renumber(t, top + 1)
                 desc = (a.metadata or {}).get(b"description")
                 out.append(DataField(top, a.name, t, desc.decode() if desc is not None else None))

@@ -114,16 +114,19 @@ def test_types_paimon_rs_cannot_hold_are_refused_naming_the_field(stored):
                        DataField.from_dict({"id": 1, "name": "vec", "type": stored})])
 
 
-def test_blob_fields_are_held_but_not_created(tmp_path):
-    s = Schema(fields=[DataField(0, "id", AtomicType("INT")),
-                       DataField.from_dict({"id": 1, "name": "b", "type": "BLOB"})])
+def test_blob_fields_are_held_and_created_under_pypaimons_rules(tmp_path):
+    fields = [DataField(0, "id", AtomicType("INT")), DataField.from_dict({"id": 1, "name": "b", "type": "BLOB"})]
+    s = Schema(fields=fields)
     assert s.fields[1].type == AtomicType("BLOB")
     assert s.pa_schema.field("b").type == pa.large_binary()
     from paimon_rs import CatalogFactory
     c = CatalogFactory.create({"warehouse": str(tmp_path)})
     c.create_database("db", True)
-    with pytest.raises(UnsupportedError, match="column 'b'.*BLOB"):
+    with pytest.raises(ValueError, match="row-tracking.enabled"):
         c.create_table("db.t", s, False)
+    c.create_table("db.t", Schema(fields=fields, options={"row-tracking.enabled": "true",
+                                                          "data-evolution.enabled": "true"}), False)
+    assert [str(f.type) for f in c.get_table("db.t").fields] == ["INT", "BLOB"]
 
 
 def test_variant_fields_are_held():

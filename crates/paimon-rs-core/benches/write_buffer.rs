@@ -352,6 +352,7 @@ fn bench_rolling_writer(c: &mut Criterion) {
         file_index: None,
         changelog: false,
         kinds: None,
+        blob: None,
     };
     let unique = ["_KEY_id".to_string(), "_SEQUENCE_NUMBER".to_string()];
     let configs = [

@@ -50,6 +50,10 @@ pub(super) fn assign(
     let mut by_rank: Vec<(usize, usize)> = rank.into_iter().zip(order).collect();
     by_rank.sort_by_key(|&(r, _)| r); // stable: files of a partition keep their order
     order = by_rank.into_iter().map(|(_, i)| i).collect();
+    // `.blob` files (Java's `assignRowTrackingMeta`): a BLOB column's files take the row ids
+    // of the data file before them, from its first, in order (write/blob_write.rs)
+    let mut blob_default = next;
+    let mut blob_starts: std::collections::HashMap<String, i64> = Default::default();
     for i in order {
         let f = &mut delta[i].file;
         let holds_row_id = f
@@ -74,6 +78,27 @@ pub(super) fn assign(
         }
         f.min_sequence_number = snapshot_id;
         f.max_sequence_number = snapshot_id;
+        if f.file_name.ends_with(".blob") {
+            let column = f
+                .write_cols
+                .as_ref()
+                .and_then(|c| c.first())
+                .cloned()
+                .unwrap_or_default();
+            let start = *blob_starts.get(&column).unwrap_or(&blob_default);
+            if start + f.row_count > next {
+                return Err(Error::Internal(format!(
+                    "committing '{}' to '{table}': its {} rows of BLOB column '{column}' \
+                     from row id {start} go past the data files' ({next})",
+                    f.file_name, f.row_count
+                )));
+            }
+            f.first_row_id = Some(start);
+            blob_starts.insert(column, start + f.row_count);
+            continue;
+        }
+        blob_default = next;
+        blob_starts.clear();
         f.first_row_id = Some(next);
         next = next.checked_add(f.row_count).ok_or_else(|| {
             Error::Internal(format!(
@@ -159,6 +184,34 @@ mod tests {
         let mut retry = adds.clone();
         assert_eq!(assign("t", &mut retry, 2, 7).unwrap(), 12);
         assert_eq!(ids(&retry), vec![(Some(7), 2, 2), (Some(10), 2, 2)]);
+    }
+
+    #[test]
+    fn blob_files_take_the_row_ids_of_the_data_file_before_them() {
+        let blob = |name: &str, col: &str, rows: i64| {
+            let mut e = entry(name, rows, FileKind::Add, (0, 0));
+            e.file.file_name = format!("{name}.blob");
+            e.file.write_cols = Some(vec![col.to_string()]);
+            e
+        };
+        // data d1 (3 rows): b1 (2) + b2 (1) of column x, c1 (3) of y; data d2 (2): b3 (2)
+        let mut delta = vec![
+            entry("d1", 3, FileKind::Add, (0, 2)),
+            blob("b1", "x", 2),
+            blob("b2", "x", 1),
+            blob("c1", "y", 3),
+            entry("d2", 2, FileKind::Add, (0, 1)),
+            blob("b3", "x", 2),
+        ];
+        assert_eq!(assign("t", &mut delta, 2, 10).unwrap(), 15);
+        let firsts: Vec<Option<i64>> = delta.iter().map(|e| e.file.first_row_id).collect();
+        assert_eq!(
+            firsts,
+            vec![Some(10), Some(10), Some(12), Some(10), Some(13), Some(13)]
+        );
+        // more blob rows than the data file holds: a bug, refused
+        let mut bad = vec![entry("d", 1, FileKind::Add, (0, 0)), blob("b", "x", 2)];
+        assert!(assign("t", &mut bad, 1, 0).is_err());
     }
 
     #[test]

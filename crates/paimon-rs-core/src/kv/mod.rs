@@ -112,8 +112,14 @@ pub fn file_context(
     let nk = if pk { key_types.len() } else { 0 };
     let value_offset = if pk { nk + 2 } else { 0 };
     let fields = &table.schema.fields;
+    // BLOB columns go to `.blob` files, not the data file (write/blob_write.rs)
+    let blob = if pk {
+        None
+    } else {
+        crate::write::blob_write::BlobSpec::new(fields, o, table.schema.id, source.as_i32())?
+    };
     let stat_fields: Vec<usize> = (0..fields.len())
-        .filter(|&i| !fields[i].data_type.is_nested())
+        .filter(|&i| !fields[i].data_type.is_nested() && !fields[i].data_type.is_blob())
         .collect();
     let names = if stat_fields.len() == fields.len() {
         None
@@ -135,6 +141,7 @@ pub fn file_context(
                     .schema
                     .fields
                     .iter()
+                    .filter(|f| blob.is_none() || !f.data_type.is_blob())
                     .map(|f| f.to_arrow_file())
                     .collect::<Vec<_>>(),
             )),
@@ -171,6 +178,7 @@ pub fn file_context(
         } else {
             None
         },
+        blob,
     })
 }
 

@@ -77,6 +77,10 @@ impl DataType {
         self.nullable = nullable;
         self
     }
+    /// Whether this type is a BLOB (a top-level BLOB column's).
+    pub fn is_blob(&self) -> bool {
+        matches!(self.kind, TypeKind::Blob)
+    }
     /// Whether this type is or holds a BLOB (Java's `BlobType`).
     pub fn contains_blob(&self) -> bool {
         match &self.kind {

@@ -84,15 +84,20 @@ impl FileStoreTable {
 
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
     pub fn check_writable(&self) -> Result<()> {
+        // BLOB columns: top-level ones are written to `.blob` files (write/blob_write.rs);
+        // `ARRAY<BLOB>` / `MAP<X, BLOB>` (pypaimon's) are not
         if let Some(f) = self
             .schema
             .fields
             .iter()
-            .find(|f| f.data_type.contains_blob())
+            .find(|f| f.data_type.contains_blob() && !f.data_type.is_blob())
         {
             return Err(crate::table::new_schema::column_error(
                 &f.name,
-                new_schema::blob_tables_not_written(),
+                Error::unsupported(format!(
+                    "{} columns are not written by paimon_rs (only top-level BLOB columns are)",
+                    f.data_type.sql_string()
+                )),
             )
             .with_table(&self.name));
         }

@@ -9,7 +9,7 @@ use arrow_schema::Schema as ArrowSchema;
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
 use crate::spec::schema::{TableSchema, CURRENT_SCHEMA_VERSION};
-use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType};
+use crate::spec::types::{highest_field_id, reassign_nested_ids, DataField, DataType, TypeKind};
 
 /// `e` (a type that does not parse or that paimon_rs cannot hold) with the column it is about
 /// in its message, keeping its kind (an unsupported type stays `Unsupported`).
@@ -25,13 +25,78 @@ pub fn column_error(name: &str, e: Error) -> Error {
     }
 }
 
-/// Why a table with a BLOB column is not created nor written: BLOB values go to `.blob` files
-/// beside the data files, a data-evolution write paimon_rs does not do (it reads such tables).
-pub fn blob_tables_not_written() -> Error {
-    Error::unsupported(
-        "BLOB columns are not written by paimon_rs (tables with BLOB columns that pypaimon or \
-         Java wrote are read)",
-    )
+/// Pypaimon 2.1.0's `_validate_blob_fields` (Java's `SchemaValidation` of BLOB columns), on
+/// create: BLOB columns live in `.blob` files of an append table with row tracking and data
+/// evolution, beside at least one normal column, never a key nor a partition; a BLOB nested
+/// anywhere but as a top-level column is refused. `ARRAY<BLOB>` / `MAP<X, BLOB>` columns, which
+/// pypaimon accepts, are refused: paimon_rs's `.blob` codec does not build their records.
+fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
+    let blobs: Vec<&str> = decl
+        .fields
+        .iter()
+        .filter(|(_, t)| t.contains_blob())
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if blobs.is_empty() {
+        return Ok(());
+    }
+    for (name, t) in &decl.fields {
+        if !t.contains_blob() || matches!(t.kind, TypeKind::Blob) {
+            continue;
+        }
+        let top = match &t.kind {
+            TypeKind::Array(e) => matches!(e.kind, TypeKind::Blob),
+            TypeKind::Map(k, v) => matches!(v.kind, TypeKind::Blob) && !k.contains_blob(),
+            _ => false,
+        };
+        if top {
+            return Err(column_error(
+                name,
+                Error::unsupported(format!(
+                    "{} columns are not written by paimon_rs (only top-level BLOB columns are)",
+                    t.sql_string()
+                )),
+            ));
+        }
+        return Err(Error::invalid(format!(
+            "Field '{name}' has unsupported nested BLOB type {}. BLOB is only supported as a \
+             top-level BLOB, ARRAY<BLOB>, or MAP<X, BLOB> field.",
+            t.sql_string()
+        )));
+    }
+    if decl.fields.len() <= blobs.len() {
+        return Err(Error::invalid(
+            "Table with BLOB, ARRAY<BLOB> or MAP<X, BLOB> type column must have other normal \
+             columns.",
+        ));
+    }
+    let missing: Vec<String> = ["row-tracking.enabled", "data-evolution.enabled"]
+        .iter()
+        .filter(|k| decl.options.get(**k).map(String::as_str) != Some("true"))
+        .map(|k| format!("{k}='true'"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::invalid(format!(
+            "Schema contains BLOB, ARRAY<BLOB> or MAP<X, BLOB> type but is missing required \
+             options: {}. Please add these options to the schema.",
+            missing.join(", ")
+        )));
+    }
+    if !decl.primary_keys.is_empty() {
+        return Err(Error::invalid(
+            "BLOB, ARRAY<BLOB> or MAP<X, BLOB> type is not supported with primary key.",
+        ));
+    }
+    if blobs
+        .iter()
+        .any(|b| decl.partition_keys.iter().any(|p| p == b))
+    {
+        return Err(Error::invalid(
+            "The BLOB, ARRAY<BLOB> or MAP<X, BLOB> type column can not be part of partition \
+             keys.",
+        ));
+    }
+    Ok(())
 }
 
 /// What a user declares for a new table (pypaimon's `Schema`).
@@ -58,6 +123,11 @@ impl NewTableSchema {
             .fields()
             .iter()
             .map(|f| {
+                // pypaimon's `PyarrowFieldParser`: a `large_binary` column is a BLOB
+                if *f.data_type() == arrow_schema::DataType::LargeBinary {
+                    let t = DataType::new(TypeKind::Blob).with_nullable(f.is_nullable());
+                    return Ok((f.name().clone(), t));
+                }
                 let t = DataType::from_arrow(f.data_type(), f.is_nullable())
                     .map_err(|e| Error::schema(format!("column '{}': {e}", f.name())))?;
                 Ok((f.name().clone(), t))
@@ -100,9 +170,6 @@ impl NewTableSchema {
                 .get("type")
                 .ok_or_else(|| Error::schema(format!("column '{name}' without a type")))?;
             let t = DataType::from_json(t).map_err(|e| column_error(name, e))?;
-            if t.contains_blob() {
-                return Err(column_error(name, blob_tables_not_written()));
-            }
             if let Some(d) = f.get("description").and_then(serde_json::Value::as_str) {
                 descriptions.insert(name.to_string(), d.to_string());
             }
@@ -154,6 +221,7 @@ impl NewTableSchema {
                 }
             }
         }
+        validate_blob_fields(&self)?;
         let pk = !self.primary_keys.is_empty();
         let opts = CoreOptions::new(&self.options, pk)?;
         if pk {
@@ -360,18 +428,11 @@ mod tests {
 
     #[test]
     fn types_paimon_rs_cannot_hold_are_refused_naming_the_column() {
-        for (name, t) in [
-            ("b", r#""BLOB""#),
-            (
-                "e",
-                r#"{"type": "VECTOR", "element": "FLOAT", "length": 3}"#,
-            ),
-        ] {
-            let json = format!(r#"[{{"name": "{name}", "type": {t}}}]"#);
-            let e = decl(&json, &[]).unwrap_err();
-            assert!(matches!(e, Error::Unsupported { .. }), "{e}");
-            assert!(e.to_string().contains(&format!("column '{name}'")), "{e}");
-        }
+        let json =
+            r#"[{"name": "e", "type": {"type": "VECTOR", "element": "FLOAT", "length": 3}}]"#;
+        let e = decl(json, &[]).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(e.to_string().contains("column 'e'"), "{e}");
         let e = decl(r#"[{"name": "a"}]"#, &[]).unwrap_err();
         assert!(e.to_string().contains("column 'a' without a type"), "{e}");
     }

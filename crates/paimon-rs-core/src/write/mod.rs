@@ -8,6 +8,7 @@ pub mod append_dv;
 pub mod append_writer;
 pub mod assign;
 pub(crate) mod async_compact;
+pub mod blob_write;
 mod bucket_writer;
 pub mod buffer;
 pub(crate) mod clustering;

@@ -109,6 +109,7 @@ mod tests {
                 file_index: None,
                 changelog: false,
                 kinds: None,
+                blob: None,
             },
             0,
         )

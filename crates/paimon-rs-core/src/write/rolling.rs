@@ -57,6 +57,9 @@ pub struct FileWriterContext {
     /// `file.compression.per.level` name and of changelog files (primary-key tables with those
     /// options); None: every file is written as `format` / `props` / `stats_mode`.
     pub kinds: Option<std::sync::Arc<FileKindFormats>>,
+    /// The table's BLOB columns, written to `.blob` files beside each data file
+    /// (write/blob_write.rs); the file schema then holds the other columns only.
+    pub blob: Option<std::sync::Arc<super::blob_write::BlobSpec>>,
 }
 
 /// What one kind of file is written as.
@@ -197,6 +200,8 @@ pub struct RollingFileWriter {
     /// files land well under it. Learnt from this writer's first file rolled for size (None
     /// until then) and taken off the estimate of the next ones.
     size_excess: Option<i64>,
+    /// The `.blob` files of the table's BLOB columns (`ctx.blob`).
+    blobs: Option<super::blob_write::BlobSidecars>,
 }
 
 fn serialize_key(types: &[DataType], cols: &[ArrayRef], row: usize) -> Result<Vec<u8>> {
@@ -211,8 +216,13 @@ fn serialize_key(types: &[DataType], cols: &[ArrayRef], row: usize) -> Result<Ve
 
 impl RollingFileWriter {
     pub fn new(ctx: FileWriterContext, next_seq: i64) -> Self {
+        let blobs = ctx
+            .blob
+            .clone()
+            .map(|spec| super::blob_write::BlobSidecars::new(spec, ctx.dir.clone()));
         RollingFileWriter {
             ctx,
+            blobs,
             uuid: uuid::Uuid::new_v4().to_string(),
             counter: 0,
             current: None,
@@ -286,7 +296,16 @@ impl RollingFileWriter {
     }
 
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
-        let file_batch = crate::io::file_write::to_file_types(chunk, &self.ctx.file_schema)?;
+        let file_batch = match &mut self.blobs {
+            Some(b) => {
+                b.write(chunk)?;
+                crate::io::file_write::to_file_types(
+                    &b.data_columns(chunk)?,
+                    &self.ctx.file_schema,
+                )?
+            }
+            None => crate::io::file_write::to_file_types(chunk, &self.ctx.file_schema)?,
+        };
         let mut file = match self.current.take() {
             Some(f) => f,
             None => self.open(&file_batch)?,
@@ -386,6 +405,16 @@ impl RollingFileWriter {
             .naive_local()
             .and_utc()
             .timestamp_millis();
+        let min_sequence_number = if rows > 0 { file.min_seq } else { 0 };
+        let max_sequence_number = if rows > 0 { file.max_seq } else { 0 };
+        // the `.blob` files of this file's rows follow it (pypaimon's order)
+        let (write_cols, blob_files) = match &mut self.blobs {
+            Some(b) => (
+                Some(b.write_cols()),
+                b.finish_data_file(rows, (min_sequence_number, max_sequence_number))?,
+            ),
+            None => (None, vec![]),
+        };
         self.done.push(DataFileMeta {
             file_name: file.name,
             file_size: size as i64,
@@ -394,8 +423,8 @@ impl RollingFileWriter {
             max_key,
             key_stats,
             value_stats,
-            min_sequence_number: if rows > 0 { file.min_seq } else { 0 },
-            max_sequence_number: if rows > 0 { file.max_seq } else { 0 },
+            min_sequence_number,
+            max_sequence_number,
             schema_id: self.ctx.schema_id,
             level: self.ctx.level,
             extra_files,
@@ -406,9 +435,10 @@ impl RollingFileWriter {
             value_stats_cols: cols,
             external_path: None,
             first_row_id: None,
-            write_cols: None,
+            write_cols,
             write_cols_sequences: None,
         });
+        self.done.extend(blob_files);
         Ok(())
     }
 
@@ -430,15 +460,20 @@ impl RollingFileWriter {
     /// Close the open file and return the metadata of every file written.
     pub fn close(mut self) -> Result<Vec<DataFileMeta>> {
         self.roll(false)?;
+        if let Some(b) = &mut self.blobs {
+            b.hand_over(); // the caller owns the `.blob` files now (they are in `done`)
+        }
         Ok(std::mem::take(&mut self.done))
     }
 
     /// Memory held by the open file's row group (Parquet) or block (Avro).
     pub fn buffered_bytes(&self) -> usize {
+        let blobs = self.blobs.as_ref().map_or(0, |b| b.buffered_bytes());
         self.current
             .as_ref()
             .map(|f| f.writer.buffered_bytes())
             .unwrap_or(0)
+            + blobs
     }
 
     /// Write the open file's row group out (freeing its memory); the file stays open.
@@ -452,11 +487,21 @@ impl RollingFileWriter {
     /// Paths of the finished files and their index files (to delete them if the write is
     /// abandoned).
     pub fn written_paths(&self) -> Vec<PathBuf> {
-        self.done
+        let mut paths: Vec<PathBuf> = self
+            .done
             .iter()
             .flat_map(|f| std::iter::once(&f.file_name).chain(&f.extra_files))
             .map(|n| self.ctx.dir.join(n))
-            .collect()
+            .collect();
+        // `.blob` files of the open data file (not in `done` yet)
+        if let Some(b) = &self.blobs {
+            for p in b.written_paths() {
+                if !paths.contains(p) {
+                    paths.push(p.clone());
+                }
+            }
+        }
+        paths
     }
 }
 
@@ -464,7 +509,12 @@ impl Drop for RollingFileWriter {
     fn drop(&mut self) {
         // An abandoned writer (error path) removes what it wrote; the open file's temp file is
         // removed by the file writer's own Drop.
-        if !self.done.is_empty() {
+        if !self.done.is_empty()
+            || self
+                .blobs
+                .as_ref()
+                .is_some_and(|b| !b.written_paths().is_empty())
+        {
             for p in self.written_paths() {
                 let _ = crate::io::remove_file_if_exists(&p);
             }

@@ -1,0 +1,425 @@
+//! BLOB columns at write time (pypaimon 2.1.0's `DedicatedFormatWriter` + `BlobWriter`, Java's
+//! `RollingBlobFileWriter`): an append table with row tracking and data evolution keeps each
+//! top-level BLOB column out of its data files, in `.blob` files of its own (io/blob.rs).
+//!
+//! The rolling writer ([`RollingFileWriter`](super::rolling::RollingFileWriter)) writes the
+//! other columns into the data file (its `write_cols` name them) and hands each chunk's BLOB
+//! columns to [`BlobSidecars`]; a BLOB column's rows go into `.blob` files rolled at
+//! `blob.target-file-size` (default `target-file-size`, checked after each row as pypaimon
+//! does). When the data file closes, the `.blob` files holding its rows close too and follow
+//! it in the commit's file list, grouped by column: `[data, blob(a)…, blob(b)…]`. The commit
+//! gives them the data file's row ids (commit/row_tracking.rs). A `.blob` file's stats are
+//! pypaimon's: one column (the BLOB), min and max null, null count 0.
+//!
+//! A value that is a serialized `BlobDescriptor` (pypaimon's `BlobDescriptorSerde.is_descriptor`:
+//! version 2, magic `BLOBDESC`) is written as the bytes it points at, as pypaimon does; only
+//! descriptors of local files (a path or a `file:` URI) are read, others are refused.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::{Array, RecordBatch};
+use arrow_schema::DataType as ArrowType;
+
+use crate::error::{Error, Result};
+use crate::io::blob::{BlobFileWriter, BlobValue, DESCRIPTOR_MAGIC, DESCRIPTOR_VERSION};
+use crate::spec::binary_row::{empty_row, serialize_row};
+use crate::spec::manifest::{DataFileMeta, SimpleStats};
+use crate::spec::types::DataType;
+
+/// How a table's rows split between its data files and its BLOB columns' `.blob` files.
+#[derive(Debug, Clone)]
+pub struct BlobSpec {
+    /// Positions (in the table's row) of the columns the data file holds.
+    pub normal_cols: Vec<usize>,
+    /// Their names: the data file's `write_cols`.
+    pub normal_names: Vec<String>,
+    /// Position and name of each BLOB column.
+    pub blob_cols: Vec<(usize, String)>,
+    /// `blob.target-file-size` in bytes.
+    pub target_size: u64,
+    pub schema_id: i64,
+    pub prefix: String,
+    pub file_source: i32,
+}
+
+impl BlobSpec {
+    /// The split of a table whose columns are `fields` (None: no BLOB column).
+    pub fn new(
+        fields: &[crate::spec::types::DataField],
+        opts: &crate::options::CoreOptions,
+        schema_id: i64,
+        file_source: i32,
+    ) -> Result<Option<Arc<BlobSpec>>> {
+        if !fields.iter().any(|f| f.data_type.is_blob()) {
+            return Ok(None);
+        }
+        let target_size = match opts.raw.get("blob.target-file-size") {
+            Some(v) => crate::options::parse_memory_size("blob.target-file-size", v)?,
+            None => opts.target_file_size(),
+        };
+        let mut spec = BlobSpec {
+            normal_cols: vec![],
+            normal_names: vec![],
+            blob_cols: vec![],
+            target_size: target_size.max(1),
+            schema_id,
+            prefix: opts.data_file_prefix.clone(),
+            file_source,
+        };
+        for (i, f) in fields.iter().enumerate() {
+            if f.data_type.is_blob() {
+                spec.blob_cols.push((i, f.name.clone()));
+            } else {
+                spec.normal_cols.push(i);
+                spec.normal_names.push(f.name.clone());
+            }
+        }
+        Ok(Some(Arc::new(spec)))
+    }
+}
+
+/// One BLOB column's `.blob` files of the data file being written.
+struct ColumnFiles {
+    uuid: String,
+    counter: usize,
+    open: Option<BlobFileWriter>,
+    /// Files of the open data file written so far (name, bytes on disk, rows).
+    closed: Vec<(String, u64, i64)>,
+}
+
+/// The `.blob` files beside a rolling writer's data files.
+pub struct BlobSidecars {
+    spec: Arc<BlobSpec>,
+    dir: PathBuf,
+    columns: Vec<ColumnFiles>,
+    /// Every `.blob` file written (to remove them if the write is abandoned).
+    written: Vec<PathBuf>,
+}
+
+impl BlobSidecars {
+    pub fn new(spec: Arc<BlobSpec>, dir: PathBuf) -> Self {
+        let columns = spec
+            .blob_cols
+            .iter()
+            .map(|_| ColumnFiles {
+                uuid: uuid::Uuid::new_v4().to_string(),
+                counter: 0,
+                open: None,
+                closed: vec![],
+            })
+            .collect();
+        BlobSidecars {
+            spec,
+            dir,
+            columns,
+            written: vec![],
+        }
+    }
+
+    /// The columns of `chunk` (a table row batch) the data file holds.
+    pub fn data_columns(&self, chunk: &RecordBatch) -> Result<RecordBatch> {
+        Ok(chunk.project(&self.spec.normal_cols)?)
+    }
+
+    /// The data file's `write_cols`.
+    pub fn write_cols(&self) -> Vec<String> {
+        self.spec.normal_names.clone()
+    }
+
+    /// Writes the BLOB columns of `chunk` (a table row batch).
+    pub fn write(&mut self, chunk: &RecordBatch) -> Result<()> {
+        let spec = self.spec.clone();
+        for c in 0..self.columns.len() {
+            let (pos, name) = &spec.blob_cols[c];
+            let array = chunk.column(*pos);
+            for row in 0..array.len() {
+                let value = if array.is_null(row) {
+                    None
+                } else {
+                    Some(match array.data_type() {
+                        ArrowType::LargeBinary => array.as_binary::<i64>().value(row),
+                        ArrowType::Binary => array.as_binary::<i32>().value(row),
+                        ArrowType::BinaryView => array.as_binary_view().value(row),
+                        t => {
+                            return Err(Error::invalid(format!(
+                                "BLOB column '{name}': values must be bytes, got Arrow {t}"
+                            )))
+                        }
+                    })
+                };
+                let resolved;
+                let value = match value {
+                    None => BlobValue::Null,
+                    Some(b) => match parse_descriptor(b)? {
+                        Some(d) => {
+                            resolved = read_descriptor(name, &d)?;
+                            BlobValue::Data(&resolved)
+                        }
+                        None => BlobValue::Data(b),
+                    },
+                };
+                let col = &mut self.columns[c];
+                let w = col.open.get_or_insert_with(BlobFileWriter::new);
+                w.add(value);
+                if w.position() >= self.spec.target_size {
+                    self.close_column(c)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes column `c`'s open `.blob` file (if any), writing it out.
+    fn close_column(&mut self, c: usize) -> Result<()> {
+        let col = &mut self.columns[c];
+        let Some(w) = col.open.take() else {
+            return Ok(());
+        };
+        let rows = w.row_count() as i64;
+        let name = format!("{}{}-{}.blob", self.spec.prefix, col.uuid, col.counter);
+        col.counter += 1;
+        let bytes = w.finish();
+        let path = self.dir.join(&name);
+        crate::io::write_new(&path, &bytes)?;
+        self.written.push(path);
+        col.closed.push((name, bytes.len() as u64, rows));
+        Ok(())
+    }
+
+    /// The data file just closed holds `rows` rows: closes the `.blob` files of its rows and
+    /// returns their metadata, column by column, each file with `seq` as its sequence range.
+    pub fn finish_data_file(&mut self, rows: i64, seq: (i64, i64)) -> Result<Vec<DataFileMeta>> {
+        let creation = chrono::Local::now()
+            .naive_local()
+            .and_utc()
+            .timestamp_millis();
+        let stats = SimpleStats {
+            min_values: serialize_row(
+                &[DataType::new(crate::spec::types::TypeKind::Blob)],
+                &[None],
+            )?,
+            max_values: serialize_row(
+                &[DataType::new(crate::spec::types::TypeKind::Blob)],
+                &[None],
+            )?,
+            null_counts: vec![Some(0)],
+        };
+        let mut out = vec![];
+        for c in 0..self.columns.len() {
+            self.close_column(c)?;
+            let files = std::mem::take(&mut self.columns[c].closed);
+            let held: i64 = files.iter().map(|f| f.2).sum();
+            if held != rows {
+                return Err(Error::Internal(format!(
+                    "BLOB column '{}': {held} rows in .blob files for a data file of {rows}",
+                    self.spec.blob_cols[c].1
+                )));
+            }
+            for (name, size, count) in files {
+                out.push(DataFileMeta {
+                    file_name: name,
+                    file_size: size as i64,
+                    row_count: count,
+                    min_key: empty_row(),
+                    max_key: empty_row(),
+                    key_stats: SimpleStats::empty(),
+                    value_stats: stats.clone(),
+                    min_sequence_number: seq.0,
+                    max_sequence_number: seq.1,
+                    schema_id: self.spec.schema_id,
+                    level: 0,
+                    extra_files: vec![],
+                    creation_time: Some(creation),
+                    delete_row_count: Some(0),
+                    embedded_index: None,
+                    file_source: Some(self.spec.file_source),
+                    value_stats_cols: None,
+                    external_path: None,
+                    first_row_id: None,
+                    write_cols: Some(vec![self.spec.blob_cols[c].1.clone()]),
+                    write_cols_sequences: None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Bytes held by the open `.blob` files.
+    pub fn buffered_bytes(&self) -> usize {
+        self.columns
+            .iter()
+            .filter_map(|c| c.open.as_ref())
+            .map(|w| w.position() as usize)
+            .sum()
+    }
+
+    /// Forgets the `.blob` files written so far: their metadata went to the caller, which
+    /// now owns them (an abandoned writer removes only what it still owns).
+    pub fn hand_over(&mut self) {
+        self.written.clear();
+    }
+
+    /// Every `.blob` file written so far.
+    pub fn written_paths(&self) -> &[PathBuf] {
+        &self.written
+    }
+}
+
+/// A serialized `BlobDescriptor` (version 2): its URI, offset and length.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Descriptor {
+    pub uri: String,
+    pub offset: u64,
+    pub length: u64,
+}
+
+/// `bytes` as a `BlobDescriptor` when they are one (pypaimon's `is_blob_descriptor`: version
+/// byte 2, then the magic), else None; a value that starts as one but is cut short is an error.
+pub fn parse_descriptor(bytes: &[u8]) -> Result<Option<Descriptor>> {
+    if bytes.len() < 9
+        || bytes[0] != DESCRIPTOR_VERSION
+        || bytes[1..9] != DESCRIPTOR_MAGIC.to_le_bytes()
+    {
+        return Ok(None);
+    }
+    let bad = || Error::invalid("BLOB value: a truncated serialized BlobDescriptor");
+    let rest = &bytes[9..];
+    let uri_len = rest
+        .get(..4)
+        .and_then(|b| b.try_into().ok())
+        .map(i32::from_le_bytes)
+        .ok_or_else(bad)?;
+    let uri_len = usize::try_from(uri_len).map_err(|_| bad())?;
+    let uri = rest.get(4..4 + uri_len).ok_or_else(bad)?;
+    let tail = rest.get(4 + uri_len..4 + uri_len + 16).ok_or_else(bad)?;
+    let offset = i64::from_le_bytes(tail[..8].try_into().map_err(|_| bad())?);
+    let length = i64::from_le_bytes(tail[8..].try_into().map_err(|_| bad())?);
+    Ok(Some(Descriptor {
+        uri: String::from_utf8(uri.to_vec()).map_err(|_| bad())?,
+        offset: u64::try_from(offset).map_err(|_| bad())?,
+        length: u64::try_from(length).map_err(|_| bad())?,
+    }))
+}
+
+/// The bytes a descriptor points at (a local file only; pypaimon reads any URI its file IO
+/// knows). `length` -1 (Java's "to the end") is not produced by paimon_rs's readers: refused.
+fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
+    let path = match d.uri.strip_prefix("file://") {
+        Some(p) => Path::new(p),
+        None if !d.uri.contains("://") => Path::new(&d.uri),
+        None => {
+            return Err(Error::unsupported(format!(
+                "BLOB column '{column}': reading the BlobDescriptor of '{}' to write its bytes \
+                 (paimon_rs writes descriptors of local files only)",
+                d.uri
+            )))
+        }
+    };
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    f.seek(SeekFrom::Start(d.offset))
+        .map_err(|e| Error::io(path, e))?;
+    let len = usize::try_from(d.length).map_err(|_| Error::invalid("BLOB descriptor too long"))?;
+    let mut buf = vec![0u8; len];
+    f.read_exact(&mut buf).map_err(|e| Error::io(path, e))?;
+    Ok(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::blob::{decode, descriptor_bytes};
+
+    fn spec(target: u64) -> Arc<BlobSpec> {
+        Arc::new(BlobSpec {
+            normal_cols: vec![0],
+            normal_names: vec!["id".into()],
+            blob_cols: vec![(1, "b".into())],
+            target_size: target,
+            schema_id: 0,
+            prefix: "data-".into(),
+            file_source: 0,
+        })
+    }
+
+    fn batch(values: Vec<Option<&[u8]>>) -> RecordBatch {
+        let ids: Vec<i64> = (0..values.len() as i64).collect();
+        RecordBatch::try_from_iter(vec![
+            (
+                "id",
+                Arc::new(arrow_array::Int64Array::from(ids)) as arrow_array::ArrayRef,
+            ),
+            (
+                "b",
+                Arc::new(arrow_array::LargeBinaryArray::from(values)) as arrow_array::ArrayRef,
+            ),
+        ])
+        .expect("batch")
+    }
+
+    #[test]
+    fn blob_files_roll_at_the_target_size_and_cover_the_data_file() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let mut s = BlobSidecars::new(spec(40), dir.path().to_path_buf());
+        let big = vec![7u8; 30];
+        let b = batch(vec![Some(&big), None, Some(b"x"), Some(&big), Some(b"y")]);
+        assert_eq!(s.data_columns(&b)?.num_columns(), 1);
+        s.write(&b)?;
+        let metas = s.finish_data_file(5, (3, 7))?;
+        // 30 + 16 bytes of the first record reach 40: rolled after row 0, then after row 3
+        let rows: Vec<i64> = metas.iter().map(|m| m.row_count).collect();
+        assert_eq!(rows, vec![1, 3, 1]);
+        let mut all = vec![];
+        for m in &metas {
+            assert_eq!(m.write_cols, Some(vec!["b".to_string()]));
+            assert!(m.file_name.starts_with("data-") && m.file_name.ends_with(".blob"));
+            let bytes = std::fs::read(dir.path().join(&m.file_name))
+                .map_err(|e| Error::io(dir.path(), e))?;
+            assert_eq!(bytes.len() as i64, m.file_size);
+            for v in decode(&bytes, dir.path())? {
+                all.push(match v {
+                    BlobValue::Data(d) => Some(d.to_vec()),
+                    _ => None,
+                });
+            }
+        }
+        assert_eq!(
+            all,
+            vec![
+                Some(big.clone()),
+                None,
+                Some(b"x".to_vec()),
+                Some(big),
+                Some(b"y".to_vec())
+            ]
+        );
+        assert_eq!(s.written_paths().len(), 3);
+        // the next data file's blob files start afresh
+        assert!(s.finish_data_file(0, (0, 0))?.is_empty());
+        Ok(())
+    }
+
+    #[test]
+    fn descriptors_of_local_files_are_written_as_their_bytes() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let src = dir.path().join("src.bin");
+        std::fs::write(&src, b"0123456789").map_err(|e| Error::io(&src, e))?;
+        let d = descriptor_bytes(&format!("file://{}", src.display()), 2, 5)?;
+        let parsed = parse_descriptor(&d)?.expect("a descriptor");
+        assert_eq!((parsed.offset, parsed.length), (2, 5));
+        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf());
+        s.write(&batch(vec![Some(&d)]))?;
+        let metas = s.finish_data_file(1, (0, 0))?;
+        let bytes = std::fs::read(dir.path().join(&metas[0].file_name))
+            .map_err(|e| Error::io(dir.path(), e))?;
+        assert_eq!(decode(&bytes, dir.path())?, vec![BlobValue::Data(b"23456")]);
+        let remote = descriptor_bytes("s3://bucket/x", 0, 1)?;
+        let e = s.write(&batch(vec![Some(&remote)])).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        assert!(parse_descriptor(&d[..12]).is_err());
+        assert_eq!(parse_descriptor(b"plain bytes")?, None);
+        Ok(())
+    }
+}
