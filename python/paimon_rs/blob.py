@@ -19,7 +19,7 @@ import struct
 import urllib.request
 from abc import ABC, abstractmethod
 from typing import Any, BinaryIO, Optional, Union
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse
 
 from paimon_rs.exceptions import UnsupportedError
 
@@ -223,7 +223,14 @@ class HttpUriReader(UriReader):
 class _LocalFileIO:
     def new_input_stream(self, path: str) -> BinaryIO:
         parsed = urlparse(path)
-        return open(parsed.path if parsed.scheme == "file" else path, "rb")
+        if parsed.scheme != "file":
+            return open(path, "rb")
+        # a file URI's path is percent-encoded (``file:///tmp/a%20b``); a host other than
+        # localhost is a UNC share, as pypaimon's LocalFileIO reads it
+        local = unquote(parsed.path)
+        if parsed.netloc and parsed.netloc != "localhost":
+            local = f"//{parsed.netloc}{local}"
+        return open(local, "rb")
 
 
 class _RangeStream(io.RawIOBase):

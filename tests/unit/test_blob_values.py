@@ -55,6 +55,11 @@ def test_blob_data_and_refs(tmp_path):
         BlobData(b"x").to_descriptor()
     assert Blob.from_local(str(f)).to_data() == b"0123456789"
     assert Blob.from_local("file://" + str(f)).to_data() == b"0123456789"
+    # a file URI is percent-encoded: a space in the path is %20
+    spaced = tmp_path / "pay load.bin"
+    spaced.write_bytes(b"spaced")
+    assert Blob.from_local("file://" + str(spaced).replace(" ", "%20")).to_data() == b"spaced"
+    assert Blob.from_local("file://localhost" + str(spaced).replace(" ", "%20")).to_data() == b"spaced"
     ref = Blob.from_file(FileIO(), str(f), 2, 5)
     assert isinstance(ref, BlobRef) and ref.to_data() == b"23456"
     with ref.new_input_stream() as s:
