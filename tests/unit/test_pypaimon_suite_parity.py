@@ -220,3 +220,36 @@ def test_identifier_with_a_system_table():
     assert ident.get_full_name() == "db.t$branch_b$snapshots"
     assert (ident.get_table_name(), ident.get_branch_name(), ident.get_system_table_name()) == ("t", "b", "snapshots")
     assert Identifier("db", "t", branch="main", system_table="files") == Identifier.from_string("db.t$files")
+
+
+def test_table_read_read_type(catalog):
+    """pypaimon's ``TableRead.read_type``: the fields the read returns (projection applied)."""
+    catalog.create_table("db.rt", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = catalog.get_table("db.rt")
+    read = t.new_read_builder().with_projection(["v"]).new_read()
+    assert [f.name for f in read.read_type] == ["v"] and len(read.read_type) == 1
+    assert t.new_read_builder().new_read().read_type == t.new_read_builder().read_type()
+
+
+def test_table_copy_takes_pypaimon_option_values(catalog):
+    """``table.copy`` with non-string values, as pypaimon's tests pass them (``{"bucket": 2}``,
+    booleans): stored as Paimon's strings, as ``Schema``'s options are."""
+    catalog.create_table("db.cp", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = catalog.get_table("db.cp").copy({"read.batch-size": 2, "write-only": True})
+    assert t.options["read.batch-size"] == "2" and t.options["write-only"] == "true"
+    w = t.new_batch_write_builder()
+    wr = w.new_write()
+    wr.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
+    w.new_commit().commit(wr.prepare_commit())
+    wr.close()
+    rb = t.new_read_builder()
+    batches = list(rb.new_read().to_arrow_batch_reader(rb.new_scan().plan().splits()))
+    assert max(b.num_rows for b in batches) <= 2 and sum(b.num_rows for b in batches) == 3
+
+
+def test_identifier_branch_attribute():
+    """pypaimon's ``Identifier.branch`` (read): the branch encoded in the object name."""
+    assert Identifier("db", "tbl", branch="dev").branch == "dev"
+    assert Identifier("db", "tbl$branch_dev").branch == "dev"
+    assert Identifier("db", "tbl").branch is None
+    assert Identifier.from_string("db.t$branch_b$files").branch == "b"
