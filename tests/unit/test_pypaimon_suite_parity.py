@@ -222,6 +222,28 @@ def test_identifier_with_a_system_table():
     assert Identifier("db", "t", branch="main", system_table="files") == Identifier.from_string("db.t$files")
 
 
+def test_commit_message_new_files(catalog):
+    """pypaimon's ``CommitMessage.new_files``: the data files a message adds, as DataFileMeta
+    (pypaimon's tests read ``file_name``, ``row_count``, ``first_row_id`` from them)."""
+    catalog.create_table("db.nf", Schema.from_pyarrow_schema(SCHEMA, options={"bucket": "-1"}), False)
+    t = catalog.get_table("db.nf")
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
+    msgs = w.prepare_commit()
+    w.close()
+    files = [f for m in msgs for f in m.new_files]
+    assert [f.file_name for f in files] == [n for m in msgs for n in m.file_names]
+    assert sum(f.row_count for f in files) == 3
+    f = files[0]
+    assert f.file_path == f.file_name and f.external_path is None
+    assert f.level == 0 and f.schema_id == 0 and f.first_row_id is None and f.write_cols is None
+    wb.new_commit().commit(msgs)
+    split_files = [sf for s in t.new_read_builder().new_scan().plan().splits() for sf in s.files]
+    assert [sf.file_name for sf in split_files] == [f.file_name for f in files]
+    assert split_files[0].file_path.endswith("/" + f.file_name)
+
+
 def test_table_read_read_type(catalog):
     """pypaimon's ``TableRead.read_type``: the fields the read returns (projection applied)."""
     catalog.create_table("db.rt", Schema.from_pyarrow_schema(SCHEMA), False)
