@@ -175,6 +175,15 @@ def test_snapshot_manager_of_a_table_as_pypaimon_documents(tagged):
     assert [s.id for s in sm] == [s.id for s in t.snapshot_manager()] == [1, 2]
 
 
+def test_snapshot_manager_branch(tagged):
+    """pypaimon's ``SnapshotManager.branch``: ``"main"``, or the branch of a branch's table."""
+    t = tagged.get_table("db.t")
+    assert t.snapshot_manager().branch == "main"
+    t.create_branch("b1")
+    sm = t.switch_to_branch("b1").snapshot_manager()
+    assert sm.branch == "b1" and sm.snapshot_dir.endswith("/branch/branch-b1/snapshot")
+
+
 def test_rest_only_catalog_exceptions_exist_with_pypaimon_arguments():
     # never raised by a filesystem catalog; ``except``/imports written for pypaimon still work
     ident = Identifier.from_string("db.t")
