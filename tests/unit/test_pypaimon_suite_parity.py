@@ -284,3 +284,24 @@ def test_identifier_branch_attribute():
     assert Identifier("db", "tbl$branch_dev").branch == "dev"
     assert Identifier("db", "tbl").branch is None
     assert Identifier.from_string("db.t$branch_b$files").branch == "b"
+
+
+@pytest.mark.parametrize("options, mode", [
+    ({}, "latest-full"),
+    ({"scan.mode": "latest"}, "latest"),
+    ({"scan.timestamp-millis": "123"}, "from-timestamp"),
+    ({"scan.mode": "default", "scan.snapshot-id": "1"}, "from-snapshot"),
+    ({"scan.tag-name": "t"}, "from-snapshot"),
+    ({"scan.creation-time-millis": "5"}, "from-creation-timestamp"),
+    ({"incremental-between": "1,2"}, "incremental"),
+    ({"scan.file-creation-time-millis": "5", "incremental-between": "1,2"}, "from-file-creation-time"),
+])
+def test_core_options_startup_mode(options, mode):
+    """pypaimon's ``CoreOptions.startup_mode()``: ``scan.mode`` resolved as Java's
+    ``CoreOptions.startupMode()`` (a str equal to pypaimon's ``StartupMode`` member)."""
+    assert paimon_rs.CoreOptions.from_dict(options).startup_mode() == mode
+
+
+def test_core_options_startup_mode_full_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="latest-full"):
+        assert paimon_rs.CoreOptions.from_dict({"scan.mode": "full"}).startup_mode() == "latest-full"
