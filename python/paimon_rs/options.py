@@ -651,6 +651,7 @@ _ACCESSORS = {
     "global_index_search_mode": "GLOBAL_INDEX_SEARCH_MODE", "global_index_thread_num": "GLOBAL_INDEX_THREAD_NUM",
     "global_index_row_count_per_shard": "GLOBAL_INDEX_ROW_COUNT_PER_SHARD",
     "local_cache_enabled": "LOCAL_CACHE_ENABLED", "local_cache_dir": "LOCAL_CACHE_DIR",
+    "local_cache_max_size": "LOCAL_CACHE_MAX_SIZE", "local_cache_block_size": "LOCAL_CACHE_BLOCK_SIZE",
     "local_cache_whitelist": "LOCAL_CACHE_WHITELIST", "read_batch_size": "READ_BATCH_SIZE",
     "read_parallelism": "READ_PARALLELISM", "add_column_before_partition": "ADD_COLUMN_BEFORE_PARTITION",
     "dynamic_partition_overwrite": "DYNAMIC_PARTITION_OVERWRITE",

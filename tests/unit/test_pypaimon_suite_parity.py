@@ -305,3 +305,14 @@ def test_core_options_startup_mode(options, mode):
 def test_core_options_startup_mode_full_is_deprecated():
     with pytest.warns(DeprecationWarning, match="latest-full"):
         assert paimon_rs.CoreOptions.from_dict({"scan.mode": "full"}).startup_mode() == "latest-full"
+
+
+def test_core_options_local_cache_sizes():
+    """pypaimon's ``local_cache_max_size()`` / ``local_cache_block_size()``: MemorySize (or
+    None when unset), as its caching FileIO's options test reads them."""
+    opts = paimon_rs.CoreOptions.from_dict({})
+    assert opts.local_cache_max_size() is None
+    assert opts.local_cache_block_size().get_bytes() == 1024 * 1024
+    opts = paimon_rs.CoreOptions.from_dict({"local-cache.max-size": "2 gb", "local-cache.block-size": "4 mb"})
+    assert opts.local_cache_max_size().get_bytes() == 2 * 1024 ** 3
+    assert opts.local_cache_block_size().get_bytes() == 4 * 1024 ** 2
