@@ -140,6 +140,8 @@ class CommitMessage:
     @property
     def file_names(self) -> List[str]: ...
     @property
+    def new_files(self) -> List[DataFileMeta]: ...
+    @property
     def row_count(self) -> int: ...
     @property
     def compact_before(self) -> List[str]: ...
@@ -218,6 +220,10 @@ class DataFileMeta:
     creation_time: Optional[int]
     delete_row_count: Optional[int]
     external_path: Optional[str]
+    value_stats_cols: Optional[List[str]]
+    first_row_id: Optional[int]
+    write_cols: Optional[List[str]]
+    file_source: Optional[int]
 
 class TableRead:
     def output_schema(self) -> pa.Schema: ...

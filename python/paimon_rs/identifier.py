@@ -54,6 +54,12 @@ class Identifier:
     def get_branch_name_or_default(self) -> str:
         return self.get_branch_name() or "main"
 
+    @property
+    def branch(self) -> Optional[str]:
+        """The branch this identifier names, None for the main branch (pypaimon's read-only
+        ``Identifier.branch``; identifiers are immutable here, make a new one for another branch)."""
+        return self.get_branch_name()
+
     @staticmethod
     def create(database: str, object: str, branch: Optional[str] = None,  # noqa: A002 (pypaimon's name)
                system_table: Optional[str] = None) -> Identifier:

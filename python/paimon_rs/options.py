@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import datetime
 import re
+import warnings
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 #: The read options that pin a handle to a past state of the table (time travel): such a handle
@@ -438,6 +439,34 @@ class CoreOptions:
     def set(self, option: ConfigOption, value: Any) -> None:
         self.options.set(option, value)
 
+    def startup_mode(self) -> str:
+        """Where a scan starts, ``scan.mode`` resolved as Java's ``CoreOptions.startupMode()``:
+        ``default`` becomes ``from-timestamp`` (``scan.timestamp-millis`` / ``scan.timestamp``
+        set), ``from-snapshot`` (``scan.snapshot-id`` / ``scan.tag-name`` / ``scan.watermark`` /
+        ``scan.version``), ``from-file-creation-time``, ``from-creation-timestamp``,
+        ``incremental`` (``incremental-between[-timestamp]``), else ``latest-full``; the
+        deprecated ``full`` becomes ``latest-full`` (with pypaimon's DeprecationWarning). A
+        string, equal to pypaimon's ``StartupMode`` member of that value (a ``str`` enum)."""
+        mode = str(self.options.get(CoreOptions.SCAN_MODE)).lower()
+        if mode == "full":
+            warnings.warn("scan.mode 'full' is deprecated, use 'latest-full' instead.",
+                          DeprecationWarning, stacklevel=2)
+            return "latest-full"
+        if mode != "default":
+            return mode
+        has = self.options.contains_key
+        if has("scan.timestamp-millis") or has("scan.timestamp"):
+            return "from-timestamp"
+        if any(has(k) for k in ("scan.snapshot-id", "scan.tag-name", "scan.watermark", "scan.version")):
+            return "from-snapshot"
+        if has("scan.file-creation-time-millis"):
+            return "from-file-creation-time"
+        if has("scan.creation-time-millis"):
+            return "from-creation-timestamp"
+        if has("incremental-between") or has("incremental-between-timestamp"):
+            return "incremental"
+        return "latest-full"
+
     def to_map(self) -> Dict[str, Any]:
         return self.options.to_map()
 
@@ -622,6 +651,7 @@ _ACCESSORS = {
     "global_index_search_mode": "GLOBAL_INDEX_SEARCH_MODE", "global_index_thread_num": "GLOBAL_INDEX_THREAD_NUM",
     "global_index_row_count_per_shard": "GLOBAL_INDEX_ROW_COUNT_PER_SHARD",
     "local_cache_enabled": "LOCAL_CACHE_ENABLED", "local_cache_dir": "LOCAL_CACHE_DIR",
+    "local_cache_max_size": "LOCAL_CACHE_MAX_SIZE", "local_cache_block_size": "LOCAL_CACHE_BLOCK_SIZE",
     "local_cache_whitelist": "LOCAL_CACHE_WHITELIST", "read_batch_size": "READ_BATCH_SIZE",
     "read_parallelism": "READ_PARALLELISM", "add_column_before_partition": "ADD_COLUMN_BEFORE_PARTITION",
     "dynamic_partition_overwrite": "DYNAMIC_PARTITION_OVERWRITE",

@@ -12,6 +12,13 @@ from paimon_rs import _core
 from paimon_rs.data_types import DataField
 
 
+def option_texts(options: Optional[Dict[str, Any]]) -> Dict[str, str]:
+    """Table options as Paimon stores them, strings, from pypaimon's looser values
+    (``{"bucket": 2, "deletion-vectors.enabled": True}`` is ``{"bucket": "2", ... "true"}``)."""
+    return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
+            for k, v in (options or {}).items()}
+
+
 class Schema:
     """What a new table looks like: columns, keys, options, comment (pypaimon's ``Schema``).
 
@@ -45,8 +52,7 @@ class Schema:
         self.partition_keys: List[str] = list(partition_keys or [])
         self.primary_keys: List[str] = list(primary_keys or [])
         # Paimon stores every option as a string
-        self.options: Dict[str, str] = {str(k): str(v).lower() if isinstance(v, bool) else str(v)
-                                        for k, v in (options or {}).items()}
+        self.options: Dict[str, str] = option_texts(options)
         self.comment = comment
         if self.options.get("primary-key.nullable", "false").lower() == "true" and not self.primary_keys:
             raise ValueError("Option 'primary-key.nullable' can only be enabled for a table with primary keys.")

@@ -127,8 +127,13 @@ class SnapshotManager:
         return self._core.path
 
     @property
+    def branch(self) -> str:
+        """The branch whose snapshots this manager reads (``"main"`` by default; pypaimon's)."""
+        return _core.current_branch(self._core)
+
+    @property
     def snapshot_dir(self) -> str:
-        branch = _core.current_branch(self._core)
+        branch = self.branch
         root = self._core.path.rstrip("/")
         return f"{root}/snapshot" if branch == "main" else f"{root}/branch/branch-{branch}/snapshot"
 

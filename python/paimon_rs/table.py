@@ -29,7 +29,7 @@ from paimon_rs.mutations import DeleteResult, MergeBuilder, commit_or_abort
 from paimon_rs.options import TIME_TRAVEL_OPTIONS, ConfigOption
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
-from paimon_rs.schema import TableSchema
+from paimon_rs.schema import TableSchema, option_texts
 from paimon_rs.snapshot import Partition, SnapshotManager
 from paimon_rs.table_ops import shard_splits
 from paimon_rs.tags import TagManager
@@ -105,10 +105,12 @@ class Table:
         released)."""
         return FileIO(dict(self._core.options))
 
-    def copy(self, options: Dict[str, str]) -> Table:
+    def copy(self, options: Dict[str, Any]) -> Table:
         """This table with dynamic options on top of its own (for this job only; the stored
-        schema is unchanged), e.g. ``table.copy({"write-buffer-size": "64 mb"})``."""
-        return Table(self._core.copy(dict(options)), {**self._dynamic_options, **options})
+        schema is unchanged), e.g. ``table.copy({"write-buffer-size": "64 mb"})``; values that
+        are not strings are taken as pypaimon takes them (``{"bucket": 2}``, ``True``)."""
+        options = option_texts(options)
+        return Table(self._core.copy(options), {**self._dynamic_options, **options})
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
@@ -1546,6 +1548,12 @@ class TableRead:
         if self._nested is not None:
             return _nested_schema(self.table.arrow_schema, self._nested)
         return self._core.output_schema()
+
+    @property
+    def read_type(self) -> pa.Schema:
+        """The fields this read returns (pypaimon's ``TableRead.read_type``; the same value as
+        ``ReadBuilder.read_type()``: an Arrow schema, whose fields have pypaimon's ``name``)."""
+        return self.schema
 
     def _pick(self, data: Any) -> Any:
         """The nested projection's columns of ``data`` (a batch or table of the top-level

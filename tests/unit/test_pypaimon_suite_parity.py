@@ -175,6 +175,15 @@ def test_snapshot_manager_of_a_table_as_pypaimon_documents(tagged):
     assert [s.id for s in sm] == [s.id for s in t.snapshot_manager()] == [1, 2]
 
 
+def test_snapshot_manager_branch(tagged):
+    """pypaimon's ``SnapshotManager.branch``: ``"main"``, or the branch of a branch's table."""
+    t = tagged.get_table("db.t")
+    assert t.snapshot_manager().branch == "main"
+    t.create_branch("b1")
+    sm = t.switch_to_branch("b1").snapshot_manager()
+    assert sm.branch == "b1" and sm.snapshot_dir.endswith("/branch/branch-b1/snapshot")
+
+
 def test_rest_only_catalog_exceptions_exist_with_pypaimon_arguments():
     # never raised by a filesystem catalog; ``except``/imports written for pypaimon still work
     ident = Identifier.from_string("db.t")
@@ -220,3 +229,90 @@ def test_identifier_with_a_system_table():
     assert ident.get_full_name() == "db.t$branch_b$snapshots"
     assert (ident.get_table_name(), ident.get_branch_name(), ident.get_system_table_name()) == ("t", "b", "snapshots")
     assert Identifier("db", "t", branch="main", system_table="files") == Identifier.from_string("db.t$files")
+
+
+def test_commit_message_new_files(catalog):
+    """pypaimon's ``CommitMessage.new_files``: the data files a message adds, as DataFileMeta
+    (pypaimon's tests read ``file_name``, ``row_count``, ``first_row_id`` from them)."""
+    catalog.create_table("db.nf", Schema.from_pyarrow_schema(SCHEMA, options={"bucket": "-1"}), False)
+    t = catalog.get_table("db.nf")
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
+    msgs = w.prepare_commit()
+    w.close()
+    files = [f for m in msgs for f in m.new_files]
+    assert [f.file_name for f in files] == [n for m in msgs for n in m.file_names]
+    assert sum(f.row_count for f in files) == 3
+    f = files[0]
+    assert f.file_path == f.file_name and f.external_path is None
+    assert f.level == 0 and f.schema_id == 0 and f.first_row_id is None and f.write_cols is None
+    wb.new_commit().commit(msgs)
+    split_files = [sf for s in t.new_read_builder().new_scan().plan().splits() for sf in s.files]
+    assert [sf.file_name for sf in split_files] == [f.file_name for f in files]
+    assert split_files[0].file_path.endswith("/" + f.file_name)
+
+
+def test_table_read_read_type(catalog):
+    """pypaimon's ``TableRead.read_type``: the fields the read returns (projection applied)."""
+    catalog.create_table("db.rt", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = catalog.get_table("db.rt")
+    read = t.new_read_builder().with_projection(["v"]).new_read()
+    assert [f.name for f in read.read_type] == ["v"] and len(read.read_type) == 1
+    assert t.new_read_builder().new_read().read_type == t.new_read_builder().read_type()
+
+
+def test_table_copy_takes_pypaimon_option_values(catalog):
+    """``table.copy`` with non-string values, as pypaimon's tests pass them (``{"bucket": 2}``,
+    booleans): stored as Paimon's strings, as ``Schema``'s options are."""
+    catalog.create_table("db.cp", Schema.from_pyarrow_schema(SCHEMA), False)
+    t = catalog.get_table("db.cp").copy({"read.batch-size": 2, "write-only": True})
+    assert t.options["read.batch-size"] == "2" and t.options["write-only"] == "true"
+    w = t.new_batch_write_builder()
+    wr = w.new_write()
+    wr.write_arrow(pa.table({"id": [1, 2, 3], "v": ["a", "b", "c"]}, schema=SCHEMA))
+    w.new_commit().commit(wr.prepare_commit())
+    wr.close()
+    rb = t.new_read_builder()
+    batches = list(rb.new_read().to_arrow_batch_reader(rb.new_scan().plan().splits()))
+    assert max(b.num_rows for b in batches) <= 2 and sum(b.num_rows for b in batches) == 3
+
+
+def test_identifier_branch_attribute():
+    """pypaimon's ``Identifier.branch`` (read): the branch encoded in the object name."""
+    assert Identifier("db", "tbl", branch="dev").branch == "dev"
+    assert Identifier("db", "tbl$branch_dev").branch == "dev"
+    assert Identifier("db", "tbl").branch is None
+    assert Identifier.from_string("db.t$branch_b$files").branch == "b"
+
+
+@pytest.mark.parametrize("options, mode", [
+    ({}, "latest-full"),
+    ({"scan.mode": "latest"}, "latest"),
+    ({"scan.timestamp-millis": "123"}, "from-timestamp"),
+    ({"scan.mode": "default", "scan.snapshot-id": "1"}, "from-snapshot"),
+    ({"scan.tag-name": "t"}, "from-snapshot"),
+    ({"scan.creation-time-millis": "5"}, "from-creation-timestamp"),
+    ({"incremental-between": "1,2"}, "incremental"),
+    ({"scan.file-creation-time-millis": "5", "incremental-between": "1,2"}, "from-file-creation-time"),
+])
+def test_core_options_startup_mode(options, mode):
+    """pypaimon's ``CoreOptions.startup_mode()``: ``scan.mode`` resolved as Java's
+    ``CoreOptions.startupMode()`` (a str equal to pypaimon's ``StartupMode`` member)."""
+    assert paimon_rs.CoreOptions.from_dict(options).startup_mode() == mode
+
+
+def test_core_options_startup_mode_full_is_deprecated():
+    with pytest.warns(DeprecationWarning, match="latest-full"):
+        assert paimon_rs.CoreOptions.from_dict({"scan.mode": "full"}).startup_mode() == "latest-full"
+
+
+def test_core_options_local_cache_sizes():
+    """pypaimon's ``local_cache_max_size()`` / ``local_cache_block_size()``: MemorySize (or
+    None when unset), as its caching FileIO's options test reads them."""
+    opts = paimon_rs.CoreOptions.from_dict({})
+    assert opts.local_cache_max_size() is None
+    assert opts.local_cache_block_size().get_bytes() == 1024 * 1024
+    opts = paimon_rs.CoreOptions.from_dict({"local-cache.max-size": "2 gb", "local-cache.block-size": "4 mb"})
+    assert opts.local_cache_max_size().get_bytes() == 2 * 1024 ** 3
+    assert opts.local_cache_block_size().get_bytes() == 4 * 1024 ** 2

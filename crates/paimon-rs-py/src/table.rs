@@ -10,9 +10,9 @@ use arrow_schema::{ArrowError, DataType, Schema, SchemaRef};
 use paimon_rs_core::{
     datum_from_arrow, datums_to_arrow, deserialize_row,
     partition_bucket_of as partition_bucket_of_core, table_arrow_schema, BucketAssigner,
-    CommitMessage as CoreMessage, DataField, Error, FileStoreCommit, FileStoreTable, Overwrite,
-    PartitionSpec, RowKind, Split as CoreSplit, TableRead as CoreRead, TableScan,
-    TableWrite as CoreWrite,
+    CommitMessage as CoreMessage, DataField, DataFileMeta as CoreFileMeta, Error, FileStoreCommit,
+    FileStoreTable, Overwrite, PartitionSpec, RowKind, Split as CoreSplit, TableRead as CoreRead,
+    TableScan, TableWrite as CoreWrite,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -790,6 +790,24 @@ impl CommitMessage {
             .map(|f| f.file_name.clone())
             .collect()
     }
+    /// The data files this message adds, as pypaimon's `CommitMessage.new_files`. A message
+    /// does not know the table's location: `file_path` is the file's external path when it has
+    /// one (`data-file.external-paths`), else its name relative to its bucket directory.
+    #[getter]
+    fn new_files(&self) -> Vec<DataFileMeta> {
+        self.inner
+            .data_increment
+            .new_files
+            .iter()
+            .map(|f| {
+                let path = f
+                    .external_path
+                    .clone()
+                    .unwrap_or_else(|| f.file_name.clone());
+                DataFileMeta::from_core(f, path)
+            })
+            .collect()
+    }
     #[getter]
     fn row_count(&self) -> i64 {
         self.inner
@@ -1082,6 +1100,38 @@ pub struct DataFileMeta {
     delete_row_count: Option<i64>,
     /// Where the file lives when it is outside the bucket directory (`data-file.external-paths`).
     external_path: Option<String>,
+    /// The columns whose statistics the file's `value_stats` hold (None: all columns).
+    value_stats_cols: Option<Vec<String>>,
+    /// The `_ROW_ID` of the file's first row (row-tracking tables), None otherwise.
+    first_row_id: Option<i64>,
+    /// The columns the file holds when it holds only some of the table's (data evolution).
+    write_cols: Option<Vec<String>>,
+    /// 0: written as new data, 1: written by a compaction (None when not recorded).
+    file_source: Option<i32>,
+}
+
+impl DataFileMeta {
+    /// The user-visible fields of `f`, which lives at `file_path`.
+    fn from_core(f: &CoreFileMeta, file_path: String) -> Self {
+        DataFileMeta {
+            file_name: f.file_name.clone(),
+            file_path,
+            file_size: f.file_size,
+            row_count: f.row_count,
+            min_sequence_number: f.min_sequence_number,
+            max_sequence_number: f.max_sequence_number,
+            schema_id: f.schema_id,
+            level: f.level,
+            extra_files: f.extra_files.clone(),
+            creation_time: f.creation_time,
+            delete_row_count: f.delete_row_count,
+            external_path: f.external_path.clone(),
+            value_stats_cols: f.value_stats_cols.clone(),
+            first_row_id: f.first_row_id,
+            write_cols: f.write_cols.clone(),
+            file_source: f.file_source,
+        }
+    }
 }
 
 #[pymethods]
@@ -1151,19 +1201,9 @@ impl Split {
         self.inner
             .files
             .iter()
-            .map(|f| DataFileMeta {
-                file_name: f.file_name.clone(),
-                file_path: format!("{}/{}", self.inner.bucket_path, f.file_name),
-                file_size: f.file_size,
-                row_count: f.row_count,
-                min_sequence_number: f.min_sequence_number,
-                max_sequence_number: f.max_sequence_number,
-                schema_id: f.schema_id,
-                level: f.level,
-                extra_files: f.extra_files.clone(),
-                creation_time: f.creation_time,
-                delete_row_count: f.delete_row_count,
-                external_path: f.external_path.clone(),
+            .map(|f| {
+                let path = format!("{}/{}", self.inner.bucket_path, f.file_name);
+                DataFileMeta::from_core(f, path)
             })
             .collect()
     }
