@@ -192,36 +192,76 @@ pub fn decompress_lengths(bytes: &[u8], path: &Path) -> Result<Vec<i64>> {
 /// that the records fill the file up to the index, and each record's magic and length; a
 /// corrupt or truncated file is an error naming `path`. CRCs are checked by [`decode`].
 pub fn read_index(bytes: &[u8], path: &Path) -> Result<Vec<BlobSlot>> {
-    if bytes.len() < FOOTER {
-        return Err(corrupt(
-            path,
-            format!(
-                "a .blob file holds at least its 5-byte footer, this one has {} bytes",
-                bytes.len()
-            ),
-        ));
-    }
-    let foot = bytes.len() - FOOTER;
-    let version = bytes[foot + 4];
+    let len = bytes.len() as u64;
+    let (data_end, index_len) = footer(bytes.get(bytes.len().saturating_sub(FOOTER)..), len, path)?;
+    let index = &bytes[data_end as usize..data_end as usize + index_len];
+    slots(
+        &decompress_lengths(index, path)?,
+        data_end,
+        Some(bytes),
+        path,
+    )
+}
+
+/// Reads the index of a `.blob` file of `len` bytes from its end only (two reads through
+/// `read_at`: footer, then index): the slot of each row, for descriptors of its records. The
+/// footer, version and that the records fill the file up to the index are checked; each
+/// record's magic, length and CRC are checked when its bytes are read ([`decode`]).
+pub fn read_index_at(
+    len: u64,
+    read_at: impl Fn(u64, usize) -> std::io::Result<bytes::Bytes>,
+    path: &Path,
+) -> Result<Vec<BlobSlot>> {
+    let io = |e| Error::io(path, e);
+    let foot = match len.checked_sub(FOOTER as u64) {
+        Some(at) => Some(read_at(at, FOOTER).map_err(io)?),
+        None => None,
+    };
+    let (data_end, index_len) = footer(foot.as_deref(), len, path)?;
+    let index = read_at(data_end, index_len).map_err(io)?;
+    slots(&decompress_lengths(&index, path)?, data_end, None, path)
+}
+
+/// The footer (`foot`: the file's last 5 bytes, None if it has fewer) of a `.blob` file of
+/// `len` bytes: where its records end (its index starts) and the index's length.
+fn footer(foot: Option<&[u8]>, len: u64, path: &Path) -> Result<(u64, usize)> {
+    let foot = match foot {
+        Some(f) if f.len() == FOOTER => f,
+        _ => {
+            return Err(corrupt(
+                path,
+                format!("a .blob file holds at least its 5-byte footer, this one has {len} bytes"),
+            ))
+        }
+    };
+    let version = foot[4];
     if version != VERSION {
         return Err(corrupt(
             path,
             format!("unsupported .blob file version {version} (paimon_rs reads version 1)"),
         ));
     }
-    let mut il = [0u8; 4];
-    il.copy_from_slice(&bytes[foot..foot + 4]);
-    let index_len = u32::from_le_bytes(il) as usize;
-    if index_len > foot {
+    let index_len = u32::from_le_bytes([foot[0], foot[1], foot[2], foot[3]]) as usize;
+    let before = len - FOOTER as u64;
+    if index_len as u64 > before {
         return Err(corrupt(
             path,
             format!(
-                "blob index of {index_len} bytes does not fit before the footer ({foot} bytes)"
+                "blob index of {index_len} bytes does not fit before the footer ({before} bytes)"
             ),
         ));
     }
-    let data_end = foot - index_len;
-    let lengths = decompress_lengths(&bytes[data_end..foot], path)?;
+    Ok((before - index_len as u64, index_len))
+}
+
+/// Each row's slot from the index's record `lengths`, the records filling `[0, data_end)`;
+/// with `records` (the whole file), each record's magic and stored length checked too.
+fn slots(
+    lengths: &[i64],
+    data_end: u64,
+    records: Option<&[u8]>,
+    path: &Path,
+) -> Result<Vec<BlobSlot>> {
     let mut slots = Vec::with_capacity(lengths.len());
     let mut off: u64 = 0;
     for (row, &len) in lengths.iter().enumerate() {
@@ -230,7 +270,7 @@ pub fn read_index(bytes: &[u8], path: &Path) -> Result<Vec<BlobSlot>> {
             PLACE_HOLDER_LENGTH => slots.push(BlobSlot::PlaceHolder),
             l if l >= RECORD_OVERHEAD as i64 => {
                 let l = l as u64;
-                let end = off.checked_add(l).filter(|e| *e <= data_end as u64);
+                let end = off.checked_add(l).filter(|e| *e <= data_end);
                 let Some(end) = end else {
                     return Err(corrupt(
                         path,
@@ -239,27 +279,8 @@ pub fn read_index(bytes: &[u8], path: &Path) -> Result<Vec<BlobSlot>> {
                         ),
                     ));
                 };
-                let (s, e) = (off as usize, end as usize);
-                let magic =
-                    u32::from_le_bytes([bytes[s], bytes[s + 1], bytes[s + 2], bytes[s + 3]]);
-                if magic != MAGIC_NUMBER {
-                    return Err(corrupt(
-                        path,
-                        format!(
-                            "row {row}: blob record at {off} has magic {magic}, not {MAGIC_NUMBER}"
-                        ),
-                    ));
-                }
-                let mut lb = [0u8; 8];
-                lb.copy_from_slice(&bytes[e - 12..e - 4]);
-                if u64::from_le_bytes(lb) != l {
-                    return Err(corrupt(
-                        path,
-                        format!(
-                            "row {row}: blob record at {off} stores length {}, the index says {l}",
-                            u64::from_le_bytes(lb)
-                        ),
-                    ));
+                if let Some(bytes) = records {
+                    check_record(bytes, off, end, l, row, path)?;
                 }
                 slots.push(BlobSlot::Data {
                     offset: off + 4,
@@ -275,13 +296,37 @@ pub fn read_index(bytes: &[u8], path: &Path) -> Result<Vec<BlobSlot>> {
             }
         }
     }
-    if off != data_end as u64 {
+    if off != data_end {
         return Err(corrupt(
             path,
             format!("blob records end at {off} but the index starts at {data_end}; corrupt file"),
         ));
     }
     Ok(slots)
+}
+
+/// The record `[off, end)` of `l` bytes (row `row`) opens with the magic and stores `l`.
+fn check_record(bytes: &[u8], off: u64, end: u64, l: u64, row: usize, path: &Path) -> Result<()> {
+    let (s, e) = (off as usize, end as usize);
+    let magic = u32::from_le_bytes([bytes[s], bytes[s + 1], bytes[s + 2], bytes[s + 3]]);
+    if magic != MAGIC_NUMBER {
+        return Err(corrupt(
+            path,
+            format!("row {row}: blob record at {off} has magic {magic}, not {MAGIC_NUMBER}"),
+        ));
+    }
+    let mut lb = [0u8; 8];
+    lb.copy_from_slice(&bytes[e - 12..e - 4]);
+    if u64::from_le_bytes(lb) != l {
+        return Err(corrupt(
+            path,
+            format!(
+                "row {row}: blob record at {off} stores length {}, the index says {l}",
+                u64::from_le_bytes(lb)
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Version of a serialized `BlobDescriptor` (Java / pypaimon `BlobDescriptor.CURRENT_VERSION`).
@@ -476,6 +521,44 @@ mod tests {
         badmagic[0] ^= 0xff;
         let e = decode(&badmagic, p()).expect_err("magic").to_string();
         assert!(e.contains("magic"), "{e}");
+    }
+
+    /// The index read from the file's end only (two reads) is the whole file's; what it
+    /// cannot check without the records (their magic) is left to the read of the bytes.
+    #[test]
+    fn blob_index_from_the_end_of_the_file() {
+        let reads = std::cell::RefCell::new(vec![]);
+        let at = |b: &[u8]| {
+            let b = bytes::Bytes::copy_from_slice(b);
+            let reads = &reads;
+            move |start: u64, n: usize| {
+                reads.borrow_mut().push((start, n));
+                let s = start as usize;
+                b.get(s..s + n).map(|x| b.slice_ref(x)).ok_or_else(|| {
+                    std::io::Error::new(std::io::ErrorKind::UnexpectedEof, "past the end")
+                })
+            }
+        };
+        for file in [unhex(PYPAIMON), unhex(PYPAIMON_TABLE), encode(Vec::new())] {
+            reads.borrow_mut().clear();
+            let len = file.len() as u64;
+            let got = read_index_at(len, at(&file), p()).expect("tail");
+            assert_eq!(got, read_index(&file, p()).expect("whole"));
+            let reads = reads.borrow();
+            assert_eq!(reads.len(), 2);
+            assert_eq!(reads[0], (len - 5, 5));
+        }
+        let good = unhex(PYPAIMON);
+        let e = read_index_at(3, at(&good[..3]), p()).expect_err("short").to_string();
+        assert!(e.contains("data-1.blob") && e.contains("footer"), "{e}");
+        let truncated = good[10..].to_vec();
+        let e = read_index_at(truncated.len() as u64, at(&truncated), p()).expect_err("trunc");
+        assert!(e.to_string().contains("data-1.blob"), "{e}");
+        let mut badver = good.clone();
+        let n = badver.len();
+        badver[n - 1] = 2;
+        let e = read_index_at(n as u64, at(&badver), p()).expect_err("ver").to_string();
+        assert!(e.contains("version 2"), "{e}");
     }
 
     #[test]

@@ -24,6 +24,8 @@ use super::evolution::SchemaCache;
 use super::row_tracking::{Tracking, ROW_ID, SEQUENCE_NUMBER};
 use crate::error::{Error, Result};
 use crate::io::blob::{self, BlobSlot, BlobValue};
+use crate::io::data_file::Source;
+use crate::io::remote::ReadAt;
 use crate::kv::reader::{file_path, ColumnPlan, FileChain};
 use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
@@ -234,9 +236,22 @@ fn blob_part(
 fn read_blobs(part: &BlobPart) -> Result<ArrayRef> {
     let mut b = LargeBinaryBuilder::new();
     for (path, rows) in &part.files {
-        let bytes = crate::io::read(path)?;
         let uri = path.to_string_lossy();
-        let slots = blob::read_index(&bytes, path)?;
+        // descriptors need only the index at the file's end; the bytes need the whole file
+        let (slots, bytes) = match part.as_descriptor {
+            true => {
+                let (src, len) = crate::io::data_file::open_checked(path, None, false)?;
+                let slots = match &src {
+                    Source::Local(f) => blob::read_index_at(len, |at, n| f.read_at(at, n), path)?,
+                    Source::Remote(o) => blob::read_index_at(len, |at, n| o.read_at(at, n), path)?,
+                };
+                (slots, None)
+            }
+            false => {
+                let bytes = crate::io::read(path)?;
+                (blob::read_index(&bytes, path)?, Some(bytes))
+            }
+        };
         if slots.len() != *rows {
             return Err(Error::corrupt(
                 path.clone(),
@@ -246,8 +261,8 @@ fn read_blobs(part: &BlobPart) -> Result<ArrayRef> {
                 ),
             ));
         }
-        if !part.as_descriptor {
-            for (row, v) in blob::decode(&bytes, path)?.into_iter().enumerate() {
+        if let Some(bytes) = &bytes {
+            for (row, v) in blob::decode(bytes, path)?.into_iter().enumerate() {
                 match v {
                     BlobValue::Null => b.append_null(),
                     BlobValue::Data(d) => b.append_value(d),
