@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
-from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.exceptions import CommitConflictError, InvalidArgumentError, UnsupportedError
 
 from unit_helpers import write_arrow
 
@@ -110,7 +111,7 @@ def test_bad_updates_are_refused_and_nothing_is_committed(tmp_path):
             u.update_by_arrow_with_row_id(data)
     with pytest.raises(InvalidArgumentError, match="not in table schema"):
         u.with_update_type(["nope"])
-    for name in ["delete_by_row_id", "update_by_predicate", "upsert_by_arrow_with_key", "merge_into",
+    for name in ["delete_by_row_id", "upsert_by_arrow_with_key", "merge_into",
                  "delete_by_predicate", "upsert_by_key", "new_update_by_row_id"]:
         with pytest.raises(UnsupportedError, match=name):
             getattr(u, name)([0])
@@ -122,6 +123,64 @@ def test_bad_updates_are_refused_and_nothing_is_committed(tmp_path):
     with pytest.raises(UnsupportedError, match="data-evolution"):
         plain.new_batch_write_builder().new_update().update_by_arrow_with_row_id(
             pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": [2]}))
+
+
+def test_update_of_rows_replaced_since_is_a_conflict(tmp_path):
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    wb = t.new_batch_write_builder()
+    first = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": [1]}))
+    second = wb.new_update().with_update_type(["b"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([1], pa.int64()), "b": ["q"]}))
+    # two updates read from the same snapshot: the group is still there, both commit
+    wb.new_commit().commit(first)
+    wb.new_commit().commit(second)
+    assert [(r["a"], r["b"]) for r in _read(t)] == [(1, "x"), (20, "q")]
+    stale = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": [5]}))
+    ow = t.new_batch_write_builder().overwrite()
+    w = ow.new_write()
+    w.write_arrow(pa.table({"id": [7, 8], "a": [70, 80], "b": ["s", "t"]}, schema=SCH))
+    ow.new_commit().commit(w.prepare_commit())
+    # the rows 0..2 are gone (the overwrite numbered its rows 2..4): the update is refused
+    before = t.latest_snapshot_id()
+    with pytest.raises(CommitConflictError, match="no live file group"):
+        t.new_batch_write_builder().new_commit().commit(stale)
+    assert t.latest_snapshot_id() == before
+    assert [(r["_ROW_ID"], r["a"]) for r in _read(t)] == [(2, 70), (3, 80)]
+
+
+def test_update_by_predicate(tmp_path):
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]}, schema=SCH))
+    write_arrow(t, pa.table({"id": [4, 5], "a": [40, 50], "b": ["u", "v"]}, schema=SCH))
+    wb = t.new_batch_write_builder()
+    u = wb.new_update()
+    pb = u.new_predicate_builder()
+    # literal
+    wb.new_commit().commit(u.update_by_predicate(pb.greater_than("a", 25), {"b": "big"}))
+    # callable per file group, reading other columns
+    calls = []
+
+    def double(group):
+        calls.append(group.column("_ROW_ID").to_pylist())
+        return pc.multiply(group.column("a"), 2)
+
+    wb.new_commit().commit(u.update_by_predicate(pb.is_in("id", [1, 2, 5]), {"a": double},
+                                                 read_columns=["a"]))
+    assert sorted(calls) == [[0, 1], [4]]
+    # array of the matched rows in _ROW_ID order; no predicate: every row
+    wb.new_commit().commit(u.update_by_predicate(pb.equal("b", "big"), {"id": pa.array([-3, -4, -5])}))
+    assert [(r["id"], r["a"], r["b"]) for r in _read(t)] == [
+        (1, 20, "x"), (2, 40, "y"), (-3, 30, "big"), (-4, 40, "big"), (-5, 100, "big")]
+    assert u.update_by_predicate(pb.equal("id", 99), {"a": 1}) == []
+    for args, msg in [(({"a": double},), "require read_columns"), (({},), "must not be empty"),
+                      (({"a": 1}, ["a"]), "requires a callable"),
+                      (({"a": pa.array([1])},), "1 values for 5 matched rows"),
+                      (({"a": lambda g: [1]}, ["a"]), "must return a pyarrow")]:
+        with pytest.raises(InvalidArgumentError, match=msg):
+            u.update_by_predicate(None, *args)
 
 
 def test_partitioned_table(tmp_path):

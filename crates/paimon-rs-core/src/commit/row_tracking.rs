@@ -27,7 +27,11 @@
 
 use crate::error::{Error, Result};
 use crate::kv::FileSource;
+use std::collections::HashSet;
+
 use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
+use crate::spec::snapshot::Snapshot;
+use crate::table::FileStoreTable;
 
 /// Stamps the ADD entries of `delta` (a commit attempt's changes) as the commit of snapshot
 /// `snapshot_id` on a table whose latest snapshot's `nextRowId` is `next_row_id`; returns the
@@ -87,6 +91,62 @@ pub(super) fn assign(
         })?;
     }
     Ok(next)
+}
+
+/// pypaimon's `check_row_id_existence`: each update file of `delta` (an ADD whose
+/// `first_row_id` its writer set, write/row_update.rs) must cover a file group live in the
+/// `latest` snapshot, with the same partition, bucket, `first_row_id` and row count; else an
+/// overwrite, a compaction or a rollback replaced those rows since the update was written, and
+/// committing it would bring back values of rows that are gone (a conflict, not retried).
+/// Called before [`assign`] numbers the new files.
+pub(super) fn check_updated_groups(
+    table: &FileStoreTable,
+    delta: &[ManifestEntry],
+    latest: Option<&Snapshot>,
+) -> Result<()> {
+    let updates: Vec<&ManifestEntry> = delta
+        .iter()
+        .filter(|e| e.kind == FileKind::Add && e.file.first_row_id.is_some())
+        .collect();
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let live = match latest {
+        Some(s) => crate::table::live::live_entries(table, s)?,
+        None => vec![],
+    };
+    let groups: HashSet<(&[u8], i32, Option<i64>, i64)> = live
+        .iter()
+        .filter(|e| !e.file.file_name.ends_with(".blob"))
+        .map(|e| {
+            (
+                e.partition.as_slice(),
+                e.bucket,
+                e.file.first_row_id,
+                e.file.row_count,
+            )
+        })
+        .collect();
+    for e in updates {
+        let key = (
+            e.partition.as_slice(),
+            e.bucket,
+            e.file.first_row_id,
+            e.file.row_count,
+        );
+        if !groups.contains(&key) {
+            return Err(Error::CommitConflict {
+                table: table.name.clone(),
+                message: format!(
+                    "update file '{}' covers the rows {:?} + {} that no live file group of \
+                     the latest snapshot covers any more (an overwrite, compaction or rollback \
+                     replaced them since the update read them); update the rows again",
+                    e.file.file_name, e.file.first_row_id, e.file.row_count
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// An update file (data evolution: some columns of rows that exist, `first_row_id` set by
