@@ -72,6 +72,17 @@ def test_update_some_columns_of_some_rows(tmp_path):
         (0, 10, "x"), (1, 7, "q"), (2, 30, "z"), (3, 40, "u"), (4, -5, "v"), (5, 60, "w")]
 
 
+def test_a_large_group_is_one_file(tmp_path):
+    # more rows than the writer checks its size after (4096): still one file of the group
+    t = _table(tmp_path)
+    n = 10_000
+    write_arrow(t, pa.table({"id": list(range(n)), "a": list(range(n)), "b": ["s"] * n}, schema=SCH))
+    msgs = _update(t, pa.table({"_ROW_ID": pa.array([0, 5000, n - 1], pa.int64()), "a": [-1, -2, -3]}), ["a"])
+    assert [len(m.file_names) for m in msgs] == [1] and msgs[0].row_count == n
+    got = _read(t, ["_ROW_ID", "a"])
+    assert [r["a"] for r in got if r["a"] < 0] == [-1, -2, -3] and len(got) == n
+
+
 def test_stream_update_and_batches(tmp_path):
     t = _table(tmp_path)
     write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))

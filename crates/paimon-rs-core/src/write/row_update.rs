@@ -180,7 +180,8 @@ fn write_group(
     )?;
     ctx.dir = table.bucket_dir(&pp, group.bucket);
     // one file of the group's range, as pypaimon (rolling disabled)
-    ctx.target_size = u64::MAX;
+    // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
+    ctx.target_size = i64::MAX as u64;
     ctx.value_stats_names = Some(
         ctx.value_stats_cols
             .iter()
