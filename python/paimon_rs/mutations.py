@@ -131,7 +131,8 @@ def _check_mutable(table: Table, what: str) -> None:
     if table.options.get("data-evolution.enabled", "false").strip().lower() == "true":
         raise UnsupportedError(
             f"{what} on {table.identifier}: the table sets 'data-evolution.enabled'; paimon_rs "
-            "only appends to data-evolution tables (pypaimon's new_update updates rows by _ROW_ID)")
+            "appends to data-evolution tables and updates their rows by _ROW_ID "
+            "(write_builder.new_update().update_by_arrow_with_row_id) only")
     row_tracking = table.options.get("row-tracking.enabled", "false").strip().lower() == "true"
     if row_tracking and not (what == "delete" and _uses_deletion_vectors(table)):
         raise UnsupportedError(

@@ -37,6 +37,7 @@ from paimon_rs.tags import TagManager
 if TYPE_CHECKING:  # pragma: no cover
     from paimon_rs.explain import ExplainResult
     from paimon_rs.stream_read import StreamReadBuilder
+    from paimon_rs.table_update import BatchTableUpdate, StreamTableUpdate
 
 BATCH_COMMIT_IDENTIFIER = 2**63 - 1
 
@@ -846,6 +847,13 @@ class BatchWriteBuilder:
         self._progress = callback
         return self
 
+    def new_update(self) -> BatchTableUpdate:
+        """pypaimon's ``new_update``: column updates of existing rows of a data-evolution table
+        by ``_ROW_ID`` (``paimon_rs.table_update``), committed with ``new_commit()``."""
+        from paimon_rs.table_update import BatchTableUpdate
+
+        return BatchTableUpdate(self.table, self.commit_user)
+
     def new_commit(self) -> BatchTableCommit:
         return BatchTableCommit(self.table, self.commit_user, self.static_partition,
                                 dynamic_overwrite=self._overwrite and self.static_partition is None)
@@ -1271,6 +1279,13 @@ class StreamWriteBuilder:
         w = StreamTableWrite(self.table)
         w._progress = self._progress
         return w
+
+    def new_update(self) -> StreamTableUpdate:
+        """pypaimon's ``new_update`` of a stream builder: column updates of existing rows of a
+        data-evolution table by ``_ROW_ID`` (``paimon_rs.table_update``)."""
+        from paimon_rs.table_update import StreamTableUpdate
+
+        return StreamTableUpdate(self.table, self.commit_user)
 
     def new_commit(self) -> StreamTableCommit:
         return StreamTableCommit(self.table, self.commit_user)

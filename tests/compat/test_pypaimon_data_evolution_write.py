@@ -1,8 +1,9 @@
 """Data-evolution tables (``data-evolution.enabled``) written by paimon_rs and pypaimon 2.1.0 in
 turn: paimon_rs creates the table and appends whole rows and column subsets
 (``with_write_type``: whole-row files, the other columns null), pypaimon appends column subsets
-(its ``write_cols`` files) and updates rows of both by ``_ROW_ID``
-(``new_update().with_update_type(...).update_by_arrow_with_row_id``), paimon_rs appends again.
+(its ``write_cols`` files), and both update rows of both by ``_ROW_ID``
+(``new_update().with_update_type(...).update_by_arrow_with_row_id``: paimon_rs's update files
+read by pypaimon and the other way round), paimon_rs appends again.
 After every commit both libraries read the same rows, ``_ROW_ID`` and the model's values (a dict
 keyed by row id); pypaimon's create of such a table is read and appended to by paimon_rs."""
 
@@ -48,9 +49,9 @@ for seed in range(int(sys.argv[2])):
     S = RSchema if creator is rc else PSchema
     creator.create_table(name, S.from_pyarrow_schema(SCH, options=OPTS), False)
     model, k, ok = {}, 0, []
-    for step in range(6):
-        kind = rnd.choice(["rs", "rs_sub", "py_sub", "py_update"]) if model else "rs"
-        if kind == "py_update":
+    for step in range(8):
+        kind = rnd.choice(["rs", "rs_sub", "py_sub", "py_update", "rs_update", "rs_update"]) if model else "rs"
+        if kind.endswith("_update"):
             cols = rnd.choice([["a"], ["b"], ["a", "b"]])
             rids = sorted(rnd.sample(sorted(model), rnd.randint(1, len(model))))
             upd = {"_ROW_ID": pa.array(rids, pa.int64())}
@@ -59,7 +60,7 @@ for seed in range(int(sys.argv[2])):
                 upd[c] = pa.array(vals, SCH.field(c).type)
                 for r, v in zip(rids, vals):
                     model[r][c] = v
-            wb = pc.get_table(name).new_batch_write_builder()
+            wb = (pc if kind == "py_update" else rc).get_table(name).new_batch_write_builder()
             up = wb.new_update().with_update_type(cols)
             msgs = up.update_by_arrow_with_row_id(pa.table(upd))
             cm = wb.new_commit(); cm.commit(msgs); cm.close()

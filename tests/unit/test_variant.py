@@ -14,6 +14,8 @@ import pytest
 from paimon_rs import CatalogFactory, GenericVariant, Schema
 from paimon_rs.exceptions import PaimonRsError
 
+from unit_helpers import write_arrow
+
 EVERY_KIND = [
     None, True, False, 0, -128, 127, 128, -32769, 2**31, -(2**63), 2**63 - 1,
     1.5, -0.0, 1e300, float("inf"),
@@ -94,14 +96,7 @@ def _data(ids, objs):
     return pa.table({"id": pa.array(ids, pa.int64()), "v": col})
 
 
-def _write(table, data):
-    wb = table.new_batch_write_builder()
-    w = wb.new_write()
-    w.write_arrow(data)
-    c = wb.new_commit()
-    c.commit(w.prepare_commit())
-    w.close()
-    c.close()
+_write = write_arrow
 
 
 def _read(table):

@@ -61,3 +61,14 @@ def fake_tqdm(monkeypatch) -> List[Any]:
     monkeypatch.setitem(sys.modules, "tqdm", types.ModuleType("tqdm"))
     monkeypatch.setitem(sys.modules, "tqdm.auto", auto)
     return bars
+
+
+def write_arrow(table, data) -> None:
+    """Append ``data`` (a pyarrow Table) to ``table`` in one batch write and commit."""
+    wb = table.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(data)
+    c = wb.new_commit()
+    c.commit(w.prepare_commit())
+    w.close()
+    c.close()

@@ -74,6 +74,7 @@ pub use write::cross_partition::{cross_partition_channels, CrossAssignTask};
 pub use write::dynamic_bucket::{assigner_channels, num_assign_tasks, AssignTask};
 pub use write::pack::{Packer, ShuffleKeys};
 pub use write::rolling::{FileWriterContext, RollingFileWriter};
+pub use write::row_update::{row_id_groups, write_row_id_update, RowIdGroup};
 pub use write::table_write::table_arrow_schema;
 pub use write::TableWrite;
 

@@ -291,6 +291,37 @@ impl Table {
         ))
     }
 
+    /// The file groups of snapshot `snapshot_id` of a data-evolution table, ordered by
+    /// `first_row_id`: `(first_row_id, row_count)` pairs (GIL released).
+    fn row_id_groups(&self, py: Python<'_>, snapshot_id: i64) -> PyResult<Vec<(i64, i64)>> {
+        let groups = crate::pool::detach(py, || {
+            paimon_rs_core::row_id_groups(&self.inner, snapshot_id)
+        })
+        .py_err()?;
+        Ok(groups
+            .into_iter()
+            .map(|g| (g.first_row_id, g.row_count))
+            .collect())
+    }
+
+    /// Write the update file of the file group at `first_row_id` of snapshot `snapshot_id`:
+    /// `data` holds the group's rows in `_ROW_ID` order, the updated columns only. Its commit
+    /// message (nothing committed; GIL released).
+    fn write_row_id_update(
+        &self,
+        py: Python<'_>,
+        snapshot_id: i64,
+        first_row_id: i64,
+        data: PyArrowType<RecordBatch>,
+    ) -> PyResult<CommitMessage> {
+        let batch = data.0;
+        let m = crate::pool::detach(py, || {
+            paimon_rs_core::write_row_id_update(&self.inner, snapshot_id, first_row_id, &batch)
+        })
+        .py_err()?;
+        Ok(CommitMessage::from_core(m))
+    }
+
     fn latest_snapshot_id(&self, py: Python<'_>) -> PyResult<Option<i64>> {
         py.detach(|| self.inner.snapshot_manager().latest_id())
             .py_err()

@@ -627,6 +627,7 @@ impl FileStoreCommit {
                 // row tracking: the new files' row ids and sequence numbers, from this
                 // attempt's latest snapshot (a retry assigns them again)
                 let next_row_id = if o.row_tracking()? {
+                    row_tracking::check_updated_groups(&self.table, &delta, latest.as_ref())?;
                     Some(row_tracking::assign(
                         &self.table.name,
                         &mut delta,

@@ -15,13 +15,23 @@
 //!   and the snapshot's `nextRowId` is where it ends. A retry starts again from the newer
 //!   latest snapshot's `nextRowId`, so ids stay unique when commits race.
 //!
+//! - updates (data evolution: a file of some columns of rows that exist, its `first_row_id`
+//!   set by its writer, write/row_update.rs; pypaimon's update files): the file keeps its ids,
+//!   which must lie below the latest snapshot's `nextRowId`, and gets the snapshot's id as its
+//!   sequence numbers (Java's `assignSnapshotId`: its min sequence number is 0), so reads take
+//!   its columns over the older files' of the same rows.
+//!
 //! Files a compaction or a rewrite adds (`file_source` COMPACT) keep the ids Java writes into
 //! them (`_ROW_ID` stored in the file); paimon_rs writes no such files, so a commit adding one
 //! to a row-tracking table is refused ([`assign`]).
 
 use crate::error::{Error, Result};
 use crate::kv::FileSource;
-use crate::spec::manifest::{FileKind, ManifestEntry};
+use std::collections::HashSet;
+
+use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
+use crate::spec::snapshot::Snapshot;
+use crate::table::FileStoreTable;
 
 /// Stamps the ADD entries of `delta` (a commit attempt's changes) as the commit of snapshot
 /// `snapshot_id` on a table whose latest snapshot's `nextRowId` is `next_row_id`; returns the
@@ -68,16 +78,14 @@ pub(super) fn assign(
                 f.file_name
             )));
         }
-        if f.first_row_id.is_some() {
-            return Err(Error::unsupported(format!(
-                "committing file '{}' with first_row_id {:?} to the row-tracking table \
-                 '{table}': updates of existing row ids (data evolution) are not implemented \
-                 by paimon_rs",
-                f.file_name, f.first_row_id
-            )));
+        if let Some(first) = f.first_row_id {
+            check_update(table, f, first, next_row_id)?;
         }
         f.min_sequence_number = snapshot_id;
         f.max_sequence_number = snapshot_id;
+        if f.first_row_id.is_some() {
+            continue; // an update keeps its rows' ids
+        }
         if f.file_name.ends_with(".blob") {
             let column = f
                 .write_cols
@@ -110,10 +118,89 @@ pub(super) fn assign(
     Ok(next)
 }
 
+/// pypaimon's `check_row_id_existence`: each update file of `delta` (an ADD whose
+/// `first_row_id` its writer set, write/row_update.rs) must cover a file group live in the
+/// `latest` snapshot, with the same partition, bucket, `first_row_id` and row count; else an
+/// overwrite, a compaction or a rollback replaced those rows since the update was written, and
+/// committing it would bring back values of rows that are gone (a conflict, not retried).
+/// Called before [`assign`] numbers the new files.
+pub(super) fn check_updated_groups(
+    table: &FileStoreTable,
+    delta: &[ManifestEntry],
+    latest: Option<&Snapshot>,
+) -> Result<()> {
+    let updates: Vec<&ManifestEntry> = delta
+        .iter()
+        .filter(|e| e.kind == FileKind::Add && e.file.first_row_id.is_some())
+        .collect();
+    if updates.is_empty() {
+        return Ok(());
+    }
+    let live = match latest {
+        Some(s) => crate::table::live::live_entries(table, s)?,
+        None => vec![],
+    };
+    let groups: HashSet<(&[u8], i32, Option<i64>, i64)> = live
+        .iter()
+        .filter(|e| !e.file.file_name.ends_with(".blob"))
+        .map(|e| {
+            (
+                e.partition.as_slice(),
+                e.bucket,
+                e.file.first_row_id,
+                e.file.row_count,
+            )
+        })
+        .collect();
+    for e in updates {
+        let key = (
+            e.partition.as_slice(),
+            e.bucket,
+            e.file.first_row_id,
+            e.file.row_count,
+        );
+        if !groups.contains(&key) {
+            return Err(Error::CommitConflict {
+                table: table.name.clone(),
+                message: format!(
+                    "update file '{}' covers the rows {:?} + {} that no live file group of \
+                     the latest snapshot covers any more (an overwrite, compaction or rollback \
+                     replaced them since the update read them); update the rows again",
+                    e.file.file_name, e.file.first_row_id, e.file.row_count
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// An update file (data evolution: some columns of rows that exist, `first_row_id` set by
+/// its writer, write/row_update.rs) keeps its row ids; they must be ids the table has given
+/// out (below the latest snapshot's `nextRowId`), else the rows would collide with the next
+/// append's.
+fn check_update(table: &str, f: &DataFileMeta, first: i64, next_row_id: i64) -> Result<()> {
+    let end = first.checked_add(f.row_count);
+    if first < 0 || end.is_none_or(|end| end > next_row_id) {
+        return Err(Error::invalid(format!(
+            "committing update file '{}' of rows {first}..{} to the row-tracking table \
+             '{table}': the table has given out the row ids 0..{next_row_id} only",
+            f.file_name,
+            first.saturating_add(f.row_count)
+        )));
+    }
+    if f.write_cols.as_ref().is_none_or(|c| c.is_empty()) {
+        return Err(Error::invalid(format!(
+            "committing file '{}' with first_row_id {first} to the row-tracking table \
+             '{table}': an update file names the columns it holds (write_cols)",
+            f.file_name
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::manifest::DataFileMeta;
 
     fn entry(name: &str, rows: i64, kind: FileKind, seq: (i64, i64)) -> ManifestEntry {
         let mut file = crate::commit::message::tests::file(name);
@@ -224,17 +311,40 @@ mod tests {
     }
 
     #[test]
-    fn compaction_outputs_and_row_id_updates_are_refused() {
+    fn compaction_outputs_are_refused() {
         let mut compact = entry("c", 3, FileKind::Add, (1, 2));
         compact.file.file_source = Some(1);
         let e = assign("t", &mut [compact], 3, 4).unwrap_err().to_string();
         assert!(e.contains("file 'c'") && e.contains("_ROW_ID"), "{e}");
-        let mut update = entry("u", 3, FileKind::Add, (0, 2));
-        update.file.first_row_id = Some(0);
-        let e = assign("t", &mut [update], 3, 4).unwrap_err().to_string();
-        assert!(
-            e.contains("file 'u'") && e.contains("data evolution"),
-            "{e}"
-        );
+    }
+
+    fn update(name: &str, first: i64, rows: i64) -> ManifestEntry {
+        let mut u = entry(name, rows, FileKind::Add, (0, 0));
+        u.file.first_row_id = Some(first);
+        u.file.write_cols = Some(vec!["a".into()]);
+        u
+    }
+
+    #[test]
+    fn updates_keep_their_row_ids_and_get_the_snapshot_as_sequence() {
+        // an update of rows 2..5 and an append in one commit: the append is numbered from
+        // nextRowId, the update keeps its ids; both carry the snapshot's id
+        let mut delta = vec![update("u", 2, 3), entry("a", 2, FileKind::Add, (0, 1))];
+        assert_eq!(assign("t", &mut delta, 6, 5).unwrap(), 7);
+        assert_eq!(ids(&delta), vec![(Some(2), 6, 6), (Some(5), 6, 6)]);
+    }
+
+    #[test]
+    fn updates_of_row_ids_the_table_has_not_given_out_are_refused() {
+        for (first, rows) in [(3, 3), (-1, 1), (i64::MAX, 2)] {
+            let e = assign("t", &mut [update("u", first, rows)], 3, 5)
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("file 'u'") && e.contains("0..5"), "{e}");
+        }
+        let mut no_cols = update("w", 0, 1);
+        no_cols.file.write_cols = None;
+        let e = assign("t", &mut [no_cols], 3, 5).unwrap_err().to_string();
+        assert!(e.contains("write_cols"), "{e}");
     }
 }

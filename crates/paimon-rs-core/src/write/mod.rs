@@ -24,6 +24,7 @@ pub mod pipeline;
 pub mod record_writer;
 pub mod restore;
 pub mod rolling;
+pub mod row_update;
 pub mod stats;
 pub mod strings;
 pub mod table_write;

@@ -1,0 +1,268 @@
+//! Updates of existing rows of a data-evolution table by `_ROW_ID` (pypaimon's
+//! `TableUpdate.update_by_arrow_with_row_id`, Java's data-evolution `MERGE INTO` files):
+//! paimon-behaviour.md, "Row tracking and data evolution".
+//!
+//! The rows of a data-evolution table live in file groups: the files sharing a `first_row_id`
+//! cover the rows `[first_row_id, first_row_id + row_count)`, each holding some columns
+//! (`write_cols`). An update of columns `C` of some rows of a group writes one new file of the
+//! group's whole range holding only `C` (`write_cols` = `C`, `first_row_id` = the group's),
+//! the updated rows' new values and the other rows' current ones, as pypaimon writes it. The
+//! commit stamps it with the snapshot's id as its sequence number
+//! (`commit/row_tracking.rs`), so a read merging the group takes `C` from it, the newest
+//! file holding them. The caller reads the current values ([`row_id_groups`] tells which rows
+//! a group covers) and hands over the merged columns; [`write_row_id_update`] writes the file.
+
+use std::collections::BTreeMap;
+
+use arrow_array::RecordBatch;
+
+use crate::commit::{CommitMessage, DataIncrement};
+use crate::error::{Error, Result};
+use crate::kv::{file_context, FileSource};
+use crate::spec::manifest::{DataFileMeta, ManifestEntry};
+use crate::table::FileStoreTable;
+use crate::write::rolling::RollingFileWriter;
+
+/// One file group of a data-evolution table: the rows `[first_row_id, first_row_id +
+/// row_count)` of bucket `bucket` of a partition (its serialized row).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowIdGroup {
+    pub first_row_id: i64,
+    pub row_count: i64,
+    pub partition: Vec<u8>,
+    pub bucket: i32,
+    pub total_buckets: i32,
+}
+
+fn is_blob(f: &DataFileMeta) -> bool {
+    f.file_name.ends_with(".blob")
+}
+
+fn check_table(table: &FileStoreTable) -> Result<()> {
+    if !(table.options.row_tracking()? && table.options.data_evolution()?) {
+        return Err(Error::unsupported(format!(
+            "updating rows by _ROW_ID of table '{}': only data-evolution tables \
+             ('row-tracking.enabled' and 'data-evolution.enabled') keep a row's other columns \
+             when some are rewritten",
+            table.name
+        )));
+    }
+    table.check_writable()
+}
+
+/// The file groups of `entries` (the live files of a snapshot), ordered by `first_row_id`.
+/// `.blob` files (which cover parts of their group's range) do not define a group.
+fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> {
+    let mut groups: BTreeMap<i64, RowIdGroup> = BTreeMap::new();
+    for e in entries.iter().filter(|e| !is_blob(&e.file)) {
+        let Some(first) = e.file.first_row_id else {
+            return Err(Error::Internal(format!(
+                "data file {} of row-tracking table '{table}' has no first_row_id",
+                e.file.file_name
+            )));
+        };
+        let g = groups.entry(first).or_insert_with(|| RowIdGroup {
+            first_row_id: first,
+            row_count: e.file.row_count,
+            partition: e.partition.clone(),
+            bucket: e.bucket,
+            total_buckets: e.total_buckets,
+        });
+        if g.row_count != e.file.row_count || g.partition != e.partition || g.bucket != e.bucket {
+            return Err(Error::unsupported(format!(
+                "the files of table '{table}' with first_row_id {first} cover different rows \
+                 ({} rows vs {} of {}): updating rows of such a group is not implemented",
+                g.row_count, e.file.row_count, e.file.file_name
+            )));
+        }
+    }
+    let out: Vec<RowIdGroup> = groups.into_values().collect();
+    for w in out.windows(2) {
+        if w[0].first_row_id + w[0].row_count > w[1].first_row_id {
+            return Err(Error::unsupported(format!(
+                "the file groups of table '{table}' at first_row_id {} and {} overlap: \
+                 updating their rows is not implemented",
+                w[0].first_row_id, w[1].first_row_id
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// The file groups of snapshot `snapshot_id` of `table`, ordered by `first_row_id`.
+pub fn row_id_groups(table: &FileStoreTable, snapshot_id: i64) -> Result<Vec<RowIdGroup>> {
+    check_table(table)?;
+    let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+    let live = crate::table::live::live_entries(table, &snapshot)?;
+    groups_of(&table.name, &live)
+}
+
+/// Writes the update file of the group at `first_row_id` of snapshot `snapshot_id`: `data`
+/// holds the group's rows in `_ROW_ID` order (as many as the group covers), one column per
+/// updated column (table columns, none a partition key). Returns its commit message (nothing
+/// is committed; the file is removed again on error).
+pub fn write_row_id_update(
+    table: &FileStoreTable,
+    snapshot_id: i64,
+    first_row_id: i64,
+    data: &RecordBatch,
+) -> Result<CommitMessage> {
+    let groups = row_id_groups(table, snapshot_id)?;
+    let group = groups
+        .iter()
+        .find(|g| g.first_row_id == first_row_id)
+        .ok_or_else(|| {
+            Error::invalid(format!(
+                "table '{}' has no file group at first_row_id {first_row_id} in snapshot \
+                 {snapshot_id}",
+                table.name
+            ))
+        })?;
+    write_group(table, group, data)
+}
+
+fn write_group(
+    table: &FileStoreTable,
+    group: &RowIdGroup,
+    data: &RecordBatch,
+) -> Result<CommitMessage> {
+    let cols: Vec<String> = data
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    if cols.is_empty() {
+        return Err(Error::invalid(
+            "an update by _ROW_ID names no column to update",
+        ));
+    }
+    for c in &cols {
+        if c.starts_with('_') && table.schema.field(c).is_none() {
+            return Err(Error::invalid(format!(
+                "system column '{c}' of table '{}' cannot be updated",
+                table.name
+            )));
+        }
+        if table.partition_keys().contains(c) {
+            return Err(Error::unsupported(format!(
+                "updating partition column '{c}' of table '{}' by _ROW_ID: the row would stay \
+                 in its old partition",
+                table.name
+            )));
+        }
+    }
+    if data.num_rows() as i64 != group.row_count {
+        return Err(Error::invalid(format!(
+            "the update of the file group at first_row_id {} of table '{}' has {} rows; the \
+             group covers {}",
+            group.first_row_id,
+            table.name,
+            data.num_rows(),
+            group.row_count
+        )));
+    }
+    // the table as the file sees it: the updated columns only (in the table's order)
+    let mut sub = table.clone();
+    sub.schema.fields.retain(|f| cols.contains(&f.name));
+    let written: Vec<String> = sub.schema.fields.iter().map(|f| f.name.clone()).collect();
+    let mut ctx = file_context(&sub, 0, FileSource::Append)?;
+    let aligned = crate::write::input::align_batch(&sub.schema, &ctx.file_schema, data, None, 0)?;
+    let types = table.partition_types()?;
+    let values = crate::spec::binary_row::deserialize_row(&types, &group.partition)?;
+    let o = &table.options;
+    let pp = crate::spec::partition::partition_path(
+        table.partition_keys(),
+        &types,
+        &values,
+        &o.partition_default_name,
+        o.partition_legacy_name,
+    )?;
+    ctx.dir = table.bucket_dir(&pp, group.bucket);
+    // one file of the group's range, as pypaimon (rolling disabled)
+    // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
+    ctx.target_size = i64::MAX as u64;
+    ctx.value_stats_names = Some(
+        ctx.value_stats_cols
+            .iter()
+            .map(|&i| written[i].clone())
+            .collect(),
+    );
+    let mut writer = RollingFileWriter::new(ctx, 0);
+    writer.write(&aligned.batch)?;
+    let mut files = writer.close()?;
+    if files.len() != 1 {
+        return Err(Error::Internal(format!(
+            "the update of the file group at first_row_id {} of table '{}' wrote {} files",
+            group.first_row_id,
+            table.name,
+            files.len()
+        )));
+    }
+    for f in &mut files {
+        f.first_row_id = Some(group.first_row_id);
+        f.write_cols = Some(written.clone());
+        // stamped with the commit's snapshot id (commit/row_tracking.rs)
+        f.min_sequence_number = 0;
+        f.max_sequence_number = 0;
+    }
+    Ok(CommitMessage {
+        partition: group.partition.clone(),
+        bucket: group.bucket,
+        total_buckets: group.total_buckets,
+        data_increment: DataIncrement {
+            new_files: files,
+            ..Default::default()
+        },
+        compact_increment: Default::default(),
+        restored_snapshot: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::manifest::FileKind;
+
+    fn entry(name: &str, first: i64, rows: i64) -> ManifestEntry {
+        let mut file = crate::compact::interval::tests::file(name, 0, 0, 1, 0);
+        file.row_count = rows;
+        file.first_row_id = Some(first);
+        ManifestEntry {
+            kind: FileKind::Add,
+            partition: vec![],
+            bucket: 0,
+            total_buckets: -1,
+            file,
+        }
+    }
+
+    #[test]
+    fn groups_are_ordered_and_blob_files_ignored() -> Result<()> {
+        let live = vec![
+            entry("c", 5, 2),
+            entry("a", 0, 3),
+            entry("a2", 0, 3),
+            entry("x.blob", 0, 1),
+            entry("b", 3, 2),
+        ];
+        let g = groups_of("t", &live)?;
+        let ranges: Vec<(i64, i64)> = g.iter().map(|g| (g.first_row_id, g.row_count)).collect();
+        assert_eq!(ranges, vec![(0, 3), (3, 2), (5, 2)]);
+        Ok(())
+    }
+
+    #[test]
+    fn groups_whose_files_differ_or_overlap_are_refused() {
+        let differ = vec![entry("a", 0, 3), entry("b", 0, 2)];
+        assert!(matches!(
+            groups_of("t", &differ),
+            Err(Error::Unsupported { .. })
+        ));
+        let overlap = vec![entry("a", 0, 3), entry("b", 2, 2)];
+        assert!(matches!(
+            groups_of("t", &overlap),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+}

@@ -1,0 +1,318 @@
+"""Updates of existing rows of data-evolution tables by ``_ROW_ID`` (pypaimon 2.1.0's
+``write_builder.new_update()``): ``with_update_type(cols)`` then
+``update_by_arrow_with_row_id(data)`` returns the commit messages of the update, committed with
+the builder's ``new_commit()``; ``update_by_predicate`` updates the rows a predicate matches.
+
+The rows of a data-evolution table live in file groups (the files sharing a ``first_row_id``).
+For each group holding an updated row, one file of the group's whole row range is written with
+only the updated columns (``write_cols``): the updated rows' new values and the other rows'
+current ones, as pypaimon writes it; the commit gives it the snapshot's id as sequence number,
+so reads (paimon_rs's, pypaimon's, Java's) take those columns from it. See docs/formats.md,
+"Data-evolution tables".
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import TYPE_CHECKING, Any, Iterable, List, Mapping, Optional, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.predicate import Predicate, PredicateBuilder
+
+if TYPE_CHECKING:
+    from paimon_rs.table import CommitMessage, Table
+
+ROW_ID = "_ROW_ID"
+
+
+def _assignment(col: str, value: Any, typ: pa.DataType, n: int) -> Any:
+    """The column ``col`` of ``n`` matched rows that ``value`` (a literal or an array) gives."""
+    if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        if len(value) != n:
+            raise InvalidArgumentError(
+                f"update_by_predicate: the assignment of {col} has {len(value)} values for {n} matched rows")
+        return value.cast(typ)
+    if isinstance(value, pa.Scalar):
+        value = value.as_py()
+    return pa.array([value] * n, type=typ)
+
+
+def _refused(what: str) -> UnsupportedError:
+    return UnsupportedError(
+        f"TableUpdate.{what}: not implemented by paimon_rs (update_by_arrow_with_row_id, "
+        "update_by_arrow_batches_with_row_id and update_by_predicate of data-evolution tables are)")
+
+
+class TableUpdate:
+    """pypaimon's ``TableUpdate``: column updates of existing rows by ``_ROW_ID``."""
+
+    def __init__(self, table: Table, commit_user: str):
+        self.table = table
+        self.commit_user = commit_user
+        self.update_cols: Optional[List[str]] = None
+        self.projection: Optional[List[str]] = None
+
+    def with_update_type(self, update_cols: List[str]) -> TableUpdate:
+        """Update the columns ``update_cols`` (default: every column of the input except
+        ``_ROW_ID``)."""
+        cols = list(dict.fromkeys(update_cols))
+        names = self.table.field_names
+        for c in cols:
+            if c not in names:
+                raise InvalidArgumentError(f"with_update_type: column {c} is not in table schema")
+        self.update_cols = None if len(cols) == len(names) else cols
+        return self
+
+    def with_read_projection(self, projection: List[str]) -> None:
+        """pypaimon's projection of ``new_shard_updator``'s reads (which paimon_rs refuses)."""
+        self.projection = list(projection)
+
+    def new_predicate_builder(self) -> PredicateBuilder:
+        """A predicate builder over the table's columns."""
+        return self.table.new_read_builder().new_predicate_builder()
+
+    def _check_data_evolution(self, what: str) -> None:
+        if self.table.options.get("data-evolution.enabled", "false").strip().lower() != "true":
+            raise UnsupportedError(
+                f"{what} of {self.table.identifier}: the table does not set "
+                "'data-evolution.enabled' (only data-evolution tables keep a row's other columns "
+                "when some are rewritten)")
+
+    def _update(self, tables: Iterable[Any], cols: Optional[List[str]] = None,
+                sid: Optional[int] = None) -> List[CommitMessage]:
+        from paimon_rs.mutations import _to_table
+
+        self._check_data_evolution("update by _ROW_ID")
+        if sid is None:
+            sid = self.table.latest_snapshot_id()
+        messages: List[CommitMessage] = []
+        done: dict = {}  # column -> first_row_ids of groups written (pypaimon's overlap check)
+        try:
+            for data in tables:
+                data = _to_table(data, "update_by_arrow_with_row_id")
+                messages.extend(self._update_one(data, sid, done, cols))
+        except BaseException:
+            if messages:
+                self.table._core.new_commit(self.commit_user).abort(messages)
+            raise
+        return messages
+
+    def _update_one(self, data: pa.Table, sid: Optional[int], done: dict,
+                    cols: Optional[List[str]]) -> List[CommitMessage]:
+        if ROW_ID not in data.column_names:
+            raise InvalidArgumentError(f"update by _ROW_ID: the input must contain a {ROW_ID} column")
+        if cols is None:
+            cols = self.update_cols
+        if cols is None:
+            cols = [c for c in data.column_names if c != ROW_ID]
+        if not cols:
+            raise InvalidArgumentError("update by _ROW_ID: no column to update")
+        for c in cols:
+            if c not in self.table.field_names:
+                raise InvalidArgumentError(f"update by _ROW_ID: column {c} not found in table schema")
+            if c not in data.column_names:
+                raise InvalidArgumentError(f"update by _ROW_ID: the input has no column {c}")
+            if c in self.table.partition_keys:
+                raise UnsupportedError(
+                    f"update by _ROW_ID: partition column '{c}' of {self.table.identifier} cannot be "
+                    "updated (the row would stay in its old partition)")
+        if data.num_rows == 0:
+            return []
+        rid_col = data.column(ROW_ID)
+        if rid_col.null_count:
+            raise InvalidArgumentError("update by _ROW_ID: the input has null _ROW_ID values")
+        row_ids = pc.cast(rid_col, pa.int64()).to_pylist()
+        if len(set(row_ids)) != len(row_ids):
+            raise InvalidArgumentError("update by _ROW_ID: the input contains duplicate _ROW_ID values")
+        groups = self.table._core.row_id_groups(sid) if sid is not None else []
+        firsts = [g[0] for g in groups]
+        by_group: dict = {}
+        for i, r in enumerate(row_ids):
+            k = bisect.bisect_right(firsts, r) - 1
+            if k < 0 or r >= groups[k][0] + groups[k][1]:
+                raise InvalidArgumentError(
+                    f"update by _ROW_ID: row id {r} is not a row of {self.table.identifier}")
+            by_group.setdefault(k, []).append(i)
+        overlap = {c: sorted(done.get(c, set()) & {groups[k][0] for k in by_group}) for c in cols}
+        overlap = {c: v for c, v in overlap.items() if v}
+        if overlap:
+            raise InvalidArgumentError(
+                f"update by _ROW_ID: input batches contain overlapping first_row_ids by column: {overlap}")
+        assert sid is not None  # groups is empty without a snapshot
+        current = self._current(sid, cols, [groups[k] for k in by_group])
+        cur_ids = current.column(ROW_ID).to_numpy()
+        out = []
+        for k, rows in sorted(by_group.items()):
+            first, n = groups[k]
+            lo = int(bisect.bisect_left(cur_ids, first))
+            hi = int(bisect.bisect_left(cur_ids, first + n))
+            if hi - lo != n:
+                raise UnsupportedError(
+                    f"update by _ROW_ID: {hi - lo} of the rows {first}..{first + n} of "
+                    f"{self.table.identifier} are live (deleted rows): updating them is not implemented")
+            base = current.slice(lo, n)
+            # position p of the group: the update's row j where p == row id - first, else p
+            idx = list(range(n))
+            for j, i in enumerate(rows):
+                idx[row_ids[i] - first] = n + j
+            take = pa.array(idx, pa.int64())
+            upd = data.take(pa.array(rows, pa.int64()))
+            arrays = []
+            for c in cols:
+                typ = base.schema.field(c).type
+                both = pa.chunked_array(base.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
+                arrays.append(both.take(take).combine_chunks())
+            batch = pa.RecordBatch.from_arrays(arrays, names=cols)
+            out.append(self.table._core.write_row_id_update(sid, first, batch))
+        for c in cols:
+            done.setdefault(c, set()).update(groups[k][0] for k in by_group)
+        return out
+
+    def _current(self, sid: int, cols: List[str], groups: Sequence[tuple]) -> pa.Table:
+        """The current values of ``cols`` of the rows of ``groups`` in snapshot ``sid``,
+        ordered by ``_ROW_ID``."""
+        t = self.table.copy({"scan.snapshot-id": str(sid)})
+        rb = t.new_read_builder().with_projection([ROW_ID] + cols)
+        data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        ids = data.column(ROW_ID)
+        keep = None
+        for first, n in groups:
+            m = pc.and_(pc.greater_equal(ids, first), pc.less(ids, first + n))
+            keep = m if keep is None else pc.or_(keep, m)
+        data = data.filter(keep)
+        return data.sort_by(ROW_ID)
+
+    def _update_by_predicate(self, predicate: Optional[Predicate], assignments: Mapping[str, Any],
+                             read_columns: Optional[Sequence[str]]) -> List[CommitMessage]:
+        """pypaimon's ``update_by_predicate``: the rows ``predicate`` matches (all if None) in
+        the latest snapshot get ``assignments``: per column a literal, a pyarrow array of the
+        matched rows (in ``_ROW_ID`` order) or a callable that receives the matched rows of one
+        file group (``read_columns`` and ``_ROW_ID``) and returns the column's array."""
+        from paimon_rs.mutations import predicate_mask
+
+        self._check_data_evolution("update_by_predicate")
+        names = self.table.field_names
+        read_columns = list(dict.fromkeys(read_columns or ()))
+        has_callable = any(callable(v) for v in assignments.values())
+        has_array = any(isinstance(v, (pa.Array, pa.ChunkedArray)) for v in assignments.values())
+        if not assignments:
+            raise InvalidArgumentError("update_by_predicate: assignments must not be empty")
+        if read_columns and not has_callable:
+            raise InvalidArgumentError("update_by_predicate: read_columns requires a callable assignment")
+        if has_callable and has_array:
+            raise InvalidArgumentError(
+                "update_by_predicate: callable assignments cannot be combined with Arrow array assignments")
+        if has_callable and not read_columns:
+            raise InvalidArgumentError("update_by_predicate: callable assignments require read_columns")
+        for c in list(read_columns) + list(assignments):
+            if c not in names:
+                raise InvalidArgumentError(f"update_by_predicate: column {c} is not in table schema")
+        sid = self.table.latest_snapshot_id()
+        if sid is None:
+            return []
+        needed = sorted(predicate.fields()) if predicate is not None else []
+        proj = list(dict.fromkeys([ROW_ID] + read_columns + needed))
+        rb = self.table.copy({"scan.snapshot-id": str(sid)}).new_read_builder().with_projection(proj)
+        if predicate is not None:
+            rb = rb.with_filter(predicate)
+        matched = rb.new_read().to_arrow(rb.new_scan().plan().splits())
+        if predicate is not None:  # exact, whatever the read pruned
+            matched = matched.filter(predicate_mask(predicate, matched))
+        matched = matched.sort_by(ROW_ID).select([ROW_ID] + read_columns)
+        if matched.num_rows == 0:
+            return []
+        parts = [matched]
+        if has_callable:  # one call per file group, as pypaimon
+            ids = matched.column(ROW_ID).to_numpy()
+            parts = []
+            for first, n in self.table._core.row_id_groups(sid):
+                lo, hi = int(bisect.bisect_left(ids, first)), int(bisect.bisect_left(ids, first + n))
+                if hi > lo:
+                    parts.append(matched.slice(lo, hi - lo))
+        schema = self.table.arrow_schema
+        pieces = []
+        for part in parts:
+            arrays = {ROW_ID: part.column(ROW_ID)}
+            for c, v in assignments.items():
+                if callable(v):
+                    v = v(part)
+                    if not isinstance(v, (pa.Array, pa.ChunkedArray)):
+                        raise InvalidArgumentError(
+                            f"update_by_predicate: the callable assignment of {c} must return a "
+                            "pyarrow.Array or pyarrow.ChunkedArray")
+                arrays[c] = _assignment(c, v, schema.field(c).type, part.num_rows)
+            pieces.append(pa.table(arrays))
+        return self._update([pa.concat_tables(pieces)], list(assignments), sid)
+
+    # --- what paimon_rs does not do ---
+
+    def new_shard_updator(self, shard_num: int, total_shard_count: int) -> Any:
+        """pypaimon's scan-and-rewrite shard updater: refused (``UnsupportedError``)."""
+        raise _refused("new_shard_updator")
+
+    def new_update_by_row_id(self, *args: Any, **kwargs: Any) -> Any:
+        """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
+        raise _refused("new_update_by_row_id")
+
+    def upsert_by_arrow_with_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
+        """pypaimon's upsert by key columns: refused (``UnsupportedError``)."""
+        raise _refused("upsert_by_arrow_with_key")
+
+    def upsert_by_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
+        """pypaimon's upsert of row objects by key columns: refused (``UnsupportedError``)."""
+        raise _refused("upsert_by_key")
+
+    def delete_by_predicate(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
+        """pypaimon's delete through deletion vectors: refused (``UnsupportedError``)."""
+        raise _refused("delete_by_predicate")
+
+    def delete_by_row_id(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
+        """pypaimon's delete by ``_ROW_ID``: refused (``UnsupportedError``)."""
+        raise _refused("delete_by_row_id")
+
+    def merge_into(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
+        """pypaimon's MERGE INTO: refused (``UnsupportedError``; ``table.merge`` is paimon_rs's
+        merge of tables that are not data-evolution tables)."""
+        raise _refused("merge_into")
+
+
+class BatchTableUpdate(TableUpdate):
+    """The update of a batch write builder (``BatchWriteBuilder.new_update``)."""
+
+    def update_by_arrow_with_row_id(self, table: Any) -> List[CommitMessage]:
+        """Set the update columns of the rows ``_ROW_ID`` names (existing rows of the latest
+        snapshot, each once) to ``table``'s values; returns the commit messages (commit them
+        with ``new_commit().commit``). Nothing is written if a check fails."""
+        return self._update([table])
+
+    def update_by_arrow_batches_with_row_id(self, tables: Iterable[Any]) -> List[CommitMessage]:
+        """``update_by_arrow_with_row_id`` of several inputs into one list of messages; per
+        column, the inputs must update rows of different file groups (pypaimon's check)."""
+        return self._update(tables)
+
+    def update_by_predicate(self, predicate: Optional[Predicate], assignments: Mapping[str, Any],
+                            read_columns: Optional[Sequence[str]] = None) -> List[CommitMessage]:
+        """Update the rows ``predicate`` matches (all if None): ``assignments`` maps a column to
+        a literal, a pyarrow array of the matched rows in ``_ROW_ID`` order, or a callable
+        taking one file group's matched rows (``read_columns`` + ``_ROW_ID``) and returning
+        the column (pypaimon's). Returns the commit messages; nothing is committed."""
+        return self._update_by_predicate(predicate, assignments, read_columns)
+
+
+class StreamTableUpdate(TableUpdate):
+    """The update of a stream write builder (``StreamWriteBuilder.new_update``)."""
+
+    def update_by_arrow_with_row_id(self, table: Any, commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.update_by_arrow_with_row_id``; the messages carry no identifier
+        in paimon_rs: pass ``commit_identifier`` to ``StreamTableCommit.commit``."""
+        return self._update([table])
+
+    def update_by_predicate(self, predicate: Optional[Predicate], assignments: Mapping[str, Any],
+                            commit_identifier: int,
+                            read_columns: Optional[Sequence[str]] = None) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.update_by_predicate``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._update_by_predicate(predicate, assignments, read_columns)
