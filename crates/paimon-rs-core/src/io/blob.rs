@@ -549,7 +549,9 @@ mod tests {
             assert_eq!(reads[0], (len - 5, 5));
         }
         let good = unhex(PYPAIMON);
-        let e = read_index_at(3, at(&good[..3]), p()).expect_err("short").to_string();
+        let e = read_index_at(3, at(&good[..3]), p())
+            .expect_err("short")
+            .to_string();
         assert!(e.contains("data-1.blob") && e.contains("footer"), "{e}");
         let truncated = good[10..].to_vec();
         let e = read_index_at(truncated.len() as u64, at(&truncated), p()).expect_err("trunc");
@@ -557,7 +559,9 @@ mod tests {
         let mut badver = good.clone();
         let n = badver.len();
         badver[n - 1] = 2;
-        let e = read_index_at(n as u64, at(&badver), p()).expect_err("ver").to_string();
+        let e = read_index_at(n as u64, at(&badver), p())
+            .expect_err("ver")
+            .to_string();
         assert!(e.contains("version 2"), "{e}");
     }
 

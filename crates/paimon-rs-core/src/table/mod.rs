@@ -101,6 +101,35 @@ impl FileStoreTable {
             )
             .with_table(&self.name));
         }
+        // top-level BLOB columns: only as pypaimon writes them (an append table with row
+        // tracking and data evolution), whatever the table's history (an ALTER TABLE that added
+        // the column, a primary-key BLOB table of Java's, which keeps its BLOBs elsewhere)
+        if let Some(f) = self.schema.fields.iter().find(|f| f.data_type.is_blob()) {
+            let on = |k: &str| {
+                self.options
+                    .raw
+                    .get(k)
+                    .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
+            };
+            let why = if self.is_primary_key() {
+                Some("a primary-key table".to_string())
+            } else {
+                ["row-tracking.enabled", "data-evolution.enabled"]
+                    .into_iter()
+                    .find(|k| !on(k))
+                    .map(|k| format!("a table without {k} = true"))
+            };
+            if let Some(why) = why {
+                return Err(crate::table::new_schema::column_error(
+                    &f.name,
+                    Error::unsupported(format!(
+                        "writing BLOB columns of {why} (paimon_rs writes them into .blob files of \
+                         append tables with row-tracking.enabled and data-evolution.enabled)"
+                    )),
+                )
+                .with_table(&self.name));
+            }
+        }
         check_options(&self.options, self.is_primary_key(), true)?;
         crate::fileindex::check_options(&self.options.raw, &self.schema.fields)
             .map_err(|e| e.with_table(&self.name))?;

@@ -15,7 +15,7 @@
 //! version 2, magic `BLOBDESC`) is written as the bytes it points at, as pypaimon does; only
 //! descriptors of local files (a path or a `file:` URI) are read, others are refused.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -128,47 +128,59 @@ impl BlobSidecars {
         self.spec.normal_names.clone()
     }
 
-    /// Writes the BLOB columns of `chunk` (a table row batch).
+    /// Writes the BLOB columns of `chunk` (a table row batch). Every value is checked and every
+    /// descriptor resolved first: one that fails leaves the `.blob` files as they were.
     pub fn write(&mut self, chunk: &RecordBatch) -> Result<()> {
         let spec = self.spec.clone();
-        for c in 0..self.columns.len() {
-            let (pos, name) = &spec.blob_cols[c];
+        let mut columns: Vec<Vec<Option<std::borrow::Cow<'_, [u8]>>>> = vec![];
+        for (pos, name) in &spec.blob_cols {
             let array = chunk.column(*pos);
+            let mut values = Vec::with_capacity(array.len());
             for row in 0..array.len() {
-                let value = if array.is_null(row) {
-                    None
-                } else {
-                    Some(match array.data_type() {
-                        ArrowType::LargeBinary => array.as_binary::<i64>().value(row),
-                        ArrowType::Binary => array.as_binary::<i32>().value(row),
-                        ArrowType::BinaryView => array.as_binary_view().value(row),
-                        t => {
-                            return Err(Error::invalid(format!(
-                                "BLOB column '{name}': values must be bytes, got Arrow {t}"
-                            )))
-                        }
-                    })
+                if array.is_null(row) {
+                    values.push(None);
+                    continue;
+                }
+                let b = match array.data_type() {
+                    ArrowType::LargeBinary => array.as_binary::<i64>().value(row),
+                    ArrowType::Binary => array.as_binary::<i32>().value(row),
+                    ArrowType::BinaryView => array.as_binary_view().value(row),
+                    t => {
+                        return Err(Error::invalid(format!(
+                            "BLOB column '{name}': values must be bytes, got Arrow {t}"
+                        )))
+                    }
                 };
-                let resolved;
-                let value = match value {
-                    None => BlobValue::Null,
-                    Some(b) => match parse_descriptor(b)? {
-                        Some(d) => {
-                            resolved = read_descriptor(name, &d)?;
-                            BlobValue::Data(&resolved)
-                        }
-                        None => BlobValue::Data(b),
-                    },
-                };
+                values.push(Some(match parse_descriptor(b)? {
+                    Some(d) => std::borrow::Cow::Owned(read_descriptor(name, &d)?),
+                    None => {
+                        refuse_video_frame(name, b)?;
+                        std::borrow::Cow::Borrowed(b)
+                    }
+                }));
+            }
+            columns.push(values);
+        }
+        for (c, values) in columns.into_iter().enumerate() {
+            for v in values {
                 let col = &mut self.columns[c];
                 let w = col.open.get_or_insert_with(BlobFileWriter::new);
-                w.add(value);
+                w.add(match &v {
+                    None => BlobValue::Null,
+                    Some(b) => BlobValue::Data(b),
+                });
                 if w.position() >= self.spec.target_size {
                     self.close_column(c)?;
                 }
             }
         }
         Ok(())
+    }
+
+    /// Closes every column's open `.blob` file (memory pressure: the data file's next rows go
+    /// to new `.blob` files, which a data file may span).
+    pub fn close_open(&mut self) -> Result<()> {
+        (0..self.columns.len()).try_for_each(|c| self.close_column(c))
     }
 
     /// Closes column `c`'s open `.blob` file (if any), writing it out.
@@ -272,7 +284,30 @@ impl BlobSidecars {
 pub struct Descriptor {
     pub uri: String,
     pub offset: u64,
-    pub length: u64,
+    /// None: to the end of the file (Java's and pypaimon's length -1).
+    pub length: Option<u64>,
+}
+
+/// The magic of a pypaimon video-frame descriptor (`"VIDEOFRM"`, version 1) and of a BLOB view
+/// (`"BLOBVIEW"`, version 1): pypaimon resolves them, paimon_rs refuses them.
+const VIDEO_FRAME_MAGIC: u64 = 0x5649_4445_4F46_524D;
+const BLOB_VIEW_MAGIC: u64 = 0x424C_4F42_5649_4557;
+
+/// Refuses a value that is a serialized video-frame descriptor or BLOB view (never written as
+/// plain bytes: pypaimon would resolve it).
+fn refuse_video_frame(column: &str, b: &[u8]) -> Result<()> {
+    if b.len() < 9 || b[0] != 1 {
+        return Ok(());
+    }
+    let magic = u64::from_le_bytes(b[1..9].try_into().unwrap_or_default());
+    let what = match magic {
+        VIDEO_FRAME_MAGIC => "a video-frame descriptor",
+        BLOB_VIEW_MAGIC => "a BLOB view (BlobViewStruct)",
+        _ => return Ok(()),
+    };
+    Err(Error::unsupported(format!(
+        "BLOB column '{column}': the value is {what}, which paimon_rs does not resolve"
+    )))
 }
 
 /// `bytes` as a `BlobDescriptor` when they are one (pypaimon's `is_blob_descriptor`: version
@@ -299,38 +334,93 @@ pub fn parse_descriptor(bytes: &[u8]) -> Result<Option<Descriptor>> {
     Ok(Some(Descriptor {
         uri: String::from_utf8(uri.to_vec()).map_err(|_| bad())?,
         offset: u64::try_from(offset).map_err(|_| bad())?,
-        length: u64::try_from(length).map_err(|_| bad())?,
+        length: match length {
+            -1 => None,
+            l => Some(u64::try_from(l).map_err(|_| bad())?),
+        },
     }))
 }
 
 /// The bytes a descriptor points at (a local file only; pypaimon reads any URI its file IO
-/// knows). `length` -1 (Java's "to the end") is not produced by paimon_rs's readers: refused.
+/// knows); a range past the file's end is an error naming the file, checked before any
+/// memory is taken for it.
 fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
-    let path = match d.uri.strip_prefix("file://") {
-        Some(p) => Path::new(p),
-        None if !d.uri.contains("://") => Path::new(&d.uri),
-        None => {
-            return Err(Error::unsupported(format!(
-                "BLOB column '{column}': reading the BlobDescriptor of '{}' to write its bytes \
-                 (paimon_rs writes descriptors of local files only)",
-                d.uri
-            )))
-        }
+    let Some(local) = local_file(&d.uri) else {
+        return Err(Error::unsupported(format!(
+            "BLOB column '{column}': reading the BlobDescriptor of '{}' to write its bytes \
+             (paimon_rs writes descriptors of local files only: a path or a file: URI)",
+            d.uri
+        )));
     };
+    let path = local.as_path();
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
     f.seek(SeekFrom::Start(d.offset))
         .map_err(|e| Error::io(path, e))?;
-    let len = usize::try_from(d.length).map_err(|_| Error::invalid("BLOB descriptor too long"))?;
+    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let len = match d.length {
+        Some(l) if d.offset.checked_add(l).is_some_and(|end| end <= size) => l,
+        None if d.offset <= size => size - d.offset,
+        _ => {
+            return Err(Error::invalid(format!(
+                "BLOB column '{column}': the BlobDescriptor of '{}' points at bytes {}..{} of \
+                 a file of {size} bytes",
+                d.uri,
+                d.offset,
+                d.length.map_or("end".to_string(), |l| d
+                    .offset
+                    .saturating_add(l)
+                    .to_string())
+            )))
+        }
+    };
+    let len = usize::try_from(len).map_err(|_| Error::invalid("BLOB descriptor too long"))?;
     let mut buf = vec![0u8; len];
     f.read_exact(&mut buf).map_err(|e| Error::io(path, e))?;
     Ok(buf)
 }
 
+/// The local file a descriptor's URI names, as pypaimon's `LocalFileIO` reads it: a path, or
+/// a `file:` URI (`file:///p`, `file://localhost/p`, `file:/p`; percent-decoded; another host
+/// is a UNC share `//host/p`); None for another scheme or a path that is not UTF-8 once
+/// decoded.
+fn local_file(uri: &str) -> Option<PathBuf> {
+    let Some(rest) = uri.strip_prefix("file:") else {
+        return (!uri.contains("://")).then(|| PathBuf::from(uri));
+    };
+    let (host, path) = match rest.strip_prefix("//") {
+        Some(r) => r.split_at(r.find('/').unwrap_or(r.len())),
+        None => ("", rest),
+    };
+    let path = percent_encoding::percent_decode_str(path)
+        .decode_utf8()
+        .ok()?;
+    Some(match host {
+        "" | "localhost" => PathBuf::from(path.as_ref()),
+        _ => PathBuf::from(format!("//{host}{path}")),
+    })
+}
+
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use super::*;
     use crate::io::blob::{decode, descriptor_bytes};
+
+    #[test]
+    fn descriptor_uris_name_local_files_as_pypaimon_reads_them() {
+        use std::path::PathBuf;
+        let p = |s: &str| Some(PathBuf::from(s));
+        assert_eq!(local_file("/tmp/a b"), p("/tmp/a b"));
+        assert_eq!(local_file("rel/x.bin"), p("rel/x.bin"));
+        assert_eq!(local_file("file:///tmp/a%20b"), p("/tmp/a b"));
+        assert_eq!(local_file("file://localhost/tmp/x"), p("/tmp/x"));
+        assert_eq!(local_file("file:/tmp/x"), p("/tmp/x"));
+        assert_eq!(local_file("file://server/share/x"), p("//server/share/x"));
+        assert_eq!(local_file("s3://bucket/x"), None);
+        assert_eq!(local_file("file:///bad%ff"), None);
+    }
 
     fn spec(target: u64) -> Arc<BlobSpec> {
         Arc::new(BlobSpec {
@@ -408,7 +498,7 @@ mod tests {
         std::fs::write(&src, b"0123456789").map_err(|e| Error::io(&src, e))?;
         let d = descriptor_bytes(&format!("file://{}", src.display()), 2, 5)?;
         let parsed = parse_descriptor(&d)?.expect("a descriptor");
-        assert_eq!((parsed.offset, parsed.length), (2, 5));
+        assert_eq!((parsed.offset, parsed.length), (2, Some(5)));
         let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf());
         s.write(&batch(vec![Some(&d)]))?;
         let metas = s.finish_data_file(1, (0, 0))?;
@@ -420,6 +510,57 @@ mod tests {
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
         assert!(parse_descriptor(&d[..12]).is_err());
         assert_eq!(parse_descriptor(b"plain bytes")?, None);
+        Ok(())
+    }
+
+    /// A value refused in the middle of a chunk (a descriptor past its file's end, a video
+    /// frame) leaves the `.blob` files as they were; length -1 reads to the file's end; the
+    /// open files close on memory pressure and the data file spans them.
+    #[test]
+    fn refused_values_leave_the_files_in_step() -> Result<()> {
+        let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
+        let src = dir.path().join("src.bin");
+        std::fs::write(&src, b"0123456789").map_err(|e| Error::io(&src, e))?;
+        let uri = src.display().to_string();
+        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf());
+        s.write(&batch(vec![Some(b"a")]))?;
+        let mut to_end = descriptor_bytes(&uri, 7, 0)?;
+        let n = to_end.len();
+        to_end[n - 8..].copy_from_slice(&(-1i64).to_le_bytes());
+        let past = descriptor_bytes(&uri, 8, 1 << 40)?;
+        let e = s.write(&batch(vec![Some(b"b"), Some(&past)])).unwrap_err();
+        assert!(e.to_string().contains("a file of 10 bytes"), "{e}");
+        let mut frame = vec![1u8];
+        frame.extend_from_slice(&VIDEO_FRAME_MAGIC.to_le_bytes());
+        let e = s.write(&batch(vec![Some(b"c"), Some(&frame)])).unwrap_err();
+        assert!(matches!(e, Error::Unsupported { .. }), "{e}");
+        s.write(&batch(vec![Some(&to_end)]))?;
+        s.close_open()?;
+        s.write(&batch(vec![None]))?;
+        let metas = s.finish_data_file(3, (0, 0))?;
+        assert_eq!(
+            metas.iter().map(|m| m.row_count).collect::<Vec<_>>(),
+            vec![2, 1]
+        );
+        let mut all = vec![];
+        for m in &metas {
+            let bytes = std::fs::read(dir.path().join(&m.file_name))
+                .map_err(|e| Error::io(dir.path(), e))?;
+            all.extend(
+                decode(&bytes, dir.path())?
+                    .into_iter()
+                    .map(|v| format!("{v:?}")),
+            );
+        }
+        let want = [
+            BlobValue::Data(b"a"),
+            BlobValue::Data(b"789"),
+            BlobValue::Null,
+        ];
+        assert_eq!(
+            all,
+            want.iter().map(|v| format!("{v:?}")).collect::<Vec<_>>()
+        );
         Ok(())
     }
 }

@@ -298,11 +298,14 @@ impl RollingFileWriter {
     fn write_chunk(&mut self, chunk: &RecordBatch) -> Result<()> {
         let file_batch = match &mut self.blobs {
             Some(b) => {
-                b.write(chunk)?;
-                crate::io::file_write::to_file_types(
+                // the data columns converted first: a value they refuse leaves the `.blob`
+                // files as they were (in step with the data file)
+                let data = crate::io::file_write::to_file_types(
                     &b.data_columns(chunk)?,
                     &self.ctx.file_schema,
-                )?
+                )?;
+                b.write(chunk)?;
+                data
             }
             None => crate::io::file_write::to_file_types(chunk, &self.ctx.file_schema)?,
         };
@@ -476,8 +479,12 @@ impl RollingFileWriter {
             + blobs
     }
 
-    /// Write the open file's row group out (freeing its memory); the file stays open.
+    /// Write the open file's row group out (freeing its memory); the file stays open. The
+    /// open `.blob` files are closed (written out): the data file's next rows go to new ones.
     pub fn flush_row_group(&mut self) -> Result<()> {
+        if let Some(b) = &mut self.blobs {
+            b.close_open()?;
+        }
         match self.current.as_mut() {
             Some(f) => f.writer.flush_buffered(),
             None => Ok(()),
