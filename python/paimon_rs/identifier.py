@@ -56,8 +56,9 @@ class Identifier:
 
     @property
     def branch(self) -> Optional[str]:
-        """The branch this identifier names, None for the main branch (pypaimon's read-only
-        ``Identifier.branch``; identifiers are immutable here, make a new one for another branch)."""
+        """The branch this identifier names, None for the main branch (pypaimon's
+        ``Identifier.branch``; pypaimon can also set it, identifiers here are immutable: make a
+        new one for another branch)."""
         return self.get_branch_name()
 
     @staticmethod

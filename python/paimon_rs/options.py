@@ -20,6 +20,8 @@ import re
 import warnings
 from typing import Any, Dict, List, Mapping, Optional, Union
 
+from paimon_rs.exceptions import InvalidArgumentError
+
 #: The read options that pin a handle to a past state of the table (time travel): such a handle
 #: cannot be written, deleted from or updated through.
 TIME_TRAVEL_OPTIONS = ("scan.snapshot-id", "scan.tag-name", "scan.timestamp-millis", "scan.timestamp",
@@ -241,6 +243,13 @@ def _to_string(value: Any) -> str:
     return str(value)
 
 
+# Java's `CoreOptions.StartupMode` values
+_STARTUP_MODES = frozenset({
+    "default", "latest-full", "full", "latest", "compacted-full", "from-timestamp",
+    "from-creation-timestamp", "from-file-creation-time", "from-snapshot", "from-snapshot-full",
+    "incremental"})
+
+
 class CoreOptions:
     """Table option keys (``CoreOptions.BUCKET.key()``)."""
 
@@ -452,6 +461,9 @@ class CoreOptions:
             warnings.warn("scan.mode 'full' is deprecated, use 'latest-full' instead.",
                           DeprecationWarning, stacklevel=2)
             return "latest-full"
+        if mode not in _STARTUP_MODES:
+            raise InvalidArgumentError(
+                f"scan.mode '{mode}': expected one of {', '.join(sorted(_STARTUP_MODES))}")
         if mode != "default":
             return mode
         has = self.options.contains_key

@@ -10,11 +10,19 @@ import pyarrow as pa
 
 from paimon_rs import _core
 from paimon_rs.data_types import DataField
+from paimon_rs.exceptions import InvalidArgumentError
 
 
 def option_texts(options: Optional[Dict[str, Any]]) -> Dict[str, str]:
     """Table options as Paimon stores them, strings, from pypaimon's looser values
-    (``{"bucket": 2, "deletion-vectors.enabled": True}`` is ``{"bucket": "2", ... "true"}``)."""
+    (``{"bucket": 2, "deletion-vectors.enabled": True}`` is ``{"bucket": "2", ... "true"}``).
+    A None value is refused (pypaimon's ``copy`` removes such an option; paimon_rs cannot
+    unset an option through a copy, and never stores the text ``"None"``)."""
+    for k, v in (options or {}).items():
+        if v is None:
+            raise InvalidArgumentError(
+                f"option '{k}' is None: give its value as text (removing an option through a "
+                "table copy, as pypaimon does for None, is not supported by paimon_rs)")
     return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
             for k, v in (options or {}).items()}
 

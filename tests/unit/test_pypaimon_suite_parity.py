@@ -16,6 +16,7 @@ from paimon_rs import (
     AtomicType,
     DataField,
     Identifier,
+    InvalidArgumentError,
     MapType,
     MultisetType,
     RowType,
@@ -276,6 +277,11 @@ def test_table_copy_takes_pypaimon_option_values(catalog):
     rb = t.new_read_builder()
     batches = list(rb.new_read().to_arrow_batch_reader(rb.new_scan().plan().splits()))
     assert max(b.num_rows for b in batches) <= 2 and sum(b.num_rows for b in batches) == 3
+    # None (pypaimon's copy removes the option) is refused, never stored as the text "None"
+    with pytest.raises(InvalidArgumentError, match="scan.tag-name"):
+        t.copy({"scan.tag-name": None})
+    with pytest.raises(InvalidArgumentError, match="bucket"):
+        Schema.from_pyarrow_schema(SCHEMA, options={"bucket": None})
 
 
 def test_identifier_branch_attribute():
@@ -305,6 +311,11 @@ def test_core_options_startup_mode(options, mode):
 def test_core_options_startup_mode_full_is_deprecated():
     with pytest.warns(DeprecationWarning, match="latest-full"):
         assert paimon_rs.CoreOptions.from_dict({"scan.mode": "full"}).startup_mode() == "latest-full"
+
+
+def test_core_options_startup_mode_unknown_is_refused():
+    with pytest.raises(InvalidArgumentError, match="scan.mode 'bogus'.*latest-full"):
+        paimon_rs.CoreOptions.from_dict({"scan.mode": "bogus"}).startup_mode()
 
 
 def test_core_options_local_cache_sizes():
