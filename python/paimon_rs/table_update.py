@@ -93,7 +93,7 @@ class TableUpdate:
         try:
             for data in tables:
                 data = _to_table(data, "update_by_arrow_with_row_id")
-                messages.extend(self._update_one(data, sid, done, cols))
+                self._update_one(data, sid, done, cols, messages)
         except BaseException:
             if messages:
                 self.table._core.new_commit(self.commit_user).abort(messages)
@@ -101,7 +101,9 @@ class TableUpdate:
         return messages
 
     def _update_one(self, data: pa.Table, sid: Optional[int], done: dict,
-                    cols: Optional[List[str]]) -> List[CommitMessage]:
+                    cols: Optional[List[str]], out: List[CommitMessage]) -> None:
+        """Write the update files of ``data`` into ``out`` (each as soon as it is written, so
+        that a failure later aborts it with the others)."""
         if ROW_ID not in data.column_names:
             raise InvalidArgumentError(f"update by _ROW_ID: the input must contain a {ROW_ID} column")
         if cols is None:
@@ -120,7 +122,7 @@ class TableUpdate:
                     f"update by _ROW_ID: partition column '{c}' of {self.table.identifier} cannot be "
                     "updated (the row would stay in its old partition)")
         if data.num_rows == 0:
-            return []
+            return
         rid_col = data.column(ROW_ID)
         if rid_col.null_count:
             raise InvalidArgumentError("update by _ROW_ID: the input has null _ROW_ID values")
@@ -144,7 +146,6 @@ class TableUpdate:
         assert sid is not None  # groups is empty without a snapshot
         current = self._current(sid, cols, [groups[k] for k in by_group])
         cur_ids = current.column(ROW_ID).to_numpy()
-        out = []
         for k, rows in sorted(by_group.items()):
             first, n = groups[k]
             lo = int(bisect.bisect_left(cur_ids, first))
@@ -169,7 +170,6 @@ class TableUpdate:
             out.append(self.table._core.write_row_id_update(sid, first, batch))
         for c in cols:
             done.setdefault(c, set()).update(groups[k][0] for k in by_group)
-        return out
 
     def _current(self, sid: int, cols: List[str], groups: Sequence[tuple]) -> pa.Table:
         """The current values of ``cols`` of the rows of ``groups`` in snapshot ``sid``,

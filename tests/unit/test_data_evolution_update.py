@@ -240,3 +240,50 @@ def test_reads_equal_a_model_keyed_by_row_id(tmp_path_factory, ops):
         k += 1
         _update(t, pa.table(upd), cols)
     assert _read(t) == [{"_ROW_ID": r, **model[r]} for r in sorted(model)]
+
+
+def test_two_updates_of_one_column_of_a_group_in_one_commit_are_refused(tmp_path):
+    """Each update file holds the group's whole column: two in one commit would undo one
+    another, so the commit is refused (nothing committed); other columns may share it."""
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    wb = t.new_batch_write_builder()
+    m1 = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": [-1]}))
+    m2 = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": [-2]}))
+    m3 = wb.new_update().with_update_type(["b"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([1], pa.int64()), "b": ["q"]}))
+    before = t.latest_snapshot_id()
+    with pytest.raises(InvalidArgumentError, match="two updates of column 'a'"):
+        wb.new_commit().commit(m1 + m2)
+    assert t.latest_snapshot_id() == before
+    wb.new_commit().commit(m1 + m3)
+    assert [(r["a"], r["b"]) for r in _read(t)] == [(-1, "x"), (20, "q")]
+
+
+def test_blob_columns_are_not_updated(tmp_path):
+    schema = pa.schema([("id", pa.int64()), ("blob", pa.large_binary())])
+    t = _table(tmp_path, schema=schema, name="db.bl")
+    write_arrow(t, pa.table({"id": [1], "blob": [b"x"]}, schema=schema))
+    with pytest.raises(UnsupportedError, match="BLOB column 'blob'"):
+        _update(t, pa.table({"_ROW_ID": pa.array([0], pa.int64()), "blob": pa.array([b"y"], pa.large_binary())}),
+                ["blob"])
+    assert [r["blob"] for r in _read(t, ["_ROW_ID", "blob"])] == [b"x"]
+
+
+def test_a_failed_update_leaves_no_files(tmp_path):
+    """An update failing at its second group (a value that does not cast) deletes the first
+    group's file, already written."""
+    import os
+
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1], "a": [10], "b": ["x"]}, schema=SCH))
+    write_arrow(t, pa.table({"id": [2], "a": [20], "b": ["y"]}, schema=SCH))
+    files = lambda: sorted(f for _, _, fs in os.walk(t.table_path) for f in fs if f.startswith("data-"))  # noqa: E731
+    before = files()
+    u = t.new_batch_write_builder().new_update().with_update_type(["a"])
+    data = pa.table({"_ROW_ID": pa.array([0, 1], pa.int64()), "a": pa.array(["1", "not a number"])})
+    with pytest.raises(pa.ArrowInvalid):
+        u.update_by_arrow_with_row_id(data)
+    assert files() == before

@@ -152,6 +152,25 @@ pub(super) fn check_updated_groups(
             )
         })
         .collect();
+    // two updates of one column of one group in a commit: each file holds the whole group's
+    // values of the column, so one would undo the other
+    type Group<'a> = (&'a [u8], i32, Option<i64>);
+    let mut seen: std::collections::HashMap<Group<'_>, Vec<&str>> = Default::default();
+    for e in &updates {
+        let cols = e.file.write_cols.as_deref().unwrap_or_default();
+        let prev = seen
+            .entry((e.partition.as_slice(), e.bucket, e.file.first_row_id))
+            .or_default();
+        if let Some(c) = cols.iter().find(|c| prev.contains(&c.as_str())) {
+            return Err(Error::invalid(format!(
+                "table '{}': two updates of column '{c}' of the rows {:?} + {} in one commit \
+                 (each update file holds the whole group: one would undo the other); update \
+                 them in one call or commit them one after the other",
+                table.name, e.file.first_row_id, e.file.row_count
+            )));
+        }
+        prev.extend(cols.iter().map(String::as_str));
+    }
     for e in updates {
         let key = (
             e.partition.as_slice(),

@@ -165,6 +165,19 @@ fn write_group(
     // the table as the file sees it: the updated columns only (in the table's order)
     let mut sub = table.clone();
     sub.schema.fields.retain(|f| cols.contains(&f.name));
+    if let Some(f) = sub
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.data_type.contains_blob())
+    {
+        // pypaimon writes a BLOB update as a `.blob` file of placeholders and new values,
+        // which paimon_rs neither writes nor reads
+        return Err(Error::unsupported(format!(
+            "updating BLOB column '{}' of table '{}' by _ROW_ID",
+            f.name, table.name
+        )));
+    }
     let written: Vec<String> = sub.schema.fields.iter().map(|f| f.name.clone()).collect();
     let mut ctx = file_context(&sub, 0, FileSource::Append)?;
     let aligned = crate::write::input::align_batch(&sub.schema, &ctx.file_schema, data, None, 0)?;
@@ -179,6 +192,7 @@ fn write_group(
         o.partition_legacy_name,
     )?;
     ctx.dir = table.bucket_dir(&pp, group.bucket);
+    let dir = ctx.dir.clone();
     // one file of the group's range, as pypaimon (rolling disabled)
     // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
     ctx.target_size = i64::MAX as u64;
@@ -192,6 +206,9 @@ fn write_group(
     writer.write(&aligned.batch)?;
     let mut files = writer.close()?;
     if files.len() != 1 {
+        for f in &files {
+            let _ = crate::fileindex::remove_data_file(&dir, f);
+        }
         return Err(Error::Internal(format!(
             "the update of the file group at first_row_id {} of table '{}' wrote {} files",
             group.first_row_id,
