@@ -15,7 +15,8 @@ import pypaimon_env
 
 pytestmark = pytest.mark.compat
 
-SCRIPT = r'''
+# both scripts: the two catalogs over one warehouse, the table's schema and options
+PRELUDE = r'''
 import json, random, sys
 import pyarrow as pa
 from pypaimon import CatalogFactory as PCF, Schema as PSchema
@@ -26,6 +27,9 @@ pc, rc = PCF.create({"warehouse": wh}), RCF.create({"warehouse": wh})
 rc.create_database("db", True)
 SCH = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
 OPTS = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+'''
+
+SCRIPT = PRELUDE + r'''
 COLS = ["_ROW_ID", "id", "a", "b"]
 
 def append(cat, name, data, cols=None):
@@ -90,3 +94,51 @@ def test_data_evolution_written_by_both(pypaimon_venv, tmp_path):
     for name, steps in got.items():
         for _kind, rs, py in steps:
             assert rs and py, (name, steps)
+
+
+GLOBAL_INDEX = PRELUDE + r'''
+from paimon_rs.exceptions import UnsupportedError
+rc.create_table("db.g", RSchema.from_pyarrow_schema(SCH, options=OPTS), False)
+
+def append(data):
+    wb = rc.get_table("db.g").new_batch_write_builder(); w = wb.new_write()
+    w.write_arrow(pa.table(data, schema=SCH)); wb.new_commit().commit(w.prepare_commit())
+
+def update(col, value):
+    wb = rc.get_table("db.g").new_batch_write_builder()
+    msgs = wb.new_update().with_update_type([col]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([0], pa.int64()), col: pa.array([value], SCH.field(col).type)}))
+    wb.new_commit().commit(msgs)
+
+append({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]})
+out = {"indexed": pc.get_table("db.g").create_global_index("a", "btree")}
+append({"id": [4], "a": [40], "b": ["w"]})
+before = rc.get_table("db.g").latest_snapshot_id()
+try:
+    update("a", 5)
+    out["a"] = "committed"
+except UnsupportedError as e:
+    out["a"] = str(e)
+out["unchanged"] = rc.get_table("db.g").latest_snapshot_id() == before
+update("b", "q")
+pt = pc.get_table("db.g")
+rb = pt.new_read_builder()
+out["py"] = sorted(rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist(), key=lambda r: r["id"])
+rb = pt.new_read_builder().with_filter(pt.new_read_builder().new_predicate_builder().equal("a", 20))
+out["py_a20"] = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+print(json.dumps(out))
+'''
+
+
+def test_updates_of_globally_indexed_columns_are_refused(pypaimon_venv, tmp_path):
+    """pypaimon builds a btree global index over ``a`` of a table paimon_rs wrote: paimon_rs's
+    appends keep it, an update of ``a`` is refused before anything is committed (the index would
+    answer with the old values; pypaimon's THROW_ERROR), an update of ``b`` commits, and
+    pypaimon's indexed lookup still finds its rows."""
+    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, GLOBAL_INDEX, str(tmp_path))
+    assert got["indexed"] >= 1
+    assert "global index" in got["a"] and "btree" in got["a"], got["a"]
+    assert got["unchanged"]
+    assert got["py"] == [{"id": 1, "a": 10, "b": "q"}, {"id": 2, "a": 20, "b": "y"},
+                         {"id": 3, "a": 30, "b": "z"}, {"id": 4, "a": 40, "b": "w"}]
+    assert got["py_a20"] == [{"id": 2, "a": 20, "b": "y"}]

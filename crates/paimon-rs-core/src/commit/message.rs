@@ -329,6 +329,7 @@ pub(crate) mod tests {
             row_count: 2,
             dv_ranges: None,
             external_path: None,
+            global_index: None,
         });
         let back = CommitMessage::from_bytes(&m.to_bytes().unwrap()).unwrap();
         assert_eq!(back, m);

@@ -34,6 +34,7 @@ mod manifest_merge;
 mod message;
 mod partition_expiry;
 mod rewrite_check;
+mod row_id_check;
 mod row_tracking;
 mod safety;
 #[cfg(test)]
@@ -81,6 +82,8 @@ enum Phase {
         adds: Vec<ManifestEntry>,
         replace: Option<Replace>,
         sequences: Option<SequenceCheck>,
+        /// Racing column updates of a data-evolution table (None for an overwrite).
+        row_ids: Option<Box<row_id_check::RowIdCheck>>,
     },
     /// Compaction results (COMPACT): DELETE entries of `compact_before`, then ADD entries of
     /// `compact_after`, message by message (Java's `ManifestEntryChanges`).
@@ -403,6 +406,9 @@ impl FileStoreCommit {
                 .map_err(|e| e.with_table(&self.table.name))?;
         }
         let replace = self.resolve_overwrite(messages, overwrite)?;
+        if replace.is_some() {
+            self.refuse_overwriting_updates(messages)?;
+        }
         let Changes {
             adds,
             compact,
@@ -451,9 +457,12 @@ impl FileStoreCommit {
                 self.precheck_compaction(&adds, &compact, &append_index, &compact_index)?;
             }
             // Only appends can be hidden: an overwrite replaces every live file of its partitions.
-            let sequences = match replace {
-                None => Some(SequenceCheck::new(self, messages)?),
-                Some(_) => None,
+            let (sequences, row_ids) = match replace {
+                None => (
+                    Some(SequenceCheck::new(self, messages)?),
+                    Some(Box::new(row_id_check::RowIdCheck::new(self, messages)?)),
+                ),
+                Some(_) => (None, None),
             };
             // deletion vectors of an append table's rows (a DELETE / UPDATE / MERGE) are an
             // OVERWRITE, as Java's `ConflictDetection.shouldBeOverwriteCommit`: streaming reads
@@ -471,6 +480,7 @@ impl FileStoreCommit {
                 adds,
                 replace,
                 sequences,
+                row_ids,
             };
             last = self.try_commit(&mut phase, append_extras, kind, commit_identifier)?;
         }
@@ -513,6 +523,27 @@ impl FileStoreCommit {
         };
         if let Err(e) = run() {
             self.warn_after_commit(snapshot_id, "maintenance (snapshot expiry, tags)", &e);
+        }
+    }
+
+    /// A column update (data evolution: a file of some columns of existing rows, its
+    /// `first_row_id` set by write/row_update.rs) cannot be an overwrite: the overwrite would
+    /// delete the files holding the rows' other columns and keep only the updated ones.
+    fn refuse_overwriting_updates(&self, messages: &[CommitMessage]) -> Result<()> {
+        let update = messages
+            .iter()
+            .flat_map(|m| &m.data_increment.new_files)
+            .find(|f| f.first_row_id.is_some() && !f.file_name.ends_with(".blob"));
+        match update {
+            None => Ok(()),
+            Some(f) => Err(Error::invalid(format!(
+                "table '{}': the update file '{}' (columns {}) cannot be committed as an \
+                 overwrite: it would replace the rows' other columns; commit updates with a \
+                 builder without overwrite",
+                self.table.name,
+                f.file_name,
+                f.write_cols.as_deref().unwrap_or_default().join(", ")
+            ))),
         }
     }
 
@@ -628,6 +659,13 @@ impl FileStoreCommit {
                 // attempt's latest snapshot (a retry assigns them again)
                 let next_row_id = if o.row_tracking()? {
                     row_tracking::check_updated_groups(&self.table, &delta, latest.as_ref())?;
+                    if let Phase::Append {
+                        row_ids: Some(check),
+                        ..
+                    } = phase
+                    {
+                        check.run(self, latest.as_ref())?;
+                    }
                     Some(row_tracking::assign(
                         &self.table.name,
                         &mut delta,
@@ -862,6 +900,7 @@ impl FileStoreCommit {
                 adds,
                 replace,
                 sequences,
+                ..
             } => {
                 // An append (and a dynamic overwrite) only needs the live files of the
                 // partitions it writes to; a static overwrite needs all it may replace.

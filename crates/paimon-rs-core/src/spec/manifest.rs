@@ -299,6 +299,19 @@ fn index_manifest_schema_json() -> serde_json::Value {
         {"name": "_ROW_COUNT", "type": "long"},
         nullable("_DELETIONS_VECTORS_RANGES", json!({"type": "array", "items": ["null", range]})),
         nullable("_EXTERNAL_PATH", json!("string")),
+        nullable("_GLOBAL_INDEX", global_index_schema_json()),
+    ]})
+}
+
+/// Java's `GlobalIndexMeta.SCHEMA` (a global index file's row range and indexed fields).
+fn global_index_schema_json() -> serde_json::Value {
+    json!({"type": "record", "name": format!("{JAVA_RECORD}__GLOBAL_INDEX"), "fields": [
+        {"name": "_ROW_RANGE_START", "type": "long"},
+        {"name": "_ROW_RANGE_END", "type": "long"},
+        {"name": "_INDEX_FIELD_ID", "type": "int"},
+        nullable("_EXTRA_FIELD_IDS", json!({"type": "array", "items": "int"})),
+        nullable("_INDEX_META", json!("bytes")),
+        nullable("_SOURCE_META", json!("bytes")),
     ]})
 }
 
@@ -490,6 +503,27 @@ fn index_manifest_entry_value(e: &IndexManifestEntry) -> Value {
             "_EXTERNAL_PATH",
             opt_value(e.external_path.clone(), Value::String),
         ),
+        field(
+            "_GLOBAL_INDEX",
+            opt_value(e.global_index.as_ref(), global_index_value),
+        ),
+    ])
+}
+
+fn global_index_value(g: &GlobalIndexMeta) -> Value {
+    let bytes = |b: &Option<Vec<u8>>| opt_value(b.clone(), Value::Bytes);
+    Value::Record(vec![
+        field("_ROW_RANGE_START", Value::Long(g.row_range_start)),
+        field("_ROW_RANGE_END", Value::Long(g.row_range_end)),
+        field("_INDEX_FIELD_ID", Value::Int(g.index_field_id)),
+        field(
+            "_EXTRA_FIELD_IDS",
+            opt_value(g.extra_field_ids.as_deref(), |ids| {
+                Value::Array(ids.iter().map(|&i| Value::Int(i)).collect())
+            }),
+        ),
+        field("_INDEX_META", bytes(&g.index_meta)),
+        field("_SOURCE_META", bytes(&g.source_meta)),
     ])
 }
 
@@ -1004,6 +1038,29 @@ pub struct IndexFileMeta {
     pub dv_ranges: Option<Vec<DeletionVectorRange>>,
     /// Absolute location when the index file lives outside the table.
     pub external_path: Option<String>,
+    /// A global index file's meta (Java / pypaimon `create_global_index`); paimon_rs writes
+    /// none and carries those it reads.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub global_index: Option<GlobalIndexMeta>,
+}
+
+/// Java's `GlobalIndexMeta`: the row-id range a global index file covers and the fields (ids)
+/// it indexes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GlobalIndexMeta {
+    pub row_range_start: i64,
+    pub row_range_end: i64,
+    pub index_field_id: i32,
+    pub extra_field_ids: Option<Vec<i32>>,
+    pub index_meta: Option<Vec<u8>>,
+    pub source_meta: Option<Vec<u8>>,
+}
+
+impl GlobalIndexMeta {
+    /// The ids of the fields the index covers.
+    pub fn field_ids(&self) -> impl Iterator<Item = i32> + '_ {
+        std::iter::once(self.index_field_id).chain(self.extra_field_ids.iter().flatten().copied())
+    }
 }
 
 /// One record of an index manifest (§4.6).
@@ -1022,6 +1079,8 @@ pub struct IndexManifestEntry {
     pub dv_ranges: Option<Vec<DeletionVectorRange>>,
     /// Absolute location when the index file lives outside the table (newer Java).
     pub external_path: Option<String>,
+    /// A global index file's meta (see [`IndexFileMeta::global_index`]).
+    pub global_index: Option<GlobalIndexMeta>,
 }
 
 impl IndexManifestEntry {
@@ -1037,6 +1096,7 @@ impl IndexManifestEntry {
             row_count: f.row_count,
             dv_ranges: f.dv_ranges.clone(),
             external_path: f.external_path.clone(),
+            global_index: f.global_index.clone(),
         }
     }
 
@@ -1049,8 +1109,43 @@ impl IndexManifestEntry {
             row_count: self.row_count,
             dv_ranges: self.dv_ranges.clone(),
             external_path: self.external_path.clone(),
+            global_index: self.global_index.clone(),
         }
     }
+}
+
+fn to_global_index(v: Value, ctx: &Ctx) -> Result<GlobalIndexMeta> {
+    const F: &str = "_GLOBAL_INDEX";
+    let mut f: [Option<Value>; 6] = Default::default();
+    for (n, value) in to_record(strip_union(v), F, ctx)? {
+        let slot = match n.as_str() {
+            "_ROW_RANGE_START" => 0,
+            "_ROW_RANGE_END" => 1,
+            "_INDEX_FIELD_ID" => 2,
+            "_EXTRA_FIELD_IDS" => 3,
+            "_INDEX_META" => 4,
+            "_SOURCE_META" => 5,
+            _ => continue,
+        };
+        f[slot] = Some(value);
+    }
+    let [start, end, id, extra, meta, source] = f;
+    let bytes = |v: Option<Value>| optional(v).map(|v| to_bytes(v, F, ctx)).transpose();
+    Ok(GlobalIndexMeta {
+        row_range_start: to_i64(required(start, "_ROW_RANGE_START", ctx)?, F, ctx)?,
+        row_range_end: to_i64(required(end, "_ROW_RANGE_END", ctx)?, F, ctx)?,
+        index_field_id: to_i32(required(id, "_INDEX_FIELD_ID", ctx)?, F, ctx)?,
+        extra_field_ids: optional(extra)
+            .map(|v| {
+                to_array(v, F, ctx)?
+                    .into_iter()
+                    .map(|x| to_i32(strip_union(x), F, ctx))
+                    .collect::<Result<Vec<_>>>()
+            })
+            .transpose()?,
+        index_meta: bytes(meta)?,
+        source_meta: bytes(source)?,
+    })
 }
 
 fn to_dv_range(v: Value, ctx: &Ctx) -> Result<DeletionVectorRange> {
@@ -1092,7 +1187,7 @@ fn to_index_manifest_entry(v: Value, ctx: &Ctx) -> Result<IndexManifestEntry> {
         };
         f[slot] = Some(value);
     }
-    let [version, kind, partition, bucket, index_type, file_name, file_size, row_count, ranges, external, _global] =
+    let [version, kind, partition, bucket, index_type, file_name, file_size, row_count, ranges, external, global] =
         f;
     let version = to_i32(required(version, "_VERSION", ctx)?, "_VERSION", ctx)?;
     if version != INDEX_MANIFEST_VERSION {
@@ -1128,6 +1223,9 @@ fn to_index_manifest_entry(v: Value, ctx: &Ctx) -> Result<IndexManifestEntry> {
         dv_ranges,
         external_path: optional(external)
             .map(|v| to_string(v, "_EXTERNAL_PATH", ctx))
+            .transpose()?,
+        global_index: optional(global)
+            .map(|v| to_global_index(v, ctx))
             .transpose()?,
     })
 }
@@ -1710,6 +1808,7 @@ pub(crate) mod tests {
                 row_count: 2,
                 dv_ranges: Some(vec![range("data-1", Some(4)), range("data-2", None)]),
                 external_path: None,
+                global_index: None,
             },
             IndexManifestEntry {
                 kind: FileKind::Add,
@@ -1721,6 +1820,27 @@ pub(crate) mod tests {
                 row_count: 2,
                 dv_ranges: None,
                 external_path: Some("s3://b/index-b-0".into()),
+                global_index: None,
+            },
+            // a global index file (pypaimon / Java `create_global_index`): carried as read
+            IndexManifestEntry {
+                kind: FileKind::Add,
+                partition: vec![],
+                bucket: 0,
+                index_type: "btree".into(),
+                file_name: "btree-global-index-c.index".into(),
+                file_size: 99,
+                row_count: 10,
+                dv_ranges: None,
+                external_path: None,
+                global_index: Some(GlobalIndexMeta {
+                    row_range_start: 0,
+                    row_range_end: 9,
+                    index_field_id: 2,
+                    extra_field_ids: Some(vec![3, 4]),
+                    index_meta: Some(vec![1, 2, 3]),
+                    source_meta: None,
+                }),
             },
         ];
         for codec in ["zstd", "none"] {

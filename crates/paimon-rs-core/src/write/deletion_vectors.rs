@@ -83,6 +83,7 @@ pub(crate) fn write_index_file(
         row_count: ranges.len() as i64,
         dv_ranges: Some(ranges),
         external_path: None,
+        global_index: None,
     }))
 }
 

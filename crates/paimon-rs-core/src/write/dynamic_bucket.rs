@@ -113,6 +113,7 @@ pub(crate) fn write_hash_index(
         row_count: hashes.len() as i64,
         dv_ranges: None,
         external_path: None,
+        global_index: None,
     })
 }
 
@@ -342,6 +343,7 @@ impl DynamicBucketAssigner {
                 row_count: e.row_count,
                 dv_ranges: None,
                 external_path: e.external_path.clone(),
+                global_index: None,
             };
             if index.files.insert(e.bucket, meta.clone()).is_some() {
                 return Err(Error::corrupt(
@@ -1242,6 +1244,7 @@ mod tests {
                     row_count: e.row_count,
                     dv_ranges: None,
                     external_path: None,
+                    global_index: None,
                 };
                 let mut hashes = read_hash_index(t, &meta).unwrap();
                 hashes.sort();

@@ -118,11 +118,12 @@ pub fn write_row_id_update(
                 table.name
             ))
         })?;
-    write_group(table, group, data)
+    write_group(table, snapshot_id, group, data)
 }
 
 fn write_group(
     table: &FileStoreTable,
+    snapshot_id: i64,
     group: &RowIdGroup,
     data: &RecordBatch,
 ) -> Result<CommitMessage> {
@@ -232,7 +233,9 @@ fn write_group(
             ..Default::default()
         },
         compact_increment: Default::default(),
-        restored_snapshot: None,
+        // the snapshot the rows were read from: the commit refuses the update if a commit
+        // since wrote the same columns of the same rows (commit/row_id_check.rs)
+        restored_snapshot: Some(Some(snapshot_id)),
     })
 }
 
