@@ -174,7 +174,7 @@ class TableUpdate:
     def _current(self, sid: int, cols: List[str], groups: Sequence[tuple]) -> pa.Table:
         """The current values of ``cols`` of the rows of ``groups`` in snapshot ``sid``,
         ordered by ``_ROW_ID``."""
-        t = self.table.copy({"scan.snapshot-id": str(sid)})
+        t = self.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
         rb = t.new_read_builder().with_projection([ROW_ID] + cols)
         data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         ids = data.column(ROW_ID)
@@ -215,7 +215,8 @@ class TableUpdate:
             return []
         needed = sorted(predicate.fields()) if predicate is not None else []
         proj = list(dict.fromkeys([ROW_ID] + read_columns + needed))
-        rb = self.table.copy({"scan.snapshot-id": str(sid)}).new_read_builder().with_projection(proj)
+        at = self.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
+        rb = at.new_read_builder().with_projection(proj)
         if predicate is not None:
             rb = rb.with_filter(predicate)
         matched = rb.new_read().to_arrow(rb.new_scan().plan().splits())
