@@ -112,9 +112,15 @@ class TableUpdate:
             cols = [c for c in data.column_names if c != ROW_ID]
         if not cols:
             raise InvalidArgumentError("update by _ROW_ID: no column to update")
+        blobs = {f.name for f in self.table.fields if str(f.type).startswith("BLOB")}
         for c in cols:
             if c not in self.table.field_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: column {c} not found in table schema")
+            if c in blobs:
+                # refused before the current values (the BLOB bytes) are read; the core
+                # refuses it too
+                raise UnsupportedError(f"updating BLOB column '{c}' of table '{self.table.identifier}' by "
+                                       "_ROW_ID (pypaimon writes placeholder .blob files; not implemented)")
             if c not in data.column_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: the input has no column {c}")
             if c in self.table.partition_keys:
