@@ -207,3 +207,18 @@ def test_memory_pressure_closes_blob_files(tmp_path):
     assert all(r["a"] == big and r["b"] == bytes([r["id"]]) * 10 for r in got)
     blob_files = [f for _, _, fs in os.walk(t.table_path) for f in fs if f.endswith(".blob")]
     assert len(blob_files) > 2  # closed under pressure, more than one per column
+
+
+def test_blob_hooks_are_refused_not_ignored(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    w = t.new_batch_write_builder().new_write()
+    # no hook: accepted (pypaimon's reset)
+    assert w.with_blob_consumer(None) is w
+    assert w.with_blob_uri_reader_factory(None) is w
+    with pytest.raises(UnsupportedError, match="with_blob_consumer.*blob-as-descriptor"):
+        w.with_blob_consumer(lambda name, descriptor: False)
+    with pytest.raises(UnsupportedError, match="with_blob_uri_reader_factory.*local files"):
+        w.with_blob_uri_reader_factory(object())
+    w.close()
