@@ -219,7 +219,7 @@ class Table:
             from paimon_rs.predicate import suggest_column
             hint = suggest_column(tag, tags).split(" (columns")[0] if tags else ""
             raise InvalidArgumentError(
-                f"{what}: tag '{tag}' of {self.identifier} does not exist{hint} (tags: {tags})")
+                f"{what}: tag '{tag}' of {self.identifier} doesn't exist{hint} (tags: {tags})")
         return self.copy({key: tag})
 
     # ---- one-line reads and writes ----
