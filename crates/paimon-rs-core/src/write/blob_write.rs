@@ -18,7 +18,7 @@
 //! descriptors of local files (a path or a `file:` URI) are read, others are refused.
 
 use std::io::BufWriter;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -152,16 +152,20 @@ impl BlobSidecars {
     }
 
     /// Writes the BLOB columns of `chunk` (a table row batch). Every value is checked and every
-    /// descriptor resolved first: one that fails leaves the `.blob` files as they were.
+    /// descriptor resolved (its file opened, its range checked) first, so one that fails leaves
+    /// the `.blob` files as they were; a descriptor's bytes are then read one value at a time as
+    /// it is added (a chunk of descriptors of large files never sits in memory). An I/O error of
+    /// that second pass fails the bucket's write as a whole (write/append_writer.rs drops its
+    /// files).
     pub fn write(&mut self, chunk: &RecordBatch) -> Result<()> {
         let spec = self.spec.clone();
-        let mut columns: Vec<Vec<Option<std::borrow::Cow<'_, [u8]>>>> = vec![];
+        let mut columns: Vec<Vec<Value<'_>>> = vec![];
         for (pos, name) in &spec.blob_cols {
             let array = chunk.column(*pos);
             let mut values = Vec::with_capacity(array.len());
             for row in 0..array.len() {
                 if array.is_null(row) {
-                    values.push(None);
+                    values.push(Value::Null);
                     continue;
                 }
                 let b = match array.data_type() {
@@ -174,24 +178,30 @@ impl BlobSidecars {
                         )))
                     }
                 };
-                values.push(Some(match parse_descriptor(b)? {
-                    Some(d) => std::borrow::Cow::Owned(read_descriptor(name, &d)?),
+                values.push(match parse_descriptor(b)? {
+                    Some(d) => resolve_descriptor(name, &d)?,
                     None => {
                         refuse_video_frame(name, b)?;
-                        std::borrow::Cow::Borrowed(b)
+                        Value::Bytes(b)
                     }
-                }));
+                });
             }
             columns.push(values);
         }
         for (c, values) in columns.into_iter().enumerate() {
             for v in values {
+                let read;
+                let value = match &v {
+                    Value::Null => BlobValue::Null,
+                    Value::Bytes(b) => BlobValue::Data(b),
+                    Value::File(path, offset, len) => {
+                        read = read_range(path, *offset, *len)?;
+                        BlobValue::Data(&read)
+                    }
+                };
                 let open = self.open_column(c)?;
                 open.w
-                    .add(match &v {
-                        None => BlobValue::Null,
-                        Some(b) => BlobValue::Data(b),
-                    })
+                    .add(value)
                     .map_err(|e| Error::io(&open.staged.tmp, e))?;
                 if open.w.position() >= self.spec.target_size {
                     self.close_column(c)?;
@@ -404,10 +414,18 @@ pub fn parse_descriptor(bytes: &[u8]) -> Result<Option<Descriptor>> {
     }))
 }
 
-/// The bytes a descriptor points at (a local file only; pypaimon reads any URI its file IO
-/// knows); a range past the file's end is an error naming the file, checked before any
-/// memory is taken for it.
-fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
+/// A BLOB value checked for writing: null, the bytes themselves, or the range `offset`,
+/// `len` of a local file a descriptor points at (read when it is added).
+enum Value<'a> {
+    Null,
+    Bytes(&'a [u8]),
+    File(PathBuf, u64, usize),
+}
+
+/// The local file range a descriptor points at (a local file only; pypaimon reads any URI its
+/// file IO knows), checked without reading it: a range past the file's end is an error naming
+/// the file.
+fn resolve_descriptor<'a>(column: &str, d: &Descriptor) -> Result<Value<'a>> {
     let Some(local) = local_file(&d.uri) else {
         return Err(Error::unsupported(format!(
             "BLOB column '{column}': reading the BlobDescriptor of '{}' to write its bytes \
@@ -415,12 +433,9 @@ fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
             d.uri
         )));
     };
-    let path = local.as_path();
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    f.seek(SeekFrom::Start(d.offset))
-        .map_err(|e| Error::io(path, e))?;
-    let size = f.metadata().map_err(|e| Error::io(path, e))?.len();
+    let size = std::fs::metadata(&local)
+        .map_err(|e| Error::io(&local, e))?
+        .len();
     let len = match d.length {
         Some(l) if d.offset.checked_add(l).is_some_and(|end| end <= size) => l,
         None if d.offset <= size => size - d.offset,
@@ -438,6 +453,15 @@ fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
         }
     };
     let len = usize::try_from(len).map_err(|_| Error::invalid("BLOB descriptor too long"))?;
+    Ok(Value::File(local, d.offset, len))
+}
+
+/// `len` bytes of `path` from `offset`.
+fn read_range(path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
+    f.seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io(path, e))?;
     let mut buf = vec![0u8; len];
     f.read_exact(&mut buf).map_err(|e| Error::io(path, e))?;
     Ok(buf)
@@ -446,11 +470,13 @@ fn read_descriptor(column: &str, d: &Descriptor) -> Result<Vec<u8>> {
 /// The local file a descriptor's URI names, as pypaimon's `LocalFileIO` reads it: a path, or
 /// a `file:` URI (`file:///p`, `file://localhost/p`, `file:/p`; percent-decoded; another host
 /// is a UNC share `//host/p`); None for another scheme or a path that is not UTF-8 once
-/// decoded.
+/// decoded. A `file:` URI's query and fragment are dropped, as pypaimon's `urlparse`.
 fn local_file(uri: &str) -> Option<PathBuf> {
     let Some(rest) = uri.strip_prefix("file:") else {
         return (!uri.contains("://")).then(|| PathBuf::from(uri));
     };
+    // `urlparse`: a `file:` URI's query and fragment are not part of its path
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
     let (host, path) = match rest.strip_prefix("//") {
         Some(r) => r.split_at(r.find('/').unwrap_or(r.len())),
         None => ("", rest),
@@ -483,6 +509,10 @@ mod tests {
         assert_eq!(local_file("file://server/share/x"), p("//server/share/x"));
         assert_eq!(local_file("s3://bucket/x"), None);
         assert_eq!(local_file("file:///bad%ff"), None);
+        // a file: URI's query and fragment are cut as `urlparse` cuts them (a %23 stays)
+        assert_eq!(local_file("file:///tmp/clip#2.bin"), p("/tmp/clip"));
+        assert_eq!(local_file("file:///tmp/clip?x=1"), p("/tmp/clip"));
+        assert_eq!(local_file("file:///tmp/clip%232.bin"), p("/tmp/clip#2.bin"));
     }
 
     fn spec(target: u64) -> Arc<BlobSpec> {
