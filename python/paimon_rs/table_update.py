@@ -146,25 +146,28 @@ class TableUpdate:
         assert sid is not None  # groups is empty without a snapshot
         current = self._current(sid, cols, [groups[k] for k in by_group])
         cur_ids = current.column(ROW_ID).to_numpy()
+        ncur = current.num_rows
         for k, rows in sorted(by_group.items()):
             first, n = groups[k]
             lo = int(bisect.bisect_left(cur_ids, first))
             hi = int(bisect.bisect_left(cur_ids, first + n))
-            if hi - lo != n:
-                raise UnsupportedError(
-                    f"update by _ROW_ID: {hi - lo} of the rows {first}..{first + n} of "
-                    f"{self.table.identifier} are live (deleted rows): updating them is not implemented")
-            base = current.slice(lo, n)
-            # position p of the group: the update's row j where p == row id - first, else p
-            idx = list(range(n))
+            # position p of the group: the update's row j where p == row id - first, else the
+            # live row p; a deleted row (its position marked in the group's deletion vector,
+            # never read) gets the first updated row's values, so the file covers every id
+            idx = [ncur] * n
+            for j in range(lo, hi):
+                idx[int(cur_ids[j]) - first] = j
             for j, i in enumerate(rows):
-                idx[row_ids[i] - first] = n + j
+                if idx[row_ids[i] - first] == ncur:
+                    raise InvalidArgumentError(
+                        f"update by _ROW_ID: row id {row_ids[i]} of {self.table.identifier} is deleted")
+                idx[row_ids[i] - first] = ncur + j
             take = pa.array(idx, pa.int64())
             upd = data.take(pa.array(rows, pa.int64()))
             arrays = []
             for c in cols:
-                typ = base.schema.field(c).type
-                both = pa.chunked_array(base.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
+                typ = current.schema.field(c).type
+                both = pa.chunked_array(current.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
                 arrays.append(both.take(take).combine_chunks())
             batch = pa.RecordBatch.from_arrays(arrays, names=cols)
             out.append(self.table._core.write_row_id_update(sid, first, batch))
@@ -247,6 +250,28 @@ class TableUpdate:
             pieces.append(pa.table(arrays))
         return self._update([pa.concat_tables(pieces)], list(assignments), sid)
 
+    def _upsert(self, data: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        from paimon_rs.mutations import _to_table
+        from paimon_rs.table_upsert import upsert
+
+        data = _to_table(data, "upsert_by_arrow_with_key")
+        return upsert(self, data, list(upsert_keys), "upsert_by_arrow_with_key")
+
+    def _upsert_rows(self, rows: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        from paimon_rs.table_upsert import upsert_rows
+
+        return upsert_rows(self, rows, list(upsert_keys))
+
+    def _delete_by_row_id(self, row_ids: Sequence[int]) -> List[CommitMessage]:
+        from paimon_rs.table_delete import delete_row_ids
+
+        return delete_row_ids(self, row_ids)
+
+    def _delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
+        from paimon_rs.table_delete import delete_by_predicate
+
+        return delete_by_predicate(self, predicate)
+
     # --- what paimon_rs does not do ---
 
     def new_shard_updator(self, shard_num: int, total_shard_count: int) -> Any:
@@ -256,22 +281,6 @@ class TableUpdate:
     def new_update_by_row_id(self, *args: Any, **kwargs: Any) -> Any:
         """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
         raise _refused("new_update_by_row_id")
-
-    def upsert_by_arrow_with_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's upsert by key columns: refused (``UnsupportedError``)."""
-        raise _refused("upsert_by_arrow_with_key")
-
-    def upsert_by_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's upsert of row objects by key columns: refused (``UnsupportedError``)."""
-        raise _refused("upsert_by_key")
-
-    def delete_by_predicate(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's delete through deletion vectors: refused (``UnsupportedError``)."""
-        raise _refused("delete_by_predicate")
-
-    def delete_by_row_id(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's delete by ``_ROW_ID``: refused (``UnsupportedError``)."""
-        raise _refused("delete_by_row_id")
 
     def merge_into(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
         """pypaimon's MERGE INTO: refused (``UnsupportedError``; ``table.merge`` is paimon_rs's
@@ -302,6 +311,30 @@ class BatchTableUpdate(TableUpdate):
         return self._update_by_predicate(predicate, assignments, read_columns)
 
 
+    def upsert_by_arrow_with_key(self, table: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        """Upsert ``table``'s rows by the key columns ``upsert_keys``: the rows of the latest
+        snapshot with an input row's key get its update columns (every such row), the other
+        input rows are appended (``paimon_rs.table_upsert``). Returns the commit messages of
+        both; nothing is committed."""
+        return self._upsert(table, upsert_keys)
+
+    def upsert_by_key(self, rows: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        """``upsert_by_arrow_with_key`` of rows (dicts, tuples in column order, or row
+        objects with ``fields`` and ``values``), all naming the same columns."""
+        return self._upsert_rows(rows, upsert_keys)
+
+    def delete_by_row_id(self, row_ids: Sequence[int]) -> List[CommitMessage]:
+        """Delete the rows ``row_ids`` through deletion vectors (``paimon_rs.table_delete``;
+        the table must set ``deletion-vectors.enabled``). Returns the commit messages of the
+        new deletion-vector index files; nothing is committed."""
+        return self._delete_by_row_id(row_ids)
+
+    def delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
+        """Delete the rows ``predicate`` matches (all if None) through deletion vectors, as
+        ``delete_by_row_id``."""
+        return self._delete_by_predicate(predicate)
+
+
 class StreamTableUpdate(TableUpdate):
     """The update of a stream write builder (``StreamWriteBuilder.new_update``)."""
 
@@ -316,3 +349,26 @@ class StreamTableUpdate(TableUpdate):
         """As ``BatchTableUpdate.update_by_predicate``; pass ``commit_identifier`` to
         ``StreamTableCommit.commit``."""
         return self._update_by_predicate(predicate, assignments, read_columns)
+
+    def upsert_by_arrow_with_key(self, table: Any, upsert_keys: List[str],
+                                 commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.upsert_by_arrow_with_key``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._upsert(table, upsert_keys)
+
+    def upsert_by_key(self, rows: Any, upsert_keys: List[str],
+                      commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.upsert_by_key``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._upsert_rows(rows, upsert_keys)
+
+    def delete_by_row_id(self, row_ids: Sequence[int], commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.delete_by_row_id``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._delete_by_row_id(row_ids)
+
+    def delete_by_predicate(self, predicate: Optional[Predicate],
+                            commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.delete_by_predicate``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._delete_by_predicate(predicate)
