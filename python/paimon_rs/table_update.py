@@ -33,7 +33,8 @@ def _assignment(col: str, value: Any, typ: pa.DataType, n: int) -> Any:
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
         if len(value) != n:
             raise InvalidArgumentError(
-                f"update_by_predicate: the assignment of {col} has {len(value)} values for {n} matched rows")
+                f"update_by_predicate: Assignment array length must match matched row count: "
+                f"{len(value)} != {n} (column {col}).")
         return value.cast(typ)
     if isinstance(value, pa.Scalar):
         value = value.as_py()
@@ -136,7 +137,8 @@ class TableUpdate:
             k = bisect.bisect_right(firsts, r) - 1
             if k < 0 or r >= groups[k][0] + groups[k][1]:
                 raise InvalidArgumentError(
-                    f"update by _ROW_ID: row id {r} is not a row of {self.table.identifier}")
+                    f"update by _ROW_ID: Row ID {r} does not belong to any valid range (not a row "
+                    f"of {self.table.identifier})")
             by_group.setdefault(k, []).append(i)
         overlap = {c: sorted(done.get(c, set()) & {groups[k][0] for k in by_group}) for c in cols}
         overlap = {c: v for c, v in overlap.items() if v}
@@ -160,7 +162,8 @@ class TableUpdate:
             for j, i in enumerate(rows):
                 if idx[row_ids[i] - first] == ncur:
                     raise InvalidArgumentError(
-                        f"update by _ROW_ID: row id {row_ids[i]} of {self.table.identifier} is deleted")
+                        f"update by _ROW_ID: Row ID {row_ids[i]} does not belong to any valid range "
+                        f"(the row of {self.table.identifier} is deleted)")
                 idx[row_ids[i] - first] = ncur + j
             take = pa.array(idx, pa.int64())
             upd = data.take(pa.array(rows, pa.int64()))
@@ -209,10 +212,10 @@ class TableUpdate:
             raise InvalidArgumentError(
                 "update_by_predicate: callable assignments cannot be combined with Arrow array assignments")
         if has_callable and not read_columns:
-            raise InvalidArgumentError("update_by_predicate: callable assignments require read_columns")
+            raise InvalidArgumentError("update_by_predicate: Callable assignments require read_columns.")
         for c in list(read_columns) + list(assignments):
             if c not in names:
-                raise InvalidArgumentError(f"update_by_predicate: column {c} is not in table schema")
+                raise InvalidArgumentError(f"update_by_predicate: Column {c} is not in table schema.")
         sid = self.table.latest_snapshot_id()
         if sid is None:
             return []
@@ -272,6 +275,12 @@ class TableUpdate:
 
         return delete_by_predicate(self, predicate)
 
+    def _merge_into(self, source: Any, on: Any, when_matched: Sequence[Any],
+                    when_not_matched: Sequence[Any]) -> List[CommitMessage]:
+        from paimon_rs.table_merge_into import merge_into
+
+        return merge_into(self, source, on, when_matched, when_not_matched)
+
     # --- what paimon_rs does not do ---
 
     def new_shard_updator(self, shard_num: int, total_shard_count: int) -> Any:
@@ -282,10 +291,6 @@ class TableUpdate:
         """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
         raise _refused("new_update_by_row_id")
 
-    def merge_into(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's MERGE INTO: refused (``UnsupportedError``; ``table.merge`` is paimon_rs's
-        merge of tables that are not data-evolution tables)."""
-        raise _refused("merge_into")
 
 
 class BatchTableUpdate(TableUpdate):
@@ -334,6 +339,15 @@ class BatchTableUpdate(TableUpdate):
         ``delete_by_row_id``."""
         return self._delete_by_predicate(predicate)
 
+    def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),
+                   when_not_matched: Sequence[Any] = ()) -> List[CommitMessage]:
+        """MERGE INTO this table from ``source`` (an Arrow table or stream, or a table) on the
+        key columns ``on`` (names, or a mapping target -> source): matched rows updated or
+        deleted (``WhenMatched``), unmatched source rows inserted (``WhenNotMatched``); clause
+        conditions are refused (``paimon_rs.table_merge_into``). Returns the commit messages;
+        nothing is committed."""
+        return self._merge_into(source, on, when_matched, when_not_matched)
+
 
 class StreamTableUpdate(TableUpdate):
     """The update of a stream write builder (``StreamWriteBuilder.new_update``)."""
@@ -372,3 +386,10 @@ class StreamTableUpdate(TableUpdate):
         """As ``BatchTableUpdate.delete_by_predicate``; pass ``commit_identifier`` to
         ``StreamTableCommit.commit``."""
         return self._delete_by_predicate(predicate)
+
+    def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),
+                   when_not_matched: Sequence[Any] = (),
+                   commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.merge_into``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._merge_into(source, on, when_matched, when_not_matched)

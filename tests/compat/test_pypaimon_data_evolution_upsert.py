@@ -1,5 +1,6 @@
-"""Upserts by key and deletes of data-evolution tables, paimon_rs and pypaimon 2.1.0 in turn:
-each seeded run appends, upserts (``upsert_by_arrow_with_key``), updates by ``_ROW_ID``,
+"""Upserts by key, MERGE INTO and deletes of data-evolution tables, paimon_rs and pypaimon 2.1.0
+in turn: each seeded run appends, upserts (``upsert_by_arrow_with_key``), merges
+(``merge_into``: matched rows updated, an unmatched one inserted), updates by ``_ROW_ID``,
 deletes by row id and by predicate (deletion vectors on the groups' anchor files) with a
 randomly chosen library each step; after every commit both libraries read the same rows as a
 dict model keyed by ``_ROW_ID`` (so pypaimon reads paimon_rs's upserts and deletes row for
@@ -40,8 +41,8 @@ for seed in range(int(sys.argv[2])):
     for step in range(1, 10):
         lib = rnd.choice([rc, pc])
         who = "rs" if lib is rc else "py"
-        kind = rnd.choice(["append", "upsert", "upsert", "update", "delete", "delete_pred"]
-                          if model else ["append", "upsert"])
+        kind = rnd.choice(["append", "upsert", "upsert", "update", "delete", "delete_pred", "merge"]
+                          if model else ["append", "upsert", "merge"])
         if kind in ("append", "upsert"):
             keys = [rnd.randint(0, 12) for _ in range(rnd.randint(1, 4))]
             rows = [{"id": k, "a": step * 10 + i, "b": "%s%d-%d" % (kind[0], step, i)}
@@ -63,6 +64,25 @@ for seed in range(int(sys.argv[2])):
                         model[rid] = dict(r)
                     if not hits:
                         model[next_id] = dict(r); next_id += 1
+        elif kind == "merge":
+            # unique source keys (a target row matched twice is an error), at most one new key
+            # (the order of several inserted rows is the join's)
+            known = sorted({m["id"] for m in model.values()})
+            keys = rnd.sample(known, min(len(known), rnd.randint(0, 2))) + [100 + step]
+            src = pa.table({"id": pa.array(keys, pa.int64()), "a": [step * 7 + i for i in range(len(keys))],
+                            "b": ["m%d-%d" % (step, i) for i in range(len(keys))]})
+            def make(wb, src=src, lib=lib):
+                if lib is rc:
+                    from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched
+                else:
+                    from pypaimon.ray.data_evolution_merge_transform import WhenMatched, WhenNotMatched
+                return wb.new_update().merge_into(src, on=["id"], when_matched=[WhenMatched.update({"a": "s.a"})],
+                                                  when_not_matched=[WhenNotMatched(insert="*")])
+            by_key = {r["id"]: r for r in src.to_pylist()}
+            for m in model.values():
+                if m["id"] in by_key:
+                    m["a"] = by_key[m["id"]]["a"]
+            model[next_id] = by_key[100 + step]; next_id += 1
         elif kind == "update":
             rids = sorted(rnd.sample(sorted(model), rnd.randint(1, len(model))))
             vals = [rnd.randint(100, 199) for _ in rids]

@@ -252,3 +252,52 @@ def test_reads_equal_a_model_keyed_by_row_id(tmp_path_factory, ops):
                 model[next_id] = dict(r)
                 next_id += 1
     assert _read(t) == [{"_ROW_ID": r, **model[r]} for r in sorted(model)]
+
+
+def test_merge_into_updates_matched_inserts_unmatched_and_deletes(tmp_path):
+    from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched, lit, source_col, target_col
+
+    t = _table(tmp_path, options=DV)
+    write_arrow(t, pa.table({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]}, schema=SCH))
+    src = pa.table({"id": [2, 4, None], "v": [200, 400, 0], "w": ["Y", "W", "N"]})
+    _commit(t, lambda u: u.merge_into(
+        src, on=["id"],
+        when_matched=[WhenMatched.update({"a": source_col("v"), "b": lit("L")})],
+        when_not_matched=[WhenNotMatched(insert={"a": "s.v", "b": "s.w"})]))
+    # a null key matches nothing: inserted
+    assert _read(t) == [
+        {"_ROW_ID": 0, "id": 1, "a": 10, "b": "x"},
+        {"_ROW_ID": 1, "id": 2, "a": 200, "b": "L"},
+        {"_ROW_ID": 2, "id": 3, "a": 30, "b": "z"},
+        {"_ROW_ID": 3, "id": 4, "a": 400, "b": "W"},
+        {"_ROW_ID": 4, "id": None, "a": 0, "b": "N"},
+    ]
+    _commit(t, lambda u: u.merge_into(pa.table({"k": [3, 3]}), on={"id": "k"},
+                                      when_matched=[WhenMatched.delete()]))
+    _commit(t, lambda u: u.merge_into(pa.table({"id": [1], "a": [5]}), on=["id"],
+                                      when_matched=[WhenMatched.update({"b": target_col("a")})]))
+    assert [(r["id"], r["a"], r["b"]) for r in _read(t)] == [
+        (1, 10, "10"), (2, 200, "L"), (4, 400, "W"), (None, 0, "N")]
+
+
+def test_bad_merges_are_refused(tmp_path):
+    from paimon_rs.exceptions import UnsupportedError
+    from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched
+
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    u = t.new_batch_write_builder().new_update()
+    src = pa.table({"id": [1, 1], "a": [5, 6], "b": ["p", "q"]})
+    with pytest.raises(InvalidArgumentError, match="multiple source rows"):
+        u.merge_into(src, on=["id"], when_matched=[WhenMatched.update()])
+    with pytest.raises(InvalidArgumentError, match="At least one"):
+        u.merge_into(src, on=["id"])
+    with pytest.raises(UnsupportedError, match="conditions"):
+        u.merge_into(src, on=["id"], when_matched=[WhenMatched.update(condition="s.a > 1")])
+    with pytest.raises(InvalidArgumentError, match="deletion-vectors.enabled"):
+        u.merge_into(src, on=["id"], when_matched=[WhenMatched.delete()])
+    with pytest.raises(InvalidArgumentError, match="must not reference target columns"):
+        u.merge_into(src, on=["id"], when_not_matched=[WhenNotMatched(insert={"a": "t.a"})])
+    with pytest.raises(UnsupportedError, match="self-merge"):
+        u.merge_into(t, on=["_ROW_ID"], when_matched=[WhenMatched.update({"a": 1})])
+    assert t.latest_snapshot_id() == 1
