@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
 from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched, lit
 
 from unit_helpers import write_arrow
 
@@ -203,6 +204,8 @@ _ops = st.lists(st.one_of(
               st.lists(st.integers(0, 12), min_size=1, max_size=6)),
     st.tuples(st.just("delete"), st.lists(st.integers(0, 40), min_size=1, max_size=3)),
     st.tuples(st.just("delete_pred"), st.integers(0, 12)),
+    st.tuples(st.just("merge"), st.lists(st.integers(0, 12), min_size=1, max_size=4, unique=True),
+              st.booleans()),
 ), min_size=1, max_size=7)
 
 
@@ -238,6 +241,28 @@ def test_reads_equal_a_model_keyed_by_row_id(tmp_path_factory, ops):
             for r in [r for r, m in model.items() if m["id"] > cut]:
                 del model[r]
             continue
+        if op[0] == "merge":
+            # matched rows: a set to the source's (or deleted); unmatched source rows inserted
+            # in source order
+            keys, delete = op[1], op[2]
+            src = pa.table({"id": pa.array(keys, pa.int64()),
+                            "a": [step * 100 + i for i in range(len(keys))]})
+            when = WhenMatched.delete() if delete else WhenMatched.update({"a": "s.a"})
+            _commit(t, lambda u, src=src, when=when: u.merge_into(
+                src, on=["id"], when_matched=[when],
+                when_not_matched=[WhenNotMatched(insert={"a": "s.a", "b": lit("new")})]))
+            present = {m["id"] for m in model.values()}
+            for rid, m in list(model.items()):
+                if m["id"] in keys:
+                    if delete:
+                        del model[rid]
+                    else:
+                        m["a"] = step * 100 + keys.index(m["id"])
+            for i, k in enumerate(keys):
+                if k not in present:
+                    model[next_id] = {"id": k, "a": step * 100 + i, "b": "new"}
+                    next_id += 1
+            continue
         cols, keys = op[1], op[2]
         rows = [{"id": k, "a": step * 100 + i, "b": f"u{step}-{i}"} for i, k in enumerate(keys)]
         _upsert(t, pa.Table.from_pylist(rows, schema=SCH), ["id"], cols)
@@ -255,7 +280,7 @@ def test_reads_equal_a_model_keyed_by_row_id(tmp_path_factory, ops):
 
 
 def test_merge_into_updates_matched_inserts_unmatched_and_deletes(tmp_path):
-    from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched, lit, source_col, target_col
+    from paimon_rs.table_merge_into import source_col, target_col
 
     t = _table(tmp_path, options=DV)
     write_arrow(t, pa.table({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]}, schema=SCH))
@@ -282,7 +307,6 @@ def test_merge_into_updates_matched_inserts_unmatched_and_deletes(tmp_path):
 
 def test_bad_merges_are_refused(tmp_path):
     from paimon_rs.exceptions import UnsupportedError
-    from paimon_rs.table_merge_into import WhenMatched, WhenNotMatched
 
     t = _table(tmp_path)
     write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
