@@ -368,16 +368,24 @@ struct Read<'a> {
     rows: Option<(u64, u64)>,
 }
 
-/// The row groups holding the rows at positions `[begin, end)` of the file of `meta`, and the
-/// selection of those rows within them.
-fn row_part(meta: &ArrowReaderMetadata, begin: u64, end: u64) -> (Vec<usize>, RowSelection) {
-    let (mut groups, mut selectors) = (vec![], vec![]);
+/// The part of a file a read asks for: the row groups holding it, the rows `[lo, hi)` of each
+/// of those (positions within the group) and the selection of those rows within them.
+struct Part {
+    groups: Vec<usize>,
+    rows: Vec<(u64, u64)>,
+    selection: RowSelection,
+}
+
+/// The [`Part`] of the rows at positions `[begin, end)` of the file of `meta`.
+fn row_part(meta: &ArrowReaderMetadata, begin: u64, end: u64) -> Part {
+    let (mut groups, mut rows, mut selectors) = (vec![], vec![], vec![]);
     let mut start = 0u64;
     for (i, rg) in meta.metadata().row_groups().iter().enumerate() {
         let n = rg.num_rows().max(0) as u64;
         let (lo, hi) = (begin.max(start), end.min(start + n));
         if lo < hi {
             groups.push(i);
+            rows.push((lo - start, hi - start));
             if lo > start {
                 selectors.push(RowSelector::skip((lo - start) as usize));
             }
@@ -388,7 +396,11 @@ fn row_part(meta: &ArrowReaderMetadata, begin: u64, end: u64) -> (Vec<usize>, Ro
         }
         start += n;
     }
-    (groups, RowSelection::from(selectors))
+    Part {
+        groups,
+        rows,
+        selection: RowSelection::from(selectors),
+    }
 }
 
 fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
@@ -413,10 +425,18 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
         .transpose()
         .map_err(|m| Error::corrupt(path, m))?;
     let part = read.rows.map(|(begin, end)| row_part(&meta, begin, end));
-    // an object fetches the projected column chunks now, concurrently (a no-op locally)
-    let groups = part.as_ref().map(|(g, _)| g.as_slice());
-    f.prefetch(&chunk_ranges(&meta, read.columns, groups))
-        .map_err(|e| Error::io(path, e))?;
+    // an object fetches the projected column chunks now, concurrently (a no-op locally); of a
+    // part, only the pages holding its rows (rounded out to the checksum blocks they are
+    // verified by)
+    let block = blocks.as_ref().map(|_| checksum::BLOCK as u64);
+    f.prefetch(&chunk_ranges(
+        &meta,
+        read.columns,
+        part.as_ref(),
+        block,
+        len,
+    ))
+    .map_err(|e| Error::io(path, e))?;
     match blocks {
         // a file this engine wrote: every byte of its pages is checked against its block CRC
         Some(blocks) => {
@@ -433,34 +453,72 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
 
 fn with_part<T: ChunkReader + 'static>(
     builder: ParquetRecordBatchReaderBuilder<T>,
-    part: Option<(Vec<usize>, RowSelection)>,
+    part: Option<Part>,
 ) -> ParquetRecordBatchReaderBuilder<T> {
     match part {
-        Some((groups, selection)) => builder
-            .with_row_groups(groups)
-            .with_row_selection(selection),
+        Some(p) => builder
+            .with_row_groups(p.groups)
+            .with_row_selection(p.selection),
         None => builder,
     }
 }
 
-/// The byte ranges of the column chunks of the top-level `columns` (all if None), of the row
-/// groups `groups` (all if None).
+/// The byte ranges a read of the top-level `columns` (all if None) fetches: their column
+/// chunks, of the row groups of `part` (all if None). Of a part with an offset index, in each
+/// chunk only the dictionary page (the bytes before the first data page) and the data pages
+/// holding the part's rows: the reader skips the others by their locations without reading
+/// them. `block`: the checksum block size of a file this engine wrote (each range rounded out
+/// to whole blocks within the file's `len` bytes, as they are verified whole).
 fn chunk_ranges(
     meta: &ArrowReaderMetadata,
     columns: Option<&[String]>,
-    groups: Option<&[usize]>,
+    part: Option<&Part>,
+    block: Option<u64>,
+    len: u64,
 ) -> Vec<std::ops::Range<u64>> {
     let mut out = vec![];
+    let index = meta.metadata().page_index();
     for (i, rg) in meta.metadata().row_groups().iter().enumerate() {
-        if groups.is_some_and(|g| !g.contains(&i)) {
-            continue;
-        }
-        for cc in rg.columns() {
+        let rows = match part {
+            None => None,
+            Some(p) => match p.groups.iter().position(|&g| g == i) {
+                None => continue,
+                Some(k) => p.rows.get(k).copied(),
+            },
+        };
+        for (c, cc) in rg.columns().iter().enumerate() {
             let root = cc.column_path().parts().first().map(String::as_str);
-            if columns.is_none_or(|cols| root.is_some_and(|r| cols.iter().any(|c| c == r))) {
-                let (start, len) = cc.byte_range();
-                out.push(start..start + len);
+            if !columns.is_none_or(|cols| root.is_some_and(|r| cols.iter().any(|x| x == r))) {
+                continue;
             }
+            let (start, size) = cc.byte_range();
+            let pages = index
+                .and_then(|x| x.offset_index(i, c))
+                .map(|o| o.page_locations());
+            match (rows, pages) {
+                (Some((lo, hi)), Some(pages)) if !pages.is_empty() => {
+                    let first = pages[0].offset.max(0) as u64;
+                    if first > start {
+                        out.push(start..first); // the dictionary page
+                    }
+                    for (k, p) in pages.iter().enumerate() {
+                        let from = p.first_row_index.max(0) as u64;
+                        let to = pages.get(k + 1).map_or(rg.num_rows().max(0) as u64, |n| {
+                            n.first_row_index.max(0) as u64
+                        });
+                        if from < hi && to > lo {
+                            let at = p.offset.max(0) as u64;
+                            out.push(at..at + p.compressed_page_size.max(0) as u64);
+                        }
+                    }
+                }
+                _ => out.push(start..start + size),
+            }
+        }
+    }
+    if let Some(b) = block.filter(|&b| b > 0) {
+        for r in &mut out {
+            *r = (r.start / b * b)..(r.end.div_ceil(b) * b).min(len);
         }
     }
     out
@@ -597,6 +655,140 @@ mod tests {
             let want = want.project(&[0, 2]).unwrap();
             let got = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
             assert_eq!(got, want, "[{begin}, {end})");
+        }
+    }
+
+    /// A file's bytes that records the ranges prefetched and, after the prefetch, every range
+    /// the reader reads.
+    struct Recorder {
+        bytes: bytes::Bytes,
+        prefetched: Ranges,
+        reads: Ranges,
+    }
+
+    type Ranges = Arc<std::sync::Mutex<Vec<std::ops::Range<u64>>>>;
+
+    impl Recorder {
+        fn record(&self, r: std::ops::Range<u64>) {
+            if !self.prefetched.lock().unwrap().is_empty() {
+                self.reads.lock().unwrap().push(r);
+            }
+        }
+    }
+
+    impl parquet::file::reader::Length for Recorder {
+        fn len(&self) -> u64 {
+            self.bytes.len() as u64
+        }
+    }
+
+    impl ChunkReader for Recorder {
+        type T = bytes::buf::Reader<bytes::Bytes>;
+        fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+            self.record(start..self.bytes.len() as u64);
+            self.bytes.get_read(start)
+        }
+        fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+            self.record(start..start + length as u64);
+            self.bytes.get_bytes(start, length)
+        }
+    }
+
+    impl ReadAt for Recorder {
+        fn read_at(&self, start: u64, len: usize) -> std::io::Result<bytes::Bytes> {
+            self.record(start..start + len as u64);
+            self.bytes.read_at(start, len)
+        }
+        fn prefetch(&self, ranges: &[std::ops::Range<u64>]) -> std::io::Result<()> {
+            self.prefetched.lock().unwrap().extend_from_slice(ranges);
+            Ok(())
+        }
+    }
+
+    /// A part read of a file with an offset index prefetches only the dictionary and the pages
+    /// holding the part's rows (an object store fetches no more), and reads nothing else;
+    /// with checksum blocks (a file this engine wrote) the ranges are whole blocks.
+    #[test]
+    fn a_part_prefetches_only_its_pages() {
+        let b = batch(20_000);
+        let props = WriterProperties::builder()
+            .set_max_row_group_row_count(Some(20_000))
+            // (a dictionary of 20,000 unique values would be most of the chunk)
+            .set_column_dictionary_enabled(ColumnPath::from("unique"), false)
+            .set_data_page_row_count_limit(500)
+            .set_write_batch_size(500)
+            .build();
+        let mut buf = vec![];
+        let mut w = ArrowWriter::try_new(&mut buf, b.schema(), Some(props)).unwrap();
+        w.write(&b).unwrap();
+        w.close().unwrap();
+        let bytes = bytes::Bytes::from(buf);
+        let len = bytes.len() as u64;
+        let cols = ["unique".to_string(), "few".to_string()];
+        for (begin, end) in [(0, 1), (7_250, 7_800), (19_990, 20_000), (0, 20_000)] {
+            let f = Recorder {
+                bytes: bytes.clone(),
+                prefetched: Default::default(),
+                reads: Default::default(),
+            };
+            let read = Read {
+                columns: Some(&cols),
+                batch_size: 1024,
+                expect: None,
+                rows: Some((begin, end)),
+            };
+            let got: Vec<RecordBatch> = open_parquet_from(Path::new("mem"), f, len, read)
+                .map(|r| r.collect::<std::result::Result<_, _>>().unwrap())
+                .unwrap();
+            let want = b.slice(begin as usize, (end - begin) as usize);
+            let want = want.project(&[0, 1]).unwrap();
+            let got = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
+            assert_eq!(got, want, "[{begin}, {end})");
+        }
+        // the ranges themselves, and that the reader stays inside them
+        let options = ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional);
+        let meta = ArrowReaderMetadata::load(&bytes, options).unwrap();
+        let chunks: u64 = chunk_ranges(&meta, Some(&cols), None, None, len)
+            .iter()
+            .map(|r| r.end - r.start)
+            .sum();
+        let part = row_part(&meta, 7_250, 7_800);
+        let ranges = chunk_ranges(&meta, Some(&cols), Some(&part), None, len);
+        let fetched: u64 = ranges.iter().map(|r| r.end - r.start).sum();
+        assert!(
+            fetched * 5 < chunks,
+            "{fetched} of {chunks} bytes for 550 of 20,000 rows"
+        );
+        let (prefetched, reads) = (Ranges::default(), Ranges::default());
+        let f = Recorder {
+            bytes: bytes.clone(),
+            prefetched: prefetched.clone(),
+            reads: reads.clone(),
+        };
+        let read = Read {
+            columns: Some(&cols),
+            batch_size: 1024,
+            expect: None,
+            rows: Some((7_250, 7_800)),
+        };
+        let n: usize = open_parquet_from(Path::new("mem"), f, len, read)
+            .unwrap()
+            .map(|b| b.unwrap().num_rows())
+            .sum();
+        assert_eq!(n, 550);
+        assert_eq!(*prefetched.lock().unwrap(), ranges);
+        assert!(!reads.lock().unwrap().is_empty());
+        for r in reads.lock().unwrap().iter() {
+            assert!(
+                ranges.iter().any(|p| p.start <= r.start && r.end <= p.end),
+                "read {r:?} outside the prefetched {ranges:?}"
+            );
+        }
+        // checksum blocks: every range starts and ends on a block (or the file's end)
+        let blocked = chunk_ranges(&meta, Some(&cols), Some(&part), Some(16 << 10), len);
+        for r in &blocked {
+            assert_eq!(r.start % (16 << 10), 0);
+            assert!(r.end % (16 << 10) == 0 || r.end == len);
         }
     }
 
