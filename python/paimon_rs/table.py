@@ -113,6 +113,13 @@ class Table:
         options = option_texts(options)
         return Table(self._core.copy(options), {**self._dynamic_options, **options})
 
+    def copy_without_time_travel(self, options: Dict[str, Any]) -> Table:
+        """``copy`` keeping this table's current schema when ``options`` travel to a past
+        snapshot (``scan.snapshot-id``, a tag, a timestamp): the snapshot's rows read with the
+        columns as they are now (pypaimon's and Java's ``copyWithoutTimeTravel``)."""
+        options = option_texts(options)
+        return Table(self._core.copy_without_time_travel(options), {**self._dynamic_options, **options})
+
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
 

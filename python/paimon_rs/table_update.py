@@ -113,9 +113,15 @@ class TableUpdate:
             cols = [c for c in data.column_names if c != ROW_ID]
         if not cols:
             raise InvalidArgumentError("update by _ROW_ID: no column to update")
+        blobs = {f.name for f in self.table.fields if str(f.type).startswith("BLOB")}
         for c in cols:
             if c not in self.table.field_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: column {c} not found in table schema")
+            if c in blobs:
+                # refused before the current values (the BLOB bytes) are read; the core
+                # refuses it too
+                raise UnsupportedError(f"updating BLOB column '{c}' of table '{self.table.identifier}' by "
+                                       "_ROW_ID (pypaimon writes placeholder .blob files; not implemented)")
             if c not in data.column_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: the input has no column {c}")
             if c in self.table.partition_keys:
@@ -180,7 +186,7 @@ class TableUpdate:
     def _current(self, sid: int, cols: List[str], groups: Sequence[tuple]) -> pa.Table:
         """The current values of ``cols`` of the rows of ``groups`` in snapshot ``sid``,
         ordered by ``_ROW_ID``."""
-        t = self.table.copy({"scan.snapshot-id": str(sid)})
+        t = self.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
         rb = t.new_read_builder().with_projection([ROW_ID] + cols)
         data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         ids = data.column(ROW_ID)
@@ -221,7 +227,8 @@ class TableUpdate:
             return []
         needed = sorted(predicate.fields()) if predicate is not None else []
         proj = list(dict.fromkeys([ROW_ID] + read_columns + needed))
-        rb = self.table.copy({"scan.snapshot-id": str(sid)}).new_read_builder().with_projection(proj)
+        at = self.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
+        rb = at.new_read_builder().with_projection(proj)
         if predicate is not None:
             rb = rb.with_filter(predicate)
         matched = rb.new_read().to_arrow(rb.new_scan().plan().splits())

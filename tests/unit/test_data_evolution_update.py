@@ -400,3 +400,47 @@ def test_an_update_committed_twice_is_a_duplicate(tmp_path):
         t.new_batch_write_builder().new_commit().commit(msgs)
     assert t.latest_snapshot_id() == before
     assert [r["a"] for r in _read(t)] == [0]
+
+
+def test_updates_after_an_alter_read_the_current_columns(tmp_path):
+    """ALTER makes no snapshot: an update right after one reads the rows' current values with
+    the current columns (pypaimon's ``copy_without_time_travel``), not the snapshot's schema: a
+    column added since is filled by row id, and a dropped and re-added column stays null where
+    not updated (the dropped values do not come back)."""
+    from paimon_rs import AtomicType, SchemaChange
+
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]}, schema=SCH))
+    c.alter_table("db.t", [SchemaChange.add_column("c", AtomicType("STRING"))], False)
+    t = c.get_table("db.t")
+    _update(t, pa.table({"_ROW_ID": pa.array([1], pa.int64()), "c": ["new"]}), ["c"])
+    assert [(r["a"], r["c"]) for r in _read(t, COLS + ["c"])] == [(10, None), (20, "new"), (30, None)]
+    c.alter_table("db.t", [SchemaChange.drop_column("a")], False)
+    c.alter_table("db.t", [SchemaChange.add_column("a", AtomicType("BIGINT"))], False)
+    t = c.get_table("db.t")
+    _update(t, pa.table({"_ROW_ID": pa.array([1], pa.int64()), "a": [5]}), ["a"])
+    assert [r["a"] for r in _read(t, ["_ROW_ID", "a"])] == [None, 5, None]
+    # update_by_predicate reads the same way
+    wb = t.new_batch_write_builder()
+    pb = t.new_read_builder().new_predicate_builder()
+    msgs = wb.new_update().update_by_predicate(pb.equal("id", 3), {"c": "p"})
+    wb.new_commit().commit(msgs)
+    assert [r["c"] for r in _read(t, ["_ROW_ID", "c"])] == [None, "new", "p"]
+
+
+def test_copy_without_time_travel_keeps_the_current_schema(tmp_path):
+    from paimon_rs import AtomicType, SchemaChange
+
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1], "a": [10], "b": ["x"]}, schema=SCH))
+    c.alter_table("db.t", [SchemaChange.add_column("c", AtomicType("STRING"))], False)
+    t = c.get_table("db.t")
+    travelled = t.copy({"scan.snapshot-id": "1"})
+    assert "c" not in travelled.field_names
+    kept = t.copy_without_time_travel({"scan.snapshot-id": "1"})
+    assert "c" in kept.field_names
+    rb = kept.new_read_builder()
+    assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist() == [
+        {"id": 1, "a": 10, "b": "x", "c": None}]

@@ -120,6 +120,18 @@ impl Table {
         Ok(Table { inner })
     }
 
+    /// `copy` keeping this table's schema when the options travel to a past snapshot.
+    fn copy_without_time_travel(
+        &self,
+        py: Python<'_>,
+        options: BTreeMap<String, String>,
+    ) -> PyResult<Table> {
+        let inner = py
+            .detach(|| self.inner.copy_without_time_travel(&options))
+            .py_err()?;
+        Ok(Table { inner })
+    }
+
     /// A writer; `ignore_previous_files` (an overwrite's writer) compacts only its new files.
     #[pyo3(signature = (ignore_previous_files=false))]
     fn new_write(&self, ignore_previous_files: bool) -> PyResult<TableWrite> {

@@ -139,6 +139,21 @@ impl FileStoreTable {
     /// This table with `dynamic` options on top of the stored ones, for this process only
     /// (pypaimon's `table.copy`): e.g. a bigger `write-buffer-size` for one job.
     pub fn copy(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
+        self.copy_inner(dynamic)?.with_time_travel_schema(dynamic)
+    }
+
+    /// [`copy`](Self::copy) keeping this table's schema when `dynamic` travels to a past
+    /// snapshot (Java's `copyWithoutTimeTravel`): the snapshot's files read with the columns as
+    /// they are now (an update of existing rows reads their current values so, and writes them
+    /// under the current schema).
+    pub fn copy_without_time_travel(
+        &self,
+        dynamic: &std::collections::BTreeMap<String, String>,
+    ) -> Result<Self> {
+        self.copy_inner(dynamic)
+    }
+
+    fn copy_inner(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
         // the keys a user typed: unknown ones refused with the closest known key, options
         // paimon_rs does not implement refused, a user's own keys kept (options.rs)
         crate::options::check_user_options(&self.name, dynamic)?;
@@ -176,7 +191,7 @@ impl FileStoreTable {
         t.options
             .check_supported(t.is_primary_key(), false)
             .map_err(|e| e.with_table(&t.name))?;
-        t.with_time_travel_schema(dynamic)
+        Ok(t)
     }
 
     /// A table travelling to a past snapshot (`scan.snapshot-id`, `scan.tag-name`,

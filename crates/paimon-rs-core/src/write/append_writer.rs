@@ -35,6 +35,9 @@ pub(crate) struct AppendWriter {
     cluster: Option<ClusterBuffer>,
     /// The bucket's deletion vectors (a bucketed deletion-vector table's writer that compacts).
     deletion_vectors: Option<DeletionVectorsMaintainer>,
+    /// A flush failed part way (a value refused, an I/O error): the rows written since the last
+    /// commit are gone (their files removed), so nothing more of this writer may be committed.
+    failed: Option<String>,
 }
 
 impl AppendWriter {
@@ -59,6 +62,7 @@ impl AppendWriter {
             files: BucketFiles::new(restore.data_files, compacts),
             cluster: cluster.map(ClusterBuffer::new),
             deletion_vectors: restore.deletion_vectors,
+            failed: None,
         }
     }
 
@@ -71,6 +75,32 @@ impl AppendWriter {
     /// Write the buffered rows into the open file; with `last` close it (prepare_commit),
     /// otherwise write its row group out (memory pressure).
     fn flush_rows(&mut self, env: &WriteEnv<'_>, last: bool) -> Result<()> {
+        self.check_not_failed()?;
+        let r = self.flush_rows_inner(env, last);
+        if let Err(e) = &r {
+            // the open file held rows of earlier batches, and the batches after the failing
+            // one were drained: drop it all (the writer's Drop removes its files), and refuse
+            // to commit anything more of this bucket, which would be a part of the writes
+            self.writer = None;
+            self.batches.clear();
+            self.bytes = 0;
+            self.failed = Some(e.to_string());
+        }
+        r
+    }
+
+    fn check_not_failed(&self) -> Result<()> {
+        match &self.failed {
+            None => Ok(()),
+            Some(why) => Err(crate::error::Error::invalid(format!(
+                "an earlier flush of the writer of {} failed ({why}): the rows written since \
+                 the last commit are gone; abort this write and write them again",
+                self.dir.display()
+            ))),
+        }
+    }
+
+    fn flush_rows_inner(&mut self, env: &WriteEnv<'_>, last: bool) -> Result<()> {
         if self.cluster.is_some() {
             return self.flush_clustered(env);
         }
@@ -146,6 +176,7 @@ impl RecordWriter for AppendWriter {
     }
 
     fn write(&mut self, rows: BucketRows<'_>) -> Result<()> {
+        self.check_not_failed()?;
         let idx = UInt32Array::from(rows.indices);
         let part = arrow_select::take::take_record_batch(rows.batch, &idx)?;
         if let Some(cluster) = &mut self.cluster {
