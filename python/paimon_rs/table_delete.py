@@ -34,7 +34,7 @@ def _check(upd: TableUpdate) -> None:
 def _anchors(upd: TableUpdate, sid: int) -> Tuple[List[int], List[Tuple[int, int, str]]]:
     """The file groups of snapshot ``sid`` as ``(first_row_id, row_count, anchor file)``,
     ordered by ``first_row_id``, and their first row ids."""
-    t = upd.table.copy({"scan.snapshot-id": str(sid)})
+    t = upd.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
     best: Dict[int, Tuple[int, str, int]] = {}
     for split in t.new_read_builder().new_scan().plan().splits():
         for f in split.files:
@@ -96,7 +96,7 @@ def delete_by_predicate(upd: TableUpdate, predicate: Optional[Predicate]) -> Lis
     if sid is None:
         return []
     needed = sorted(predicate.fields()) if predicate is not None else []
-    t = upd.table.copy({"scan.snapshot-id": str(sid)})
+    t = upd.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
     rb = t.new_read_builder().with_projection(list(dict.fromkeys([ROW_ID] + needed)))
     if predicate is not None:
         rb = rb.with_filter(predicate)

@@ -257,7 +257,7 @@ def merge_into(upd: TableUpdate, source: Any, on: Any, when_matched: Sequence[An
         if sid is not None:
             refs = [x for k, x in (upd_spec or {}).values() if k == "t"]
             proj = list(dict.fromkeys([ROW_ID] + [t for t in tkeys if t != ROW_ID] + refs))
-            rb = table.copy({"scan.snapshot-id": str(sid)}).new_read_builder().with_projection(proj)
+            rb = table.copy_without_time_travel({"scan.snapshot-id": str(sid)}).new_read_builder().with_projection(proj)
             tgt = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         if matched and tgt is not None and tgt.num_rows and src.num_rows:
             j = _join(tgt, src, tkeys, skeys, "inner")

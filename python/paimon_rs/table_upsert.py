@@ -76,7 +76,7 @@ def _existing(upd: TableUpdate, sid: int, part: pa.Table, match: List[str],
     whose key is in ``wanted``."""
     from paimon_rs.mutations import predicate_mask
 
-    table = upd.table.copy({"scan.snapshot-id": str(sid)})
+    table = upd.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
     rb = table.new_read_builder().with_projection(list(dict.fromkeys(match + [ROW_ID])))
     pkeys = upd.table.partition_keys
     where = None

@@ -325,3 +325,21 @@ def test_bad_merges_are_refused(tmp_path):
     with pytest.raises(UnsupportedError, match="self-merge"):
         u.merge_into(t, on=["_ROW_ID"], when_matched=[WhenMatched.update({"a": 1})])
     assert t.latest_snapshot_id() == 1
+
+
+def test_upserts_deletes_and_merges_after_an_alter_read_the_current_columns(tmp_path):
+    """ALTER makes no snapshot: the key and predicate reads right after one use the current
+    columns (``copy_without_time_travel``), so a column added since can key an upsert, filter a
+    delete and key a merge."""
+    from paimon_rs import AtomicType, SchemaChange
+
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    t = _table(tmp_path, options=DV)
+    write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    c.alter_table("db.t", [SchemaChange.add_column("c", AtomicType("STRING"))], False)
+    t = c.get_table("db.t")
+    _upsert(t, pa.table({"id": [1], "c": [None]}), ["id", "c"], ["id"])
+    _commit(t, lambda u: u.merge_into(pa.table({"k": ["q"]}), on={"c": "k"},
+                                      when_not_matched=[WhenNotMatched(insert={"id": lit(9)})]))
+    _commit(t, lambda u: u.delete_by_predicate(u.new_predicate_builder().equal("c", "q")))
+    assert [(r["id"], r["c"]) for r in _read(t, COLS + ["c"])] == [(1, None), (2, None)]
