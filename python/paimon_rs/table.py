@@ -7,7 +7,7 @@ import os
 import uuid
 import warnings
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 import pyarrow as pa
 
@@ -219,7 +219,7 @@ class Table:
             from paimon_rs.predicate import suggest_column
             hint = suggest_column(tag, tags).split(" (columns")[0] if tags else ""
             raise InvalidArgumentError(
-                f"{what}: tag '{tag}' of {self.identifier} does not exist{hint} (tags: {tags})")
+                f"{what}: tag '{tag}' of {self.identifier} doesn't exist{hint} (tags: {tags})")
         return self.copy({key: tag})
 
     # ---- one-line reads and writes ----
@@ -1028,6 +1028,29 @@ class BatchTableWrite:
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
             raise SchemaMismatchError(f"write_row on {self.table.identifier}: {e}") from e
         self.write_arrow(data)
+
+    def with_blob_consumer(self, blob_consumer: Optional[Callable[..., Any]]) -> BatchTableWrite:
+        """pypaimon's hook told ``(field_name, BlobDescriptor)`` of each BLOB value as it is
+        written. Refused with ``UnsupportedError``: the ``.blob`` files are written by the
+        engine, which reports no descriptors back (read the table with
+        ``blob-as-descriptor`` = true for them). ``None`` (no consumer) is accepted."""
+        self._refuse_blob_hook("with_blob_consumer", blob_consumer,
+                               "no descriptor of each value written is reported back; read the "
+                               "table with 'blob-as-descriptor'='true' for them")
+        return self
+
+    def with_blob_uri_reader_factory(self, uri_reader_factory: Any) -> BatchTableWrite:
+        """pypaimon's pluggable reader of the URIs of written ``BlobDescriptor`` values.
+        Refused with ``UnsupportedError``: descriptors of local files (a path or ``file:``
+        URI) are read by the engine, others are refused. ``None`` is accepted."""
+        self._refuse_blob_hook("with_blob_uri_reader_factory", uri_reader_factory,
+                               "descriptor values are read from local files only")
+        return self
+
+    def _refuse_blob_hook(self, method: str, hook: Any, why: str) -> None:
+        self._check_open()
+        if hook is not None:
+            raise UnsupportedError(f"{method} on {self.table.identifier}: {why}")
 
     def with_write_type(self, write_cols: List[str]) -> BatchTableWrite:
         """Write only these columns; the others are written as nulls (they must be nullable).

@@ -57,6 +57,18 @@ from pypaimon import CatalogFactory as PCF, Schema as PSchema
 from paimon_rs import CatalogFactory as RCF, DataField, Schema as RSchema, AtomicType
 
 wh = sys.argv[1]
+
+
+def resolve(raw):
+    if raw is None:
+        return None
+    from pypaimon.table.row.blob import BlobDescriptor
+    d = BlobDescriptor.deserialize(raw)
+    with open(d.uri.removeprefix("file://"), "rb") as f:
+        f.seek(d.offset)
+        return f.read(d.length)
+
+
 pc = PCF.create({"warehouse": wh}); pc.create_database("db", True)
 pa_schema = pa.schema([("id", pa.int32()), ("name", pa.string()), ("b", pa.large_binary())])
 out = {}
@@ -68,23 +80,30 @@ for name, opts in [("plain", {}), ("desc", {"blob-as-descriptor": "true"}),
     t = pc.get_table("db." + name)
     rt = RCF.create({"warehouse": wh}).get_table("db." + name)
     # writers alternate: pypaimon, pypaimon, paimon_rs, pypaimon, paimon_rs
+    model = []  # the rows written, what both readers must return
     for k, tw in enumerate((t, t, rt, t, rt)):
         wb = tw.new_batch_write_builder(); w = wb.new_write()
-        w.write_arrow(pa.Table.from_pydict({
+        data = {
             "id": [10 * k + i for i in range(6)], "name": ["n%d" % i for i in range(6)],
-            "b": [None if i == 2 else (b"v%d-%d\x00" % (k, i)) * (i * 7 + 1) for i in range(6)]},
-            schema=pa_schema))
+            "b": [None if i == 2 else (b"v%d-%d\x00" % (k, i)) * (i * 7 + 1) for i in range(6)]}
+        model += [dict(zip(data, vals)) for vals in zip(*data.values())]
+        w.write_arrow(pa.Table.from_pydict(data, schema=pa_schema))
         c = wb.new_commit(); c.commit(w.prepare_commit()); w.close(); c.close()
     res = {"types": [str(f.type) for f in rt.fields]}
     for proj in (None, ["id"], ["b"], ["b", "id"]):
+        want = sorted(({c: r[c] for c in proj or r} for r in model), key=repr)
         got = []
         for lib, tb in (("p", pc.get_table("db." + name)), ("r", rt)):
             rb = tb.new_read_builder()
             if proj:
                 rb = rb.with_projection(proj)
             a = rb.new_read().to_arrow(rb.new_scan().plan().splits())
-            got.append((str(a.schema), sorted(a.to_pylist(), key=repr)))
-        res[str(proj)] = [got[0] == got[1], len(got[0][1])]
+            rows = a.to_pylist()
+            if opts.get("blob-as-descriptor"):
+                # each reader returns descriptors here: resolve them to the bytes they point at
+                rows = [{c: resolve(v) if c == "b" else v for c, v in r.items()} for r in rows]
+            got.append((str(a.schema), sorted(rows, key=repr)))
+        res[str(proj)] = [got[0][0] == got[1][0], got[0][1] == want, got[1][1] == want, len(want)]
     res["blob_files"] = len([f for f in __import__("os").listdir(wh + "/db.db/" + name + "/bucket-0")
                              if f.endswith(".blob")])
     out[name] = res
@@ -106,8 +125,9 @@ def test_blob_tables_pypaimon_writes_read_equal(pypaimon_venv, tmp_path):
         blob_files = res.pop("blob_files")
         # one .blob file per commit, several when rolled at 40 bytes
         assert blob_files == 5 if name != "rolled" else blob_files > 10, (name, blob_files)
-        assert res == {"None": [True, 30], "['id']": [True, 30], "['b']": [True, 30],
-                       "['b', 'id']": [True, 30]}, name
+        # [same schema, pypaimon's rows == the model, paimon_rs's rows == the model, rows]
+        assert res == {k: [True, True, True, 30] for k in ("None", "['id']", "['b']", "['b', 'id']")}, \
+            (name, res)
     # pypaimon's rule: a BLOB table needs a normal column
     assert got["create"].startswith("InvalidArgumentError") and "other normal columns" in got["create"], \
         got["create"]
@@ -132,16 +152,20 @@ for name, opts, part in [("plain", {}, []), ("rolled", {"blob.target-file-size":
     rt = rc.get_table("db." + name)
     pt = PCF.create({"warehouse": wh}).get_table("db." + name)
     # paimon_rs, paimon_rs, pypaimon, paimon_rs
+    model = []  # the rows written, what both readers must return
     for k, tw in enumerate((rt, rt, pt, rt)):
         n = 7 + k
         wb = tw.new_batch_write_builder(); w = wb.new_write()
-        w.write_arrow(pa.Table.from_pydict({
+        data = {
             "id": [100 * k + i for i in range(n)], "p": ["x" if i % 2 else "y" for i in range(n)],
             "b": [None if i == 3 else bytes([k, i]) * (i * 5 + 1) for i in range(n)],
-            "c": [b"c%d" % i if i % 4 else None for i in range(n)]}, schema=pa_schema))
+            "c": [b"c%d" % i if i % 4 else None for i in range(n)]}
+        model += [dict(zip(data, vals)) for vals in zip(*data.values())]
+        w.write_arrow(pa.Table.from_pydict(data, schema=pa_schema))
         c = wb.new_commit(); c.commit(w.prepare_commit()); w.close(); c.close()
     res = {"types": [str(f.type) for f in pt.fields]}
     for proj in (None, ["b"], ["id", "c"], ["c", "b", "p"]):
+        want = sorted(({c: r[c] for c in proj or r} for r in model), key=repr)
         got = []
         for tb in (PCF.create({"warehouse": wh}).get_table("db." + name), rc.get_table("db." + name)):
             rb = tb.new_read_builder()
@@ -149,7 +173,7 @@ for name, opts, part in [("plain", {}, []), ("rolled", {"blob.target-file-size":
                 rb = rb.with_projection(proj)
             a = rb.new_read().to_arrow(rb.new_scan().plan().splits())
             got.append(sorted(a.to_pylist(), key=repr))
-        res[str(proj)] = [got[0] == got[1], len(got[0])]
+        res[str(proj)] = [got[0] == want, got[1] == want, len(want)]
     out[name] = res
 print(json.dumps(out))
 '''
@@ -160,5 +184,6 @@ def test_blob_tables_paimon_rs_writes_read_equal_in_pypaimon(pypaimon_venv, tmp_
     for name in ("plain", "rolled", "part"):
         res = got[name]
         assert res.pop("types") == ["BIGINT", "STRING", "BLOB", "BLOB"], name
-        assert res == {k: [True, 34] for k in ("None", "['b']", "['id', 'c']", "['c', 'b', 'p']")}, \
+        # [pypaimon's rows == the model, paimon_rs's rows == the model, rows]
+        assert res == {k: [True, True, 34] for k in ("None", "['b']", "['id', 'c']", "['c', 'b', 'p']")}, \
             (name, res)

@@ -183,9 +183,11 @@ def test_blob_added_by_alter_to_a_plain_table_is_refused(tmp_path):
     assert [f.name for f in c.get_table("db.p").fields] == ["id"]
 
 
-def test_memory_pressure_closes_blob_files(tmp_path):
-    """Two BLOB columns and a write buffer smaller than the blob target size: the buffer's
-    budget closes the open .blob files (it used to spin: their bytes counted, never freed)."""
+def test_memory_pressure_leaves_streamed_blob_files_whole(tmp_path):
+    """Two BLOB columns and a write buffer smaller than the blob target size: the .blob files
+    stream to disk (their records are not counted against the buffer), so the buffer's budget
+    neither spins nor splits them: one .blob file per column. (Built in memory, they used to be
+    closed under pressure, several per column.)"""
     c = _catalog(tmp_path)
     schema = pa.schema([("id", pa.int32()), ("a", pa.large_binary()), ("b", pa.large_binary())])
     c.create_table("db.m", Schema.from_pyarrow_schema(
@@ -206,4 +208,38 @@ def test_memory_pressure_closes_blob_files(tmp_path):
     assert [r["id"] for r in got] == list(range(n))
     assert all(r["a"] == big and r["b"] == bytes([r["id"]]) * 10 for r in got)
     blob_files = [f for _, _, fs in os.walk(t.table_path) for f in fs if f.endswith(".blob")]
-    assert len(blob_files) > 2  # closed under pressure, more than one per column
+    assert len(blob_files) == 2  # one per column, not closed under pressure
+    assert not [f for _, _, fs in os.walk(t.table_path) for f in fs if f.endswith(".tmp")]
+
+
+def test_blob_hooks_are_refused_not_ignored(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    w = t.new_batch_write_builder().new_write()
+    # no hook: accepted (pypaimon's reset)
+    assert w.with_blob_consumer(None) is w
+    assert w.with_blob_uri_reader_factory(None) is w
+    with pytest.raises(UnsupportedError, match="with_blob_consumer.*blob-as-descriptor"):
+        w.with_blob_consumer(lambda name, descriptor: False)
+    with pytest.raises(UnsupportedError, match="with_blob_uri_reader_factory.*local files"):
+        w.with_blob_uri_reader_factory(object())
+    w.close()
+
+
+def test_streamed_blob_files_on_an_object_store(moto):
+    """The .blob files stream to local temp files and are uploaded when their data file
+    closes (rolled ones too); nothing is left in the temp directory."""
+    import tempfile
+
+    c = CatalogFactory.create({"warehouse": f"s3://{moto.new_bucket()}/wh", **moto.options()})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": "64b"}),
+                   False)
+    t = c.get_table("db.t")
+    before = set(os.listdir(tempfile.gettempdir()))
+    rows = [{"id": i, "name": f"n{i}", "b": None if i == 4 else bytes([i]) * (i * 11 + 1)} for i in range(12)]
+    _write(t, rows)
+    assert sorted(_read(t).to_pylist(), key=lambda r: r["id"]) == rows
+    left = [f for f in set(os.listdir(tempfile.gettempdir())) - before if f.endswith(".tmp")]
+    assert not left

@@ -339,23 +339,31 @@ def test_an_update_racing_an_append_is_not_a_conflict(tmp_path):
 
 
 def test_racing_updaters_in_threads_never_lose_an_update(tmp_path):
-    """Updaters in threads, each reading the latest snapshot and updating column ``a`` of the
-    same group, retrying on a conflict: every committed update is one the read shows applied,
-    in commit order (the last committed value wins; none is undone by a stale one)."""
+    """Updaters in threads, each setting column ``a`` of its own row of one file group and
+    retrying on a conflict: each update file holds the whole group's column as of the snapshot
+    it read, so an undetected race would put the other rows' old values back. Every update
+    survives: the read shows each thread's value in its row."""
     import threading
 
     t = _table(tmp_path)
-    write_arrow(t, pa.table({"id": [1, 2], "a": [0, 0], "b": ["x", "y"]}, schema=SCH))
-    lock, committed, conflicts = threading.Lock(), [], []
+    write_arrow(t, pa.table({"id": [1, 2, 3, 4], "a": [0] * 4, "b": ["x"] * 4}, schema=SCH))
+    lock, committed, conflicts, errors = threading.Lock(), [], [], []
+    barrier = threading.Barrier(4)
 
     def run(k):
-        for _attempt in range(20):
-            tt = CatalogFactory.create({"warehouse": str(tmp_path)}).get_table("db.t")
+        try:
+            attempt(k)
+        except Exception as e:  # noqa: BLE001 - reported by the assertion below
+            errors.append(repr(e))
+
+    def attempt(k):
+        tt = CatalogFactory.create({"warehouse": str(tmp_path)}).get_table("db.t")
+        for n in range(20):
             wb = tt.new_batch_write_builder()
-            rows = tt.new_read_builder().with_projection(["_ROW_ID", "a"])
-            cur = {r["_ROW_ID"]: r["a"] for r in rows.new_read().to_arrow(rows.new_scan().plan().splits()).to_pylist()}
             msgs = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
-                pa.table({"_ROW_ID": pa.array([0, 1], pa.int64()), "a": [cur[0] + 1, cur[1] + 1]}))
+                pa.table({"_ROW_ID": pa.array([k], pa.int64()), "a": [100 + k]}))
+            if n == 0:
+                barrier.wait()  # every thread has read the same snapshot
             try:
                 wb.new_commit().commit(msgs)
             except CommitConflictError:
@@ -371,10 +379,10 @@ def test_racing_updaters_in_threads_never_lose_an_update(tmp_path):
         th.start()
     for th in threads:
         th.join()
-    # each committed update added one to both rows on top of the previous: a lost update would
-    # show fewer increments than commits
-    assert sorted(committed) == [0, 1, 2, 3]
-    assert [r["a"] for r in _read(t)] == [4, 4]
+    assert errors == []
+    assert sorted(committed) == [0, 1, 2, 3], conflicts
+    assert conflicts, "the first updates all read one snapshot: all but one must conflict"
+    assert [r["a"] for r in _read(t)] == [100, 101, 102, 103]
 
 
 def test_updates_are_not_committed_as_an_overwrite(tmp_path):
@@ -444,3 +452,19 @@ def test_copy_without_time_travel_keeps_the_current_schema(tmp_path):
     rb = kept.new_read_builder()
     assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist() == [
         {"id": 1, "a": 10, "b": "x", "c": None}]
+
+
+def test_groups_of_a_snapshot_id_reused_after_a_rollback(tmp_path):
+    """The groups of the last snapshot asked for are kept (an update asks once per touched
+    group), keyed by the snapshot's manifest lists: snapshot 2 committed again after a rollback
+    is a new snapshot, and an update of its rows sees its groups."""
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    write_arrow(t, pa.table({"id": [3], "a": [30], "b": ["z"]}, schema=SCH))
+    assert t._core.row_id_groups(2) == [(0, 2), (2, 1)]
+    t.rollback_to(1)
+    write_arrow(t, pa.table({"id": [4, 5, 6], "a": [40, 50, 60], "b": ["u", "v", "w"]}, schema=SCH))
+    assert t.latest_snapshot_id() == 2
+    assert t._core.row_id_groups(2) == [(0, 2), (2, 3)]
+    _update(t, pa.table({"_ROW_ID": pa.array([4], pa.int64()), "a": [-4]}), ["a"])
+    assert [r["a"] for r in _read(t)] == [10, 20, 40, 50, -4]

@@ -86,7 +86,7 @@ def test_missing_snapshot_or_tag_is_refused_at_once(pk_table):
     with pytest.raises(InvalidArgumentError, match="snapshot_id must be an int"):
         pk_table.new_read_builder(snapshot_id="1")
     pk_table.create_tag("release")
-    with pytest.raises(InvalidArgumentError, match="tag 'relase' of db.t does not exist; did you mean 'release'"):
+    with pytest.raises(InvalidArgumentError, match="tag 'relase' of db.t doesn't exist; did you mean 'release'"):
         pk_table.new_read_builder(tag="relase")
     with pytest.raises(InvalidArgumentError, match="not both"):
         pk_table.new_read_builder(snapshot_id=1, tag="release")

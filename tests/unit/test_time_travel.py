@@ -106,7 +106,7 @@ def test_tag_name_reads_the_tagged_snapshot(history):
     stores.write_bytes(stores.join(history.table_path, "tag", "tag-first"), json.dumps(snap).encode())
     assert names(history.copy({"scan.tag-name": "first"})) == V1
     assert names(history.copy({"scan.mode": "from-snapshot", "scan.tag-name": "first"})) == V1
-    with pytest.raises(paimon_rs.InvalidArgumentError, match="tag 'nope' does not exist"):
+    with pytest.raises(paimon_rs.InvalidArgumentError, match="tag 'nope' doesn't exist"):
         read(history.copy({"scan.tag-name": "nope"}))
     with pytest.raises(paimon_rs.InvalidArgumentError, match="not a valid tag name"):
         read(history.copy({"scan.tag-name": "../snapshot/snapshot-1"}))

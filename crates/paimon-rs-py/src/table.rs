@@ -724,10 +724,7 @@ impl TableWrite {
         });
         crate::logbridge::flush(py);
         let msgs = msgs.py_err()?;
-        Ok(msgs
-            .into_iter()
-            .map(|m| CommitMessage { inner: m })
-            .collect())
+        Ok(msgs.into_iter().map(CommitMessage::from_core).collect())
     }
 
     /// Drop buffered rows and delete every file no commit references.
@@ -798,18 +795,33 @@ fn write_all(w: &mut CoreWrite, batches: &[RecordBatch]) -> Result<(), Error> {
     w.write_batches(batches)
 }
 
+/// A commit message. Behind a lock because pypaimon's tests (and users of data evolution) set
+/// `first_row_id` on the files of `new_files` before committing, and that must reach the commit.
 #[pyclass(module = "paimon_rs._core", frozen, from_py_object)]
-#[derive(Clone)]
 pub struct CommitMessage {
-    inner: CoreMessage,
+    inner: Mutex<CoreMessage>,
+}
+
+impl Clone for CommitMessage {
+    /// A deep copy of the message as it is now (extracting one to commit takes its current files).
+    fn clone(&self) -> Self {
+        CommitMessage::from_core(self.core().clone())
+    }
 }
 
 impl CommitMessage {
     pub fn from_core(inner: CoreMessage) -> Self {
-        CommitMessage { inner }
+        CommitMessage {
+            inner: Mutex::new(inner),
+        }
     }
     pub fn into_core(self) -> CoreMessage {
-        self.inner
+        self.inner.into_inner().unwrap_or_else(|p| p.into_inner())
+    }
+    /// The message; a lock poisoned by a panic elsewhere still holds a whole message (the only
+    /// writer sets one field), so it is used as it is.
+    fn core(&self) -> std::sync::MutexGuard<'_, CoreMessage> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -817,16 +829,16 @@ impl CommitMessage {
 impl CommitMessage {
     #[getter]
     fn bucket(&self) -> i32 {
-        self.inner.bucket
+        self.core().bucket
     }
     /// The partition as Paimon's serialized BinaryRow (equal partitions, equal bytes).
     #[getter]
     fn partition<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.inner.partition)
+        PyBytes::new(py, &self.core().partition)
     }
     #[getter]
     fn file_names(&self) -> Vec<String> {
-        self.inner
+        self.core()
             .data_increment
             .new_files
             .iter()
@@ -836,24 +848,31 @@ impl CommitMessage {
     /// The data files this message adds, as pypaimon's `CommitMessage.new_files`. A message
     /// does not know the table's location: `file_path` is the file's external path when it has
     /// one (`data-file.external-paths`), else its name relative to its bucket directory.
+    /// Setting `first_row_id` on one of them sets it in this message (pypaimon's data-evolution
+    /// writes: a file of some columns of rows that exist names the first of those rows).
     #[getter]
-    fn new_files(&self) -> Vec<DataFileMeta> {
-        self.inner
+    fn new_files(slf: &Bound<'_, Self>) -> Vec<DataFileMeta> {
+        let owner = slf.clone().unbind();
+        slf.get()
+            .core()
             .data_increment
             .new_files
             .iter()
-            .map(|f| {
+            .enumerate()
+            .map(|(i, f)| {
                 let path = f
                     .external_path
                     .clone()
                     .unwrap_or_else(|| f.file_name.clone());
-                DataFileMeta::from_core(f, path)
+                let mut meta = DataFileMeta::from_core(f, path);
+                meta.owner = Some((owner.clone_ref(slf.py()), i));
+                meta
             })
             .collect()
     }
     #[getter]
     fn row_count(&self) -> i64 {
-        self.inner
+        self.core()
             .data_increment
             .new_files
             .iter()
@@ -863,7 +882,7 @@ impl CommitMessage {
     /// Names of the changelog files this message adds (its writes' and its compactions').
     #[getter]
     fn changelog_file_names(&self) -> Vec<String> {
-        let m = &self.inner;
+        let m = &*self.core();
         m.data_increment
             .changelog_files
             .iter()
@@ -874,7 +893,7 @@ impl CommitMessage {
     /// Names of the index files this message adds (hash index, deletion vectors).
     #[getter]
     fn index_file_names(&self) -> Vec<String> {
-        let m = &self.inner;
+        let m = &*self.core();
         m.data_increment
             .new_index_files
             .iter()
@@ -885,7 +904,7 @@ impl CommitMessage {
     /// Names of the compaction inputs this message removes.
     #[getter]
     fn compact_before(&self) -> Vec<String> {
-        self.inner
+        self.core()
             .compact_increment
             .compact_before
             .iter()
@@ -895,7 +914,7 @@ impl CommitMessage {
     /// Names of the compaction outputs this message adds.
     #[getter]
     fn compact_after(&self) -> Vec<String> {
-        self.inner
+        self.core()
             .compact_increment
             .compact_after
             .iter()
@@ -903,10 +922,10 @@ impl CommitMessage {
             .collect()
     }
     fn is_empty(&self) -> bool {
-        self.inner.is_empty()
+        self.core().is_empty()
     }
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        Ok(PyBytes::new(py, &self.inner.to_bytes().py_err()?))
+        Ok(PyBytes::new(py, &self.core().to_bytes().py_err()?))
     }
     /// Picklable (Spark ships splits to tasks and commit messages back to the driver).
     fn __reduce__<'py>(
@@ -917,9 +936,9 @@ impl CommitMessage {
     }
     #[staticmethod]
     fn from_bytes(b: &[u8]) -> PyResult<Self> {
-        Ok(CommitMessage {
-            inner: CoreMessage::from_bytes(b).py_err()?,
-        })
+        Ok(CommitMessage::from_core(
+            CoreMessage::from_bytes(b).py_err()?,
+        ))
     }
 }
 
@@ -955,7 +974,7 @@ impl TableCommit {
             (Some(s), false) => Some(Overwrite::Static(s)),
             (None, false) => None,
         };
-        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.into_core()).collect();
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || self.inner.commit_as(&msgs, commit_identifier, mode));
         crate::logbridge::flush(py);
@@ -970,7 +989,7 @@ impl TableCommit {
         messages: Vec<CommitMessage>,
         commit_identifier: i64,
     ) -> PyResult<Option<i64>> {
-        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.into_core()).collect();
         crate::logbridge::flush(py);
         let r = crate::pool::detach(py, || self.inner.commit_rewrite(&msgs, commit_identifier));
         crate::logbridge::flush(py);
@@ -1039,7 +1058,7 @@ impl TableCommit {
     /// kept because one does (the messages were committed). Deletes nothing and raises if the
     /// table's metadata cannot be read.
     fn abort(&self, py: Python<'_>, messages: Vec<CommitMessage>) -> PyResult<Vec<String>> {
-        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.inner).collect();
+        let msgs: Vec<CoreMessage> = messages.into_iter().map(|m| m.into_core()).collect();
         let out = crate::pool::detach(py, || self.inner.abort(&msgs)).py_err()?;
         Ok(out
             .referenced
@@ -1127,30 +1146,49 @@ pub struct Split {
 type SplitReduce<'py> = (Bound<'py, PyAny>, (Bound<'py, PyBytes>, String));
 
 /// One data file of a split, as pypaimon's `DataFileMeta` (the fields a user reads).
-#[pyclass(module = "paimon_rs._core", frozen, get_all)]
+#[pyclass(module = "paimon_rs._core")]
 pub struct DataFileMeta {
+    #[pyo3(get)]
     file_name: String,
+    #[pyo3(get)]
     file_path: String,
+    #[pyo3(get)]
     file_size: i64,
+    #[pyo3(get)]
     row_count: i64,
+    #[pyo3(get)]
     min_sequence_number: i64,
+    #[pyo3(get)]
     max_sequence_number: i64,
+    #[pyo3(get)]
     schema_id: i64,
+    #[pyo3(get)]
     level: i32,
+    #[pyo3(get)]
     extra_files: Vec<String>,
     /// Epoch millis of the writer's local wall clock, as Paimon stores it.
+    #[pyo3(get)]
     creation_time: Option<i64>,
+    #[pyo3(get)]
     delete_row_count: Option<i64>,
     /// Where the file lives when it is outside the bucket directory (`data-file.external-paths`).
+    #[pyo3(get)]
     external_path: Option<String>,
     /// The columns whose statistics the file's `value_stats` hold (None: all columns).
+    #[pyo3(get)]
     value_stats_cols: Option<Vec<String>>,
     /// The `_ROW_ID` of the file's first row (row-tracking tables), None otherwise.
+    #[pyo3(get)]
     first_row_id: Option<i64>,
     /// The columns the file holds when it holds only some of the table's (data evolution).
+    #[pyo3(get)]
     write_cols: Option<Vec<String>>,
     /// 0: written as new data, 1: written by a compaction (None when not recorded).
+    #[pyo3(get)]
     file_source: Option<i32>,
+    /// The commit message this file is one of `new_files` of (and its index there), for
+    /// `first_row_id` set on it to reach the message.
+    owner: Option<(Py<CommitMessage>, usize)>,
 }
 
 impl DataFileMeta {
@@ -1173,12 +1211,35 @@ impl DataFileMeta {
             first_row_id: f.first_row_id,
             write_cols: f.write_cols.clone(),
             file_source: f.file_source,
+            owner: None,
         }
     }
 }
 
 #[pymethods]
 impl DataFileMeta {
+    /// Set the `_ROW_ID` of the file's first row; on a file of a commit message's `new_files`
+    /// it sets it in the message, as pypaimon (a data-evolution file of some columns of rows
+    /// that exist names the first of them). A file of a split is a copy: the table is unchanged.
+    #[setter]
+    fn set_first_row_id(&mut self, value: Option<i64>) -> PyResult<()> {
+        if let Some((msg, i)) = &self.owner {
+            let m = msg.get();
+            let mut core = m.core();
+            match core.data_increment.new_files.get_mut(*i) {
+                Some(f) => f.first_row_id = value,
+                None => {
+                    return Err(Error::invalid(format!(
+                        "file {} is no longer one of its commit message's new files",
+                        self.file_name
+                    )))
+                    .py_err()
+                }
+            }
+        }
+        self.first_row_id = value;
+        Ok(())
+    }
     fn __repr__(&self) -> String {
         format!(
             "DataFileMeta(file_name={:?}, row_count={}, file_size={}, level={})",

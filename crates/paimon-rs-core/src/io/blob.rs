@@ -13,6 +13,7 @@
 //! Records of `ARRAY<BLOB>` / `MAP<X, BLOB>` (a second magic after the first) are not built
 //! here: [`decode`] refuses them naming the file and the row.
 
+use std::io::Write;
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -53,22 +54,36 @@ pub enum BlobSlot {
     },
 }
 
-/// Writes `.blob` records into a byte buffer; [`BlobFileWriter::finish`] adds index and
-/// footer. `position()` is what a rolling writer compares with `blob.target-file-size`.
+/// Writes `.blob` records to `out` as they come (a file: no record is held in memory, as
+/// pypaimon's `BlobFormatWriter` streams to its output); [`BlobFileWriter::finish`] adds index
+/// and footer. `position()` is what a rolling writer compares with `blob.target-file-size`.
 #[derive(Debug, Default)]
-pub struct BlobFileWriter {
-    out: Vec<u8>,
+pub struct BlobFileWriter<W: Write = Vec<u8>> {
+    out: W,
+    position: u64,
     lengths: Vec<i64>,
 }
 
-impl BlobFileWriter {
+impl BlobFileWriter<Vec<u8>> {
+    /// A writer into a byte buffer.
     pub fn new() -> Self {
         Self::default()
     }
+}
+
+impl<W: Write> BlobFileWriter<W> {
+    /// A writer of a `.blob` file to `out` (at its start).
+    pub fn to(out: W) -> Self {
+        BlobFileWriter {
+            out,
+            position: 0,
+            lengths: vec![],
+        }
+    }
 
     /// Appends one row; returns where its bytes are (for a descriptor).
-    pub fn add(&mut self, value: BlobValue<'_>) -> BlobSlot {
-        match value {
+    pub fn add(&mut self, value: BlobValue<'_>) -> std::io::Result<BlobSlot> {
+        Ok(match value {
             BlobValue::Null => {
                 self.lengths.push(NULL_LENGTH);
                 BlobSlot::Null
@@ -78,30 +93,31 @@ impl BlobFileWriter {
                 BlobSlot::PlaceHolder
             }
             BlobValue::Data(bytes) => {
-                let start = self.out.len();
+                let start = self.position;
                 let mut crc = crc32fast::Hasher::new();
                 let magic = MAGIC_NUMBER.to_le_bytes();
                 crc.update(&magic);
-                self.out.extend_from_slice(&magic);
                 crc.update(bytes);
-                self.out.extend_from_slice(bytes);
                 let record = (bytes.len() as u64) + RECORD_OVERHEAD;
                 let len = record.to_le_bytes();
                 crc.update(&len);
-                self.out.extend_from_slice(&len);
-                self.out.extend_from_slice(&crc.finalize().to_le_bytes());
+                self.out.write_all(&magic)?;
+                self.out.write_all(bytes)?;
+                self.out.write_all(&len)?;
+                self.out.write_all(&crc.finalize().to_le_bytes())?;
+                self.position += record;
                 self.lengths.push(record as i64);
                 BlobSlot::Data {
-                    offset: start as u64 + 4,
+                    offset: start + 4,
                     length: bytes.len() as u64,
                 }
             }
-        }
+        })
     }
 
     /// Bytes of records written so far.
     pub fn position(&self) -> u64 {
-        self.out.len() as u64
+        self.position
     }
 
     /// Rows added so far.
@@ -109,24 +125,35 @@ impl BlobFileWriter {
         self.lengths.len()
     }
 
-    /// The whole file: records, index, footer.
-    pub fn finish(mut self) -> Vec<u8> {
+    /// Writes out what `out` buffers.
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+
+    /// The output written to.
+    pub fn get_ref(&self) -> &W {
+        &self.out
+    }
+
+    /// Writes index and footer, flushes; returns the output and the file's size.
+    pub fn finish(mut self) -> std::io::Result<(W, u64)> {
         let index = compress_lengths(&self.lengths);
-        self.out.extend_from_slice(&index);
-        self.out
-            .extend_from_slice(&(index.len() as u32).to_le_bytes());
-        self.out.push(VERSION);
-        self.out
+        self.out.write_all(&index)?;
+        self.out.write_all(&(index.len() as u32).to_le_bytes())?;
+        self.out.write_all(&[VERSION])?;
+        self.out.flush()?;
+        let size = self.position + index.len() as u64 + FOOTER as u64;
+        Ok((self.out, size))
     }
 }
 
 /// Encodes a whole file from its rows.
-pub fn encode<'a>(rows: impl IntoIterator<Item = BlobValue<'a>>) -> Vec<u8> {
+pub fn encode<'a>(rows: impl IntoIterator<Item = BlobValue<'a>>) -> std::io::Result<Vec<u8>> {
     let mut w = BlobFileWriter::new();
     for r in rows {
-        w.add(r);
+        w.add(r)?;
     }
-    w.finish()
+    Ok(w.finish()?.0)
 }
 
 /// Pypaimon's `DeltaVarintCompressor.compress`: zig-zag varints of the first value and of the
@@ -461,7 +488,7 @@ mod tests {
 
     #[test]
     fn blob_encode_is_byte_exact_with_pypaimon() {
-        assert_eq!(encode(rows()), unhex(PYPAIMON));
+        assert_eq!(encode(rows()).unwrap(), unhex(PYPAIMON));
     }
 
     #[test]
@@ -487,14 +514,14 @@ mod tests {
 
     #[test]
     fn blob_empty_file_and_varints_round_trip() {
-        let b = encode(Vec::new());
+        let b = encode(Vec::new()).unwrap();
         assert_eq!(b, vec![0, 0, 0, 0, 1]);
         assert!(decode(&b, p()).expect("empty").is_empty());
         let vals = [0i64, -1, -2, 300, 1 << 40, i64::MAX / 2, -7, 16];
         let c = compress_lengths(&vals);
         assert_eq!(decompress_lengths(&c, p()).expect("varint"), vals);
         let big = vec![7u8; 100_000];
-        let b = encode(vec![BlobValue::Data(&big), BlobValue::Null]);
+        let b = encode(vec![BlobValue::Data(&big), BlobValue::Null]).unwrap();
         let d = decode(&b, p()).expect("big");
         assert_eq!(d[0], BlobValue::Data(&big[..]));
     }
@@ -539,7 +566,11 @@ mod tests {
                 })
             }
         };
-        for file in [unhex(PYPAIMON), unhex(PYPAIMON_TABLE), encode(Vec::new())] {
+        for file in [
+            unhex(PYPAIMON),
+            unhex(PYPAIMON_TABLE),
+            encode(Vec::new()).unwrap(),
+        ] {
             reads.borrow_mut().clear();
             let len = file.len() as u64;
             let got = read_index_at(len, at(&file), p()).expect("tail");
@@ -569,7 +600,7 @@ mod tests {
     fn blob_nested_records_are_refused() {
         let mut inner = ARRAY_MAGIC_NUMBER.to_le_bytes().to_vec();
         inner.extend_from_slice(&[1, 0, 0, 0, 0]);
-        let b = encode(vec![BlobValue::Data(&inner)]);
+        let b = encode(vec![BlobValue::Data(&inner)]).unwrap();
         let e = decode(&b, p()).expect_err("nested").to_string();
         assert!(
             e.contains("ARRAY<BLOB>") && e.contains("data-1.blob"),
@@ -589,7 +620,7 @@ mod tests {
             BlobValue::Data(&big),
         ];
         assert_eq!(rows, want);
-        assert_eq!(encode(want), b);
+        assert_eq!(encode(want).unwrap(), b);
     }
 
     #[test]

@@ -53,6 +53,12 @@ impl StagedFile {
     pub fn publish(&mut self, file: File) -> Result<u64> {
         file.sync_all().map_err(|e| Error::io(&self.tmp, e))?;
         drop(file);
+        self.publish_synced()
+    }
+
+    /// Publish the temp file, closed and already durable (several made so at once by
+    /// [`super::sync_files`]), under its name; returns its size.
+    pub fn publish_synced(&mut self) -> Result<u64> {
         let size = std::fs::metadata(&self.tmp)
             .map_err(|e| Error::io(&self.tmp, e))?
             .len();

@@ -482,7 +482,7 @@ impl SnapshotManager {
         let p = self.tag_path(name);
         match read_json_text(&p)? {
             None => Err(Error::invalid(format!(
-                "tag '{name}' does not exist (no file {})",
+                "tag '{name}' doesn't exist (no file {})",
                 p.display()
             ))),
             Some(text) => {

@@ -9,12 +9,15 @@
 //! does). When the data file closes, the `.blob` files holding its rows close too and follow
 //! it in the commit's file list, grouped by column: `[data, blob(a)…, blob(b)…]`. The commit
 //! gives them the data file's row ids (commit/row_tracking.rs). A `.blob` file's stats are
-//! pypaimon's: one column (the BLOB), min and max null, null count 0.
+//! pypaimon's: one column (the BLOB), min and max null, null count 0. A `.blob` file's records
+//! stream to its temp file (through a small buffer) as they come; the files of one data file
+//! are synced together when it closes, then published under their names.
 //!
 //! A value that is a serialized `BlobDescriptor` (pypaimon's `BlobDescriptorSerde.is_descriptor`:
 //! version 2, magic `BLOBDESC`) is written as the bytes it points at, as pypaimon does; only
 //! descriptors of local files (a path or a `file:` URI) are read, others are refused.
 
+use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,6 +27,7 @@ use arrow_schema::DataType as ArrowType;
 
 use crate::error::{Error, Result};
 use crate::io::blob::{BlobFileWriter, BlobValue, DESCRIPTOR_MAGIC, DESCRIPTOR_VERSION};
+use crate::io::file_write::{StagedFile, WritebackFile};
 use crate::spec::binary_row::{empty_row, serialize_row};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
 use crate::spec::types::DataType;
@@ -80,13 +84,32 @@ impl BlobSpec {
     }
 }
 
+/// A `.blob` file being written: its records go straight to its temp file.
+struct OpenBlob {
+    name: String,
+    staged: StagedFile,
+    w: BlobFileWriter<BufWriter<WritebackFile>>,
+}
+
+/// A `.blob` file written whole under its temp name, published when its data file closes.
+struct ClosedBlob {
+    name: String,
+    staged: StagedFile,
+    size: u64,
+    rows: i64,
+}
+
+/// Buffer between the records of a `.blob` file and its file (a value larger than this is
+/// written through, not copied).
+const BLOB_BUFFER: usize = 64 << 10;
+
 /// One BLOB column's `.blob` files of the data file being written.
 struct ColumnFiles {
     uuid: String,
     counter: usize,
-    open: Option<BlobFileWriter>,
-    /// Files of the open data file written so far (name, bytes on disk, rows).
-    closed: Vec<(String, u64, i64)>,
+    open: Option<OpenBlob>,
+    /// Files of the open data file written so far, unpublished.
+    closed: Vec<ClosedBlob>,
 }
 
 /// The `.blob` files beside a rolling writer's data files.
@@ -163,13 +186,14 @@ impl BlobSidecars {
         }
         for (c, values) in columns.into_iter().enumerate() {
             for v in values {
-                let col = &mut self.columns[c];
-                let w = col.open.get_or_insert_with(BlobFileWriter::new);
-                w.add(match &v {
-                    None => BlobValue::Null,
-                    Some(b) => BlobValue::Data(b),
-                });
-                if w.position() >= self.spec.target_size {
+                let open = self.open_column(c)?;
+                open.w
+                    .add(match &v {
+                        None => BlobValue::Null,
+                        Some(b) => BlobValue::Data(b),
+                    })
+                    .map_err(|e| Error::io(&open.staged.tmp, e))?;
+                if open.w.position() >= self.spec.target_size {
                     self.close_column(c)?;
                 }
             }
@@ -177,26 +201,51 @@ impl BlobSidecars {
         Ok(())
     }
 
-    /// Closes every column's open `.blob` file (memory pressure: the data file's next rows go
-    /// to new `.blob` files, which a data file may span).
-    pub fn close_open(&mut self) -> Result<()> {
-        (0..self.columns.len()).try_for_each(|c| self.close_column(c))
+    /// Column `c`'s open `.blob` file, created if there is none.
+    fn open_column(&mut self, c: usize) -> Result<&mut OpenBlob> {
+        let col = &mut self.columns[c];
+        if col.open.is_none() {
+            let name = format!("{}{}-{}.blob", self.spec.prefix, col.uuid, col.counter);
+            col.counter += 1;
+            let (staged, file) = StagedFile::create(self.dir.join(&name))?;
+            let out = BufWriter::with_capacity(BLOB_BUFFER, WritebackFile::new(file));
+            col.open = Some(OpenBlob {
+                name,
+                staged,
+                w: BlobFileWriter::to(out),
+            });
+        }
+        col.open
+            .as_mut()
+            .ok_or_else(|| Error::Internal("no open .blob file".into()))
     }
 
-    /// Closes column `c`'s open `.blob` file (if any), writing it out.
+    /// Writes out what the open `.blob` files buffer (memory pressure); they stay open.
+    pub fn flush(&mut self) -> Result<()> {
+        for open in self.columns.iter_mut().filter_map(|c| c.open.as_mut()) {
+            open.w.flush().map_err(|e| Error::io(&open.staged.tmp, e))?;
+        }
+        Ok(())
+    }
+
+    /// Closes column `c`'s open `.blob` file (if any): index and footer written, the file
+    /// closed unsynced (made durable with the data file's others in [`Self::finish_data_file`]).
     fn close_column(&mut self, c: usize) -> Result<()> {
         let col = &mut self.columns[c];
-        let Some(w) = col.open.take() else {
+        let Some(OpenBlob { name, staged, w }) = col.open.take() else {
             return Ok(());
         };
         let rows = w.row_count() as i64;
-        let name = format!("{}{}-{}.blob", self.spec.prefix, col.uuid, col.counter);
-        col.counter += 1;
-        let bytes = w.finish();
-        let path = self.dir.join(&name);
-        crate::io::write_new(&path, &bytes)?;
-        self.written.push(path);
-        col.closed.push((name, bytes.len() as u64, rows));
+        let io = |e| Error::io(&staged.tmp, e);
+        let (out, size) = w.finish().map_err(io)?;
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        drop(file.into_file());
+        col.closed.push(ClosedBlob {
+            name,
+            staged,
+            size,
+            rows,
+        });
         Ok(())
     }
 
@@ -218,22 +267,36 @@ impl BlobSidecars {
             )?,
             null_counts: vec![Some(0)],
         };
-        let mut out = vec![];
+        let mut columns = vec![];
         for c in 0..self.columns.len() {
             self.close_column(c)?;
             let files = std::mem::take(&mut self.columns[c].closed);
-            let held: i64 = files.iter().map(|f| f.2).sum();
+            let held: i64 = files.iter().map(|f| f.rows).sum();
             if held != rows {
                 return Err(Error::Internal(format!(
                     "BLOB column '{}': {held} rows in .blob files for a data file of {rows}",
                     self.spec.blob_cols[c].1
                 )));
             }
-            for (name, size, count) in files {
+            columns.push(files);
+        }
+        // one sync of all the data file's `.blob` files (their disk writes overlap), then
+        // each published under its name
+        let tmps: Vec<PathBuf> = columns
+            .iter()
+            .flatten()
+            .map(|f| f.staged.tmp.clone())
+            .collect();
+        crate::io::sync_files(&tmps)?;
+        let mut out = vec![];
+        for (c, files) in columns.into_iter().enumerate() {
+            for mut f in files {
+                f.staged.publish_synced()?;
+                self.written.push(f.staged.path.clone());
                 out.push(DataFileMeta {
-                    file_name: name,
-                    file_size: size as i64,
-                    row_count: count,
+                    file_name: f.name,
+                    file_size: f.size as i64,
+                    row_count: f.rows,
                     min_key: empty_row(),
                     max_key: empty_row(),
                     key_stats: SimpleStats::empty(),
@@ -258,12 +321,12 @@ impl BlobSidecars {
         Ok(out)
     }
 
-    /// Bytes held by the open `.blob` files.
+    /// Bytes the open `.blob` files buffer (their records are in their files).
     pub fn buffered_bytes(&self) -> usize {
         self.columns
             .iter()
             .filter_map(|c| c.open.as_ref())
-            .map(|w| w.position() as usize)
+            .map(|o| o.w.get_ref().buffer().len())
             .sum()
     }
 
@@ -535,7 +598,7 @@ mod tests {
         let e = s.write(&batch(vec![Some(b"c"), Some(&frame)])).unwrap_err();
         assert!(matches!(e, Error::Unsupported { .. }), "{e}");
         s.write(&batch(vec![Some(&to_end)]))?;
-        s.close_open()?;
+        s.close_column(0)?;
         s.write(&batch(vec![None]))?;
         let metas = s.finish_data_file(3, (0, 0))?;
         assert_eq!(

@@ -479,11 +479,11 @@ impl RollingFileWriter {
             + blobs
     }
 
-    /// Write the open file's row group out (freeing its memory); the file stays open. The
-    /// open `.blob` files are closed (written out): the data file's next rows go to new ones.
+    /// Write the open file's row group out (freeing its memory); the file stays open, as do
+    /// the open `.blob` files (their buffers written out).
     pub fn flush_row_group(&mut self) -> Result<()> {
         if let Some(b) = &mut self.blobs {
-            b.close_open()?;
+            b.flush()?;
         }
         match self.current.as_mut() {
             Some(f) => f.writer.flush_buffered(),

@@ -89,12 +89,43 @@ fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> 
     Ok(out)
 }
 
+/// The groups of the last snapshot asked for, by its table's metadata path and its manifest
+/// lists (names unique to the snapshot, so a snapshot id reused after a rollback does not hit):
+/// an update asks once per touched group, each a scan of every live manifest entry otherwise.
+type GroupsKey = (std::path::PathBuf, i64, String, String);
+static LAST_GROUPS: std::sync::Mutex<Option<(GroupsKey, std::sync::Arc<Vec<RowIdGroup>>)>> =
+    std::sync::Mutex::new(None);
+
 /// The file groups of snapshot `snapshot_id` of `table`, ordered by `first_row_id`.
 pub fn row_id_groups(table: &FileStoreTable, snapshot_id: i64) -> Result<Vec<RowIdGroup>> {
+    Ok(cached_groups(table, snapshot_id)?.as_ref().clone())
+}
+
+fn cached_groups(
+    table: &FileStoreTable,
+    snapshot_id: i64,
+) -> Result<std::sync::Arc<Vec<RowIdGroup>>> {
     check_table(table)?;
     let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+    let key: GroupsKey = (
+        table.meta_path(),
+        snapshot.id,
+        snapshot.base_manifest_list.clone(),
+        snapshot.delta_manifest_list.clone(),
+    );
+    if let Ok(last) = LAST_GROUPS.lock() {
+        if let Some((k, g)) = last.as_ref() {
+            if *k == key {
+                return Ok(g.clone());
+            }
+        }
+    }
     let live = crate::table::live::live_entries(table, &snapshot)?;
-    groups_of(&table.name, &live)
+    let groups = std::sync::Arc::new(groups_of(&table.name, &live)?);
+    if let Ok(mut last) = LAST_GROUPS.lock() {
+        *last = Some((key, groups.clone()));
+    }
+    Ok(groups)
 }
 
 /// Writes the update file of the group at `first_row_id` of snapshot `snapshot_id`: `data`
@@ -107,10 +138,11 @@ pub fn write_row_id_update(
     first_row_id: i64,
     data: &RecordBatch,
 ) -> Result<CommitMessage> {
-    let groups = row_id_groups(table, snapshot_id)?;
+    let groups = cached_groups(table, snapshot_id)?;
     let group = groups
-        .iter()
-        .find(|g| g.first_row_id == first_row_id)
+        .binary_search_by_key(&first_row_id, |g| g.first_row_id)
+        .ok()
+        .and_then(|i| groups.get(i))
         .ok_or_else(|| {
             Error::invalid(format!(
                 "table '{}' has no file group at first_row_id {first_row_id} in snapshot \
