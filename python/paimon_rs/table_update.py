@@ -33,7 +33,8 @@ def _assignment(col: str, value: Any, typ: pa.DataType, n: int) -> Any:
     if isinstance(value, (pa.Array, pa.ChunkedArray)):
         if len(value) != n:
             raise InvalidArgumentError(
-                f"update_by_predicate: the assignment of {col} has {len(value)} values for {n} matched rows")
+                f"update_by_predicate: Assignment array length must match matched row count: "
+                f"{len(value)} != {n} (column {col}).")
         return value.cast(typ)
     if isinstance(value, pa.Scalar):
         value = value.as_py()
@@ -142,7 +143,8 @@ class TableUpdate:
             k = bisect.bisect_right(firsts, r) - 1
             if k < 0 or r >= groups[k][0] + groups[k][1]:
                 raise InvalidArgumentError(
-                    f"update by _ROW_ID: row id {r} is not a row of {self.table.identifier}")
+                    f"update by _ROW_ID: Row ID {r} does not belong to any valid range (not a row "
+                    f"of {self.table.identifier})")
             by_group.setdefault(k, []).append(i)
         overlap = {c: sorted(done.get(c, set()) & {groups[k][0] for k in by_group}) for c in cols}
         overlap = {c: v for c, v in overlap.items() if v}
@@ -152,25 +154,29 @@ class TableUpdate:
         assert sid is not None  # groups is empty without a snapshot
         current = self._current(sid, cols, [groups[k] for k in by_group])
         cur_ids = current.column(ROW_ID).to_numpy()
+        ncur = current.num_rows
         for k, rows in sorted(by_group.items()):
             first, n = groups[k]
             lo = int(bisect.bisect_left(cur_ids, first))
             hi = int(bisect.bisect_left(cur_ids, first + n))
-            if hi - lo != n:
-                raise UnsupportedError(
-                    f"update by _ROW_ID: {hi - lo} of the rows {first}..{first + n} of "
-                    f"{self.table.identifier} are live (deleted rows): updating them is not implemented")
-            base = current.slice(lo, n)
-            # position p of the group: the update's row j where p == row id - first, else p
-            idx = list(range(n))
+            # position p of the group: the update's row j where p == row id - first, else the
+            # live row p; a deleted row (its position marked in the group's deletion vector,
+            # never read) gets the first updated row's values, so the file covers every id
+            idx = [ncur] * n
+            for j in range(lo, hi):
+                idx[int(cur_ids[j]) - first] = j
             for j, i in enumerate(rows):
-                idx[row_ids[i] - first] = n + j
+                if idx[row_ids[i] - first] == ncur:
+                    raise InvalidArgumentError(
+                        f"update by _ROW_ID: Row ID {row_ids[i]} does not belong to any valid range "
+                        f"(the row of {self.table.identifier} is deleted)")
+                idx[row_ids[i] - first] = ncur + j
             take = pa.array(idx, pa.int64())
             upd = data.take(pa.array(rows, pa.int64()))
             arrays = []
             for c in cols:
-                typ = base.schema.field(c).type
-                both = pa.chunked_array(base.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
+                typ = current.schema.field(c).type
+                both = pa.chunked_array(current.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
                 arrays.append(both.take(take).combine_chunks())
             batch = pa.RecordBatch.from_arrays(arrays, names=cols)
             out.append(self.table._core.write_row_id_update(sid, first, batch))
@@ -212,10 +218,10 @@ class TableUpdate:
             raise InvalidArgumentError(
                 "update_by_predicate: callable assignments cannot be combined with Arrow array assignments")
         if has_callable and not read_columns:
-            raise InvalidArgumentError("update_by_predicate: callable assignments require read_columns")
+            raise InvalidArgumentError("update_by_predicate: Callable assignments require read_columns.")
         for c in list(read_columns) + list(assignments):
             if c not in names:
-                raise InvalidArgumentError(f"update_by_predicate: column {c} is not in table schema")
+                raise InvalidArgumentError(f"update_by_predicate: Column {c} is not in table schema.")
         sid = self.table.latest_snapshot_id()
         if sid is None:
             return []
@@ -254,6 +260,34 @@ class TableUpdate:
             pieces.append(pa.table(arrays))
         return self._update([pa.concat_tables(pieces)], list(assignments), sid)
 
+    def _upsert(self, data: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        from paimon_rs.mutations import _to_table
+        from paimon_rs.table_upsert import upsert
+
+        data = _to_table(data, "upsert_by_arrow_with_key")
+        return upsert(self, data, list(upsert_keys), "upsert_by_arrow_with_key")
+
+    def _upsert_rows(self, rows: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        from paimon_rs.table_upsert import upsert_rows
+
+        return upsert_rows(self, rows, list(upsert_keys))
+
+    def _delete_by_row_id(self, row_ids: Sequence[int]) -> List[CommitMessage]:
+        from paimon_rs.table_delete import delete_row_ids
+
+        return delete_row_ids(self, row_ids)
+
+    def _delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
+        from paimon_rs.table_delete import delete_by_predicate
+
+        return delete_by_predicate(self, predicate)
+
+    def _merge_into(self, source: Any, on: Any, when_matched: Sequence[Any],
+                    when_not_matched: Sequence[Any]) -> List[CommitMessage]:
+        from paimon_rs.table_merge_into import merge_into
+
+        return merge_into(self, source, on, when_matched, when_not_matched)
+
     # --- what paimon_rs does not do ---
 
     def new_shard_updator(self, shard_num: int, total_shard_count: int) -> Any:
@@ -264,26 +298,6 @@ class TableUpdate:
         """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
         raise _refused("new_update_by_row_id")
 
-    def upsert_by_arrow_with_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's upsert by key columns: refused (``UnsupportedError``)."""
-        raise _refused("upsert_by_arrow_with_key")
-
-    def upsert_by_key(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's upsert of row objects by key columns: refused (``UnsupportedError``)."""
-        raise _refused("upsert_by_key")
-
-    def delete_by_predicate(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's delete through deletion vectors: refused (``UnsupportedError``)."""
-        raise _refused("delete_by_predicate")
-
-    def delete_by_row_id(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's delete by ``_ROW_ID``: refused (``UnsupportedError``)."""
-        raise _refused("delete_by_row_id")
-
-    def merge_into(self, *args: Any, **kwargs: Any) -> List[CommitMessage]:
-        """pypaimon's MERGE INTO: refused (``UnsupportedError``; ``table.merge`` is paimon_rs's
-        merge of tables that are not data-evolution tables)."""
-        raise _refused("merge_into")
 
 
 class BatchTableUpdate(TableUpdate):
@@ -309,6 +323,39 @@ class BatchTableUpdate(TableUpdate):
         return self._update_by_predicate(predicate, assignments, read_columns)
 
 
+    def upsert_by_arrow_with_key(self, table: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        """Upsert ``table``'s rows by the key columns ``upsert_keys``: the rows of the latest
+        snapshot with an input row's key get its update columns (every such row), the other
+        input rows are appended (``paimon_rs.table_upsert``). Returns the commit messages of
+        both; nothing is committed."""
+        return self._upsert(table, upsert_keys)
+
+    def upsert_by_key(self, rows: Any, upsert_keys: List[str]) -> List[CommitMessage]:
+        """``upsert_by_arrow_with_key`` of rows (dicts, tuples in column order, or row
+        objects with ``fields`` and ``values``), all naming the same columns."""
+        return self._upsert_rows(rows, upsert_keys)
+
+    def delete_by_row_id(self, row_ids: Sequence[int]) -> List[CommitMessage]:
+        """Delete the rows ``row_ids`` through deletion vectors (``paimon_rs.table_delete``;
+        the table must set ``deletion-vectors.enabled``). Returns the commit messages of the
+        new deletion-vector index files; nothing is committed."""
+        return self._delete_by_row_id(row_ids)
+
+    def delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
+        """Delete the rows ``predicate`` matches (all if None) through deletion vectors, as
+        ``delete_by_row_id``."""
+        return self._delete_by_predicate(predicate)
+
+    def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),
+                   when_not_matched: Sequence[Any] = ()) -> List[CommitMessage]:
+        """MERGE INTO this table from ``source`` (an Arrow table or stream, or a table) on the
+        key columns ``on`` (names, or a mapping target -> source): matched rows updated or
+        deleted (``WhenMatched``), unmatched source rows inserted (``WhenNotMatched``); clause
+        conditions are refused (``paimon_rs.table_merge_into``). Returns the commit messages;
+        nothing is committed."""
+        return self._merge_into(source, on, when_matched, when_not_matched)
+
+
 class StreamTableUpdate(TableUpdate):
     """The update of a stream write builder (``StreamWriteBuilder.new_update``)."""
 
@@ -323,3 +370,33 @@ class StreamTableUpdate(TableUpdate):
         """As ``BatchTableUpdate.update_by_predicate``; pass ``commit_identifier`` to
         ``StreamTableCommit.commit``."""
         return self._update_by_predicate(predicate, assignments, read_columns)
+
+    def upsert_by_arrow_with_key(self, table: Any, upsert_keys: List[str],
+                                 commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.upsert_by_arrow_with_key``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._upsert(table, upsert_keys)
+
+    def upsert_by_key(self, rows: Any, upsert_keys: List[str],
+                      commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.upsert_by_key``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._upsert_rows(rows, upsert_keys)
+
+    def delete_by_row_id(self, row_ids: Sequence[int], commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.delete_by_row_id``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._delete_by_row_id(row_ids)
+
+    def delete_by_predicate(self, predicate: Optional[Predicate],
+                            commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.delete_by_predicate``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._delete_by_predicate(predicate)
+
+    def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),
+                   when_not_matched: Sequence[Any] = (),
+                   commit_identifier: int) -> List[CommitMessage]:
+        """As ``BatchTableUpdate.merge_into``; pass ``commit_identifier`` to
+        ``StreamTableCommit.commit``."""
+        return self._merge_into(source, on, when_matched, when_not_matched)

@@ -242,7 +242,7 @@ pub static OPTIONS: &[OptionDef] = &[
     honoured("cross-partition-upsert.bootstrap-parallelism", Kind::Int, Some("10"), Some("4"), "Parallelism of the cross-partition index bootstrap."),
     honoured("cross-partition-upsert.index-ttl", Kind::Duration, None, Some("1 d"), "How long cross-partition key index entries live."),
     refused("data-evolution.compaction.rewrite-row-ids", Kind::Bool, Some("false"), JAVA),
-    honoured("data-evolution.enabled", Kind::Bool, Some("false"), None, "Row-tracking append tables: files may hold some columns (write_cols) of rows other files hold; reads merge them by _ROW_ID. paimon_rs writes appends as whole-row files (a with_write_type subset too, the other columns null), BLOB columns into .blob files, and updates of columns by _ROW_ID (new_update); delete, merge-into and compaction are refused."),
+    honoured("data-evolution.enabled", Kind::Bool, Some("false"), None, "Row-tracking append tables: files may hold some columns (write_cols) of rows other files hold; reads merge them by _ROW_ID. paimon_rs writes appends as whole-row files (a with_write_type subset too, the other columns null), BLOB columns into .blob files, and, through new_update, updates of columns by _ROW_ID, upserts by key, merge_into and deletes by deletion vectors (with deletion-vectors.enabled); table.delete, table.merge and compaction are refused."),
     refused("data-evolution.merge-into.file-pruning", Kind::Bool, Some("true"), JAVA),
     refused("data-evolution.merge-into.source-persist", Kind::Bool, Some("false"), JAVA),
     refused("data-evolution.reassign.skip-contiguous-row-count", Kind::Long, None, JAVA),

@@ -11,8 +11,14 @@
 //! schema; `write_cols` names are resolved to field ids in the file's own schema (Java; pypaimon
 //! 2.1.0 matches them against the current names, which differs after a rename). A file that holds no needed column is not
 //! opened. `_ROW_ID` is `first_row_id` + position, `_SEQUENCE_NUMBER` the newest file's.
+//!
+//! Deletes (pypaimon's `delete_by_row_id` / `delete_by_predicate`, Java's data-evolution
+//! deletion vectors) mark the deleted rows' positions in the deletion vector of the group's
+//! anchor file (its oldest data file); the position of a row is its id minus the group's
+//! `first_row_id`, whichever file holds its columns. A merged group drops the rows the vector
+//! of any of its data files marks (in practice only the anchor has one).
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -20,6 +26,7 @@ use arrow_array::builder::LargeBinaryBuilder;
 use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch, RecordBatchOptions};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
+use super::deletion::{drop_deleted, read_deletion_vector, DeletionFile};
 use super::evolution::SchemaCache;
 use super::row_tracking::{Tracking, ROW_ID, SEQUENCE_NUMBER};
 use crate::error::{Error, Result};
@@ -179,6 +186,10 @@ struct Group {
     sequence: i64,
     parts: Vec<Part>,
     blobs: Vec<BlobPart>,
+    /// The deletion vectors of the group's data files (data file name, where the vector is),
+    /// read with the group, and the table root they are relative to.
+    deletions: Vec<(String, DeletionFile)>,
+    root: PathBuf,
 }
 
 /// The `.blob` files giving needed column `k` of a row-id group, in row-id order, tiling the
@@ -293,14 +304,17 @@ fn placeholder(path: &Path, row: usize) -> Error {
 }
 
 /// The batches of `groups` in the read's plan layout (`needed` table columns in order, then
-/// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns. The groups
+/// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns, without
+/// the rows the deletion vectors of its data files (`dvs`, by data file name) mark. The groups
 /// are planned here (which file gives each column; refusals and corrupt entries fail now) and
 /// read lazily, one group at a time, as the batches are pulled.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn merged_groups(
     table: &FileStoreTable,
     schemas: &SchemaCache,
     dir: &Path,
     groups: Vec<Vec<DataFileMeta>>,
+    dvs: &BTreeMap<String, DeletionFile>,
     plan: &Arc<ColumnPlan>,
     sub_plan: &SubPlan<'_>,
     tracking: bool,
@@ -380,6 +394,14 @@ pub(crate) fn merged_groups(
                 });
             }
         }
+        let deletions = group
+            .iter()
+            .filter(|f| !is_blob_file(f))
+            .filter_map(|f| {
+                dvs.get(&f.file_name)
+                    .map(|d| (f.file_name.clone(), d.clone()))
+            })
+            .collect();
         planned.push(Group {
             rows: newest.row_count as usize,
             newest: newest.file_name.clone(),
@@ -387,6 +409,8 @@ pub(crate) fn merged_groups(
             sequence: newest.max_sequence_number,
             parts,
             blobs,
+            deletions,
+            root: table.path.clone(),
         });
     }
     let dtypes: Vec<ArrowType> = wanted.iter().map(|w| w.dtype.clone()).collect();
@@ -453,11 +477,16 @@ fn read_group(
         arrays.push(ids);
         arrays.push(Arc::new(Int64Array::from_value(g.sequence, rows)));
     }
-    Ok(RecordBatch::try_new_with_options(
+    let mut batch = RecordBatch::try_new_with_options(
         schema.clone(),
         arrays,
         &RecordBatchOptions::new().with_row_count(Some(rows)),
-    )?)
+    )?;
+    for (file, df) in &g.deletions {
+        let dv = read_deletion_vector(&g.root, df, file, rows as i64)?;
+        batch = drop_deleted(batch, 0, &dv)?;
+    }
+    Ok(batch)
 }
 
 #[cfg(test)]

@@ -457,10 +457,10 @@ fn split_stream_with(
                 )
                 .with_table(&ctx.table.name));
             }
-            if memory.is_some() || !split.deletion_files.is_empty() {
+            if memory.is_some() {
                 return Err(Error::unsupported(
-                    "reading a data-evolution table with deletion vectors whose files hold \
-                     different columns of the same rows: not implemented by paimon_rs",
+                    "reading a data-evolution table with deletion vectors held in memory whose \
+                     files hold different columns of the same rows: not implemented by paimon_rs",
                 )
                 .with_table(&ctx.table.name));
             }
@@ -484,6 +484,7 @@ fn split_stream_with(
                 &ctx.schemas,
                 &dir,
                 groups,
+                &split.deletion_files,
                 &plan,
                 &sub_plan,
                 !ctx.tracking.is_empty(),
