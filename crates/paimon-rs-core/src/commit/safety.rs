@@ -294,14 +294,41 @@ impl FileStoreCommit {
                 }
             }
         }
+        // index files the messages' writers wrote (deletion vectors of a delete, hash
+        // indexes): written before the commit, so theirs to delete too
+        let mut index_candidates: Vec<(String, PathBuf)> = vec![];
+        for m in messages {
+            let files = m
+                .data_increment
+                .new_index_files
+                .iter()
+                .chain(&m.compact_increment.new_index_files);
+            for f in files {
+                let path = match &f.external_path {
+                    Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+                    None => self.table().path.join("index").join(&f.file_name),
+                };
+                if crate::io::exists(&path) {
+                    index_candidates.push((f.file_name.clone(), path));
+                }
+            }
+        }
         let mut out = AbortOutcome::default();
-        if candidates.is_empty() {
+        if candidates.is_empty() && index_candidates.is_empty() {
             return Ok(out);
         }
         let wanted: HashSet<&FileKey> = candidates.iter().map(|(k, _)| k).collect();
-        let referenced = self.referenced_of(&wanted)?;
+        let (referenced, referenced_index) = self.referenced_of(&wanted)?;
         for (key, path) in &candidates {
             if referenced.contains(key) {
+                out.referenced.push(path.clone());
+                continue;
+            }
+            crate::io::remove_file_if_exists(path)?;
+            out.deleted.push(path.clone());
+        }
+        for (name, path) in &index_candidates {
+            if referenced_index.contains(name) {
                 out.referenced.push(path.clone());
                 continue;
             }
@@ -312,8 +339,12 @@ impl FileStoreCommit {
     }
 
     /// Which of `wanted` any snapshot, tag or long-lived changelog references (reads each manifest once, only those
-    /// whose partitions may hold one of them).
-    fn referenced_of(&self, wanted: &HashSet<&FileKey>) -> Result<HashSet<FileKey>> {
+    /// whose partitions may hold one of them), and the names of every index file a snapshot or
+    /// tag lists.
+    fn referenced_of(
+        &self,
+        wanted: &HashSet<&FileKey>,
+    ) -> Result<(HashSet<FileKey>, HashSet<String>)> {
         // every branch's snapshots and tags: a branch shares the data files
         let snapshots = crate::table::file_deletion::all_kept(self.table())?;
         let filter = crate::table::live::partitions_filter(
@@ -342,11 +373,12 @@ impl FileStoreCommit {
             )?;
             referenced.data.extend(c.data);
         }
-        Ok(wanted
+        let data = wanted
             .iter()
             .filter(|k| referenced.data.contains(&k.2))
             .map(|k| (*k).clone())
-            .collect())
+            .collect();
+        Ok((data, referenced.index))
     }
 }
 

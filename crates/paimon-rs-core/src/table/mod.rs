@@ -139,21 +139,27 @@ impl FileStoreTable {
     /// This table with `dynamic` options on top of the stored ones, for this process only
     /// (pypaimon's `table.copy`): e.g. a bigger `write-buffer-size` for one job.
     pub fn copy(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
-        self.copy_inner(dynamic)?.with_time_travel_schema(dynamic)
+        self.copy_inner(dynamic, false)?
+            .with_time_travel_schema(dynamic)
     }
 
     /// [`copy`](Self::copy) keeping this table's schema when `dynamic` travels to a past
     /// snapshot (Java's `copyWithoutTimeTravel`): the snapshot's files read with the columns as
     /// they are now (an update of existing rows reads their current values so, and writes them
-    /// under the current schema).
+    /// under the current schema). A scan start in `dynamic` replaces the table's own (a table
+    /// pinned to a tag read at a snapshot id, as pypaimon's updates clear its `SCAN_KEYS`).
     pub fn copy_without_time_travel(
         &self,
         dynamic: &std::collections::BTreeMap<String, String>,
     ) -> Result<Self> {
-        self.copy_inner(dynamic)
+        self.copy_inner(dynamic, true)
     }
 
-    fn copy_inner(&self, dynamic: &std::collections::BTreeMap<String, String>) -> Result<Self> {
+    fn copy_inner(
+        &self,
+        dynamic: &std::collections::BTreeMap<String, String>,
+        replace_start: bool,
+    ) -> Result<Self> {
         // the keys a user typed: unknown ones refused with the closest known key, options
         // paimon_rs does not implement refused, a user's own keys kept (options.rs)
         crate::options::check_user_options(&self.name, dynamic)?;
@@ -173,6 +179,10 @@ impl FileStoreTable {
                 .ok_or_else(|| Error::invalid(format!("Branch {b} does not exist")))
                 .map_err(|e| e.with_table(&self.name))?;
             name = branches::identifier_with_branch(&self.name, b);
+        }
+        let starts = |k: &str| k == "scan.mode" || crate::scan_options::STARTING_KEYS.contains(&k);
+        if replace_start && dynamic.keys().any(|k| starts(k)) {
+            schema.options.retain(|k, _| !starts(k));
         }
         for (k, v) in dynamic {
             if !crate::io::store::is_store_option(k) {
