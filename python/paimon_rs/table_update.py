@@ -161,10 +161,12 @@ class TableUpdate:
             hi = int(bisect.bisect_left(cur_ids, first + n))
             # position p of the group: the update's row j where p == row id - first, else the
             # live row p; a deleted row (its position marked in the group's deletion vector,
-            # never read) gets the first updated row's values, so the file covers every id
+            # never read) gets null (a NOT NULL column: the first updated row's value), so the
+            # file covers every id and no deleted slot holds a copy of a live row's data
             idx = [ncur] * n
             for j in range(lo, hi):
                 idx[int(cur_ids[j]) - first] = j
+            deleted = {p for p, v in enumerate(idx) if v == ncur}
             for j, i in enumerate(rows):
                 if idx[row_ids[i] - first] == ncur:
                     raise InvalidArgumentError(
@@ -172,12 +174,14 @@ class TableUpdate:
                         f"(the row of {self.table.identifier} is deleted)")
                 idx[row_ids[i] - first] = ncur + j
             take = pa.array(idx, pa.int64())
+            take_or_null = pa.array([None if p in deleted else v for p, v in enumerate(idx)], pa.int64())
             upd = data.take(pa.array(rows, pa.int64()))
             arrays = []
             for c in cols:
-                typ = current.schema.field(c).type
-                both = pa.chunked_array(current.column(c).chunks + upd.column(c).cast(typ).chunks, typ)
-                arrays.append(both.take(take).combine_chunks())
+                field = current.schema.field(c)
+                both = pa.chunked_array(current.column(c).chunks + upd.column(c).cast(field.type).chunks,
+                                        field.type)
+                arrays.append(both.take(take_or_null if field.nullable else take).combine_chunks())
             batch = pa.RecordBatch.from_arrays(arrays, names=cols)
             out.append(self.table._core.write_row_id_update(sid, first, batch))
         for c in cols:

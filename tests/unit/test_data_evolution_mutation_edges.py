@@ -76,3 +76,21 @@ def test_mutations_through_a_table_pinned_to_a_tag(tmp_path):
     wb.new_commit().commit(wb.new_update().upsert_by_arrow_with_key(
         pa.table({"id": [4], "a": [444], "b": ["X"]}, schema=SCH), ["id"]))
     assert [(r["id"], r["a"]) for r in _read(t)] == [(0, 0), (2, 20), (3, 30), (4, 444)]
+
+
+def test_an_update_of_a_group_with_deleted_rows_keeps_no_copy_in_their_slots(tmp_path):
+    """The update file covers the whole group; a deleted row's slot (hidden by the deletion
+    vector) holds null, not another row's value (a copy of live data would come back if the
+    vector were ever dropped)."""
+    import pyarrow.parquet as pq
+
+    t = _table(tmp_path)
+    wb = t.new_batch_write_builder()
+    wb.new_commit().commit(wb.new_update().delete_by_row_id([1]))
+    msgs = wb.new_update().with_update_type(["a"]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array([2], pa.int64()), "a": [222]}))
+    wb.new_commit().commit(msgs)
+    assert [(r["_ROW_ID"], r["a"]) for r in _read(t)] == [(0, 0), (2, 222)]
+    (name,) = [f.file_name for m in msgs for f in m.new_files]
+    (path,) = [os.path.join(d, n) for d, _, ns in os.walk(t.table_path) for n in ns if n == name]
+    assert pq.read_table(path).column("a").to_pylist() == [0, None, 222]
