@@ -8,12 +8,19 @@ paimon_rs nor pypaimon at module level, so both venvs can import it. Not a test.
 from __future__ import annotations
 
 import json
+import resource
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 TABLE = "db.bench"
+
+
+def cpu_seconds() -> float:
+    """The CPU seconds (user + sys, ``getrusage``) this process has used so far."""
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def load_ipc(path: str) -> pa.Table:

@@ -10,18 +10,13 @@ appends of 10 rows each (one file group each), then one update of one row in eve
 from __future__ import annotations
 
 import argparse
-import resource
 import tempfile
 
 import pyarrow as pa
+from _peer_common import cpu_seconds as cpu
 
 import paimon_rs
 from paimon_rs import Schema
-
-
-def cpu() -> float:
-    r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
 
 
 def main() -> None:
