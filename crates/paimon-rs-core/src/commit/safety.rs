@@ -304,10 +304,9 @@ impl FileStoreCommit {
                 .iter()
                 .chain(&m.compact_increment.new_index_files);
             for f in files {
-                let path = match &f.external_path {
-                    Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
-                    None => self.table().path.join("index").join(&f.file_name),
-                };
+                let path = self
+                    .table()
+                    .index_file_path(&f.file_name, f.external_path.as_deref());
                 if crate::io::exists(&path) {
                     index_candidates.push((f.file_name.clone(), path));
                 }

@@ -9,9 +9,7 @@ use std::path::{Path, PathBuf};
 use crate::error::{Error, Result};
 use crate::io;
 use crate::spec::binary_row::deserialize_row;
-use crate::spec::manifest::{
-    read_manifest_entries, read_manifest_list, FileKind, IndexManifestEntry, ManifestEntry,
-};
+use crate::spec::manifest::{read_manifest_entries, read_manifest_list, FileKind, ManifestEntry};
 use crate::spec::partition::partition_path;
 use crate::spec::snapshot::Snapshot;
 use crate::table::changelog::changelog_references;
@@ -55,13 +53,6 @@ pub(crate) struct Doomed {
 }
 
 /// The path of an index file an index manifest lists.
-fn index_path(table: &FileStoreTable, e: &IndexManifestEntry) -> PathBuf {
-    match &e.external_path {
-        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
-        None => table.path.join("index").join(&e.file_name),
-    }
-}
-
 /// Delete `doomed` (what is already gone is skipped); an extra file of a doomed data file is
 /// kept if `keep_extra` says so. Data first, then the metadata that names it: an interruption
 /// leaves orphans only.
@@ -138,7 +129,7 @@ pub(crate) fn doom_unkept(
     let mut index = vec![];
     let gone = walker.walk(discarded, on_entry, |e| {
         if !keep.index.contains(&e.file_name) {
-            index.push(index_path(table, e));
+            index.push(table.index_file_path(&e.file_name, e.external_path.as_deref()));
         }
     })?;
     Ok(Doomed {

@@ -311,6 +311,15 @@ impl FileStoreTable {
         ))
     }
 
+    /// Where an index file the index manifest lists lives: its external path (a `file:` URI
+    /// or a local path) or `<table>/index/<file name>`.
+    pub fn index_file_path(&self, file_name: &str, external: Option<&str>) -> PathBuf {
+        match external {
+            Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+            None => self.path.join("index").join(file_name),
+        }
+    }
+
     /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
         self.path

@@ -14,7 +14,6 @@
 //! assigners never create the same bucket nor see the same key.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
 
 use arrow_array::{ArrayRef, RecordBatch};
 
@@ -66,17 +65,9 @@ pub fn assigner_of(
     (start + id) % num_channels
 }
 
-/// Where an index file the index manifest lists lives.
-fn index_path(table: &FileStoreTable, file_name: &str, external: Option<&str>) -> PathBuf {
-    match external {
-        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
-        None => table.path.join("index").join(file_name),
-    }
-}
-
 /// The hashes of a `HASH` index file (big-endian int32s, `HashIndexFile`).
 pub(crate) fn read_hash_index(table: &FileStoreTable, file: &IndexFileMeta) -> Result<Vec<i32>> {
-    let p = index_path(table, &file.file_name, file.external_path.as_deref());
+    let p = table.index_file_path(&file.file_name, file.external_path.as_deref());
     let bytes = crate::io::read(&p)?;
     if bytes.len() % 4 != 0 {
         return Err(Error::corrupt(
@@ -105,7 +96,7 @@ pub(crate) fn write_hash_index(
         bytes.extend_from_slice(&h.to_be_bytes());
     }
     let name = format!("{prefix}{}-0", uuid::Uuid::new_v4());
-    crate::io::write_new(&index_path(table, &name, None), &bytes)?;
+    crate::io::write_new(&table.index_file_path(&name, None), &bytes)?;
     Ok(IndexFileMeta {
         index_type: HASH_INDEX.into(),
         file_name: name,
@@ -347,7 +338,7 @@ impl DynamicBucketAssigner {
             };
             if index.files.insert(e.bucket, meta.clone()).is_some() {
                 return Err(Error::corrupt(
-                    index_path(table, &e.file_name, e.external_path.as_deref()),
+                    table.index_file_path(&e.file_name, e.external_path.as_deref()),
                     format!(
                         "two live hash index files of bucket {} in one partition",
                         e.bucket
@@ -886,7 +877,8 @@ pub(crate) fn cross_partition_distributed() -> Error {
 /// Delete the index files of `changes` (a prepare or commit that failed).
 pub(crate) fn discard(table: &FileStoreTable, changes: &[HashIndexChange]) {
     for c in changes {
-        let _ = crate::io::remove_file_if_exists(&index_path(table, &c.new_file.file_name, None));
+        let _ =
+            crate::io::remove_file_if_exists(&table.index_file_path(&c.new_file.file_name, None));
     }
 }
 
