@@ -83,7 +83,7 @@ pub fn deletion_files_of(
         if e.index_type != DELETION_VECTORS_INDEX {
             continue; // HASH (dynamic bucket) and other indexes do not change what a read returns
         }
-        let path = index_file_path(&e);
+        let path = deletion_file_path(&e);
         let Some(ranges) = e.dv_ranges else {
             return Err(Error::corrupt(
                 table
@@ -111,7 +111,9 @@ pub fn deletion_files_of(
     Ok(out)
 }
 
-fn index_file_path(e: &IndexManifestEntry) -> String {
+/// The path a [`DeletionFile`] of the index file `e` names: its external path, or
+/// `index/<file name>` relative to the table root.
+pub(crate) fn deletion_file_path(e: &IndexManifestEntry) -> String {
     match &e.external_path {
         Some(p) => p.clone(),
         None => format!("index/{}", e.file_name),

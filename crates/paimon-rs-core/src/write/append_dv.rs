@@ -224,10 +224,7 @@ impl UnawareDvMaintainer {
             if e.index_type != DELETION_VECTORS_INDEX || e.partition.as_slice() != partition {
                 continue;
             }
-            let path = match &e.external_path {
-                Some(x) => x.clone(),
-                None => format!("index/{}", e.file_name),
-            };
+            let path = crate::read::deletion::deletion_file_path(e);
             for r in e.dv_ranges.iter().flatten() {
                 let df = DeletionFile {
                     path: path.clone(),

@@ -132,10 +132,7 @@ impl DeletionVectorsMaintainer {
             {
                 continue;
             }
-            let path = match &e.external_path {
-                Some(x) => x.clone(),
-                None => format!("index/{}", e.file_name),
-            };
+            let path = crate::read::deletion::deletion_file_path(e);
             for r in e.dv_ranges.iter().flatten() {
                 // a vector of a file no longer live is dropped with the next index file
                 let Some(&n) = rows.get(r.data_file.as_str()) else {
