@@ -353,6 +353,7 @@ fn bench_rolling_writer(c: &mut Criterion) {
         changelog: false,
         kinds: None,
         blob: None,
+        external: None,
     };
     let unique = ["_KEY_id".to_string(), "_SEQUENCE_NUMBER".to_string()];
     let configs = [

@@ -172,6 +172,8 @@ pub struct CoreOptions {
     pub compaction_max_file_num: usize,
     /// Where a batch scan starts (`scan.mode`, `scan.snapshot-id`, ...); writers ignore it.
     pub scan: crate::scan_options::ScanStart,
+    /// `data-file.external-paths` (with a strategy other than `none`): where new data files go.
+    pub external_paths: Option<std::sync::Arc<crate::write::external_path::ExternalPaths>>,
 }
 
 /// The known option closest to a misspelt `key`: at most 2 edits away (1 for short keys).
@@ -674,6 +676,8 @@ impl CoreOptions {
                 .unwrap_or("changelog-")
                 .to_string(),
             scan: crate::scan_options::parse_scan_start(raw)?,
+            external_paths: crate::write::external_path::ExternalPaths::from_options(&get)?
+                .map(std::sync::Arc::new),
         };
         if !matches!(
             opts.file_compression.as_str(),

@@ -568,7 +568,7 @@ impl FileStoreCommit {
         );
         for e in dropped {
             if let Ok(dir) = self.bucket_dir_of(&e.partition, e.bucket) {
-                let _ = crate::io::remove_file_if_exists(&dir.join(&e.file.file_name));
+                let _ = crate::fileindex::remove_data_file(&dir, &e.file);
             }
         }
     }

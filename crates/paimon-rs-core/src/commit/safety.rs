@@ -54,7 +54,7 @@ impl FileStoreCommit {
     /// Path of a message's data file.
     pub(super) fn data_file_path(&self, m: &CommitMessage, f: &DataFileMeta) -> Result<PathBuf> {
         Ok(match &f.external_path {
-            Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+            Some(p) => crate::io::external_file(p),
             None => self
                 .bucket_dir_of(&m.partition, m.bucket)?
                 .join(&f.file_name),

@@ -399,7 +399,9 @@ pub(crate) fn may_match(
         embedded: file.embedded_index.as_deref(),
         extra_files: if read_files { &file.extra_files } else { &[] },
     };
-    indexes.may_match_looking_up(filter, &looked_up, dir, column)
+    // an external data file's `.index` file is beside it, not in the bucket directory
+    let dir = crate::kv::reader::file_dir(dir, file);
+    indexes.may_match_looking_up(filter, &looked_up, &dir, column)
 }
 
 /// Where a data file's indexes are: its manifest entry's `_EMBEDDED_FILE_INDEX` and the
@@ -467,9 +469,10 @@ impl FileIndexes<'_> {
 /// Remove a data file this process wrote and never committed, with its index file (Java's
 /// `extraFiles`: a data file's companions live and die with it).
 pub(crate) fn remove_data_file(dir: &Path, file: &DataFileMeta) -> Result<()> {
-    crate::io::remove_file_if_exists(&dir.join(&file.file_name))?;
+    crate::io::remove_file_if_exists(&crate::kv::reader::file_path(dir, file))?;
+    let own_dir = crate::kv::reader::file_dir(dir, file);
     for x in &file.extra_files {
-        crate::io::remove_file_if_exists(&dir.join(x))?;
+        crate::io::remove_file_if_exists(&own_dir.join(x))?;
     }
     Ok(())
 }

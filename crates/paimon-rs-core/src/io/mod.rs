@@ -247,6 +247,12 @@ pub fn file_sizes(paths: &[PathBuf]) -> Vec<std::io::Result<u64>> {
     )
 }
 
+/// The path of a file a manifest names by its external path (`_EXTERNAL_PATH`: an object
+/// store URI kept as it is, a `file:` URI as its local path).
+pub(crate) fn external_file(uri: &str) -> PathBuf {
+    PathBuf::from(uri.strip_prefix("file:").unwrap_or(uri))
+}
+
 /// Create the directory `path` and its parents; nothing on an object store (no directories).
 pub fn mkdirs(path: &Path) -> Result<()> {
     if is_remote(path) {

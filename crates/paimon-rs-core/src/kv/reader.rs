@@ -160,10 +160,23 @@ impl ColumnPlan {
     }
 }
 
+/// Where the data file `f` of the bucket directory `dir` is: its external path, if it has one.
 pub(crate) fn file_path(dir: &Path, f: &DataFileMeta) -> PathBuf {
     match &f.external_path {
-        Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+        Some(p) => crate::io::external_file(p),
         None => dir.join(&f.file_name),
+    }
+}
+
+/// The directory of the data file `f` of the bucket directory `dir`, where its extra files
+/// (`<data file>.index`) are (Java's `DataFilePathFactory.toAlignedPath`).
+pub(crate) fn file_dir(dir: &Path, f: &DataFileMeta) -> PathBuf {
+    match &f.external_path {
+        Some(p) => crate::io::external_file(p)
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_default(),
+        None => dir.to_path_buf(),
     }
 }
 

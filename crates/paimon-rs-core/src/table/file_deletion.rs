@@ -71,7 +71,7 @@ pub(crate) fn remove_doomed(
             continue;
         }
         let dir = match &e.file.external_path {
-            Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p))
+            Some(p) => crate::io::external_file(p)
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default(),

@@ -315,7 +315,7 @@ impl FileStoreTable {
     /// or a local path) or `<table>/index/<file name>`.
     pub fn index_file_path(&self, file_name: &str, external: Option<&str>) -> PathBuf {
         match external {
-            Some(p) => PathBuf::from(p.strip_prefix("file:").unwrap_or(p)),
+            Some(p) => crate::io::external_file(p),
             None => self.path.join("index").join(file_name),
         }
     }

@@ -15,6 +15,7 @@ pub(crate) mod clustering;
 pub(crate) mod cross_partition;
 pub mod deletion_vectors;
 pub mod dynamic_bucket;
+pub mod external_path;
 pub(crate) mod hash_index_cache;
 pub mod input;
 mod key_index;

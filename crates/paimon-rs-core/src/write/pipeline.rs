@@ -110,6 +110,7 @@ mod tests {
                 changelog: false,
                 kinds: None,
                 blob: None,
+                external: None,
             },
             0,
         )

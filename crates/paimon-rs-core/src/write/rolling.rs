@@ -3,7 +3,7 @@
 //! each file's DataFileMeta (min/max key, key and value stats, sequence range, row and delete
 //! counts). The stats come from the Arrow batches, the same for every format.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int64Type, Int8Type};
@@ -60,6 +60,9 @@ pub struct FileWriterContext {
     /// The table's BLOB columns, written to `.blob` files beside each data file
     /// (write/blob_write.rs); the file schema then holds the other columns only.
     pub blob: Option<std::sync::Arc<super::blob_write::BlobSpec>>,
+    /// `data-file.external-paths`: new files go under these roots (their manifest entries
+    /// name them by `_EXTERNAL_PATH`), `dir` taken relative to the table root given.
+    pub external: Option<(std::sync::Arc<super::external_path::ExternalPaths>, PathBuf)>,
 }
 
 /// What one kind of file is written as.
@@ -175,6 +178,10 @@ impl FileWriterContext {
 struct OpenFile {
     writer: DataFileWriter,
     name: String,
+    /// The directory the file is in: `ctx.dir`, or an external path's.
+    dir: PathBuf,
+    /// Its `_EXTERNAL_PATH` (data-file.external-paths), if any.
+    external: Option<String>,
     min_key: Option<Vec<u8>>,
     max_key: Option<Vec<u8>>,
     key_stats: StatsCollector,
@@ -244,16 +251,21 @@ impl RollingFileWriter {
             format.extension()
         );
         self.counter += 1;
-        let writer = DataFileWriter::create(
-            format,
-            self.ctx.dir.join(&name),
-            self.ctx.file_schema.clone(),
-            props,
-            first,
-        )?;
+        let (path, external) = match &self.ctx.external {
+            Some((paths, root)) => {
+                let (path, uri) = paths.place(root, &self.ctx.dir, &name)?;
+                (path, Some(uri))
+            }
+            None => (self.ctx.dir.join(&name), None),
+        };
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let writer =
+            DataFileWriter::create(format, path, self.ctx.file_schema.clone(), props, first)?;
         Ok(OpenFile {
             writer,
             name,
+            dir,
+            external,
             min_key: None,
             max_key: None,
             key_stats: StatsCollector::new(&self.ctx.key_types, StatsMode::Full),
@@ -394,9 +406,9 @@ impl RollingFileWriter {
                 crate::fileindex::BuiltIndex::Embedded(b) => (Some(b), vec![]),
                 crate::fileindex::BuiltIndex::File(b) => {
                     let name = format!("{}{}", file.name, crate::fileindex::INDEX_SUFFIX);
-                    let path = self.ctx.dir.join(&name);
+                    let path = file.dir.join(&name);
                     if let Err(e) = crate::io::write_new(&path, &b) {
-                        let _ = crate::io::remove_file_if_exists(&self.ctx.dir.join(&file.name));
+                        let _ = crate::io::remove_file_if_exists(&file.dir.join(&file.name));
                         return Err(e);
                     }
                     (None, vec![name])
@@ -436,7 +448,7 @@ impl RollingFileWriter {
             embedded_index,
             file_source: Some(self.ctx.file_source),
             value_stats_cols: cols,
-            external_path: None,
+            external_path: file.external,
             first_row_id: None,
             write_cols,
             write_cols_sequences: None,
@@ -497,8 +509,11 @@ impl RollingFileWriter {
         let mut paths: Vec<PathBuf> = self
             .done
             .iter()
-            .flat_map(|f| std::iter::once(&f.file_name).chain(&f.extra_files))
-            .map(|n| self.ctx.dir.join(n))
+            .flat_map(|f| {
+                let dir = crate::kv::reader::file_dir(&self.ctx.dir, f);
+                std::iter::once(crate::kv::reader::file_path(&self.ctx.dir, f))
+                    .chain(f.extra_files.iter().map(move |x| dir.join(x)))
+            })
             .collect();
         // `.blob` files of the open data file (not in `done` yet)
         if let Some(b) = &self.blobs {

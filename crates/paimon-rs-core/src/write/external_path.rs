@@ -1,0 +1,350 @@
+//! `data-file.external-paths`: new data files written under other roots than the table's
+//! (Java's `AbstractFileStore.createExternalPaths` and `ExternalPathProvider`s). A file goes to
+//! `<root>/<partition path>/bucket-<n>/<file name>` and its manifest entry names it in
+//! `_EXTERNAL_PATH`; every reader (ours, Java's, pypaimon's) finds it there.
+//!
+//! Strategies (`data-file.external-paths.strategy`): `none` (the default: the table's own
+//! directory), `round-robin` (the roots in turn, from a random one), `specific-fs` (round robin
+//! over the roots of the scheme `data-file.external-paths.specific-fs` names), `weight-robin`
+//! (a root drawn at random by `data-file.external-paths.weights`; round robin with fewer than two
+//! roots), `entropy-inject` (round robin, the file under three more directories made from the
+//! murmur3 hash of its name, as Java spreads object store prefixes).
+
+use std::collections::hash_map::RandomState;
+use std::hash::BuildHasher;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::error::{Error, Result};
+
+const PATHS: &str = "data-file.external-paths";
+const STRATEGY: &str = "data-file.external-paths.strategy";
+const SPECIFIC_FS: &str = "data-file.external-paths.specific-fs";
+const WEIGHTS: &str = "data-file.external-paths.weights";
+
+#[derive(Debug, Clone, PartialEq)]
+enum Pick {
+    RoundRobin,
+    /// Cumulative weights, one per root.
+    Weighted(Vec<u64>),
+    EntropyInject,
+}
+
+/// The roots new data files of a table go under, and how one is picked per file.
+#[derive(Debug)]
+pub struct ExternalPaths {
+    /// Each root as Java writes it into `_EXTERNAL_PATH` (no trailing `/`).
+    roots: Vec<String>,
+    pick: Pick,
+    next: AtomicUsize,
+}
+
+impl PartialEq for ExternalPaths {
+    fn eq(&self, o: &Self) -> bool {
+        self.roots == o.roots && self.pick == o.pick
+    }
+}
+
+impl Clone for ExternalPaths {
+    fn clone(&self) -> Self {
+        ExternalPaths {
+            roots: self.roots.clone(),
+            pick: self.pick.clone(),
+            next: AtomicUsize::new(self.next.load(Ordering::Relaxed)),
+        }
+    }
+}
+
+fn bad(key: &str, value: &str, why: &str) -> Error {
+    Error::invalid(format!("option '{key}' = '{value}': {why}"))
+}
+
+/// A random number (the std hasher's per-process random keys; no dependency needed).
+fn random() -> u64 {
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+impl ExternalPaths {
+    /// The external paths the table options `get` set; None when new files stay in the table's
+    /// directory (no paths, or strategy `none`). Java's rules: every root has a scheme; with
+    /// `specific-fs` the roots of that scheme only, at least one.
+    pub fn from_options<'a>(get: &dyn Fn(&str) -> Option<&'a str>) -> Result<Option<Self>> {
+        let strategy = get(STRATEGY).unwrap_or("none");
+        let paths = get(PATHS).map(str::trim).unwrap_or("");
+        let pick = match strategy.to_ascii_lowercase().as_str() {
+            "none" => return Ok(None),
+            "round-robin" | "specific-fs" => Pick::RoundRobin,
+            "weight-robin" => Pick::Weighted(vec![]),
+            "entropy-inject" => Pick::EntropyInject,
+            _ => {
+                return Err(bad(
+                    STRATEGY,
+                    strategy,
+                    "expected none, round-robin, specific-fs, weight-robin or entropy-inject",
+                ))
+            }
+        };
+        if paths.is_empty() {
+            return Ok(None);
+        }
+        let specific = if strategy.eq_ignore_ascii_case("specific-fs") {
+            Some(get(SPECIFIC_FS).ok_or_else(|| {
+                Error::invalid(format!(
+                    "option '{STRATEGY}' = 'specific-fs' needs '{SPECIFIC_FS}' (the scheme of \
+                     the external paths to write to, e.g. s3)"
+                ))
+            })?)
+        } else {
+            None
+        };
+        let mut roots = vec![];
+        for p in paths.split(',').map(str::trim) {
+            let Some((scheme, rest)) = p.split_once(':') else {
+                return Err(bad(
+                    PATHS,
+                    paths,
+                    &format!("'{p}' has no scheme (write file:///dir or s3://bucket/dir)"),
+                ));
+            };
+            if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return Err(bad(PATHS, paths, &format!("'{p}' has no scheme")));
+            }
+            if specific.is_some_and(|s| !s.eq_ignore_ascii_case(scheme)) {
+                continue;
+            }
+            let root = if scheme.eq_ignore_ascii_case("file") {
+                // Java's Path form of a local URI: `file:/dir`
+                let local = rest.trim_start_matches('/');
+                if local.is_empty() {
+                    return Err(bad(PATHS, paths, &format!("'{p}' names no directory")));
+                }
+                format!("file:/{}", local.trim_end_matches('/'))
+            } else {
+                p.trim_end_matches('/').to_string()
+            };
+            roots.push(root);
+        }
+        if roots.is_empty() {
+            return Err(bad(
+                PATHS,
+                paths,
+                &format!(
+                    "no path of the scheme '{}' ('{SPECIFIC_FS}')",
+                    specific.unwrap_or_default()
+                ),
+            ));
+        }
+        let pick = match pick {
+            Pick::Weighted(_) => match get(WEIGHTS) {
+                Some(w) => {
+                    let mut sum = 0u64;
+                    let mut cumulative = vec![];
+                    for x in w.split(',').map(str::trim) {
+                        match x.parse::<u64>() {
+                            Ok(n) if n > 0 => {
+                                sum += n;
+                                cumulative.push(sum);
+                            }
+                            _ => return Err(bad(WEIGHTS, w, "weights are positive integers")),
+                        }
+                    }
+                    if cumulative.len() != roots.len() {
+                        return Err(bad(
+                            WEIGHTS,
+                            w,
+                            &format!(
+                                "{} weights for {} external paths (one weight per path)",
+                                cumulative.len(),
+                                roots.len()
+                            ),
+                        ));
+                    }
+                    if roots.len() < 2 {
+                        Pick::RoundRobin
+                    } else {
+                        Pick::Weighted(cumulative)
+                    }
+                }
+                None => Pick::RoundRobin,
+            },
+            p => p,
+        };
+        let next = AtomicUsize::new(random() as usize % roots.len());
+        Ok(Some(ExternalPaths { roots, pick, next }))
+    }
+
+    /// The roots, as written into `_EXTERNAL_PATH`.
+    pub fn roots(&self) -> &[String] {
+        &self.roots
+    }
+
+    /// Where the new data file `name` of the bucket directory `bucket_dir` (under `table_root`)
+    /// goes: the path to write it to and the `_EXTERNAL_PATH` its manifest entry carries.
+    pub fn place(
+        &self,
+        table_root: &Path,
+        bucket_dir: &Path,
+        name: &str,
+    ) -> Result<(PathBuf, String)> {
+        let rel = bucket_dir.strip_prefix(table_root).map_err(|_| {
+            Error::Internal(format!(
+                "bucket directory {} is not under the table {}",
+                bucket_dir.display(),
+                table_root.display()
+            ))
+        })?;
+        let rel = rel.to_string_lossy();
+        let rel = rel.trim_matches('/');
+        let root = match &self.pick {
+            Pick::Weighted(cumulative) => {
+                let total = cumulative.last().copied().unwrap_or(1).max(1);
+                let r = random() % total;
+                let i = cumulative.partition_point(|&c| c <= r);
+                &self.roots[i.min(self.roots.len() - 1)]
+            }
+            _ => {
+                let i = self.next.fetch_add(1, Ordering::Relaxed) % self.roots.len();
+                &self.roots[i]
+            }
+        };
+        let mut uri = format!("{root}/");
+        if !rel.is_empty() {
+            uri.push_str(rel);
+            uri.push('/');
+        }
+        if self.pick == Pick::EntropyInject {
+            uri.push_str(&entropy_dirs(name));
+            uri.push('/');
+        }
+        uri.push_str(name);
+        Ok((crate::io::external_file(&uri), uri))
+    }
+}
+
+/// Java's `EntropyInjectExternalPathProvider.computeHash`: the low 20 bits of the murmur3 hash
+/// of `name` in binary, as `xxxx/xxxx/xxxx/xxxxxxxx`.
+fn entropy_dirs(name: &str) -> String {
+    let h = crate::spec::bucket::murmur3_32(name.as_bytes(), 0) as u32;
+    let bits = format!("{:032b}", h | 0x8000_0000);
+    let b = &bits[12..];
+    format!("{}/{}/{}/{}", &b[0..4], &b[4..8], &b[8..12], &b[12..])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeMap;
+
+    fn of(kv: &[(&str, &str)]) -> Result<Option<ExternalPaths>> {
+        let m: BTreeMap<String, String> = kv
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        ExternalPaths::from_options(&|k| m.get(k).map(String::as_str))
+    }
+
+    #[test]
+    fn none_unless_a_strategy_and_paths() {
+        assert!(of(&[]).unwrap().is_none());
+        assert!(of(&[(PATHS, "file:///a")]).unwrap().is_none());
+        assert!(of(&[(STRATEGY, "round-robin")]).unwrap().is_none());
+        let e = of(&[(PATHS, "file:///a/,s3://b/c/"), (STRATEGY, "round-robin")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.roots(), ["file:/a", "s3://b/c"]);
+    }
+
+    #[test]
+    fn java_refusals() {
+        let s = (STRATEGY, "round-robin");
+        let err = of(&[(PATHS, "/tmp/x"), s]).unwrap_err().to_string();
+        assert!(err.contains("no scheme"), "{err}");
+        let err = of(&[(PATHS, "file:///a"), (STRATEGY, "fastest")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("round-robin"), "{err}");
+        let sf = (STRATEGY, "specific-fs");
+        let err = of(&[(PATHS, "file:///a"), sf]).unwrap_err().to_string();
+        assert!(err.contains(SPECIFIC_FS), "{err}");
+        let err = of(&[(PATHS, "file:///a"), sf, (SPECIFIC_FS, "s3")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("no path of the scheme 's3'"), "{err}");
+        let w = (STRATEGY, "weight-robin");
+        let err = of(&[(PATHS, "file:///a,file:///b"), w, (WEIGHTS, "1")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("1 weights for 2"), "{err}");
+        let err = of(&[(PATHS, "file:///a,file:///b"), w, (WEIGHTS, "1,0")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("positive"), "{err}");
+    }
+
+    #[test]
+    fn specific_fs_keeps_its_scheme_only() {
+        let e = of(&[
+            (PATHS, "file:///a,s3://b/x,S3://c/y"),
+            (STRATEGY, "specific-fs"),
+            (SPECIFIC_FS, "s3"),
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(e.roots(), ["s3://b/x", "S3://c/y"]);
+    }
+
+    #[test]
+    fn round_robin_takes_the_roots_in_turn() {
+        let e = of(&[(PATHS, "file:///a,file:///b"), (STRATEGY, "round-robin")])
+            .unwrap()
+            .unwrap();
+        let root = Path::new("/wh/db.db/t");
+        let dir = root.join("dt=1/bucket-0");
+        let placed: Vec<(PathBuf, String)> = (0..4)
+            .map(|i| e.place(root, &dir, &format!("data-{i}.parquet")).unwrap())
+            .collect();
+        let to_a: Vec<bool> = placed
+            .iter()
+            .map(|(_, u)| u.starts_with("file:/a/"))
+            .collect();
+        assert_eq!(to_a, [to_a[0], !to_a[0], to_a[0], !to_a[0]]);
+        for (i, (p, u)) in placed.iter().enumerate() {
+            assert!(
+                u.ends_with(&format!("/dt=1/bucket-0/data-{i}.parquet")),
+                "{u}"
+            );
+            assert_eq!(*p, crate::io::external_file(u));
+            assert!(p.starts_with("/a") || p.starts_with("/b"), "{p:?}");
+        }
+    }
+
+    #[test]
+    fn weights_choose_in_proportion() {
+        let e = of(&[
+            (PATHS, "s3://b/a,s3://b/z"),
+            (STRATEGY, "weight-robin"),
+            (WEIGHTS, "1,9"),
+        ])
+        .unwrap()
+        .unwrap();
+        let root = Path::new("s3://w/t");
+        let dir = root.join("bucket-0");
+        let to_z = (0..2000)
+            .filter(|i| {
+                let (_, u) = e.place(root, &dir, &format!("f{i}")).unwrap();
+                u.starts_with("s3://b/z/bucket-0/")
+            })
+            .count();
+        assert!((1600..1990).contains(&to_z), "{to_z}");
+    }
+
+    #[test]
+    fn entropy_dirs_are_javas() {
+        // the low 20 bits of the hash, in 4/4/4/8 directories
+        let h = crate::spec::bucket::murmur3_32(b"data-1.parquet", 0) as u32;
+        let d = entropy_dirs("data-1.parquet");
+        let bits: String = d.chars().filter(|c| *c != '/').collect();
+        assert_eq!(u32::from_str_radix(&bits, 2).unwrap(), h & 0xF_FFFF);
+        assert_eq!(d.split('/').map(str::len).collect::<Vec<_>>(), [4, 4, 4, 8]);
+    }
+}

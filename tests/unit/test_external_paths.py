@@ -1,0 +1,161 @@
+"""``data-file.external-paths``: new data files written under other roots (Java's
+``ExternalPathProvider``), found there by every read, compaction, expiry and abort."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from paimon_rs import InvalidArgumentError, PredicateBuilder, Schema, UnsupportedError
+
+from unit_helpers import PK_SCHEMA, read, write
+
+
+def data_files(root: Path) -> list[Path]:
+    """Every data file (and file index) under ``root``."""
+    return sorted(p for p in root.rglob("*") if p.is_file()
+                  and (p.suffix in (".parquet", ".orc", ".avro") or p.name.endswith(".index")))
+
+
+def ext_options(tmp_path: Path, strategy: str = "round-robin", **more: str) -> dict:
+    return {"data-file.external-paths": f"file://{tmp_path / 'ext_a'},file://{tmp_path / 'ext_b'}",
+            "data-file.external-paths.strategy": strategy, **more}
+
+
+def rows(ids, tag="v"):
+    return pa.table({"dt": ["d1" if i % 2 else "d2" for i in ids], "id": ids,
+                     "name": [f"{tag}{i}" for i in ids], "price": [float(i) for i in ids]},
+                    schema=PK_SCHEMA)
+
+
+def table_files(table) -> list[str]:
+    """The data files under the table's own directory."""
+    root = Path(table.table_path)
+    return [str(p) for p in root.rglob("*") if p.is_file() and p.parent.name.startswith("bucket-")]
+
+
+def test_pk_table_writes_reads_compacts_and_expires_under_the_external_roots(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(
+        PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+        options={"bucket": "2", **ext_options(tmp_path),
+                 "snapshot.num-retained.min": "1", "snapshot.num-retained.max": "1"})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    model = {}
+    for n, ids in enumerate([range(0, 40), range(20, 60), range(50, 70)]):
+        data = rows(list(ids), tag=f"c{n}-")
+        write(t, data)
+        for r in data.to_pylist():
+            model[(r["dt"], r["id"])] = r
+    got = read(t, sort=["dt", "id"]).to_pylist()
+    assert got == [model[k] for k in sorted(model)]
+    # nothing in the table's own bucket directories; both roots used, Paimon's layout under them
+    assert table_files(t) == []
+    a = data_files(tmp_path / "ext_a")
+    b = data_files(tmp_path / "ext_b")
+    assert a and b
+    for p in a + b:
+        rel = p.relative_to(tmp_path).parts
+        assert rel[1] in ("dt=d1", "dt=d2") and rel[2] in ("bucket-0", "bucket-1"), p
+    # the manifests name each file by its external path (Java's `file:/...` form)
+    splits = t.new_read_builder().new_scan().plan().splits()
+    ext = [f.external_path for s in splits for f in s.files]
+    assert ext and all(e.startswith(f"file:{tmp_path}/ext_") for e in ext), ext[:3]
+    # a full compaction writes its output there too; expiry deletes the inputs from there
+    before = set(a + b)
+    t.compact(full=True)
+    assert read(t, sort=["dt", "id"]).to_pylist() == [model[k] for k in sorted(model)]
+    t.expire_snapshots(retain_min=1, retain_max=1, older_than=0)
+    after = set(data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b"))
+    assert after and not (after & before), "the compacted inputs were not expired"
+    assert table_files(t) == []
+    assert read(t, sort=["dt", "id"]).to_pylist() == [model[k] for k in sorted(model)]
+
+
+def test_append_file_index_beside_its_external_data_file(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(
+        pa.schema([("id", pa.int64()), ("s", pa.string())]),
+        options={**ext_options(tmp_path), "file-index.bloom-filter.columns": "s",
+                 "file-index.in-manifest-threshold": "1 b"})
+    catalog.create_table("db.a", schema, False)
+    t = catalog.get_table("db.a")
+    write(t, pa.table({"id": list(range(100)), "s": [f"s{i}" for i in range(100)]}))
+    write(t, pa.table({"id": list(range(100, 200)), "s": [f"s{i}" for i in range(100, 200)]}))
+    files = data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+    index_files = [p for p in files if p.name.endswith(".index")]
+    assert len(index_files) == 2
+    for ix in index_files:
+        assert ix.with_name(ix.name[: -len(".index")]).exists()
+    pb = PredicateBuilder(t.fields)
+    got = read(t, predicate=pb.equal("s", "s150")).to_pylist()
+    assert got == [{"id": 150, "s": "s150"}]
+    # one file holds s150: the other's index, read from its external directory, skips it
+    plan = t.new_read_builder().with_filter(pb.equal("s", "s150")).new_scan().plan()
+    assert sum(len(s.files) for s in plan.splits()) == 1
+
+
+def test_abort_deletes_the_external_files(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["dt", "id"],
+                                        options={"bucket": "1", **ext_options(tmp_path)})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(rows(list(range(10))))
+    msgs = w.prepare_commit()
+    assert data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+    wb.new_commit().abort(msgs)
+    assert data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b") == []
+
+
+@pytest.mark.parametrize("strategy,more", [
+    ("entropy-inject", {}),
+    ("weight-robin", {"data-file.external-paths.weights": "1,3"}),
+    ("specific-fs", {"data-file.external-paths.specific-fs": "file"}),
+])
+def test_every_strategy_writes_readable_files(catalog, tmp_path, strategy, more):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["dt", "id"],
+                                        options={"bucket": "1", **ext_options(tmp_path, strategy, **more)})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    for k in range(4):
+        write(t, rows(list(range(k * 10, k * 10 + 10))))
+    assert read(t, sort=["dt", "id"]).num_rows == 40
+    assert table_files(t) == []
+    files = [p for p in tmp_path.rglob("*.parquet")]
+    assert len(files) == 4
+    if strategy == "entropy-inject":
+        # <root>/bucket-0/xxxx/xxxx/xxxx/xxxxxxxx/<file>
+        for p in files:
+            dirs = p.relative_to(tmp_path).parts[2:-1]
+            assert [len(d) for d in dirs] == [4, 4, 4, 8] and set("".join(dirs)) <= {"0", "1"}, p
+
+
+def test_refusals_name_the_option(catalog, tmp_path):
+    def create(opts, name="db.bad", schema=PK_SCHEMA):
+        catalog.create_table(name, Schema.from_pyarrow_schema(
+            schema, primary_keys=["dt", "id"] if schema is PK_SCHEMA else None,
+            options={"bucket": "1", **opts} if schema is PK_SCHEMA else opts), False)
+
+    with pytest.raises(InvalidArgumentError, match="no scheme"):
+        create({"data-file.external-paths": str(tmp_path / "x"),
+                "data-file.external-paths.strategy": "round-robin"})
+    with pytest.raises(InvalidArgumentError, match="specific-fs"):
+        create({"data-file.external-paths": f"file://{tmp_path}",
+                "data-file.external-paths.strategy": "specific-fs"})
+    with pytest.raises(InvalidArgumentError, match="1 weights for 2"):
+        create(ext_options(tmp_path, "weight-robin", **{"data-file.external-paths.weights": "1"}))
+    with pytest.raises(InvalidArgumentError, match="data-file.external-paths.strategy"):
+        create(ext_options(tmp_path, "fastest"))
+    # BLOB columns go to .blob files beside the table's data files only: refused, not half-honoured
+    blob_schema = pa.schema([("id", pa.int64()), ("pic", pa.large_binary())])
+    catalog.create_table("db.blob", Schema.from_pyarrow_schema(
+        blob_schema, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true",
+                              **ext_options(tmp_path)}), False)
+    t = catalog.get_table("db.blob")
+    with pytest.raises(UnsupportedError, match="external-paths on a table with BLOB"):
+        write(t, pa.table({"id": [1], "pic": [b"x"]}, schema=blob_schema))
+    assert not os.path.exists(tmp_path / "ext_a")
