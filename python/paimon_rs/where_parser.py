@@ -15,10 +15,12 @@ grammar and errors, building paimon_rs predicates. The grammar::
 
 Keywords are case-insensitive; there is no ``NOT`` before a condition, no ``NOT LIKE`` and no
 escape inside quotes but a backslash. A literal is converted by its field's type as pypaimon
-does (integers for TINYINT to BIGINT, floats for FLOAT / DOUBLE, ``true`` / ``1`` / ``yes`` for
-BOOLEAN, the text otherwise), except that a DECIMAL literal becomes a ``decimal.Decimal`` (pypaimon:
-a float) and a DATE / TIMESTAMP literal a ``datetime`` (pypaimon: the text), the values
-paimon_rs's predicates compare those columns with. Only fields of an atomic type can be filtered.
+2.1.0 does (integers for TINYINT to BIGINT, floats for FLOAT / DOUBLE, a ``decimal.Decimal`` at
+the column's scale when exact there for DECIMAL, ``true`` / ``1`` / ``yes`` for BOOLEAN, a ``date``
+from ``YYYY-MM-DD`` for DATE, a ``time`` from ``HH:MM[:SS[.ffffff]]`` for TIME, the text
+otherwise), except that a TIMESTAMP literal becomes a ``datetime`` from its ISO text (pypaimon
+keeps the text), the value paimon_rs's predicates compare those columns with. Only fields of an
+atomic type can be filtered.
 
 :func:`paimon_rs.filter_parser.parse_filter` (``ReadBuilder.with_filter("...")``) is paimon_rs's
 own, richer grammar (``NOT``, typed ``DATE '...'`` literals, positions in its messages).
@@ -101,17 +103,59 @@ def _cast_literal(value: str, type_name: str) -> Any:
             return int(value)
         if base in _FLOAT:
             return float(value)
-        if base in _DECIMAL:
-            return decimal.Decimal(value)
-        if base == "BOOLEAN":
-            return value.lower() in ("true", "1", "yes")
-        if base == "DATE":
-            return datetime.date.fromisoformat(value)
-        if base.startswith("TIMESTAMP"):
-            return datetime.datetime.fromisoformat(value)
-    except (ValueError, decimal.InvalidOperation) as e:
+    except ValueError as e:
         raise InvalidArgumentError(f"Cannot convert literal '{value}' to {type_name}: {e}") from e
+    if base in _DECIMAL:
+        return _cast_decimal(value, type_name)
+    if base == "BOOLEAN":
+        return value.lower() in ("true", "1", "yes")
+    if base == "DATE":
+        try:
+            return datetime.datetime.strptime(value.strip(), "%Y-%m-%d").date()
+        except ValueError:
+            raise InvalidArgumentError(f"Invalid DATE literal: {value!r}") from None
+    if base == "TIME":
+        return _cast_time(value)
+    if base == "TIMESTAMP":
+        # pypaimon keeps the text, which its filter then fails on; the engine compares a datetime
+        try:
+            return datetime.datetime.fromisoformat(value.strip())
+        except ValueError:
+            raise InvalidArgumentError(f"Invalid TIMESTAMP literal: {value!r}") from None
     return value
+
+
+def _cast_decimal(value: str, type_name: str) -> decimal.Decimal:
+    """A DECIMAL literal at the column's scale when it is exact there (``50`` is ``50.00`` for a
+    DECIMAL(10, 2)), else as written, as pypaimon 2.1.0 casts it."""
+    try:
+        number = decimal.Decimal(value)
+    except decimal.InvalidOperation:
+        raise InvalidArgumentError(f"Invalid DECIMAL literal: {value!r}") from None
+    shape = re.search(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)", type_name)
+    precision, scale = (int(shape.group(1)), int(shape.group(2))) if shape else (38, 0)
+    try:
+        scaled = number.quantize(decimal.Decimal(1).scaleb(-scale),
+                                 context=decimal.Context(prec=max(precision, 1)))
+    except decimal.InvalidOperation:
+        return number
+    return scaled if scaled == number else number
+
+
+_TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?")
+
+
+def _cast_time(value: str) -> datetime.time:
+    """A TIME literal, ``HH:MM[:SS[.ffffff]]`` (no offset: a TIME has no time zone)."""
+    match = _TIME.fullmatch(value.strip())
+    try:
+        if match is None:
+            raise ValueError(value)
+        hour, minute, second, fraction = match.groups()
+        return datetime.time(int(hour), int(minute), int(second or 0),
+                             int(fraction.ljust(6, "0")) if fraction else 0)
+    except ValueError:
+        raise InvalidArgumentError(f"Invalid TIME literal: {value!r}") from None
 
 
 def _literal(tokens: _Tokens) -> Tuple[str, _Tokens]:

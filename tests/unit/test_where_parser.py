@@ -31,6 +31,8 @@ FIELDS = [
     DataField(5, "day", AtomicType("DATE")),
     DataField(6, "n", AtomicType("BIGINT NOT NULL")),
     DataField(7, "tags", ArrayType(True, AtomicType("STRING"))),
+    DataField(8, "at", AtomicType("TIME")),
+    DataField(9, "ts", AtomicType("TIMESTAMP(3)")),
 ]
 
 
@@ -57,6 +59,10 @@ def leaf(text):
     ("active = TRUE", ("equal", "active", [True])),
     ("active = 0", ("equal", "active", [False])),
     ("price > 9.99", ("greaterThan", "price", [decimal.Decimal("9.99")])),
+    ("price = 50", ("equal", "price", [decimal.Decimal("50.00")])),  # at the column's scale
+    ("price < 1.234", ("lessThan", "price", [decimal.Decimal("1.234")])),  # not exact there
+    ("at >= '12:30'", ("greaterOrEqual", "at", [datetime.time(12, 30)])),
+    ("ts < '2024-01-02 03:04:05'", ("lessThan", "ts", [datetime.datetime(2024, 1, 2, 3, 4, 5)])),
     ("day >= '2024-01-02'", ("greaterOrEqual", "day", [datetime.date(2024, 1, 2)])),
     ("n = 7", ("equal", "n", [7])),
     ("name = Bob", ("equal", "name", ["Bob"])),  # pypaimon: a bare word is a string
@@ -90,6 +96,10 @@ def test_precedence_and_groups():
     ("nope = 1", "Unknown field 'nope'"),
     ("tags = 'x'", "Field 'tags' has a non-atomic type"),
     ("id = abc", "Cannot convert literal 'abc' to INT"),
+    ("price = abc", "Invalid DECIMAL literal: 'abc'"),
+    ("day = '2024-1-32'", "Invalid DATE literal: '2024-1-32'"),
+    ("at = '25:00'", "Invalid TIME literal: '25:00'"),
+    ("ts = 'soon'", "Invalid TIMESTAMP literal: 'soon'"),
     ("id > 1 AND", "Unexpected end of WHERE clause"),
 ])
 def test_errors_are_pypaimons(text, message):
@@ -144,3 +154,8 @@ def test_read_with_a_where_clause(catalog):
     assert ids("name <> 'a' AND id <= 3") == [2]
     assert ids("day BETWEEN '2024-01-02' AND '2024-01-03' AND price > 2") == [3]
     assert ids("name IS NULL OR (price < 2 AND id != 2)") == [1, 3]
+
+
+def test_decimal_literals_take_the_columns_scale_when_exact():
+    assert str(parse_where_clause("price = 50", FIELDS).literals[0]) == "50.00"
+    assert str(parse_where_clause("price = 1.234", FIELDS).literals[0]) == "1.234"
