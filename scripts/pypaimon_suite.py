@@ -79,6 +79,8 @@ PUBLIC_API: Dict[str, object] = {
                                    "MultisetType", "VectorType"},
     "pypaimon.schema.schema_change": {"SchemaChange", "Move"},
     "pypaimon.common.predicate_builder": {"PredicateBuilder"},
+    # the parser of the documented CLI ``--where`` and multimodal ``where(...)`` strings
+    "pypaimon.common.where_parser": {"parse_where_clause"},
     "pypaimon.common.identifier": {"Identifier"},
     "pypaimon.catalog.catalog_exception": _EXCEPTIONS,
     "pypaimon.write.commit_callback": {"CommitCallback", "CommitCallbackContext"},

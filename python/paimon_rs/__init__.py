@@ -86,6 +86,7 @@ from paimon_rs.table import (
 from paimon_rs.tags import Tag, TagManager
 from paimon_rs.variant import GenericVariant
 from paimon_rs.variant_path import variant_get, variant_replace, variant_set, variant_to_pylist
+from paimon_rs.where_parser import parse_where_clause
 
 
 def release_lookup_caches() -> int:
@@ -195,6 +196,7 @@ __all__ = [
     "Plan",
     "Predicate",
     "PredicateBuilder",
+    "parse_where_clause",
     "ReadBuilder",
     "Schema",
     "SchemaMismatchError",

@@ -77,7 +77,7 @@ def _eval(p: Predicate, data: pa.Table) -> Any:
     assert p.field is not None
     col = data.column(p.field)
     lits = [pa.scalar(v, type=col.type) for v in (p.literals or [])]
-    m = p.method
+    m = p.builder_method
     if m == "equal":
         return pc.equal(col, lits[0])
     if m == "not_equal":

@@ -22,14 +22,45 @@ def suggest_column(name: str, names: Sequence[str]) -> str:
     return f"{hint} (columns: {', '.join(names)})"
 
 
+# pypaimon's names of the leaf operators (``Predicate.method``), by the PredicateBuilder method
+# that makes each (paimon_rs's internal name, which the core takes)
+PYPAIMON_METHODS = {
+    "equal": "equal", "not_equal": "notEqual", "less_than": "lessThan",
+    "less_or_equal": "lessOrEqual", "greater_than": "greaterThan",
+    "greater_or_equal": "greaterOrEqual", "is_null": "isNull", "is_not_null": "isNotNull",
+    "startswith": "startsWith", "endswith": "endsWith", "contains": "contains", "like": "like",
+    "is_in": "in", "is_not_in": "notIn", "between": "between", "not_between": "notBetween",
+    "and": "and", "or": "or",
+}
+_BUILDER_METHODS = {v: k for k, v in PYPAIMON_METHODS.items()}
+
+
 @dataclass(frozen=True)
 class Predicate:
-    """A node of a filter tree: ``method`` is a leaf operator or ``and``/``or``."""
+    """A node of a filter tree. ``method`` is pypaimon's name of a leaf operator (``equal``,
+    ``notEqual``, ``lessThan``, ``in``, ``isNull``, ``startsWith``, ...; a node made with the
+    PredicateBuilder method's name, ``not_equal``, takes pypaimon's) or ``and``/``or``, whose
+    operands are ``children`` and, as in pypaimon, ``literals``."""
 
     method: str
     field: Optional[str] = None
     literals: Optional[List[Any]] = None
     children: List[Predicate] = dc_field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        name = PYPAIMON_METHODS.get(self.method, self.method)
+        if name not in _BUILDER_METHODS:
+            raise InvalidArgumentError(
+                f"unknown predicate method '{self.method}' (pypaimon's: "
+                f"{', '.join(sorted(_BUILDER_METHODS))})")
+        object.__setattr__(self, "method", name)
+        # pypaimon's and/or hold their operands in ``literals``: both fields name them here,
+        # whichever one the node was made with
+        if self.method in ("and", "or"):
+            if not self.children and self.literals:
+                object.__setattr__(self, "children", list(self.literals))
+            elif self.literals is None:
+                object.__setattr__(self, "literals", list(self.children))
 
     def __str__(self) -> str:
         """The predicate as a filter string (``ReadBuilder.with_filter`` parses it back)."""
@@ -37,6 +68,12 @@ class Predicate:
 
     def __repr__(self) -> str:
         return f"Predicate({_sql(self, top=True)})"
+
+    @property
+    def builder_method(self) -> str:
+        """The name of the PredicateBuilder method that makes this leaf (``not_equal`` for
+        ``notEqual``, ``is_in`` for ``in``); ``and`` / ``or`` for the others."""
+        return _BUILDER_METHODS[self.method]
 
     def fields(self) -> Set[str]:
         """The columns this predicate reads (its leaves' fields)."""
@@ -60,7 +97,7 @@ class Predicate:
             raise InvalidArgumentError(
                 f"filter on '{self.field}': literal(s) {lits!r} do not fit type {typ}: {e}"
             ) from e
-        return ("leaf", self.field, self.method, arr)
+        return ("leaf", self.field, self.builder_method, arr)
 
 
 class PredicateBuilder:
@@ -265,7 +302,7 @@ def _sql(p: Predicate, top: bool = False) -> str:
         text = f" {p.method.upper()} ".join(_sql(c) for c in p.children)
         return text if top else f"({text})"
     col, lits = _sql_name(p.field), list(p.literals or [])
-    m = p.method
+    m = p.builder_method
     if m in _SQL_OPS and lits:
         return f"{col} {_SQL_OPS[m]} {_sql_literal(lits[0])}"
     if m in ("is_in", "is_not_in"):

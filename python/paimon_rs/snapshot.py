@@ -118,8 +118,12 @@ class SnapshotManager:
             self._core = _core.Table.open(f"{db}.{parts[-1]}", str(table_path), options)
             return
         if table_path is not None or branch is not None:
-            raise TypeError("SnapshotManager(table) takes a table alone; table_path and branch "
-                            "go with a FileIO: SnapshotManager(table.file_io, path, branch)")
+            # pypaimon's internal form with another file IO (its FileIO, a test's mock): the
+            # snapshots are read by the engine, through no Python file IO
+            raise TypeError(
+                f"SnapshotManager(file_io, table_path, branch) takes a paimon_rs FileIO "
+                f"(table.file_io), got {type(table).__name__}: paimon_rs reads snapshots in its "
+                f"engine, not through a Python file IO; or SnapshotManager(table)")
         self._core = getattr(table, "_core", table)
 
     @property

@@ -94,20 +94,20 @@ def like_regex(pattern: str) -> re.Pattern[str]:
 
 
 def model(p: Predicate, row: dict) -> Optional[bool]:
-    if p.method in ("and", "or"):
+    if p.builder_method in ("and", "or"):
         vals = [model(c, row) for c in p.children]
-        if p.method == "and":
+        if p.builder_method == "and":
             return False if False in vals else None if None in vals else True
         return True if True in vals else None if None in vals else False
     v = row[p.field]
     lits = p.literals or []
-    if p.method == "is_null":
+    if p.builder_method == "is_null":
         return v is None
-    if p.method == "is_not_null":
+    if p.builder_method == "is_not_null":
         return v is not None
     if v is None:
         return None
-    m = p.method
+    m = p.builder_method
     return {
         "equal": lambda: v == lits[0], "not_equal": lambda: v != lits[0],
         "less_than": lambda: v < lits[0], "less_or_equal": lambda: v <= lits[0],
@@ -199,7 +199,7 @@ STRING_ONLY = {"startswith", "endswith", "contains", "like"}
 
 
 def negatable(p: Predicate) -> bool:
-    return p.method not in STRING_ONLY and all(negatable(c) for c in p.children)
+    return p.builder_method not in STRING_ONLY and all(negatable(c) for c in p.children)
 
 
 def column(name: str, rnd: random.Random) -> str:
@@ -208,14 +208,14 @@ def column(name: str, rnd: random.Random) -> str:
 
 def render(p: Predicate, rnd: random.Random) -> str:
     """A filter string meaning ``p``, in one of its spellings."""
-    if p.method in ("and", "or"):
+    if p.builder_method in ("and", "or"):
         if negatable(p) and rnd.random() < 0.3:  # De Morgan: NOT (NOT a OR NOT b)
-            other = " OR " if p.method == "and" else " AND "
+            other = " OR " if p.builder_method == "and" else " AND "
             return "NOT (" + other.join(render_not(c, rnd) for c in p.children) + ")"
-        word = rnd.choice([" AND ", " and "]) if p.method == "and" else rnd.choice([" OR ", " or "])
+        word = rnd.choice([" AND ", " and "]) if p.builder_method == "and" else rnd.choice([" OR ", " or "])
         return "(" + word.join(render(c, rnd) for c in p.children) + ")"
-    if p.method in NEG and rnd.random() < 0.25:
-        return "NOT (" + render(Predicate(NEG[p.method], p.field, p.literals), rnd) + ")"
+    if p.builder_method in NEG and rnd.random() < 0.25:
+        return "NOT (" + render(Predicate(NEG[p.builder_method], p.field, p.literals), rnd) + ")"
     return render_leaf(p, rnd)
 
 
@@ -223,31 +223,31 @@ def render_not(p: Predicate, rnd: random.Random) -> str:
     """A filter string meaning ``NOT p`` (p has no string matcher)."""
     if rnd.random() < 0.5:
         return "NOT (" + render(p, rnd) + ")"
-    if p.method in ("and", "or"):
-        other = " OR " if p.method == "and" else " AND "
+    if p.builder_method in ("and", "or"):
+        other = " OR " if p.builder_method == "and" else " AND "
         return "(" + other.join(render_not(c, rnd) for c in p.children) + ")"
-    return render_leaf(Predicate(NEG[p.method], p.field, p.literals), rnd)
+    return render_leaf(Predicate(NEG[p.builder_method], p.field, p.literals), rnd)
 
 
 def render_leaf(p: Predicate, rnd: random.Random) -> str:
     assert p.field is not None
     col, lits = column(p.field, rnd), p.literals or []
-    if p.method in OPS:
-        op = rnd.choice(OPS[p.method])
+    if p.builder_method in OPS:
+        op = rnd.choice(OPS[p.builder_method])
         lit = render_literal(lits[0], rnd)
         return f"{lit} {FLIPPED[op]} {col}" if rnd.random() < 0.2 else f"{col} {op} {lit}"
-    if p.method in ("is_in", "is_not_in"):
+    if p.builder_method in ("is_in", "is_not_in"):
         items = ", ".join(render_literal(v, rnd) for v in lits)
-        return f"{col} {'NOT IN' if p.method == 'is_not_in' else 'IN'} ({items})"
-    if p.method in ("between", "not_between"):
+        return f"{col} {'NOT IN' if p.builder_method == 'is_not_in' else 'IN'} ({items})"
+    if p.builder_method in ("between", "not_between"):
         lo, hi = (render_literal(v, rnd) for v in lits)
-        return f"{col} {'NOT BETWEEN' if p.method == 'not_between' else 'BETWEEN'} {lo} AND {hi}"
-    if p.method == "is_null":
+        return f"{col} {'NOT BETWEEN' if p.builder_method == 'not_between' else 'BETWEEN'} {lo} AND {hi}"
+    if p.builder_method == "is_null":
         return f"{col} IS NULL"
-    if p.method == "is_not_null":
+    if p.builder_method == "is_not_null":
         return f"{col} is not null"
     pattern = {"startswith": lambda s: like_escape(s) + "%", "endswith": lambda s: "%" + like_escape(s),
-               "contains": lambda s: "%" + like_escape(s) + "%", "like": lambda s: s}[p.method](lits[0])
+               "contains": lambda s: "%" + like_escape(s) + "%", "like": lambda s: s}[p.builder_method](lits[0])
     return f"{col} LIKE " + "'" + pattern.replace("'", "''") + "'"
 
 

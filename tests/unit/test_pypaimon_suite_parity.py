@@ -176,6 +176,21 @@ def test_snapshot_manager_of_a_table_as_pypaimon_documents(tagged):
     assert [s.id for s in sm] == [s.id for s in t.snapshot_manager()] == [1, 2]
 
 
+def test_snapshot_manager_of_a_file_io_and_path(tagged):
+    """pypaimon's internal ``SnapshotManager(file_io, table_path, branch)``: a paimon_rs FileIO
+    (``table.file_io``); another file IO (pypaimon's, a mock) is refused by name, as the engine
+    reads the snapshots through none."""
+    t = tagged.get_table("db.t")
+    sm = paimon_rs.SnapshotManager(t.file_io, t.table_path)
+    assert sm.get_latest_snapshot().id == 2 and sm.branch == "main"
+
+    class OtherFileIO:
+        pass
+
+    with pytest.raises(TypeError, match="takes a paimon_rs FileIO .*got OtherFileIO"):
+        paimon_rs.SnapshotManager(OtherFileIO(), t.table_path)
+
+
 def test_snapshot_manager_branch(tagged):
     """pypaimon's ``SnapshotManager.branch``: ``"main"``, or the branch of a branch's table."""
     t = tagged.get_table("db.t")

@@ -339,6 +339,7 @@ fn bench_rolling_writer(c: &mut Criterion) {
         format: paimon_rs_core::WriteFormat::Parquet,
         props,
         target_size: 128 << 20,
+        target_rows: i64::MAX as u64,
         schema_id: 0,
         level: 0,
         file_source: 0,

@@ -90,6 +90,10 @@ pub struct CoreOptions {
     pub file_compression: String,
     pub zstd_level: i32,
     pub target_file_size: Option<u64>,
+    /// `target-file-row-num`: a data file written (not compacted) rolls when it holds this
+    /// many rows or reaches `target-file-size`, whichever comes first (Java's default
+    /// `Long.MAX_VALUE`: no row limit).
+    pub target_file_row_num: u64,
     pub write_buffer_size: u64,
     pub write_buffer_spillable: bool,
     pub spill_max_disk_size: Option<u64>,
@@ -533,6 +537,14 @@ impl CoreOptions {
             } else {
                 256 << 20
             })),
+            target_file_row_num: match get("target-file-row-num") {
+                // Java's CatalogUtils.validateCreateTable: at least 1
+                Some(v) => match parse_int::<i64>("target-file-row-num", v)? {
+                    n if n >= 1 => n as u64,
+                    _ => return Err(bad("target-file-row-num", v, "should be at least 1")),
+                },
+                None => i64::MAX as u64,
+            },
             write_buffer_size: match get("write-buffer-size") {
                 Some(v) => parse_memory_size("write-buffer-size", v)?,
                 None => 256 << 20,
@@ -1387,6 +1399,21 @@ mod tests {
             .unwrap()
             .batch_scan_skip_level0()
             .unwrap());
+    }
+
+    /// `target-file-row-num`: unset is Java's `Long.MAX_VALUE`; below 1 is refused, as Java's
+    /// `CatalogUtils.validateCreateTable` does.
+    #[test]
+    fn target_file_row_num_is_at_least_one() {
+        let o = |kv: &[(&str, &str)]| CoreOptions::new(&opts(kv), false);
+        assert_eq!(o(&[]).unwrap().target_file_row_num, i64::MAX as u64);
+        let three = o(&[("target-file-row-num", "3")]).unwrap();
+        assert_eq!(three.target_file_row_num, 3);
+        three.check_supported(false, true).unwrap();
+        for bad in ["0", "-1", "x"] {
+            let e = o(&[("target-file-row-num", bad)]).unwrap_err();
+            assert!(matches!(e, Error::InvalidArgument { .. }), "{e}");
+        }
     }
 
     /// `full-compaction` is written, with force-lookup too; Java's refusals of it stay

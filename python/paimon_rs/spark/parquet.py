@@ -91,15 +91,16 @@ def _filter_unfit(p: Predicate, schema: pa.Schema) -> Optional[str]:
     lits = list(p.literals or [])
     if any(x is None for x in lits):
         return f"a NULL literal in the filter on '{p.field}'"
-    if p.method in _COMPARISONS or p.method in ("between", "not_between"):
+    m = p.builder_method
+    if m in _COMPARISONS or m in ("between", "not_between"):
         return None
-    if p.method in ("is_null", "is_not_null"):
+    if m in ("is_null", "is_not_null"):
         return None
-    if p.method in ("is_in", "is_not_in"):
-        return None if lits else f"an empty {p.method} list on '{p.field}'"
-    if p.method in ("startswith", "endswith", "contains") and pa.types.is_string(t):
+    if m in ("is_in", "is_not_in"):
+        return None if lits else f"an empty {m} list on '{p.field}'"
+    if m in ("startswith", "endswith", "contains") and pa.types.is_string(t):
         return None
-    return f"the filter operator {p.method} on '{p.field}'"
+    return f"the filter operator {m} on '{p.field}'"
 
 
 def _paimon_type_unfit(t: Any) -> Optional[str]:
@@ -206,7 +207,7 @@ def spark_condition(p: Predicate, schema: pa.Schema, spark_types: Dict[str, Any]
     # the literals as the engine sees them: checked and converted to the column's Arrow type
     core = p.to_core(schema)
     lits = [_literal(v, st) for v in core[3].to_pylist()]
-    m = p.method
+    m = p.builder_method
     if m == "equal":
         return col == lits[0]
     if m == "not_equal":

@@ -162,6 +162,12 @@ pub fn file_context(
             &unique_columns(table, pk),
         )?,
         target_size: o.target_file_size(),
+        // Java: the row limit applies to writes; compaction output rolls by size only
+        target_rows: if source == FileSource::Compact {
+            i64::MAX as u64
+        } else {
+            o.target_file_row_num
+        },
         schema_id: table.schema.id,
         level,
         file_source: source.as_i32(),

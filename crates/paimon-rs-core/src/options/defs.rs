@@ -559,7 +559,7 @@ pub static OPTIONS: &[OptionDef] = &[
     honoured("tag.num-retained-max", Kind::Int, None, Some("10"), "Most automatic tags kept."),
     honoured("tag.period-formatter", Kind::Text, Some("with_dashes"), Some("without_dashes"), "How an automatic tag's name renders its period."),
     honoured("tag.time-expire-enabled", Kind::Bool, Some("false"), Some("true"), "Expire tags by their retention."),
-    refused("target-file-row-num", Kind::Long, None, JAVA),
+    honoured("target-file-row-num", Kind::Long, Some("9223372036854775807 (no limit)"), Some("1000000"), "Rows at which a written data file is rolled (or `target-file-size`, whichever comes first); compaction output rolls by size only."),
     honoured("target-file-size", Kind::MemorySize, Some("128 mb (primary key) / 256 mb (append)"), Some("64 mb"), "Size at which a data file is rolled."),
     refused("type", Kind::Text, None, JAVA),
     no_effect("unaware-bucket.compaction.parallelism", "Configures the Flink connector."),

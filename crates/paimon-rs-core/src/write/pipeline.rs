@@ -93,6 +93,7 @@ mod tests {
                 format: crate::io::format::WriteFormat::Parquet,
                 props: writer_properties("zstd", 1, &[]).expect("props"),
                 target_size,
+                target_rows: i64::MAX as u64,
                 schema_id: 0,
                 level: 0,
                 file_source: FileSource::Append.as_i32(),

@@ -34,6 +34,9 @@ pub struct FileWriterContext {
     pub format: WriteFormat,
     pub props: WriterProperties,
     pub target_size: u64,
+    /// Rows at which a file rolls (`target-file-row-num`, written files only: compaction and
+    /// changelog files roll by size alone, as Java's); `i64::MAX as u64` for no limit.
+    pub target_rows: u64,
     pub schema_id: i64,
     pub level: i32,
     pub file_source: i32,
@@ -157,6 +160,8 @@ impl FileWriterContext {
     pub fn into_changelog(mut self, prefix: &str) -> FileWriterContext {
         self.prefix = prefix.to_string();
         self.changelog = true;
+        // Java's changelog writers have no row limit
+        self.target_rows = i64::MAX as u64;
         self
     }
 
@@ -288,20 +293,30 @@ impl RollingFileWriter {
         let n = batch.num_rows();
         let mut offset = 0;
         while offset < n {
-            let len = CHUNK_ROWS.min(n - offset);
+            // a chunk never crosses the row limit (`target-file-row-num`)
+            let in_file = self.current.as_ref().map_or(0, |f| f.writer.rows());
+            let room = self.ctx.target_rows.saturating_sub(in_file).max(1);
+            let len = CHUNK_ROWS
+                .min(n - offset)
+                .min(usize::try_from(room).unwrap_or(usize::MAX));
             let chunk = batch.slice(offset, len);
             self.write_chunk(&chunk)?;
             offset += len;
-            let full = self
+            let (full, rows_full) = self
                 .current
                 .as_ref()
                 .map(|f| {
                     let excess = self.size_excess.unwrap_or(0);
-                    f.writer.estimated_size() as i64 - excess >= self.ctx.target_size as i64
+                    (
+                        f.writer.estimated_size() as i64 - excess >= self.ctx.target_size as i64,
+                        f.writer.rows() >= self.ctx.target_rows,
+                    )
                 })
-                .unwrap_or(false);
+                .unwrap_or((false, false));
             if full {
                 self.roll(true)?;
+            } else if rows_full {
+                self.roll(false)?;
             }
         }
         Ok(())

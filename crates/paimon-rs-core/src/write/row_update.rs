@@ -229,6 +229,7 @@ fn write_group(
     // one file of the group's range, as pypaimon (rolling disabled)
     // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
     ctx.target_size = i64::MAX as u64;
+    ctx.target_rows = i64::MAX as u64;
     ctx.value_stats_names = Some(
         ctx.value_stats_cols
             .iter()
