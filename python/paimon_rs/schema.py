@@ -49,7 +49,7 @@ class Schema:
     Raises:
         TypeError: ``fields`` is neither a list of ``DataField`` nor a ``pyarrow.Schema``.
         UnsupportedError: a field of a type paimon_rs cannot hold (``VECTOR``), naming the
-            field; ``ARRAY<BLOB>`` / ``MAP<X, BLOB>`` (BLOB columns are top-level only).
+            field.
         ValueError: as pypaimon: ``primary-key.nullable`` or a ``changelog-producer`` other
             than ``none`` on a table without primary keys.
     """

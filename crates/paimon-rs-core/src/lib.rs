@@ -49,7 +49,7 @@ pub use table::inspect::{
     manifest_files, partition_stats, schema_files, DeltaFile, FileDetail, LiveFile, ManifestRow,
 };
 pub use table::live::live_entries;
-pub use table::new_schema::{column_error, NewTableSchema};
+pub use table::new_schema::{column_error, column_type_from_arrow, NewTableSchema};
 pub use table::orphan::remove_orphan_files;
 pub use table::partition_expire::PartitionExpire;
 pub use table::retention::ExpireConfig;

@@ -138,9 +138,15 @@ impl Catalog {
 /// `SchemaChange.add_column(name, pa.int64())` names its type.
 #[pyfunction]
 pub fn paimon_type_json(field: PyArrowType<arrow_schema::Field>) -> PyResult<String> {
-    let t = DataType::from_arrow(field.0.data_type(), field.0.is_nullable())
-        .map_err(|e| e.with_table(""))
-        .py_err()?;
+    // a list of / map to `large_binary` is `ARRAY<BLOB>` / `MAP<X, BLOB>` as in pypaimon (a
+    // `large_binary` column itself is made BLOB by `Schema`, BYTES by `add_column`)
+    let (a, nullable) = (field.0.data_type(), field.0.is_nullable());
+    let t = match a {
+        arrow_schema::DataType::LargeBinary => DataType::from_arrow(a, nullable),
+        _ => paimon_rs_core::column_type_from_arrow(a, nullable),
+    }
+    .map_err(|e| e.with_table(""))
+    .py_err()?;
     Ok(t.to_json().to_string())
 }
 

@@ -10,8 +10,13 @@
 //!   first length and then of the deltas between consecutive lengths;
 //! - the footer: the index length (u32) and the version byte (`1`).
 //!
-//! Records of `ARRAY<BLOB>` / `MAP<X, BLOB>` (a second magic after the first) are not built
-//! here: [`decode`] refuses them naming the file and the row.
+//! A row of an `ARRAY<BLOB>` column is one record whose bytes are: magic `1094861634` (u32),
+//! version `1`, the element count (u32), the elements' bytes, their lengths' index (`-1` a
+//! null element; the varints above) and that index's length (u32). A row of a `MAP<X, BLOB>`
+//! column: magic `0x4D424342`, version, entry count, the serialized keys (io/blob_nested.rs),
+//! the values' bytes, the key index, the value index (`-1` a null value) and the two index
+//! lengths (u32 each). [`BlobFileWriter::add_array`] / [`BlobFileWriter::add_map`] write them,
+//! [`parse_nested`] reads them; [`decode`] (a BLOB column's file) refuses them.
 
 use std::io::Write;
 use std::path::Path;
@@ -24,6 +29,10 @@ pub const MAGIC_NUMBER: u32 = 1_481_511_375;
 pub const ARRAY_MAGIC_NUMBER: u32 = 1_094_861_634;
 /// The second magic of a `MAP<X, BLOB>` record.
 pub const MAP_MAGIC_NUMBER: u32 = 0x4D42_4342;
+/// The version byte after an `ARRAY<BLOB>` / `MAP<X, BLOB>` record's second magic.
+pub const NESTED_VERSION: u8 = 1;
+/// Element length (value length) of a null element of an `ARRAY<BLOB>` (`MAP<X, BLOB>`) record.
+pub const NESTED_NULL_LENGTH: i64 = -1;
 /// The file version in the last byte.
 pub const VERSION: u8 = 1;
 /// Index entry of a null row.
@@ -92,27 +101,94 @@ impl<W: Write> BlobFileWriter<W> {
                 self.lengths.push(PLACE_HOLDER_LENGTH);
                 BlobSlot::PlaceHolder
             }
-            BlobValue::Data(bytes) => {
-                let start = self.position;
-                let mut crc = crc32fast::Hasher::new();
-                let magic = MAGIC_NUMBER.to_le_bytes();
-                crc.update(&magic);
-                crc.update(bytes);
-                let record = (bytes.len() as u64) + RECORD_OVERHEAD;
-                let len = record.to_le_bytes();
-                crc.update(&len);
-                self.out.write_all(&magic)?;
-                self.out.write_all(bytes)?;
-                self.out.write_all(&len)?;
-                self.out.write_all(&crc.finalize().to_le_bytes())?;
-                self.position += record;
-                self.lengths.push(record as i64);
-                BlobSlot::Data {
-                    offset: start + 4,
-                    length: bytes.len() as u64,
-                }
-            }
+            BlobValue::Data(bytes) => self.add_record(&[bytes])?,
         })
+    }
+
+    /// Appends one row whose record holds `parts` (concatenated) between the magic and the
+    /// length; returns where they are.
+    fn add_record(&mut self, parts: &[&[u8]]) -> std::io::Result<BlobSlot> {
+        let start = self.position;
+        let mut crc = crc32fast::Hasher::new();
+        let magic = MAGIC_NUMBER.to_le_bytes();
+        crc.update(&magic);
+        self.out.write_all(&magic)?;
+        let mut n: u64 = 0;
+        for p in parts {
+            crc.update(p);
+            self.out.write_all(p)?;
+            n += p.len() as u64;
+        }
+        let record = n + RECORD_OVERHEAD;
+        let len = record.to_le_bytes();
+        crc.update(&len);
+        self.out.write_all(&len)?;
+        self.out.write_all(&crc.finalize().to_le_bytes())?;
+        self.position += record;
+        self.lengths.push(record as i64);
+        Ok(BlobSlot::Data {
+            offset: start + 4,
+            length: n,
+        })
+    }
+
+    /// Appends one `ARRAY<BLOB>` row (pypaimon's `add_blob_array`): second magic, version,
+    /// element count, the elements' bytes, their lengths' index (`-1` a null element) and its
+    /// length.
+    pub fn add_array(&mut self, elements: &[Option<&[u8]>]) -> std::io::Result<BlobSlot> {
+        let count = nested_count(elements.len())?;
+        let lengths: Vec<i64> = elements
+            .iter()
+            .map(|e| e.map_or(NESTED_NULL_LENGTH, |b| b.len() as i64))
+            .collect();
+        let index = compress_lengths(&lengths);
+        let mut head = Vec::with_capacity(9);
+        head.extend_from_slice(&ARRAY_MAGIC_NUMBER.to_le_bytes());
+        head.push(NESTED_VERSION);
+        head.extend_from_slice(&count.to_le_bytes());
+        let index_len = (index.len() as u32).to_le_bytes();
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(elements.len() + 3);
+        parts.push(&head);
+        parts.extend(elements.iter().flatten().copied());
+        parts.push(&index);
+        parts.push(&index_len);
+        self.add_record(&parts)
+    }
+
+    /// Appends one `MAP<X, BLOB>` row (pypaimon's `add_blob_map`): second magic, version,
+    /// entry count, the serialized keys, the values' bytes, the key and value length indexes
+    /// (`-1` a null value) and their lengths. `keys` are serialized ([`crate::io::blob_nested`])
+    /// and unique.
+    pub fn add_map(
+        &mut self,
+        keys: &[&[u8]],
+        values: &[Option<&[u8]>],
+    ) -> std::io::Result<BlobSlot> {
+        let count = nested_count(keys.len())?;
+        let key_lengths: Vec<i64> = keys.iter().map(|k| k.len() as i64).collect();
+        let value_lengths: Vec<i64> = values
+            .iter()
+            .map(|e| e.map_or(NESTED_NULL_LENGTH, |b| b.len() as i64))
+            .collect();
+        let (ki, vi) = (
+            compress_lengths(&key_lengths),
+            compress_lengths(&value_lengths),
+        );
+        let mut head = Vec::with_capacity(9);
+        head.extend_from_slice(&MAP_MAGIC_NUMBER.to_le_bytes());
+        head.push(NESTED_VERSION);
+        head.extend_from_slice(&count.to_le_bytes());
+        let mut tail = Vec::with_capacity(8);
+        tail.extend_from_slice(&(ki.len() as u32).to_le_bytes());
+        tail.extend_from_slice(&(vi.len() as u32).to_le_bytes());
+        let mut parts: Vec<&[u8]> = Vec::with_capacity(keys.len() + values.len() + 4);
+        parts.push(&head);
+        parts.extend(keys.iter().copied());
+        parts.extend(values.iter().flatten().copied());
+        parts.push(&ki);
+        parts.push(&vi);
+        parts.push(&tail);
+        self.add_record(&parts)
     }
 
     /// Bytes of records written so far.
@@ -145,6 +221,19 @@ impl<W: Write> BlobFileWriter<W> {
         let size = self.position + index.len() as u64 + FOOTER as u64;
         Ok((self.out, size))
     }
+}
+
+/// A nested record's element count (pypaimon caps it at `i32::MAX`).
+fn nested_count(n: usize) -> std::io::Result<u32> {
+    u32::try_from(n)
+        .ok()
+        .filter(|c| *c <= i32::MAX as u32)
+        .ok_or_else(|| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{n} elements in one ARRAY<BLOB> / MAP<X, BLOB> value"),
+            )
+        })
 }
 
 /// Encodes a whole file from its rows.
@@ -380,9 +469,35 @@ pub fn descriptor_bytes(uri: &str, offset: u64, length: u64) -> Result<Vec<u8>> 
     Ok(out)
 }
 
-/// Decodes every row of a whole `.blob` file, checking each record's CRC. `ARRAY<BLOB>` and
-/// `MAP<X, BLOB>` records are refused.
+/// Decodes every row of a whole `.blob` file of a BLOB column, checking each record's CRC.
+/// `ARRAY<BLOB>` and `MAP<X, BLOB>` records (a file of another column type) are refused.
 pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
+    let out = decode_records(bytes, path)?;
+    for (row, v) in out.iter().enumerate() {
+        if let BlobValue::Data(data) = v {
+            if data.len() >= 4 {
+                let m2 = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
+                if (m2 == ARRAY_MAGIC_NUMBER || m2 == MAP_MAGIC_NUMBER)
+                    && nested_header_plausible(data)
+                {
+                    return Err(Error::Unsupported {
+                        table: None,
+                        message: format!(
+                            "{}: row {row} is an ARRAY<BLOB> or MAP<X, BLOB> record, read as a \
+                             BLOB column",
+                            path.display()
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Decodes every row of a whole `.blob` file, checking each record's CRC: each record's
+/// bytes between its magic and its length (a nested record's: see [`parse_nested`]).
+pub fn decode_records<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
     let slots = read_index(bytes, path)?;
     let mut out = Vec::with_capacity(slots.len());
     for (row, slot) in slots.into_iter().enumerate() {
@@ -393,20 +508,6 @@ pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
                 let s = offset as usize - 4;
                 let e = offset as usize + length as usize + 12;
                 let data = &bytes[offset as usize..offset as usize + length as usize];
-                if data.len() >= 4 {
-                    let m2 = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
-                    if (m2 == ARRAY_MAGIC_NUMBER || m2 == MAP_MAGIC_NUMBER)
-                        && nested_header_plausible(data)
-                    {
-                        return Err(Error::Unsupported {
-                            table: None,
-                            message: format!(
-                                "{}: row {row} is an ARRAY<BLOB> or MAP<X, BLOB> record; paimon_rs reads plain BLOB columns only",
-                                path.display()
-                            ),
-                        });
-                    }
-                }
                 let mut crc = crc32fast::Hasher::new();
                 crc.update(&bytes[s..e - 4]);
                 let want =
@@ -425,6 +526,118 @@ pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
         }
     }
     Ok(out)
+}
+
+/// The elements of a nested record: the byte range (relative to the record's bytes after its
+/// magic) of each element of an `ARRAY<BLOB>`, or each entry's serialized key and value range
+/// of a `MAP<X, BLOB>`; None a null element or value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Nested<'a> {
+    Array(Vec<Option<Span>>),
+    Map(Vec<(&'a [u8], Option<Span>)>),
+}
+
+/// Start and length of an element's bytes in a nested record.
+pub type Span = (usize, usize);
+
+/// Parses the bytes of a nested record (`data`: between the magic and the length) of row
+/// `row` as pypaimon's `BlobRecordIterator` does, `map` saying which kind the column is; a
+/// malformed record is an error naming `path`. A null key (pypaimon cannot return it either)
+/// is refused.
+pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> Result<Nested<'a>> {
+    let what = if map { "MAP<X, BLOB>" } else { "ARRAY<BLOB>" };
+    let bad = |m: String| corrupt(path, format!("row {row}: invalid {what} record: {m}"));
+    let tail = if map { 8 } else { 4 };
+    if data.len() < 9 + tail {
+        return Err(bad(format!("{} bytes", data.len())));
+    }
+    let u32_at =
+        |at: usize| u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    let (magic, want) = (
+        u32_at(0),
+        if map {
+            MAP_MAGIC_NUMBER
+        } else {
+            ARRAY_MAGIC_NUMBER
+        },
+    );
+    if magic != want {
+        return Err(bad(format!("magic number {magic}, not {want}")));
+    }
+    if data[4] != NESTED_VERSION {
+        return Err(bad(format!("unsupported version {}", data[4])));
+    }
+    let count = u32_at(5) as usize;
+    let end = data.len() - tail;
+    let index = |start: usize, len: usize| -> Result<Vec<i64>> {
+        let lengths = decompress_lengths(&data[start..start + len], path)?;
+        if lengths.len() != count {
+            return Err(bad(format!(
+                "{} lengths in its index for {count} elements",
+                lengths.len()
+            )));
+        }
+        Ok(lengths)
+    };
+    // the elements' (values') ranges, from `at`, filling the data up to `stop`
+    let ranges =
+        |lengths: &[i64], mut at: usize, stop: usize| -> Result<Vec<Option<(usize, usize)>>> {
+            let mut out = Vec::with_capacity(lengths.len());
+            for &l in lengths {
+                if l == NESTED_NULL_LENGTH {
+                    out.push(None);
+                    continue;
+                }
+                let l = usize::try_from(l).map_err(|_| bad(format!("element length {l}")))?;
+                if l > stop - at {
+                    return Err(bad("element lengths exceed the record".into()));
+                }
+                out.push(Some((at, l)));
+                at += l;
+            }
+            if at != stop {
+                return Err(bad("element lengths do not match the record's data".into()));
+            }
+            Ok(out)
+        };
+    if !map {
+        let il = u32_at(end) as usize;
+        let start = end
+            .checked_sub(il)
+            .filter(|s| *s >= 9)
+            .ok_or_else(|| bad(format!("index length {il}")))?;
+        return Ok(Nested::Array(ranges(&index(start, il)?, 9, start)?));
+    }
+    let (kl, vl) = (u32_at(end) as usize, u32_at(end + 4) as usize);
+    let start = end
+        .checked_sub(kl)
+        .and_then(|e| e.checked_sub(vl))
+        .filter(|s| *s >= 9)
+        .ok_or_else(|| bad(format!("index lengths {kl} and {vl}")))?;
+    let key_lengths = index(start, kl)?;
+    let value_lengths = index(start + kl, vl)?;
+    let mut at = 9usize;
+    let mut keys = Vec::with_capacity(count);
+    for &l in &key_lengths {
+        if l == NESTED_NULL_LENGTH {
+            return Err(Error::unsupported(format!(
+                "{}: row {row}: MAP<X, BLOB> with null keys cannot be converted to an Arrow map",
+                path.display()
+            )));
+        }
+        let l = usize::try_from(l).map_err(|_| bad(format!("key length {l}")))?;
+        if l > start - at {
+            return Err(bad("key lengths exceed the record".into()));
+        }
+        keys.push(&data[at..at + l]);
+        at += l;
+    }
+    let values = ranges(&value_lengths, at, start)?;
+    let mut seen = std::collections::HashSet::with_capacity(count);
+    if !keys.iter().all(|k| seen.insert(*k)) {
+        return Err(bad("duplicate key".into()));
+    }
+    Ok(Nested::Map(keys.into_iter().zip(values).collect()))
 }
 
 /// A plain blob may start with the bytes of a nested magic by chance; a nested record also
@@ -484,6 +697,82 @@ mod tests {
             BlobValue::PlaceHolder,
             BlobValue::Data(b"world!"),
         ]
+    }
+
+    /// Bytes pypaimon 2.1.0's `BlobFormatWriter` writes for rows `[b"ab", None, b""]`, null,
+    /// `MAP<INT, BLOB>` `{3: b"xyz", -1: None, 7: b"q"}`, `MAP<STRING, BLOB>` `{"k": b"v"}`,
+    /// `[]` (`add_blob_array` / `add_blob_map` in its venv).
+    const PYPAIMON_NESTED: &str = concat!(
+        "cf114e5842434241010300000061620405020300000022000000000000",
+        "00f6af30a0cf114e584243424d010300000003000000ffffffff0700000078797a71080000060704030000",
+        "00030000003700000000000000e14a918ccf114e584243424d01010000006b76020201000000010000002500",
+        "000000000000efaf6fa8cf114e58424342410100000000000000001d000000000000009bd4915744457023",
+        "0f0500000001",
+    );
+
+    #[test]
+    fn blob_nested_records_are_byte_exact_with_pypaimon() {
+        let mut w = BlobFileWriter::new();
+        w.add_array(&[Some(b"ab"), None, Some(b"")]).unwrap();
+        w.add(BlobValue::Null).unwrap();
+        let keys: Vec<Vec<u8>> = [3i32, -1, 7]
+            .iter()
+            .map(|k| k.to_le_bytes().to_vec())
+            .collect();
+        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        w.add_map(&keys, &[Some(b"xyz"), None, Some(b"q")]).unwrap();
+        w.add_map(&[b"k"], &[Some(b"v")]).unwrap();
+        w.add_array(&[]).unwrap();
+        let bytes = w.finish().unwrap().0;
+        assert_eq!(bytes, unhex(PYPAIMON_NESTED));
+        let rows = decode_records(&bytes, p()).unwrap();
+        let BlobValue::Data(d) = rows[0] else {
+            panic!("row 0")
+        };
+        let Nested::Array(a) = parse_nested(d, false, p(), 0).unwrap() else {
+            panic!("array")
+        };
+        let got: Vec<Option<&[u8]>> = a.iter().map(|r| r.map(|(s, l)| &d[s..s + l])).collect();
+        assert_eq!(got, vec![Some(&b"ab"[..]), None, Some(&b""[..])]);
+        assert_eq!(rows[1], BlobValue::Null);
+        let BlobValue::Data(d) = rows[2] else {
+            panic!("row 2")
+        };
+        let Nested::Map(m) = parse_nested(d, true, p(), 2).unwrap() else {
+            panic!("map")
+        };
+        assert_eq!(m.len(), 3);
+        assert_eq!(m[0].0, &3i32.to_le_bytes()[..]);
+        assert_eq!(m[1].1, None);
+        let (s, l) = m[2].1.unwrap();
+        assert_eq!(&d[s..s + l], b"q");
+        // a nested record read as the other kind, or as a BLOB column, is refused
+        assert!(parse_nested(d, false, p(), 2).is_err());
+        assert!(decode(&bytes, p()).is_err());
+        let BlobValue::Data(d) = rows[4] else {
+            panic!("row 4")
+        };
+        assert_eq!(
+            parse_nested(d, false, p(), 4).unwrap(),
+            Nested::Array(vec![])
+        );
+    }
+
+    #[test]
+    fn blob_nested_duplicate_or_truncated_is_corrupt() {
+        let mut w = BlobFileWriter::new();
+        w.add_map(&[b"k", b"k"], &[Some(b"1"), Some(b"2")]).unwrap();
+        let bytes = w.finish().unwrap().0;
+        let rows = decode_records(&bytes, p()).unwrap();
+        let BlobValue::Data(d) = rows[0] else {
+            panic!("row 0")
+        };
+        let e = parse_nested(d, true, p(), 0).unwrap_err().to_string();
+        assert!(e.contains("duplicate key"), "{e}");
+        let e = parse_nested(&d[..d.len() - 3], true, p(), 0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("MAP<X, BLOB>"), "{e}");
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod avro;
 pub(crate) mod aws_profile;
 pub mod blob;
+pub mod blob_nested;
 pub mod checksum;
 pub mod data_file;
 pub(crate) mod file_write;

@@ -150,7 +150,9 @@ pub fn file_context(
                     .schema
                     .fields
                     .iter()
-                    .filter(|f| blob.is_none() || !f.data_type.is_blob())
+                    .filter(|f| {
+                        blob.is_none() || !crate::io::blob_nested::is_blob_file_type(&f.data_type)
+                    })
                     .map(|f| f.to_arrow_file())
                     .collect::<Vec<_>>(),
             )),

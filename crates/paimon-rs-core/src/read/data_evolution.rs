@@ -199,6 +199,8 @@ struct BlobPart {
     k: usize,
     files: Vec<(PathBuf, usize)>,
     as_descriptor: bool,
+    /// The column's type when it is `ARRAY<BLOB>` / `MAP<X, BLOB>` (io/blob_nested.rs).
+    nested: Option<crate::spec::types::DataType>,
 }
 
 /// Plans `files` (the `.blob` files of column `k` in the group of data file `head`): they must
@@ -240,11 +242,15 @@ fn blob_part(
         k,
         files: out,
         as_descriptor,
+        nested: None,
     })
 }
 
 /// The values of one BLOB column read from its `.blob` files (see [`BlobPart`]).
 fn read_blobs(part: &BlobPart) -> Result<ArrayRef> {
+    if let Some(t) = &part.nested {
+        return crate::io::blob_nested::read_column(&part.files, t, part.as_descriptor);
+    }
     let mut b = LargeBinaryBuilder::new();
     for (path, rows) in &part.files {
         let uri = path.to_string_lossy();
@@ -366,14 +372,14 @@ pub(crate) fn merged_groups(
         for (k, fis) in blob_files.into_iter().enumerate() {
             if from[k].is_none() && !fis.is_empty() {
                 let files: Vec<&DataFileMeta> = fis.iter().map(|&fi| &group[fi]).collect();
-                blobs.push(blob_part(
-                    &table.name,
-                    dir,
-                    newest,
-                    k,
-                    files,
-                    as_descriptor,
-                )?);
+                let mut part = blob_part(&table.name, dir, newest, k, files, as_descriptor)?;
+                part.nested = wanted[k]
+                    .field
+                    .as_ref()
+                    .map(|f| &f.data_type)
+                    .filter(|t| crate::io::blob_nested::is_nested_blob(t))
+                    .cloned();
+                blobs.push(part);
             }
         }
         let mut parts = vec![];

@@ -84,27 +84,30 @@ impl FileStoreTable {
 
     /// Refuse a write or compaction this engine cannot honour (`check_options` for a write).
     pub fn check_writable(&self) -> Result<()> {
-        // BLOB columns: top-level ones are written to `.blob` files (write/blob_write.rs);
-        // `ARRAY<BLOB>` / `MAP<X, BLOB>` (pypaimon's) are not
-        if let Some(f) = self
-            .schema
-            .fields
-            .iter()
-            .find(|f| f.data_type.contains_blob() && !f.data_type.is_blob())
-        {
+        // BLOB columns (top-level BLOB, `ARRAY<BLOB>`, `MAP<X, BLOB>`) are written to `.blob`
+        // files (write/blob_write.rs); a BLOB nested otherwise is not
+        if let Some(f) = self.schema.fields.iter().find(|f| {
+            f.data_type.contains_blob() && !crate::io::blob_nested::is_blob_file_type(&f.data_type)
+        }) {
             return Err(crate::table::new_schema::column_error(
                 &f.name,
                 Error::unsupported(format!(
-                    "{} columns are not written by paimon_rs (only top-level BLOB columns are)",
+                    "{} columns are not written by paimon_rs (BLOB, ARRAY<BLOB> and MAP<X, \
+                     BLOB> columns are)",
                     f.data_type.sql_string()
                 )),
             )
             .with_table(&self.name));
         }
-        // top-level BLOB columns: only as pypaimon writes them (an append table with row
+        // BLOB columns: only as pypaimon writes them (an append table with row
         // tracking and data evolution), whatever the table's history (an ALTER TABLE that added
         // the column, a primary-key BLOB table of Java's, which keeps its BLOBs elsewhere)
-        if let Some(f) = self.schema.fields.iter().find(|f| f.data_type.is_blob()) {
+        if let Some(f) = self
+            .schema
+            .fields
+            .iter()
+            .find(|f| crate::io::blob_nested::is_blob_file_type(&f.data_type))
+        {
             let on = |k: &str| {
                 self.options
                     .raw

@@ -26,43 +26,34 @@ pub fn column_error(name: &str, e: Error) -> Error {
 }
 
 /// Pypaimon 2.1.0's `_validate_blob_fields` (Java's `SchemaValidation` of BLOB columns), on
-/// create: BLOB columns live in `.blob` files of an append table with row tracking and data
-/// evolution, beside at least one normal column, never a key nor a partition; a BLOB nested
-/// anywhere but as a top-level column is refused. `ARRAY<BLOB>` / `MAP<X, BLOB>` columns, which
-/// pypaimon accepts, are refused: paimon_rs's `.blob` codec does not build their records.
+/// create: BLOB, `ARRAY<BLOB>` and `MAP<X, BLOB>` columns live in `.blob` files of an append
+/// table with row tracking and data evolution, beside at least one normal column, never a key
+/// nor a partition; a BLOB nested anywhere else is refused, and so is a `MAP<X, BLOB>` whose
+/// key type has no serialization (pypaimon refuses it at write).
 fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
+    use crate::io::blob_nested::{check_key_type, is_blob_file_type};
     let blobs: Vec<&str> = decl
         .fields
         .iter()
-        .filter(|(_, t)| t.contains_blob())
+        .filter(|(_, t)| is_blob_file_type(t))
         .map(|(n, _)| n.as_str())
         .collect();
+    for (name, t) in &decl.fields {
+        if t.contains_blob() && !is_blob_file_type(t) {
+            return Err(Error::invalid(format!(
+                "Field '{name}' has unsupported nested BLOB type {}. BLOB is only supported as a \
+                 top-level BLOB, ARRAY<BLOB>, or MAP<X, BLOB> field.",
+                t.sql_string()
+            )));
+        }
+        if let TypeKind::Map(k, v) = &t.kind {
+            if v.is_blob() {
+                check_key_type(k).map_err(|e| column_error(name, e))?;
+            }
+        }
+    }
     if blobs.is_empty() {
         return Ok(());
-    }
-    for (name, t) in &decl.fields {
-        if !t.contains_blob() || matches!(t.kind, TypeKind::Blob) {
-            continue;
-        }
-        let top = match &t.kind {
-            TypeKind::Array(e) => matches!(e.kind, TypeKind::Blob),
-            TypeKind::Map(k, v) => matches!(v.kind, TypeKind::Blob) && !k.contains_blob(),
-            _ => false,
-        };
-        if top {
-            return Err(column_error(
-                name,
-                Error::unsupported(format!(
-                    "{} columns are not written by paimon_rs (only top-level BLOB columns are)",
-                    t.sql_string()
-                )),
-            ));
-        }
-        return Err(Error::invalid(format!(
-            "Field '{name}' has unsupported nested BLOB type {}. BLOB is only supported as a \
-             top-level BLOB, ARRAY<BLOB>, or MAP<X, BLOB> field.",
-            t.sql_string()
-        )));
     }
     if decl.fields.len() <= blobs.len() {
         return Err(Error::invalid(
@@ -99,6 +90,39 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
     Ok(())
 }
 
+/// The Paimon type of a column of Arrow type `arrow` (pypaimon's `PyarrowFieldParser`): a
+/// `large_binary` column is a BLOB, a list of `large_binary` an `ARRAY<BLOB>`, a map to
+/// `large_binary` a `MAP<X, BLOB>`; other types as [`DataType::from_arrow`].
+pub fn column_type_from_arrow(arrow: &arrow_schema::DataType, nullable: bool) -> Result<DataType> {
+    if *arrow == arrow_schema::DataType::LargeBinary {
+        return Ok(DataType::new(TypeKind::Blob).with_nullable(nullable));
+    }
+    let mut t = DataType::from_arrow(arrow, nullable)?;
+    blob_elements(arrow, &mut t);
+    Ok(t)
+}
+
+/// Pypaimon's `PyarrowFieldParser` maps `large_binary` to BLOB at any depth; paimon_rs does so
+/// for a column (above), a list's element and a map's value (`ARRAY<BLOB>`, `MAP<X, BLOB>`):
+/// `t` (mapped from `arrow`, `large_binary` as BYTES) with those BYTES made BLOB.
+fn blob_elements(arrow: &arrow_schema::DataType, t: &mut DataType) {
+    use arrow_schema::DataType as A;
+    let large = |a: &A| *a == A::LargeBinary;
+    match (arrow, &mut t.kind) {
+        (A::List(e) | A::LargeList(e), TypeKind::Array(et)) if large(e.data_type()) => {
+            et.kind = TypeKind::Blob;
+        }
+        (A::Map(entries, _), TypeKind::Map(_, vt)) => {
+            if let A::Struct(fs) = entries.data_type() {
+                if fs.len() == 2 && large(fs[1].data_type()) {
+                    vt.kind = TypeKind::Blob;
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 /// What a user declares for a new table (pypaimon's `Schema`).
 #[derive(Debug, Clone)]
 pub struct NewTableSchema {
@@ -123,12 +147,7 @@ impl NewTableSchema {
             .fields()
             .iter()
             .map(|f| {
-                // pypaimon's `PyarrowFieldParser`: a `large_binary` column is a BLOB
-                if *f.data_type() == arrow_schema::DataType::LargeBinary {
-                    let t = DataType::new(TypeKind::Blob).with_nullable(f.is_nullable());
-                    return Ok((f.name().clone(), t));
-                }
-                let t = DataType::from_arrow(f.data_type(), f.is_nullable())
+                let t = column_type_from_arrow(f.data_type(), f.is_nullable())
                     .map_err(|e| Error::schema(format!("column '{}': {e}", f.name())))?;
                 Ok((f.name().clone(), t))
             })

@@ -27,6 +27,7 @@ use arrow_schema::DataType as ArrowType;
 
 use crate::error::{Error, Result};
 use crate::io::blob::{BlobFileWriter, BlobValue, DESCRIPTOR_MAGIC, DESCRIPTOR_VERSION};
+use crate::io::blob_nested::{blob_bytes, is_blob_file_type, key_bytes};
 use crate::io::file_write::{StagedFile, WritebackFile};
 use crate::spec::binary_row::{empty_row, serialize_row};
 use crate::spec::manifest::{DataFileMeta, SimpleStats};
@@ -41,6 +42,8 @@ pub struct BlobSpec {
     pub normal_names: Vec<String>,
     /// Position and name of each BLOB column.
     pub blob_cols: Vec<(usize, String)>,
+    /// The type of each BLOB column (BLOB, `ARRAY<BLOB>` or `MAP<X, BLOB>`), as `blob_cols`.
+    pub blob_types: Vec<DataType>,
     /// `blob.target-file-size` in bytes.
     pub target_size: u64,
     pub schema_id: i64,
@@ -56,7 +59,7 @@ impl BlobSpec {
         schema_id: i64,
         file_source: i32,
     ) -> Result<Option<Arc<BlobSpec>>> {
-        if !fields.iter().any(|f| f.data_type.is_blob()) {
+        if !fields.iter().any(|f| is_blob_file_type(&f.data_type)) {
             return Ok(None);
         }
         let target_size = match opts.raw.get("blob.target-file-size") {
@@ -67,14 +70,16 @@ impl BlobSpec {
             normal_cols: vec![],
             normal_names: vec![],
             blob_cols: vec![],
+            blob_types: vec![],
             target_size: target_size.max(1),
             schema_id,
             prefix: opts.data_file_prefix.clone(),
             file_source,
         };
         for (i, f) in fields.iter().enumerate() {
-            if f.data_type.is_blob() {
+            if is_blob_file_type(&f.data_type) {
                 spec.blob_cols.push((i, f.name.clone()));
+                spec.blob_types.push(f.data_type.clone());
             } else {
                 spec.normal_cols.push(i);
                 spec.normal_names.push(f.name.clone());
@@ -159,50 +164,35 @@ impl BlobSidecars {
     /// files).
     pub fn write(&mut self, chunk: &RecordBatch) -> Result<()> {
         let spec = self.spec.clone();
-        let mut columns: Vec<Vec<Value<'_>>> = vec![];
-        for (pos, name) in &spec.blob_cols {
-            let array = chunk.column(*pos);
-            let mut values = Vec::with_capacity(array.len());
-            for row in 0..array.len() {
-                if array.is_null(row) {
-                    values.push(Value::Null);
-                    continue;
-                }
-                let b = match array.data_type() {
-                    ArrowType::LargeBinary => array.as_binary::<i64>().value(row),
-                    ArrowType::Binary => array.as_binary::<i32>().value(row),
-                    ArrowType::BinaryView => array.as_binary_view().value(row),
-                    t => {
-                        return Err(Error::invalid(format!(
-                            "BLOB column '{name}': values must be bytes, got Arrow {t}"
-                        )))
-                    }
-                };
-                values.push(match parse_descriptor(b)? {
-                    Some(d) => resolve_descriptor(name, &d)?,
-                    None => {
-                        refuse_video_frame(name, b)?;
-                        Value::Bytes(b)
-                    }
-                });
-            }
-            columns.push(values);
+        let mut columns: Vec<Vec<Cell<'_>>> = vec![];
+        for ((pos, name), t) in spec.blob_cols.iter().zip(&spec.blob_types) {
+            columns.push(cells(name, t, chunk.column(*pos).as_ref())?);
         }
         for (c, values) in columns.into_iter().enumerate() {
             for v in values {
-                let read;
-                let value = match &v {
-                    Value::Null => BlobValue::Null,
-                    Value::Bytes(b) => BlobValue::Data(b),
-                    Value::File(path, offset, len) => {
-                        read = read_range(path, *offset, *len)?;
-                        BlobValue::Data(&read)
-                    }
-                };
                 let open = self.open_column(c)?;
-                open.w
-                    .add(value)
-                    .map_err(|e| Error::io(&open.staged.tmp, e))?;
+                let io = |e| Error::io(&open.staged.tmp, e);
+                match v {
+                    Cell::One(v) => {
+                        let read = load(&v)?;
+                        let value = match &read {
+                            None => BlobValue::Null,
+                            Some(b) => BlobValue::Data(b),
+                        };
+                        open.w.add(value).map_err(io)?;
+                    }
+                    Cell::Array(elements) => {
+                        let read = elements.iter().map(load).collect::<Result<Vec<_>>>()?;
+                        let refs: Vec<Option<&[u8]>> = read.iter().map(|e| e.as_deref()).collect();
+                        open.w.add_array(&refs).map_err(io)?;
+                    }
+                    Cell::Map(keys, values) => {
+                        let read = values.iter().map(load).collect::<Result<Vec<_>>>()?;
+                        let refs: Vec<Option<&[u8]>> = read.iter().map(|e| e.as_deref()).collect();
+                        let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+                        open.w.add_map(&keys, &refs).map_err(io)?;
+                    }
+                }
                 if open.w.position() >= self.spec.target_size {
                     self.close_column(c)?;
                 }
@@ -422,6 +412,122 @@ enum Value<'a> {
     File(PathBuf, u64, usize),
 }
 
+/// One row of a BLOB column checked for writing: a BLOB value, an `ARRAY<BLOB>` value's
+/// elements, or a `MAP<X, BLOB>` value's serialized keys and values (a null array or map is
+/// `One(Null)`).
+enum Cell<'a> {
+    One(Value<'a>),
+    Array(Vec<Value<'a>>),
+    Map(Vec<Vec<u8>>, Vec<Value<'a>>),
+}
+
+/// The bytes of `v` (None a null), read from its file for a descriptor's.
+fn load<'a>(v: &Value<'a>) -> Result<Option<std::borrow::Cow<'a, [u8]>>> {
+    Ok(match v {
+        Value::Null => None,
+        Value::Bytes(b) => Some(std::borrow::Cow::Borrowed(*b)),
+        Value::File(path, offset, len) => {
+            Some(std::borrow::Cow::Owned(read_range(path, *offset, *len)?))
+        }
+    })
+}
+
+/// One BLOB value (`b`, None a null) of column `name`: a serialized `BlobDescriptor` is
+/// resolved (its bytes are written), a video frame or view refused.
+fn value<'a>(name: &str, b: Option<&'a [u8]>) -> Result<Value<'a>> {
+    let Some(b) = b else {
+        return Ok(Value::Null);
+    };
+    match parse_descriptor(b)? {
+        Some(d) => resolve_descriptor(name, &d),
+        None => {
+            refuse_video_frame(name, b)?;
+            Ok(Value::Bytes(b))
+        }
+    }
+}
+
+/// The rows of `array`, column `name` of type `t`, checked for writing (pypaimon's
+/// `BlobFormatWriter.add_element` checks: a null element of a NOT NULL element type, a
+/// duplicate map key).
+fn cells<'a>(name: &str, t: &DataType, array: &'a dyn Array) -> Result<Vec<Cell<'a>>> {
+    use crate::spec::types::TypeKind;
+    let mut out = Vec::with_capacity(array.len());
+    match (&t.kind, array.data_type()) {
+        (TypeKind::Blob, _) => {
+            for row in 0..array.len() {
+                let b = blob_bytes(array, row).map_err(|e| column_err(name, e))?;
+                out.push(Cell::One(value(name, b)?));
+            }
+        }
+        (TypeKind::Array(e), ArrowType::List(_)) => {
+            let list = array.as_list::<i32>();
+            let (values, offsets) = (list.values().as_ref(), list.value_offsets());
+            for row in 0..array.len() {
+                if array.is_null(row) {
+                    out.push(Cell::One(Value::Null));
+                    continue;
+                }
+                let mut elements = vec![];
+                for i in offsets[row] as usize..offsets[row + 1] as usize {
+                    let b = blob_bytes(values, i).map_err(|e| column_err(name, e))?;
+                    if b.is_none() && !e.nullable {
+                        return Err(Error::invalid(format!(
+                            "ARRAY<BLOB> field '{name}' does not allow null elements"
+                        )));
+                    }
+                    elements.push(value(name, b)?);
+                }
+                out.push(Cell::Array(elements));
+            }
+        }
+        (TypeKind::Map(k, v), ArrowType::Map(..)) => {
+            let map = array.as_map();
+            let (keys, values, offsets) = (
+                map.keys().as_ref(),
+                map.values().as_ref(),
+                map.value_offsets(),
+            );
+            for row in 0..array.len() {
+                if array.is_null(row) {
+                    out.push(Cell::One(Value::Null));
+                    continue;
+                }
+                let (mut ks, mut vs) = (vec![], vec![]);
+                let mut seen = std::collections::HashSet::new();
+                for i in offsets[row] as usize..offsets[row + 1] as usize {
+                    let key = key_bytes(keys, i, k).map_err(|e| column_err(name, e))?;
+                    if !seen.insert(key.clone()) {
+                        return Err(Error::invalid(format!(
+                            "column '{name}': MAP<X, BLOB> keys must be unique."
+                        )));
+                    }
+                    let b = blob_bytes(values, i).map_err(|e| column_err(name, e))?;
+                    if b.is_none() && !v.nullable {
+                        return Err(Error::invalid(format!(
+                            "MAP<X, BLOB> field '{name}' does not allow null values"
+                        )));
+                    }
+                    ks.push(key);
+                    vs.push(value(name, b)?);
+                }
+                out.push(Cell::Map(ks, vs));
+            }
+        }
+        (_, a) => {
+            return Err(Error::invalid(format!(
+                "BLOB column '{name}' of type {}: got Arrow {a}",
+                t.sql_string()
+            )))
+        }
+    }
+    Ok(out)
+}
+
+fn column_err(name: &str, e: Error) -> Error {
+    crate::table::new_schema::column_error(name, e)
+}
+
 /// The local file range a descriptor points at (a local file only; pypaimon reads any URI its
 /// file IO knows), checked without reading it: a range past the file's end is an error naming
 /// the file.
@@ -520,6 +626,7 @@ mod tests {
             normal_cols: vec![0],
             normal_names: vec!["id".into()],
             blob_cols: vec![(1, "b".into())],
+            blob_types: vec![DataType::new(crate::spec::types::TypeKind::Blob)],
             target_size: target,
             schema_id: 0,
             prefix: "data-".into(),

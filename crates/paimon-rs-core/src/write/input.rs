@@ -71,6 +71,8 @@ fn compatible(src: &ArrowType, target: &DataType) -> bool {
         ) => s1 == s2 && p1 <= p2 || (s1 <= s2 && p1 - s1 <= p2 - s2),
         (VarChar(_) | Char(_), VarChar(_) | Char(_)) => true,
         (VarBinary(_) | Binary(_), VarBinary(_) | Binary(_)) => true,
+        // a BLOB (a column, an ARRAY<BLOB> element, a MAP<X, BLOB> value) takes any bytes
+        (VarBinary(_) | Binary(_), Blob) => true,
         (Date, Date) | (Boolean, Boolean) | (Time(_), Time(_)) => true,
         (Timestamp(_), Timestamp(_)) | (LocalZonedTimestamp(_), LocalZonedTimestamp(_)) => true,
         (a, b) if src_t.is_nested() && target.is_nested() => same_shape(a, b),

@@ -1,0 +1,155 @@
+"""ARRAY<BLOB> and MAP<X, BLOB> columns (issue #29), as pypaimon 2.1.0 has them: created with its
+rules (``list<large_binary>`` / ``map<X, large_binary>`` map to them), written into ``.blob``
+files (one nested record per row, rolled at ``blob.target-file-size``), read back as lists and
+maps of bytes, or of serialized ``BlobDescriptor``s with ``blob-as-descriptor``."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_blob_write import _catalog, _files, _read
+
+from paimon_rs import AtomicType, BlobDescriptor, DataField, Schema
+from paimon_rs.data_types import ArrayType, MapType, RowType
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+
+# as pypaimon's `PyarrowFieldParser` maps them (a pyarrow map key is never null)
+TYPES = ["INT", "ARRAY<BLOB>", "MAP<BIGINT NOT NULL, BLOB>", "MAP<STRING NOT NULL, BLOB>"]
+DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+PA = pa.schema([("id", pa.int32()), ("a", pa.list_(pa.large_binary())),
+                ("m", pa.map_(pa.int64(), pa.large_binary())), ("s", pa.map_(pa.string(), pa.large_binary()))])
+
+
+def _write(table, rows, schema=PA):
+    builder = table.new_batch_write_builder()
+    writer, committer = builder.new_write(), builder.new_commit()
+    writer.write_arrow(pa.Table.from_pylist(rows, schema=schema))
+    committer.commit(writer.prepare_commit())
+    writer.close()
+    committer.close()
+
+
+def test_nested_large_binary_maps_as_in_pypaimon():
+    s = Schema.from_pyarrow_schema(PA, options=DE)
+    assert [str(f.type) for f in s.fields] == TYPES
+
+
+def test_round_trip_rolled(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": "50b"}), False)
+    t = c.get_table("db.t")
+    assert [str(f.type) for f in t.fields] == TYPES
+    rows = [{"id": i,
+             "a": None if i == 3 else [None if j == 1 else bytes([i, j]) * (j + 1) for j in range(i % 4)],
+             "m": None if i == 5 else [(j - 2, None if j == 0 else b"v%d" % j * i) for j in range(i % 3)],
+             "s": [(f"k{j}", b"") for j in range(i % 2)]} for i in range(12)]
+    _write(t, rows)
+    assert len(_files(tmp_path, ".blob")) > 3
+    got = _read(c.get_table("db.t"))
+    assert got.column("a").type == pa.list_(pa.field("element", pa.large_binary()))
+    assert sorted(got.to_pylist(), key=lambda r: r["id"]) == rows
+    assert _read(t, ["s", "id"]).to_pylist() == [{"s": r["s"], "id": r["id"]} for r in rows]
+
+
+def test_blob_as_descriptor_reads_each_element_as_a_descriptor(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob-as-descriptor": "true"}), False)
+    t = c.get_table("db.t")
+    rows = [{"id": 1, "a": [b"xy", None, b"z" * 9], "m": [(7, b"seven")], "s": None}]
+    _write(t, rows)
+    got = _read(t).to_pylist()[0]
+
+    def resolve(raw):
+        d = BlobDescriptor.deserialize(raw)
+        with open(d.uri.removeprefix("file://"), "rb") as f:
+            f.seek(d.offset)
+            return f.read(d.length)
+
+    assert [None if v is None else resolve(v) for v in got["a"]] == rows[0]["a"]
+    assert [(k, resolve(v)) for k, v in got["m"]] == rows[0]["m"]
+    assert got["s"] is None
+    # a descriptor written into a nested column stores the bytes it points at
+    c.create_table("db.u", Schema.from_pyarrow_schema(PA, options=DE), False)
+    u = c.get_table("db.u")
+    _write(u, [{"id": 2, "a": got["a"], "m": got["m"], "s": []}])
+    assert _read(u).to_pylist() == [{"id": 2, "a": rows[0]["a"], "m": rows[0]["m"], "s": []}]
+
+
+def test_write_refusals_are_pypaimons(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    with pytest.raises(InvalidArgumentError, match="MAP<X, BLOB> keys must be unique"):
+        _write(t, [{"id": 1, "a": [], "m": [(1, b"a"), (1, b"b")], "s": []}])
+    assert _read(t).num_rows == 0
+    # a NOT NULL element type refuses a null element
+    c.create_table("db.nn", Schema([DataField(0, "id", AtomicType("INT")),
+                                    DataField(1, "a", ArrayType(True, AtomicType("BLOB", False)))], options=DE),
+                   False)
+    nn = c.get_table("db.nn")
+    s = pa.schema([("id", pa.int32()), ("a", pa.list_(pa.large_binary()))])
+    with pytest.raises(Exception, match="does not allow null elements|null"):
+        _write(nn, [{"id": 1, "a": [b"x", None]}], s)
+
+
+@pytest.mark.parametrize("field,err,match", [
+    (DataField(1, "r", RowType(True, [DataField(2, "x", AtomicType("BLOB"))])), InvalidArgumentError,
+     "unsupported nested BLOB type"),
+    (DataField(1, "aa", ArrayType(True, ArrayType(True, AtomicType("BLOB")))), InvalidArgumentError,
+     "unsupported nested BLOB type"),
+    (DataField(1, "m", MapType(True, AtomicType("DOUBLE", False), AtomicType("BLOB"))), UnsupportedError,
+     "Unsupported key type for MAP<X, BLOB>"),
+])
+def test_create_refusals_are_pypaimons(tmp_path, field, err, match):
+    c = _catalog(tmp_path)
+    with pytest.raises(err, match=match):
+        c.create_table("db.t", Schema([DataField(0, "id", AtomicType("INT")), field], options=DE), False)
+
+
+def test_nested_blob_needs_the_blob_table_options(tmp_path):
+    c = _catalog(tmp_path)
+    s = Schema([DataField(0, "id", AtomicType("INT")), DataField(1, "a", ArrayType(True, AtomicType("BLOB")))])
+    with pytest.raises(InvalidArgumentError, match="row-tracking.enabled"):
+        c.create_table("db.t", s, False)
+
+
+def test_update_of_a_nested_blob_column_is_refused(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    _write(t, [{"id": 1, "a": [b"x"], "m": [], "s": []}])
+    wb = t.new_batch_write_builder()
+    u = wb.new_update().with_update_type(["a"])
+    data = pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([[b"y"]], pa.list_(pa.large_binary()))})
+    with pytest.raises(UnsupportedError, match="BLOB"):
+        u.update_by_arrow_with_row_id(data)
+
+
+_blob = st.one_of(st.none(), st.binary(max_size=30))
+_row = st.fixed_dictionaries({
+    "a": st.one_of(st.none(), st.lists(_blob, max_size=4)),
+    "m": st.one_of(st.none(), st.dictionaries(st.integers(-2**63, 2**63 - 1), _blob, max_size=4)
+                   .map(lambda d: list(d.items()))),
+    "s": st.one_of(st.none(), st.dictionaries(st.text(max_size=3), _blob, max_size=3)
+                   .map(lambda d: list(d.items()))),
+})
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(commits=st.lists(st.lists(_row, min_size=1, max_size=6), min_size=1, max_size=3),
+       target=st.integers(1, 300))
+def test_reads_equal_a_model_of_the_commits(tmp_path_factory, commits, target):
+    path = tmp_path_factory.mktemp("wh")
+    c = _catalog(path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": f"{target}b"}),
+                   False)
+    t = c.get_table("db.t")
+    model, n = [], 0
+    for rows in commits:
+        rows = [{"id": n + i, **r} for i, r in enumerate(rows)]
+        n += len(rows)
+        _write(t, rows)
+        model += rows
+    assert sorted(_read(c.get_table("db.t")).to_pylist(), key=lambda r: r["id"]) == model
