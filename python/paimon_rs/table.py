@@ -36,6 +36,7 @@ from paimon_rs.tags import TagManager
 
 if TYPE_CHECKING:  # pragma: no cover
     from paimon_rs.explain import ExplainResult
+    from paimon_rs.postpone_write import PostponeFixedBucketWriteBuilder
     from paimon_rs.stream_read import StreamReadBuilder
     from paimon_rs.table_update import BatchTableUpdate, StreamTableUpdate
 
@@ -122,6 +123,15 @@ class Table:
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
+
+    def new_postpone_fixed_bucket_write_builder(self) -> PostponeFixedBucketWriteBuilder:
+        """pypaimon's batch write of a postpone-bucket table (``bucket = -2``) straight into
+        fixed buckets, readable at once: a partition keeps the bucket count of its real
+        buckets, a new one gets one planned from ``postpone.*`` options
+        (``paimon_rs.postpone_write``). Other tables: ``InvalidArgumentError``."""
+        from paimon_rs.postpone_write import PostponeFixedBucketWriteBuilder
+
+        return PostponeFixedBucketWriteBuilder(self)
 
     def new_stream_write_builder(self) -> StreamWriteBuilder:
         """A builder of a streaming job's write and commit: one write across many commits,

@@ -831,6 +831,13 @@ impl CommitMessage {
     fn bucket(&self) -> i32 {
         self.core().bucket
     }
+    /// The bucket count of the partition the message's files were written for (pypaimon's
+    /// `CommitMessage.total_buckets`: the table's `bucket`, -1 for dynamic or unaware buckets,
+    /// the planned count of a postpone-bucket table's fixed-bucket write).
+    #[getter]
+    fn total_buckets(&self) -> i32 {
+        self.core().total_buckets
+    }
     /// The partition as Paimon's serialized BinaryRow (equal partitions, equal bytes).
     #[getter]
     fn partition<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
