@@ -152,23 +152,27 @@ class PostponeFixedBucketBatchTableWrite(BatchTableWrite):
         inputs, self._inputs = self._inputs, []
         if not inputs:
             return []
-        data = pa.concat_tables([t.select(inputs[0].schema.names) for t in inputs], promote_options="default")
-        parts = self._planner.partitions_of(data)
+        # each input as it came (the engine checks and converts its columns), planned together
+        parts = [self._planner.partitions_of(data) for data in inputs]
         plan = self._plan
         if plan is None:
             known = {} if self._overwrite else None
-            plan = self._planner.plan(data, parts, known, include_postpone_rows=not self._overwrite)
-        counts = [plan.num_buckets(p) for p in parts]
+            plan = self._planner.plan(inputs, parts, known, include_postpone_rows=not self._overwrite)
+        writers: Dict[int, BatchTableWrite] = {}
+        for data, data_parts in zip(inputs, parts):
+            by_count: Dict[int, List[int]] = {}
+            for i, p in enumerate(data_parts):
+                by_count.setdefault(plan.num_buckets(p), []).append(i)
+            for n, rows in sorted(by_count.items()):
+                subset = data if len(rows) == data.num_rows else data.take(pa.array(rows, type=pa.int64()))
+                if n not in writers:
+                    writers[n] = BatchTableWrite(self.table.copy({"bucket": str(n)}),
+                                                 ignore_previous_files=self._overwrite)
+                    self._writers.append(writers[n])
+                writers[n].write_arrow(subset)
         messages: List[_core.CommitMessage] = []
-        by_count: Dict[int, List[int]] = {}
-        for i, n in enumerate(counts):
-            by_count.setdefault(n, []).append(i)
-        for n, rows in sorted(by_count.items()):
-            subset = data if len(rows) == data.num_rows else data.take(pa.array(rows, type=pa.int64()))
-            w = BatchTableWrite(self.table.copy({"bucket": str(n)}), ignore_previous_files=self._overwrite)
-            self._writers.append(w)
-            w.write_arrow(subset)
-            messages.extend(w._prepare_commit(commit_identifier, wait_compaction))
+        for n in sorted(writers):
+            messages.extend(writers[n]._prepare_commit(commit_identifier, wait_compaction))
         return messages
 
     def abort(self) -> None:
@@ -244,20 +248,24 @@ class _Planner:
                         f"Partition {part} has different total buckets {known[part]} and {total}")
         return known, waiting
 
-    def plan(self, data: pa.Table, parts: List[Tuple[Any, ...]],
+    def plan(self, inputs: List[pa.Table], parts: List[List[Tuple[Any, ...]]],
              known: Optional[Dict[Tuple[Any, ...], int]], include_postpone_rows: bool) -> PostponeBucketPlan:
+        """The bucket counts of ``known`` (None: the table's) and of the new partitions of
+        ``inputs`` (``parts``: each input's partition per row)."""
         waiting: Dict[Tuple[Any, ...], int] = {}
         if known is None:
             known, waiting = self.existing()
         known = dict(known)
-        new = sorted({i for i, p in enumerate(parts) if p not in known}, key=lambda i: i)
-        if not new:
-            return PostponeBucketPlan(known)
-        sizes = self.row_sizes(data) if self.default_num is None and self.target_rows is None else None
+        by_size = self.default_num is None and self.target_rows is None
         stats: Dict[Tuple[Any, ...], Tuple[int, int]] = {}
-        for i in new:
-            rows, size = stats.get(parts[i], (0, 0))
-            stats[parts[i]] = (rows + 1, size + (sizes[i] if sizes is not None else 0))
+        for data, data_parts in zip(inputs, parts):
+            new = [i for i, p in enumerate(data_parts) if p not in known]
+            if not new:
+                continue
+            sizes = self.row_sizes(data) if by_size else None
+            for i in new:
+                rows, size = stats.get(data_parts[i], (0, 0))
+                stats[data_parts[i]] = (rows + 1, size + (sizes[i] if sizes is not None else 0))
         for part, (rows, size) in stats.items():
             known[part] = self.num_buckets(rows, size, waiting.get(part, 0) if include_postpone_rows else 0)
         return PostponeBucketPlan(known)

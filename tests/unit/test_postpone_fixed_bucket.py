@@ -194,3 +194,20 @@ def test_num_buckets_model(catalog, rows, size, waiting, target, cap, by_rows):
         est = -(-(size * (rows + waiting)) // rows) if waiting else size
         want = -(-est // target)
     assert p.num_buckets(rows, size, waiting) == min(max(1, want), cap)
+
+
+def test_inputs_of_other_types_and_rows_are_planned_together(catalog):
+    t = make(catalog, **{"postpone.target-row-num-per-bucket": 2,
+                         "postpone.batch-write-fixed-bucket.max-parallelism": 8})
+    b = t.new_postpone_fixed_bucket_write_builder()
+    with b.new_write() as w, b.new_commit() as c:
+        # int64 ids for the INT column: the engine converts each input as a plain write does
+        w.write_arrow(pa.table({"id": pa.array([1, 2], pa.int64()), "dt": ["p", "p"], "value": ["a", "b"]}))
+        w.write_arrow_batch(pa.record_batch({"id": pa.array([3], pa.int32()), "dt": ["p"], "value": ["c"]}))
+        w.write_row({"id": 4, "dt": "p", "value": "d"})
+        w.write_row((5, "p", "e"))
+        msgs = w.prepare_commit()
+        # 5 rows of one new partition over 2 per bucket: 3 buckets, whatever the inputs
+        assert {m.total_buckets for m in msgs} == {3}
+        c.commit(msgs)
+    assert ids(t) == [1, 2, 3, 4, 5]
