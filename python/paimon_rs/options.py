@@ -360,7 +360,7 @@ class CoreOptions:
     POSTPONE_BATCH_WRITE_FIXED_BUCKET = ConfigOption("postpone.batch-write-fixed-bucket", "bool", True)
     POSTPONE_BATCH_WRITE_FIXED_BUCKET_MAX_PARALLELISM = ConfigOption(
         "postpone.batch-write-fixed-bucket.max-parallelism", "int", 2048)
-    POSTPONE_DEFAULT_BUCKET_NUM = ConfigOption("postpone.default-bucket-num")
+    POSTPONE_DEFAULT_BUCKET_NUM = ConfigOption("postpone.default-bucket-num", "int")
     POSTPONE_TARGET_ROW_NUM_PER_BUCKET = ConfigOption("postpone.target-row-num-per-bucket", "int")
     POSTPONE_TARGET_SIZE_PER_BUCKET = ConfigOption("postpone.target-size-per-bucket", "memory", "1 gb")
     PRIMARY_KEY_NULLABLE = ConfigOption("primary-key.nullable", "bool", False)
@@ -521,6 +521,14 @@ class CoreOptions:
 
     def postpone_target_size_per_bucket(self, default: Any = None) -> int:
         return self._bytes(CoreOptions.POSTPONE_TARGET_SIZE_PER_BUCKET, default)
+
+    def postpone_default_bucket_num(self) -> Optional[int]:
+        """``postpone.default-bucket-num`` (None when unset); not a positive 32-bit integer:
+        ``InvalidArgumentError``."""
+        value = self.options.get(CoreOptions.POSTPONE_DEFAULT_BUCKET_NUM)
+        if value is not None and not 0 < value <= 2147483647:
+            raise InvalidArgumentError("postpone.default-bucket-num must be a positive 32-bit integer")
+        return value
 
     def metadata_stats_enabled(self, default: Any = None) -> bool:
         return self.options.get(CoreOptions.METADATA_STATS_MODE, default) == "full"

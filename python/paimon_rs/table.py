@@ -36,6 +36,7 @@ from paimon_rs.tags import TagManager
 
 if TYPE_CHECKING:  # pragma: no cover
     from paimon_rs.explain import ExplainResult
+    from paimon_rs.postpone_write import PostponeFixedBucketWriteBuilder
     from paimon_rs.stream_read import StreamReadBuilder
     from paimon_rs.table_update import BatchTableUpdate, StreamTableUpdate
 
@@ -122,6 +123,15 @@ class Table:
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
+
+    def new_postpone_fixed_bucket_write_builder(self) -> PostponeFixedBucketWriteBuilder:
+        """pypaimon's batch write of a postpone-bucket table (``bucket = -2``) straight into
+        fixed buckets, readable at once: a partition keeps the bucket count of its real
+        buckets, a new one gets one planned from ``postpone.*`` options
+        (``paimon_rs.postpone_write``). Other tables: ``InvalidArgumentError``."""
+        from paimon_rs.postpone_write import PostponeFixedBucketWriteBuilder
+
+        return PostponeFixedBucketWriteBuilder(self)
 
     def new_stream_write_builder(self) -> StreamWriteBuilder:
         """A builder of a streaming job's write and commit: one write across many commits,
@@ -1491,11 +1501,27 @@ class TableScan:
         self._slice: Optional[Tuple[int, int]] = None
         self.limit: Optional[int] = None
         self.partition_predicate: Optional[Predicate] = None
+        self._chunk_shuffle: Optional[Tuple[int, int]] = None
 
     def plan(self) -> Plan:
         """The splits to read (only this worker's with ``with_shard`` or ``with_slice``)."""
+        return self._plan(None)
+
+    def plan_for_write(self) -> Plan:
+        """``plan`` with level 0 too where a batch read hides it (first-row and
+        deletion-vector primary-key tables): every live file, as pypaimon's writers restore
+        and overwrite from (pypaimon's ``plan_for_write``). Other tables: ``plan``."""
+        return self._plan("all")
+
+    def _plan(self, levels: Optional[str]) -> Plan:
         filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
-        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id)
+        if self._chunk_shuffle is not None:
+            from paimon_rs.chunk_shuffle import check_compatible, chunk_shuffle_splits
+
+            check_compatible(self)
+            snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
+            return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard))
+        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
         if self._shard is not None:
             splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
         if self._slice is not None:
@@ -1521,6 +1547,17 @@ class TableScan:
         if self._shard is not None:
             raise InvalidArgumentError("with_slice and with_shard cannot be used together")
         self._slice = (start_pos, end_pos)
+        return self
+
+    def with_chunk_shuffle(self, seed: int, chunk_size: int) -> TableScan:
+        """Plan an append table as chunks of at most ``chunk_size`` rows (each within one
+        partition and bucket) in an order shuffled by ``seed``; with ``with_shard`` each worker
+        gets a balanced run of the shuffled chunks (pypaimon's ML data-loading shuffle,
+        ``paimon_rs.chunk_shuffle``). ``plan`` refuses primary-key tables, ``with_slice``, a
+        limit and a filter on other columns than partition keys."""
+        from paimon_rs.chunk_shuffle import check_chunk_shuffle
+
+        self._chunk_shuffle = check_chunk_shuffle(seed, chunk_size)
         return self
 
     # --- pypaimon 2.1.0 names ---

@@ -823,6 +823,45 @@ impl CommitMessage {
     fn core(&self) -> std::sync::MutexGuard<'_, CoreMessage> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
+    /// The index files `files` picks from the message as `paimon_rs.index_meta`
+    /// `IndexManifestEntry`s of `kind` (0 ADD, 1 DELETE); copied out before Python runs, so
+    /// the lock is not held across Python calls.
+    fn index_entries<'py>(
+        &self,
+        py: Python<'py>,
+        kind: i32,
+        files: impl Fn(&CoreMessage) -> &Vec<paimon_rs_core::IndexFileMeta>,
+    ) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        let (partition, bucket, files) = {
+            let m = self.core();
+            (m.partition.clone(), m.bucket, files(&m).clone())
+        };
+        let module = py.import("paimon_rs.index_meta")?;
+        let (entry, meta) = (
+            module.getattr("IndexManifestEntry")?,
+            module.getattr("IndexFileMeta")?,
+        );
+        let partition = PyBytes::new(py, &partition);
+        files
+            .into_iter()
+            .map(|f| {
+                let dv = f.dv_ranges.map(|r| {
+                    r.into_iter()
+                        .map(|d| (d.data_file, d.offset, d.length, d.cardinality))
+                        .collect::<Vec<_>>()
+                });
+                let m = meta.call1((
+                    f.index_type,
+                    f.file_name,
+                    f.file_size,
+                    f.row_count,
+                    dv,
+                    f.external_path,
+                ))?;
+                entry.call1((kind, partition.clone(), bucket, m))
+            })
+            .collect()
+    }
 }
 
 #[pymethods]
@@ -830,6 +869,13 @@ impl CommitMessage {
     #[getter]
     fn bucket(&self) -> i32 {
         self.core().bucket
+    }
+    /// The bucket count of the partition the message's files were written for (pypaimon's
+    /// `CommitMessage.total_buckets`: the table's `bucket`, -1 for dynamic or unaware buckets,
+    /// the planned count of a postpone-bucket table's fixed-bucket write).
+    #[getter]
+    fn total_buckets(&self) -> i32 {
+        self.core().total_buckets
     }
     /// The partition as Paimon's serialized BinaryRow (equal partitions, equal bytes).
     #[getter]
@@ -920,6 +966,28 @@ impl CommitMessage {
             .iter()
             .map(|f| f.file_name.clone())
             .collect()
+    }
+    /// pypaimon's `CommitMessage.index_adds`: the index files the write added (dynamic
+    /// bucket hash indexes, deletion vectors of a delete), as `paimon_rs.index_meta`
+    /// `IndexManifestEntry`s.
+    #[getter]
+    fn index_adds<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.index_entries(py, 0, |m| &m.data_increment.new_index_files)
+    }
+    /// pypaimon's `CommitMessage.index_deletes`: the index files the write replaced.
+    #[getter]
+    fn index_deletes<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.index_entries(py, 1, |m| &m.data_increment.deleted_index_files)
+    }
+    /// pypaimon's `CommitMessage.compact_index_adds`: the index files a compaction added.
+    #[getter]
+    fn compact_index_adds<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.index_entries(py, 0, |m| &m.compact_increment.new_index_files)
+    }
+    /// pypaimon's `CommitMessage.compact_index_deletes`: the index files a compaction replaced.
+    #[getter]
+    fn compact_index_deletes<'py>(&self, py: Python<'py>) -> PyResult<Vec<Bound<'py, PyAny>>> {
+        self.index_entries(py, 1, |m| &m.compact_increment.deleted_index_files)
     }
     fn is_empty(&self) -> bool {
         self.core().is_empty()

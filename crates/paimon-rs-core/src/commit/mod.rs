@@ -913,7 +913,6 @@ impl FileStoreCommit {
                 };
                 let live =
                     crate::table::live::live_entries_of(&self.table, previous, filter.as_ref())?;
-                self.check_total_buckets(&live, adds)?;
                 self.check_not_live(&live, adds, latest_id)?;
                 if let Some(check) = sequences.as_mut() {
                     check.run(self, latest)?;
@@ -922,14 +921,12 @@ impl FileStoreCommit {
                 match replace {
                     None => {}
                     // the filter admitted exactly the written partitions
-                    Some(Replace::Written) => {
-                        delta.extend(live.into_iter().map(|e| ManifestEntry {
-                            kind: FileKind::Delete,
-                            ..e
-                        }))
-                    }
+                    Some(Replace::Written) => delta.extend(live.iter().map(|e| ManifestEntry {
+                        kind: FileKind::Delete,
+                        ..e.clone()
+                    })),
                     Some(Replace::Specs(specs)) => {
-                        for e in live {
+                        for e in &live {
                             let mut hit = false;
                             for spec in specs.iter() {
                                 hit = hit || self.partition_matches(&e.partition, spec)?;
@@ -937,22 +934,39 @@ impl FileStoreCommit {
                             if hit {
                                 delta.push(ManifestEntry {
                                     kind: FileKind::Delete,
-                                    ..e
+                                    ..e.clone()
                                 });
                             }
                         }
                     }
                     Some(Replace::Spec(spec)) => {
-                        for e in live {
+                        for e in &live {
                             if self.partition_matches(&e.partition, spec)? {
                                 delta.push(ManifestEntry {
                                     kind: FileKind::Delete,
-                                    ..e
+                                    ..e.clone()
                                 });
                             }
                         }
                     }
                 }
+                // an overwrite may change a partition's bucket count: the files it replaces
+                // do not count (Java checks the files that stay live with the added ones)
+                let replaced: std::collections::HashSet<(&[u8], i32, &str)> = delta
+                    .iter()
+                    .map(|e| (e.partition.as_slice(), e.bucket, e.file.file_name.as_str()))
+                    .collect();
+                let kept: Vec<&ManifestEntry> = live
+                    .iter()
+                    .filter(|e| {
+                        !replaced.contains(&(
+                            e.partition.as_slice(),
+                            e.bucket,
+                            e.file.file_name.as_str(),
+                        ))
+                    })
+                    .collect();
+                self.check_total_buckets(kept, adds)?;
                 delta.extend(adds.iter().cloned());
                 Ok(delta)
             }
@@ -968,7 +982,7 @@ impl FileStoreCommit {
                     .filter(|e| e.kind == FileKind::Add)
                     .cloned()
                     .collect();
-                self.check_total_buckets(&live, &adds)?;
+                self.check_total_buckets(live.iter(), &adds)?;
                 self.check_compaction(&live, entries, latest_id)?;
                 Ok(entries.clone())
             }
@@ -1099,23 +1113,34 @@ impl FileStoreCommit {
         Ok(None)
     }
 
-    /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from the partition's files.
-    fn check_total_buckets(&self, live: &[ManifestEntry], adds: &[ManifestEntry]) -> Result<()> {
+    /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from that of the partition's
+    /// files that stay live, or from that of the other files the commit adds to the partition
+    /// (two writers that chose different bucket counts for a new partition).
+    fn check_total_buckets<'a>(
+        &self,
+        live: impl IntoIterator<Item = &'a ManifestEntry>,
+        adds: &[ManifestEntry],
+    ) -> Result<()> {
         let mut seen: std::collections::HashMap<&[u8], i32> = std::collections::HashMap::new();
         // a postpone-bucket table's bucket-postpone (-2) files sit beside its real buckets
-        for e in live.iter().filter(|e| e.bucket != -2) {
+        for e in live.into_iter().filter(|e| e.bucket != -2) {
             seen.insert(&e.partition, e.total_buckets);
         }
         for a in adds.iter().filter(|e| e.bucket != -2) {
-            if let Some(&t) = seen.get(a.partition.as_slice()) {
-                if t != a.total_buckets {
+            match seen.get(a.partition.as_slice()) {
+                Some(&t) if t != a.total_buckets => {
                     return Err(Error::CommitConflict {
                         table: self.table.name.clone(),
                         message: format!(
-                            "total buckets of a partition changed from {t} to {}; give up committing",
+                            "Total buckets of a partition changed from {t} to {} without \
+                             overwrite; give up committing",
                             a.total_buckets
                         ),
                     });
+                }
+                Some(_) => {}
+                None => {
+                    seen.insert(&a.partition, a.total_buckets);
                 }
             }
         }

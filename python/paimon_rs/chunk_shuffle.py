@@ -1,0 +1,72 @@
+"""``TableScan.with_chunk_shuffle`` (pypaimon's, for ML data loading): an append table's plan cut
+into chunks of at most ``chunk_size`` rows, each within one (partition, bucket), shuffled with
+``random.Random(seed)`` and, with ``with_shard``, dealt to the workers as balanced contiguous runs
+of the shuffled list. The same snapshot, seed and size give every worker the same chunk order, so
+the workers' plans are disjoint and together hold every row.
+
+Chunks count the rows of the planned files in plan order (``with_slice``'s positions), before
+deletion vectors: a chunk of a deletion-vector table may read fewer than ``chunk_size`` rows
+(pypaimon counts live rows)."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Dict, List, Optional, Tuple
+
+from paimon_rs import _core
+from paimon_rs.exceptions import InvalidArgumentError
+
+
+def check_chunk_shuffle(seed: Any, chunk_size: Any) -> Tuple[int, int]:
+    """The validated ``(seed, chunk_size)`` of ``with_chunk_shuffle``."""
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise InvalidArgumentError("chunk_shuffle seed must be an int")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size <= 0:
+        raise InvalidArgumentError("chunk_shuffle chunk_size must be a positive int")
+    return seed, chunk_size
+
+
+def check_compatible(scan: Any) -> None:
+    """What pypaimon refuses with a chunk shuffle: primary-key tables, ``with_slice``, a limit,
+    a filter on other columns than partition keys (it would shrink the chunks)."""
+    table = scan.table
+    if table.is_primary_key_table:
+        raise InvalidArgumentError("chunk_shuffle only supports append tables")
+    if scan._slice is not None:
+        raise InvalidArgumentError("chunk_shuffle cannot combine with with_slice")
+    if scan.limit is not None:
+        raise InvalidArgumentError("chunk_shuffle cannot combine with limit")
+    if scan.predicate is not None:
+        others = set(scan.predicate.fields()) - set(table.partition_keys)
+        if others:
+            raise InvalidArgumentError(
+                "chunk_shuffle predicate must reference only partition keys; got non-partition "
+                f"fields: {sorted(others)}")
+
+
+def _shard_range(total: int, index: int, count: int) -> Tuple[int, int]:
+    base, remainder = divmod(total, count)
+    start = index * base + min(index, remainder)
+    return start, start + base + int(index < remainder)
+
+
+def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
+                         shard: Optional[Tuple[int, int]]) -> List[Any]:
+    """This worker's splits of the shuffled chunks of ``splits`` (see the module)."""
+    groups: Dict[Tuple[Tuple[Any, ...], int], List[Any]] = {}
+    for s in splits:
+        groups.setdefault((tuple(s.partition.values), s.bucket), []).append(s)
+    chunks = []
+    # null-safe: a NULL partition value sorts before the others, never compared with them
+    for key in sorted(groups, key=lambda k: (tuple((v is not None, v) for v in k[0]), k[1])):
+        group = groups[key]
+        total = sum(s.row_count for s in group)
+        chunks.extend((group, start, min(start + chunk_size, total)) for start in range(0, total, chunk_size))
+    random.Random(seed).shuffle(chunks)
+    if shard is not None:
+        start, end = _shard_range(len(chunks), *shard)
+        chunks = chunks[start:end]
+    out: List[Any] = []
+    for group, start, end in chunks:
+        out.extend(_core.slice_splits(group, start, end))
+    return out
