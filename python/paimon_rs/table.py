@@ -911,6 +911,7 @@ class BatchTableWrite:
         self._prepared = False
         self._rows: List[Dict[str, Any]] = []
         self._write_cols: Optional[List[str]] = None
+        self._partial = False  # with_write_type of a data-evolution table: partial files
         self._progress: Optional[ProgressCallback] = None
         self._done = (0, 0)  # rows, bytes handed over (progress)
 
@@ -1063,19 +1064,31 @@ class BatchTableWrite:
             raise UnsupportedError(f"{method} on {self.table.identifier}: {why}")
 
     def with_write_type(self, write_cols: List[str]) -> BatchTableWrite:
-        """Write only these columns; the others are written as nulls (they must be nullable).
-        For append tables and primary-key tables whose merge engine keeps the old value of a
-        null field (``partial-update``; ``aggregation`` with ignore-null functions). A
-        ``deduplicate`` table is refused: its nulls would replace the stored values. On a
-        data-evolution table the rows are appended as whole rows (new ``_ROW_ID``s); pypaimon
-        writes a file of these columns only, which reads back the same."""
+        """Write only these columns. On a data-evolution table (``row-tracking.enabled`` and
+        ``data-evolution.enabled``) the files hold only these columns (and name them in
+        ``write_cols``), as pypaimon and Java write them: new rows whose other columns read as
+        nulls until a file of the same row ids gives them, or, with ``first_row_id`` set on the
+        messages' files before the commit, new values of these columns of existing rows
+        (docs/paimon-behaviour.md §18). Other tables get whole rows with the
+        other columns as nulls (they must be nullable): append tables and primary-key tables
+        whose merge engine keeps the old value of a null field (``partial-update``;
+        ``aggregation`` with ignore-null functions); a ``deduplicate`` table is refused (its
+        nulls would replace the stored values). Call it before writing rows."""
         schema = self.table.arrow_schema
         for c in write_cols:
             if c not in schema.names:
                 raise SchemaMismatchError(f"with_write_type: column '{c}' is not in {self.table.identifier}")
         cols = list(write_cols)
+        if self._partial or self._rows:
+            raise PaimonRsError(
+                f"with_write_type on {self.table.identifier}: call it once, before writing rows")
         if len(set(cols)) == len(schema.names):
             self._write_cols = None
+            return self
+        if self._is_data_evolution():
+            self._core.set_write_cols(cols)
+            self._write_cols = cols
+            self._partial = True
             return self
         engine = self.table.options.merge_engine()
         if self.table.is_primary_key_table and engine not in ("partial-update", "aggregation"):
@@ -1093,17 +1106,38 @@ class BatchTableWrite:
         self._write_cols = cols
         return self
 
+    def _is_data_evolution(self) -> bool:
+        """An append table with ``row-tracking.enabled`` and ``data-evolution.enabled``."""
+        opts = self.table.options
+        on = [opts.get(k, "false").strip().lower() == "true"
+              for k in ("row-tracking.enabled", "data-evolution.enabled")]
+        return all(on) and not self.table.is_primary_key_table
+
     def _fill_left_out(self, data: Any) -> Any:
-        """The input of a ``with_write_type`` write with the left-out columns as nulls."""
+        """The input of a ``with_write_type`` write: the written columns in the table's order
+        (a data-evolution table's partial files), or every column with the left-out ones as
+        nulls. Input with every table column is taken when the left-out ones are all null
+        (pypaimon takes it and drops them; values there would be lost: refused)."""
         if not self._write_cols:
             return data
         if not isinstance(data, (pa.Table, pa.RecordBatch)):
             data = pa.table(data)
-        if sorted(data.schema.names) != sorted(self._write_cols):
-            raise SchemaMismatchError(
-                f"write on {self.table.identifier}: columns {data.schema.names}, expected the "
-                f"with_write_type columns {self._write_cols}")
         schema = self.table.arrow_schema
+        names = data.schema.names
+        if sorted(names) == sorted(schema.names) and sorted(names) != sorted(self._write_cols):
+            lost = [c for c in names if c not in self._write_cols and data.column(c).null_count != len(data)]
+            if lost:
+                raise SchemaMismatchError(
+                    f"write on {self.table.identifier}: columns {lost} hold values but are not "
+                    f"among the with_write_type columns {self._write_cols}")
+            data = data.select(self._write_cols)
+            names = data.schema.names
+        if sorted(names) != sorted(self._write_cols):
+            raise SchemaMismatchError(
+                f"write on {self.table.identifier}: columns {names}, expected the "
+                f"with_write_type columns {self._write_cols}")
+        if self._partial:
+            return data.select([f.name for f in schema if f.name in self._write_cols])
         cols = [data.column(f.name) if f.name in self._write_cols else pa.nulls(data.num_rows, f.type)
                 for f in schema]
         return pa.Table.from_arrays(cols, names=schema.names)

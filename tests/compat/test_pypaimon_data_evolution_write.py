@@ -1,7 +1,8 @@
 """Data-evolution tables (``data-evolution.enabled``) written by paimon_rs and pypaimon 2.1.0 in
-turn: paimon_rs creates the table and appends whole rows and column subsets
-(``with_write_type``: whole-row files, the other columns null), pypaimon appends column subsets
-(its ``write_cols`` files), and both update rows of both by ``_ROW_ID``
+turn: paimon_rs creates the table and appends whole rows, both append
+and column subsets (``with_write_type``: files of those columns, ``write_cols`` set, as pypaimon
+writes them), both write new values of some columns of a file group (``with_write_type`` and
+``first_row_id`` set on the files before the commit), and both update rows of both by ``_ROW_ID``
 (``new_update().with_update_type(...).update_by_arrow_with_row_id``: paimon_rs's update files
 read by pypaimon and the other way round), paimon_rs appends again.
 After every commit both libraries read the same rows, ``_ROW_ID`` and the model's values (a dict
@@ -52,10 +53,30 @@ for seed in range(int(sys.argv[2])):
     creator = rc if seed % 2 == 0 else pc
     S = RSchema if creator is rc else PSchema
     creator.create_table(name, S.from_pyarrow_schema(SCH, options=OPTS), False)
-    model, k, ok = {}, 0, []
+    model, k, ok, groups = {}, 0, [], []
     for step in range(8):
-        kind = rnd.choice(["rs", "rs_sub", "py_sub", "py_update", "rs_update", "rs_update"]) if model else "rs"
-        if kind.endswith("_update"):
+        kind = rnd.choice(["rs", "rs_sub", "py_sub", "py_update", "rs_update", "rs_update",
+                           "rs_colset", "py_colset"]) if model else "rs"
+        if kind.endswith("_colset"):
+            # with_write_type + first_row_id set on the files: new values of some columns of
+            # one file group (each append commit is one group here)
+            first, n = rnd.choice(groups)
+            cols = rnd.choice([["a"], ["b"], ["a", "b"]])
+            vals = {c: [rnd.randint(0, 99) if c == "a" else "c%d" % rnd.randint(0, 99) for _ in range(n)]
+                    for c in cols}
+            tb = (pc if kind == "py_colset" else rc).get_table(name)
+            wb = tb.new_batch_write_builder(); w = wb.new_write().with_write_type(cols)
+            w.write_arrow(pa.table(vals, schema=pa.schema([SCH.field(c) for c in cols])))
+            msgs = w.prepare_commit()
+            for m in msgs:
+                for f in m.new_files:
+                    assert sorted(f.write_cols) == sorted(cols), (kind, f.write_cols)
+                    f.first_row_id = first
+            cm = wb.new_commit(); cm.commit(msgs); w.close(); cm.close()
+            for i in range(n):
+                for c in cols:
+                    model[first + i][c] = vals[c][i]
+        elif kind.endswith("_update"):
             cols = rnd.choice([["a"], ["b"], ["a", "b"]])
             rids = sorted(rnd.sample(sorted(model), rnd.randint(1, len(model))))
             upd = {"_ROW_ID": pa.array(rids, pa.int64())}
@@ -78,6 +99,7 @@ for seed in range(int(sys.argv[2])):
             t = pa.table({c: data[c] for c in full}, schema=pa.schema([SCH.field(c) for c in full]))
             append(rc if kind.startswith("rs") else pc, name, t, cols)
             base = len(model)
+            groups.append((base, n))
             for i in range(n):
                 model[base + i] = {c: (data[c][i] if c in full else None) for c in ("id", "a", "b")}
         want = [dict(_ROW_ID=r, **v) for r, v in sorted(model.items())]

@@ -1,6 +1,8 @@
 """Writing data-evolution tables (``row-tracking.enabled`` + ``data-evolution.enabled``) with
 paimon_rs alone: Java's create checks, whole-row appends numbered by the commit, appends of a
-column subset (``with_write_type``: whole-row files, the other columns null), and what paimon_rs
+column subset (``with_write_type``: files of those columns, ``write_cols`` set, as pypaimon),
+files whose ``first_row_id`` the caller set (new values of some columns of a file group, or new
+rows the caller numbers: Java's and pypaimon's commit keeps the id), and what paimon_rs
 does not write there (delete, merge, compaction, the other data-evolution options) refused.
 Interop with pypaimon: tests/compat/test_pypaimon_data_evolution_write.py."""
 
@@ -14,7 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
-from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
+from paimon_rs.exceptions import (
+    CommitConflictError,
+    InvalidArgumentError,
+    PaimonRsError,
+    SchemaMismatchError,
+    UnsupportedError,
+)
 
 SCH = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
 DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
@@ -118,5 +126,182 @@ def test_appends_against_a_model(tmp_path_factory, commits):
         for i in range(len(rows)):
             model[nxt] = {c: (data[c][i] if c in full else None) for c in ("id", "a", "b")}
             nxt += 1
+    got = {r.pop("_ROW_ID"): r for r in _read(t, ["_ROW_ID", "id", "a", "b"])}
+    assert got == model
+
+
+def _partial(t, data, cols, first_row_id=None):
+    """A ``with_write_type(cols)`` write, its files' ``first_row_id`` set when given (pypaimon's
+    tests do it that way); returns the committed files' ``write_cols``."""
+    wb = t.new_batch_write_builder()
+    w = wb.new_write().with_write_type(cols)
+    w.write_arrow(data)
+    msgs = w.prepare_commit()
+    written = [f.write_cols for m in msgs for f in m.new_files]
+    if first_row_id is not None:
+        for m in msgs:
+            for f in m.new_files:
+                f.first_row_id = first_row_id
+    c = wb.new_commit()
+    try:
+        c.commit(msgs)
+    finally:
+        w.close()
+        c.close()
+    return written
+
+
+def _next_row_id(path, t):
+    sid = t.latest_snapshot_id()
+    return json.loads((path / "db.db" / "t" / "snapshot" / f"snapshot-{sid}").read_text())["nextRowId"]
+
+
+def test_partial_files_hold_the_written_columns_only(tmp_path):
+    import pyarrow.parquet as pq
+
+    t = _table(tmp_path)
+    assert _partial(t, pa.table({"b": ["z"], "id": [3]}), ["b", "id"]) == [["id", "b"]]
+    [split] = t.new_read_builder().new_scan().plan().splits()
+    [f] = split.files
+    assert f.write_cols == ["id", "b"] and f.first_row_id == 0
+    bucket = tmp_path / "db.db" / "t" / "bucket-0"
+    assert pq.read_schema(bucket / f.file_name).names == ["id", "b"]
+    assert _read(t, ["_ROW_ID", "id", "a", "b"]) == [{"_ROW_ID": 0, "id": 3, "a": None, "b": "z"}]
+    # every table column with the left-out ones null is taken (pypaimon's input), values there
+    # would be lost: refused
+    _partial(t, pa.table({"id": [4], "a": pa.array([None], pa.int64()), "b": ["w"]}), ["id", "b"])
+    with pytest.raises(SchemaMismatchError, match="'a'"):
+        _partial(t, pa.table({"id": [5], "a": [1], "b": ["v"]}), ["id", "b"])
+    assert [r["b"] for r in _read(t, ["_ROW_ID", "b"])] == ["z", "w"]
+
+
+def test_caller_set_first_row_id_updates_a_group(tmp_path):
+    """pypaimon's test_basic: write id, a, b; then ``with_write_type(['a'])`` of 2 rows with
+    ``first_row_id = 0``: the read shows the new ``a`` over the old ``id`` and ``b``."""
+    t = _table(tmp_path)
+    _write(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    _partial(t, pa.table({"a": [-1, -2]}), ["a"], first_row_id=0)
+    assert _read(t, ["_ROW_ID", "id", "a", "b", "_SEQUENCE_NUMBER"]) == [
+        {"_ROW_ID": 0, "id": 1, "a": -1, "b": "x", "_SEQUENCE_NUMBER": 2},
+        {"_ROW_ID": 1, "id": 2, "a": -2, "b": "y", "_SEQUENCE_NUMBER": 2}]
+    assert _next_row_id(tmp_path, t) == 2
+
+
+def test_caller_numbered_new_rows_keep_next_row_id(tmp_path):
+    """pypaimon's test_multiple_appends / test_more_data: partial files of new rows at ids the
+    caller chose (from nextRowId on) make a group together; nextRowId does not move for them
+    (Java), so the next numbered append lands on the same ids and adds its columns."""
+    t = _table(tmp_path)
+    _write(t, pa.table({"id": [1], "a": [10], "b": ["x"]}, schema=SCH))
+    wb = t.new_batch_write_builder()
+    w0, w1 = wb.new_write().with_write_type(["id", "a"]), wb.new_write().with_write_type(["b"])
+    w0.write_arrow(pa.table({"id": [2, 3], "a": [20, 30]}))
+    w1.write_arrow(pa.table({"b": ["y", "z"]}))
+    msgs = w0.prepare_commit() + w1.prepare_commit()
+    for m in msgs:
+        for f in m.new_files:
+            f.first_row_id = 1
+    wb.new_commit().commit(msgs)
+    assert _next_row_id(tmp_path, t) == 1
+    assert _read(t, ["_ROW_ID", "id", "a", "b"]) == [
+        {"_ROW_ID": 0, "id": 1, "a": 10, "b": "x"}, {"_ROW_ID": 1, "id": 2, "a": 20, "b": "y"},
+        {"_ROW_ID": 2, "id": 3, "a": 30, "b": "z"}]
+    # numbered from the unchanged nextRowId: the group at 1 gets a newer b
+    _partial(t, pa.table({"b": ["q", "r"]}), ["b"])
+    assert [(r["_ROW_ID"], r["b"]) for r in _read(t, ["_ROW_ID", "b"])] == [(0, "x"), (1, "q"), (2, "r")]
+
+
+def test_caller_set_ids_that_are_not_a_group_are_refused(tmp_path):
+    t = _table(tmp_path)
+    _write(t, pa.table({"id": [1, 2, 3], "a": [10, 20, 30], "b": ["x", "y", "z"]}, schema=SCH))
+    before = t.latest_snapshot_id()
+    # part of the group at 0, and a range straddling it: conflicts naming the table and file
+    for first, n in ((0, 2), (1, 3)):
+        with pytest.raises(CommitConflictError, match=r"db\.t.*file 'data-.*first_row_id"):
+            _partial(t, pa.table({"a": list(range(n))}), ["a"], first_row_id=first)
+    with pytest.raises(InvalidArgumentError, match="first_row_id -1"):
+        _partial(t, pa.table({"a": [1]}), ["a"], first_row_id=-1)
+    assert t.latest_snapshot_id() == before
+    # two files of column a of one group in one commit: a read could take either
+    wb = t.new_batch_write_builder()
+    msgs = []
+    for v in (1, 2):
+        w = wb.new_write().with_write_type(["a"])
+        w.write_arrow(pa.table({"a": [v] * 3}))
+        msgs += w.prepare_commit()
+    for m in msgs:
+        for f in m.new_files:
+            f.first_row_id = 0
+    with pytest.raises(InvalidArgumentError, match="two updates of column 'a'"):
+        wb.new_commit().commit(msgs)
+    assert t.latest_snapshot_id() == before
+
+
+def test_partial_writes_refused(tmp_path):
+    t = _table(tmp_path)
+    w = t.new_batch_write_builder().new_write()
+    w.write_arrow(pa.table({"id": [1], "a": [1], "b": ["x"]}, schema=SCH))
+    with pytest.raises(PaimonRsError, match="rows were written"):
+        w.with_write_type(["id", "b"])
+    w.close()
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_table("db.p", Schema.from_pyarrow_schema(SCH, partition_keys=["b"], options=DE), False)
+    with pytest.raises(SchemaMismatchError, match="partition column 'b'"):
+        c.get_table("db.p").new_batch_write_builder().new_write().with_write_type(["id", "a"])
+
+
+def test_racing_column_write_is_a_conflict(tmp_path):
+    """A with_write_type write of column a of a group, written from snapshot 1, is refused
+    when another commit wrote a of that group after snapshot 1 (commit/row_id_check.rs)."""
+    t = _table(tmp_path)
+    _write(t, pa.table({"id": [1, 2], "a": [10, 20], "b": ["x", "y"]}, schema=SCH))
+    wb = t.new_batch_write_builder()
+    w = wb.new_write().with_write_type(["a"])
+    w.write_arrow(pa.table({"a": [-1, -2]}))
+    msgs = w.prepare_commit()
+    for m in msgs:
+        for f in m.new_files:
+            f.first_row_id = 0
+    _partial(t, pa.table({"a": [7, 8]}), ["a"], first_row_id=0)
+    with pytest.raises(CommitConflictError, match=r"columns a\) was read from snapshot 1"):
+        wb.new_commit().commit(msgs)
+    assert [r["a"] for r in _read(t, ["_ROW_ID", "a"])] == [7, 8]
+    # b of the same group is another column: no conflict
+    _partial(t, pa.table({"b": ["p", "q"]}), ["b"], first_row_id=0)
+    assert [(r["a"], r["b"]) for r in _read(t, ["_ROW_ID", "a", "b"])] == [(7, "p"), (8, "q")]
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["append", "partial", "set"]),
+                          st.sampled_from([["a"], ["b"], ["a", "b"], ["id", "b"]]),
+                          st.integers(1, 3), st.integers(0, 50)),
+                min_size=1, max_size=6))
+def test_caller_set_ids_against_a_model(tmp_path_factory, ops):
+    """Whole-row appends, partial appends and with_write_type writes of a group's columns with
+    ``first_row_id`` set, against a dict model of row id -> column values."""
+    t = _table(tmp_path_factory.mktemp("de"))
+    model, groups, v = {}, [], 0
+    for kind, cols, n, pick in ops:
+        if kind == "set" and groups:
+            first, n = groups[pick % len(groups)]
+        elif kind == "set":
+            continue
+        vals = {"id": [v + i for i in range(n)], "a": [v * 7 + i for i in range(n)],
+                "b": [f"s{v + i}" for i in range(n)]}
+        v += n
+        if kind == "append":
+            cols = ["id", "a", "b"]
+            _write(t, pa.table(vals, schema=SCH))
+        else:
+            data = pa.table({c: vals[c] for c in cols}, schema=pa.schema([SCH.field(c) for c in cols]))
+            _partial(t, data, cols, first_row_id=first if kind == "set" else None)
+        if kind != "set":
+            first = len(model)
+            groups.append((first, n))
+            for i in range(n):
+                model[first + i] = {"id": None, "a": None, "b": None}
+        for i in range(n):
+            for c in cols:
+                model[first + i][c] = vals[c][i]
     got = {r.pop("_ROW_ID"): r for r in _read(t, ["_ROW_ID", "id", "a", "b"])}
     assert got == model

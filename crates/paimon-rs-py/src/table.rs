@@ -685,6 +685,12 @@ impl TableWrite {
         crate::pool::detach(py, || w.restore_from(snapshot_id)).py_err()
     }
 
+    /// `with_write_type` of a data-evolution table: the files hold only `cols` and name them
+    /// in `write_cols` (`TableWrite::set_write_cols`). Before any row is written.
+    fn set_write_cols(&self, cols: Vec<String>) -> PyResult<()> {
+        lock(&self.inner)?.set_write_cols(&cols).py_err()
+    }
+
     /// Name the hash index files this writer writes `prefix<uuid>-0` (dynamic-bucket tables).
     fn set_index_file_prefix(&self, prefix: &str) -> PyResult<()> {
         lock(&self.inner)?.set_index_file_prefix(prefix);

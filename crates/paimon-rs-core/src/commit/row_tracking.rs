@@ -15,11 +15,14 @@
 //!   and the snapshot's `nextRowId` is where it ends. A retry starts again from the newer
 //!   latest snapshot's `nextRowId`, so ids stay unique when commits race.
 //!
-//! - updates (data evolution: a file of some columns of rows that exist, its `first_row_id`
-//!   set by its writer, write/row_update.rs; pypaimon's update files): the file keeps its ids,
-//!   which must lie below the latest snapshot's `nextRowId`, and gets the snapshot's id as its
-//!   sequence numbers (Java's `assignSnapshotId`: its min sequence number is 0), so reads take
-//!   its columns over the older files' of the same rows.
+//! - files whose `first_row_id` is set (data evolution: a file of some columns of rows that
+//!   exist, write/row_update.rs; pypaimon's `new_files[i].first_row_id = ...` after a
+//!   `with_write_type` write): the file keeps its ids, whatever they are (Java's
+//!   `assignRowTrackingMeta`: ids from `nextRowId` on are the caller's, and `nextRowId` does
+//!   not move for them), and gets the snapshot's id as its sequence numbers (Java's
+//!   `assignSnapshotId`: its min sequence number is 0), so reads take its columns over the
+//!   older files' of the same rows. [`check_updated_groups`] refuses one below `nextRowId`
+//!   that is not exactly a live group.
 //!
 //! Files a compaction or a rewrite adds (`file_source` COMPACT) keep the ids Java writes into
 //! them (`_ROW_ID` stored in the file); paimon_rs writes no such files, so a commit adding one
@@ -27,7 +30,6 @@
 
 use crate::error::{Error, Result};
 use crate::kv::FileSource;
-use std::collections::HashSet;
 
 use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
 use crate::spec::snapshot::Snapshot;
@@ -79,7 +81,7 @@ pub(super) fn assign(
             )));
         }
         if let Some(first) = f.first_row_id {
-            check_update(table, f, first, next_row_id)?;
+            check_update(table, f, first)?;
         }
         f.min_sequence_number = snapshot_id;
         f.max_sequence_number = snapshot_id;
@@ -118,12 +120,17 @@ pub(super) fn assign(
     Ok(next)
 }
 
-/// pypaimon's `check_row_id_existence`: each update file of `delta` (an ADD whose
-/// `first_row_id` its writer set, write/row_update.rs) must cover a file group live in the
-/// `latest` snapshot, with the same partition, bucket, `first_row_id` and row count; else an
-/// overwrite, a compaction or a rollback replaced those rows since the update was written, and
-/// committing it would bring back values of rows that are gone (a conflict, not retried).
-/// Called before [`assign`] numbers the new files.
+/// Java's `DataEvolutionConflictDetection.checkNonCompactRowIdExistence` (pypaimon's
+/// `check_row_id_existence`): each update file of `delta` (an ADD whose `first_row_id` its
+/// writer or caller set) that starts below the latest snapshot's `nextRowId` must cover
+/// exactly the row-id range of a file group live in the `latest` snapshot (the live data files
+/// of its partition and bucket, overlapping ranges merged), else an overwrite, a compaction or
+/// a rollback replaced those rows since the update was written (or the caller named rows that
+/// are not a group), and committing it would bring back values of rows that are gone or leave
+/// a group the reader cannot merge (a conflict, not retried). A file from `nextRowId` on holds
+/// rows that are not numbered yet: Java commits it as it is (its ids are the caller's; the
+/// table's `nextRowId` does not move, see [`assign`]). Called before [`assign`] numbers the
+/// new files.
 pub(super) fn check_updated_groups(
     table: &FileStoreTable,
     delta: &[ManifestEntry],
@@ -136,56 +143,84 @@ pub(super) fn check_updated_groups(
     if updates.is_empty() {
         return Ok(());
     }
+    for e in &updates {
+        check_update(&table.name, &e.file, e.file.first_row_id.unwrap_or(0))?;
+    }
+    // two updates of one column of one group in a commit: each file holds the whole group's
+    // values of the column, with the same sequence number: which one a read takes is undefined
+    type Group<'a> = (&'a [u8], i32, Option<i64>);
+    let mut seen: std::collections::HashMap<Group<'_>, Vec<&str>> = Default::default();
+    for e in updates
+        .iter()
+        .filter(|e| !e.file.file_name.ends_with(".blob"))
+    {
+        let cols: Vec<&str> = match &e.file.write_cols {
+            Some(c) => c.iter().map(String::as_str).collect(),
+            None => table
+                .schema
+                .fields
+                .iter()
+                .map(|f| f.name.as_str())
+                .collect(),
+        };
+        let prev = seen
+            .entry((e.partition.as_slice(), e.bucket, e.file.first_row_id))
+            .or_default();
+        if let Some(c) = cols.iter().find(|c| prev.contains(c)) {
+            return Err(Error::invalid(format!(
+                "table '{}': two updates of column '{c}' of the rows {:?} + {} in one \
+                 commit (file '{}' and another; a read could take either); update them in one \
+                 call or commit them one after the other",
+                table.name, e.file.first_row_id, e.file.row_count, e.file.file_name
+            )));
+        }
+        prev.extend(cols);
+    }
+    let next_row_id = latest.and_then(|s| s.next_row_id).unwrap_or(0);
+    let numbered: Vec<&&ManifestEntry> = updates
+        .iter()
+        .filter(|e| e.file.first_row_id.is_some_and(|f| f < next_row_id))
+        .collect();
+    if numbered.is_empty() {
+        return Ok(());
+    }
+    if !table.options.data_evolution()? {
+        // Java commits it; its rows would then be read twice, under the same ids
+        let e = numbered[0];
+        return Err(Error::invalid(format!(
+            "committing file '{}' with first_row_id {:?} to table '{}': the table has given \
+             out those row ids already, and only a data-evolution table \
+             ('data-evolution.enabled') merges files of the same rows",
+            e.file.file_name, e.file.first_row_id, table.name
+        )));
+    }
     let live = match latest {
         Some(s) => crate::table::live::live_entries(table, s)?,
         None => vec![],
     };
-    let groups: HashSet<(&[u8], i32, Option<i64>, i64)> = live
-        .iter()
-        .filter(|e| !e.file.file_name.ends_with(".blob"))
-        .map(|e| {
-            (
-                e.partition.as_slice(),
-                e.bucket,
-                e.file.first_row_id,
-                e.file.row_count,
-            )
-        })
-        .collect();
-    // two updates of one column of one group in a commit: each file holds the whole group's
-    // values of the column, so one would undo the other
-    type Group<'a> = (&'a [u8], i32, Option<i64>);
-    let mut seen: std::collections::HashMap<Group<'_>, Vec<&str>> = Default::default();
-    for e in &updates {
-        let cols = e.file.write_cols.as_deref().unwrap_or_default();
-        let prev = seen
-            .entry((e.partition.as_slice(), e.bucket, e.file.first_row_id))
-            .or_default();
-        if let Some(c) = cols.iter().find(|c| prev.contains(&c.as_str())) {
-            return Err(Error::invalid(format!(
-                "table '{}': two updates of column '{c}' of the rows {:?} + {} in one commit \
-                 (each update file holds the whole group: one would undo the other); update \
-                 them in one call or commit them one after the other",
-                table.name, e.file.first_row_id, e.file.row_count
-            )));
-        }
-        prev.extend(cols.iter().map(String::as_str));
-    }
-    for e in updates {
-        let key = (
-            e.partition.as_slice(),
-            e.bucket,
-            e.file.first_row_id,
-            e.file.row_count,
-        );
-        if !groups.contains(&key) {
+    let groups = merged_ranges(&live);
+    for e in numbered {
+        let (first, rows) = (e.file.first_row_id.unwrap_or(0), e.file.row_count);
+        let range = (first, first.saturating_add(rows.max(1) - 1));
+        let ranges = groups
+            .get(&(e.partition.as_slice(), e.bucket))
+            .map_or(&[][..], Vec::as_slice);
+        let ok = if e.file.file_name.ends_with(".blob") {
+            // a BLOB file covers part of its data file's rows (Java's `contains`)
+            ranges.iter().any(|r| r.0 <= range.0 && range.1 <= r.1)
+        } else {
+            ranges.contains(&range)
+        };
+        if !ok {
             return Err(Error::CommitConflict {
                 table: table.name.clone(),
                 message: format!(
-                    "update file '{}' covers the rows {:?} + {} that no live file group of \
-                     the latest snapshot covers any more (an overwrite, compaction or rollback \
-                     replaced them since the update read them); update the rows again",
-                    e.file.file_name, e.file.first_row_id, e.file.row_count
+                    "file '{}' with first_row_id {first} covers the rows {first}..{} that \
+                     no live file group of the latest snapshot covers exactly (an overwrite, \
+                     compaction or rollback replaced them since the update read them, or they \
+                     are not one group); update the rows again",
+                    e.file.file_name,
+                    first.saturating_add(rows)
                 ),
             });
         }
@@ -193,25 +228,47 @@ pub(super) fn check_updated_groups(
     Ok(())
 }
 
-/// An update file (data evolution: some columns of rows that exist, `first_row_id` set by
-/// its writer, write/row_update.rs) keeps its row ids; they must be ids the table has given
-/// out (below the latest snapshot's `nextRowId`), else the rows would collide with the next
-/// append's.
-fn check_update(table: &str, f: &DataFileMeta, first: i64, next_row_id: i64) -> Result<()> {
-    let end = first.checked_add(f.row_count);
-    if first < 0 || end.is_none_or(|end| end > next_row_id) {
-        return Err(Error::invalid(format!(
-            "committing update file '{}' of rows {first}..{} to the row-tracking table \
-             '{table}': the table has given out the row ids 0..{next_row_id} only",
-            f.file_name,
-            first.saturating_add(f.row_count)
-        )));
+/// Row-id ranges `from..=to` by (partition, bucket).
+type RangesByBucket<'a> = std::collections::HashMap<(&'a [u8], i32), Vec<(i64, i64)>>;
+
+/// The row-id ranges `from..=to` of the live data files (not `.blob`) of each partition and
+/// bucket, overlapping ranges merged (Java's `RowRangeIndex.create(ranges, false)`).
+fn merged_ranges(live: &[ManifestEntry]) -> RangesByBucket<'_> {
+    let mut by: RangesByBucket<'_> = Default::default();
+    for e in live.iter().filter(|e| !e.file.file_name.ends_with(".blob")) {
+        if let Some(f) = e.file.first_row_id {
+            let to = f.saturating_add(e.file.row_count.max(1) - 1);
+            by.entry((e.partition.as_slice(), e.bucket))
+                .or_default()
+                .push((f, to));
+        }
     }
-    if f.write_cols.as_ref().is_none_or(|c| c.is_empty()) {
+    for v in by.values_mut() {
+        v.sort_unstable();
+        let mut out: Vec<(i64, i64)> = Vec::with_capacity(v.len());
+        for &(f, t) in v.iter() {
+            match out.last_mut() {
+                Some(last) if f <= last.1 => last.1 = last.1.max(t),
+                _ => out.push((f, t)),
+            }
+        }
+        *v = out;
+    }
+    by
+}
+
+/// A file whose `first_row_id` its writer or caller set (an update of some columns of rows
+/// that exist, write/row_update.rs, or pypaimon's `new_files[i].first_row_id = ...`) keeps
+/// its row ids (Java's `assignRowTrackingMeta` skips it); negative ids or a range past
+/// `i64::MAX` are corrupt.
+fn check_update(table: &str, f: &DataFileMeta, first: i64) -> Result<()> {
+    if first < 0 || first.checked_add(f.row_count).is_none() {
         return Err(Error::invalid(format!(
-            "committing file '{}' with first_row_id {first} to the row-tracking table \
-             '{table}': an update file names the columns it holds (write_cols)",
-            f.file_name
+            "committing file '{}' with first_row_id {first} ({} rows) to the row-tracking \
+             table '{table}': row ids run from 0 to {}",
+            f.file_name,
+            f.row_count,
+            i64::MAX
         )));
     }
     Ok(())
@@ -354,16 +411,42 @@ mod tests {
     }
 
     #[test]
-    fn updates_of_row_ids_the_table_has_not_given_out_are_refused() {
-        for (first, rows) in [(3, 3), (-1, 1), (i64::MAX, 2)] {
+    fn caller_set_row_ids_are_kept_and_do_not_move_next_row_id() {
+        // Java's assignRowTrackingMeta: a file with a first_row_id keeps it, also from
+        // nextRowId on (rows the caller numbers), and nextRowId stays where it is
+        let mut delta = vec![update("u", 3, 3)];
+        assert_eq!(assign("t", &mut delta, 3, 5).unwrap(), 5);
+        assert_eq!(ids(&delta), vec![(Some(3), 3, 3)]);
+        // a whole-row file (no write_cols) with a first_row_id: kept too
+        let mut whole = update("w", 0, 1);
+        whole.file.write_cols = None;
+        assert_eq!(assign("t", &mut [whole], 3, 5).unwrap(), 5);
+        for (first, rows) in [(-1, 1), (i64::MAX, 2)] {
             let e = assign("t", &mut [update("u", first, rows)], 3, 5)
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains("file 'u'") && e.contains("0..5"), "{e}");
+            assert!(e.contains("file 'u'") && e.contains("table 't'"), "{e}");
         }
-        let mut no_cols = update("w", 0, 1);
-        no_cols.file.write_cols = None;
-        let e = assign("t", &mut [no_cols], 3, 5).unwrap_err().to_string();
-        assert!(e.contains("write_cols"), "{e}");
+    }
+
+    fn live(name: &str, first: i64, rows: i64) -> ManifestEntry {
+        let mut e = entry(name, rows, FileKind::Add, (1, 1));
+        e.file.first_row_id = Some(first);
+        e
+    }
+
+    #[test]
+    fn groups_are_the_merged_ranges_of_the_live_data_files() {
+        let files = vec![
+            live("a", 0, 3),
+            live("a2", 0, 3),
+            live("b", 3, 2),
+            live("c", 10, 4),
+            live("c2", 12, 4),
+            live("x.blob", 20, 5),
+        ];
+        let m = merged_ranges(&files);
+        // adjacent ranges stay apart, overlapping ones merge, .blob files do not count
+        assert_eq!(m[&(&[][..], 0)], vec![(0, 2), (3, 4), (10, 15)]);
     }
 }

@@ -21,6 +21,7 @@ pub mod input;
 mod key_index;
 pub mod merge_tree_writer;
 pub mod pack;
+mod partial;
 pub mod pipeline;
 pub mod record_writer;
 pub mod restore;

@@ -145,6 +145,9 @@ pub struct TableWrite {
     force_compact: bool,
     /// The compaction thread of the background compactions (write/async_compact.rs).
     executor: super::async_compact::CompactExecutor,
+    /// A partial-column write of a data-evolution table ([`Self::set_write_cols`]): the
+    /// columns its files hold, their `write_cols`.
+    write_cols: Option<Vec<String>>,
 }
 
 /// A dynamic-bucket table's assignment in a [`TableWrite`] (write/dynamic_bucket.rs).
@@ -257,6 +260,7 @@ impl TableWrite {
             full_window: HashSet::new(),
             restore: TableRestore::default(),
             ignore_previous: postpone,
+            write_cols: None,
             table,
         })
     }
@@ -1045,6 +1049,9 @@ impl TableWrite {
                 }
             })
             .collect();
+        if let Some(cols) = &self.write_cols {
+            super::partial::mark_write_cols(&mut msgs, cols);
+        }
         if let Some(d) = self.dynamic.as_mut() {
             add_hash_changes(&mut msgs, &hash_changes, total_buckets, restored_snapshot);
             d.assigner.committed(&hash_changes);
@@ -1081,6 +1088,34 @@ impl TableWrite {
     /// Refused for a cross-partition upsert table: a row whose key lives in a partition the
     /// overwrite does not replace retracts it there, and a dynamic overwrite would then
     /// replace that whole partition too, losing its other rows.
+    /// `with_write_type(cols)` of a data-evolution table (pypaimon's and Java's partial-column
+    /// write, write/partial.rs): the files of this write hold only `cols` (in the table's
+    /// order) and name them in `write_cols`. Before any row is written.
+    pub fn set_write_cols(&mut self, cols: &[String]) -> Result<()> {
+        let sub = super::partial::partial_table(&self.table, cols, !self.writers.is_empty())
+            .map_err(|e| e.with_table(&self.table.name))?;
+        if self.cluster.is_some() {
+            return Err(Error::unsupported(
+                "with_write_type of a table clustered at write time: the clustering columns \
+                 may be left out",
+            )
+            .with_table(&self.table.name));
+        }
+        let mut ctx = file_context(&sub, 0, FileSource::Append)?;
+        super::partial::name_stats(&mut ctx, &sub);
+        self.flush.file_ctx = ctx;
+        self.row_schema = table_arrow_schema(&sub);
+        self.partition_idx = self
+            .table
+            .partition_keys()
+            .iter()
+            .filter_map(|k| sub.schema.field_index(k))
+            .collect();
+        self.write_cols = Some(sub.schema.fields.iter().map(|f| f.name.clone()).collect());
+        self.table = sub;
+        Ok(())
+    }
+
     pub fn ignore_previous_files(&mut self, ignore: bool) -> Result<()> {
         if ignore && self.cross.is_some() {
             return Err(Error::unsupported(
