@@ -159,3 +159,51 @@ def test_refusals_name_the_option(catalog, tmp_path):
     with pytest.raises(UnsupportedError, match="external-paths on a table with BLOB"):
         write(t, pa.table({"id": [1], "pic": [b"x"]}, schema=blob_schema))
     assert not os.path.exists(tmp_path / "ext_a")
+
+
+def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_path):
+    from paimon_rs.spark.commit import _sweep, _task_options
+
+    schema = Schema.from_pyarrow_schema(
+        PK_SCHEMA, primary_keys=["dt", "id"],
+        options={"bucket": "1", "changelog-producer": "input", **ext_options(tmp_path)})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    # a task attempt that lost: its files written under its prefix, never committed
+    loser = t.copy(_task_options(t, "data-job1-a2-"))
+    wb = loser.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(rows(list(range(10))))
+    w.prepare_commit()
+    w.close()
+    left = [p.name for p in tmp_path.glob("ext_*/**/*.parquet")]
+    assert any(n.startswith("data-job1-a2-") for n in left)
+    assert any(n.startswith("changelog-job1-a2-") for n in left)
+    deleted = _sweep(t, "data-job1-", set())
+    assert sorted(os.path.basename(p) for p in deleted) == sorted(left)
+    assert list(tmp_path.glob("ext_*/**/*.parquet")) == []
+
+
+def test_orphan_clean_lists_the_external_roots(catalog, tmp_path):
+    import time
+
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+                                        options={"bucket": "1", **ext_options(tmp_path)})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    write(t, rows(list(range(20))))
+    live = data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+    # a killed writer's file under a root, and one in the table's own bucket directory
+    stray = live[0].with_name("data-deadbeef-0.parquet")
+    stray.write_bytes(b"x")
+    own = Path(t.table_path) / "dt=d1" / "bucket-0" / "data-deadbeef-1.parquet"
+    own.parent.mkdir(parents=True, exist_ok=True)
+    own.write_bytes(b"y")
+    old = time.time() - 3 * 86400
+    for p in live + [stray, own]:
+        os.utime(p, (old, old))
+    res = t.remove_orphan_files()
+    assert sorted(os.path.basename(f) for f in res.files) == ["data-deadbeef-0.parquet",
+                                                             "data-deadbeef-1.parquet"]
+    assert not stray.exists() and not own.exists() and all(p.exists() for p in live)
+    assert read(t).num_rows == 20

@@ -215,26 +215,50 @@ def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
     prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
     index_dir = _join(root, "index", remote)
     index_prefix = _index_prefix(table, file_prefix)
-    for dirpath, dirnames, filenames in _walk(root, remote):
-        if dirpath == root:
-            dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS or d == "index"]
-        # in index/: a dynamic-bucket table's hash index files of this write's task attempts
-        mine = (index_prefix,) if dirpath == index_dir else prefixes
-        if dirpath == index_dir:
-            dirnames[:] = []
-        for f in filenames:
-            if f.startswith(mine) and not _kept(f, keep):
-                p = _join(dirpath, f, remote)
-                if remote:
-                    if _core.fio_delete(p):
+    walks = [(root, remote, True)] + [(r, "://" in r, False) for r in _external_roots(table)]
+    for top, top_remote, own in walks:
+        for dirpath, dirnames, filenames in _walk(top, top_remote):
+            if own and dirpath == top:
+                dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS or d == "index"]
+            # in index/: a dynamic-bucket table's hash index files of this write's task attempts
+            mine = (index_prefix,) if own and dirpath == index_dir else prefixes
+            if own and dirpath == index_dir:
+                dirnames[:] = []
+            for f in filenames:
+                if f.startswith(mine) and not _kept(f, keep):
+                    p = _join(dirpath, f, top_remote)
+                    if top_remote:
+                        if _core.fio_delete(p):
+                            deleted.append(p)
+                        continue
+                    try:
+                        os.remove(p)
                         deleted.append(p)
-                    continue
-                try:
-                    os.remove(p)
-                    deleted.append(p)
-                except FileNotFoundError:
-                    pass
+                    except FileNotFoundError:
+                        pass
     return deleted
+
+
+def _external_roots(table: Table) -> List[str]:
+    """The roots ``data-file.external-paths`` sends new data files to (with a strategy other
+    than ``none``; ``specific-fs``: those of its scheme), as local paths or object store URIs:
+    a task attempt's files may be there (docs/write-path.md, External data paths)."""
+    o = table.options
+    strategy = o.get("data-file.external-paths.strategy", "none").lower()
+    paths = o.get("data-file.external-paths", "").strip()
+    if strategy == "none" or not paths:
+        return []
+    specific = o.get("data-file.external-paths.specific-fs", "") if strategy == "specific-fs" else ""
+    out = []
+    for p in (x.strip() for x in paths.split(",")):
+        scheme = p.split(":", 1)[0]
+        if specific and scheme.lower() != specific.lower():
+            continue
+        if scheme.lower() == "file":
+            p = "/" + p[len("file:"):].lstrip("/")
+        if os.path.isdir(p) or "://" in p:
+            out.append(p)
+    return out
 
 
 @dataclass

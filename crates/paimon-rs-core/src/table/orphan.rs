@@ -183,7 +183,15 @@ impl Cleaner<'_> {
                 }
             }
         }
-        self.list_data_dirs(root, self.table.partition_keys().len(), None, &mut l)?;
+        let levels = self.table.partition_keys().len();
+        self.list_data_dirs(root, levels, None, &mut l)?;
+        // the roots `data-file.external-paths` writes to, listed the same way (Java's
+        // `OrphanFilesClean.listPaimonFileDirs`; entropy-inject's hash directories are not)
+        if let Some(e) = &self.table.options.external_paths {
+            for r in e.roots() {
+                self.list_data_dirs(&crate::io::external_file(r), levels, None, &mut l)?;
+            }
+        }
         Ok(l)
     }
 

@@ -106,7 +106,12 @@ impl ExternalPaths {
                     &format!("'{p}' has no scheme (write file:///dir or s3://bucket/dir)"),
                 ));
             };
-            if scheme.is_empty() || !scheme.chars().all(|c| c.is_ascii_alphanumeric()) {
+            // a URI scheme: a letter, then letters, digits, `+`, `-`, `.`
+            let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+                && scheme
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+            if !scheme_ok {
                 return Err(bad(PATHS, paths, &format!("'{p}' has no scheme")));
             }
             if specific.is_some_and(|s| !s.eq_ignore_ascii_case(scheme)) {
@@ -114,6 +119,13 @@ impl ExternalPaths {
             }
             let root = if scheme.eq_ignore_ascii_case("file") {
                 // Java's Path form of a local URI: `file:/dir`
+                if !rest.starts_with('/') {
+                    return Err(bad(
+                        PATHS,
+                        paths,
+                        &format!("'{p}' is not an absolute path (write file:///dir)"),
+                    ));
+                }
                 let local = rest.trim_start_matches('/');
                 if local.is_empty() {
                     return Err(bad(PATHS, paths, &format!("'{p}' names no directory")));
@@ -140,15 +152,17 @@ impl ExternalPaths {
                     let mut sum = 0u64;
                     let mut cumulative = vec![];
                     for x in w.split(',').map(str::trim) {
-                        match x.parse::<u64>() {
+                        // Java's Integer.parseInt: at most i32::MAX each; the sum cannot overflow
+                        match x.parse::<i32>() {
                             Ok(n) if n > 0 => {
-                                sum += n;
+                                sum += n as u64;
                                 cumulative.push(sum);
                             }
                             _ => return Err(bad(WEIGHTS, w, "weights are positive integers")),
                         }
                     }
-                    if cumulative.len() != roots.len() {
+                    // Java falls back to round robin below two roots, weights unchecked
+                    if roots.len() >= 2 && cumulative.len() != roots.len() {
                         return Err(bad(
                             WEIGHTS,
                             w,
@@ -279,6 +293,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("positive"), "{err}");
+        for big in ["3000000000,1", "18446744073709551615,1"] {
+            let err = of(&[(PATHS, "file:///a,file:///b"), w, (WEIGHTS, big)])
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains("positive integers"), "{err}");
+        }
+        // one root: round robin, the weights not compared (Java)
+        let one = of(&[(PATHS, "file:///a"), w, (WEIGHTS, "1,2")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(one.pick, Pick::RoundRobin);
+        let err = of(&[(PATHS, "file:rel/x"), s]).unwrap_err().to_string();
+        assert!(err.contains("not an absolute path"), "{err}");
+        let ok = of(&[(PATHS, "my-fs+x.y://b/x"), s]).unwrap().unwrap();
+        assert_eq!(ok.roots(), ["my-fs+x.y://b/x"]);
     }
 
     #[test]
