@@ -61,6 +61,10 @@ class Predicate:
                 object.__setattr__(self, "children", list(self.literals))
             elif self.literals is None:
                 object.__setattr__(self, "literals", list(self.children))
+            elif self.children and list(self.literals) != list(self.children):
+                raise InvalidArgumentError(
+                    f"predicate '{self.method}' given different operands in children and "
+                    f"literals: give them in one of the two")
 
     def __str__(self) -> str:
         """The predicate as a filter string (``ReadBuilder.with_filter`` parses it back)."""

@@ -392,3 +392,14 @@ def test_with_partition_filter_takes_a_string_too(table):
     assert got == sorted(r["id"] for r in ROWS.to_pylist() if r["dt"] in ("p1", "p3") and r["id"] < 10)
     with pytest.raises(InvalidArgumentError, match=r"\['id'\] are not partition keys"):
         table.new_read_builder().with_partition_filter("id = 1")
+
+
+def test_and_or_nodes_take_their_operands_once():
+    pb = PredicateBuilder(pa.schema([("a", pa.int64()), ("b", pa.int64())]))
+    x, y = pb.equal("a", 1), pb.equal("b", 2)
+    # pypaimon's form (operands in literals) and ours (children) name the same node
+    assert Predicate("and", literals=[x, y]) == Predicate("and", children=[x, y])
+    assert Predicate("or", children=[x], literals=[x]).children == [x]
+    # different operands in the two fields: which would count is a guess, so refused
+    with pytest.raises(InvalidArgumentError, match="different operands"):
+        Predicate("and", children=[x], literals=[y])
