@@ -1526,6 +1526,24 @@ class Plan:
         return self._splits
 
 
+def _refuse_slicing_column_groups(table: Any, splits: List[Any], what: str) -> None:
+    """Refuse to slice a data-evolution table's plan whose files hold different columns of the
+    same rows (partial-column or update files, ``.blob`` files): positions count each file's
+    rows, so a slice could keep one file of a row-id group without the others and read it as
+    whole rows (pypaimon slices such plans by row-id group; not implemented by paimon_rs)."""
+    if table.options.get("data-evolution.enabled", "false").lower() != "true":
+        return
+    for s in splits:
+        ranges = sorted((f.first_row_id, f.first_row_id + f.row_count) for f in s.files
+                        if f.first_row_id is not None)
+        if any(b[0] < a[1] for a, b in zip(ranges, ranges[1:])):
+            raise UnsupportedError(
+                f"{what} on {table.identifier}: files of this data-evolution table hold different "
+                f"columns of the same rows (updates, partial-column writes or BLOB files); a slice "
+                f"of them by row position is not implemented by paimon_rs (read it whole, or shard "
+                f"it with with_shard)")
+
+
 class TableScan:
     def __init__(self, table: Table, predicate: Optional[Predicate], snapshot_id: Optional[int] = None):
         self.table = table
@@ -1554,11 +1572,13 @@ class TableScan:
 
             check_compatible(self)
             snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
+            _refuse_slicing_column_groups(self.table, splits, "with_chunk_shuffle")
             return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard))
         snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
         if self._shard is not None:
             splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
         if self._slice is not None:
+            _refuse_slicing_column_groups(self.table, splits, "with_slice")
             splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
 

@@ -71,3 +71,17 @@ def test_a_split_file_is_a_copy(table):
     assert f.first_row_id == 5
     assert split.files[0].first_row_id == 0
     assert table.new_read_builder().new_scan().plan().splits()[0].files[0].first_row_id == 0
+
+
+def test_caller_row_ids_past_next_row_id_are_refused_without_data_evolution(table):
+    """From ``nextRowId`` on the table's counter does not move for a caller's file, so the next
+    append would be numbered over its ids: two appends under one ``_ROW_ID`` (review33b F3)."""
+    msgs = prepared(table, [1, 2])
+    msgs[0].new_files[0].first_row_id = 0  # the table is empty: nextRowId is 0
+    with pytest.raises(InvalidArgumentError, match="data-evolution"):
+        commit(table, msgs)
+    commit(table, prepared(table, [1, 2]))
+    commit(table, prepared(table, [3, 4]))
+    rb = table.new_read_builder().with_projection(["_ROW_ID", "id"])
+    got = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    assert sorted((r["_ROW_ID"], r["id"]) for r in got) == [(0, 1), (1, 2), (2, 3), (3, 4)]

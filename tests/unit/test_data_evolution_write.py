@@ -305,3 +305,41 @@ def test_caller_set_ids_against_a_model(tmp_path_factory, ops):
                 model[first + i][c] = vals[c][i]
     got = {r.pop("_ROW_ID"): r for r in _read(t, ["_ROW_ID", "id", "a", "b"])}
     assert got == model
+
+
+def test_slices_of_column_groups_are_refused_not_read_as_whole_rows(tmp_path):
+    """A slice by row position could keep one file of a row-id group (an update file) without
+    the others and read it as whole rows (ids null, old values): refused (review33b F1)."""
+    sch = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(
+        sch, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"}), False)
+    t = c.get_table("db.t")
+
+    def commit(data, cols=None, first=None):
+        wb = t.new_batch_write_builder()
+        w = wb.new_write()
+        if cols:
+            w.with_write_type(cols)
+        w.write_arrow(data)
+        msgs = w.prepare_commit()
+        if first is not None:
+            for m in msgs:
+                for f in m.new_files:
+                    f.first_row_id = first
+        wb.new_commit().commit(msgs)
+        w.close()
+
+    commit(pa.table({"id": list(range(10)), "a": list(range(10)), "b": ["x"] * 10}, schema=sch))
+    rb = t.new_read_builder()
+    # whole-row files only: slices read as before
+    assert rb.new_read().to_arrow(rb.new_scan().with_slice(2, 5).plan().splits()).column("id").to_pylist() \
+        == [2, 3, 4]
+    commit(pa.table({"a": [100 + i for i in range(10)]}), ["a"], first=0)
+    assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("a").to_pylist() \
+        == [100 + i for i in range(10)]
+    for scan in (lambda: rb.new_scan().with_slice(10, 13),
+                 lambda: rb.new_scan().with_chunk_shuffle(seed=7, chunk_size=3).with_shard(1, 3)):
+        with pytest.raises(UnsupportedError, match="different columns of the same rows"):
+            scan().plan()

@@ -176,6 +176,18 @@ pub(super) fn check_updated_groups(
         }
         prev.extend(cols);
     }
+    if !table.options.data_evolution()? {
+        // Java commits it; a file below `nextRowId` would then be read twice under the same
+        // ids, and one from `nextRowId` on too: the table's `nextRowId` does not move for it, so
+        // the next append is numbered over its ids (review33b F3)
+        let e = updates[0];
+        return Err(Error::invalid(format!(
+            "committing file '{}' with first_row_id {:?} to table '{}': only a data-evolution \
+             table ('data-evolution.enabled') takes files whose row ids the caller set (here \
+             they would repeat ids the table gave or will give out)",
+            e.file.file_name, e.file.first_row_id, table.name
+        )));
+    }
     let next_row_id = latest.and_then(|s| s.next_row_id).unwrap_or(0);
     let numbered: Vec<&&ManifestEntry> = updates
         .iter()
@@ -183,16 +195,6 @@ pub(super) fn check_updated_groups(
         .collect();
     if numbered.is_empty() {
         return Ok(());
-    }
-    if !table.options.data_evolution()? {
-        // Java commits it; its rows would then be read twice, under the same ids
-        let e = numbered[0];
-        return Err(Error::invalid(format!(
-            "committing file '{}' with first_row_id {:?} to table '{}': the table has given \
-             out those row ids already, and only a data-evolution table \
-             ('data-evolution.enabled') merges files of the same rows",
-            e.file.file_name, e.file.first_row_id, table.name
-        )));
     }
     let live = match latest {
         Some(s) => crate::table::live::live_entries(table, s)?,
