@@ -198,7 +198,6 @@ def test_primary_key_tables(catalog):
 
 
 @pytest.mark.parametrize("options,error,words", [
-    ({"file-index.bitmap.columns": "id"}, paimon_rs.UnsupportedError, "'bloom-filter'"),
     ({"file-index.bsi.columns": "id"}, paimon_rs.UnsupportedError, "'bloom-filter'"),
     ({"file-index.range-bitmap.columns": "id"}, paimon_rs.UnsupportedError, "'bloom-filter'"),
     ({"file-index.bloom-filter.columns": "b"}, paimon_rs.UnsupportedError, "column 'b' of type BOOLEAN"),

@@ -200,9 +200,18 @@ pub(crate) fn datum_hashes(t: &DataType, d: &Datum) -> Option<Vec<i64>> {
     }
 }
 
-/// `floor(v / d)` as Java's timestamps split a value into milliseconds and a non-negative rest.
-fn floor_div(v: i64, d: i64) -> i64 {
-    v.div_euclid(d)
+/// A timestamp of precision `p` held in `per_ms` units per millisecond (1 for seconds scaled
+/// to millis, 1 000 for micros, 1 000 000 for nanos) as Java keys it: epoch millis up to
+/// precision 3, micros above (floored, as Java's timestamps split a value into milliseconds and
+/// a non-negative rest).
+pub(super) fn java_ts(p: u32, v: i64, per_ms: i64) -> i64 {
+    if p <= 3 {
+        v.div_euclid(per_ms)
+    } else if per_ms >= 1000 {
+        v.div_euclid(per_ms / 1000)
+    } else {
+        v.wrapping_mul(1000 / per_ms)
+    }
 }
 
 /// The hash of every non-null value of `col` (a column of type `t`, in the Arrow type the
@@ -219,16 +228,7 @@ pub(crate) fn array_hashes(t: &DataType, col: &dyn Array, out: &mut Vec<i64>) ->
         }};
     }
     let p = ts_precision(t).unwrap_or(0);
-    // a timestamp in `per_ms` units per millisecond as Java's millis (p <= 3) or micros
-    let ts = |v: i64, per_ms: i64| -> i64 {
-        if p <= 3 {
-            long_hash(floor_div(v, per_ms))
-        } else if per_ms >= 1000 {
-            long_hash(floor_div(v, per_ms / 1000))
-        } else {
-            long_hash(v.wrapping_mul(1000 / per_ms))
-        }
-    };
+    let ts = |v: i64, per_ms: i64| -> i64 { long_hash(java_ts(p, v, per_ms)) };
     match col.data_type() {
         ArrowType::Int8 => prim!(Int8Type, |v: i8| long_hash(v as i64)),
         ArrowType::Int16 => prim!(Int16Type, |v: i16| long_hash(v as i64)),

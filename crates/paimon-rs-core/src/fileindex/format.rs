@@ -196,14 +196,38 @@ pub(crate) fn write_container(indexes: &[ColumnIndex]) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-struct Cursor<'a> {
+pub(super) struct Cursor<'a> {
     b: &'a [u8],
     pos: usize,
     context: &'a str,
 }
 
-impl Cursor<'_> {
-    fn take(&mut self, n: usize) -> Result<&[u8]> {
+impl<'a> Cursor<'a> {
+    pub(super) fn new(b: &'a [u8], context: &'a str) -> Self {
+        Cursor { b, pos: 0, context }
+    }
+    pub(super) fn pos(&self) -> usize {
+        self.pos
+    }
+    pub(super) fn seek(&mut self, pos: usize) {
+        self.pos = pos;
+    }
+    /// A corrupt-file error naming the file.
+    pub(super) fn corrupt(&self, what: &str) -> Error {
+        Error::corrupt(self.context, what.to_string())
+    }
+    /// A non-negative i32 count.
+    pub(super) fn count(&mut self, what: &str) -> Result<usize> {
+        let n = self.i32()?;
+        usize::try_from(n).map_err(|_| self.corrupt(&format!("{what} {n}")))
+    }
+    pub(super) fn i64(&mut self) -> Result<i64> {
+        let s = self.take(8)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(s);
+        Ok(i64::from_be_bytes(a))
+    }
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len());
         let Some(end) = end else {
             return Err(Error::corrupt(
@@ -219,7 +243,7 @@ impl Cursor<'_> {
         self.pos = end;
         Ok(s)
     }
-    fn i32(&mut self) -> Result<i32> {
+    pub(super) fn i32(&mut self) -> Result<i32> {
         let s = self.take(4)?;
         Ok(i32::from_be_bytes([s[0], s[1], s[2], s[3]]))
     }

@@ -1,17 +1,20 @@
-//! Paimon file indexes (#28): per data file, a bloom filter of chosen columns
-//! (`file-index.bloom-filter.columns`), built as the file is written and used by the scan to
-//! skip files that cannot hold an `=` / `IN` value (docs/paimon-format.md §13,
-//! docs/paimon-behaviour.md §6.3a). Byte-compatible with Java's `FileIndexFormat` and
-//! `BloomFilterFileIndex` both ways: Java reads the indexes we write and we read Java's.
+//! Paimon file indexes (#28): per data file, a bloom filter (`file-index.bloom-filter.columns`)
+//! and / or a bitmap index (`file-index.bitmap.columns`) of chosen columns, built as the file
+//! is written and used by the scan to skip files that cannot hold a row passing the filter
+//! (docs/paimon-format.md §13, docs/paimon-behaviour.md §6.3a). Byte-compatible with Java's
+//! `FileIndexFormat`, `BloomFilterFileIndex` and `BitmapFileIndex` both ways: Java reads the
+//! indexes we write and we read Java's.
 //!
 //! * [`format`]: the container (magic, version, head of per-column per-type offsets, body);
 //! * [`bloom`]: `BloomFilter64` and the per-type `FastHash`;
+//! * [`bitmap`]: the bitmap index (versions 1 and 2);
 //! * here: the options, the builder the rolling writer feeds ([`FileIndexBuilder`]) and the
 //!   scan's test ([`may_match`]).
 //!
-//! Only the `bloom-filter` type is written; the other types Java knows (bitmap, bsi,
-//! range-bitmap) are refused for writes and ignored (nothing skipped) when a Java file holds them.
+//! The other types Java knows (bsi, range-bitmap) are refused for writes and ignored (nothing
+//! skipped) when a Java file holds them.
 
+mod bitmap;
 mod bloom;
 mod format;
 
@@ -25,13 +28,15 @@ use crate::predicate::{LeafOp, Predicate};
 use crate::spec::manifest::DataFileMeta;
 use crate::spec::types::{DataField, DataType};
 
+use bitmap::{BitmapBuilder, BitmapIndex};
 pub(crate) use bloom::BloomFilter64;
 pub(crate) use format::{read_container, write_container, ColumnIndex};
 
-/// The index type paimon_rs writes and reads.
+/// The index types paimon_rs writes and reads.
 pub(crate) const BLOOM_FILTER: &str = "bloom-filter";
+pub(crate) const BITMAP: &str = "bitmap";
 /// Index types Java Paimon knows that paimon_rs does not write.
-const OTHER_TYPES: &[&str] = &["bitmap", "bsi", "range-bitmap"];
+const OTHER_TYPES: &[&str] = &["bsi", "range-bitmap"];
 const PREFIX: &str = "file-index.";
 const THRESHOLD: &str = "file-index.in-manifest-threshold";
 const READ_ENABLED: &str = "file-index.read.enabled";
@@ -51,11 +56,22 @@ pub(crate) struct BloomColumn {
     pub fpp: f64,
 }
 
+/// One column's bitmap index settings (`file-index.bitmap.<column>.version` /
+/// `.index-block-size`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct BitmapColumn {
+    pub name: String,
+    pub version: u8,
+    pub block_size: u64,
+}
+
 /// The `file-index.*` options of a table (Java's `FileIndexOptions` and the two core options).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct FileIndexOptions {
     /// In the order of `file-index.bloom-filter.columns`.
     pub columns: Vec<BloomColumn>,
+    /// In the order of `file-index.bitmap.columns`.
+    pub bitmaps: Vec<BitmapColumn>,
     /// An index larger than this goes to a `<data file>.index` file, else into the manifest.
     pub in_manifest_threshold: u64,
     /// `file-index.read.enabled`: the scan skips files by their indexes.
@@ -68,10 +84,12 @@ fn is_index_key(k: &str) -> bool {
 
 impl FileIndexOptions {
     /// The options of `raw` (every key under `file-index.`), refusing what paimon_rs cannot
-    /// honour: index types but `bloom-filter`, map-key (`col[key]`) columns, options of an
-    /// undeclared column (Java's sentence) and per-column options but `items` / `fpp`.
+    /// honour: index types but `bloom-filter` and `bitmap`, map-key (`col[key]`) columns,
+    /// options of an undeclared column (Java's sentence) and per-column options but a bloom
+    /// filter's `items` / `fpp` and a bitmap's `version` / `index-block-size`.
     pub(crate) fn parse(raw: &BTreeMap<String, String>) -> Result<Self> {
         let mut columns: Vec<BloomColumn> = vec![];
+        let mut bitmaps: Vec<BitmapColumn> = vec![];
         let mut in_manifest_threshold = DEFAULT_THRESHOLD;
         let mut read_enabled = true;
         let mut column_opts = vec![];
@@ -86,19 +104,19 @@ impl FileIndexOptions {
             }
             let rest = &k[PREFIX.len()..];
             let index_type = rest.split('.').next().unwrap_or_default();
-            if index_type != BLOOM_FILTER {
+            if index_type != BLOOM_FILTER && index_type != BITMAP {
                 let what = if OTHER_TYPES.contains(&index_type) {
                     format!("the '{index_type}' file index ('{k}')")
                 } else {
                     format!("table option '{k}'")
                 };
                 return Err(Error::unsupported(format!(
-                    "{what} is not implemented by paimon_rs: the file index it writes is \
-                     '{BLOOM_FILTER}' (file-index.{BLOOM_FILTER}.columns)"
+                    "{what} is not implemented by paimon_rs: the file indexes it writes are \
+                     '{BLOOM_FILTER}' (file-index.{BLOOM_FILTER}.columns) and '{BITMAP}' \
+                     (file-index.{BITMAP}.columns)"
                 )));
             }
-            if let Some(list) = rest.strip_suffix(".columns").filter(|r| *r == BLOOM_FILTER) {
-                let _ = list;
+            if rest.strip_suffix(".columns") == Some(index_type) {
                 for name in v.split(',') {
                     let name = name.trim();
                     if name.is_empty() {
@@ -112,7 +130,15 @@ impl FileIndexOptions {
                              implemented by paimon_rs"
                         )));
                     }
-                    if !columns.iter().any(|c| c.name == name) {
+                    if index_type == BITMAP {
+                        if !bitmaps.iter().any(|c| c.name == name) {
+                            bitmaps.push(BitmapColumn {
+                                name: name.to_string(),
+                                version: bitmap::VERSION_2,
+                                block_size: bitmap::DEFAULT_BLOCK_SIZE,
+                            });
+                        }
+                    } else if !columns.iter().any(|c| c.name == name) {
                         columns.push(BloomColumn {
                             name: name.to_string(),
                             items: DEFAULT_ITEMS,
@@ -126,20 +152,60 @@ impl FileIndexOptions {
         }
         for (k, v) in column_opts {
             let parts: Vec<&str> = k[PREFIX.len()..].split('.').collect();
-            let [_, cname, opt] = parts[..] else {
+            let [index_type, cname, opt] = parts[..] else {
                 return Err(Error::unsupported(format!(
                     "table option '{k}' is not implemented by paimon_rs (expected \
-                     'file-index.{BLOOM_FILTER}.<column>.items' or '.fpp')"
+                     'file-index.{BLOOM_FILTER}.<column>.items' or '.fpp', \
+                     'file-index.{BITMAP}.<column>.version' or '.index-block-size')"
                 )));
             };
-            let Some(c) = columns.iter_mut().find(|c| c.name == cname) else {
-                return Err(Error::invalid(format!(
+            let undeclared = || {
+                Error::invalid(format!(
                     "Wrong file index option '{k}': column '{cname}' is not declared in \
-                     'file-index.{BLOOM_FILTER}.columns'. Please add \
-                     'file-index.{BLOOM_FILTER}.columns' = '{cname}' before setting column \
+                     'file-index.{index_type}.columns'. Please add \
+                     'file-index.{index_type}.columns' = '{cname}' before setting column \
                      options."
-                )));
+                ))
             };
+            if index_type == BITMAP {
+                let c = bitmaps
+                    .iter_mut()
+                    .find(|c| c.name == cname)
+                    .ok_or_else(undeclared)?;
+                match opt {
+                    "version" => {
+                        c.version = match v.trim() {
+                            "1" => bitmap::VERSION_1,
+                            "2" => bitmap::VERSION_2,
+                            _ => {
+                                return Err(Error::invalid(format!(
+                                    "option '{k}' = '{v}': a bitmap file index is of version \
+                                     1 or 2"
+                                )))
+                            }
+                        }
+                    }
+                    "index-block-size" => {
+                        c.block_size = crate::options::parse_memory_size(k, v)?;
+                        if c.block_size == 0 {
+                            return Err(Error::invalid(format!(
+                                "option '{k}' = '{v}': expected a positive size"
+                            )));
+                        }
+                    }
+                    _ => {
+                        return Err(Error::unsupported(format!(
+                            "table option '{k}' is not implemented by paimon_rs (a bitmap \
+                             file index takes 'version' and 'index-block-size')"
+                        )))
+                    }
+                }
+                continue;
+            }
+            let c = columns
+                .iter_mut()
+                .find(|c| c.name == cname)
+                .ok_or_else(undeclared)?;
             match opt {
                 "items" => {
                     c.items = v
@@ -175,27 +241,41 @@ impl FileIndexOptions {
         }
         Ok(FileIndexOptions {
             columns,
+            bitmaps,
             in_manifest_threshold,
             read_enabled,
         })
     }
 
-    /// Every indexed column exists in `fields` with a type the bloom filter hashes (Java's
-    /// `FastHash` refuses boolean, decimal and nested types, at the first write).
+    /// Every indexed column exists in `fields` with a type its index takes (Java's `FastHash`
+    /// refuses boolean, decimal and nested types, its `BitmapTypeVisitor` binary, decimal and
+    /// nested ones, at the first write).
     pub(crate) fn check_columns(&self, fields: &[DataField]) -> Result<()> {
+        let field = |ty: &str, name: &str| {
+            fields.iter().find(|f| f.name == name).ok_or_else(|| {
+                Error::invalid(format!(
+                    "option 'file-index.{ty}.columns': {name} does not exist in column fields"
+                ))
+            })
+        };
         for c in &self.columns {
-            let Some(f) = fields.iter().find(|f| f.name == c.name) else {
-                return Err(Error::invalid(format!(
-                    "option 'file-index.{BLOOM_FILTER}.columns': {} does not exist in column \
-                     fields",
-                    c.name
-                )));
-            };
+            let f = field(BLOOM_FILTER, &c.name)?;
             if !bloom::hashable(&f.data_type) {
                 return Err(Error::unsupported(format!(
                     "option 'file-index.{BLOOM_FILTER}.columns': column '{}' of type {}: a \
                      bloom-filter file index takes numbers, strings, binary, dates, times and \
                      timestamps (Java's FastHash does not hash this type)",
+                    c.name, f.data_type
+                )));
+            }
+        }
+        for c in &self.bitmaps {
+            let f = field(BITMAP, &c.name)?;
+            if !bitmap::indexable(&f.data_type) {
+                return Err(Error::unsupported(format!(
+                    "option 'file-index.{BITMAP}.columns': column '{}' of type {}: a bitmap \
+                     file index takes integers, floats, strings, booleans, dates, times and \
+                     timestamps (not binary, DECIMAL or nested types, as Java's)",
                     c.name, f.data_type
                 )));
             }
@@ -222,6 +302,9 @@ pub(crate) fn check_options(raw: &BTreeMap<String, String>, fields: &[DataField]
 #[derive(Debug, Clone)]
 pub struct FileIndexSpec {
     columns: Vec<(BloomColumn, usize, DataType)>,
+    bitmaps: Vec<(BitmapColumn, usize, DataType)>,
+    /// Every indexed column, in the order the container holds them.
+    order: Vec<String>,
     threshold: u64,
 }
 
@@ -235,26 +318,39 @@ impl FileIndexSpec {
         offset: usize,
     ) -> Result<Option<Self>> {
         let o = FileIndexOptions::parse(raw)?;
-        if o.columns.is_empty() {
+        if o.columns.is_empty() && o.bitmaps.is_empty() {
             return Ok(None);
         }
         o.check_columns(fields)?;
+        let at = |name: &str| fields.iter().position(|f| f.name == name);
         let mut columns = vec![];
         for c in o.columns {
-            let Some(i) = fields.iter().position(|f| f.name == c.name) else {
-                continue; // check_columns refused it
-            };
-            columns.push((c, i + offset, fields[i].data_type.clone()));
+            if let Some(i) = at(&c.name) {
+                columns.push((c, i + offset, fields[i].data_type.clone()));
+            }
         }
-        // Java's order (a HashMap by column name), so the container's bytes equal Java's
-        let names: Vec<&str> = columns.iter().map(|(c, _, _)| c.name.as_str()).collect();
-        let order: Vec<String> = format::java_hash_order(&names)
+        let mut bitmaps = vec![];
+        for c in o.bitmaps {
+            if let Some(i) = at(&c.name) {
+                bitmaps.push((c, i + offset, fields[i].data_type.clone()));
+            }
+        }
+        // Java's order (a HashMap by column name), so a bloom-only container's bytes equal
+        // Java's
+        let mut names: Vec<&str> = columns.iter().map(|(c, _, _)| c.name.as_str()).collect();
+        for (c, _, _) in &bitmaps {
+            if !names.contains(&c.name.as_str()) {
+                names.push(&c.name);
+            }
+        }
+        let order = format::java_hash_order(&names)
             .into_iter()
             .map(str::to_string)
             .collect();
-        columns.sort_by_key(|(c, _, _)| order.iter().position(|n| *n == c.name));
         Ok(Some(FileIndexSpec {
             columns,
+            bitmaps,
+            order,
             threshold: o.in_manifest_threshold,
         }))
     }
@@ -263,6 +359,7 @@ impl FileIndexSpec {
 /// The index of one data file being written.
 pub(crate) struct FileIndexBuilder {
     filters: Vec<BloomFilter64>,
+    bitmaps: Vec<BitmapBuilder>,
     hashes: Vec<i64>,
 }
 
@@ -273,15 +370,20 @@ pub(crate) enum BuiltIndex {
 }
 
 impl FileIndexBuilder {
-    pub(crate) fn new(spec: &FileIndexSpec) -> Self {
-        FileIndexBuilder {
+    pub(crate) fn new(spec: &FileIndexSpec) -> Result<Self> {
+        Ok(FileIndexBuilder {
             filters: spec
                 .columns
                 .iter()
                 .map(|(c, _, _)| BloomFilter64::new(c.items, c.fpp))
                 .collect(),
+            bitmaps: spec
+                .bitmaps
+                .iter()
+                .map(|(c, _, t)| BitmapBuilder::new(t, c.version, c.block_size))
+                .collect::<Result<_>>()?,
             hashes: vec![],
-        }
+        })
     }
 
     /// Add the rows of `batch` (the writer's batch, before conversion to file types).
@@ -293,21 +395,35 @@ impl FileIndexBuilder {
                 f.add_hash(h);
             }
         }
+        for ((_, col, _), b) in spec.bitmaps.iter().zip(&mut self.bitmaps) {
+            b.update(batch.column(*col).as_ref())?;
+        }
         Ok(())
     }
 
     /// The container's bytes, and where they go (Java's `DataFileIndexWriter.close`: a file
     /// when larger than `file-index.in-manifest-threshold`).
     pub(crate) fn finish(self, spec: &FileIndexSpec) -> Result<BuiltIndex> {
-        let indexes: Vec<ColumnIndex> = spec
-            .columns
-            .iter()
-            .zip(self.filters)
-            .map(|((c, _, _), f)| ColumnIndex {
+        let mut by_column: BTreeMap<&str, Vec<ColumnIndex>> = BTreeMap::new();
+        for ((c, _, _), f) in spec.columns.iter().zip(self.filters) {
+            by_column.entry(&c.name).or_default().push(ColumnIndex {
                 column: c.name.clone(),
                 index_type: BLOOM_FILTER.to_string(),
                 bytes: Some(f.serialize()),
-            })
+            });
+        }
+        for ((c, _, _), b) in spec.bitmaps.iter().zip(self.bitmaps) {
+            by_column.entry(&c.name).or_default().push(ColumnIndex {
+                column: c.name.clone(),
+                index_type: BITMAP.to_string(),
+                bytes: Some(b.finish()?),
+            });
+        }
+        let indexes: Vec<ColumnIndex> = spec
+            .order
+            .iter()
+            .filter_map(|n| by_column.remove(n.as_str()))
+            .flatten()
             .collect();
         let bytes = write_container(&indexes)?;
         Ok(if bytes.len() as u64 > spec.threshold {
@@ -318,82 +434,153 @@ impl FileIndexBuilder {
     }
 }
 
-/// The columns of the `=` / `IN` leaves of `filter` (the only ones a bloom filter can rule
-/// out).
-fn lookup_columns<'a>(filter: &'a Predicate, out: &mut Vec<&'a str>) {
+/// Can an index of this type answer a leaf of `op`? A bloom filter rules out `=` / `IN`, a
+/// bitmap also `<>` / `NOT IN` / `IS NULL` / `IS NOT NULL`.
+fn answers(bitmap: bool, op: LeafOp) -> bool {
+    match op {
+        LeafOp::Equal | LeafOp::In => true,
+        LeafOp::NotEqual | LeafOp::NotIn | LeafOp::IsNull | LeafOp::IsNotNull => bitmap,
+        _ => false,
+    }
+}
+
+/// The columns of the leaves of `filter` some index type can answer, with their ops.
+fn lookup_columns<'a>(filter: &'a Predicate, out: &mut Vec<(&'a str, LeafOp)>) {
     match filter {
         Predicate::Leaf { field, op, .. } => {
-            if matches!(op, LeafOp::Equal | LeafOp::In) {
-                out.push(field);
+            if answers(true, *op) {
+                out.push((field, *op));
             }
         }
         Predicate::And(c) | Predicate::Or(c) => c.iter().for_each(|p| lookup_columns(p, out)),
     }
 }
 
-/// The columns `file-index.bloom-filter.columns` names now (read leniently: for the scan,
-/// which reads a file's `.index` file only when the filter looks one of them up).
-pub(crate) fn configured_columns(raw: &BTreeMap<String, String>) -> Vec<String> {
-    raw.get(&format!("{PREFIX}{BLOOM_FILTER}.columns"))
-        .map(|v| v.split(',').map(|c| c.trim().to_string()).collect())
-        .unwrap_or_default()
+/// The columns each index type names now (read leniently: for the scan, which reads a file's
+/// `.index` file only when the filter looks one of them up in a way their index answers).
+#[derive(Debug, Default)]
+pub(crate) struct ConfiguredColumns {
+    bloom: Vec<String>,
+    bitmap: Vec<String>,
+}
+
+impl ConfiguredColumns {
+    fn answers(&self, column: &str, op: LeafOp) -> bool {
+        (answers(false, op) && self.bloom.iter().any(|c| c == column))
+            || (answers(true, op) && self.bitmap.iter().any(|c| c == column))
+    }
+}
+
+/// The columns `file-index.bloom-filter.columns` and `file-index.bitmap.columns` name.
+pub(crate) fn configured_columns(raw: &BTreeMap<String, String>) -> ConfiguredColumns {
+    let list = |ty: &str| -> Vec<String> {
+        raw.get(&format!("{PREFIX}{ty}.columns"))
+            .map(|v| v.split(',').map(|c| c.trim().to_string()).collect())
+            .unwrap_or_default()
+    };
+    ConfiguredColumns {
+        bloom: list(BLOOM_FILTER),
+        bitmap: list(BITMAP),
+    }
+}
+
+/// A file's indexes of one column, as read from its containers (a bitmap's dictionary is
+/// read when a leaf needs it: it needs the column's type).
+#[derive(Default)]
+struct ColumnIndexes<'a> {
+    bloom: Option<BloomFilter64>,
+    bitmap: Option<&'a [u8]>,
 }
 
 /// Java's `FileIndexPredicate`: may a file with these indexes hold a row passing `filter`?
-/// AND skips when any child skips, OR when every child does; `=` skips when the value is not
-/// in the column's bloom filter, `IN` when none is; anything else keeps the file. `column`
-/// maps a filter column to the file's name for it and its type (None: not in the file).
+/// AND skips when any child skips, OR when every child does; a leaf skips when an index of
+/// its column rules it out (a bloom filter: no `=` / `IN` value in it; a bitmap: the rows it
+/// selects are none); anything else keeps the file. `column` maps a filter column to the
+/// file's name for it and its type (None: not in the file). `context` names the file.
 fn test(
     filter: &Predicate,
-    filters: &BTreeMap<&str, BloomFilter64>,
+    indexes: &BTreeMap<&str, ColumnIndexes<'_>>,
     column: &dyn Fn(&str) -> Option<(String, DataType)>,
-) -> bool {
+    context: &str,
+) -> Result<bool> {
     match filter {
-        Predicate::And(c) => c.iter().all(|p| test(p, filters, column)),
-        Predicate::Or(c) => c.iter().any(|p| test(p, filters, column)),
+        Predicate::And(c) => {
+            for p in c {
+                if !test(p, indexes, column, context)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        }
+        Predicate::Or(c) => {
+            for p in c {
+                if test(p, indexes, column, context)? {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
         Predicate::Leaf {
             field,
             op,
             literals,
         } => {
-            if !matches!(op, LeafOp::Equal | LeafOp::In) {
-                return true;
+            if !answers(true, *op) {
+                return Ok(true);
             }
             let Some((name, t)) = column(field) else {
-                return true;
+                return Ok(true);
             };
-            let Some(f) = filters.get(name.as_str()) else {
-                return true;
+            let Some(ix) = indexes.get(name.as_str()) else {
+                return Ok(true);
             };
-            literals.iter().any(|l| match l {
-                None => true,
-                Some(d) => match bloom::datum_hashes(&t, d) {
-                    Some(hs) => hs.iter().any(|&h| f.test_hash(h)),
+            if let (Some(f), LeafOp::Equal | LeafOp::In) = (&ix.bloom, op) {
+                let may = literals.iter().any(|l| match l {
                     None => true,
-                },
+                    Some(d) => match bloom::datum_hashes(&t, d) {
+                        Some(hs) => hs.iter().any(|&h| f.test_hash(h)),
+                        None => true,
+                    },
+                });
+                if !may {
+                    return Ok(false);
+                }
+            }
+            let Some(b) = ix.bitmap else {
+                return Ok(true);
+            };
+            let Some(bm) = BitmapIndex::read(b, &t, context)? else {
+                return Ok(true);
+            };
+            Ok(match op {
+                LeafOp::Equal | LeafOp::In => bm.may_be_in(&t, literals),
+                LeafOp::NotEqual | LeafOp::NotIn => bm.may_be_not_in(&t, literals),
+                LeafOp::IsNull => bm.may_be_null(),
+                LeafOp::IsNotNull => bm.may_be_not_null(),
+                _ => true,
             })
         }
     }
 }
 
-/// May `file` hold a row passing `filter`, by its bloom filters (in the manifest, or in its
+/// May `file` hold a row passing `filter`, by its file indexes (in the manifest, or in its
 /// `.index` file under `dir`)? `column` maps a filter column (current schema) to the file's
 /// name and type for it. A file without indexes, or whose index cannot help the filter, is
-/// kept; an index file that cannot be read fails the scan (never a silent wrong answer).
+/// kept; an index that cannot be read fails the scan (never a silent wrong answer).
 ///
-/// The `.index` file is read only when the filter looks up a column `configured` names (the
-/// table's `file-index.bloom-filter.columns`): an `=` on another column cannot use it, and an
-/// index file is large (585 KB at Java's default `items`).
+/// The `.index` file is read only when the filter has a leaf an index `configured` names can
+/// answer (the table's `file-index.<type>.columns`): a leaf on another column cannot use it,
+/// and an index file may be large (585 KB for a bloom filter at Java's default `items`).
 pub(crate) fn may_match(
     filter: &Predicate,
     file: &DataFileMeta,
     dir: &Path,
     column: &dyn Fn(&str) -> Option<(String, DataType)>,
-    configured: &[String],
+    configured: &ConfiguredColumns,
 ) -> Result<bool> {
     let mut looked_up = vec![];
     lookup_columns(filter, &mut looked_up);
-    let read_files = looked_up.iter().any(|c| configured.iter().any(|x| x == c));
+    let read_files = looked_up.iter().any(|(c, op)| configured.answers(c, *op));
     let indexes = FileIndexes {
         file_name: &file.file_name,
         embedded: file.embedded_index.as_deref(),
@@ -425,11 +612,11 @@ impl FileIndexes<'_> {
         self.may_match_looking_up(filter, &looked_up, dir, column)
     }
 
-    /// `looked_up`: the columns `filter` has an `=` / `IN` on (`lookup_columns`, found once).
+    /// `looked_up`: the leaves of `filter` an index may answer (`lookup_columns`, found once).
     fn may_match_looking_up(
         &self,
         filter: &Predicate,
-        looked_up: &[&str],
+        looked_up: &[(&str, LeafOp)],
         dir: &Path,
         column: &dyn Fn(&str) -> Option<(String, DataType)>,
     ) -> Result<bool> {
@@ -449,20 +636,20 @@ impl FileIndexes<'_> {
             let b = crate::io::read(&path)?;
             containers.push(read_container(&b, &path.to_string_lossy())?);
         }
-        let mut filters = BTreeMap::new();
+        let mut indexes: BTreeMap<&str, ColumnIndexes<'_>> = BTreeMap::new();
         for ix in containers.iter().flatten() {
-            if ix.index_type != BLOOM_FILTER {
-                continue;
-            }
-            if let Some(b) = &ix.bytes {
+            let Some(b) = &ix.bytes else { continue };
+            if ix.index_type == BLOOM_FILTER {
                 let f = BloomFilter64::deserialize(b, self.file_name)?;
-                filters.insert(ix.column.as_str(), f);
+                indexes.entry(ix.column.as_str()).or_default().bloom = Some(f);
+            } else if ix.index_type == BITMAP {
+                indexes.entry(ix.column.as_str()).or_default().bitmap = Some(b);
             }
         }
-        if filters.is_empty() {
+        if indexes.is_empty() {
             return Ok(true);
         }
-        Ok(test(filter, &filters, column))
+        test(filter, &indexes, column, self.file_name)
     }
 }
 

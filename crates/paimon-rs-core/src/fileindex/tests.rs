@@ -168,7 +168,7 @@ fn java_rows() -> RecordBatch {
 
 fn build(batch: &RecordBatch) -> Result<Vec<u8>> {
     let spec = FileIndexSpec::new(&java_options(), &java_fields(), 0)?.expect("indexed");
-    let mut b = FileIndexBuilder::new(&spec);
+    let mut b = FileIndexBuilder::new(&spec)?;
     b.update(&spec, batch)?;
     match b.finish(&spec)? {
         BuiltIndex::Embedded(b) => Ok(b),
@@ -298,7 +298,7 @@ fn zero_floats_of_either_sign_keep_the_file() -> Result<()> {
     o.insert("file-index.bloom-filter.columns".into(), "d".into());
     o.insert("file-index.bloom-filter.d.items".into(), "10".into());
     let spec = FileIndexSpec::new(&o, &fields, 0)?.expect("indexed");
-    let mut b = FileIndexBuilder::new(&spec);
+    let mut b = FileIndexBuilder::new(&spec)?;
     let schema = arrow_schema::Schema::new(vec![arrow_schema::Field::new(
         "d",
         arrow_schema::DataType::Float64,
@@ -343,7 +343,10 @@ fn options_refuse_what_is_not_written() {
     assert_eq!(o.in_manifest_threshold, 1024);
     assert!(!o.read_enabled);
     for (kv, words) in [
-        (("file-index.bitmap.columns", "a"), "'bitmap' file index"),
+        (
+            ("file-index.bitmap.a.version", "2"),
+            "is not declared in 'file-index.bitmap.columns'",
+        ),
         (("file-index.bsi.columns", "a"), "'bsi' file index"),
         (("file-index.range-bitmap.columns", "a"), "'range-bitmap'"),
         (
@@ -360,8 +363,11 @@ fn options_refuse_what_is_not_written() {
         } else {
             let e = r.expect_err("refused").to_string();
             assert!(e.contains(words), "{e}");
-            if kv.0.contains("bitmap") || kv.0.contains("bsi") {
-                assert!(e.contains("'bloom-filter'"), "{e}");
+            if kv.0.contains("range-bitmap") || kv.0.contains("bsi") {
+                assert!(
+                    e.contains("'bloom-filter'") && e.contains("'bitmap'"),
+                    "{e}"
+                );
             }
         }
     }
@@ -371,6 +377,50 @@ fn options_refuse_what_is_not_written() {
     ])
     .expect_err("unknown option");
     assert!(e.to_string().contains("takes 'items' and 'fpp'"), "{e}");
+    let o = parse(&[
+        ("file-index.bitmap.columns", "a,b"),
+        ("file-index.bitmap.a.version", "1"),
+        ("file-index.bitmap.b.index-block-size", "1 kb"),
+        ("file-index.bloom-filter.columns", "b"),
+    ])
+    .expect("bitmap options");
+    assert_eq!(
+        (
+            o.bitmaps[0].version,
+            o.bitmaps[1].version,
+            o.bitmaps[1].block_size
+        ),
+        (1, 2, 1024)
+    );
+    for (kv, words) in [
+        (("file-index.bitmap.a.version", "3"), "of version 1 or 2"),
+        (
+            ("file-index.bitmap.a.size", "3"),
+            "takes 'version' and 'index-block-size'",
+        ),
+        (
+            ("file-index.bitmap.a.index-block-size", "0 b"),
+            "positive size",
+        ),
+    ] {
+        let e = parse(&[("file-index.bitmap.columns", "a"), kv])
+            .expect_err("refused")
+            .to_string();
+        assert!(e.contains(words), "{e}");
+    }
+    for t in [
+        TypeKind::Decimal {
+            precision: 10,
+            scale: 2,
+        },
+        TypeKind::VarBinary(10),
+    ] {
+        let fields = vec![field(0, "a", t)];
+        let m: BTreeMap<String, String> =
+            [("file-index.bitmap.columns".to_string(), "a".to_string())].into();
+        let e = check_options(&m, &fields).expect_err("refused").to_string();
+        assert!(e.contains("a bitmap file index takes"), "{e}");
+    }
     let fields = vec![field(0, "a", TypeKind::Boolean)];
     let m: BTreeMap<String, String> = [(
         "file-index.bloom-filter.columns".to_string(),
@@ -387,4 +437,90 @@ fn options_refuse_what_is_not_written() {
         .expect_err("missing")
         .to_string()
         .contains("zz does not exist"));
+}
+
+/// A column with both a bloom filter and a bitmap, another with a bitmap only: each leaf is
+/// ruled out by whichever index can, the container holds both types, and `.index` files are
+/// read for leaves only a bitmap answers.
+#[test]
+fn bitmap_and_bloom_indexes_skip_together() -> Result<()> {
+    use arrow_array::{Int32Array, StringArray};
+    let fields = vec![
+        field(0, "i", TypeKind::Int),
+        field(1, "s", TypeKind::VarChar(100)),
+    ];
+    let raw: BTreeMap<String, String> = [
+        ("file-index.bloom-filter.columns", "s"),
+        ("file-index.bloom-filter.s.items", "100"),
+        ("file-index.bitmap.columns", "i,s"),
+        ("file-index.in-manifest-threshold", "10 kb"),
+    ]
+    .iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect();
+    let spec = FileIndexSpec::new(&raw, &fields, 0)?.expect("indexed");
+    let schema = arrow_schema::Schema::new(vec![
+        arrow_schema::Field::new("i", arrow_schema::DataType::Int32, true),
+        arrow_schema::Field::new("s", arrow_schema::DataType::Utf8, true),
+    ]);
+    let batch = RecordBatch::try_new(
+        Arc::new(schema),
+        vec![
+            Arc::new(Int32Array::from(vec![Some(1), Some(2), Some(2), Some(5)])),
+            Arc::new(StringArray::from(vec![
+                Some("a"),
+                Some("b"),
+                Some("b"),
+                Some("b"),
+            ])),
+        ],
+    )
+    .expect("batch");
+    let mut b = FileIndexBuilder::new(&spec)?;
+    b.update(&spec, &batch)?;
+    let BuiltIndex::Embedded(bytes) = b.finish(&spec)? else {
+        panic!("under the threshold")
+    };
+    let mut types: Vec<(String, String)> = read_container(&bytes, "f")?
+        .into_iter()
+        .map(|c| (c.column, c.index_type))
+        .collect();
+    types.sort();
+    assert_eq!(
+        types,
+        [("i", BITMAP), ("s", BITMAP), ("s", BLOOM_FILTER)]
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
+    let file = embedded(&bytes);
+    let col = |n: &str| {
+        fields
+            .iter()
+            .find(|f| f.name == n)
+            .map(|f| (f.name.clone(), f.data_type.clone()))
+    };
+    let leaf =
+        |n: &str, op: LeafOp, ls: Vec<Option<Datum>>| Predicate::leaf(n, op, ls).expect("leaf");
+    let dir = Path::new("/nonexistent");
+    let i = |v: i32| Some(Datum::Int(v));
+    let s = |v: &str| Some(Datum::String(v.into()));
+    for (p, want) in [
+        (leaf("i", LeafOp::Equal, vec![i(2)]), true),
+        (leaf("i", LeafOp::Equal, vec![i(3)]), false),
+        (leaf("i", LeafOp::In, vec![i(3), i(4)]), false),
+        (leaf("i", LeafOp::In, vec![i(3), i(5)]), true),
+        (leaf("i", LeafOp::NotIn, vec![i(1), i(2), i(5)]), false),
+        (leaf("i", LeafOp::NotEqual, vec![i(1)]), true),
+        (leaf("i", LeafOp::IsNull, vec![]), false),
+        (leaf("i", LeafOp::IsNotNull, vec![]), true),
+        (leaf("s", LeafOp::Equal, vec![s("c")]), false),
+        (leaf("s", LeafOp::NotIn, vec![s("a"), s("b")]), false),
+        (leaf("i", LeafOp::GreaterThan, vec![i(100)]), true),
+    ] {
+        assert_eq!(file.may_match(&p, dir, &col)?, want, "{p:?}");
+    }
+    let configured = configured_columns(&raw);
+    assert!(configured.answers("i", LeafOp::IsNull));
+    assert!(configured.answers("s", LeafOp::Equal));
+    assert!(!configured.answers("i", LeafOp::GreaterThan));
+    Ok(())
 }

@@ -377,7 +377,7 @@ impl TableScan {
         dir: &std::path::Path,
         schemas: &SchemaCache,
         filter: &Predicate,
-        configured: &[String],
+        configured: &crate::fileindex::ConfiguredColumns,
     ) -> Result<bool> {
         if f.embedded_index.is_none() && f.extra_files.is_empty() {
             return Ok(true);

@@ -282,7 +282,8 @@ impl RollingFileWriter {
                 .ctx
                 .file_index
                 .as_deref()
-                .map(crate::fileindex::FileIndexBuilder::new),
+                .map(crate::fileindex::FileIndexBuilder::new)
+                .transpose()?,
             stats_mode,
         })
     }
