@@ -388,21 +388,22 @@ class _Parser:
         if kind == "cmp":
             _, op, col, lit = node
             op = _NEGATE[op] if negate else op
-            return Predicate(method=_METHOD[op], field=col.name, literals=[self.convert(col, lit)])
+            return Predicate(method=_METHOD[op], index=self.position(col), field=col.name,
+                             literals=[self.convert(col, lit)])
         if kind == "in":
             _, col, lits, neg = node
             values = [self.convert(col, lit) for lit in lits]
-            return Predicate(method="is_not_in" if neg != negate else "is_in", field=col.name,
-                             literals=values)
+            return Predicate(method="is_not_in" if neg != negate else "is_in",
+                             index=self.position(col), field=col.name, literals=values)
         if kind == "between":
             _, col, lo, hi, neg = node
             values = [self.convert(col, lo), self.convert(col, hi)]
-            return Predicate(method="not_between" if neg != negate else "between", field=col.name,
-                             literals=values)
+            return Predicate(method="not_between" if neg != negate else "between",
+                             index=self.position(col), field=col.name, literals=values)
         if kind == "null":
             _, col, neg = node
-            return Predicate(method="is_not_null" if neg != negate else "is_null", field=col.name,
-                             literals=[])
+            return Predicate(method="is_not_null" if neg != negate else "is_null",
+                             index=self.position(col), field=col.name, literals=[])
         if kind == "like":
             _, col, pat, neg, pos = node
             if neg != negate:
@@ -419,6 +420,10 @@ class _Parser:
                 return pb.startswith(col.name, prefix)
             return p
         raise AssertionError(kind)
+
+    def position(self, col: _Column) -> int:
+        """The column's place in the schema (the predicate's ``index``, as a builder's)."""
+        return self.schema.get_field_index(col.name)
 
     def check_string_column(self, col: _Column, what: str) -> None:
         typ = self.schema.field(col.name).type
