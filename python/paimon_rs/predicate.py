@@ -16,12 +16,18 @@ import pyarrow as pa
 from paimon_rs.exceptions import InvalidArgumentError
 
 
-def suggest_column(name: str, names: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
+def closest_column(name: str, names: Sequence[str]) -> Optional[str]:
+    """The column name closest to ``name`` (same letters in another case first), if any is."""
     names = list(names)
     by_case = [n for n in names if n.lower() == name.lower()]
     close = by_case or difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return close[0] if close else None
+
+
+def suggest_column(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
+    close = closest_column(name, names)
+    hint = f"; did you mean '{close}'?" if close else ""
     return f"{hint} (columns: {', '.join(names)})"
 
 
@@ -219,8 +225,11 @@ class PredicateBuilder:
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._index:
-            raise InvalidArgumentError(f"filter column '{field_name}' is not in the table"
-                                       f"{suggest_column(str(field_name), self.field_names)}")
+            # pypaimon's words; the closest column, when one is close, after them
+            close = closest_column(str(field_name), self.field_names)
+            hint = f" Did you mean '{close}'?" if close else ""
+            raise InvalidArgumentError(f"The field {field_name} is not in field list "
+                                       f"{self.field_names}.{hint}")
         return Predicate(method=method, index=self._index[field_name], field=field_name,
                          literals=list(literals))
 
