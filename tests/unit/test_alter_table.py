@@ -211,6 +211,19 @@ def test_paimon_refusals_in_javas_words(catalog):
     assert _schema_files(catalog.get_table("db.p")) == [0]
 
 
+def test_blob_columns_cannot_be_renamed(catalog):
+    schema = Schema.from_pyarrow_schema(
+        pa.schema([("id", pa.int64()), ("pic", pa.large_binary()), ("v", pa.string())]),
+        options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    catalog.create_table("db.blobs", schema, False)
+    # a `.blob` file names its column: a renamed one would not be found again (Java refuses too)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"Cannot rename BLOB, ARRAY<BLOB> or MAP<X, BLOB> column: \[pic\]"):
+        catalog.alter_table("db.blobs", [SchemaChange.rename_column("pic", "picture")])
+    catalog.alter_table("db.blobs", [SchemaChange.rename_column("v", "w")])
+    assert catalog.get_table("db.blobs").field_names == ["id", "pic", "w"]
+
+
 def test_narrowing_needs_explicit_casts_and_a_cast_paimon_rs_can_read(catalog, kv):
     """Java allows explicit (narrowing) casts unless 'disable-explicit-type-casting'; paimon_rs
     applies Java's numeric narrowing to older files and refuses the casts it could not apply,
