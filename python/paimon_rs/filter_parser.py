@@ -573,8 +573,19 @@ def optional_filter(predicate: Optional[Union[str, Predicate]], schema: pa.Schem
         return predicate
     if isinstance(predicate, str):
         return parse_filter(predicate, schema, where)
+    if all(hasattr(predicate, a) for a in ("method", "field", "literals")):
+        return _from_pypaimon(predicate)
     raise TypeError(f"{where}: expected a filter string, a Predicate or None, got "
-                    f"{type(predicate).__name__}")
+                    f"{type(predicate).__module__}.{type(predicate).__name__}")
+
+
+def _from_pypaimon(p: Any) -> Predicate:
+    """pypaimon's own ``Predicate`` (built without its builder: ``method``, ``index``,
+    ``field``, ``literals``; and/or hold their operands in ``literals``) as paimon_rs's; its
+    method names are checked as a builder's would be."""
+    if p.method in ("and", "or"):
+        return Predicate(p.method, literals=[_from_pypaimon(c) for c in (p.literals or [])])
+    return Predicate(p.method, getattr(p, "index", None), p.field, list(p.literals or []))
 
 
 def parse_value(text: str, schema: pa.Schema, target: pa.Field, where: str) -> Tuple[str, Any]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import random
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, List, Optional
 
@@ -349,6 +350,25 @@ def test_index_new_index_and_new_literals_as_pypaimon():
     assert Predicate("equal", field="v", literals=["a"]).test({"v": "a"})
     with pytest.raises(InvalidArgumentError, match="in its order"):
         Predicate("equal", "v", ["a"])  # paimon_rs's former order (method, field, literals)
+
+
+def test_with_filter_takes_pypaimons_own_predicate_objects(table):
+    @dataclass
+    class PypaimonPredicate:  # pypaimon.common.predicate.Predicate's fields
+        method: str
+        index: Optional[int]
+        field: Optional[str]
+        literals: Optional[List[Any]] = None
+
+    leaf = PypaimonPredicate("between", 1, "id", [5, 14])
+    both = PypaimonPredicate("and", None, None, [leaf, PypaimonPredicate("isNotNull", 2, "v")])
+    assert ids(table, leaf) == ids(table, PB.between("id", 5, 14))
+    assert ids(table, both) == ids(table, PB.and_predicates([PB.between("id", 5, 14),
+                                                           PB.is_not_null("v")]))
+    with pytest.raises(InvalidArgumentError, match="unknown predicate method 'nope'"):
+        ids(table, PypaimonPredicate("nope", 1, "id", [1]))
+    with pytest.raises(TypeError, match="got builtins.int"):
+        table.new_read_builder().with_filter(42)
 
 
 # --- the grammar, case by case ------------------------------------------------------------------
