@@ -15,9 +15,12 @@ from paimon_rs.exceptions import (
     DatabaseNotEmptyError,
     DatabaseNotFoundError,
     InvalidArgumentError,
+    PaimonRsError,
+    TableNotFoundError,
     TagAlreadyExistException,
     TagNotExistException,
     UnsupportedError,
+    as_runtime_error,
 )
 from paimon_rs.identifier import Identifier
 from paimon_rs.schema import Schema, TableSchema
@@ -195,11 +198,19 @@ class FileSystemCatalog(Catalog):
         ``InvalidArgumentError`` for what Paimon refuses (changing partition or primary-key
         columns, narrowing a type without explicit casts, immutable options of a table with
         snapshots), ``UnsupportedError`` for what Paimon allows but paimon_rs cannot honour.
-        A missing table raises ``TableNotExistException`` unless ``ignore_if_not_exists``."""
+        A missing table raises ``TableNotExistException`` unless ``ignore_if_not_exists``.
+        Every other refusal is also a ``RuntimeError``, as pypaimon's ``alter_table`` raises
+        them all (``except RuntimeError`` and ``except ColumnNotExistException`` both work)."""
         from paimon_rs.schema_change import changes_json
 
-        self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
-                               ignore_if_not_exists)
+        try:
+            self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
+                                   ignore_if_not_exists)
+        except (TableNotFoundError, DatabaseNotFoundError):
+            raise
+        except PaimonRsError as e:
+            as_runtime_error(e)
+            raise
 
     # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; docs/table-operations.md, "Branches") ---
 

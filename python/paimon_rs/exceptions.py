@@ -164,6 +164,28 @@ class IllegalStateError(CatalogError):
     """pypaimon's ``IllegalStateError`` (never raised by paimon_rs)."""
 
 
+_RUNTIME_TWINS: dict = {}
+
+
+def as_runtime_error(e: PaimonRsError) -> PaimonRsError:
+    """``e``, made a ``RuntimeError`` too: pypaimon's ``FileSystemCatalog.alter_table`` raises
+    every refusal as ``RuntimeError``; the error keeps its own class (``except
+    ColumnNotExistException`` / ``except ValueError`` still catch it) through a subclass of
+    that class and ``RuntimeError`` of the same name, its message and attributes unchanged."""
+    cls = type(e)
+    if isinstance(e, RuntimeError):
+        return e
+    twin = _RUNTIME_TWINS.get(cls)
+    if twin is None:
+        twin = type(cls.__name__, (cls, RuntimeError), {
+            "__module__": cls.__module__, "__doc__": cls.__doc__,
+            # pickled (multiprocessing) as the error's own class
+            "__reduce__": lambda self: (cls, self.args, self.__dict__ or None)})
+        _RUNTIME_TWINS[cls] = twin
+    e.__class__ = twin
+    return e
+
+
 # pypaimon's names (``pypaimon.catalog.catalog_exception``), so ``except TableNotExistException``
 # keeps working after the import switch. They are the same classes, not copies.
 CatalogException = CatalogError

@@ -388,21 +388,22 @@ class _Parser:
         if kind == "cmp":
             _, op, col, lit = node
             op = _NEGATE[op] if negate else op
-            return Predicate(method=_METHOD[op], field=col.name, literals=[self.convert(col, lit)])
+            return Predicate(method=_METHOD[op], index=self.position(col), field=col.name,
+                             literals=[self.convert(col, lit)])
         if kind == "in":
             _, col, lits, neg = node
             values = [self.convert(col, lit) for lit in lits]
-            return Predicate(method="is_not_in" if neg != negate else "is_in", field=col.name,
-                             literals=values)
+            return Predicate(method="is_not_in" if neg != negate else "is_in",
+                             index=self.position(col), field=col.name, literals=values)
         if kind == "between":
             _, col, lo, hi, neg = node
             values = [self.convert(col, lo), self.convert(col, hi)]
-            return Predicate(method="not_between" if neg != negate else "between", field=col.name,
-                             literals=values)
+            return Predicate(method="not_between" if neg != negate else "between",
+                             index=self.position(col), field=col.name, literals=values)
         if kind == "null":
             _, col, neg = node
-            return Predicate(method="is_not_null" if neg != negate else "is_null", field=col.name,
-                             literals=[])
+            return Predicate(method="is_not_null" if neg != negate else "is_null",
+                             index=self.position(col), field=col.name, literals=[])
         if kind == "like":
             _, col, pat, neg, pos = node
             if neg != negate:
@@ -419,6 +420,10 @@ class _Parser:
                 return pb.startswith(col.name, prefix)
             return p
         raise AssertionError(kind)
+
+    def position(self, col: _Column) -> int:
+        """The column's place in the schema (the predicate's ``index``, as a builder's)."""
+        return self.schema.get_field_index(col.name)
 
     def check_string_column(self, col: _Column, what: str) -> None:
         typ = self.schema.field(col.name).type
@@ -568,8 +573,19 @@ def optional_filter(predicate: Optional[Union[str, Predicate]], schema: pa.Schem
         return predicate
     if isinstance(predicate, str):
         return parse_filter(predicate, schema, where)
+    if all(hasattr(predicate, a) for a in ("method", "field", "literals")):
+        return _from_pypaimon(predicate)
     raise TypeError(f"{where}: expected a filter string, a Predicate or None, got "
-                    f"{type(predicate).__name__}")
+                    f"{type(predicate).__module__}.{type(predicate).__name__}")
+
+
+def _from_pypaimon(p: Any) -> Predicate:
+    """pypaimon's own ``Predicate`` (built without its builder: ``method``, ``index``,
+    ``field``, ``literals``; and/or hold their operands in ``literals``) as paimon_rs's; its
+    method names are checked as a builder's would be."""
+    if p.method in ("and", "or"):
+        return Predicate(p.method, literals=[_from_pypaimon(c) for c in (p.literals or [])])
+    return Predicate(p.method, getattr(p, "index", None), p.field, list(p.literals or []))
 
 
 def parse_value(text: str, schema: pa.Schema, target: pa.Field, where: str) -> Tuple[str, Any]:

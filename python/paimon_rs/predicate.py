@@ -4,21 +4,30 @@ their statistics and is then applied exactly to the rows read."""
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+import math
+import operator
+import re
+from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
-from typing import Any, List, Optional, Sequence, Set, Union
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union
 
 import pyarrow as pa
 
 from paimon_rs.exceptions import InvalidArgumentError
 
 
-def suggest_column(name: str, names: Sequence[str]) -> str:
-    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
+def closest_column(name: str, names: Sequence[str]) -> Optional[str]:
+    """The column name closest to ``name`` (same letters in another case first), if any is."""
     names = list(names)
     by_case = [n for n in names if n.lower() == name.lower()]
     close = by_case or difflib.get_close_matches(name, names, n=1, cutoff=0.6)
-    hint = f"; did you mean '{close[0]}'?" if close else ""
+    return close[0] if close else None
+
+
+def suggest_column(name: str, names: Sequence[str]) -> str:
+    """`` (did you mean 'x'?)`` for the closest column name, plus the columns, for messages."""
+    close = closest_column(name, names)
+    hint = f"; did you mean '{close}'?" if close else ""
     return f"{hint} (columns: {', '.join(names)})"
 
 
@@ -40,14 +49,27 @@ class Predicate:
     """A node of a filter tree. ``method`` is pypaimon's name of a leaf operator (``equal``,
     ``notEqual``, ``lessThan``, ``in``, ``isNull``, ``startsWith``, ...; a node made with the
     PredicateBuilder method's name, ``not_equal``, takes pypaimon's) or ``and``/``or``, whose
-    operands are ``children`` and, as in pypaimon, ``literals``."""
+    operands are ``children`` and, as in pypaimon, ``literals``. ``index`` is, as pypaimon's,
+    the leaf column's position among the fields of the builder that made it (None on and/or
+    and on nodes made without one); the fields are in pypaimon's order, so
+    ``Predicate("equal", 0, "id", [1])`` builds the same node as pypaimon."""
 
     method: str
+    index: Optional[int] = None
     field: Optional[str] = None
     literals: Optional[List[Any]] = None
     children: List[Predicate] = dc_field(default_factory=list)
 
     def __post_init__(self) -> None:
+        if self.index is not None:
+            try:
+                if isinstance(self.index, bool):
+                    raise TypeError
+                object.__setattr__(self, "index", operator.index(self.index))
+            except TypeError:
+                raise InvalidArgumentError(
+                    f"predicate index must be an int or None, got {self.index!r}: the fields "
+                    f"are pypaimon's, in its order (method, index, field, literals)") from None
         name = PYPAIMON_METHODS.get(self.method, self.method)
         if name not in _BUILDER_METHODS:
             raise InvalidArgumentError(
@@ -72,6 +94,84 @@ class Predicate:
 
     def __repr__(self) -> str:
         return f"Predicate({_sql(self, top=True)})"
+
+    def new_index(self, index: int) -> Predicate:
+        """This predicate with its leaf's column at position ``index`` (pypaimon's, for a
+        predicate rebound to another row layout, e.g. the partition fields)."""
+        return replace(self, index=index)
+
+    def new_literals(self, literals: List[Any]) -> Predicate:
+        """This predicate with other ``literals`` (on and/or: other operands)."""
+        if self.method in ("and", "or"):
+            return replace(self, literals=list(literals), children=list(literals))
+        return replace(self, literals=list(literals))
+
+    def test(self, record: Any) -> bool:
+        """Whether one row matches, with SQL's NULLs (a NULL value matches only ``isNull``).
+
+        Args:
+            record: the row: pypaimon's ``InternalRow`` (anything with ``get_field(i)``) or a
+                sequence, read at this leaf's ``index``; or a mapping, read by ``field``.
+
+        Raises:
+            InvalidArgumentError: a leaf read by position has no ``index`` (made without a
+                builder: use ``new_index``)."""
+        if self.method == "and":
+            return all(c.test(record) for c in self.children)
+        if self.method == "or":
+            return any(c.test(record) for c in self.children)
+        return _test_value(self.method, self._value_of(record), list(self.literals or []))
+
+    def _value_of(self, record: Any) -> Any:
+        if isinstance(record, dict):
+            return record.get(self.field)
+        if self.index is None:
+            raise InvalidArgumentError(
+                f"predicate on '{self.field}' has no index to read a row by position: build it "
+                f"with a PredicateBuilder or set one with new_index")
+        if hasattr(record, "get_field"):
+            return record.get_field(self.index)
+        return record[self.index]
+
+    def test_by_simple_stats(self, stat: Any, row_count: Optional[int]) -> bool:
+        """Whether a file (or manifest) whose statistics are ``stat`` may hold a matching row:
+        False only when the statistics prove it holds none.
+
+        Args:
+            stat: pypaimon's ``SimpleStats`` (``min_values`` and ``max_values`` rows with
+                ``get_field(i)`` or sequences, ``null_counts`` a list or None), read at each
+                leaf's ``index``.
+            row_count: the rows the statistics cover (None: unknown).
+
+        Statistics that are missing, shorter than the index, all-NULL, NaN or not comparable
+        with the literal never prune (they prove nothing)."""
+        if self.method == "and":
+            return all(c.test_by_simple_stats(stat, row_count) for c in self.children)
+        if self.method == "or":
+            return any(c.test_by_simple_stats(stat, row_count) for c in self.children)
+        i = self.index
+        if i is None or i < 0:
+            return True
+        counts = getattr(stat, "null_counts", None)
+        nulls = counts[i] if counts is not None and i < len(counts) else None
+        if self.method == "isNull":
+            return nulls is None or nulls > 0
+        if self.method == "isNotNull":
+            return nulls is None or row_count is None or nulls < row_count
+        lo = _stat_at(getattr(stat, "min_values", None), i)
+        hi = _stat_at(getattr(stat, "max_values", None), i)
+        if lo is None or hi is None or (nulls is not None and nulls == row_count):
+            return True
+        lits = list(self.literals or [])
+        if any(_is_nan(v) for v in [lo, hi, *lits]):
+            return True
+        check = _STATS_TESTS.get(self.method)
+        if check is None:
+            return True
+        try:
+            return bool(check(lo, hi, lits))
+        except (TypeError, IndexError):
+            return True
 
     @property
     def builder_method(self) -> str:
@@ -120,14 +220,18 @@ class PredicateBuilder:
             raise InvalidArgumentError(
                 "PredicateBuilder takes a pyarrow.Schema or a list of DataField, "
                 f"got {type(schema).__name__}")
-        self._names = set(names)
+        self._index = {n: i for i, n in reversed(list(enumerate(names)))}
         self.field_names: List[str] = names
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
-        if field_name not in self._names:
-            raise InvalidArgumentError(f"filter column '{field_name}' is not in the table"
-                                       f"{suggest_column(str(field_name), self.field_names)}")
-        return Predicate(method=method, field=field_name, literals=list(literals))
+        if field_name not in self._index:
+            # pypaimon's words; the closest column, when one is close, after them
+            close = closest_column(str(field_name), self.field_names)
+            hint = f" Did you mean '{close}'?" if close else ""
+            raise InvalidArgumentError(f"The field {field_name} is not in field list "
+                                       f"{self.field_names}.{hint}")
+        return Predicate(method=method, index=self._index[field_name], field=field_name,
+                         literals=list(literals))
 
     def equal(self, field: str, literal: Any) -> Predicate:
         """Rows where ``field`` equals ``literal`` (NULL never matches).
@@ -261,6 +365,97 @@ class PredicateBuilder:
         if not ps:
             return None
         return ps[0] if len(ps) == 1 else Predicate(method="or", children=ps)
+
+
+def _stat_at(row: Any, i: int) -> Any:
+    """Field ``i`` of a statistics row (None when the row is missing or shorter)."""
+    if row is None:
+        return None
+    try:
+        if i >= len(row):
+            return None
+        return row.get_field(i) if hasattr(row, "get_field") else row[i]
+    except (IndexError, TypeError):
+        return None
+
+
+def _is_nan(v: Any) -> bool:
+    return isinstance(v, float) and math.isnan(v)
+
+
+def _like_regex(pattern: str) -> re.Pattern[str]:
+    """SQL LIKE as a regular expression (the builder checked the escapes): ``\\x`` is x
+    itself, ``_`` one character, ``%`` any run."""
+    wild = {"_": ".", "%": ".*"}
+    tokens = re.findall(r"\\.|.", pattern, re.DOTALL)
+    return re.compile("".join(re.escape(t[-1]) if len(t) == 2 else wild.get(t, re.escape(t))
+                              for t in tokens), re.DOTALL)
+
+
+def _test_value(method: str, v: Any, lits: List[Any]) -> bool:
+    """One leaf on one value, with SQL's NULLs."""
+    if method == "isNull":
+        return v is None
+    if method == "isNotNull":
+        return v is not None
+    if v is None:
+        return False
+    if method == "in":
+        return v in [x for x in lits if x is not None]
+    if method == "notIn":
+        return None not in lits and v not in lits
+    if method in ("startsWith", "endsWith", "contains", "like"):
+        if not isinstance(v, str) or not lits:
+            return False
+        p = lits[0]
+        if method == "startsWith":
+            return v.startswith(p)
+        if method == "endsWith":
+            return v.endswith(p)
+        if method == "contains":
+            return p in v
+        return _like_regex(p).fullmatch(v) is not None
+    need = 2 if method in ("between", "notBetween") else 1
+    if len(lits) < need or any(x is None for x in lits[:need]):
+        return False
+    cmp = _VALUE_TESTS[method]
+    return bool(cmp(v, lits))
+
+
+_VALUE_TESTS: Dict[str, Callable[[Any, List[Any]], bool]] = {
+    "equal": lambda v, ls: v == ls[0],
+    "notEqual": lambda v, ls: v != ls[0],
+    "lessThan": lambda v, ls: v < ls[0],
+    "lessOrEqual": lambda v, ls: v <= ls[0],
+    "greaterThan": lambda v, ls: v > ls[0],
+    "greaterOrEqual": lambda v, ls: v >= ls[0],
+    "between": lambda v, ls: ls[0] <= v <= ls[1],
+    "notBetween": lambda v, ls: v < ls[0] or v > ls[1],
+}
+
+
+def _may_start_with(lo: Any, hi: Any, prefix: Any) -> bool:
+    """Whether [lo, hi] may hold a string starting with ``prefix``."""
+    if not (isinstance(lo, str) and isinstance(hi, str) and isinstance(prefix, str)):
+        return True
+    return (lo.startswith(prefix) or lo < prefix) and (hi.startswith(prefix) or hi > prefix)
+
+
+# a leaf on a column's [min, max]: False only when no value in the range can match (the
+# string matchers other than startsWith never prune: a range bounds no suffix or substring)
+_STATS_TESTS: Dict[str, Callable[[Any, Any, List[Any]], bool]] = {
+    "equal": lambda lo, hi, ls: ls[0] is None or lo <= ls[0] <= hi,
+    "notEqual": lambda lo, hi, ls: ls[0] is None or not (lo == ls[0] == hi),
+    "lessThan": lambda lo, hi, ls: ls[0] is None or ls[0] > lo,
+    "lessOrEqual": lambda lo, hi, ls: ls[0] is None or ls[0] >= lo,
+    "greaterThan": lambda lo, hi, ls: ls[0] is None or ls[0] < hi,
+    "greaterOrEqual": lambda lo, hi, ls: ls[0] is None or ls[0] <= hi,
+    "in": lambda lo, hi, ls: any(lo <= x <= hi for x in ls if x is not None),
+    "notIn": lambda lo, hi, ls: None not in ls and not any(lo == x == hi for x in ls),
+    "between": lambda lo, hi, ls: ls[0] <= hi and ls[1] >= lo,
+    "notBetween": lambda lo, hi, ls: ls[0] > lo or ls[1] < hi,
+    "startsWith": lambda lo, hi, ls: _may_start_with(lo, hi, ls[0]),
+}
 
 
 def _string_literal(method: str, v: Any) -> str:

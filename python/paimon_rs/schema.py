@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Union
@@ -23,8 +24,18 @@ def option_texts(options: Optional[Dict[str, Any]]) -> Dict[str, str]:
             raise InvalidArgumentError(
                 f"option '{k}' is None: give its value as text (removing an option through a "
                 "table copy, as pypaimon does for None, is not supported by paimon_rs)")
-    return {str(k): str(v).lower() if isinstance(v, bool) else str(v)
-            for k, v in (options or {}).items()}
+    return {str(k): option_text(v) for k, v in (options or {}).items()}
+
+
+def option_text(v: Any) -> str:
+    """One option value as text: a bool as ``true``/``false``; an enum member (pypaimon's
+    ``ExternalPathStrategy.ROUND_ROBIN``, a ``str`` enum) as its value, ``round-robin``, which
+    is what pypaimon stores, not its name."""
+    if isinstance(v, bool):
+        return str(v).lower()
+    if isinstance(v, enum.Enum):
+        return option_text(v.value)
+    return str(v)
 
 
 class Schema:

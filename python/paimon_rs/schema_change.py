@@ -82,7 +82,9 @@ class SchemaChange:
 
     @staticmethod
     def set_option(key: str, value: str) -> SetOption:
-        return SetOption(key, str(value).lower() if isinstance(value, bool) else str(value))
+        from paimon_rs.schema import option_text
+
+        return SetOption(key, option_text(value))
 
     @staticmethod
     def remove_option(key: str) -> RemoveOption:

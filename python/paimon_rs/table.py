@@ -6,6 +6,7 @@ import dataclasses
 import os
 import uuid
 import warnings
+from contextlib import contextmanager
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -901,6 +902,21 @@ def _refuse_non_tables(data: Any) -> None:
         raise TypeError(f"write_arrow expects a table (named columns), got a {module} {name}: {hint}")
 
 
+_INPUT_SCHEMA = "Input schema isn't consistent with table schema and write cols."
+
+
+@contextmanager
+def _input_schema_words() -> Iterator[None]:
+    """A write's data that does not fit the table (a missing column, a type that does not
+    convert) refused in pypaimon's words first, then what exactly does not fit."""
+    try:
+        yield
+    except SchemaMismatchError as e:
+        if e.args and isinstance(e.args[0], str) and not e.args[0].startswith(_INPUT_SCHEMA):
+            e.args = (f"{_INPUT_SCHEMA} {e.args[0]}",) + tuple(e.args[1:])
+        raise
+
+
 class BatchTableWrite:
     """Buffers rows per (partition, bucket); ``prepare_commit`` writes them as files."""
 
@@ -928,15 +944,16 @@ class BatchTableWrite:
         is checked for valid UTF-8 and offsets."""
         self._check_open()
         _refuse_non_tables(data)
-        data = self._fill_left_out(data)
-        if hasattr(data, "__arrow_c_stream__"):
-            self._core.write_stream(data)
-        elif hasattr(data, "__arrow_c_array__"):
-            self._core.write_batch(data)
-        else:
-            raise TypeError(
-                f"write_arrow expects an Arrow table or stream, got {type(data).__name__}"
-            )
+        with _input_schema_words():
+            data = self._fill_left_out(data)
+            if hasattr(data, "__arrow_c_stream__"):
+                self._core.write_stream(data)
+            elif hasattr(data, "__arrow_c_array__"):
+                self._core.write_batch(data)
+            else:
+                raise TypeError(
+                    f"write_arrow expects an Arrow table or stream, got {type(data).__name__}"
+                )
         self._report_written(data)
 
     def _report_written(self, data: Any) -> None:
@@ -964,8 +981,9 @@ class BatchTableWrite:
         are never parsed into numbers or dates."""
         self._check_open()
         data = pa.Table.from_pandas(df, preserve_index=False)
-        data = self._fill_left_out(data)
-        self._core.write_stream(data)
+        with _input_schema_words():
+            data = self._fill_left_out(data)
+            self._core.write_stream(data)
         self._report_written(data)
 
     def prepare_commit(self) -> List[CommitMessage]:

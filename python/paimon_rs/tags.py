@@ -34,6 +34,21 @@ class Tag(Snapshot):
     tag_create_time: Optional[datetime.datetime] = None
     tag_time_retained: Optional[datetime.timedelta] = None
 
+    @staticmethod
+    def from_snapshot_and_tag_ttl(snapshot: Snapshot,
+                                  tag_time_retained: Optional[datetime.timedelta],
+                                  tag_create_time: Optional[datetime.datetime]) -> Tag:
+        """A tag of ``snapshot`` (its every field; a pypaimon ``Snapshot`` is taken too)
+        created at ``tag_create_time`` and kept for ``tag_time_retained`` (None: forever):
+        pypaimon's and Java's ``Tag.fromSnapshotAndTagTtl``."""
+        missing = [f.name for f in fields(Snapshot) if not hasattr(snapshot, f.name)]
+        if missing:
+            raise InvalidArgumentError(
+                f"from_snapshot_and_tag_ttl takes a Snapshot, got {type(snapshot).__name__} "
+                f"without {', '.join(missing)}")
+        return Tag(**{f.name: getattr(snapshot, f.name) for f in fields(Snapshot)},
+                   tag_create_time=tag_create_time, tag_time_retained=tag_time_retained)
+
     def trim_to_snapshot(self) -> Snapshot:
         """The tagged snapshot without the tag's fields."""
         return Snapshot(**{f.name: getattr(self, f.name) for f in fields(Snapshot)})

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import threading
 from decimal import Decimal
 
@@ -188,21 +189,39 @@ def test_paimon_refusals_in_javas_words(catalog):
         (SchemaChange.set_option("type", "format-table"), "Change 'type' is not supported yet."),
     ]
     for change, msg in cases:
-        with pytest.raises(InvalidArgumentError, match=msg):
+        with pytest.raises(InvalidArgumentError, match=msg) as e:
             catalog.alter_table("db.p", [change])
-    with pytest.raises(ColumnAlreadyExistException, match="Column v already exists in the db.p table."):
+        # pypaimon's alter_table raises every refusal as RuntimeError: so does this one
+        assert isinstance(e.value, RuntimeError) and type(e.value).__name__ == "InvalidArgumentError"
+    with pytest.raises(ColumnAlreadyExistException, match="Column v already exists in the db.p table.") as e:
         catalog.alter_table("db.p", [SchemaChange.add_column("v", pa.int32())])
+    assert isinstance(e.value, RuntimeError)
+    assert type(pickle.loads(pickle.dumps(e.value))) is ColumnAlreadyExistException
     with pytest.raises(ColumnAlreadyExistException, match="Column v already exists"):
         catalog.alter_table("db.p", [SchemaChange.rename_column("id", "v")])
     with pytest.raises(ColumnNotExistException, match="Column nope does not exist in the db.p table."):
         catalog.alter_table("db.p", [SchemaChange.drop_column("nope")])
     with pytest.raises(ColumnNotExistException, match="Column nope does not exist"):
         catalog.alter_table("db.p", [SchemaChange.add_column("x", pa.int32(), move=Move.after("x", "nope"))])
-    with pytest.raises(TableNotExistException):
+    with pytest.raises(TableNotExistException) as e:
         catalog.alter_table("db.missing", [SchemaChange.add_column("x", pa.int32())])
+    assert not isinstance(e.value, RuntimeError)  # as pypaimon: the missing table is not wrapped
     catalog.alter_table("db.missing", [SchemaChange.add_column("x", pa.int32())], ignore_if_not_exists=True)
     # nothing was written by any refused change
     assert _schema_files(catalog.get_table("db.p")) == [0]
+
+
+def test_blob_columns_cannot_be_renamed(catalog):
+    schema = Schema.from_pyarrow_schema(
+        pa.schema([("id", pa.int64()), ("pic", pa.large_binary()), ("v", pa.string())]),
+        options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"})
+    catalog.create_table("db.blobs", schema, False)
+    # a `.blob` file names its column: a renamed one would not be found again (Java refuses too)
+    with pytest.raises(InvalidArgumentError,
+                       match=r"Cannot rename BLOB, ARRAY<BLOB> or MAP<X, BLOB> column: \[pic\]"):
+        catalog.alter_table("db.blobs", [SchemaChange.rename_column("pic", "picture")])
+    catalog.alter_table("db.blobs", [SchemaChange.rename_column("v", "w")])
+    assert catalog.get_table("db.blobs").field_names == ["id", "pic", "w"]
 
 
 def test_narrowing_needs_explicit_casts_and_a_cast_paimon_rs_can_read(catalog, kv):

@@ -88,8 +88,12 @@ def test_bad_batches_are_refused_and_nothing_lands(pk_table, data, match):
     wb = pk_table.new_batch_write_builder()
     w = wb.new_write()
     w.write_arrow(pa.table({"dt": ["a"], "id": [2], "name": ["y"], "price": [2.0]}))
-    with pytest.raises(paimon_rs.SchemaMismatchError, match=match):
+    with pytest.raises(paimon_rs.SchemaMismatchError, match=match) as e:
         w.write_arrow(data)
+    # pypaimon's words first (its users match them), then what exactly does not fit
+    assert str(e.value).startswith("Input schema isn't consistent with table schema and write cols. ")
+    with pytest.raises(paimon_rs.SchemaMismatchError, match="^Input schema isn't consistent"):
+        w.write_pandas(data.to_pandas())
     w.close()  # closed without commit
     assert read(pk_table).num_rows == 1
     assert pk_table.latest_snapshot_id() == 1

@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime
 import random
 import re
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, List, Optional
 
@@ -58,6 +59,7 @@ def make_rows(n: int = 60) -> pa.Table:
 
 
 ROWS = make_rows()
+ROW_LIST = ROWS.to_pylist()
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +124,7 @@ def model(p: Predicate, row: dict) -> Optional[bool]:
 
 
 def model_ids(p: Predicate) -> List[int]:
-    return sorted(r["id"] for r in ROWS.to_pylist() if model(p, r) is True)
+    return sorted(r["id"] for r in ROW_LIST if model(p, r) is True)
 
 
 # --- random predicate trees (built with the predicate builder) and their strings ------------------
@@ -215,7 +217,7 @@ def render(p: Predicate, rnd: random.Random) -> str:
         word = rnd.choice([" AND ", " and "]) if p.builder_method == "and" else rnd.choice([" OR ", " or "])
         return "(" + word.join(render(c, rnd) for c in p.children) + ")"
     if p.builder_method in NEG and rnd.random() < 0.25:
-        return "NOT (" + render(Predicate(NEG[p.builder_method], p.field, p.literals), rnd) + ")"
+        return "NOT (" + render(Predicate(NEG[p.builder_method], p.index, p.field, p.literals), rnd) + ")"
     return render_leaf(p, rnd)
 
 
@@ -226,7 +228,7 @@ def render_not(p: Predicate, rnd: random.Random) -> str:
     if p.builder_method in ("and", "or"):
         other = " OR " if p.builder_method == "and" else " AND "
         return "(" + other.join(render_not(c, rnd) for c in p.children) + ")"
-    return render_leaf(Predicate(NEG[p.builder_method], p.field, p.literals), rnd)
+    return render_leaf(Predicate(NEG[p.builder_method], p.index, p.field, p.literals), rnd)
 
 
 def render_leaf(p: Predicate, rnd: random.Random) -> str:
@@ -261,10 +263,119 @@ def test_random_trees_parse_back_to_equivalent_filters(table, tree, rnd):
     assert ids(table, text) == expected, (text, parsed)
 
 
+# --- pypaimon's Predicate API: index, new_index, new_literals, test, test_by_simple_stats --------
+
+class _Stats:
+    """pypaimon's SimpleStats, as its tests build it: min / max rows and null counts."""
+
+    def __init__(self, min_values, max_values, null_counts):
+        self.min_values, self.max_values, self.null_counts = min_values, max_values, null_counts
+
+
+class _Row:
+    """pypaimon's InternalRow: a row read by position with ``get_field``."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def get_field(self, i):
+        return self.values[i]
+
+    def __len__(self):
+        return len(self.values)
+
+
+def stats_of(rows: List[dict]) -> _Stats:
+    lo, hi, nulls = [], [], []
+    for name in SCHEMA.names:
+        vals = [r[name] for r in rows if r[name] is not None]
+        lo.append(min(vals) if vals else None)
+        hi.append(max(vals) if vals else None)
+        nulls.append(len(rows) - len(vals))
+    return _Stats(_Row(lo), _Row(hi), nulls)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tree=trees())
+def test_predicate_test_is_the_model_on_each_row(tree):
+    rows = ROW_LIST
+    expected = model_ids(tree)
+    assert sorted(r["id"] for r in rows if tree.test(_Row(r.values()))) == expected
+    assert sorted(r["id"] for r in rows if tree.test(tuple(r.values()))) == expected
+    assert sorted(r["id"] for r in rows if tree.test(r)) == expected
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(tree=trees(), picks=st.lists(st.integers(0, len(ROWS) - 1), min_size=1, max_size=6))
+def test_stats_never_prune_a_file_holding_a_match(tree, picks):
+    rows = [ROW_LIST[i] for i in picks]
+    if any(model(tree, r) is True for r in rows):
+        assert tree.test_by_simple_stats(stats_of(rows), len(rows)), (tree, rows)
+
+
+def test_stats_prune_what_they_prove_and_keep_what_they_cannot():
+    rows = [r for r in ROW_LIST if r["n"] is not None and 0 <= r["n"] <= 2]
+    s = stats_of(rows)
+    assert not PB.equal("n", 3).test_by_simple_stats(s, len(rows))
+    assert PB.equal("n", 1).test_by_simple_stats(s, len(rows))
+    assert not PB.greater_than("n", 2).test_by_simple_stats(s, len(rows))
+    assert not PB.is_null("n").test_by_simple_stats(s, len(rows))
+    assert not PB.is_in("n", [5, None]).test_by_simple_stats(s, len(rows))
+    assert not PB.and_predicates([PB.equal("n", 1), PB.less_than("n", 0)]).test_by_simple_stats(
+        s, len(rows))
+    # nothing known: no stats at that position, an all-NULL column, NaN, a foreign literal
+    assert PB.equal("n", 3).test_by_simple_stats(_Stats(_Row([]), _Row([]), None), 5)
+    assert PB.equal("n", 3).test_by_simple_stats(_Stats(s.min_values, s.max_values, [4] * 9), 4)
+    nan = _Stats(_Row([None, None, None, float("nan")]), _Row([None, None, None, 1.0]), None)
+    assert PB.less_than("x", -5.0).test_by_simple_stats(nan, 3)
+    assert PB.equal("n", "3").test_by_simple_stats(s, len(rows))
+    assert PB.is_not_null("n").test_by_simple_stats(_Stats(_Row([]), _Row([]), [0] * 9), None)
+
+
+def test_index_new_index_and_new_literals_as_pypaimon():
+    p = PB.equal("v", "a")
+    assert (p.method, p.index, p.field, p.literals) == ("equal", 2, "v", ["a"])
+    assert Predicate("equal", 2, "v", ["a"]) == p  # pypaimon's positional order
+    assert parse_filter("v = 'a'", SCHEMA) == p
+    moved = p.new_index(0)
+    assert (moved.index, moved.field, p.index) == (0, "v", 2)
+    assert moved.test(["a", "b", "c"]) and not p.test(["a", "b", "c"])  # at its own position
+    assert p.new_literals(["b"]).literals == ["b"] and p.literals == ["a"]
+    both = PB.and_predicates([p, PB.is_null("x")])
+    assert both.index is None
+    either = both.new_literals([p, PB.equal("id", 1)])
+    assert either.children == either.literals == [p, PB.equal("id", 1)]
+    with pytest.raises(InvalidArgumentError, match="has no index"):
+        Predicate("equal", field="v", literals=["a"]).test(["a"])
+    assert Predicate("equal", field="v", literals=["a"]).test({"v": "a"})
+    with pytest.raises(InvalidArgumentError, match="in its order"):
+        Predicate("equal", "v", ["a"])  # paimon_rs's former order (method, field, literals)
+
+
+def test_with_filter_takes_pypaimons_own_predicate_objects(table):
+    @dataclass
+    class PypaimonPredicate:  # pypaimon.common.predicate.Predicate's fields
+        method: str
+        index: Optional[int]
+        field: Optional[str]
+        literals: Optional[List[Any]] = None
+
+    leaf = PypaimonPredicate("between", 1, "id", [5, 14])
+    both = PypaimonPredicate("and", None, None, [leaf, PypaimonPredicate("isNotNull", 2, "v")])
+    assert ids(table, leaf) == ids(table, PB.between("id", 5, 14))
+    assert ids(table, both) == ids(table, PB.and_predicates([PB.between("id", 5, 14),
+                                                           PB.is_not_null("v")]))
+    with pytest.raises(InvalidArgumentError, match="unknown predicate method 'nope'"):
+        ids(table, PypaimonPredicate("nope", 1, "id", [1]))
+    with pytest.raises(TypeError, match="got builtins.int"):
+        table.new_read_builder().with_filter(42)
+
+
 # --- the grammar, case by case ------------------------------------------------------------------
 
-def P(method, field=None, literals=None, children=None):
-    return Predicate(method, field, literals, children or [])
+def P(method, field=None, literals=None, children=None, schema=SCHEMA):
+    index = None if field is None else schema.get_field_index(field)
+    return Predicate(method, index, field, literals, children or [])
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -380,8 +491,10 @@ def test_table_with_timezone_timestamp():
 def test_columns_named_date_or_timestamp_need_no_quotes():
     schema = pa.schema([("date", pa.date32()), ("timestamp", pa.timestamp("ms")), ("id", pa.int64())])
     assert parse_filter("date = DATE '2024-01-02' AND timestamp IS NOT NULL", schema) == P("and", children=[
-        P("equal", "date", [datetime.date(2024, 1, 2)]), P("is_not_null", "timestamp", [])])
-    assert parse_filter("date >= '2024-01-02'", schema) == P("greater_or_equal", "date", [datetime.date(2024, 1, 2)])
+        P("equal", "date", [datetime.date(2024, 1, 2)], schema=schema),
+        P("is_not_null", "timestamp", [], schema=schema)])
+    assert parse_filter("date >= '2024-01-02'", schema) == P(
+        "greater_or_equal", "date", [datetime.date(2024, 1, 2)], schema=schema)
     with pytest.raises(InvalidArgumentError, match="expected a quoted value after DATE"):
         parse_filter("id = DATE", schema)
 

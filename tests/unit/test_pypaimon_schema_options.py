@@ -271,3 +271,22 @@ def test_read_options_are_honoured(catalog):
         table.copy({"read.parallelism": "0"}).new_read_builder().new_read()
     with pytest.raises(InvalidArgumentError, match="read.batch-size"):
         catalog.create_table("db.bad", Schema.from_pyarrow_schema(schema, options={"read.batch-size": "x"}), False)
+
+
+def test_enum_option_values_are_stored_as_their_values():
+    import enum
+
+    from paimon_rs import SchemaChange
+
+    class Strategy(str, enum.Enum):  # pypaimon's ExternalPathStrategy is such a str enum
+        ROUND_ROBIN = "round-robin"
+
+    class Level(enum.Enum):
+        ON = True
+
+    s = Schema.from_pyarrow_schema(pa.schema([("id", pa.int64())]), options={
+        "data-file.external-paths.strategy": Strategy.ROUND_ROBIN, "x": Level.ON, "bucket": 2})
+    assert s.options == {"data-file.external-paths.strategy": "round-robin", "x": "true",
+                         "bucket": "2"}
+    assert SchemaChange.set_option("k", Strategy.ROUND_ROBIN).value == "round-robin"
+

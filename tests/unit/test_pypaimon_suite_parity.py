@@ -167,6 +167,17 @@ def test_table_tag_manager(tagged):
     assert tm.delete_tag("v2") and not tm.delete_tag("v2") and tm.list_tags() == []
 
 
+def test_tag_from_snapshot_and_tag_ttl(tagged):
+    s1 = tagged.get_table("db.t").snapshot_manager().get_snapshot_by_id(1)
+    made = datetime.datetime(2024, 6, 25, 10, 30, 45)
+    tag = Tag.from_snapshot_and_tag_ttl(s1, datetime.timedelta(days=1), made)
+    assert isinstance(tag, Tag) and tag.trim_to_snapshot() == s1
+    assert (tag.tag_create_time, tag.tag_time_retained) == (made, datetime.timedelta(days=1))
+    assert Tag.from_snapshot_and_tag_ttl(s1, None, made).tag_time_retained is None
+    with pytest.raises(ValueError, match="takes a Snapshot, got dict"):
+        Tag.from_snapshot_and_tag_ttl({"id": 1}, None, made)
+
+
 def test_snapshot_manager_of_a_table_as_pypaimon_documents(tagged):
     # pypaimon's docs: ``from pypaimon.snapshot.snapshot_manager import SnapshotManager``;
     # ``SnapshotManager(table)``

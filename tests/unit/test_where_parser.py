@@ -125,11 +125,11 @@ def test_pypaimon_method_names():
     assert [p.builder_method for p in got] == ["not_equal", "is_in", "is_not_in", "startswith",
                                                "endswith", "is_not_null", "not_between"]
     # either spelling makes the same node; pypaimon's and/or with their operands in literals
-    assert Predicate("not_equal", "id", [1]) == Predicate("notEqual", "id", [1])
-    both = Predicate("and", None, [got[0], got[1]])
+    assert Predicate("not_equal", 1, "id", [1]) == Predicate("notEqual", 1, "id", [1])
+    both = Predicate("and", None, None, [got[0], got[1]])
     assert both.children == [got[0], got[1]] and both == PredicateBuilder.and_predicates(got[:2])
     with pytest.raises(InvalidArgumentError, match="unknown predicate method 'nope'"):
-        Predicate("nope", "id", [1])
+        Predicate("nope", 1, "id", [1])
 
 
 def test_read_with_a_where_clause(catalog):

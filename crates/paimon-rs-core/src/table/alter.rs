@@ -618,6 +618,15 @@ pub fn generate_table_schema(
                     if old.partition_keys.contains(&n) {
                         return Err(refuse(format!("Cannot rename partition column: [{n}]")));
                     }
+                    // Java's assertNotRenamingBlobColumn: a `.blob` file names its column (its
+                    // writeCols), so a renamed one would no longer be found by readers
+                    if fields.iter().any(|f| {
+                        f.name == n && crate::io::blob_nested::is_blob_file_type(&f.data_type)
+                    }) {
+                        return Err(refuse(format!(
+                            "Cannot rename BLOB, ARRAY<BLOB> or MAP<X, BLOB> column: [{n}]"
+                        )));
+                    }
                     renames.push((n, new_name.clone()));
                 }
                 modify_nested(&mut fields, field_names, table, |fs, name| {
@@ -1029,6 +1038,36 @@ mod tests {
             panic!("not a row")
         };
         assert_eq!((s.fields[3].id, fs[0].id, fs[1].id), (3, 4, 5));
+    }
+
+    #[test]
+    fn blob_file_columns_keep_their_names() {
+        let mut base = schema();
+        base.primary_keys.clear();
+        let blob = DataType::new(Blob);
+        base.fields.push(DataField::new(3, "pic", blob.clone()));
+        base.fields.push(DataField::new(
+            4,
+            "pics",
+            DataType::new(Array(Box::new(blob))),
+        ));
+        let rename = |from: &str| {
+            let change = SchemaChange::RenameColumn {
+                field_names: vec![from.into()],
+                new_name: format!("{from}2"),
+            };
+            generate_table_schema(&base, &[change], || Ok(true), "db.t")
+        };
+        for col in ["pic", "pics"] {
+            let err = rename(col).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!(
+                    "Cannot rename BLOB, ARRAY<BLOB> or MAP<X, BLOB> column: [{col}]"
+                )),
+                "{err}"
+            );
+        }
+        assert!(rename("a").is_ok());
     }
 
     #[test]
