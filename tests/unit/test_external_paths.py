@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from paimon_rs import InvalidArgumentError, PredicateBuilder, Schema, UnsupportedError
+from paimon_rs import InvalidArgumentError, PredicateBuilder, Schema
 
 from unit_helpers import PK_SCHEMA, read, write
 
@@ -150,15 +150,6 @@ def test_refusals_name_the_option(catalog, tmp_path):
         create(ext_options(tmp_path, "weight-robin", **{"data-file.external-paths.weights": "1"}))
     with pytest.raises(InvalidArgumentError, match="data-file.external-paths.strategy"):
         create(ext_options(tmp_path, "fastest"))
-    # BLOB columns go to .blob files beside the table's data files only: refused, not half-honoured
-    blob_schema = pa.schema([("id", pa.int64()), ("pic", pa.large_binary())])
-    catalog.create_table("db.blob", Schema.from_pyarrow_schema(
-        blob_schema, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true",
-                              **ext_options(tmp_path)}), False)
-    t = catalog.get_table("db.blob")
-    with pytest.raises(UnsupportedError, match="external-paths on a table with BLOB"):
-        write(t, pa.table({"id": [1], "pic": [b"x"]}, schema=blob_schema))
-    assert not os.path.exists(tmp_path / "ext_a")
 
 
 def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_path):
@@ -207,3 +198,135 @@ def test_orphan_clean_lists_the_external_roots(catalog, tmp_path):
                                                              "data-deadbeef-1.parquet"]
     assert not stray.exists() and not own.exists() and all(p.exists() for p in live)
     assert read(t).num_rows == 20
+
+
+def test_entropy_inject_sweep_and_orphan_clean_find_files_in_the_hash_directories(catalog, tmp_path):
+    import time
+
+    from paimon_rs.spark.commit import _external_walks, _sweep, _task_options
+
+    schema = Schema.from_pyarrow_schema(
+        PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+        options={"bucket": "1", **ext_options(tmp_path, "entropy-inject")})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    # the engine's parse of the roots, as the sweep uses it
+    assert _external_walks(t) == [(str(tmp_path / "ext_a"), False, 4), (str(tmp_path / "ext_b"), False, 4)]
+    write(t, rows(list(range(20))))
+    committed = data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+    assert committed and all(len(p.relative_to(tmp_path).parts) == 8 for p in committed), committed
+    # a lost Spark attempt, under its own hash directories: the sweep deletes it, keeps the rest
+    loser = t.copy(_task_options(t, "data-job1-a2-"))
+    w = loser.new_batch_write_builder().new_write()
+    w.write_arrow(rows(list(range(100, 110))))
+    w.prepare_commit()
+    w.close()
+    lost = [p for p in data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b") if p not in committed]
+    assert lost and all(p.name.startswith("data-job1-a2-") for p in lost)
+    # a file of the attempt outside this table's layout under the root is not listed
+    foreign = tmp_path / "ext_a" / "other" / "data-job1-a2-x.parquet"
+    foreign.parent.mkdir(parents=True)
+    foreign.write_bytes(b"z")
+    deleted = _sweep(t, "data-job1-", set())
+    assert sorted(deleted) == sorted(str(p) for p in lost)
+    assert foreign.exists()
+    # an orphan deep in the hash directories: removed with the directories it leaves empty;
+    # the committed files stay
+    stray_dir = tmp_path / "ext_b" / "dt=d1" / "bucket-0" / "0101" / "0000" / "1111" / "00110011"
+    stray_dir.mkdir(parents=True)
+    stray = stray_dir / "data-deadbeef-0.parquet"
+    stray.write_bytes(b"x")
+    old = time.time() - 3 * 86400
+    for p in committed + [stray, foreign]:
+        os.utime(p, (old, old))
+    for d in sorted((tmp_path / "ext_b").rglob("*"), reverse=True):
+        if d.is_dir():
+            os.utime(d, (old, old))
+    res = t.remove_orphan_files()
+    assert [os.path.basename(f) for f in res.files] == ["data-deadbeef-0.parquet"]
+    assert not stray.exists() and not (tmp_path / "ext_b" / "dt=d1" / "bucket-0" / "0101").exists()
+    assert all(p.exists() for p in committed) and foreign.exists()
+    assert read(t).num_rows == 20
+
+
+@pytest.mark.parametrize("strategy", ["round-robin", "entropy-inject"])
+def test_drop_table_deletes_its_files_under_a_shared_root_and_nothing_else(catalog, tmp_path, strategy):
+    def create(name):
+        schema = Schema.from_pyarrow_schema(
+            PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+            options={"bucket": "1", "changelog-producer": "input", "file-index.bloom-filter.columns": "name",
+                     "file-index.in-manifest-threshold": "1 b", **ext_options(tmp_path, strategy)})
+        catalog.create_table(name, schema, False)
+        return catalog.get_table(name)
+
+    a, b = create("db.a"), create("db.b")
+    write(b, rows(list(range(30)), tag="b"))
+    before_a = set(data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b"))
+    for k in range(3):
+        write(a, rows(list(range(k * 10, k * 10 + 15)), tag="a"))
+    a.create_tag("t1")
+    a.compact(full=True)
+    files_a = set(data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")) - before_a
+    assert any(p.name.endswith(".index") for p in files_a)
+    assert any(p.name.startswith("changelog-") for p in files_a)
+    # a file nobody's manifest names, in a bucket directory of the shared root
+    foreign = next(iter(before_a)).with_name("data-foreign-0.parquet")
+    foreign.write_bytes(b"f")
+    catalog.drop_table("db.a")
+    left = set(data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b"))
+    assert left == before_a | {foreign}
+    assert not os.path.exists(a.table_path)
+    got = read(b, sort=["dt", "id"]).to_pylist()
+    assert got == rows(list(range(30)), tag="b").sort_by([("dt", "ascending"), ("id", "ascending")]).to_pylist()
+    # the directories only the dropped table used are gone; the roots stay
+    assert (tmp_path / "ext_a").is_dir() and (tmp_path / "ext_b").is_dir()
+    for d in (tmp_path / "ext_a").rglob("*"):
+        if d.is_dir():
+            assert any(p.is_file() for p in d.rglob("*")), d
+    # a database dropped with its tables deletes theirs too
+    catalog.drop_database("db", ignore_if_not_exists=False, cascade=True)
+    assert data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b") == [foreign]
+
+
+def test_drop_table_refuses_when_a_manifest_cannot_be_read(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["dt", "id"],
+                                        options={"bucket": "1", **ext_options(tmp_path)})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    write(t, rows(list(range(10))))
+    manifest = next(p for p in (Path(t.table_path) / "manifest").iterdir()
+                    if p.name.startswith("manifest-") and not p.name.startswith("manifest-list-"))
+    manifest.write_bytes(b"garbage")
+    with pytest.raises(Exception, match="refusing to drop the table"):
+        catalog.drop_table("db.t")
+    # nothing deleted: the table and its files are all there
+    assert os.path.isdir(t.table_path)
+    assert data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+
+
+@pytest.mark.parametrize("strategy", ["round-robin", "entropy-inject"])
+def test_blob_files_go_under_the_roots_too(catalog, tmp_path, strategy):
+    # Java's DataFilePathFactory.newBlobPath and pypaimon's blob writer place .blob files as
+    # data files: under a root, named by _EXTERNAL_PATH
+    blob_schema = pa.schema([("id", pa.int64()), ("pic", pa.large_binary())])
+    catalog.create_table("db.blob", Schema.from_pyarrow_schema(
+        blob_schema, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true",
+                              "blob.target-file-size": "40b", **ext_options(tmp_path, strategy)}), False)
+    t = catalog.get_table("db.blob")
+    want = []
+    for k in range(2):
+        data = pa.table({"id": list(range(k * 5, k * 5 + 5)),
+                         "pic": [bytes([i]) * (10 + i) if i % 3 else None for i in range(k * 5, k * 5 + 5)]},
+                        schema=blob_schema)
+        write(t, data)
+        want += data.to_pylist()
+    assert read(t, sort=["id"]).to_pylist() == want
+    blobs = [p for p in tmp_path.glob("ext_*/**/*.blob")]
+    assert len(blobs) >= 4, blobs  # rolled at 40 bytes
+    assert not [p for p in Path(t.table_path).rglob("*") if p.is_file() and p.suffix in (".blob", ".parquet")]
+    splits = t.new_read_builder().new_scan().plan().splits()
+    named = {f.file_name: f.external_path for s in splits for f in s.files}
+    assert {n for n in named if n.endswith(".blob")} == {p.name for p in blobs}
+    assert all(e and e.startswith(f"file:{tmp_path}/ext_") for e in named.values())
+    catalog.drop_table("db.blob")
+    assert list(tmp_path.glob("ext_*/**/*.*")) == []

@@ -90,6 +90,18 @@ impl Table {
     fn options(&self) -> BTreeMap<String, String> {
         self.inner.schema.options.clone()
     }
+    /// The roots `data-file.external-paths` sends new data files to (local directories without
+    /// `file:`, object store URIs) and how many levels of hash directories a file has below its
+    /// bucket directory there (4 with `entropy-inject`, else 0); None when new files stay in the
+    /// table's directory. Parsed once with the table's options (no I/O).
+    #[getter]
+    fn external_paths(&self) -> Option<(Vec<String>, usize)> {
+        self.inner.options.external_paths.as_ref().map(|e| {
+            let roots = e.root_paths();
+            let roots = roots.iter().map(|r| r.to_string_lossy().into_owned());
+            (roots.collect(), e.hash_levels())
+        })
+    }
     #[getter]
     fn schema_json(&self) -> String {
         self.inner.schema.to_json_string()

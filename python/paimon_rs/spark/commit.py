@@ -215,11 +215,17 @@ def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
     prefixes = (file_prefix, _changelog_prefix(table, file_prefix))
     index_dir = _join(root, "index", remote)
     index_prefix = _index_prefix(table, file_prefix)
-    walks = [(root, remote, True)] + [(r, "://" in r, False) for r in _external_roots(table)]
-    for top, top_remote, own in walks:
+    levels = len(table.partition_keys)
+    walks = [(root, remote, True, 0)] + [(r, rr, False, h) for r, rr, h in _external_walks(table)]
+    for top, top_remote, own, hash_levels in walks:
+        keep_dir = _data_dir_filter(levels, hash_levels)
         for dirpath, dirnames, filenames in _walk(top, top_remote):
             if own and dirpath == top:
                 dirnames[:] = [d for d in dirnames if d not in _METADATA_DIRS or d == "index"]
+            if not own:
+                rel = dirpath[len(top):].strip("/" if top_remote else os.sep)
+                depth = len(rel.split("/" if top_remote else os.sep)) if rel else 0
+                dirnames[:] = [d for d in dirnames if keep_dir(depth, d)]
             # in index/: a dynamic-bucket table's hash index files of this write's task attempts
             mine = (index_prefix,) if own and dirpath == index_dir else prefixes
             if own and dirpath == index_dir:
@@ -239,26 +245,37 @@ def _sweep(table: Table, file_prefix: str, keep: Set[str]) -> List[str]:
     return deleted
 
 
-def _external_roots(table: Table) -> List[str]:
-    """The roots ``data-file.external-paths`` sends new data files to (with a strategy other
-    than ``none``; ``specific-fs``: those of its scheme), as local paths or object store URIs:
-    a task attempt's files may be there (docs/write-path.md, External data paths)."""
-    o = table.options
-    strategy = o.get("data-file.external-paths.strategy", "none").lower()
-    paths = o.get("data-file.external-paths", "").strip()
-    if strategy == "none" or not paths:
+def _external_walks(table: Table) -> List[Tuple[str, bool, int]]:
+    """The roots ``data-file.external-paths`` sends new data files to, as parsed by the engine
+    (``_core.Table.external_paths``; none with strategy ``none``, only those of its scheme with
+    ``specific-fs``): each as a local path or object store URI, whether remote, and how many
+    levels of hash directories (entropy-inject) its files have below their bucket directory.
+    A task attempt's files may be there (docs/write-path.md, External data paths)."""
+    ext = table._core.external_paths
+    if ext is None:
         return []
-    specific = o.get("data-file.external-paths.specific-fs", "") if strategy == "specific-fs" else ""
-    out = []
-    for p in (x.strip() for x in paths.split(",")):
-        scheme = p.split(":", 1)[0]
-        if specific and scheme.lower() != specific.lower():
-            continue
-        if scheme.lower() == "file":
-            p = "/" + p[len("file:"):].lstrip("/")
-        if os.path.isdir(p) or "://" in p:
-            out.append(p)
-    return out
+    roots, hash_levels = ext
+    return [(r, "://" in r, hash_levels) for r in roots]
+
+
+#: the widths of entropy-inject's hash directories below a bucket directory, outermost first
+_HASH_DIR_WIDTHS = (4, 4, 4, 8)
+
+
+def _data_dir_filter(levels: int, hash_levels: int) -> Callable[[int, str], bool]:
+    """Which directory names a walk of an external root descends into, by depth below the root
+    (0 = the root's entries): ``key=value`` partition directories down ``levels`` levels, then
+    ``bucket-<n>``, then ``hash_levels`` levels of hash directories (binary digits of
+    ``_HASH_DIR_WIDTHS``): the listing stays in this table's layout, not in whatever else shares
+    the root."""
+    def keep(depth: int, name: str) -> bool:
+        if depth < levels:
+            return "=" in name
+        if depth == levels:
+            return name.startswith("bucket-")
+        h = depth - levels - 1
+        return h < hash_levels and len(name) == _HASH_DIR_WIDTHS[h] and set(name) <= {"0", "1"}
+    return keep
 
 
 @dataclass

@@ -132,14 +132,6 @@ pub fn file_context(
         )
     };
     let external = o.external_paths.clone().map(|e| (e, table.path.clone()));
-    if external.is_some() && blob.is_some() {
-        return Err(Error::unsupported(
-            "data-file.external-paths on a table with BLOB columns: paimon_rs writes .blob \
-             files beside the table's data files only (unset the option, or write the table \
-             with Java Paimon)",
-        )
-        .with_table(&table.name));
-    }
     Ok(FileWriterContext {
         dir: table.path.clone(),
         prefix: o.data_file_prefix.clone(),

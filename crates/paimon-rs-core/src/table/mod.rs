@@ -7,6 +7,7 @@ pub mod changelog;
 pub(crate) mod changelog_expire;
 #[cfg(test)]
 mod changelog_tests;
+mod drop;
 pub mod expire;
 pub(crate) mod file_deletion;
 pub mod inspect;

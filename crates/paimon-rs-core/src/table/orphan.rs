@@ -184,23 +184,26 @@ impl Cleaner<'_> {
             }
         }
         let levels = self.table.partition_keys().len();
-        self.list_data_dirs(root, levels, None, &mut l)?;
+        self.list_data_dirs(root, levels, 0, None, &mut l)?;
         // the roots `data-file.external-paths` writes to, listed the same way (Java's
-        // `OrphanFilesClean.listPaimonFileDirs`; entropy-inject's hash directories are not)
+        // `OrphanFilesClean.listPaimonFileDirs`), and with entropy-inject the hash directories
+        // below their bucket directories (Java does not list those)
         if let Some(e) = &self.table.options.external_paths {
-            for r in e.roots() {
-                self.list_data_dirs(&crate::io::external_file(r), levels, None, &mut l)?;
+            for r in e.root_paths() {
+                self.list_data_dirs(&r, levels, e.hash_levels(), None, &mut l)?;
             }
         }
         Ok(l)
     }
 
     /// Partition directories (`key=value`) down `levels` levels, then `bucket-<n>` directories
-    /// and their files, as Java's `listFileDirs`.
+    /// and their files, as Java's `listFileDirs`; below a bucket directory `hash_levels` levels
+    /// of entropy-inject's hash directories (binary digits, see `is_hash_dir`) before the files.
     fn list_data_dirs(
         &self,
         dir: &Path,
         levels: usize,
+        hash_levels: usize,
         parent: Option<usize>,
         l: &mut Listing,
     ) -> Result<()> {
@@ -212,29 +215,64 @@ impl Cleaner<'_> {
             if !(is_bucket || (levels > 0 && name.contains('='))) {
                 continue;
             }
-            let inner = entries(&path)?;
-            let idx = l.dirs.len();
-            l.dirs.push(DataDir {
-                path: path.clone(),
-                old: self.old_enough(&md),
-                entries: inner.len(),
-                parent,
-            });
-            if !is_bucket {
-                self.list_data_dirs(&path, levels - 1, Some(idx), l)?;
+            if is_bucket {
+                self.list_bucket_dir(path, &md, 0, hash_levels, parent, l)?;
                 continue;
             }
-            for (fname, fpath, fmd) in inner {
-                if fmd.is_file && self.old_enough(&fmd) {
-                    let area = if is_temp_name(&fname) {
-                        Area::Temp
-                    } else {
-                        Area::Data
-                    };
-                    let mut c = self.candidate(fpath, fname, &fmd, area);
-                    c.dir = Some(idx);
-                    l.candidates.push(c);
+            let n = entries(&path)?.len();
+            let idx = self.push_dir(path.clone(), &md, n, parent, l);
+            self.list_data_dirs(&path, levels - 1, hash_levels, Some(idx), l)?;
+        }
+        Ok(())
+    }
+
+    /// Record the data directory `path` holding `entries` entries; its index in `l.dirs`.
+    fn push_dir(
+        &self,
+        path: PathBuf,
+        md: &FileStatus,
+        entries: usize,
+        parent: Option<usize>,
+        l: &mut Listing,
+    ) -> usize {
+        l.dirs.push(DataDir {
+            old: self.old_enough(md),
+            path,
+            entries,
+            parent,
+        });
+        l.dirs.len() - 1
+    }
+
+    /// A bucket directory (`depth` 0) or a hash directory below it (`depth` 1..=`hash_levels`):
+    /// the files at the last level are candidates, the directories above them only descended.
+    fn list_bucket_dir(
+        &self,
+        path: PathBuf,
+        md: &FileStatus,
+        depth: usize,
+        hash_levels: usize,
+        parent: Option<usize>,
+        l: &mut Listing,
+    ) -> Result<()> {
+        let inner = entries(&path)?;
+        let idx = self.push_dir(path, md, inner.len(), parent, l);
+        for (name, path, md) in inner {
+            if depth < hash_levels {
+                if md.is_dir && crate::write::external_path::is_hash_dir(depth, &name) {
+                    self.list_bucket_dir(path, &md, depth + 1, hash_levels, Some(idx), l)?;
                 }
+                continue;
+            }
+            if md.is_file && self.old_enough(&md) {
+                let area = if is_temp_name(&name) {
+                    Area::Temp
+                } else {
+                    Area::Data
+                };
+                let mut c = self.candidate(path, name, &md, area);
+                c.dir = Some(idx);
+                l.candidates.push(c);
             }
         }
         Ok(())

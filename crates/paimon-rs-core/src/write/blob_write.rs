@@ -92,6 +92,8 @@ impl BlobSpec {
 /// A `.blob` file being written: its records go straight to its temp file.
 struct OpenBlob {
     name: String,
+    /// Its `_EXTERNAL_PATH` (data-file.external-paths), if any.
+    external: Option<String>,
     staged: StagedFile,
     w: BlobFileWriter<BufWriter<WritebackFile>>,
 }
@@ -99,6 +101,7 @@ struct OpenBlob {
 /// A `.blob` file written whole under its temp name, published when its data file closes.
 struct ClosedBlob {
     name: String,
+    external: Option<String>,
     staged: StagedFile,
     size: u64,
     rows: i64,
@@ -121,13 +124,16 @@ struct ColumnFiles {
 pub struct BlobSidecars {
     spec: Arc<BlobSpec>,
     dir: PathBuf,
+    /// `data-file.external-paths` and the table's directory: each `.blob` file goes under a
+    /// root, as a data file (Java's `DataFilePathFactory.newBlobPath`).
+    external: super::rolling::ExternalRoots,
     columns: Vec<ColumnFiles>,
     /// Every `.blob` file written (to remove them if the write is abandoned).
     written: Vec<PathBuf>,
 }
 
 impl BlobSidecars {
-    pub fn new(spec: Arc<BlobSpec>, dir: PathBuf) -> Self {
+    pub fn new(spec: Arc<BlobSpec>, dir: PathBuf, external: super::rolling::ExternalRoots) -> Self {
         let columns = spec
             .blob_cols
             .iter()
@@ -141,6 +147,7 @@ impl BlobSidecars {
         BlobSidecars {
             spec,
             dir,
+            external,
             columns,
             written: vec![],
         }
@@ -207,10 +214,18 @@ impl BlobSidecars {
         if col.open.is_none() {
             let name = format!("{}{}-{}.blob", self.spec.prefix, col.uuid, col.counter);
             col.counter += 1;
-            let (staged, file) = StagedFile::create(self.dir.join(&name))?;
+            let (path, external) = match &self.external {
+                Some((paths, root)) => {
+                    let (path, uri) = paths.place(root, &self.dir, &name)?;
+                    (path, Some(uri))
+                }
+                None => (self.dir.join(&name), None),
+            };
+            let (staged, file) = StagedFile::create(path)?;
             let out = BufWriter::with_capacity(BLOB_BUFFER, WritebackFile::new(file));
             col.open = Some(OpenBlob {
                 name,
+                external,
                 staged,
                 w: BlobFileWriter::to(out),
             });
@@ -232,7 +247,13 @@ impl BlobSidecars {
     /// closed unsynced (made durable with the data file's others in [`Self::finish_data_file`]).
     fn close_column(&mut self, c: usize) -> Result<()> {
         let col = &mut self.columns[c];
-        let Some(OpenBlob { name, staged, w }) = col.open.take() else {
+        let Some(OpenBlob {
+            name,
+            external,
+            staged,
+            w,
+        }) = col.open.take()
+        else {
             return Ok(());
         };
         let rows = w.row_count() as i64;
@@ -242,6 +263,7 @@ impl BlobSidecars {
         drop(file.into_file());
         col.closed.push(ClosedBlob {
             name,
+            external,
             staged,
             size,
             rows,
@@ -311,7 +333,7 @@ impl BlobSidecars {
                     embedded_index: None,
                     file_source: Some(self.spec.file_source),
                     value_stats_cols: None,
-                    external_path: None,
+                    external_path: f.external,
                     first_row_id: None,
                     write_cols: Some(vec![self.spec.blob_cols[c].1.clone()]),
                     write_cols_sequences: None,
@@ -652,7 +674,7 @@ mod tests {
     #[test]
     fn blob_files_roll_at_the_target_size_and_cover_the_data_file() -> Result<()> {
         let dir = tempfile::tempdir().map_err(|e| Error::io(Path::new("tmp"), e))?;
-        let mut s = BlobSidecars::new(spec(40), dir.path().to_path_buf());
+        let mut s = BlobSidecars::new(spec(40), dir.path().to_path_buf(), None);
         let big = vec![7u8; 30];
         let b = batch(vec![Some(&big), None, Some(b"x"), Some(&big), Some(b"y")]);
         assert_eq!(s.data_columns(&b)?.num_columns(), 1);
@@ -699,7 +721,7 @@ mod tests {
         let d = descriptor_bytes(&format!("file://{}", src.display()), 2, 5)?;
         let parsed = parse_descriptor(&d)?.expect("a descriptor");
         assert_eq!((parsed.offset, parsed.length), (2, Some(5)));
-        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf());
+        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf(), None);
         s.write(&batch(vec![Some(&d)]))?;
         let metas = s.finish_data_file(1, (0, 0))?;
         let bytes = std::fs::read(dir.path().join(&metas[0].file_name))
@@ -722,7 +744,7 @@ mod tests {
         let src = dir.path().join("src.bin");
         std::fs::write(&src, b"0123456789").map_err(|e| Error::io(&src, e))?;
         let uri = src.display().to_string();
-        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf());
+        let mut s = BlobSidecars::new(spec(1 << 20), dir.path().to_path_buf(), None);
         s.write(&batch(vec![Some(b"a")]))?;
         let mut to_end = descriptor_bytes(&uri, 7, 0)?;
         let n = to_end.len();

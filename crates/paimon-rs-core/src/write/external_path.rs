@@ -192,6 +192,24 @@ impl ExternalPaths {
         &self.roots
     }
 
+    /// The roots as paths to list: a local directory (`file:` dropped) or an object store URI.
+    pub fn root_paths(&self) -> Vec<PathBuf> {
+        self.roots
+            .iter()
+            .map(|r| crate::io::external_file(r))
+            .collect()
+    }
+
+    /// How many levels of hash directories a file has below its bucket directory: 4 with
+    /// `entropy-inject` (see [`is_hash_dir`]), else 0.
+    pub fn hash_levels(&self) -> usize {
+        if self.pick == Pick::EntropyInject {
+            HASH_DIR_WIDTHS.len()
+        } else {
+            0
+        }
+    }
+
     /// Where the new data file `name` of the bucket directory `bucket_dir` (under `table_root`)
     /// goes: the path to write it to and the `_EXTERNAL_PATH` its manifest entry carries.
     pub fn place(
@@ -233,6 +251,18 @@ impl ExternalPaths {
         uri.push_str(name);
         Ok((crate::io::external_file(&uri), uri))
     }
+}
+
+/// The widths of entropy-inject's hash directories, outermost first.
+const HASH_DIR_WIDTHS: [usize; 4] = [4, 4, 4, 8];
+
+/// Whether `name` is an entropy-inject hash directory at `depth` (0 = just below the bucket
+/// directory): as many binary digits as that level has. What listings under the roots descend
+/// into, nothing else.
+pub fn is_hash_dir(depth: usize, name: &str) -> bool {
+    HASH_DIR_WIDTHS
+        .get(depth)
+        .is_some_and(|&w| name.len() == w && name.bytes().all(|b| b == b'0' || b == b'1'))
 }
 
 /// Java's `EntropyInjectExternalPathProvider.computeHash`: the low 20 bits of the murmur3 hash
@@ -375,5 +405,11 @@ mod tests {
         let bits: String = d.chars().filter(|c| *c != '/').collect();
         assert_eq!(u32::from_str_radix(&bits, 2).unwrap(), h & 0xF_FFFF);
         assert_eq!(d.split('/').map(str::len).collect::<Vec<_>>(), [4, 4, 4, 8]);
+        for (depth, part) in d.split('/').enumerate() {
+            assert!(is_hash_dir(depth, part), "{depth} {part}");
+        }
+        assert!(!is_hash_dir(0, "0102"));
+        assert!(!is_hash_dir(3, "0101"));
+        assert!(!is_hash_dir(4, "0101"));
     }
 }

@@ -24,6 +24,10 @@ use crate::spec::types::DataType;
 /// Rows written between two checks of the file size (Paimon checks every 1000 records).
 const CHUNK_ROWS: usize = 4096;
 
+/// `data-file.external-paths` of a writer and the table's directory (the bucket directory's
+/// path below it is kept under the root).
+pub type ExternalRoots = Option<(std::sync::Arc<super::external_path::ExternalPaths>, PathBuf)>;
+
 /// Everything that is fixed for the files one writer produces.
 #[derive(Clone)]
 pub struct FileWriterContext {
@@ -65,7 +69,7 @@ pub struct FileWriterContext {
     pub blob: Option<std::sync::Arc<super::blob_write::BlobSpec>>,
     /// `data-file.external-paths`: new files go under these roots (their manifest entries
     /// name them by `_EXTERNAL_PATH`), `dir` taken relative to the table root given.
-    pub external: Option<(std::sync::Arc<super::external_path::ExternalPaths>, PathBuf)>,
+    pub external: ExternalRoots,
 }
 
 /// What one kind of file is written as.
@@ -228,10 +232,9 @@ fn serialize_key(types: &[DataType], cols: &[ArrayRef], row: usize) -> Result<Ve
 
 impl RollingFileWriter {
     pub fn new(ctx: FileWriterContext, next_seq: i64) -> Self {
-        let blobs = ctx
-            .blob
-            .clone()
-            .map(|spec| super::blob_write::BlobSidecars::new(spec, ctx.dir.clone()));
+        let blobs = ctx.blob.clone().map(|spec| {
+            super::blob_write::BlobSidecars::new(spec, ctx.dir.clone(), ctx.external.clone())
+        });
         RollingFileWriter {
             ctx,
             blobs,
