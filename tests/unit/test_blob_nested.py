@@ -194,6 +194,27 @@ def test_create_refusals_are_pypaimons(tmp_path, field, err, match):
         c.create_table("db.t", Schema([DataField(0, "id", AtomicType("INT")), field], options=DE), False)
 
 
+@pytest.mark.parametrize("arrow,paimon,err,match", [
+    (pa.struct([("x", pa.large_binary())]), "ROW<x: BLOB>", InvalidArgumentError, "unsupported nested BLOB type"),
+    (pa.list_(pa.list_(pa.large_binary())), "ARRAY<ARRAY<BLOB>>", InvalidArgumentError,
+     "unsupported nested BLOB type"),
+    (pa.map_(pa.large_binary(), pa.large_binary()), "MAP<BLOB NOT NULL, BLOB>", UnsupportedError,
+     "Unsupported key type for MAP<X, BLOB>: BLOB NOT NULL"),
+])
+def test_large_binary_at_any_depth_is_a_blob_as_in_pypaimon(tmp_path, arrow, paimon, err, match):
+    """pypaimon's PyarrowFieldParser maps large_binary to BLOB at any depth; a BLOB nested other
+    than as ARRAY<BLOB> / MAP<X, BLOB> is then refused with its message, with or without the
+    BLOB table options (review34 F5). A BLOB map key pypaimon creates and refuses when writing
+    (its and Java's key serializers): refused at create."""
+    s = Schema.from_pyarrow_schema(pa.schema([("id", pa.int32()), ("c", arrow)]), options=DE)
+    assert str(s.fields[1].type) == paimon
+    c = _catalog(tmp_path)
+    for i, opts in enumerate([DE, {}]):
+        s = Schema.from_pyarrow_schema(pa.schema([("id", pa.int32()), ("c", arrow)]), options=opts)
+        with pytest.raises(err, match=match):
+            c.create_table(f"db.t{i}", s, False)
+
+
 def test_nested_blob_needs_the_blob_table_options(tmp_path):
     c = _catalog(tmp_path)
     s = Schema([DataField(0, "id", AtomicType("INT")), DataField(1, "a", ArrayType(True, AtomicType("BLOB")))])
