@@ -5,6 +5,11 @@ maps of bytes, or of serialized ``BlobDescriptor``s with ``blob-as-descriptor``.
 
 from __future__ import annotations
 
+import os
+import re
+import struct
+import zlib
+
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +18,7 @@ from test_blob_write import _catalog, _files, _read
 
 from paimon_rs import AtomicType, BlobDescriptor, DataField, Schema
 from paimon_rs.data_types import ArrayType, MapType, RowType
-from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.exceptions import CorruptFileError, InvalidArgumentError, UnsupportedError
 
 # as pypaimon's `PyarrowFieldParser` maps them (a pyarrow map key is never null)
 TYPES = ["INT", "ARRAY<BLOB>", "MAP<BIGINT NOT NULL, BLOB>", "MAP<STRING NOT NULL, BLOB>"]
@@ -77,6 +82,87 @@ def test_blob_as_descriptor_reads_each_element_as_a_descriptor(tmp_path):
     assert _read(u).to_pylist() == [{"id": 2, "a": rows[0]["a"], "m": rows[0]["m"], "s": []}]
 
 
+def _blob_paths(root):
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f.endswith(".blob"))
+
+
+def _record_lengths(data):
+    """The record lengths of a .blob file from its index (zig-zag varint deltas)."""
+    index = data[-5 - struct.unpack("<I", data[-5:-1])[0]:-5]
+    out, prev, z, shift = [], 0, 0, 0
+    for b in index:
+        z |= (b & 0x7F) << shift
+        shift += 7
+        if b & 0x80:
+            continue
+        d = (z >> 1) ^ -(z & 1)
+        prev = d if not out else prev + d
+        out.append(prev)
+        z, shift = 0, 0
+    return out
+
+
+def _rewrite(path, old, new):
+    """Replaces ``old`` by ``new`` (as long) in the .blob file ``path``, fixing the CRC of the
+    record holding it."""
+    data = bytearray(open(path, "rb").read())
+    at = data.index(old)
+    data[at:at + len(old)] = new
+    start = 0
+    for n in _record_lengths(bytes(data)):
+        if n < 0:
+            continue
+        if start <= at < start + n:
+            data[start + n - 4:start + n] = struct.pack("<I", zlib.crc32(bytes(data[start:start + n - 4])))
+        start += n
+    open(path, "wb").write(bytes(data))
+
+
+def test_a_bad_map_key_is_named_by_its_file_and_row(tmp_path):
+    """Keys are converted file by file: a bad one names its own file and row (review34 F2)."""
+    s = pa.schema([("id", pa.int32()), ("m", pa.map_(pa.string(), pa.large_binary()))])
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(s, options={**DE, "blob.target-file-size": "50b"}), False)
+    t = c.get_table("db.t")
+    _write(t, [{"id": i, "m": [(f"k{i}", b"v%d" % i)]} for i in range(4)], s)
+    paths = _blob_paths(tmp_path)
+    assert len(paths) == 2
+    bad = next(p for p in paths if b"k3" in open(p, "rb").read())
+    assert bad == paths[1]
+    _rewrite(bad, b"k3", b"\xff3")
+    with pytest.raises(CorruptFileError, match=re.escape(os.path.basename(bad)) + ".*row 1: MAP<X, BLOB> key"):
+        _read(c.get_table("db.t"))
+
+
+def test_descriptor_reads_do_not_read_the_elements(tmp_path):
+    """A descriptor read of an ARRAY<BLOB> / MAP<X, BLOB> column reads each record's head,
+    indexes and keys only, as the BLOB column's does (review34 F3): a damaged element byte
+    fails a bytes read (CRC) but not a descriptor read."""
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    rows = [{"id": 1, "a": [b"x" * 100, None], "m": [(5, b"y" * 50)], "s": [("k", b"")]},
+            {"id": 2, "a": None, "m": [], "s": None}]
+    _write(t, rows)
+    for p in _blob_paths(tmp_path):
+        data = open(p, "rb").read()
+        for payload in (b"x" * 100, b"y" * 50):
+            if payload in data:
+                with open(p, "r+b") as f:
+                    f.seek(data.index(payload) + 7)
+                    f.write(b"!")
+    with pytest.raises(CorruptFileError, match="CRC"):
+        _read(t)
+    got = _read(t.copy({"blob-as-descriptor": "true"})).to_pylist()
+    d = BlobDescriptor.deserialize(got[0]["a"][0])
+    with open(d.uri.removeprefix("file://"), "rb") as f:
+        f.seek(d.offset)
+        assert f.read(d.length) == b"x" * 7 + b"!" + b"x" * 92
+    assert got[0]["a"][1] is None and got[1]["a"] is None and got[1]["m"] == []
+    assert [k for k, _ in got[0]["m"]] == [5] and [k for k, _ in got[0]["s"]] == ["k"]
+    assert BlobDescriptor.deserialize(got[0]["m"][0][1]).length == 50
+
+
 def test_write_refusals_are_pypaimons(tmp_path):
     c = _catalog(tmp_path)
     c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
@@ -106,6 +192,27 @@ def test_create_refusals_are_pypaimons(tmp_path, field, err, match):
     c = _catalog(tmp_path)
     with pytest.raises(err, match=match):
         c.create_table("db.t", Schema([DataField(0, "id", AtomicType("INT")), field], options=DE), False)
+
+
+@pytest.mark.parametrize("arrow,paimon,err,match", [
+    (pa.struct([("x", pa.large_binary())]), "ROW<x: BLOB>", InvalidArgumentError, "unsupported nested BLOB type"),
+    (pa.list_(pa.list_(pa.large_binary())), "ARRAY<ARRAY<BLOB>>", InvalidArgumentError,
+     "unsupported nested BLOB type"),
+    (pa.map_(pa.large_binary(), pa.large_binary()), "MAP<BLOB NOT NULL, BLOB>", UnsupportedError,
+     "Unsupported key type for MAP<X, BLOB>: BLOB NOT NULL"),
+])
+def test_large_binary_at_any_depth_is_a_blob_as_in_pypaimon(tmp_path, arrow, paimon, err, match):
+    """pypaimon's PyarrowFieldParser maps large_binary to BLOB at any depth; a BLOB nested other
+    than as ARRAY<BLOB> / MAP<X, BLOB> is then refused with its message, with or without the
+    BLOB table options (review34 F5). A BLOB map key pypaimon creates and refuses when writing
+    (its and Java's key serializers): refused at create."""
+    s = Schema.from_pyarrow_schema(pa.schema([("id", pa.int32()), ("c", arrow)]), options=DE)
+    assert str(s.fields[1].type) == paimon
+    c = _catalog(tmp_path)
+    for i, opts in enumerate([DE, {}]):
+        s = Schema.from_pyarrow_schema(pa.schema([("id", pa.int32()), ("c", arrow)]), options=opts)
+        with pytest.raises(err, match=match):
+            c.create_table(f"db.t{i}", s, False)
 
 
 def test_nested_blob_needs_the_blob_table_options(tmp_path):
@@ -153,3 +260,25 @@ def test_reads_equal_a_model_of_the_commits(tmp_path_factory, commits, target):
         _write(t, rows)
         model += rows
     assert sorted(_read(c.get_table("db.t")).to_pylist(), key=lambda r: r["id"]) == model
+
+
+def test_descriptor_reads_on_an_object_store(moto):
+    """The descriptor path reads record heads, indexes and keys by ranged reads of the object:
+    the same descriptors as the bytes read's elements (review34 F3)."""
+    from paimon_rs import CatalogFactory
+
+    c = CatalogFactory.create({"warehouse": f"s3://{moto.new_bucket()}/wh", **moto.options()})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": "80b"}), False)
+    t = c.get_table("db.t")
+    rows = [{"id": i, "a": [bytes([i]) * (i + 1), None], "m": [(i, b"v" * i)], "s": None if i == 2 else [("k", b"")]}
+            for i in range(5)]
+    _write(t, rows)
+    got = sorted(_read(t).to_pylist(), key=lambda r: r["id"])
+    assert got == rows
+    desc = sorted(_read(t.copy({"blob-as-descriptor": "true"})).to_pylist(), key=lambda r: r["id"])
+    for r, d in zip(rows, desc):
+        assert [None if v is None else BlobDescriptor.deserialize(v).length for v in d["a"]] == \
+            [None if v is None else len(v) for v in r["a"]]
+        assert [(k, BlobDescriptor.deserialize(v).length) for k, v in d["m"]] == [(k, len(v)) for k, v in r["m"]]
+        assert d["s"] is None if r["s"] is None else [k for k, _ in d["s"]] == ["k"]

@@ -86,6 +86,19 @@ def test_round_trip_with_rolled_blob_files(tmp_path):
                 assert f.read(desc.length) == rows[r["id"]]["b"]
 
 
+def test_values_opening_like_nested_records_read_back(tmp_path):
+    """A BLOB value starting with an ARRAY<BLOB> / MAP<X, BLOB> record's magic and version is
+    the user's bytes: its file is read by the column's type, not sniffed (review34 F1)."""
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
+    t = c.get_table("db.t")
+    rows = [{"id": 1, "name": "a", "b": b"BCBA\x01 user payload"},
+            {"id": 2, "name": "b", "b": b"BCBM\x01\x00\x00\x00\x00more"},
+            {"id": 3, "name": "c", "b": b"ok"}]
+    _write(t, rows)
+    assert sorted(_read(t).to_pylist(), key=lambda r: r["id"]) == rows
+
+
 def test_descriptors_of_local_files_are_written_as_their_bytes(tmp_path):
     src = tmp_path / "src.bin"
     src.write_bytes(b"0123456789")

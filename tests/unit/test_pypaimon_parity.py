@@ -317,6 +317,29 @@ def test_sub_millisecond_times_are_refused_not_truncated(catalog):
     assert read(t).num_rows == 0
 
 
+def test_sub_millisecond_times_inside_nested_types_are_refused(catalog):
+    """ARRAY<TIME> elements, MAP<TIME, X> keys and ROW fields are milliseconds too: their
+    sub-millisecond digits are refused, not truncated (review34 F6)."""
+    s = pa.schema([("id", pa.int32()), ("a", pa.list_(pa.time64("us"))),
+                   ("m", pa.map_(pa.time64("ns"), pa.int32())), ("r", pa.struct([("t", pa.time64("us"))]))])
+    catalog.create_table("db.tn", Schema.from_pyarrow_schema(s), False)
+    t = catalog.get_table("db.tn")
+
+    def rows(a, m, r):
+        return pa.Table.from_pydict({"id": [1], "a": [a], "m": [m], "r": [{"t": r}]}, schema=s)
+
+    with pytest.raises(SchemaMismatchError, match=r"column 'a': nested value 1 .*sub-millisecond"):
+        write(t, rows([1000, 1001], [(2_000_000, 1)], 3000))
+    with pytest.raises(SchemaMismatchError, match=r"column 'm': .*sub-millisecond"):
+        write(t, rows([1000], [(2_000_001, 1)], 3000))
+    with pytest.raises(SchemaMismatchError, match=r"column 'r': .*sub-millisecond"):
+        write(t, rows([1000], [(2_000_000, 1)], 3001))
+    assert read(t).num_rows == 0
+    write(t, rows([1000, None], [(2_000_000, 1)], 3000))
+    got = read(t).to_pylist()
+    assert [v.microsecond for v in got[0]["a"] if v is not None] == [1000] and got[0]["r"]["t"].microsecond == 3000
+
+
 # --- predicates ------------------------------------------------------------------------------
 
 WORDS = ["apple", "banana", "cherry", "grape", "pineapple", "a_b", "a%b", None]

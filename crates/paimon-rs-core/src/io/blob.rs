@@ -16,8 +16,10 @@
 //! column: magic `0x4D424342`, version, entry count, the serialized keys (io/blob_nested.rs),
 //! the values' bytes, the key index, the value index (`-1` a null value) and the two index
 //! lengths (u32 each). [`BlobFileWriter::add_array`] / [`BlobFileWriter::add_map`] write them,
-//! [`parse_nested`] reads them; [`decode`] (a BLOB column's file) refuses them.
+//! [`parse_nested`] reads them; a record's bytes are read by its column's declared type, never
+//! guessed from their first bytes.
 
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 
@@ -101,13 +103,22 @@ impl<W: Write> BlobFileWriter<W> {
                 self.lengths.push(PLACE_HOLDER_LENGTH);
                 BlobSlot::PlaceHolder
             }
-            BlobValue::Data(bytes) => self.add_record(&[bytes])?,
+            BlobValue::Data(bytes) => self.add_record(&[Part::Bytes(bytes)])?,
         })
     }
 
+    /// Appends one row whose value is `part` (None a null); returns where its bytes are.
+    pub fn add_part(&mut self, part: Option<Part<'_>>) -> std::io::Result<BlobSlot> {
+        match part {
+            None => self.add(BlobValue::Null),
+            Some(p) => self.add_record(&[p]),
+        }
+    }
+
     /// Appends one row whose record holds `parts` (concatenated) between the magic and the
-    /// length; returns where they are.
-    fn add_record(&mut self, parts: &[&[u8]]) -> std::io::Result<BlobSlot> {
+    /// length; returns where they are. A file range is copied in chunks as the CRC is updated:
+    /// no part is held in memory whole.
+    fn add_record(&mut self, parts: &[Part<'_>]) -> std::io::Result<BlobSlot> {
         let start = self.position;
         let mut crc = crc32fast::Hasher::new();
         let magic = MAGIC_NUMBER.to_le_bytes();
@@ -115,9 +126,7 @@ impl<W: Write> BlobFileWriter<W> {
         self.out.write_all(&magic)?;
         let mut n: u64 = 0;
         for p in parts {
-            crc.update(p);
-            self.out.write_all(p)?;
-            n += p.len() as u64;
+            n += p.copy_to(&mut self.out, &mut crc)?;
         }
         let record = n + RECORD_OVERHEAD;
         let len = record.to_le_bytes();
@@ -136,22 +145,22 @@ impl<W: Write> BlobFileWriter<W> {
     /// element count, the elements' bytes, their lengths' index (`-1` a null element) and its
     /// length.
     pub fn add_array(&mut self, elements: &[Option<&[u8]>]) -> std::io::Result<BlobSlot> {
+        let parts: Vec<Option<Part<'_>>> = elements.iter().map(|e| e.map(Part::Bytes)).collect();
+        self.add_array_parts(&parts)
+    }
+
+    /// [`BlobFileWriter::add_array`] of elements that may be file ranges.
+    pub fn add_array_parts(&mut self, elements: &[Option<Part<'_>>]) -> std::io::Result<BlobSlot> {
         let count = nested_count(elements.len())?;
-        let lengths: Vec<i64> = elements
-            .iter()
-            .map(|e| e.map_or(NESTED_NULL_LENGTH, |b| b.len() as i64))
-            .collect();
+        let lengths = nested_lengths(elements)?;
         let index = compress_lengths(&lengths);
-        let mut head = Vec::with_capacity(9);
-        head.extend_from_slice(&ARRAY_MAGIC_NUMBER.to_le_bytes());
-        head.push(NESTED_VERSION);
-        head.extend_from_slice(&count.to_le_bytes());
-        let index_len = (index.len() as u32).to_le_bytes();
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(elements.len() + 3);
-        parts.push(&head);
-        parts.extend(elements.iter().flatten().copied());
-        parts.push(&index);
-        parts.push(&index_len);
+        let head = nested_head(ARRAY_MAGIC_NUMBER, count);
+        let index_len = index_length(&index)?;
+        let mut parts: Vec<Part<'_>> = Vec::with_capacity(elements.len() + 3);
+        parts.push(Part::Bytes(&head));
+        parts.extend(elements.iter().flatten().cloned());
+        parts.push(Part::Bytes(&index));
+        parts.push(Part::Bytes(&index_len));
         self.add_record(&parts)
     }
 
@@ -164,30 +173,33 @@ impl<W: Write> BlobFileWriter<W> {
         keys: &[&[u8]],
         values: &[Option<&[u8]>],
     ) -> std::io::Result<BlobSlot> {
+        let parts: Vec<Option<Part<'_>>> = values.iter().map(|e| e.map(Part::Bytes)).collect();
+        self.add_map_parts(keys, &parts)
+    }
+
+    /// [`BlobFileWriter::add_map`] of values that may be file ranges.
+    pub fn add_map_parts(
+        &mut self,
+        keys: &[&[u8]],
+        values: &[Option<Part<'_>>],
+    ) -> std::io::Result<BlobSlot> {
         let count = nested_count(keys.len())?;
         let key_lengths: Vec<i64> = keys.iter().map(|k| k.len() as i64).collect();
-        let value_lengths: Vec<i64> = values
-            .iter()
-            .map(|e| e.map_or(NESTED_NULL_LENGTH, |b| b.len() as i64))
-            .collect();
+        let value_lengths = nested_lengths(values)?;
         let (ki, vi) = (
             compress_lengths(&key_lengths),
             compress_lengths(&value_lengths),
         );
-        let mut head = Vec::with_capacity(9);
-        head.extend_from_slice(&MAP_MAGIC_NUMBER.to_le_bytes());
-        head.push(NESTED_VERSION);
-        head.extend_from_slice(&count.to_le_bytes());
-        let mut tail = Vec::with_capacity(8);
-        tail.extend_from_slice(&(ki.len() as u32).to_le_bytes());
-        tail.extend_from_slice(&(vi.len() as u32).to_le_bytes());
-        let mut parts: Vec<&[u8]> = Vec::with_capacity(keys.len() + values.len() + 4);
-        parts.push(&head);
-        parts.extend(keys.iter().copied());
-        parts.extend(values.iter().flatten().copied());
-        parts.push(&ki);
-        parts.push(&vi);
-        parts.push(&tail);
+        let head = nested_head(MAP_MAGIC_NUMBER, count);
+        let mut tail = index_length(&ki)?.to_vec();
+        tail.extend_from_slice(&index_length(&vi)?);
+        let mut parts: Vec<Part<'_>> = Vec::with_capacity(keys.len() + values.len() + 4);
+        parts.push(Part::Bytes(&head));
+        parts.extend(keys.iter().map(|k| Part::Bytes(k)));
+        parts.extend(values.iter().flatten().cloned());
+        parts.push(Part::Bytes(&ki));
+        parts.push(Part::Bytes(&vi));
+        parts.push(Part::Bytes(&tail));
         self.add_record(&parts)
     }
 
@@ -221,6 +233,98 @@ impl<W: Write> BlobFileWriter<W> {
         let size = self.position + index.len() as u64 + FOOTER as u64;
         Ok((self.out, size))
     }
+}
+
+/// Bytes a record is written from: in memory, or `len` bytes of a local file from `offset`
+/// (a resolved `BlobDescriptor`), copied in chunks as they are written.
+#[derive(Debug, Clone, Copy)]
+pub enum Part<'a> {
+    Bytes(&'a [u8]),
+    File {
+        path: &'a Path,
+        offset: u64,
+        len: u64,
+    },
+}
+
+/// The chunk a file range is copied in.
+const COPY_CHUNK: usize = 64 << 10;
+
+impl Part<'_> {
+    /// Its length in bytes.
+    pub fn len(&self) -> u64 {
+        match self {
+            Part::Bytes(b) => b.len() as u64,
+            Part::File { len, .. } => *len,
+        }
+    }
+
+    /// Whether it has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes its bytes to `out`, updating `crc`; returns how many. A file shorter than the
+    /// range is an error naming it.
+    fn copy_to(&self, out: &mut impl Write, crc: &mut crc32fast::Hasher) -> std::io::Result<u64> {
+        use std::io::{Read, Seek, SeekFrom};
+        let (path, offset, len) = match *self {
+            Part::Bytes(b) => {
+                crc.update(b);
+                out.write_all(b)?;
+                return Ok(b.len() as u64);
+            }
+            Part::File { path, offset, len } => (path, offset, len),
+        };
+        let named =
+            |e: std::io::Error| std::io::Error::new(e.kind(), format!("{}: {e}", path.display()));
+        let mut f = std::fs::File::open(path).map_err(named)?;
+        f.seek(SeekFrom::Start(offset)).map_err(named)?;
+        let mut buf = vec![0u8; COPY_CHUNK.min(usize::try_from(len).unwrap_or(COPY_CHUNK))];
+        let mut left = len;
+        while left > 0 {
+            let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+            f.read_exact(&mut buf[..n]).map_err(named)?;
+            crc.update(&buf[..n]);
+            out.write_all(&buf[..n])?;
+            left -= n as u64;
+        }
+        Ok(len)
+    }
+}
+
+/// The head of a nested record: its second `magic`, the version and the element `count`.
+fn nested_head(magic: u32, count: u32) -> Vec<u8> {
+    let mut head = Vec::with_capacity(9);
+    head.extend_from_slice(&magic.to_le_bytes());
+    head.push(NESTED_VERSION);
+    head.extend_from_slice(&count.to_le_bytes());
+    head
+}
+
+/// The index lengths of a nested record's elements (`-1` a null).
+fn nested_lengths(elements: &[Option<Part<'_>>]) -> std::io::Result<Vec<i64>> {
+    elements
+        .iter()
+        .map(|e| match e {
+            None => Ok(NESTED_NULL_LENGTH),
+            Some(p) => i64::try_from(p.len()).map_err(|_| too_large("a BLOB element")),
+        })
+        .collect()
+}
+
+/// A nested record's index length, as the u32 it is stored as.
+fn index_length(index: &[u8]) -> std::io::Result<[u8; 4]> {
+    u32::try_from(index.len())
+        .map(u32::to_le_bytes)
+        .map_err(|_| too_large("an ARRAY<BLOB> / MAP<X, BLOB> index"))
+}
+
+fn too_large(what: &str) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("{what} too large for a .blob record"),
+    )
 }
 
 /// A nested record's element count (pypaimon caps it at `i32::MAX`).
@@ -469,35 +573,12 @@ pub fn descriptor_bytes(uri: &str, offset: u64, length: u64) -> Result<Vec<u8>> 
     Ok(out)
 }
 
-/// Decodes every row of a whole `.blob` file of a BLOB column, checking each record's CRC.
-/// `ARRAY<BLOB>` and `MAP<X, BLOB>` records (a file of another column type) are refused.
-pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
-    let out = decode_records(bytes, path)?;
-    for (row, v) in out.iter().enumerate() {
-        if let BlobValue::Data(data) = v {
-            if data.len() >= 4 {
-                let m2 = u32::from_le_bytes([data[0], data[1], data[2], data[3]]);
-                if (m2 == ARRAY_MAGIC_NUMBER || m2 == MAP_MAGIC_NUMBER)
-                    && nested_header_plausible(data)
-                {
-                    return Err(Error::Unsupported {
-                        table: None,
-                        message: format!(
-                            "{}: row {row} is an ARRAY<BLOB> or MAP<X, BLOB> record, read as a \
-                             BLOB column",
-                            path.display()
-                        ),
-                    });
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// Decodes every row of a whole `.blob` file, checking each record's CRC: each record's
-/// bytes between its magic and its length (a nested record's: see [`parse_nested`]).
-pub fn decode_records<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
+/// bytes between its magic and its length. What they are is the column's declared type's to
+/// say (the reader knows it): a BLOB column's values as they are, an `ARRAY<BLOB>` /
+/// `MAP<X, BLOB>` column's records parsed by [`parse_nested`]. The bytes are never sniffed: a
+/// BLOB value may start with a nested record's magic.
+pub fn decode<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<'a>>> {
     let slots = read_index(bytes, path)?;
     let mut out = Vec::with_capacity(slots.len());
     for (row, slot) in slots.into_iter().enumerate() {
@@ -534,7 +615,7 @@ pub fn decode_records<'a>(bytes: &'a [u8], path: &Path) -> Result<Vec<BlobValue<
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Nested<'a> {
     Array(Vec<Option<Span>>),
-    Map(Vec<(&'a [u8], Option<Span>)>),
+    Map(Vec<(Cow<'a, [u8]>, Option<Span>)>),
 }
 
 /// Start and length of an element's bytes in a nested record.
@@ -545,16 +626,36 @@ pub type Span = (usize, usize);
 /// malformed record is an error naming `path`. A null key (pypaimon cannot return it either)
 /// is refused.
 pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> Result<Nested<'a>> {
+    parse_nested_with(
+        data.len(),
+        &|at, n| Ok(Cow::Borrowed(&data[at..at + n])),
+        map,
+        path,
+        row,
+    )
+}
+
+/// [`parse_nested`] of a record's `len` bytes fetched through `get(at, n)` (`n` bytes from
+/// `at`, both within `len`): only its head, its indexes and (a map's) keys are asked for, not
+/// the elements' bytes (what a descriptor read needs: pypaimon's reads of record heads and
+/// indexes).
+pub fn parse_nested_with<'a>(
+    len: usize,
+    get: &dyn Fn(usize, usize) -> Result<Cow<'a, [u8]>>,
+    map: bool,
+    path: &Path,
+    row: usize,
+) -> Result<Nested<'a>> {
     let what = if map { "MAP<X, BLOB>" } else { "ARRAY<BLOB>" };
     let bad = |m: String| corrupt(path, format!("row {row}: invalid {what} record: {m}"));
-    let tail = if map { 8 } else { 4 };
-    if data.len() < 9 + tail {
-        return Err(bad(format!("{} bytes", data.len())));
+    let tail_len = if map { 8 } else { 4 };
+    if len < 9 + tail_len {
+        return Err(bad(format!("{len} bytes")));
     }
-    let u32_at =
-        |at: usize| u32::from_le_bytes([data[at], data[at + 1], data[at + 2], data[at + 3]]);
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    let head = get(0, 9)?;
     let (magic, want) = (
-        u32_at(0),
+        u32_at(&head, 0),
         if map {
             MAP_MAGIC_NUMBER
         } else {
@@ -564,13 +665,14 @@ pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> R
     if magic != want {
         return Err(bad(format!("magic number {magic}, not {want}")));
     }
-    if data[4] != NESTED_VERSION {
-        return Err(bad(format!("unsupported version {}", data[4])));
+    if head[4] != NESTED_VERSION {
+        return Err(bad(format!("unsupported version {}", head[4])));
     }
-    let count = u32_at(5) as usize;
-    let end = data.len() - tail;
-    let index = |start: usize, len: usize| -> Result<Vec<i64>> {
-        let lengths = decompress_lengths(&data[start..start + len], path)?;
+    let count = u32_at(&head, 5) as usize;
+    let end = len - tail_len;
+    let tail = get(end, tail_len)?;
+    let index = |start: usize, n: usize| -> Result<Vec<i64>> {
+        let lengths = decompress_lengths(&get(start, n)?, path)?;
         if lengths.len() != count {
             return Err(bad(format!(
                 "{} lengths in its index for {count} elements",
@@ -580,35 +682,34 @@ pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> R
         Ok(lengths)
     };
     // the elements' (values') ranges, from `at`, filling the data up to `stop`
-    let ranges =
-        |lengths: &[i64], mut at: usize, stop: usize| -> Result<Vec<Option<(usize, usize)>>> {
-            let mut out = Vec::with_capacity(lengths.len());
-            for &l in lengths {
-                if l == NESTED_NULL_LENGTH {
-                    out.push(None);
-                    continue;
-                }
-                let l = usize::try_from(l).map_err(|_| bad(format!("element length {l}")))?;
-                if l > stop - at {
-                    return Err(bad("element lengths exceed the record".into()));
-                }
-                out.push(Some((at, l)));
-                at += l;
+    let ranges = |lengths: &[i64], mut at: usize, stop: usize| -> Result<Vec<Option<Span>>> {
+        let mut out = Vec::with_capacity(lengths.len());
+        for &l in lengths {
+            if l == NESTED_NULL_LENGTH {
+                out.push(None);
+                continue;
             }
-            if at != stop {
-                return Err(bad("element lengths do not match the record's data".into()));
+            let l = usize::try_from(l).map_err(|_| bad(format!("element length {l}")))?;
+            if l > stop - at {
+                return Err(bad("element lengths exceed the record".into()));
             }
-            Ok(out)
-        };
+            out.push(Some((at, l)));
+            at += l;
+        }
+        if at != stop {
+            return Err(bad("element lengths do not match the record's data".into()));
+        }
+        Ok(out)
+    };
     if !map {
-        let il = u32_at(end) as usize;
+        let il = u32_at(&tail, 0) as usize;
         let start = end
             .checked_sub(il)
             .filter(|s| *s >= 9)
             .ok_or_else(|| bad(format!("index length {il}")))?;
         return Ok(Nested::Array(ranges(&index(start, il)?, 9, start)?));
     }
-    let (kl, vl) = (u32_at(end) as usize, u32_at(end + 4) as usize);
+    let (kl, vl) = (u32_at(&tail, 0) as usize, u32_at(&tail, 4) as usize);
     let start = end
         .checked_sub(kl)
         .and_then(|e| e.checked_sub(vl))
@@ -616,8 +717,8 @@ pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> R
         .ok_or_else(|| bad(format!("index lengths {kl} and {vl}")))?;
     let key_lengths = index(start, kl)?;
     let value_lengths = index(start + kl, vl)?;
+    let mut spans = Vec::with_capacity(count);
     let mut at = 9usize;
-    let mut keys = Vec::with_capacity(count);
     for &l in &key_lengths {
         if l == NESTED_NULL_LENGTH {
             return Err(Error::unsupported(format!(
@@ -629,21 +730,30 @@ pub fn parse_nested<'a>(data: &'a [u8], map: bool, path: &Path, row: usize) -> R
         if l > start - at {
             return Err(bad("key lengths exceed the record".into()));
         }
-        keys.push(&data[at..at + l]);
+        spans.push((at - 9, l));
         at += l;
     }
     let values = ranges(&value_lengths, at, start)?;
-    let mut seen = std::collections::HashSet::with_capacity(count);
-    if !keys.iter().all(|k| seen.insert(*k)) {
+    // the keys in one read
+    let region = get(9, at - 9)?;
+    let keys: Vec<Cow<'a, [u8]>> = match region {
+        Cow::Borrowed(r) => spans
+            .iter()
+            .map(|&(s, l)| Cow::Borrowed(&r[s..s + l]))
+            .collect(),
+        Cow::Owned(r) => spans
+            .iter()
+            .map(|&(s, l)| Cow::Owned(r[s..s + l].to_vec()))
+            .collect(),
+    };
+    let unique = {
+        let mut seen = std::collections::HashSet::with_capacity(count);
+        keys.iter().all(|k| seen.insert(k.as_ref()))
+    };
+    if !unique {
         return Err(bad("duplicate key".into()));
     }
     Ok(Nested::Map(keys.into_iter().zip(values).collect()))
-}
-
-/// A plain blob may start with the bytes of a nested magic by chance; a nested record also
-/// has version 1 right after it.
-fn nested_header_plausible(data: &[u8]) -> bool {
-    data.len() >= 9 && data[4] == 1
 }
 
 #[cfg(test)]
@@ -725,7 +835,7 @@ mod tests {
         w.add_array(&[]).unwrap();
         let bytes = w.finish().unwrap().0;
         assert_eq!(bytes, unhex(PYPAIMON_NESTED));
-        let rows = decode_records(&bytes, p()).unwrap();
+        let rows = decode(&bytes, p()).unwrap();
         let BlobValue::Data(d) = rows[0] else {
             panic!("row 0")
         };
@@ -746,9 +856,8 @@ mod tests {
         assert_eq!(m[1].1, None);
         let (s, l) = m[2].1.unwrap();
         assert_eq!(&d[s..s + l], b"q");
-        // a nested record read as the other kind, or as a BLOB column, is refused
+        // a nested record read as the other kind is refused
         assert!(parse_nested(d, false, p(), 2).is_err());
-        assert!(decode(&bytes, p()).is_err());
         let BlobValue::Data(d) = rows[4] else {
             panic!("row 4")
         };
@@ -758,12 +867,73 @@ mod tests {
         );
     }
 
+    /// Records written from file ranges (resolved descriptors, copied in chunks) are the
+    /// records of their bytes; a file shorter than its range is an error naming it.
+    #[test]
+    fn blob_file_parts_are_copied_in_chunks() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src.bin");
+        let big: Vec<u8> = (0..(3 * COPY_CHUNK + 17))
+            .map(|i| (i % 251) as u8)
+            .collect();
+        std::fs::write(&src, &big).unwrap();
+        let file = |offset: u64, len: u64| Part::File {
+            path: &src,
+            offset,
+            len,
+        };
+        let mut w = BlobFileWriter::new();
+        w.add_part(Some(file(5, big.len() as u64 - 5))).unwrap();
+        w.add_array_parts(&[Some(file(1, 3)), None, Some(Part::Bytes(b"ab"))])
+            .unwrap();
+        w.add_map_parts(&[b"k"], &[Some(file(0, big.len() as u64))])
+            .unwrap();
+        let mut want = BlobFileWriter::new();
+        want.add(BlobValue::Data(&big[5..])).unwrap();
+        want.add_array(&[Some(&big[1..4]), None, Some(b"ab")])
+            .unwrap();
+        want.add_map(&[b"k"], &[Some(&big)]).unwrap();
+        assert_eq!(w.finish().unwrap().0, want.finish().unwrap().0);
+        let e = BlobFileWriter::new()
+            .add_part(Some(file(10, big.len() as u64)))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("src.bin"), "{e}");
+    }
+
+    /// A descriptor read parses a nested record from its head, indexes and keys only: the
+    /// elements' bytes are never asked for (review34 F3).
+    #[test]
+    fn blob_nested_parse_with_reads_no_element_bytes() {
+        let big = vec![7u8; 1 << 16];
+        let mut w = BlobFileWriter::new();
+        w.add_array(&[Some(&big), None, Some(&big)]).unwrap();
+        w.add_map(&[b"key1", b"k2"], &[Some(&big), Some(b"v")])
+            .unwrap();
+        let bytes = w.finish().unwrap().0;
+        let rows = decode(&bytes, p()).unwrap();
+        for (row, map) in [(0, false), (1, true)] {
+            let BlobValue::Data(d) = rows[row] else {
+                panic!("row {row}")
+            };
+            let asked = std::cell::Cell::new(0usize);
+            let get = |at: usize, n: usize| -> Result<Cow<'static, [u8]>> {
+                asked.set(asked.get() + n);
+                Ok(Cow::Owned(d[at..at + n].to_vec()))
+            };
+            let got = parse_nested_with(d.len(), &get, map, p(), row).unwrap();
+            assert!(asked.get() < 64, "{} bytes read", asked.get());
+            let want = parse_nested(d, map, p(), row).unwrap();
+            assert_eq!(got, want);
+        }
+    }
+
     #[test]
     fn blob_nested_duplicate_or_truncated_is_corrupt() {
         let mut w = BlobFileWriter::new();
         w.add_map(&[b"k", b"k"], &[Some(b"1"), Some(b"2")]).unwrap();
         let bytes = w.finish().unwrap().0;
-        let rows = decode_records(&bytes, p()).unwrap();
+        let rows = decode(&bytes, p()).unwrap();
         let BlobValue::Data(d) = rows[0] else {
             panic!("row 0")
         };
@@ -886,15 +1056,15 @@ mod tests {
     }
 
     #[test]
-    fn blob_nested_records_are_refused() {
-        let mut inner = ARRAY_MAGIC_NUMBER.to_le_bytes().to_vec();
-        inner.extend_from_slice(&[1, 0, 0, 0, 0]);
-        let b = encode(vec![BlobValue::Data(&inner)]).unwrap();
-        let e = decode(&b, p()).expect_err("nested").to_string();
-        assert!(
-            e.contains("ARRAY<BLOB>") && e.contains("data-1.blob"),
-            "{e}"
-        );
+    fn blob_values_opening_with_a_nested_magic_are_plain_values() {
+        // review34 F1: a BLOB value starting `BCBA\x01` / `BCBM\x01` made the file unreadable
+        let mut array_like = ARRAY_MAGIC_NUMBER.to_le_bytes().to_vec();
+        array_like.extend_from_slice(&[1, 0, 0, 0, 0, b'x']);
+        let mut map_like = MAP_MAGIC_NUMBER.to_le_bytes().to_vec();
+        map_like.extend_from_slice(b"\x01user payload");
+        let rows = vec![BlobValue::Data(&array_like), BlobValue::Data(&map_like)];
+        let b = encode(rows.clone()).unwrap();
+        assert_eq!(decode(&b, p()).expect("plain values"), rows);
     }
 
     #[test]

@@ -10,23 +10,27 @@
 //! VARCHAR / STRING their UTF-8, BINARY / VARBINARY / BYTES the bytes. Other key types are
 //! refused, as pypaimon refuses them.
 
+use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arrow_array::builder::{ArrayBuilder, LargeBinaryBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     Date32Type, Decimal128Type, Int16Type, Int32Type, Int64Type, Int8Type, Time32MillisecondType,
 };
 use arrow_array::{
     Array, ArrayRef, BinaryArray, BooleanArray, Date32Array, Decimal128Array, Int16Array,
-    Int32Array, Int64Array, Int8Array, LargeBinaryArray, ListArray, MapArray, StringArray,
-    StructArray, Time32MillisecondArray,
+    Int32Array, Int64Array, Int8Array, ListArray, MapArray, StringArray, StructArray,
+    Time32MillisecondArray,
 };
 use arrow_buffer::{NullBuffer, OffsetBuffer};
 use arrow_schema::DataType as ArrowType;
 
 use crate::error::{Error, Result};
-use crate::io::blob::{self, BlobValue, Nested};
+use crate::io::blob::{self, BlobSlot, BlobValue, Nested};
+use crate::io::data_file::Source;
+use crate::io::remote::ReadAt;
 use crate::spec::types::{DataType, TypeKind};
 
 /// Whether `t` is `ARRAY<BLOB>` or `MAP<X, BLOB>` (X not holding a BLOB).
@@ -175,22 +179,26 @@ pub fn blob_bytes(a: &dyn Array, i: usize) -> Result<Option<&[u8]>> {
     }))
 }
 
+/// Error of key `i` (its index in the keys converted together).
+type KeyError<'a> = &'a dyn Fn(usize, String) -> Error;
+
 /// The keys `keys` (serialized) as an Arrow array of `k`'s type; a key of the wrong length
-/// or an invalid value is an error (`bad`).
-fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: &dyn Fn(String) -> Error) -> Result<ArrayRef> {
+/// or an invalid value is an error (`bad`, given the key's index).
+fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: KeyError<'_>) -> Result<ArrayRef> {
     use TypeKind::*;
-    fn fixed<const N: usize>(b: &[u8], bad: &dyn Fn(String) -> Error) -> Result<[u8; N]> {
+    fn fixed<const N: usize>(b: &[u8], i: usize, bad: KeyError<'_>) -> Result<[u8; N]> {
         b.try_into()
-            .map_err(|_| bad(format!("expected {N} key bytes, found {}", b.len())))
+            .map_err(|_| bad(i, format!("expected {N} key bytes, found {}", b.len())))
     }
     let ints = |n: usize| -> Result<Vec<i64>> {
         keys.iter()
-            .map(|b| {
+            .enumerate()
+            .map(|(i, b)| {
                 Ok(match n {
-                    1 => i64::from(i8::from_le_bytes(fixed::<1>(b, bad)?)),
-                    2 => i64::from(i16::from_le_bytes(fixed::<2>(b, bad)?)),
-                    4 => i64::from(i32::from_le_bytes(fixed::<4>(b, bad)?)),
-                    _ => i64::from_le_bytes(fixed::<8>(b, bad)?),
+                    1 => i64::from(i8::from_le_bytes(fixed::<1>(b, i, bad)?)),
+                    2 => i64::from(i16::from_le_bytes(fixed::<2>(b, i, bad)?)),
+                    4 => i64::from(i32::from_le_bytes(fixed::<4>(b, i, bad)?)),
+                    _ => i64::from_le_bytes(fixed::<8>(b, i, bad)?),
                 })
             })
             .collect()
@@ -215,10 +223,11 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: &dyn Fn(String) -> Error) ->
         Boolean => {
             let v = keys
                 .iter()
-                .map(|b| match fixed::<1>(b, bad)? {
+                .enumerate()
+                .map(|(i, b)| match fixed::<1>(b, i, bad)? {
                     [0] => Ok(false),
                     [1] => Ok(true),
-                    _ => Err(bad("invalid boolean key".into())),
+                    _ => Err(bad(i, "invalid boolean key".into())),
                 })
                 .collect::<Result<Vec<bool>>>()?;
             Arc::new(BooleanArray::from(v))
@@ -226,12 +235,13 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: &dyn Fn(String) -> Error) ->
         Decimal { precision, scale } => {
             let v = keys
                 .iter()
-                .map(|b| {
+                .enumerate()
+                .map(|(i, b)| {
                     if compact(*precision) {
-                        return Ok(i128::from(i64::from_le_bytes(fixed::<8>(b, bad)?)));
+                        return Ok(i128::from(i64::from_le_bytes(fixed::<8>(b, i, bad)?)));
                     }
                     if b.is_empty() || b.len() > 16 {
-                        return Err(bad(format!("invalid decimal key of {} bytes", b.len())));
+                        return Err(bad(i, format!("invalid decimal key of {} bytes", b.len())));
                     }
                     let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
                     let mut full = [fill; 16];
@@ -247,14 +257,20 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: &dyn Fn(String) -> Error) ->
         Char(_) | VarChar(_) => {
             let v = keys
                 .iter()
-                .map(|b| std::str::from_utf8(b).map_err(|_| bad("invalid string key".into())))
+                .enumerate()
+                .map(|(i, b)| {
+                    std::str::from_utf8(b).map_err(|_| bad(i, "invalid string key".into()))
+                })
                 .collect::<Result<Vec<&str>>>()?;
             Arc::new(StringArray::from(v))
         }
         Binary(_) | VarBinary(_) => Arc::new(BinaryArray::from_iter_values(keys.iter())),
         _ => {
             check_key_type(k)?;
-            return Err(bad(format!("key type {}", k.sql_string())));
+            return Err(Error::Internal(format!(
+                "MAP<X, BLOB> key type {}",
+                k.sql_string()
+            )));
         }
     })
 }
@@ -262,7 +278,9 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: &dyn Fn(String) -> Error) ->
 /// The values of an `ARRAY<BLOB>` / `MAP<X, BLOB>` column of type `t` read from its `.blob`
 /// `files` (each with the rows its manifest entry says), as pypaimon returns them: the bytes,
 /// or with `as_descriptor` each element's (value's) serialized `BlobDescriptor`. A row that
-/// is a placeholder (an updated column) is refused.
+/// is a placeholder (an updated column) is refused. Descriptors need only each file's index
+/// and each record's head, indexes and keys: the elements' bytes are not read (nor their CRC
+/// checked, as for a BLOB column's descriptors).
 pub fn read_column(
     files: &[(PathBuf, usize)],
     t: &DataType,
@@ -281,87 +299,174 @@ pub fn read_column(
             )))
         }
     };
-    let mut offsets: Vec<i32> = vec![0];
-    let mut valid: Vec<bool> = vec![];
-    let mut values: Vec<Option<Vec<u8>>> = vec![];
-    let mut keys: Vec<Vec<u8>> = vec![];
+    let map = map_fields.is_some();
+    let mut out = Rows::default();
+    let mut key_arrays: Vec<ArrayRef> = vec![];
     for (path, rows) in files {
-        let bytes = crate::io::read(path)?;
-        let slots = blob::read_index(&bytes, path)?;
-        let records = blob::decode_records(&bytes, path)?;
-        if records.len() != *rows {
-            return Err(Error::corrupt(
-                path.clone(),
-                format!(
-                    "{} rows in the .blob file, its manifest entry says {rows}",
-                    records.len()
-                ),
-            ));
-        }
-        let uri = path.to_string_lossy();
-        for (row, (v, slot)) in records.into_iter().zip(slots).enumerate() {
-            let data = match v {
-                BlobValue::Null => {
-                    valid.push(false);
-                    offsets.push(values.len() as i32);
-                    continue;
-                }
-                BlobValue::PlaceHolder => {
-                    return Err(Error::unsupported(format!(
-                        "row {row} of BLOB file '{}' is a placeholder (its value is in an \
-                         older file): updated {} columns are not read by paimon_rs",
-                        path.display(),
-                        t.sql_string()
-                    )))
-                }
-                BlobValue::Data(d) => d,
-            };
-            let base = match slot {
-                blob::BlobSlot::Data { offset, .. } => offset,
-                _ => return Err(Error::Internal("blob slot".into())),
-            };
-            let value = |r: Option<(usize, usize)>| -> Result<Option<Vec<u8>>> {
-                Ok(match r {
-                    None => None,
-                    Some((s, l)) if as_descriptor => {
-                        Some(blob::descriptor_bytes(&uri, base + s as u64, l as u64)?)
-                    }
-                    Some((s, l)) => Some(data[s..s + l].to_vec()),
-                })
-            };
-            match blob::parse_nested(data, map_fields.is_some(), path, row)? {
-                Nested::Array(elements) => {
-                    for r in elements {
-                        values.push(value(r)?);
-                    }
-                }
-                Nested::Map(entries) => {
-                    for (k, r) in entries {
-                        keys.push(k.to_vec());
-                        values.push(value(r)?);
-                    }
-                }
+        let count = |n: usize| -> Result<()> {
+            if n == *rows {
+                return Ok(());
             }
-            valid.push(true);
-            let end = i32::try_from(values.len())
-                .map_err(|_| Error::invalid("more than 2^31 BLOB elements in one read"))?;
-            offsets.push(end);
+            Err(Error::corrupt(
+                path.clone(),
+                format!("{n} rows in the .blob file, its manifest entry says {rows}"),
+            ))
+        };
+        let placeholder = |row: usize| {
+            Error::unsupported(format!(
+                "row {row} of BLOB file '{}' is a placeholder (its value is in an older file): \
+                 updated {} columns are not read by paimon_rs",
+                path.display(),
+                t.sql_string()
+            ))
+        };
+        let (mut keys, mut key_rows): (Vec<Vec<u8>>, Vec<usize>) = (vec![], vec![]);
+        if as_descriptor {
+            let uri = path.to_string_lossy();
+            let (src, len) = crate::io::data_file::open_checked(path, None, false)?;
+            let src: &dyn ReadAt = match &src {
+                Source::Local(f) => f,
+                Source::Remote(o) => o,
+            };
+            let slots = blob::read_index_at(len, |at, n| src.read_at(at, n), path)?;
+            count(slots.len())?;
+            for (row, slot) in slots.into_iter().enumerate() {
+                let (base, length) = match slot {
+                    BlobSlot::Null => {
+                        out.null();
+                        continue;
+                    }
+                    BlobSlot::PlaceHolder => return Err(placeholder(row)),
+                    BlobSlot::Data { offset, length } => (offset, length),
+                };
+                let length = usize::try_from(length).map_err(|_| {
+                    Error::corrupt(path.clone(), format!("row {row}: record length"))
+                })?;
+                let get = |at: usize, n: usize| -> Result<Cow<'static, [u8]>> {
+                    let b = src
+                        .read_at(base + at as u64, n)
+                        .map_err(|e| Error::io(path, e))?;
+                    Ok(Cow::Owned(b.to_vec()))
+                };
+                let nested = blob::parse_nested_with(length, &get, map, path, row)?;
+                out.record(nested, row, &mut keys, &mut key_rows, |(s, l)| {
+                    Ok(Cow::Owned(blob::descriptor_bytes(
+                        &uri,
+                        base + s as u64,
+                        l as u64,
+                    )?))
+                })?;
+            }
+        } else {
+            let bytes = crate::io::read(path)?;
+            let records = blob::decode(&bytes, path)?;
+            count(records.len())?;
+            for (row, v) in records.into_iter().enumerate() {
+                let data = match v {
+                    BlobValue::Null => {
+                        out.null();
+                        continue;
+                    }
+                    BlobValue::PlaceHolder => return Err(placeholder(row)),
+                    BlobValue::Data(d) => d,
+                };
+                let nested = blob::parse_nested(data, map, path, row)?;
+                out.record(nested, row, &mut keys, &mut key_rows, |(s, l)| {
+                    Ok(Cow::Borrowed(&data[s..s + l]))
+                })?;
+            }
+        }
+        if let Some((_, k)) = &map_fields {
+            // this file's keys, a bad one named by file and row
+            let bad = |i: usize, m: String| {
+                let row = key_rows.get(i).copied().unwrap_or_default();
+                Error::corrupt(path.clone(), format!("row {row}: MAP<X, BLOB> key: {m}"))
+            };
+            let refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+            key_arrays.push(keys_to_arrow(k, &refs, &bad)?);
         }
     }
-    let nulls = Some(NullBuffer::from(valid));
-    let offsets = OffsetBuffer::new(offsets.into());
-    let values: ArrayRef = Arc::new(LargeBinaryArray::from_iter(values));
+    let nulls = Some(NullBuffer::from(out.valid));
+    let offsets = OffsetBuffer::new(out.offsets.into());
+    let values: ArrayRef = Arc::new(out.values.finish());
     Ok(match map_fields {
         None => Arc::new(ListArray::try_new(field, offsets, values, nulls)?),
         Some((fs, k)) => {
-            let path = files.first().map(|f| f.0.clone()).unwrap_or_default();
-            let bad = |m: String| Error::corrupt(path.clone(), format!("MAP<X, BLOB> key: {m}"));
-            let key_refs: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-            let keys = keys_to_arrow(&k, &key_refs, &bad)?;
+            let keys = match key_arrays.as_slice() {
+                [] => keys_to_arrow(&k, &[], &|_, m| Error::Internal(m))?,
+                [one] => one.clone(),
+                many => {
+                    let refs: Vec<&dyn Array> = many.iter().map(|a| a.as_ref()).collect();
+                    arrow_select::concat::concat(&refs)?
+                }
+            };
             let entries = StructArray::try_new(fs, vec![keys, values], None)?;
             Arc::new(MapArray::try_new(field, offsets, entries, nulls, false)?)
         }
     })
+}
+
+/// The rows of a nested BLOB column read so far: list offsets, validity and the elements.
+struct Rows {
+    offsets: Vec<i32>,
+    valid: Vec<bool>,
+    values: LargeBinaryBuilder,
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows {
+            offsets: vec![0],
+            valid: vec![],
+            values: LargeBinaryBuilder::new(),
+        }
+    }
+}
+
+impl Rows {
+    fn null(&mut self) {
+        self.valid.push(false);
+        self.offsets
+            .push(self.offsets.last().copied().unwrap_or_default());
+    }
+
+    /// Appends row `row`'s record `nested`, each element's value `value(span)`; a map's keys
+    /// go to `keys`, their rows to `key_rows`.
+    fn record<'d>(
+        &mut self,
+        nested: Nested<'_>,
+        row: usize,
+        keys: &mut Vec<Vec<u8>>,
+        key_rows: &mut Vec<usize>,
+        value: impl Fn(blob::Span) -> Result<Cow<'d, [u8]>>,
+    ) -> Result<()> {
+        let mut push = |r: Option<blob::Span>| -> Result<()> {
+            match r {
+                None => self.values.append_null(),
+                Some(span) => self.values.append_value(value(span)?),
+            }
+            Ok(())
+        };
+        match nested {
+            Nested::Array(elements) => {
+                for r in elements {
+                    push(r)?;
+                }
+            }
+            Nested::Map(entries) => {
+                for (k, r) in entries {
+                    keys.push(k.into_owned());
+                    key_rows.push(row);
+                    push(r)?;
+                }
+            }
+        }
+        self.valid.push(true);
+        let end = i32::try_from(self.values.len())
+            .map_err(|_| Error::invalid("more than 2^31 BLOB elements in one read"))?;
+        self.offsets.push(end);
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -375,7 +480,7 @@ mod tests {
         assert_eq!(minimal_twos_complement(128), vec![0, 0x80]);
         assert_eq!(minimal_twos_complement(-1), vec![0xff]);
         assert_eq!(minimal_twos_complement(-129), vec![0xff, 0x7f]);
-        let bad = |m: String| Error::invalid(m);
+        let bad = |_: usize, m: String| Error::invalid(m);
         let k = DataType::new(TypeKind::Decimal {
             precision: 30,
             scale: 2,

@@ -222,9 +222,12 @@ fn blob_part(
         if f.first_row_id != Some(next) {
             return Err(Error::unsupported(format!(
                 "the BLOB files of data file '{}' do not cover its row ids once, in order \
-                 ('{}' starts at {:?}, {next} expected): updated BLOB columns are not read by \
+                 ('{}' starts at {}, {next} expected): updated BLOB columns are not read by \
                  paimon_rs",
-                head.file_name, f.file_name, f.first_row_id
+                head.file_name,
+                f.file_name,
+                f.first_row_id
+                    .map_or_else(|| "no row id".to_string(), |r| r.to_string())
             ))
             .with_table(table));
         }

@@ -39,6 +39,13 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
         .map(|(n, _)| n.as_str())
         .collect();
     for (name, t) in &decl.fields {
+        if let TypeKind::Map(k, v) = &t.kind {
+            if v.is_blob() && k.is_blob() {
+                // `map<large_binary, large_binary>`: pypaimon creates `MAP<BLOB NOT NULL, BLOB>`
+                // and refuses its key type when writing (Java's `MapBlobElementSerializer` too)
+                check_key_type(k).map_err(|e| column_error(name, e))?;
+            }
+        }
         if t.contains_blob() && !is_blob_file_type(t) {
             return Err(Error::invalid(format!(
                 "Field '{name}' has unsupported nested BLOB type {}. BLOB is only supported as a \
@@ -90,33 +97,37 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
     Ok(())
 }
 
-/// The Paimon type of a column of Arrow type `arrow` (pypaimon's `PyarrowFieldParser`): a
-/// `large_binary` column is a BLOB, a list of `large_binary` an `ARRAY<BLOB>`, a map to
-/// `large_binary` a `MAP<X, BLOB>`; other types as [`DataType::from_arrow`].
+/// The Paimon type of a column of Arrow type `arrow` (pypaimon's `PyarrowFieldParser`):
+/// `large_binary` is BLOB at any depth (a list of it `ARRAY<BLOB>`, a map to it `MAP<X, BLOB>`;
+/// in a struct or a list of lists it is a nested BLOB that `create_table` refuses with
+/// pypaimon's message, as pypaimon does); other types as [`DataType::from_arrow`].
 pub fn column_type_from_arrow(arrow: &arrow_schema::DataType, nullable: bool) -> Result<DataType> {
-    if *arrow == arrow_schema::DataType::LargeBinary {
-        return Ok(DataType::new(TypeKind::Blob).with_nullable(nullable));
-    }
     let mut t = DataType::from_arrow(arrow, nullable)?;
-    blob_elements(arrow, &mut t);
+    blobs_at_any_depth(arrow, &mut t);
     Ok(t)
 }
 
-/// Pypaimon's `PyarrowFieldParser` maps `large_binary` to BLOB at any depth; paimon_rs does so
-/// for a column (above), a list's element and a map's value (`ARRAY<BLOB>`, `MAP<X, BLOB>`):
-/// `t` (mapped from `arrow`, `large_binary` as BYTES) with those BYTES made BLOB.
-fn blob_elements(arrow: &arrow_schema::DataType, t: &mut DataType) {
+/// `t` (mapped from `arrow`, `large_binary` as BYTES) with those BYTES made BLOB, at any depth.
+fn blobs_at_any_depth(arrow: &arrow_schema::DataType, t: &mut DataType) {
     use arrow_schema::DataType as A;
-    let large = |a: &A| *a == A::LargeBinary;
     match (arrow, &mut t.kind) {
-        (A::List(e) | A::LargeList(e), TypeKind::Array(et)) if large(e.data_type()) => {
-            et.kind = TypeKind::Blob;
-        }
-        (A::Map(entries, _), TypeKind::Map(_, vt)) => {
+        (A::LargeBinary, kind) => *kind = TypeKind::Blob,
+        (
+            A::List(e) | A::LargeList(e) | A::ListView(e) | A::LargeListView(e),
+            TypeKind::Array(et),
+        )
+        | (A::FixedSizeList(e, _), TypeKind::Array(et)) => blobs_at_any_depth(e.data_type(), et),
+        (A::Map(entries, _), TypeKind::Map(kt, vt)) => {
             if let A::Struct(fs) = entries.data_type() {
-                if fs.len() == 2 && large(fs[1].data_type()) {
-                    vt.kind = TypeKind::Blob;
+                if let [k, v] = &fs[..] {
+                    blobs_at_any_depth(k.data_type(), kt);
+                    blobs_at_any_depth(v.data_type(), vt);
                 }
+            }
+        }
+        (A::Struct(fs), TypeKind::Row(rf)) if fs.len() == rf.len() => {
+            for (f, r) in fs.iter().zip(rf.iter_mut()) {
+                blobs_at_any_depth(f.data_type(), &mut r.data_type);
             }
         }
         _ => {}

@@ -18,7 +18,7 @@
 //! descriptors of local files (a path or a `file:` URI) are read, others are refused.
 
 use std::io::BufWriter;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -26,7 +26,7 @@ use arrow_array::{Array, RecordBatch};
 use arrow_schema::DataType as ArrowType;
 
 use crate::error::{Error, Result};
-use crate::io::blob::{BlobFileWriter, BlobValue, DESCRIPTOR_MAGIC, DESCRIPTOR_VERSION};
+use crate::io::blob::{BlobFileWriter, Part, DESCRIPTOR_MAGIC, DESCRIPTOR_VERSION};
 use crate::io::blob_nested::{blob_bytes, is_blob_file_type, key_bytes};
 use crate::io::file_write::{StagedFile, WritebackFile};
 use crate::spec::binary_row::{empty_row, serialize_row};
@@ -165,8 +165,9 @@ impl BlobSidecars {
 
     /// Writes the BLOB columns of `chunk` (a table row batch). Every value is checked and every
     /// descriptor resolved (its file opened, its range checked) first, so one that fails leaves
-    /// the `.blob` files as they were; a descriptor's bytes are then read one value at a time as
-    /// it is added (a chunk of descriptors of large files never sits in memory). An I/O error of
+    /// the `.blob` files as they were; a descriptor's bytes are then copied in chunks as its
+    /// record is written (neither a chunk of descriptors of large files nor one array of them
+    /// sits in memory). An I/O error of
     /// that second pass fails the bucket's write as a whole (write/append_writer.rs drops its
     /// files).
     pub fn write(&mut self, chunk: &RecordBatch) -> Result<()> {
@@ -181,23 +182,16 @@ impl BlobSidecars {
                 let io = |e| Error::io(&open.staged.tmp, e);
                 match v {
                     Cell::One(v) => {
-                        let read = load(&v)?;
-                        let value = match &read {
-                            None => BlobValue::Null,
-                            Some(b) => BlobValue::Data(b),
-                        };
-                        open.w.add(value).map_err(io)?;
+                        open.w.add_part(part(&v)).map_err(io)?;
                     }
                     Cell::Array(elements) => {
-                        let read = elements.iter().map(load).collect::<Result<Vec<_>>>()?;
-                        let refs: Vec<Option<&[u8]>> = read.iter().map(|e| e.as_deref()).collect();
-                        open.w.add_array(&refs).map_err(io)?;
+                        let parts: Vec<Option<Part<'_>>> = elements.iter().map(part).collect();
+                        open.w.add_array_parts(&parts).map_err(io)?;
                     }
                     Cell::Map(keys, values) => {
-                        let read = values.iter().map(load).collect::<Result<Vec<_>>>()?;
-                        let refs: Vec<Option<&[u8]>> = read.iter().map(|e| e.as_deref()).collect();
+                        let parts: Vec<Option<Part<'_>>> = values.iter().map(part).collect();
                         let keys: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
-                        open.w.add_map(&keys, &refs).map_err(io)?;
+                        open.w.add_map_parts(&keys, &parts).map_err(io)?;
                     }
                 }
                 if open.w.position() >= self.spec.target_size {
@@ -443,15 +437,18 @@ enum Cell<'a> {
     Map(Vec<Vec<u8>>, Vec<Value<'a>>),
 }
 
-/// The bytes of `v` (None a null), read from its file for a descriptor's.
-fn load<'a>(v: &Value<'a>) -> Result<Option<std::borrow::Cow<'a, [u8]>>> {
-    Ok(match v {
+/// What the record of `v` is written from (None a null): a descriptor's file range is copied
+/// in chunks as it is written, never loaded whole.
+fn part<'a>(v: &'a Value<'_>) -> Option<Part<'a>> {
+    match v {
         Value::Null => None,
-        Value::Bytes(b) => Some(std::borrow::Cow::Borrowed(*b)),
-        Value::File(path, offset, len) => {
-            Some(std::borrow::Cow::Owned(read_range(path, *offset, *len)?))
-        }
-    })
+        Value::Bytes(b) => Some(Part::Bytes(b)),
+        Value::File(path, offset, len) => Some(Part::File {
+            path,
+            offset: *offset,
+            len: *len as u64,
+        }),
+    }
 }
 
 /// One BLOB value (`b`, None a null) of column `name`: a serialized `BlobDescriptor` is
@@ -584,17 +581,6 @@ fn resolve_descriptor<'a>(column: &str, d: &Descriptor) -> Result<Value<'a>> {
     Ok(Value::File(local, d.offset, len))
 }
 
-/// `len` bytes of `path` from `offset`.
-fn read_range(path: &Path, offset: u64, len: usize) -> Result<Vec<u8>> {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io(path, e))?;
-    f.seek(SeekFrom::Start(offset))
-        .map_err(|e| Error::io(path, e))?;
-    let mut buf = vec![0u8; len];
-    f.read_exact(&mut buf).map_err(|e| Error::io(path, e))?;
-    Ok(buf)
-}
-
 /// The local file a descriptor's URI names, as pypaimon's `LocalFileIO` reads it: a path, or
 /// a `file:` URI (`file:///p`, `file://localhost/p`, `file:/p`; percent-decoded; another host
 /// is a UNC share `//host/p`); None for another scheme or a path that is not UTF-8 once
@@ -623,7 +609,7 @@ mod tests {
     use std::path::Path;
 
     use super::*;
-    use crate::io::blob::{decode, descriptor_bytes};
+    use crate::io::blob::{decode, descriptor_bytes, BlobValue};
 
     #[test]
     fn descriptor_uris_name_local_files_as_pypaimon_reads_them() {

@@ -111,7 +111,10 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
         )));
     }
     if let (ArrowType::Time64(unit), TypeKind::Time(_)) = (src, &target.kind) {
-        check_whole_millis(name, col, unit)?;
+        check_whole_millis(name, col.as_ref(), unit, false)?;
+    }
+    if src.is_nested() {
+        check_nested_whole_millis(name, col.as_ref())?;
     }
     let opts = CastOptions {
         safe: false,
@@ -171,9 +174,38 @@ fn first_changed_row(col: &ArrayRef, out: &ArrayRef) -> Result<Option<usize>> {
     Ok((0..changed.len()).find(|&i| changed.value(i)))
 }
 
+/// [`check_whole_millis`] of the `time64` values nested in `col` (list elements, map keys and
+/// values, struct fields at any depth): Paimon's TIME inside `ARRAY<TIME>`, `MAP<TIME, X>`, a
+/// ROW is milliseconds too.
+fn check_nested_whole_millis(name: &str, col: &dyn Array) -> Result<()> {
+    use arrow_array::cast::AsArray;
+    let children: Vec<arrow_array::ArrayRef> = match col.data_type() {
+        ArrowType::Time64(unit) => return check_whole_millis(name, col, unit, true),
+        ArrowType::List(_) => vec![col.as_list::<i32>().values().clone()],
+        ArrowType::LargeList(_) => vec![col.as_list::<i64>().values().clone()],
+        ArrowType::FixedSizeList(..) => vec![col.as_fixed_size_list().values().clone()],
+        ArrowType::Map(..) => {
+            let m = col.as_map();
+            vec![m.keys().clone(), m.values().clone()]
+        }
+        ArrowType::Struct(_) => col.as_struct().columns().to_vec(),
+        _ => vec![],
+    };
+    for c in children {
+        check_nested_whole_millis(name, c.as_ref())?;
+    }
+    Ok(())
+}
+
 /// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse
-/// a value with sub-millisecond digits instead of dropping them.
-fn check_whole_millis(name: &str, col: &ArrayRef, unit: &arrow_schema::TimeUnit) -> Result<()> {
+/// a value with sub-millisecond digits instead of dropping them (`nested`: a value inside a
+/// list, map or struct, its index that of the nested values).
+fn check_whole_millis(
+    name: &str,
+    col: &dyn Array,
+    unit: &arrow_schema::TimeUnit,
+    nested: bool,
+) -> Result<()> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Time64MicrosecondType, Time64NanosecondType};
     fn first_bad<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
@@ -196,12 +228,17 @@ fn check_whole_millis(name: &str, col: &ArrayRef, unit: &arrow_schema::TimeUnit)
         ),
         _ => return Ok(()),
     };
+    let at = |row: usize| match nested {
+        false => format!("row {row}"),
+        true => format!("nested value {row}"),
+    };
     match bad {
         None => Ok(()),
         Some((row, v)) => Err(Error::schema(format!(
-            "column '{name}': row {row} holds the time {v} {unit_name}, which has \
+            "column '{name}': {} holds the time {v} {unit_name}, which has \
              sub-millisecond digits; Paimon's TIME stores milliseconds, so writing it would \
-             drop them: round or truncate the column to milliseconds first"
+             drop them: round or truncate the column to milliseconds first",
+            at(row)
         ))),
     }
 }
