@@ -6,7 +6,9 @@ the workers' plans are disjoint and together hold every row.
 
 Chunks count the rows of the planned files in plan order (``with_slice``'s positions), before
 deletion vectors: a chunk of a deletion-vector table may read fewer than ``chunk_size`` rows
-(pypaimon counts live rows)."""
+(pypaimon counts live rows). On a data-evolution table (pypaimon's
+``DataEvolutionChunkShuffleSplitGenerator``) a chunk counts row ids in row-id order, the rows a
+group of files holds counting once, and reads every file of each group it meets."""
 
 from __future__ import annotations
 
@@ -50,9 +52,25 @@ def _shard_range(total: int, index: int, count: int) -> Tuple[int, int]:
     return start, start + base + int(index < remainder)
 
 
+def _row_id_count(splits: List[Any]) -> int:
+    """The row ids the files of ``splits`` cover, overlapping ranges counted once."""
+    ranges = sorted((f.first_row_id, f.first_row_id + f.row_count) for s in splits for f in s.files
+                    if f.first_row_id is not None)
+    total, end = 0, None
+    for lo, hi in ranges:
+        if end is not None and lo < end:
+            total += max(0, hi - end)
+            end = max(end, hi)
+        else:
+            total += hi - lo
+            end = hi
+    return total
+
+
 def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
-                         shard: Optional[Tuple[int, int]]) -> List[Any]:
-    """This worker's splits of the shuffled chunks of ``splits`` (see the module)."""
+                         shard: Optional[Tuple[int, int]], by_row_id: Optional[str] = None) -> List[Any]:
+    """This worker's splits of the shuffled chunks of ``splits`` (see the module); ``by_row_id``:
+    the name of a data-evolution table, whose chunks count row ids."""
     groups: Dict[Tuple[Tuple[Any, ...], int], List[Any]] = {}
     for s in splits:
         groups.setdefault((tuple(s.partition.values), s.bucket), []).append(s)
@@ -60,7 +78,7 @@ def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
     # null-safe: a NULL partition value sorts before the others, never compared with them
     for key in sorted(groups, key=lambda k: (tuple((v is not None, v) for v in k[0]), k[1])):
         group = groups[key]
-        total = sum(s.row_count for s in group)
+        total = _row_id_count(group) if by_row_id is not None else sum(s.row_count for s in group)
         chunks.extend((group, start, min(start + chunk_size, total)) for start in range(0, total, chunk_size))
     random.Random(seed).shuffle(chunks)
     if shard is not None:
@@ -68,5 +86,8 @@ def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
         chunks = chunks[start:end]
     out: List[Any] = []
     for group, start, end in chunks:
-        out.extend(_core.slice_splits(group, start, end))
+        if by_row_id is not None:
+            out.extend(_core.slice_splits_by_row_id(by_row_id, group, start, end))
+        else:
+            out.extend(_core.slice_splits(group, start, end))
     return out

@@ -1544,22 +1544,10 @@ class Plan:
         return self._splits
 
 
-def _refuse_slicing_column_groups(table: Any, splits: List[Any], what: str) -> None:
-    """Refuse to slice a data-evolution table's plan whose files hold different columns of the
-    same rows (partial-column or update files, ``.blob`` files): positions count each file's
-    rows, so a slice could keep one file of a row-id group without the others and read it as
-    whole rows (pypaimon slices such plans by row-id group; not implemented by paimon_rs)."""
-    if table.options.get("data-evolution.enabled", "false").lower() != "true":
-        return
-    for s in splits:
-        ranges = sorted((f.first_row_id, f.first_row_id + f.row_count) for f in s.files
-                        if f.first_row_id is not None)
-        if any(b[0] < a[1] for a, b in zip(ranges, ranges[1:])):
-            raise UnsupportedError(
-                f"{what} on {table.identifier}: files of this data-evolution table hold different "
-                f"columns of the same rows (updates, partial-column writes or BLOB files); a slice "
-                f"of them by row position is not implemented by paimon_rs (read it whole, or shard "
-                f"it with with_shard)")
+def _is_data_evolution(table: Any) -> bool:
+    """Whether ``table``'s plans are sliced by row id (pypaimon's data-evolution split
+    generators): its files may hold different columns of the same rows."""
+    return table.options.get("data-evolution.enabled", "false").lower() == "true"
 
 
 class TableScan:
@@ -1590,14 +1578,16 @@ class TableScan:
 
             check_compatible(self)
             snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
-            _refuse_slicing_column_groups(self.table, splits, "with_chunk_shuffle")
-            return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard))
+            by_row_id = str(self.table.identifier) if _is_data_evolution(self.table) else None
+            return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard, by_row_id))
         snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
         if self._shard is not None:
             splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
         if self._slice is not None:
-            _refuse_slicing_column_groups(self.table, splits, "with_slice")
-            splits = _core.slice_splits(splits, *self._slice)
+            if _is_data_evolution(self.table):
+                splits = _core.slice_splits_by_row_id(str(self.table.identifier), splits, *self._slice)
+            else:
+                splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
 
     def with_slice(self, start_pos: int, end_pos: int) -> TableScan:
@@ -1606,7 +1596,11 @@ class TableScan:
         before deletion vectors and the filter's row-level part (files its statistics rule out
         are not counted); a file partly in the range is read in part. Workers planning the
         same snapshot with the same filter get disjoint slices of one plan; a range past the
-        plan's rows is cut short. Primary-key tables are sliced by ``with_shard`` instead."""
+        plan's rows is cut short. Primary-key tables are sliced by ``with_shard`` instead.
+        A data-evolution table's plan is sliced by row id, as pypaimon's: positions count the
+        row ids its files cover (a row whose columns several files hold counts once), in
+        row-id order, and the slice reads the rows with ids from the one at ``start_pos`` to
+        the one before ``end_pos``, every file of a row's group together."""
         for v in (start_pos, end_pos):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise InvalidArgumentError(f"with_slice: positions are ints, got {v!r}")

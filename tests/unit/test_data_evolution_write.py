@@ -237,6 +237,59 @@ def test_caller_set_ids_that_are_not_a_group_are_refused(tmp_path):
     assert t.latest_snapshot_id() == before
 
 
+def _with_ids(t, parts):
+    """One commit of ``with_write_type`` writes: ``parts`` = (columns, rows, first_row_id or None
+    for a file the commit numbers)."""
+    wb = t.new_batch_write_builder()
+    msgs, writers = [], []
+    for cols, n, first in parts:
+        w = wb.new_write().with_write_type(cols)
+        w.write_arrow(pa.table({c: ([f"v{i}" for i in range(n)] if c == "b" else list(range(n)))
+                                for c in cols}, schema=pa.schema([SCH.field(c) for c in cols])))
+        m = w.prepare_commit()
+        if first is not None:
+            for x in m:
+                for f in x.new_files:
+                    f.first_row_id = first
+        msgs += m
+        writers.append(w)
+    try:
+        wb.new_commit().commit(msgs)
+    finally:
+        for w in writers:
+            w.close()
+
+
+@pytest.mark.parametrize("parts, later", [
+    # two caller files from nextRowId on that overlap without the same range
+    ([(["id", "a"], 2, 1), (["b"], 2, 2)], None),
+    # a caller file and the file the same commit numbers over its ids (3 rows vs 2)
+    ([(["b"], 3, 1), (["id", "a"], 2, None)], None),
+    # caller files of 2 rows at nextRowId, then an append of 3 rows numbered over them
+    ([(["id", "a"], 2, 1), (["b"], 2, 1)], [(["id", "a", "b"], 3, None)]),
+    # a caller file past nextRowId straddling the live caller group at 1..2
+    ([(["id", "a"], 2, 1), (["b"], 2, 1)], [(["b"], 2, 2)]),
+])
+def test_caller_ids_that_would_make_the_table_unreadable_are_refused(tmp_path, parts, later):
+    """Row-id ranges must be equal or disjoint among the commit's caller-set files, its numbered
+    files and the live files (the reader merges only files of the same range, as Java's; Java's
+    commit checks the ranges only with a row-id check): before, the commit succeeded and every
+    read of the table failed (review33b F2)."""
+    t = _table(tmp_path)
+    _write(t, pa.table({"id": [1], "a": [10], "b": ["x"]}, schema=SCH))
+    if later is not None:
+        _with_ids(t, parts)
+        parts = later
+    before = t.latest_snapshot_id()
+    with pytest.raises(CommitConflictError, match=r"db\.t.*file 'data-.*row ids \d+\.\.=\d+"):
+        _with_ids(t, parts)
+    assert t.latest_snapshot_id() == before
+    _read(t, ["_ROW_ID", "id", "a", "b"])  # still readable
+    # the same layout with equal ranges is a group the reader merges
+    _with_ids(t, [(["b"], 1, 0)])
+    assert _read(t, ["_ROW_ID", "b"])[0] == {"_ROW_ID": 0, "b": "v0"}
+
+
 def test_partial_writes_refused(tmp_path):
     t = _table(tmp_path)
     w = t.new_batch_write_builder().new_write()
@@ -305,41 +358,3 @@ def test_caller_set_ids_against_a_model(tmp_path_factory, ops):
                 model[first + i][c] = vals[c][i]
     got = {r.pop("_ROW_ID"): r for r in _read(t, ["_ROW_ID", "id", "a", "b"])}
     assert got == model
-
-
-def test_slices_of_column_groups_are_refused_not_read_as_whole_rows(tmp_path):
-    """A slice by row position could keep one file of a row-id group (an update file) without
-    the others and read it as whole rows (ids null, old values): refused (review33b F1)."""
-    sch = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
-    c = CatalogFactory.create({"warehouse": str(tmp_path)})
-    c.create_database("db", True)
-    c.create_table("db.t", Schema.from_pyarrow_schema(
-        sch, options={"row-tracking.enabled": "true", "data-evolution.enabled": "true"}), False)
-    t = c.get_table("db.t")
-
-    def commit(data, cols=None, first=None):
-        wb = t.new_batch_write_builder()
-        w = wb.new_write()
-        if cols:
-            w.with_write_type(cols)
-        w.write_arrow(data)
-        msgs = w.prepare_commit()
-        if first is not None:
-            for m in msgs:
-                for f in m.new_files:
-                    f.first_row_id = first
-        wb.new_commit().commit(msgs)
-        w.close()
-
-    commit(pa.table({"id": list(range(10)), "a": list(range(10)), "b": ["x"] * 10}, schema=sch))
-    rb = t.new_read_builder()
-    # whole-row files only: slices read as before
-    assert rb.new_read().to_arrow(rb.new_scan().with_slice(2, 5).plan().splits()).column("id").to_pylist() \
-        == [2, 3, 4]
-    commit(pa.table({"a": [100 + i for i in range(10)]}), ["a"], first=0)
-    assert rb.new_read().to_arrow(rb.new_scan().plan().splits()).column("a").to_pylist() \
-        == [100 + i for i in range(10)]
-    for scan in (lambda: rb.new_scan().with_slice(10, 13),
-                 lambda: rb.new_scan().with_chunk_shuffle(seed=7, chunk_size=3).with_shard(1, 3)):
-        with pytest.raises(UnsupportedError, match="different columns of the same rows"):
-            scan().plan()

@@ -62,7 +62,7 @@ pub use commit::{CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit
 pub use predicate::{LeafOp, Predicate};
 pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
 pub use read::scan::TableScan;
-pub use read::split::{slice_splits, Split};
+pub use read::split::{slice_splits, slice_splits_by_row_id, Split};
 pub use read::table_read::TableRead;
 pub use write::append_dv::{
     delete_positions, read_with_positions, DeletionVectorDelete, FILE_NAME_COLUMN,

@@ -35,6 +35,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(variant_path::variant_get_nested, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_defs, m)?)?;
     m.add_function(wrap_pyfunction!(table::slice_splits, m)?)?;
+    m.add_function(wrap_pyfunction!(table::slice_splits_by_row_id, m)?)?;
     m.add_function(wrap_pyfunction!(options::option_enum_values, m)?)?;
     m.add_function(wrap_pyfunction!(variant_path::variant_edit, m)?)?;
     m.add_class::<catalog::Catalog>()?;

@@ -1494,6 +1494,32 @@ impl Split {
     }
 }
 
+/// pypaimon's `with_slice` of a data-evolution table's plan: the row ids at positions
+/// `[start, end)` of the plan's merged row-id ranges, whole row-id groups kept together
+/// (`paimon_rs_core::slice_splits_by_row_id`; a group partly in the slice read in part).
+#[pyfunction]
+pub fn slice_splits_by_row_id(
+    table: &str,
+    splits: Vec<Split>,
+    start: i64,
+    end: i64,
+) -> PyResult<Vec<Split>> {
+    let Some(fields) = splits.first().map(|s| s.partition_fields.clone()) else {
+        return Ok(vec![]);
+    };
+    let core = splits.into_iter().map(|s| s.inner).collect();
+    Ok(
+        paimon_rs_core::slice_splits_by_row_id(table, core, start, end)
+            .py_err()?
+            .into_iter()
+            .map(|inner| Split {
+                inner,
+                partition_fields: fields.clone(),
+            })
+            .collect(),
+    )
+}
+
 /// pypaimon's `with_slice` of an append table's plan: the splits holding the plan's rows at
 /// positions `[start, end)` (`paimon_rs_core::slice_splits`; files read in part).
 #[pyfunction]

@@ -666,12 +666,18 @@ impl FileStoreCommit {
                     {
                         check.run(self, latest.as_ref())?;
                     }
-                    Some(row_tracking::assign(
+                    let caller_set: Vec<bool> = delta
+                        .iter()
+                        .map(|e| e.file.first_row_id.is_some())
+                        .collect();
+                    let next = row_tracking::assign(
                         &self.table.name,
                         &mut delta,
                         latest.as_ref().map_or(1, |s| s.id + 1),
                         latest.as_ref().and_then(|s| s.next_row_id).unwrap_or(0),
-                    )?)
+                    )?;
+                    row_tracking::check_ranges(&self.table, &delta, &caller_set, &previous)?;
+                    Some(next)
                 } else {
                     latest.as_ref().and_then(|s| s.next_row_id)
                 };
@@ -1115,32 +1121,49 @@ impl FileStoreCommit {
 
     /// Java refuses to commit files whose `_TOTAL_BUCKETS` differs from that of the partition's
     /// files that stay live, or from that of the other files the commit adds to the partition
-    /// (two writers that chose different bucket counts for a new partition).
+    /// (two writers that chose different bucket counts for a new partition). The message names
+    /// the partition and which of the two it is.
     fn check_total_buckets<'a>(
         &self,
         live: impl IntoIterator<Item = &'a ManifestEntry>,
         adds: &[ManifestEntry],
     ) -> Result<()> {
-        let mut seen: std::collections::HashMap<&[u8], i32> = std::collections::HashMap::new();
+        // partition -> (total buckets, whether the table's live files set it)
+        let mut seen: std::collections::HashMap<&[u8], (i32, bool)> =
+            std::collections::HashMap::new();
         // a postpone-bucket table's bucket-postpone (-2) files sit beside its real buckets
         for e in live.into_iter().filter(|e| e.bucket != -2) {
-            seen.insert(&e.partition, e.total_buckets);
+            seen.insert(&e.partition, (e.total_buckets, true));
         }
         for a in adds.iter().filter(|e| e.bucket != -2) {
             match seen.get(a.partition.as_slice()) {
-                Some(&t) if t != a.total_buckets => {
+                Some(&(t, from_table)) if t != a.total_buckets => {
+                    let p = match self.partition_label(&a.partition) {
+                        l if l.starts_with('\'') => format!("partition {l}"),
+                        _ => "the unpartitioned table".to_string(),
+                    };
+                    let why = if from_table {
+                        format!(
+                            "the table has {t} buckets in {p}, this commit writes {} (file \
+                             '{}'); overwrite the partition to change its bucket count",
+                            a.total_buckets,
+                            self.file_label(&a.partition, a.bucket, &a.file.file_name)
+                        )
+                    } else {
+                        format!(
+                            "files of this commit disagree ({t} vs {}): its writers planned \
+                             the partition's buckets differently",
+                            a.total_buckets
+                        )
+                    };
                     return Err(Error::CommitConflict {
                         table: self.table.name.clone(),
-                        message: format!(
-                            "Total buckets of a partition changed from {t} to {} without \
-                             overwrite; give up committing",
-                            a.total_buckets
-                        ),
+                        message: format!("Total buckets of {p} differ: {why}; give up committing"),
                     });
                 }
                 Some(_) => {}
                 None => {
-                    seen.insert(&a.partition, a.total_buckets);
+                    seen.insert(&a.partition, (a.total_buckets, false));
                 }
             }
         }

@@ -31,7 +31,7 @@
 use crate::error::{Error, Result};
 use crate::kv::FileSource;
 
-use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry};
+use crate::spec::manifest::{DataFileMeta, FileKind, ManifestEntry, ManifestFileMeta};
 use crate::spec::snapshot::Snapshot;
 use crate::table::FileStoreTable;
 
@@ -228,6 +228,169 @@ pub(super) fn check_updated_groups(
         }
     }
     Ok(())
+}
+
+/// One data file in [`check_ranges`]: its row ids `from..=to`, its name, where it comes from.
+struct Ranged<'a> {
+    from: i64,
+    to: i64,
+    name: &'a str,
+    /// `None`: live in the latest snapshot; `Some(true)`: of the commit, ids set by the caller;
+    /// `Some(false)`: of the commit, numbered by [`assign`].
+    ours: Option<bool>,
+}
+
+/// The row-id ranges of a data-evolution table's data files must be equal or disjoint within a
+/// partition and bucket: a read merges the files of one range column by column and refuses
+/// files that overlap without the same range or start together with different row counts
+/// (read/data_evolution.rs, as Java's `DataEvolutionSplitRead`). Java's
+/// `DataEvolutionConflictDetection.checkDataFileRowIdRangeConflicts` refuses such a layout only
+/// when its commit runs a row-id check (or compacts); ids the caller set from `nextRowId` on
+/// are otherwise committed as they are, and the table then fails every read. Here every commit
+/// of a data-evolution table checks, after [`assign`] numbered the new files, the ranges of its
+/// ADDs (not `.blob` files, which cover part of their data file's rows) against each other and
+/// against the live files they meet (read from the manifests of `previous` whose row-id
+/// range meets one of them; the files this commit deletes left out). `caller_set[i]`: whether
+/// `delta[i]`'s ids were set by its writer. A group of overlapping ranges that holds a file of
+/// the commit and ranges that differ is a conflict naming both files.
+pub(super) fn check_ranges(
+    table: &FileStoreTable,
+    delta: &[ManifestEntry],
+    caller_set: &[bool],
+    previous: &[ManifestFileMeta],
+) -> Result<()> {
+    if !table.options.data_evolution()? {
+        return Ok(());
+    }
+    let mut by: std::collections::HashMap<(&[u8], i32), Vec<Ranged<'_>>> = Default::default();
+    for (i, e) in delta.iter().enumerate() {
+        if e.kind != FileKind::Add || e.file.file_name.ends_with(".blob") {
+            continue;
+        }
+        let Some(from) = e.file.first_row_id else {
+            continue;
+        };
+        by.entry((e.partition.as_slice(), e.bucket))
+            .or_default()
+            .push(Ranged {
+                from,
+                to: from.saturating_add(e.file.row_count.max(1) - 1),
+                name: &e.file.file_name,
+                ours: Some(caller_set.get(i).copied().unwrap_or(false)),
+            });
+    }
+    if by.is_empty() {
+        return Ok(());
+    }
+    let mut spans: Vec<(i64, i64)> = by
+        .values()
+        .flat_map(|v| v.iter().map(|r| (r.from, r.to)))
+        .collect();
+    spans.sort_unstable();
+    let meets = |from: i64, to: i64| {
+        // a span of the commit that meets from..=to (sorted by start)
+        spans.iter().take_while(|s| s.0 <= to).any(|s| s.1 >= from)
+    };
+    let metas: Vec<ManifestFileMeta> = previous
+        .iter()
+        .filter(|m| match (m.min_row_id, m.max_row_id) {
+            (Some(lo), Some(hi)) => meets(lo, hi),
+            _ => true,
+        })
+        .cloned()
+        .collect();
+    let live = if metas.is_empty() {
+        vec![]
+    } else {
+        crate::table::live::live_entries_of(table, metas, None)?
+    };
+    let deleted: std::collections::HashSet<_> = delta
+        .iter()
+        .filter(|e| e.kind == FileKind::Delete)
+        .map(ManifestEntry::identifier)
+        .collect();
+    for e in &live {
+        let Some(from) = e.file.first_row_id else {
+            continue;
+        };
+        let to = from.saturating_add(e.file.row_count.max(1) - 1);
+        if e.file.file_name.ends_with(".blob") || !meets(from, to) {
+            continue;
+        }
+        let Some(v) = by.get_mut(&(e.partition.as_slice(), e.bucket)) else {
+            continue;
+        };
+        if deleted.contains(&e.identifier()) {
+            continue;
+        }
+        v.push(Ranged {
+            from,
+            to,
+            name: &e.file.file_name,
+            ours: None,
+        });
+    }
+    for v in by.values_mut() {
+        if let Some((ours, other)) = first_conflict(v) {
+            return Err(range_conflict(&table.name, &v[ours], &v[other]));
+        }
+    }
+    Ok(())
+}
+
+/// Sorts `v` and returns a file of the commit and another file of a group of overlapping
+/// ranges (Java's `mergeOverlappingRanges`) whose ranges differ, if any such group holds a
+/// file of the commit.
+fn first_conflict(v: &mut [Ranged<'_>]) -> Option<(usize, usize)> {
+    v.sort_unstable_by_key(|r| (r.from, r.to));
+    let mut start = 0;
+    while start < v.len() {
+        let mut end = start + 1;
+        let mut to = v[start].to;
+        while end < v.len() && v[end].from <= to {
+            to = to.max(v[end].to);
+            end += 1;
+        }
+        if let Some(ours) = (start..end).find(|&i| v[i].ours.is_some()) {
+            let range = (v[ours].from, v[ours].to);
+            if let Some(other) = (start..end).find(|&i| (v[i].from, v[i].to) != range) {
+                return Some((ours, other));
+            }
+        }
+        start = end;
+    }
+    None
+}
+
+fn range_conflict(table: &str, ours: &Ranged<'_>, other: &Ranged<'_>) -> Error {
+    let what = |r: &Ranged<'_>| match r.ours {
+        Some(true) => "of this commit, ids set by its writer",
+        Some(false) => "of this commit, numbered from the table's nextRowId",
+        None => "live in the latest snapshot",
+    };
+    let hint = if ours.ours == Some(false) || other.ours == Some(false) {
+        " (files whose ids a writer set from nextRowId on do not move nextRowId, as Java's: \
+         the next numbered files get the same ids and must make the same groups)"
+    } else {
+        ""
+    };
+    Error::CommitConflict {
+        table: table.to_string(),
+        message: format!(
+            "file '{}' ({}) with row ids {}..={} overlaps file '{}' ({}) with row ids {}..={} \
+             without the same range: a data-evolution read merges only files of the same row \
+             ids and the same row count (Java's reader refuses them too), so the table could \
+             not be read{hint}; nothing was committed",
+            ours.name,
+            what(ours),
+            ours.from,
+            ours.to,
+            other.name,
+            what(other),
+            other.from,
+            other.to
+        ),
+    }
 }
 
 /// Row-id ranges `from..=to` by (partition, bucket).
@@ -435,6 +598,44 @@ mod tests {
         let mut e = entry(name, rows, FileKind::Add, (1, 1));
         e.file.first_row_id = Some(first);
         e
+    }
+
+    #[test]
+    fn a_group_holding_a_file_of_the_commit_must_have_one_range() {
+        let r = |from: i64, to: i64, name: &'static str, ours: Option<bool>| Ranged {
+            from,
+            to,
+            name,
+            ours,
+        };
+        let names = |v: &[Ranged<'_>], c: Option<(usize, usize)>| {
+            c.map(|(a, b)| (v[a].name.to_string(), v[b].name.to_string()))
+        };
+        // equal or disjoint: fine, whatever the live files do among themselves
+        let mut ok = vec![
+            r(5, 9, "n", Some(false)),
+            r(0, 4, "c", Some(true)),
+            r(0, 4, "l", None),
+            r(20, 30, "l1", None),
+            r(25, 26, "l2", None),
+        ];
+        assert_eq!(first_conflict(&mut ok), None);
+        // a caller file straddling a live group; a numbered file longer than a caller group
+        let mut v = vec![r(0, 4, "l", None), r(3, 6, "c", Some(true))];
+        let c = first_conflict(&mut v);
+        assert_eq!(names(&v, c), Some(("c".into(), "l".into())));
+        let mut v = vec![r(1, 3, "n", Some(false)), r(1, 2, "c", Some(true))];
+        let c = first_conflict(&mut v);
+        assert_eq!(names(&v, c), Some(("c".into(), "n".into())));
+        // a file nested in a longer group, found through the group's merged end
+        let mut v = vec![
+            r(0, 9, "l", None),
+            r(0, 9, "c", Some(true)),
+            r(10, 12, "x", None),
+            r(11, 11, "y", Some(true)),
+        ];
+        let c = first_conflict(&mut v);
+        assert_eq!(names(&v, c), Some(("y".into(), "x".into())));
     }
 
     #[test]

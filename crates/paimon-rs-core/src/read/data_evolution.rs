@@ -190,6 +190,9 @@ struct Group {
     /// read with the group, and the table root they are relative to.
     deletions: Vec<(String, DeletionFile)>,
     root: PathBuf,
+    /// The positions `[begin, end)` of the group's rows read (a slice of the plan,
+    /// `Split::row_slices` of its data files), else all of them.
+    part: Option<(usize, usize)>,
 }
 
 /// The `.blob` files giving needed column `k` of a row-id group, in row-id order, tiling the
@@ -314,7 +317,8 @@ fn placeholder(path: &Path, row: usize) -> Error {
 
 /// The batches of `groups` in the read's plan layout (`needed` table columns in order, then
 /// `_ROW_ID` and `_SEQUENCE_NUMBER` when `tracking`), each group merged by columns, without
-/// the rows the deletion vectors of its data files (`dvs`, by data file name) mark. The groups
+/// the rows the deletion vectors of its data files (`dvs`, by data file name) mark, only the
+/// positions `slices` gives its newest data file when it names it (a slice of the plan). The groups
 /// are planned here (which file gives each column; refusals and corrupt entries fail now) and
 /// read lazily, one group at a time, as the batches are pulled.
 #[allow(clippy::too_many_arguments)]
@@ -324,6 +328,7 @@ pub(crate) fn merged_groups(
     dir: &Path,
     groups: Vec<Vec<DataFileMeta>>,
     dvs: &BTreeMap<String, DeletionFile>,
+    slices: &BTreeMap<String, (i64, i64)>,
     plan: &Arc<ColumnPlan>,
     sub_plan: &SubPlan<'_>,
     tracking: bool,
@@ -420,6 +425,10 @@ pub(crate) fn merged_groups(
             blobs,
             deletions,
             root: table.path.clone(),
+            part: slices.get(&newest.file_name).map(|_| {
+                let (b, e) = super::split::part_of(slices, newest);
+                (b as usize, e as usize)
+            }),
         });
     }
     let dtypes: Vec<ArrowType> = wanted.iter().map(|w| w.dtype.clone()).collect();
@@ -491,9 +500,24 @@ fn read_group(
         arrays,
         &RecordBatchOptions::new().with_row_count(Some(rows)),
     )?;
+    // a slice of the plan: the group's rows at positions `[begin, end)`, deleted ones dropped
+    // by their positions in the group
+    let begin = match g.part {
+        Some((b, e)) if b <= e && e <= rows => {
+            batch = batch.slice(b, e - b);
+            b
+        }
+        Some((b, e)) => {
+            return Err(Error::Internal(format!(
+                "positions {b}..{e} of the {rows} rows of data-evolution file '{}'",
+                g.newest
+            )))
+        }
+        None => 0,
+    };
     for (file, df) in &g.deletions {
         let dv = read_deletion_vector(&g.root, df, file, rows as i64)?;
-        batch = drop_deleted(batch, 0, &dv)?;
+        batch = drop_deleted(batch, begin as u64, &dv)?;
     }
     Ok(batch)
 }

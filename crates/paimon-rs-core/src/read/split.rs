@@ -38,7 +38,8 @@ pub struct Split {
     pub diff_before: Option<DiffBefore>,
     /// Files read in part (a slice of the plan's rows, [`slice_splits`]): by data file name,
     /// the physical row positions `[begin, end)` read of it, before its deletion vector; a
-    /// file not named is read whole. Only raw splits of append tables are sliced.
+    /// file not named is read whole. Only splits of append tables are sliced (a data-evolution
+    /// row-id group: the same part on each of its data files, [`slice_splits_by_row_id`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub row_slices: BTreeMap<String, (i64, i64)>,
 }
@@ -109,19 +110,115 @@ pub fn slice_splits(splits: Vec<Split>, start: i64, end: i64) -> Vec<Split> {
                 kept.push(f);
             }
         }
-        if kept.is_empty() {
-            continue;
-        }
-        let names: std::collections::BTreeSet<&str> =
-            kept.iter().map(|f| f.file_name.as_str()).collect();
-        split
-            .deletion_files
-            .retain(|k, _| names.contains(k.as_str()));
-        split.files = kept;
-        split.row_slices = slices;
-        out.push(split);
+        keep_part(&mut out, split, kept, slices);
     }
     out
+}
+
+/// The slice `[start, end)` of a data-evolution plan (pypaimon's `with_slice` of such a table,
+/// `DataEvolutionSplitGenerator._calculate_slice_row_ranges`): positions count the row ids of
+/// the plan's files (overlapping ranges merged, so the rows of a group of files holding
+/// different columns count once), in row-id order across the whole plan; the slice is the
+/// row ids from the one at `start` to the one before `end` (clamped to the plan). Each split
+/// keeps the row-id groups (read/data_evolution.rs `row_id_groups`: files of the same ids and
+/// the `.blob` files inside them) that meet it, every file of a group together; a group partly
+/// in the slice has the same part (`row_slices`) set on each of its data files (its `.blob`
+/// files stay whole: the reader cuts the merged rows). A split without a group in the slice
+/// is left out. Refused: a file without a first row id, a split already sliced.
+pub fn slice_splits_by_row_id(
+    table: &str,
+    splits: Vec<Split>,
+    start: i64,
+    end: i64,
+) -> Result<Vec<Split>> {
+    let mut ranges: Vec<(i64, i64)> = Vec::new();
+    for s in &splits {
+        if !s.row_slices.is_empty() {
+            return Err(Error::unsupported(
+                "slicing a slice of a data-evolution plan: slice the whole plan",
+            )
+            .with_table(table));
+        }
+        for f in &s.files {
+            let Some(first) = f.first_row_id else {
+                return Err(Error::unsupported(format!(
+                    "slicing a data-evolution plan by row id: file '{}' has no first row id",
+                    f.file_name
+                ))
+                .with_table(table));
+            };
+            ranges.push((first, first + f.row_count));
+        }
+    }
+    ranges.sort_unstable();
+    let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+    for (f, t) in ranges {
+        match merged.last_mut() {
+            Some(last) if f < last.1 => last.1 = last.1.max(t),
+            _ => merged.push((f, t)),
+        }
+    }
+    // the row ids `[from, to)` at positions `[start, end)`
+    let (mut from, mut to) = (None, None);
+    let mut pos = 0i64;
+    for &(f, t) in &merged {
+        let next = pos + (t - f);
+        if from.is_none() && start < next {
+            from = Some(f + (start - pos).max(0));
+        }
+        if end <= next {
+            to = Some(f + (end - pos));
+            break;
+        }
+        pos = next;
+    }
+    let Some(from) = from else {
+        return Ok(vec![]);
+    };
+    let to = to.unwrap_or_else(|| merged.last().map_or(from, |r| r.1));
+    let mut out = Vec::new();
+    for split in splits {
+        let groups = crate::read::data_evolution::row_id_groups(table, &split.files)?;
+        let mut kept = Vec::with_capacity(split.files.len());
+        let mut slices = BTreeMap::new();
+        for g in groups {
+            let (first, rows) = (g[0].first_row_id.unwrap_or_default(), g[0].row_count);
+            let (lo, hi) = (from.max(first), to.min(first + rows));
+            if lo >= hi {
+                continue;
+            }
+            let part = (lo - first, hi - first);
+            for f in g {
+                if part != (0, rows) && !f.file_name.ends_with(".blob") {
+                    slices.insert(f.file_name.clone(), part);
+                }
+                kept.push(f);
+            }
+        }
+        keep_part(&mut out, split, kept, slices);
+    }
+    Ok(out)
+}
+
+/// Pushes `split` to `out` with only the files `kept` (and their deletion vectors), read in
+/// the parts `slices` gives; nothing when no file is kept.
+fn keep_part(
+    out: &mut Vec<Split>,
+    mut split: Split,
+    kept: Vec<DataFileMeta>,
+    slices: BTreeMap<String, (i64, i64)>,
+) {
+    if kept.is_empty() {
+        return;
+    }
+    let names: std::collections::BTreeSet<&str> =
+        kept.iter().map(|f| f.file_name.as_str()).collect();
+    split
+        .deletion_files
+        .retain(|k, _| names.contains(k.as_str()));
+    split.files = kept;
+    split.row_slices = slices;
+    out.push(split);
 }
 
 /// The positions `[begin, end)` of `f` read: its part in `slices`, else all its rows.
@@ -235,5 +332,53 @@ mod tests {
         // a sliced split survives serialization (Spark ships it)
         let s = &slice_splits(plan, 2, 6)[0];
         assert_eq!(&Split::from_bytes(&s.to_bytes().unwrap()).unwrap(), s);
+    }
+
+    /// pypaimon's data-evolution `with_slice`: positions over the merged row-id ranges (a group
+    /// of files counts its rows once, gaps in the ids do not count), groups kept whole with the
+    /// same part on their data files, `.blob` files whole.
+    #[test]
+    fn data_evolution_slices_count_row_ids_and_keep_groups() {
+        use crate::compact::interval::tests::file as kv_file;
+        let file = |n: &str, first: i64, rows: i64| {
+            let mut f = kv_file(n, 0, 1, 10, 0);
+            f.first_row_id = Some(first);
+            f.row_count = rows;
+            f
+        };
+        // group 0..4 (data + update), group 4..6, gap, group 10..13 with a .blob file
+        let mut s = split(false);
+        s.files = vec![
+            file("d0", 0, 4),
+            file("u0", 0, 4),
+            file("d1", 4, 2),
+            file("d2", 10, 3),
+            file("b2.blob", 10, 3),
+        ];
+        let plan = vec![s];
+        let names = |v: &[Split]| -> Vec<String> {
+            v.iter()
+                .flat_map(|s| s.files.iter().map(|f| f.file_name.clone()))
+                .collect()
+        };
+        let got = slice_splits_by_row_id("t", plan.clone(), 2, 7).unwrap();
+        assert_eq!(names(&got), ["d0", "u0", "d1", "d2", "b2.blob"]);
+        let slices = &got[0].row_slices;
+        assert_eq!(slices.get("d0"), Some(&(2, 4)));
+        assert_eq!(slices.get("u0"), Some(&(2, 4)));
+        assert_eq!(slices.get("d1"), None); // whole
+        assert_eq!(slices.get("d2"), Some(&(0, 1))); // position 6 = row id 10
+        assert_eq!(slices.get("b2.blob"), None);
+        // past the end: clamped; beyond the rows: nothing
+        let tail = slice_splits_by_row_id("t", plan.clone(), 8, 100).unwrap();
+        assert_eq!(names(&tail), ["d2", "b2.blob"]);
+        assert_eq!(tail[0].row_slices.get("d2"), Some(&(2, 3)));
+        assert!(slice_splits_by_row_id("t", plan.clone(), 9, 12)
+            .unwrap()
+            .is_empty());
+        // a file without a row id: refused
+        let mut bad = plan.clone();
+        bad[0].files[2].first_row_id = None;
+        assert!(slice_splits_by_row_id("t", bad, 0, 1).is_err());
     }
 }

@@ -450,13 +450,6 @@ fn split_stream_with(
     if !pk && !split.changelog && ctx.table.options.data_evolution()? {
         let groups = row_id_groups(&ctx.table.name, &split.files)?;
         if groups.iter().any(|g| g.len() > 1) {
-            if !split.row_slices.is_empty() {
-                return Err(Error::unsupported(
-                    "a slice of the rows of a data-evolution table whose files hold different \
-                     columns of the same rows: not implemented by paimon_rs",
-                )
-                .with_table(&ctx.table.name));
-            }
             if memory.is_some() {
                 return Err(Error::unsupported(
                     "reading a data-evolution table with deletion vectors held in memory whose \
@@ -485,6 +478,7 @@ fn split_stream_with(
                 &dir,
                 groups,
                 &split.deletion_files,
+                &split.row_slices,
                 &plan,
                 &sub_plan,
                 !ctx.tracking.is_empty(),
