@@ -200,9 +200,11 @@ fn ts_precision(t: &DataType) -> u32 {
 }
 
 /// The keys a literal of a column of type `t` may be stored under: none (keep the file) if the
-/// literal does not fit the column or is finer than it stores; a float zero is both signs
-/// (`0.0 = -0.0` in SQL, two keys in Java's map).
-fn datum_keys(t: &DataType, d: &Datum) -> Option<Vec<Key>> {
+/// literal does not fit the column or is finer than it stores. With `both_zeros` a float zero
+/// is both signs (two keys in Java's map; for `=` / `IN`, where looking up more keeps more
+/// files), else only its own bits (for `<>` / `NOT IN`, where the row filter and Java tell
+/// `-0.0` from `0.0`).
+fn datum_keys(t: &DataType, d: &Datum, both_zeros: bool) -> Option<Vec<Key>> {
     let kind = KeyKind::of(t)?;
     let int = |v: i64| -> Option<Vec<Key>> {
         Some(vec![match kind {
@@ -221,12 +223,12 @@ fn datum_keys(t: &DataType, d: &Datum) -> Option<Vec<Key>> {
         (K::TinyInt | K::SmallInt | K::Int | K::BigInt, Datum::BigInt(v)) => int(*v),
         (K::Date, Datum::Date(v)) | (K::Time(_), Datum::Time(v)) => int(*v as i64),
         (K::Boolean, Datum::Bool(b)) => Some(vec![Key::Bool(*b)]),
-        (K::Float, Datum::Float(f)) => Some(if *f == 0.0 {
+        (K::Float, Datum::Float(f)) => Some(if both_zeros && *f == 0.0 {
             vec![f32_key(0.0), f32_key(-0.0)]
         } else {
             vec![f32_key(*f)]
         }),
-        (K::Double, Datum::Double(f)) => Some(if *f == 0.0 {
+        (K::Double, Datum::Double(f)) => Some(if both_zeros && *f == 0.0 {
             vec![f64_key(0.0), f64_key(-0.0)]
         } else {
             vec![f64_key(*f)]
@@ -558,22 +560,27 @@ impl BitmapIndex {
 
     /// May a row of the file be one of `literals` (`=` / `IN`)? A null literal matches no row.
     pub(crate) fn may_be_in(&self, t: &DataType, literals: &[Option<Datum>]) -> bool {
-        literals.iter().flatten().any(|d| match datum_keys(t, d) {
-            Some(ks) => ks.iter().any(|k| self.holds(k)),
-            None => true,
-        })
+        literals
+            .iter()
+            .flatten()
+            .any(|d| match datum_keys(t, d, true) {
+                Some(ks) => ks.iter().any(|k| self.holds(k)),
+                None => true,
+            })
     }
 
     /// May a row of the file be other than all of `literals` (`<>` / `NOT IN`)? Java's answer
     /// (the rows not in the literals' bitmaps, null rows included) is empty only without nulls
     /// and when every value is one of the literals.
+    /// Above precision 6 a timestamp's key is its microseconds (Java's `toMicros`): values
+    /// differing below the microsecond share a key, so the file is kept.
     pub(crate) fn may_be_not_in(&self, t: &DataType, literals: &[Option<Datum>]) -> bool {
-        if self.has_nulls || literals.iter().any(Option::is_none) {
+        if self.has_nulls || literals.iter().any(Option::is_none) || ts_precision(t) > 6 {
             return true;
         }
         let mut keys = vec![];
         for d in literals.iter().flatten() {
-            match datum_keys(t, d) {
+            match datum_keys(t, d, false) {
                 Some(ks) => keys.extend(ks),
                 None => return true,
             }
@@ -671,6 +678,34 @@ mod tests {
         assert!(ix.may_be_in(&t("INT"), &[Some(Datum::BigInt(4))]));
         // out of the column's range: kept (conservative)
         assert!(ix.may_be_in(&t("INT"), &[Some(Datum::BigInt(1 << 40))]));
+    }
+
+    #[test]
+    fn not_in_tells_zero_signs_and_sub_micros_apart() {
+        use arrow_array::{Float64Array, TimestampNanosecondArray};
+        let dbl = DataType::new(TypeKind::Double);
+        let mut b = BitmapBuilder::new(&dbl, VERSION_2, DEFAULT_BLOCK_SIZE).unwrap();
+        b.update(&Float64Array::from(vec![-0.0, -0.0])).unwrap();
+        let ix = BitmapIndex::read(&b.finish().unwrap(), &dbl, "f")
+            .unwrap()
+            .unwrap();
+        let d = |v: f64| Some(Datum::Double(v));
+        // -0.0 <> 0.0 for the row filter (and Java): the file may hold rows passing
+        assert!(ix.may_be_not_in(&dbl, &[d(0.0)]));
+        assert!(!ix.may_be_not_in(&dbl, &[d(-0.0)]));
+        assert!(ix.may_be_in(&dbl, &[d(0.0)]));
+        let ts9 = DataType::new(TypeKind::Timestamp(9));
+        let mut b = BitmapBuilder::new(&ts9, VERSION_2, DEFAULT_BLOCK_SIZE).unwrap();
+        b.update(&TimestampNanosecondArray::from(vec![1_500i64]))
+            .unwrap();
+        let ix = BitmapIndex::read(&b.finish().unwrap(), &ts9, "f")
+            .unwrap()
+            .unwrap();
+        let lit = Some(Datum::Timestamp {
+            millis: 0,
+            nanos: 1_000,
+        });
+        assert!(ix.may_be_not_in(&ts9, &[lit]));
     }
 
     #[test]
