@@ -2033,8 +2033,10 @@ class ReadBuilder:
         column filtered but not projected (pypaimon refuses it) has index None, so that
         ``test`` of a positional row refuses it rather than reading another column."""
         pb = PredicateBuilder(self._filter_schema())
-        if self._projection is not None:
-            pb._positions = {n: i for i, n in reversed(list(enumerate(self.read_type().names)))}
+        if self._projection is not None:  # the read's output names, without building a read
+            names = (list(self._projection) if self._nested is None
+                     else _nested_schema(self.table.arrow_schema, self._nested).names)
+            pb._positions = {n: i for i, n in reversed(list(enumerate(names)))}
         return pb
 
     def _filter_schema(self) -> pa.Schema:
