@@ -276,3 +276,13 @@ def test_nested_sub_millisecond_check_sees_only_the_rows_written(catalog):
     write(t2, pa.table({"id": [1, 2], "st": nulls}))
     assert sorted(r["id"] for r in read(t).to_pylist()) == [2, 4, 5]
     assert read(t2).sort_by("id").column("st").to_pylist() == [None, {"t": whole}]
+    # map keys (offsets) and a large list, sliced past the sub-ms row
+    mt = pa.map_(pa.time64("ns"), pa.int32())
+    t3 = new_table(catalog, "tm", pa.schema([("id", pa.int64()), ("m", mt), ("ll", pa.large_list(pa.time64("us")))]))
+    maps = pa.table({"id": [1, 2], "m": pa.array([[(1, 1)], [(2_000_000, 2)]], type=mt),
+                     "ll": pa.array([[whole], [whole]], type=pa.large_list(pa.time64("us")))})
+    write(t3, maps.slice(1))
+    refused(t3, maps, r"column 'm': row 0 holds, in a nested value, the time 1 ns")
+    large = maps.set_column(2, "ll", pa.array([[whole], [whole, None, sub]], type=pa.large_list(pa.time64("us"))))
+    refused(t3, large.slice(1), r"column 'll': row 0 holds, in a nested value, the time 3600000001 us")
+    assert read(t3).column("id").to_pylist() == [2]

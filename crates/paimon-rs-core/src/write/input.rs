@@ -219,7 +219,10 @@ fn sub_millis_at(col: &dyn Array, i: usize) -> Option<(i64, &'static str)> {
     if col.is_null(i) {
         return None;
     }
-    let first_in = |a: &dyn Array| (0..a.len()).find_map(|j| sub_millis_at(a, j));
+    // the child slots `range` of `values` (no slice is made: this runs once per row)
+    let first_in = |values: &dyn Array, range: std::ops::Range<usize>| {
+        range.into_iter().find_map(|j| sub_millis_at(values, j))
+    };
     match col.data_type() {
         ArrowType::Time64(TimeUnit::Microsecond) => {
             let v = col.as_primitive::<Time64MicrosecondType>().value(i);
@@ -229,10 +232,27 @@ fn sub_millis_at(col: &dyn Array, i: usize) -> Option<(i64, &'static str)> {
             let v = col.as_primitive::<Time64NanosecondType>().value(i);
             (v % 1_000_000 != 0).then_some((v, "ns"))
         }
-        ArrowType::List(_) => first_in(col.as_list::<i32>().value(i).as_ref()),
-        ArrowType::LargeList(_) => first_in(col.as_list::<i64>().value(i).as_ref()),
-        ArrowType::FixedSizeList(..) => first_in(col.as_fixed_size_list().value(i).as_ref()),
-        ArrowType::Map(..) => first_in(&col.as_map().value(i)),
+        ArrowType::List(_) => {
+            let l = col.as_list::<i32>();
+            let o = l.value_offsets();
+            first_in(l.values().as_ref(), o[i] as usize..o[i + 1] as usize)
+        }
+        ArrowType::LargeList(_) => {
+            let l = col.as_list::<i64>();
+            let o = l.value_offsets();
+            first_in(l.values().as_ref(), o[i] as usize..o[i + 1] as usize)
+        }
+        ArrowType::FixedSizeList(..) => {
+            // a slice of a FixedSizeListArray slices its values: slot i is values[i*n..(i+1)*n]
+            let l = col.as_fixed_size_list();
+            let n = l.value_length() as usize;
+            first_in(l.values().as_ref(), i * n..(i + 1) * n)
+        }
+        ArrowType::Map(..) => {
+            let m = col.as_map();
+            let o = m.value_offsets();
+            first_in(m.entries(), o[i] as usize..o[i + 1] as usize)
+        }
         ArrowType::Struct(_) => col
             .as_struct()
             .columns()
