@@ -200,17 +200,23 @@ class FileSystemCatalog(Catalog):
         snapshots), ``UnsupportedError`` for what Paimon allows but paimon_rs cannot honour.
         A missing table raises ``TableNotExistException`` unless ``ignore_if_not_exists``.
         Every other refusal is also a ``RuntimeError``, as pypaimon's ``alter_table`` raises
-        them all (``except RuntimeError`` and ``except ColumnNotExistException`` both work)."""
+        them all (``except RuntimeError`` and ``except ColumnNotExistException`` both work);
+        an error that is not paimon_rs's (a change that is no ``SchemaChange``: ``TypeError``)
+        is raised as a ``RuntimeError`` from it, as pypaimon's ``Failed to alter table ...``."""
         from paimon_rs.schema_change import changes_json
 
+        name = _identifier(identifier)
         try:
-            self._core.alter_table(_identifier(identifier), changes_json(list(changes)),
-                                   ignore_if_not_exists)
+            self._core.alter_table(name, changes_json(list(changes)), ignore_if_not_exists)
         except (TableNotFoundError, DatabaseNotFoundError):
             raise
         except PaimonRsError as e:
             as_runtime_error(e)
             raise
+        except RuntimeError:
+            raise
+        except Exception as e:  # a change that is no SchemaChange (TypeError...), as pypaimon
+            raise RuntimeError(f"Failed to alter table {name}: {e}") from e
 
     # --- branches (pypaimon 2.1.0's FileSystemCatalog names and exceptions; docs/table-operations.md, "Branches") ---
 

@@ -34,7 +34,7 @@ from typing import Any, List, Optional, Tuple, Union
 import pyarrow as pa
 
 from paimon_rs.exceptions import InvalidArgumentError
-from paimon_rs.predicate import Predicate, PredicateBuilder, suggest_column
+from paimon_rs.predicate import Predicate, PredicateBuilder, _missing_field, suggest_column
 
 __all__ = ["parse_filter"]
 
@@ -568,15 +568,28 @@ def parse_filter(text: str, schema: pa.Schema, where: str = "with_filter") -> Pr
 
 def optional_filter(predicate: Optional[Union[str, Predicate]], schema: pa.Schema,
                     where: str) -> Optional[Predicate]:
-    """``predicate`` as a ``Predicate``: a string is parsed, a Predicate or None passes."""
-    if predicate is None or isinstance(predicate, Predicate):
-        return predicate
+    """``predicate`` as a ``Predicate``: a string is parsed, a Predicate or None passes (each
+    of its leaves must name its column: one made without a ``field`` is refused)."""
+    if predicate is None:
+        return None
+    if isinstance(predicate, Predicate):
+        return _with_fields(predicate, where)
     if isinstance(predicate, str):
         return parse_filter(predicate, schema, where)
     if all(hasattr(predicate, a) for a in ("method", "field", "literals")):
-        return _from_pypaimon(predicate)
+        return _with_fields(_from_pypaimon(predicate), where)
     raise TypeError(f"{where}: expected a filter string, a Predicate or None, got "
                     f"{type(predicate).__module__}.{type(predicate).__name__}")
+
+
+def _with_fields(p: Predicate, where: str) -> Predicate:
+    """``p``, once each of its leaves is seen to name its column."""
+    if p.method in ("and", "or"):
+        for c in p.children:
+            _with_fields(c, where)
+    elif p.field is None:
+        raise InvalidArgumentError(f"{where}: {_missing_field(p)}")
+    return p
 
 
 def _from_pypaimon(p: Any) -> Predicate:

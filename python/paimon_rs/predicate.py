@@ -16,6 +16,12 @@ import pyarrow as pa
 from paimon_rs.exceptions import InvalidArgumentError
 
 
+def _missing_field(p: Any) -> str:
+    """The message refusing a filter leaf without a column name (``field``)."""
+    return (f"predicate '{p.method}' has no field: a filter names its column (build it with a "
+            f"PredicateBuilder, or give Predicate(method, index, field, literals) a field)")
+
+
 def closest_column(name: str, names: Sequence[str]) -> Optional[str]:
     """The column name closest to ``name`` (same letters in another case first), if any is."""
     names = list(names)
@@ -76,6 +82,12 @@ class Predicate:
                 f"unknown predicate method '{self.method}' (pypaimon's: "
                 f"{', '.join(sorted(_BUILDER_METHODS))})")
         object.__setattr__(self, "method", name)
+        # the builder's checks of a string matcher's pattern, for a node made without it (or
+        # taken from pypaimon's): a pattern it refuses is refused here too
+        if name in ("endsWith", "contains") and self.literals:
+            _string_literal(name, self.literals[0])
+        elif name == "like" and self.literals:
+            _like_pattern(self.literals[0])
         # pypaimon's and/or hold their operands in ``literals``: both fields name them here,
         # whichever one the node was made with
         if self.method in ("and", "or"):
@@ -189,7 +201,8 @@ class Predicate:
         """The tuple form understood by ``paimon_rs._core`` (literals as typed Arrow arrays)."""
         if self.method in ("and", "or"):
             return (self.method, [c.to_core(schema) for c in self.children])
-        assert self.field is not None
+        if self.field is None:
+            raise InvalidArgumentError(_missing_field(self))
         idx = schema.get_field_index(self.field)
         if idx < 0:
             raise InvalidArgumentError(f"filter column '{self.field}' is not in the table")
@@ -222,6 +235,9 @@ class PredicateBuilder:
                 f"got {type(schema).__name__}")
         self._index = {n: i for i, n in reversed(list(enumerate(names)))}
         self.field_names: List[str] = names
+        # a projected read's numbering (ReadBuilder.new_predicate_builder): a leaf's index is
+        # its column's position in the rows read, None for a column filtered but not read
+        self._positions: Optional[Dict[str, int]] = None
 
     def _leaf(self, method: str, field_name: str, literals: Sequence[Any]) -> Predicate:
         if field_name not in self._index:
@@ -230,8 +246,9 @@ class PredicateBuilder:
             hint = f" Did you mean '{close}'?" if close else ""
             raise InvalidArgumentError(f"The field {field_name} is not in field list "
                                        f"{self.field_names}.{hint}")
-        return Predicate(method=method, index=self._index[field_name], field=field_name,
-                         literals=list(literals))
+        index = (self._index[field_name] if self._positions is None
+                 else self._positions.get(field_name))
+        return Predicate(method=method, index=index, field=field_name, literals=list(literals))
 
     def equal(self, field: str, literal: Any) -> Predicate:
         """Rows where ``field`` equals ``literal`` (NULL never matches).
@@ -328,15 +345,7 @@ class PredicateBuilder:
 
         Example: ``pb.like("v", "a_c%")``; as a string: ``"v LIKE 'a_c%'"``. Raises
         ``InvalidArgumentError`` for an unknown column or a bad escape."""
-        pattern = _string_literal("like", pattern_literal)
-        i = 0
-        while i < len(pattern):
-            if pattern[i] == "\\":
-                if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
-                    raise InvalidArgumentError(f"like: invalid escape in '{pattern}' at position {i}")
-                i += 1
-            i += 1
-        return self._leaf("like", field, [pattern])
+        return self._leaf("like", field, [_like_pattern(pattern_literal)])
 
     def not_between(self, field: str, included_lower_bound: Any, included_upper_bound: Any) -> Predicate:
         """Rows below ``included_lower_bound`` or above ``included_upper_bound`` (NULL: no).
@@ -392,6 +401,16 @@ def _like_regex(pattern: str) -> re.Pattern[str]:
                               for t in tokens), re.DOTALL)
 
 
+def _java_order(x: Any) -> Any:
+    """A number as a key in Java's order of doubles (``Double.compare``), the engine's: NaN
+    equals NaN and is above everything, -0.0 is below 0.0."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return (0, x, 0)
+    if isinstance(x, float) and math.isnan(x):
+        return (1, 0.0, 0)
+    return (0, x, -1 if x == 0 and math.copysign(1.0, x) < 0 else 0)
+
+
 def _test_value(method: str, v: Any, lits: List[Any]) -> bool:
     """One leaf on one value, with SQL's NULLs."""
     if method == "isNull":
@@ -400,6 +419,8 @@ def _test_value(method: str, v: Any, lits: List[Any]) -> bool:
         return v is not None
     if v is None:
         return False
+    if isinstance(v, float) or any(isinstance(x, float) for x in lits):
+        v, lits = _java_order(v), [None if x is None else _java_order(x) for x in lits]
     if method == "in":
         return v in [x for x in lits if x is not None]
     if method == "notIn":
@@ -456,6 +477,19 @@ _STATS_TESTS: Dict[str, Callable[[Any, Any, List[Any]], bool]] = {
     "notBetween": lambda lo, hi, ls: ls[0] > lo or ls[1] < hi,
     "startsWith": lambda lo, hi, ls: _may_start_with(lo, hi, ls[0]),
 }
+
+
+def _like_pattern(v: Any) -> str:
+    """A LIKE pattern, checked: a string whose ``\\`` escapes only ``%``, ``_`` or itself."""
+    pattern = _string_literal("like", v)
+    i = 0
+    while i < len(pattern):
+        if pattern[i] == "\\":
+            if i + 1 >= len(pattern) or pattern[i + 1] not in "%_\\":
+                raise InvalidArgumentError(f"like: invalid escape in '{pattern}' at position {i}")
+            i += 1
+        i += 1
+    return pattern
 
 
 def _string_literal(method: str, v: Any) -> str:

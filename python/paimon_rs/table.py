@@ -2028,8 +2028,16 @@ class ReadBuilder:
     def new_predicate_builder(self) -> PredicateBuilder:
         """Predicates over the table's columns and, after a nested projection, its output
         names (``with_projection(["mv.latest_version"])`` -> ``mv_latest_version``, as
-        pypaimon)."""
-        return PredicateBuilder(self._filter_schema())
+        pypaimon). After ``with_projection`` a leaf's ``index`` is, as pypaimon's, its
+        column's position in the projected rows (``Predicate.test`` reads those rows); a
+        column filtered but not projected (pypaimon refuses it) has index None, so that
+        ``test`` of a positional row refuses it rather than reading another column."""
+        pb = PredicateBuilder(self._filter_schema())
+        if self._projection is not None:  # the read's output names, without building a read
+            names = (list(self._projection) if self._nested is None
+                     else _nested_schema(self.table.arrow_schema, self._nested).names)
+            pb._positions = {n: i for i, n in reversed(list(enumerate(names)))}
+        return pb
 
     def _filter_schema(self) -> pa.Schema:
         """The columns a filter may name: the table's, then a nested projection's outputs."""

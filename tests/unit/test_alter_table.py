@@ -422,3 +422,13 @@ def test_cli_alter(catalog, kv, capsys):
     assert "Cannot drop partition key or primary key: [id]" in capsys.readouterr().err
     assert main(["alter", kv.table_path]) == 2
     assert _schema_files(kv) == [0, 1]
+
+
+def test_changes_that_are_not_schema_changes_raise_runtime_error(catalog, kv):
+    """pypaimon wraps what its commit raises in ``RuntimeError("Failed to alter table ...")``:
+    a change that is no SchemaChange is one too, raised from the TypeError (review34c F6a)."""
+    with pytest.raises(RuntimeError, match="Failed to alter table db.kv: ") as e:
+        catalog.alter_table("db.kv", ["nope"])
+    assert isinstance(e.value.__cause__, TypeError) and type(e.value) is RuntimeError
+    with pytest.raises(TableNotExistException):
+        catalog.alter_table("db.missing", [SchemaChange.add_column("x", pa.int32())])

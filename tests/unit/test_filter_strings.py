@@ -80,6 +80,14 @@ def ids(table, predicate) -> List[int]:
     return sorted(out.column("id").to_pylist())
 
 
+@dataclass
+class PypaimonPredicate:  # pypaimon.common.predicate.Predicate's fields
+    method: str
+    index: Optional[int]
+    field: Optional[str]
+    literals: Optional[List[Any]] = None
+
+
 # --- a Python model of the predicates (SQL three-valued logic) ----------------------------------
 
 def like_regex(pattern: str) -> re.Pattern[str]:
@@ -353,13 +361,6 @@ def test_index_new_index_and_new_literals_as_pypaimon():
 
 
 def test_with_filter_takes_pypaimons_own_predicate_objects(table):
-    @dataclass
-    class PypaimonPredicate:  # pypaimon.common.predicate.Predicate's fields
-        method: str
-        index: Optional[int]
-        field: Optional[str]
-        literals: Optional[List[Any]] = None
-
     leaf = PypaimonPredicate("between", 1, "id", [5, 14])
     both = PypaimonPredicate("and", None, None, [leaf, PypaimonPredicate("isNotNull", 2, "v")])
     assert ids(table, leaf) == ids(table, PB.between("id", 5, 14))
@@ -516,3 +517,75 @@ def test_and_or_nodes_take_their_operands_once():
     # different operands in the two fields: which would count is a guess, so refused
     with pytest.raises(InvalidArgumentError, match="different operands"):
         Predicate("and", children=[x], literals=[y])
+
+
+def test_projected_builder_numbers_by_the_projected_rows(table):
+    """After ``with_projection`` a leaf's index is its column's position in the projected rows,
+    as pypaimon's (its ``with_projection(["c", "a"])`` over (a, b, c) gives ``a`` index 1);
+    a column filtered but not projected has none, so ``test`` refuses a positional row
+    (review34c F1)."""
+    rb = table.new_read_builder().with_projection(["x", "id", "v"])
+    pb = rb.new_predicate_builder()
+    assert [pb.equal(c, None).index for c in ("x", "id", "v")] == [0, 1, 2]
+    p = pb.greater_than("id", 3)
+    assert p.test((0.5, 4, "a")) and not p.test((9.0, 3, "a"))
+    hidden = pb.equal("dt", "p1")
+    assert hidden.index is None
+    with pytest.raises(InvalidArgumentError, match="has no index"):
+        hidden.test((0.5, 4, "a"))
+    assert hidden.test({"dt": "p1"})
+    got = rb.with_filter(pb.and_predicates([p, hidden]))
+    out = got.new_read().to_arrow(got.new_scan().plan().splits())
+    assert out.column_names == ["x", "id", "v"]
+    assert all(p.test(r) for r in zip(*(out.column(c).to_pylist() for c in out.column_names)))
+    assert sorted(out.column("id").to_pylist()) == sorted(
+        r["id"] for r in ROW_LIST if r["id"] > 3 and r["dt"] == "p1")
+    assert table.new_read_builder().new_predicate_builder().equal("id", 1).index == 1
+
+
+def test_leaf_without_field_is_refused_naming_the_method(table):
+    """A leaf made without a ``field`` (paimon_rs's or pypaimon's) is refused at with_filter
+    with InvalidArgumentError, not a bare AssertionError (review34c F4)."""
+    for p in (Predicate("equal", 1, None, [1]), PypaimonPredicate("equal", 1, None, [1]),
+              PB.and_predicates([PB.equal("id", 1), Predicate("isNull", 2)])):
+        with pytest.raises(InvalidArgumentError, match=r"with_filter: predicate '(equal|isNull)' has no field"):
+            table.new_read_builder().with_filter(p)
+    with pytest.raises(InvalidArgumentError, match="predicate 'equal' has no field"):
+        Predicate("equal", 1, None, [1]).to_core(SCHEMA)
+
+
+def test_predicates_made_directly_get_the_builders_pattern_checks(table):
+    """A LIKE the builder refuses is refused through a Predicate made directly or taken from
+    pypaimon's (review34c F5)."""
+    with pytest.raises(InvalidArgumentError, match="invalid escape"):
+        PB.like("v", "a\\b")
+    with pytest.raises(InvalidArgumentError, match="invalid escape"):
+        Predicate("like", 2, "v", ["a\\b"])
+
+    with pytest.raises(InvalidArgumentError, match="invalid escape"):
+        table.new_read_builder().with_filter(PypaimonPredicate("like", 2, "v", ["x\\"]))
+    with pytest.raises(InvalidArgumentError, match="contains takes a string pattern"):
+        Predicate("contains", 2, "v", [1])
+    assert Predicate("like", 2, "v", ["a\\%"]) == PB.like("v", "a\\%")
+
+
+def test_predicate_test_orders_floats_as_the_engine(tmp_path):
+    """``Predicate.test`` compares floats in Java's order, the engine's: NaN equals NaN and is
+    above every number, -0.0 below 0.0; each leaf selects what a read selects (review34c F3)."""
+    nan = float("nan")
+    cat = CatalogFactory.create({"warehouse": str(tmp_path)})
+    cat.create_database("db", True)
+    s = pa.schema([("id", pa.int64()), ("c", pa.float64())])
+    cat.create_table("db.n", Schema.from_pyarrow_schema(s), False)
+    t = cat.get_table("db.n")
+    vals = [1.0, nan, 10.0, -0.0, 0.0, None]
+    write(t, pa.table({"id": list(range(len(vals))), "c": vals}, schema=s))
+    pb = t.new_read_builder().new_predicate_builder()
+    preds = [pb.greater_than("c", 5.0), pb.less_than("c", 5.0), pb.not_equal("c", 1.0),
+             pb.equal("c", nan), pb.is_in("c", [nan]), pb.is_not_in("c", [1.0]),
+             pb.greater_or_equal("c", nan), pb.between("c", 2.0, nan), pb.less_than("c", 0.0),
+             pb.equal("c", 0.0), pb.not_between("c", -0.0, 1.0)]
+    for p in preds:
+        model = [i for i, v in enumerate(vals) if p.test({"c": v})]
+        assert ids(t, p) == model, p
+    assert pb.greater_than("c", 5.0).test({"c": nan}) and pb.equal("c", nan).test({"c": nan})

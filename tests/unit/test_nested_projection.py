@@ -88,6 +88,9 @@ def test_filter_on_a_projected_nested_leaf(catalog, options):
     t = _pk_table(catalog, "pkn" + str(len(options)), **options)
     rb = t.new_read_builder().with_projection(["id", "mv.v"])
     pb = rb.new_predicate_builder()
+    # numbered by the projected rows, as pypaimon's builder of the read type
+    assert [pb.greater_than("mv_v", 150).index, pb.equal("id", 2).index] == [1, 0]
+    assert pb.greater_than("mv_v", 150).test((2, 200)) and pb.equal("val", "y").index is None
     rb = rb.with_filter(pb.greater_than("mv_v", 150))
     assert _read(rb).to_pylist() == [{"id": 2, "mv_v": 200}, {"id": 3, "mv_v": 300}]
     # the merged value counts (id 1 became 50), a null parent never matches a comparison

@@ -328,7 +328,7 @@ def test_sub_millisecond_times_inside_nested_types_are_refused(catalog):
     def rows(a, m, r):
         return pa.Table.from_pydict({"id": [1], "a": [a], "m": [m], "r": [{"t": r}]}, schema=s)
 
-    with pytest.raises(SchemaMismatchError, match=r"column 'a': nested value 1 .*sub-millisecond"):
+    with pytest.raises(SchemaMismatchError, match=r"column 'a': row 0 holds, in a nested value, .*sub-millisecond"):
         write(t, rows([1000, 1001], [(2_000_000, 1)], 3000))
     with pytest.raises(SchemaMismatchError, match=r"column 'm': .*sub-millisecond"):
         write(t, rows([1000], [(2_000_001, 1)], 3000))

@@ -251,3 +251,38 @@ def test_polars_inputs_get_a_hint(table):
     refused(table, bad, "missing column 'v'")
     write(table, pl.DataFrame({"id": [1, 2], "v": ["é", None]}))  # polars strings are string views
     assert read(table, sort=["id"]).to_pylist() == [{"id": 1, "v": "é"}, {"id": 2, "v": None}]
+
+
+def test_nested_sub_millisecond_check_sees_only_the_rows_written(catalog):
+    """The sub-millisecond TIME check of nested columns (review34c F2) reads only what a row
+    references: a slice that leaves out the sub-ms row is written, a null list or struct whose
+    hidden children are sub-ms is written, and a refusal names the top-level row."""
+    import datetime
+
+    sub, whole = datetime.time(1, 0, 0, 1), datetime.time(2)
+    lt = pa.list_(pa.time64("us"))
+    t = new_table(catalog, "tl", pa.schema([("id", pa.int64()), ("lt", lt)]))
+    data = pa.table({"id": [1, 2, 3], "lt": pa.array([[sub], [whole], [whole, sub]], type=lt)})
+    write(t, data.slice(1, 1))
+    refused(t, data.slice(1), r"column 'lt': row 1 holds, in a nested value, .*sub-millisecond")
+    # a null list slot over sub-ms values: offsets that reach them, validity off
+    hidden = pa.ListArray.from_arrays(pa.array([0, 1, 2], pa.int32()), pa.array([sub, whole], pa.time64("us")),
+                                      mask=pa.array([True, False]))
+    write(t, pa.table({"id": [4, 5], "lt": hidden}))
+    st = pa.struct([("t", pa.time64("us"))])
+    t2 = new_table(catalog, "ts", pa.schema([("id", pa.int64()), ("st", st)]))
+    nulls = pa.StructArray.from_arrays([pa.array([sub, whole], pa.time64("us"))], names=["t"],
+                                       mask=pa.array([True, False]))
+    write(t2, pa.table({"id": [1, 2], "st": nulls}))
+    assert sorted(r["id"] for r in read(t).to_pylist()) == [2, 4, 5]
+    assert read(t2).sort_by("id").column("st").to_pylist() == [None, {"t": whole}]
+    # map keys (offsets) and a large list, sliced past the sub-ms row
+    mt = pa.map_(pa.time64("ns"), pa.int32())
+    t3 = new_table(catalog, "tm", pa.schema([("id", pa.int64()), ("m", mt), ("ll", pa.large_list(pa.time64("us")))]))
+    maps = pa.table({"id": [1, 2], "m": pa.array([[(1, 1)], [(2_000_000, 2)]], type=mt),
+                     "ll": pa.array([[whole], [whole]], type=pa.large_list(pa.time64("us")))})
+    write(t3, maps.slice(1))
+    refused(t3, maps, r"column 'm': row 0 holds, in a nested value, the time 1 ns")
+    large = maps.set_column(2, "ll", pa.array([[whole], [whole, None, sub]], type=pa.large_list(pa.time64("us"))))
+    refused(t3, large.slice(1), r"column 'll': row 0 holds, in a nested value, the time 3600000001 us")
+    assert read(t3).column("id").to_pylist() == [2]

@@ -110,11 +110,10 @@ fn convert_column(name: &str, col: &ArrayRef, target: &DataType) -> Result<Array
              convert to {target} without loss; cast the column first"
         )));
     }
-    if let (ArrowType::Time64(unit), TypeKind::Time(_)) = (src, &target.kind) {
-        check_whole_millis(name, col.as_ref(), unit, false)?;
-    }
-    if src.is_nested() {
-        check_nested_whole_millis(name, col.as_ref())?;
+    if matches!(src, ArrowType::Time64(_)) && matches!(target.kind, TypeKind::Time(_))
+        || src.is_nested()
+    {
+        check_whole_millis(name, col.as_ref())?;
     }
     let opts = CastOptions {
         safe: false,
@@ -174,72 +173,92 @@ fn first_changed_row(col: &ArrayRef, out: &ArrayRef) -> Result<Option<usize>> {
     Ok((0..changed.len()).find(|&i| changed.value(i)))
 }
 
-/// [`check_whole_millis`] of the `time64` values nested in `col` (list elements, map keys and
-/// values, struct fields at any depth): Paimon's TIME inside `ARRAY<TIME>`, `MAP<TIME, X>`, a
-/// ROW is milliseconds too.
-fn check_nested_whole_millis(name: &str, col: &dyn Array) -> Result<()> {
-    use arrow_array::cast::AsArray;
-    let children: Vec<arrow_array::ArrayRef> = match col.data_type() {
-        ArrowType::Time64(unit) => return check_whole_millis(name, col, unit, true),
-        ArrowType::List(_) => vec![col.as_list::<i32>().values().clone()],
-        ArrowType::LargeList(_) => vec![col.as_list::<i64>().values().clone()],
-        ArrowType::FixedSizeList(..) => vec![col.as_fixed_size_list().values().clone()],
-        ArrowType::Map(..) => {
-            let m = col.as_map();
-            vec![m.keys().clone(), m.values().clone()]
-        }
-        ArrowType::Struct(_) => col.as_struct().columns().to_vec(),
-        _ => vec![],
-    };
-    for c in children {
-        check_nested_whole_millis(name, c.as_ref())?;
+/// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse
+/// a value with sub-millisecond digits instead of dropping them, in `col` itself or nested in
+/// it (list elements, map keys and values, struct fields at any depth: Paimon's TIME inside
+/// `ARRAY<TIME>`, `MAP<TIME, X>`, a ROW is milliseconds too). Only the values a row references are checked (a list's offset
+/// range, so that a sliced batch is judged by its own rows) and only under valid parents (a
+/// null struct or list keeps whatever its children hold); the error names the top-level row.
+fn check_whole_millis(name: &str, col: &dyn Array) -> Result<()> {
+    if !holds_time64(col.data_type()) {
+        return Ok(());
     }
-    Ok(())
+    let within = match col.data_type() {
+        ArrowType::Time64(_) => "",
+        _ => ", in a nested value,",
+    };
+    match (0..col.len()).find_map(|row| sub_millis_at(col, row).map(|bad| (row, bad))) {
+        None => Ok(()),
+        Some((row, (v, unit_name))) => Err(Error::schema(format!(
+            "column '{name}': row {row} holds{within} the time {v} {unit_name}, which has \
+             sub-millisecond digits; Paimon's TIME stores milliseconds, so writing it would \
+             drop them: round or truncate the column to milliseconds first"
+        ))),
+    }
 }
 
-/// Paimon's TIME stores milliseconds of the day, and the cast from `time64` truncates: refuse
-/// a value with sub-millisecond digits instead of dropping them (`nested`: a value inside a
-/// list, map or struct, its index that of the nested values).
-fn check_whole_millis(
-    name: &str,
-    col: &dyn Array,
-    unit: &arrow_schema::TimeUnit,
-    nested: bool,
-) -> Result<()> {
+/// Whether a `time64` sits anywhere in `t` (the nested check is skipped otherwise).
+fn holds_time64(t: &ArrowType) -> bool {
+    match t {
+        ArrowType::Time64(_) => true,
+        ArrowType::List(f)
+        | ArrowType::LargeList(f)
+        | ArrowType::FixedSizeList(f, _)
+        | ArrowType::Map(f, _) => holds_time64(f.data_type()),
+        ArrowType::Struct(fields) => fields.iter().any(|f| holds_time64(f.data_type())),
+        _ => false,
+    }
+}
+
+/// The first `time64` value with sub-millisecond digits (value, unit) within slot `i` of
+/// `col`, a null slot holding none: list-like slots are walked over the values they reference.
+fn sub_millis_at(col: &dyn Array, i: usize) -> Option<(i64, &'static str)> {
     use arrow_array::cast::AsArray;
     use arrow_array::types::{Time64MicrosecondType, Time64NanosecondType};
-    fn first_bad<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
-        a: &arrow_array::PrimitiveArray<T>,
-        per_ms: i64,
-    ) -> Option<(usize, i64)> {
-        (0..a.len())
-            .filter(|&i| a.is_valid(i))
-            .map(|i| (i, a.value(i)))
-            .find(|(_, v)| v % per_ms != 0)
+    use arrow_schema::TimeUnit;
+    if col.is_null(i) {
+        return None;
     }
-    let (bad, unit_name) = match unit {
-        arrow_schema::TimeUnit::Microsecond => (
-            first_bad(col.as_primitive::<Time64MicrosecondType>(), 1_000),
-            "us",
-        ),
-        arrow_schema::TimeUnit::Nanosecond => (
-            first_bad(col.as_primitive::<Time64NanosecondType>(), 1_000_000),
-            "ns",
-        ),
-        _ => return Ok(()),
+    // the child slots `range` of `values` (no slice is made: this runs once per row)
+    let first_in = |values: &dyn Array, range: std::ops::Range<usize>| {
+        range.into_iter().find_map(|j| sub_millis_at(values, j))
     };
-    let at = |row: usize| match nested {
-        false => format!("row {row}"),
-        true => format!("nested value {row}"),
-    };
-    match bad {
-        None => Ok(()),
-        Some((row, v)) => Err(Error::schema(format!(
-            "column '{name}': {} holds the time {v} {unit_name}, which has \
-             sub-millisecond digits; Paimon's TIME stores milliseconds, so writing it would \
-             drop them: round or truncate the column to milliseconds first",
-            at(row)
-        ))),
+    match col.data_type() {
+        ArrowType::Time64(TimeUnit::Microsecond) => {
+            let v = col.as_primitive::<Time64MicrosecondType>().value(i);
+            (v % 1_000 != 0).then_some((v, "us"))
+        }
+        ArrowType::Time64(TimeUnit::Nanosecond) => {
+            let v = col.as_primitive::<Time64NanosecondType>().value(i);
+            (v % 1_000_000 != 0).then_some((v, "ns"))
+        }
+        ArrowType::List(_) => {
+            let l = col.as_list::<i32>();
+            let o = l.value_offsets();
+            first_in(l.values().as_ref(), o[i] as usize..o[i + 1] as usize)
+        }
+        ArrowType::LargeList(_) => {
+            let l = col.as_list::<i64>();
+            let o = l.value_offsets();
+            first_in(l.values().as_ref(), o[i] as usize..o[i + 1] as usize)
+        }
+        ArrowType::FixedSizeList(..) => {
+            // a slice of a FixedSizeListArray slices its values: slot i is values[i*n..(i+1)*n]
+            let l = col.as_fixed_size_list();
+            let n = l.value_length() as usize;
+            first_in(l.values().as_ref(), i * n..(i + 1) * n)
+        }
+        ArrowType::Map(..) => {
+            let m = col.as_map();
+            let o = m.value_offsets();
+            first_in(m.entries(), o[i] as usize..o[i + 1] as usize)
+        }
+        ArrowType::Struct(_) => col
+            .as_struct()
+            .columns()
+            .iter()
+            .find_map(|c| sub_millis_at(c.as_ref(), i)),
+        _ => None,
     }
 }
 
