@@ -152,6 +152,21 @@ def test_refusals_name_the_option(catalog, tmp_path):
         create(ext_options(tmp_path, "weight-robin", **{"data-file.external-paths.weights": "1"}))
     with pytest.raises(InvalidArgumentError, match="data-file.external-paths.strategy"):
         create(ext_options(tmp_path, "fastest"))
+    # a file: URI with a host is refused, never written under /host/...
+    with pytest.raises(InvalidArgumentError, match="data-file.external-paths.*host 'server'"):
+        create({"data-file.external-paths": f"file://server{tmp_path}/x",
+                "data-file.external-paths.strategy": "round-robin"})
+
+
+def test_file_uri_with_localhost_is_the_local_disk(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["dt", "id"], options={
+        "bucket": "1", "data-file.external-paths": f"file://localhost{tmp_path / 'ext_l'}",
+        "data-file.external-paths.strategy": "round-robin"})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    write(t, rows(list(range(4))))
+    # under the root itself, not under /localhost/...
+    assert data_files(tmp_path / "ext_l") and read(t).num_rows == 4
 
 
 def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_path):
