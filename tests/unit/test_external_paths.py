@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 from pathlib import Path
 
 import pyarrow as pa
 import pytest
 
-from paimon_rs import InvalidArgumentError, PredicateBuilder, Schema
+from paimon_rs import CorruptFileError, InvalidArgumentError, PaimonIOError, PredicateBuilder, Schema
 
 from unit_helpers import PK_SCHEMA, read, write
 
@@ -150,6 +152,21 @@ def test_refusals_name_the_option(catalog, tmp_path):
         create(ext_options(tmp_path, "weight-robin", **{"data-file.external-paths.weights": "1"}))
     with pytest.raises(InvalidArgumentError, match="data-file.external-paths.strategy"):
         create(ext_options(tmp_path, "fastest"))
+    # a file: URI with a host is refused, never written under /host/...
+    with pytest.raises(InvalidArgumentError, match="data-file.external-paths.*host 'server'"):
+        create({"data-file.external-paths": f"file://server{tmp_path}/x",
+                "data-file.external-paths.strategy": "round-robin"})
+
+
+def test_file_uri_with_localhost_is_the_local_disk(catalog, tmp_path):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["dt", "id"], options={
+        "bucket": "1", "data-file.external-paths": f"file://localhost{tmp_path / 'ext_l'}",
+        "data-file.external-paths.strategy": "round-robin"})
+    catalog.create_table("db.t", schema, False)
+    t = catalog.get_table("db.t")
+    write(t, rows(list(range(4))))
+    # under the root itself, not under /localhost/...
+    assert data_files(tmp_path / "ext_l") and read(t).num_rows == 4
 
 
 def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_path):
@@ -297,11 +314,69 @@ def test_drop_table_refuses_when_a_manifest_cannot_be_read(catalog, tmp_path):
     manifest = next(p for p in (Path(t.table_path) / "manifest").iterdir()
                     if p.name.startswith("manifest-") and not p.name.startswith("manifest-list-"))
     manifest.write_bytes(b"garbage")
-    with pytest.raises(Exception, match="refusing to drop the table"):
+    with pytest.raises(CorruptFileError, match="refusing to drop the table") as e:
         catalog.drop_table("db.t")
+    # the way out is named
+    assert "delete this manifest file" in str(e.value) and "remove the table directory by hand" in str(e.value)
     # nothing deleted: the table and its files are all there
     assert os.path.isdir(t.table_path)
     assert data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+
+
+def _ext_table(catalog, tmp_path, name, root):
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={
+        "bucket": "1", "data-file.external-paths": f"file://{tmp_path / root}",
+        "data-file.external-paths.strategy": "round-robin"})
+    catalog.create_table(name, schema, False)
+    t = catalog.get_table(name)
+    write(t, rows(list(range(6))))
+    return t
+
+
+def test_drop_reads_no_column_type_and_survives_a_corrupt_schema(catalog, tmp_path):
+    # a newer Java's schema with a type paimon_rs cannot hold: the drop still finds the files
+    t = _ext_table(catalog, tmp_path, "db.vec", "ext_v")
+    s0 = Path(t.table_path) / "schema" / "schema-0"
+    j = json.loads(s0.read_text())
+    j["fields"].append({"id": 9, "name": "vec", "type": "VECTOR<FLOAT, 3>"})
+    (s0.parent / "schema-1").write_text(json.dumps(j))
+    catalog.drop_table("db.vec")
+    assert not os.path.exists(t.table_path) and data_files(tmp_path / "ext_v") == []
+    # a schema that is not JSON: the manifests still say which files are the table's
+    t = _ext_table(catalog, tmp_path, "db.bad", "ext_c")
+    (Path(t.table_path) / "schema" / "schema-0").write_text("{garbage")
+    catalog.drop_table("db.bad")
+    assert not os.path.exists(t.table_path) and data_files(tmp_path / "ext_c") == []
+    # without external paths, a corrupt schema does not block the drop either
+    catalog.create_table("db.plain", Schema.from_pyarrow_schema(PK_SCHEMA), False)
+    plain = catalog.get_table("db.plain").table_path
+    (Path(plain) / "schema" / "schema-0").write_text("{garbage")
+    catalog.drop_table("db.plain")
+    assert not os.path.exists(plain)
+    # not JSON, and a manifest that cannot be read: dropped, and what may be left is said
+    t = _ext_table(catalog, tmp_path, "db.lost", "ext_m")
+    (Path(t.table_path) / "schema" / "schema-0").write_text("{garbage")
+    manifest = next(p for p in (Path(t.table_path) / "manifest").iterdir()
+                    if p.name.startswith("manifest-") and not p.name.startswith("manifest-list-"))
+    manifest.write_bytes(b"garbage")
+    with pytest.raises(PaimonIOError, match="schema-0 is not readable JSON.*may be left"):
+        catalog.drop_table("db.lost")
+    assert not os.path.exists(t.table_path)
+
+
+def test_drop_database_tries_every_table_and_reports_all(catalog, tmp_path):
+    tables = [_ext_table(catalog, tmp_path, f"db.t{i}", f"ext_{i}") for i in range(3)]
+    # the files of t0 and t2 cannot be deleted (their bucket directory is a file now)
+    for i in (0, 2):
+        bucket = next((tmp_path / f"ext_{i}").rglob("bucket-0"))
+        shutil.move(str(bucket), str(tmp_path / f"moved_{i}"))
+        bucket.write_text("not a directory")
+    with pytest.raises(PaimonIOError, match="2 table\\(s\\) left files") as e:
+        catalog.drop_database("db", ignore_if_not_exists=False, cascade=True)
+    assert "table db.t0" in str(e.value) and "table db.t2" in str(e.value)
+    assert not any(os.path.exists(t.table_path) for t in tables)
+    # t1, after the first failure, was still cleaned
+    assert data_files(tmp_path / "ext_1") == []
 
 
 @pytest.mark.parametrize("strategy", ["round-robin", "entropy-inject"])

@@ -214,17 +214,14 @@ impl FileSystemCatalog {
         // its files under `data-file.external-paths`: listed first, deleted once the table is
         // gone (see `table::drop` for what a crash leaves)
         let external = super::drop::external_files(&path).map_err(|e| e.with_table(identifier))?;
-        let levels = Self::partition_levels(&path, &external)?;
         io::remove_dir_all(&path)?;
-        super::drop::delete_external_files(identifier, &external, levels)
-    }
-
-    /// How many partition directories the files `external` of the table at `path` are under.
-    fn partition_levels(path: &Path, external: &[PathBuf]) -> Result<usize> {
-        if external.is_empty() {
-            return Ok(0);
+        match super::drop::delete_external_files(&external) {
+            None => Ok(()),
+            Some(w) => Err(super::drop::dropped_but_left(
+                &path,
+                &[(identifier.to_string(), w)],
+            )),
         }
-        Ok(snapshot_manager::latest_schema(path)?.map_or(0, |s| s.partition_keys.len()))
     }
 
     /// Delete the database `name` and everything under it (its directory; on an object store,
@@ -238,17 +235,24 @@ impl FileSystemCatalog {
         // each table's files under `data-file.external-paths`, as `drop_table`
         let mut external = vec![];
         for t in self.list_tables(name)? {
-            let tp = p.join(&t);
             let ident = format!("{name}.{t}");
-            let files = super::drop::external_files(&tp).map_err(|e| e.with_table(&ident))?;
-            let levels = Self::partition_levels(&tp, &files)?;
-            external.push((ident, files, levels));
+            let files =
+                super::drop::external_files(&p.join(&t)).map_err(|e| e.with_table(&ident))?;
+            external.push((ident, files));
         }
         io::remove_dir_all(&p)?;
-        for (ident, files, levels) in external {
-            super::drop::delete_external_files(&ident, &files, levels)?;
+        // every table is tried, whatever failed before
+        let left: Vec<(String, String)> = external
+            .into_iter()
+            .filter_map(|(ident, files)| {
+                super::drop::delete_external_files(&files).map(|w| (ident, w))
+            })
+            .collect();
+        if left.is_empty() {
+            Ok(())
+        } else {
+            Err(super::drop::dropped_but_left(&p, &left))
         }
-        Ok(())
     }
 
     /// Rename (or move to another database) the table `from`, as Java's

@@ -10,67 +10,139 @@
 //! is skipped. Nothing else under the roots is touched.
 //!
 //! Order, and what a crash leaves: (1) the manifests are read, nothing changed; a manifest that
-//! cannot be read refuses the drop before anything is deleted; (2) the table directory is
-//! removed, as without external paths: from then on the table is gone; (3) the listed files
-//! are deleted, then the partition, bucket and hash directories they leave empty. A crash in (3)
-//! leaves some of the table's files under the roots and nothing that names them (what pypaimon
-//! always leaves); the table is dropped either way, never half-readable. Deleting them before
-//! (2) would make a crash leave a table whose snapshots name missing files.
+//! cannot be read refuses the drop before anything is deleted (but see below); (2) the table
+//! directory is removed, as without external paths: from then on the table is gone; (3) the
+//! listed files are deleted, then the partition, bucket and hash directories they leave
+//! empty. A crash in (3) leaves some of the table's files under the roots and nothing that
+//! names them (what pypaimon always leaves); the table is dropped either way, never
+//! half-readable. Deleting them before (2) would make a crash leave a table whose snapshots
+//! name missing files.
 //!
 //! The manifests are only read when some schema of the table or of a branch sets external
-//! paths: a table given them as dynamic options only (`Table.copy`) keeps what it wrote there
-//! after a drop.
+//! paths (its raw `options`, no column type parsed): a table given them as dynamic options only
+//! (`Table.copy`) keeps what it wrote there after a drop. A schema file that is not JSON may
+//! have set them: the manifests are read then too, and if one cannot be read the drop goes on
+//! (a corrupt schema must not block it for ever) and reports that files may be left.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::io;
 use crate::spec::manifest::{read_index_manifest, read_manifest_entries};
 use crate::table::references::metadata_roots;
-use crate::table::snapshot_manager::{ids_in, read_schema};
+use crate::table::snapshot_manager::{ids_in, read_json_text, schema_path};
 use crate::write::external_path::{is_hash_dir, ExternalPaths};
 
-/// Whether any schema of the table at `path` (or of a branch) sets external paths (a schema
-/// whose external path options do not parse counts: files may have been written before).
-fn ever_external(path: &Path) -> Result<bool> {
+/// What the schemas of a table (and of its branches) say about external paths, read from the
+/// raw JSON only (`options`, `partitionKeys`): no type is parsed, so a schema with a type
+/// paimon_rs cannot hold (a newer Java's) never blocks a drop.
+#[derive(Default)]
+struct SchemaFacts {
+    /// Some schema sets external paths (or sets them so that they do not parse: files may have
+    /// been written before).
+    external: bool,
+    /// The partition keys of the newest readable schema of the table.
+    partition_levels: usize,
+    /// A schema file that is not JSON (or whose options are not an object): it may have set
+    /// external paths.
+    corrupt: Option<PathBuf>,
+}
+
+fn schema_facts(path: &Path) -> Result<SchemaFacts> {
+    let mut facts = SchemaFacts::default();
     for root in metadata_roots(path)? {
         for id in ids_in(&root.join("schema"), "schema-")? {
-            let s = read_schema(&root, id)?;
-            let o = &s.options;
-            if !matches!(
-                ExternalPaths::from_options(&|k| o.get(k).map(String::as_str)),
-                Ok(None)
-            ) {
-                return Ok(true);
+            let p = schema_path(&root, id);
+            let Some(text) = read_json_text(&p)? else {
+                continue;
+            };
+            let v = serde_json::from_str::<Value>(&text).ok();
+            let options = match v.as_ref().map(|v| v.get("options")) {
+                Some(Some(Value::Object(o))) => Some(o),
+                Some(None | Some(Value::Null)) => None,
+                _ => {
+                    facts.corrupt.get_or_insert(p);
+                    continue;
+                }
+            };
+            let get = |k: &str| options.and_then(|o| o.get(k)).and_then(Value::as_str);
+            if !matches!(ExternalPaths::from_options(&get), Ok(None)) {
+                facts.external = true;
+            }
+            if root == path {
+                if let Some(Value::Array(keys)) = v.as_ref().and_then(|v| v.get("partitionKeys")) {
+                    facts.partition_levels = keys.len();
+                }
             }
         }
     }
-    Ok(false)
+    Ok(facts)
+}
+
+/// The files a dropped table leaves to delete under `data-file.external-paths`.
+pub(crate) struct ExternalFiles {
+    /// The files, as the table's manifests name them.
+    pub files: Vec<PathBuf>,
+    /// How many partition directories they are under.
+    pub partition_levels: usize,
+    /// Why files may be left under the roots although the drop goes on: a schema that is not
+    /// JSON, and manifests that could not be read either.
+    pub unknown: Option<String>,
 }
 
 /// The files the table at `path` wrote under external roots, as its manifests name them (see
 /// the module documentation). Reads only.
-pub(crate) fn external_files(path: &Path) -> Result<Vec<PathBuf>> {
-    if !ever_external(path)? {
-        return Ok(vec![]);
-    }
-    let dir = path.join("manifest");
-    let refuse = |p: &Path, e: Error| {
-        Error::corrupt(
-            p,
-            format!(
-                "unreadable ({e}); refusing to drop the table: the files it names under \
-                 data-file.external-paths would be left (nothing was deleted)"
-            ),
-        )
+pub(crate) fn external_files(path: &Path) -> Result<ExternalFiles> {
+    let facts = schema_facts(path)?;
+    let mut out = ExternalFiles {
+        files: vec![],
+        partition_levels: facts.partition_levels,
+        unknown: None,
     };
+    if !facts.external && facts.corrupt.is_none() {
+        return Ok(out);
+    }
+    match manifest_files(path) {
+        Ok(files) => out.files = files,
+        // a schema that is not JSON would block the drop for ever: the table goes, and the
+        // caller reports what may be left
+        Err((_, e)) if !facts.external => {
+            let schema = facts.corrupt.as_deref().unwrap_or(path);
+            out.unknown = Some(format!(
+                "its schema file {} is not readable JSON and its manifests could not be read \
+                 ({e}): files it wrote under data-file.external-paths, if any, may be left there",
+                schema.display()
+            ));
+        }
+        Err((p, e)) => {
+            return Err(Error::corrupt(
+                &p,
+                format!(
+                    "unreadable ({e}); refusing to drop the table: the files it names under \
+                     data-file.external-paths would be left (nothing was deleted). To drop it \
+                     anyway, delete this manifest file (the files only it names are then left \
+                     under the roots), or remove the table directory by hand"
+                ),
+            ))
+        }
+    }
+    Ok(out)
+}
+
+/// Every file a manifest in `manifest/` names by an external path; on failure, the manifest
+/// that could not be read.
+fn manifest_files(path: &Path) -> std::result::Result<Vec<PathBuf>, (PathBuf, Error)> {
+    let dir = path.join("manifest");
     let mut out = BTreeSet::new();
-    for name in io::list_names(&dir)? {
+    for name in io::list_names(&dir).map_err(|e| (dir.clone(), e))? {
         let p = dir.join(&name);
+        let at = |e| (p.clone(), e);
         if name.starts_with("index-manifest-") {
-            let bytes = io::read(&p).map_err(|e| refuse(&p, e))?;
-            let entries = read_index_manifest(&bytes, &p).map_err(|e| refuse(&p, e))?;
+            let bytes = io::read(&p).map_err(at)?;
+            let entries = read_index_manifest(&bytes, &p).map_err(at)?;
             out.extend(
                 entries
                     .iter()
@@ -78,8 +150,8 @@ pub(crate) fn external_files(path: &Path) -> Result<Vec<PathBuf>> {
                     .map(io::external_file),
             );
         } else if name.starts_with("manifest-") && !name.starts_with("manifest-list-") {
-            let bytes = io::read(&p).map_err(|e| refuse(&p, e))?;
-            let entries = read_manifest_entries(&bytes, &p).map_err(|e| refuse(&p, e))?;
+            let bytes = io::read(&p).map_err(at)?;
+            let entries = read_manifest_entries(&bytes, &p).map_err(at)?;
             for e in entries {
                 let Some(ext) = e.file.external_path.as_deref() else {
                     continue;
@@ -135,16 +207,12 @@ fn remove_empty_layout(dir: &Path, partition_levels: usize) -> Result<()> {
 }
 
 /// Delete `files` (what is gone already is skipped), then the layout directories they leave
-/// empty (see [`remove_empty_layout`]). Every file is tried; the first failure is returned
-/// after, naming how many failed.
-pub(crate) fn delete_external_files(
-    table: &str,
-    files: &[PathBuf],
-    partition_levels: usize,
-) -> Result<()> {
+/// empty (see [`remove_empty_layout`]). Every file is tried; what failed is returned, for the
+/// caller to report (the table is gone by then).
+pub(crate) fn delete_external_files(ext: &ExternalFiles) -> Option<String> {
     let mut failed: Vec<(PathBuf, Error)> = vec![];
     let mut dirs = BTreeSet::new();
-    for f in files {
+    for f in &ext.files {
         match io::remove_file_if_exists(f) {
             Ok(()) => {
                 if let Some(d) = f.parent() {
@@ -156,18 +224,38 @@ pub(crate) fn delete_external_files(
     }
     // on an object store there are no directories: this only walks up the names
     for d in &dirs {
-        remove_empty_layout(d, partition_levels)?;
+        if let Err(e) = remove_empty_layout(d, ext.partition_levels) {
+            failed.push((d.clone(), e));
+        }
     }
     let n = failed.len();
-    match failed.into_iter().next() {
-        None => Ok(()),
-        Some((p, e)) => Err(Error::io(
-            p,
-            std::io::Error::other(format!(
-                "table {table} was dropped, but {n} of its files under \
-                 data-file.external-paths could not be deleted (this one: {e}); nothing names \
-                 them any more: delete them by hand"
-            )),
-        )),
+    let deleted = failed.into_iter().next().map(|(p, e)| {
+        format!(
+            "{n} of its files or directories under data-file.external-paths could not be \
+             deleted (the first, {}: {e}); nothing names them any more: delete them by hand",
+            p.display()
+        )
+    });
+    match (ext.unknown.clone(), deleted) {
+        (None, d) => d,
+        (u, None) => u,
+        (Some(u), Some(d)) => Some(format!("{u}; {d}")),
     }
+}
+
+/// The error of a drop that went through but left files under the roots: `left` is one
+/// `(table, what)` per table (see [`delete_external_files`]).
+pub(crate) fn dropped_but_left(at: &Path, left: &[(String, String)]) -> Error {
+    let list: Vec<String> = left
+        .iter()
+        .map(|(t, w)| format!("table {t}: {w}"))
+        .collect();
+    Error::io(
+        at,
+        std::io::Error::other(format!(
+            "dropped, but {} table(s) left files behind: {}",
+            left.len(),
+            list.join("; ")
+        )),
+    )
 }

@@ -80,7 +80,7 @@ pub(crate) fn stale_among(ids: &[i64], earliest: Option<i64>) -> Vec<i64> {
 
 /// A JSON metadata file (snapshot, schema, tag): missing is reported by the caller, which knows
 /// what references it; bytes that are not UTF-8 are corruption of the file.
-fn read_json_text(p: &Path) -> Result<Option<String>> {
+pub(crate) fn read_json_text(p: &Path) -> Result<Option<String>> {
     let bytes = match io::read(p) {
         Ok(b) => b,
         Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {

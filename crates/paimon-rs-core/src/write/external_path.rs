@@ -126,6 +126,26 @@ impl ExternalPaths {
                         &format!("'{p}' is not an absolute path (write file:///dir)"),
                     ));
                 }
+                // `file://host/dir`: only an empty authority or `localhost` (the local disk, as
+                // our readers take it) names a local directory; any other host is refused,
+                // never written under `/host/dir`
+                let rest = match rest.strip_prefix("//") {
+                    Some(r) => {
+                        let (host, dir) = r.split_at(r.find('/').unwrap_or(r.len()));
+                        if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+                            return Err(bad(
+                                PATHS,
+                                paths,
+                                &format!(
+                                    "'{p}' names the host '{host}': a file: root is a local \
+                                     directory (write file:///dir)"
+                                ),
+                            ));
+                        }
+                        dir
+                    }
+                    None => rest,
+                };
                 let local = rest.trim_start_matches('/');
                 if local.is_empty() {
                     return Err(bad(PATHS, paths, &format!("'{p}' names no directory")));
@@ -296,6 +316,26 @@ mod tests {
             .unwrap()
             .unwrap();
         assert_eq!(e.roots(), ["file:/a", "s3://b/c"]);
+    }
+
+    #[test]
+    fn file_uri_authority_is_localhost_or_refused() {
+        let s = (STRATEGY, "round-robin");
+        let e = of(&[(PATHS, "file://localhost/tmp/x/,file:/tmp/y"), s])
+            .unwrap()
+            .unwrap();
+        assert_eq!(e.roots(), ["file:/tmp/x", "file:/tmp/y"]);
+        let err = of(&[(PATHS, "file://server/share/x"), s])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("host 'server'") && err.contains(PATHS),
+            "{err}"
+        );
+        let err = of(&[(PATHS, "file://localhost"), s])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("names no directory"), "{err}");
     }
 
     #[test]
