@@ -1600,7 +1600,11 @@ class TableScan:
         A data-evolution table's plan is sliced by row id, as pypaimon's: positions count the
         row ids its files cover (a row whose columns several files hold counts once), in
         row-id order, and the slice reads the rows with ids from the one at ``start_pos`` to
-        the one before ``end_pos``, every file of a row's group together."""
+        the one before ``end_pos``, every file of a row's group together. There, unlike
+        pypaimon (which counts every row id after partition pruning), a filter on other columns
+        drops groups by their statistics before positions are counted: workers mixing paimon_rs
+        and pypaimon must not share such a filtered sliced plan. ``Split.row_count`` of a
+        sliced data-evolution split sums its files' rows in the slice (per file)."""
         for v in (start_pos, end_pos):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise InvalidArgumentError(f"with_slice: positions are ints, got {v!r}")

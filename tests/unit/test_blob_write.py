@@ -257,3 +257,71 @@ def test_streamed_blob_files_on_an_object_store(moto):
     assert sorted(_read(t).to_pylist(), key=lambda r: r["id"]) == rows
     left = [f for f in set(os.listdir(tempfile.gettempdir())) - before if f.endswith(".tmp")]
     assert not left
+
+
+def _blob_table(tmp_path):
+    c = _catalog(tmp_path)
+    c.create_table("db.t", Schema.from_pyarrow_schema(PA, options={**DE, "blob.target-file-size": "40b"}),
+                   False)
+    return c.get_table("db.t")
+
+
+ROWS7 = [{"id": i, "name": f"n{i}", "b": bytes([i]) * (i * 5 + 1)} for i in range(7)]
+
+
+def _commit_with_ids(t, rows, blob_first):
+    """Writes `rows`, sets the data file's first_row_id to 0 and each `.blob` file's to
+    `blob_first(i, pos)` (pos: the rows of the earlier `.blob` files), then commits."""
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(pa.Table.from_pylist(rows, schema=PA))
+    msgs = w.prepare_commit()
+    pos, i = 0, 0
+    for m in msgs:
+        for f in m.new_files:
+            if f.file_name.endswith(".blob"):
+                f.first_row_id = blob_first(i, pos)
+                pos += f.row_count
+                i += 1
+            else:
+                f.first_row_id = 0
+    try:
+        wb.new_commit().commit(msgs)
+    finally:
+        w.close()
+
+
+@pytest.mark.parametrize("blob_first, match", [
+    # every file at 0 (review34d s5 case A): the .blob files overlap each other
+    (lambda i, pos: 0, r"BLOB file 'data-.*\.blob' of column 'b' with row ids 0\.\.=\d+ overlaps"),
+    # .blob files laid past the data file's rows 0..6 (review34d f1b)
+    (lambda i, pos: pos + 5, r"BLOB file 'data-.*\.blob' with row ids \d+\.\.=\d+ lies inside the row "
+                             r"range of no data file"),
+    # a gap: the first .blob file starts at row 1 (and overlaps the next one)
+    (lambda i, pos: pos + 1 if i == 0 else pos, r"rows 0\.\.=0 of the data file's rows 0\.\.=6 have no BLOB file"),
+])
+def test_blob_files_outside_or_across_their_data_file_are_refused(tmp_path, blob_first, match):
+    """Java's checkDedicatedFileRowIdRangeConflicts: each committed .blob file lies inside one
+    data file's row range, and the .blob files of a column cover it in order: before, such
+    commits succeeded and every read failed (paimon_rs's and pypaimon's; review34d F1)."""
+    t = _blob_table(tmp_path)
+    with pytest.raises(InvalidArgumentError, match=r"db\.t.*" + match):
+        _commit_with_ids(t, ROWS7, blob_first)
+    assert t.latest_snapshot_id() is None
+    # the same files numbered in order commit and read back
+    _commit_with_ids(t, ROWS7, lambda i, pos: pos)
+    assert _read(t, ["id", "b"]).to_pylist() == [{"id": r["id"], "b": r["b"]} for r in ROWS7]
+
+
+def test_an_update_of_a_blob_column_is_refused(tmp_path):
+    """A second full-row write over the live rows 0..6 with its .blob files numbered over the
+    live .blob files of column b: paimon_rs does not read updated BLOB columns, so the commit is
+    refused instead of leaving the table unreadable (review34d s5 case E, F2)."""
+    t = _blob_table(tmp_path)
+    _write(t, ROWS7)
+    before = t.latest_snapshot_id()
+    with pytest.raises(UnsupportedError, match=r"db\.t.*updates the BLOB column 'b'.*updated BLOB columns"):
+        _commit_with_ids(t, [{**r, "name": "m"} for r in ROWS7], lambda i, pos: pos)
+    assert t.latest_snapshot_id() == before
+    assert _read(t, ["id", "name", "b"]).to_pylist() == [{"id": r["id"], "name": r["name"], "b": r["b"]}
+                                                         for r in ROWS7]

@@ -128,6 +128,22 @@ def test_conflict_keeps_files_and_a_retry_lands(pk_table):
     assert ids_names(read(pk_table)) == [(2, "n2"), (10, "n10"), (11, "n11")]
 
 
+def test_total_buckets_conflict_of_an_unpartitioned_table_names_the_table_once(catalog):
+    """The message said "the unpartitioned table" twice and told to overwrite "the partition"
+    (review34d F9)."""
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, primary_keys=["id"], options={"bucket": "2"})
+    catalog.create_table("db.u", schema, False)
+    t = catalog.get_table("db.u")
+    write(t, rows(["a", "b"], [1, 2]))
+    msgs = prepared(t.copy({"bucket": "3"}), rows(["a"], [10]))
+    with pytest.raises(CommitConflictError) as e:
+        t.copy({"bucket": "3"}).new_batch_write_builder().new_commit().commit(msgs)
+    msg = str(e.value)
+    assert "Total buckets of the unpartitioned table differ: the table has 2 buckets, this commit writes 3" in msg
+    assert msg.count("unpartitioned") == 1
+    assert "overwrite the table to change its bucket count" in msg
+
+
 @pytest.mark.stores
 def test_messages_whose_files_are_gone_are_stale(pk_table):
     wb = pk_table.new_batch_write_builder()

@@ -1138,14 +1138,20 @@ impl FileStoreCommit {
         for a in adds.iter().filter(|e| e.bucket != -2) {
             match seen.get(a.partition.as_slice()) {
                 Some(&(t, from_table)) if t != a.total_buckets => {
+                    let unpartitioned = self.table.partition_keys().is_empty();
                     let p = match self.partition_label(&a.partition) {
-                        l if l.starts_with('\'') => format!("partition {l}"),
-                        _ => "the unpartitioned table".to_string(),
+                        _ if unpartitioned => "the unpartitioned table".to_string(),
+                        l => format!("partition {l}"),
                     };
                     let why = if from_table {
+                        let (where_, what) = if unpartitioned {
+                            (String::new(), "the table")
+                        } else {
+                            (format!(" in {p}"), "the partition")
+                        };
                         format!(
-                            "the table has {t} buckets in {p}, this commit writes {} (file \
-                             '{}'); overwrite the partition to change its bucket count",
+                            "the table has {t} buckets{where_}, this commit writes {} (file \
+                             '{}'); overwrite {what} to change its bucket count",
                             a.total_buckets,
                             self.file_label(&a.partition, a.bucket, &a.file.file_name)
                         )

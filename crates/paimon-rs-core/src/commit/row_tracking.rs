@@ -262,29 +262,31 @@ pub(super) fn check_ranges(
     if !table.options.data_evolution()? {
         return Ok(());
     }
-    let mut by: std::collections::HashMap<(&[u8], i32), Vec<Ranged<'_>>> = Default::default();
+    let mut by: ByBucket<'_> = Default::default();
+    // the `.blob` files of the commit, and the live ones they meet, with their column
+    let mut blobs: Vec<Blob<'_>> = vec![];
     for (i, e) in delta.iter().enumerate() {
-        if e.kind != FileKind::Add || e.file.file_name.ends_with(".blob") {
+        if e.kind != FileKind::Add {
             continue;
         }
         let Some(from) = e.file.first_row_id else {
             continue;
         };
-        by.entry((e.partition.as_slice(), e.bucket))
-            .or_default()
-            .push(Ranged {
-                from,
-                to: from.saturating_add(e.file.row_count.max(1) - 1),
-                name: &e.file.file_name,
-                ours: Some(caller_set.get(i).copied().unwrap_or(false)),
-            });
+        let r = Ranged {
+            from,
+            to: from.saturating_add(e.file.row_count.max(1) - 1),
+            name: &e.file.file_name,
+            ours: Some(caller_set.get(i).copied().unwrap_or(false)),
+        };
+        place(e, r, &mut by, &mut blobs);
     }
-    if by.is_empty() {
+    if by.is_empty() && blobs.is_empty() {
         return Ok(());
     }
     let mut spans: Vec<(i64, i64)> = by
         .values()
         .flat_map(|v| v.iter().map(|r| (r.from, r.to)))
+        .chain(blobs.iter().map(|b| (b.r.from, b.r.to)))
         .collect();
     spans.sort_unstable();
     let meets = |from: i64, to: i64| {
@@ -314,25 +316,147 @@ pub(super) fn check_ranges(
             continue;
         };
         let to = from.saturating_add(e.file.row_count.max(1) - 1);
-        if e.file.file_name.ends_with(".blob") || !meets(from, to) {
+        if !meets(from, to) || deleted.contains(&e.identifier()) {
             continue;
         }
-        let Some(v) = by.get_mut(&(e.partition.as_slice(), e.bucket)) else {
-            continue;
-        };
-        if deleted.contains(&e.identifier()) {
-            continue;
-        }
-        v.push(Ranged {
+        let r = Ranged {
             from,
             to,
             name: &e.file.file_name,
             ours: None,
-        });
+        };
+        place(e, r, &mut by, &mut blobs);
     }
     for v in by.values_mut() {
-        if let Some((ours, other)) = first_conflict(v) {
-            return Err(range_conflict(&table.name, &v[ours], &v[other]));
+        if v.iter().any(|r| r.ours.is_some()) {
+            if let Some((ours, other)) = first_conflict(v) {
+                return Err(range_conflict(&table.name, &v[ours], &v[other]));
+            }
+        }
+    }
+    check_blobs(&table.name, &by, &blobs)
+}
+
+/// Data files by (partition, bucket) in [`check_ranges`].
+type ByBucket<'a> = std::collections::HashMap<(&'a [u8], i32), Vec<Ranged<'a>>>;
+
+/// Puts `e` (with its range `r`) among the data files `by` or the `.blob` files `blobs`.
+fn place<'a>(
+    e: &'a ManifestEntry,
+    r: Ranged<'a>,
+    by: &mut ByBucket<'a>,
+    blobs: &mut Vec<Blob<'a>>,
+) {
+    if e.file.file_name.ends_with(".blob") {
+        blobs.push(Blob::of(e, r));
+    } else {
+        by.entry((e.partition.as_slice(), e.bucket))
+            .or_default()
+            .push(r);
+    }
+}
+
+/// A `.blob` file in [`check_ranges`]: its partition and bucket, its BLOB column, its range.
+struct Blob<'a> {
+    at: (&'a [u8], i32),
+    col: &'a str,
+    r: Ranged<'a>,
+}
+
+impl<'a> Blob<'a> {
+    fn of(e: &'a ManifestEntry, r: Ranged<'a>) -> Self {
+        let col = e
+            .file
+            .write_cols
+            .as_ref()
+            .and_then(|c| c.first())
+            .map_or("", String::as_str);
+        Blob {
+            at: (e.partition.as_slice(), e.bucket),
+            col,
+            r,
+        }
+    }
+}
+
+/// Java's `checkDedicatedFileRowIdRangeConflicts`, plus what the data-evolution reader needs:
+/// each `.blob` file of the commit lies inside the row range of one data file (live or of the
+/// commit), the `.blob` files of one column of a data file do not overlap and cover its rows
+/// in order, and no `.blob` file of the commit meets a live `.blob` file of its column (an
+/// update of a BLOB column, which the reader does not merge). Not retryable: the files
+/// themselves are laid out wrong.
+fn check_blobs(table: &str, by: &ByBucket<'_>, blobs: &[Blob<'_>]) -> Result<()> {
+    // the commit's `.blob` files by (data file range, column, partition, bucket)
+    type Key<'a> = (i64, i64, &'a str, &'a [u8], i32);
+    let mut per: std::collections::BTreeMap<Key<'_>, Vec<&Ranged<'_>>> = Default::default();
+    for b in blobs.iter().filter(|b| b.r.ours.is_some()) {
+        let data = by.get(&b.at).map_or(&[][..], Vec::as_slice);
+        let Some(d) = data
+            .iter()
+            .filter(|d| d.from <= b.r.from && b.r.to <= d.to)
+            .min_by_key(|d| d.ours.is_none())
+        else {
+            return Err(Error::invalid(format!(
+                "table '{table}': BLOB file '{}' with row ids {}..={} lies inside the row range \
+                 of no data file (of this commit or live): a read could not join its values to \
+                 rows; nothing was committed",
+                b.r.name, b.r.from, b.r.to
+            )));
+        };
+        if let Some(old) = blobs.iter().find(|o| {
+            o.r.ours.is_none()
+                && o.at == b.at
+                && o.col == b.col
+                && o.r.from <= b.r.to
+                && b.r.from <= o.r.to
+        }) {
+            return Err(Error::unsupported(format!(
+                "table '{table}': BLOB file '{}' with row ids {}..={} updates the BLOB column \
+                 '{}' of rows that live BLOB file '{}' ({}..={}) holds: updated BLOB columns \
+                 are not read by paimon_rs, so such commits are refused; nothing was committed",
+                b.r.name, b.r.from, b.r.to, b.col, old.r.name, old.r.from, old.r.to
+            )));
+        }
+        per.entry((d.from, d.to, b.col, b.at.0, b.at.1))
+            .or_default()
+            .push(&b.r);
+    }
+    for ((from, to, col, _, _), mut v) in per {
+        v.sort_unstable_by_key(|r| (r.from, r.to));
+        let mut next = from;
+        for r in &v {
+            if r.from < next {
+                return Err(Error::invalid(format!(
+                    "table '{table}': BLOB file '{}' of column '{col}' with row ids {}..={} \
+                     overlaps the BLOB files before it (they end at {}): the BLOB files of a \
+                     column must cover a data file's rows in order without overlap; nothing \
+                     was committed",
+                    r.name,
+                    r.from,
+                    r.to,
+                    next - 1
+                )));
+            }
+            if r.from > next {
+                return Err(Error::invalid(format!(
+                    "table '{table}': rows {next}..={} of the data file's rows {from}..={to} \
+                     have no BLOB file of column '{col}' (the next one, '{}', starts at {}): \
+                     the BLOB files of a column must cover a data file's rows in order; \
+                     nothing was committed",
+                    r.from - 1,
+                    r.name,
+                    r.from
+                )));
+            }
+            next = r.to.saturating_add(1);
+        }
+        if next != to.saturating_add(1) {
+            return Err(Error::invalid(format!(
+                "table '{table}': the BLOB files of column '{col}' cover the rows {from}..={} \
+                 of a data file with rows {from}..={to}: they must cover all its rows; nothing \
+                 was committed",
+                next - 1
+            )));
         }
     }
     Ok(())
@@ -374,23 +498,22 @@ fn range_conflict(table: &str, ours: &Ranged<'_>, other: &Ranged<'_>) -> Error {
     } else {
         ""
     };
-    Error::CommitConflict {
-        table: table.to_string(),
-        message: format!(
-            "file '{}' ({}) with row ids {}..={} overlaps file '{}' ({}) with row ids {}..={} \
-             without the same range: a data-evolution read merges only files of the same row \
-             ids and the same row count (Java's reader refuses them too), so the table could \
-             not be read{hint}; nothing was committed",
-            ours.name,
-            what(ours),
-            ours.from,
-            ours.to,
-            other.name,
-            what(other),
-            other.from,
-            other.to
-        ),
-    }
+    // the files of the commit are laid out wrong (against live files or each other): retrying
+    // cannot help, so not a `CommitConflict`
+    Error::invalid(format!(
+        "table '{table}': file '{}' ({}) with row ids {}..={} overlaps file '{}' ({}) with row \
+         ids {}..={} without the same range: a data-evolution read merges only files of the \
+         same row ids and the same row count (Java's reader refuses them too), so the table \
+         could not be read{hint}; nothing was committed",
+        ours.name,
+        what(ours),
+        ours.from,
+        ours.to,
+        other.name,
+        what(other),
+        other.from,
+        other.to
+    ))
 }
 
 /// Row-id ranges `from..=to` by (partition, bucket).
