@@ -485,11 +485,13 @@ pub(crate) fn configured_columns(raw: &BTreeMap<String, String>) -> ConfiguredCo
 }
 
 /// A file's indexes of one column, as read from its containers (a bitmap's dictionary is
-/// read when a leaf needs it: it needs the column's type).
+/// read when a leaf first needs it, since it needs the column's type, and kept for the other
+/// leaves on the column: `a = 1 OR a = 2 OR ...` parses it once per file).
 #[derive(Default)]
 struct ColumnIndexes<'a> {
     bloom: Option<BloomFilter64>,
     bitmap: Option<&'a [u8]>,
+    parsed: std::cell::OnceCell<Option<BitmapIndex>>,
 }
 
 /// Java's `FileIndexPredicate`: may a file with these indexes hold a row passing `filter`?
@@ -549,7 +551,10 @@ fn test(
             let Some(b) = ix.bitmap else {
                 return Ok(true);
             };
-            let Some(bm) = BitmapIndex::read(b, &t, context)? else {
+            if ix.parsed.get().is_none() {
+                let _ = ix.parsed.set(BitmapIndex::read(b, &t, context)?);
+            }
+            let Some(Some(bm)) = ix.parsed.get() else {
                 return Ok(true);
             };
             Ok(match op {
