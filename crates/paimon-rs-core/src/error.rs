@@ -16,19 +16,19 @@ pub enum Error {
     DatabaseAlreadyExists(String),
     /// A batch or a schema does not match the table: missing/extra/wrong-typed column,
     /// null in a NOT NULL column, a bad partition value.
-    #[error("schema mismatch{}: {message}", ctx(.table))]
+    #[error("schema mismatch{}: {message}", table_ctx(.table, .message))]
     SchemaMismatch {
         table: Option<String>,
         message: String,
     },
     /// An option with a bad value, or an argument the API cannot accept.
-    #[error("invalid option or argument{}: {message}", ctx(.table))]
+    #[error("invalid option or argument{}: {message}", table_ctx(.table, .message))]
     InvalidArgument {
         table: Option<String>,
         message: String,
     },
     /// A feature or option the engine does not implement yet; never silently ignored.
-    #[error("unsupported{}: {message}", ctx(.table))]
+    #[error("unsupported{}: {message}", table_ctx(.table, .message))]
     Unsupported {
         table: Option<String>,
         message: String,
@@ -84,6 +84,15 @@ fn ctx(s: &Option<String>) -> String {
     match s {
         Some(s) => format!(" ({s})"),
         None => String::new(),
+    }
+}
+
+/// " (db.t)" before a message, unless the message already names the table as `'db.t'`
+/// (a message written to stand alone, e.g. "table 'db.t': file ... overlaps ...").
+fn table_ctx(table: &Option<String>, message: &str) -> String {
+    match table {
+        Some(t) if message.contains(&format!("'{t}'")) => String::new(),
+        _ => ctx(table),
     }
 }
 
@@ -158,5 +167,27 @@ impl From<arrow_schema::ArrowError> for Error {
             context: None,
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Error;
+
+    #[test]
+    fn a_message_naming_its_table_is_not_prefixed_with_it_again() {
+        let named = Error::invalid("table 'db.t': file 'a' overlaps file 'b'").with_table("db.t");
+        assert_eq!(
+            named.to_string(),
+            "invalid option or argument: table 'db.t': file 'a' overlaps file 'b'"
+        );
+        let plain = Error::invalid("bucket must be > 0").with_table("db.t");
+        assert_eq!(
+            plain.to_string(),
+            "invalid option or argument (db.t): bucket must be > 0"
+        );
+        // Another table's name in the message keeps this table's context.
+        let other = Error::unsupported("copying from 'db.u'").with_table("db.t");
+        assert_eq!(other.to_string(), "unsupported (db.t): copying from 'db.u'");
     }
 }
