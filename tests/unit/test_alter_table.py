@@ -343,6 +343,12 @@ def test_nested_row_fields(catalog):
                                                 {"id": 2, "s": {"x": 2**40, "y2": "b", "z": 3}}]
     with pytest.raises(ColumnNotExistException, match="Column s.nope does not exist"):
         catalog.alter_table("db.n", [SchemaChange.drop_column(["s", "nope"])])
+    # A nested column's own type never changes: the refusal says so, not just Java's words.
+    catalog.create_table("db.m", Schema.from_pyarrow_schema(
+        pa.schema([("id", pa.int64()), ("m", pa.map_(pa.int32(), pa.string()))])), False)
+    with pytest.raises(InvalidArgumentError, match=r"cannot be converted to MAP<BIGINT NOT NULL, STRING> without "
+                       r"losing information\. \(a nested column keeps its type: only the fields of nested ROW"):
+        catalog.alter_table("db.m", [SchemaChange.update_column_type("m", pa.map_(pa.int64(), pa.string()))])
 
 
 def test_concurrent_alters_all_land_with_distinct_ids(catalog, kv):

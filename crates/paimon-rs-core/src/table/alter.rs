@@ -698,9 +698,18 @@ pub fn generate_table_schema(
                         )?;
                     }
                     if !java_supports_cast(source, &target, !disable_explicit) {
+                        // Java's words; for a nested type they mislead ("losing information"
+                        // of MAP<INT, X> -> MAP<BIGINT, X>), so say what the rule is.
+                        let nested = if source.is_nested() || target.is_nested() {
+                            " (a nested column keeps its type: only the fields of nested ROW \
+                             types, also inside ARRAY elements and MAP values, can be altered, by \
+                             their path)"
+                        } else {
+                            ""
+                        };
                         return Err(refuse(format!(
                             "Column type {}[{}] cannot be converted to {} without losing \
-                             information.",
+                             information.{nested}",
                             f.name,
                             source.sql_string(),
                             target.sql_string()
