@@ -9,6 +9,7 @@ import operator
 import re
 from dataclasses import dataclass, replace
 from dataclasses import field as dc_field
+from decimal import Decimal
 from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Union
 
 import pyarrow as pa
@@ -389,6 +390,10 @@ def _stat_at(row: Any, i: int) -> Any:
 
 
 def _is_nan(v: Any) -> bool:
+    """A float or ``Decimal`` NaN (comparing a ``Decimal('NaN')`` raises, a float NaN is
+    never ordered: either way it proves nothing about a file's rows)."""
+    if isinstance(v, Decimal):
+        return v.is_nan()
     return isinstance(v, float) and math.isnan(v)
 
 

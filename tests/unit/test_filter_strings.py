@@ -336,6 +336,9 @@ def test_stats_prune_what_they_prove_and_keep_what_they_cannot():
     assert PB.equal("n", 3).test_by_simple_stats(_Stats(s.min_values, s.max_values, [4] * 9), 4)
     nan = _Stats(_Row([None, None, None, float("nan")]), _Row([None, None, None, 1.0]), None)
     assert PB.less_than("x", -5.0).test_by_simple_stats(nan, 3)
+    dnan = _Stats(_Row([None] * 6 + [Decimal("NaN")]), _Row([None] * 6 + [Decimal("1.00")]), None)
+    assert PB.greater_than("dec", Decimal("5.00")).test_by_simple_stats(dnan, 3)
+    assert PB.equal("dec", Decimal("NaN")).test_by_simple_stats(s, len(rows))
     assert PB.equal("n", "3").test_by_simple_stats(s, len(rows))
     assert PB.is_not_null("n").test_by_simple_stats(_Stats(_Row([]), _Row([]), [0] * 9), None)
 
