@@ -75,6 +75,13 @@ fn compact(precision: u32) -> bool {
     precision <= 18
 }
 
+/// Whether an unscaled decimal value has at most `precision` digits (DECIMAL's range).
+fn fits_precision(v: i128, precision: u32) -> bool {
+    10i128
+        .checked_pow(precision)
+        .is_none_or(|bound| v.unsigned_abs() < bound.unsigned_abs())
+}
+
 /// Key `i` of `keys` (an Arrow array of `k`'s type) serialized.
 pub fn key_bytes(keys: &dyn Array, i: usize, k: &DataType) -> Result<Vec<u8>> {
     use TypeKind::*;
@@ -118,8 +125,17 @@ pub fn key_bytes(keys: &dyn Array, i: usize, k: &DataType) -> Result<Vec<u8>> {
             .to_le_bytes()
             .into(),
         (Boolean, ArrowType::Boolean) => vec![u8::from(keys.as_boolean().value(i))],
-        (Decimal { precision, .. }, ArrowType::Decimal128(..)) => {
+        (Decimal { precision, scale }, ArrowType::Decimal128(p, s)) => {
             let v = keys.as_primitive::<Decimal128Type>().value(i);
+            if i32::from(*s) != *scale as i32 || u32::from(*p) > *precision {
+                return Err(wrong());
+            }
+            if !fits_precision(v, *precision) {
+                return Err(Error::invalid(format!(
+                    "MAP<X, BLOB> key {v} (unscaled) does not fit {}",
+                    k.sql_string()
+                )));
+            }
             if compact(*precision) {
                 i64::try_from(v).map_err(|_| wrong())?.to_le_bytes().into()
             } else {
@@ -237,16 +253,26 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: KeyError<'_>) -> Result<Arra
                 .iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    if compact(*precision) {
-                        return Ok(i128::from(i64::from_le_bytes(fixed::<8>(b, i, bad)?)));
+                    let v = if compact(*precision) {
+                        i128::from(i64::from_le_bytes(fixed::<8>(b, i, bad)?))
+                    } else {
+                        if b.is_empty() || b.len() > 16 {
+                            return Err(bad(i, format!("invalid decimal key of {} bytes", b.len())));
+                        }
+                        let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
+                        let mut full = [fill; 16];
+                        full[16 - b.len()..].copy_from_slice(b);
+                        i128::from_be_bytes(full)
+                    };
+                    if !fits_precision(v, *precision) {
+                        return Err(bad(
+                            i,
+                            format!(
+                                "decimal key {v} (unscaled) does not fit DECIMAL({precision}, {scale})"
+                            ),
+                        ));
                     }
-                    if b.is_empty() || b.len() > 16 {
-                        return Err(bad(i, format!("invalid decimal key of {} bytes", b.len())));
-                    }
-                    let fill = if b[0] & 0x80 != 0 { 0xff } else { 0 };
-                    let mut full = [fill; 16];
-                    full[16 - b.len()..].copy_from_slice(b);
-                    Ok(i128::from_be_bytes(full))
+                    Ok(v)
                 })
                 .collect::<Result<Vec<i128>>>()?;
             Arc::new(
@@ -490,6 +516,29 @@ mod tests {
             let a = keys_to_arrow(&k, &[&b], &bad).unwrap();
             assert_eq!(a.as_primitive::<Decimal128Type>().value(0), v);
         }
+        // A key past the declared precision is a corrupt file, not a wrong Arrow value.
+        let b = minimal_twos_complement(10i128.pow(30));
+        let err = keys_to_arrow(&k, &[&b], &bad).unwrap_err().to_string();
+        assert!(err.contains("does not fit DECIMAL(30, 2)"), "{err}");
+        let small = DataType::new(TypeKind::Decimal {
+            precision: 3,
+            scale: 1,
+        });
+        let b = 1000i64.to_le_bytes();
+        assert!(keys_to_arrow(&small, &[&b], &bad).is_err());
+        // Writing: a value past the precision, or another scale, is refused.
+        let keys = Decimal128Array::from_iter_values([1000i128])
+            .with_precision_and_scale(3, 1)
+            .unwrap();
+        let err = key_bytes(&keys, 0, &small).unwrap_err().to_string();
+        assert!(err.contains("does not fit DECIMAL(3, 1)"), "{err}");
+        let keys = Decimal128Array::from_iter_values([10i128])
+            .with_precision_and_scale(3, 2)
+            .unwrap();
+        assert!(key_bytes(&keys, 0, &small).is_err());
+        assert!(
+            fits_precision(999, 3) && !fits_precision(-1000, 3) && fits_precision(i128::MAX, 39)
+        );
     }
 
     #[test]
