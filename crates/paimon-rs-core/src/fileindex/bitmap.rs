@@ -439,7 +439,8 @@ impl BitmapBuilder {
                     let n = i32::try_from(null_bytes.len()).map_err(|_| too_big())?;
                     out.extend_from_slice(&n.to_be_bytes());
                 }
-                // blocks of at most `block_size` bytes (an entry alone may exceed it, as Java)
+                // blocks of at most `block_size` bytes, as Java's; an entry alone may exceed it in a
+                // block of its own (Java's writer throws "index fail" there; readers follow offsets)
                 let mut blocks: Vec<(usize, usize, u64)> = vec![]; // (first, end, bytes)
                 for (i, (k, _, _)) in entries.iter().enumerate() {
                     let e = 8 + self.kind.size(k) as u64;
