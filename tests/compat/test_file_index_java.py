@@ -182,7 +182,8 @@ def test_bitmap_indexes_both_ways_for_every_type(java, tmp_path, writer, version
     for a value of each column in one file, the reader keeps every file holding it and returns
     exactly the rows holding it (Java drops rows by our bitmap, we filter by value); Java's
     ``IS NULL`` keeps exactly the files with a null. Version 1 only: the driver's jars predate
-    version 2 (Java's default since 1.1), which tests/unit/test_file_index_bitmap.py covers."""
+    version 2 (Java's default since 1.1), which tests/unit/test_file_index_bitmap.py covers
+    (and which was checked once against Java master's classes: docs/paimon-format.md §13)."""
     names = ["id"] + [f"c_{tc.id}" for tc in BITMAPPABLE]
     ptypes = ["INT"] + [tc.ptype for tc in BITMAPPABLE]
     options = {"file-index.bitmap.columns": ",".join(names[1:]), "file-index.in-manifest-threshold": "1 mb"}
