@@ -92,7 +92,7 @@ class BranchNotExistException(CatalogError, InvalidArgumentError):
     ``InvalidArgumentError``, as the table's branch methods raise). ``branch``: its name."""
 
     def __init__(self, branch: str, message: str = ""):
-        super().__init__(message or f"Branch {branch} does not exist.")
+        super().__init__(message or f"Branch {branch} doesn't exist.")
         self.branch = branch
 
 
@@ -108,7 +108,7 @@ class TagNotExistException(CatalogError, InvalidArgumentError):
     """A branch is created from a tag that does not exist (pypaimon's). ``tag``: its name."""
 
     def __init__(self, tag: str, message: str = ""):
-        super().__init__(message or f"Tag {tag} does not exist.")
+        super().__init__(message or f"Tag {tag} doesn't exist.")
         self.tag = tag
 
 

@@ -373,6 +373,10 @@ def test_catalog_branch_exceptions_are_pypaimons(catalog):
         catalog.rename_branch(ident, "absent", "b3")
     with pytest.raises(TableNotExistException):
         catalog.list_branches("db.nope")
+    # built by a caller from a name alone: Java's words ("doesn't exist"), which pypaimon's
+    # CatalogBranchManager also raises
+    assert str(BranchNotExistException("x")) == "Branch x doesn't exist."
+    assert str(TagNotExistException("t1")) == "Tag t1 doesn't exist."
     # Identifier(db, table, branch=...) names the branch, as pypaimon's
     bi = Identifier("db", "t", branch="b1")
     assert str(bi) == "db.t$branch_b1" and bi.get_branch_name() == "b1" and bi.get_table_name() == "t"
