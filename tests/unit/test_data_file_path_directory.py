@@ -78,6 +78,9 @@ def test_nested_directory_and_external_paths(catalog, tmp_path):
     # Java: `<root>/<dir>/<partition>/bucket-<n>/` (the relative bucket path holds the directory)
     assert files and all(p.relative_to(ext).parts[:2] == ("a", "b") for p in files), files
     assert data_files(Path(t.table_path)) == []
+    # a drop deletes them with the layout directories they leave, the directory's included
+    catalog.drop_table("db.t")
+    assert list(ext.iterdir()) == []
 
 
 def test_orphan_clean_and_drop_find_the_directory(catalog):

@@ -31,7 +31,12 @@
 //!   changelog): a late speculative Spark attempt's hash index file or a crashed writer's
 //!   deletion-vector file is an orphan once older than the limit;
 //! - referenced data files are matched by name (names are unique: they carry a UUID), so a file
-//!   referenced from any partition or bucket protects every file of that name.
+//!   referenced from any partition or bucket protects every file of that name;
+//! - data files live under `<table>/<data-file.path-directory>` (the table itself when unset)
+//!   and `<root>/<data-file.path-directory>` for each external root;
+//! - an external root another table of the warehouse also names (its latest schema, or a
+//!   branch's) is shared: that table's references are read as strictly as this table's and
+//!   every data file they name is kept (Java deletes them), see `shared_root_references`.
 //!
 //! Candidates are listed before the referenced files are collected, so a commit that lands while
 //! the clean runs either is seen, or only references files younger than the limit.
