@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional
 
 from paimon_rs import _core
 from paimon_rs.exceptions import PaimonRsError
+from paimon_rs.options import data_file_dir_prefix
 from paimon_rs.snapshot import Snapshot
 
 ADD = 0
@@ -84,12 +85,12 @@ class CommitCallback(ABC):
 
 def commit_entries(core: Any, snapshot_id: int) -> List[CommitEntry]:
     """The entries of snapshot ``snapshot_id``'s delta (``core``: a ``_core.Table``)."""
-    root = core.path.rstrip("/")
+    root = core.path.rstrip("/") + "/" + data_file_dir_prefix(core.options)
     out = []
     for kind, spec, row, first_row_id, external in _core.delta_files(core, snapshot_id):
         (part_path, bucket, total_buckets, name, level, size, rows, deleted, min_seq, max_seq,
          schema_id, created) = row
-        path = external or f"{root}/{part_path}bucket-{bucket}/{name}"
+        path = external or f"{root}{part_path}bucket-{bucket}/{name}"
         f = CommittedFile(name, size, rows, level, min_seq, max_seq, schema_id, deleted,
                           first_row_id, external, created, path)
         out.append(CommitEntry(kind, dict(spec), bucket, total_buckets, f))

@@ -95,6 +95,17 @@ def _parse_duration(key: str, text: Any) -> datetime.timedelta:
     return datetime.timedelta(milliseconds=int(m.group(1)) * _DURATION_UNITS[unit])
 
 
+def data_file_dir_prefix(options: Dict[str, str]) -> str:
+    """``<data-file.path-directory>/`` as the engine normalizes it (``.`` segments and extra
+    slashes dropped), or ``""`` when unset: what goes between the table (or an external root)
+    and a data file's partition directory."""
+    raw = options.get("data-file.path-directory")
+    if raw is None:
+        return ""
+    parts = [p for p in raw.split("/") if p not in ("", ".")]
+    return "/".join(parts) + "/" if parts else ""
+
+
 def parse_map(v: str) -> Dict[str, str]:
     """A map option's ``k:v,k:v`` value (``file.format.per.level``: ``{"0": "avro", ...}``);
     quoted parts are unquoted as Java's splitter does."""
@@ -559,6 +570,10 @@ class CoreOptions:
     def data_file_external_paths(self, default: Any = None) -> Optional[List[str]]:
         v = self.options.get(CoreOptions.DATA_FILE_EXTERNAL_PATHS, default)
         return [p.strip() for p in v.split(",") if p.strip()] if v else None
+
+    def data_file_path_directory(self, default: Any = None) -> Optional[str]:
+        """``data-file.path-directory``: the directory under the table data files live in."""
+        return self.options.get(CoreOptions.DATA_FILE_PATH_DIRECTORY, default)
 
     def data_file_external_paths_weights(self, default: Any = None) -> Optional[List[int]]:
         """The weights as ints; ValueError for a weight that is not a positive integer."""

@@ -37,6 +37,7 @@ import pyarrow as pa
 from paimon_rs import _core
 from paimon_rs.changelog import ROW_KIND_COLUMN
 from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
+from paimon_rs.options import data_file_dir_prefix
 from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.snapshot import java_duration
 
@@ -215,7 +216,7 @@ _FILE_SOURCE = {0: "APPEND", 1: "COMPACT"}
 
 
 def _files(table: Table, snapshot_id: Optional[int]) -> List[Dict[str, Any]]:
-    root = table.table_path.rstrip("/")
+    root = table.table_path.rstrip("/") + "/" + data_file_dir_prefix(table.options)
     partitioned = bool(table.partition_keys)
     rows = []
     for f, d in _core.file_details(table._core, snapshot_id):
@@ -224,7 +225,7 @@ def _files(table: Table, snapshot_id: Optional[int]) -> List[Dict[str, Any]]:
         (pstr, min_key, max_key, nulls, lows, highs, source, first_row_id, write_cols, external) = d
         rows.append({
             "partition": pstr if partitioned else "{}", "bucket": bucket,
-            "file_path": external or f"{root}/{ppath}bucket-{bucket}/{name}",
+            "file_path": external or f"{root}{ppath}bucket-{bucket}/{name}",
             "file_format": name.rsplit(".", 1)[-1] if "." in name else "",
             "schema_id": schema_id, "level": level, "record_count": nrows, "file_size_in_bytes": size,
             "min_key": min_key, "max_key": max_key, "null_value_counts": nulls,

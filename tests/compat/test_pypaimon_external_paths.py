@@ -64,9 +64,9 @@ print(json.dumps(out))
 '''
 
 
-def test_external_paths_between_paimon_rs_and_pypaimon(pypaimon_venv, tmp_path):
-    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, SCRIPT, str(tmp_path))
-    wh = str(tmp_path)
+def check_rows(got: dict) -> None:
+    """The rows both libraries read back from each table of ``SCRIPT``'s sequence: three writes
+    (keys 0-9, 5-14, 12-15), the primary-key tables keeping the newest row of a key."""
     for name in ("pk_py", "pk_rs"):
         model = {}
         for ks, tag in ((range(0, 10), "a"), (range(5, 15), "b"), (range(12, 16), "c")):
@@ -78,6 +78,12 @@ def test_external_paths_between_paimon_rs_and_pypaimon(pypaimon_venv, tmp_path):
         want = sorted([f"d{k % 2}", k, f"{tag}{k}"] for ks, tag in (
             (range(0, 10), "a"), (range(5, 15), "b"), (range(12, 16), "c")) for k in ks)
         assert got[name]["py"] == got[name]["rs"] == want, name
+
+
+def test_external_paths_between_paimon_rs_and_pypaimon(pypaimon_venv, tmp_path):
+    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, SCRIPT, str(tmp_path))
+    wh = str(tmp_path)
+    check_rows(got)
     for name, g in got.items():
         # no data file in the table's directory; both libraries see the same external paths,
         # each `file:<root>/dt=d<n>/bucket-<b>/<file>`

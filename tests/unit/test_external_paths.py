@@ -169,8 +169,21 @@ def test_file_uri_with_localhost_is_the_local_disk(catalog, tmp_path):
     assert data_files(tmp_path / "ext_l") and read(t).num_rows == 4
 
 
+def lost_attempt(t, prefix: str, data: pa.Table) -> None:
+    """A Spark task attempt that lost: ``data`` written under the file prefix ``prefix``,
+    prepared, never committed."""
+    from paimon_rs.spark.commit import _task_options
+
+    loser = t.copy(_task_options(t, prefix))
+    wb = loser.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(data)
+    w.prepare_commit()
+    w.close()
+
+
 def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_path):
-    from paimon_rs.spark.commit import _sweep, _task_options
+    from paimon_rs.spark.commit import _sweep
 
     schema = Schema.from_pyarrow_schema(
         PK_SCHEMA, primary_keys=["dt", "id"],
@@ -178,12 +191,7 @@ def test_spark_sweep_deletes_a_lost_attempts_files_under_the_roots(catalog, tmp_
     catalog.create_table("db.t", schema, False)
     t = catalog.get_table("db.t")
     # a task attempt that lost: its files written under its prefix, never committed
-    loser = t.copy(_task_options(t, "data-job1-a2-"))
-    wb = loser.new_batch_write_builder()
-    w = wb.new_write()
-    w.write_arrow(rows(list(range(10))))
-    w.prepare_commit()
-    w.close()
+    lost_attempt(t, "data-job1-a2-", rows(list(range(10))))
     left = [p.name for p in tmp_path.glob("ext_*/**/*.parquet")]
     assert any(n.startswith("data-job1-a2-") for n in left)
     assert any(n.startswith("changelog-job1-a2-") for n in left)
@@ -405,3 +413,34 @@ def test_blob_files_go_under_the_roots_too(catalog, tmp_path, strategy):
     assert all(e and e.startswith(f"file:{tmp_path}/ext_") for e in named.values())
     catalog.drop_table("db.blob")
     assert list(tmp_path.glob("ext_*/**/*.*")) == []
+
+
+def aged_with_stray(live: list[Path]) -> Path:
+    """Age ``live`` by three days and put an as old uncommitted data file beside the first."""
+    import time
+
+    stray = live[0].with_name("data-deadbeef-0.parquet")
+    stray.write_bytes(b"x")
+    old = time.time() - 3 * 86400
+    for p in live + [stray]:
+        os.utime(p, (old, old))
+    return stray
+
+
+def test_orphan_clean_keeps_the_live_files_of_another_table_sharing_a_root(catalog, tmp_path):
+    # Java's clean would delete b's live files (no file says which table it belongs to)
+    def make(name):
+        schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+                                            options={"bucket": "1", **ext_options(tmp_path)})
+        catalog.create_table(name, schema, False)
+        return catalog.get_table(name)
+
+    a, b = make("db.a"), make("db.b")
+    write(a, rows(list(range(10))))
+    write(b, rows(list(range(10, 20))))
+    live = data_files(tmp_path / "ext_a") + data_files(tmp_path / "ext_b")
+    aged_with_stray(live)
+    res = a.remove_orphan_files()
+    assert [os.path.basename(f) for f in res.files] == ["data-deadbeef-0.parquet"]
+    assert all(p.exists() for p in live)
+    assert read(a).num_rows == 10 and read(b).num_rows == 10

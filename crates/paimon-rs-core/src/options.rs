@@ -146,6 +146,9 @@ pub struct CoreOptions {
     pub split_target_size: u64,
     pub split_open_file_cost: u64,
     pub data_file_prefix: String,
+    /// `data-file.path-directory`: the directory under the table its data files live in
+    /// (`<table>/<dir>/<partition>/bucket-<n>/`); None: the table's own directory.
+    pub data_file_path_directory: Option<String>,
     /// `changelog-file.prefix` (default `changelog-`): the name prefix of changelog files.
     pub changelog_file_prefix: String,
     /// `merge-engine` (default deduplicate).
@@ -316,6 +319,39 @@ fn edit_distance(a: &str, b: &str) -> usize {
 
 fn bad(key: &str, value: &str, expect: &str) -> Error {
     Error::invalid(format!("option '{key}' = '{value}': {expect}"))
+}
+
+/// `data-file.path-directory`: a relative path under the table (`.` segments and repeated or
+/// trailing slashes dropped). Empty is refused as pypaimon does; an absolute path, a URI or a
+/// `..` segment (Java would resolve them outside the table) is refused: orphan clean, drop and
+/// file deletion only sweep under the table's own directory.
+pub fn parse_data_file_path_directory(v: &str) -> Result<String> {
+    let key = "data-file.path-directory";
+    if v.starts_with('/') || v.starts_with('\\') || v.contains(':') {
+        return Err(Error::unsupported(format!(
+            "{key} = '{v}': only a directory relative to the table is supported (an absolute \
+             path or URI would put data files outside the table, where drop and orphan clean \
+             do not look)"
+        )));
+    }
+    let mut parts = vec![];
+    for seg in v.split('/') {
+        match seg {
+            "" | "." => {}
+            ".." => {
+                return Err(Error::unsupported(format!(
+                    "{key} = '{v}': a '..' segment would leave the table's directory"
+                )))
+            }
+            s => parts.push(s),
+        }
+    }
+    if parts.is_empty() {
+        return Err(Error::invalid(format!(
+            "{key} must not be empty (got '{v}')"
+        )));
+    }
+    Ok(parts.join("/"))
 }
 
 /// Parse a Paimon memory size such as `128 mb`, `64mb`, `1 gb`, `4096`, `256 kb`.
@@ -684,6 +720,9 @@ impl CoreOptions {
                 None => 4 << 20,
             },
             data_file_prefix: get("data-file.prefix").unwrap_or("data-").to_string(),
+            data_file_path_directory: get("data-file.path-directory")
+                .map(parse_data_file_path_directory)
+                .transpose()?,
             changelog_file_prefix: get("changelog-file.prefix")
                 .unwrap_or("changelog-")
                 .to_string(),
@@ -1247,6 +1286,26 @@ pub(crate) fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn data_file_path_directory_is_a_relative_path_inside_the_table() {
+        use super::parse_data_file_path_directory as parse;
+        assert_eq!(parse("data").unwrap(), "data");
+        assert_eq!(parse("./a//b/").unwrap(), "a/b");
+        for bad in [
+            "",
+            "/",
+            ".",
+            "/abs",
+            "../up",
+            "a/../../b",
+            "s3://b/x",
+            "c:/x",
+        ] {
+            let e = parse(bad).unwrap_err().to_string();
+            assert!(e.contains("data-file.path-directory"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn memory_sizes() {

@@ -11,6 +11,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Set,
 
 from paimon_rs import _core
 from paimon_rs.exceptions import PaimonRsError
+from paimon_rs.options import data_file_dir_prefix
 from paimon_rs.spark.common import _has_spark_context, _log
 from paimon_rs.table import CommitMessage, Table
 
@@ -255,7 +256,9 @@ def _external_walks(table: Table) -> List[Tuple[str, bool, int]]:
     if ext is None:
         return []
     roots, hash_levels = ext
-    return [(r, "://" in r, hash_levels) for r in roots]
+    # Java: `<root>/<data-file.path-directory>/<partition>/bucket-<n>/`
+    sub = data_file_dir_prefix(table.options).rstrip("/")
+    return [(_join(r, sub, "://" in r) if sub else r, "://" in r, hash_levels) for r in roots]
 
 
 #: the widths of entropy-inject's hash directories below a bucket directory, outermost first

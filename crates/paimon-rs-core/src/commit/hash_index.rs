@@ -230,7 +230,7 @@ impl FileStoreCommit {
         match self.bucket_dir_of(partition, 0) {
             Ok(d) => d
                 .parent()
-                .and_then(|p| p.strip_prefix(&self.table().path).ok())
+                .and_then(|p| p.strip_prefix(self.table().data_root()).ok())
                 .map(|p| format!("'{}'", p.to_string_lossy()))
                 .filter(|l| l != "''")
                 .unwrap_or_else(|| "(the table has no partitions)".into()),

@@ -311,8 +311,11 @@ fn compaction_plan_inner(table: &FileStoreTable) -> Result<Vec<BucketPlan>> {
     let mut out = vec![];
     for ((part, bucket), (total_buckets, files, bucket_path)) in buckets {
         let partition = bucket_path
-            .strip_suffix(&format!("bucket-{bucket}"))
-            .unwrap_or("")
+            .strip_suffix(&crate::table::bucket_dir_name(bucket))
+            .unwrap_or("");
+        let partition = partition
+            .strip_prefix(&table.data_file_dir_prefix())
+            .unwrap_or(partition)
             .to_string();
         let (runs, picks, explanation) = match &pk_settings {
             Some(s) => {

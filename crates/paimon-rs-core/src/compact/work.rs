@@ -190,13 +190,7 @@ pub(super) fn bucket_files(
         let Some(pp) = pp else { continue };
         let slot = out
             .entry((e.partition.clone(), e.bucket))
-            .or_insert_with(|| {
-                (
-                    e.total_buckets,
-                    vec![],
-                    format!("{pp}{}", crate::table::bucket_dir_name(e.bucket)),
-                )
-            });
+            .or_insert_with(|| (e.total_buckets, vec![], table.bucket_path(&pp, e.bucket)));
         slot.1.push(e.file.clone());
     }
     Ok(out)

@@ -255,7 +255,7 @@ pub static OPTIONS: &[OptionDef] = &[
     honoured("data-file.external-paths.specific-fs", Kind::Text, None, Some("s3"), "The scheme of the external paths the specific-fs strategy writes to."),
     honoured("data-file.external-paths.strategy", Kind::Enum(&["none", "round-robin", "specific-fs", "weight-robin", "entropy-inject"]), Some("none"), Some("round-robin"), "How a new data file's external path is chosen: none (the table's directory), round-robin, specific-fs (round robin over the paths of one scheme), weight-robin (drawn by data-file.external-paths.weights), entropy-inject (round robin under hash directories)."),
     honoured("data-file.external-paths.weights", Kind::Text, None, Some("10,5"), "Positive integer weights, one per external path, for the weight-robin strategy."),
-    refused("data-file.path-directory", Kind::Text, None, JAVA),
+    honoured("data-file.path-directory", Kind::Text, None, Some("data"), "A directory under the table its data files are written in and read from, as `<table>/<dir>/<partition>/bucket-<n>/<file>` (a relative path without `..`; with external paths, `<root>/<dir>/<partition>/bucket-<n>/`); manifests, snapshots and index files stay where they are. Immutable once the table has snapshots."),
     honoured("data-file.prefix", Kind::Text, Some("data-"), Some("part-"), "Name prefix of data files."),
     refused("data-file.thin-mode", Kind::Bool, Some("false"), JAVA),
     honoured("deduplicate.ignore-delete", Kind::Bool, Some("false"), Some("true"), "Fallback key of `ignore-delete` for the deduplicate engine."),

@@ -786,7 +786,7 @@ impl TableScan {
                 partition: key.0.clone(),
                 bucket: key.1,
                 total_buckets,
-                bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(key.1)),
+                bucket_path: self.table.bucket_path(&pp, key.1),
                 deletion_files: dvs_of(&a_keep, &a_dv),
                 files: a_keep,
                 raw_convertible: false,
@@ -831,7 +831,7 @@ impl TableScan {
                     partition: partition.clone(),
                     bucket,
                     total_buckets,
-                    bucket_path: format!("{pp}{}", crate::table::bucket_dir_name(bucket)),
+                    bucket_path: self.table.bucket_path(&pp, bucket),
                     files,
                     raw_convertible: false,
                     deletion_files: BTreeMap::new(),
@@ -899,7 +899,7 @@ impl TableScan {
                 stats.after_bucket = stats.after_bucket.map(|n| n + files.len());
             }
             let pp = self.partition_dir(&pkeys, &ptypes, &partition)?;
-            let bucket_path = format!("{pp}bucket-{bucket}");
+            let bucket_path = self.table.bucket_path(&pp, bucket);
             let groups: Vec<(Vec<DataFileMeta>, bool)> = if self.table.is_primary_key() {
                 // Key filters prune whole files (a newer version of a key lives in a file whose
                 // key range also holds it, so pruning cannot resurrect an old version).

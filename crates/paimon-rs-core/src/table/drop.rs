@@ -46,6 +46,8 @@ struct SchemaFacts {
     external: bool,
     /// The partition keys of the newest readable schema of the table.
     partition_levels: usize,
+    /// Its `data-file.path-directory` (the directories between a root and the partitions).
+    data_dir: Option<String>,
     /// A schema file that is not JSON (or whose options are not an object): it may have set
     /// external paths.
     corrupt: Option<PathBuf>,
@@ -76,6 +78,8 @@ fn schema_facts(path: &Path) -> Result<SchemaFacts> {
                 if let Some(Value::Array(keys)) = v.as_ref().and_then(|v| v.get("partitionKeys")) {
                     facts.partition_levels = keys.len();
                 }
+                facts.data_dir = get("data-file.path-directory")
+                    .and_then(|d| crate::options::parse_data_file_path_directory(d).ok());
             }
         }
     }
@@ -88,6 +92,8 @@ pub(crate) struct ExternalFiles {
     pub files: Vec<PathBuf>,
     /// How many partition directories they are under.
     pub partition_levels: usize,
+    /// The `data-file.path-directory` above the partitions, if any.
+    pub data_dir: Option<String>,
     /// Why files may be left under the roots although the drop goes on: a schema that is not
     /// JSON, and manifests that could not be read either.
     pub unknown: Option<String>,
@@ -100,6 +106,7 @@ pub(crate) fn external_files(path: &Path) -> Result<ExternalFiles> {
     let mut out = ExternalFiles {
         files: vec![],
         partition_levels: facts.partition_levels,
+        data_dir: facts.data_dir.clone(),
         unknown: None,
     };
     if !facts.external && facts.corrupt.is_none() {
@@ -169,8 +176,9 @@ fn manifest_files(path: &Path) -> std::result::Result<Vec<PathBuf>, (PathBuf, Er
 
 /// Remove `dir` (a file's directory under a root) if empty, then its parents as long as they
 /// are empty and of the table's layout: up to four hash directories, one bucket directory, then
-/// `partition_levels` partition directories (`key=value`). Never a root or above.
-fn remove_empty_layout(dir: &Path, partition_levels: usize) -> Result<()> {
+/// `partition_levels` partition directories (`key=value`), then the directories of
+/// `data-file.path-directory` (`data_dir`). Never a root or above.
+fn remove_empty_layout(dir: &Path, partition_levels: usize, data_dir: Option<&str>) -> Result<()> {
     let name_of = |d: &Path| {
         d.file_name()
             .and_then(|n| n.to_str())
@@ -203,6 +211,11 @@ fn remove_empty_layout(dir: &Path, partition_levels: usize) -> Result<()> {
             return Ok(());
         }
     }
+    for seg in data_dir.into_iter().flat_map(|d| d.rsplit('/')) {
+        if name_of(&d) != seg || !up(&mut d)? {
+            return Ok(());
+        }
+    }
     Ok(())
 }
 
@@ -224,7 +237,7 @@ pub(crate) fn delete_external_files(ext: &ExternalFiles) -> Option<String> {
     }
     // on an object store there are no directories: this only walks up the names
     for d in &dirs {
-        if let Err(e) = remove_empty_layout(d, ext.partition_levels) {
+        if let Err(e) = remove_empty_layout(d, ext.partition_levels, ext.data_dir.as_deref()) {
             failed.push((d.clone(), e));
         }
     }

@@ -167,6 +167,18 @@ impl FileStoreTable {
         // the keys a user typed: unknown ones refused with the closest known key, options
         // paimon_rs does not implement refused, a user's own keys kept (options.rs)
         crate::options::check_user_options(&self.name, dynamic)?;
+        // Java's `checkImmutability`: a copy cannot move the data files (pypaimon: "Cannot
+        // change immutable option")
+        let dir_key = "data-file.path-directory";
+        if let Some(v) = dynamic.get(dir_key) {
+            if self.schema.options.get(dir_key) != Some(v) {
+                return Err(Error::invalid(format!(
+                    "Change '{dir_key}' is not supported yet (an immutable option: the table's \
+                     data files stay where they are)"
+                ))
+                .with_table(&self.name));
+            }
+        }
         let mut schema = self.schema.clone();
         // file system options (`s3.endpoint`, ...) configure the table's object store, they
         // are not table options
@@ -324,10 +336,37 @@ impl FileStoreTable {
         }
     }
 
-    /// `<table>/<partition path>bucket-<b>/`; `partition_path` ends with '/' or is empty.
+    /// `<table>/[<data-file.path-directory>/]<partition path>bucket-<b>/`; `partition_path`
+    /// ends with '/' or is empty. Every data file's directory is derived here (or from
+    /// `bucket_path`, the same relative to the table).
     pub fn bucket_dir(&self, partition_path: &str, bucket: i32) -> PathBuf {
-        self.path
-            .join(format!("{partition_path}{}", bucket_dir_name(bucket)))
+        self.path.join(self.bucket_path(partition_path, bucket))
+    }
+
+    /// A bucket's directory relative to the table (a split's `bucket_path`):
+    /// `[<data-file.path-directory>/]<partition path>bucket-<b>`.
+    pub fn bucket_path(&self, partition_path: &str, bucket: i32) -> String {
+        format!(
+            "{}{partition_path}{}",
+            self.data_file_dir_prefix(),
+            bucket_dir_name(bucket)
+        )
+    }
+
+    /// `<data-file.path-directory>/`, or "" when the option is unset.
+    pub fn data_file_dir_prefix(&self) -> String {
+        match &self.options.data_file_path_directory {
+            Some(d) => format!("{d}/"),
+            None => String::new(),
+        }
+    }
+
+    /// The directory partition and bucket directories live under: `<table>/<dir>` or the table.
+    pub fn data_root(&self) -> PathBuf {
+        match &self.options.data_file_path_directory {
+            Some(d) => self.path.join(d),
+            None => self.path.clone(),
+        }
     }
 }
 

@@ -31,7 +31,12 @@
 //!   changelog): a late speculative Spark attempt's hash index file or a crashed writer's
 //!   deletion-vector file is an orphan once older than the limit;
 //! - referenced data files are matched by name (names are unique: they carry a UUID), so a file
-//!   referenced from any partition or bucket protects every file of that name.
+//!   referenced from any partition or bucket protects every file of that name;
+//! - data files live under `<table>/<data-file.path-directory>` (the table itself when unset)
+//!   and `<root>/<data-file.path-directory>` for each external root;
+//! - an external root another table of the warehouse also names (its latest schema, or a
+//!   branch's) is shared: that table's references are read as strictly as this table's and
+//!   every data file they name is kept (Java deletes them), see `shared_root_references`.
 //!
 //! Candidates are listed before the referenced files are collected, so a commit that lands while
 //! the clean runs either is seen, or only references files younger than the limit.
@@ -184,12 +189,15 @@ impl Cleaner<'_> {
             }
         }
         let levels = self.table.partition_keys().len();
-        self.list_data_dirs(root, levels, 0, None, &mut l)?;
+        // `<table>/<data-file.path-directory>` when set (Java's `dataFilePath()`)
+        self.list_data_dirs(&self.table.data_root(), levels, 0, None, &mut l)?;
         // the roots `data-file.external-paths` writes to, listed the same way (Java's
         // `OrphanFilesClean.listPaimonFileDirs`), and with entropy-inject the hash directories
         // below their bucket directories (Java does not list those)
         if let Some(e) = &self.table.options.external_paths {
+            let dir = self.table.options.data_file_path_directory.as_deref();
             for r in e.root_paths() {
+                let r = dir.map_or_else(|| r.clone(), |d| r.join(d));
                 self.list_data_dirs(&r, levels, e.hash_levels(), None, &mut l)?;
             }
         }
@@ -276,6 +284,82 @@ impl Cleaner<'_> {
             }
         }
         Ok(())
+    }
+
+    /// The data files referenced by the other tables of the warehouse whose latest schema (of
+    /// the table or of any branch) names one of `roots` in `data-file.external-paths` (equal,
+    /// or one under the other): their live files may lie under a root this clean lists, and no
+    /// file carries the table it belongs to (Java's clean deletes them). Their references are
+    /// built as this table's are (every snapshot, tag, changelog and branch); a table that
+    /// cannot be read refuses the clean. Tables of other warehouses are not seen (docs).
+    fn shared_root_references(&self, roots: &[PathBuf]) -> Result<HashSet<String>> {
+        let mut out = HashSet::new();
+        let Some(warehouse) = self.table.path.parent().and_then(Path::parent) else {
+            return Ok(out);
+        };
+        let overlaps = |r: &Path| roots.iter().any(|o| o.starts_with(r) || r.starts_with(o));
+        for (db, db_path, md) in entries(warehouse)? {
+            let Some(db) = db.strip_suffix(".db").filter(|_| md.is_dir) else {
+                continue;
+            };
+            for (name, path, md) in entries(&db_path)? {
+                if !md.is_dir || path == self.table.path {
+                    continue;
+                }
+                let ident = format!("{db}.{name}");
+                let refuse = |e: Error| {
+                    Error::invalid(format!(
+                        "table {ident} may share an external root with this table, but its \
+                         schemas or snapshots could not be read ({e}): refusing to remove \
+                         orphan files (its live files could be taken for orphans)"
+                    ))
+                    .with_table(&self.table.name)
+                };
+                let mut shared = false;
+                let mut metadata = vec![path.clone()];
+                for (b, bp, bmd) in entries(&path.join("branch"))? {
+                    if bmd.is_dir && b.starts_with("branch-") {
+                        metadata.push(bp);
+                    }
+                }
+                for root in &metadata {
+                    let schema =
+                        crate::table::snapshot_manager::latest_schema(root).map_err(refuse)?;
+                    let named = schema
+                        .as_ref()
+                        .and_then(|s| s.options.get("data-file.external-paths"))
+                        .map(String::as_str)
+                        .unwrap_or("");
+                    shared |= named
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|r| !r.is_empty())
+                        .any(|r| overlaps(&crate::io::external_file(r)));
+                }
+                if !shared {
+                    continue;
+                }
+                let other = FileStoreTable::open(&ident, &path).map_err(refuse)?;
+                let c = Cleaner {
+                    table: &other,
+                    older_than_millis: self.older_than_millis,
+                };
+                let (snapshots, stale) = c.all_snapshots().map_err(refuse)?;
+                let changelogs = c.changelogs().map_err(refuse)?;
+                let used = c
+                    .referenced(&snapshots, &stale, &changelogs)
+                    .map_err(refuse)?;
+                log::info!(
+                    target: "paimon_rs.orphan",
+                    "{}: table {ident} shares an external root: its {} referenced data files \
+                     are kept",
+                    self.table.name,
+                    used.data.len()
+                );
+                out.extend(used.data);
+            }
+        }
+        Ok(out)
     }
 
     /// The table directory and every branch directory (`branch/branch-<name>`): each has its own
@@ -570,7 +654,11 @@ pub fn remove_orphan_files(
             ));
         }
     }
-    let used = c.referenced(&snapshots, &stale, &changelogs)?;
+    let mut used = c.referenced(&snapshots, &stale, &changelogs)?;
+    // external roots another table of the warehouse also writes to: its live files are kept
+    if let Some(e) = &table.options.external_paths {
+        used.data.extend(c.shared_root_references(&e.root_paths())?);
+    }
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {
@@ -635,6 +723,16 @@ pub(crate) mod tests {
 
     /// [`table`] with option `bucket` = `bucket`.
     fn table_with_buckets(dir: &Path, partitioned: bool, bucket: &str) -> FileStoreTable {
+        table_with_options(dir, "db.t", partitioned, &[("bucket", bucket)])
+    }
+
+    /// [`table`] with `options`.
+    fn table_with_options(
+        dir: &Path,
+        name: &str,
+        partitioned: bool,
+        options: &[(&str, &str)],
+    ) -> FileStoreTable {
         let cat = FileSystemCatalog::new(dir).unwrap();
         cat.create_database("db", true).unwrap();
         let schema = Schema::new(vec![
@@ -647,12 +745,17 @@ pub(crate) mod tests {
         } else {
             vec![]
         };
-        let opts = [("bucket".to_string(), bucket.to_string())].into();
+        let mut opts: std::collections::BTreeMap<String, String> = [("bucket", "1")]
+            .iter()
+            .chain(options)
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        opts.entry("bucket".into()).or_insert_with(|| "1".into());
         let s =
             NewTableSchema::from_arrow(&schema, part, vec!["dt".into(), "k".into()], opts, None)
                 .unwrap();
-        cat.create_table("db.t", s, false).unwrap();
-        cat.get_table("db.t").unwrap()
+        cat.create_table(name, s, false).unwrap();
+        cat.get_table(name).unwrap()
     }
 
     pub(crate) fn batch(dt: &str, ks: &[i64]) -> RecordBatch {
@@ -756,6 +859,78 @@ pub(crate) mod tests {
             remove_orphan_files(&t, default_limit(), false).unwrap(),
             Default::default()
         );
+    }
+
+    #[test]
+    fn data_file_path_directory_is_where_data_files_are_listed() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table_with_options(
+            dir.path(),
+            "db.t",
+            true,
+            &[("data-file.path-directory", "./d/x/")],
+        );
+        commit(&t, "a", &[1, 2]);
+        let referenced = all_files(&t.path);
+        let data: Vec<_> = referenced
+            .iter()
+            .filter(|p| p.to_string_lossy().contains("bucket-"))
+            .collect();
+        assert!(!data.is_empty());
+        for p in &data {
+            assert!(
+                p.starts_with(t.path.join("d/x/dt=a/bucket-0")),
+                "{}",
+                p.display()
+            );
+        }
+        // a killed writer's files in a new partition under the directory
+        let _orphans = prepare(&t, "b", &[7]);
+        assert!(t.path.join("d/x/dt=b/bucket-0").is_dir());
+        age(&t.path);
+        let res = remove_orphan_files(&t, default_limit(), false).unwrap();
+        assert!(!res.files.is_empty());
+        assert_eq!(all_files(&t.path), referenced);
+        assert!(!t.path.join("d/x/dt=b").exists());
+        // the split names the bucket relative to the table, under the directory
+        let plan = crate::TableScan::new(t.clone(), None).plan().unwrap();
+        assert_eq!(plan.splits[0].bucket_path, "d/x/dt=a/bucket-0");
+    }
+
+    #[test]
+    fn a_root_shared_with_another_table_keeps_that_tables_live_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let ext = dir.path().join("ext");
+        let uri = format!("file://{}", ext.display());
+        let opts = [
+            ("data-file.external-paths", uri.as_str()),
+            ("data-file.external-paths.strategy", "round-robin"),
+        ];
+        let a = table_with_options(dir.path(), "db.a", true, &opts);
+        let b = table_with_options(dir.path(), "db.b", true, &opts);
+        commit(&a, "x", &[1, 2]);
+        commit(&b, "x", &[3, 4]);
+        let live = all_files(&ext);
+        assert!(live.len() >= 2, "{live:?}");
+        // a crashed writer of `a` under the shared root
+        let _orphans = prepare(&a, "y", &[9]);
+        age(&ext);
+        let res = remove_orphan_files(&a, default_limit(), false).unwrap();
+        assert_eq!(res.files.len(), 1, "{res:?}");
+        assert_eq!(
+            all_files(&ext),
+            live,
+            "b's live files were taken for orphans"
+        );
+        // `b` unreadable: `a`'s clean refuses rather than guess
+        let _more = prepare(&a, "y", &[10]);
+        age(&ext);
+        fs::remove_dir_all(b.path.join("snapshot")).unwrap();
+        fs::create_dir_all(b.path.join("snapshot")).unwrap();
+        fs::write(b.path.join("snapshot").join("snapshot-1"), b"{").unwrap();
+        let err = remove_orphan_files(&a, default_limit(), false).unwrap_err();
+        assert!(err.to_string().contains("db.b"), "{err}");
+        assert!(all_files(&ext).len() > live.len());
     }
 
     #[test]
