@@ -206,7 +206,7 @@ class TableUpdate:
         """pypaimon's ``update_by_predicate``: the rows ``predicate`` matches (all if None) in
         the latest snapshot get ``assignments``: per column a literal, a pyarrow array of the
         matched rows (in ``_ROW_ID`` order) or a callable that receives the matched rows of one
-        file group (``read_columns`` and ``_ROW_ID``) and returns the column's array."""
+        file group (``read_columns`` then ``_ROW_ID``) and returns the column's array."""
         from paimon_rs.mutations import predicate_mask
 
         self._check_data_evolution("update_by_predicate")
@@ -238,7 +238,7 @@ class TableUpdate:
         matched = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         if predicate is not None:  # exact, whatever the read pruned
             matched = matched.filter(predicate_mask(predicate, matched))
-        matched = matched.sort_by(ROW_ID).select([ROW_ID] + read_columns)
+        matched = matched.sort_by(ROW_ID).select(read_columns + [ROW_ID])  # pypaimon's order
         if matched.num_rows == 0:
             return []
         parts = [matched]

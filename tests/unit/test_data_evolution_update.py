@@ -174,6 +174,7 @@ def test_update_by_predicate(tmp_path):
     calls = []
 
     def double(group):
+        assert group.column_names == ["a", "_ROW_ID"]  # read_columns, then _ROW_ID (pypaimon's)
         calls.append(group.column("_ROW_ID").to_pylist())
         return pc.multiply(group.column("a"), 2)
 
