@@ -164,13 +164,16 @@ impl Table {
     /// the top level only (the `$ro` system table); `"all"`, level 0 too where a batch read
     /// hides it (deletion-vector and first-row tables); `"above-zero"`, every level but 0 (the
     /// last two for a streaming read's first full scan).
-    #[pyo3(signature = (filter=None, snapshot_id=None, levels=None))]
+    /// `row_id_slice`: a data-evolution table's rows at those positions (pypaimon's
+    /// `with_slice`, counted before the filter's statistics prune).
+    #[pyo3(signature = (filter=None, snapshot_id=None, levels=None, row_id_slice=None))]
     fn plan(
         &self,
         py: Python<'_>,
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
         levels: Option<&str>,
+        row_id_slice: Option<(i64, i64)>,
     ) -> PyResult<(Option<i64>, Vec<Split>)> {
         let levels = match levels {
             None => Levels::Batch,
@@ -185,7 +188,8 @@ impl Table {
                 .py_err()
             }
         };
-        let (id, splits, _) = plan_counted(self, py, filter, snapshot_id, levels, false)?;
+        let (id, splits, _) =
+            plan_counted(self, py, filter, snapshot_id, levels, false, row_id_slice)?;
         Ok((id, splits))
     }
 
@@ -199,7 +203,7 @@ impl Table {
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
     ) -> PyResult<PlanWithStats> {
-        plan_counted(self, py, filter, snapshot_id, Levels::Batch, true)
+        plan_counted(self, py, filter, snapshot_id, Levels::Batch, true, None)
     }
 
     /// A read of splits (`row_kinds`: a primary-key table's records keep their kind as the
@@ -1737,6 +1741,7 @@ fn plan_counted(
     snapshot_id: Option<i64>,
     levels: Levels,
     count: bool,
+    row_id_slice: Option<(i64, i64)>,
 ) -> PyResult<PlanWithStats> {
     let pred = filter
         .map(|f| predicate::convert(&t.inner, &f))
@@ -1753,6 +1758,9 @@ fn plan_counted(
     };
     if count {
         scan = scan.with_stats();
+    }
+    if let Some((start, end)) = row_id_slice {
+        scan = scan.with_row_id_slice(start, end);
     }
     let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
     let st = &plan.stats;

@@ -131,24 +131,39 @@ pub fn slice_splits_by_row_id(
     start: i64,
     end: i64,
 ) -> Result<Vec<Split>> {
+    if splits.iter().any(|s| !s.row_slices.is_empty()) {
+        return Err(Error::unsupported(
+            "slicing a slice of a data-evolution plan: slice the whole plan",
+        )
+        .with_table(table));
+    }
+    let files = splits.iter().flat_map(|s| s.files.iter());
+    match row_id_slice_range(table, files, start, end)? {
+        Some((from, to)) => cut_to_row_ids(table, splits, from, to),
+        None => Ok(vec![]),
+    }
+}
+
+/// The row ids `[from, to)` at positions `[start, end)` of a data-evolution plan of `files`
+/// (see [`slice_splits_by_row_id`]): positions count the row ids the files cover, overlapping
+/// ranges merged, in row-id order; None when the plan has no row at `start`. Refused: a file
+/// without a first row id.
+pub(crate) fn row_id_slice_range<'a>(
+    table: &str,
+    files: impl Iterator<Item = &'a DataFileMeta>,
+    start: i64,
+    end: i64,
+) -> Result<Option<(i64, i64)>> {
     let mut ranges: Vec<(i64, i64)> = Vec::new();
-    for s in &splits {
-        if !s.row_slices.is_empty() {
-            return Err(Error::unsupported(
-                "slicing a slice of a data-evolution plan: slice the whole plan",
-            )
+    for f in files {
+        let Some(first) = f.first_row_id else {
+            return Err(Error::unsupported(format!(
+                "slicing a data-evolution plan by row id: file '{}' has no first row id",
+                f.file_name
+            ))
             .with_table(table));
-        }
-        for f in &s.files {
-            let Some(first) = f.first_row_id else {
-                return Err(Error::unsupported(format!(
-                    "slicing a data-evolution plan by row id: file '{}' has no first row id",
-                    f.file_name
-                ))
-                .with_table(table));
-            };
-            ranges.push((first, first + f.row_count));
-        }
+        };
+        ranges.push((first, first + f.row_count));
     }
     ranges.sort_unstable();
     let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
@@ -158,7 +173,6 @@ pub fn slice_splits_by_row_id(
             _ => merged.push((f, t)),
         }
     }
-    // the row ids `[from, to)` at positions `[start, end)`
     let (mut from, mut to) = (None, None);
     let mut pos = 0i64;
     for &(f, t) in &merged {
@@ -173,9 +187,22 @@ pub fn slice_splits_by_row_id(
         pos = next;
     }
     let Some(from) = from else {
-        return Ok(vec![]);
+        return Ok(None);
     };
     let to = to.unwrap_or_else(|| merged.last().map_or(from, |r| r.1));
+    Ok(Some((from, to)))
+}
+
+/// `splits` with only the row-id groups (read/data_evolution.rs `row_id_groups`) holding row
+/// ids in `[from, to)`, every file of a group together; a group partly in the range has the
+/// same part (`row_slices`) set on each of its data files (its `.blob` files stay whole: the
+/// reader cuts the merged rows). A split left without a group is dropped.
+pub(crate) fn cut_to_row_ids(
+    table: &str,
+    splits: Vec<Split>,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Split>> {
     let mut out = Vec::new();
     for split in splits {
         let groups = crate::read::data_evolution::row_id_groups(table, &split.files)?;
