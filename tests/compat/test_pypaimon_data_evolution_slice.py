@@ -48,6 +48,10 @@ def read(cat, name, scan):
     s = scan(rb.new_scan())
     return sorted(rb.new_read().to_arrow(s.plan().splits()).to_pylist(), key=lambda r: r["_ROW_ID"])
 
+def counts(cat, name, scan):
+    splits = scan(cat.get_table(name).new_read_builder().new_scan()).plan().splits()
+    return [sum(s.row_count for s in splits), sum(s.merged_row_count() for s in splits)]
+
 out = {}
 for seed in range(int(sys.argv[2])):
     rnd = random.Random(seed)
@@ -84,12 +88,13 @@ for seed in range(int(sys.argv[2])):
             nxt += n
         k += n
     cuts = sorted(set([0] + [rnd.randint(0, nxt) for _ in range(3)] + [nxt + 2]))
-    res = {"cuts": cuts, "slices": [], "chunks": []}
+    res = {"cuts": cuts, "slices": [], "chunks": [], "counts": []}
     for lo, hi in zip(cuts, cuts[1:]):
         if lo == hi:
             continue
         f = lambda s, lo=lo, hi=hi: s.with_slice(lo, hi)
         res["slices"].append([read(pc, name, f), read(rc, name, f)])
+        res["counts"].append([counts(pc, name, f), counts(rc, name, f)])
     for i in range(3):
         f = lambda s, i=i: s.with_chunk_shuffle(seed=seed, chunk_size=3).with_shard(i, 3)
         res["chunks"].append([read(pc, name, f), read(rc, name, f)])
@@ -108,6 +113,11 @@ def test_slices_match_pypaimon(pypaimon_venv, tmp_path):
             assert rs == py, (name, res["cuts"], i)
             union += rs
         assert sorted(union, key=lambda r: r["_ROW_ID"]) == res["full"], name
+        # Split.row_count / merged_row_count of a slice: its row-id ranges' rows (pypaimon's
+        # IndexedSplit), each row once however many files hold its columns
+        for i, (py, rs) in enumerate(res["counts"]):
+            assert rs == py, (name, res["cuts"], i)
+            assert rs[0] == len(res["slices"][i][1]), (name, i)
         union = []
         for i, (py, rs) in enumerate(res["chunks"]):
             assert rs == py, (name, "chunk shard", i)

@@ -1415,8 +1415,13 @@ impl Split {
     /// row counts tell it without reading: a raw-convertible split (no two files hold the same
     /// key) minus the rows its deletion vectors mark; None otherwise (files to merge, or a
     /// deletion vector whose cardinality the index manifest does not record).
+    /// A data-evolution split cut to a slice: its row-id ranges' rows (`row_count`), as
+    /// pypaimon's `IndexedSplit`.
     fn merged_row_count(&self) -> Option<i64> {
         let s = &self.inner;
+        if !s.row_id_ranges.is_empty() {
+            return Some(s.row_count());
+        }
         if !s.raw_convertible {
             return None;
         }

@@ -821,6 +821,7 @@ impl TableScan {
                     files: b_keep,
                 }),
                 row_slices: Default::default(),
+                row_id_ranges: Vec::new(),
             });
         }
         Ok(Plan {
@@ -863,6 +864,7 @@ impl TableScan {
                     changelog: true,
                     diff_before: None,
                     row_slices: Default::default(),
+                    row_id_ranges: Vec::new(),
                 });
             }
         }
@@ -1063,6 +1065,7 @@ impl TableScan {
                     changelog: false,
                     diff_before: None,
                     row_slices: Default::default(),
+                    row_id_ranges: Vec::new(),
                 });
             }
         }

@@ -42,6 +42,10 @@ pub struct Split {
     /// row-id group: the same part on each of its data files, [`slice_splits_by_row_id`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub row_slices: BTreeMap<String, (i64, i64)>,
+    /// The row ids `[from, to)` a data-evolution split cut to a slice reads (sorted, disjoint:
+    /// pypaimon's `IndexedSplit` row ranges, whose rows `row_count` reports); empty: not cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub row_id_ranges: Vec<(i64, i64)>,
 }
 
 /// The start tag's side of a diff split: its files of the bucket that are not in the end tag
@@ -56,7 +60,12 @@ pub struct DiffBefore {
 impl Split {
     /// Rows of the split's files (of the part read, for a file read in part), before deletion
     /// vectors.
+    /// A data-evolution split cut to a slice: the rows of its row-id ranges (each row once,
+    /// however many files hold its columns), as pypaimon's `IndexedSplit.row_count`.
     pub fn row_count(&self) -> i64 {
+        if !self.row_id_ranges.is_empty() {
+            return self.row_id_ranges.iter().map(|(f, t)| t - f).sum();
+        }
         self.files.iter().map(|f| self.rows_of(f)).sum()
     }
 
@@ -208,12 +217,14 @@ pub(crate) fn cut_to_row_ids(
         let groups = crate::read::data_evolution::row_id_groups(table, &split.files)?;
         let mut kept = Vec::with_capacity(split.files.len());
         let mut slices = BTreeMap::new();
+        let mut ids: Vec<(i64, i64)> = vec![];
         for g in groups {
             let (first, rows) = (g[0].first_row_id.unwrap_or_default(), g[0].row_count);
             let (lo, hi) = (from.max(first), to.min(first + rows));
             if lo >= hi {
                 continue;
             }
+            ids.push((lo, hi));
             let part = (lo - first, hi - first);
             for f in g {
                 if part != (0, rows) && !f.file_name.ends_with(".blob") {
@@ -222,6 +233,15 @@ pub(crate) fn cut_to_row_ids(
                 kept.push(f);
             }
         }
+        ids.sort_unstable();
+        let mut split = split;
+        split.row_id_ranges = ids.into_iter().fold(vec![], |mut v, (f, t)| {
+            match v.last_mut() {
+                Some((_, end)) if *end == f => *end = t,
+                _ => v.push((f, t)),
+            }
+            v
+        });
         keep_part(&mut out, split, kept, slices);
     }
     Ok(out)
@@ -274,6 +294,7 @@ mod tests {
             changelog,
             diff_before: None,
             row_slices: BTreeMap::new(),
+            row_id_ranges: Vec::new(),
         }
     }
 
@@ -396,6 +417,14 @@ mod tests {
         assert_eq!(slices.get("d1"), None); // whole
         assert_eq!(slices.get("d2"), Some(&(0, 1))); // position 6 = row id 10
         assert_eq!(slices.get("b2.blob"), None);
+        // the rows read: row ids 2..11 of the plan, each once (pypaimon's IndexedSplit), not
+        // per file (d0 and u0 hold the same rows, b2.blob is whole)
+        assert_eq!(got[0].row_id_ranges, [(2, 6), (10, 11)]);
+        assert_eq!(got[0].row_count(), 5);
+        assert_eq!(
+            &Split::from_bytes(&got[0].to_bytes().unwrap()).unwrap(),
+            &got[0]
+        );
         // past the end: clamped; beyond the rows: nothing
         let tail = slice_splits_by_row_id("t", plan.clone(), 8, 100).unwrap();
         assert_eq!(names(&tail), ["d2", "b2.blob"]);
