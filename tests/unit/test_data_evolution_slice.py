@@ -156,3 +156,21 @@ def test_any_cuts_cover_the_full_read(tmp_path_factory, cuts):
     t = _table(tmp_path_factory.mktemp("de"))
     _layout(t)
     _assert_cover(t, [0, *sorted(set(cuts)), 18])
+
+
+def test_slices_of_a_large_merged_group_read_only_their_rows(tmp_path):
+    """A group of 300k rows (a whole-row file and an update of ``a`` over all of it): each
+    slice decodes only its part of the group's files (pages skipped by the offset index, the
+    rest cut), and the slices are exactly the full read's rows at their ids."""
+    t = _table(tmp_path)
+    n = 300_000
+    _commit(t, pa.table({"id": pa.array(range(n), pa.int64()), "a": pa.array(range(n), pa.int64()),
+                         "b": pa.array([f"v{i}" for i in range(n)])}, schema=SCH))
+    _commit(t, pa.table({"a": pa.array(range(n, 2 * n), pa.int64())}), ["a"], first=0)
+    cuts = [0, 1, 77_777, 150_001, 299_998, n]
+    full = _assert_cover(t, cuts)
+    assert len(full) == n
+    for lo, hi in zip(cuts, cuts[1:]):
+        part = _rows(t, lambda s, lo=lo, hi=hi: s.with_slice(lo, hi))
+        assert [r["_ROW_ID"] for r in part] == list(range(lo, hi))
+        assert all(r["a"] == r["id"] + n and r["b"] == f"v{r['id']}" for r in part)
