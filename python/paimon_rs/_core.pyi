@@ -54,7 +54,11 @@ class Table:
     def new_write(self, ignore_previous_files: bool = False) -> TableWrite: ...
     def new_commit(self, commit_user: str) -> TableCommit: ...
     def plan(
-        self, filter: Optional[tuple] = None, snapshot_id: Optional[int] = None, levels: Optional[str] = None
+        self,
+        filter: Optional[tuple] = None,
+        snapshot_id: Optional[int] = None,
+        levels: Optional[str] = None,
+        row_id_slice: Optional[Tuple[int, int]] = None,
     ) -> Tuple[Optional[int], List[Split]]: ...  # levels: None (a batch read's), "top", "all", "above-zero"
     def plan_with_stats(
         self, filter: Optional[tuple] = None, snapshot_id: Optional[int] = None

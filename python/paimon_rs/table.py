@@ -1580,14 +1580,14 @@ class TableScan:
             snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
             by_row_id = str(self.table.identifier) if _is_data_evolution(self.table) else None
             return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard, by_row_id))
-        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
+        # a data-evolution plan is sliced while planned: positions count the row ids before
+        # the filter's statistics prune (pypaimon's order)
+        by_row_id = self._slice if self._slice is not None and _is_data_evolution(self.table) else None
+        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels, by_row_id)
         if self._shard is not None:
             splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
-        if self._slice is not None:
-            if _is_data_evolution(self.table):
-                splits = _core.slice_splits_by_row_id(str(self.table.identifier), splits, *self._slice)
-            else:
-                splits = _core.slice_splits(splits, *self._slice)
+        if self._slice is not None and by_row_id is None:
+            splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
 
     def with_slice(self, start_pos: int, end_pos: int) -> TableScan:
@@ -1600,11 +1600,9 @@ class TableScan:
         A data-evolution table's plan is sliced by row id, as pypaimon's: positions count the
         row ids its files cover (a row whose columns several files hold counts once), in
         row-id order, and the slice reads the rows with ids from the one at ``start_pos`` to
-        the one before ``end_pos``, every file of a row's group together. There, unlike
-        pypaimon (which counts every row id after partition pruning), a filter on other columns
-        drops groups by their statistics before positions are counted: workers mixing paimon_rs
-        and pypaimon must not share such a filtered sliced plan. ``Split.row_count`` of a
-        sliced data-evolution split sums its files' rows in the slice (per file)."""
+        the one before ``end_pos``, every file of a row's group together; as pypaimon's,
+        positions count every row id the partition filter keeps, before a filter's statistics
+        drop groups, so paimon_rs and pypaimon workers can share one filtered sliced plan."""
         for v in (start_pos, end_pos):
             if isinstance(v, bool) or not isinstance(v, int):
                 raise InvalidArgumentError(f"with_slice: positions are ints, got {v!r}")

@@ -358,3 +358,39 @@ def test_caller_set_ids_against_a_model(tmp_path_factory, ops):
                 model[first + i][c] = vals[c][i]
     got = {r.pop("_ROW_ID"): r for r in _read(t, ["_ROW_ID", "id", "a", "b"])}
     assert got == model
+
+
+@pytest.mark.parametrize("later_first", [3, None])
+def test_caller_ids_overlapping_another_partitions_group_are_refused(tmp_path, later_first):
+    """Row ids are the table's, not a partition's: Java's ``checkDataFileRowIdRangeConflicts``
+    merges the ranges of all entries together, so a file of partition 'y' (ids set by its
+    writer, or numbered from ``nextRowId``, which caller files of 'x' did not move) that
+    overlaps a group of partition 'x' without the same range is refused, naming both files
+    (before, only files of one partition and bucket were checked against each other)."""
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    sch = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("p", pa.string())])
+    c.create_table("db.t", Schema.from_pyarrow_schema(sch, partition_keys=["p"], options=DE), False)
+    t = c.get_table("db.t")
+    _write(t, pa.table({"id": [1, 2, 3], "a": [1, 2, 3], "p": ["x"] * 3}, schema=sch))
+
+    def commit(p, n, first):
+        wb = t.new_batch_write_builder()
+        w = wb.new_write()
+        w.write_arrow(pa.table({"id": list(range(n)), "a": list(range(n)), "p": [p] * n}, schema=sch))
+        msgs = w.prepare_commit()
+        if first is not None:
+            for m in msgs:
+                for f in m.new_files:
+                    f.first_row_id = first
+        try:
+            wb.new_commit().commit(msgs)
+        finally:
+            w.close()
+
+    commit("x", 2, 3)  # caller ids 3..4 from nextRowId on: nextRowId stays 3
+    before = t.latest_snapshot_id()
+    with pytest.raises(InvalidArgumentError, match=r"db\.t.*file 'data-.*row ids 3\.\.=5.*file 'data-.*3\.\.=4"):
+        commit("y", 3, later_first)
+    assert t.latest_snapshot_id() == before
+    assert len(t.new_read_builder().new_read().to_arrow(t.new_read_builder().new_scan().plan().splits())) == 5

@@ -44,6 +44,7 @@ fn compact_and_read(table: &FileStoreTable) -> (HashMap<i64, Option<i64>>, Vec<D
             changelog: false,
             diff_before: None,
             row_slices: Default::default(),
+            row_id_ranges: Vec::new(),
         };
         all.extend(read_splits(table, std::slice::from_ref(&split)));
         after_all.extend(res.after);

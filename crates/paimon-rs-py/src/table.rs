@@ -164,13 +164,16 @@ impl Table {
     /// the top level only (the `$ro` system table); `"all"`, level 0 too where a batch read
     /// hides it (deletion-vector and first-row tables); `"above-zero"`, every level but 0 (the
     /// last two for a streaming read's first full scan).
-    #[pyo3(signature = (filter=None, snapshot_id=None, levels=None))]
+    /// `row_id_slice`: a data-evolution table's rows at those positions (pypaimon's
+    /// `with_slice`, counted before the filter's statistics prune).
+    #[pyo3(signature = (filter=None, snapshot_id=None, levels=None, row_id_slice=None))]
     fn plan(
         &self,
         py: Python<'_>,
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
         levels: Option<&str>,
+        row_id_slice: Option<(i64, i64)>,
     ) -> PyResult<(Option<i64>, Vec<Split>)> {
         let levels = match levels {
             None => Levels::Batch,
@@ -185,7 +188,8 @@ impl Table {
                 .py_err()
             }
         };
-        let (id, splits, _) = plan_counted(self, py, filter, snapshot_id, levels, false)?;
+        let (id, splits, _) =
+            plan_counted(self, py, filter, snapshot_id, levels, false, row_id_slice)?;
         Ok((id, splits))
     }
 
@@ -199,7 +203,7 @@ impl Table {
         filter: Option<Bound<'_, PyAny>>,
         snapshot_id: Option<i64>,
     ) -> PyResult<PlanWithStats> {
-        plan_counted(self, py, filter, snapshot_id, Levels::Batch, true)
+        plan_counted(self, py, filter, snapshot_id, Levels::Batch, true, None)
     }
 
     /// A read of splits (`row_kinds`: a primary-key table's records keep their kind as the
@@ -1411,8 +1415,13 @@ impl Split {
     /// row counts tell it without reading: a raw-convertible split (no two files hold the same
     /// key) minus the rows its deletion vectors mark; None otherwise (files to merge, or a
     /// deletion vector whose cardinality the index manifest does not record).
+    /// A data-evolution split cut to a slice: its row-id ranges' rows (`row_count`), as
+    /// pypaimon's `IndexedSplit`.
     fn merged_row_count(&self) -> Option<i64> {
         let s = &self.inner;
+        if !s.row_id_ranges.is_empty() {
+            return Some(s.row_count());
+        }
         if !s.raw_convertible {
             return None;
         }
@@ -1737,6 +1746,7 @@ fn plan_counted(
     snapshot_id: Option<i64>,
     levels: Levels,
     count: bool,
+    row_id_slice: Option<(i64, i64)>,
 ) -> PyResult<PlanWithStats> {
     let pred = filter
         .map(|f| predicate::convert(&t.inner, &f))
@@ -1753,6 +1763,9 @@ fn plan_counted(
     };
     if count {
         scan = scan.with_stats();
+    }
+    if let Some((start, end)) = row_id_slice {
+        scan = scan.with_row_id_slice(start, end);
     }
     let plan = crate::pool::detach(py, || scan.plan()).py_err()?;
     let st = &plan.stats;

@@ -240,8 +240,10 @@ struct Ranged<'a> {
     ours: Option<bool>,
 }
 
-/// The row-id ranges of a data-evolution table's data files must be equal or disjoint within a
-/// partition and bucket: a read merges the files of one range column by column and refuses
+/// The row-id ranges of a data-evolution table's data files must be equal or disjoint across
+/// the whole table (row ids are the table's, not a partition's: Java checks all entries together,
+/// `checkDataFileRowIdRangeConflicts`, and a reader's `_ROW_ID` filter or slice would take a row
+/// twice): a read merges the files of one range column by column and refuses
 /// files that overlap without the same range or start together with different row counts
 /// (read/data_evolution.rs, as Java's `DataEvolutionSplitRead`). Java's
 /// `DataEvolutionConflictDetection.checkDataFileRowIdRangeConflicts` refuses such a layout only
@@ -262,7 +264,7 @@ pub(super) fn check_ranges(
     if !table.options.data_evolution()? {
         return Ok(());
     }
-    let mut by: ByBucket<'_> = Default::default();
+    let mut by: DataFiles<'_> = Default::default();
     // the `.blob` files of the commit, and the live ones they meet, with their column
     let mut blobs: Vec<Blob<'_>> = vec![];
     for (i, e) in delta.iter().enumerate() {
@@ -284,8 +286,8 @@ pub(super) fn check_ranges(
         return Ok(());
     }
     let mut spans: Vec<(i64, i64)> = by
-        .values()
-        .flat_map(|v| v.iter().map(|r| (r.from, r.to)))
+        .iter()
+        .map(|r| (r.from, r.to))
         .chain(blobs.iter().map(|b| (b.r.from, b.r.to)))
         .collect();
     spans.sort_unstable();
@@ -327,32 +329,29 @@ pub(super) fn check_ranges(
         };
         place(e, r, &mut by, &mut blobs);
     }
-    for v in by.values_mut() {
-        if v.iter().any(|r| r.ours.is_some()) {
-            if let Some((ours, other)) = first_conflict(v) {
-                return Err(range_conflict(&table.name, &v[ours], &v[other]));
-            }
+    // all partitions and buckets together, as Java's
+    if by.iter().any(|r| r.ours.is_some()) {
+        if let Some((ours, other)) = first_conflict(&mut by) {
+            return Err(range_conflict(&table.name, &by[ours], &by[other]));
         }
     }
     check_blobs(&table.name, &by, &blobs)
 }
 
-/// Data files by (partition, bucket) in [`check_ranges`].
-type ByBucket<'a> = std::collections::HashMap<(&'a [u8], i32), Vec<Ranged<'a>>>;
+/// The data files (not `.blob` files) in [`check_ranges`], of every partition and bucket.
+type DataFiles<'a> = Vec<Ranged<'a>>;
 
 /// Puts `e` (with its range `r`) among the data files `by` or the `.blob` files `blobs`.
 fn place<'a>(
     e: &'a ManifestEntry,
     r: Ranged<'a>,
-    by: &mut ByBucket<'a>,
+    by: &mut DataFiles<'a>,
     blobs: &mut Vec<Blob<'a>>,
 ) {
     if e.file.file_name.ends_with(".blob") {
         blobs.push(Blob::of(e, r));
     } else {
-        by.entry((e.partition.as_slice(), e.bucket))
-            .or_default()
-            .push(r);
+        by.push(r);
     }
 }
 
@@ -385,13 +384,12 @@ impl<'a> Blob<'a> {
 /// in order, and no `.blob` file of the commit meets a live `.blob` file of its column (an
 /// update of a BLOB column, which the reader does not merge). Not retryable: the files
 /// themselves are laid out wrong.
-fn check_blobs(table: &str, by: &ByBucket<'_>, blobs: &[Blob<'_>]) -> Result<()> {
+fn check_blobs(table: &str, by: &DataFiles<'_>, blobs: &[Blob<'_>]) -> Result<()> {
     // the commit's `.blob` files by (data file range, column, partition, bucket)
     type Key<'a> = (i64, i64, &'a str, &'a [u8], i32);
     let mut per: std::collections::BTreeMap<Key<'_>, Vec<&Ranged<'_>>> = Default::default();
     for b in blobs.iter().filter(|b| b.r.ours.is_some()) {
-        let data = by.get(&b.at).map_or(&[][..], Vec::as_slice);
-        let Some(d) = data
+        let Some(d) = by
             .iter()
             .filter(|d| d.from <= b.r.from && b.r.to <= d.to)
             .min_by_key(|d| d.ours.is_none())

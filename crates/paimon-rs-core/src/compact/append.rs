@@ -415,6 +415,7 @@ pub(crate) fn compact_written_bucket(
         changelog: false,
         diff_before: None,
         row_slices: Default::default(),
+        row_id_ranges: Vec::new(),
     };
     let after = rewrite_group(
         table,
@@ -571,6 +572,7 @@ pub(super) fn compact_append_bucket(
             changelog: false,
             diff_before: None,
             row_slices: Default::default(),
+            row_id_ranges: Vec::new(),
         };
         match rewrite_group(table, reader, s, &split, None) {
             Ok(out) => {

@@ -136,6 +136,7 @@ fn move_group(
             changelog: true,
             diff_before: None,
             row_slices: Default::default(),
+            row_id_ranges: Vec::new(),
         };
         for batch in read.read_split(&split)? {
             let (values, kinds) = split_kinds(&batch)?;

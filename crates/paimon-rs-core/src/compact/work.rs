@@ -146,6 +146,7 @@ pub(super) fn bucket_splits(
                 changelog: false,
                 diff_before: None,
                 row_slices: Default::default(),
+                row_id_ranges: Vec::new(),
             },
         )
         .collect())

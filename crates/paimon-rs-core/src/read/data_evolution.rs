@@ -18,7 +18,7 @@
 //! `first_row_id`, whichever file holds its columns. A merged group drops the rows the vector
 //! of any of its data files marks (in practice only the anchor has one).
 
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -33,7 +33,7 @@ use crate::error::{Error, Result};
 use crate::io::blob::{self, BlobSlot, BlobValue};
 use crate::io::data_file::Source;
 use crate::io::remote::ReadAt;
-use crate::kv::reader::{file_path, ColumnPlan, FileChain};
+use crate::kv::reader::{file_path, file_rows, ColumnPlan};
 use crate::merge::BatchIter;
 use crate::spec::manifest::DataFileMeta;
 use crate::table::FileStoreTable;
@@ -459,17 +459,37 @@ fn read_group(
     tracking: bool,
 ) -> Result<RecordBatch> {
     let rows = g.rows;
+    // a slice of the plan: only the group's rows at positions `[begin, end)` are read from its
+    // data files (the row groups and pages holding them, `kv::reader::file_rows`), its `.blob`
+    // columns cut to them
+    let (begin, end) = match g.part {
+        None => (0, rows),
+        Some((b, e)) if b <= e && e <= rows => (b, e),
+        Some((b, e)) => {
+            return Err(Error::Internal(format!(
+                "positions {b}..{e} of the {rows} rows of data-evolution file '{}'",
+                g.newest
+            )))
+        }
+    };
+    let n = end - begin;
     let mut cols: Vec<Option<ArrayRef>> = vec![None; dtypes.len()];
     for part in g.parts {
-        let one = VecDeque::from([(part.path.clone(), part.meta)]);
-        let batches: Vec<RecordBatch> =
-            FileChain::raw(one, part.plan.clone()).collect::<Result<_>>()?;
+        let batches: Vec<RecordBatch> = file_rows(
+            part.path.clone(),
+            &part.meta,
+            &part.plan,
+            true,
+            (begin as u64, end as u64),
+        )
+        .collect::<Result<_>>()?;
         let b = arrow_select::concat::concat_batches(&part.plan.schema, &batches)?;
-        if b.num_rows() != rows {
+        if b.num_rows() != n {
             return Err(Error::corrupt(
                 part.path,
                 format!(
-                    "{} rows read, the data-evolution group of file '{}' has {rows}",
+                    "{} rows read at positions {begin}..{end}, the data-evolution group of file \
+                     '{}' has {rows}",
                     b.num_rows(),
                     g.newest
                 ),
@@ -480,41 +500,29 @@ fn read_group(
         }
     }
     for part in &g.blobs {
-        cols[part.k] = Some(read_blobs(part)?);
+        cols[part.k] = Some(read_blobs(part)?.slice(begin, n));
     }
     let mut arrays: Vec<ArrayRef> = cols
         .into_iter()
         .zip(dtypes)
-        .map(|(c, t)| c.unwrap_or_else(|| new_null_array(t, rows)))
+        .map(|(c, t)| c.unwrap_or_else(|| new_null_array(t, n)))
         .collect();
     if tracking {
         let ids: ArrayRef = match g.first_row_id {
-            Some(first) => Arc::new(Int64Array::from_iter_values(first..first + rows as i64)),
-            None => new_null_array(&ArrowType::Int64, rows),
+            Some(first) => Arc::new(Int64Array::from_iter_values(
+                first + begin as i64..first + end as i64,
+            )),
+            None => new_null_array(&ArrowType::Int64, n),
         };
         arrays.push(ids);
-        arrays.push(Arc::new(Int64Array::from_value(g.sequence, rows)));
+        arrays.push(Arc::new(Int64Array::from_value(g.sequence, n)));
     }
     let mut batch = RecordBatch::try_new_with_options(
         schema.clone(),
         arrays,
-        &RecordBatchOptions::new().with_row_count(Some(rows)),
+        &RecordBatchOptions::new().with_row_count(Some(n)),
     )?;
-    // a slice of the plan: the group's rows at positions `[begin, end)`, deleted ones dropped
-    // by their positions in the group
-    let begin = match g.part {
-        Some((b, e)) if b <= e && e <= rows => {
-            batch = batch.slice(b, e - b);
-            b
-        }
-        Some((b, e)) => {
-            return Err(Error::Internal(format!(
-                "positions {b}..{e} of the {rows} rows of data-evolution file '{}'",
-                g.newest
-            )))
-        }
-        None => 0,
-    };
+    // deleted rows dropped by their positions in the group
     for (file, df) in &g.deletions {
         let dv = read_deletion_vector(&g.root, df, file, rows as i64)?;
         batch = drop_deleted(batch, begin as u64, &dv)?;

@@ -8,7 +8,7 @@ use super::data_evolution::row_id_groups;
 use super::deletion::{deletion_files_of, DeletionFile};
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
-use super::split::{DiffBefore, Split};
+use super::split::{cut_to_row_ids, row_id_slice_range, slice_splits_by_row_id, DiffBefore, Split};
 use crate::error::{Error, Result};
 use crate::options::{ChangelogProducer, MergeEngineKind};
 use crate::predicate::LeafOp;
@@ -89,6 +89,8 @@ pub struct TableScan {
     level0_hidden: bool,
     /// See [`Self::with_stats`].
     count_live: bool,
+    /// See [`Self::with_row_id_slice`].
+    row_id_slice: Option<(i64, i64)>,
 }
 
 pub struct Plan {
@@ -207,7 +209,18 @@ impl TableScan {
             top_level_only: false,
             level0_hidden: false,
             count_live: false,
+            row_id_slice: None,
         }
+    }
+
+    /// Plan only the rows at positions `[start, end)` of a data-evolution table's plan, as
+    /// pypaimon's `with_slice` (`DataEvolutionSplitGenerator`): positions count the row ids of
+    /// every file the partition filter (and bucket selection) keeps, before the statistics of
+    /// the filter drop groups (read/split.rs `slice_splits_by_row_id`), so workers mixing
+    /// paimon_rs and pypaimon share one filtered sliced plan. Other tables: refused at plan.
+    pub fn with_row_id_slice(mut self, start: i64, end: i64) -> Self {
+        self.row_id_slice = Some((start, end));
+        self
     }
 
     /// Count the snapshot's live files too (`ScanStats::live_files`: the manifest lists'
@@ -619,6 +632,17 @@ impl TableScan {
         Ok(Some((end_snapshot, entries)))
     }
 
+    /// `plan` cut to [`Self::with_row_id_slice`]'s rows when set (plans that
+    /// [`Self::splits_of`] does not build).
+    fn sliced_after(&self, plan: Result<Plan>) -> Result<Plan> {
+        let mut plan = plan?;
+        let Some((start, end)) = self.row_id_slice else {
+            return Ok(plan);
+        };
+        plan.splits = slice_splits_by_row_id(&self.table.name, plan.splits, start, end)?;
+        Ok(plan)
+    }
+
     pub fn plan(&self) -> Result<Plan> {
         // a fallback branch fills the partitions this branch lacks: a read without it would
         // miss rows (Java's `FallbackReadFileStoreTable`)
@@ -641,9 +665,10 @@ impl TableScan {
             // (primary keys), or the end tag's new files read with its vectors (append)
             if let Incremental::Tags(a, b) = range {
                 if self.table.options.deletion_vectors()? {
-                    return self
+                    let plan = self
                         .tag_diff_plan(a, b, pfilter.as_ref())
                         .map_err(|e| e.with_table(&self.table.name));
+                    return self.sliced_after(plan);
                 }
             }
             let name = &self.table.name;
@@ -658,7 +683,7 @@ impl TableScan {
                 });
             };
             if mode == IncrementalMode::Changelog {
-                return self.changelog_splits(&end, entries);
+                return self.sliced_after(self.changelog_splits(&end, entries));
             }
             // deletion-vector tables: the delta between snapshots is the rows the APPEND
             // snapshots added, read without deletion vectors, as newer Java's
@@ -796,6 +821,7 @@ impl TableScan {
                     files: b_keep,
                 }),
                 row_slices: Default::default(),
+                row_id_ranges: Vec::new(),
             });
         }
         Ok(Plan {
@@ -838,6 +864,7 @@ impl TableScan {
                     changelog: true,
                     diff_before: None,
                     row_slices: Default::default(),
+                    row_id_ranges: Vec::new(),
                 });
             }
         }
@@ -886,14 +913,37 @@ impl TableScan {
             after_bucket: selected.as_ref().map(|_| 0),
             ..ScanStats::default()
         };
+        let reached = |bucket: i32, total_buckets: i32| {
+            selected.as_ref().is_none_or(|hashes| {
+                hashes
+                    .iter()
+                    .any(|&h| bucket_of(h, total_buckets) == bucket)
+            })
+        };
+        // a slice of a data-evolution plan: the row ids at its positions, counted over every
+        // file the partition filter and bucket selection keep, before statistics prune
+        let row_id_range = match self.row_id_slice {
+            None => None,
+            Some(_) if !evolution => {
+                return Err(Error::unsupported(
+                    "slicing a plan by row id: the table is not a data-evolution table",
+                )
+                .with_table(&self.table.name))
+            }
+            Some(_) if incremental => None, // cut below, after the delta's splits
+            Some((start, end)) => {
+                let files = groups
+                    .iter()
+                    .filter(|((_, b), (tb, _))| reached(*b, *tb))
+                    .flat_map(|(_, (_, fs))| fs.iter());
+                Some(row_id_slice_range(&self.table.name, files, start, end)?.unwrap_or((0, 0)))
+            }
+        };
         for ((partition, bucket), (total_buckets, files)) in groups {
             // the buckets the filter's equalities on the bucket key reach (with the bucket
             // count the files were written with, which a rescale changes)
-            if let Some(hashes) = &selected {
-                if !hashes
-                    .iter()
-                    .any(|&h| bucket_of(h, total_buckets) == bucket)
-                {
+            if selected.is_some() {
+                if !reached(bucket, total_buckets) {
                     continue;
                 }
                 stats.after_bucket = stats.after_bucket.map(|n| n + files.len());
@@ -944,6 +994,12 @@ impl TableScan {
                 let columns = self.table.schema.fields.len();
                 let mut kept: Vec<Vec<DataFileMeta>> = vec![];
                 for g in row_id_groups(&self.table.name, &files)? {
+                    if let Some((from, to)) = row_id_range {
+                        let first = g[0].first_row_id.unwrap_or_default();
+                        if from.max(first) >= to.min(first + g[0].row_count) {
+                            continue; // outside the slice
+                        }
+                    }
                     let whole =
                         g.len() == 1 && g[0].write_cols.as_ref().is_none_or(|c| c.len() >= columns);
                     if !whole {
@@ -1009,8 +1065,14 @@ impl TableScan {
                     changelog: false,
                     diff_before: None,
                     row_slices: Default::default(),
+                    row_id_ranges: Vec::new(),
                 });
             }
+        }
+        if let Some((from, to)) = row_id_range {
+            splits = cut_to_row_ids(&self.table.name, splits, from, to)?;
+        } else if let (Some((start, end)), true) = (self.row_id_slice, incremental) {
+            splits = slice_splits_by_row_id(&self.table.name, splits, start, end)?;
         }
         stats.after_stats = splits.iter().map(|s| s.files.len()).sum();
         Ok(Plan {

@@ -42,6 +42,10 @@ pub struct Split {
     /// row-id group: the same part on each of its data files, [`slice_splits_by_row_id`]).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub row_slices: BTreeMap<String, (i64, i64)>,
+    /// The row ids `[from, to)` a data-evolution split cut to a slice reads (sorted, disjoint:
+    /// pypaimon's `IndexedSplit` row ranges, whose rows `row_count` reports); empty: not cut.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub row_id_ranges: Vec<(i64, i64)>,
 }
 
 /// The start tag's side of a diff split: its files of the bucket that are not in the end tag
@@ -56,7 +60,12 @@ pub struct DiffBefore {
 impl Split {
     /// Rows of the split's files (of the part read, for a file read in part), before deletion
     /// vectors.
+    /// A data-evolution split cut to a slice: the rows of its row-id ranges (each row once,
+    /// however many files hold its columns), as pypaimon's `IndexedSplit.row_count`.
     pub fn row_count(&self) -> i64 {
+        if !self.row_id_ranges.is_empty() {
+            return self.row_id_ranges.iter().map(|(f, t)| t - f).sum();
+        }
         self.files.iter().map(|f| self.rows_of(f)).sum()
     }
 
@@ -131,24 +140,39 @@ pub fn slice_splits_by_row_id(
     start: i64,
     end: i64,
 ) -> Result<Vec<Split>> {
+    if splits.iter().any(|s| !s.row_slices.is_empty()) {
+        return Err(Error::unsupported(
+            "slicing a slice of a data-evolution plan: slice the whole plan",
+        )
+        .with_table(table));
+    }
+    let files = splits.iter().flat_map(|s| s.files.iter());
+    match row_id_slice_range(table, files, start, end)? {
+        Some((from, to)) => cut_to_row_ids(table, splits, from, to),
+        None => Ok(vec![]),
+    }
+}
+
+/// The row ids `[from, to)` at positions `[start, end)` of a data-evolution plan of `files`
+/// (see [`slice_splits_by_row_id`]): positions count the row ids the files cover, overlapping
+/// ranges merged, in row-id order; None when the plan has no row at `start`. Refused: a file
+/// without a first row id.
+pub(crate) fn row_id_slice_range<'a>(
+    table: &str,
+    files: impl Iterator<Item = &'a DataFileMeta>,
+    start: i64,
+    end: i64,
+) -> Result<Option<(i64, i64)>> {
     let mut ranges: Vec<(i64, i64)> = Vec::new();
-    for s in &splits {
-        if !s.row_slices.is_empty() {
-            return Err(Error::unsupported(
-                "slicing a slice of a data-evolution plan: slice the whole plan",
-            )
+    for f in files {
+        let Some(first) = f.first_row_id else {
+            return Err(Error::unsupported(format!(
+                "slicing a data-evolution plan by row id: file '{}' has no first row id",
+                f.file_name
+            ))
             .with_table(table));
-        }
-        for f in &s.files {
-            let Some(first) = f.first_row_id else {
-                return Err(Error::unsupported(format!(
-                    "slicing a data-evolution plan by row id: file '{}' has no first row id",
-                    f.file_name
-                ))
-                .with_table(table));
-            };
-            ranges.push((first, first + f.row_count));
-        }
+        };
+        ranges.push((first, first + f.row_count));
     }
     ranges.sort_unstable();
     let mut merged: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
@@ -158,7 +182,6 @@ pub fn slice_splits_by_row_id(
             _ => merged.push((f, t)),
         }
     }
-    // the row ids `[from, to)` at positions `[start, end)`
     let (mut from, mut to) = (None, None);
     let mut pos = 0i64;
     for &(f, t) in &merged {
@@ -173,20 +196,35 @@ pub fn slice_splits_by_row_id(
         pos = next;
     }
     let Some(from) = from else {
-        return Ok(vec![]);
+        return Ok(None);
     };
     let to = to.unwrap_or_else(|| merged.last().map_or(from, |r| r.1));
+    Ok(Some((from, to)))
+}
+
+/// `splits` with only the row-id groups (read/data_evolution.rs `row_id_groups`) holding row
+/// ids in `[from, to)`, every file of a group together; a group partly in the range has the
+/// same part (`row_slices`) set on each of its data files (its `.blob` files stay whole: the
+/// reader cuts the merged rows). A split left without a group is dropped.
+pub(crate) fn cut_to_row_ids(
+    table: &str,
+    splits: Vec<Split>,
+    from: i64,
+    to: i64,
+) -> Result<Vec<Split>> {
     let mut out = Vec::new();
     for split in splits {
         let groups = crate::read::data_evolution::row_id_groups(table, &split.files)?;
         let mut kept = Vec::with_capacity(split.files.len());
         let mut slices = BTreeMap::new();
+        let mut ids: Vec<(i64, i64)> = vec![];
         for g in groups {
             let (first, rows) = (g[0].first_row_id.unwrap_or_default(), g[0].row_count);
             let (lo, hi) = (from.max(first), to.min(first + rows));
             if lo >= hi {
                 continue;
             }
+            ids.push((lo, hi));
             let part = (lo - first, hi - first);
             for f in g {
                 if part != (0, rows) && !f.file_name.ends_with(".blob") {
@@ -195,6 +233,15 @@ pub fn slice_splits_by_row_id(
                 kept.push(f);
             }
         }
+        ids.sort_unstable();
+        let mut split = split;
+        split.row_id_ranges = ids.into_iter().fold(vec![], |mut v, (f, t)| {
+            match v.last_mut() {
+                Some((_, end)) if *end == f => *end = t,
+                _ => v.push((f, t)),
+            }
+            v
+        });
         keep_part(&mut out, split, kept, slices);
     }
     Ok(out)
@@ -247,6 +294,7 @@ mod tests {
             changelog,
             diff_before: None,
             row_slices: BTreeMap::new(),
+            row_id_ranges: Vec::new(),
         }
     }
 
@@ -369,6 +417,14 @@ mod tests {
         assert_eq!(slices.get("d1"), None); // whole
         assert_eq!(slices.get("d2"), Some(&(0, 1))); // position 6 = row id 10
         assert_eq!(slices.get("b2.blob"), None);
+        // the rows read: row ids 2..11 of the plan, each once (pypaimon's IndexedSplit), not
+        // per file (d0 and u0 hold the same rows, b2.blob is whole)
+        assert_eq!(got[0].row_id_ranges, [(2, 6), (10, 11)]);
+        assert_eq!(got[0].row_count(), 5);
+        assert_eq!(
+            &Split::from_bytes(&got[0].to_bytes().unwrap()).unwrap(),
+            &got[0]
+        );
         // past the end: clamped; beyond the rows: nothing
         let tail = slice_splits_by_row_id("t", plan.clone(), 8, 100).unwrap();
         assert_eq!(names(&tail), ["d2", "b2.blob"]);

@@ -657,6 +657,7 @@ fn diff_stream(
                 changelog: false,
                 diff_before: None,
                 row_slices: Default::default(),
+                row_id_ranges: Vec::new(),
                 ..split.clone()
             };
             let parts: Vec<RecordBatch> = split_stream(full.clone(), &s)?.collect::<Result<_>>()?;

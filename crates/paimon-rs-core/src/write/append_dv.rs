@@ -121,6 +121,7 @@ pub fn read_with_positions(
                 changelog: false,
                 diff_before: None,
                 row_slices: Default::default(),
+                row_id_ranges: Vec::new(),
                 ..(*split).clone()
             };
             let mut pos: u64 = 0;
