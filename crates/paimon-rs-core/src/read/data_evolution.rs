@@ -508,12 +508,12 @@ fn read_group(
         .map(|(c, t)| c.unwrap_or_else(|| new_null_array(t, n)))
         .collect();
     if tracking {
-        let ids: ArrayRef = match g.first_row_id {
-            Some(first) => Arc::new(Int64Array::from_iter_values(
-                first + begin as i64..first + end as i64,
-            )),
-            None => new_null_array(&ArrowType::Int64, n),
-        };
+        let first = g
+            .first_row_id
+            .ok_or_else(|| super::row_tracking::missing_first_row_id(&g.newest))?;
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(
+            first + begin as i64..first + end as i64,
+        ));
         arrays.push(ids);
         arrays.push(Arc::new(Int64Array::from_value(g.sequence, n)));
     }

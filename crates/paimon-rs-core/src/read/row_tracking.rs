@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::{new_null_array, ArrayRef, Int64Array, RecordBatch};
+use arrow_array::{ArrayRef, Int64Array, RecordBatch};
 use arrow_schema::{DataType as ArrowType, Field, Schema};
 
 use super::deletion::{DeletionFile, DeletionFilter};
@@ -57,8 +57,9 @@ impl Tracking {
             Tracking::RowId => ROW_ID,
             Tracking::Sequence => SEQUENCE_NUMBER,
         };
-        // null for a file without first_row_id (as pypaimon)
-        Field::new(name, ArrowType::Int64, true)
+        // NOT NULL, as Java's and pypaimon's `SpecialFields` (a committed file of a
+        // row-tracking table always has a first_row_id: `missing_first_row_id` otherwise)
+        Field::new(name, ArrowType::Int64, false)
     }
 
     /// Where this column is in a batch of [`files_with_tracking`] (after the plan's columns).
@@ -110,21 +111,29 @@ pub(crate) fn files_with_tracking(
     Ok(Box::new(streams.into_iter().flatten()))
 }
 
+/// `_ROW_ID` asked of a data file without a `first_row_id` (Java and pypaimon assign one to
+/// every file a row-tracking table commits; pypaimon's reader refuses such a file too).
+pub(crate) fn missing_first_row_id(file: &str) -> Error {
+    Error::invalid(format!(
+        "data file '{file}' of a row-tracking table has no first_row_id: its _ROW_ID cannot be \
+         read"
+    ))
+}
+
 /// The batches of one file from position `from` on, each with its rows' `_ROW_ID`
 /// (first_row_id + position) and `_SEQUENCE_NUMBER` appended.
 fn numbered(it: BatchIter, f: &DataFileMeta, from: i64) -> BatchIter {
     let (first, seq) = (f.first_row_id, f.max_sequence_number);
+    let name = f.file_name.clone();
     let mut pos: i64 = from;
     Box::new(it.map(move |b| {
         let b = b?;
         let n = b.num_rows();
-        let ids: ArrayRef = match first {
-            Some(first) => {
-                let start = first + pos;
-                Arc::new(Int64Array::from_iter_values(start..start + n as i64))
-            }
-            None => new_null_array(&ArrowType::Int64, n),
+        let Some(first) = first else {
+            return Err(missing_first_row_id(&name));
         };
+        let start = first + pos;
+        let ids: ArrayRef = Arc::new(Int64Array::from_iter_values(start..start + n as i64));
         pos += n as i64;
         let seqs: ArrayRef = Arc::new(Int64Array::from_value(seq, n));
         let mut fields: Vec<Field> = b
