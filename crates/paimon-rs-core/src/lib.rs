@@ -23,6 +23,7 @@ pub mod file_ops {
 pub use io::blob as blob_format;
 mod kv;
 mod lookup;
+pub use fileindex::selection_stats as bitmap_selection_stats;
 pub use lookup::{lookup_cache_stats, release_lookup_caches, CacheStats};
 mod merge;
 mod options;

@@ -56,6 +56,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dynamic::num_assign_tasks, m)?)?;
     m.add_function(wrap_pyfunction!(table::bucket_of_rows, m)?)?;
     m.add_function(wrap_pyfunction!(table::decode_ahead_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(table::bitmap_selection_stats, m)?)?;
     m.add_function(wrap_pyfunction!(table::release_lookup_caches, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::compaction_plan, m)?)?;
     m.add_function(wrap_pyfunction!(compaction_ops::sort_compaction_plan, m)?)?;

@@ -1686,6 +1686,13 @@ pub fn decode_ahead_threads() -> usize {
     paimon_rs_core::decode_ahead_threads()
 }
 
+/// `(rows selected, rows of their files)` of the raw reads narrowed by bitmap file indexes in
+/// this process (tests and benchmarks: the rows not selected were not decoded).
+#[pyfunction]
+pub fn bitmap_selection_stats() -> (u64, u64) {
+    paimon_rs_core::bitmap_selection_stats()
+}
+
 /// Buckets the table's [`BucketAssigner`] assigns to rows of `keys` (columns = bucket key
 /// columns, cast to the types the table declares).
 #[pyfunction]

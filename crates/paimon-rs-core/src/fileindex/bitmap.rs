@@ -26,7 +26,9 @@
 //! each bitmap is, so either reads the other's.
 //!
 //! paimon_rs uses the index to skip files (Java's `FileIndexPredicate`: a file whose result
-//! bitmap is empty holds no row passing the filter), not to filter rows within a file.
+//! bitmap is empty holds no row passing the filter) and, for raw reads, to read only the rows
+//! the result bitmap selects (Java's `BitmapIndexResult` applied by `RawFileSplitRead`; see
+//! `super::row_selection`).
 
 use std::collections::HashMap;
 
@@ -477,11 +479,41 @@ impl BitmapBuilder {
     }
 }
 
-/// What a file's bitmap index of one column says, enough to skip files: the values it holds
-/// (the dictionary; bitmaps are not read) and whether it holds nulls.
+/// Where the rows of one value (or of the nulls) are: one row kept inline (`-1 - row`), or a
+/// Roaring bitmap at `offset` into the body (`len` bytes; version 1 does not record it).
+#[derive(Debug, Clone, Copy)]
+enum Loc {
+    One(u32),
+    At { offset: usize, len: Option<usize> },
+}
+
+impl Loc {
+    fn of(offset: i32, len: Option<i32>) -> Loc {
+        match u32::try_from(-1i64 - offset as i64) {
+            Ok(row) if offset < 0 => Loc::One(row),
+            _ => Loc::At {
+                offset: offset.max(0) as usize,
+                len: len.and_then(|n| usize::try_from(n).ok()),
+            },
+        }
+    }
+}
+
+/// What a file's bitmap index of one column says: the values it holds (the dictionary, sorted)
+/// and whether it holds nulls, enough to skip files; and where each value's rows are, for
+/// [`BitmapIndex::rows_in`] and the other row selections (the bitmaps are read from the
+/// index's bytes only when a selection asks for them).
 pub(crate) struct BitmapIndex {
     has_nulls: bool,
     values: Vec<Key>,
+    /// The rows of `values[i]`.
+    locs: Vec<Loc>,
+    /// The null rows (None without nulls).
+    nulls: Option<Loc>,
+    /// The file's row count.
+    rows: u32,
+    /// Where the body starts in the index's bytes.
+    body: usize,
 }
 
 impl BitmapIndex {
@@ -494,24 +526,29 @@ impl BitmapIndex {
         };
         let mut c = Cursor::new(b, context);
         let version = c.take(1)?[0];
-        let _rows = c.i32()?;
+        let rows = c.i32()?;
+        let rows = u32::try_from(rows)
+            .map_err(|_| c.corrupt(&format!("bitmap file index: a row count of {rows}")))?;
         let distinct = c.count("bitmap file index: distinct value count")?;
         let has_nulls = c.take(1)?[0] != 0;
         let mut values = Vec::with_capacity(distinct.min(b.len()));
+        let mut nulls = None;
+        let body;
         match version {
             VERSION_1 => {
                 if has_nulls {
-                    c.i32()?;
+                    nulls = Some(Loc::of(c.i32()?, None));
                 }
                 for _ in 0..distinct {
-                    values.push(kind.read(&mut c)?);
-                    c.i32()?;
+                    let k = kind.read(&mut c)?;
+                    values.push((k, Loc::of(c.i32()?, None)));
                 }
+                body = c.pos();
             }
             VERSION_2 => {
                 if has_nulls {
-                    c.i32()?;
-                    c.i32()?;
+                    let off = c.i32()?;
+                    nulls = Some(Loc::of(off, Some(c.i32()?)));
                 }
                 let blocks = c.count("bitmap file index: block count")?;
                 let mut offsets = Vec::with_capacity(blocks.min(b.len()));
@@ -519,8 +556,11 @@ impl BitmapIndex {
                     kind.read(&mut c)?;
                     offsets.push(c.count("bitmap file index: block offset")?);
                 }
-                c.i32()?; // the blocks' length
+                let blocks_len = c.count("bitmap file index: blocks length")?;
                 let start = c.pos();
+                body = start.checked_add(blocks_len).ok_or_else(|| {
+                    c.corrupt(&format!("bitmap file index: blocks of {blocks_len} bytes"))
+                })?;
                 for off in offsets {
                     let at = start
                         .checked_add(off)
@@ -531,9 +571,9 @@ impl BitmapIndex {
                     c.seek(at);
                     let n = c.count("bitmap file index: entry count")?;
                     for _ in 0..n {
-                        values.push(kind.read(&mut c)?);
-                        c.i32()?;
-                        c.i32()?;
+                        let k = kind.read(&mut c)?;
+                        let off = c.i32()?;
+                        values.push((k, Loc::of(off, Some(c.i32()?))));
                     }
                 }
                 if values.len() != distinct {
@@ -550,9 +590,134 @@ impl BitmapIndex {
                 )))
             }
         }
-        values.sort();
-        values.dedup();
-        Ok(Some(BitmapIndex { has_nulls, values }))
+        values.sort_by(|a, b| a.0.cmp(&b.0));
+        values.dedup_by(|a, b| a.0 == b.0);
+        let (values, locs) = values.into_iter().unzip();
+        Ok(Some(BitmapIndex {
+            has_nulls,
+            values,
+            locs,
+            nulls,
+            rows,
+            body,
+        }))
+    }
+
+    /// The rows at `loc` of the index whose bytes are `b`.
+    fn bitmap(&self, b: &[u8], loc: Loc, context: &str) -> Result<RoaringBitmap> {
+        match loc {
+            Loc::One(row) => Ok(RoaringBitmap::from_iter([row])),
+            Loc::At { offset, len } => {
+                let corrupt = || {
+                    Error::corrupt(
+                        std::path::Path::new(context),
+                        format!("bitmap file index: a bitmap at {offset} of its body"),
+                    )
+                };
+                let from = self.body.checked_add(offset).ok_or_else(corrupt)?;
+                let to = match len {
+                    Some(n) => from.checked_add(n).ok_or_else(corrupt)?,
+                    None => b.len(),
+                };
+                let bytes = b.get(from..to).ok_or_else(corrupt)?;
+                RoaringBitmap::deserialize_from(bytes).map_err(|e| {
+                    Error::corrupt(
+                        std::path::Path::new(context),
+                        format!("bitmap file index: a bitmap at {offset} of its body: {e}"),
+                    )
+                })
+            }
+        }
+    }
+
+    /// Every row of the file.
+    fn all_rows(&self) -> RoaringBitmap {
+        let mut r = RoaringBitmap::new();
+        r.insert_range(0..self.rows);
+        r
+    }
+
+    /// The rows holding one of `keys`.
+    fn rows_of(&self, b: &[u8], keys: &[Key], context: &str) -> Result<RoaringBitmap> {
+        let mut out = RoaringBitmap::new();
+        for k in keys {
+            if let Ok(i) = self.values.binary_search(k) {
+                out |= self.bitmap(b, self.locs[i], context)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// The null rows.
+    fn null_rows(&self, b: &[u8], context: &str) -> Result<RoaringBitmap> {
+        match self.nulls {
+            Some(loc) if self.has_nulls => self.bitmap(b, loc, context),
+            _ => Ok(RoaringBitmap::new()),
+        }
+    }
+
+    /// The rows that may be one of `literals` (`=` / `IN`; a superset: a float zero is both
+    /// signs, a timestamp above precision 6 its microsecond), of the index whose bytes are
+    /// `b`. None: the index cannot tell (a literal that does not fit the column's keys).
+    pub(crate) fn rows_in(
+        &self,
+        b: &[u8],
+        t: &DataType,
+        literals: &[Option<Datum>],
+        context: &str,
+    ) -> Result<Option<RoaringBitmap>> {
+        let mut keys = vec![];
+        for d in literals.iter().flatten() {
+            match datum_keys(t, d, true) {
+                Some(ks) => keys.extend(ks),
+                None => return Ok(None),
+            }
+        }
+        self.rows_of(b, &keys, context).map(Some)
+    }
+
+    /// The rows that may be other than all of `literals` (`<>` / `NOT IN`): every row but
+    /// those holding a literal's own key (null rows kept, as Java's). None where a key may
+    /// stand for values the row filter tells apart (a null literal, a timestamp above
+    /// precision 6, a NaN) or a literal does not fit the column.
+    pub(crate) fn rows_not_in(
+        &self,
+        b: &[u8],
+        t: &DataType,
+        literals: &[Option<Datum>],
+        context: &str,
+    ) -> Result<Option<RoaringBitmap>> {
+        if literals.iter().any(Option::is_none) || ts_precision(t) > 6 {
+            return Ok(None);
+        }
+        let mut keys = vec![];
+        for d in literals.iter().flatten() {
+            let nan = match d {
+                Datum::Float(f) => f.is_nan(),
+                Datum::Double(f) => f.is_nan(),
+                _ => false,
+            };
+            match datum_keys(t, d, false) {
+                Some(ks) if !nan => keys.extend(ks),
+                _ => return Ok(None),
+            }
+        }
+        Ok(Some(self.all_rows() - self.rows_of(b, &keys, context)?))
+    }
+
+    /// The rows `IS NULL` (exact).
+    pub(crate) fn rows_null(&self, b: &[u8], context: &str) -> Result<RoaringBitmap> {
+        self.null_rows(b, context)
+    }
+
+    /// The rows `IS NOT NULL` (exact).
+    pub(crate) fn rows_not_null(&self, b: &[u8], context: &str) -> Result<RoaringBitmap> {
+        Ok(self.all_rows() - self.null_rows(b, context)?)
+    }
+
+    /// The file's row count (as the index records it).
+    pub(crate) fn row_count(&self) -> u32 {
+        self.rows
     }
 
     fn holds(&self, k: &Key) -> bool {

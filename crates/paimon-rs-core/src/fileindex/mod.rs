@@ -465,6 +465,11 @@ pub(crate) struct ConfiguredColumns {
 }
 
 impl ConfiguredColumns {
+    /// Does `file-index.bitmap.columns` name a column?
+    pub(crate) fn has_bitmaps(&self) -> bool {
+        self.bitmap.iter().any(|c| !c.is_empty())
+    }
+
     fn answers(&self, column: &str, op: LeafOp) -> bool {
         (answers(false, op) && self.bloom.iter().any(|c| c == column))
             || (answers(true, op) && self.bitmap.iter().any(|c| c == column))
@@ -492,6 +497,104 @@ struct ColumnIndexes<'a> {
     bloom: Option<BloomFilter64>,
     bitmap: Option<&'a [u8]>,
     parsed: std::cell::OnceCell<Option<BitmapIndex>>,
+}
+
+impl ColumnIndexes<'_> {
+    /// The column's bitmap index (its bytes and dictionary), parsed once for all leaves; None
+    /// without one or when its type has no bitmap keys.
+    fn parsed_bitmap(&self, t: &DataType, context: &str) -> Result<Option<(&[u8], &BitmapIndex)>> {
+        let Some(b) = self.bitmap else {
+            return Ok(None);
+        };
+        if self.parsed.get().is_none() {
+            let _ = self.parsed.set(BitmapIndex::read(b, t, context)?);
+        }
+        Ok(self.parsed.get().and_then(Option::as_ref).map(|bm| (b, bm)))
+    }
+}
+
+/// The indexes of the file column a leaf on `field` of `op` looks up, with the column's file
+/// name and type: None when no index type answers `op` or the file has no index of it.
+fn leaf_index<'i, 'b>(
+    field: &str,
+    op: LeafOp,
+    indexes: &'i BTreeMap<&str, ColumnIndexes<'b>>,
+    column: &dyn Fn(&str) -> Option<(String, DataType)>,
+) -> Option<(String, DataType, &'i ColumnIndexes<'b>)> {
+    if !answers(true, op) {
+        return None;
+    }
+    let (name, t) = column(field)?;
+    let ix = indexes.get(name.as_str())?;
+    Some((name, t, ix))
+}
+
+/// Java's `FileIndexPredicate` giving a `BitmapIndexResult`: the rows of a file that may pass
+/// `filter`, by its bitmap indexes (a superset: the row filter by value still applies). AND
+/// intersects its children's rows, OR unites them (when every child has rows); a leaf on a
+/// column with a bitmap index gives the rows of its `=` / `IN` keys, the others' for `<>` /
+/// `NOT IN` (where exact, see [`BitmapIndex::rows_not_in`]), the null or non-null rows. None:
+/// the indexes cannot narrow the rows (every row may pass).
+fn select(
+    filter: &Predicate,
+    indexes: &BTreeMap<&str, ColumnIndexes<'_>>,
+    column: &dyn Fn(&str) -> Option<(String, DataType)>,
+    context: &str,
+    rows: u64,
+) -> Result<Option<roaring::RoaringBitmap>> {
+    match filter {
+        Predicate::And(c) => {
+            let mut out: Option<roaring::RoaringBitmap> = None;
+            for p in c {
+                if let Some(r) = select(p, indexes, column, context, rows)? {
+                    out = Some(match out {
+                        Some(o) => o & r,
+                        None => r,
+                    });
+                }
+            }
+            Ok(out)
+        }
+        Predicate::Or(c) => {
+            let mut out = roaring::RoaringBitmap::new();
+            for p in c {
+                match select(p, indexes, column, context, rows)? {
+                    Some(r) => out |= r,
+                    None => return Ok(None),
+                }
+            }
+            Ok(Some(out))
+        }
+        Predicate::Leaf {
+            field,
+            op,
+            literals,
+        } => {
+            let Some((name, t, ix)) = leaf_index(field, *op, indexes, column) else {
+                return Ok(None);
+            };
+            let Some((b, bm)) = ix.parsed_bitmap(&t, context)? else {
+                return Ok(None);
+            };
+            if u64::from(bm.row_count()) != rows {
+                return Err(Error::corrupt(
+                    Path::new(context),
+                    format!(
+                        "the bitmap file index of column '{name}' records {} rows, the \
+                         manifest {rows}",
+                        bm.row_count()
+                    ),
+                ));
+            }
+            match op {
+                LeafOp::Equal | LeafOp::In => bm.rows_in(b, &t, literals, context),
+                LeafOp::NotEqual | LeafOp::NotIn => bm.rows_not_in(b, &t, literals, context),
+                LeafOp::IsNull => bm.rows_null(b, context).map(Some),
+                LeafOp::IsNotNull => bm.rows_not_null(b, context).map(Some),
+                _ => Ok(None),
+            }
+        }
+    }
 }
 
 /// Java's `FileIndexPredicate`: may a file with these indexes hold a row passing `filter`?
@@ -527,13 +630,7 @@ fn test(
             op,
             literals,
         } => {
-            if !answers(true, *op) {
-                return Ok(true);
-            }
-            let Some((name, t)) = column(field) else {
-                return Ok(true);
-            };
-            let Some(ix) = indexes.get(name.as_str()) else {
+            let Some((_, t, ix)) = leaf_index(field, *op, indexes, column) else {
                 return Ok(true);
             };
             if let (Some(f), LeafOp::Equal | LeafOp::In) = (&ix.bloom, op) {
@@ -548,13 +645,7 @@ fn test(
                     return Ok(false);
                 }
             }
-            let Some(b) = ix.bitmap else {
-                return Ok(true);
-            };
-            if ix.parsed.get().is_none() {
-                let _ = ix.parsed.set(BitmapIndex::read(b, &t, context)?);
-            }
-            let Some(Some(bm)) = ix.parsed.get() else {
+            let Some((_, bm)) = ix.parsed_bitmap(&t, context)? else {
                 return Ok(true);
             };
             Ok(match op {
@@ -628,6 +719,17 @@ impl FileIndexes<'_> {
         if looked_up.is_empty() {
             return Ok(true);
         }
+        Ok(self
+            .with_indexes(dir, |indexes| test(filter, indexes, column, self.file_name))?
+            .unwrap_or(true))
+    }
+
+    /// `f` of the file's indexes by column (read from its containers); None without any.
+    fn with_indexes<T>(
+        &self,
+        dir: &Path,
+        f: impl FnOnce(&BTreeMap<&str, ColumnIndexes<'_>>) -> Result<T>,
+    ) -> Result<Option<T>> {
         let mut containers = vec![];
         if let Some(b) = self.embedded {
             containers.push(read_container(b, self.file_name)?);
@@ -652,10 +754,65 @@ impl FileIndexes<'_> {
             }
         }
         if indexes.is_empty() {
-            return Ok(true);
+            return Ok(None);
         }
-        test(filter, &indexes, column, self.file_name)
+        f(&indexes).map(Some)
     }
+}
+
+/// The rows of `file` that may pass `filter` by its bitmap indexes (Java's
+/// `BitmapIndexResult`, for a raw read to read only those: [`select`]); None when its indexes
+/// cannot narrow them (no bitmap index the filter looks up, or every row selected). An index
+/// whose row count is not the file's is a corrupt file error. `column`, `dir` and
+/// `configured` as [`may_match`]'s.
+pub(crate) fn row_selection(
+    filter: &Predicate,
+    file: &DataFileMeta,
+    dir: &Path,
+    column: &dyn Fn(&str) -> Option<(String, DataType)>,
+    configured: &ConfiguredColumns,
+) -> Result<Option<roaring::RoaringBitmap>> {
+    let mut looked_up = vec![];
+    lookup_columns(filter, &mut looked_up);
+    if !looked_up
+        .iter()
+        .any(|(c, op)| answers(true, *op) && configured.bitmap.iter().any(|b| b == c))
+    {
+        return Ok(None);
+    }
+    let indexes = FileIndexes {
+        file_name: &file.file_name,
+        embedded: file.embedded_index.as_deref(),
+        extra_files: &file.extra_files,
+    };
+    let dir = crate::kv::reader::file_dir(dir, file);
+    let rows = file.row_count.max(0) as u64;
+    let selected = indexes
+        .with_indexes(&dir, |indexes| {
+            select(filter, indexes, column, &file.file_name, rows)
+        })?
+        .flatten();
+    Ok(selected.filter(|s| s.len() < rows))
+}
+
+/// Rows read through bitmap index selections, and the rows of the files they were read from
+/// (process-wide, for tests and benchmarks: [`selection_stats`]).
+static SELECTED_ROWS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static SELECTED_OF_ROWS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A file of `of` rows is read at the `selected` rows its bitmap index selects.
+pub(crate) fn count_selected(selected: u64, of: u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    SELECTED_ROWS.fetch_add(selected, Relaxed);
+    SELECTED_OF_ROWS.fetch_add(of, Relaxed);
+}
+
+/// `(rows selected, rows of their files)`: the rows raw reads asked the format readers for
+/// through bitmap index selections since the process started, and the rows of those files
+/// (the difference was not decoded, up to the pages holding selected rows).
+pub fn selection_stats() -> (u64, u64) {
+    use std::sync::atomic::Ordering::Relaxed;
+    (SELECTED_ROWS.load(Relaxed), SELECTED_OF_ROWS.load(Relaxed))
 }
 
 /// Remove a data file this process wrote and never committed, with its index file (Java's

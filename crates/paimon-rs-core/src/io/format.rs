@@ -93,6 +93,25 @@ pub fn open_data_file_rows(
     }
 }
 
+/// [`open_data_file`] for the rows at the positions `selected` holds, where the format can
+/// skip the others (Parquet: [`super::parquet::open_reader_selected`]); None for the other
+/// formats (the caller reads the whole file).
+pub fn open_data_file_selected(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+    selected: &roaring::RoaringBitmap,
+) -> Result<Option<DataFileReader>> {
+    match DataFormat::of_path(path)? {
+        DataFormat::Parquet => {
+            super::parquet::open_reader_selected(path, columns, batch_size, expect, selected)
+                .map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
 /// The format (and its settings) of the data files a table writes.
 #[derive(Debug, Clone, PartialEq)]
 pub enum WriteFormat {

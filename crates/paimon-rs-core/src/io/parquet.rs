@@ -333,6 +333,76 @@ pub fn open_reader_rows(
     ))
 }
 
+/// [`open_reader`] yielding only the rows at the positions `selected` holds (a bitmap index's
+/// selection, `crate::fileindex::row_selection`): only the row groups holding them are read,
+/// and in those only the pages holding them (by the offset index, as [`open_reader_rows`]).
+pub fn open_reader_selected(
+    path: &Path,
+    columns: Option<&[String]>,
+    batch_size: usize,
+    expect: Option<FileExpect>,
+    selected: &roaring::RoaringBitmap,
+) -> Result<DataFileReader> {
+    let read = Read {
+        columns,
+        batch_size,
+        expect,
+        rows: None,
+        selected: Some(selected),
+    };
+    let reader = contain_panic(path, "Parquet", || open_parquet_read(path, read))?;
+    let p = path.to_path_buf();
+    Ok(DataFileReader::new(
+        path,
+        "Parquet",
+        reader.map(move |r| r.map_err(|e| Error::corrupt(&p, e.to_string()))),
+    ))
+}
+
+/// The [`Part`] of the rows at the positions `selected` holds of the file of `meta`: the row
+/// groups holding one, the span of those in each, and a selection of runs of them.
+fn selected_part(meta: &ArrowReaderMetadata, selected: &roaring::RoaringBitmap) -> Part {
+    let (mut groups, mut rows, mut selectors) = (vec![], vec![], vec![]);
+    let mut start = 0u64;
+    for (i, rg) in meta.metadata().row_groups().iter().enumerate() {
+        let n = rg.num_rows().max(0) as u64;
+        let (lo, hi) = (start, start + n);
+        start = hi;
+        // positions past u32 hold no selected row (a bitmap index's rows are u32)
+        let Ok(lo32) = u32::try_from(lo) else { break };
+        let hi32 = u32::try_from(hi).unwrap_or(u32::MAX);
+        let mut runs: Vec<(u64, u64)> = vec![]; // [b, e) relative to the group
+        for r in selected.range(lo32..hi32) {
+            let r = u64::from(r) - lo;
+            match runs.last_mut() {
+                Some((_, e)) if *e == r => *e = r + 1,
+                _ => runs.push((r, r + 1)),
+            }
+        }
+        let (Some(&(first, _)), Some(&(_, last))) = (runs.first(), runs.last()) else {
+            continue;
+        };
+        groups.push(i);
+        rows.push((first, last));
+        let mut at = 0;
+        for (b, e) in runs {
+            if b > at {
+                selectors.push(RowSelector::skip((b - at) as usize));
+            }
+            selectors.push(RowSelector::select((e - b) as usize));
+            at = e;
+        }
+        if n > at {
+            selectors.push(RowSelector::skip((n - at) as usize));
+        }
+    }
+    Part {
+        groups,
+        rows,
+        selection: RowSelection::from(selectors),
+    }
+}
+
 fn open_parquet(
     path: &Path,
     columns: Option<&[String]>,
@@ -340,13 +410,18 @@ fn open_parquet(
     expect: Option<FileExpect>,
     rows: Option<(u64, u64)>,
 ) -> Result<ParquetRecordBatchReader> {
-    let (src, len) = open_checked(path, expect, false)?;
     let read = Read {
         columns,
         batch_size,
         expect,
         rows,
+        selected: None,
     };
+    open_parquet_read(path, read)
+}
+
+fn open_parquet_read(path: &Path, read: Read<'_>) -> Result<ParquetRecordBatchReader> {
+    let (src, len) = open_checked(path, read.expect, false)?;
     match src {
         Source::Local(f) => open_parquet_from(path, f, len, read),
         Source::Remote(o) => match o.whole() {
@@ -366,6 +441,8 @@ struct Read<'a> {
     expect: Option<FileExpect>,
     /// Only the rows at positions `[begin, end)` (all if None).
     rows: Option<(u64, u64)>,
+    /// Only the rows at these positions (all if None; not with `rows`).
+    selected: Option<&'a roaring::RoaringBitmap>,
 }
 
 /// The part of a file a read asks for: the row groups holding it, the rows `[lo, hi)` of each
@@ -411,9 +488,9 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
 ) -> Result<ParquetRecordBatchReader> {
     let corrupt = |e: parquet::errors::ParquetError| Error::corrupt(path, e.to_string());
     // a read of part of the file loads the offset index, to skip the pages before the part
-    let options = match read.rows {
-        Some(_) => ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional),
-        None => ArrowReaderOptions::new(),
+    let options = match (read.rows, read.selected) {
+        (None, None) => ArrowReaderOptions::new(),
+        _ => ArrowReaderOptions::new().with_offset_index_policy(PageIndexPolicy::Optional),
     };
     let meta = ArrowReaderMetadata::load(&f, options).map_err(corrupt)?;
     let blocks = meta
@@ -424,7 +501,11 @@ fn open_parquet_from<R: ChunkReader + ReadAt + 'static>(
         .map(|x| Blocks::parse(x.value.as_deref().unwrap_or("")))
         .transpose()
         .map_err(|m| Error::corrupt(path, m))?;
-    let part = read.rows.map(|(begin, end)| row_part(&meta, begin, end));
+    let part = match (read.rows, read.selected) {
+        (Some((begin, end)), _) => Some(row_part(&meta, begin, end)),
+        (None, Some(s)) => Some(selected_part(&meta, s)),
+        (None, None) => None,
+    };
     // an object fetches the projected column chunks now, concurrently (a no-op locally); of a
     // part, only the pages holding its rows (rounded out to the checksum blocks they are
     // verified by)
@@ -705,14 +786,11 @@ mod tests {
         }
     }
 
-    /// A part read of a file with an offset index prefetches only the dictionary and the pages
-    /// holding the part's rows (an object store fetches no more), and reads nothing else;
-    /// with checksum blocks (a file this engine wrote) the ranges are whole blocks.
-    #[test]
-    fn a_part_prefetches_only_its_pages() {
+    /// A file of 20,000 rows of [`batch`] in row groups of `group_rows`, pages of 500 rows.
+    fn paged_file(group_rows: usize) -> (RecordBatch, bytes::Bytes) {
         let b = batch(20_000);
         let props = WriterProperties::builder()
-            .set_max_row_group_row_count(Some(20_000))
+            .set_max_row_group_row_count(Some(group_rows))
             // (a dictionary of 20,000 unique values would be most of the chunk)
             .set_column_dictionary_enabled(ColumnPath::from("unique"), false)
             .set_data_page_row_count_limit(500)
@@ -722,7 +800,15 @@ mod tests {
         let mut w = ArrowWriter::try_new(&mut buf, b.schema(), Some(props)).unwrap();
         w.write(&b).unwrap();
         w.close().unwrap();
-        let bytes = bytes::Bytes::from(buf);
+        (b, bytes::Bytes::from(buf))
+    }
+
+    /// A part read of a file with an offset index prefetches only the dictionary and the pages
+    /// holding the part's rows (an object store fetches no more), and reads nothing else;
+    /// with checksum blocks (a file this engine wrote) the ranges are whole blocks.
+    #[test]
+    fn a_part_prefetches_only_its_pages() {
+        let (b, bytes) = paged_file(20_000);
         let len = bytes.len() as u64;
         let cols = ["unique".to_string(), "few".to_string()];
         for (begin, end) in [(0, 1), (7_250, 7_800), (19_990, 20_000), (0, 20_000)] {
@@ -736,6 +822,7 @@ mod tests {
                 batch_size: 1024,
                 expect: None,
                 rows: Some((begin, end)),
+                selected: None,
             };
             let got: Vec<RecordBatch> = open_parquet_from(Path::new("mem"), f, len, read)
                 .map(|r| r.collect::<std::result::Result<_, _>>().unwrap())
@@ -770,6 +857,7 @@ mod tests {
             batch_size: 1024,
             expect: None,
             rows: Some((7_250, 7_800)),
+            selected: None,
         };
         let n: usize = open_parquet_from(Path::new("mem"), f, len, read)
             .unwrap()
@@ -790,6 +878,44 @@ mod tests {
             assert_eq!(r.start % (16 << 10), 0);
             assert!(r.end % (16 << 10) == 0 || r.end == len);
         }
+    }
+
+    /// A read of selected rows (a bitmap index's selection) over several row groups yields
+    /// exactly those rows and reads only the pages holding them.
+    #[test]
+    fn a_selection_reads_its_rows_and_only_their_pages() {
+        let (b, bytes) = paged_file(6_000);
+        let len = bytes.len() as u64;
+        let cols = ["unique".to_string(), "few".to_string()];
+        let mut selected = roaring::RoaringBitmap::new();
+        selected.extend([0u32, 5, 5_999, 6_000, 19_999]);
+        selected.insert_range(7_300..7_310);
+        let (prefetched, reads) = (Ranges::default(), Ranges::default());
+        let f = Recorder {
+            bytes: bytes.clone(),
+            prefetched: prefetched.clone(),
+            reads: reads.clone(),
+        };
+        let read = Read {
+            columns: Some(&cols),
+            batch_size: 1024,
+            expect: None,
+            rows: None,
+            selected: Some(&selected),
+        };
+        let got: Vec<RecordBatch> = open_parquet_from(Path::new("mem"), f, len, read)
+            .map(|r| r.collect::<std::result::Result<_, _>>().unwrap())
+            .unwrap();
+        let want = b.project(&[0, 1]).unwrap();
+        let idx = arrow_array::UInt32Array::from_iter_values(selected.iter());
+        let want = arrow_select::take::take_record_batch(&want, &idx).unwrap();
+        let got = arrow_select::concat::concat_batches(&want.schema(), &got).unwrap();
+        assert_eq!(got, want);
+        let read_bytes: u64 = reads.lock().unwrap().iter().map(|r| r.end - r.start).sum();
+        assert!(
+            read_bytes * 3 < len,
+            "{read_bytes} of {len} bytes read for 15 of 20,000 rows"
+        );
     }
 
     #[test]

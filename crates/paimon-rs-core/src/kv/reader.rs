@@ -24,7 +24,7 @@ use std::cmp::Ordering;
 use super::{KEY_PREFIX, SEQUENCE_NUMBER, VALUE_KIND};
 use crate::error::{Error, Result};
 use crate::io::data_file::{DataFileReader, FileExpect};
-use crate::io::format::{open_data_file, open_data_file_rows};
+use crate::io::format::{open_data_file, open_data_file_rows, open_data_file_selected};
 use crate::merge::{BatchIter, KvLayout};
 use crate::read::deletion::{DeletionFile, DeletionFilter};
 use crate::read::evolution::{conform_physical, evolve_array, field_by_id, same_type, SchemaCache};
@@ -265,10 +265,14 @@ pub(crate) struct FileChain {
     /// A chain of one file read in part: the rows at positions `[begin, end)` only (a Parquet
     /// file is read from the page holding `begin`, another from its start; each cut here).
     part: Option<(u64, u64)>,
+    /// A chain of one file read at these positions only (a bitmap index's selection,
+    /// [`FileChain::selected`]): the rows come without their positions.
+    selection: Option<Arc<roaring::RoaringBitmap>>,
 }
 
-/// The open file's columns, its reader, and the position of the first row the reader yields.
-type Opened = Result<(FileColumns, DataFileReader, u64)>;
+/// The open file's columns, its reader, the position of the first row the reader yields and
+/// the count its rows reach at the file's end (the file's row count; of a selection, its size).
+type Opened = Result<(FileColumns, DataFileReader, u64, u64)>;
 
 /// A file of the chain opened ahead, and the memory it holds against [`PREFETCH_BUDGET`].
 struct Prefetch {
@@ -305,13 +309,15 @@ impl Drop for Budget {
 }
 
 /// Open `path` (a file of `plan`'s chain) for its planned columns (`part`: the rows at
-/// those positions), checked against `meta`.
+/// those positions; `selection`: the rows at its positions, where the format can skip the
+/// others), checked against `meta`.
 fn open_file(
     plan: &ColumnPlan,
     path: &Path,
     meta: &DataFileMeta,
     batch_rows: usize,
     part: Option<(u64, u64)>,
+    selection: Option<&roaring::RoaringBitmap>,
 ) -> Opened {
     let expect = Some(FileExpect {
         size: meta.file_size.max(0) as u64,
@@ -319,11 +325,18 @@ fn open_file(
     });
     let cols = plan.file_columns(meta.schema_id)?;
     let names: Vec<String> = cols.iter().flatten().map(|(n, _)| n.clone()).collect();
+    let all = meta.row_count.max(0) as u64;
+    if let Some(s) = selection {
+        if let Some(r) = open_data_file_selected(path, Some(&names), batch_rows, expect, s)? {
+            crate::fileindex::count_selected(s.len(), all);
+            return Ok((cols, r, 0, s.len()));
+        }
+    }
     let (r, first) = match part {
         Some(rows) => open_data_file_rows(path, Some(&names), batch_rows, expect, rows)?,
         None => (open_data_file(path, Some(&names), batch_rows, expect)?, 0),
     };
-    Ok((cols, r, first))
+    Ok((cols, r, first, all))
 }
 
 struct OpenFile {
@@ -334,6 +347,8 @@ struct OpenFile {
     reader: DataFileReader,
     /// Rows decoded so far.
     rows: u64,
+    /// What `rows` reaches at the reader's end (see [`Opened`]).
+    end: u64,
 }
 
 impl FileChain {
@@ -347,12 +362,38 @@ impl FileChain {
         Self::build(files, plan, batch_rows, None)
     }
 
+    /// The raw chain of the file `meta` at `path` reading only the rows at the positions
+    /// `selection` holds (a bitmap index's selection: `crate::fileindex::row_selection`) where
+    /// its format can skip the others (Parquet), the whole file otherwise. The rows come
+    /// without their positions: not for reads that need them (deletion vectors, row ids).
+    pub(crate) fn selected(
+        path: PathBuf,
+        meta: DataFileMeta,
+        plan: Arc<ColumnPlan>,
+        selection: roaring::RoaringBitmap,
+    ) -> Self {
+        let batch_rows = raw_batch_rows([&meta]);
+        let files = VecDeque::from([(path, meta)]);
+        Self::build_with(files, plan, batch_rows, None, Some(Arc::new(selection)))
+    }
+
     /// `part`: only with one file (see [`FileChain::part`]).
     fn build(
         files: VecDeque<(PathBuf, DataFileMeta)>,
         plan: Arc<ColumnPlan>,
         batch_rows: usize,
         part: Option<(u64, u64)>,
+    ) -> Self {
+        Self::build_with(files, plan, batch_rows, part, None)
+    }
+
+    /// `part` and `selection`: only with one file.
+    fn build_with(
+        files: VecDeque<(PathBuf, DataFileMeta)>,
+        plan: Arc<ColumnPlan>,
+        batch_rows: usize,
+        part: Option<(u64, u64)>,
+        selection: Option<Arc<roaring::RoaringBitmap>>,
     ) -> Self {
         debug_assert!(part.is_none() || files.len() == 1);
         let mut chain = FileChain {
@@ -363,6 +404,7 @@ impl FileChain {
             next: None,
             batch_rows,
             part,
+            selection,
         };
         // the first file of every run of a merge starts coming at once
         chain.open_ahead();
@@ -388,17 +430,18 @@ impl FileChain {
             return;
         };
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
-        let (plan, p, m, rows, part) = (
+        let (plan, p, m, rows, part, sel) = (
             self.plan.clone(),
             path.clone(),
             meta.clone(),
             self.batch_rows,
             self.part,
+            self.selection.clone(),
         );
         let spawned = std::thread::Builder::new()
             .name("paimon-rs-open".into())
             .spawn(move || {
-                let _ = tx.send(open_file(&plan, &p, &m, rows, part));
+                let _ = tx.send(open_file(&plan, &p, &m, rows, part, sel.as_deref()));
             });
         match spawned {
             Ok(_) => {
@@ -448,21 +491,28 @@ impl Iterator for FileChain {
                     }
                     None => {
                         let (path, meta) = self.files.pop_front()?;
-                        let opened =
-                            open_file(&self.plan, &path, &meta, self.batch_rows, self.part);
+                        let opened = open_file(
+                            &self.plan,
+                            &path,
+                            &meta,
+                            self.batch_rows,
+                            self.part,
+                            self.selection.as_deref(),
+                        );
                         (path, meta, opened)
                     }
                 };
                 // the next file comes while this one is decoded
                 self.open_ahead();
                 match opened {
-                    Ok((cols, reader, first)) => {
+                    Ok((cols, reader, first, end)) => {
                         self.cur = Some(OpenFile {
                             path,
                             meta,
                             cols,
                             reader,
                             rows: first,
+                            end,
                         })
                     }
                     Err(e) => {
@@ -584,10 +634,16 @@ fn verify_batch(
 /// being its recorded `max_key`.
 fn verify_end(check: &CheckPlan, last_key: Option<&[ArrayRef]>, f: &OpenFile) -> Result<()> {
     let corrupt = |msg: String| Error::corrupt(f.path.as_path(), msg);
-    if f.rows != f.meta.row_count.max(0) as u64 {
+    if f.rows != f.end {
         return Err(corrupt(format!(
-            "row count: {} rows decoded, the manifest records {}",
-            f.rows, f.meta.row_count
+            "row count: {} rows decoded, the manifest records {}{}",
+            f.rows,
+            f.meta.row_count,
+            if f.end != f.meta.row_count.max(0) as u64 {
+                format!(" ({} selected by its bitmap index)", f.end)
+            } else {
+                String::new()
+            }
         )));
     }
     if let (false, Some(keys), true) = (check.key_types.is_empty(), last_key, f.rows > 0) {

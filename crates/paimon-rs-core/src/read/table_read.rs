@@ -605,6 +605,8 @@ fn split_stream_with(
             &plan,
             true,
         )
+    } else if let Some(selected) = bitmap_selected(&ctx, split, &dir, &plan)? {
+        selected
     } else {
         // raw files, and changelog files: each as stored, in the split's (snapshot) order; no
         // deletion vectors apply to changelog files
@@ -616,6 +618,65 @@ fn split_stream_with(
         Box::new(FileChain::raw(files, plan.clone()))
     };
     Ok(finished(ctx, plan, batches))
+}
+
+/// A raw split of data files (no merge, no deletion vectors, no slices, no row ids: the rows'
+/// positions are not needed) read file by file at the rows their bitmap indexes select for the
+/// filter (Java's `BitmapIndexResult` applied by `RawFileSplitRead`; paimon-behaviour.md
+/// §6.3a): only the pages holding them are decoded, the filter by value still applies after.
+/// None when no file of the split can be read so (no filter on a bitmap-indexed column,
+/// `file-index.read.enabled = false`, a changelog split): the caller reads it whole.
+fn bitmap_selected(
+    ctx: &Arc<ReadCtx>,
+    split: &Split,
+    dir: &std::path::Path,
+    plan: &Arc<ColumnPlan>,
+) -> Result<Option<BatchIter>> {
+    let Some(filter) = &ctx.filter else {
+        return Ok(None);
+    };
+    let raw_opts = &ctx.table.options.raw;
+    if split.changelog
+        || !split
+            .files
+            .iter()
+            .any(|f| f.embedded_index.is_some() || !f.extra_files.is_empty())
+        || !crate::fileindex::read_enabled(raw_opts)?
+    {
+        return Ok(None);
+    }
+    let configured = Arc::new(crate::fileindex::configured_columns(raw_opts));
+    if !configured.has_bitmaps() {
+        return Ok(None);
+    }
+    let (ctx, dir, plan) = (ctx.clone(), dir.to_path_buf(), plan.clone());
+    let filter = filter.clone();
+    let files = split.files.clone();
+    Ok(Some(Box::new(files.into_iter().flat_map(
+        move |f| -> BatchIter {
+            let path = file_path(&dir, &f);
+            let selection = (|| {
+                let file_schema = ctx.schemas.get(f.schema_id)?;
+                let current = &ctx.table.schema;
+                let column = |name: &str| {
+                    let cf = current.fields.iter().find(|x| x.name == name)?;
+                    let ff = file_schema.fields.iter().find(|x| x.id == cf.id)?;
+                    crate::read::evolution::same_type(&ff.data_type, &cf.data_type)
+                        .then(|| (ff.name.clone(), ff.data_type.clone()))
+                };
+                crate::fileindex::row_selection(&filter, &f, &dir, &column, &configured)
+            })();
+            match selection {
+                Ok(Some(s)) if s.is_empty() => Box::new(std::iter::empty()),
+                Ok(Some(s)) => Box::new(FileChain::selected(path, f, plan.clone(), s)),
+                Ok(None) => Box::new(FileChain::raw(
+                    std::collections::VecDeque::from([(path, f)]),
+                    plan.clone(),
+                )),
+                Err(e) => Box::new(std::iter::once(Err(e.with_table(&ctx.table.name)))),
+            }
+        },
+    ))))
 }
 
 /// `batches` through [`ReadCtx::finish_batch`], empty results left out.
