@@ -1236,3 +1236,31 @@ def test_each_jvm_runs_its_own_paimon(java, java09):
 def test_java_error_is_reported(java, tmp_path):
     with pytest.raises(JavaError, match="TableNotExist|does not exist"):
         java.call("read", warehouse=str(tmp_path), table=f"{DB}.missing")
+
+
+def test_row_ids_of_java_10_files_in_a_row_tracking_table_are_refused(java, tmp_path):
+    """Java 1.0 predates row tracking: appending to a row-tracking table paimon_rs created, it
+    commits a file without first_row_id. Its rows still read; asking for their _ROW_ID (NOT
+    NULL, as Java's SpecialFields) is refused naming the file, never a column of nulls."""
+    wh = str(tmp_path)
+    cat = CatalogFactory.create({"warehouse": wh})
+    cat.create_database(DB, True)
+    sch = pa.schema([("id", pa.int32()), ("s", pa.string())])
+    cat.create_table(f"{DB}.rt", Schema.from_pyarrow_schema(sch, options={"row-tracking.enabled": "true"}),
+                     False)
+    t = cat.get_table(f"{DB}.rt")
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    w.write_arrow(pa.table({"id": [1, 2], "s": ["a", "b"]}, schema=sch))
+    wb.new_commit().commit(w.prepare_commit())
+    java.call("write", warehouse=wh, table=f"{DB}.rt", commits=[{"rows": [[3, "java"]], "kinds": None}])
+
+    def read(proj):
+        rb = cat.get_table(f"{DB}.rt").new_read_builder().with_projection(proj)
+        return rb.new_read().to_arrow(rb.new_scan().plan().splits())
+
+    assert sorted(read(["id", "s"]).to_pylist(), key=lambda r: r["id"]) == [
+        {"id": 1, "s": "a"}, {"id": 2, "s": "b"}, {"id": 3, "s": "java"}]
+    with pytest.raises(UnsupportedError, match=r"data file 'data-.*' of a row-tracking table has no "
+                                               r"first_row_id: its _ROW_ID cannot be read"):
+        read(["_ROW_ID", "id"])

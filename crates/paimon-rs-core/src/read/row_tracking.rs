@@ -111,10 +111,11 @@ pub(crate) fn files_with_tracking(
     Ok(Box::new(streams.into_iter().flatten()))
 }
 
-/// `_ROW_ID` asked of a data file without a `first_row_id` (Java and pypaimon assign one to
-/// every file a row-tracking table commits; pypaimon's reader refuses such a file too).
+/// `_ROW_ID` asked of a data file without a `first_row_id` (Java >= 1.1 and pypaimon assign
+/// one to every file a row-tracking table commits; Java 1.0, which predates row tracking,
+/// writes files without one). Unsupported like the stored-`_ROW_ID` case above.
 pub(crate) fn missing_first_row_id(file: &str) -> Error {
-    Error::invalid(format!(
+    Error::unsupported(format!(
         "data file '{file}' of a row-tracking table has no first_row_id: its _ROW_ID cannot be \
          read"
     ))
