@@ -68,6 +68,22 @@ def test_a_selective_equal_reads_only_the_selected_rows(catalog):
     assert _core.bitmap_selection_stats() == before
 
 
+def test_a_dense_scattered_selection_reads_the_file_whole(catalog):
+    """Half the rows, one in two: no page can be skipped, so the file is read whole (a selection
+    would only cost CPU); half the rows in one run is still narrowed."""
+    t = _table(catalog, "dense", OPTS)
+    n = 20_000
+    write(t, _rows(list(range(n)), [i % 2 for i in range(n)], [0] * n))
+    before = _core.bitmap_selection_stats()
+    assert _ids(_read(t, "k = 1")) == [i for i in range(n) if i % 2 == 1]
+    assert _core.bitmap_selection_stats() == before
+    c = _table(catalog, "clustered", OPTS)
+    write(c, _rows(list(range(n)), [int(i < n // 2) for i in range(n)], [0] * n))
+    assert _ids(_read(c, "k = 1")) == list(range(n // 2))
+    after = _core.bitmap_selection_stats()
+    assert (after[0] - before[0], after[1] - before[1]) == (n // 2, n)
+
+
 def test_deletion_vectors_and_row_ids_read_every_row(catalog):
     """Reads that need the rows' positions are not narrowed (and stay right)."""
     n = 5_000

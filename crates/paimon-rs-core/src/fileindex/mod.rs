@@ -792,7 +792,26 @@ pub(crate) fn row_selection(
             select(filter, indexes, column, &file.file_name, rows)
         })?
         .flatten();
-    Ok(selected.filter(|s| s.len() < rows))
+    Ok(selected.filter(|s| s.len() < rows && worth_selecting(s, rows)))
+}
+
+/// Whether reading only `s` of a file's `rows` can save work: a selection of at most a
+/// quarter of the rows, or of runs of 32 rows or more on average. A dense, finely scattered
+/// selection (`b = 1` where `b = i % 2`) skips no page and cost more CPU than reading every
+/// row (3M rows: 0.19 s read whole, 0.27 s selected, review35c).
+fn worth_selecting(s: &roaring::RoaringBitmap, rows: u64) -> bool {
+    if s.len().saturating_mul(4) <= rows {
+        return true;
+    }
+    let mut runs = 0u64;
+    let mut last: Option<u32> = None;
+    for r in s.iter() {
+        if last.is_none_or(|l| l + 1 != r) {
+            runs += 1;
+        }
+        last = Some(r);
+    }
+    runs.saturating_mul(32) <= s.len()
 }
 
 /// Rows read through bitmap index selections, and the rows of the files they were read from

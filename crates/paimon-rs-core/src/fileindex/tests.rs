@@ -524,3 +524,15 @@ fn bitmap_and_bloom_indexes_skip_together() -> Result<()> {
     assert!(!configured.answers("i", LeafOp::GreaterThan));
     Ok(())
 }
+
+#[test]
+fn a_dense_scattered_selection_is_not_worth_it() {
+    use roaring::RoaringBitmap;
+    let every_other: RoaringBitmap = (0..1000u32).filter(|i| i % 2 == 1).collect();
+    assert!(!super::worth_selecting(&every_other, 1000));
+    let first_half: RoaringBitmap = (0..500u32).collect();
+    assert!(super::worth_selecting(&first_half, 1000));
+    let sparse: RoaringBitmap = (0..1000u32).filter(|i| i % 10 == 0).collect();
+    assert!(super::worth_selecting(&sparse, 1000));
+    assert!(super::worth_selecting(&RoaringBitmap::new(), 1000));
+}
