@@ -194,3 +194,12 @@ def test_sequence_number_filters_too(table):
     assert got.schema.names == ["id"]
     assert sorted(got.column("id").to_pylist()) == sorted(
         r["id"] for r in rows if r["_SEQUENCE_NUMBER"] == seq)
+
+
+def test_chunk_shuffle_refuses_it_as_pypaimon(tmp_path):
+    """pypaimon's `_validate_chunk_shuffle_compat`: a chunk-shuffle filter names partition
+    keys only, `_ROW_ID` included."""
+    t = _filled(tmp_path, DE)
+    rb = t.new_read_builder().with_filter("_ROW_ID IN (1, 9)")
+    with pytest.raises(InvalidArgumentError, match="_ROW_ID"):
+        rb.new_scan().with_chunk_shuffle(seed=1, chunk_size=2).with_shard(0, 2).plan()
