@@ -131,7 +131,9 @@ def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
 
     table = builder.table
     scan = builder.new_scan()
-    filt = scan.predicate.to_core(table.arrow_schema) if scan.predicate else None
+    from paimon_rs.table import _with_system_columns
+
+    filt = scan.predicate.to_core(_with_system_columns(table)) if scan.predicate else None
     snapshot_id, splits, counts = table._core.plan_with_stats(filt, scan.snapshot_id)
     if scan._shard is not None:
         splits = shard_splits(splits, table.is_primary_key_table, *scan._shard)

@@ -1572,7 +1572,7 @@ class TableScan:
         return self._plan("all")
 
     def _plan(self, levels: Optional[str]) -> Plan:
-        filt = self.predicate.to_core(self.table.arrow_schema) if self.predicate else None
+        filt = self.predicate.to_core(_with_system_columns(self.table)) if self.predicate else None
         if self._chunk_shuffle is not None:
             from paimon_rs.chunk_shuffle import check_compatible, chunk_shuffle_splits
 
@@ -1664,6 +1664,25 @@ def _positive_int_option(table: Table, key: str) -> Optional[int]:
     return v
 
 
+# a row-tracking table's system columns (Java's SpecialFields.rowTypeWithRowTracking)
+_SYSTEM_COLUMNS = ("_ROW_ID", "_SEQUENCE_NUMBER")
+
+
+def _tracks_rows(table: Table) -> bool:
+    return str(table.options.get("row-tracking.enabled", "false")).strip().lower() == "true"
+
+
+def _with_system_columns(table: Table) -> pa.Schema:
+    """The table's columns, then on a row-tracking table the system columns it does not
+    shadow (a filter may name them: ``_ROW_ID = 5``, as pypaimon)."""
+    schema = table.arrow_schema
+    if not _tracks_rows(table):
+        return schema
+    extra = [pa.field(n, pa.int64(), nullable=False) for n in _SYSTEM_COLUMNS
+             if n not in schema.names]
+    return pa.schema(list(schema) + extra)
+
+
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
                  limit: Optional[int] = None,
@@ -1671,7 +1690,7 @@ class TableRead:
                  residual: Optional[Predicate] = None):
         self.table = table
         self.predicate = predicate
-        filt = predicate.to_core(table.arrow_schema) if predicate else None
+        filt = predicate.to_core(_with_system_columns(table)) if predicate else None
         # a nested projection (``"s.a"``): the engine reads the top-level columns it walks
         # into, each output column is then picked from them (Arrow's struct_field kernel per
         # batch: the child arrays as they are, the parent's nulls applied); ``residual``, the
@@ -1965,7 +1984,9 @@ class ReadBuilder:
                 ``paimon_rs.filter_parser``), or None for no filter.
 
         The filter prunes partitions and files by their statistics, then is applied exactly to
-        the rows read.
+        the rows read. On a row-tracking table it may name ``_ROW_ID`` / ``_SEQUENCE_NUMBER``,
+        projected or not (as pypaimon; ``_ROW_ID`` ``=`` / ``IN`` / ``BETWEEN`` also prune a
+        data-evolution plan to the row-id groups holding those ids).
 
         Raises:
             InvalidArgumentError: a filter string that does not parse, names an unknown
@@ -2007,8 +2028,7 @@ class ReadBuilder:
         schema = self.table.arrow_schema
         names = schema.names
         # a row-tracking table's system columns (Java's SpecialFields.rowTypeWithRowTracking)
-        system = (("_ROW_ID", "_SEQUENCE_NUMBER") if self.table.options.get(
-            "row-tracking.enabled", "false").strip().lower() == "true" else ())
+        system = _SYSTEM_COLUMNS if _tracks_rows(self.table) else ()
         nested = False
         for c in cols:
             if c in names or c in system:
@@ -2043,7 +2063,7 @@ class ReadBuilder:
 
     def _filter_schema(self) -> pa.Schema:
         """The columns a filter may name: the table's, then a nested projection's outputs."""
-        schema = self.table.arrow_schema
+        schema = _with_system_columns(self.table)
         if self._nested is None:
             return schema
         extra = [f for f in _nested_schema(schema, self._nested) if f.name not in schema.names]
@@ -2056,7 +2076,7 @@ class ReadBuilder:
         pred = self._combined_filter()
         if pred is None:
             return None, None
-        table_cols = set(self.table.arrow_schema.names)
+        table_cols = set(_with_system_columns(self.table).names)
         if pred.fields() <= table_cols:
             return pred, None
         aliases = set(self._filter_schema().names) - table_cols

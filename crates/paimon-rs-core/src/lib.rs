@@ -62,6 +62,7 @@ pub use table::FileStoreTable;
 pub use commit::{CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit, Overwrite};
 pub use predicate::{LeafOp, Predicate};
 pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
+pub use read::row_tracking::filter_column_type;
 pub use read::scan::TableScan;
 pub use read::split::{slice_splits, slice_splits_by_row_id, Split};
 pub use read::table_read::TableRead;

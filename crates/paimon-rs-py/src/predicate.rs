@@ -4,7 +4,9 @@
 
 use arrow::array::{make_array, ArrayData};
 use arrow_pyarrow::FromPyArrow;
-use paimon_rs_core::{datum_from_arrow, Error, FileStoreTable, LeafOp, Predicate};
+use paimon_rs_core::{
+    datum_from_arrow, filter_column_type, Error, FileStoreTable, LeafOp, Predicate,
+};
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
@@ -31,17 +33,18 @@ pub fn convert(table: &FileStoreTable, obj: &Bound<'_, PyAny>) -> PyResult<Predi
             let field: String = t.get_item(1)?.extract()?;
             let op: String = t.get_item(2)?.extract()?;
             let op = LeafOp::parse(&op).py_err()?;
-            let f = table
-                .schema
-                .field(&field)
-                .ok_or_else(|| {
-                    Error::schema(format!("filter column '{field}' is not in the table"))
+            // a column, or `_ROW_ID` / `_SEQUENCE_NUMBER` of a row-tracking table
+            let data_type = filter_column_type(table, &field)
+                .and_then(|t| {
+                    t.ok_or_else(|| {
+                        Error::schema(format!("filter column '{field}' is not in the table"))
+                    })
                 })
                 .py_err()?;
             let data = ArrayData::from_pyarrow_bound(&t.get_item(3)?)?;
             let arr = make_array(data);
             let lits = (0..arr.len())
-                .map(|i| datum_from_arrow(arr.as_ref(), i, &f.data_type))
+                .map(|i| datum_from_arrow(arr.as_ref(), i, &data_type))
                 .collect::<Result<Vec<_>, _>>()
                 .py_err()?;
             Predicate::leaf(&field, op, lits).py_err()

@@ -22,7 +22,10 @@ use crate::error::{Error, Result};
 use crate::kv::reader::{file_path, file_rows, ColumnPlan};
 use crate::kv::FileSource;
 use crate::merge::BatchIter;
+use crate::predicate::{LeafOp, Predicate};
+use crate::spec::datum::Datum;
 use crate::spec::manifest::DataFileMeta;
+use crate::spec::types::{DataType, TypeKind};
 use crate::table::FileStoreTable;
 
 /// `_ROW_ID`.
@@ -70,6 +73,98 @@ impl Tracking {
                 Tracking::Sequence => 1,
             }
     }
+}
+
+/// The type a filter compares `name` with on `table`: a column of the table, else a system
+/// column of a row-tracking table (`_ROW_ID`, `_SEQUENCE_NUMBER`: BIGINT NOT NULL, pypaimon's
+/// filters on `_ROW_ID`); None for anything else.
+pub fn filter_column_type(table: &FileStoreTable, name: &str) -> Result<Option<DataType>> {
+    if let Some(f) = table.schema.field(name) {
+        return Ok(Some(f.data_type.clone()));
+    }
+    Ok(Tracking::of(table, name)?.map(|_| DataType::new(TypeKind::BigInt).with_nullable(false)))
+}
+
+/// The row ids `[from, to)` (sorted, disjoint) that can pass `filter`, from its `_ROW_ID`
+/// `=` / `IN` / `BETWEEN` under AND / OR (pypaimon's `_row_ranges_from_predicate`); None: any
+/// row may (a leaf on another column or another operator says nothing of the ids). A
+/// data-evolution plan keeps only the row-id groups meeting them; the filter still applies
+/// exactly to the rows read.
+pub(crate) fn row_id_filter_ranges(filter: &Predicate) -> Option<Vec<(i64, i64)>> {
+    match filter {
+        Predicate::And(c) => {
+            let mut acc: Option<Vec<(i64, i64)>> = None;
+            for p in c {
+                if let Some(r) = row_id_filter_ranges(p) {
+                    acc = Some(match acc {
+                        None => r,
+                        Some(a) => intersect_ranges(&a, &r),
+                    });
+                }
+            }
+            acc
+        }
+        Predicate::Or(c) => {
+            let mut all = vec![];
+            for p in c {
+                all.extend(row_id_filter_ranges(p)?);
+            }
+            Some(merge_ranges(all))
+        }
+        Predicate::Leaf {
+            field,
+            op,
+            literals,
+        } if field == ROW_ID => {
+            let id = |d: &Option<Datum>| match d {
+                Some(Datum::BigInt(v)) => Some(*v),
+                _ => None,
+            };
+            let ranges = match op {
+                LeafOp::Equal | LeafOp::In => literals
+                    .iter()
+                    .filter_map(id)
+                    .map(|v| (v, v.saturating_add(1)))
+                    .collect(),
+                LeafOp::Between => {
+                    match (literals.first().and_then(id), literals.get(1).and_then(id)) {
+                        (Some(lo), Some(hi)) if lo <= hi => vec![(lo, hi.saturating_add(1))],
+                        _ => vec![],
+                    }
+                }
+                _ => return None,
+            };
+            Some(merge_ranges(ranges))
+        }
+        Predicate::Leaf { .. } => None,
+    }
+}
+
+/// `ranges` sorted, overlapping or adjacent ones merged.
+pub(crate) fn merge_ranges(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
+    ranges.sort_unstable();
+    let mut out: Vec<(i64, i64)> = Vec::with_capacity(ranges.len());
+    for (f, t) in ranges {
+        match out.last_mut() {
+            Some(last) if f <= last.1 => last.1 = last.1.max(t),
+            _ => out.push((f, t)),
+        }
+    }
+    out
+}
+
+/// The ids in both of two sorted disjoint range lists.
+pub(crate) fn intersect_ranges(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut out = vec![];
+    for &(af, at) in a {
+        for &(bf, bt) in b {
+            let (f, t) = (af.max(bf), at.min(bt));
+            if f < t {
+                out.push((f, t));
+            }
+        }
+    }
+    merge_ranges(out)
 }
 
 /// `files` read one after the other as a raw split (`FileChain::raw`), each batch followed by
@@ -149,4 +244,52 @@ fn numbered(it: BatchIter, f: &DataFileMeta, from: i64) -> BatchIter {
         cols.extend([ids, seqs]);
         Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leaf(op: LeafOp, ids: &[i64]) -> Predicate {
+        Predicate::Leaf {
+            field: ROW_ID.into(),
+            op,
+            literals: ids.iter().map(|&v| Some(Datum::BigInt(v))).collect(),
+        }
+    }
+
+    fn other() -> Predicate {
+        Predicate::Leaf {
+            field: "id".into(),
+            op: LeafOp::Equal,
+            literals: vec![Some(Datum::BigInt(1))],
+        }
+    }
+
+    /// pypaimon's `_row_ranges_from_predicate`: =, IN, BETWEEN give ranges; AND intersects
+    /// (ignoring leaves that say nothing), OR unites (any such leaf: no ranges).
+    #[test]
+    fn ranges_of_equal_in_between_under_and_or() {
+        use LeafOp::*;
+        assert_eq!(row_id_filter_ranges(&leaf(Equal, &[5])), Some(vec![(5, 6)]));
+        assert_eq!(
+            row_id_filter_ranges(&leaf(In, &[9, 1, 2, 30])),
+            Some(vec![(1, 3), (9, 10), (30, 31)])
+        );
+        assert_eq!(
+            row_id_filter_ranges(&leaf(Between, &[3, 6])),
+            Some(vec![(3, 7)])
+        );
+        assert_eq!(row_id_filter_ranges(&leaf(Between, &[6, 3])), Some(vec![]));
+        assert_eq!(row_id_filter_ranges(&leaf(LessThan, &[3])), None);
+        assert_eq!(row_id_filter_ranges(&other()), None);
+        let and = Predicate::And(vec![leaf(Between, &[2, 9]), other(), leaf(In, &[1, 4, 9])]);
+        assert_eq!(row_id_filter_ranges(&and), Some(vec![(4, 5), (9, 10)]));
+        let or = Predicate::Or(vec![leaf(Equal, &[2]), leaf(Equal, &[11])]);
+        assert_eq!(row_id_filter_ranges(&or), Some(vec![(2, 3), (11, 12)]));
+        assert_eq!(
+            row_id_filter_ranges(&Predicate::Or(vec![leaf(Equal, &[2]), other()])),
+            None
+        );
+    }
 }

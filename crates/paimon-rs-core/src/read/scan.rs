@@ -8,7 +8,11 @@ use super::data_evolution::row_id_groups;
 use super::deletion::{deletion_files_of, DeletionFile};
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
-use super::split::{cut_to_row_ids, row_id_slice_range, slice_splits_by_row_id, DiffBefore, Split};
+use super::row_tracking::{row_id_filter_ranges, Tracking, ROW_ID};
+use super::split::{
+    cut_to_row_ids, prune_to_row_id_ranges, row_id_slice_range, slice_splits_by_row_id, DiffBefore,
+    Split,
+};
 use crate::error::{Error, Result};
 use crate::options::{ChangelogProducer, MergeEngineKind};
 use crate::predicate::LeafOp;
@@ -1073,6 +1077,13 @@ impl TableScan {
             splits = cut_to_row_ids(&self.table.name, splits, from, to)?;
         } else if let (Some((start, end)), true) = (self.row_id_slice, incremental) {
             splits = slice_splits_by_row_id(&self.table.name, splits, start, end)?;
+        }
+        // a filter's `_ROW_ID` =/IN/BETWEEN: only the row-id groups holding those ids (after
+        // the slice, whose positions count every row id: pypaimon's order)
+        if evolution && Tracking::of(&self.table, ROW_ID)?.is_some() {
+            if let Some(ranges) = self.filter.as_ref().and_then(row_id_filter_ranges) {
+                splits = prune_to_row_id_ranges(&self.table.name, splits, &ranges)?;
+            }
         }
         stats.after_stats = splits.iter().map(|s| s.files.len()).sum();
         Ok(Plan {

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::deletion::DeletionFile;
 
+use super::row_tracking::{intersect_ranges, merge_ranges};
 use crate::error::{Error, Result};
 use crate::spec::manifest::DataFileMeta;
 
@@ -242,6 +243,44 @@ pub(crate) fn cut_to_row_ids(
             }
             v
         });
+        keep_part(&mut out, split, kept, slices);
+    }
+    Ok(out)
+}
+
+/// `splits` with only the row-id groups (read/data_evolution.rs `row_id_groups`) meeting
+/// `ranges` (sorted, disjoint row ids `[from, to)`: what a filter's `_ROW_ID` `=` / `IN` /
+/// `BETWEEN` can match, read/row_tracking.rs `row_id_filter_ranges`), every file of a group
+/// together and read in the part it was (a slice's). A split left without a group is dropped;
+/// a cut split's `row_id_ranges` keep the ids of its kept groups. The filter itself still
+/// applies to the rows read (a group is kept whole).
+pub(crate) fn prune_to_row_id_ranges(
+    table: &str,
+    splits: Vec<Split>,
+    ranges: &[(i64, i64)],
+) -> Result<Vec<Split>> {
+    let mut out = Vec::new();
+    for mut split in splits {
+        let groups = crate::read::data_evolution::row_id_groups(table, &split.files)?;
+        let mut kept = Vec::with_capacity(split.files.len());
+        let mut spans = vec![];
+        for g in groups {
+            let Some(first) = g.first().and_then(|f| f.first_row_id) else {
+                kept.extend(g); // no row id to judge by: kept (the reader names it)
+                continue;
+            };
+            let span = (first, first + g[0].row_count);
+            if intersect_ranges(&[span], ranges).is_empty() {
+                continue;
+            }
+            spans.push(span);
+            kept.extend(g);
+        }
+        if !split.row_id_ranges.is_empty() {
+            split.row_id_ranges = intersect_ranges(&split.row_id_ranges, &merge_ranges(spans));
+        }
+        let mut slices = std::mem::take(&mut split.row_slices);
+        slices.retain(|name, _| kept.iter().any(|f| &f.file_name == name));
         keep_part(&mut out, split, kept, slices);
     }
     Ok(out)

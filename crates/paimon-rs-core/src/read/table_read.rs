@@ -22,7 +22,7 @@ use rayon::prelude::*;
 use super::data_evolution::{merged_groups, row_id_groups};
 use super::deletion::DeletionFile;
 use super::evolution::SchemaCache;
-use super::row_tracking::{files_with_tracking, Tracking};
+use super::row_tracking::{files_with_tracking, filter_column_type, Tracking};
 use super::split::Split;
 use crate::compact::interval::interval_partition;
 use crate::compact::leveled_runs;
@@ -56,10 +56,14 @@ struct ReadCtx {
     /// (among the projected columns, which hold the others in order).
     tracking: Vec<(usize, Tracking)>,
     filter: Option<Predicate>,
+    /// System columns the filter names (`_ROW_ID = 5`): read with the rows, filtered on, and
+    /// output only when also in `tracking`.
+    filter_tracking: Vec<Tracking>,
+    /// The `needed` columns, named as the table's, then the `filter_tracking` columns: what
+    /// the filter evaluates.
+    filter_schema: SchemaRef,
     /// Table columns that must be read (projection plus filter and merge columns).
     needed: Vec<usize>,
-    /// Schema of the `needed` columns, named as the table's (what the filter sees).
-    needed_schema: SchemaRef,
     output_schema: SchemaRef,
     engine: MergeEngine,
     /// Schemas of the data files (schema evolution: files are read by field id).
@@ -120,7 +124,19 @@ impl TableRead {
         };
         let mut needed = projection.clone();
         // only system columns asked for: the files' rows are counted through their first column
-        if needed.is_empty() && !tracking.is_empty() && !fields.is_empty() {
+        let mut filter_tracking = vec![];
+        if let Some(f) = &filter {
+            for name in f.fields() {
+                match Tracking::of(&table, &name)? {
+                    Some(t) if !filter_tracking.contains(&t) => filter_tracking.push(t),
+                    _ => {}
+                }
+            }
+        }
+        if needed.is_empty()
+            && !(tracking.is_empty() && filter_tracking.is_empty())
+            && !fields.is_empty()
+        {
             needed.push(0);
         }
         let engine = if table.is_primary_key() {
@@ -138,6 +154,9 @@ impl TableRead {
         }
         if let Some(f) = &filter {
             for name in f.fields() {
+                if Tracking::of(&table, &name)?.is_some() {
+                    continue;
+                }
                 let i = table.schema.field_index(&name).ok_or_else(|| {
                     Error::schema(format!("filter column '{name}' is not in the table"))
                         .with_table(&table.name)
@@ -176,14 +195,23 @@ impl TableRead {
                 .map(|&i| field_of(i, true))
                 .collect::<Vec<_>>(),
         ));
+        let filter_schema = Arc::new(Schema::new(
+            needed_schema
+                .fields()
+                .iter()
+                .map(|f| f.as_ref().clone())
+                .chain(filter_tracking.iter().map(|t| t.field()))
+                .collect::<Vec<_>>(),
+        ));
         Ok(TableRead {
             ctx: Arc::new(ReadCtx {
                 table,
                 projection,
                 tracking,
                 filter,
+                filter_tracking,
+                filter_schema,
                 needed,
-                needed_schema,
                 output_schema,
                 engine,
                 schemas,
@@ -481,12 +509,12 @@ fn split_stream_with(
                 &split.row_slices,
                 &plan,
                 &sub_plan,
-                !ctx.tracking.is_empty(),
+                ctx.reads_tracking(),
             )?;
             return Ok(finished(ctx, plan, batches));
         }
     }
-    if !ctx.tracking.is_empty() {
+    if ctx.reads_tracking() {
         if merge || split.changelog || memory.is_some() {
             return Err(Error::Internal(format!(
                 "_ROW_ID of table '{}' asked of a split that is not read raw",
@@ -798,6 +826,11 @@ fn spill_smallest_runs(
 }
 
 impl ReadCtx {
+    /// Does a split's read number its rows (`_ROW_ID` / `_SEQUENCE_NUMBER` output or filtered)?
+    fn reads_tracking(&self) -> bool {
+        !(self.tracking.is_empty() && self.filter_tracking.is_empty())
+    }
+
     /// Needed table columns of a decoded (merged) batch, value filter, projection. Raw
     /// primary-key batches first drop their retractions (a -D read raw means the key is absent).
     fn finish_batch(&self, batch: &RecordBatch, plan: &ColumnPlan) -> Result<RecordBatch> {
@@ -851,14 +884,15 @@ impl ReadCtx {
             }
             Some(f) => {
                 let values = RecordBatch::try_new(
-                    self.needed_schema.clone(),
+                    self.filter_schema.clone(),
                     plan.needed_at
                         .iter()
                         .map(|&c| batch.column(c).clone())
+                        .chain(self.filter_tracking.iter().map(|&t| tracked(t)))
                         .collect(),
                 )?;
                 let type_of = |n: &str| -> Option<DataType> {
-                    self.table.schema.field(n).map(|x| x.data_type.clone())
+                    filter_column_type(&self.table, n).ok().flatten()
                 };
                 let mask = f.evaluate(&values, &type_of)?;
                 let values = arrow_select::filter::filter_record_batch(&values, &mask)?;
