@@ -1591,7 +1591,8 @@ class TableScan:
                 return Plan(snapshot_id, [])
         snapshot_id, splits = self.table._core.plan(filt, snapshot_id, levels, by_row_id)
         if self._shard is not None and by_row_id is None:
-            splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
+            splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard,
+                                  by_file_name=_shards_by_file_name(self.table))
         if self._slice is not None and by_row_id is None:
             splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
@@ -1652,7 +1653,8 @@ class TableScan:
         """Plan only worker ``idx_of_this_subtask``'s share of ``number_of_para_subtasks``:
         the workers' plans (of the same snapshot) are disjoint and together hold every split.
         Primary-key tables go by bucket (``bucket % count``, so every version of a key stays
-        with one worker); append tables by row count, as pypaimon 2.1.0's: the plan's rows
+        with one worker), deletion-vector and first-row ones (read without merging) by a hash
+        of the file name, as Java and pypaimon 2.1.0; append tables by row count, as pypaimon 2.1.0's: the plan's rows
         (``with_slice``'s positions) cut into ``number_of_para_subtasks`` ranges, ``total //
         n`` rows each and the first ``total % n`` workers one more, so paimon_rs and pypaimon
         workers can share one plan. A data-evolution table counts row ids as its
@@ -1662,6 +1664,15 @@ class TableScan:
             raise InvalidArgumentError("with_shard and with_slice cannot be used together")
         self._shard = (idx_of_this_subtask, number_of_para_subtasks)
         return self
+
+
+def _shards_by_file_name(table: Table) -> bool:
+    """Whether ``with_shard`` deals a primary-key table's files by name (Java's and pypaimon's
+    choice for deletion-vector and first-row tables, whose files are read without merging)."""
+    opts = table.options
+    return table.is_primary_key_table and (
+        opts.get("deletion-vectors.enabled", "false").lower() == "true"
+        or opts.get("merge-engine", "deduplicate").lower() == "first-row")
 
 
 def _validate_shard(index: int, count: int) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from test_with_slice import make
 
 from paimon_rs import Schema, UnsupportedError
+from paimon_rs.table_ops import java_file_name_shard
 
 DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
 
@@ -94,3 +95,31 @@ def test_chunk_shuffle_of_a_plan_with_deletion_vectors_is_refused(catalog, evolu
         t.delete("id IN (1, 2, 3)")
     with pytest.raises(UnsupportedError, match=f"with_chunk_shuffle on db.{name}.*deletion vectors"):
         t.new_read_builder().new_scan().with_chunk_shuffle(7, 3).with_shard(0, 3).plan()
+
+
+def test_java_file_name_shard_is_javas_string_hash():
+    # "hello".hashCode() == 99162322; "polygenelubricants".hashCode() == Integer.MIN_VALUE,
+    # whose abs(h % n) Java takes before abs (no overflow); non-BMP names hash UTF-16 units
+    assert java_file_name_shard("hello", 1000) == 99162322 % 1000
+    assert java_file_name_shard("polygenelubricants", 7) == 2 ** 31 % 7
+    assert java_file_name_shard("\U0001F600", 10) == (31 * 0xD83D + 0xDE00) % 10
+
+
+@pytest.mark.parametrize("options", [{"deletion-vectors.enabled": "true"}, {"merge-engine": "first-row"}])
+def test_raw_primary_key_tables_are_sharded_by_file_name(catalog, options):
+    sch = pa.schema([pa.field("id", pa.int64(), nullable=False), ("a", pa.int64())])
+    name = "raw" + "".join(sorted(options)).replace("-", "").replace(".", "")
+    catalog.create_table(f"db.{name}", Schema.from_pyarrow_schema(
+        sch, primary_keys=["id"], options={"bucket": "2", "target-file-size": "2kb", **options}), False)
+    t = catalog.get_table(f"db.{name}")
+    for i in range(5):
+        t.write(pa.table({"id": list(range(i * 150, i * 150 + 400)), "a": [i] * 400}, schema=sch))
+    whole = sorted(ids(t))
+    files = [f.file_name for s in t.new_read_builder().new_scan().plan().splits() for f in s.files]
+    assert len(files) > 2
+    got = []
+    for i in range(3):
+        splits = t.new_read_builder().new_scan().with_shard(i, 3).plan().splits()
+        assert all(java_file_name_shard(f.file_name, 3) == i for s in splits for f in s.files)
+        got += ids(t, (i, 3))
+    assert sorted(got) == whole
