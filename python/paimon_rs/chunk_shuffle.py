@@ -4,9 +4,11 @@ into chunks of at most ``chunk_size`` rows, each within one (partition, bucket),
 of the shuffled list. The same snapshot, seed and size give every worker the same chunk order, so
 the workers' plans are disjoint and together hold every row.
 
-Chunks count the rows of the planned files in plan order (``with_slice``'s positions), before
-deletion vectors: a chunk of a deletion-vector table may read fewer than ``chunk_size`` rows
-(pypaimon counts live rows). On a data-evolution table (pypaimon's
+Chunks count the rows of the planned files in plan order (``with_slice``'s positions). pypaimon
+counts live rows (its ``_live_row_slicer`` reads each deletion vector's positions): the plan
+does not give us those positions, so a plan with deletion vectors is refused
+(``UnsupportedError``) rather than cut into chunks other than pypaimon's, which would make
+mixed paimon_rs / pypaimon workers lose or double rows. On a data-evolution table (pypaimon's
 ``DataEvolutionChunkShuffleSplitGenerator``) a chunk counts row ids in row-id order, the rows a
 group of files holds counting once, and reads every file of each group it meets."""
 
@@ -16,7 +18,8 @@ import random
 from typing import Any, Dict, List, Optional, Tuple
 
 from paimon_rs import _core
-from paimon_rs.exceptions import InvalidArgumentError
+from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.table_ops import row_id_count, shard_range
 
 
 def check_chunk_shuffle(seed: Any, chunk_size: Any) -> Tuple[int, int]:
@@ -46,25 +49,14 @@ def check_compatible(scan: Any) -> None:
                 f"fields: {sorted(others)}")
 
 
-def _shard_range(total: int, index: int, count: int) -> Tuple[int, int]:
-    base, remainder = divmod(total, count)
-    start = index * base + min(index, remainder)
-    return start, start + base + int(index < remainder)
-
-
-def _row_id_count(splits: List[Any]) -> int:
-    """The row ids the files of ``splits`` cover, overlapping ranges counted once."""
-    ranges = sorted((f.first_row_id, f.first_row_id + f.row_count) for s in splits for f in s.files
-                    if f.first_row_id is not None)
-    total, end = 0, None
-    for lo, hi in ranges:
-        if end is not None and lo < end:
-            total += max(0, hi - end)
-            end = max(end, hi)
-        else:
-            total += hi - lo
-            end = hi
-    return total
+def refuse_deletion_vectors(table: str, splits: List[Any]) -> None:
+    """Refuse a chunk shuffle of a plan whose files have deletion vectors (see the module)."""
+    if any(s.has_deletion_vectors for s in splits):
+        raise UnsupportedError(
+            f"with_chunk_shuffle on {table}: the plan has deletion vectors; pypaimon sizes chunks "
+            "in live rows, which needs the deleted positions paimon_rs's plan does not expose, and "
+            "chunks of other sizes would give paimon_rs and pypaimon workers different shards "
+            "(compact the table to drop the deletion vectors, or read it without the chunk shuffle)")
 
 
 def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
@@ -78,11 +70,11 @@ def chunk_shuffle_splits(splits: List[Any], seed: int, chunk_size: int,
     # null-safe: a NULL partition value sorts before the others, never compared with them
     for key in sorted(groups, key=lambda k: (tuple((v is not None, v) for v in k[0]), k[1])):
         group = groups[key]
-        total = _row_id_count(group) if by_row_id is not None else sum(s.row_count for s in group)
+        total = row_id_count(group) if by_row_id is not None else sum(s.row_count for s in group)
         chunks.extend((group, start, min(start + chunk_size, total)) for start in range(0, total, chunk_size))
     random.Random(seed).shuffle(chunks)
     if shard is not None:
-        start, end = _shard_range(len(chunks), *shard)
+        start, end = shard_range(len(chunks), *shard)
         chunks = chunks[start:end]
     out: List[Any] = []
     for group, start, end in chunks:

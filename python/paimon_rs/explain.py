@@ -127,7 +127,6 @@ def _percentile(sorted_values: List[int], p: float) -> int:
 def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
     """The plan of ``builder``'s scan (``ReadBuilder.explain``)."""
     from paimon_rs import _core
-    from paimon_rs.table_ops import shard_splits
 
     table = builder.table
     scan = builder.new_scan()
@@ -136,7 +135,9 @@ def explain(builder: ReadBuilder, verbose: bool = False) -> ExplainResult:
     filt = scan.predicate.to_core(_with_system_columns(table)) if scan.predicate else None
     snapshot_id, splits, counts = table._core.plan_with_stats(filt, scan.snapshot_id)
     if scan._shard is not None:
-        splits = shard_splits(splits, table.is_primary_key_table, *scan._shard)
+        # the shard's own plan (of the same snapshot): a data-evolution table's is cut by row id
+        scan.snapshot_id = snapshot_id
+        splits = scan.plan().splits()
     live, after_partition, after_bucket, after_stats = counts
     schema_id = None
     if snapshot_id is not None:

@@ -32,7 +32,7 @@ from paimon_rs.predicate import Predicate, PredicateBuilder
 from paimon_rs.progress import Progress, ProgressCallback
 from paimon_rs.schema import TableSchema, option_texts
 from paimon_rs.snapshot import Partition, SnapshotManager
-from paimon_rs.table_ops import shard_splits
+from paimon_rs.table_ops import restrict_predicate, row_id_count, shard_range, shard_splits
 from paimon_rs.tags import TagManager
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -1574,21 +1574,40 @@ class TableScan:
     def _plan(self, levels: Optional[str]) -> Plan:
         filt = self.predicate.to_core(_with_system_columns(self.table)) if self.predicate else None
         if self._chunk_shuffle is not None:
-            from paimon_rs.chunk_shuffle import check_compatible, chunk_shuffle_splits
+            from paimon_rs.chunk_shuffle import check_compatible, chunk_shuffle_splits, refuse_deletion_vectors
 
             check_compatible(self)
             snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels)
+            refuse_deletion_vectors(str(self.table.identifier), splits)
             by_row_id = str(self.table.identifier) if _is_data_evolution(self.table) else None
             return Plan(snapshot_id, chunk_shuffle_splits(splits, *self._chunk_shuffle, self._shard, by_row_id))
         # a data-evolution plan is sliced while planned: positions count the row ids before
         # the filter's statistics prune (pypaimon's order)
         by_row_id = self._slice if self._slice is not None and _is_data_evolution(self.table) else None
-        snapshot_id, splits = self.table._core.plan(filt, self.snapshot_id, levels, by_row_id)
-        if self._shard is not None:
-            splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard)
+        snapshot_id = self.snapshot_id
+        if self._shard is not None and _is_data_evolution(self.table) and not self.table.is_primary_key_table:
+            snapshot_id, by_row_id = self._row_id_shard(levels)
+            if by_row_id is None:
+                return Plan(snapshot_id, [])
+        snapshot_id, splits = self.table._core.plan(filt, snapshot_id, levels, by_row_id)
+        if self._shard is not None and by_row_id is None:
+            splits = shard_splits(splits, self.table.is_primary_key_table, *self._shard,
+                                  by_file_name=_shards_by_file_name(self.table))
         if self._slice is not None and by_row_id is None:
             splits = _core.slice_splits(splits, *self._slice)
         return Plan(snapshot_id, splits)
+
+    def _row_id_shard(self, levels: Optional[str]) -> Tuple[Optional[int], Optional[Tuple[int, int]]]:
+        """A data-evolution table's ``with_shard`` as pypaimon 2.1.0's: the row ids of the
+        files the partition filter keeps (before statistics prune, as ``with_slice``'s
+        positions) cut into balanced position ranges; this worker's range (None: empty) and
+        the snapshot it counts, which the sharded plan must read."""
+        assert self._shard is not None
+        part = restrict_predicate(self.predicate, list(self.table.partition_keys))
+        pfilt = part.to_core(self.table.arrow_schema) if part is not None else None
+        snapshot_id, splits = self.table._core.plan(pfilt, self.snapshot_id, levels)
+        start, end = shard_range(row_id_count(splits), *self._shard)
+        return snapshot_id, ((start, end) if start < end else None)
 
     def with_slice(self, start_pos: int, end_pos: int) -> TableScan:
         """Plan only the rows at positions ``[start_pos, end_pos)`` of an append table's plan
@@ -1633,14 +1652,27 @@ class TableScan:
     def with_shard(self, idx_of_this_subtask: int, number_of_para_subtasks: int) -> TableScan:
         """Plan only worker ``idx_of_this_subtask``'s share of ``number_of_para_subtasks``:
         the workers' plans (of the same snapshot) are disjoint and together hold every split.
-        Primary-key tables go by bucket (``bucket % count``, as Java and pypaimon, so every
-        version of a key stays with one worker); append tables split by split, round-robin in
-        plan order."""
+        Primary-key tables go by bucket (``bucket % count``, so every version of a key stays
+        with one worker), deletion-vector and first-row ones (read without merging) by a hash
+        of the file name, as Java and pypaimon 2.1.0; append tables by row count, as pypaimon 2.1.0's: the plan's rows
+        (``with_slice``'s positions) cut into ``number_of_para_subtasks`` ranges, ``total //
+        n`` rows each and the first ``total % n`` workers one more, so paimon_rs and pypaimon
+        workers can share one plan. A data-evolution table counts row ids as its
+        ``with_slice`` does (every row id the partition filter keeps, before statistics)."""
         _validate_shard(idx_of_this_subtask, number_of_para_subtasks)
         if self._slice is not None:
             raise InvalidArgumentError("with_shard and with_slice cannot be used together")
         self._shard = (idx_of_this_subtask, number_of_para_subtasks)
         return self
+
+
+def _shards_by_file_name(table: Table) -> bool:
+    """Whether ``with_shard`` deals a primary-key table's files by name (Java's and pypaimon's
+    choice for deletion-vector and first-row tables, whose files are read without merging)."""
+    opts = table.options
+    return table.is_primary_key_table and (
+        opts.get("deletion-vectors.enabled", "false").lower() == "true"
+        or opts.get("merge-engine", "deduplicate").lower() == "first-row")
 
 
 def _validate_shard(index: int, count: int) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, List, Optional, Union
+from typing import Any, List, Optional, Tuple, Union
 
 from paimon_rs import _core
 from paimon_rs.exceptions import InvalidArgumentError
@@ -119,14 +119,96 @@ def expire_snapshots(core: _core.Table, retain_min: Optional[int], retain_max: O
                                          max_deletes))
 
 
-__all__ = ["ReclaimResult", "TagInfo", "create_tag", "delete_tag", "expire_snapshots", "list_tag_infos", "shard_splits",
-           "rollback_to"]
+__all__ = ["ReclaimResult", "TagInfo", "create_tag", "delete_tag", "expire_snapshots", "java_file_name_shard",
+           "list_tag_infos", "row_id_count", "shard_range", "shard_splits", "rollback_to"]
 
 
-def shard_splits(splits: List[Any], primary_key: bool, index: int, count: int) -> List[Any]:
+def shard_range(total: int, index: int, count: int) -> Tuple[int, int]:
+    """Worker ``index`` of ``count``'s positions ``[start, end)`` of ``total``: ``total // count``
+    each, the first ``total % count`` workers one more (pypaimon's ``shard_range``)."""
+    base, remainder = divmod(total, count)
+    start = index * base + min(index, remainder)
+    return start, start + base + int(index < remainder)
+
+
+def row_id_count(splits: List[Any]) -> int:
+    """The row ids the files of ``splits`` cover, overlapping ranges counted once."""
+    ranges = sorted((f.first_row_id, f.first_row_id + f.row_count) for s in splits for f in s.files
+                    if f.first_row_id is not None)
+    total, end = 0, None
+    for lo, hi in ranges:
+        if end is not None and lo < end:
+            total += max(0, hi - end)
+            end = max(end, hi)
+        else:
+            total += hi - lo
+            end = hi
+    return total
+
+
+def restrict_predicate(predicate: Any, fields: List[str]) -> Any:
+    """The part of ``predicate`` on ``fields`` only (core's ``Predicate::restrict_to``): an
+    AND keeps its children that are, an OR only when all its children are; None: no part."""
+    if predicate is None:
+        return None
+    if predicate.method not in ("and", "or"):
+        return predicate if predicate.field in fields else None
+    kept = [k for k in (restrict_predicate(c, fields) for c in predicate.children) if k is not None]
+    if predicate.method == "or":
+        return predicate.new_literals(kept) if len(kept) == len(predicate.children) else None
+    if not kept:
+        return None
+    return kept[0] if len(kept) == 1 else predicate.new_literals(kept)
+
+
+def java_file_name_shard(file_name: str, count: int) -> int:
+    """The shard of a file by name, as Java's ``SnapshotReaderImpl``: ``abs(hash % count)`` of
+    the name's Java ``String.hashCode`` (a 32-bit signed sum over its UTF-16 code units)."""
+    units = file_name.encode("utf-16-be", "surrogatepass")
+    h = 0
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    if h >= 0x80000000:
+        h -= 0x100000000
+    # Java's abs(h % count): its % keeps the dividend's sign
+    return abs(h) % count
+
+
+def _shard_files_by_name(splits: List[Any], index: int, count: int) -> List[Any]:
+    """The files of ``splits`` whose name hashes to shard ``index``, each split cut to runs of
+    them (``slice_splits`` over a split's own positions: whole files, deletion files kept)."""
+    out: List[Any] = []
+    for s in splits:
+        runs: List[List[int]] = []
+        offset = 0
+        for f in s.files:
+            if java_file_name_shard(f.file_name, count) == index:
+                if runs and runs[-1][1] == offset:
+                    runs[-1][1] += f.row_count
+                else:
+                    runs.append([offset, offset + f.row_count])
+            offset += f.row_count
+        if len(runs) == 1 and runs[0] == [0, offset]:
+            out.append(s)
+            continue
+        for start, end in runs:
+            out.extend(_core.slice_splits([s], start, end))
+    return out
+
+
+def shard_splits(splits: List[Any], primary_key: bool, index: int, count: int,
+                 by_file_name: bool = False) -> List[Any]:
     """Shard ``index`` of ``count`` of a plan's splits (``with_shard``): a primary-key table's
-    by bucket (``bucket % count``), so a key's rows stay in one shard; an append table's
-    round-robin by position."""
+    by bucket (``bucket % count``), so a key's rows stay in one shard, or with
+    ``by_file_name`` (deletion-vector and first-row tables, whose files are read without
+    merging: Java's and pypaimon's choice) by ``java_file_name_shard``; an append table's by
+    row count, as pypaimon 2.1.0's: the plan's rows (every planned file's, before deletion
+    vectors, in plan order) cut into ``count`` balanced position ranges (``shard_range``),
+    ``index``'s read (``with_slice``'s cut, a file partly in the range read in part). A
+    data-evolution table is sharded by row id while planned (``TableScan.with_shard``)."""
+    if primary_key and by_file_name:
+        return _shard_files_by_name(splits, index, count)
     if primary_key:
         return [s for s in splits if s.bucket % count == index]
-    return [s for i, s in enumerate(splits) if i % count == index]
+    start, end = shard_range(sum(s.row_count for s in splits), index, count)
+    return _core.slice_splits(splits, start, end) if start < end else []
