@@ -209,6 +209,14 @@ class Predicate:
             raise InvalidArgumentError(f"filter column '{self.field}' is not in the table")
         typ = schema.field(idx).type
         lits = list(self.literals or [])
+        if pa.types.is_integer(typ):
+            # pyarrow casts 5.5 to an integer column as 5 without a word: a filter `id = 5.5`
+            # would match id 5 (the filter-string parser refuses it too)
+            for v in lits:
+                if isinstance(v, (float, Decimal)) and not _integral(v):
+                    raise InvalidArgumentError(
+                        f"filter on '{self.field}': literal {v!r} is not an integral value of "
+                        f"type {typ}")
         try:
             arr = pa.array(lits, type=typ) if lits else pa.array([], type=typ)
         except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError, OverflowError) as e:
@@ -387,6 +395,12 @@ def _stat_at(row: Any, i: int) -> Any:
         return row.get_field(i) if hasattr(row, "get_field") else row[i]
     except (IndexError, TypeError):
         return None
+
+
+def _integral(v: Union[float, Decimal]) -> bool:
+    """A finite float or Decimal without a fraction (``5.0``, ``Decimal('5')``)."""
+    finite = v.is_finite() if isinstance(v, Decimal) else math.isfinite(v)
+    return finite and v == int(v)
 
 
 def _is_nan(v: Any) -> bool:

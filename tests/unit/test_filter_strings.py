@@ -343,6 +343,18 @@ def test_stats_prune_what_they_prove_and_keep_what_they_cannot():
     assert PB.is_not_null("n").test_by_simple_stats(_Stats(_Row([]), _Row([]), [0] * 9), None)
 
 
+def test_a_fractional_literal_on_an_integer_column_is_refused():
+    """pyarrow would cast 5.5 to 5 for an integer column, so ``id = 5.5`` would match id 5
+    (pypaimon matches nothing; the filter-string parser refuses it): refused."""
+    for lit in (5.5, Decimal("5.5"), float("nan"), float("inf")):
+        with pytest.raises(InvalidArgumentError, match="is not an integral value"):
+            PB.equal("id", lit).to_core(SCHEMA)
+        with pytest.raises(InvalidArgumentError, match="is not an integral value"):
+            PB.is_in("n", [1, lit]).to_core(SCHEMA)
+    assert PB.equal("id", 5.0).to_core(SCHEMA)[3].to_pylist() == [5]
+    assert PB.between("id", Decimal("2"), 4).to_core(SCHEMA)[3].to_pylist() == [2, 4]
+
+
 def test_index_new_index_and_new_literals_as_pypaimon():
     p = PB.equal("v", "a")
     assert (p.method, p.index, p.field, p.literals) == ("equal", 2, "v", ["a"])
