@@ -241,7 +241,8 @@ class Table:
         rb = self.new_read_builder(snapshot_id=snapshot_id, tag=tag)
         if filter is not None:
             from paimon_rs.filter_parser import optional_filter
-            rb._predicate = optional_filter(filter, self.arrow_schema, what)
+            # the columns a filter may name: the table's and, tracking rows, _ROW_ID / _SEQUENCE_NUMBER
+            rb._predicate = optional_filter(filter, _with_system_columns(self), what)
         if projection is not None:
             rb.with_projection(projection)
         if limit is not None:

@@ -114,6 +114,9 @@ def test_row_id_filtered_but_not_projected(table, case):
     assert out.schema.names == ["id", "a"]
     assert sorted(out.column("id").to_pylist()) == [r[1] for r in _model(
         table, lambda r: r["_ROW_ID"] >= 10)]
+    # and the one-line reads (Table.to_arrow parsed filter strings against the table's columns)
+    assert sorted(table.to_arrow("_ROW_ID >= 10").column("id").to_pylist()) == [r[1] for r in _model(
+        table, lambda r: r["_ROW_ID"] >= 10)]
 
 
 def test_with_slice_counts_positions_before_the_filter(table):
