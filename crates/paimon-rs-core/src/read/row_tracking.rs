@@ -153,15 +153,20 @@ pub(crate) fn merge_ranges(mut ranges: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
     out
 }
 
-/// The ids in both of two sorted disjoint range lists.
+/// The ids in both of two sorted disjoint range lists (one pass over both: an AND of two
+/// IN lists of 40k ids took 1.85 s comparing every range with every range, review35d).
 pub(crate) fn intersect_ranges(a: &[(i64, i64)], b: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let (mut i, mut j) = (0, 0);
     let mut out = vec![];
-    for &(af, at) in a {
-        for &(bf, bt) in b {
-            let (f, t) = (af.max(bf), at.min(bt));
-            if f < t {
-                out.push((f, t));
-            }
+    while let (Some(&(af, at)), Some(&(bf, bt))) = (a.get(i), b.get(j)) {
+        let (f, t) = (af.max(bf), at.min(bt));
+        if f < t {
+            out.push((f, t));
+        }
+        if at <= bt {
+            i += 1;
+        } else {
+            j += 1;
         }
     }
     merge_ranges(out)
