@@ -1379,4 +1379,40 @@ pub(crate) mod tests {
         assert!(res.files.is_empty(), "{res:?}");
         assert!(outside.join("bucket-0").join("data-x.parquet").exists());
     }
+
+    #[cfg(unix)]
+    #[test]
+    fn root_keys_compare_a_directory_however_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ext = d.join("ext");
+        fs::create_dir_all(ext.join("sub")).unwrap();
+        fs::create_dir(d.join("x")).unwrap();
+        std::os::unix::fs::symlink(&ext, d.join("link")).unwrap();
+        let key = root_key(
+            &normalize_root(&format!("file://{}", ext.display()))
+                .unwrap()
+                .1,
+        );
+        for spelling in [
+            format!("file://localhost{}", ext.display()),
+            format!("FILE://{}/", ext.display()),
+            format!("file:{}//", ext.display()),
+            format!("file://{}/x/../ext", d.display()),
+            format!("file://{}/./link", d.display()),
+        ] {
+            let (_, root) = normalize_root(&spelling).unwrap();
+            assert_eq!(root_key(&root), key, "{spelling}");
+        }
+        // a missing directory: `..` resolved lexically, the existing part canonicalized
+        let missing = format!("file://{}/link/new/../new2", d.display());
+        assert_eq!(
+            root_key(&normalize_root(&missing).unwrap().1),
+            key.join("new2")
+        );
+        assert!(root_key(&format!("{}/sub", ext.display())).starts_with(&key));
+        assert_eq!(root_key("S3://bucket/dir/"), root_key("s3://bucket/dir"));
+        assert!(normalize_root("file://server/dir").is_err());
+        assert!(normalize_root("relative/dir").is_err());
+    }
 }
