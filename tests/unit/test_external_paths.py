@@ -11,7 +11,15 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from paimon_rs import CorruptFileError, InvalidArgumentError, PaimonIOError, PredicateBuilder, Schema
+from paimon_rs import (
+    CorruptFileError,
+    InvalidArgumentError,
+    PaimonIOError,
+    PredicateBuilder,
+    Schema,
+    SchemaChange,
+    UnsupportedError,
+)
 
 from unit_helpers import PK_SCHEMA, read, write
 
@@ -444,3 +452,109 @@ def test_orphan_clean_keeps_the_live_files_of_another_table_sharing_a_root(catal
     assert [os.path.basename(f) for f in res.files] == ["data-deadbeef-0.parquet"]
     assert all(p.exists() for p in live)
     assert read(a).num_rows == 10 and read(b).num_rows == 10
+
+
+def _shared(catalog, name: str, root: str, **more: str):
+    """Table ``name`` writing round robin under the one external ``root`` (as spelled)."""
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"], options={
+        "bucket": "1", "data-file.external-paths": root, "data-file.external-paths.strategy": "round-robin",
+        **more})
+    catalog.create_table(name, schema, False)
+    return catalog.get_table(name)
+
+
+def _clean_takes_only_the_stray(a, b, root: Path) -> None:
+    live = data_files(root)
+    aged_with_stray(live)
+    res = a.remove_orphan_files()
+    assert [os.path.basename(f) for f in res.files] == ["data-deadbeef-0.parquet"]
+    assert all(p.exists() for p in live)
+    assert read(b).num_rows == 10
+
+
+@pytest.mark.parametrize("spelling", ["file://localhost{e}", "FILE://{e}", "file:{e}/", "file://{d}/x/../ext",
+                                      "file://{d}/link"])
+def test_orphan_clean_sees_a_shared_root_however_spelled(catalog, tmp_path, spelling):
+    # another table's root spelled otherwise (or through a symbolic link) is the same directory
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (tmp_path / "x").mkdir()
+    os.symlink(ext, tmp_path / "link")
+    a = _shared(catalog, "db.a", f"file://{ext}")
+    b = _shared(catalog, "db.b", spelling.format(e=ext, d=tmp_path))
+    write(a, rows(list(range(10))))
+    write(b, rows(list(range(10, 20))))
+    _clean_takes_only_the_stray(a, b, ext)
+
+
+@pytest.mark.parametrize("change", ["moved", "reset"])
+def test_orphan_clean_sees_a_root_only_an_older_schema_names(catalog, tmp_path, change):
+    # b wrote under ext, then moved its root (or stopped writing to roots): its files there live
+    ext = tmp_path / "ext"
+    a = _shared(catalog, "db.a", f"file://{ext}")
+    b = _shared(catalog, "db.b", f"file://{ext}")
+    write(a, rows(list(range(10))))
+    write(b, rows(list(range(10, 20))))
+    option = SchemaChange.set_option("data-file.external-paths", f"file://{tmp_path / 'ext2'}") \
+        if change == "moved" else SchemaChange.remove_option("data-file.external-paths")
+    catalog.alter_table("db.b", [option])
+    _clean_takes_only_the_stray(a, catalog.get_table("db.b"), ext)
+
+
+def test_orphan_clean_sees_another_tables_root_in_its_own_directory(catalog, tmp_path):
+    # a has no external paths; b writes its files into a's directory
+    schema = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+                                        options={"bucket": "1"})
+    catalog.create_table("db.a", schema, False)
+    a = catalog.get_table("db.a")
+    b = _shared(catalog, "db.b", f"file://{a.table_path}")
+    write(a, rows(list(range(10))))
+    write(b, rows(list(range(10, 20))))
+    _clean_takes_only_the_stray(a, b, Path(a.table_path))
+
+
+def _with_column_of_type(table, typ: str) -> None:
+    p = Path(table.table_path) / "schema" / "schema-0"
+    j = json.loads(p.read_text())
+    j["fields"].append({"id": 9, "name": "v9", "type": typ})
+    j["highestFieldId"] = 9
+    p.write_text(json.dumps(j))
+
+
+def test_orphan_clean_is_not_blocked_by_tables_that_share_nothing(catalog, tmp_path):
+    ext = tmp_path / "ext"
+    a = _shared(catalog, "db.a", f"file://{ext}")
+    write(a, rows(list(range(10))))
+    plain = Schema.from_pyarrow_schema(PK_SCHEMA, partition_keys=["dt"], primary_keys=["dt", "id"],
+                                       options={"bucket": "1"})
+    catalog.create_table("db.vec", plain, False)
+    _with_column_of_type(catalog.get_table("db.vec"), "VECTOR<FLOAT, 3>")  # a newer Java's type
+    catalog.create_table("db.corrupt", plain, False)
+    (Path(catalog.get_table("db.corrupt").table_path) / "schema" / "schema-0").write_text("{")
+    junk = Path(a.table_path).parent / "junk" / "schema"
+    junk.mkdir(parents=True)
+    (junk / "schema-0").write_text("not json")
+    (Path(a.table_path).parent.parent / "notadb" / "x").mkdir(parents=True)
+    _clean_takes_only_the_stray(a, a, ext)
+
+
+def test_orphan_clean_refuses_when_a_sharing_table_cannot_be_read(catalog, tmp_path):
+    ext = tmp_path / "ext"
+    a = _shared(catalog, "db.a", f"file://{ext}")
+    b = _shared(catalog, "db.b", f"file://{ext}")
+    write(a, rows(list(range(10))))
+    write(b, rows(list(range(10, 20))))
+    live = data_files(ext)
+    aged_with_stray(live)
+    _with_column_of_type(b, "VECTOR<FLOAT, 3>")
+    # the schema reader reports the type it cannot hold as a corrupt schema file
+    with pytest.raises((CorruptFileError, UnsupportedError), match="db.b.*VECTOR"):
+        a.remove_orphan_files()
+    # a schema file that is not JSON beside readable ones may have named the root
+    b_schema = Path(b.table_path) / "schema"
+    shutil.copy(b_schema / "schema-0", b_schema / "schema-1")
+    (b_schema / "schema-0").write_text("{")
+    (b_schema / "schema-1").write_text((b_schema / "schema-1").read_text().replace(str(ext), "/elsewhere"))
+    with pytest.raises(CorruptFileError, match="not JSON"):
+        a.remove_orphan_files()
+    assert all(p.exists() for p in live)

@@ -53,34 +53,68 @@ struct SchemaFacts {
     corrupt: Option<PathBuf>,
 }
 
-fn schema_facts(path: &Path) -> Result<SchemaFacts> {
-    let mut facts = SchemaFacts::default();
+/// One schema file of a table or of a branch, as raw JSON (no type parsed).
+pub(crate) struct RawSchema {
+    /// The table or branch directory it belongs to.
+    pub root: PathBuf,
+    /// The schema file.
+    pub path: PathBuf,
+    /// Its JSON; None when it is not UTF-8 JSON.
+    pub json: Option<Value>,
+}
+
+/// Every schema file of the table at `path` and of its branches, read as raw JSON only: a
+/// schema with a type paimon_rs cannot hold is read as any other. Shared by the drop and by the
+/// orphan clean (which other tables share an external root).
+pub(crate) fn raw_schemas(path: &Path) -> Result<Vec<RawSchema>> {
+    let mut out = vec![];
     for root in metadata_roots(path)? {
         for id in ids_in(&root.join("schema"), "schema-")? {
             let p = schema_path(&root, id);
-            let Some(text) = read_json_text(&p)? else {
+            let text = match read_json_text(&p) {
+                Ok(Some(t)) => Some(t),
+                Ok(None) => continue,
+                Err(Error::CorruptFile { .. }) => None,
+                Err(e) => return Err(e),
+            };
+            let json = text.and_then(|t| serde_json::from_str::<Value>(&t).ok());
+            out.push(RawSchema {
+                root: root.clone(),
+                path: p,
+                json,
+            });
+        }
+    }
+    Ok(out)
+}
+
+fn schema_facts(path: &Path) -> Result<SchemaFacts> {
+    let mut facts = SchemaFacts::default();
+    for RawSchema {
+        root,
+        path: p,
+        json,
+    } in raw_schemas(path)?
+    {
+        let v = json;
+        let options = match v.as_ref().map(|v| v.get("options")) {
+            Some(Some(Value::Object(o))) => Some(o),
+            Some(None | Some(Value::Null)) => None,
+            _ => {
+                facts.corrupt.get_or_insert(p);
                 continue;
-            };
-            let v = serde_json::from_str::<Value>(&text).ok();
-            let options = match v.as_ref().map(|v| v.get("options")) {
-                Some(Some(Value::Object(o))) => Some(o),
-                Some(None | Some(Value::Null)) => None,
-                _ => {
-                    facts.corrupt.get_or_insert(p);
-                    continue;
-                }
-            };
-            let get = |k: &str| options.and_then(|o| o.get(k)).and_then(Value::as_str);
-            if !matches!(ExternalPaths::from_options(&get), Ok(None)) {
-                facts.external = true;
             }
-            if root == path {
-                if let Some(Value::Array(keys)) = v.as_ref().and_then(|v| v.get("partitionKeys")) {
-                    facts.partition_levels = keys.len();
-                }
-                facts.data_dir = get("data-file.path-directory")
-                    .and_then(|d| crate::options::parse_data_file_path_directory(d).ok());
+        };
+        let get = |k: &str| options.and_then(|o| o.get(k)).and_then(Value::as_str);
+        if !matches!(ExternalPaths::from_options(&get), Ok(None)) {
+            facts.external = true;
+        }
+        if root == path {
+            if let Some(Value::Array(keys)) = v.as_ref().and_then(|v| v.get("partitionKeys")) {
+                facts.partition_levels = keys.len();
             }
+            facts.data_dir = get("data-file.path-directory")
+                .and_then(|d| crate::options::parse_data_file_path_directory(d).ok());
         }
     }
     Ok(facts)

@@ -34,9 +34,10 @@
 //!   referenced from any partition or bucket protects every file of that name;
 //! - data files live under `<table>/<data-file.path-directory>` (the table itself when unset)
 //!   and `<root>/<data-file.path-directory>` for each external root;
-//! - an external root another table of the warehouse also names (its latest schema, or a
-//!   branch's) is shared: that table's references are read as strictly as this table's and
-//!   every data file they name is kept (Java deletes them), see `shared_root_references`.
+//! - an external root another table of the warehouse names (any of its schema files, or a
+//!   branch's; however spelled), or this table's own directory it names, is shared: that
+//!   table's references are read as strictly as this table's and every data file they name is
+//!   kept (Java deletes them), see `shared_root_references`.
 //!
 //! Candidates are listed before the referenced files are collected, so a commit that lands while
 //! the clean runs either is seen, or only references files younger than the limit.
@@ -50,6 +51,7 @@ use crate::spec::manifest::{read_manifest_entries, read_manifest_list, FileKind}
 use crate::spec::snapshot::Snapshot;
 use crate::table::references::{Missing, Referenced, Walker};
 use crate::table::FileStoreTable;
+use crate::write::external_path::normalize_root;
 
 /// One removed (or, in a dry run, removable) file.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -286,59 +288,55 @@ impl Cleaner<'_> {
         Ok(())
     }
 
-    /// The data files referenced by the other tables of the warehouse whose latest schema (of
-    /// the table or of any branch) names one of `roots` in `data-file.external-paths` (equal,
-    /// or one under the other): their live files may lie under a root this clean lists, and no
-    /// file carries the table it belongs to (Java's clean deletes them). Their references are
-    /// built as this table's are (every snapshot, tag, changelog and branch); a table that
-    /// cannot be read refuses the clean. Tables of other warehouses are not seen (docs).
-    fn shared_root_references(&self, roots: &[PathBuf]) -> Result<HashSet<String>> {
+    /// The data files referenced by the other tables of the warehouse that may have written
+    /// under a directory this clean lists: some schema file (any, not only the latest; of the
+    /// table or of any branch) names in `data-file.external-paths` a root equal to, under or
+    /// above one of this table's external roots or its own directory (compared as
+    /// [`root_key`]s: however spelled, symbolic links resolved). No file carries the table it
+    /// belongs to (Java's clean deletes them). "Shares a root" is decided from the raw JSON of
+    /// the schema files, so a table with a type paimon_rs cannot hold is only opened when it
+    /// shares; a directory none of whose schema files is JSON (or without any) is not a table
+    /// and is skipped. The references of a sharing table are built as this table's are (every
+    /// snapshot, tag, changelog and branch); a sharing table that cannot be read, a schema file
+    /// that is not JSON beside readable ones, or a root that does not parse, refuses the clean.
+    /// Tables of other warehouses are not seen (docs).
+    fn shared_root_references(&self) -> Result<HashSet<String>> {
         let mut out = HashSet::new();
         let Some(warehouse) = self.table.path.parent().and_then(Path::parent) else {
             return Ok(out);
         };
-        let overlaps = |r: &Path| roots.iter().any(|o| o.starts_with(r) || r.starts_with(o));
+        let me = root_key(&self.table.path.to_string_lossy());
+        let mut own = vec![me.clone()];
+        if let Some(e) = &self.table.options.external_paths {
+            own.extend(e.roots().iter().map(|r| root_key(r)));
+        }
+        let overlaps = |r: &Path| own.iter().any(|o| o.starts_with(r) || r.starts_with(o));
         for (db, db_path, md) in entries(warehouse)? {
             let Some(db) = db.strip_suffix(".db").filter(|_| md.is_dir) else {
                 continue;
             };
             for (name, path, md) in entries(&db_path)? {
-                if !md.is_dir || path == self.table.path {
+                if !md.is_dir || path == self.table.path || root_key(&path.to_string_lossy()) == me
+                {
                     continue;
                 }
                 let ident = format!("{db}.{name}");
+                let Some(named) = self.shared_root_named(&ident, &path, &overlaps)? else {
+                    continue;
+                };
                 let refuse = |e: Error| {
-                    Error::invalid(format!(
-                        "table {ident} may share an external root with this table, but its \
-                         schemas or snapshots could not be read ({e}): refusing to remove \
-                         orphan files (its live files could be taken for orphans)"
-                    ))
+                    let why = format!(
+                        "table {ident} names the external root '{named}', which overlaps this \
+                         table's directories, but it could not be read ({e}): refusing to \
+                         remove orphan files (its live files could be taken for orphans)"
+                    );
+                    match e {
+                        Error::Unsupported { .. } => Error::unsupported(why),
+                        Error::CorruptFile { path, .. } => Error::corrupt(path, why),
+                        _ => Error::corrupt(&path, why),
+                    }
                     .with_table(&self.table.name)
                 };
-                let mut shared = false;
-                let mut metadata = vec![path.clone()];
-                for (b, bp, bmd) in entries(&path.join("branch"))? {
-                    if bmd.is_dir && b.starts_with("branch-") {
-                        metadata.push(bp);
-                    }
-                }
-                for root in &metadata {
-                    let schema =
-                        crate::table::snapshot_manager::latest_schema(root).map_err(refuse)?;
-                    let named = schema
-                        .as_ref()
-                        .and_then(|s| s.options.get("data-file.external-paths"))
-                        .map(String::as_str)
-                        .unwrap_or("");
-                    shared |= named
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|r| !r.is_empty())
-                        .any(|r| overlaps(&crate::io::external_file(r)));
-                }
-                if !shared {
-                    continue;
-                }
                 let other = FileStoreTable::open(&ident, &path).map_err(refuse)?;
                 let c = Cleaner {
                     table: &other,
@@ -351,8 +349,8 @@ impl Cleaner<'_> {
                     .map_err(refuse)?;
                 log::info!(
                     target: "paimon_rs.orphan",
-                    "{}: table {ident} shares an external root: its {} referenced data files \
-                     are kept",
+                    "{}: table {ident} names the external root '{named}': its {} referenced data \
+                     files are kept",
                     self.table.name,
                     used.data.len()
                 );
@@ -360,6 +358,75 @@ impl Cleaner<'_> {
             }
         }
         Ok(out)
+    }
+
+    /// The root of `data-file.external-paths` (as spelled) some schema file of the table at
+    /// `path` (or of a branch) names that `overlaps`; None when none does or the directory is
+    /// not a table (no schema file is JSON). Refuses (corrupt) on a schema file that is not
+    /// JSON beside readable ones, or a root that does not parse in a schema whose strategy
+    /// writes to the roots.
+    fn shared_root_named(
+        &self,
+        ident: &str,
+        path: &Path,
+        overlaps: &dyn Fn(&Path) -> bool,
+    ) -> Result<Option<String>> {
+        let schemas = crate::table::drop::raw_schemas(path)?;
+        if schemas.iter().all(|s| s.json.is_none()) {
+            log::debug!(
+                target: "paimon_rs.orphan",
+                "{}: {} is not a table (no schema file that is JSON): skipped",
+                self.table.name,
+                path.display()
+            );
+            return Ok(None);
+        }
+        let refuse = |p: &Path, why: String| {
+            Err(Error::corrupt(
+                p,
+                format!(
+                    "table {ident}: {why}: it may name an external root this table's clean \
+                     lists; refusing to remove orphan files (its live files could be taken for \
+                     orphans)"
+                ),
+            )
+            .with_table(&self.table.name))
+        };
+        for s in &schemas {
+            let options = match s.json.as_ref().map(|v| v.get("options")) {
+                Some(Some(serde_json::Value::Object(o))) => o,
+                Some(None | Some(serde_json::Value::Null)) => continue,
+                _ => {
+                    return refuse(
+                        &s.path,
+                        "the schema file is not JSON or its options are not an object".into(),
+                    )
+                }
+            };
+            let get = |k: &str| options.get(k).and_then(serde_json::Value::as_str);
+            let writes = !get("data-file.external-paths.strategy")
+                .unwrap_or("none")
+                .eq_ignore_ascii_case("none");
+            for r in get("data-file.external-paths")
+                .unwrap_or("")
+                .split(',')
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+            {
+                match normalize_root(r) {
+                    Ok((_, root)) => {
+                        if overlaps(&root_key(&root)) {
+                            return Ok(Some(r.to_string()));
+                        }
+                    }
+                    Err(why) if writes => {
+                        return refuse(&s.path, format!("external root {why}"));
+                    }
+                    Err(_) => {}
+                }
+            }
+        }
+        Ok(None)
     }
 
     /// The table directory and every branch directory (`branch/branch-<name>`): each has its own
@@ -616,6 +683,54 @@ fn read_snapshot_file(path: &Path) -> Result<Snapshot> {
     serde_json::from_slice(&bytes).map_err(|e| Error::corrupt(path, e.to_string()))
 }
 
+/// The key a root (a normalized external root, `file:/dir` or a URI, or a local path) is
+/// compared by: a local directory canonicalized (symbolic links resolved; `.` and `..` resolved
+/// lexically when it does not exist, from its nearest existing ancestor), a URI with its scheme
+/// in lower case and without trailing `/`.
+fn root_key(root: &str) -> PathBuf {
+    let local = match root.split_once(':') {
+        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("file") => rest,
+        Some((scheme, rest)) if scheme.len() > 1 && !root.starts_with('/') => {
+            return PathBuf::from(format!(
+                "{}:{}",
+                scheme.to_ascii_lowercase(),
+                rest.trim_end_matches('/')
+            ))
+        }
+        _ => root,
+    };
+    // lexical: `.` dropped, `..` pops (never above `/`); a relative path from the working
+    // directory
+    let local = std::path::absolute(local).unwrap_or_else(|_| PathBuf::from(local));
+    let mut lexical = PathBuf::from("/");
+    for c in local.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                lexical.pop();
+            }
+            std::path::Component::Normal(n) => lexical.push(n),
+            _ => {}
+        }
+    }
+    // canonicalize the nearest existing ancestor, then append the rest
+    let mut rest = vec![];
+    let mut at = lexical.as_path();
+    loop {
+        if let Ok(c) = std::fs::canonicalize(at) {
+            let mut out = c;
+            out.extend(rest.iter().rev());
+            return out;
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(p), Some(n)) => {
+                rest.push(n.to_os_string());
+                at = p;
+            }
+            _ => return lexical,
+        }
+    }
+}
+
 /// Remove the orphan files of `table` last modified before `older_than_millis` (epoch millis),
 /// then the bucket and partition directories this leaves empty. With `dry_run`, nothing is
 /// deleted and the result lists what would be. See the module documentation for what is never
@@ -656,9 +771,7 @@ pub fn remove_orphan_files(
     }
     let mut used = c.referenced(&snapshots, &stale, &changelogs)?;
     // external roots another table of the warehouse also writes to: its live files are kept
-    if let Some(e) = &table.options.external_paths {
-        used.data.extend(c.shared_root_references(&e.root_paths())?);
-    }
+    used.data.extend(c.shared_root_references()?);
     let mut result = OrphanCleanResult::default();
     let mut removed_in = vec![0usize; listing.dirs.len()];
     for cand in listing.candidates {
@@ -1265,5 +1378,41 @@ pub(crate) mod tests {
         let res = remove_orphan_files(&t, default_limit(), false).unwrap();
         assert!(res.files.is_empty(), "{res:?}");
         assert!(outside.join("bucket-0").join("data-x.parquet").exists());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn root_keys_compare_a_directory_however_spelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let ext = d.join("ext");
+        fs::create_dir_all(ext.join("sub")).unwrap();
+        fs::create_dir(d.join("x")).unwrap();
+        std::os::unix::fs::symlink(&ext, d.join("link")).unwrap();
+        let key = root_key(
+            &normalize_root(&format!("file://{}", ext.display()))
+                .unwrap()
+                .1,
+        );
+        for spelling in [
+            format!("file://localhost{}", ext.display()),
+            format!("FILE://{}/", ext.display()),
+            format!("file:{}//", ext.display()),
+            format!("file://{}/x/../ext", d.display()),
+            format!("file://{}/./link", d.display()),
+        ] {
+            let (_, root) = normalize_root(&spelling).unwrap();
+            assert_eq!(root_key(&root), key, "{spelling}");
+        }
+        // a missing directory: `..` resolved lexically, the existing part canonicalized
+        let missing = format!("file://{}/link/new/../new2", d.display());
+        assert_eq!(
+            root_key(&normalize_root(&missing).unwrap().1),
+            key.join("new2")
+        );
+        assert!(root_key(&format!("{}/sub", ext.display())).starts_with(&key));
+        assert_eq!(root_key("S3://bucket/dir/"), root_key("s3://bucket/dir"));
+        assert!(normalize_root("file://server/dir").is_err());
+        assert!(normalize_root("relative/dir").is_err());
     }
 }

@@ -99,61 +99,10 @@ impl ExternalPaths {
         };
         let mut roots = vec![];
         for p in paths.split(',').map(str::trim) {
-            let Some((scheme, rest)) = p.split_once(':') else {
-                return Err(bad(
-                    PATHS,
-                    paths,
-                    &format!("'{p}' has no scheme (write file:///dir or s3://bucket/dir)"),
-                ));
-            };
-            // a URI scheme: a letter, then letters, digits, `+`, `-`, `.`
-            let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-                && scheme
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
-            if !scheme_ok {
-                return Err(bad(PATHS, paths, &format!("'{p}' has no scheme")));
-            }
-            if specific.is_some_and(|s| !s.eq_ignore_ascii_case(scheme)) {
+            let (scheme, root) = normalize_root(p).map_err(|why| bad(PATHS, paths, &why))?;
+            if specific.is_some_and(|s| !s.eq_ignore_ascii_case(&scheme)) {
                 continue;
             }
-            let root = if scheme.eq_ignore_ascii_case("file") {
-                // Java's Path form of a local URI: `file:/dir`
-                if !rest.starts_with('/') {
-                    return Err(bad(
-                        PATHS,
-                        paths,
-                        &format!("'{p}' is not an absolute path (write file:///dir)"),
-                    ));
-                }
-                // `file://host/dir`: only an empty authority or `localhost` (the local disk, as
-                // our readers take it) names a local directory; any other host is refused,
-                // never written under `/host/dir`
-                let rest = match rest.strip_prefix("//") {
-                    Some(r) => {
-                        let (host, dir) = r.split_at(r.find('/').unwrap_or(r.len()));
-                        if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
-                            return Err(bad(
-                                PATHS,
-                                paths,
-                                &format!(
-                                    "'{p}' names the host '{host}': a file: root is a local \
-                                     directory (write file:///dir)"
-                                ),
-                            ));
-                        }
-                        dir
-                    }
-                    None => rest,
-                };
-                let local = rest.trim_start_matches('/');
-                if local.is_empty() {
-                    return Err(bad(PATHS, paths, &format!("'{p}' names no directory")));
-                }
-                format!("file:/{}", local.trim_end_matches('/'))
-            } else {
-                p.trim_end_matches('/').to_string()
-            };
             roots.push(root);
         }
         if roots.is_empty() {
@@ -271,6 +220,58 @@ impl ExternalPaths {
         uri.push_str(name);
         Ok((crate::io::external_file(&uri), uri))
     }
+}
+
+/// One root of `data-file.external-paths` as Java writes it into `_EXTERNAL_PATH`, with its
+/// scheme: a local root (scheme `file`, any case; an empty or `localhost` authority) becomes
+/// `file:/dir`, any other keeps its spelling; trailing `/` dropped. Why not, when `p` has no
+/// scheme, is a relative local path, or names another host. Shared by the writers and by the
+/// orphan clean, which compares other tables' roots with its own.
+pub(crate) fn normalize_root(p: &str) -> std::result::Result<(String, String), String> {
+    let Some((scheme, rest)) = p.split_once(':') else {
+        return Err(format!(
+            "'{p}' has no scheme (write file:///dir or s3://bucket/dir)"
+        ));
+    };
+    // a URI scheme: a letter, then letters, digits, `+`, `-`, `.`
+    let scheme_ok = scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+    if !scheme_ok {
+        return Err(format!("'{p}' has no scheme"));
+    }
+    if !scheme.eq_ignore_ascii_case("file") {
+        return Ok((scheme.to_string(), p.trim_end_matches('/').to_string()));
+    }
+    // Java's Path form of a local URI: `file:/dir`
+    if !rest.starts_with('/') {
+        return Err(format!("'{p}' is not an absolute path (write file:///dir)"));
+    }
+    // `file://host/dir`: only an empty authority or `localhost` (the local disk, as our readers
+    // take it) names a local directory; any other host is refused, never written under
+    // `/host/dir`
+    let rest = match rest.strip_prefix("//") {
+        Some(r) => {
+            let (host, dir) = r.split_at(r.find('/').unwrap_or(r.len()));
+            if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+                return Err(format!(
+                    "'{p}' names the host '{host}': a file: root is a local directory (write \
+                     file:///dir)"
+                ));
+            }
+            dir
+        }
+        None => rest,
+    };
+    let local = rest.trim_start_matches('/');
+    if local.is_empty() {
+        return Err(format!("'{p}' names no directory"));
+    }
+    Ok((
+        scheme.to_string(),
+        format!("file:/{}", local.trim_end_matches('/')),
+    ))
 }
 
 /// The widths of entropy-inject's hash directories, outermost first.
