@@ -7,8 +7,9 @@ version 2 = ``version:u8 | magic:u64 "BLOBDESC" | uri_len:i32 | uri (UTF-8) | of
 length:i64``, all little-endian; version 1 (read only) lacks the magic. A length of -1 means "to
 the end of the file".
 
-What paimon_rs does not have: pypaimon's video-frame descriptors and blob views (a BLOB that
-points at another table's row) are refused with ``UnsupportedError`` when met in bytes; presigned
+What paimon_rs does not have: pypaimon's video-frame descriptors, and blob views (a BLOB that
+points at another table's row) outside a ``blob-view-field`` column (``paimon_rs.blob_view``), are
+refused with ``UnsupportedError`` when met in bytes; presigned
 URLs need a REST catalog's object store, which paimon_rs has not.
 """
 
@@ -46,7 +47,8 @@ def _refuse_other_wire_types(raw: bytes) -> None:
     if _has_magic(raw, 1, _VIDEO_FRAME_MAGIC):
         raise UnsupportedError("paimon_rs does not support video-frame BLOB descriptors")
     if _has_magic(raw, 1, _BLOB_VIEW_MAGIC):
-        raise UnsupportedError("paimon_rs does not support BLOB views (BlobViewStruct)")
+        raise UnsupportedError("the bytes are a BlobViewStruct, which paimon_rs resolves only in "
+                               "a 'blob-view-field' column (paimon_rs.blob_view parses them)")
 
 
 class BlobDescriptor:

@@ -184,7 +184,9 @@ class FileSystemCatalog(Catalog):
             system_table_def(system, full)  # an unknown name fails before the table is opened
             data = Table(self._core.get_table(f"{db}.{data_obj}"), self._store_options or None)
             return SystemTable(data, system)  # type: ignore[return-value]
-        return Table(self._core.get_table(full), self._store_options or None)
+        table = Table(self._core.get_table(full), self._store_options or None)
+        table._catalog = self
+        return table
 
     def drop_table(self, identifier: Union[str, Identifier], ignore_if_not_exists: bool = False) -> None:
         self._core.drop_table(_identifier(identifier), ignore_if_not_exists)

@@ -438,7 +438,7 @@ class StreamTableRead:
         def batches() -> Iterator[pa.RecordBatch]:
             for kind, run in self._groups(list(splits)):
                 for b in self._reads[kind]._core.stream(run):
-                    yield self._conform(b)
+                    yield self._conform(self._reads[kind]._resolve_blobs(b))
         return pa.RecordBatchReader.from_batches(self.schema, batches())
 
     def to_arrow(self, splits: List[Any]) -> pa.Table:

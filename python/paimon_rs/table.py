@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, Iterator, List, Optional,
 import pyarrow as pa
 
 from paimon_rs import _core, table_ops
+from paimon_rs.blob_view import needs_resolution, resolve_inline_blobs
 from paimon_rs.commit_callback import CommitCallback, run_callbacks
 from paimon_rs.consumer import ConsumerManager
 from paimon_rs.data_types import DataField
@@ -53,6 +54,8 @@ class Table:
         self._core = core
         self._arrow_schema: pa.Schema = core.arrow_schema()
         self._dynamic_options: Dict[str, str] = dict(dynamic_options or {})
+        # the catalog that opened this table (a blob-view-field read loads upstream tables there)
+        self._catalog: Any = None
 
     @staticmethod
     def open(path: str, options: Optional[Dict[str, str]] = None,
@@ -113,14 +116,18 @@ class Table:
         schema is unchanged), e.g. ``table.copy({"write-buffer-size": "64 mb"})``; values that
         are not strings are taken as pypaimon takes them (``{"bucket": 2}``, ``True``)."""
         options = option_texts(options)
-        return Table(self._core.copy(options), {**self._dynamic_options, **options})
+        t = Table(self._core.copy(options), {**self._dynamic_options, **options})
+        t._catalog = self._catalog
+        return t
 
     def copy_without_time_travel(self, options: Dict[str, Any]) -> Table:
         """``copy`` keeping this table's current schema when ``options`` travel to a past
         snapshot (``scan.snapshot-id``, a tag, a timestamp): the snapshot's rows read with the
         columns as they are now (pypaimon's and Java's ``copyWithoutTimeTravel``)."""
         options = option_texts(options)
-        return Table(self._core.copy_without_time_travel(options), {**self._dynamic_options, **options})
+        t = Table(self._core.copy_without_time_travel(options), {**self._dynamic_options, **options})
+        t._catalog = self._catalog
+        return t
 
     def new_batch_write_builder(self) -> BatchWriteBuilder:
         return BatchWriteBuilder(self)
@@ -1744,6 +1751,8 @@ class TableRead:
         # ``to_arrow_batch_reader`` (unset: the engine's batches)
         self._parallelism = _positive_int_option(table, "read.parallelism")
         self._batch_size = _positive_int_option(table, "read.batch-size")
+        # blob-descriptor-field / blob-view-field columns resolved after the engine's read
+        self._inline_blobs = needs_resolution(dict(table._core.options))
 
     @property
     def schema(self) -> pa.Schema:
@@ -1787,7 +1796,7 @@ class TableRead:
         def batches() -> Iterator[pa.RecordBatch]:
             remaining = self._limit
             for b in self._core.stream(list(splits)):
-                b = self._pick(b)
+                b = self._pick(self._resolve_blobs(b))
                 if remaining is not None:
                     if remaining <= 0:
                         return
@@ -1815,10 +1824,14 @@ class TableRead:
             t = self._read_with_progress(list(splits), parallelism)
         else:
             t = self._core.read(list(splits), parallelism).read_all()
-        t = self._pick(t)
         if self._limit is not None:
             t = t.slice(0, self._limit)
-        return t
+        return self._pick(self._resolve_blobs(t))
+
+    def _resolve_blobs(self, data: Any) -> Any:
+        """``data`` with its ``blob-descriptor-field`` / ``blob-view-field`` columns resolved
+        (``paimon_rs.blob_view``)."""
+        return resolve_inline_blobs(self.table, data) if self._inline_blobs else data
 
     def to_pandas(self, splits: List[Split], parallelism: Optional[int] = None) -> Any:
         """Read into a pandas DataFrame, as ``to_arrow(...).to_pandas()`` (pypaimon's), except

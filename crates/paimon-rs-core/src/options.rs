@@ -418,6 +418,37 @@ fn check_spill_zstd_level(level: i32) -> Result<i32> {
     }
 }
 
+/// The BLOB columns stored inline in the data files instead of `.blob` files: those of
+/// `blob-descriptor-field` (its fallback key `blob.stored-descriptor-fields` when it is absent,
+/// as Java's) and those of `blob-view-field`, as (descriptor fields, view fields).
+pub fn blob_inline_fields(
+    raw: &BTreeMap<String, String>,
+) -> (
+    std::collections::BTreeSet<String>,
+    std::collections::BTreeSet<String>,
+) {
+    let set = |v: Option<&String>| {
+        v.map(|v| {
+            v.split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let descriptor = raw
+        .get("blob-descriptor-field")
+        .or_else(|| raw.get("blob.stored-descriptor-fields"));
+    (set(descriptor), set(raw.get("blob-view-field")))
+}
+
+/// Whether column `name` is a BLOB stored inline (`blob-descriptor-field` / `blob-view-field`).
+pub fn is_inline_blob(raw: &BTreeMap<String, String>, name: &str) -> bool {
+    let (d, v) = blob_inline_fields(raw);
+    d.contains(name) || v.contains(name)
+}
+
 pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),

@@ -143,7 +143,9 @@ pub fn file_context(
                     .fields
                     .iter()
                     .filter(|f| {
-                        blob.is_none() || !crate::io::blob_nested::is_blob_file_type(&f.data_type)
+                        blob.is_none()
+                            || !crate::io::blob_nested::is_blob_file_type(&f.data_type)
+                            || crate::options::is_inline_blob(&o.raw, &f.name)
                     })
                     .map(|f| f.to_arrow_file())
                     .collect::<Vec<_>>(),

@@ -60,6 +60,7 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
         }
     }
     if blobs.is_empty() {
+        check_inline_blob_fields(decl)?;
         return Ok(());
     }
     if decl.fields.len() <= blobs.len() {
@@ -68,6 +69,7 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
              columns.",
         ));
     }
+    check_inline_blob_fields(decl)?;
     let missing: Vec<String> = ["row-tracking.enabled", "data-evolution.enabled"]
         .iter()
         .filter(|k| decl.options.get(**k).map(String::as_str) != Some("true"))
@@ -93,6 +95,50 @@ fn validate_blob_fields(decl: &NewTableSchema) -> Result<()> {
             "The BLOB, ARRAY<BLOB> or MAP<X, BLOB> type column can not be part of partition \
              keys.",
         ));
+    }
+    Ok(())
+}
+
+/// Pypaimon 2.1.0's checks of `blob-descriptor-field` / `blob-view-field` (Java's
+/// `SchemaValidation`): scalar BLOB columns only (`ARRAY<BLOB>` / `MAP<X, BLOB>` stay in `.blob`
+/// files), in one of the two options, not both; the messages are pypaimon's.
+fn check_inline_blob_fields(decl: &NewTableSchema) -> Result<()> {
+    let (descriptor, view) = crate::options::blob_inline_fields(&decl.options);
+    let py_list = |names: Vec<&String>| {
+        let quoted: Vec<String> = names.iter().map(|n| format!("'{n}'")).collect();
+        format!("[{}]", quoted.join(", "))
+    };
+    let type_of = |n: &str| decl.fields.iter().find(|(f, _)| f == n).map(|(_, t)| t);
+    let not_scalar: Vec<&String> = descriptor
+        .union(&view)
+        .filter(|n| !type_of(n).is_some_and(|t| t.is_blob()))
+        .collect();
+    if !not_scalar.is_empty() {
+        let nested: Vec<&String> = not_scalar
+            .iter()
+            .copied()
+            .filter(|n| type_of(n).is_some_and(crate::io::blob_nested::is_nested_blob))
+            .collect();
+        if !nested.is_empty() {
+            return Err(Error::invalid(format!(
+                "ARRAY<BLOB> and MAP<X, BLOB> are only supported by 'blob-field'. Invalid inline \
+                 blob fields: {}",
+                py_list(nested)
+            )));
+        }
+        return Err(Error::invalid(format!(
+            "Fields in 'blob-descriptor-field' or 'blob-view-field' must be blob fields in \
+             schema. Non-BLOB fields: {}",
+            py_list(not_scalar)
+        )));
+    }
+    let overlap: Vec<&String> = descriptor.intersection(&view).collect();
+    if !overlap.is_empty() {
+        return Err(Error::invalid(format!(
+            "Fields in 'blob-descriptor-field' and 'blob-view-field' must not overlap. \
+             Overlapping fields: {}",
+            py_list(overlap)
+        )));
     }
     Ok(())
 }

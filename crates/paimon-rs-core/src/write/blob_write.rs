@@ -59,7 +59,14 @@ impl BlobSpec {
         schema_id: i64,
         file_source: i32,
     ) -> Result<Option<Arc<BlobSpec>>> {
-        if !fields.iter().any(|f| is_blob_file_type(&f.data_type)) {
+        // `blob-descriptor-field` / `blob-view-field` columns stay in the data file
+        let (descriptor, view) = crate::options::blob_inline_fields(&opts.raw);
+        let in_blob_file = |f: &crate::spec::types::DataField| {
+            is_blob_file_type(&f.data_type)
+                && !descriptor.contains(&f.name)
+                && !view.contains(&f.name)
+        };
+        if !fields.iter().any(in_blob_file) {
             return Ok(None);
         }
         let target_size = match opts.raw.get("blob.target-file-size") {
@@ -77,7 +84,7 @@ impl BlobSpec {
             file_source,
         };
         for (i, f) in fields.iter().enumerate() {
-            if is_blob_file_type(&f.data_type) {
+            if in_blob_file(f) {
                 spec.blob_cols.push((i, f.name.clone()));
                 spec.blob_types.push(f.data_type.clone());
             } else {
@@ -418,6 +425,82 @@ pub fn parse_descriptor(bytes: &[u8]) -> Result<Option<Descriptor>> {
             l => Some(u64::try_from(l).map_err(|_| bad())?),
         },
     }))
+}
+
+/// Whether `b` is exactly one serialized `BlobViewStruct` (version 1, `"BLOBVIEW"`, the
+/// upstream identifier, field id and row id, no trailing byte), as pypaimon checks it.
+fn is_view_struct(b: &[u8]) -> bool {
+    if b.len() < 25 || b[0] != 1 || b[1..9] != BLOB_VIEW_MAGIC.to_le_bytes() {
+        return false;
+    }
+    let Some(len) = b
+        .get(9..13)
+        .and_then(|l| l.try_into().ok())
+        .map(u32::from_le_bytes)
+    else {
+        return false;
+    };
+    let end = 13 + len as usize;
+    end + 12 == b.len() && std::str::from_utf8(&b[13..end]).is_ok()
+}
+
+/// Whether `b` parses as a serialized `BlobDescriptor`: version 2 (with the magic), or
+/// version 1 (without), whose URI length fits the value (Java's prefix parser).
+fn is_descriptor(b: &[u8]) -> bool {
+    if matches!(parse_descriptor(b), Ok(Some(_))) {
+        return true;
+    }
+    let v1_uri = b
+        .get(1..5)
+        .and_then(|l| l.try_into().ok())
+        .map(i32::from_le_bytes);
+    b.first() == Some(&1)
+        && !is_view_struct(b)
+        && v1_uri
+            .and_then(|l| usize::try_from(l).ok())
+            .is_some_and(|l| 5 + l + 16 <= b.len())
+}
+
+/// Checks the values written to the inline BLOB columns of `batch` (the table's columns,
+/// `fields`): a `blob-descriptor-field` value must be a serialized `BlobDescriptor`, a
+/// `blob-view-field` value a serialized `BlobViewStruct` (pypaimon's
+/// `_validate_inline_stored_fields_input`, its messages).
+pub fn check_inline_blob_values(
+    raw: &std::collections::BTreeMap<String, String>,
+    fields: &[crate::spec::types::DataField],
+    batch: &RecordBatch,
+) -> Result<()> {
+    let (descriptor, view) = crate::options::blob_inline_fields(raw);
+    if descriptor.is_empty() && view.is_empty() {
+        return Ok(());
+    }
+    for (i, f) in fields.iter().enumerate() {
+        let (ok, what, option): (fn(&[u8]) -> bool, _, _) = if descriptor.contains(&f.name) {
+            (is_descriptor, "BlobDescriptor", "blob-descriptor-field")
+        } else if view.contains(&f.name) {
+            (is_view_struct, "BlobViewStruct", "blob-view-field")
+        } else {
+            continue;
+        };
+        let Some(col) = batch.columns().get(i) else {
+            continue;
+        };
+        let Some(values) = col.as_any().downcast_ref::<arrow_array::LargeBinaryArray>() else {
+            return Err(Error::Internal(format!(
+                "BLOB column '{}' aligned as {}",
+                f.name,
+                col.data_type()
+            )));
+        };
+        if let Some(row) = values.iter().position(|v| v.is_some_and(|b| !ok(b))) {
+            return Err(Error::invalid(format!(
+                "{option} requires blob field value to be a serialized {what} (column '{}', \
+                 row {row}).",
+                f.name
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// A BLOB value checked for writing: null, the bytes themselves, or the range `offset`,

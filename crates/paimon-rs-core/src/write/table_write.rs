@@ -541,6 +541,11 @@ impl TableWrite {
             rowkind_field,
             first_row,
         )?;
+        crate::write::blob_write::check_inline_blob_values(
+            &self.table.options.raw,
+            &self.table.schema.fields,
+            &aligned.batch,
+        )?;
         if let Some(k) = kind {
             aligned.kinds = Some(Int8Array::from(vec![k.byte(); batch.num_rows()]));
         }
