@@ -1790,7 +1790,11 @@ class TableRead:
             cols = [pc.filter(c, mask) for c in cols]
         return make(cols, schema=schema)
 
-    def to_arrow_batch_reader(self, splits: List[Split]) -> pa.RecordBatchReader:
+    def to_arrow_batch_reader(self, splits: List[Split],
+                              blob_parallelism: Optional[int] = None) -> pa.RecordBatchReader:
+        """The splits' rows as a stream of batches, split after split (bounded memory).
+        ``blob_parallelism`` is pypaimon's for BLOB columns, which paimon_rs does not have
+        (accepted, unused, as in ``to_arrow``)."""
         # Streams: splits are read one after the other and merged batch by batch, so memory
         # stays bounded (one decoded batch per sorted run plus the output).
         def batches() -> Iterator[pa.RecordBatch]:
