@@ -3,7 +3,11 @@ busy box does not inflate them): a merged row-id group read in slices (``with_sl
 only each slice's rows of the group's files) and a filter on ``_ROW_ID`` (``=`` prunes the plan
 to the group holding the id; a range of ``<`` / ``>`` does not prune, pypaimon's rule).
 
+``IN`` over many ids (``_ROW_ID IN`` and a data column ``id IN``, ``--in-ids`` ids over
+``--in-rows`` rows) is evaluated with one hash lookup per row, not once per row and id.
+
     python benches/bench_row_id_reads.py [--rows 1000000] [--files 40] [--repeat 3]
+        [--in-rows 200000] [--in-ids 40000]
 """
 
 from __future__ import annotations
@@ -54,6 +58,8 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--files", type=int, default=40)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--in-rows", type=int, default=200_000)
+    ap.add_argument("--in-ids", type=int, default=40_000)
     args = ap.parse_args()
     n = args.rows
     cat = CatalogFactory.create({"warehouse": tempfile.mkdtemp(prefix="bench-rowid-")})
@@ -97,11 +103,35 @@ def main() -> None:
     def by_range() -> None:
         assert read(m, m.new_read_builder().with_filter(f"_ROW_ID > {x - 1} AND _ROW_ID < {x + 1}")) == 1
 
+    # IN over many values: every 5th id of an in_rows-row table
+    cat.create_table("db.i", Schema.from_pyarrow_schema(sch, options=DE), False)
+    it = cat.get_table("db.i")
+    ni = args.in_rows
+    commit(it, pa.table({"id": pa.array(range(ni), pa.int64()), "a": pa.array(range(ni), pa.int64()),
+                         "b": pa.array([f"v{i}" for i in range(ni)])}, schema=sch))
+    step = max(1, ni // args.in_ids)
+    ids = list(range(0, ni, step))[: args.in_ids]
+
+    def in_col(col: str) -> Callable[[], None]:
+        def go() -> None:
+            rb = it.new_read_builder()
+            rb = rb.with_filter(rb.new_predicate_builder().is_in(col, ids))
+            assert read(it, rb) == len(ids)
+        return go
+
+    def in_str() -> None:
+        rb = it.new_read_builder()
+        rb = rb.with_filter(rb.new_predicate_builder().is_in("b", [f"v{i}" for i in ids]))
+        assert read(it, rb) == len(ids)
+
     rows = [
         (f"merged group of {n:,} rows, whole", best(whole, args.repeat)),
         ("the same in 8 with_slice parts", best(sliced, args.repeat)),
         (f"{args.files} groups x {per:,} rows, _ROW_ID = x (plan pruned)", best(by_eq, args.repeat)),
         ("the same row by _ROW_ID > x-1 AND < x+1 (not pruned)", best(by_range, args.repeat)),
+        (f"_ROW_ID IN {len(ids):,} ids over {ni:,} rows", best(in_col("_ROW_ID"), args.repeat)),
+        (f"id IN {len(ids):,} ids over {ni:,} rows (BIGINT)", best(in_col("id"), args.repeat)),
+        (f"b IN {len(ids):,} strings over {ni:,} rows (STRING)", best(in_str, args.repeat)),
     ]
     width = max(len(r[0]) for r in rows)
     print(f"{'read':<{width}}  CPU s (best of {args.repeat})")

@@ -207,8 +207,21 @@ def delete(table: Table, predicate: Union[Predicate, str]) -> DeleteResult:
         raise InvalidArgumentError(
             f"delete on {table.identifier}: a filter is required (to delete every row: "
             "new_batch_write_builder().new_commit().truncate_table())")
-    pred = optional_filter(predicate, table.arrow_schema, "delete")
+    from paimon_rs.table import _with_system_columns
+
+    what = f"delete on {table.identifier}"
+    # parsed against the system columns too, so that one is refused by name below rather than
+    # reported unknown
+    pred = optional_filter(predicate, _with_system_columns(table), what)
     assert pred is not None
+    outside = sorted(pred.fields() - set(table.arrow_schema.names))
+    system = [c for c in outside if c in _with_system_columns(table).names]
+    if system:
+        raise UnsupportedError(f"{what}: the filter names the system column(s) {system}; a delete "
+                               "filters on the table's own columns")
+    if outside:
+        raise InvalidArgumentError(f"{what}: the filter names {outside}, not columns of the "
+                                   f"table{suggest_column(outside[0], table.arrow_schema.names)}")
     _check_mutable(table, "delete")
     if table.is_primary_key_table:
         return _retry(table, "delete", lambda: _delete_pk(table, pred))

@@ -251,6 +251,8 @@ class StreamingTableScan:
 
     def __init__(self, table: Table, predicate: Optional[Predicate], poll_interval_ms: int = 1000,
                  bucket_filter: Optional[Callable[[int], bool]] = None, consumer_id: Optional[str] = None):
+        from paimon_rs.table import _with_system_columns
+
         opts = table.options
         refused = [k for k in _REFUSED_START_OPTIONS if opts.get(k) is not None]
         if refused:
@@ -261,7 +263,8 @@ class StreamingTableScan:
         self.mode = _stream_mode(table)
         self.table = _without_start_options(table)
         self.predicate = predicate
-        self._filter = predicate.to_core(table.arrow_schema) if predicate is not None else None
+        # a row-tracking table's _ROW_ID / _SEQUENCE_NUMBER too, as a batch read's filter
+        self._filter = predicate.to_core(_with_system_columns(table)) if predicate is not None else None
         self.poll_interval = poll_interval_ms / 1000.0
         self._bucket_filter = bucket_filter
         self._consumer_id = consumer_id

@@ -1738,8 +1738,13 @@ class TableRead:
         # applied to the picked rows, reading the table columns it also names
         self._nested = nested
         self._residual = residual
+        # ``with_projection([])``: the rows and no column, as pypaimon (the engine reads the
+        # first column, to count the rows the filter keeps; ``_pick`` then drops it)
+        self._no_columns = nested is None and projection is not None and len(projection) == 0
+        if self._no_columns:
+            projection = table.arrow_schema.names[:1]
         if nested is not None:
-            names = table.arrow_schema.names
+            names = _with_system_columns(table).names
             aliases = {alias for alias, _ in nested}
             extra = sorted(residual.fields() - aliases) if residual is not None else []
             projection = list(dict.fromkeys([names[path[0]] for _, path in nested] + extra))
@@ -1756,8 +1761,10 @@ class TableRead:
 
     @property
     def schema(self) -> pa.Schema:
+        if self._no_columns:
+            return pa.schema([])
         if self._nested is not None:
-            return _nested_schema(self.table.arrow_schema, self._nested)
+            return _nested_schema(_with_system_columns(self.table), self._nested)
         return self._core.output_schema()
 
     @property
@@ -1769,11 +1776,13 @@ class TableRead:
     def _pick(self, data: Any) -> Any:
         """The nested projection's columns of ``data`` (a batch or table of the top-level
         columns read)."""
+        if self._no_columns:
+            return data.select([])  # keeps the number of rows
         if self._nested is None:
             return data
         import pyarrow.compute as pc
 
-        top = self.table.arrow_schema.names
+        top = _with_system_columns(self.table).names
         cols = []
         for _, path in self._nested:
             col = data.column(top[path[0]])
@@ -2090,7 +2099,8 @@ class ReadBuilder:
                                       f"column '{c}' is not in the table"
                                       f"{suggest_column(str(c), names)}")
         self._projection = cols
-        self._nested = _nested_projection(schema, cols) if nested else None
+        # the system columns come after the table's: a nested projection may name them too
+        self._nested = _nested_projection(_with_system_columns(self.table), cols) if nested else None
         return self
 
     def with_limit(self, limit: int) -> ReadBuilder:
@@ -2107,7 +2117,7 @@ class ReadBuilder:
         pb = PredicateBuilder(self._filter_schema())
         if self._projection is not None:  # the read's output names, without building a read
             names = (list(self._projection) if self._nested is None
-                     else _nested_schema(self.table.arrow_schema, self._nested).names)
+                     else _nested_schema(_with_system_columns(self.table), self._nested).names)
             pb._positions = {n: i for i, n in reversed(list(enumerate(names)))}
         return pb
 

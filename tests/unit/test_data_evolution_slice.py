@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from paimon_rs import CatalogFactory, Schema
 
+from unit_helpers import commit_columns as _commit
+
 SCH = pa.schema([("id", pa.int64()), ("a", pa.int64()), ("b", pa.string())])
 DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
 COLS = ["_ROW_ID", "id", "a", "b"]
@@ -27,19 +29,6 @@ def _table(path, schema=SCH, options=None, partition_keys=None):
     return c.get_table("db.t")
 
 
-def _commit(t, data, cols=None, first=None):
-    wb = t.new_batch_write_builder()
-    w = wb.new_write()
-    if cols:
-        w.with_write_type(cols)
-    w.write_arrow(data)
-    msgs = w.prepare_commit()
-    if first is not None:
-        for m in msgs:
-            for f in m.new_files:
-                f.first_row_id = first
-    wb.new_commit().commit(msgs)
-    w.close()
 
 
 def _update(t, data, cols):

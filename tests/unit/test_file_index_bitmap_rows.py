@@ -6,7 +6,11 @@ slices) and merge reads read every row."""
 
 from __future__ import annotations
 
+import glob
+import os
+
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -145,3 +149,21 @@ def test_rows_equal_a_read_without_the_index(tmp_path_factory, commits, leaves, 
     want = [i for i, k, x in rows if combine(p[1](k, x) for p in preds)]
     assert _ids(_read(t, flt)) == want, flt
     assert _ids(_read(t.copy({"file-index.read.enabled": "false"}), flt)) == want, flt
+
+
+def test_a_corrupt_bitmap_names_its_index_file(catalog):
+    """A bitmap index whose body does not decode fails the read naming the ``.index`` file it
+    was read from (with the table's directory), not the data file it indexes."""
+    t = _table(catalog, "corrupt", {"file-index.bitmap.columns": "k",
+                                    "file-index.in-manifest-threshold": "1 b"})
+    write(t, _rows(list(range(1000)), [i % 50 for i in range(1000)], [0] * 1000))
+    (ix,) = glob.glob(os.path.join(t.table_path.removeprefix("file:"), "bucket-0", "*.index"))
+    b = bytearray(open(ix, "rb").read())
+    for i in range(60, 68):  # inside the bitmap's dictionary (after the container's header)
+        b[i] ^= 0xFF
+    with open(ix, "wb") as f:
+        f.write(b)
+    with pytest.raises(paimon_rs.CorruptFileError) as e:
+        _read(t, "k = 7")
+    msg = str(e.value)
+    assert msg.startswith(f"corrupt file {ix}:"), msg

@@ -206,3 +206,35 @@ def test_chunk_shuffle_refuses_it_as_pypaimon(tmp_path):
     rb = t.new_read_builder().with_filter("_ROW_ID IN (1, 9)")
     with pytest.raises(InvalidArgumentError, match="_ROW_ID"):
         rb.new_scan().with_chunk_shuffle(seed=1, chunk_size=2).with_shard(0, 2).plan()
+
+
+@pytest.mark.parametrize("options", [DE, RT], ids=["data-evolution", "deletion-vectors"])
+def test_streaming_read_filters_by_row_id(tmp_path, options):
+    """A streaming read takes a ``_ROW_ID`` filter as a batch read does, for the first full
+    plan and for later snapshots' changes (before: the scan refused it without naming the
+    table, "filter column '_ROW_ID' is not in the table")."""
+    t = _table(tmp_path, options)
+    _commit(t, [0, 1, 2, 3])
+    sb = (t.new_stream_read_builder().with_filter("_ROW_ID >= 2")
+          .with_projection(["id", "_ROW_ID"]))
+    plans = iter(sb.new_streaming_scan().stream_sync())
+    read = sb.new_read()
+    assert read.to_arrow(next(plans).splits()).to_pydict() == {"id": [2, 3], "_ROW_ID": [2, 3]}
+    _commit(t, [10, 11])
+    assert read.to_arrow(next(plans).splits()).to_pydict() == {"id": [10, 11], "_ROW_ID": [4, 5]}
+
+
+def test_delete_by_row_id_is_refused_naming_the_table(tmp_path):
+    """``table.delete`` filters on the table's own columns: a system column is refused by name,
+    an unknown column too, each message naming the table."""
+    from paimon_rs.exceptions import UnsupportedError
+
+    t = _table(tmp_path, RT)
+    _commit(t, [0, 1, 2])
+    with pytest.raises(UnsupportedError, match=r"delete on db\.t: .*'_ROW_ID'"):
+        t.delete("_ROW_ID = 1")
+    with pytest.raises(UnsupportedError, match=r"delete on db\.t: .*'_ROW_ID'"):
+        t.delete(t.new_read_builder().new_predicate_builder().equal("_ROW_ID", 1))
+    with pytest.raises(InvalidArgumentError, match=r"delete on db\.t: .*'nope'"):
+        t.delete("nope = 1")
+    assert _read(t, ["id"]).num_rows == 3  # nothing deleted

@@ -72,3 +72,21 @@ def write_arrow(table, data) -> None:
     c.commit(w.prepare_commit())
     w.close()
     c.close()
+
+
+def commit_columns(t, data, cols=None, first=None) -> None:
+    """Commit ``data`` to ``t`` in one batch write: of the columns ``cols`` only
+    (``with_write_type``) when given, its files given ``first_row_id`` ``first`` when given
+    (new values of those columns of a data-evolution file group)."""
+    wb = t.new_batch_write_builder()
+    w = wb.new_write()
+    if cols:
+        w.with_write_type(cols)
+    w.write_arrow(data)
+    msgs = w.prepare_commit()
+    if first is not None:
+        for m in msgs:
+            for f in m.new_files:
+                f.first_row_id = first
+    wb.new_commit().commit(msgs)
+    w.close()

@@ -449,6 +449,14 @@ pub fn is_inline_blob(raw: &BTreeMap<String, String>, name: &str) -> bool {
     d.contains(name) || v.contains(name)
 }
 
+/// `orc.timestamp-ltz.legacy.type` (Java's `OrcOptions`, default true): Java's ORC writer
+/// stores a TIMESTAMP_LTZ as an ORC `timestamp with local time zone` either way; legacy (true)
+/// first reads the value's UTC wall clock in the JVM's default zone (and its reader undoes
+/// that), false stores the instant. paimon_rs writes ORC as a writer in UTC (TIMESTAMP's writer
+/// zone is UTC too), where both store the instant itself: both values are honoured, and
+/// Parquet / Avro tables (Java hands `orc.*` to the ORC format only) are unaffected.
+pub(crate) const ORC_TIMESTAMP_LTZ_LEGACY: &str = "orc.timestamp-ltz.legacy.type";
+
 pub(crate) fn parse_bool(key: &str, v: &str) -> Result<bool> {
     match v.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
@@ -511,6 +519,11 @@ impl CoreOptions {
                 "The number of buckets needs to be greater than 0. (or -1: dynamic bucket mode, \
                  -2: postpone bucket mode)",
             ));
+        }
+        if let Some(v) = get(ORC_TIMESTAMP_LTZ_LEGACY) {
+            // Java's OrcFileFormat option (pypaimon's Java-interop tests set it on every table):
+            // either value is honoured, see ORC_TIMESTAMP_LTZ_LEGACY
+            parse_bool(ORC_TIMESTAMP_LTZ_LEGACY, v)?;
         }
         let stats_mode = match get("metadata.stats-mode") {
             None => StatsMode::Truncate(16),

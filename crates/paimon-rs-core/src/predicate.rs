@@ -1,12 +1,13 @@
 //! Filters: evaluated exactly on Arrow batches, and conservatively ("may match") on partition
 //! values and file min/max statistics for pruning.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use arrow::compute::kernels::cmp;
 use arrow::compute::prep_null_mask_filter;
 use arrow_array::{Array, ArrayRef, BooleanArray, RecordBatch, Scalar};
+use arrow_row::{Row, RowConverter, SortField};
 
 use crate::error::{Error, Result};
 use crate::spec::binary_row::datums_to_arrow;
@@ -305,6 +306,9 @@ fn eval_leaf(
             }
         }
         In => {
+            if let Some(r) = in_set(col, t, lits, true)? {
+                return Ok(r);
+            }
             let mut acc = none();
             for v in lits.iter().filter(|v| v.is_some()) {
                 acc = arrow::compute::or(&acc, &cmp::eq(col, &scalar(t, v)?)?)?;
@@ -315,6 +319,9 @@ fn eval_leaf(
             if lits.iter().any(|v| v.is_none()) {
                 // x NOT IN (.., NULL) is never true in SQL
                 return Ok(none());
+            }
+            if let Some(r) = in_set(col, t, lits, false)? {
+                return Ok(r);
             }
             let mut acc = arrow::compute::is_not_null(col.as_ref())?;
             for v in lits {
@@ -367,6 +374,47 @@ fn eval_leaf(
             }
         }
     })
+}
+
+/// Lists at least this long are matched through a hash set (one lookup per row); shorter
+/// ones by one vectorised comparison per literal, cheaper than encoding the column.
+const IN_SET_MIN: usize = 8;
+
+/// `IN` (`keep_listed`) / `NOT IN` over a long list: the column and the non-null literals are
+/// encoded by one `RowConverter` (typed, the same equality as the comparison kernels: floats
+/// by total order) and each row looked up in a hash set of the literals' encodings, so the cost
+/// is rows + literals, not rows x literals. A null row never matches (SQL); the caller handles
+/// a null literal. `None`: the list is short or the column type has no row encoding, compare
+/// literal by literal.
+fn in_set(
+    col: &ArrayRef,
+    t: &DataType,
+    lits: &[Option<Datum>],
+    keep_listed: bool,
+) -> Result<Option<BooleanArray>> {
+    let present: Vec<Option<Datum>> = lits.iter().filter(|v| v.is_some()).cloned().collect();
+    if present.len() < IN_SET_MIN {
+        return Ok(None);
+    }
+    let mut listed = datums_to_arrow(t, &present)?;
+    if listed.data_type() != col.data_type() {
+        // e.g. a dictionary-encoded or large-string column: the literals in its type (a literal
+        // the type cannot hold becomes null and so matches no row)
+        match arrow::compute::cast(&listed, col.data_type()) {
+            Ok(a) => listed = a,
+            Err(_) => return Ok(None),
+        }
+    }
+    let Ok(conv) = RowConverter::new(vec![SortField::new(col.data_type().clone())]) else {
+        return Ok(None);
+    };
+    let listed = conv.convert_columns(&[listed])?;
+    let set: HashSet<Row<'_>> = listed.iter().collect();
+    let rows = conv.convert_columns(std::slice::from_ref(col))?;
+    let hit: Vec<bool> = (0..col.len())
+        .map(|i| col.is_valid(i) && set.contains(&rows.row(i)) == keep_listed)
+        .collect();
+    Ok(Some(BooleanArray::from(hit)))
 }
 
 #[cfg(test)]
@@ -485,5 +533,101 @@ mod tests {
             ),
             [true, false, true, false]
         );
+    }
+
+    /// `IN` / `NOT IN` as SQL says, literal by literal (the model of the hash-set evaluation).
+    fn in_model(rows: &[Option<Datum>], lits: &[Option<Datum>], keep_listed: bool) -> Vec<bool> {
+        let null_listed = lits.iter().any(|l| l.is_none());
+        rows.iter()
+            .map(|r| match r {
+                None => false,
+                Some(v) => {
+                    let listed = lits
+                        .iter()
+                        .flatten()
+                        .any(|l| v.compare(l) == Some(std::cmp::Ordering::Equal));
+                    if keep_listed {
+                        listed
+                    } else {
+                        !listed && !null_listed
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn check_in(
+        kind: crate::spec::types::TypeKind,
+        rows: Vec<Option<Datum>>,
+        lits: Vec<Option<Datum>>,
+    ) {
+        let t = DataType::new(kind);
+        let col = datums_to_arrow(&t, &rows).unwrap();
+        let batch = RecordBatch::try_new(
+            Arc::new(Schema::new(vec![Field::new(
+                "x",
+                col.data_type().clone(),
+                true,
+            )])),
+            vec![col],
+        )
+        .unwrap();
+        for (op, keep) in [(LeafOp::In, true), (LeafOp::NotIn, false)] {
+            let p = Predicate::leaf("x", op, lits.clone()).unwrap();
+            let r = p.evaluate(&batch, &|_| Some(t.clone())).unwrap();
+            let got: Vec<bool> = (0..r.len()).map(|i| r.value(i)).collect();
+            assert_eq!(
+                got,
+                in_model(&rows, &lits, keep),
+                "{op:?} {lits:?} over {rows:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_long_in_list_is_matched_through_a_hash_set() {
+        let t = DataType::new(crate::spec::types::TypeKind::BigInt);
+        let col: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
+        let lits: Vec<_> = (0..IN_SET_MIN as i64)
+            .map(|i| Some(Datum::BigInt(i)))
+            .collect();
+        let r = in_set(&col, &t, &lits, true)
+            .unwrap()
+            .expect("the hash-set path");
+        assert_eq!(r, BooleanArray::from(vec![true, false, true]));
+        let r = in_set(&col, &t, &lits, false)
+            .unwrap()
+            .expect("the hash-set path");
+        assert_eq!(r, BooleanArray::from(vec![false, false, false]));
+        assert!(in_set(&col, &t, &lits[..2], true).unwrap().is_none());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn in_and_not_in_match_sql_on_ints(
+            rows in proptest::collection::vec(proptest::option::of(-20i64..20), 0..40),
+            lits in proptest::collection::vec(proptest::option::weighted(0.95, -20i64..20), 0..30),
+        ) {
+            let d = |v: Vec<Option<i64>>| v.into_iter().map(|x| x.map(Datum::BigInt)).collect();
+            check_in(crate::spec::types::TypeKind::BigInt, d(rows), d(lits));
+        }
+
+        #[test]
+        fn in_and_not_in_match_sql_on_strings(
+            rows in proptest::collection::vec(proptest::option::of("[a-c]{0,2}"), 0..40),
+            lits in proptest::collection::vec(proptest::option::weighted(0.95, "[a-c]{0,2}"), 0..30),
+        ) {
+            let d = |v: Vec<Option<String>>| v.into_iter().map(|x| x.map(Datum::String)).collect();
+            check_in(crate::spec::types::TypeKind::VarChar(i32::MAX as u32), d(rows), d(lits));
+        }
+
+        #[test]
+        fn in_and_not_in_match_sql_on_doubles(
+            rows in proptest::collection::vec(proptest::option::of(proptest::sample::select(vec![0.0, -0.0, 1.5, f64::NAN, f64::INFINITY])), 0..40),
+            lits in proptest::collection::vec(proptest::option::weighted(0.95, proptest::sample::select(vec![0.0, -0.0, 1.5, f64::NAN, 2.0])), 0..30),
+        ) {
+            let d = |v: Vec<Option<f64>>| v.into_iter().map(|x| x.map(Datum::Double)).collect();
+            check_in(crate::spec::types::TypeKind::Double, d(rows), d(lits));
+        }
     }
 }

@@ -518,8 +518,8 @@ pub(crate) struct BitmapIndex {
 
 impl BitmapIndex {
     /// Read the dictionary of an index of a column of type `t` (the file's type of it).
-    /// `context` names the data file for errors. None: the column's type has no bitmap keys
-    /// (an index this reader cannot use: the file is kept).
+    /// `context` names the index (its `.index` file) for errors. None: the column's type has
+    /// no bitmap keys (an index this reader cannot use: the file is kept).
     pub(crate) fn read(b: &[u8], t: &DataType, context: &str) -> Result<Option<BitmapIndex>> {
         let Some(kind) = KeyKind::of(t) else {
             return Ok(None);

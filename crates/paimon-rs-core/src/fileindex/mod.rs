@@ -496,20 +496,29 @@ pub(crate) fn configured_columns(raw: &BTreeMap<String, String>) -> ConfiguredCo
 struct ColumnIndexes<'a> {
     bloom: Option<BloomFilter64>,
     bitmap: Option<&'a [u8]>,
+    /// Where the bitmap was read: its `.index` file's path, or the data file's name for an
+    /// index embedded in the manifest ([`IndexSource::context`]); errors of the bitmap name it.
+    bitmap_source: String,
     parsed: std::cell::OnceCell<Option<BitmapIndex>>,
 }
 
 impl ColumnIndexes<'_> {
     /// The column's bitmap index (its bytes and dictionary), parsed once for all leaves; None
     /// without one or when its type has no bitmap keys.
-    fn parsed_bitmap(&self, t: &DataType, context: &str) -> Result<Option<(&[u8], &BitmapIndex)>> {
+    /// With it, the name errors of the bitmap give (`bitmap_source`).
+    fn parsed_bitmap(&self, t: &DataType) -> Result<Option<(&[u8], &BitmapIndex, &str)>> {
         let Some(b) = self.bitmap else {
             return Ok(None);
         };
+        let context = self.bitmap_source.as_str();
         if self.parsed.get().is_none() {
             let _ = self.parsed.set(BitmapIndex::read(b, t, context)?);
         }
-        Ok(self.parsed.get().and_then(Option::as_ref).map(|bm| (b, bm)))
+        Ok(self
+            .parsed
+            .get()
+            .and_then(Option::as_ref)
+            .map(|bm| (b, bm, context)))
     }
 }
 
@@ -534,19 +543,20 @@ fn leaf_index<'i, 'b>(
 /// intersects its children's rows, OR unites them (when every child has rows); a leaf on a
 /// column with a bitmap index gives the rows of its `=` / `IN` keys, the others' for `<>` /
 /// `NOT IN` (where exact, see [`BitmapIndex::rows_not_in`]), the null or non-null rows. None:
-/// the indexes cannot narrow the rows (every row may pass).
+/// the indexes cannot narrow the rows (every row may pass). Errors name the index's source
+/// (its `.index` file), `data_file` the file it indexes.
 fn select(
     filter: &Predicate,
     indexes: &BTreeMap<&str, ColumnIndexes<'_>>,
     column: &dyn Fn(&str) -> Option<(String, DataType)>,
-    context: &str,
+    data_file: &str,
     rows: u64,
 ) -> Result<Option<roaring::RoaringBitmap>> {
     match filter {
         Predicate::And(c) => {
             let mut out: Option<roaring::RoaringBitmap> = None;
             for p in c {
-                if let Some(r) = select(p, indexes, column, context, rows)? {
+                if let Some(r) = select(p, indexes, column, data_file, rows)? {
                     out = Some(match out {
                         Some(o) => o & r,
                         None => r,
@@ -558,7 +568,7 @@ fn select(
         Predicate::Or(c) => {
             let mut out = roaring::RoaringBitmap::new();
             for p in c {
-                match select(p, indexes, column, context, rows)? {
+                match select(p, indexes, column, data_file, rows)? {
                     Some(r) => out |= r,
                     None => return Ok(None),
                 }
@@ -573,15 +583,15 @@ fn select(
             let Some((name, t, ix)) = leaf_index(field, *op, indexes, column) else {
                 return Ok(None);
             };
-            let Some((b, bm)) = ix.parsed_bitmap(&t, context)? else {
+            let Some((b, bm, context)) = ix.parsed_bitmap(&t)? else {
                 return Ok(None);
             };
             if u64::from(bm.row_count()) != rows {
                 return Err(Error::corrupt(
                     Path::new(context),
                     format!(
-                        "the bitmap file index of column '{name}' records {} rows, the \
-                         manifest {rows}",
+                        "the bitmap file index of column '{name}' of data file {data_file} \
+                         records {} rows, the manifest {rows}",
                         bm.row_count()
                     ),
                 ));
@@ -601,17 +611,16 @@ fn select(
 /// AND skips when any child skips, OR when every child does; a leaf skips when an index of
 /// its column rules it out (a bloom filter: no `=` / `IN` value in it; a bitmap: the rows it
 /// selects are none); anything else keeps the file. `column` maps a filter column to the
-/// file's name for it and its type (None: not in the file). `context` names the file.
+/// file's name for it and its type (None: not in the file). Errors name the index's source.
 fn test(
     filter: &Predicate,
     indexes: &BTreeMap<&str, ColumnIndexes<'_>>,
     column: &dyn Fn(&str) -> Option<(String, DataType)>,
-    context: &str,
 ) -> Result<bool> {
     match filter {
         Predicate::And(c) => {
             for p in c {
-                if !test(p, indexes, column, context)? {
+                if !test(p, indexes, column)? {
                     return Ok(false);
                 }
             }
@@ -619,7 +628,7 @@ fn test(
         }
         Predicate::Or(c) => {
             for p in c {
-                if test(p, indexes, column, context)? {
+                if test(p, indexes, column)? {
                     return Ok(true);
                 }
             }
@@ -645,7 +654,7 @@ fn test(
                     return Ok(false);
                 }
             }
-            let Some((_, bm)) = ix.parsed_bitmap(&t, context)? else {
+            let Some((_, bm, _)) = ix.parsed_bitmap(&t)? else {
                 return Ok(true);
             };
             Ok(match op {
@@ -720,7 +729,7 @@ impl FileIndexes<'_> {
             return Ok(true);
         }
         Ok(self
-            .with_indexes(dir, |indexes| test(filter, indexes, column, self.file_name))?
+            .with_indexes(dir, |indexes| test(filter, indexes, column))?
             .unwrap_or(true))
     }
 
@@ -730,9 +739,15 @@ impl FileIndexes<'_> {
         dir: &Path,
         f: impl FnOnce(&BTreeMap<&str, ColumnIndexes<'_>>) -> Result<T>,
     ) -> Result<Option<T>> {
+        // (where the container was read, its indexes): errors name the `.index` file whose
+        // bytes are bad, or the data file whose manifest entry embeds them
         let mut containers = vec![];
         if let Some(b) = self.embedded {
-            containers.push(read_container(b, self.file_name)?);
+            let source = format!(
+                "{} (its file index embedded in the manifest)",
+                self.file_name
+            );
+            containers.push((source.clone(), read_container(b, &source)?));
         }
         for x in self
             .extra_files
@@ -741,16 +756,21 @@ impl FileIndexes<'_> {
         {
             let path = dir.join(x);
             let b = crate::io::read(&path)?;
-            containers.push(read_container(&b, &path.to_string_lossy())?);
+            let source = path.to_string_lossy().into_owned();
+            containers.push((source.clone(), read_container(&b, &source)?));
         }
         let mut indexes: BTreeMap<&str, ColumnIndexes<'_>> = BTreeMap::new();
-        for ix in containers.iter().flatten() {
-            let Some(b) = &ix.bytes else { continue };
-            if ix.index_type == BLOOM_FILTER {
-                let f = BloomFilter64::deserialize(b, self.file_name)?;
-                indexes.entry(ix.column.as_str()).or_default().bloom = Some(f);
-            } else if ix.index_type == BITMAP {
-                indexes.entry(ix.column.as_str()).or_default().bitmap = Some(b);
+        for (source, ixs) in &containers {
+            for ix in ixs {
+                let Some(b) = &ix.bytes else { continue };
+                if ix.index_type == BLOOM_FILTER {
+                    let f = BloomFilter64::deserialize(b, source)?;
+                    indexes.entry(ix.column.as_str()).or_default().bloom = Some(f);
+                } else if ix.index_type == BITMAP {
+                    let e = indexes.entry(ix.column.as_str()).or_default();
+                    e.bitmap = Some(b);
+                    e.bitmap_source = source.clone();
+                }
             }
         }
         if indexes.is_empty() {

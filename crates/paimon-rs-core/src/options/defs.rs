@@ -386,6 +386,7 @@ pub static OPTIONS: &[OptionDef] = &[
     honoured("num-levels", Kind::Int, Some("compaction trigger + 1"), Some("6"), "LSM levels."),
     honoured("num-sorted-run.compaction-trigger", Kind::Int, Some("5"), Some("3"), "Sorted runs of a bucket that trigger a compaction."),
     honoured("num-sorted-run.stop-trigger", Kind::Int, Some("compaction trigger + 3"), Some("10"), "Sorted runs that stall writes."),
+    honoured("orc.timestamp-ltz.legacy.type", Kind::Bool, Some("true"), Some("false"), "ORC files: TIMESTAMP_LTZ by Java's legacy mapping (true) or as instants (false); paimon_rs writes ORC as a writer in UTC, where both store the instant."),
     refused("overwrite-upgrade", Kind::Bool, Some("true"), JAVA),
     no_effect("owner", "Owner of the table, for people and catalogs."),
     honoured("page-size", Kind::MemorySize, Some("64 kb"), Some("64 kb"), "Page size of sort buffers and spill files."),

@@ -8,7 +8,7 @@ use super::data_evolution::row_id_groups;
 use super::deletion::{deletion_files_of, DeletionFile};
 use super::evolution::{field_by_id, same_type, SchemaCache};
 use super::interval::{ordered_pack, split_bucket};
-use super::row_tracking::{row_id_filter_ranges, Tracking, ROW_ID};
+use super::row_tracking::{row_id_filter_ranges, Tracking, ROW_ID, SEQUENCE_NUMBER};
 use super::split::{
     cut_to_row_ids, prune_to_row_id_ranges, row_id_slice_range, slice_splits_by_row_id, DiffBefore,
     Split,
@@ -337,6 +337,132 @@ impl TableScan {
             ),
             None => true,
         }
+    }
+
+    /// May a row-id group of several files (a data-evolution table's files sharing row ids,
+    /// each holding some columns) hold a row passing the filter, by the group's merged
+    /// statistics? As pypaimon 2.1.0's `DataEvolutionGroupStatsFilter`: each column's stats are
+    /// those of the newest file (max sequence number) holding it, usable only when that file
+    /// covers the whole group's row ids, has the column's current type and stats for it; a
+    /// column two files tie on, or a BLOB file holds, is unknown (never prunes); a column no file
+    /// holds is null in every row. Anything unreadable keeps the group.
+    fn group_may_match(&self, g: &[DataFileMeta], schemas: &SchemaCache) -> bool {
+        let Some(filter) = &self.filter else {
+            return true;
+        };
+        let mut ranges = vec![];
+        for f in g {
+            let Some(first) = f.first_row_id else {
+                return true;
+            };
+            ranges.push((first, first + f.row_count));
+        }
+        let (Some(start), Some(end)) = (
+            ranges.iter().map(|r| r.0).min(),
+            ranges.iter().map(|r| r.1).max(),
+        ) else {
+            return true;
+        };
+        let rows = end - start;
+        // each file's schema and the fields it holds (its write_cols, else every field)
+        let mut layouts = vec![];
+        for f in g {
+            let Ok(fs) = schemas.get(f.schema_id) else {
+                return true;
+            };
+            let held: Vec<crate::spec::types::DataField> = match &f.write_cols {
+                None => fs.fields.clone(),
+                Some(cols) => {
+                    let mut v = vec![];
+                    for c in cols {
+                        match fs.fields.iter().find(|x| &x.name == c) {
+                            Some(x) => v.push(x.clone()),
+                            // the row-tracking columns a file may hold: no table field
+                            None if c == ROW_ID || c == SEQUENCE_NUMBER => {}
+                            None => return true,
+                        }
+                    }
+                    v
+                }
+            };
+            layouts.push(held);
+        }
+        // field id -> (the newest file holding it, tied with another)
+        let mut providers: BTreeMap<i32, (usize, bool)> = BTreeMap::new();
+        let mut in_blob_files = std::collections::BTreeSet::new();
+        for (i, (f, held)) in g.iter().zip(&layouts).enumerate() {
+            if f.file_name.ends_with(".blob") {
+                in_blob_files.extend(held.iter().map(|x| x.id));
+                continue;
+            }
+            for x in held {
+                let p = providers.entry(x.id).or_insert((i, false));
+                if p.0 == i {
+                    continue;
+                }
+                let (mine, theirs) = (f.max_sequence_number, g[p.0].max_sequence_number);
+                if mine > theirs {
+                    *p = (i, false);
+                } else if mine == theirs {
+                    p.1 = true;
+                }
+            }
+        }
+        let mut stats: Vec<(String, ColumnStat)> = vec![];
+        for c in &self.table.schema.fields {
+            let (i, tied) = match providers.get(&c.id) {
+                Some(&p) => p,
+                None if in_blob_files.contains(&c.id) => continue, // unknown
+                None => {
+                    stats.push((
+                        c.name.clone(),
+                        ColumnStat {
+                            min: None,
+                            max: None,
+                            null_count: Some(rows),
+                            row_count: rows,
+                        },
+                    ));
+                    continue;
+                }
+            };
+            if tied || ranges[i] != (start, end) {
+                continue; // unknown: a tie, or stats of part of the group
+            }
+            let (f, held) = (&g[i], &layouts[i]);
+            let Some(ff) = held.iter().find(|x| x.id == c.id) else {
+                continue;
+            };
+            if !same_type(&ff.data_type, &c.data_type) {
+                continue;
+            }
+            // the file's stats columns: value_stats_cols, else the fields it holds
+            let stat_fields: Vec<&crate::spec::types::DataField> = match &f.value_stats_cols {
+                None => held.iter().collect(),
+                Some(cols) => cols
+                    .iter()
+                    .filter_map(|n| held.iter().find(|x| &x.name == n))
+                    .collect(),
+            };
+            if f.value_stats_cols
+                .as_ref()
+                .is_some_and(|cols| cols.len() != stat_fields.len())
+            {
+                continue; // stats of columns the file does not hold: not understood
+            }
+            let names: Vec<String> = stat_fields.iter().map(|x| x.name.clone()).collect();
+            let types: Vec<DataType> = stat_fields.iter().map(|x| x.data_type.clone()).collect();
+            if !names.contains(&ff.name) {
+                continue;
+            }
+            let Some(file_stats) = stats_lookup(&f.value_stats, &names, &types, rows) else {
+                continue;
+            };
+            if let Some((_, st)) = file_stats.into_iter().find(|(n, _)| n == &ff.name) {
+                stats.push((c.name.clone(), st));
+            }
+        }
+        test_stats(filter, &stats)
     }
 
     /// A primary-key bucket's files pruned by the filter on their value statistics (Java's
@@ -993,7 +1119,8 @@ impl TableScan {
                 )?
             } else if evolution && !incremental {
                 // data evolution: a file's stats say nothing of the columns other files of its
-                // row-id group hold, so only a whole file of a group of one is pruned; a split
+                // row-id group hold: a whole file of a group of one is pruned by its stats (and
+                // index), a group of several by their merged stats (`group_may_match`); a split
                 // holds whole groups (read/data_evolution.rs)
                 let columns = self.table.schema.fields.len();
                 let mut kept: Vec<Vec<DataFileMeta>> = vec![];
@@ -1007,7 +1134,9 @@ impl TableScan {
                     let whole =
                         g.len() == 1 && g[0].write_cols.as_ref().is_none_or(|c| c.len() >= columns);
                     if !whole {
-                        kept.push(g);
+                        if self.group_may_match(&g, &schemas) {
+                            kept.push(g);
+                        }
                         continue;
                     }
                     let one: Vec<DataFileMeta> = g
