@@ -5,7 +5,9 @@ writes them: a deleted row's position (its ``_ROW_ID`` minus its file group's
 data file: the least ``(max_sequence_number, file_name)`` of the files that are not ``.blob``
 files); only deletion-vector index files are committed, no data file is rewritten. Reads
 (paimon_rs's ``read/data_evolution.rs``, pypaimon's, Java's) drop the marked rows of the group.
-The table must set ``deletion-vectors.enabled`` (pypaimon's check).
+The table must set ``deletion-vectors.enabled`` (pypaimon's check), except for a
+``delete_by_predicate`` on partition columns only, which drops the partitions it matches
+(``partition_delete``).
 """
 
 from __future__ import annotations

@@ -402,7 +402,8 @@ class BatchTableUpdate(TableUpdate):
 
     def delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
         """Delete the rows ``predicate`` matches (all if None) through deletion vectors, as
-        ``delete_by_row_id``."""
+        ``delete_by_row_id``; a predicate on partition columns only drops the partitions it
+        matches instead, on any table (``paimon_rs.table_delete.partition_delete``)."""
         return self._delete_by_predicate(predicate)
 
     def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),
