@@ -176,3 +176,73 @@ impl FileStoreCommit {
             .commit_inner(&[], commit_identifier, Some(Overwrite::Partitions(&specs)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::safety::tests::{commit, rows, table, written};
+    use super::*;
+    use crate::predicate::LeafOp;
+    use crate::spec::datum::Datum;
+
+    fn partitions(t: &FileStoreTable) -> Vec<Vec<u8>> {
+        let latest = t.snapshot_manager().latest().unwrap().unwrap();
+        let mut ps: Vec<Vec<u8>> = crate::table::live::live_entries(t, &latest)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.partition)
+            .collect();
+        ps.sort();
+        ps.dedup();
+        ps
+    }
+
+    /// The messages of partition `p` = 1 drop it; a write to it after they were read makes
+    /// their commit an "Overwrite conflict", a write to another partition does not.
+    #[test]
+    fn partition_delete_drops_what_it_read_or_conflicts() {
+        for pk in [false, true] {
+            let dir = tempfile::tempdir().unwrap();
+            let t = table(dir.path(), pk);
+            commit(&t, &written(&t, &[rows(1, 0..3), rows(2, 0..2)])).unwrap();
+            let p1 = Predicate::leaf("p", LeafOp::Equal, vec![Some(Datum::Int(1))]).unwrap();
+            let sid = |t: &FileStoreTable| t.snapshot_manager().latest().unwrap().unwrap().id;
+            let msgs = partition_delete_messages(&t, sid(&t), &p1).unwrap();
+            assert_eq!(msgs.len(), 1);
+            assert!(msgs
+                .iter()
+                .all(|m| m.restored_snapshot == Some(Some(sid(&t)))));
+            commit(&t, &written(&t, &[rows(1, 5..6)])).unwrap();
+            let e = commit(&t, &msgs).unwrap_err();
+            assert!(
+                matches!(&e, Error::CommitConflict { message, .. }
+                    if message.contains("Overwrite conflict detected")),
+                "{e}"
+            );
+            assert_eq!(partitions(&t).len(), 2);
+            let msgs = partition_delete_messages(&t, sid(&t), &p1).unwrap();
+            commit(&t, &written(&t, &[rows(2, 5..6)])).unwrap();
+            let before = sid(&t);
+            assert_eq!(commit(&t, &msgs).unwrap(), Some(before + 1));
+            let latest = t.snapshot_manager().latest().unwrap().unwrap();
+            assert_eq!(
+                latest.commit_kind,
+                crate::spec::snapshot::CommitKind::Overwrite
+            );
+            assert_eq!(partitions(&t).len(), 1);
+        }
+    }
+
+    /// Beside a message of new files, or as an overwrite, they are refused.
+    #[test]
+    fn partition_delete_messages_are_committed_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        commit(&t, &written(&t, &[rows(1, 0..3)])).unwrap();
+        let p1 = Predicate::leaf("p", LeafOp::Equal, vec![Some(Datum::Int(1))]).unwrap();
+        let sid = t.snapshot_manager().latest().unwrap().unwrap().id;
+        let mut msgs = partition_delete_messages(&t, sid, &p1).unwrap();
+        msgs.extend(written(&t, &[rows(2, 0..1)]));
+        let e = commit(&t, &msgs).unwrap_err();
+        assert!(e.to_string().contains("commit it alone"), "{e}");
+    }
+}
