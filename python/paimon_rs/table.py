@@ -357,7 +357,7 @@ class Table:
         """Drop the partitions older than ``partition.expiration-time`` now, whatever the check
         interval (Java's ``expire_partitions`` procedure with the table's options); returns them
         ({key: value text}). Nothing without the option or on an unpartitioned table."""
-        commit = self._core.new_commit(str(uuid.uuid4()))
+        commit = self._core.new_commit(_new_commit_user(self))
         expired, _snapshot = commit.expire_partitions(BATCH_COMMIT_IDENTIFIER)
         return expired
 
@@ -819,6 +819,13 @@ def _drop_specs(table: Table, partitions: List[Dict[str, Any]], what: str) -> Li
     return out
 
 
+def _new_commit_user(table: Table) -> str:
+    """A fresh commit user of ``table``'s write builders: a UUID, after ``commit.user-prefix``
+    and ``_`` when the table sets it (Java's ``CoreOptions.createCommitUser``)."""
+    prefix = table._core.options.get("commit.user-prefix")
+    return str(uuid.uuid4()) if prefix is None else f"{prefix}_{uuid.uuid4()}"
+
+
 def _reopen(path: str, options: Dict[str, str], name: str) -> Table:
     return Table.open(path, options, name)
 
@@ -829,15 +836,16 @@ class BatchWriteBuilder:
 
     def __init__(self, table: Table):
         self.table = table
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = _new_commit_user(table)
         self.static_partition: Optional[Dict[str, Any]] = None
         self._overwrite = False
 
     def with_commit_user(self, commit_user: str) -> BatchWriteBuilder:
         """Commit as ``commit_user`` (Java's ``withCommitUser``; default: a fresh UUID per
-        builder). A stable commit user makes ``commit(messages, commit_identifier=n)``
-        idempotent across processes: a retry of an identifier this user already committed
-        returns that snapshot's id without committing again."""
+        builder, after ``commit.user-prefix`` and ``_`` if set). A stable commit user makes
+        ``commit(messages, commit_identifier=n)`` idempotent across processes: a retry of an
+        identifier this user already committed returns that snapshot's id without committing
+        again."""
         if not isinstance(commit_user, str) or not commit_user:
             raise InvalidArgumentError("with_commit_user: the commit user must be a non-empty string")
         self.commit_user = commit_user
@@ -1358,13 +1366,14 @@ class StreamWriteBuilder:
 
     def __init__(self, table: Table):
         self.table = table
-        self.commit_user = str(uuid.uuid4())
+        self.commit_user = _new_commit_user(table)
         self._progress: Optional[ProgressCallback] = None
 
     def with_commit_user(self, commit_user: str) -> StreamWriteBuilder:
-        """Commit as ``commit_user`` (default: a fresh UUID per builder). A job that restarts
-        must keep its commit user, so that re-committing a checkpoint's identifier is found
-        and skipped (Java's ``filterAndCommit``)."""
+        """Commit as ``commit_user`` (default: a fresh UUID per builder, after
+        ``commit.user-prefix`` and ``_`` if set). A job that restarts must keep its commit
+        user, so that re-committing a checkpoint's identifier is found and skipped (Java's
+        ``filterAndCommit``)."""
         if not isinstance(commit_user, str) or not commit_user:
             raise InvalidArgumentError("with_commit_user: the commit user must be a non-empty string")
         self.commit_user = commit_user

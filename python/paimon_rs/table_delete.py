@@ -5,7 +5,9 @@ writes them: a deleted row's position (its ``_ROW_ID`` minus its file group's
 data file: the least ``(max_sequence_number, file_name)`` of the files that are not ``.blob``
 files); only deletion-vector index files are committed, no data file is rewritten. Reads
 (paimon_rs's ``read/data_evolution.rs``, pypaimon's, Java's) drop the marked rows of the group.
-The table must set ``deletion-vectors.enabled`` (pypaimon's check).
+The table must set ``deletion-vectors.enabled`` (pypaimon's check), except for a
+``delete_by_predicate`` on partition columns only, which drops the partitions it matches
+(``partition_delete``).
 """
 
 from __future__ import annotations
@@ -88,9 +90,14 @@ def delete_row_ids(upd: TableUpdate, row_ids: Sequence[Any],
 
 def delete_by_predicate(upd: TableUpdate, predicate: Optional[Predicate]) -> List[CommitMessage]:
     """The commit messages deleting the live rows of the latest snapshot that ``predicate``
-    matches (all rows if None; the predicate applied exactly after the read)."""
+    matches (all rows if None; the predicate applied exactly after the read). A predicate on
+    partition columns only drops the partitions it matches instead, on any table
+    (``partition_delete``)."""
     from paimon_rs.mutations import predicate_mask
 
+    keys = upd.table.partition_keys
+    if predicate is not None and keys and predicate.fields() and set(predicate.fields()) <= set(keys):
+        return partition_delete(upd, predicate)
     _check(upd)
     sid = upd.table.latest_snapshot_id()
     if sid is None:
@@ -104,3 +111,16 @@ def delete_by_predicate(upd: TableUpdate, predicate: Optional[Predicate]) -> Lis
     if predicate is not None:
         matched = matched.filter(predicate_mask(predicate, matched))
     return delete_row_ids(upd, matched.column(ROW_ID).to_pylist(), sid)
+
+
+def partition_delete(upd: TableUpdate, predicate: Predicate) -> List[CommitMessage]:
+    """The commit messages dropping the partitions of the latest snapshot that ``predicate``
+    (on partition columns only) matches, as pypaimon's ``delete_by_predicate`` and Java's
+    Spark ``DELETE`` (a ``truncatePartitions``): per partition and bucket, its data files and
+    index files listed as deleted. Committed, they are an OVERWRITE of those partitions that
+    must replace exactly those files: a commit to one of them since (a write, a delete, a
+    compaction) makes it fail with ``CommitConflictError`` ("Overwrite conflict detected")."""
+    sid = upd.table.latest_snapshot_id()
+    if sid is None:
+        return []
+    return list(upd.table._core.partition_delete_messages(sid, predicate.to_core(upd.table.arrow_schema)))

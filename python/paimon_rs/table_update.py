@@ -20,12 +20,42 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.options import TIME_TRAVEL_OPTIONS
 from paimon_rs.predicate import Predicate, PredicateBuilder
 
 if TYPE_CHECKING:
+    from paimon_rs.shard_updator import ShardTableUpdator
     from paimon_rs.table import CommitMessage, Table
 
 ROW_ID = "_ROW_ID"
+
+
+def coerce_column(col: Any, typ: pa.DataType, name: str) -> Any:
+    """``col`` (an array or chunked array of the input) as the table column ``name``'s type
+    ``typ``: a cast, or, where pyarrow casts no such pair, the values rebuilt (pypaimon's
+    ``_coerce_column``): a MAP column given as lists of (key, value) pairs (what
+    ``pa.Table.from_pydict`` infers from tuples) or as dicts (inferred as a struct)."""
+    try:
+        return col.cast(typ)
+    except (pa.ArrowNotImplementedError, pa.ArrowTypeError):
+        if not pa.types.is_map(typ):
+            raise
+    rows = []
+    for row in col.to_pylist():
+        if row is None:
+            rows.append(None)
+        elif isinstance(row, dict):
+            if pa.types.is_struct(col.type) and any(v is None for v in row.values()):
+                # a struct inferred from dicts holds None for a key another dict has
+                raise InvalidArgumentError(
+                    f"column {name}: Cannot coerce schema-less dict input with null values to map "
+                    "type (pyarrow makes a key missing from a dict and a null value both None); "
+                    "pass an explicit map-typed array or lists of (key, value) pairs instead.")
+            rows.append(list(row.items()))
+        else:
+            rows.append([tuple(pair) for pair in row])
+    out = pa.array(rows, type=typ)
+    return pa.chunked_array([out], typ) if isinstance(col, pa.ChunkedArray) else out
 
 
 def _assignment(col: str, value: Any, typ: pa.DataType, n: int) -> Any:
@@ -35,7 +65,7 @@ def _assignment(col: str, value: Any, typ: pa.DataType, n: int) -> Any:
             raise InvalidArgumentError(
                 f"update_by_predicate: Assignment array length must match matched row count: "
                 f"{len(value)} != {n} (column {col}).")
-        return value.cast(typ)
+        return coerce_column(value, typ, col)
     if isinstance(value, pa.Scalar):
         value = value.as_py()
     return pa.array([value] * n, type=typ)
@@ -68,7 +98,8 @@ class TableUpdate:
         return self
 
     def with_read_projection(self, projection: List[str]) -> None:
-        """pypaimon's projection of ``new_shard_updator``'s reads (which paimon_rs refuses)."""
+        """The columns ``new_shard_updator``'s ``arrow_reader`` reads (``_ROW_ID`` allowed;
+        default: every column)."""
         self.projection = list(projection)
 
     def new_predicate_builder(self) -> PredicateBuilder:
@@ -179,8 +210,8 @@ class TableUpdate:
             arrays = []
             for c in cols:
                 field = current.schema.field(c)
-                both = pa.chunked_array(current.column(c).chunks + upd.column(c).cast(field.type).chunks,
-                                        field.type)
+                new = coerce_column(upd.column(c), field.type, c)
+                both = pa.chunked_array(current.column(c).chunks + new.chunks, field.type)
                 arrays.append(both.take(take_or_null if field.nullable else take).combine_chunks())
             batch = pa.RecordBatch.from_arrays(arrays, names=cols)
             out.append(self.table._core.write_row_id_update(sid, first, batch))
@@ -201,12 +232,23 @@ class TableUpdate:
         data = data.filter(keep)
         return data.sort_by(ROW_ID)
 
+    def _scan_snapshot_id(self) -> Optional[int]:
+        """The snapshot a predicate update reads its rows from: the one the table's time
+        travel options name (``scan.snapshot-id``, ``scan.tag-name``, a timestamp, ...), else
+        the latest (pypaimon's); the commit then refuses it if a later snapshot wrote the same
+        columns of the same rows."""
+        opts = self.table.options
+        if "scan.mode" in opts or any(k in opts for k in TIME_TRAVEL_OPTIONS):
+            return self.table.new_read_builder().with_projection([ROW_ID]).new_scan().plan().snapshot_id
+        return self.table.latest_snapshot_id()
+
     def _update_by_predicate(self, predicate: Optional[Predicate], assignments: Mapping[str, Any],
                              read_columns: Optional[Sequence[str]]) -> List[CommitMessage]:
         """pypaimon's ``update_by_predicate``: the rows ``predicate`` matches (all if None) in
-        the latest snapshot get ``assignments``: per column a literal, a pyarrow array of the
-        matched rows (in ``_ROW_ID`` order) or a callable that receives the matched rows of one
-        file group (``read_columns`` then ``_ROW_ID``) and returns the column's array."""
+        the snapshot the table reads (``_scan_snapshot_id``) get ``assignments``: per column a
+        literal, a pyarrow array of the matched rows (in ``_ROW_ID`` order) or a callable that
+        receives the matched rows of one file group (``read_columns`` then ``_ROW_ID``) and
+        returns the column's array."""
         from paimon_rs.mutations import predicate_mask
 
         self._check_data_evolution("update_by_predicate")
@@ -226,7 +268,12 @@ class TableUpdate:
         for c in list(read_columns) + list(assignments):
             if c not in names:
                 raise InvalidArgumentError(f"update_by_predicate: Column {c} is not in table schema.")
-        sid = self.table.latest_snapshot_id()
+        for c in assignments:
+            if c in self.table.partition_keys:  # a ValueError, as pypaimon's
+                raise InvalidArgumentError(
+                    f"update_by_predicate does not support updating partition column '{c}' of "
+                    f"{self.table.identifier} (the row would stay in its old partition).")
+        sid = self._scan_snapshot_id()
         if sid is None:
             return []
         needed = sorted(predicate.fields()) if predicate is not None else []
@@ -292,11 +339,19 @@ class TableUpdate:
 
         return merge_into(self, source, on, when_matched, when_not_matched)
 
-    # --- what paimon_rs does not do ---
+    def new_shard_updator(self, shard_num: int, total_shard_count: int) -> ShardTableUpdator:
+        """Worker ``shard_num`` of ``total_shard_count`` of a scan-and-rewrite update of the
+        ``with_update_type`` columns (pypaimon's): its ``arrow_reader()`` reads the worker's
+        file groups (``with_read_projection``), ``update_by_arrow_batch`` takes the new values
+        of the same rows in the same order, ``prepare_commit()`` returns the commit messages
+        (``paimon_rs.shard_updator``)."""
+        from paimon_rs.shard_updator import ShardTableUpdator
 
-    def new_shard_updator(self, shard_num: int, total_shard_count: int) -> Any:
-        """pypaimon's scan-and-rewrite shard updater: refused (``UnsupportedError``)."""
-        raise _refused("new_shard_updator")
+        self._check_data_evolution("new_shard_updator")
+        return ShardTableUpdator(self.table, self.projection, self.update_cols, self.commit_user,
+                                 shard_num, total_shard_count)
+
+    # --- what paimon_rs does not do ---
 
     def new_update_by_row_id(self, *args: Any, **kwargs: Any) -> Any:
         """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
@@ -347,7 +402,8 @@ class BatchTableUpdate(TableUpdate):
 
     def delete_by_predicate(self, predicate: Optional[Predicate]) -> List[CommitMessage]:
         """Delete the rows ``predicate`` matches (all if None) through deletion vectors, as
-        ``delete_by_row_id``."""
+        ``delete_by_row_id``; a predicate on partition columns only drops the partitions it
+        matches instead, on any table (``paimon_rs.table_delete.partition_delete``)."""
         return self._delete_by_predicate(predicate)
 
     def merge_into(self, source: Any, *, on: Any, when_matched: Sequence[Any] = (),

@@ -59,7 +59,10 @@ pub use table::tags::{create_tag, delete_tag, list_tags, rename_tag, replace_tag
 pub use table::FileStoreTable;
 
 // Write, commit, scan and read.
-pub use commit::{CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit, Overwrite};
+pub use commit::{
+    partition_delete_messages, CommitMessage, CompactIncrement, DataIncrement, FileStoreCommit,
+    Overwrite,
+};
 pub use predicate::{LeafOp, Predicate};
 pub use read::decode_ahead::{decode_ahead_threads, DecodeAhead, Step as DecodeAheadStep};
 pub use read::row_tracking::filter_column_type;

@@ -258,6 +258,24 @@ impl Table {
         Ok(PyArrowType(Box::new(it)))
     }
 
+    /// The commit messages dropping the partitions of snapshot `snapshot_id` that the
+    /// partition-only predicate `filter` matches (a partition delete: committed, it is an
+    /// OVERWRITE that must replace exactly the files they list; GIL released; nothing is
+    /// committed).
+    fn partition_delete_messages(
+        &self,
+        py: Python<'_>,
+        snapshot_id: i64,
+        filter: Bound<'_, PyAny>,
+    ) -> PyResult<Vec<CommitMessage>> {
+        let pred = predicate::convert(&self.inner, &filter)?;
+        let ms = crate::pool::detach(py, || {
+            paimon_rs_core::partition_delete_messages(&self.inner, snapshot_id, &pred)
+        })
+        .py_err()?;
+        Ok(ms.into_iter().map(CommitMessage::from_core).collect())
+    }
+
     /// Mark rows deleted through deletion vectors: `positions` holds `_FILE_NAME` and
     /// `_ROW_POSITION` of rows read from snapshot `snapshot_id`. Returns the commit messages
     /// of the new deletion-vector index files and the number of rows newly deleted (GIL
@@ -935,6 +953,23 @@ impl CommitMessage {
                 let mut meta = DataFileMeta::from_core(f, path);
                 meta.owner = Some((owner.clone_ref(slf.py()), i));
                 meta
+            })
+            .collect()
+    }
+    /// The data files this message deletes (pypaimon's `CommitMessage.deleted_files`: a
+    /// partition delete's), read-only.
+    #[getter]
+    fn deleted_files(&self) -> Vec<DataFileMeta> {
+        self.core()
+            .data_increment
+            .deleted_files
+            .iter()
+            .map(|f| {
+                let path = f
+                    .external_path
+                    .clone()
+                    .unwrap_or_else(|| f.file_name.clone());
+                DataFileMeta::from_core(f, path)
             })
             .collect()
     }

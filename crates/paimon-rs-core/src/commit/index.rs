@@ -40,6 +40,19 @@ pub(super) fn index_changes(messages: &[CommitMessage], compact: bool) -> Vec<In
     deleted
 }
 
+/// pypaimon's (`ConflictDetection`) opening words of a conflict over deletion vectors, which
+/// callers match; our message follows them.
+const DV_CONFLICT: &str = "Deletion vector index conflict detected: ";
+
+/// The opening words of a conflict over an index file of type `index_type` (pypaimon's).
+fn conflict_kind(index_type: &str) -> &'static str {
+    match index_type {
+        DELETION_VECTORS_INDEX => DV_CONFLICT,
+        HASH_INDEX => "HASH index conflict detected: ",
+        _ => "",
+    }
+}
+
 /// Identity of an index file in the manifest.
 fn id(e: &IndexManifestEntry) -> (&[u8], i32, &str) {
     (&e.partition, e.bucket, &e.file_name)
@@ -104,12 +117,14 @@ impl FileStoreCommit {
             .map(id)
             .collect();
         let live_ids: HashSet<(&[u8], i32, &str)> = live.iter().map(id).collect();
-        for d in &deleted {
-            if !live_ids.contains(d) {
+        for d in changes.iter().filter(|e| e.kind == FileKind::Delete) {
+            if !live_ids.contains(&id(d)) {
                 return Err(conflict(format!(
-                    "index file {} of bucket {} was replaced or removed by a concurrent commit; \
-                     give up committing",
-                    d.2, d.1
+                    "{}index file {} of bucket {} was replaced or removed by a concurrent \
+                     commit; give up committing",
+                    conflict_kind(&d.index_type),
+                    d.file_name,
+                    d.bucket
                 )));
             }
         }
@@ -127,8 +142,8 @@ impl FileStoreCommit {
             });
             if let Some(o) = other {
                 return Err(conflict(format!(
-                    "deletion vectors of bucket {} changed concurrently (index file {} is not \
-                     the one this writer restored); give up committing",
+                    "{DV_CONFLICT}deletion vectors of bucket {} changed concurrently (index file \
+                     {} is not the one this writer restored); give up committing",
                     a.bucket, o.file_name
                 )));
             }
@@ -191,9 +206,9 @@ impl FileStoreCommit {
                             .any(|d| d.kind == FileKind::Add && d.file.file_name == r.data_file)
                     {
                         return Err(conflict(format!(
-                            "data file {} was given a deletion vector (index file {}) by a \
-                             concurrent commit; the compaction would drop its deleted rows; \
-                             give up committing",
+                            "{DV_CONFLICT}data file {} was given a deletion vector (index \
+                             file {}) by a concurrent commit; the compaction would drop its \
+                             deleted rows; give up committing",
                             r.data_file, e.file_name
                         )));
                     }
@@ -210,8 +225,9 @@ impl FileStoreCommit {
             for r in a.dv_ranges.iter().flatten() {
                 if let Some(o) = owner.insert(&r.data_file, &a.file_name) {
                     return Err(conflict(format!(
-                        "data file {} has a deletion vector in index file {o}, written by a \
-                         concurrent commit, and this commit writes another; give up committing",
+                        "{DV_CONFLICT}data file {} has a deletion vector in index file {o}, \
+                         written by a concurrent commit, and this commit writes another; give up \
+                         committing",
                         r.data_file
                     )));
                 }
@@ -234,8 +250,8 @@ impl FileStoreCommit {
             for r in a.dv_ranges.iter().flatten() {
                 if !live.contains(&r.data_file) {
                     return Err(conflict(format!(
-                        "a deletion vector of data file {}, which a concurrent commit removed \
-                         (compacted or overwritten); give up committing",
+                        "{DV_CONFLICT}a deletion vector of data file {}, which a concurrent \
+                         commit removed (compacted or overwritten); give up committing",
                         r.data_file
                     )));
                 }

@@ -119,10 +119,11 @@ impl CommitMessage {
             .map_err(|e| Error::invalid(format!("not a serialized commit message: {e}")))
     }
 
-    /// Refuse what the committer cannot land yet: removed data files and index files other
-    /// than deletion vectors and hash indexes (no writer of paimon_rs produces them; a message
-    /// that carries them comes from elsewhere and must not lose them silently). Changelog
-    /// files, deletion-vector and dynamic-bucket hash index files are committed.
+    /// Refuse what the committer cannot land yet: index files other than deletion vectors
+    /// and hash indexes (no writer of paimon_rs produces them; a message that carries them
+    /// comes from elsewhere and must not lose them silently). Changelog files,
+    /// deletion-vector and dynamic-bucket hash index files are committed; removed data files
+    /// only in a partition delete's messages (commit/partition_delete.rs).
     pub(super) fn check_supported(&self) -> Result<()> {
         let (d, c) = (&self.data_increment, &self.compact_increment);
         let other_index = [
@@ -134,9 +135,8 @@ impl CommitMessage {
         .into_iter()
         .flatten()
         .any(|f| f.index_type != DELETION_VECTORS_INDEX && f.index_type != HASH_INDEX);
-        let what = if !d.deleted_files.is_empty() {
-            "deleted data files"
-        } else if other_index {
+        // deleted data files: a partition delete's (commit/partition_delete.rs, committed apart)
+        let what = if other_index {
             "index files other than deletion vectors and hash indexes"
         } else {
             return Ok(());

@@ -32,6 +32,7 @@ mod compaction;
 mod hash_index;
 mod manifest_merge;
 mod message;
+mod partition_delete;
 mod partition_expiry;
 mod rewrite_check;
 mod row_id_check;
@@ -43,6 +44,7 @@ pub(crate) use safety::tests as test_support;
 mod stale_tests;
 
 pub use message::{CommitMessage, CompactIncrement, DataIncrement};
+pub use partition_delete::partition_delete_messages;
 pub use rewrite_check::ExpectedReplace;
 use safety::SequenceCheck;
 mod index;
@@ -401,6 +403,9 @@ impl FileStoreCommit {
         commit_identifier: i64,
         overwrite: Option<Overwrite<'_>>,
     ) -> Result<Option<i64>> {
+        if messages.iter().any(partition_delete::is_partition_delete) {
+            return self.commit_partition_delete(messages, commit_identifier, overwrite);
+        }
         for m in messages {
             m.check_supported()
                 .map_err(|e| e.with_table(&self.table.name))?;

@@ -81,10 +81,11 @@ impl FileStoreCommit {
                 return Err(Error::CommitConflict {
                     table: self.table().name.clone(),
                     message: format!(
-                        "partition {} changed after snapshot {} that this rewrite read (data or \
-                         deletion-vector index files {changed:?} added or removed by a concurrent \
-                         commit: a delete, a write or a compaction); overwriting it would bring \
-                         deleted rows back or drop rows; give up committing",
+                        "Overwrite conflict detected: partition {} changed after snapshot {} \
+                         that this rewrite read (data or deletion-vector index files \
+                         {changed:?} added or removed by a concurrent commit: a delete, a write \
+                         or a compaction); overwriting it would bring deleted rows back or drop \
+                         rows; give up committing",
                         self.partition_label(p),
                         expected.base
                     ),

@@ -28,6 +28,12 @@ use crate::spec::manifest::{read_manifest_entries, DataFileMeta, FileKind, Manif
 use crate::spec::snapshot::{CommitKind, Snapshot};
 use crate::table::snapshot_manager::read_schema;
 
+/// Java's `ErrorMessages.DATA_EVOLUTION_ROW_ID_CONFLICT_MESSAGE` (pypaimon's too): the words a
+/// caller that retries such conflicts looks for; our message goes on with the files and rows.
+pub(crate) const DATA_EVOLUTION_ROW_ID_CONFLICT: &str =
+    "For Data Evolution table, multiple 'MERGE INTO' operations have encountered conflicts, \
+     updating the same file, which can render some updates ineffective.";
+
 /// One update file of the commit.
 struct Ours {
     /// The snapshot the update read its rows from.
@@ -179,8 +185,8 @@ impl RowIdCheck {
                     return Err(Error::CommitConflict {
                         table: c.table().name.clone(),
                         message: format!(
-                            "for a data-evolution table, concurrent updates of the same rows \
-                             and columns: the update file '{}' of the rows {}..={} (columns \
+                            "{DATA_EVOLUTION_ROW_ID_CONFLICT} Concurrent updates of the same \
+                             rows and columns: the update file '{}' of the rows {}..={} (columns \
                              {}) was read from snapshot {}, and snapshot {id} since {} '{}' \
                              holding some of those columns of some of those rows; committing \
                              would undo it. Read the rows again and update them on the latest \

@@ -217,10 +217,10 @@ pub(super) fn check_updated_groups(
             return Err(Error::CommitConflict {
                 table: table.name.clone(),
                 message: format!(
-                    "file '{}' with first_row_id {first} covers the rows {first}..{} that \
-                     no live file group of the latest snapshot covers exactly (an overwrite, \
-                     compaction or rollback replaced them since the update read them, or they \
-                     are not one group); update the rows again",
+                    "Row ID existence conflict: file '{}' with first_row_id {first} covers \
+                     the rows {first}..{} that no live file group of the latest snapshot \
+                     covers exactly (an overwrite, compaction or rollback replaced them since \
+                     the update read them, or they are not one group); update the rows again",
                     e.file.file_name,
                     first.saturating_add(rows)
                 ),

@@ -216,7 +216,7 @@ pub static OPTIONS: &[OptionDef] = &[
     no_effect("commit.native.enabled", "pypaimon's switch to its Rust path; paimon_rs is Rust throughout."),
     refused("commit.strict-mode.last-safe-snapshot", Kind::Long, None, JAVA),
     refused("commit.timeout", Kind::Duration, None, JAVA),
-    refused("commit.user-prefix", Kind::Text, None, JAVA),
+    honoured("commit.user-prefix", Kind::Text, None, Some("etl"), "Prefix of the commit user a write builder makes (`<prefix>_<uuid>`)."),
     no_effect("compaction.bucket-distribution-strategy", "Configures the Flink connector."),
     honoured("compaction.delete-ratio-threshold", Kind::Double, Some("0.2"), Some("0.3"), "Deleted part of a file that makes compaction rewrite it."),
     refused("compaction.file-num-limit", Kind::Int, None, JAVA),

@@ -1,0 +1,264 @@
+"""``TableUpdate`` as pypaimon 2.1.0 and Java behave: the words of commit conflicts callers
+retry or match on ('MERGE INTO' for racing column updates, "Deletion vector index conflict" for
+racing deletes, "Overwrite conflict" for a partition delete whose partitions changed), a
+delete by a partition-only predicate dropping the partitions (any table, deletion vectors or
+not), ``commit.user-prefix``, predicate updates reading the table's time-travel snapshot and
+refusing partition columns with a ``ValueError``, MAP columns given as pairs or dicts, and
+``new_shard_updator``. Interop with pypaimon: tests/compat/test_pypaimon_table_update.py."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+import pytest
+
+from paimon_rs import CatalogFactory, Schema
+from paimon_rs.exceptions import CommitConflictError, InvalidArgumentError
+
+from unit_helpers import write_arrow
+
+SCH = pa.schema([("id", pa.int32()), ("name", pa.string()), ("age", pa.int32()), ("city", pa.string())])
+DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
+DV = {**DE, "deletion-vectors.enabled": "true"}
+
+
+def _table(path, options=DE, partition_keys=None, schema=SCH, name="db.t"):
+    c = CatalogFactory.create({"warehouse": str(path)})
+    c.create_database("db", True)
+    c.create_table(name, Schema.from_pyarrow_schema(schema, partition_keys=partition_keys, options=options),
+                   True)
+    return c.get_table(name)
+
+
+def _seeded(path, options=DE, partition_keys=None):
+    t = _table(path, options, partition_keys)
+    write_arrow(t, pa.table({"id": [1, 2], "name": ["A", "B"], "age": [25, 30], "city": ["NYC", "LA"]},
+                            schema=SCH))
+    write_arrow(t, pa.table({"id": [3, 4, 5], "name": ["C", "D", "E"], "age": [35, 40, 45],
+                             "city": ["Chicago", "LA", "Phoenix"]}, schema=SCH))
+    return t
+
+
+def _read(t, key="id"):
+    rb = t.new_read_builder()
+    return rb.new_read().to_arrow(rb.new_scan().plan().splits()).sort_by(key)
+
+
+def _commit(t, msgs):
+    c = t.new_batch_write_builder().new_commit()
+    c.commit(msgs)
+    c.close()
+
+
+def _pred(t):
+    return t.new_read_builder().new_predicate_builder()
+
+
+# --- conflict messages ---
+
+def test_racing_updates_carry_javas_merge_into_words(tmp_path):
+    """A caller retries on Java's / pypaimon's 'MERGE INTO' words; ours follow them."""
+    t = _seeded(tmp_path)
+    upd = lambda age: t.new_batch_write_builder().new_update().with_update_type(["age"]) \
+        .update_by_arrow_with_row_id(pa.table({"_ROW_ID": pa.array([0], pa.int64()),  # noqa: E731
+                                               "age": pa.array([age], pa.int32())}))
+    first, second = upd(1), upd(2)
+    _commit(t, first)
+    with pytest.raises(CommitConflictError) as e:
+        _commit(t, second)
+    assert "For Data Evolution table, multiple 'MERGE INTO' operations have encountered conflicts" in str(e.value)
+    assert "data-" in str(e.value)  # our detail: the files
+    # read again, the retry commits
+    _commit(t, upd(3))
+    assert _read(t)["age"].to_pylist()[0] == 3
+
+
+def test_racing_deletes_of_one_file_are_a_deletion_vector_index_conflict(tmp_path):
+    t = _seeded(tmp_path, DV)
+    pb = _pred(t)
+    first = t.new_batch_write_builder().new_update().delete_by_predicate(pb.equal("id", 1))
+    _commit(t, t.new_batch_write_builder().new_update().delete_by_predicate(pb.equal("id", 2)))
+    with pytest.raises(CommitConflictError, match="Deletion vector index conflict detected: "):
+        _commit(t, first)
+    assert _read(t)["id"].to_pylist() == [1, 3, 4, 5]
+
+
+# --- commit.user-prefix ---
+
+def test_commit_user_prefix_names_the_builders_commit_user(tmp_path):
+    t = _seeded(tmp_path).copy({"commit.user-prefix": "w1"})
+    wb = t.new_batch_write_builder()
+    assert wb.commit_user.startswith("w1_") and len(wb.commit_user) == 3 + 36
+    assert t.new_stream_write_builder().commit_user.startswith("w1_")
+    w = wb.new_write()
+    w.write_arrow(pa.table({"id": [6], "name": ["F"], "age": [1], "city": ["X"]}, schema=SCH))
+    wb.new_commit().commit(w.prepare_commit())
+    assert t.snapshot_manager().get_latest_snapshot().commit_user == wb.commit_user
+    assert not _seeded(tmp_path / "other").new_batch_write_builder().commit_user.startswith("w1_")
+
+
+# --- delete by a partition-only predicate ---
+
+@pytest.mark.parametrize("options", [DE, DV, {}], ids=["data-evolution", "deletion-vectors", "append"])
+def test_partition_predicate_delete_drops_the_partitions(tmp_path, options):
+    """Java's Spark DELETE with a partition filter truncates the partitions; pypaimon's
+    delete_by_predicate drops their files: any table, with deletion vectors or without."""
+    t = _seeded(tmp_path, options, ["city"])
+    if options is DV:  # a row of the partition deleted first: its vector goes with it
+        _commit(t, t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("id", 2)))
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    assert sum(len(m.deleted_files) for m in msgs) == (2 if options is not DV else 2)
+    assert sum(len(m.index_adds) for m in msgs) == 0
+    assert sum(len(m.index_deletes) for m in msgs) == (1 if options is DV else 0)
+    before = t.latest_snapshot_id()
+    _commit(t, msgs)
+    assert _read(t)["id"].to_pylist() == [1, 3, 5]
+    snap = t.snapshot_manager().get_latest_snapshot()
+    assert snap.id == before + 1 and snap.commit_kind == "OVERWRITE"
+
+
+def test_partition_predicate_delete_conflicts_when_the_partition_changed(tmp_path):
+    t = _seeded(tmp_path, DE, ["city"])
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    write_arrow(t, pa.table({"id": [6], "name": ["F"], "age": [28], "city": ["LA"]}, schema=SCH))
+    before = t.latest_snapshot_id()
+    with pytest.raises(CommitConflictError, match="Overwrite conflict detected"):
+        _commit(t, msgs)
+    assert t.latest_snapshot_id() == before
+    assert _read(t)["id"].to_pylist() == [1, 2, 3, 4, 5, 6]
+    # a write to another partition does not conflict
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    write_arrow(t, pa.table({"id": [7], "name": ["G"], "age": [28], "city": ["NYC"]}, schema=SCH))
+    _commit(t, msgs)
+    assert _read(t)["id"].to_pylist() == [1, 3, 5, 7]
+
+
+def test_partition_delete_messages_are_committed_alone(tmp_path):
+    t = _seeded(tmp_path, DE, ["city"])
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    w = t.new_batch_write_builder().new_write()
+    w.write_arrow(pa.table({"id": [6], "name": ["F"], "age": [28], "city": ["NYC"]}, schema=SCH))
+    with pytest.raises(NotImplementedError, match="commit it alone"):
+        _commit(t, msgs + w.prepare_commit())
+
+
+def test_mixed_predicate_delete_still_needs_deletion_vectors(tmp_path):
+    t = _seeded(tmp_path, DE, ["city"])
+    pb = _pred(t)
+    with pytest.raises(ValueError, match="deletion-vectors.enabled"):
+        t.new_batch_write_builder().new_update().delete_by_predicate(
+            pb.and_predicates([pb.equal("city", "LA"), pb.equal("age", 30)]))
+
+
+# --- update_by_predicate ---
+
+def test_update_by_predicate_refuses_partition_columns_with_a_value_error(tmp_path):
+    t = _seeded(tmp_path, DE, ["city"])
+    with pytest.raises(InvalidArgumentError, match="partition column 'city'"):
+        t.new_batch_write_builder().new_update().update_by_predicate(_pred(t).equal("id", 1), {"city": "X"})
+
+
+@pytest.mark.parametrize("travel", ["snapshot", "tag", "timestamp"])
+def test_update_by_predicate_reads_the_time_travel_snapshot(tmp_path, travel):
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [1], "name": ["old"], "age": [10], "city": ["NYC"]}, schema=SCH))
+    snap = t.snapshot_manager().get_latest_snapshot()
+    t.create_tag("before")
+    write_arrow(t, pa.table({"id": [2], "name": ["new"], "age": [20], "city": ["LA"]}, schema=SCH))
+    opts = {"snapshot": {"scan.snapshot-id": str(snap.id)}, "tag": {"scan.tag-name": "before"},
+            "timestamp": {"scan.mode": "from-timestamp", "scan.timestamp-millis": str(snap.time_millis)}}
+    travel_table = t.copy(opts[travel])
+    upd = travel_table.new_batch_write_builder().new_update()
+    # 'new' is not a row of the snapshot read: nothing to update
+    assert upd.update_by_predicate(_pred(t).equal("name", "new"), {"age": 21}) == []
+    # 'old' is: its update is checked against the snapshots since, which did not touch it
+    _commit(t, upd.update_by_predicate(_pred(t).equal("name", "old"), {"age": 11}))
+    assert _read(t)["age"].to_pylist() == [11, 20]
+
+
+def test_update_of_map_columns_given_as_pairs_or_dicts(tmp_path):
+    sch = pa.schema([("id", pa.int32()), ("meta", pa.map_(pa.string(), pa.string()))])
+    t = _table(tmp_path, schema=sch)
+    write_arrow(t, pa.table({"id": [1, 2], "meta": [[("k1", "v1")], [("k2", "v2")]]}, schema=sch))
+    wb = t.new_batch_write_builder()
+    upd = lambda data: _commit(t, wb.new_update().with_update_type(["meta"])  # noqa: E731
+                               .update_by_arrow_with_row_id(pa.Table.from_pydict(data)))
+    upd({"_ROW_ID": pa.array([0], pa.int64()), "meta": [[("k1", "new")]]})  # list<list<string>>
+    upd({"_ROW_ID": pa.array([1], pa.int64()), "meta": [{"k2": "dict"}]})  # a struct
+    assert _read(t)["meta"].to_pylist() == [[("k1", "new")], [("k2", "dict")]]
+    with pytest.raises(InvalidArgumentError, match="schema-less dict"):
+        upd({"_ROW_ID": pa.array([0, 1], pa.int64()), "meta": [{"a": "1"}, {"b": "2"}]})
+
+
+# --- new_shard_updator ---
+
+ABCD = pa.schema([("a", pa.int32()), ("b", pa.int32()), ("d", pa.int32())])
+
+
+def _abcd(path, groups):
+    t = _table(path, schema=ABCD)
+    k = 0
+    for n in groups:
+        wb = t.new_batch_write_builder()
+        w = wb.new_write().with_write_type(["a", "b"])
+        w.write_arrow(pa.table({"a": list(range(k, k + n)), "b": [10 * i for i in range(k, k + n)]},
+                               schema=pa.schema([ABCD.field("a"), ABCD.field("b")])))
+        wb.new_commit().commit(w.prepare_commit())
+        k += n
+    return t
+
+
+def _run_shard(t, i, count, fn=lambda a, b: a + b):
+    """Worker ``i`` of ``count`` fills ``d = fn(a, b)``, handing its rows over in batches of
+    2 (across file groups); returns its messages and the ``_ROW_ID`` it read."""
+    upd = t.new_batch_write_builder().new_update().with_update_type(["d"])
+    upd.with_read_projection(["_ROW_ID", "a", "b"])
+    shard = upd.new_shard_updator(i, count)
+    rows = shard.arrow_reader().read_all()
+    d = pa.array([fn(r["a"], r["b"]) for r in rows.to_pylist()], pa.int32())
+    for k in range(0, len(d), 2):
+        shard.update_by_arrow_batch(pa.table({"d": d[k:k + 2]}))
+    return shard.prepare_commit(), rows.column("_ROW_ID").to_pylist()
+
+
+def test_shard_updators_split_the_file_groups_and_fill_a_column(tmp_path):
+    """pypaimon's scan-and-rewrite: 5 groups over 3 workers get 2, 2 and 1 whole groups in
+    row-id order; each worker writes one update file per group."""
+    t = _abcd(tmp_path, [2, 3, 1, 2, 2])
+    msgs, seen = [], []
+    for i in range(3):
+        m, ids = _run_shard(t, i, 3)
+        msgs += m
+        seen.append(ids)
+    assert seen == [[0, 1, 2, 3, 4], [5, 6, 7], [8, 9]]
+    assert [m.row_count for m in msgs] == [2, 3, 1, 2, 2]
+    _commit(t, msgs)
+    got = _read(t, "a")
+    assert got["d"].to_pylist() == [a + 10 * a for a in range(10)]
+
+
+def test_a_shard_with_no_group_reads_nothing(tmp_path):
+    t = _abcd(tmp_path, [3])
+    msgs, ids = _run_shard(t, 1, 2)
+    assert (msgs, ids) == ([], [])
+
+
+def test_shard_updator_refuses_too_many_or_too_few_rows(tmp_path):
+    t = _abcd(tmp_path, [3, 2])
+    upd = t.new_batch_write_builder().new_update().with_update_type(["d"])
+    shard = upd.new_shard_updator(0, 1)
+    with pytest.raises(InvalidArgumentError, match="No more row ranges to write"):
+        shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(6), pa.int32())}))
+    shard = upd.new_shard_updator(0, 1)
+    shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(4), pa.int32())}))
+    with pytest.raises(InvalidArgumentError, match="1 rows read were not given"):
+        shard.prepare_commit()
+    assert _read(t, "a")["d"].to_pylist() == [None] * 5
+
+
+def test_racing_shard_updates_conflict(tmp_path):
+    t = _abcd(tmp_path, [3])
+    first, _ = _run_shard(t, 0, 1)
+    second, _ = _run_shard(t, 0, 1, lambda a, b: -a)
+    _commit(t, first)
+    with pytest.raises(CommitConflictError, match="multiple 'MERGE INTO'"):
+        _commit(t, second)
