@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Iterable, List, Mapping, Optional, Sequen
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from paimon_rs.blob_view import inline_blob_fields
 from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
 from paimon_rs.options import TIME_TRAVEL_OPTIONS
 from paimon_rs.predicate import Predicate, PredicateBuilder
@@ -144,15 +145,16 @@ class TableUpdate:
             cols = [c for c in data.column_names if c != ROW_ID]
         if not cols:
             raise InvalidArgumentError("update by _ROW_ID: no column to update")
-        blobs = {f.name for f in self.table.fields if str(f.type).startswith("BLOB")}
+        # BLOB columns (BLOB, ARRAY<BLOB>, MAP<X, BLOB>: .blob files of their own) are written
+        # from the updated rows alone (placeholders at the others): their current values are
+        # not read
+        # (`blob-descriptor-field` / `blob-view-field` columns live in the data file: updated there)
+        descriptor, view = inline_blob_fields(self.table.options)
+        blobs = {f.name for f in self.table.fields
+                 if _is_blob_file_type(str(f.type)) and f.name not in descriptor | view}
         for c in cols:
             if c not in self.table.field_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: column {c} not found in table schema")
-            if c in blobs:
-                # refused before the current values (the BLOB bytes) are read; the core
-                # refuses it too
-                raise UnsupportedError(f"updating BLOB column '{c}' of table '{self.table.identifier}' by "
-                                       "_ROW_ID (pypaimon writes placeholder .blob files; not implemented)")
             if c not in data.column_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: the input has no column {c}")
             if c in self.table.partition_keys:
@@ -183,7 +185,7 @@ class TableUpdate:
             raise InvalidArgumentError(
                 f"update by _ROW_ID: input batches contain overlapping first_row_ids by column: {overlap}")
         assert sid is not None  # groups is empty without a snapshot
-        current = self._current(sid, cols, [groups[k] for k in by_group])
+        current = self._current(sid, [c for c in cols if c not in blobs], [groups[k] for k in by_group])
         cur_ids = current.column(ROW_ID).to_numpy()
         ncur = current.num_rows
         for k, rows in sorted(by_group.items()):
@@ -208,13 +210,21 @@ class TableUpdate:
             take_or_null = pa.array([None if p in deleted else v for p, v in enumerate(idx)], pa.int64())
             upd = data.take(pa.array(rows, pa.int64()))
             arrays = []
+            at: List[Optional[int]] = [None] * n  # position -> the update's row
+            for j, i in enumerate(rows):
+                at[row_ids[i] - first] = j
             for c in cols:
+                if c in blobs:
+                    # the updated rows' values at their positions (the others are not written)
+                    arrays.append(upd.column(c).take(pa.array(at, pa.int64())).combine_chunks())
+                    continue
                 field = current.schema.field(c)
                 new = coerce_column(upd.column(c), field.type, c)
                 both = pa.chunked_array(current.column(c).chunks + new.chunks, field.type)
                 arrays.append(both.take(take_or_null if field.nullable else take).combine_chunks())
             batch = pa.RecordBatch.from_arrays(arrays, names=cols)
-            out.append(self.table._core.write_row_id_update(sid, first, batch))
+            updated = sorted(row_ids[i] - first for i in rows) if blobs & set(cols) else None
+            out.append(self.table._core.write_row_id_update(sid, first, batch, updated))
         for c in cols:
             done.setdefault(c, set()).update(groups[k][0] for k in by_group)
 
@@ -357,6 +367,13 @@ class TableUpdate:
         """pypaimon's low-level row-id updater: refused; use ``update_by_arrow_with_row_id``."""
         raise _refused("new_update_by_row_id")
 
+
+
+def _is_blob_file_type(t: str) -> bool:
+    """Whether a column of type ``t`` (its SQL string) lives in ``.blob`` files: BLOB,
+    ``ARRAY<BLOB>`` or ``MAP<X, BLOB>``."""
+    t = t.upper().replace(" NOT NULL", "")
+    return t == "BLOB" or t == "ARRAY<BLOB>" or (t.startswith("MAP<") and t.endswith(", BLOB>"))
 
 
 class BatchTableUpdate(TableUpdate):

@@ -222,16 +222,18 @@ def test_nested_blob_needs_the_blob_table_options(tmp_path):
         c.create_table("db.t", s, False)
 
 
-def test_update_of_a_nested_blob_column_is_refused(tmp_path):
+def test_update_of_nested_blob_columns(tmp_path):
+    """Once refused; written as pypaimon does (placeholders at the rows left, issue #29)."""
     c = _catalog(tmp_path)
     c.create_table("db.t", Schema.from_pyarrow_schema(PA, options=DE), False)
     t = c.get_table("db.t")
-    _write(t, [{"id": 1, "a": [b"x"], "m": [], "s": []}])
+    _write(t, [{"id": 1, "a": [b"x"], "m": [(5, b"v")], "s": []}, {"id": 2, "a": None, "m": [], "s": None}])
     wb = t.new_batch_write_builder()
-    u = wb.new_update().with_update_type(["a"])
-    data = pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([[b"y"]], pa.list_(pa.large_binary()))})
-    with pytest.raises(UnsupportedError, match="BLOB"):
-        u.update_by_arrow_with_row_id(data)
+    u = wb.new_update().with_update_type(["a", "m"])
+    data = pa.table({"_ROW_ID": pa.array([0], pa.int64()), "a": pa.array([[b"y"]], pa.list_(pa.large_binary())),
+                     "m": pa.array([[(7, None)]], PA.field("m").type)})
+    wb.new_commit().commit(u.update_by_arrow_with_row_id(data))
+    assert [(r["a"], r["m"]) for r in _read(t).to_pylist()] == [([b"y"], [(7, None)]), (None, [])]
 
 
 _blob = st.one_of(st.none(), st.binary(max_size=30))

@@ -262,14 +262,14 @@ def test_two_updates_of_one_column_of_a_group_in_one_commit_are_refused(tmp_path
     assert [(r["a"], r["b"]) for r in _read(t)] == [(-1, "x"), (20, "q")]
 
 
-def test_blob_columns_are_not_updated(tmp_path):
+def test_blob_columns_are_updated(tmp_path):
+    """Once refused; now written as pypaimon does (tests/unit/test_blob_update.py)."""
     schema = pa.schema([("id", pa.int64()), ("blob", pa.large_binary())])
     t = _table(tmp_path, schema=schema, name="db.bl")
     write_arrow(t, pa.table({"id": [1], "blob": [b"x"]}, schema=schema))
-    with pytest.raises(UnsupportedError, match="BLOB column 'blob'"):
-        _update(t, pa.table({"_ROW_ID": pa.array([0], pa.int64()), "blob": pa.array([b"y"], pa.large_binary())}),
-                ["blob"])
-    assert [r["blob"] for r in _read(t, ["_ROW_ID", "blob"])] == [b"x"]
+    _update(t, pa.table({"_ROW_ID": pa.array([0], pa.int64()), "blob": pa.array([b"y"], pa.large_binary())}),
+            ["blob"])
+    assert [r["blob"] for r in _read(t, ["_ROW_ID", "blob"])] == [b"y"]
 
 
 def test_a_failed_update_leaves_no_files(tmp_path):

@@ -352,17 +352,26 @@ impl Table {
 
     /// Write the update file of the file group at `first_row_id` of snapshot `snapshot_id`:
     /// `data` holds the group's rows in `_ROW_ID` order, the updated columns only. Its commit
-    /// message (nothing committed; GIL released).
+    /// message (nothing committed; GIL released). `updated`: the positions in the group of the
+    /// rows the update sets (needed for BLOB columns, whose other rows are not read).
+    #[pyo3(signature = (snapshot_id, first_row_id, data, updated=None))]
     fn write_row_id_update(
         &self,
         py: Python<'_>,
         snapshot_id: i64,
         first_row_id: i64,
         data: PyArrowType<RecordBatch>,
+        updated: Option<Vec<usize>>,
     ) -> PyResult<CommitMessage> {
         let batch = data.0;
         let m = crate::pool::detach(py, || {
-            paimon_rs_core::write_row_id_update(&self.inner, snapshot_id, first_row_id, &batch)
+            paimon_rs_core::write_row_id_update(
+                &self.inner,
+                snapshot_id,
+                first_row_id,
+                &batch,
+                updated.as_deref(),
+            )
         })
         .py_err()?;
         Ok(CommitMessage::from_core(m))

@@ -381,12 +381,14 @@ impl<'a> Blob<'a> {
 /// Java's `checkDedicatedFileRowIdRangeConflicts`, plus what the data-evolution reader needs:
 /// each `.blob` file of the commit lies inside the row range of one data file (live or of the
 /// commit), the `.blob` files of one column of a data file do not overlap and cover its rows
-/// in order, and no `.blob` file of the commit meets a live `.blob` file of its column (an
-/// update of a BLOB column, which the reader does not merge). Not retryable: the files
-/// themselves are laid out wrong.
+/// in order. The `.blob` files of an update of a BLOB column by `_ROW_ID` (ids set by their
+/// writer) cover the data file's rows from its first to the last updated one only, in order,
+/// and meet the live `.blob` files of their column: the read takes each row from the newest
+/// file that does not hold a placeholder for it (read/data_evolution.rs). Not retryable: the
+/// files themselves are laid out wrong.
 fn check_blobs(table: &str, by: &DataFiles<'_>, blobs: &[Blob<'_>]) -> Result<()> {
     // the commit's `.blob` files by (data file range, column, partition, bucket)
-    type Key<'a> = (i64, i64, &'a str, &'a [u8], i32);
+    type Key<'a> = (i64, i64, &'a str, &'a [u8], i32, bool);
     let mut per: std::collections::BTreeMap<Key<'_>, Vec<&Ranged<'_>>> = Default::default();
     for b in blobs.iter().filter(|b| b.r.ours.is_some()) {
         let Some(d) = by
@@ -401,25 +403,12 @@ fn check_blobs(table: &str, by: &DataFiles<'_>, blobs: &[Blob<'_>]) -> Result<()
                 b.r.name, b.r.from, b.r.to
             )));
         };
-        if let Some(old) = blobs.iter().find(|o| {
-            o.r.ours.is_none()
-                && o.at == b.at
-                && o.col == b.col
-                && o.r.from <= b.r.to
-                && b.r.from <= o.r.to
-        }) {
-            return Err(Error::unsupported(format!(
-                "table '{table}': BLOB file '{}' with row ids {}..={} updates the BLOB column \
-                 '{}' of rows that live BLOB file '{}' ({}..={}) holds: updated BLOB columns \
-                 are not read by paimon_rs, so such commits are refused; nothing was committed",
-                b.r.name, b.r.from, b.r.to, b.col, old.r.name, old.r.from, old.r.to
-            )));
-        }
-        per.entry((d.from, d.to, b.col, b.at.0, b.at.1))
+        let update = b.r.ours == Some(true);
+        per.entry((d.from, d.to, b.col, b.at.0, b.at.1, update))
             .or_default()
             .push(&b.r);
     }
-    for ((from, to, col, _, _), mut v) in per {
+    for ((from, to, col, _, _, update), mut v) in per {
         v.sort_unstable_by_key(|r| (r.from, r.to));
         let mut next = from;
         for r in &v {
@@ -448,7 +437,7 @@ fn check_blobs(table: &str, by: &DataFiles<'_>, blobs: &[Blob<'_>]) -> Result<()
             }
             next = r.to.saturating_add(1);
         }
-        if next != to.saturating_add(1) {
+        if !update && next != to.saturating_add(1) {
             return Err(Error::invalid(format!(
                 "table '{table}': the BLOB files of column '{col}' cover the rows {from}..={} \
                  of a data file with rows {from}..={to}: they must cover all its rows; nothing \

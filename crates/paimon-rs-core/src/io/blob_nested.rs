@@ -304,13 +304,15 @@ fn keys_to_arrow(k: &DataType, keys: &[&[u8]], bad: KeyError<'_>) -> Result<Arra
 /// The values of an `ARRAY<BLOB>` / `MAP<X, BLOB>` column of type `t` read from its `.blob`
 /// `files` (each with the rows its manifest entry says), as pypaimon returns them: the bytes,
 /// or with `as_descriptor` each element's (value's) serialized `BlobDescriptor`. A row that
-/// is a placeholder (an updated column) is refused. Descriptors need only each file's index
+/// is a placeholder (a data-evolution update's row whose value is in an older file) reads as
+/// null and is marked in `placeholders` (one flag per row read). Descriptors need only each file's index
 /// and each record's head, indexes and keys: the elements' bytes are not read (nor their CRC
 /// checked, as for a BLOB column's descriptors).
 pub fn read_column(
     files: &[(PathBuf, usize)],
     t: &DataType,
     as_descriptor: bool,
+    placeholders: &mut Vec<bool>,
 ) -> Result<ArrayRef> {
     let (field, map_fields) = match (t.to_arrow(), &t.kind) {
         (ArrowType::List(f), TypeKind::Array(_)) => (f, None),
@@ -338,14 +340,6 @@ pub fn read_column(
                 format!("{n} rows in the .blob file, its manifest entry says {rows}"),
             ))
         };
-        let placeholder = |row: usize| {
-            Error::unsupported(format!(
-                "row {row} of BLOB file '{}' is a placeholder (its value is in an older file): \
-                 updated {} columns are not read by paimon_rs",
-                path.display(),
-                t.sql_string()
-            ))
-        };
         let (mut keys, mut key_rows): (Vec<Vec<u8>>, Vec<usize>) = (vec![], vec![]);
         if as_descriptor {
             let uri = path.to_string_lossy();
@@ -357,12 +351,12 @@ pub fn read_column(
             let slots = blob::read_index_at(len, |at, n| src.read_at(at, n), path)?;
             count(slots.len())?;
             for (row, slot) in slots.into_iter().enumerate() {
+                placeholders.push(slot == BlobSlot::PlaceHolder);
                 let (base, length) = match slot {
-                    BlobSlot::Null => {
+                    BlobSlot::Null | BlobSlot::PlaceHolder => {
                         out.null();
                         continue;
                     }
-                    BlobSlot::PlaceHolder => return Err(placeholder(row)),
                     BlobSlot::Data { offset, length } => (offset, length),
                 };
                 let length = usize::try_from(length).map_err(|_| {
@@ -388,12 +382,12 @@ pub fn read_column(
             let records = blob::decode(&bytes, path)?;
             count(records.len())?;
             for (row, v) in records.into_iter().enumerate() {
+                placeholders.push(matches!(v, BlobValue::PlaceHolder));
                 let data = match v {
-                    BlobValue::Null => {
+                    BlobValue::Null | BlobValue::PlaceHolder => {
                         out.null();
                         continue;
                     }
-                    BlobValue::PlaceHolder => return Err(placeholder(row)),
                     BlobValue::Data(d) => d,
                 };
                 let nested = blob::parse_nested(data, map, path, row)?;

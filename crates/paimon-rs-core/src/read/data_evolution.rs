@@ -195,20 +195,39 @@ struct Group {
     part: Option<(usize, usize)>,
 }
 
-/// The `.blob` files giving needed column `k` of a row-id group, in row-id order, tiling the
-/// group's rows; `as_descriptor`: the values are serialized `BlobDescriptor`s of the bytes
-/// (`blob-as-descriptor`), else the bytes.
+/// The `.blob` files giving needed column `k` of a row-id group; `as_descriptor`: the values
+/// are serialized `BlobDescriptor`s of the bytes (`blob-as-descriptor`), else the bytes.
+///
+/// A data-evolution update of a BLOB column (pypaimon's `update_by_arrow_with_row_id`, Java's
+/// `MERGE INTO`) adds `.blob` files over the rows `[first_row_id, last updated row]` of the
+/// group, a placeholder (length `-2`) at each row it leaves as it was. Java's
+/// `BlobFallbackRecordReader` and pypaimon's `BlobFallbackBatchReader` agree on the read: the
+/// files are grouped by `max_sequence_number` (files of one sequence must not overlap), and a
+/// row's value is the newest group's that has one for it and is not a placeholder; a row no
+/// group gives a value reads as null.
 struct BlobPart {
     k: usize,
-    files: Vec<(PathBuf, usize)>,
+    /// The files, newest sequence first, in row order within a sequence.
+    files: Vec<BlobFile>,
+    /// The group's rows.
+    rows: usize,
+    /// Whether `files` are one sequence's, tiling the group's rows (read by concatenation).
+    tiling: bool,
     as_descriptor: bool,
     /// The column's type when it is `ARRAY<BLOB>` / `MAP<X, BLOB>` (io/blob_nested.rs).
     nested: Option<crate::spec::types::DataType>,
 }
 
-/// Plans `files` (the `.blob` files of column `k` in the group of data file `head`): they must
-/// cover the group's row ids exactly once, in order; overlapping files (a data-evolution update
-/// of the BLOB column, whose newer file holds placeholders) are refused.
+/// One `.blob` file of a [`BlobPart`]: its rows `[offset, offset + rows)` of the group.
+struct BlobFile {
+    path: PathBuf,
+    offset: usize,
+    rows: usize,
+    seq: i64,
+}
+
+/// Plans `files` (the `.blob` files of column `k` in the group of data file `head`): each
+/// inside the group's row ids, the files of one sequence number not overlapping.
 fn blob_part(
     table: &str,
     dir: &Path,
@@ -217,102 +236,149 @@ fn blob_part(
     mut files: Vec<&DataFileMeta>,
     as_descriptor: bool,
 ) -> Result<BlobPart> {
-    files.sort_by_key(|f| f.first_row_id);
-    let mut next = head.first_row_id.unwrap_or_default();
-    let end = next + head.row_count;
-    let mut out = Vec::with_capacity(files.len());
+    files.sort_by_key(|f| (std::cmp::Reverse(f.max_sequence_number), f.first_row_id));
+    let start = head.first_row_id.unwrap_or_default();
+    let mut out: Vec<BlobFile> = Vec::with_capacity(files.len());
     for f in files {
-        if f.first_row_id != Some(next) {
+        let first = f.first_row_id.unwrap_or(i64::MIN);
+        let inside = first >= start && first.saturating_add(f.row_count) <= start + head.row_count;
+        if !inside || f.row_count < 0 {
             return Err(Error::unsupported(format!(
-                "the BLOB files of data file '{}' do not cover its row ids once, in order \
-                 ('{}' starts at {}, {next} expected): updated BLOB columns are not read by \
-                 paimon_rs",
-                head.file_name,
-                f.file_name,
-                f.first_row_id
-                    .map_or_else(|| "no row id".to_string(), |r| r.to_string())
+                "BLOB file '{}' (row ids from {first}, {} rows) lies outside the row ids of \
+                 data file '{}'",
+                f.file_name, f.row_count, head.file_name
             ))
             .with_table(table));
         }
-        next += f.row_count;
-        out.push((file_path(dir, f), f.row_count as usize));
+        let offset = (first - start) as usize;
+        if let Some(prev) = out.last() {
+            if prev.seq == f.max_sequence_number && prev.offset + prev.rows > offset {
+                return Err(Error::corrupt(
+                    file_path(dir, f),
+                    format!(
+                        "it overlaps the row ids of BLOB file '{}' of the same sequence number \
+                         {}",
+                        prev.path.display(),
+                        prev.seq
+                    ),
+                ));
+            }
+        }
+        out.push(BlobFile {
+            path: file_path(dir, f),
+            offset,
+            rows: f.row_count as usize,
+            seq: f.max_sequence_number,
+        });
     }
-    if next != end {
-        return Err(Error::unsupported(format!(
-            "the BLOB files of data file '{}' cover row ids up to {next}, not {end}",
-            head.file_name
-        ))
-        .with_table(table));
-    }
+    let rows = head.row_count as usize;
+    let one_seq = out.windows(2).all(|w| w[0].seq == w[1].seq);
+    let mut next = 0;
+    let tiling = one_seq
+        && out.iter().all(|f| {
+            let at = f.offset == next;
+            next += f.rows;
+            at
+        })
+        && next == rows;
     Ok(BlobPart {
         k,
         files: out,
+        rows,
+        tiling,
         as_descriptor,
         nested: None,
     })
 }
 
-/// The values of one BLOB column read from its `.blob` files (see [`BlobPart`]).
+/// The values of one BLOB column read from its `.blob` files, the group's rows in order (see
+/// [`BlobPart`]).
 fn read_blobs(part: &BlobPart) -> Result<ArrayRef> {
-    if let Some(t) = &part.nested {
-        return crate::io::blob_nested::read_column(&part.files, t, part.as_descriptor);
+    let mut read = Vec::with_capacity(part.files.len());
+    for f in &part.files {
+        read.push(read_blob_file(part, f)?);
     }
-    let mut b = LargeBinaryBuilder::new();
-    for (path, rows) in &part.files {
-        let uri = path.to_string_lossy();
-        // descriptors need only the index at the file's end; the bytes need the whole file
-        let (slots, bytes) = match part.as_descriptor {
-            true => {
-                let (src, len) = crate::io::data_file::open_checked(path, None, false)?;
-                let slots = match &src {
-                    Source::Local(f) => blob::read_index_at(len, |at, n| f.read_at(at, n), path)?,
-                    Source::Remote(o) => blob::read_index_at(len, |at, n| o.read_at(at, n), path)?,
-                };
-                (slots, None)
-            }
-            false => {
-                let bytes = crate::io::read(path)?;
-                (blob::read_index(&bytes, path)?, Some(bytes))
-            }
+    if part.tiling {
+        // one sequence covering the rows once: a placeholder has no older value (null)
+        let arrays: Vec<&dyn arrow_array::Array> = read.iter().map(|(a, _)| a.as_ref()).collect();
+        return match arrays.len() {
+            1 => Ok(read[0].0.clone()),
+            _ => Ok(arrow_select::concat::concat(&arrays)?),
         };
-        if slots.len() != *rows {
-            return Err(Error::corrupt(
-                path.clone(),
-                format!(
-                    "{} rows in the .blob file, its manifest entry says {rows}",
-                    slots.len()
-                ),
-            ));
-        }
-        if let Some(bytes) = &bytes {
-            for (row, v) in blob::decode(bytes, path)?.into_iter().enumerate() {
-                match v {
-                    BlobValue::Null => b.append_null(),
-                    BlobValue::Data(d) => b.append_value(d),
-                    BlobValue::PlaceHolder => return Err(placeholder(path, row)),
-                }
-            }
-            continue;
-        }
-        for (row, slot) in slots.into_iter().enumerate() {
-            match slot {
-                BlobSlot::Null => b.append_null(),
-                BlobSlot::Data { offset, length } => {
-                    b.append_value(blob::descriptor_bytes(&uri, offset, length)?)
-                }
-                BlobSlot::PlaceHolder => return Err(placeholder(path, row)),
-            }
-        }
     }
-    Ok(Arc::new(b.finish()))
+    // each row from the newest file giving it a value (not a placeholder), else null
+    let nulls = read
+        .first()
+        .map(|(a, _)| new_null_array(a.data_type(), 1))
+        .ok_or_else(|| Error::Internal("a BLOB column without files".into()))?;
+    let mut picks: Vec<(usize, usize)> = Vec::with_capacity(part.rows);
+    for row in 0..part.rows {
+        let pick = part.files.iter().enumerate().find_map(|(i, f)| {
+            let at = row.checked_sub(f.offset).filter(|&at| at < f.rows)?;
+            (!read[i].1[at]).then_some((i, at))
+        });
+        picks.push(pick.unwrap_or((read.len(), 0)));
+    }
+    let mut arrays: Vec<&dyn arrow_array::Array> = read.iter().map(|(a, _)| a.as_ref()).collect();
+    arrays.push(nulls.as_ref());
+    Ok(arrow_select::interleave::interleave(&arrays, &picks)?)
 }
 
-fn placeholder(path: &Path, row: usize) -> Error {
-    Error::unsupported(format!(
-        "row {row} of BLOB file '{}' is a placeholder (its value is in an older file): \
-         updated BLOB columns are not read by paimon_rs",
-        path.display()
-    ))
+/// One `.blob` file's values and which of its rows are placeholders.
+fn read_blob_file(part: &BlobPart, f: &BlobFile) -> Result<(ArrayRef, Vec<bool>)> {
+    let (path, rows) = (&f.path, f.rows);
+    let mut marks = Vec::with_capacity(rows);
+    if let Some(t) = &part.nested {
+        let files = [(path.clone(), rows)];
+        let a = crate::io::blob_nested::read_column(&files, t, part.as_descriptor, &mut marks)?;
+        return Ok((a, marks));
+    }
+    let mut b = LargeBinaryBuilder::new();
+    let uri = path.to_string_lossy();
+    // descriptors need only the index at the file's end; the bytes need the whole file
+    let (slots, bytes) = match part.as_descriptor {
+        true => {
+            let (src, len) = crate::io::data_file::open_checked(path, None, false)?;
+            let slots = match &src {
+                Source::Local(f) => blob::read_index_at(len, |at, n| f.read_at(at, n), path)?,
+                Source::Remote(o) => blob::read_index_at(len, |at, n| o.read_at(at, n), path)?,
+            };
+            (slots, None)
+        }
+        false => {
+            let bytes = crate::io::read(path)?;
+            (blob::read_index(&bytes, path)?, Some(bytes))
+        }
+    };
+    if slots.len() != rows {
+        return Err(Error::corrupt(
+            path.clone(),
+            format!(
+                "{} rows in the .blob file, its manifest entry says {rows}",
+                slots.len()
+            ),
+        ));
+    }
+    if let Some(bytes) = &bytes {
+        for v in blob::decode(bytes, path)? {
+            marks.push(v == BlobValue::PlaceHolder);
+            match v {
+                BlobValue::Null | BlobValue::PlaceHolder => b.append_null(),
+                BlobValue::Data(d) => b.append_value(d),
+            }
+        }
+        return Ok((Arc::new(b.finish()), marks));
+    }
+    for slot in slots {
+        marks.push(slot == BlobSlot::PlaceHolder);
+        match slot {
+            BlobSlot::Null | BlobSlot::PlaceHolder => b.append_null(),
+            BlobSlot::Data { offset, length } => {
+                b.append_value(blob::descriptor_bytes(&uri, offset, length)?)
+            }
+        }
+    }
+    Ok((Arc::new(b.finish()), marks))
 }
 
 /// The batches of `groups` in the read's plan layout (`needed` table columns in order, then

@@ -209,6 +209,21 @@ impl BlobSidecars {
         Ok(())
     }
 
+    /// Writes `n` placeholder rows (length `-2`: the row keeps its value of an older file) to
+    /// column `c`, as pypaimon's update of a BLOB column by `_ROW_ID` writes the rows it leaves.
+    pub fn write_placeholders(&mut self, c: usize, n: usize) -> Result<()> {
+        for _ in 0..n {
+            let open = self.open_column(c)?;
+            open.w
+                .add(crate::io::blob::BlobValue::PlaceHolder)
+                .map_err(|e| Error::io(&open.staged.tmp, e))?;
+            if open.w.position() >= self.spec.target_size {
+                self.close_column(c)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Column `c`'s open `.blob` file, created if there is none.
     fn open_column(&mut self, c: usize) -> Result<&mut OpenBlob> {
         let col = &mut self.columns[c];

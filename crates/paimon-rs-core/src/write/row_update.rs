@@ -14,13 +14,18 @@
 
 use std::collections::BTreeMap;
 
-use arrow_array::RecordBatch;
+use std::sync::Arc;
+
+use arrow_array::{new_null_array, RecordBatch};
+use arrow_schema::{Field, Schema};
 
 use crate::commit::{CommitMessage, DataIncrement};
 use crate::error::{Error, Result};
+use crate::io::blob_nested::is_blob_file_type;
 use crate::kv::{file_context, FileSource};
 use crate::spec::manifest::{DataFileMeta, ManifestEntry};
 use crate::table::FileStoreTable;
+use crate::write::blob_write::BlobSidecars;
 use crate::write::rolling::RollingFileWriter;
 
 /// One file group of a data-evolution table: the rows `[first_row_id, first_row_id +
@@ -32,6 +37,9 @@ pub struct RowIdGroup {
     pub partition: Vec<u8>,
     pub bucket: i32,
     pub total_buckets: i32,
+    /// The BLOB columns some live `.blob` file of the group holds (`write_cols`): an update of
+    /// one of them writes placeholders for the rows it leaves (they fall back to those files).
+    pub blob_cols: Vec<String>,
 }
 
 fn is_blob(f: &DataFileMeta) -> bool {
@@ -67,6 +75,7 @@ fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> 
             partition: e.partition.clone(),
             bucket: e.bucket,
             total_buckets: e.total_buckets,
+            blob_cols: vec![],
         });
         if g.row_count != e.file.row_count || g.partition != e.partition || g.bucket != e.bucket {
             return Err(Error::unsupported(format!(
@@ -74,6 +83,20 @@ fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> 
                  ({} rows vs {} of {}): updating rows of such a group is not implemented",
                 g.row_count, e.file.row_count, e.file.file_name
             )));
+        }
+    }
+    for e in entries.iter().filter(|e| is_blob(&e.file)) {
+        let Some(first) = e.file.first_row_id else {
+            continue;
+        };
+        if let Some((_, g)) = groups.range_mut(..=first).next_back() {
+            if first < g.first_row_id + g.row_count {
+                for c in e.file.write_cols.iter().flatten() {
+                    if !g.blob_cols.contains(c) {
+                        g.blob_cols.push(c.clone());
+                    }
+                }
+            }
         }
     }
     let out: Vec<RowIdGroup> = groups.into_values().collect();
@@ -130,13 +153,16 @@ fn cached_groups(
 
 /// Writes the update file of the group at `first_row_id` of snapshot `snapshot_id`: `data`
 /// holds the group's rows in `_ROW_ID` order (as many as the group covers), one column per
-/// updated column (table columns, none a partition key). Returns its commit message (nothing
-/// is committed; the file is removed again on error).
+/// updated column (table columns, none a partition key). `updated`: the positions in the
+/// group of the rows the update sets, needed when it sets a BLOB column (whose values at the
+/// other positions are not read: see [`write_blob_column`]). Returns its commit message
+/// (nothing is committed; the files are removed again on error).
 pub fn write_row_id_update(
     table: &FileStoreTable,
     snapshot_id: i64,
     first_row_id: i64,
     data: &RecordBatch,
+    updated: Option<&[usize]>,
 ) -> Result<CommitMessage> {
     let groups = cached_groups(table, snapshot_id)?;
     let group = groups
@@ -150,7 +176,7 @@ pub fn write_row_id_update(
                 table.name
             ))
         })?;
-    write_group(table, snapshot_id, group, data)
+    write_group(table, snapshot_id, group, data, updated)
 }
 
 fn write_group(
@@ -158,6 +184,7 @@ fn write_group(
     snapshot_id: i64,
     group: &RowIdGroup,
     data: &RecordBatch,
+    updated: Option<&[usize]>,
 ) -> Result<CommitMessage> {
     let cols: Vec<String> = data
         .schema()
@@ -195,37 +222,81 @@ fn write_group(
             group.row_count
         )));
     }
-    // the table as the file sees it: the updated columns only (in the table's order)
+    // the table as the file sees it: the updated columns only (in the table's order), the
+    // BLOB columns (`.blob` files of their own) apart; `blob-descriptor-field` /
+    // `blob-view-field` columns live in the data file and are updated there
     let mut sub = table.clone();
     sub.schema.fields.retain(|f| cols.contains(&f.name));
+    let blob_cols: Vec<String> = sub
+        .schema
+        .fields
+        .iter()
+        .filter(|f| {
+            is_blob_file_type(&f.data_type)
+                && !crate::options::is_inline_blob(&table.options.raw, &f.name)
+        })
+        .map(|f| f.name.clone())
+        .collect();
     if let Some(f) = sub
         .schema
         .fields
         .iter()
-        .find(|f| f.data_type.contains_blob())
+        .find(|f| f.data_type.contains_blob() && !is_blob_file_type(&f.data_type))
     {
-        // pypaimon writes a BLOB update as a `.blob` file of placeholders and new values,
-        // which paimon_rs neither writes nor reads
         return Err(Error::unsupported(format!(
-            "updating BLOB column '{}' of table '{}' by _ROW_ID",
-            f.name, table.name
+            "updating column '{}' ({}) of table '{}' by _ROW_ID: a BLOB nested in it is kept \
+             in no .blob file",
+            f.name,
+            f.data_type.sql_string(),
+            table.name
         )));
     }
+    let mut blob_files: Vec<DataFileMeta> = vec![];
+    if !blob_cols.is_empty() {
+        let Some(pos) = updated else {
+            return Err(Error::invalid(format!(
+                "updating BLOB columns {blob_cols:?} of table '{}' by _ROW_ID needs the \
+                 positions of the updated rows",
+                table.name
+            )));
+        };
+        let dir = group_dir(table, group)?;
+        for name in &blob_cols {
+            let column = data
+                .column_by_name(name)
+                .ok_or_else(|| Error::Internal(format!("update column '{name}'")))?;
+            match write_blob_column(table, group, &dir, name, column, pos) {
+                Ok(files) => blob_files.extend(files),
+                Err(e) => {
+                    for f in &blob_files {
+                        let _ = crate::fileindex::remove_data_file(&dir, f);
+                    }
+                    return Err(e);
+                }
+            }
+        }
+        sub.schema.fields.retain(|f| !blob_cols.contains(&f.name));
+        if sub.schema.fields.is_empty() {
+            return Ok(message(group, snapshot_id, blob_files));
+        }
+    }
+    let data = &data.project(
+        &sub.schema
+            .fields
+            .iter()
+            .map(|f| data.schema().index_of(&f.name))
+            .collect::<std::result::Result<Vec<usize>, _>>()?,
+    )?;
     let written: Vec<String> = sub.schema.fields.iter().map(|f| f.name.clone()).collect();
     let mut ctx = file_context(&sub, 0, FileSource::Append)?;
     let aligned = crate::write::input::align_batch(&sub.schema, &ctx.file_schema, data, None, 0)?;
-    let types = table.partition_types()?;
-    let values = crate::spec::binary_row::deserialize_row(&types, &group.partition)?;
-    let o = &table.options;
-    let pp = crate::spec::partition::partition_path(
-        table.partition_keys(),
-        &types,
-        &values,
-        &o.partition_default_name,
-        o.partition_legacy_name,
-    )?;
-    ctx.dir = table.bucket_dir(&pp, group.bucket);
+    ctx.dir = group_dir(table, group)?;
     let dir = ctx.dir.clone();
+    let drop_blobs = |blob_files: &[DataFileMeta]| {
+        for f in blob_files {
+            let _ = crate::fileindex::remove_data_file(&dir, f);
+        }
+    };
     // one file of the group's range, as pypaimon (rolling disabled)
     // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
     ctx.target_size = i64::MAX as u64;
@@ -237,12 +308,16 @@ fn write_group(
             .collect(),
     );
     let mut writer = RollingFileWriter::new(ctx, 0);
-    writer.write(&aligned.batch)?;
-    let mut files = writer.close()?;
-    if files.len() != 1 {
-        for f in &files {
-            let _ = crate::fileindex::remove_data_file(&dir, f);
+    let mut files = match writer.write(&aligned.batch).and_then(|()| writer.close()) {
+        Ok(files) => files,
+        Err(e) => {
+            drop_blobs(&blob_files);
+            return Err(e);
         }
+    };
+    if files.len() != 1 {
+        drop_blobs(&files);
+        drop_blobs(&blob_files);
         return Err(Error::Internal(format!(
             "the update of the file group at first_row_id {} of table '{}' wrote {} files",
             group.first_row_id,
@@ -257,7 +332,28 @@ fn write_group(
         f.min_sequence_number = 0;
         f.max_sequence_number = 0;
     }
-    Ok(CommitMessage {
+    files.extend(blob_files);
+    Ok(message(group, snapshot_id, files))
+}
+
+/// The bucket directory of `group`.
+fn group_dir(table: &FileStoreTable, group: &RowIdGroup) -> Result<std::path::PathBuf> {
+    let types = table.partition_types()?;
+    let values = crate::spec::binary_row::deserialize_row(&types, &group.partition)?;
+    let o = &table.options;
+    let pp = crate::spec::partition::partition_path(
+        table.partition_keys(),
+        &types,
+        &values,
+        &o.partition_default_name,
+        o.partition_legacy_name,
+    )?;
+    Ok(table.bucket_dir(&pp, group.bucket))
+}
+
+/// The commit message of the update files `files` of `group`, read from `snapshot_id`.
+fn message(group: &RowIdGroup, snapshot_id: i64, files: Vec<DataFileMeta>) -> CommitMessage {
+    CommitMessage {
         partition: group.partition.clone(),
         bucket: group.bucket,
         total_buckets: group.total_buckets,
@@ -269,7 +365,93 @@ fn write_group(
         // the snapshot the rows were read from: the commit refuses the update if a commit
         // since wrote the same columns of the same rows (commit/row_id_check.rs)
         restored_snapshot: Some(Some(snapshot_id)),
-    })
+    }
+}
+
+/// Writes the `.blob` files of an update of BLOB column `name` (a BLOB, `ARRAY<BLOB>` or
+/// `MAP<X, BLOB>` column) of `group`: `column` holds the new values at the positions
+/// `updated` (its other rows are not read). As pypaimon 2.1.0 writes them
+/// (`_merge_update_with_original`): when a live `.blob` file of the group holds the column,
+/// the files cover the rows from the group's first to the last updated one, a placeholder at
+/// each row left as it was (the read falls back to the older files,
+/// read/data_evolution.rs); else (no older value to fall back to) they cover the whole group,
+/// a null at each row left. The files roll at `blob.target-file-size`; each takes its rows'
+/// ids from the group's first on, and sequence 0 (stamped with the snapshot id at commit).
+fn write_blob_column(
+    table: &FileStoreTable,
+    group: &RowIdGroup,
+    dir: &std::path::Path,
+    name: &str,
+    column: &arrow_array::ArrayRef,
+    updated: &[usize],
+) -> Result<Vec<DataFileMeta>> {
+    let n = group.row_count as usize;
+    let mut set = vec![false; n];
+    for &p in updated {
+        *set.get_mut(p).ok_or_else(|| {
+            Error::invalid(format!(
+                "updated position {p} of the group at first_row_id {} ({n} rows)",
+                group.first_row_id
+            ))
+        })? = true;
+    }
+    let baseline = group.blob_cols.iter().any(|c| c == name);
+    let len = match baseline {
+        true => updated.iter().max().map_or(0, |&p| p + 1),
+        false => n,
+    };
+    if len == 0 {
+        return Ok(vec![]);
+    }
+    let mut bsub = table.clone();
+    bsub.schema.fields.retain(|f| f.name == name);
+    let ctx = file_context(&bsub, 0, FileSource::Append)?;
+    let spec = ctx
+        .blob
+        .clone()
+        .ok_or_else(|| Error::Internal(format!("BLOB column '{name}' without a .blob spec")))?;
+    let one = RecordBatch::try_new(
+        Arc::new(Schema::new(vec![Field::new(
+            name,
+            column.data_type().clone(),
+            true,
+        )])),
+        vec![column.clone()],
+    )?;
+    // (the values as given: `.blob` records take any binary array, lists and maps of them)
+    let mut sidecars = BlobSidecars::new(spec, dir.to_path_buf(), ctx.external.clone());
+    let mut write = || -> Result<Vec<DataFileMeta>> {
+        let mut at = 0;
+        while at < len {
+            let end = (at..len).find(|&p| set[p] != set[at]).unwrap_or(len);
+            if set[at] {
+                sidecars.write(&one.slice(at, end - at))?;
+            } else if baseline {
+                sidecars.write_placeholders(0, end - at)?;
+            } else {
+                let nulls = new_null_array(column.data_type(), end - at);
+                sidecars.write(&RecordBatch::try_new(one.schema(), vec![nulls])?)?;
+            }
+            at = end;
+        }
+        sidecars.finish_data_file(len as i64, (0, 0))
+    };
+    let mut files = match write() {
+        Ok(files) => files,
+        Err(e) => {
+            for p in sidecars.written_paths() {
+                let _ = std::fs::remove_file(p);
+            }
+            return Err(e);
+        }
+    };
+    sidecars.hand_over();
+    let mut next = group.first_row_id;
+    for f in &mut files {
+        f.first_row_id = Some(next);
+        next += f.row_count;
+    }
+    Ok(files)
 }
 
 #[cfg(test)]
