@@ -231,7 +231,12 @@ class TableUpdate:
     def _current(self, sid: int, cols: List[str], groups: Sequence[tuple]) -> pa.Table:
         """The current values of ``cols`` of the rows of ``groups`` in snapshot ``sid``,
         ordered by ``_ROW_ID``."""
-        t = self.table.copy_without_time_travel({"scan.snapshot-id": str(sid)})
+        opts = {"scan.snapshot-id": str(sid)}
+        if any(inline_blob_fields(self.table.options)):
+            # the stored descriptors / view structs, not what they resolve to: they are
+            # written back as they are into the update file
+            opts.update({"blob-as-descriptor": "true", "blob-view.resolve.enabled": "false"})
+        t = self.table.copy_without_time_travel(opts)
         rb = t.new_read_builder().with_projection([ROW_ID] + cols)
         data = rb.new_read().to_arrow(rb.new_scan().plan().splits())
         ids = data.column(ROW_ID)

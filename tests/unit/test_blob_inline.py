@@ -189,3 +189,36 @@ def test_view_struct_round_trips(name, field_id, row_id):
     assert BlobViewStruct.deserialize(raw) == s
     with pytest.raises(ValueError):
         BlobViewStruct.deserialize(raw + b"\0")
+
+
+def test_inline_columns_are_updated_by_row_id_in_the_data_file(tmp_path):
+    """An update by ``_ROW_ID`` of a ``blob-descriptor-field`` / ``blob-view-field`` column
+    writes the new descriptors / structs into the update data file (no ``.blob`` file of
+    placeholders, as for managed BLOB columns), as pypaimon's ``_is_blob_column``."""
+    c = _catalog(tmp_path)
+    src, fid = _source(c, [b"s0", b"s1", b"s2"])
+    ext = tmp_path / "ext.bin"
+    ext.write_bytes(b"abcdefghij")
+    s = pa.schema([("id", pa.int32()), ("desc", pa.large_binary()), ("view", pa.large_binary())])
+    t = _table(c, "db.t", s, **{"blob-descriptor-field": "desc", "blob-view-field": "view"})
+    d = [BlobDescriptor(str(ext), i, 2).serialize() for i in range(3)]
+    v = [BlobViewStruct("db.src", fid, r).serialize() for r in range(3)]
+    _write(t, pa.table({"id": [0, 1, 2], "desc": d, "view": v}, schema=s))
+    before = _files(t.table_path, ".blob")
+    rid = _read(t, ["id", "_ROW_ID"]).column("_ROW_ID").to_pylist()
+    tu = t.new_batch_write_builder().new_update()
+    tu.with_update_type(["desc", "view"])
+    msgs = tu.update_by_arrow_with_row_id(pa.table({
+        "_ROW_ID": pa.array([rid[1]], pa.int64()),
+        "desc": pa.array([BlobDescriptor(str(ext), 8, 2).serialize()], pa.large_binary()),
+        "view": pa.array([BlobViewStruct("db.src", fid, 0).serialize()], pa.large_binary()),
+    }))
+    t.new_batch_write_builder().new_commit().commit(msgs)
+    assert _files(t.table_path, ".blob") == before  # nothing written beside the data file
+    got = _read(t)
+    assert got.column("desc").to_pylist() == [b"ab", b"ij", b"cd"]
+    # the rows left keep their stored descriptors / structs (not the bytes they resolve to)
+    raw = _read(t.copy({"blob-as-descriptor": "true", "blob-view.resolve.enabled": "false"}))
+    assert raw.column("desc").to_pylist() == [d[0], BlobDescriptor(str(ext), 8, 2).serialize(), d[2]]
+    assert raw.column("view").to_pylist() == [v[0], v[0], v[2]]
+    assert got.column("view").to_pylist() == [b"s0", b"s0", b"s2"]
