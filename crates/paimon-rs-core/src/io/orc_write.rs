@@ -14,9 +14,9 @@
 //! unscaled values (DATA) and their scale (SECONDARY, signed RLE v1; Java writes DIRECT_V2 there,
 //! its reader reads both); TIMESTAMP as seconds from 2015-01-01 (writer time zone UTC, as
 //! orc-rust writes) and nanoseconds with their trailing zeros removed, TIMESTAMP WITH LOCAL
-//! TIME ZONE as ORC `timestamp with local time zone`. CHAR(n) values are truncated to n
-//! characters and padded with spaces to n (Java's ORC `CharTreeWriter`), VARCHAR(n) values
-//! truncated to n characters (`VarcharTreeWriter`). A list's, map's or struct's children hold
+//! TIME ZONE as ORC `timestamp with local time zone`. CHAR(n) and VARCHAR(n) values are written
+//! as the rows hold them (Java's ORC writer pads CHAR to n; here the file must hold the values
+//! the manifest's statistics and key ranges were taken from). A list's, map's or struct's children hold
 //! entries for its present rows only. Streams are compressed in 256 KiB chunks, each behind the
 //! 3-byte ORC chunk header (stored as is when compression does not shrink it).
 //!
@@ -257,11 +257,8 @@ enum Kind {
     Int,
     Float,
     Double,
-    /// String, CHAR(n) (`pad`), VARCHAR(n), binary: LENGTH + DATA.
-    Bytes {
-        max_chars: Option<usize>,
-        pad: bool,
-    },
+    /// String, CHAR(n), VARCHAR(n), binary: LENGTH + DATA.
+    Bytes,
     Decimal(u32),
     Timestamp,
     List(Box<Column>),
@@ -324,40 +321,22 @@ impl Column {
             ArrowType::Float64 => (Kind::Double, ty(K::Double)),
             ArrowType::Utf8 | ArrowType::LargeUtf8 => match pk {
                 Some(TypeKind::Char(n)) => (
-                    Kind::Bytes {
-                        max_chars: Some(*n as usize),
-                        pad: true,
-                    },
+                    Kind::Bytes,
                     proto::Type {
                         maximum_length: Some(*n),
                         ..ty(K::Char)
                     },
                 ),
                 Some(TypeKind::VarChar(n)) if *n != MAX_LEN => (
-                    Kind::Bytes {
-                        max_chars: Some(*n as usize),
-                        pad: false,
-                    },
+                    Kind::Bytes,
                     proto::Type {
                         maximum_length: Some(*n),
                         ..ty(K::Varchar)
                     },
                 ),
-                _ => (
-                    Kind::Bytes {
-                        max_chars: None,
-                        pad: false,
-                    },
-                    ty(K::String),
-                ),
+                _ => (Kind::Bytes, ty(K::String)),
             },
-            ArrowType::Binary | ArrowType::LargeBinary => (
-                Kind::Bytes {
-                    max_chars: None,
-                    pad: false,
-                },
-                ty(K::Binary),
-            ),
+            ArrowType::Binary | ArrowType::LargeBinary => (Kind::Bytes, ty(K::Binary)),
             ArrowType::Decimal128(p, s) if *s >= 0 => (
                 Kind::Decimal(*s as u32),
                 proto::Type {
@@ -480,7 +459,7 @@ impl Column {
                     self.bytes.extend_from_slice(&p.value(r).to_le_bytes());
                 }
             }
-            Kind::Bytes { max_chars, pad } => {
+            Kind::Bytes => {
                 let get: Box<dyn Fn(usize) -> &'a [u8] + 'a> = match a.data_type() {
                     ArrowType::Utf8 => {
                         let s = a.as_string::<i32>();
@@ -502,21 +481,8 @@ impl Column {
                 };
                 for &r in &valid {
                     let v = get(r);
-                    let before = self.bytes.len();
-                    match max_chars {
-                        Some(n) => {
-                            // CHAR / VARCHAR: at most n characters (Utf8 arrays hold valid UTF-8)
-                            let s = std::str::from_utf8(v).map_err(|e| e.to_string())?;
-                            let cut = s.char_indices().nth(*n).map_or(s.len(), |(i, _)| i);
-                            self.bytes.extend_from_slice(&v[..cut]);
-                            if *pad {
-                                let chars = s[..cut].chars().count();
-                                self.bytes.extend(std::iter::repeat_n(b' ', *n - chars));
-                            }
-                        }
-                        None => self.bytes.extend_from_slice(v),
-                    }
-                    self.ints.push((self.bytes.len() - before) as i64);
+                    self.bytes.extend_from_slice(v);
+                    self.ints.push(v.len() as i64);
                 }
             }
             Kind::Decimal(scale) => {
@@ -652,7 +618,7 @@ impl Column {
             Kind::Byte => streams.push((S::Data, id, byte_rle(&bytes))),
             Kind::Int => streams.push((S::Data, id, int_rle_v1(&ints, true))),
             Kind::Float | Kind::Double => streams.push((S::Data, id, bytes)),
-            Kind::Bytes { .. } => {
+            Kind::Bytes => {
                 streams.push((S::Data, id, bytes));
                 streams.push((S::Length, id, int_rle_v1(&ints, false)));
             }
@@ -991,17 +957,6 @@ mod tests {
         (0..a.len()).map(|i| f.value(i).to_string()).collect()
     }
 
-    /// CHAR(n) as Java's ORC writer stores it: n characters, cut or padded with spaces.
-    fn as_char(a: &ArrayRef, n: usize) -> ArrayRef {
-        let s = a.as_string::<i32>();
-        Arc::new(StringArray::from_iter(s.iter().map(|v| {
-            v.map(|v| {
-                let cut: String = v.chars().take(n).collect();
-                format!("{cut:<n$}")
-            })
-        })))
-    }
-
     /// Every type a table can write to ORC (flat, DECIMAL, CHAR, VARCHAR(n), nested with nulls
     /// at every level), written by this writer under each compression, over several stripes,
     /// and read back through orc-rust's reader.
@@ -1048,16 +1003,7 @@ mod tests {
             assert_eq!(got.num_rows(), n);
             for (k, f) in fields.iter().enumerate() {
                 let at = got.schema().index_of(&f.name).unwrap();
-                let want = match &f.data_type.kind {
-                    TypeKind::Char(m) => as_char(batch.column(k), *m as usize),
-                    TypeKind::VarChar(m) if *m != MAX_LEN => {
-                        let s = batch.column(k).as_string::<i32>();
-                        Arc::new(StringArray::from_iter(s.iter().map(|v| {
-                            v.map(|v| v.chars().take(*m as usize).collect::<String>())
-                        }))) as ArrayRef
-                    }
-                    _ => batch.column(k).clone(),
-                };
+                let want = batch.column(k).clone();
                 let name = format!("{} {c:?}", f.name);
                 if matches!(f.name.as_str(), "im" | "ar") {
                     // maps of int keys (Avro's arrays of records in assert_column): as text
