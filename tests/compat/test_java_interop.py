@@ -107,9 +107,8 @@ KINDS = {k.name: k for k in [
          "deduplicate"),
     Kind("pk_changelog_full_compaction", [_ID, *_V], ["id"], [],
          {"bucket": "2", "changelog-producer": "full-compaction"}, "deduplicate"),
-    # ORC: orc-rust writes no decimals, so the kinds ORC both ways hold none
-    Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate",
-         ours_write="column 'd' is DECIMAL"),
+    # ORC both ways; with a DECIMAL column paimon_rs writes with its own ORC writer (io/orc_write.rs)
+    Kind("pk_orc", [_ID, *_V], ["id"], [], {"bucket": "2", "file.format": "orc"}, "deduplicate"),
     Kind("pk_orc_flat", [_ID, ("v", "BIGINT", pa.int64()), ("s", "STRING", pa.string()), _OP], ["id"], [],
          {"bucket": "2", "rowkind.field": "op", "file.format": "orc", "num-sorted-run.compaction-trigger": "2"},
          "deduplicate", row_kinds=True),
@@ -764,9 +763,8 @@ def test_formats_changed_by_alter_merge_in_one_table(java, tmp_path, request):
 _OURS_FORMAT_TYPES = {
     "avro": [i for i in _FORMAT_TYPES["avro"] if jv.TYPE_BY_ID[i].arrow is not None
              and "timestamp_9" not in i],
-    # orc-rust: flat columns, no DECIMAL (STRING, not CHAR / VARCHAR(n))
-    "orc": [i for i in _FORMAT_TYPES["orc"] if jv.TYPE_BY_ID[i].arrow is not None
-            and not i.startswith(("decimal", "array", "map", "row"))],
+    # DECIMAL and nested columns too (paimon_rs's own ORC writer writes such tables)
+    "orc": [i for i in _FORMAT_TYPES["orc"] if jv.TYPE_BY_ID[i].arrow is not None],
 }
 
 
@@ -807,6 +805,39 @@ def test_every_type_we_write_orc_avro_java_reads_and_continues(java, tmp_path, r
     java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
     check(ours_read(tmp_path, t), list(model.values()), ptypes, f"paimon_rs reads after Java continued ({fmt})")
     check(java_read(java, tmp_path, t), list(model.values()), ptypes, f"Java reads after it continued ({fmt})")
+
+
+def test_java_reads_our_orc_char_varchar_decimal_nested(java, tmp_path, request):
+    """An ORC primary-key table with CHAR(n), VARCHAR(n), DECIMAL and nested columns created by
+    Java: paimon_rs writes and compacts it (its own ORC writer: ORC char / varchar / decimal /
+    list / map / struct types), Java reads it, writes on top and compacts; we read what Java reads."""
+    t, rng = _tname(request), random.Random("orc-char")
+    ids = ["char_5", "varchar_20", "decimal_9_2", "decimal_38_10", "decimal_25_0", "array_decimal_38",
+           "map_int_array_date", "row", "array_row", "row_nested", "timestamp_9", "time_0"]
+    fields = [("id", "INT", pa.int32())] + [(f"c_{i}", jv.TYPE_BY_ID[i].ptype, jv.TYPE_BY_ID[i].arrow or pa.string())
+                                            for i in ids]
+    names, arrow, ptypes = [f[0] for f in fields], [f[2] for f in fields], [f[1] for f in fields]
+    java_create(java, tmp_path, t, fields, ["id"], [], {"bucket": "2", "file.format": "orc"})
+    model: dict = {}
+
+    def rows_for(lo: int, hi: int) -> list:
+        return [[i] + [_wide_value(f[0][2:], rng) for f in fields[1:]] for i in range(lo, hi)]
+
+    for n, (lo, hi) in enumerate([(0, 40), (20, 60)]):
+        rows = rows_for(lo, hi)
+        ours_write(tmp_path, t, names, arrow, rows)
+        model.update({r[0]: r for r in rows})
+        if n == 1:
+            CatalogFactory.create({"warehouse": str(tmp_path)}).get_table(f"{DB}.{t}").compact(full=True)
+    files = java.call("files", warehouse=str(tmp_path), table=f"{DB}.{t}")
+    assert {f["file"].rsplit(".", 1)[1] for f in files} == {"orc"}
+    check(ours_read(tmp_path, t), list(model.values()), ptypes, "paimon_rs reads its ORC table")
+    check(java_read(java, tmp_path, t), list(model.values()), ptypes, "Java reads paimon_rs's ORC table")
+    rows = rows_for(50, 80)
+    java_write(java, tmp_path, t, rows)
+    model.update({r[0]: r for r in rows})
+    java.call("compact", warehouse=str(tmp_path), table=f"{DB}.{t}", full=True)
+    check(ours_read(tmp_path, t), list(model.values()), ptypes, "paimon_rs reads after Java continued (ORC)")
 
 
 @pytest.mark.parametrize("fmt", ["orc", "avro"])

@@ -820,7 +820,7 @@ pub(crate) mod tests {
 
     /// A table's columns of every type Avro data files hold (nullable, with nulls), as batches
     /// of their file types.
-    fn every_type() -> (Vec<DataField>, RecordBatch) {
+    pub(crate) fn every_type() -> (Vec<DataField>, RecordBatch) {
         let cols = [
             ("b", ty("BOOLEAN")),
             ("i8", ty("TINYINT")),

@@ -22,6 +22,7 @@ use parquet::file::properties::WriterProperties;
 use super::avro::{AvroCodec, AvroFileWriter};
 use super::data_file::{DataFileReader, FileExpect};
 use super::orc::{OrcCompression, OrcFileWriter};
+use super::orc_write::OrcOwnWriter;
 use super::parquet::{dictionary_by_sample, ParquetFileWriter};
 use crate::error::{Error, Result};
 use crate::options::{CoreOptions, FileKind};
@@ -245,6 +246,8 @@ pub enum DataFileWriter {
     Parquet(ParquetFileWriter),
     Avro(AvroFileWriter),
     Orc(OrcFileWriter),
+    /// An ORC file of columns orc-rust cannot write ([`super::orc_write`]).
+    OrcOwn(OrcOwnWriter),
 }
 
 impl DataFileWriter {
@@ -266,6 +269,9 @@ impl DataFileWriter {
             WriteFormat::Avro(codec) => {
                 DataFileWriter::Avro(AvroFileWriter::create(path, schema, *codec)?)
             }
+            WriteFormat::Orc(c) if super::orc_write::needed(&schema) => {
+                DataFileWriter::OrcOwn(OrcOwnWriter::create(path, schema, *c)?)
+            }
             WriteFormat::Orc(c) => DataFileWriter::Orc(OrcFileWriter::create(path, schema, *c)?),
         })
     }
@@ -275,6 +281,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.write(batch),
             DataFileWriter::Avro(w) => w.write(batch),
             DataFileWriter::Orc(w) => w.write(batch),
+            DataFileWriter::OrcOwn(w) => w.write(batch),
         }
     }
 
@@ -284,6 +291,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.estimated_size(),
             DataFileWriter::Avro(w) => w.estimated_size(),
             DataFileWriter::Orc(w) => w.estimated_size(),
+            DataFileWriter::OrcOwn(w) => w.estimated_size(),
         }
     }
 
@@ -292,6 +300,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.rows(),
             DataFileWriter::Avro(w) => w.rows(),
             DataFileWriter::Orc(w) => w.rows(),
+            DataFileWriter::OrcOwn(w) => w.rows(),
         }
     }
 
@@ -301,6 +310,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.buffered_bytes(),
             DataFileWriter::Avro(w) => w.buffered_bytes(),
             DataFileWriter::Orc(w) => w.buffered_bytes(),
+            DataFileWriter::OrcOwn(w) => w.buffered_bytes(),
         }
     }
 
@@ -310,6 +320,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.flush_row_group(),
             DataFileWriter::Avro(w) => w.flush_block(),
             DataFileWriter::Orc(w) => w.flush_stripe(),
+            DataFileWriter::OrcOwn(w) => w.flush_stripe(),
         }
     }
 
@@ -319,6 +330,7 @@ impl DataFileWriter {
             DataFileWriter::Parquet(w) => w.close(),
             DataFileWriter::Avro(w) => w.close(),
             DataFileWriter::Orc(w) => w.close(),
+            DataFileWriter::OrcOwn(w) => w.close(),
         }
     }
 }

@@ -13,6 +13,7 @@ pub(crate) mod file_write;
 pub mod format;
 pub mod int96;
 pub mod orc;
+pub mod orc_write;
 pub mod parquet;
 pub mod remote;
 pub mod store;

@@ -14,8 +14,9 @@
 //! and no column statistics or row indexes (Java's reader reads such files; the manifest's
 //! statistics come from the rows, as for every format). What it cannot write as Java does is
 //! refused when the table is created or opened for writing ([`check_schema`],
-//! [`OrcCompression::from_options`]): DECIMAL, CHAR(n), VARCHAR(n) and nested columns, other
-//! compressions, an explicit `file.compression.zstd-level` other than 3.
+//! [`OrcCompression::from_options`]): MULTISET columns, other compressions, an explicit
+//! `file.compression.zstd-level` other than 3. Tables with DECIMAL, CHAR(n), VARCHAR(n) or
+//! nested columns, which orc-rust cannot write, are written by [`super::orc_write`] instead.
 
 use std::fs::File;
 use std::io::{Cursor, Write};
@@ -32,7 +33,7 @@ use super::data_file::{contain_panic, open_checked, DataFileReader, FileExpect, 
 use super::file_write::{to_file_types, StagedFile};
 use crate::error::{Error, Result};
 use crate::options::CoreOptions;
-use crate::spec::types::{DataField, TypeKind, MAX_LEN};
+use crate::spec::types::{DataField, TypeKind};
 
 /// Open an ORC data file (see [`super::format::open_data_file`]).
 pub fn open_reader(
@@ -200,25 +201,24 @@ impl OrcCompression {
 }
 
 /// Refuse the columns of `fields` that paimon_rs cannot write to ORC data files as Java Paimon
-/// writes them (orc-rust 0.9 writes flat columns of these types only), naming the column.
+/// writes them, naming the column. orc-rust writes flat columns of a few types; the others
+/// (DECIMAL, CHAR(n), VARCHAR(n), ARRAY, MAP, ROW) are written by [`super::orc_write`]. MULTISET
+/// is refused: Java writes it as an ORC map of element to count, paimon_rs holds it as a list.
 pub fn check_schema(table: &str, fields: &[DataField]) -> Result<()> {
+    fn multiset(t: &crate::spec::types::DataType) -> bool {
+        match &t.kind {
+            TypeKind::Multiset(_) => true,
+            TypeKind::Array(e) => multiset(e),
+            TypeKind::Map(k, v) => multiset(k) || multiset(v),
+            TypeKind::Row(fs) => fs.iter().any(|f| multiset(&f.data_type)),
+            _ => false,
+        }
+    }
     for f in fields {
-        let why = match &f.data_type.kind {
-            TypeKind::Decimal { .. } => Some("orc-rust cannot write ORC decimal columns"),
-            TypeKind::Char(_) => {
-                Some("Java writes CHAR(n) as ORC char(n), which orc-rust cannot write")
-            }
-            TypeKind::VarChar(n) if *n != MAX_LEN => {
-                Some("Java writes VARCHAR(n) as ORC varchar(n), which orc-rust cannot write")
-            }
-            TypeKind::Array(_) | TypeKind::Multiset(_) | TypeKind::Map(..) | TypeKind::Row(_) => {
-                Some("orc-rust writes flat columns only (no ORC list, map or struct)")
-            }
-            _ => None,
-        };
-        if let Some(why) = why {
+        if multiset(&f.data_type) {
             return Err(Error::unsupported(format!(
-                "file.format = orc: column '{}' is {}: {why}",
+                "file.format = orc: column '{}' is {}: Java writes MULTISET to ORC as a map of \
+                 element to count, which paimon_rs does not write",
                 f.name,
                 f.data_type.sql_string()
             ))
@@ -730,10 +730,16 @@ pub(crate) mod tests {
     fn what_orc_rust_cannot_write_is_refused() {
         use crate::io::avro::tests::{nested, ty};
         for (t, needle) in [
-            (ty("DECIMAL(10, 2)"), "DECIMAL(10, 2)"),
-            (ty("CHAR(5)"), "CHAR(5)"),
-            (ty("VARCHAR(5)"), "VARCHAR(5)"),
-            (nested(TypeKind::Array(Box::new(ty("INT")))), "ARRAY<INT>"),
+            (
+                nested(TypeKind::Multiset(Box::new(ty("INT")))),
+                "MULTISET<INT>",
+            ),
+            (
+                nested(TypeKind::Array(Box::new(nested(TypeKind::Multiset(
+                    Box::new(ty("INT")),
+                ))))),
+                "ARRAY<MULTISET<INT>>",
+            ),
         ] {
             let e = check_schema("db.t", &[DataField::new(0, "c", t)]).unwrap_err();
             let m = e.to_string();
@@ -742,6 +748,9 @@ pub(crate) mod tests {
                 m.contains("db.t") && m.contains("column 'c'") && m.contains(needle),
                 "{m}"
             );
+        }
+        for t in ["DECIMAL(10, 2)", "CHAR(5)", "VARCHAR(5)"] {
+            check_schema("db.t", &[DataField::new(0, "c", ty(t))]).unwrap();
         }
         let opts = |kv: &[(&str, &str)]| {
             let raw = kv

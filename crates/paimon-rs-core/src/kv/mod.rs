@@ -132,26 +132,38 @@ pub fn file_context(
         )
     };
     let external = o.external_paths.clone().map(|e| (e, table.path.clone()));
+    let format = WriteFormat::from_options(o)?;
+    let file_schema = match kv_schema {
+        Some(s) => s,
+        None => Arc::new(Schema::new(
+            table
+                .schema
+                .fields
+                .iter()
+                .filter(|f| {
+                    blob.is_none()
+                        || !crate::io::blob_nested::is_blob_file_type(&f.data_type)
+                        || crate::options::is_inline_blob(&o.raw, &f.name)
+                })
+                .map(|f| f.to_arrow_file())
+                .collect::<Vec<_>>(),
+        )),
+    };
+    // ORC stores CHAR(n) and VARCHAR(n) as such: their lengths ride in the fields' metadata
+    let orc = std::iter::once(&o.file_format)
+        .chain(o.file_format_per_level.values())
+        .chain(o.changelog_file_format.iter())
+        .any(|f| f == "orc");
+    let file_schema = if orc {
+        crate::io::orc_write::annotate(file_schema, fields)
+    } else {
+        file_schema
+    };
     Ok(FileWriterContext {
         dir: table.path.clone(),
         prefix: o.data_file_prefix.clone(),
-        file_schema: match kv_schema {
-            Some(s) => s,
-            None => Arc::new(Schema::new(
-                table
-                    .schema
-                    .fields
-                    .iter()
-                    .filter(|f| {
-                        blob.is_none()
-                            || !crate::io::blob_nested::is_blob_file_type(&f.data_type)
-                            || crate::options::is_inline_blob(&o.raw, &f.name)
-                    })
-                    .map(|f| f.to_arrow_file())
-                    .collect::<Vec<_>>(),
-            )),
-        },
-        format: WriteFormat::from_options(o)?,
+        file_schema,
+        format,
         props: writer_properties(
             &o.file_compression,
             o.zstd_level,
