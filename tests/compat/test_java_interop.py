@@ -840,6 +840,28 @@ def test_java_reads_our_orc_char_varchar_decimal_nested(java, tmp_path, request)
     check(ours_read(tmp_path, t), list(model.values()), ptypes, "paimon_rs reads after Java continued (ORC)")
 
 
+def test_java_padded_orc_char_values_read_trimmed(java, tmp_path, request):
+    """Java's ORC writer pads CHAR(n) values to n and its reader trims them (Hive's
+    CharTreeReader); its manifests hold the unpadded keys and statistics. paimon_rs read them
+    padded: a Java ORC table with a CHAR key written twice failed its key-range check
+    (CorruptFileError) and `c = 'x'` found nothing (review36c). Now: read as Java reads, filtered,
+    continued by paimon_rs, and Java reads the result."""
+    t = _tname(request)
+    fields = [("k", "CHAR(4) NOT NULL", pa.string()), ("v", "INT", pa.int32()), ("c", "CHAR(3)", pa.string())]
+    names, arrow, ptypes = [f[0] for f in fields], [f[2] for f in fields], [f[1] for f in fields]
+    java_create(java, tmp_path, t, fields, ["k"], [], {"bucket": "1", "file.format": "orc"})
+    java_write(java, tmp_path, t, [["ab", 1, "x"], ["abcd", 2, "yyy"]])
+    java_write(java, tmp_path, t, [["ab", 3, "z"]])
+    want = [["ab", 3, "z"], ["abcd", 2, "yyy"]]
+    check(ours_read(tmp_path, t), want, ptypes, "paimon_rs reads Java's padded CHAR values")
+    got = ours_read_filtered(tmp_path, t, lambda rb: rb.with_filter("c = 'yyy' OR k = 'ab'"))
+    check(got, want, ptypes, "paimon_rs filters Java's CHAR values")
+    ours_write(tmp_path, t, names, arrow, [["ab", 4, "w"], ["x", 5, None]])
+    want = [["ab", 4, "w"], ["abcd", 2, "yyy"], ["x", 5, None]]
+    check(ours_read(tmp_path, t), want, ptypes, "paimon_rs reads after writing on Java's CHAR table")
+    check(java_read(java, tmp_path, t), want, ptypes, "Java reads after paimon_rs wrote")
+
+
 @pytest.mark.parametrize("fmt", ["orc", "avro"])
 def test_truncated_orc_avro_file_is_corrupt(java, tmp_path, request, fmt):
     """A Java ORC/Avro data file cut short (a lost tail): CorruptFileError naming the file, never

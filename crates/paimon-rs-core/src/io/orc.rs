@@ -107,13 +107,55 @@ fn build<R: orc_rust::reader::ChunkReader + Send + 'static>(
         None => ProjectionMask::all(),
         Some(cols) => ProjectionMask::named_roots(meta.root_data_type(), cols),
     };
+    // ORC char(n) values as Java's ORC reader gives them: right-trimmed of the padding Java's
+    // writer adds (Hive's CharTreeReader), so keys and values equal the manifest's statistics
+    let chars: Vec<String> = meta
+        .root_data_type()
+        .children()
+        .iter()
+        .filter(|c| matches!(c.data_type(), orc_rust::schema::DataType::Char { .. }))
+        .map(|c| c.name().to_string())
+        .collect();
     Ok(Box::new(
         builder
             .with_projection(mask)
             .with_batch_size(batch_size)
             .build()
-            .map(|r| r.map_err(|e| e.to_string())),
+            .map(move |r| {
+                r.map_err(|e| e.to_string())
+                    .and_then(|b| trim_chars(b, &chars))
+            }),
     ))
+}
+
+/// `batch` with its top-level columns named in `chars` (ORC char(n)) right-trimmed of spaces.
+fn trim_chars(
+    batch: arrow_array_orc::RecordBatch,
+    chars: &[String],
+) -> std::result::Result<arrow_array_orc::RecordBatch, String> {
+    use arrow_array_orc::{Array, ArrayRef as ArrayRef59, StringArray};
+    if chars.is_empty() {
+        return Ok(batch);
+    }
+    let schema = batch.schema();
+    let mut columns: Vec<ArrayRef59> = batch.columns().to_vec();
+    for (i, f) in schema.fields().iter().enumerate() {
+        if !chars.iter().any(|c| c == f.name()) {
+            continue;
+        }
+        let Some(a) = columns[i].as_any().downcast_ref::<StringArray>() else {
+            continue; // a char column decodes as Utf8; any other shape is left as read
+        };
+        if !a.iter().flatten().any(|v| v.ends_with(' ')) {
+            continue;
+        }
+        let trimmed: StringArray = a
+            .iter()
+            .map(|v| v.map(|v| v.trim_end_matches(' ')))
+            .collect();
+        columns[i] = std::sync::Arc::new(trimmed);
+    }
+    arrow_array_orc::RecordBatch::try_new(schema, columns).map_err(|e| e.to_string())
 }
 
 /// An arrow 59 record batch (orc-rust's) as an arrow 60 one, through the IPC stream format.

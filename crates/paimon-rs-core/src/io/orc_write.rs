@@ -1063,6 +1063,49 @@ mod tests {
         assert_eq!(read_all(&path, 0, size).num_rows(), 0);
     }
 
+    /// Java's ORC writer pads CHAR(n) values to n; its reader right-trims them (Hive's
+    /// `CharTreeReader`), and so does ours: a padded value reads as the manifest's statistics
+    /// and key ranges (recorded from the unpadded row) hold it.
+    #[test]
+    fn padded_char_values_read_right_trimmed() {
+        use arrow_array::cast::AsArray;
+        let fields = vec![
+            DataField::new(0, "c", ty("CHAR(4)")),
+            DataField::new(1, "v", ty("VARCHAR(4)")),
+        ];
+        let schema = file_schema(&fields);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("data-pad.orc");
+        let mut w =
+            OrcOwnWriter::create(path.clone(), schema.clone(), OrcCompression::None).unwrap();
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(StringArray::from(vec![
+                Some("ab  "),
+                None,
+                Some("abcd"),
+                Some(" x  "),
+            ])),
+            Arc::new(StringArray::from(vec![
+                Some("ab  "),
+                None,
+                Some("abcd"),
+                Some(" x  "),
+            ])),
+        ];
+        w.write(&RecordBatch::try_new(schema, cols).unwrap())
+            .unwrap();
+        w.close().unwrap();
+        let got: Vec<RecordBatch> = crate::io::orc::open_reader(&path, None, 100, None)
+            .unwrap()
+            .collect::<Result<_>>()
+            .unwrap();
+        let c: Vec<Option<&str>> = got[0].column(0).as_string::<i32>().iter().collect();
+        assert_eq!(c, vec![Some("ab"), None, Some("abcd"), Some(" x")]);
+        // VARCHAR keeps its trailing spaces (Java's reader trims CHAR only)
+        let v: Vec<Option<&str>> = got[0].column(1).as_string::<i32>().iter().collect();
+        assert_eq!(v, vec![Some("ab  "), None, Some("abcd"), Some(" x  ")]);
+    }
+
     /// Nulls at every level of a list of structs: a null list, an empty list, a null struct
     /// in a list, a null field in a struct; a column all null.
     #[test]
