@@ -284,6 +284,32 @@ def test_shard_updators_split_the_file_groups_and_fill_a_column(tmp_path):
     assert got["d"].to_pylist() == [a + 10 * a for a in range(10)]
 
 
+@pytest.mark.parametrize("projection", [["a"], ["a", "_ROW_ID"]])
+def test_shard_updator_on_a_partitioned_table_maps_rows_by_row_id(tmp_path, projection):
+    """A partitioned table's scan is not in _ROW_ID order (split by split): the rows
+    arrow_reader hands out, and so the values given back, must still land on their rows
+    (they once landed in row-id order, on other rows); _ROW_ID is only output if projected."""
+    sch = pa.schema([("a", pa.int32()), ("p", pa.string()), ("d", pa.int32())])
+    t = _table(tmp_path, DE, ["p"], schema=sch)
+    for a in ([0, 1, 2, 3], [4, 5, 6, 7]):
+        wb = t.new_batch_write_builder()
+        w = wb.new_write().with_write_type(["a", "p"])
+        w.write_arrow(pa.table({"a": a, "p": ["x", "y", "x", "y"]}, schema=pa.schema([sch.field("a"), sch.field("p")])))
+        wb.new_commit().commit(w.prepare_commit())
+    upd = t.new_batch_write_builder().new_update().with_update_type(["d"])
+    upd.with_read_projection(projection)
+    for i in range(2):
+        shard = upd.new_shard_updator(i, 2)
+        reader = shard.arrow_reader()
+        assert reader.schema.names == projection
+        for b in reader:
+            shard.update_by_arrow_batch(pa.RecordBatch.from_pydict(
+                {"d": pa.array([10 * x for x in b.column("a").to_pylist()], pa.int32())}))
+        _commit(t, shard.prepare_commit())
+    got = _read(t, "a")
+    assert got["d"].to_pylist() == [10 * a for a in got["a"].to_pylist()]
+
+
 def test_a_shard_with_no_group_reads_nothing(tmp_path):
     t = _abcd(tmp_path, [3])
     msgs, ids = _run_shard(t, 1, 2)
@@ -300,6 +326,14 @@ def test_shard_updator_refuses_too_many_or_too_few_rows(tmp_path):
     shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(4), pa.int32())}))
     with pytest.raises(InvalidArgumentError, match="1 rows read were not given"):
         shard.prepare_commit()
+    # one group written, then too many rows: its update file is removed too
+    shard = upd.new_shard_updator(0, 1)
+    shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(3), pa.int32())}))
+    before = sorted(p.name for p in tmp_path.rglob("*.parquet"))
+    assert len(before) == 3
+    with pytest.raises(InvalidArgumentError, match="No more row ranges to write"):
+        shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(3), pa.int32())}))
+    assert len(list(tmp_path.rglob("*.parquet"))) == 2
     assert _read(t, "a")["d"].to_pylist() == [None] * 5
 
 
