@@ -164,6 +164,27 @@ def test_partition_predicate_delete_drops_exactly_the_matching_partitions(tmp_pa
     assert _read(t)["id"].to_pylist() == want
 
 
+def test_partition_delete_of_a_bucket_holding_only_an_index_file(tmp_path):
+    """A dynamic-bucket partition whose bucket 0 lost all its rows (deleted, compacted away)
+    keeps only its hash index there: that bucket's message deletes the index file alone and is
+    committed with the others (it was refused as 'together with new files')."""
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.string()),
+                     pa.field("city", pa.string(), nullable=False)])
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(sch, partition_keys=["city"], primary_keys=["id", "city"],
+                                                      options={"bucket": "-1", "rowkind.field": "v",
+                                                               "dynamic-bucket.target-row-num": "1"}), False)
+    t = c.get_table("db.t")
+    write_arrow(t, pa.table({"id": [1, 2, 3], "v": ["+I"] * 3, "city": ["LA", "LA", "SF"]}, schema=sch))
+    write_arrow(t, pa.table({"id": [1], "v": ["-D"], "city": ["LA"]}, schema=sch))
+    t.compact()
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    assert sorted((len(m.deleted_files), len(m.index_deletes)) for m in msgs) == [(0, 1), (1, 1)]
+    _commit(t, msgs)
+    assert _read(t)["id"].to_pylist() == [3]
+
+
 def test_partition_predicate_delete_conflicts_when_the_partition_changed(tmp_path):
     t = _seeded(tmp_path, DE, ["city"])
     msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))

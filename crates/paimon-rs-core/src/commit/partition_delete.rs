@@ -193,7 +193,9 @@ impl FileStoreCommit {
         let mut base = None;
         for m in messages {
             let d = &m.data_increment;
-            if !is_partition_delete(m)
+            // a bucket may hold only an index file (a dynamic-bucket hash index whose rows
+            // were all deleted and compacted away): its message deletes that file alone
+            if (d.deleted_files.is_empty() && d.deleted_index_files.is_empty())
                 || !d.new_files.is_empty()
                 || !d.changelog_files.is_empty()
                 || !d.new_index_files.is_empty()
