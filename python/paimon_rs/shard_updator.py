@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, List, Optional, Tuple
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from paimon_rs.exceptions import InvalidArgumentError
 from paimon_rs.table_ops import shard_range
@@ -73,14 +74,24 @@ class ShardTableUpdator:
 
     def arrow_reader(self) -> pa.RecordBatchReader:
         """The shard's rows (the read projection, every column without one) in ``_ROW_ID``
-        order: the rows ``update_by_arrow_batch`` must receive, in the same order."""
+        order: the rows ``update_by_arrow_batch`` must receive, in the same order. The shard
+        is read whole and sorted by ``_ROW_ID`` (a partitioned table's scan is not in row-id
+        order), so it is held in memory."""
         if not self.groups:
             names = self.projection if self.projection is not None else self.table.field_names
             schema = self.table.arrow_schema
             fields = [pa.field(ROW_ID, pa.int64(), nullable=False) if n == ROW_ID else schema.field(n)
                       for n in names]
             return pa.RecordBatchReader.from_batches(pa.schema(fields), [])
-        return self._read(self.projection if self.projection is not None else list(self.table.field_names))
+        names = self.projection if self.projection is not None else list(self.table.field_names)
+        # the scan returns splits partition by partition, not in _ROW_ID order: read the row
+        # ids too and sort by them (update_by_arrow_batch maps the i-th row given to the i-th
+        # live row id), dropping _ROW_ID again when it was not projected
+        rows = self._read(names if ROW_ID in names else [*names, ROW_ID]).read_all()
+        rows = rows.take(pc.sort_indices(rows.column(ROW_ID)))
+        if ROW_ID not in names:
+            rows = rows.drop_columns([ROW_ID])
+        return pa.RecordBatchReader.from_batches(rows.schema, rows.to_batches())
 
     def _live_ids(self) -> List[List[int]]:
         if self._live is None:
@@ -109,6 +120,7 @@ class ShardTableUpdator:
         live = self._live_ids()
         total = sum(len(g) for g in live[self._next:])
         if self._pending_rows + data.num_rows > total:
+            self._abort()  # the update files of the groups already written go too
             raise InvalidArgumentError(
                 f"update_by_arrow_batch: No more row ranges to write: shard {self.shard_num} of "
                 f"{self.total_shard_count} of {self.table.identifier} has {total} rows left to write and "

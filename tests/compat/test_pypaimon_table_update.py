@@ -36,19 +36,23 @@ def read(cat, name, key):
 PARTITION_DELETE = PRELUDE + r'''
 SCH = pa.schema([("id", pa.int32()), ("age", pa.int32()), ("city", pa.string())])
 out = {}
-for opts in ({}, DE, dict(DE, **{"deletion-vectors.enabled": "true"})):
-    for deleter in (rc, pc):
-        name = "db.p%d_%s" % (len(opts), "rs" if deleter is rc else "py")
-        rc.create_table(name, RSchema.from_pyarrow_schema(SCH, partition_keys=["city"], options=opts), False)
-        append(rc, name, pa.table({"id": [1, 2], "age": [25, 30], "city": ["NYC", "LA"]}, schema=SCH))
-        append(pc, name, pa.table({"id": [3, 4], "age": [35, 40], "city": ["LA", "SF"]}, schema=SCH))
-        tb = deleter.get_table(name)
-        wb = tb.new_batch_write_builder()
-        pb = tb.new_read_builder().new_predicate_builder()
-        msgs = wb.new_update().delete_by_predicate(pb.equal("city", "LA"))
-        deleted = sum(len(m.deleted_files) for m in msgs)
-        cm = wb.new_commit(); cm.commit(msgs); cm.close()
-        out[name] = [deleted, read(rc, name, "id"), read(pc, name, "id")]
+# each matches LA only (contains / endswith once dropped every partition in paimon_rs)
+PREDS = {"eq": lambda pb: pb.equal("city", "LA"), "ends": lambda pb: pb.endswith("city", "A"),
+         "contains": lambda pb: pb.contains("city", "L")}
+for (pname, pred), opts, deleter in [(p, o, d) for p in PREDS.items()
+                                      for o in ({}, DE, dict(DE, **{"deletion-vectors.enabled": "true"}))
+                                      for d in (rc, pc)]:
+    name = "db.p%d_%s_%s" % (len(opts), "rs" if deleter is rc else "py", pname)
+    rc.create_table(name, RSchema.from_pyarrow_schema(SCH, partition_keys=["city"], options=opts), False)
+    append(rc, name, pa.table({"id": [1, 2], "age": [25, 30], "city": ["NYC", "LA"]}, schema=SCH))
+    append(pc, name, pa.table({"id": [3, 4], "age": [35, 40], "city": ["LA", "SF"]}, schema=SCH))
+    tb = deleter.get_table(name)
+    wb = tb.new_batch_write_builder()
+    pb = tb.new_read_builder().new_predicate_builder()
+    msgs = wb.new_update().delete_by_predicate(pred(pb))
+    deleted = sum(len(m.deleted_files) for m in msgs)
+    cm = wb.new_commit(); cm.commit(msgs); cm.close()
+    out[name] = [deleted, read(rc, name, "id"), read(pc, name, "id")]
 print(json.dumps(out))
 '''
 
@@ -91,7 +95,7 @@ print(json.dumps(out))
 
 def test_partition_delete_by_both(pypaimon_venv, tmp_path):
     got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, PARTITION_DELETE, str(tmp_path))
-    assert len(got) == 6
+    assert len(got) == 18
     for name, (deleted, rs, py) in got.items():
         assert deleted == 2, name  # one file of each write in LA
         assert rs == py == [{"id": 1, "age": 25, "city": "NYC"}, {"id": 4, "age": 40, "city": "SF"}], name

@@ -116,6 +116,75 @@ def test_partition_predicate_delete_drops_the_partitions(tmp_path, options):
     assert snap.id == before + 1 and snap.commit_kind == "OVERWRITE"
 
 
+_EXACT_CASES = {  # predicate on (city, name) -> the model of the partitions it matches (SQL nulls)
+    "equal": (lambda pb: pb.equal("city", "LA"), lambda c, n: c == "LA"),
+    "not_equal": (lambda pb: pb.not_equal("city", "LA"), lambda c, n: c is not None and c != "LA"),
+    "in": (lambda pb: pb.is_in("city", ["LA", "SF"]), lambda c, n: c in ("LA", "SF")),
+    "not_in": (lambda pb: pb.is_not_in("city", ["LA", "SF"]),
+               lambda c, n: c is not None and c not in ("LA", "SF")),
+    "between": (lambda pb: pb.between("city", "LA", "NYC"), lambda c, n: c is not None and "LA" <= c <= "NYC"),
+    "less_than": (lambda pb: pb.less_than("city", "NYC"), lambda c, n: c is not None and c < "NYC"),
+    "startswith": (lambda pb: pb.startswith("city", "L"), lambda c, n: c is not None and c.startswith("L")),
+    "endswith": (lambda pb: pb.endswith("city", "X"), lambda c, n: c is not None and c.endswith("X")),
+    "contains": (lambda pb: pb.contains("city", "A"), lambda c, n: c is not None and "A" in c),
+    "contains_none": (lambda pb: pb.contains("city", "Q"), lambda c, n: False),
+    "like": (lambda pb: pb.like("city", "%F"), lambda c, n: c is not None and c.endswith("F")),
+    "is_null": (lambda pb: pb.is_null("city"), lambda c, n: c is None),
+    "and": (lambda pb: pb.and_predicates([pb.endswith("city", "A"), pb.equal("name", "B")]),
+            lambda c, n: c is not None and c.endswith("A") and n == "B"),
+    "or": (lambda pb: pb.or_predicates([pb.contains("city", "X"), pb.equal("name", "A")]),
+           lambda c, n: (c is not None and "X" in c) or n == "A"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_EXACT_CASES))
+@pytest.mark.parametrize("kind", ["append", "data-evolution", "pk-deletion-vectors"])
+def test_partition_predicate_delete_drops_exactly_the_matching_partitions(tmp_path, case, kind):
+    """Each partition is decided exactly (row-wise on its values, nulls as SQL), not by the
+    stats test's "might match": contains/endswith/like once dropped every non-null partition."""
+    pk = kind == "pk-deletion-vectors"
+    options = {"deletion-vectors.enabled": "true", "bucket": "1"} if pk else (DE if kind == "data-evolution" else {})
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=not pk), pa.field("name", pa.string(), nullable=not pk),
+                        pa.field("age", pa.int32()), pa.field("city", pa.string(), nullable=not pk)])
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(schema, partition_keys=["city", "name"],
+                                                      primary_keys=["id", "city", "name"] if pk else None,
+                                                      options=options), True)
+    t = c.get_table("db.t")
+    cities = ["NYC", "LA", "LAX", "SF", "NYC", "LA", "NUL" if pk else None]
+    names = ["A", "A", "B", "B", "B", "B", "A"]
+    write_arrow(t, pa.table({"id": list(range(len(cities))), "name": names, "age": [1] * len(cities),
+                             "city": cities}, schema=schema))
+    pred, model = _EXACT_CASES[case]
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(pred(_pred(t)))
+    if msgs:
+        _commit(t, msgs)
+    want = [i for i in range(len(cities)) if not model(cities[i], names[i])]
+    assert _read(t)["id"].to_pylist() == want
+
+
+def test_partition_delete_of_a_bucket_holding_only_an_index_file(tmp_path):
+    """A dynamic-bucket partition whose bucket 0 lost all its rows (deleted, compacted away)
+    keeps only its hash index there: that bucket's message deletes the index file alone and is
+    committed with the others (it was refused as 'together with new files')."""
+    sch = pa.schema([pa.field("id", pa.int32(), nullable=False), ("v", pa.string()),
+                     pa.field("city", pa.string(), nullable=False)])
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.create_database("db", True)
+    c.create_table("db.t", Schema.from_pyarrow_schema(sch, partition_keys=["city"], primary_keys=["id", "city"],
+                                                      options={"bucket": "-1", "rowkind.field": "v",
+                                                               "dynamic-bucket.target-row-num": "1"}), False)
+    t = c.get_table("db.t")
+    write_arrow(t, pa.table({"id": [1, 2, 3], "v": ["+I"] * 3, "city": ["LA", "LA", "SF"]}, schema=sch))
+    write_arrow(t, pa.table({"id": [1], "v": ["-D"], "city": ["LA"]}, schema=sch))
+    t.compact()
+    msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
+    assert sorted((len(m.deleted_files), len(m.index_deletes)) for m in msgs) == [(0, 1), (1, 1)]
+    _commit(t, msgs)
+    assert _read(t)["id"].to_pylist() == [3]
+
+
 def test_partition_predicate_delete_conflicts_when_the_partition_changed(tmp_path):
     t = _seeded(tmp_path, DE, ["city"])
     msgs = t.new_batch_write_builder().new_update().delete_by_predicate(_pred(t).equal("city", "LA"))
@@ -236,6 +305,32 @@ def test_shard_updators_split_the_file_groups_and_fill_a_column(tmp_path):
     assert got["d"].to_pylist() == [a + 10 * a for a in range(10)]
 
 
+@pytest.mark.parametrize("projection", [["a"], ["a", "_ROW_ID"]])
+def test_shard_updator_on_a_partitioned_table_maps_rows_by_row_id(tmp_path, projection):
+    """A partitioned table's scan is not in _ROW_ID order (split by split): the rows
+    arrow_reader hands out, and so the values given back, must still land on their rows
+    (they once landed in row-id order, on other rows); _ROW_ID is only output if projected."""
+    sch = pa.schema([("a", pa.int32()), ("p", pa.string()), ("d", pa.int32())])
+    t = _table(tmp_path, DE, ["p"], schema=sch)
+    for a in ([0, 1, 2, 3], [4, 5, 6, 7]):
+        wb = t.new_batch_write_builder()
+        w = wb.new_write().with_write_type(["a", "p"])
+        w.write_arrow(pa.table({"a": a, "p": ["x", "y", "x", "y"]}, schema=pa.schema([sch.field("a"), sch.field("p")])))
+        wb.new_commit().commit(w.prepare_commit())
+    upd = t.new_batch_write_builder().new_update().with_update_type(["d"])
+    upd.with_read_projection(projection)
+    for i in range(2):
+        shard = upd.new_shard_updator(i, 2)
+        reader = shard.arrow_reader()
+        assert reader.schema.names == projection
+        for b in reader:
+            shard.update_by_arrow_batch(pa.RecordBatch.from_pydict(
+                {"d": pa.array([10 * x for x in b.column("a").to_pylist()], pa.int32())}))
+        _commit(t, shard.prepare_commit())
+    got = _read(t, "a")
+    assert got["d"].to_pylist() == [10 * a for a in got["a"].to_pylist()]
+
+
 def test_a_shard_with_no_group_reads_nothing(tmp_path):
     t = _abcd(tmp_path, [3])
     msgs, ids = _run_shard(t, 1, 2)
@@ -252,6 +347,14 @@ def test_shard_updator_refuses_too_many_or_too_few_rows(tmp_path):
     shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(4), pa.int32())}))
     with pytest.raises(InvalidArgumentError, match="1 rows read were not given"):
         shard.prepare_commit()
+    # one group written, then too many rows: its update file is removed too
+    shard = upd.new_shard_updator(0, 1)
+    shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(3), pa.int32())}))
+    before = sorted(p.name for p in tmp_path.rglob("*.parquet"))
+    assert len(before) == 3
+    with pytest.raises(InvalidArgumentError, match="No more row ranges to write"):
+        shard.update_by_arrow_batch(pa.RecordBatch.from_pydict({"d": pa.array(range(3), pa.int32())}))
+    assert len(list(tmp_path.rglob("*.parquet"))) == 2
     assert _read(t, "a")["d"].to_pylist() == [None] * 5
 
 

@@ -13,6 +13,8 @@
 
 use std::collections::BTreeMap;
 
+use arrow_array::Array;
+
 use super::{CommitMessage, DataIncrement, ExpectedReplace, FileStoreCommit, Overwrite};
 use crate::error::{Error, Result};
 use crate::predicate::Predicate;
@@ -36,9 +38,14 @@ pub fn partition_delete_messages(
         )));
     }
     let snapshot = table.snapshot_manager().snapshot(snapshot_id)?;
+    // the stats test prunes (it answers "might match"); each partition is then decided exactly
     let entries = crate::table::live::live_entries_filtered(table, &snapshot, Some(filter))?;
+    let mut exact = ExactMatch::new(table, filter)?;
     let mut by: Messages = BTreeMap::new();
     for e in &entries {
+        if !exact.matches(&e.partition)? {
+            continue;
+        }
         message(
             &mut by,
             &e.partition,
@@ -51,11 +58,8 @@ pub fn partition_delete_messages(
         .push(e.file.clone());
     }
     let index = table.live_index_entries(snapshot.index_manifest.as_deref())?;
-    let types = table.partition_types()?;
-    let keys = table.partition_keys();
     for e in index {
-        let vals = deserialize_row(&types, &e.partition)?;
-        if !crate::table::live::partition_matches(filter, keys, &vals) {
+        if !exact.matches(&e.partition)? {
             continue;
         }
         let total = by
@@ -76,6 +80,67 @@ pub fn partition_delete_messages(
             });
     }
     Ok(by.into_values().collect())
+}
+
+/// Whether a partition matches the filter, decided exactly (SQL semantics: a comparison with
+/// null is not true) by evaluating the filter row-wise on a one-row batch of the partition's
+/// values, once per distinct partition. `Predicate::test` is not enough: on stats it answers
+/// "might match" (true for `contains`, `endswith`, `like`, ...), which would drop partitions the
+/// predicate does not match.
+struct ExactMatch<'a> {
+    filter: &'a Predicate,
+    keys: &'a [String],
+    types: Vec<crate::spec::types::DataType>,
+    schema: std::sync::Arc<arrow_schema::Schema>,
+    seen: std::collections::HashMap<Vec<u8>, bool>,
+}
+
+impl<'a> ExactMatch<'a> {
+    fn new(table: &'a FileStoreTable, filter: &'a Predicate) -> Result<Self> {
+        let keys = table.partition_keys();
+        let types = table.partition_types()?;
+        if let Some(f) = filter.fields().into_iter().find(|f| !keys.contains(f)) {
+            return Err(Error::invalid(format!(
+                "partition delete of {}: the predicate names '{f}', which is not a partition \
+                 column",
+                table.name
+            )));
+        }
+        let fields: Vec<arrow_schema::Field> = keys
+            .iter()
+            .zip(&types)
+            .map(|(k, t)| arrow_schema::Field::new(k, t.to_arrow(), true))
+            .collect();
+        Ok(ExactMatch {
+            filter,
+            keys,
+            types,
+            schema: std::sync::Arc::new(arrow_schema::Schema::new(fields)),
+            seen: Default::default(),
+        })
+    }
+
+    fn matches(&mut self, partition: &[u8]) -> Result<bool> {
+        if let Some(&m) = self.seen.get(partition) {
+            return Ok(m);
+        }
+        let vals = deserialize_row(&self.types, partition)?;
+        let cols = self
+            .types
+            .iter()
+            .zip(vals)
+            .map(|(t, v)| crate::spec::binary_row::datums_to_arrow(t, &[v]))
+            .collect::<Result<Vec<_>>>()?;
+        let batch = arrow_array::RecordBatch::try_new(self.schema.clone(), cols)?;
+        let type_of = |n: &str| {
+            let i = self.keys.iter().position(|k| k == n)?;
+            self.types.get(i).cloned()
+        };
+        let mask = self.filter.evaluate(&batch, &type_of)?;
+        let m = mask.len() == 1 && mask.is_valid(0) && mask.value(0);
+        self.seen.insert(partition.to_vec(), m);
+        Ok(m)
+    }
 }
 
 /// The messages of [`partition_delete_messages`] by partition and bucket.
@@ -128,7 +193,9 @@ impl FileStoreCommit {
         let mut base = None;
         for m in messages {
             let d = &m.data_increment;
-            if !is_partition_delete(m)
+            // a bucket may hold only an index file (a dynamic-bucket hash index whose rows
+            // were all deleted and compacted away): its message deletes that file alone
+            if (d.deleted_files.is_empty() && d.deleted_index_files.is_empty())
                 || !d.new_files.is_empty()
                 || !d.changelog_files.is_empty()
                 || !d.new_index_files.is_empty()
@@ -244,5 +311,24 @@ mod tests {
         msgs.extend(written(&t, &[rows(2, 0..1)]));
         let e = commit(&t, &msgs).unwrap_err();
         assert!(e.to_string().contains("commit it alone"), "{e}");
+    }
+
+    /// Partitions are chosen exactly (row-wise on their values), and a predicate naming a
+    /// non-partition column is refused rather than tested as "might match" on every partition.
+    #[test]
+    fn partition_delete_chooses_partitions_exactly() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = table(dir.path(), false);
+        commit(
+            &t,
+            &written(&t, &[rows(1, 0..1), rows(2, 0..1), rows(3, 0..1)]),
+        )
+        .unwrap();
+        let sid = t.snapshot_manager().latest().unwrap().unwrap().id;
+        let ne2 = Predicate::leaf("p", LeafOp::NotEqual, vec![Some(Datum::Int(2))]).unwrap();
+        assert_eq!(partition_delete_messages(&t, sid, &ne2).unwrap().len(), 2);
+        let k = Predicate::leaf("k", LeafOp::Equal, vec![Some(Datum::BigInt(0))]).unwrap();
+        let e = partition_delete_messages(&t, sid, &k).unwrap_err();
+        assert!(e.to_string().contains("not a partition column"), "{e}");
     }
 }
