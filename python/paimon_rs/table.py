@@ -1732,6 +1732,13 @@ def _with_system_columns(table: Table) -> pa.Schema:
     return pa.schema(list(schema) + extra)
 
 
+def _check_parallelism(name: str, value: Any) -> None:
+    """Refuse a thread count that is not None or an int >= 1 (pypaimon raises ValueError
+    below 1)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+        raise InvalidArgumentError(f"{name} must be an int >= 1, got {value!r}")
+
+
 class TableRead:
     def __init__(self, table: Table, projection: Optional[List[str]], predicate: Optional[Predicate],
                  limit: Optional[int] = None,
@@ -1812,7 +1819,8 @@ class TableRead:
                               blob_parallelism: Optional[int] = None) -> pa.RecordBatchReader:
         """The splits' rows as a stream of batches, split after split (bounded memory).
         ``blob_parallelism`` is pypaimon's for BLOB columns, which paimon_rs does not have
-        (accepted, unused, as in ``to_arrow``)."""
+        (validated as pypaimon does, an int >= 1, then unused, as in ``to_arrow``)."""
+        _check_parallelism("blob_parallelism", blob_parallelism)
         # Streams: splits are read one after the other and merged batch by batch, so memory
         # stays bounded (one decoded batch per sorted run plus the output).
         def batches() -> Iterator[pa.RecordBatch]:
@@ -1836,10 +1844,10 @@ class TableRead:
         """Read the splits into one table, in split order. ``parallelism``: threads reading
         splits at once (1: one after the other; default: the table option
         ``read.parallelism``, else one per core). ``blob_parallelism`` is
-        pypaimon's for BLOB columns, which paimon_rs does not have (accepted, unused)."""
-        if parallelism is not None and (isinstance(parallelism, bool) or not isinstance(parallelism, int)
-                                        or parallelism < 1):
-            raise InvalidArgumentError(f"parallelism must be an int >= 1, got {parallelism!r}")
+        pypaimon's for BLOB columns, which paimon_rs does not have (an int >= 1, else
+        InvalidArgumentError as ``parallelism``; unused)."""
+        _check_parallelism("parallelism", parallelism)
+        _check_parallelism("blob_parallelism", blob_parallelism)
         if parallelism is None:
             parallelism = self._parallelism
         if self._progress is not None:

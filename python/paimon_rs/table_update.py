@@ -20,7 +20,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from paimon_rs.blob_view import inline_blob_fields
-from paimon_rs.exceptions import InvalidArgumentError, UnsupportedError
+from paimon_rs.exceptions import InvalidArgumentError, SchemaMismatchError, UnsupportedError
 from paimon_rs.options import TIME_TRAVEL_OPTIONS
 from paimon_rs.predicate import Predicate, PredicateBuilder
 
@@ -152,6 +152,12 @@ class TableUpdate:
         descriptor, view = inline_blob_fields(self.table.options)
         blobs = {f.name for f in self.table.fields
                  if _is_blob_file_type(str(f.type)) and f.name not in descriptor | view}
+        for f in self.table.fields:
+            if f.name in blobs and f.name in cols and f.name in data.column_names \
+                    and not f.type.nullable and data.column(f.name).null_count:
+                raise SchemaMismatchError(
+                    f"update by _ROW_ID: null for the NOT NULL BLOB column '{f.name}' of table "
+                    f"{self.table.identifier}")
         for c in cols:
             if c not in self.table.field_names:
                 raise InvalidArgumentError(f"update by _ROW_ID: column {c} not found in table schema")

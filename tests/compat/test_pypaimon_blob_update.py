@@ -12,7 +12,8 @@ import pypaimon_env
 
 pytestmark = pytest.mark.compat
 
-SCRIPT = r'''
+# a pypaimon table of (id INT, b BLOB), data evolution, .blob files rolled at SIZE
+PRELUDE = r'''
 import json, sys
 import pyarrow as pa
 from pypaimon import CatalogFactory as PCF, Schema as PSchema
@@ -21,8 +22,11 @@ from paimon_rs import CatalogFactory as RCF
 wh = sys.argv[1]
 pc = PCF.create({"warehouse": wh}); pc.create_database("db", True)
 s = pa.schema([("id", pa.int32()), ("b", pa.large_binary())])
-o = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob.target-file-size": "60b"}
+o = {"row-tracking.enabled": "true", "data-evolution.enabled": "true", "blob.target-file-size": "SIZE"}
 pc.create_table("db.t", PSchema.from_pyarrow_schema(s, options=o), False)
+'''
+
+SCRIPT = PRELUDE.replace("SIZE", "60b") + r'''
 rc = RCF.create({"warehouse": wh})
 model = {}
 for k in range(2):
@@ -68,3 +72,37 @@ def test_blob_updates_in_turn_read_alike(pypaimon_venv, tmp_path):
     # at 60 bytes: several files tiling that span)
     spans = [{(a, a + n) for a, n in step} for step in got["r_files"]]
     assert min(a for a, _ in spans[0]) == 0 and max(b for _, b in spans[0]) == 14, spans
+
+
+ROLLED = PRELUDE.replace("SIZE", "100b") + r'''
+t = pc.get_table("db.t")
+for k in range(2):
+    wb = t.new_batch_write_builder(); w = wb.new_write()
+    ids = list(range(100 * k, 100 * k + 100))
+    w.write_arrow(pa.table({"id": ids, "b": [b"v%d" % i for i in ids]}, schema=s))
+    wb.new_commit().commit(w.prepare_commit()); w.close()
+rt = RCF.create({"warehouse": wh}).get_table("db.t")
+ub = rt.new_batch_write_builder(); u = ub.new_update().with_update_type(["b"])
+ids = [5, 150, 199]
+msgs = u.update_by_arrow_with_row_id(pa.table({"_ROW_ID": pa.array(ids, pa.int64()),
+                                               "b": pa.array([b"R%d" % i for i in ids], pa.large_binary())}))
+ub.new_commit().commit(msgs)
+
+
+def read(t):
+    rb = t.new_read_builder()
+    rows = rb.new_read().to_arrow(rb.new_scan().plan().splits()).to_pylist()
+    return {r["id"]: r["b"].decode() for r in rows if r["id"] in (4, 5, 150, 199)}
+
+
+print(json.dumps({"py": read(pc.get_table("db.t")),
+                  "rs": read(RCF.create({"warehouse": wh}).get_table("db.t"))}))
+'''
+
+
+def test_paimon_rs_update_outranks_pypaimons_rolled_blob_files(pypaimon_venv, tmp_path):
+    # pypaimon stamps rolled .blob files with per-row sequence numbers (above the snapshot id
+    # an update gets): paimon_rs's update .blob file must still win in both readers
+    got = pypaimon_env.run_script_with_paimon_rs(pypaimon_venv, ROLLED, str(tmp_path))
+    want = {"4": "v4", "5": "R5", "150": "R150", "199": "R199"}
+    assert got == {"py": want, "rs": want}, got

@@ -222,3 +222,19 @@ def test_inline_columns_are_updated_by_row_id_in_the_data_file(tmp_path):
     assert raw.column("desc").to_pylist() == [d[0], BlobDescriptor(str(ext), 8, 2).serialize(), d[2]]
     assert raw.column("view").to_pylist() == [v[0], v[0], v[2]]
     assert got.column("view").to_pylist() == [b"s0", b"s0", b"s2"]
+
+
+@pytest.mark.parametrize("option, value, what", [
+    ("blob-descriptor-field", b"raw bytes", "BlobDescriptor"),
+    ("blob-view-field", b"not-a-view-struct", "BlobViewStruct"),
+])
+def test_update_by_row_id_refuses_bytes_the_inline_field_cannot_hold(tmp_path, option, value, what):
+    t = _table(_catalog(tmp_path), "db.t", **{option: "picture"})
+    _write(t, pa.table({"id": [1, 2], "picture": [None, None]}, schema=PA))
+    wb = t.new_batch_write_builder()
+    u = wb.new_update().with_update_type(["picture"])
+    with pytest.raises(ValueError, match=f"{option} requires blob field value.*{what}"):
+        u.update_by_arrow_with_row_id(pa.table({"_ROW_ID": pa.array([1], pa.int64()),
+                                                "picture": pa.array([value], pa.large_binary())}))
+    assert _read(t).column("picture").to_pylist() == [None, None]
+    assert not _files(t.table_path, ".parquet")[1:]  # no update file left behind

@@ -11,11 +11,13 @@ import glob
 import os
 
 import pyarrow as pa
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_blob_nested import _record_lengths
 
-from paimon_rs import CatalogFactory, Schema
+from paimon_rs import CatalogFactory, Schema, SchemaChange
+from paimon_rs.exceptions import CommitConflictError, SchemaMismatchError
 
 from unit_helpers import write_arrow
 
@@ -87,6 +89,20 @@ def test_an_array_of_blob_column_is_updated(tmp_path):
     assert [r["a"] for r in _rows(t, ("_ROW_ID", "a"))] == [[b"p"], [b"r", b"s"], [b"q", None]]
 
 
+def test_a_null_into_a_not_null_blob_column_is_refused(tmp_path):
+    sch = pa.schema([("id", pa.int64()), pa.field("b", pa.large_binary(), False)])
+    t = _table(tmp_path, schema=sch)
+    write_arrow(t, pa.table({"id": [0, 1, 2], "b": [b"a", b"b", b"c"]}, schema=sch))
+    with pytest.raises(SchemaMismatchError, match="NOT NULL BLOB column 'b'.*db.t"):
+        _update(t, [1], ["b"], [pa.array([None], pa.large_binary())])
+    # the core refuses it too (a caller past the Python layer)
+    sid = t.latest_snapshot_id()
+    batch = pa.RecordBatch.from_arrays([pa.array([None, None, None], pa.large_binary())], names=["b"])
+    with pytest.raises(SchemaMismatchError, match="NOT NULL BLOB column 'b'"):
+        t._core.write_row_id_update(sid, 0, batch, [1])
+    assert [r["b"] for r in _rows(t)] == [b"a", b"b", b"c"]
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.data())
 def test_updates_against_a_model(tmp_path_factory, data):
@@ -105,3 +121,57 @@ def test_updates_against_a_model(tmp_path_factory, data):
         _update(t, ids, ["b"], [pa.array(vals, pa.large_binary())])
         model.update(dict(zip(ids, vals)))
         assert [(r["_ROW_ID"], r["b"]) for r in _rows(t)] == sorted(model.items())
+
+
+def _prepare(t, ids, col, values):
+    wb = t.new_batch_write_builder()
+    msgs = wb.new_update().with_update_type([col]).update_by_arrow_with_row_id(
+        pa.table({"_ROW_ID": pa.array(ids, pa.int64()), col: values}))
+    return wb, msgs
+
+
+def test_concurrent_updates_of_the_same_blob_rows_conflict(tmp_path):
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": list(range(4)), "b": [b"v%d" % i for i in range(4)]}, schema=SCH))
+    one = _prepare(t, [1], "b", pa.array([b"A"], pa.large_binary()))
+    two = _prepare(t, [1], "b", pa.array([b"B"], pa.large_binary()))
+    one[0].new_commit().commit(one[1])
+    with pytest.raises(CommitConflictError, match="multiple 'MERGE INTO' operations have encountered conflicts"):
+        two[0].new_commit().commit(two[1])
+    assert [r["b"] for r in _rows(t)] == [b"v0", b"A", b"v2", b"v3"]
+
+
+def test_concurrent_blob_update_without_a_baseline_file_does_not_erase_another(tmp_path):
+    # a BLOB column added by alter: an update writes the whole group (nulls at the other rows),
+    # so a concurrent update of another row of the group is a conflict, not an erasure
+    sch = pa.schema([("id", pa.int64())])
+    t = _table(tmp_path, schema=sch)
+    write_arrow(t, pa.table({"id": list(range(4))}, schema=sch))
+    c = CatalogFactory.create({"warehouse": str(tmp_path)})
+    c.alter_table("db.t", [SchemaChange.add_column("b", "BLOB")], False)
+    t = c.get_table("db.t")
+    one = _prepare(t, [0], "b", pa.array([b"A0"], pa.large_binary()))
+    two = _prepare(t, [2], "b", pa.array([b"B2"], pa.large_binary()))
+    one[0].new_commit().commit(one[1])
+    with pytest.raises(CommitConflictError, match="MERGE INTO"):
+        two[0].new_commit().commit(two[1])
+    assert [r["b"] for r in _rows(c.get_table("db.t"))] == [b"A0", None, None, None]
+    # an update of another column of the same rows does not conflict with it
+    three = _prepare(t, [0], "id", pa.array([10], pa.int64()))
+    four = _prepare(t, [0], "b", pa.array([b"C0"], pa.large_binary()))
+    three[0].new_commit().commit(three[1])
+    four[0].new_commit().commit(four[1])
+    assert [(r["id"], r["b"]) for r in _rows(c.get_table("db.t"))][0] == (10, b"C0")
+
+
+@pytest.mark.parametrize("bad", [0, -3, "x", True, 1.5])
+def test_blob_parallelism_is_validated_as_parallelism(tmp_path, bad):
+    t = _table(tmp_path)
+    write_arrow(t, pa.table({"id": [0], "b": [b"v"]}, schema=SCH))
+    rb = t.new_read_builder()
+    splits = rb.new_scan().plan().splits()
+    with pytest.raises(ValueError, match="blob_parallelism must be an int >= 1"):
+        rb.new_read().to_arrow(splits, blob_parallelism=bad)
+    with pytest.raises(ValueError, match="blob_parallelism must be an int >= 1"):
+        rb.new_read().to_arrow_batch_reader(splits, blob_parallelism=bad)
+    assert rb.new_read().to_arrow(splits, blob_parallelism=2).num_rows == 1

@@ -7,9 +7,9 @@
 //! the other commit's values would be undone without an error. Java's
 //! `DataEvolutionConflictDetection.checkForRowIdFromSnapshot` with its
 //! `RowIdColumnConflictChecker` (pypaimon's `check_row_id_from_snapshot`) refuse such a
-//! commit; so do we: every data file a non-COMPACT snapshot after `b` added or deleted whose
-//! row-id range meets ours and whose columns (by field id, so a rename does not hide it; no
-//! `write_cols` = every column) meet ours is a conflict. A message without its snapshot (an
+//! commit; so do we: every data or `.blob` file a non-COMPACT snapshot after `b` added or
+//! deleted whose row-id range meets ours and whose columns (by field id, so a rename does not
+//! hide it; no `write_cols` = every column) meet ours is a conflict. A message without its snapshot (an
 //! older paimon_rs, pypaimon's messages) is not checked, as Java without
 //! `rowIdCheckFromSnapshot`.
 //!
@@ -79,9 +79,8 @@ impl RowIdCheck {
                 let Some((from, to)) = range(f) else {
                     continue;
                 };
-                if f.file_name.ends_with(".blob") {
-                    continue; // a BLOB column's file goes with its data file
-                }
+                // (an update's `.blob` file too: its `write_cols` name its BLOB column, its
+                // range the rows it covers, values or placeholders)
                 let fields = check.fields_of(c, f)?;
                 check.ours.push(Ours {
                     // without its snapshot: only the global index check
@@ -282,7 +281,7 @@ fn delta_with_row_ids(
     for m in c.read_list(&snap.delta_manifest_list).map_err(&gone)? {
         let p = c.table().manifest_dir().join(&m.file_name);
         for e in read_manifest_entries(&io::read(&p).map_err(&gone)?, &p)? {
-            if e.file.first_row_id.is_some() && !e.file.file_name.ends_with(".blob") {
+            if e.file.first_row_id.is_some() {
                 out.push(e);
             }
         }

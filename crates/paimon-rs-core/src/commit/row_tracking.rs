@@ -83,8 +83,14 @@ pub(super) fn assign(
         if let Some(first) = f.first_row_id {
             check_update(table, f, first)?;
         }
+        // an update's `.blob` file keeps the higher sequence its writer asked for, to outrank
+        // the older `.blob` files of its rows (write/row_update.rs `write_blob_column`)
+        let outrank = match f.first_row_id.is_some() && f.file_name.ends_with(".blob") {
+            true => f.max_sequence_number,
+            false => 0,
+        };
         f.min_sequence_number = snapshot_id;
-        f.max_sequence_number = snapshot_id;
+        f.max_sequence_number = snapshot_id.max(outrank);
         if f.first_row_id.is_some() {
             continue; // an update keeps its rows' ids
         }
@@ -683,6 +689,27 @@ mod tests {
         let mut delta = vec![update("u", 2, 3), entry("a", 2, FileKind::Add, (0, 1))];
         assert_eq!(assign("t", &mut delta, 6, 5).unwrap(), 7);
         assert_eq!(ids(&delta), vec![(Some(2), 6, 6), (Some(5), 6, 6)]);
+    }
+
+    #[test]
+    fn an_update_blob_file_keeps_the_higher_sequence_its_writer_asked_for() {
+        // write/row_update.rs asks for 1 + the max sequence of the older `.blob` files it
+        // overlaps (pypaimon's per-row ranges): kept when above the snapshot id, else the id;
+        // an update data file gets the snapshot id whatever it carries
+        let blob = |name: &str, seq: i64| {
+            let mut e = update(name, 2, 3);
+            e.file.file_name = format!("{name}.blob");
+            e.file.max_sequence_number = seq;
+            e
+        };
+        let mut data = update("d", 2, 3);
+        data.file.max_sequence_number = 150;
+        let mut delta = vec![blob("hi", 150), blob("lo", 2), data];
+        assign("t", &mut delta, 6, 5).unwrap();
+        assert_eq!(
+            ids(&delta),
+            vec![(Some(2), 6, 150), (Some(2), 6, 6), (Some(2), 6, 6)]
+        );
     }
 
     #[test]

@@ -40,6 +40,10 @@ pub struct RowIdGroup {
     /// The BLOB columns some live `.blob` file of the group holds (`write_cols`): an update of
     /// one of them writes placeholders for the rows it leaves (they fall back to those files).
     pub blob_cols: Vec<String>,
+    /// The live `.blob` files of the group: (column, first row id, row count, max sequence
+    /// number); an update's `.blob` file must outrank those it overlaps (see
+    /// [`write_blob_column`]).
+    pub blob_files: Vec<(String, i64, i64, i64)>,
 }
 
 fn is_blob(f: &DataFileMeta) -> bool {
@@ -76,6 +80,7 @@ fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> 
             bucket: e.bucket,
             total_buckets: e.total_buckets,
             blob_cols: vec![],
+            blob_files: vec![],
         });
         if g.row_count != e.file.row_count || g.partition != e.partition || g.bucket != e.bucket {
             return Err(Error::unsupported(format!(
@@ -95,6 +100,12 @@ fn groups_of(table: &str, entries: &[ManifestEntry]) -> Result<Vec<RowIdGroup>> 
                     if !g.blob_cols.contains(c) {
                         g.blob_cols.push(c.clone());
                     }
+                    g.blob_files.push((
+                        c.clone(),
+                        first,
+                        e.file.row_count,
+                        e.file.max_sequence_number,
+                    ));
                 }
             }
         }
@@ -297,6 +308,15 @@ fn write_group(
             let _ = crate::fileindex::remove_data_file(&dir, f);
         }
     };
+    // `blob-descriptor-field` / `blob-view-field` values are checked as on write
+    if let Err(e) = crate::write::blob_write::check_inline_blob_values(
+        &table.options.raw,
+        &sub.schema.fields,
+        &aligned.batch,
+    ) {
+        drop_blobs(&blob_files);
+        return Err(e.with_table(&table.name));
+    }
     // one file of the group's range, as pypaimon (rolling disabled)
     // (the writer compares sizes as i64: u64::MAX would read as -1 and roll every chunk)
     ctx.target_size = i64::MAX as u64;
@@ -395,6 +415,23 @@ fn write_blob_column(
             ))
         })? = true;
     }
+    let nullable = table
+        .schema
+        .fields
+        .iter()
+        .find(|f| f.name == name)
+        .is_none_or(|f| f.data_type.nullable);
+    if let Some(p) = updated
+        .iter()
+        .find(|&&p| !nullable && p < column.len() && column.is_null(p))
+    {
+        return Err(Error::schema(format!(
+            "update by _ROW_ID: null for the NOT NULL BLOB column '{name}' of table '{}' \
+             (row id {})",
+            table.name,
+            group.first_row_id + *p as i64
+        )));
+    }
     let baseline = group.blob_cols.iter().any(|c| c == name);
     let len = match baseline {
         true => updated.iter().max().map_or(0, |&p| p + 1),
@@ -446,10 +483,27 @@ fn write_blob_column(
         }
     };
     sidecars.hand_over();
+    // a read takes a row from the `.blob` file with the highest max sequence number; pypaimon
+    // stamps the rolled `.blob` files of a write with per-row sequence numbers (e.g. 6..11,
+    // 12..17), above the snapshot id the commit gives an update (commit/row_tracking.rs): so
+    // ours asks for 1 + the highest of the live files of the column it overlaps (a concurrent
+    // `.blob` file of the column over these rows is a conflict: commit/row_id_check.rs)
+    let end = group.first_row_id + len as i64;
+    let outrank = group
+        .blob_files
+        .iter()
+        .filter(|(c, first, rows, _)| {
+            c == name && *first < end && group.first_row_id < first + rows
+        })
+        .map(|&(_, _, _, seq)| seq.saturating_add(1))
+        .max()
+        .unwrap_or(0);
     let mut next = group.first_row_id;
     for f in &mut files {
         f.first_row_id = Some(next);
         next += f.row_count;
+        f.min_sequence_number = 0;
+        f.max_sequence_number = outrank;
     }
     Ok(files)
 }
