@@ -1854,9 +1854,11 @@ class TableRead:
             t = self._read_with_progress(list(splits), parallelism)
         else:
             t = self._core.read(list(splits), parallelism).read_all()
+        # the pick applies the filter left after the engine's read (a nested leaf): before the limit
+        t = self._pick(self._resolve_blobs(t))
         if self._limit is not None:
             t = t.slice(0, self._limit)
-        return self._pick(self._resolve_blobs(t))
+        return t
 
     def _resolve_blobs(self, data: Any) -> Any:
         """``data`` with its ``blob-descriptor-field`` / ``blob-view-field`` columns resolved
