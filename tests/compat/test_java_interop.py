@@ -854,7 +854,7 @@ def test_java_padded_orc_char_values_read_trimmed(java, tmp_path, request):
     java_write(java, tmp_path, t, [["ab", 3, "z"]])
     want = [["ab", 3, "z"], ["abcd", 2, "yyy"]]
     check(ours_read(tmp_path, t), want, ptypes, "paimon_rs reads Java's padded CHAR values")
-    got = ours_read_filtered(tmp_path, t, lambda rb: rb.with_filter("c = 'yyy' OR k = 'ab'"))
+    got = ours_read_filtered(tmp_path, t, lambda pb: pb.or_predicates([pb.equal("c", "yyy"), pb.equal("k", "ab")]))
     check(got, want, ptypes, "paimon_rs filters Java's CHAR values")
     ours_write(tmp_path, t, names, arrow, [["ab", 4, "w"], ["x", 5, None]])
     want = [["ab", 4, "w"], ["abcd", 2, "yyy"], ["x", 5, None]]
