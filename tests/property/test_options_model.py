@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 from paimon_rs import CatalogFactory, InvalidArgumentError, Schema, SchemaChange, _core
 
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string()), ("n", pa.int32())])
+BLOB_SCHEMA = SCHEMA.append(pa.field("image", pa.large_binary()))
+DE = {"row-tracking.enabled": "true", "data-evolution.enabled": "true"}
 DEFS, PATTERNS = _core.option_defs()
 KEYS = {d[0] for d in DEFS}
 HONOURED = [d for d in DEFS if d[3] == "honoured"]
@@ -34,6 +36,10 @@ SPECIAL = {
     "incremental-between-scan-mode": ("pk", {"incremental-between": "1,2"}, "delta"),
     "partial-update.remove-record-on-sequence-group": (
         "pk", {"merge-engine": "partial-update", "fields.n.sequence-group": "v"}, "n"),
+    # inline BLOB columns: a data-evolution append table with a binary column `image`
+    "blob-descriptor-field": ("blob", DE, "image"),
+    "blob.stored-descriptor-fields": ("blob", DE, "image"),
+    "blob-view-field": ("blob", DE, "image"),
 }
 # set by the catalog (`path`) or naming something that must exist first (`branch`)
 NOT_TYPED = {"path", "branch"}
@@ -65,7 +71,8 @@ def _table_options(key):
 def _create(catalog, key, options):
     kind, base = _table_options(key)
     name = f"db.t{next(_names)}"
-    schema = Schema.from_pyarrow_schema(SCHEMA, primary_keys=["id"] if kind == "pk" else None,
+    schema = Schema.from_pyarrow_schema(BLOB_SCHEMA if kind == "blob" else SCHEMA,
+                                        primary_keys=["id"] if kind == "pk" else None,
                                         options={**base, **options})
     catalog.create_table(name, schema, False)
     return name
